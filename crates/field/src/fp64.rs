@@ -1,0 +1,257 @@
+//! A word-sized prime field whose modulus is chosen at run time.
+
+use num_bigint::BigUint;
+use rand::Rng;
+
+use crate::{Field, FieldError, FiniteField, primes};
+
+/// An element of an [`Fp64`] field, stored in Montgomery form.
+///
+/// The wrapped value is `a * 2^64 mod p`, not `a`: read it with
+/// [`FiniteField::to_u64`] on its context. The newtype exists so that the
+/// Montgomery representative is never mistaken for the value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Mont64(u64);
+
+/// GF(p) for any odd prime `p < 2^64` chosen at run time, with Montgomery
+/// multiplication (`R = 2^64`).
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, FiniteField, Fp64};
+///
+/// let f = Fp64::new(1_000_000_007)?;
+/// let x = f.from_u64(123_456);
+/// let y = f.inv(&x).unwrap();
+/// assert_eq!(f.mul(&x, &y), f.one());
+/// assert_eq!(f.to_u64(&f.neg(&f.one())), Some(1_000_000_006));
+/// assert!(Fp64::new(1_000_000_008).is_err()); // not prime
+/// # Ok::<(), field::FieldError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "u64", into = "u64")
+)]
+pub struct Fp64 {
+    p: u64,
+    /// `p^-1 mod 2^64`.
+    p_inv: u64,
+    /// `2^128 mod p`, to enter Montgomery form.
+    r2: u64,
+    /// `2^64 mod p`, the Montgomery form of one.
+    one: u64,
+    /// How many products fit in a `u128` accumulator before a reduction:
+    /// the largest `c` with `c * p < 2^64`, so that `c * p^2 < p * 2^64`.
+    lazy_chunk: usize,
+}
+
+impl Fp64 {
+    /// The field of integers modulo the odd prime `p`.
+    ///
+    /// # Errors
+    ///
+    /// [`FieldError::ModulusOutOfRange`] for `p < 3` and
+    /// [`FieldError::NotPrime`] if `p` is composite (checked with a
+    /// deterministic Baillie-PSW test, which is proven exact below `2^64`).
+    pub fn new(p: u64) -> Result<Self, FieldError> {
+        if p < 3 {
+            return Err(FieldError::ModulusOutOfRange {
+                reason: "Fp64 needs an odd prime p >= 3",
+            });
+        }
+        if !primes::is_prime(&BigUint::from(p)) {
+            return Err(FieldError::NotPrime);
+        }
+        Ok(Self::new_prime_unchecked(p))
+    }
+
+    /// Builds the context for a modulus already known to be an odd prime.
+    #[allow(clippy::cast_possible_truncation)] // residues mod p < 2^64
+    pub(crate) fn new_prime_unchecked(p: u64) -> Self {
+        // Newton iteration for p^-1 mod 2^64; p * p = 1 (mod 8) seeds 3 bits
+        // and each step doubles them.
+        let mut p_inv = p;
+        for _ in 0..5 {
+            p_inv = p_inv.wrapping_mul(2u64.wrapping_sub(p.wrapping_mul(p_inv)));
+        }
+        let p128 = u128::from(p);
+        let one = ((1u128 << 64) % p128) as u64;
+        let r2 = ((u128::from(one) * u128::from(one)) % p128) as u64;
+        let lazy_chunk = usize::try_from(u64::MAX / p)
+            .unwrap_or(usize::MAX)
+            .clamp(1, 64);
+        Self {
+            p,
+            p_inv,
+            r2,
+            one,
+            lazy_chunk,
+        }
+    }
+
+    /// The modulus.
+    pub fn modulus(&self) -> u64 {
+        self.p
+    }
+
+    /// Montgomery reduction: `t * 2^-64 mod p`, for `t < p * 2^64`.
+    #[inline(always)]
+    #[allow(clippy::cast_possible_truncation)] // low and high halves
+    fn redc(&self, t: u128) -> u64 {
+        let m = (t as u64).wrapping_mul(self.p_inv);
+        let mp = u128::from(m) * u128::from(self.p);
+        // t and m*p agree in their low 64 bits, so t - m*p = (th - mh) * 2^64.
+        let (th, mh) = ((t >> 64) as u64, (mp >> 64) as u64);
+        if th >= mh {
+            th - mh
+        } else {
+            th.wrapping_sub(mh).wrapping_add(self.p)
+        }
+    }
+
+    #[inline(always)]
+    fn to_mont(&self, v: u64) -> Mont64 {
+        // v * r2 < 2^64 * p for any u64 v.
+        Mont64(self.redc(u128::from(v) * u128::from(self.r2)))
+    }
+
+    #[inline(always)]
+    fn from_mont(&self, a: Mont64) -> u64 {
+        self.redc(u128::from(a.0))
+    }
+
+    fn bits(&self) -> u32 {
+        64 - self.p.leading_zeros()
+    }
+}
+
+impl TryFrom<u64> for Fp64 {
+    type Error = FieldError;
+    fn try_from(p: u64) -> Result<Self, FieldError> {
+        Self::new(p)
+    }
+}
+
+impl From<Fp64> for u64 {
+    fn from(f: Fp64) -> Self {
+        f.p
+    }
+}
+
+impl Field for Fp64 {
+    type Elem = Mont64;
+
+    #[inline(always)]
+    fn zero(&self) -> Mont64 {
+        Mont64(0)
+    }
+    #[inline(always)]
+    fn one(&self) -> Mont64 {
+        Mont64(self.one)
+    }
+    #[inline(always)]
+    fn is_zero(&self, a: &Mont64) -> bool {
+        a.0 == 0
+    }
+    #[inline(always)]
+    fn add(&self, a: &Mont64, b: &Mont64) -> Mont64 {
+        let (s, carry) = a.0.overflowing_add(b.0);
+        Mont64(if carry || s >= self.p {
+            s.wrapping_sub(self.p)
+        } else {
+            s
+        })
+    }
+    #[inline(always)]
+    fn sub(&self, a: &Mont64, b: &Mont64) -> Mont64 {
+        Mont64(if a.0 >= b.0 {
+            a.0 - b.0
+        } else {
+            a.0.wrapping_sub(b.0).wrapping_add(self.p)
+        })
+    }
+    #[inline(always)]
+    fn neg(&self, a: &Mont64) -> Mont64 {
+        Mont64(if a.0 == 0 { 0 } else { self.p - a.0 })
+    }
+    #[inline(always)]
+    fn mul(&self, a: &Mont64, b: &Mont64) -> Mont64 {
+        Mont64(self.redc(u128::from(a.0) * u128::from(b.0)))
+    }
+    fn inv(&self, a: &Mont64) -> Option<Mont64> {
+        (a.0 != 0).then(|| self.pow_u64(a, self.p - 2))
+    }
+    #[inline(always)]
+    fn from_u64(&self, v: u64) -> Mont64 {
+        self.to_mont(v)
+    }
+    #[allow(clippy::unwrap_used)] // a residue mod p < 2^64 fits in u64
+    fn from_biguint(&self, v: &BigUint) -> Mont64 {
+        self.to_mont(u64::try_from(v % self.p).unwrap())
+    }
+    fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {
+        let n = a.len().min(b.len());
+        let mut total = self.zero();
+        for (ca, cb) in a[..n]
+            .chunks(self.lazy_chunk)
+            .zip(b[..n].chunks(self.lazy_chunk))
+        {
+            let mut acc: u128 = 0;
+            for (x, y) in ca.iter().zip(cb) {
+                acc += u128::from(x.0) * u128::from(y.0);
+            }
+            // acc < lazy_chunk * p^2 < p * 2^64, the domain of redc; the
+            // reduction of a sum of (aR)(bR) is the Montgomery form of sum ab.
+            total = self.add(&total, &Mont64(self.redc(acc)));
+        }
+        total
+    }
+}
+
+impl FiniteField for Fp64 {
+    fn characteristic(&self) -> BigUint {
+        BigUint::from(self.p)
+    }
+    fn modulus_bits(&self) -> u64 {
+        u64::from(self.bits())
+    }
+    fn to_biguint(&self, a: &Mont64) -> BigUint {
+        BigUint::from(self.from_mont(*a))
+    }
+    fn to_u64(&self, a: &Mont64) -> Option<u64> {
+        Some(self.from_mont(*a))
+    }
+    fn random<R: Rng + ?Sized>(&self, rng: &mut R) -> Mont64 {
+        let shift = 64 - self.bits();
+        loop {
+            let v = rng.next_u64() >> shift;
+            if v < self.p {
+                return self.to_mont(v);
+            }
+        }
+    }
+    fn write_bytes(&self, a: &Mont64, out: &mut Vec<u8>) {
+        let len = self.byte_len();
+        out.extend_from_slice(&self.from_mont(*a).to_le_bytes()[..len]);
+    }
+    fn from_bytes(&self, bytes: &[u8]) -> Result<Mont64, FieldError> {
+        let expected = self.byte_len();
+        if bytes.len() != expected {
+            return Err(FieldError::WrongLength {
+                expected,
+                found: bytes.len(),
+            });
+        }
+        let mut arr = [0u8; 8];
+        arr[..expected].copy_from_slice(bytes);
+        let v = u64::from_le_bytes(arr);
+        if v < self.p {
+            Ok(self.to_mont(v))
+        } else {
+            Err(FieldError::NonCanonical)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+mod big;
+mod error;
+mod ff_compat;
+mod fp64;
+mod mersenne;
+pub mod primes;
+mod rational;
+mod traits;
+
+pub use big::BigPrime;
+pub use error::FieldError;
+pub use ff_compat::{FfField, FfMersenne61, FfMersenne127, Fp61, Fp127};
+pub use fp64::{Fp64, Mont64};
+pub use mersenne::{Mersenne61, Mersenne127, P61, P127};
+pub use rational::{Rational, Rationals};
+pub use traits::{Field, FiniteField};
