@@ -1,3 +1,73 @@
-//! K-means++ seeding generic over a metric, with exact unlearning.
+//! K-means++ seeding generic over a metric, with exact unlearning; weighted
+//! K-means++ and Lloyd's iterations; the uniform grid quantizer.
 //!
-//! Not implemented yet: this crate is filled by issue 4. It exports nothing.
+//! This is the clustering half of "Machine Unlearning of Federated
+//! Clusters" (Pan et al., ICLR 2023) as a general library:
+//!
+//! - [`KMeansPlusPlus`] seeds a [`Dataset`] (Appendix B of the paper; the
+//!   client side of Algorithm 1) and returns a [`Seeding`] that remembers
+//!   the order of its seeds, the nearest seed of every point and the cluster
+//!   sizes. [`Seeding::unlearn`] removes points by Algorithm 3: the seeds
+//!   stay when none is removed (O(|R| + k)), otherwise seeding resumes from
+//!   the first removed seed. The result is distributed exactly as seeding
+//!   the remaining points from scratch (Lemma 5.1).
+//! - Every random choice goes through a [`Sampler`]. The default,
+//!   [`ExpRace`], is a keyed exponential race whose choices do not move
+//!   when losing candidates are removed, so that unlearning gives *bit for
+//!   bit* the seeding of the remaining points under the same seed.
+//!   [`RngSampler`] samples from any `rand::Rng`; [`Enumerator`] walks every
+//!   branch, so tests compute exact output distributions.
+//! - [`KMeans`] is weighted K-means++ followed by Lloyd's iterations (the
+//!   server side of Algorithms 1 and 5), and [`phi`] the objective.
+//! - [`Quantizer`] is the uniform grid of Appendix H, with 1-based
+//!   mixed-radix bin indices; [`BoxTransform`] brings data into its box.
+//!
+//! # Example
+//!
+//! ```
+//! use nalgebra::DMatrix;
+//! use seeding::{Dataset, ExpRace, KMeansParams, KMeansPlusPlus, PointId, Quantizer};
+//!
+//! // A client: 40 points in the box, 3 seeds.
+//! let m = DMatrix::from_fn(2, 40, |r, c| ((c * 13 + r * 7) % 40) as f64 / 80.0 - 0.25);
+//! let mut client = KMeansPlusPlus::new(3)?.fit(Dataset::new(m)?, ExpRace::new(2023));
+//! let q = Quantizer::new(2, 0.1)?;
+//! let hist = q.histogram(client.centers(), client.sizes())?;
+//! assert_eq!(hist.iter().map(|(_, c)| c).sum::<u64>(), 40);
+//!
+//! // A removal request.
+//! client.unlearn(&[PointId(5), PointId(6)])?;
+//! let hist = q.histogram(client.centers(), client.sizes())?;
+//!
+//! // The server: weighted bin centres, then K-means.
+//! let server_data = q.centers_dataset(&hist)?;
+//! let model = KMeansParams::new(3).check()?.fit(&server_data, &mut ExpRace::new(1))?;
+//! assert!(model.phi() >= 0.0);
+//! # Ok::<(), seeding::SeedingError>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `parallel` (default): rayon-parallel per-point passes. Results are the
+//!   same bits with and without it: only per-point maps run in parallel;
+//!   sums and sampling run in position order.
+//! - `serde` (default): `Serialize`/`Deserialize` for [`Dataset`],
+//!   [`Seeding`], [`KMeansModel`], [`Quantizer`] and [`BoxTransform`].
+//!   Loading re-validates everything (a seeding is replayed from its
+//!   seeds), so corrupt input gives an error, never a panic later.
+
+mod dataset;
+mod error;
+mod kmeanspp;
+mod lloyd;
+mod metric;
+mod quantizer;
+mod sampler;
+
+pub use dataset::{Dataset, PointId};
+pub use error::SeedingError;
+pub use kmeanspp::{KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport};
+pub use lloyd::{KMeans, KMeansModel, KMeansParams, phi};
+pub use metric::{Cosine, L1, Metric, SqEuclidean};
+pub use quantizer::{BoxTransform, Quantizer};
+pub use sampler::{Branch, Enumerator, ExpRace, RngSampler, Sampler, mix64};

@@ -1,0 +1,469 @@
+//! Weighted K-means++ followed by Lloyd's iterations: the server side of
+//! Algorithm 1 (lines 6-7) and of Algorithm 5 of the paper.
+
+use nalgebra::DMatrixView;
+
+use crate::kmeanspp::{Nearest, run_rounds};
+use crate::{Dataset, Metric, PointId, Sampler, SeedingError, SqEuclidean};
+
+#[cfg(feature = "parallel")]
+const PAR_MIN_COORDS: usize = 1 << 15;
+
+/// The nearest of the centres (columns of `centers`, flat column-major) to
+/// `x` under `metric`, lowest index on ties, with its cost.
+fn nearest_in<M: Metric>(metric: &M, x: &[f64], centers: &[f64], dim: usize) -> (u32, f64) {
+    let mut best = (u32::MAX, f64::INFINITY);
+    for (j, c) in centers.chunks_exact(dim).enumerate() {
+        let cost = metric.cost(x, c);
+        if cost < best.1 {
+            best = (u32::try_from(j).unwrap_or(u32::MAX), cost);
+        }
+    }
+    best
+}
+
+/// Assigns every point to its nearest centre: a per-point map, parallel
+/// under the `parallel` feature with the same bits either way.
+fn assign_all<M: Metric>(
+    metric: &M,
+    data: &Dataset,
+    centers: &[f64],
+    seed: &mut [u32],
+    cost: &mut [f64],
+) {
+    let dim = data.dim();
+    let body = |(x, (s, c)): (&[f64], (&mut u32, &mut f64))| {
+        (*s, *c) = nearest_in(metric, x, centers, dim);
+    };
+    #[cfg(feature = "parallel")]
+    if data.coords().len() >= PAR_MIN_COORDS {
+        use rayon::prelude::*;
+        data.coords()
+            .par_chunks_exact(dim)
+            .zip(seed.par_iter_mut().zip(cost.par_iter_mut()))
+            .with_min_len(1024)
+            .for_each(body);
+        return;
+    }
+    data.coords()
+        .chunks_exact(dim)
+        .zip(seed.iter_mut().zip(cost.iter_mut()))
+        .for_each(body);
+}
+
+/// The objective phi: the weighted sum of costs from each point to its
+/// nearest centre (the columns of `centers`); 0 for an empty data set and
+/// `+inf` with no centres. Costs are computed per point (in parallel under
+/// the `parallel` feature) and summed in position order.
+///
+/// # Errors
+///
+/// [`SeedingError::LengthMismatch`] if the centres' dimension differs from
+/// the data's.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{phi, Dataset, SqEuclidean};
+///
+/// let data = Dataset::new(DMatrix::from_column_slice(1, 3, &[0.0, 1.0, 4.0]))?;
+/// let centers = DMatrix::from_column_slice(1, 2, &[0.0, 3.0]);
+/// assert_eq!(phi(&SqEuclidean, &data, centers.as_view())?, 0.0 + 1.0 + 1.0);
+/// # Ok::<(), seeding::SeedingError>(())
+/// ```
+pub fn phi<M: Metric>(
+    metric: &M,
+    data: &Dataset,
+    centers: DMatrixView<'_, f64>,
+) -> Result<f64, SeedingError> {
+    if centers.nrows() != data.dim() {
+        return Err(SeedingError::LengthMismatch {
+            what: "centre dimension",
+            expected: data.dim(),
+            found: centers.nrows(),
+        });
+    }
+    let flat: Vec<f64> = centers.iter().copied().collect();
+    let n = data.len();
+    let (mut seed, mut cost) = (vec![0u32; n], vec![0.0; n]);
+    assign_all(metric, data, &flat, &mut seed, &mut cost);
+    Ok(cost
+        .iter()
+        .zip(data.weights())
+        .map(|(&c, &w)| c * w as f64)
+        .sum())
+}
+
+/// Parameters of [`KMeans`], checked by [`KMeansParams::check`]. The
+/// defaults are linfa's (and scikit-learn's): tolerance `1e-4`, at most 300
+/// iterations.
+///
+/// # Example
+///
+/// ```
+/// use seeding::KMeansParams;
+///
+/// let km = KMeansParams::new(4).tolerance(1e-6).max_iterations(50).check()?;
+/// assert_eq!(km.k(), 4);
+/// assert!(KMeansParams::new(0).check().is_err());
+/// assert!(KMeansParams::new(2).tolerance(-1.0).check().is_err());
+/// # Ok::<(), seeding::SeedingError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KMeansParams {
+    k: usize,
+    tolerance: f64,
+    max_iterations: usize,
+}
+
+impl KMeansParams {
+    /// `k` clusters, default tolerance and iteration cap.
+    pub fn new(k: usize) -> Self {
+        Self {
+            k,
+            tolerance: 1e-4,
+            max_iterations: 300,
+        }
+    }
+
+    /// The relative tolerance: iterations stop once the total squared shift
+    /// of the centres is at most `tolerance` times the mean per-axis
+    /// (weighted) variance of the data, as in scikit-learn.
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// The most Lloyd iterations run.
+    pub fn max_iterations(mut self, max_iterations: usize) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::ZeroClusters`], or [`SeedingError::InvalidParameter`]
+    /// for a tolerance that is negative or not finite.
+    pub fn check(self) -> Result<KMeans, SeedingError> {
+        if self.k == 0 {
+            return Err(SeedingError::ZeroClusters);
+        }
+        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
+            return Err(SeedingError::InvalidParameter {
+                name: "tolerance",
+                value: self.tolerance,
+            });
+        }
+        Ok(KMeans(self))
+    }
+}
+
+/// Weighted K-means: weighted K-means++ seeding, then Lloyd's iterations
+/// with weighted means. A clusters that loses all its points is re-seeded
+/// by D^2 sampling (with probability proportional to `weight * cost` to the
+/// current centres). This is what the server runs in Algorithm 1 (line 7)
+/// and Algorithm 5 (line 5) of the paper.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, ExpRace, KMeansParams, PointId};
+///
+/// // Two weighted points per blob.
+/// let m = DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]);
+/// let ids = (0..4).map(PointId).collect();
+/// let data = Dataset::with_weights(m, ids, vec![3, 1, 1, 1])?;
+/// let model = KMeansParams::new(2).check()?.fit(&data, &mut ExpRace::new(3))?;
+/// let mut c: Vec<f64> = model.centroids().iter().copied().collect();
+/// c.sort_by(f64::total_cmp);
+/// assert_eq!(c, vec![0.25, 10.5]);
+/// assert!(model.converged());
+/// # Ok::<(), seeding::SeedingError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KMeans(KMeansParams);
+
+impl KMeans {
+    /// The number of clusters asked for.
+    pub fn k(&self) -> usize {
+        self.0.k
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &KMeansParams {
+        &self.0
+    }
+
+    /// Clusters `data`. Seeding uses rounds `0..k` of `sampler`; re-seeding
+    /// an empty cluster uses rounds `k, k + 1, ...`. Fewer than `k`
+    /// centroids come back only when the data has fewer than `k` distinct
+    /// points.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::EmptyDataset`].
+    pub fn fit<S: Sampler + ?Sized>(
+        &self,
+        data: &Dataset,
+        sampler: &mut S,
+    ) -> Result<KMeansModel, SeedingError> {
+        if data.is_empty() {
+            return Err(SeedingError::EmptyDataset);
+        }
+        let (dim, n) = (data.dim(), data.len());
+        let mut near = Nearest::new(data);
+        let mut seed_ids: Vec<PointId> = Vec::with_capacity(self.0.k);
+        let mut centers = Vec::with_capacity(self.0.k * dim);
+        run_rounds(
+            &SqEuclidean,
+            data,
+            sampler,
+            &mut near,
+            &mut seed_ids,
+            &mut centers,
+            self.0.k,
+        );
+        let m = seed_ids.len();
+        let tol = self.0.tolerance * mean_variance(data);
+        let Nearest {
+            cost: mut costs,
+            seed: mut assign,
+            ..
+        } = near;
+        let mut history = Vec::new();
+        let mut iterations = 0;
+        let mut converged = false;
+        let mut round = self.0.k;
+        let mut sums = vec![0.0; m * dim];
+        let mut mass = vec![0u64; m];
+        let mut w = vec![0.0; n];
+        while iterations < self.0.max_iterations {
+            assign_all(&SqEuclidean, data, &centers, &mut assign, &mut costs);
+            history.push(weighted_sum(&costs, data.weights()));
+            iterations += 1;
+            // Sums in position order, so that the bits never depend on
+            // threads.
+            sums.fill(0.0);
+            mass.fill(0);
+            for (p, x) in data.coords().chunks_exact(dim).enumerate() {
+                let j = assign[p] as usize;
+                let wt = data.weight(p);
+                mass[j] += wt;
+                for (s, &xi) in sums[j * dim..(j + 1) * dim].iter_mut().zip(x) {
+                    *s += wt as f64 * xi;
+                }
+            }
+            let mut shift = 0.0;
+            let mut reseeded = false;
+            for j in 0..m {
+                let c = &mut centers[j * dim..(j + 1) * dim];
+                if mass[j] == 0 {
+                    // Empty cluster: D^2 re-seeding against the current
+                    // centres (an empty centre serves no point, so moving
+                    // it cannot raise the objective).
+                    for ((wp, &cp), &wt) in w.iter_mut().zip(&costs).zip(data.weights()) {
+                        *wp = wt as f64 * cp;
+                    }
+                    if let Some(pos) = sampler.choose(round, data.ids(), &w)
+                        && w.get(pos).is_some_and(|&x| x > 0.0)
+                    {
+                        let x = data.point(pos);
+                        shift += SqEuclidean.cost(c, x);
+                        c.copy_from_slice(x);
+                        // The chosen point now sits on a centre.
+                        costs[pos] = 0.0;
+                        reseeded = true;
+                    }
+                    round += 1;
+                    continue;
+                }
+                let inv = 1.0 / mass[j] as f64;
+                let mut moved = 0.0;
+                for (ci, &s) in c.iter_mut().zip(&sums[j * dim..(j + 1) * dim]) {
+                    let new = s * inv;
+                    let t = new - *ci;
+                    moved += t * t;
+                    *ci = new;
+                }
+                shift += moved;
+            }
+            if shift <= tol && !reseeded {
+                converged = true;
+                break;
+            }
+        }
+        // Final assignment, so that the labels match the centroids.
+        assign_all(&SqEuclidean, data, &centers, &mut assign, &mut costs);
+        let phi = weighted_sum(&costs, data.weights());
+        let mut sizes = vec![0u64; m];
+        for (&j, &wt) in assign.iter().zip(data.weights()) {
+            sizes[j as usize] += wt;
+        }
+        Ok(KMeansModel {
+            dim,
+            centroids: centers,
+            seeds: seed_ids,
+            assignment: assign,
+            sizes,
+            phi,
+            phi_history: history,
+            iterations,
+            converged,
+        })
+    }
+}
+
+fn weighted_sum(costs: &[f64], weights: &[u64]) -> f64 {
+    costs.iter().zip(weights).map(|(&c, &w)| c * w as f64).sum()
+}
+
+/// The mean over axes of the weighted variance of the data (two passes, in
+/// position order).
+fn mean_variance(data: &Dataset) -> f64 {
+    let dim = data.dim();
+    let total = data.total_weight() as f64;
+    let mut mean = vec![0.0; dim];
+    for (x, &w) in data.coords().chunks_exact(dim).zip(data.weights()) {
+        for (m, &xi) in mean.iter_mut().zip(x) {
+            *m += w as f64 * xi;
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= total);
+    let mut var = 0.0;
+    for (x, &w) in data.coords().chunks_exact(dim).zip(data.weights()) {
+        var += w as f64 * SqEuclidean.cost(x, &mean);
+    }
+    var / total / dim as f64
+}
+
+/// The result of [`KMeans::fit`].
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "serde_impl::ModelRepr")
+)]
+pub struct KMeansModel {
+    dim: usize,
+    centroids: Vec<f64>,
+    seeds: Vec<PointId>,
+    assignment: Vec<u32>,
+    sizes: Vec<u64>,
+    phi: f64,
+    phi_history: Vec<f64>,
+    iterations: usize,
+    converged: bool,
+}
+
+impl KMeansModel {
+    /// The centroids as the columns of a d x m matrix.
+    pub fn centroids(&self) -> DMatrixView<'_, f64> {
+        DMatrixView::from_slice(&self.centroids, self.dim, self.sizes.len())
+    }
+
+    /// Centroid `j`.
+    ///
+    /// # Panics
+    ///
+    /// If `j` is not below the number of centroids.
+    pub fn centroid(&self, j: usize) -> &[f64] {
+        &self.centroids[j * self.dim..(j + 1) * self.dim]
+    }
+
+    /// The ids of the K-means++ seeds Lloyd's iterations started from.
+    pub fn seeds(&self) -> &[PointId] {
+        &self.seeds
+    }
+
+    /// The centroid of every point, by position in the data set fitted.
+    pub fn assignment(&self) -> &[u32] {
+        &self.assignment
+    }
+
+    /// The cluster sizes (sums of weights).
+    pub fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// The objective phi at the returned centroids.
+    pub fn phi(&self) -> f64 {
+        self.phi
+    }
+
+    /// The objective after each assignment step, first to last.
+    pub fn phi_history(&self) -> &[f64] {
+        &self.phi_history
+    }
+
+    /// The number of Lloyd iterations run.
+    pub fn iterations(&self) -> usize {
+        self.iterations
+    }
+
+    /// Whether the tolerance was met before the iteration cap.
+    pub fn converged(&self) -> bool {
+        self.converged
+    }
+
+    /// The index of the centroid nearest to `x` (lowest index on ties), or
+    /// `None` without centroids or when `x` has the wrong length.
+    pub fn predict(&self, x: &[f64]) -> Option<usize> {
+        if x.len() != self.dim || self.sizes.is_empty() {
+            return None;
+        }
+        Some(nearest_in(&SqEuclidean, x, &self.centroids, self.dim).0 as usize)
+    }
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::*;
+
+    /// The same fields, checked for consistency before they become a model.
+    #[derive(serde::Deserialize)]
+    pub(super) struct ModelRepr {
+        dim: usize,
+        centroids: Vec<f64>,
+        seeds: Vec<PointId>,
+        assignment: Vec<u32>,
+        sizes: Vec<u64>,
+        phi: f64,
+        phi_history: Vec<f64>,
+        iterations: usize,
+        converged: bool,
+    }
+
+    impl TryFrom<ModelRepr> for KMeansModel {
+        type Error = SeedingError;
+
+        fn try_from(r: ModelRepr) -> Result<Self, SeedingError> {
+            let m = r.sizes.len();
+            if r.dim == 0 {
+                return Err(SeedingError::ZeroDimension);
+            }
+            if r.dim.checked_mul(m) != Some(r.centroids.len()) {
+                return Err(SeedingError::InvalidState("centroids do not match sizes"));
+            }
+            if r.seeds.len() != m || r.assignment.iter().any(|&j| j as usize >= m) {
+                return Err(SeedingError::InvalidState("assignment out of range"));
+            }
+            Ok(Self {
+                dim: r.dim,
+                centroids: r.centroids,
+                seeds: r.seeds,
+                assignment: r.assignment,
+                sizes: r.sizes,
+                phi: r.phi,
+                phi_history: r.phi_history,
+                iterations: r.iterations,
+                converged: r.converged,
+            })
+        }
+    }
+}
