@@ -496,7 +496,9 @@ impl<M: Metric, S: Sampler> Seeding<M, S> {
     pub fn unlearn(&mut self, ids: &[PointId]) -> Result<UnlearnReport, SeedingError> {
         self.state.unlearn(ids, &mut self.sampler)
     }
+}
 
+impl<M: Metric, S> Seeding<M, S> {
     /// As [`Self::unlearn`], drawing new seeds from `sampler` instead of the
     /// kept one.
     ///
@@ -510,9 +512,32 @@ impl<M: Metric, S: Sampler> Seeding<M, S> {
     ) -> Result<UnlearnReport, SeedingError> {
         self.state.unlearn(ids, sampler)
     }
-}
 
-impl<M: Metric, S> Seeding<M, S> {
+    /// Swaps the kept sampler for another, giving the old one back.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, Enumerator, ExpRace, KMeansPlusPlus};
+    ///
+    /// let data = Dataset::new(DMatrix::from_fn(1, 5, |_, c| c as f64))?;
+    /// let mut en = Enumerator::new();
+    /// let s = KMeansPlusPlus::new(2)?.fit(data, &mut en);
+    /// let (s, _) = s.replace_sampler(ExpRace::new(3)); // no longer borrows `en`
+    /// assert_eq!(en.trail().len(), 2);
+    /// assert_eq!(s.num_seeds(), 2);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn replace_sampler<T>(self, sampler: T) -> (Seeding<M, T>, S) {
+        (
+            Seeding {
+                state: self.state,
+                sampler,
+            },
+            self.sampler,
+        )
+    }
     /// The number of seeds asked for.
     pub fn k(&self) -> usize {
         self.state.k

@@ -216,7 +216,7 @@ impl KMeans {
         if data.is_empty() {
             return Err(SeedingError::EmptyDataset);
         }
-        let (dim, n) = (data.dim(), data.len());
+        let dim = data.dim();
         let mut near = Nearest::new(data);
         let mut seed_ids: Vec<PointId> = Vec::with_capacity(self.0.k);
         let mut centers = Vec::with_capacity(self.0.k * dim);
@@ -229,13 +229,77 @@ impl KMeans {
             &mut centers,
             self.0.k,
         );
-        let m = seed_ids.len();
+        Ok(self.lloyd(data, seed_ids, centers, sampler))
+    }
+
+    /// Runs Lloyd's iterations from the given centres (the columns of
+    /// `initial`) instead of K-means++ seeds, for instance to warm-start a
+    /// refit from the previous centroids. Empty clusters are re-seeded with
+    /// rounds `k, k + 1, ...` of `sampler`.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::EmptyDataset`], [`SeedingError::ZeroClusters`]
+    /// without centres, [`SeedingError::LengthMismatch`] for centres of the
+    /// wrong dimension, [`SeedingError::InvalidCoordinate`] for a centre
+    /// that is not finite.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, ExpRace, KMeansParams};
+    ///
+    /// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]))?;
+    /// // The second centre starts far from everything: its cluster is
+    /// // empty and gets re-seeded.
+    /// let init = DMatrix::from_column_slice(1, 2, &[5.0, 100.0]);
+    /// let model = KMeansParams::new(2).check()?.fit_from(&data, init.as_view(), &mut ExpRace::new(0))?;
+    /// assert_eq!(model.sizes(), &[2, 2]);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn fit_from<S: Sampler + ?Sized>(
+        &self,
+        data: &Dataset,
+        initial: DMatrixView<'_, f64>,
+        sampler: &mut S,
+    ) -> Result<KMeansModel, SeedingError> {
+        if data.is_empty() {
+            return Err(SeedingError::EmptyDataset);
+        }
+        if initial.ncols() == 0 {
+            return Err(SeedingError::ZeroClusters);
+        }
+        if initial.nrows() != data.dim() {
+            return Err(SeedingError::LengthMismatch {
+                what: "centre dimension",
+                expected: data.dim(),
+                found: initial.nrows(),
+            });
+        }
+        let centers: Vec<f64> = initial.iter().copied().collect();
+        if let Some(i) = centers.iter().position(|x| !x.is_finite()) {
+            return Err(SeedingError::InvalidCoordinate {
+                point: i / data.dim(),
+                axis: i % data.dim(),
+                value: centers[i],
+            });
+        }
+        Ok(self.lloyd(data, Vec::new(), centers, sampler))
+    }
+
+    fn lloyd<S: Sampler + ?Sized>(
+        &self,
+        data: &Dataset,
+        seed_ids: Vec<PointId>,
+        mut centers: Vec<f64>,
+        sampler: &mut S,
+    ) -> KMeansModel {
+        let (dim, n) = (data.dim(), data.len());
+        let m = centers.len() / dim;
         let tol = self.0.tolerance * mean_variance(data);
-        let Nearest {
-            cost: mut costs,
-            seed: mut assign,
-            ..
-        } = near;
+        let mut costs = vec![0.0; n];
+        let mut assign = vec![0u32; n];
         let mut history = Vec::new();
         let mut iterations = 0;
         let mut converged = false;
@@ -305,7 +369,7 @@ impl KMeans {
         for (&j, &wt) in assign.iter().zip(data.weights()) {
             sizes[j as usize] += wt;
         }
-        Ok(KMeansModel {
+        KMeansModel {
             dim,
             centroids: centers,
             seeds: seed_ids,
@@ -315,7 +379,7 @@ impl KMeans {
             phi_history: history,
             iterations,
             converged,
-        })
+        }
     }
 }
 
@@ -376,7 +440,8 @@ impl KMeansModel {
         &self.centroids[j * self.dim..(j + 1) * self.dim]
     }
 
-    /// The ids of the K-means++ seeds Lloyd's iterations started from.
+    /// The ids of the K-means++ seeds Lloyd's iterations started from
+    /// (empty after [`KMeans::fit_from`]).
     pub fn seeds(&self) -> &[PointId] {
         &self.seeds
     }
@@ -450,7 +515,9 @@ mod serde_impl {
             if r.dim.checked_mul(m) != Some(r.centroids.len()) {
                 return Err(SeedingError::InvalidState("centroids do not match sizes"));
             }
-            if r.seeds.len() != m || r.assignment.iter().any(|&j| j as usize >= m) {
+            if !(r.seeds.is_empty() || r.seeds.len() == m)
+                || r.assignment.iter().any(|&j| j as usize >= m)
+            {
                 return Err(SeedingError::InvalidState("assignment out of range"));
             }
             Ok(Self {
