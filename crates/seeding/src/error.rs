@@ -101,6 +101,15 @@ pub enum SeedingError {
         /// `B`, the number of bins per axis.
         bins_per_axis: u64,
     },
+    /// On a shifted grid, the last cells of an axis can lie wholly outside
+    /// the box: no point falls in them, so they have no centre.
+    #[error("bin coordinate {value} on axis {axis} is a cell outside the box")]
+    EmptyBin {
+        /// The axis.
+        axis: usize,
+        /// The bin coordinate on that axis.
+        value: u64,
+    },
     /// `B^d` does not fit in a `u64`: use the `BigUint` methods.
     #[error("B^d = {bins} bins do not fit in a u64 index")]
     IndexTooLarge {

@@ -54,7 +54,10 @@
 //! - `serde` (default): `Serialize`/`Deserialize` for [`Dataset`],
 //!   [`Seeding`], [`KMeansModel`], [`Quantizer`] and [`BoxTransform`].
 //!   Loading re-validates everything (a seeding is replayed from its
-//!   seeds), so corrupt input gives an error, never a panic later.
+//!   seeds), so corrupt input gives an error, never a panic later. Use a
+//!   format that round-trips `f64` exactly (postcard, bincode-like formats,
+//!   or `serde_json` with its `float_roundtrip` feature): a restored
+//!   seeding then unlearns bit for bit as the original would.
 
 mod dataset;
 mod error;

@@ -21,7 +21,9 @@ const TWO_POW_53: f64 = 9_007_199_254_740_992.0;
 /// cell clipped to the box, the last one closed, so every point of the box
 /// lies in exactly one bin and bin centres and samples stay in the box.
 /// Without a shift `B = ceil(1/gamma)`; a shifted grid has one bin more per
-/// axis, `B = ceil(1/gamma) + 1`, to cover the box whatever the shift.
+/// axis, `B = ceil(1/gamma) + 1`, to cover the box whatever the shift
+/// (the last cell of an axis may then miss the box: such a bin is never
+/// produced by [`Quantizer::bin_of`] and has no centre).
 ///
 /// Bin coordinates `(c_0, ..., c_{d-1})` map to the 1-based mixed-radix
 /// index `1 + c_0 + c_1 B + ... + c_{d-1} B^{d-1}`, a [`BigUint`] because
@@ -376,10 +378,22 @@ impl Quantizer {
     ///
     /// # Errors
     ///
-    /// As [`Self::bin_coords`].
+    /// As [`Self::bin_coords`], plus [`SeedingError::EmptyBin`] for a bin of
+    /// a shifted grid that lies outside the box.
     pub fn bin_center(&self, index: &BigUint) -> Result<Vec<f64>, SeedingError> {
         let coords = self.bin_coords(index)?;
+        self.check_nonempty(&coords)?;
         Ok(self.center_of_coords(&coords))
+    }
+
+    fn check_nonempty(&self, coords: &[u64]) -> Result<(), SeedingError> {
+        for (axis, &c) in coords.iter().enumerate() {
+            let (lo, hi) = self.axis_extent(axis, c);
+            if lo > hi {
+                return Err(SeedingError::EmptyBin { axis, value: c });
+            }
+        }
+        Ok(())
     }
 
     fn center_of_coords(&self, coords: &[u64]) -> Vec<f64> {
@@ -398,13 +412,14 @@ impl Quantizer {
     ///
     /// # Errors
     ///
-    /// As [`Self::bin_coords`].
+    /// As [`Self::bin_center`].
     pub fn sample_in_bin<R: Rng + ?Sized>(
         &self,
         index: &BigUint,
         rng: &mut R,
     ) -> Result<Vec<f64>, SeedingError> {
         let coords = self.bin_coords(index)?;
+        self.check_nonempty(&coords)?;
         Ok(self.sample_coords(&coords, rng))
     }
 
@@ -490,7 +505,8 @@ impl Quantizer {
     ///
     /// # Errors
     ///
-    /// [`SeedingError::BinOutOfRange`] or [`SeedingError::WeightOverflow`].
+    /// [`SeedingError::BinOutOfRange`], [`SeedingError::EmptyBin`] or
+    /// [`SeedingError::WeightOverflow`].
     pub fn centers_dataset(&self, hist: &[(BigUint, u64)]) -> Result<Dataset, SeedingError> {
         let mut coords = Vec::new();
         let mut weights = Vec::new();
@@ -509,7 +525,7 @@ impl Quantizer {
     ///
     /// # Errors
     ///
-    /// [`SeedingError::BinOutOfRange`], or
+    /// [`SeedingError::BinOutOfRange`], [`SeedingError::EmptyBin`], or
     /// [`SeedingError::InvalidParameter`] when the counts add up to more
     /// than `max_points` (a guard against a corrupt histogram exhausting
     /// memory).
@@ -531,6 +547,7 @@ impl Quantizer {
         let mut coords = Vec::with_capacity(n * self.dim);
         for (bin, count) in hist {
             let c = self.bin_coords(bin)?;
+            self.check_nonempty(&c)?;
             for _ in 0..*count {
                 coords.extend(self.sample_coords(&c, rng));
             }

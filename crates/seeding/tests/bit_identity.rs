@@ -40,7 +40,7 @@ fn assert_same<M: Metric, S, T>(a: &Seeding<M, S>, b: &Seeding<M, T>) {
 #[derive(Clone, Debug)]
 struct Step {
     hit_seed: bool,
-    picks: Vec<u64>,
+    picks: Vec<usize>,
 }
 
 fn arb_dataset() -> impl Strategy<Value = Dataset> {
@@ -76,7 +76,7 @@ fn arb_dataset() -> impl Strategy<Value = Dataset> {
 
 fn arb_steps() -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec(
-        (any::<bool>(), prop::collection::vec(any::<u64>(), 1..=4))
+        (any::<bool>(), prop::collection::vec(any::<usize>(), 1..=4))
             .prop_map(|(hit_seed, picks)| Step { hit_seed, picks }),
         1..=6,
     )
@@ -95,10 +95,10 @@ fn run<M: Metric + 'static>(metric: M, data: Dataset, k: usize, seed: u64, steps
         }
         let mut r: Vec<PointId> = Vec::new();
         if step.hit_seed && s.num_seeds() > 0 {
-            r.push(s.seed_ids()[(step.picks[0] % s.num_seeds() as u64) as usize]);
+            r.push(s.seed_ids()[step.picks[0] % s.num_seeds()]);
         }
         for &p in &step.picks {
-            let id = left[(p % left.len() as u64) as usize];
+            let id = left[p % left.len()];
             if !r.contains(&id) {
                 r.push(id);
             }
