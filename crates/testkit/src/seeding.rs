@@ -2,7 +2,7 @@
 //!
 //! [`fit_distribution`] and [`unlearn_distribution`] walk every branch of
 //! K-means++ seeding (and of an unlearner) with an
-//! [`Enumerator`](seeding::Enumerator) and add up the exact probabilities
+//! [`Enumerator`] and add up the exact probabilities
 //! of the resulting ordered seed lists as [`Rational`]s. Exact unlearning
 //! (Lemma 5.1 of the paper) is the equality of the two distributions; a
 //! wrong unlearner such as [`keep_later_seeds_unlearner`] must be caught.
