@@ -12,9 +12,13 @@
 //!    centroids, each with unit weight, starts from the first client's
 //!    centroids (which K-FED's analysis puts in distinct target clusters),
 //!    adds the point farthest from the centres chosen so far until there
-//!    are K (the "max-from-set" rule), and runs one round of Lloyd.
-//! 3. Every point takes the server centroid its local centroid went to:
-//!    the induced objective of Definition 3.1 of the MUFC paper.
+//!    are K (the "max-from-set" rule), and runs one round of Lloyd: each
+//!    local centroid joins its nearest initial centre, and each centre
+//!    moves to the mean of the centroids that joined it.
+//! 3. Every point takes the server centroid whose cluster its local
+//!    centroid joined in that round: the induced objective of Definition
+//!    3.1 of the MUFC paper, computed as the reference implementation of
+//!    the MUFC paper computes it for K-FED.
 //!
 //! Seeding and Lloyd's iterations are [`seeding`]'s, every random choice
 //! comes from an [`ExpRace`] keyed by the run's seed, so runs reproduce.
@@ -157,13 +161,8 @@ pub fn kfed(clients: &[Dataset], params: &KFedParams, seed: u64) -> Result<KFedR
     let estimates = Dataset::new(DMatrix::from_vec(dim, m, coords))?;
     let first = locals.first().map_or(0, |(l, _)| l.centroids.ncols());
     let init = max_from_set(&estimates, first.min(params.k), params.k);
-    let mut sampler = ExpRace::new(derive_seed(seed, tag::KFED_SERVER, 0));
-    let server = KMeansParams::new(params.k)
-        .max_iterations(1)
-        .check()?
-        .fit_from(&estimates, init.as_view(), &mut sampler)?;
+    let (centroids, server_assignment) = one_lloyd_round(&estimates, &init);
     let server_seconds = start.elapsed().as_secs_f64();
-    let centroids = server.centroids().clone_owned();
     let parts: Vec<InducedClient<'_>> = clients
         .iter()
         .zip(&locals)
@@ -171,7 +170,7 @@ pub fn kfed(clients: &[Dataset], params: &KFedParams, seed: u64) -> Result<KFedR
         .map(|((data, (local, _)), &off)| InducedClient {
             data,
             local: &local.assignment,
-            server: &server.assignment()[off..off + local.centroids.ncols()],
+            server: &server_assignment[off..off + local.centroids.ncols()],
         })
         .collect();
     let induced = parts
@@ -241,6 +240,46 @@ fn max_from_set(estimates: &Dataset, first: usize, k: usize) -> DMatrix<f64> {
         .flat_map(|&c| estimates.point(c).iter().copied())
         .collect();
     DMatrix::from_vec(dim, chosen.len(), coords)
+}
+
+/// One round of Lloyd's algorithm from `init` (columns), as K-FED's server
+/// runs it: every estimate goes to its nearest initial centre (the lowest
+/// index on ties), and each centre moves to the mean of its estimates (a
+/// centre without estimates stays). Returns the moved centres and the
+/// assignment *of that round*, so that each server cluster is exactly the
+/// set whose mean its centroid is; the reference computes its induced loss
+/// from this same assignment.
+fn one_lloyd_round(estimates: &Dataset, init: &DMatrix<f64>) -> (DMatrix<f64>, Vec<u32>) {
+    let (dim, k) = init.shape();
+    let centres: Vec<Vec<f64>> = (0..k)
+        .map(|j| init.column(j).iter().copied().collect())
+        .collect();
+    let mut sums = DMatrix::<f64>::zeros(dim, k);
+    let mut counts = vec![0usize; k];
+    let mut assignment = Vec::with_capacity(estimates.len());
+    for p in 0..estimates.len() {
+        let x = estimates.point(p);
+        let mut best = (0usize, f64::INFINITY);
+        for (j, c) in centres.iter().enumerate() {
+            let cost = SqEuclidean.cost(x, c);
+            if cost < best.1 {
+                best = (j, cost);
+            }
+        }
+        let j = best.0;
+        for (a, &xa) in x.iter().enumerate() {
+            sums[(a, j)] += xa;
+        }
+        counts[j] += 1;
+        assignment.push(u32::try_from(j).unwrap_or(u32::MAX));
+    }
+    let mut out = init.clone();
+    for (j, &count) in counts.iter().enumerate() {
+        if count > 0 {
+            out.set_column(j, &(sums.column(j) / count as f64));
+        }
+    }
+    (out, assignment)
 }
 
 /// The local step of K-FED: the Awasthi-Sheffet clustering of one client's

@@ -58,8 +58,6 @@ pub(crate) mod tag {
     pub(crate) const TRIAL: u64 = 4;
     /// K-FED, per client.
     pub(crate) const KFED_CLIENT: u64 = 5;
-    /// K-FED, the server.
-    pub(crate) const KFED_SERVER: u64 = 6;
     /// DC-KMeans, per leaf.
     pub(crate) const DC_LEAF: u64 = 7;
     /// DC-KMeans, the root restarts.
