@@ -251,7 +251,9 @@ fn draw_panels<DB: DrawingBackend>(
         .map_err(e)?;
     let mut mesh = chart.configure_mesh();
     if text {
-        mesh.x_desc("removal request").y_desc("seconds");
+        mesh.x_desc("removal request")
+            .y_desc("seconds")
+            .x_label_formatter(&|x| format!("{x:.0}"));
     } else {
         mesh.x_labels(0).y_labels(0);
     }
@@ -305,7 +307,9 @@ fn draw_panels<DB: DrawingBackend>(
         .map_err(e)?;
     let mut mesh = chart.configure_mesh();
     if text {
-        mesh.x_desc("removal request").y_desc("phi_f / phi_c*");
+        mesh.x_desc("removal request")
+            .y_desc("phi_f / phi_c*")
+            .x_label_formatter(&|x| format!("{x:.0}"));
     } else {
         mesh.x_labels(0).y_labels(0);
     }
