@@ -1,11 +1,33 @@
-//! The `mufc` command.
-//!
-//! Not implemented yet: issue 6 builds it. Until then it says so and fails,
-//! rather than pretending to run.
+//! The `mufc` command. Parsing and printing only: the work is in the
+//! library half of this crate (`mufc_cli`).
 
 use std::process::ExitCode;
 
+use clap::Parser;
+use mufc_cli::cli::Cli;
+use mufc_cli::commands::execute;
+use mufc_cli::progress::Progress;
+
 fn main() -> ExitCode {
-    eprintln!("mufc: the command-line tool is not implemented yet (issue 6)");
-    ExitCode::from(2)
+    let cli = Cli::parse();
+    let common = cli.command.common().clone();
+    let result = execute(&cli.command, Progress::wanted(common.quiet, common.json))
+        .map_err(anyhow::Error::from);
+    match result {
+        Ok(report) => {
+            print!("{}", report.render(common.json));
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            if common.json {
+                // stdout stays one JSON object, even on failure.
+                println!(
+                    "{}",
+                    serde_json::json!({ "command": cli.command.name(), "error": format!("{err:#}") })
+                );
+            }
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -64,6 +64,7 @@ mod error;
 mod kmeanspp;
 mod lloyd;
 mod metric;
+mod objective;
 mod quantizer;
 mod sampler;
 
@@ -72,5 +73,6 @@ pub use error::SeedingError;
 pub use kmeanspp::{KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport};
 pub use lloyd::{KMeans, KMeansModel, KMeansParams, phi};
 pub use metric::{Cosine, L1, Metric, SqEuclidean};
+pub use objective::{InducedClient, induced_phi, loss_ratio};
 pub use quantizer::{BoxTransform, Quantizer};
 pub use sampler::{Branch, Enumerator, ExpRace, RngSampler, Sampler, mix64};

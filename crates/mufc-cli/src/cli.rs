@@ -1,0 +1,392 @@
+//! The command line, declared with clap's derive API.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Machine unlearning of federated clusters (Pan et al., ICLR 2023):
+/// federated K-means with secure aggregation and exact unlearning, on your
+/// data or on the paper's Gaussian data set.
+///
+/// # Example
+///
+/// ```
+/// use clap::Parser;
+/// use mufc_cli::cli::{Cli, Command, Split};
+///
+/// let cli = Cli::try_parse_from(["mufc", "compare", "--trials", "3", "--split", "iid"]).unwrap();
+/// let Command::Compare(args) = cli.command else { panic!() };
+/// assert_eq!(args.trials, 3);
+/// assert_eq!(args.data.split, Split::Iid);
+/// assert_eq!(args.data.clients, 100);
+/// ```
+#[derive(Clone, Debug, Parser)]
+#[command(name = "mufc", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Clone, Debug, Subcommand)]
+pub enum Command {
+    /// Federated clustering (Algorithm 1) on a data set: loss ratio, times,
+    /// bytes per client.
+    Run(RunArgs),
+    /// Train, then serve removal requests (Algorithm 4), measuring complete
+    /// retraining for each request in the same run.
+    Unlearn(UnlearnArgs),
+    /// MUFC against K-FED and DC-KMeans over several trials: mean and
+    /// standard deviation of the loss ratio (the paper's Table 1).
+    Compare(CompareArgs),
+    /// Performance figures as ratios measured in one run.
+    Bench(BenchArgs),
+}
+
+impl Command {
+    /// The options every subcommand has.
+    pub fn common(&self) -> &Common {
+        match self {
+            Self::Run(a) => &a.common,
+            Self::Unlearn(a) => &a.common,
+            Self::Compare(a) => &a.common,
+            Self::Bench(a) => &a.common,
+        }
+    }
+
+    /// The subcommand's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "run",
+            Self::Unlearn(_) => "unlearn",
+            Self::Compare(_) => "compare",
+            Self::Bench(_) => "bench",
+        }
+    }
+}
+
+/// Options of every subcommand.
+#[derive(Clone, Debug, Args)]
+pub struct Common {
+    /// Seed of every random choice (data, split, clients, server); the same
+    /// seed gives the same results.
+    #[arg(long, default_value_t = 2023)]
+    pub seed: u64,
+    /// Print one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// How points are distributed over clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Split {
+    /// Every cluster spread evenly over the clients.
+    Iid,
+    /// Each client holds points of at most K' clusters (App. M.1).
+    NonIid,
+}
+
+/// Which labelling the i.i.d. and non-i.i.d. splits follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Labels {
+    /// The true clusters of the built-in data; a centralized K-means
+    /// labelling for data from a file.
+    Auto,
+    /// Always a centralized K-means labelling (as the reference's
+    /// `split_data` does for every data set).
+    Kmeans,
+}
+
+/// Where the data comes from and how it is split.
+#[derive(Clone, Debug, Args)]
+pub struct DataArgs {
+    /// Data set: CSV (.csv, .txt; .tsv tab-separated) or .npy (2-D, f64 or
+    /// f32), one point per row. Default: the paper's Gaussian data set
+    /// (n = 30000, d = 10, K = 10), scaled into the quantizer's box.
+    #[arg(long, value_name = "PATH")]
+    pub data: Option<PathBuf>,
+    /// The CSV's first row is a header (default: detected; a first row with
+    /// no numeric feature field is a header).
+    #[arg(long)]
+    pub header: bool,
+    /// Column (0-based) holding each row's client id; it is not a feature.
+    /// The clients are then the ones the file names.
+    #[arg(long, value_name = "N", conflicts_with_all = ["clients", "split"])]
+    pub client_column: Option<usize>,
+    /// Number of clients L.
+    #[arg(long, value_name = "L", default_value_t = 100)]
+    pub clients: usize,
+    /// How to split the data over the clients.
+    #[arg(long, value_enum, default_value_t = Split::NonIid)]
+    pub split: Split,
+    /// K': the most clusters a client holds (non-i.i.d. split), and the
+    /// number of clusters each client computes [default: 3 for non-iid,
+    /// else K].
+    #[arg(long, value_name = "K'")]
+    pub k_prime: Option<usize>,
+    /// Which labelling the split follows.
+    #[arg(long, value_enum, default_value_t = Labels::Auto)]
+    pub labels: Labels,
+    /// Number of clusters K.
+    #[arg(long, short, value_name = "K", default_value_t = 10)]
+    pub k: usize,
+    /// Map the data into the quantizer's box [-1/2, 1/2]^d (one common
+    /// scale, so loss ratios do not change). Always done for the built-in
+    /// data.
+    #[arg(long)]
+    pub scale: bool,
+    /// Per-coordinate variance of the built-in Gaussian clusters.
+    #[arg(long, value_name = "V", default_value_t = 0.5)]
+    pub variance: f64,
+    /// Centralized K-means runs whose best objective estimates phi_c*
+    /// (and labels file data for splitting).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub restarts: usize,
+}
+
+/// The secure-aggregation mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Privacy {
+    /// SCMA over the cheapest finite field for max(n, B^d).
+    Scma,
+    /// SCMA with the deterministic integer decoder of Appendix K.
+    ScmaInteger,
+    /// SCMA with wide (hashed) keys, for large d.
+    ScmaWide,
+    /// Centroids and sizes in the clear (Algorithm 5).
+    Plain,
+}
+
+/// How the server regenerates points from the aggregated bins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServerPoints {
+    /// Uniform samples inside each bin (the paper's default).
+    Uniform,
+    /// Bin centres with weights (Appendix H).
+    Centers,
+}
+
+/// What clients compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClientTraining {
+    /// K-means++ seeding only (Algorithm 1, line 2).
+    Seeding,
+    /// Full K-means: seeding and Lloyd (App. M.3).
+    Full,
+}
+
+/// Options of the federated algorithm.
+#[derive(Clone, Debug, Args)]
+pub struct FedArgs {
+    /// Quantization step gamma [default: 1/sqrt(n)].
+    #[arg(long, value_name = "G")]
+    pub gamma: Option<f64>,
+    /// Secure aggregation mode.
+    #[arg(long, value_enum, default_value_t = Privacy::Scma)]
+    pub privacy: Privacy,
+    /// How the server builds its points.
+    #[arg(long, value_enum, default_value_t = ServerPoints::Uniform)]
+    pub server_points: ServerPoints,
+    /// What clients compute.
+    #[arg(long, value_enum, default_value_t = ClientTraining::Seeding)]
+    pub client_training: ClientTraining,
+}
+
+/// Options of `mufc run`.
+#[derive(Clone, Debug, Args)]
+pub struct RunArgs {
+    /// Common options.
+    #[command(flatten)]
+    pub common: Common,
+    /// Data options.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Federated options.
+    #[command(flatten)]
+    pub fed: FedArgs,
+    /// Independent trials (the loss ratio is their mean).
+    #[arg(long, value_name = "T", default_value_t = 1)]
+    pub trials: usize,
+}
+
+/// Which points removal requests name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Uniformly random points of a uniformly random client.
+    Random,
+    /// The point with the largest contribution to the current objective.
+    Adversarial,
+}
+
+/// Options of `mufc unlearn`.
+#[derive(Clone, Debug, Args)]
+pub struct UnlearnArgs {
+    /// Common options.
+    #[command(flatten)]
+    pub common: Common,
+    /// Data options.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Federated options.
+    #[command(flatten)]
+    pub fed: FedArgs,
+    /// Number of removal requests.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub removals: usize,
+    /// Which points are removed.
+    #[arg(long, value_enum, default_value_t = Mode::Random)]
+    pub mode: Mode,
+    /// Points per request (of one client).
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 1,
+        conflicts_with = "whole_clients"
+    )]
+    pub batch: usize,
+    /// Each request removes a whole client.
+    #[arg(long)]
+    pub whole_clients: bool,
+    /// Draw the paper's Fig. 3 (accumulated removal time, loss ratio) into
+    /// FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Serve the same requests with DC-KMeans too.
+    #[arg(long)]
+    pub compare: bool,
+}
+
+/// Options of `mufc compare`.
+#[derive(Clone, Debug, Args)]
+pub struct CompareArgs {
+    /// Common options.
+    #[command(flatten)]
+    pub common: Common,
+    /// Data options.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Federated options.
+    #[command(flatten)]
+    pub fed: FedArgs,
+    /// Trials per method (the paper: 5).
+    #[arg(long, value_name = "T", default_value_t = 5)]
+    pub trials: usize,
+}
+
+/// Options of `mufc bench`.
+#[derive(Clone, Debug, Args)]
+pub struct BenchArgs {
+    /// Common options.
+    #[command(flatten)]
+    pub common: Common,
+    /// Data options.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Federated options.
+    #[command(flatten)]
+    pub fed: FedArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_are_the_papers() {
+        let cli = Cli::try_parse_from(["mufc", "run"]).unwrap();
+        let Command::Run(a) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(a.common.seed, 2023);
+        assert!(!a.common.json);
+        assert_eq!(a.data.clients, 100);
+        assert_eq!(a.data.split, Split::NonIid);
+        assert_eq!(a.data.k_prime, None);
+        assert_eq!(a.data.k, 10);
+        assert_eq!(a.fed.gamma, None);
+        assert_eq!(a.fed.privacy, Privacy::Scma);
+        assert_eq!(a.fed.server_points, ServerPoints::Uniform);
+        assert_eq!(a.fed.client_training, ClientTraining::Seeding);
+        assert_eq!(a.trials, 1);
+    }
+
+    #[test]
+    fn every_flag_of_the_issue_parses() {
+        let cli = Cli::try_parse_from([
+            "mufc",
+            "unlearn",
+            "--seed",
+            "7",
+            "--json",
+            "--data",
+            "x.csv",
+            "--clients",
+            "10",
+            "--split",
+            "non-iid",
+            "--k-prime",
+            "2",
+            "--k",
+            "4",
+            "--gamma",
+            "0.01",
+            "--privacy",
+            "scma-integer",
+            "--server-points",
+            "centers",
+            "--client-training",
+            "full",
+            "--scale",
+            "--removals",
+            "100",
+            "--mode",
+            "adversarial",
+            "--batch",
+            "3",
+            "--plot",
+            "fig.svg",
+            "--compare",
+        ])
+        .unwrap();
+        let Command::Unlearn(a) = cli.command else {
+            panic!("not unlearn")
+        };
+        assert_eq!(a.common.seed, 7);
+        assert_eq!(a.data.k_prime, Some(2));
+        assert_eq!(a.fed.privacy, Privacy::ScmaInteger);
+        assert_eq!(a.mode, Mode::Adversarial);
+        assert_eq!(a.batch, 3);
+        assert!(a.compare && a.common.json && a.data.scale);
+        let cli = Cli::try_parse_from([
+            "mufc",
+            "run",
+            "--data",
+            "x.csv",
+            "--client-column",
+            "0",
+            "--trials",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(cli.command.common().seed, 2023);
+        // A client column names the clients: --clients contradicts it.
+        assert!(
+            Cli::try_parse_from(["mufc", "run", "--client-column", "0", "--clients", "5"]).is_err()
+        );
+        assert!(
+            Cli::try_parse_from(["mufc", "unlearn", "--whole-clients", "--batch", "2"]).is_err()
+        );
+        assert!(Cli::try_parse_from(["mufc", "run", "--privacy", "none"]).is_err());
+    }
+}

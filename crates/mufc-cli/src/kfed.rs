@@ -1,0 +1,466 @@
+//! K-FED, the one-shot federated clustering of Dennis, Li and Smith,
+//! "Heterogeneity for the Win: One-Shot Federated Clustering" (ICML 2021),
+//! as the MUFC paper uses it for its Table 1 (App. M.2).
+//!
+//! 1. Every client clusters its points into k' clusters by the
+//!    Awasthi-Sheffet procedure (K-FED's Algorithm 1, "local"): project the
+//!    points onto their top-k' right singular subspace, seed k' centres
+//!    there with K-means++, move each to the mean of the points that are
+//!    three times closer to it than to any other seed (the "1:3 split"),
+//!    lift those means back to R^d and run Lloyd's iterations from them.
+//! 2. The server (K-FED's Algorithm 2) takes the union of the local
+//!    centroids, each with unit weight, starts from the first client's
+//!    centroids (which K-FED's analysis puts in distinct target clusters),
+//!    adds the point farthest from the centres chosen so far until there
+//!    are K (the "max-from-set" rule), and runs one round of Lloyd: each
+//!    local centroid joins its nearest initial centre, and each centre
+//!    moves to the mean of the centroids that joined it.
+//! 3. Every point takes the server centroid whose cluster its local
+//!    centroid joined in that round: the induced objective of Definition
+//!    3.1 of the MUFC paper, computed as the reference implementation of
+//!    the MUFC paper computes it for K-FED.
+//!
+//! Seeding and Lloyd's iterations are [`seeding`]'s, every random choice
+//! comes from an [`ExpRace`] keyed by the run's seed, so runs reproduce.
+
+use std::time::Instant;
+
+use nalgebra::{DMatrix, DMatrixView};
+use rayon::prelude::*;
+use seeding::{
+    Dataset, ExpRace, InducedClient, KMeansParams, KMeansPlusPlus, Metric, SqEuclidean, induced_phi,
+};
+
+use crate::CliError;
+use crate::random::{derive_seed, tag};
+
+/// Parameters of [`kfed`].
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::kfed::KFedParams;
+///
+/// let p = KFedParams::new(10, 3);
+/// assert_eq!((p.k, p.local_k, p.max_iterations), (10, 3, 300));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KFedParams {
+    /// The number of server clusters K.
+    pub k: usize,
+    /// The number of clusters k' of every client.
+    pub local_k: usize,
+    /// The cap on the clients' Lloyd iterations (the reference: 300).
+    pub max_iterations: usize,
+}
+
+impl KFedParams {
+    /// K server clusters, k' local ones, 300 Lloyd iterations at most.
+    pub fn new(k: usize, local_k: usize) -> Self {
+        Self {
+            k,
+            local_k,
+            max_iterations: 300,
+        }
+    }
+}
+
+/// A client's clustering: its centroids and the local cluster of each of
+/// its points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalClustering {
+    /// The centroids, one per column.
+    pub centroids: DMatrix<f64>,
+    /// The centroid of each point, by position.
+    pub assignment: Vec<u32>,
+}
+
+/// The outcome of one K-FED run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KFedRun {
+    /// The K server centroids, one per column.
+    pub centroids: DMatrix<f64>,
+    /// The induced (federated) objective phi_f.
+    pub phi_f: f64,
+    /// The server centroid each point takes (Definition 3.1), by client and
+    /// position.
+    pub induced: Vec<Vec<u32>>,
+    /// The number of local centroids sent to the server.
+    pub local_centroids: usize,
+    /// The time of each client's local clustering, in seconds.
+    pub client_seconds: Vec<f64>,
+    /// The server's time, in seconds.
+    pub server_seconds: f64,
+}
+
+impl KFedRun {
+    /// The time as the paper counts it: the slowest client plus the server.
+    pub fn seconds(&self) -> f64 {
+        self.client_seconds.iter().copied().fold(0.0, f64::max) + self.server_seconds
+    }
+}
+
+/// Runs K-FED on clients' data sets; client `l` draws its random choices
+/// from `ExpRace::new(derive(seed, l))`. Clients run in parallel (the
+/// result does not depend on it).
+///
+/// # Errors
+///
+/// [`CliError::InvalidParameter`] for `k` or `local_k` of 0, or when the
+/// clients send fewer than K centroids in all; [`CliError::EmptyClient`];
+/// [`CliError::Seeding`].
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, PointId};
+/// use mufc_cli::kfed::{kfed, KFedParams};
+///
+/// // Two clients, each with one tight pair of points near 0 and near 10.
+/// let a = Dataset::with_ids(DMatrix::from_column_slice(1, 4, &[0.0, 0.1, 10.0, 10.1]),
+///     (0..4).map(PointId).collect())?;
+/// let b = Dataset::with_ids(DMatrix::from_column_slice(1, 4, &[0.2, 0.3, 10.2, 10.3]),
+///     (4..8).map(PointId).collect())?;
+/// let run = kfed(&[a, b], &KFedParams::new(2, 2), 1)?;
+/// assert_eq!(run.local_centroids, 4);
+/// assert!(run.phi_f < 0.2); // server centroids at 0.15 and 10.15
+/// # Ok::<(), mufc_cli::CliError>(())
+/// ```
+pub fn kfed(clients: &[Dataset], params: &KFedParams, seed: u64) -> Result<KFedRun, CliError> {
+    check_params(params)?;
+    if let Some(client) = clients.iter().position(Dataset::is_empty) {
+        return Err(CliError::EmptyClient { client });
+    }
+    let locals: Vec<(LocalClustering, f64)> = clients
+        .par_iter()
+        .enumerate()
+        .map(|(l, data)| {
+            let start = Instant::now();
+            let mut sampler = ExpRace::new(derive_seed(seed, tag::KFED_CLIENT, l as u64));
+            let local = awasthi_sheffet(data, params.local_k, params.max_iterations, &mut sampler)?;
+            Ok((local, start.elapsed().as_secs_f64()))
+        })
+        .collect::<Result<_, CliError>>()?;
+    let start = Instant::now();
+    let dim = clients.first().map_or(0, Dataset::dim);
+    let mut coords = Vec::new();
+    let mut offsets = Vec::with_capacity(locals.len());
+    for (local, _) in &locals {
+        offsets.push(coords.len() / dim.max(1));
+        coords.extend(local.centroids.iter());
+    }
+    let m = coords.len() / dim.max(1);
+    if m < params.k {
+        return Err(CliError::InvalidParameter {
+            name: "K",
+            value: params.k.to_string(),
+            reason: "K-FED needs at least K local centroids in all",
+        });
+    }
+    let estimates = Dataset::new(DMatrix::from_vec(dim, m, coords))?;
+    let first = locals.first().map_or(0, |(l, _)| l.centroids.ncols());
+    let init = max_from_set(&estimates, first.min(params.k), params.k);
+    let (centroids, server_assignment) = one_lloyd_round(&estimates, &init);
+    let server_seconds = start.elapsed().as_secs_f64();
+    let parts: Vec<InducedClient<'_>> = clients
+        .iter()
+        .zip(&locals)
+        .zip(&offsets)
+        .map(|((data, (local, _)), &off)| InducedClient {
+            data,
+            local: &local.assignment,
+            server: &server_assignment[off..off + local.centroids.ncols()],
+        })
+        .collect();
+    let induced = parts
+        .iter()
+        .map(|c| c.local.iter().map(|&j| c.server[j as usize]).collect())
+        .collect();
+    let phi_f = induced_phi(&SqEuclidean, parts, centroids.as_view())?;
+    Ok(KFedRun {
+        centroids,
+        phi_f,
+        induced,
+        local_centroids: m,
+        client_seconds: locals.iter().map(|(_, t)| *t).collect(),
+        server_seconds,
+    })
+}
+
+fn check_params(params: &KFedParams) -> Result<(), CliError> {
+    for (name, v) in [("K", params.k), ("k'", params.local_k)] {
+        if v == 0 {
+            return Err(CliError::InvalidParameter {
+                name,
+                value: "0".into(),
+                reason: "must be at least 1",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The server's initial centres (K-FED's "max-from-set" rule): the first
+/// `first` estimates, then repeatedly the estimate farthest (in Euclidean
+/// distance) from the centres chosen so far, the lowest index on ties,
+/// until there are `k`. Returns them as the columns of a matrix.
+fn max_from_set(estimates: &Dataset, first: usize, k: usize) -> DMatrix<f64> {
+    let m = estimates.len();
+    let mut chosen: Vec<usize> = (0..first.min(m)).collect();
+    let mut taken = vec![false; m];
+    let mut dist = vec![f64::INFINITY; m];
+    for &c in &chosen {
+        taken[c] = true;
+    }
+    let update = |dist: &mut [f64], c: usize| {
+        for (p, dp) in dist.iter_mut().enumerate() {
+            *dp = dp.min(SqEuclidean.cost(estimates.point(p), estimates.point(c)));
+        }
+    };
+    for &c in &chosen {
+        update(&mut dist, c);
+    }
+    while chosen.len() < k.min(m) {
+        let mut best: Option<usize> = None;
+        for p in (0..m).filter(|&p| !taken[p]) {
+            if best.is_none_or(|b| dist[p] > dist[b]) {
+                best = Some(p);
+            }
+        }
+        // `chosen.len() < m`, so some estimate is not taken yet.
+        let Some(b) = best else { break };
+        taken[b] = true;
+        chosen.push(b);
+        update(&mut dist, b);
+    }
+    let dim = estimates.dim();
+    let coords: Vec<f64> = chosen
+        .iter()
+        .flat_map(|&c| estimates.point(c).iter().copied())
+        .collect();
+    DMatrix::from_vec(dim, chosen.len(), coords)
+}
+
+/// One round of Lloyd's algorithm from `init` (columns), as K-FED's server
+/// runs it: every estimate goes to its nearest initial centre (the lowest
+/// index on ties), and each centre moves to the mean of its estimates (a
+/// centre without estimates stays). Returns the moved centres and the
+/// assignment *of that round*, so that each server cluster is exactly the
+/// set whose mean its centroid is; the reference computes its induced loss
+/// from this same assignment.
+fn one_lloyd_round(estimates: &Dataset, init: &DMatrix<f64>) -> (DMatrix<f64>, Vec<u32>) {
+    let (dim, k) = init.shape();
+    let centres: Vec<Vec<f64>> = (0..k)
+        .map(|j| init.column(j).iter().copied().collect())
+        .collect();
+    let mut sums = DMatrix::<f64>::zeros(dim, k);
+    let mut counts = vec![0usize; k];
+    let mut assignment = Vec::with_capacity(estimates.len());
+    for p in 0..estimates.len() {
+        let x = estimates.point(p);
+        let mut best = (0usize, f64::INFINITY);
+        for (j, c) in centres.iter().enumerate() {
+            let cost = SqEuclidean.cost(x, c);
+            if cost < best.1 {
+                best = (j, cost);
+            }
+        }
+        let j = best.0;
+        for (a, &xa) in x.iter().enumerate() {
+            sums[(a, j)] += xa;
+        }
+        counts[j] += 1;
+        assignment.push(u32::try_from(j).unwrap_or(u32::MAX));
+    }
+    let mut out = init.clone();
+    for (j, &count) in counts.iter().enumerate() {
+        if count > 0 {
+            out.set_column(j, &(sums.column(j) / count as f64));
+        }
+    }
+    (out, assignment)
+}
+
+/// The local step of K-FED: the Awasthi-Sheffet clustering of one client's
+/// points into `k` clusters (see the module documentation), with Lloyd's
+/// iterations capped at `max_iterations`. A client with at most `k` points
+/// makes every point its own centroid (as the reference does).
+///
+/// The top-k right singular vectors of the n x d point matrix are the top
+/// eigenvectors of the d x d Gram matrix `X X^T` (our points are columns),
+/// which is what we decompose. A seed whose 1:3 set is empty (only
+/// possible when two seeds coincide) keeps its own position.
+///
+/// # Errors
+///
+/// [`CliError::Seeding`] for `k = 0` or empty data.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, ExpRace};
+/// use mufc_cli::kfed::awasthi_sheffet;
+///
+/// let data = Dataset::new(DMatrix::from_column_slice(2, 4, &[0.0, 0.0, 0.0, 1.0, 9.0, 9.0, 9.0, 10.0]))?;
+/// let local = awasthi_sheffet(&data, 2, 300, &mut ExpRace::new(3))?;
+/// assert_eq!(local.assignment[0], local.assignment[1]);
+/// assert_ne!(local.assignment[0], local.assignment[2]);
+/// # Ok::<(), mufc_cli::CliError>(())
+/// ```
+pub fn awasthi_sheffet(
+    data: &Dataset,
+    k: usize,
+    max_iterations: usize,
+    sampler: &mut ExpRace,
+) -> Result<LocalClustering, CliError> {
+    let kpp = KMeansPlusPlus::new(k)?;
+    if data.is_empty() {
+        return Err(seeding::SeedingError::EmptyDataset.into());
+    }
+    let (d, n) = (data.dim(), data.len());
+    if n <= k {
+        return Ok(LocalClustering {
+            centroids: data.points().clone(),
+            assignment: (0..n)
+                .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
+                .collect(),
+        });
+    }
+    let x = data.points();
+    let v = top_subspace(x, k.min(d));
+    let projected = v.transpose() * x;
+    let pdata = Dataset::with_ids(projected.clone(), data.ids().to_vec())?;
+    let seeds = kpp.fit(pdata, &mut *sampler);
+    let s = seeds.centers().clone_owned();
+    let init = split_means(&projected, s.as_view(), &v);
+    let model = KMeansParams::new(init.ncols())
+        .max_iterations(max_iterations)
+        .check()?
+        .fit_from(data, init.as_view(), sampler)?;
+    Ok(LocalClustering {
+        centroids: model.centroids().clone_owned(),
+        assignment: model.assignment().to_vec(),
+    })
+}
+
+/// The top-`r` eigenvectors of `X X^T` as the columns of a d x r matrix
+/// (eigenvalues descending, the lower index first on ties).
+fn top_subspace(x: &DMatrix<f64>, r: usize) -> DMatrix<f64> {
+    let gram = x * x.transpose();
+    let eig = gram.symmetric_eigen();
+    let mut order: Vec<usize> = (0..eig.eigenvalues.len()).collect();
+    order.sort_by(|&a, &b| {
+        eig.eigenvalues[b]
+            .total_cmp(&eig.eigenvalues[a])
+            .then(a.cmp(&b))
+    });
+    let cols: Vec<_> = order[..r]
+        .iter()
+        .map(|&i| eig.eigenvectors.column(i).clone_owned())
+        .collect();
+    DMatrix::from_columns(&cols)
+}
+
+/// The 1:3 split of Awasthi and Sheffet: for every seed (column of
+/// `seeds`, in the projected space), the mean of the projected points at
+/// least three times closer to it than to any other seed, lifted back by
+/// `v`.
+fn split_means(
+    projected: &DMatrix<f64>,
+    seeds: DMatrixView<'_, f64>,
+    v: &DMatrix<f64>,
+) -> DMatrix<f64> {
+    let (r, m) = seeds.shape();
+    let mut sums = DMatrix::<f64>::zeros(r, m);
+    let mut counts = vec![0usize; m];
+    let seed_cols: Vec<Vec<f64>> = (0..m)
+        .map(|j| seeds.column(j).iter().copied().collect())
+        .collect();
+    for p in 0..projected.ncols() {
+        let x: Vec<f64> = projected.column(p).iter().copied().collect();
+        let costs: Vec<f64> = seed_cols.iter().map(|s| SqEuclidean.cost(&x, s)).collect();
+        for j in 0..m {
+            // dist_i >= 3 dist_j for every other seed i, in squares.
+            let inside = (0..m).all(|i| i == j || costs[i] >= 9.0 * costs[j]);
+            if inside {
+                let mut col = sums.column_mut(j);
+                col += projected.column(p);
+                counts[j] += 1;
+            }
+        }
+    }
+    let mut means = DMatrix::<f64>::zeros(r, m);
+    for (j, &count) in counts.iter().enumerate() {
+        if count == 0 {
+            means.set_column(j, &seeds.column(j));
+        } else {
+            means.set_column(j, &(sums.column(j) / count as f64));
+        }
+    }
+    v * means
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::central::best_kmeans;
+    use crate::split::Split;
+    use crate::testdata::{blobs, recovers};
+
+    #[test]
+    fn recovers_well_separated_blobs() {
+        let (points, labels) = blobs(4, 100, 3, 0.01, "kfed-blobs");
+        let split = Split::non_iid(&labels, 8, 2, &mut testkit::rng("kfed-split")).unwrap();
+        let clients = split.client_datasets(&points).unwrap();
+        let all = Dataset::new(points).unwrap();
+        let star = best_kmeans(&all, 4, 5, 1).unwrap().phi();
+        let run = kfed(&clients, &KFedParams::new(4, 2), 9).unwrap();
+        let ratio = seeding::loss_ratio(run.phi_f, star).unwrap();
+        assert!((0.999..1.1).contains(&ratio), "{ratio}");
+        assert!(recovers(&clients, &run.induced, &labels));
+        assert_eq!(run.local_centroids, 16);
+        assert_eq!(run.client_seconds.len(), 8);
+        // Reproducible.
+        let again = kfed(&clients, &KFedParams::new(4, 2), 9).unwrap();
+        assert_eq!(run.centroids, again.centroids);
+    }
+
+    #[test]
+    fn max_from_set_takes_the_farthest() {
+        let m = DMatrix::from_column_slice(1, 5, &[0.0, 1.0, 5.0, -3.0, 2.0]);
+        let est = Dataset::new(m).unwrap();
+        let init = max_from_set(&est, 1, 3);
+        // From {0}: 5 is farthest; then from {0, 5}: -3 (distance 3).
+        assert_eq!(init.as_slice(), &[0.0, 5.0, -3.0]);
+    }
+
+    #[test]
+    fn split_means_use_the_one_to_three_rule() {
+        // Seeds at 0 and 10 in 1-D: 1 is inside seed 0's set (9 >= 3),
+        // 4 is in neither (6 < 12 and 4 < 18).
+        let p = DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 4.0, 10.0]);
+        let seeds = DMatrix::from_column_slice(1, 2, &[0.0, 10.0]);
+        let v = DMatrix::identity(1, 1);
+        let means = split_means(&p, seeds.as_view(), &v);
+        assert!((means[(0, 0)] - 0.5).abs() < 1e-12);
+        assert!((means[(0, 1)] - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn small_clients_and_bad_parameters() {
+        let data = Dataset::new(DMatrix::from_column_slice(1, 2, &[0.0, 1.0])).unwrap();
+        let local = awasthi_sheffet(&data, 3, 10, &mut ExpRace::new(1)).unwrap();
+        assert_eq!(local.centroids.ncols(), 2);
+        assert_eq!(local.assignment, vec![0, 1]);
+        assert!(kfed(std::slice::from_ref(&data), &KFedParams::new(0, 1), 1).is_err());
+        // Two centroids cannot make three server clusters.
+        assert!(kfed(std::slice::from_ref(&data), &KFedParams::new(3, 2), 1).is_err());
+        let empty = Dataset::empty(1).unwrap();
+        assert!(matches!(
+            kfed(&[data, empty], &KFedParams::new(1, 1), 1),
+            Err(CliError::EmptyClient { client: 1 })
+        ));
+    }
+}

@@ -1,0 +1,192 @@
+//! What commands print: an aligned plain-text table by default, or one
+//! JSON object with `--json`.
+
+use serde_json::Value;
+
+/// A command's result: one JSON object (for `--json`) and its text form.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::output::Report;
+///
+/// let r = Report { json: serde_json::json!({"n": 3}), text: "n  3\n".into() };
+/// assert_eq!(r.render(true), "{\"n\":3}\n");
+/// assert_eq!(r.render(false), "n  3\n");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The JSON object.
+    pub json: Value,
+    /// The readable text.
+    pub text: String,
+}
+
+impl Report {
+    /// The JSON object on one line, or the text, each ending in a newline.
+    pub fn render(&self, json: bool) -> String {
+        if json {
+            format!("{}\n", self.json)
+        } else if self.text.ends_with('\n') {
+            self.text.clone()
+        } else {
+            format!("{}\n", self.text)
+        }
+    }
+}
+
+/// A plain-text table: a header, a rule, and rows, columns separated by two
+/// spaces; cells that look like numbers are right-aligned, others
+/// left-aligned. Widths count characters, not bytes.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::output::TextTable;
+///
+/// let mut t = TextTable::new(&["method", "loss ratio"]);
+/// t.row(["K-FED", "1.25"]);
+/// t.row(["DC-KMeans", "1.02"]);
+/// assert_eq!(
+///     t.render(),
+///     "method     loss ratio\n---------  ----------\nK-FED            1.25\nDC-KMeans        1.02\n"
+/// );
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextTable {
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    /// A table with these column headers.
+    pub fn new(headers: &[&str]) -> Self {
+        Self {
+            headers: headers.iter().map(|h| (*h).to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row; missing cells are blank, extra cells are dropped.
+    pub fn row<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut row: Vec<String> = cells.into_iter().map(Into::into).collect();
+        row.resize(self.headers.len(), String::new());
+        self.rows.push(row);
+    }
+
+    /// The table as text, one line per row, each ending in a newline;
+    /// trailing spaces are trimmed.
+    pub fn render(&self) -> String {
+        let width = |s: &str| s.chars().count();
+        let widths: Vec<usize> = (0..self.headers.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|r| width(&r[c]))
+                    .chain([width(&self.headers[c])])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[String], align_numbers: bool| {
+            let parts: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .map(|(cell, &w)| {
+                    let pad = " ".repeat(w - width(cell));
+                    if align_numbers && looks_numeric(cell) {
+                        format!("{pad}{cell}")
+                    } else {
+                        format!("{cell}{pad}")
+                    }
+                })
+                .collect();
+            format!("{}\n", parts.join("  ").trim_end())
+        };
+        let mut out = line(&self.headers, false);
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        out.push_str(&line(&rule, false));
+        for r in &self.rows {
+            out.push_str(&line(r, true));
+        }
+        out
+    }
+}
+
+/// Whether a cell reads as a number (possibly with a `±` part, a unit
+/// suffix `s` or `x`, or a lone `-` for missing).
+fn looks_numeric(cell: &str) -> bool {
+    let t = cell.trim();
+    if t == "-" {
+        return true;
+    }
+    let first = t.split_whitespace().next().unwrap_or("");
+    let core = first.trim_end_matches(['s', 'x', '%']);
+    !core.is_empty() && core.parse::<f64>().is_ok()
+}
+
+/// The mean and the population standard deviation (as NumPy's `np.std`,
+/// which the paper's tables use) of a non-empty sample; `(NaN, NaN)` when
+/// empty.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::output::mean_std;
+///
+/// assert_eq!(mean_std(&[1.0, 3.0]), (2.0, 1.0));
+/// ```
+pub fn mean_std(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// `mean ± std` with `digits` decimals.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::output::fmt_mean_std;
+///
+/// assert_eq!(fmt_mean_std(1.2549, 0.0123, 2), "1.25 ± 0.01");
+/// ```
+pub fn fmt_mean_std(mean: f64, std: f64, digits: usize) -> String {
+    format!("{mean:.digits$} ± {std:.digits$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment_and_missing_cells() {
+        let mut t = TextTable::new(&["a", "bb"]);
+        t.row(["xyz"]);
+        t.row(["1", "2.5 ± 0.1", "dropped"]);
+        let s = t.render();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines,
+            ["a    bb", "---  ---------", "xyz", "  1  2.5 ± 0.1"]
+        );
+    }
+
+    #[test]
+    fn numeric_cells_are_recognised() {
+        for yes in ["1", "-2.5e3", "1.25 ± 0.02", "0.3s", "84x", "-"] {
+            assert!(looks_numeric(yes), "{yes}");
+        }
+        for no in ["MUFC", "", "n/a", "s"] {
+            assert!(!looks_numeric(no), "{no}");
+        }
+    }
+}
