@@ -19,6 +19,10 @@
 //!   branch, so tests compute exact output distributions.
 //! - [`KMeans`] is weighted K-means++ followed by Lloyd's iterations (the
 //!   server side of Algorithms 1 and 5), and [`phi`] the objective.
+//! - [`ExactKMeans`] is K-means++ then Lloyd with exact integer sums and a
+//!   per-iteration trace: [`ExactModel::update`] turns a fitted model into
+//!   the fit of changed data (points added, removed, reweighted) bit for
+//!   bit, at a fraction of the cost of refitting.
 //! - [`Quantizer`] is the uniform grid of Appendix H, with 1-based
 //!   mixed-radix bin indices; [`BoxTransform`] brings data into its box.
 //!
@@ -61,6 +65,7 @@
 
 mod dataset;
 mod error;
+mod exact;
 mod kmeanspp;
 mod lloyd;
 mod metric;
@@ -69,6 +74,7 @@ mod sampler;
 
 pub use dataset::{Dataset, PointId};
 pub use error::SeedingError;
+pub use exact::{Changes, ExactKMeans, ExactModel, RunReport, UpdateReport};
 pub use kmeanspp::{KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport};
 pub use lloyd::{KMeans, KMeansModel, KMeansParams, phi};
 pub use metric::{Cosine, L1, Metric, SqEuclidean};

@@ -1,0 +1,389 @@
+//! Lloyd's iterations with exact sums and a per-iteration trace, run from
+//! scratch or replayed against the trace of a previous run.
+
+use super::bounds::Bounds;
+use super::fixed::Moments;
+use super::points::Points;
+use crate::{ExpRace, Metric, Sampler, SqEuclidean};
+
+#[cfg(feature = "parallel")]
+use super::seeds::PAR_MIN_POINTS;
+
+/// The label of a point not counted in an iteration's moments (a point
+/// added since the iteration was computed).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Points per task of a parallel pass.
+#[cfg(feature = "parallel")]
+const CHUNK: usize = 2048;
+
+/// One assignment step: the centroids `C_t` it assigned to, the exact
+/// moments of the clusters it formed, and per point its label and a lower
+/// bound on its margin (stored plus the cluster's debt, see
+/// [`Bounds::margin_plus`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Iter {
+    pub(crate) centroids: Vec<f64>,
+    pub(crate) moments: Moments,
+    pub(crate) labels: Vec<u32>,
+    pub(crate) margins: Vec<f32>,
+    /// Per cluster: the sum of the thresholds of the updates since the
+    /// margins of its points were computed (only grows). The margin of a
+    /// point with label `a` is at least `margins[p] - debt[a]`.
+    pub(crate) debt: Vec<f64>,
+    /// Whether an empty cluster was re-seeded after this assignment.
+    pub(crate) reseeded: bool,
+}
+
+impl Iter {
+    /// Follows a swap-removal of the point at `pos`.
+    pub(crate) fn swap_remove(&mut self, pos: usize) {
+        self.labels.swap_remove(pos);
+        self.margins.swap_remove(pos);
+    }
+
+    /// Appends a point that this iteration did not count.
+    pub(crate) fn push_uncounted(&mut self) {
+        self.labels.push(NONE);
+        self.margins.push(f32::NEG_INFINITY);
+    }
+}
+
+/// The nearest centroid (lowest index on ties, as a fresh assignment),
+/// its cost and the least cost to any other centroid.
+#[inline]
+fn nearest2(x: &[f64], centroids: &[f64], dim: usize) -> (u32, f64, f64) {
+    let (mut a, mut fa, mut f2) = (0u32, f64::INFINITY, f64::INFINITY);
+    for (j, c) in centroids.chunks_exact(dim).enumerate() {
+        let f = SqEuclidean.cost(x, c);
+        if f < fa {
+            f2 = fa;
+            fa = f;
+            // `j` is below the number of centroids, which fits a u32.
+            a = u32::try_from(j).unwrap_or(NONE);
+        } else if f < f2 {
+            f2 = f;
+        }
+    }
+    (a, fa, f2)
+}
+
+/// What a pass needs besides the per-point arrays.
+struct PassCtx<'a> {
+    dim: usize,
+    m: usize,
+    centroids: &'a [f64],
+    /// `None`: recompute every point. `Some(bar)`: skip a point with label
+    /// `a` when its stored margin exceeds `bar[a]`.
+    bar: Option<&'a [f64]>,
+    /// The debts recomputed margins are stored against.
+    debt: &'a [f64],
+    bounds: Bounds,
+    /// Test hook: a slack added to every stored margin in the skip test
+    /// (0 in every real run).
+    slack: f64,
+}
+
+/// The outcome of a pass over some points: the change of the moments and
+/// the number of points whose distances were computed.
+struct PassOut {
+    delta: Option<Moments>,
+    recomputed: usize,
+}
+
+impl PassOut {
+    fn join(mut self, o: Self) -> Self {
+        self.recomputed += o.recomputed;
+        match (&mut self.delta, o.delta) {
+            (Some(a), Some(b)) => a.merge(&b),
+            (None, Some(b)) => self.delta = Some(b),
+            _ => {}
+        }
+        self
+    }
+}
+
+fn pass_chunk(
+    ctx: &PassCtx<'_>,
+    coords: &[f64],
+    weights: &[u64],
+    labels: &mut [u32],
+    margins: &mut [f32],
+) -> PassOut {
+    let mut out = PassOut {
+        delta: None,
+        recomputed: 0,
+    };
+    for (((x, &w), label), margin) in coords
+        .chunks_exact(ctx.dim)
+        .zip(weights)
+        .zip(labels.iter_mut())
+        .zip(margins.iter_mut())
+    {
+        let old = *label;
+        if let Some(bar) = ctx.bar
+            && let Some(&b) = bar.get(old as usize)
+            && f64::from(*margin) + ctx.slack > b
+        {
+            continue;
+        }
+        out.recomputed += 1;
+        let (a, fa, f2) = nearest2(x, ctx.centroids, ctx.dim);
+        let au = a as usize;
+        *margin = ctx.bounds.margin_plus(fa, f2, ctx.debt[au]);
+        if a != old {
+            *label = a;
+            let delta = out
+                .delta
+                .get_or_insert_with(|| Moments::zeros(ctx.m, ctx.dim));
+            if old != NONE {
+                delta.add_point(old as usize, w, x, false);
+            }
+            delta.add_point(au, w, x, true);
+        }
+    }
+    out
+}
+
+/// One assignment pass: every point keeps its label when the skip test
+/// certifies it, else is assigned afresh (its margin recomputed); the
+/// change of the moments comes back. Parallel under the `parallel`
+/// feature; the result is the same either way (per-point work, integer
+/// sums).
+fn pass(ctx: &PassCtx<'_>, points: &Points, labels: &mut [u32], margins: &mut [f32]) -> PassOut {
+    #[cfg(feature = "parallel")]
+    if points.len() >= PAR_MIN_POINTS {
+        use rayon::prelude::*;
+        let d = ctx.dim;
+        return points
+            .coords()
+            .par_chunks(CHUNK * d)
+            .zip(points.weights().par_chunks(CHUNK))
+            .zip(
+                labels
+                    .par_chunks_mut(CHUNK)
+                    .zip(margins.par_chunks_mut(CHUNK)),
+            )
+            .map(|((x, w), (l, m))| pass_chunk(ctx, x, w, l, m))
+            .reduce(
+                || PassOut {
+                    delta: None,
+                    recomputed: 0,
+                },
+                PassOut::join,
+            );
+    }
+    pass_chunk(ctx, points.coords(), points.weights(), labels, margins)
+}
+
+/// The float cost of every point to its assigned centroid (the least
+/// cost, as the assignment is the float argmin), for re-seeding.
+fn assigned_costs(points: &Points, centroids: &[f64], labels: &[u32]) -> Vec<f64> {
+    let dim = points.dim();
+    let cost = |(x, &a): (&[f64], &u32)| {
+        let a = a as usize;
+        SqEuclidean.cost(x, &centroids[a * dim..(a + 1) * dim])
+    };
+    #[cfg(feature = "parallel")]
+    if points.len() >= PAR_MIN_POINTS {
+        use rayon::prelude::*;
+        return points
+            .coords()
+            .par_chunks_exact(dim)
+            .zip(labels.par_iter())
+            .with_min_len(1024)
+            .map(cost)
+            .collect();
+    }
+    points
+        .coords()
+        .chunks_exact(dim)
+        .zip(labels)
+        .map(cost)
+        .collect()
+}
+
+/// The parameters of one Lloyd run.
+pub(crate) struct Lloyd {
+    /// The number of clusters asked for (it numbers re-seeding rounds).
+    pub(crate) k: usize,
+    pub(crate) max_iterations: usize,
+    /// The absolute tolerance on the summed squared centroid shift.
+    pub(crate) tol: f64,
+    pub(crate) race: ExpRace,
+    pub(crate) bounds: Bounds,
+    /// Test hook, see [`PassCtx::slack`].
+    pub(crate) slack: f64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RunStats {
+    /// Iterations replayed against the old trace.
+    pub(crate) replayed: usize,
+    /// Iterations computed in full (beyond the old trace).
+    pub(crate) full: usize,
+    /// Points whose distances to all centroids were computed.
+    pub(crate) recomputed: usize,
+    /// Iterations with an empty cluster (a pass over all points for the
+    /// re-seeding costs).
+    pub(crate) reseed_passes: usize,
+}
+
+/// The end of a run.
+pub(crate) struct RunEnd {
+    /// `C_T`: the means of the last assignment, re-seeded clusters aside.
+    pub(crate) centroids: Vec<f64>,
+    pub(crate) converged: bool,
+    pub(crate) stats: RunStats,
+}
+
+impl Lloyd {
+    /// Runs Lloyd's iterations from the centroids `c0` (the seeds), over
+    /// `trace` (empty for a fresh run; else the trace of a previous run,
+    /// adjusted to the current points: counted in its moments with their
+    /// current weights, or labelled [`NONE`]). Leaves in `trace` the trace
+    /// of this run, equal to that of a fresh run in everything but the
+    /// margins and debts (which are valid bounds either way).
+    ///
+    /// Iteration `t`: assign every point to its nearest centroid in `C_t`;
+    /// form the exact moments; `C_{t+1}` is the mean of each cluster, or,
+    /// for an empty cluster, a point drawn by the race in round
+    /// `k (t + 1) + j` with probability proportional to `weight * cost` to
+    /// its centroid in `C_t` (and to 0 for points already drawn in this
+    /// iteration); if none has positive weight the centroid stays. Stop
+    /// when no cluster was re-seeded and `sum_j |C_{t+1}(j) - C_t(j)|^2`
+    /// (added in cluster order) is at most the tolerance, or after
+    /// `max_iterations` assignments.
+    pub(crate) fn run(&self, points: &Points, trace: &mut Vec<Iter>, c0: Vec<f64>) -> RunEnd {
+        let dim = points.dim();
+        let n = points.len();
+        let m = c0.len() / dim;
+        let mut stats = RunStats::default();
+        let mut c = c0;
+        let mut t = 0;
+        let mut bar = vec![0.0; m];
+        let zero_debt = vec![0.0; m];
+        loop {
+            if t < trace.len() {
+                let it = &mut trace[t];
+                // Upper bounds on the shifts, and the two largest.
+                let delta: Vec<f64> = c
+                    .chunks_exact(dim)
+                    .zip(it.centroids.chunks_exact(dim))
+                    .map(|(new, old)| self.bounds.dist_up(SqEuclidean.cost(new, old)))
+                    .collect();
+                let (mut i1, mut d1, mut d2) = (usize::MAX, 0.0f64, 0.0f64);
+                for (j, &dj) in delta.iter().enumerate() {
+                    if dj > d1 || i1 == usize::MAX {
+                        d2 = d1;
+                        d1 = dj;
+                        i1 = j;
+                    } else if dj > d2 {
+                        d2 = dj;
+                    }
+                }
+                for (j, b) in bar.iter_mut().enumerate() {
+                    let other = if j == i1 { d2 } else { d1 };
+                    *b = self.bounds.bar(it.debt[j], other, delta[j]);
+                }
+                let ctx = PassCtx {
+                    dim,
+                    m,
+                    centroids: &c,
+                    bar: Some(&bar),
+                    debt: &bar,
+                    bounds: self.bounds,
+                    slack: self.slack,
+                };
+                let out = pass(&ctx, points, &mut it.labels, &mut it.margins);
+                if let Some(d) = out.delta {
+                    it.moments.merge(&d);
+                }
+                it.centroids.clone_from(&c);
+                it.debt.clone_from(&bar);
+                stats.replayed += 1;
+                stats.recomputed += out.recomputed;
+            } else {
+                let (mut labels, mut moments) = match trace.last() {
+                    Some(prev) => (prev.labels.clone(), prev.moments.clone()),
+                    None => (vec![NONE; n], Moments::zeros(m, dim)),
+                };
+                let mut margins = vec![0.0f32; n];
+                let ctx = PassCtx {
+                    dim,
+                    m,
+                    centroids: &c,
+                    bar: None,
+                    debt: &zero_debt,
+                    bounds: self.bounds,
+                    slack: 0.0,
+                };
+                let out = pass(&ctx, points, &mut labels, &mut margins);
+                if let Some(d) = out.delta {
+                    moments.merge(&d);
+                }
+                trace.push(Iter {
+                    centroids: c.clone(),
+                    moments,
+                    labels,
+                    margins,
+                    debt: zero_debt.clone(),
+                    reseeded: false,
+                });
+                stats.full += 1;
+                stats.recomputed += out.recomputed;
+            }
+            let it = &trace[t];
+            let mut next = c.clone();
+            // Moments of the points' current labels: one centroid per
+            // non-empty cluster.
+            let mut empty = Vec::new();
+            for (j, cj) in next.chunks_exact_mut(dim).enumerate() {
+                if it.moments.weight(j) == 0 {
+                    empty.push(j);
+                } else {
+                    it.moments.centroid_into(j, cj);
+                }
+            }
+            let mut reseeded = false;
+            if !empty.is_empty() {
+                stats.reseed_passes += 1;
+                let costs = assigned_costs(points, &c, &it.labels);
+                let mut w: Vec<f64> = costs
+                    .iter()
+                    .zip(points.weights())
+                    .map(|(&f, &wt)| wt as f64 * f)
+                    .collect();
+                let mut race = self.race;
+                for j in empty {
+                    let round = self.k * (t + 1) + j;
+                    if let Some(pos) = race.choose(round, points.ids(), &w)
+                        && w.get(pos).is_some_and(|&x| x > 0.0)
+                    {
+                        next[j * dim..(j + 1) * dim].copy_from_slice(points.point(pos));
+                        w[pos] = 0.0;
+                        reseeded = true;
+                    }
+                }
+            }
+            trace[t].reseeded = reseeded;
+            let shift: f64 = next
+                .chunks_exact(dim)
+                .zip(c.chunks_exact(dim))
+                .map(|(a, b)| SqEuclidean.cost(a, b))
+                .sum();
+            t += 1;
+            let converged = !reseeded && shift <= self.tol;
+            if converged || t >= self.max_iterations {
+                trace.truncate(t);
+                return RunEnd {
+                    centroids: next,
+                    converged,
+                    stats,
+                };
+            }
+            c = next;
+        }
+    }
+}
