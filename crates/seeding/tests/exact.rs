@@ -31,10 +31,25 @@ proptest! {
         seed in any::<u64>(),
         tol in prop_oneof![Just(0.0), Just(1e-4), Just(1e-2)],
         max_iter in prop_oneof![Just(300usize), 1usize..=4],
+        accelerate in any::<bool>(),
         steps in prop::collection::vec(arb_step(), 1..=6),
     ) {
-        let km = ExactKMeans::new(k).tolerance(tol).max_iterations(max_iter);
+        let km = ExactKMeans::new(k).tolerance(tol).max_iterations(max_iter).accelerate(accelerate);
         let res = check_sequence(&km, points, seed, &steps, sound);
+        prop_assert!(res.is_ok(), "{}", res.unwrap_err());
+    }
+
+    #[test]
+    fn updates_of_medium_data_sets_equal_fresh_fits(
+        dim in 2usize..=6,
+        n in 150usize..=500,
+        kind in prop_oneof![Just(Coords::Fine), Just(Coords::Continuous)],
+        z in any::<u64>(),
+        k in 2usize..=8,
+        steps in prop::collection::vec(arb_step(), 1..=5),
+    ) {
+        let points = Points::random(dim, n, kind, z % 2 == 0, z);
+        let res = check_sequence(&ExactKMeans::new(k).tolerance(0.0), points, z, &steps, sound);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     }
 
@@ -48,8 +63,10 @@ proptest! {
     ) {
         let init = provoking_init(points.dim(), k, z);
         let km = ExactKMeans::new(k);
+        let plain = km.clone().accelerate(false);
         let fit = |d: &Dataset| km.fit_from(d, init.as_view(), seed);
-        let res = check_sequence_with(fit, points, &steps, sound);
+        let reference = |d: &Dataset| plain.fit_from(d, init.as_view(), seed);
+        let res = check_sequence_with(fit, reference, points, &steps, sound);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     }
 
@@ -101,8 +118,10 @@ fn empty_clusters_and_ties_on_a_grid_stay_exact() {
         let points = Points::random(2, 40, Coords::Grid, case % 2 == 0, case);
         let init = provoking_init(2, 6, case);
         let km = ExactKMeans::new(6).tolerance(if case % 3 == 0 { 0.0 } else { 1e-3 });
+        let plain = km.clone().accelerate(false);
         let fit = |d: &Dataset| km.fit_from(d, init.as_view(), case);
-        stats.push(check_sequence_with(fit, points, &steps_for(40), sound).unwrap());
+        let reference = |d: &Dataset| plain.fit_from(d, init.as_view(), case);
+        stats.push(check_sequence_with(fit, reference, points, &steps_for(40), sound).unwrap());
     }
     let with_empty: usize = stats.iter().map(|s| s.fits_with_empty_clusters).sum();
     let passes: usize = stats.iter().map(|s| s.reseed_passes).sum();

@@ -313,7 +313,8 @@ pub struct Stats {
     pub fits_with_empty_clusters: usize,
 }
 
-/// [`check_sequence_with`] for [`ExactKMeans::fit`] with `km` and `seed`.
+/// [`check_sequence_with`] for [`ExactKMeans::fit`] with `km` and `seed`,
+/// against plain Lloyd (`km` without acceleration) as the reference.
 ///
 /// # Errors
 ///
@@ -328,30 +329,42 @@ pub fn check_sequence<U>(
 where
     U: Fn(&mut ExactModel, &Dataset, &Changes) -> Result<UpdateReport, SeedingError>,
 {
-    check_sequence_with(|d: &Dataset| km.fit(d, seed), points, steps, update)
+    let plain = km.clone().accelerate(false);
+    check_sequence_with(
+        |d: &Dataset| km.fit(d, seed),
+        |d: &Dataset| plain.fit(d, seed),
+        points,
+        steps,
+        update,
+    )
 }
 
 /// Fits `points` with `fit`, applies `steps` one after another through
 /// `update` (alternately with the step's changes and with the changes
 /// [`ExactModel::changes_to`] finds), and after each compares the model
-/// with a fresh `fit` of the new data (in another order) by [`compare`].
+/// with `reference` (a fit that must give the same bits: `fit` itself, or
+/// the same parameters without acceleration) of the new data, in another
+/// order, by [`compare`].
 ///
 /// # Errors
 ///
 /// The first difference (or failed fit or update), described.
-pub fn check_sequence_with<F, U>(
+pub fn check_sequence_with<F, R, U>(
     fit: F,
+    reference: R,
     mut points: Points,
     steps: &[Step],
     update: U,
 ) -> Result<Stats, String>
 where
     F: Fn(&Dataset) -> Result<ExactModel, SeedingError>,
+    R: Fn(&Dataset) -> Result<ExactModel, SeedingError>,
     U: Fn(&mut ExactModel, &Dataset, &Changes) -> Result<UpdateReport, SeedingError>,
 {
     let mut model = fit(&points.dataset(1)).map_err(|e| e.to_string())?;
     let mut stats = Stats::default();
-    compare(&model, &fit(&points.dataset(2)).unwrap())?;
+    compare(&model, &reference(&points.dataset(2)).unwrap())
+        .map_err(|e| format!("fit differs from the reference: {e}"))?;
     stats.fits_with_empty_clusters += usize::from(model.reseed_iterations() > 0);
     for (i, step) in steps.iter().enumerate() {
         let seeds = model.seeds().to_vec();
@@ -372,7 +385,7 @@ where
         }
         let used = if i % 2 == 0 { &changes } else { &found };
         let report = update(&mut model, &data, used).map_err(|e| format!("step {step:?}: {e}"))?;
-        let fresh = fit(&points.dataset(1000 + i as u64)).unwrap();
+        let fresh = reference(&points.dataset(1000 + i as u64)).unwrap();
         compare(&model, &fresh).map_err(|e| format!("after step {i} ({step:?}): {e}"))?;
         stats.updates += 1;
         stats.seeding_changed += usize::from(report.seeding_changed());

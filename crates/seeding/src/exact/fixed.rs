@@ -142,6 +142,11 @@ impl Moments {
         }
     }
 
+    /// The dimension.
+    pub(crate) fn dim(&self) -> usize {
+        self.dim
+    }
+
     /// The number of clusters.
     pub(crate) fn len(&self) -> usize {
         self.w.len()

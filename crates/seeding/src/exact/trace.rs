@@ -36,6 +36,16 @@ pub(crate) struct Iter {
 }
 
 impl Iter {
+    /// Becomes a copy of `o`, reusing the allocations.
+    fn copy_from(&mut self, o: &Self) {
+        self.centroids.clone_from(&o.centroids);
+        self.moments.clone_from(&o.moments);
+        self.labels.clone_from(&o.labels);
+        self.margins.clone_from(&o.margins);
+        self.debt.clone_from(&o.debt);
+        self.reseeded = o.reseeded;
+    }
+
     /// Follows a swap-removal of the point at `pos`.
     pub(crate) fn swap_remove(&mut self, pos: usize) {
         self.labels.swap_remove(pos);
@@ -214,14 +224,58 @@ pub(crate) struct Lloyd {
     pub(crate) bounds: Bounds,
     /// Test hook, see [`PassCtx::slack`].
     pub(crate) slack: f64,
+    /// Whether iterations beyond the old trace (all but the first, in a
+    /// fresh run) use the skip test against the previous iteration (else
+    /// they are computed in full, as plain Lloyd does).
+    pub(crate) accelerate: bool,
+}
+
+/// How many old iterations at or after `t` are candidate baselines for
+/// iteration `t` (besides this run's previous one).
+const LOOKAHEAD: usize = 3;
+
+impl Lloyd {
+    /// Fills `bar` with the skip thresholds of the centroids `c` against
+    /// the baseline `base` (`debt + max_{j != a} delta_j + kappa delta_a`
+    /// for each cluster `a`, upper bounds), and returns an estimate of the
+    /// points that will fail the test: the cluster weights times the
+    /// thresholds (without the debts, which the stored margins contain).
+    fn thresholds(&self, c: &[f64], base: &Iter, bar: &mut [f64]) -> f64 {
+        let dim = base.moments.dim();
+        let delta: Vec<f64> = c
+            .chunks_exact(dim)
+            .zip(base.centroids.chunks_exact(dim))
+            .map(|(new, old)| self.bounds.dist_up(SqEuclidean.cost(new, old)))
+            .collect();
+        // The two largest shifts.
+        let (mut i1, mut d1, mut d2) = (usize::MAX, 0.0f64, 0.0f64);
+        for (j, &dj) in delta.iter().enumerate() {
+            if dj > d1 || i1 == usize::MAX {
+                d2 = d1;
+                d1 = dj;
+                i1 = j;
+            } else if dj > d2 {
+                d2 = dj;
+            }
+        }
+        let mut score = 0.0;
+        for (j, b) in bar.iter_mut().enumerate() {
+            let other = if j == i1 { d2 } else { d1 };
+            *b = self.bounds.bar(base.debt[j], other, delta[j]);
+            score += base.moments.weight(j) as f64 * self.bounds.bar(0.0, other, delta[j]);
+        }
+        score
+    }
 }
 
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RunStats {
-    /// Iterations replayed against the old trace.
+    /// Iterations computed with the skip test.
     pub(crate) replayed: usize,
-    /// Iterations computed in full (beyond the old trace).
+    /// Of these, those whose baseline was this run's previous iteration.
+    pub(crate) from_previous: usize,
+    /// Iterations computed in full.
     pub(crate) full: usize,
     /// Points whose distances to all centroids were computed.
     pub(crate) recomputed: usize,
@@ -259,81 +313,78 @@ impl Lloyd {
         let dim = points.dim();
         let n = points.len();
         let m = c0.len() / dim;
+        let old_len = trace.len();
         let mut stats = RunStats::default();
         let mut c = c0;
-        let mut t = 0;
+        let mut t: usize = 0;
         let mut bar = vec![0.0; m];
-        let zero_debt = vec![0.0; m];
+        let mut best_bar = vec![0.0; m];
         loop {
-            if t < trace.len() {
-                let it = &mut trace[t];
-                // Upper bounds on the shifts, and the two largest.
-                let delta: Vec<f64> = c
-                    .chunks_exact(dim)
-                    .zip(it.centroids.chunks_exact(dim))
-                    .map(|(new, old)| self.bounds.dist_up(SqEuclidean.cost(new, old)))
-                    .collect();
-                let (mut i1, mut d1, mut d2) = (usize::MAX, 0.0f64, 0.0f64);
-                for (j, &dj) in delta.iter().enumerate() {
-                    if dj > d1 || i1 == usize::MAX {
-                        d2 = d1;
-                        d1 = dj;
-                        i1 = j;
-                    } else if dj > d2 {
-                        d2 = dj;
-                    }
-                }
-                for (j, b) in bar.iter_mut().enumerate() {
-                    let other = if j == i1 { d2 } else { d1 };
-                    *b = self.bounds.bar(it.debt[j], other, delta[j]);
-                }
-                let ctx = PassCtx {
-                    dim,
-                    m,
-                    centroids: &c,
-                    bar: Some(&bar),
-                    debt: &bar,
-                    bounds: self.bounds,
-                    slack: self.slack,
-                };
-                let out = pass(&ctx, points, &mut it.labels, &mut it.margins);
-                if let Some(d) = out.delta {
-                    it.moments.merge(&d);
-                }
-                it.centroids.clone_from(&c);
-                it.debt.clone_from(&bar);
-                stats.replayed += 1;
-                stats.recomputed += out.recomputed;
-            } else {
-                let (mut labels, mut moments) = match trace.last() {
-                    Some(prev) => (prev.labels.clone(), prev.moments.clone()),
-                    None => (vec![NONE; n], Moments::zeros(m, dim)),
-                };
-                let mut margins = vec![0.0f32; n];
-                let ctx = PassCtx {
-                    dim,
-                    m,
-                    centroids: &c,
-                    bar: None,
-                    debt: &zero_debt,
-                    bounds: self.bounds,
-                    slack: 0.0,
-                };
-                let out = pass(&ctx, points, &mut labels, &mut margins);
-                if let Some(d) = out.delta {
-                    moments.merge(&d);
-                }
+            let forced = if trace.is_empty() {
                 trace.push(Iter {
                     centroids: c.clone(),
-                    moments,
-                    labels,
-                    margins,
-                    debt: zero_debt.clone(),
+                    moments: Moments::zeros(m, dim),
+                    labels: vec![NONE; n],
+                    margins: vec![0.0; n],
+                    debt: vec![0.0; m],
                     reseeded: false,
                 });
-                stats.full += 1;
-                stats.recomputed += out.recomputed;
+                true
+            } else {
+                // The baseline: this run's previous iteration, or an old
+                // iteration not yet replaced (at or just after `t`); any
+                // is a valid starting point, and the one the centroids
+                // moved least from leaves the fewest points to recompute.
+                let first = t.saturating_sub(1);
+                let last = (t + LOOKAHEAD).min(trace.len());
+                let mut best = (first, f64::INFINITY);
+                for (b, base) in trace.iter().enumerate().take(last).skip(first) {
+                    let score = self.thresholds(&c, base, &mut bar);
+                    if score < best.1 {
+                        best = (b, score);
+                        best_bar.clone_from(&bar);
+                    }
+                }
+                let b = best.0;
+                if t == trace.len() {
+                    let copy = trace[b].clone();
+                    trace.push(copy);
+                } else if b < t {
+                    let (lo, hi) = trace.split_at_mut(t);
+                    hi[0].copy_from(&lo[b]);
+                } else if b > t {
+                    let (lo, hi) = trace.split_at_mut(b);
+                    lo[t].copy_from(&hi[0]);
+                }
+                if b + 1 == t {
+                    stats.from_previous += 1;
+                }
+                !self.accelerate && t >= old_len
+            };
+            let it = &mut trace[t];
+            let ctx = PassCtx {
+                dim,
+                m,
+                centroids: &c,
+                bar: (!forced).then_some(&best_bar[..]),
+                debt: if forced { &it.debt } else { &best_bar },
+                bounds: self.bounds,
+                slack: self.slack,
+            };
+            let out = pass(&ctx, points, &mut it.labels, &mut it.margins);
+            if let Some(d) = out.delta {
+                it.moments.merge(&d);
             }
+            it.centroids.clone_from(&c);
+            if !forced {
+                it.debt.clone_from(&best_bar);
+            }
+            if forced {
+                stats.full += 1;
+            } else {
+                stats.replayed += 1;
+            }
+            stats.recomputed += out.recomputed;
             let it = &trace[t];
             let mut next = c.clone();
             // Moments of the points' current labels: one centroid per
