@@ -102,6 +102,7 @@ struct PassOut {
 }
 
 impl PassOut {
+    #[cfg(feature = "parallel")]
     fn join(mut self, o: Self) -> Self {
         self.recomputed += o.recomputed;
         match (&mut self.delta, o.delta) {
