@@ -215,7 +215,11 @@ fn exact(c: &mut Criterion) {
                 let (new, ch) = reseeded(&data, &gone, &fresh, 1, 1 << 40);
                 (fitted.clone(), new, ch)
             },
-            |(mut m, new, ch)| black_box(m.update(&new, &ch).expect("consistent").iterations()),
+            |(mut m, new, ch)| {
+                black_box(m.update(&new, &ch).expect("consistent"));
+                // Dropped after the timing.
+                m
+            },
             BatchSize::LargeInput,
         );
     });
@@ -260,7 +264,11 @@ fn exact(c: &mut Criterion) {
                     Changes::default().with_reweighted(vec![id]),
                 )
             },
-            |(mut m, new, ch)| black_box(m.update(&new, &ch).expect("consistent").iterations()),
+            |(mut m, new, ch)| {
+                black_box(m.update(&new, &ch).expect("consistent"));
+                // Dropped after the timing.
+                m
+            },
             BatchSize::LargeInput,
         );
     });
@@ -272,7 +280,11 @@ fn exact(c: &mut Criterion) {
                 let (new, ch) = reseeded(&server, &gone, &fresh, 100, 1 << 40);
                 (fitted.clone(), new, ch)
             },
-            |(mut m, new, ch)| black_box(m.update(&new, &ch).expect("consistent").iterations()),
+            |(mut m, new, ch)| {
+                black_box(m.update(&new, &ch).expect("consistent"));
+                // Dropped after the timing.
+                m
+            },
             BatchSize::LargeInput,
         );
     });

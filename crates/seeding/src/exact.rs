@@ -243,6 +243,10 @@ struct Run {
     converged: bool,
     sizes: Vec<u64>,
     phi: f64,
+    /// The moments the objective was computed from, and its terms: an
+    /// update recomputes only the terms of clusters that changed (each
+    /// costs big-integer arithmetic).
+    phi_cache: Option<(Moments, Vec<f64>)>,
 }
 
 impl Run {
@@ -251,10 +255,16 @@ impl Run {
         self.converged = end.converged;
         // A run has at least one iteration (max_iterations >= 1).
         if let Some(last) = self.trace.last() {
-            self.sizes = (0..last.moments.len())
-                .map(|j| last.moments.weight(j))
+            let m = &last.moments;
+            self.sizes = (0..m.len()).map(|j| m.weight(j)).collect();
+            let terms: Vec<f64> = (0..m.len())
+                .map(|j| match &self.phi_cache {
+                    Some((old, terms)) if old.same_cluster(m, j) => terms[j],
+                    _ => m.phi_term(j),
+                })
                 .collect();
-            self.phi = last.moments.phi();
+            self.phi = Moments::phi_from_terms(&terms);
+            self.phi_cache = Some((m.clone(), terms));
         }
     }
 }
@@ -493,6 +503,7 @@ impl ExactKMeans {
                     converged: false,
                     sizes: Vec::new(),
                     phi: 0.0,
+                    phi_cache: None,
                 };
                 let end = self.lloyd(race, tol, points.dim()).run(
                     &points,

@@ -110,13 +110,22 @@ pub(crate) fn f32_down(v: f64) -> f32 {
     if f64::from(g) > v { g.next_down() } else { g }
 }
 
+/// The least `f32` not below `v` (`+inf` above the range, NaN stays).
+#[inline]
+pub(crate) fn f32_up(v: f64) -> f32 {
+    // `as` rounds to nearest (and saturates to infinities).
+    #[allow(clippy::cast_possible_truncation)]
+    let g = v as f32;
+    if f64::from(g) < v { g.next_up() } else { g }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Metric, SqEuclidean};
 
     #[test]
-    fn rounding_down_to_f32_never_rounds_up() {
+    fn rounding_to_f32_goes_the_safe_way() {
         for v in [
             0.1,
             -0.1,
@@ -131,8 +140,11 @@ mod tests {
         ] {
             let g = f32_down(v);
             assert!(f64::from(g) <= v, "{v} -> {g}");
+            let h = f32_up(v);
+            assert!(f64::from(h) >= v, "{v} -> {h}");
             if v.abs() < 3.0e38 {
                 assert!(f64::from(g.next_up()) > v, "{v} -> {g} is not the largest");
+                assert!(f64::from(h.next_down()) < v, "{v} -> {h} is not the least");
             }
         }
     }

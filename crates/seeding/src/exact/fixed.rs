@@ -218,21 +218,39 @@ impl Moments {
         (qw - ss, w)
     }
 
-    /// The objective: the sum over clusters of `sum w |x - mean|^2`, from
-    /// the exact moments. Each cluster's term is the exact integer ratio
+    /// Cluster `j`'s term of the objective: the exact integer ratio
     /// `(Q W - |S|^2) / W` rounded through `f64` (numerator, denominator,
-    /// quotient), the terms are added in cluster order and scaled by
-    /// `2^-64`: a function of the integers alone.
-    pub(crate) fn phi(&self) -> f64 {
-        let mut total = 0.0;
-        for j in 0..self.len() {
-            if self.w[j] == 0 {
-                continue;
-            }
-            let (num, w) = self.scatter(j);
-            total += num.to_f64().unwrap_or(f64::INFINITY) / w as f64;
+    /// quotient); 0 for an empty cluster. A function of the cluster's
+    /// integers alone.
+    pub(crate) fn phi_term(&self, j: usize) -> f64 {
+        if self.w[j] == 0 {
+            return 0.0;
         }
-        total * INV_SCALE2
+        let (num, w) = self.scatter(j);
+        num.to_f64().unwrap_or(f64::INFINITY) / w as f64
+    }
+
+    /// The objective from the terms of [`Self::phi_term`]: added in
+    /// cluster order from 0 and scaled by `2^-64`, the sum over clusters of
+    /// `sum w |x - mean|^2`.
+    pub(crate) fn phi_from_terms(terms: &[f64]) -> f64 {
+        terms.iter().fold(0.0, |acc, &t| acc + t) * INV_SCALE2
+    }
+
+    /// Whether cluster `j` has the same integers here and in `o`.
+    pub(crate) fn same_cluster(&self, o: &Self, j: usize) -> bool {
+        let d = self.dim;
+        self.dim == o.dim
+            && self.w.get(j) == o.w.get(j)
+            && self.q.get(j) == o.q.get(j)
+            && self.s.get(j * d..(j + 1) * d) == o.s.get(j * d..(j + 1) * d)
+    }
+
+    /// The objective, [`Self::phi_from_terms`] of every cluster's term.
+    #[cfg(test)]
+    pub(crate) fn phi(&self) -> f64 {
+        let terms: Vec<f64> = (0..self.len()).map(|j| self.phi_term(j)).collect();
+        Self::phi_from_terms(&terms)
     }
 
     /// The mean over axes of the weighted variance, all clusters pooled

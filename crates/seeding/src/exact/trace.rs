@@ -1,7 +1,7 @@
 //! Lloyd's iterations with exact sums and a per-iteration trace, run from
 //! scratch or replayed against the trace of a previous run.
 
-use super::bounds::Bounds;
+use super::bounds::{Bounds, f32_up};
 use super::fixed::Moments;
 use super::points::Points;
 use crate::{ExpRace, Metric, Sampler, SqEuclidean};
@@ -84,14 +84,12 @@ struct PassCtx<'a> {
     m: usize,
     centroids: &'a [f64],
     /// `None`: recompute every point. `Some(bar)`: skip a point with label
-    /// `a` when its stored margin exceeds `bar[a]`.
-    bar: Option<&'a [f64]>,
+    /// `a` when its stored margin exceeds `bar[a]` (the thresholds rounded
+    /// up to `f32`).
+    bar: Option<&'a [f32]>,
     /// The debts recomputed margins are stored against.
     debt: &'a [f64],
     bounds: Bounds,
-    /// Test hook: a slack added to every stored margin in the skip test
-    /// (0 in every real run).
-    slack: f64,
 }
 
 /// The outcome of a pass over some points: the change of the moments and
@@ -114,6 +112,34 @@ impl PassOut {
     }
 }
 
+/// Assigns the point at `i` afresh: its label, its margin and the change
+/// of the moments.
+#[inline]
+fn recompute(
+    ctx: &PassCtx<'_>,
+    x: &[f64],
+    w: u64,
+    label: &mut u32,
+    margin: &mut f32,
+    out: &mut PassOut,
+) {
+    out.recomputed += 1;
+    let old = *label;
+    let (a, fa, f2) = nearest2(x, ctx.centroids, ctx.dim);
+    let au = a as usize;
+    *margin = ctx.bounds.margin_plus(fa, f2, ctx.debt[au]);
+    if a != old {
+        *label = a;
+        let delta = out
+            .delta
+            .get_or_insert_with(|| Moments::zeros(ctx.m, ctx.dim));
+        if old != NONE {
+            delta.add_point(old as usize, w, x, false);
+        }
+        delta.add_point(au, w, x, true);
+    }
+}
+
 fn pass_chunk(
     ctx: &PassCtx<'_>,
     coords: &[f64],
@@ -125,33 +151,26 @@ fn pass_chunk(
         delta: None,
         recomputed: 0,
     };
-    for (((x, &w), label), margin) in coords
-        .chunks_exact(ctx.dim)
-        .zip(weights)
-        .zip(labels.iter_mut())
-        .zip(margins.iter_mut())
-    {
-        let old = *label;
+    let d = ctx.dim;
+    let n = labels.len().min(margins.len()).min(weights.len());
+    for i in 0..n {
+        // The skip test: one load of the label, one of the margin, one
+        // comparison (in f32, against thresholds rounded up).
         if let Some(bar) = ctx.bar
-            && let Some(&b) = bar.get(old as usize)
-            && f64::from(*margin) + ctx.slack > b
+            && let Some(&b) = bar.get(labels[i] as usize)
+            && margins[i] > b
         {
             continue;
         }
-        out.recomputed += 1;
-        let (a, fa, f2) = nearest2(x, ctx.centroids, ctx.dim);
-        let au = a as usize;
-        *margin = ctx.bounds.margin_plus(fa, f2, ctx.debt[au]);
-        if a != old {
-            *label = a;
-            let delta = out
-                .delta
-                .get_or_insert_with(|| Moments::zeros(ctx.m, ctx.dim));
-            if old != NONE {
-                delta.add_point(old as usize, w, x, false);
-            }
-            delta.add_point(au, w, x, true);
-        }
+        let x = &coords[i * d..(i + 1) * d];
+        recompute(
+            ctx,
+            x,
+            weights[i],
+            &mut labels[i],
+            &mut margins[i],
+            &mut out,
+        );
     }
     out
 }
@@ -223,7 +242,8 @@ pub(crate) struct Lloyd {
     pub(crate) tol: f64,
     pub(crate) race: ExpRace,
     pub(crate) bounds: Bounds,
-    /// Test hook, see [`PassCtx::slack`].
+    /// Test hook: subtracted from every skip threshold, so that points
+    /// are skipped that should not be (0 in every real run).
     pub(crate) slack: f64,
     /// Whether iterations beyond the old trace (all but the first, in a
     /// fresh run) use the skip test against the previous iteration (else
@@ -233,7 +253,7 @@ pub(crate) struct Lloyd {
 
 /// How many old iterations at or after `t` are candidate baselines for
 /// iteration `t` (besides this run's previous one).
-const LOOKAHEAD: usize = 3;
+const LOOKAHEAD: usize = 2;
 
 impl Lloyd {
     /// Fills `bar` with the skip thresholds of the centroids `c` against
@@ -320,6 +340,7 @@ impl Lloyd {
         let mut t: usize = 0;
         let mut bar = vec![0.0; m];
         let mut best_bar = vec![0.0; m];
+        let mut bar32: Vec<f32> = Vec::with_capacity(m);
         loop {
             let forced = if trace.is_empty() {
                 trace.push(Iter {
@@ -336,17 +357,19 @@ impl Lloyd {
                 // iteration not yet replaced (at or just after `t`); any
                 // is a valid starting point, and the one the centroids
                 // moved least from leaves the fewest points to recompute.
-                let first = t.saturating_sub(1);
+                // Slot `t` first, so that it wins ties (no copy).
                 let last = (t + LOOKAHEAD).min(trace.len());
-                let mut best = (first, f64::INFINITY);
-                for (b, base) in trace.iter().enumerate().take(last).skip(first) {
-                    let score = self.thresholds(&c, base, &mut bar);
-                    if score < best.1 {
-                        best = (b, score);
+                let candidates = (t..last).chain(t.checked_sub(1));
+                let mut best: Option<(usize, f64)> = None;
+                for b in candidates {
+                    let score = self.thresholds(&c, &trace[b], &mut bar);
+                    if best.is_none_or(|(_, s)| score < s) {
+                        best = Some((b, score));
                         best_bar.clone_from(&bar);
                     }
                 }
-                let b = best.0;
+                // There is a candidate: slot `t` exists or `t >= 1`.
+                let b = best.map_or(t, |(b, _)| b);
                 if t == trace.len() {
                     let copy = trace[b].clone();
                     trace.push(copy);
@@ -363,14 +386,16 @@ impl Lloyd {
                 !self.accelerate && t >= old_len
             };
             let it = &mut trace[t];
+            // The test hook loosens the thresholds by `slack`.
+            bar32.clear();
+            bar32.extend(best_bar.iter().map(|&b| f32_up(b - self.slack)));
             let ctx = PassCtx {
                 dim,
                 m,
                 centroids: &c,
-                bar: (!forced).then_some(&best_bar[..]),
+                bar: (!forced).then_some(&bar32[..]),
                 debt: if forced { &it.debt } else { &best_bar },
                 bounds: self.bounds,
-                slack: self.slack,
             };
             let out = pass(&ctx, points, &mut it.labels, &mut it.margins);
             if let Some(d) = out.delta {
