@@ -152,6 +152,17 @@ fn reseeded(
     (new, Changes::removing(gone.to_vec()).with_added(added))
 }
 
+/// `count` new points, each a random point of `data` moved by a uniform
+/// offset in `[-r, r]` per axis (new data resembling the old).
+fn near(rng: &mut impl Rng, data: &Dataset, count: usize, r: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(count * data.dim());
+    for id in distinct(rng, data.ids(), count) {
+        let x = data.point(data.position(id).expect("present"));
+        out.extend(x.iter().map(|&v| v + (2.0 * unit(rng) - 1.0) * r));
+    }
+    out
+}
+
 fn distinct(rng: &mut impl Rng, ids: &[PointId], count: usize) -> Vec<PointId> {
     let mut out: Vec<PointId> = Vec::with_capacity(count);
     while out.len() < count {
@@ -207,11 +218,11 @@ fn exact(c: &mut Criterion) {
             BatchSize::LargeInput,
         );
     });
-    g.bench_function("update-reseed-client-300", |b| {
+    g.bench_function("update-reseed-client-150-out-150-in", |b| {
         b.iter_batched(
             || {
                 let gone = distinct(&mut pick, data.ids(), 150);
-                let fresh: Vec<f64> = (0..150 * 10).map(|_| unit(&mut pick) * 2.0 - 0.5).collect();
+                let fresh = near(&mut pick, &data, 150, 0.1);
                 let (new, ch) = reseeded(&data, &gone, &fresh, 1, 1 << 40);
                 (fitted.clone(), new, ch)
             },
@@ -272,12 +283,12 @@ fn exact(c: &mut Criterion) {
             BatchSize::LargeInput,
         );
     });
-    g.bench_function("update-reseed-client-10", |b| {
+    g.bench_function("update-reseed-client-5-out-5-in", |b| {
         b.iter_batched(
             || {
                 let gone = distinct(&mut pick, server.ids(), 5);
-                let fresh: Vec<f64> = (0..5 * 10).map(|_| unit(&mut pick) * 2.0 - 0.5).collect();
-                let (new, ch) = reseeded(&server, &gone, &fresh, 100, 1 << 40);
+                let fresh = near(&mut pick, &server, 5, 0.1);
+                let (new, ch) = reseeded(&server, &gone, &fresh, 150, 1 << 40);
                 (fitted.clone(), new, ch)
             },
             |(mut m, new, ch)| {

@@ -3,7 +3,12 @@
 //! the time of each update with a fresh fit of the same data, checking
 //! (on a sample) that the update equals the fit bit for bit.
 //!
-//! `cargo run --release -p seeding --example exact_ratio [updates]`
+//! `cargo run --release -p seeding --example exact_ratio [updates] [tolerance]`
+//!
+//! Besides the times it prints how many iterations of each update were
+//! replayed against the old trace and how many had to start from the new
+//! run's own previous iteration (the new run had moved away from the old
+//! one: Lloyd's iterations amplify small perturbations on this data).
 
 use std::time::{Duration, Instant};
 
@@ -39,6 +44,8 @@ struct Tally {
     time: Duration,
     recomputed: usize,
     seeding_changed: usize,
+    iterations: usize,
+    from_previous: usize,
 }
 
 fn main() -> Result<(), SeedingError> {
@@ -48,15 +55,11 @@ fn main() -> Result<(), SeedingError> {
         .unwrap_or(60);
     let updates = updates.max(1);
     let data = gaussian_mixture(&mut testkit::rng("bench-gaussian"))?;
-    let tol: f64 = std::env::var("TOL")
-        .ok()
-        .and_then(|v| v.parse().ok())
+    let tol: f64 = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
         .unwrap_or(1e-4);
-    let maxit: usize = std::env::var("MAXIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
-    let km = ExactKMeans::new(10).tolerance(tol).max_iterations(maxit);
+    let km = ExactKMeans::new(10).tolerance(tol);
     let t = Instant::now();
     let mut model = km.fit(&data, 1)?;
     let first_fit = t.elapsed();
@@ -109,6 +112,12 @@ fn main() -> Result<(), SeedingError> {
         tally.n += 1;
         tally.recomputed += report.points_recomputed();
         tally.seeding_changed += usize::from(report.seeding_changed());
+        tally.iterations += report.iterations();
+        tally.from_previous += report
+            .runs
+            .iter()
+            .map(|r| r.iterations_from_previous)
+            .sum::<usize>();
         if i % 5 == 0 {
             let t = Instant::now();
             let fresh = km.fit(&new, 1)?;
@@ -133,15 +142,18 @@ fn main() -> Result<(), SeedingError> {
         ("reseed a client (300 changed)", &reseed),
     ] {
         let per = t.time / t.n.max(1);
+        let n = f64::from(t.n.max(1));
         println!(
-            "{what}: {} updates, mean {:.3} ms, fit/update = {:.1}x, recomputed {:.0} assignments per update ({:.2}% of a fit's), seeding changed {} times",
+            "{what}: {} updates, mean {:.3} ms, fit/update = {:.1}x, {:.0} assignments per update \
+             ({:.2}% of plain Lloyd's), {:.1} of {:.1} iterations from the run's previous one, \
+             seeding changed {} times",
             t.n,
             per.as_secs_f64() * 1e3,
             per_fit.as_secs_f64() / per.as_secs_f64(),
-            t.recomputed as f64 / f64::from(t.n.max(1)),
-            100.0 * t.recomputed as f64
-                / f64::from(t.n.max(1))
-                / (model.len() * model.iterations()) as f64,
+            t.recomputed as f64 / n,
+            100.0 * t.recomputed as f64 / n / (model.len() * model.iterations()) as f64,
+            t.from_previous as f64 / n,
+            t.iterations as f64 / n,
             t.seeding_changed
         );
     }

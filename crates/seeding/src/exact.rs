@@ -1,8 +1,8 @@
 //! Exactly unlearnable K-means (K-means++ seeding, then Lloyd's
-//! iterations) whose updates are cheap: after points are added, removed or
-//! reweighted, [`ExactModel::update`] gives, bit for bit, the model a fresh
-//! [`ExactKMeans::fit`] of the new data with the same seed would give, at a
-//! small fraction of its cost.
+//! iterations) with incremental updates: after points are added, removed
+//! or reweighted, [`ExactModel::update`] gives, bit for bit, the model a
+//! fresh [`ExactKMeans::fit`] of the new data with the same seed would
+//! give, usually at a small fraction of its cost.
 //!
 //! This is the server side of Algorithm 1 of the paper (lines 6-7: full
 //! K-means++ on the server's weighted points) made exactly and cheaply
@@ -10,41 +10,7 @@
 //! server's state after a removal is the state of retraining on the
 //! remaining data, not merely distributed like it.
 //!
-//! # How
-//!
-//! - Every random choice is a keyed exponential race ([`ExpRace`]) keyed
-//!   by `(seed, round, id)`: choices depend on ids, coordinates and
-//!   weights, never on positions. Seeding round `r` keeps its winner
-//!   unless the winner was removed, lost weight, or a changed point now
-//!   beats its key; the first such round is found without a pass over the
-//!   data, and seeding is redone only then.
-//! - Coordinates are rounded to multiples of 2^-32 (the model clusters
-//!   the rounded data; `|x| <= 2^16`). Cluster sums `S = sum w x`, weights
-//!   `W` and `Q = sum w |x|^2` are exact integers, so they do not depend on
-//!   the order of the points, and an update by integer deltas equals a
-//!   fresh sum. Centroids are `fl(fl(fl(S) / fl(W)) * 2^-32)`, a function
-//!   of the integers.
-//! - The trace of every iteration (centroids, moments, and per point its
-//!   label and a lower bound on its margin) lets an update replay the
-//!   iterations: a point keeps its label without any distance computation
-//!   when its margin exceeds what the centroid shifts can take away (the
-//!   certificate in the `bounds` module accounts for the rounding of the
-//!   float distances, so the float argmin a fresh fit computes is provably
-//!   the same); every other point is assigned afresh, exactly as a fit
-//!   does. The replay runs until the new run converges, earlier or later
-//!   than the old one.
-//! - Convergence (`sum_j |C_{t+1}(j) - C_t(j)|^2 <= tolerance * v`, with
-//!   `v` the mean per-axis variance of the data from exact moments), the
-//!   objective (from exact moments) and the sizes depend on the integers
-//!   and centroids alone, never on a float sum in position order.
-//!
-//! Cost of an update: O(T n) cheap comparisons (a label and an `f32` per
-//! point and iteration) plus O(d K) per point whose label is not
-//! certified, plus O(T d) per changed point; when seeding changes (a seed
-//! is removed or outweighed, probability about `k / n` per removed point
-//! for unweighted data) the seeding pass O(n k d) and, typically, most
-//! points are recomputed. Memory: 8 bytes per point and iteration (a `u32`
-//! label and an `f32` margin), plus the data.
+//! The design, costs and memory are documented on [`ExactKMeans`].
 
 mod bounds;
 mod fixed;
@@ -63,11 +29,81 @@ use self::seeds::{SeedChanges, SeedList, first_changed_round};
 use self::trace::{Iter, Lloyd, NONE, RunEnd};
 use crate::{Dataset, ExpRace, Metric, PointId, SeedingError, SqEuclidean, mix64};
 
-/// Parameters of the exactly unlearnable K-means, checked by
-/// [`Self::fit`]: `k` clusters, a relative tolerance (default `1e-4`, as
-/// [`crate::KMeans`]), at most `max_iterations` assignment steps (default
-/// 300) and `restarts` independent runs of which the one of least
-/// objective is kept (default 1).
+/// Exactly unlearnable K-means: K-means++ seeding then Lloyd's iterations,
+/// whose [`ExactModel`] updates to the fit of changed data bit for bit
+/// (the server side of Algorithms 1 and 4 of the paper).
+///
+/// The parameters, checked by [`Self::fit`]: `k` clusters, a relative
+/// tolerance (default `1e-4`, as [`crate::KMeans`]), at most
+/// `max_iterations` assignment steps (default 300), `restarts` independent
+/// runs of which the one of least objective is kept (default 1), and
+/// whether the fit skips certified points ([`Self::accelerate`], default
+/// on; the bits are the same either way).
+///
+/// # How
+///
+/// - Every random choice is a keyed exponential race ([`ExpRace`]) keyed
+///   by `(seed, round, id)`: choices depend on ids, coordinates and
+///   weights, never on positions. Seeding round `r` keeps its winner
+///   unless the winner was removed, lost weight, or a changed point now
+///   beats its key; the first such round is found without a pass over the
+///   data (O((|changes| + k) k d)), and seeding is redone only then.
+/// - Coordinates are rounded to multiples of 2^-32 (the model clusters
+///   the rounded data; `|x| <= 2^16`). Cluster sums `S = sum w x`, weights
+///   `W` and `Q = sum w |x|^2` are exact integers (`i128`, `u128`, 256
+///   bits), so they do not depend on the order of the points, and an
+///   update by integer deltas equals a fresh sum. Centroids are
+///   `fl(fl(fl(S) / fl(W)) * 2^-32)`, a function of the integers.
+/// - Every iteration keeps a trace: its centroids, its moments, and per
+///   point a `u32` label and an `f32` lower bound on its margin
+///   `min_{j != a} D_j - kappa D_a` (distances to the centroids, `a` the
+///   label). An update replays the iterations: a point keeps its label
+///   without any distance computation when its margin exceeds
+///   `max_{j != a} delta_j + kappa delta_a`, where `delta_j` bounds the
+///   shift of centroid `j` (triangle inequality); `kappa = 1 + O(d 2^-53)`
+///   covers the rounding of the float distances, so that the float argmin
+///   a fresh fit computes is provably the same (derivation in the source,
+///   `exact/bounds.rs`). Every other point is assigned afresh, exactly as
+///   a fit does. Skipped points keep their stored bound; a per-cluster
+///   *debt* (the sum of the thresholds since) is subtracted from it, so
+///   that the test costs one comparison and no write.
+/// - Each iteration of the new run starts from the baseline it moved least
+///   from: the old run's iteration (at the same index or just after) or the
+///   new run's own previous iteration. The replay runs until the new run
+///   converges, earlier or later than the old one. A fit starts each
+///   iteration from its previous one ([`ExactKMeans::accelerate`]).
+/// - Convergence (`sum_j |C_{t+1}(j) - C_t(j)|^2 <= tolerance * v`, with
+///   `v` the mean per-axis variance of the data from exact moments), the
+///   objective (from exact moments) and the sizes depend on the integers
+///   and centroids alone, never on a float sum in position order. An empty
+///   cluster is re-seeded by the race from one O(n d) pass, in a fit and in
+///   an update alike.
+///
+/// # Cost
+///
+/// An update costs O(T n) comparisons (8 bytes read per point and
+/// iteration), O(k d) per point whose label is not certified, O(T d) per
+/// changed point, and, when the seeding changes (a seed removed or
+/// outweighed: probability about `k |changes| / n` for comparable
+/// weights), one seeding pass O(n k d) after which most points of the
+/// first iterations are recomputed.
+///
+/// How many labels are not certified depends on how far the new run's
+/// centroids move from the old run's. When a removal barely moves them
+/// (the server's few hundred weighted points, where a removal lowers one
+/// weight by one), an update recomputes a few dozen assignments and costs
+/// a few percent of a fit. On large data with heavily overlapping clusters
+/// Lloyd's iterations amplify a small perturbation (each point that
+/// changes cluster moves two centroids, which moves more points): the new
+/// run drifts away from the old one within tens of iterations, and from
+/// there on an update costs what the fit's own iterations cost. Such an
+/// update still equals the fit bit for bit; it is merely not cheaper.
+/// `docs/benchmarks.md` has figures for both cases.
+///
+/// Memory: 8 bytes per point and iteration (label and margin), plus the
+/// data and O(k d) per iteration; [`ExactModel::trace_bytes`] reports it.
+/// Serialization stores only the parameters, the seed and the data, and
+/// refits on loading (same bits).
 ///
 /// # Example
 ///
@@ -851,6 +887,36 @@ impl ExactModel {
     /// [`SeedingError::RepeatedId`] and [`SeedingError::InconsistentChange`]
     /// when `changes` do not match the data, and
     /// [`SeedingError::OutOfFixedRange`] for an added point out of range.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Changes, Dataset, ExactKMeans, PointId};
+    ///
+    /// let m = DMatrix::from_fn(3, 200, |r, c| ((c * 37 + r * 11) % 101) as f64 / 101.0 + (c % 4) as f64);
+    /// let data = Dataset::new(m)?;
+    /// let km = ExactKMeans::new(4);
+    /// let mut model = km.fit(&data, 9)?;
+    /// // Remove a point that is not a seed, and add one.
+    /// let gone = (0..200).map(PointId).find(|id| !model.seeds().contains(id)).unwrap();
+    /// let extra = Dataset::with_ids(DMatrix::from_column_slice(3, 1, &[0.5, 1.5, 2.5]), vec![PointId(500)])?;
+    /// let mut coords = data.without(&[gone])?.coords().to_vec();
+    /// coords.extend_from_slice(extra.coords());
+    /// let mut ids = data.without(&[gone])?.ids().to_vec();
+    /// ids.push(PointId(500));
+    /// let new = Dataset::with_ids(DMatrix::from_vec(3, 200, coords), ids)?;
+    ///
+    /// let report = model.update(&new, &Changes::removing(vec![gone]).with_added(vec![PointId(500)]))?;
+    /// assert_eq!(report.points, 200);
+    /// assert_eq!(report.iterations(), model.iterations());
+    /// // Far fewer assignments than a fit's 200 per iteration.
+    /// assert!(report.points_recomputed() < 200 * model.iterations() / 2);
+    /// let fresh = km.fit(&new, 9)?;
+    /// assert_eq!(model.assignment(PointId(500)), fresh.assignment(PointId(500)));
+    /// assert_eq!(model.phi().to_bits(), fresh.phi().to_bits());
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
     pub fn update(
         &mut self,
         new_data: &Dataset,
