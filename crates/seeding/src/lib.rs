@@ -56,7 +56,8 @@
 //!   same bits with and without it: only per-point maps run in parallel;
 //!   sums and sampling run in position order.
 //! - `serde` (default): `Serialize`/`Deserialize` for [`Dataset`],
-//!   [`Seeding`], [`KMeansModel`], [`Quantizer`] and [`BoxTransform`].
+//!   [`Seeding`], [`KMeansModel`], [`Quantizer`], [`BoxTransform`] and
+//!   [`ExactModel`] (stored as parameters, seed and data; loading refits).
 //!   Loading re-validates everything (a seeding is replayed from its
 //!   seeds), so corrupt input gives an error, never a panic later. Use a
 //!   format that round-trips `f64` exactly (postcard, bincode-like formats,
