@@ -308,3 +308,27 @@ fn quality_matches_the_float_kmeans_on_blobs() {
 fn unit(rng: &mut impl Rng) -> f64 {
     ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
 }
+
+#[test]
+fn fewer_distinct_points_than_k_then_more() {
+    // Three distinct locations and k = 5: three seeds. Added points let the
+    // seeding go on (the number of centroids changes: a refit); removing
+    // them again brings it back.
+    let m = DMatrix::from_column_slice(1, 6, &[0.0, 0.0, 1.0, 1.0, 5.0, 5.0]);
+    let data =
+        Dataset::with_weights(m, (0..6).map(PointId).collect(), vec![1, 2, 3, 1, 2, 3]).unwrap();
+    let km = ExactKMeans::new(5);
+    let mut model = km.fit(&data, 3).unwrap();
+    assert_eq!(model.num_centroids(), 3);
+    let mut points = Points::from_dataset(&data, Coords::Grid);
+    let added = points.apply(&Step::Add(4, 17), model.seeds()).unwrap();
+    let bigger = points.dataset(1);
+    let report = model.update(&bigger, &added).unwrap();
+    testkit::exact::compare(&model, &km.fit(&bigger, 3).unwrap()).unwrap();
+    assert!(report.seeding_changed());
+    let back = Changes::removing(added.added.clone());
+    let report = model.update(&data, &back).unwrap();
+    testkit::exact::compare(&model, &km.fit(&data, 3).unwrap()).unwrap();
+    assert_eq!(model.num_centroids(), 3);
+    assert!(report.fell_back());
+}
