@@ -1,6 +1,9 @@
 //! K-means++ seeding on the paper's Gaussian data set (Appendix M.1:
 //! n = 30000, d = 10, k = 10), unlearning one random point against
-//! reseeding from scratch, and Lloyd on a small weighted server data set.
+//! reseeding from scratch, Lloyd on a small weighted server data set, and
+//! the exact K-means (`exact/...`): fits against updates after a removal,
+//! a weight decrement and a client's reseeding, on the Gaussian set and on
+//! the server data set.
 //!
 //! Side by side with scikit-learn: `benches/peers/sklearn_kmeanspp.py`
 //! (see docs/benchmarks.md, "## seeding").
@@ -10,7 +13,9 @@ use std::hint::black_box;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use nalgebra::DMatrix;
 use rand::Rng;
-use seeding::{Dataset, ExpRace, KMeansParams, KMeansPlusPlus, PointId, RngSampler};
+use seeding::{
+    Changes, Dataset, ExactKMeans, ExpRace, KMeansParams, KMeansPlusPlus, PointId, RngSampler,
+};
 
 fn unit(rng: &mut impl Rng) -> f64 {
     ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
@@ -121,9 +126,185 @@ fn lloyd(c: &mut Criterion) {
     });
 }
 
+/// `data` without `gone` and with `fresh` points appended (ids from
+/// `next_id`): a client that reseeds.
+fn reseeded(
+    data: &Dataset,
+    gone: &[PointId],
+    fresh: &[f64],
+    w: u64,
+    next_id: u64,
+) -> (Dataset, Changes) {
+    let dim = data.dim();
+    let kept = data.without(gone).expect("present");
+    let added: Vec<PointId> = (0..(fresh.len() / dim) as u64)
+        .map(|i| PointId(next_id + i))
+        .collect();
+    let mut coords = kept.coords().to_vec();
+    coords.extend_from_slice(fresh);
+    let mut ids = kept.ids().to_vec();
+    ids.extend(&added);
+    let mut weights = kept.weights().to_vec();
+    weights.extend(added.iter().map(|_| w));
+    let n = ids.len();
+    let new =
+        Dataset::with_weights(DMatrix::from_vec(dim, n, coords), ids, weights).expect("valid");
+    (new, Changes::removing(gone.to_vec()).with_added(added))
+}
+
+/// `count` new points, each a random point of `data` moved by a uniform
+/// offset in `[-r, r]` per axis (new data resembling the old).
+fn near(rng: &mut impl Rng, data: &Dataset, count: usize, r: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(count * data.dim());
+    for id in distinct(rng, data.ids(), count) {
+        let x = data.point(data.position(id).expect("present"));
+        out.extend(x.iter().map(|&v| v + (2.0 * unit(rng) - 1.0) * r));
+    }
+    out
+}
+
+fn distinct(rng: &mut impl Rng, ids: &[PointId], count: usize) -> Vec<PointId> {
+    let mut out: Vec<PointId> = Vec::with_capacity(count);
+    while out.len() < count {
+        let id = ids[usize::try_from(rng.next_u64() % ids.len() as u64).unwrap_or(0)];
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+fn exact(c: &mut Criterion) {
+    // The paper's Gaussian set, as the seeding benches.
+    let data = gaussian_mixture(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
+    let km = ExactKMeans::new(10);
+    let fitted = km.fit(&data, 1).expect("valid data");
+    eprintln!(
+        "exact/gaussian: {} iterations, trace {:.1} MB",
+        fitted.iterations(),
+        fitted.trace_bytes() as f64 / 1e6
+    );
+    let mut g = c.benchmark_group("exact/gaussian-n=30000,d=10,k=10");
+    g.sample_size(10);
+    g.bench_function("fit", |b| {
+        b.iter(|| black_box(km.fit(&data, 1).expect("valid").phi()));
+    });
+    let plain = km.clone().accelerate(false);
+    g.bench_function("fit-plain-lloyd", |b| {
+        b.iter(|| black_box(plain.fit(&data, 1).expect("valid").phi()));
+    });
+    let float = KMeansParams::new(10).check().expect("valid parameters");
+    g.bench_function("float-kmeans-fit", |b| {
+        b.iter(|| black_box(float.fit(&data, &mut ExpRace::new(1)).expect("valid").phi()));
+    });
+    let mut pick = testkit::rng("bench-exact-removal");
+    let mut recomputed = (0usize, 0usize);
+    g.bench_function("update-remove-one", |b| {
+        b.iter_batched(
+            || {
+                let id = distinct(&mut pick, data.ids(), 1);
+                (
+                    fitted.clone(),
+                    data.without(&id).expect("present"),
+                    Changes::removing(id),
+                )
+            },
+            |(mut m, new, ch)| {
+                let r = m.update(&new, &ch).expect("consistent");
+                recomputed.0 += r.points_recomputed();
+                recomputed.1 += 1;
+                black_box(m)
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.bench_function("update-reseed-client-150-out-150-in", |b| {
+        b.iter_batched(
+            || {
+                let gone = distinct(&mut pick, data.ids(), 150);
+                let fresh = near(&mut pick, &data, 150, 0.1);
+                let (new, ch) = reseeded(&data, &gone, &fresh, 1, 1 << 40);
+                (fitted.clone(), new, ch)
+            },
+            |(mut m, new, ch)| {
+                black_box(m.update(&new, &ch).expect("consistent"));
+                // Dropped after the timing.
+                m
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+    eprintln!(
+        "exact/gaussian update-remove-one: {:.0} assignments recomputed per update (a fit: {} x {})",
+        recomputed.0 as f64 / recomputed.1.max(1) as f64,
+        data.len(),
+        fitted.iterations()
+    );
+
+    // The server's data set of the Lloyd bench: 1000 weighted points
+    // (total weight about 150000), where a removal at a client lowers one
+    // weight by one.
+    let pts = gaussian_mixture(&mut testkit::rng("bench-server"), 10, 10, 100);
+    let weights: Vec<u64> = (0..pts.len() as u64)
+        .map(|i| 2 + (i * 7919) % 300)
+        .collect();
+    let server =
+        Dataset::with_weights(pts.points().clone(), pts.ids().to_vec(), weights).expect("valid");
+    let fitted = km.fit(&server, 1).expect("valid data");
+    eprintln!("exact/server: {} iterations", fitted.iterations());
+    let mut g = c.benchmark_group("exact/server-n=1000,d=10,k=10");
+    g.bench_function("fit", |b| {
+        b.iter(|| black_box(km.fit(&server, 1).expect("valid").phi()));
+    });
+    g.bench_function("fit-plain-lloyd", |b| {
+        b.iter(|| black_box(plain.fit(&server, 1).expect("valid").phi()));
+    });
+    g.bench_function("update-decrement-one", |b| {
+        b.iter_batched(
+            || {
+                let id = distinct(&mut pick, server.ids(), 1)[0];
+                let mut w = server.weights().to_vec();
+                let p = server.position(id).expect("present");
+                w[p] -= 1;
+                let new = Dataset::with_weights(server.points().clone(), server.ids().to_vec(), w)
+                    .expect("valid");
+                (
+                    fitted.clone(),
+                    new,
+                    Changes::default().with_reweighted(vec![id]),
+                )
+            },
+            |(mut m, new, ch)| {
+                black_box(m.update(&new, &ch).expect("consistent"));
+                // Dropped after the timing.
+                m
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.bench_function("update-reseed-client-5-out-5-in", |b| {
+        b.iter_batched(
+            || {
+                let gone = distinct(&mut pick, server.ids(), 5);
+                let fresh = near(&mut pick, &server, 5, 0.1);
+                let (new, ch) = reseeded(&server, &gone, &fresh, 150, 1 << 40);
+                (fitted.clone(), new, ch)
+            },
+            |(mut m, new, ch)| {
+                black_box(m.update(&new, &ch).expect("consistent"));
+                // Dropped after the timing.
+                m
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30);
-    targets = seeding, lloyd
+    targets = seeding, lloyd, exact
 }
 criterion_main!(benches);

@@ -116,6 +116,26 @@ pub enum SeedingError {
         /// The number of bins, `B^d`.
         bins: BigUint,
     },
+    /// A coordinate is outside the range of the fixed-point arithmetic of
+    /// [`crate::ExactKMeans`] (`|x| <= 2^16`, see
+    /// [`crate::ExactKMeans::MAX_ABS_COORD`]).
+    #[error("coordinate {axis} of point {id} is outside the exact range: {value}")]
+    OutOfFixedRange {
+        /// The point.
+        id: PointId,
+        /// The axis of the coordinate.
+        axis: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A list of [`crate::Changes`] does not describe the new data set.
+    #[error("change of point {id} does not match the data: {reason}")]
+    InconsistentChange {
+        /// The point.
+        id: PointId,
+        /// What does not match.
+        reason: &'static str,
+    },
     /// A deserialized state is inconsistent.
     #[error("invalid state: {0}")]
     InvalidState(&'static str),

@@ -19,6 +19,10 @@
 //!   branch, so tests compute exact output distributions.
 //! - [`KMeans`] is weighted K-means++ followed by Lloyd's iterations (the
 //!   server side of Algorithms 1 and 5), and [`phi`] the objective.
+//! - [`ExactKMeans`] is K-means++ then Lloyd with exact integer sums and a
+//!   per-iteration trace: [`ExactModel::update`] turns a fitted model into
+//!   the fit of changed data (points added, removed, reweighted) bit for
+//!   bit, at a fraction of the cost of refitting.
 //! - [`Quantizer`] is the uniform grid of Appendix H, with 1-based
 //!   mixed-radix bin indices; [`BoxTransform`] brings data into its box.
 //!
@@ -52,7 +56,8 @@
 //!   same bits with and without it: only per-point maps run in parallel;
 //!   sums and sampling run in position order.
 //! - `serde` (default): `Serialize`/`Deserialize` for [`Dataset`],
-//!   [`Seeding`], [`KMeansModel`], [`Quantizer`] and [`BoxTransform`].
+//!   [`Seeding`], [`KMeansModel`], [`Quantizer`], [`BoxTransform`] and
+//!   [`ExactModel`] (stored as parameters, seed and data; loading refits).
 //!   Loading re-validates everything (a seeding is replayed from its
 //!   seeds), so corrupt input gives an error, never a panic later. Use a
 //!   format that round-trips `f64` exactly (postcard, bincode-like formats,
@@ -61,6 +66,7 @@
 
 mod dataset;
 mod error;
+mod exact;
 mod kmeanspp;
 mod lloyd;
 mod metric;
@@ -70,6 +76,7 @@ mod sampler;
 
 pub use dataset::{Dataset, PointId};
 pub use error::SeedingError;
+pub use exact::{Changes, ExactKMeans, ExactModel, RunReport, UpdateReport};
 pub use kmeanspp::{KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport};
 pub use lloyd::{KMeans, KMeansModel, KMeansParams, phi};
 pub use metric::{Cosine, L1, Metric, SqEuclidean};

@@ -24,4 +24,9 @@ fn public_types_are_send_and_sync() {
     send_sync::<Quantizer>();
     send_sync::<BoxTransform>();
     send_sync::<SqEuclidean>();
+    send_sync::<ExactKMeans>();
+    send_sync::<ExactModel>();
+    send_sync::<Changes>();
+    send_sync::<UpdateReport>();
+    send_sync::<RunReport>();
 }
