@@ -8,6 +8,8 @@ mod integer;
 pub mod masking;
 mod params;
 mod sketch;
+pub mod wide;
+pub mod wire;
 
 pub use aggregate::{Aggregator, MaskedSketch};
 pub use error::SketchError;
