@@ -30,6 +30,11 @@
 //! random garbage, but not for a crafted input, which is simply a different
 //! valid aggregate (THREATS 1, item 3).
 
+// Decoders take input from outside: no panicking index or unwrap here
+// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// clippy's arithmetic_side_effects is not denied.
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use field::{
     Field, FieldError, FiniteField, Poly, Rational, Rationals, berlekamp_massey, find_roots,
     integer_roots, poly, solve_transposed_vandermonde,
@@ -120,6 +125,9 @@ pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> Sketch
     }
 }
 
+/// Located keys (as field elements) and their counts.
+pub(crate) type NodesAndValues<E> = (Vec<E>, Vec<E>);
+
 /// The finite-field core: nodes and values of at most `capacity` terms that
 /// reproduce all of `s`, nodes checked by `check_node`.
 pub(crate) fn decode_field<F: FiniteField>(
@@ -127,7 +135,7 @@ pub(crate) fn decode_field<F: FiniteField>(
     s: &[F::Elem],
     capacity: usize,
     check_node: impl Fn(&F::Elem) -> SketchResult<()>,
-) -> SketchResult<(Vec<F::Elem>, Vec<F::Elem>)> {
+) -> SketchResult<NodesAndValues<F::Elem>> {
     if s.iter().all(|x| f.is_zero(x)) {
         return Ok((Vec::new(), Vec::new()));
     }
@@ -296,8 +304,10 @@ impl IntegerSketch {
         let values = if nodes.is_empty() {
             Vec::new()
         } else {
-            solve_transposed_vandermonde(&q, &nodes, &s[..nodes.len()])
-                .map_err(|e| locator_error(e, t))?
+            let first = s
+                .get(..nodes.len())
+                .ok_or(SketchError::LocatorDoesNotSplit)?;
+            solve_transposed_vandermonde(&q, &nodes, first).map_err(|e| locator_error(e, t))?
         };
         let mut out = Vec::with_capacity(keys.len());
         let mut total = BigUint::zero();

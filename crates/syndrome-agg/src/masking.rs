@@ -139,7 +139,7 @@ fn sample_width(modulus: &BigUint) -> (usize, u8) {
         (modulus - 1u32).bits()
     };
     let w = usize::try_from(b.div_ceil(8)).unwrap_or(usize::MAX);
-    let top_mask = if b % 8 == 0 {
+    let top_mask = if b.is_multiple_of(8) {
         0xff
     } else {
         (1u8 << (b % 8)) - 1

@@ -37,6 +37,11 @@
 //! `2t * 6000 = 12000 t` bits for the plain scheme in a 6001-bit field;
 //! and decoding runs in the 61-bit field instead of a 6000-bit one.
 
+// The wide-key decoder takes input from outside: no panicking index or unwrap here
+// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// clippy's arithmetic_side_effects is not denied.
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use core::fmt;
 
 use field::{FiniteField, solve_transposed_vandermonde};
@@ -92,7 +97,7 @@ pub fn key_hash<F: FiniteField>(f: &F, hash_key: &[u8; 32], key: &[u8]) -> Sketc
     let p = f.characteristic();
     let b = (&p - 1u32).bits();
     let w = usize::try_from(b.div_ceil(8)).unwrap_or(usize::MAX);
-    let top = if b % 8 == 0 {
+    let top = if b.is_multiple_of(8) {
         0xff
     } else {
         (1u8 << (b % 8)) - 1
@@ -506,7 +511,11 @@ impl<F: FiniteField> WideSketch<F> {
             let values = if n == 0 {
                 Vec::new()
             } else {
-                solve_transposed_vandermonde(f, &nodes, &channel[..n])
+                let first = channel.get(..n).ok_or(SketchError::TooManyKeys {
+                    capacity: t,
+                    needed: n,
+                })?;
+                solve_transposed_vandermonde(f, &nodes, first)
                     .map_err(|_| SketchError::RepeatedRoot)?
             };
             if let Err(SketchError::CheckMismatch { index }) =
@@ -601,7 +610,7 @@ fn payload_chunk(key: &[u8], k: usize, b: usize) -> BigUint {
     let start = k * b;
     let bytes: Vec<u8> = (start..start + b)
         .map(|i| match i {
-            0 | 1 => len[i],
+            0 | 1 => len.get(i).copied().unwrap_or(0),
             _ => key.get(i - 2).copied().unwrap_or(0),
         })
         .collect();

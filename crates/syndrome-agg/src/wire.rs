@@ -13,6 +13,11 @@
 //! sketches check every length and every encoding's canonicity; every
 //! failure is a typed error, never a panic (THREATS M3, M6, O1, O2).
 
+// Parsers take bytes from outside: no panicking index or unwrap here
+// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// clippy's arithmetic_side_effects is not denied.
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
 use field::FiniteField;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};

@@ -57,7 +57,7 @@ fn field_decoder<F: FiniteField>(f: F, b: &mut Bytes<'_>) {
         return;
     };
     let m = params.num_syndromes();
-    if b.byte() % 2 == 0 {
+    if b.byte().is_multiple_of(2) {
         // Raw syndromes: reduced from fuzz bytes.
         let s: Vec<F::Elem> = (0..m).map(|_| f.from_u64(b.u64())).collect();
         let sketch = Sketch::from_syndromes(&params, s.clone()).unwrap();
@@ -117,7 +117,7 @@ pub fn integer_decode(data: &[u8]) {
         .unwrap();
     let k = params.ring().bits();
     let m = params.num_syndromes();
-    if b.byte() % 2 == 0 {
+    if b.byte().is_multiple_of(2) {
         let w = usize::try_from(k.div_ceil(8)).unwrap();
         let s: Vec<BigUint> = (0..m)
             .map(|_| params.ring().reduce(&BigUint::from_bytes_le(&b.take(w))))
@@ -188,7 +188,7 @@ pub fn wide_decode(data: &[u8]) {
     }
     let mut elements = sketch.elements().to_vec();
     let perturb = b.byte();
-    if perturb % 4 == 0 && !elements.is_empty() {
+    if perturb.is_multiple_of(4) && !elements.is_empty() {
         let i = usize::try_from(b.u64() % elements.len() as u64).unwrap();
         elements[i] = f.from_u64(b.u64());
     }

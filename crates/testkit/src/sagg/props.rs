@@ -140,7 +140,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
                 sketches.push(Sketch::from_unsigned(&params, entries).unwrap());
             }
             let ctx = context(seed);
-            let masked = mask_all(&params, &sketches, seed % 2 == 0, ctx, &mut rng);
+            let masked = mask_all(&params, &sketches, seed.is_multiple_of(2), ctx, &mut rng);
             let mut agg = Aggregator::new(&params, ctx, clients);
             for (m, s) in masked.iter().zip(&sketches) {
                 // One client alone has no one to mask with.
@@ -221,7 +221,7 @@ pub fn random_syndromes_never_misdecode<F: FiniteField>(f: &F, max_capacity: usi
                 .validate(f.clone())
                 .unwrap();
             let m = params.num_syndromes();
-            let syndromes: Vec<F::Elem> = if seed % 2 == 0 {
+            let syndromes: Vec<F::Elem> = if seed.is_multiple_of(2) {
                 (0..m).map(|_| f.random(&mut rng)).collect()
             } else {
                 let support = rng.random_range(0..=t);
