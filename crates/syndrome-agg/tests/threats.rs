@@ -77,6 +77,42 @@ fn c3_field_edges() {
 }
 
 #[test]
+fn c2_masked_rounds_of_2_3_10_50_clients_equal_the_plaintext_oracle() {
+    let f = Mersenne61;
+    let params = SketchParams::new(20, 1u64 << 50)
+        .with_counts(CountPolicy::unsigned(1u64 << 40))
+        .validate(f)
+        .unwrap();
+    let mut rng = testkit::rng("c2");
+    for n in [2usize, 3, 10, 50] {
+        let pool: Vec<u64> = (0..20).map(|_| rng.random_range(1..=1u64 << 50)).collect();
+        let sketches: Vec<Sketch<Mersenne61>> = (0..n)
+            .map(|_| {
+                let entries: Vec<(u64, u64)> = pool
+                    .iter()
+                    .filter(|_| rng.random_bool(0.1))
+                    .map(|&k| (k, 1))
+                    .collect();
+                Sketch::from_unsigned(&params, entries).unwrap()
+            })
+            .collect();
+        let mut plain = Sketch::new(&params);
+        sketches.iter().for_each(|s| plain.add(s).unwrap());
+        let masked = testkit::sagg::props::mask_all(&params, &sketches, false, ctx(3), &mut rng);
+        let mut agg = Aggregator::new(&params, ctx(3), n);
+        for (m, s) in masked.iter().zip(&sketches) {
+            assert_ne!(
+                m.syndromes(),
+                s.syndromes(),
+                "a masked vector equals its plaintext"
+            );
+            agg.accept(m).unwrap();
+        }
+        assert_eq!(agg.decode().unwrap(), plain.decode().unwrap());
+    }
+}
+
+#[test]
 fn c4_empty_aggregate_decodes_to_empty() {
     let params = SketchParams::new(3, 1000u32).validate(Mersenne61).unwrap();
     let masks = deal_zero_sum_masks(

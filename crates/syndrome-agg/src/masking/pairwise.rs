@@ -183,6 +183,21 @@ pub fn seed_from_shared_secret(shared: &[u8; 32], ctx: &RoundContext, u: u64, v:
 /// [`SketchError::InvalidPeers`] if `peer_id == own_id`;
 /// [`SketchError::NonContributoryKey`] if the peer's key gives a
 /// non-contributory shared secret (all-zero or low-order point).
+///
+/// # Example
+///
+/// ```
+/// use syndrome_agg::masking::pairwise::*;
+///
+/// let ctx = RoundContext { session: SessionId([0; 32]), round: 5 };
+/// let (a, b) = (MaskKeyPair::from_secret_bytes([1; 32]), MaskKeyPair::from_secret_bytes([2; 32]));
+/// let ab = derive_pair_seed(&a, 1, 2, &b.public_key(), &ctx)?;
+/// let ba = derive_pair_seed(&b, 2, 1, &a.public_key(), &ctx)?;
+/// assert_eq!(ab.as_bytes(), ba.as_bytes());
+/// // The all-zero public key is refused.
+/// assert!(derive_pair_seed(&a, 1, 2, &MaskPublicKey([0; 32]), &ctx).is_err());
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
 pub fn derive_pair_seed(
     own: &MaskKeyPair,
     own_id: u64,
@@ -316,6 +331,28 @@ pub fn combine_terms<D: MaskDomain>(
 /// # Errors
 ///
 /// As [`peer_mask_terms`].
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, Mersenne127};
+/// use syndrome_agg::masking::pairwise::*;
+///
+/// let f = Mersenne127;
+/// let ctx = RoundContext { session: SessionId([3; 32]), round: 0 };
+/// let keys: Vec<MaskKeyPair> = (1..=3u8).map(|i| MaskKeyPair::from_secret_bytes([i; 32])).collect();
+/// let dir: Vec<(u64, MaskPublicKey)> = (0..3).map(|i| (i as u64, keys[i].public_key())).collect();
+/// let mut total = vec![f.zero(); 4];
+/// for i in 0..3 {
+///     let peers: Vec<_> = dir.iter().filter(|(id, _)| *id != i as u64).copied().collect();
+///     let m = pairwise_mask(&f, 4, &keys[i], i as u64, &peers, &ctx)?;
+///     for (t, v) in total.iter_mut().zip(&m.0) {
+///         *t = f.add(t, v);
+///     }
+/// }
+/// assert_eq!(total, vec![f.zero(); 4]); // the masks cancel
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
 pub fn pairwise_mask<D: MaskDomain>(
     domain: &D,
     len: usize,
