@@ -518,3 +518,26 @@ fn wide_key_hash_collision_is_an_error_not_a_wrong_key() {
     let s = WideSketch::from_unsigned(&params, [(&k1[..], 2u64)]).unwrap();
     assert_eq!(s.decode_unsigned().unwrap(), vec![(k1, 2u32.into())]);
 }
+
+#[test]
+fn s2_duplicate_or_own_public_keys_are_refused() {
+    use syndrome_agg::masking::pairwise::peer_mask_terms;
+    let c = ctx(0);
+    let me = MaskKeyPair::from_secret_bytes([1; 32]);
+    let other = MaskKeyPair::from_secret_bytes([2; 32]);
+    let dup = [(2, other.public_key()), (3, other.public_key())];
+    assert!(matches!(
+        peer_mask_terms(&Mersenne61, 3, &me, 1, &dup, &c),
+        Err(SketchError::InvalidPeers { .. })
+    ));
+    let mine = [(2, me.public_key())];
+    assert!(matches!(
+        peer_mask_terms(&Mersenne61, 3, &me, 1, &mine, &c),
+        Err(SketchError::InvalidPeers { .. })
+    ));
+    let twice = [(2, other.public_key()), (2, other.public_key())];
+    assert!(peer_mask_terms(&Mersenne61, 3, &me, 1, &twice, &c).is_err());
+    let myself = [(1, other.public_key())];
+    assert!(peer_mask_terms(&Mersenne61, 3, &me, 1, &myself, &c).is_err());
+    assert!(!format!("{me:?}").contains("secret"));
+}

@@ -259,7 +259,8 @@ pub struct PeerMaskTerm<E> {
 ///
 /// # Errors
 ///
-/// [`SketchError::InvalidPeers`] if `peers` names `own_id` or a peer twice;
+/// [`SketchError::InvalidPeers`] if `peers` names `own_id` or a peer twice,
+/// or if two parties (the client included) share a public key;
 /// [`SketchError::NonContributoryKey`] as [`derive_pair_seed`].
 ///
 /// # Example
@@ -288,11 +289,19 @@ pub fn peer_mask_terms<D: MaskDomain>(
     ctx: &RoundContext,
 ) -> SketchResult<Vec<PeerMaskTerm<D::Elem>>> {
     let mut seen = BTreeSet::new();
+    let mut keys = BTreeSet::from([own.public_key().0]);
     let mut out = Vec::with_capacity(peers.len());
     for (peer, key) in peers {
         if !seen.insert(*peer) {
             return Err(SketchError::InvalidPeers {
                 reason: "a peer is listed twice",
+            });
+        }
+        // THREATS S2: a server that hands out copies of one key (or the
+        // client's own) could make masks cancel against its own secret.
+        if !keys.insert(key.0) {
+            return Err(SketchError::InvalidPeers {
+                reason: "two parties share a public key",
             });
         }
         let seed = derive_pair_seed(own, own_id, *peer, key, ctx)?;
