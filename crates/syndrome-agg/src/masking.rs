@@ -65,6 +65,10 @@ pub trait MaskDomain: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn mask_from_u64(&self, v: u64) -> Self::Elem {
         self.mask_from_canonical(&BigUint::from(v))
     }
+    /// The element of the canonical representative `v < M` (fast path).
+    fn mask_from_u128(&self, v: u128) -> Self::Elem {
+        self.mask_from_canonical(&BigUint::from(v))
+    }
     /// A uniformly random element (for the dealer and tests; protocol masks
     /// come from [`sample`](Self::sample)).
     fn mask_random<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Elem {
@@ -116,6 +120,20 @@ pub trait MaskDomain: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
                 // accepts everything.
                 if m.is_none_or(|m| v < m) {
                     out.push(self.mask_from_u64(v));
+                }
+            }
+        } else if w <= 16 {
+            let m = u128::try_from(&modulus).ok();
+            while out.len() < len {
+                stream.fill(&mut buf)?;
+                if let Some(last) = buf.last_mut() {
+                    *last &= top_mask;
+                }
+                let mut word = [0u8; 16];
+                word[..w].copy_from_slice(&buf);
+                let v = u128::from_le_bytes(word);
+                if m.is_none_or(|m| v < m) {
+                    out.push(self.mask_from_u128(v));
                 }
             }
         } else {
@@ -179,6 +197,14 @@ impl<F: FiniteField> MaskDomain for F {
     }
     fn mask_from_u64(&self, v: u64) -> F::Elem {
         self.from_u64(v)
+    }
+    #[allow(clippy::cast_possible_truncation)] // the two 64-bit halves
+    fn mask_from_u128(&self, v: u128) -> F::Elem {
+        // hi * 2^64 + lo, without a big-integer allocation.
+        let two32 = self.from_u64(1 << 32);
+        let two64 = self.square(&two32);
+        let hi = self.from_u64((v >> 64) as u64);
+        self.add(&self.mul(&hi, &two64), &self.from_u64(v as u64))
     }
     fn mask_random<R: Rng + ?Sized>(&self, rng: &mut R) -> F::Elem {
         self.random(rng)

@@ -4,6 +4,7 @@ use core::fmt;
 
 use chacha20::ChaCha20;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
+use zeroize::Zeroize;
 
 use crate::SketchResult;
 use crate::error::invalid;
@@ -31,7 +32,14 @@ use crate::error::invalid;
 /// ```
 pub struct MaskStream {
     cipher: ChaCha20,
+    /// Keystream generated ahead, 64 blocks at a time (one call into the
+    /// cipher per 4 KiB instead of one per candidate); `pos` is the next
+    /// unread byte. Reading is byte-for-byte the same stream.
+    buf: Box<[u8; BUF_LEN]>,
+    pos: usize,
 }
+
+const BUF_LEN: usize = 4096;
 
 impl MaskStream {
     /// The keystream of `seed`.
@@ -39,6 +47,8 @@ impl MaskStream {
         let nonce = [0u8; 12];
         Self {
             cipher: ChaCha20::new(&(*seed).into(), &nonce.into()),
+            buf: Box::new([0u8; BUF_LEN]),
+            pos: BUF_LEN,
         }
     }
 
@@ -48,11 +58,30 @@ impl MaskStream {
     ///
     /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams) if
     /// the keystream (2^32 blocks of 64 bytes) is exhausted.
-    pub fn fill(&mut self, buf: &mut [u8]) -> SketchResult<()> {
-        buf.fill(0);
-        self.cipher
-            .try_apply_keystream(buf)
-            .map_err(|_| invalid("mask keystream exhausted"))
+    pub fn fill(&mut self, out: &mut [u8]) -> SketchResult<()> {
+        let mut done = 0;
+        while done < out.len() {
+            if self.pos == BUF_LEN {
+                self.buf.fill(0);
+                self.cipher
+                    .try_apply_keystream(&mut self.buf[..])
+                    .map_err(|_| invalid("mask keystream exhausted"))?;
+                self.pos = 0;
+            }
+            let n = (out.len() - done).min(BUF_LEN - self.pos);
+            let (dst, src) = (&mut out[done..done + n], &self.buf[self.pos..self.pos + n]);
+            dst.copy_from_slice(src);
+            self.pos += n;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for MaskStream {
+    fn drop(&mut self) {
+        // The buffered keystream is as secret as the seed.
+        self.buf.zeroize();
     }
 }
 
