@@ -7,6 +7,7 @@ use num_bigint::BigUint;
 use num_integer::Integer;
 use num_traits::{One, Zero};
 
+use crate::poly::kronecker;
 use crate::{Field, FieldError, FiniteField, primes};
 
 #[derive(PartialEq, Eq)]
@@ -186,7 +187,25 @@ impl Field for BigPrime {
         *a *= b;
         *a = a.mod_floor(self.p());
     }
+    fn poly_mul(&self, a: &[BigUint], b: &[BigUint]) -> Vec<BigUint> {
+        if a.len().min(b.len()) < KRONECKER_THRESHOLD {
+            return crate::poly::karatsuba(self, a, b);
+        }
+        kronecker::mul(
+            a,
+            b,
+            self.params.bits,
+            |v, out| out.extend(v.iter_u64_digits()),
+            |limbs| kronecker::from_limbs(limbs) % self.p(),
+        )
+    }
 }
+
+/// From this many coefficients in the shorter factor, [`BigPrime`]
+/// multiplies polynomials by Kronecker substitution: one big-integer
+/// product (Toom-3 inside `num-bigint`) and one division per output
+/// coefficient, instead of a multi-word product per pair of coefficients.
+const KRONECKER_THRESHOLD: usize = 8;
 
 impl FiniteField for BigPrime {
     fn characteristic(&self) -> BigUint {

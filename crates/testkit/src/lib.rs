@@ -10,6 +10,7 @@
 
 pub mod fields;
 pub mod fuzz;
+pub mod poly;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
