@@ -2,6 +2,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod big;
+mod bm;
 mod error;
 mod ff_compat;
 mod fp64;
@@ -12,6 +13,7 @@ mod rational;
 mod traits;
 
 pub use big::BigPrime;
+pub use bm::{Recurrence, berlekamp_massey};
 pub use error::FieldError;
 pub use ff_compat::{FfField, FfMersenne61, FfMersenne127, Fp61, Fp127};
 pub use fp64::{Fp64, Mont64};
