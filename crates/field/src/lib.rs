@@ -11,6 +11,7 @@ pub mod poly;
 pub mod primes;
 mod rational;
 mod traits;
+mod vandermonde;
 
 pub use big::BigPrime;
 pub use bm::{Recurrence, berlekamp_massey};
@@ -21,3 +22,4 @@ pub use mersenne::{Mersenne61, Mersenne127, P61, P127};
 pub use poly::Poly;
 pub use rational::{Rational, Rationals};
 pub use traits::{Field, FiniteField};
+pub use vandermonde::solve_transposed_vandermonde;

@@ -43,6 +43,7 @@ pub use arith::{KARATSUBA_THRESHOLD, add, mul, neg, scale, sub};
 pub(crate) use arith::{karatsuba, mul_slices};
 pub(crate) use div::{Modulus, div_rem_slices};
 pub use div::{NEWTON_THRESHOLD, div_rem, rem};
+pub(crate) use eval::horner_many;
 pub use eval::{derivative, evaluate, from_roots, reverse};
 pub use gcd::{gcd, make_monic};
 pub use powmod::pow_mod;

@@ -1,8 +1,11 @@
 //! Generic property suites for the decoding algorithms of `field`:
-//! Berlekamp-Massey, instantiated for every field with
-//! [`bm_suite!`](crate::bm_suite).
+//! Berlekamp-Massey and the transposed Vandermonde solve, instantiated
+//! for every field with [`bm_suite!`](crate::bm_suite) and
+//! [`vandermonde_suite!`](crate::vandermonde_suite).
 
-use field::{Field, FieldError, FiniteField, Poly, berlekamp_massey, poly};
+use field::{
+    Field, FieldError, FiniteField, Poly, berlekamp_massey, poly, solve_transposed_vandermonde,
+};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -145,6 +148,60 @@ where
     }
 }
 
+/// The transposed Vandermonde solve on random systems (distinct nodes, one
+/// of them sometimes zero): the solution equals the planted vector, and
+/// re-multiplying it gives back the right-hand side.
+pub fn vandermonde_random<F: Field, S>(f: &F, sample: S, cases: usize, max_m: usize)
+where
+    S: Fn(&F, &mut ChaCha8Rng) -> F::Elem,
+{
+    let n = crate::cases(u32::try_from(cases).unwrap()) as usize;
+    for i in 0..n {
+        let rng = &mut case_rng("vandermonde/random", i);
+        let m = if i + 1 == n {
+            max_m
+        } else {
+            rng.random_range(0..=max_m)
+        };
+        let mut x = distinct(f, &sample, rng, m);
+        if m > 0 && i % 3 == 0 && !x.contains(&f.zero()) {
+            x[0] = f.zero();
+        }
+        let v: Vec<F::Elem> = (0..m).map(|_| sample(f, rng)).collect();
+        let s = power_sums(f, &x, &v, m);
+        let got = solve_transposed_vandermonde(f, &x, &s).unwrap();
+        assert_eq!(got, v, "case {i}: m = {m}");
+        assert_eq!(power_sums(f, &x, &got, m), s, "case {i}: re-multiplied");
+    }
+}
+
+/// The solve rejects repeated nodes and mismatched lengths, and accepts the
+/// empty system.
+pub fn vandermonde_rejections<F: Field, S>(f: &F, sample: S)
+where
+    S: Fn(&F, &mut ChaCha8Rng) -> F::Elem,
+{
+    let mut rng = crate::rng("vandermonde/rejections");
+    assert_eq!(solve_transposed_vandermonde(f, &[], &[]), Ok(vec![]));
+    for m in 2..8 {
+        let mut x = distinct(f, &sample, &mut rng, m);
+        x[m - 1] = x[rng.random_range(0..m - 1)].clone();
+        let s: Vec<F::Elem> = (0..m).map(|_| sample(f, &mut rng)).collect();
+        assert_eq!(
+            solve_transposed_vandermonde(f, &x, &s),
+            Err(FieldError::RepeatedNodes),
+            "m = {m}"
+        );
+        assert_eq!(
+            solve_transposed_vandermonde(f, &x[..m - 1], &s),
+            Err(FieldError::LengthMismatch {
+                left: m - 1,
+                right: m
+            })
+        );
+    }
+}
+
 /// Stamps out the Berlekamp-Massey suite on power sums for one field (the
 /// rationals included): module name, field expression, sampler, number of
 /// cases, largest number of terms.
@@ -157,6 +214,27 @@ macro_rules! bm_suite {
             #[test]
             fn bm_power_sums() {
                 $crate::decoding::bm_power_sums(&$field, $sample, $cases, $max_terms);
+            }
+        }
+    };
+}
+
+/// Stamps out the transposed Vandermonde suites for one field (the
+/// rationals included): module name, field expression, sampler, number of
+/// cases, largest number of unknowns.
+#[macro_export]
+macro_rules! vandermonde_suite {
+    ($name:ident, $field:expr, $sample:expr, $cases:expr, $max_m:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[test]
+            fn vandermonde_random() {
+                $crate::decoding::vandermonde_random(&$field, $sample, $cases, $max_m);
+            }
+            #[test]
+            fn vandermonde_rejections() {
+                $crate::decoding::vandermonde_rejections(&$field, $sample);
             }
         }
     };

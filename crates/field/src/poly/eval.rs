@@ -34,6 +34,26 @@ pub(crate) fn horner<F: Field>(f: &F, c: &[F::Elem], x: &F::Elem) -> F::Elem {
     acc
 }
 
+/// The polynomial given by coefficient slice `c` at every point of `xs`.
+///
+/// Horner's rule is a chain of dependent multiplications; evaluating four
+/// points in lockstep gives the processor four independent chains.
+pub(crate) fn horner_many<F: Field>(f: &F, c: &[F::Elem], xs: &[F::Elem]) -> Vec<F::Elem> {
+    let mut out = Vec::with_capacity(xs.len());
+    let mut chunks = xs.chunks_exact(4);
+    for x in &mut chunks {
+        let mut acc = [f.zero(), f.zero(), f.zero(), f.zero()];
+        for a in c.iter().rev() {
+            for (s, xi) in acc.iter_mut().zip(x) {
+                *s = f.add(&f.mul(s, xi), a);
+            }
+        }
+        out.extend(acc);
+    }
+    out.extend(chunks.remainder().iter().map(|x| horner(f, c, x)));
+    out
+}
+
 /// The formal derivative.
 ///
 /// # Example
