@@ -15,7 +15,9 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
-use crate::poly::kronecker;
+use std::sync::OnceLock;
+
+use crate::poly::ntt;
 use crate::{Field, FieldError, FiniteField};
 
 /// The Mersenne prime `2^61 - 1`.
@@ -113,38 +115,26 @@ impl Field for Mersenne61 {
         total
     }
     fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
-        if a.len().min(b.len()) < KRONECKER_THRESHOLD_61 {
+        if a.len().min(b.len()) < NTT_THRESHOLD_61 {
             return crate::poly::karatsuba(self, a, b);
         }
-        kronecker::mul(a, b, 61, |v, out| out.push(*v), Self::reduce_limbs)
+        static PLAN: OnceLock<Option<ntt::Plan<u64>>> = OnceLock::new();
+        match PLAN.get_or_init(|| ntt::Plan::new(self, &BigUint::from(P61))) {
+            Some(plan) => plan.mul_dot(self, a, b, |v, out| out.push(*v)),
+            None => crate::poly::karatsuba(self, a, b),
+        }
     }
 }
 
 /// From this many coefficients in the shorter factor, [`Mersenne61`]
-/// multiplies polynomials by Kronecker substitution (measured with the
-/// `algorithms` bench); below it, Karatsuba with lazy dot products.
-const KRONECKER_THRESHOLD_61: usize = usize::MAX;
+/// multiplies polynomials by multi-modular NTT (three transform primes);
+/// below it, Karatsuba with lazy dot products (measured with the
+/// `algorithms` bench, group `polymul`).
+const NTT_THRESHOLD_61: usize = 512;
 
 /// From this many coefficients in the shorter factor, [`Mersenne127`]
-/// multiplies polynomials by Kronecker substitution: its products cost four
-/// word multiplications and a reduction each, so one big-integer product
-/// wins early.
-const KRONECKER_THRESHOLD_127: usize = 16;
-
-impl Mersenne61 {
-    /// Reduces a little-endian limb string modulo `2^61 - 1`, using
-    /// `2^64 = 2^3` (mod p).
-    fn reduce_limbs(limbs: &[u64]) -> u64 {
-        let mut acc = 0u64;
-        for (k, &l) in limbs.iter().enumerate() {
-            // 2^(64 k) = 2^(3k mod 61).
-            let shift = (3 * k) % 61;
-            let v = Self::reduce128(u128::from(l) << shift);
-            acc = Self.add(&acc, &v);
-        }
-        acc
-    }
-}
+/// multiplies polynomials by multi-modular NTT (five transform primes).
+const NTT_THRESHOLD_127: usize = 256;
 
 impl FiniteField for Mersenne61 {
     fn characteristic(&self) -> BigUint {
@@ -283,42 +273,16 @@ impl Field for Mersenne127 {
     }
     #[allow(clippy::cast_possible_truncation)] // limb splits
     fn poly_mul(&self, a: &[u128], b: &[u128]) -> Vec<u128> {
-        if a.len().min(b.len()) < KRONECKER_THRESHOLD_127 {
+        if a.len().min(b.len()) < NTT_THRESHOLD_127 {
             return crate::poly::karatsuba(self, a, b);
         }
-        kronecker::mul(
-            a,
-            b,
-            127,
-            |v, out| out.extend([*v as u64, (*v >> 64) as u64]),
-            Self::reduce_limbs,
-        )
-    }
-}
-
-impl Mersenne127 {
-    /// Reduces a little-endian limb string modulo `2^127 - 1`: each pair of
-    /// limbs is a 128-bit chunk weighted by `2^(128 k) = 2^k` (mod p).
-    fn reduce_limbs(limbs: &[u64]) -> u128 {
-        let mut acc = 0u128;
-        for (k, pair) in limbs.chunks(2).enumerate() {
-            let lo = u128::from(pair[0]);
-            let hi = u128::from(pair.get(1).copied().unwrap_or(0));
-            let v = lo | (hi << 64);
-            // v < 2^128: fold the top bit once, then one subtraction.
-            let v = (v & P127) + (v >> 127);
-            let v = if v >= P127 { v - P127 } else { v };
-            // Multiplying by 2^k rotates the 127-bit value left by k.
-            let k = u32::try_from(k % 127).unwrap_or(0);
-            let v = if k == 0 {
-                v
-            } else {
-                ((v << k) & P127) | (v >> (127 - k))
-            };
-            let v = if v >= P127 { v - P127 } else { v };
-            acc = Self.add(&acc, &v);
+        static PLAN: OnceLock<Option<ntt::Plan<u128>>> = OnceLock::new();
+        match PLAN.get_or_init(|| ntt::Plan::new(self, &BigUint::from(P127))) {
+            Some(plan) => plan.mul_dot(self, a, b, |v, out| {
+                out.extend([*v as u64, (*v >> 64) as u64]);
+            }),
+            None => crate::poly::karatsuba(self, a, b),
         }
-        acc
     }
 }
 

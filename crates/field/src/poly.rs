@@ -37,9 +37,10 @@ mod div;
 mod eval;
 pub(crate) mod gcd;
 pub(crate) mod kronecker;
+pub(crate) mod ntt;
 mod powmod;
 
-pub use arith::{KARATSUBA_THRESHOLD, add, mul, neg, scale, sub};
+pub use arith::{KARATSUBA_THRESHOLD, add, mul, mul_karatsuba, neg, scale, sub};
 pub(crate) use arith::{karatsuba, mul_slices};
 pub(crate) use div::{Modulus, div_rem_slices};
 pub use div::{NEWTON_THRESHOLD, div_rem, rem};

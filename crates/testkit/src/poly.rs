@@ -174,10 +174,10 @@ where
     }
 }
 
-/// Fast multiplication (Karatsuba, or the field's Kronecker substitution)
-/// equals the schoolbook reference on sizes around and well above
-/// [`poly::KARATSUBA_THRESHOLD`], balanced and unbalanced, including
-/// squares.
+/// Fast multiplication (Karatsuba, or the field's own NTT or Kronecker
+/// product) equals the schoolbook reference on sizes around and well above
+/// [`poly::KARATSUBA_THRESHOLD`] and the fields' NTT thresholds, balanced
+/// and unbalanced, including squares (sizes above `max_len` are skipped).
 pub fn mul_matches_naive<F: Field, S>(f: &F, sample: S, max_len: usize)
 where
     S: Fn(&F, &mut ChaCha8Rng) -> F::Elem,
@@ -200,6 +200,9 @@ where
         (17, 40),
         (64, 64),
         (130, 7),
+        // Above the NTT thresholds of the fields that have one.
+        (257, 260),
+        (300, 600),
     ];
     sizes.retain(|&(x, y)| x.max(y) <= max_len);
     for (i, &(la, lb)) in sizes.iter().enumerate() {
@@ -481,7 +484,7 @@ macro_rules! poly_suite {
             }
             #[test]
             fn mul_matches_naive() {
-                $crate::poly::mul_matches_naive(&$field, $sample, $max_len);
+                $crate::poly::mul_matches_naive(&$field, $sample, 3 * $max_len);
             }
             #[test]
             fn div_rem_roundtrip() {

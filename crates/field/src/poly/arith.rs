@@ -117,6 +117,24 @@ pub fn mul<F: Field>(f: &F, a: &Poly<F::Elem>, b: &Poly<F::Elem>) -> Poly<F::Ele
     normalized(f, mul_slices(f, a.coeffs(), b.coeffs()))
 }
 
+/// `a * b` by Karatsuba's method (schoolbook below
+/// [`KARATSUBA_THRESHOLD`]) whatever the field's own
+/// [`Field::poly_mul`] does: the reference for tests and benchmarks of the
+/// fields' faster products. [`mul`] is never slower.
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, Mersenne61, Poly, poly};
+///
+/// let f = Mersenne61;
+/// let a = Poly::from_coeffs(&f, (1..=300).collect());
+/// assert_eq!(poly::mul_karatsuba(&f, &a, &a), poly::mul(&f, &a, &a));
+/// ```
+pub fn mul_karatsuba<F: Field>(f: &F, a: &Poly<F::Elem>, b: &Poly<F::Elem>) -> Poly<F::Elem> {
+    normalized(f, karatsuba(f, a.coeffs(), b.coeffs()))
+}
+
 /// The product of two coefficient slices (not necessarily normalized).
 pub(crate) fn mul_slices<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Vec<F::Elem> {
     if a.is_empty() || b.is_empty() {
