@@ -10,6 +10,7 @@ mod mersenne;
 pub mod poly;
 pub mod primes;
 mod rational;
+mod roots;
 mod traits;
 mod vandermonde;
 
@@ -21,5 +22,6 @@ pub use fp64::{Fp64, Mont64};
 pub use mersenne::{Mersenne61, Mersenne127, P61, P127};
 pub use poly::Poly;
 pub use rational::{Rational, Rationals};
+pub use roots::find_roots;
 pub use traits::{Field, FiniteField};
 pub use vandermonde::solve_transposed_vandermonde;

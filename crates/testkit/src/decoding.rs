@@ -1,15 +1,17 @@
 //! Generic property suites for the decoding algorithms of `field`:
-//! Berlekamp-Massey and the transposed Vandermonde solve, instantiated
-//! for every field with [`bm_suite!`](crate::bm_suite) and
+//! Berlekamp-Massey, root finding and the transposed Vandermonde solve,
+//! instantiated for every field with [`bm_suite!`](crate::bm_suite),
+//! [`roots_suite!`](crate::roots_suite) and
 //! [`vandermonde_suite!`](crate::vandermonde_suite).
 
 use field::{
-    Field, FieldError, FiniteField, Poly, berlekamp_massey, poly, solve_transposed_vandermonde,
+    Field, FieldError, FiniteField, Poly, berlekamp_massey, find_roots, poly,
+    solve_transposed_vandermonde,
 };
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::poly::{case_rng, distinct, nonzero};
+use crate::poly::{case_rng, distinct, naive_eval, nonzero};
 
 /// Whether `c` (with `c[0] = 1`, zero beyond its length) is a connection
 /// polynomial of length `length` for `s`:
@@ -148,6 +150,196 @@ where
     }
 }
 
+/// Roots of random products of distinct linear factors (times a random
+/// nonzero constant), degrees up to `max_deg` (the last case has exactly
+/// `max_deg`), come back exactly, sorted by canonical value.
+pub fn roots_of_split_products<F: FiniteField>(f: &F, cases: usize, max_deg: usize) {
+    let sample = |f: &F, r: &mut ChaCha8Rng| f.random(r);
+    let n = crate::cases(u32::try_from(cases).unwrap()) as usize;
+    for i in 0..n {
+        let rng = &mut case_rng("roots/split_products", i);
+        let deg = if i + 1 == n {
+            max_deg
+        } else {
+            rng.random_range(0..=max_deg)
+        };
+        let mut roots = distinct(f, &sample, rng, deg);
+        if deg > 0 && i % 3 == 0 && !roots.contains(&f.zero()) {
+            roots[0] = f.zero();
+        }
+        let c = nonzero(f, &sample, rng);
+        let p = poly::scale(f, &poly::from_roots(f, &roots), &c);
+        let got = find_roots(f, &p, rng).unwrap_or_else(|e| panic!("case {i}: {e}"));
+        let mut expect = roots.clone();
+        expect.sort_by_key(|r| f.to_biguint(r));
+        assert_eq!(got, expect, "case {i}: degree {}", roots.len());
+    }
+}
+
+/// A quadratic non-residue, by Euler's criterion.
+pub fn non_residue<F: FiniteField>(f: &F, rng: &mut ChaCha8Rng) -> F::Elem {
+    let minus_one = f.neg(&f.one());
+    let half = (f.order() - 1u32) >> 1u32;
+    loop {
+        let z = f.random(rng);
+        if f.pow(&z, &half) == minus_one {
+            return z;
+        }
+    }
+}
+
+/// Rejections: an irreducible quadratic factor gives `NotSplit` (also when
+/// a root is repeated as well), a repeated linear factor `RepeatedRoot`;
+/// the zero polynomial is an error and a constant has no roots.
+pub fn roots_rejections<F: FiniteField>(f: &F, cases: usize, max_deg: usize) {
+    let sample = |f: &F, r: &mut ChaCha8Rng| f.random(r);
+    let mut rng = crate::rng("roots/rejections");
+    assert_eq!(
+        find_roots(f, &Poly::zero(), &mut rng),
+        Err(FieldError::ZeroPolynomial)
+    );
+    let c = nonzero(f, &sample, &mut rng);
+    assert_eq!(find_roots(f, &Poly::constant(f, c), &mut rng), Ok(vec![]));
+    for i in 0..crate::cases(u32::try_from(cases).unwrap()) as usize {
+        let rng = &mut case_rng("roots/rejections", i);
+        let deg = rng.random_range(1..=max_deg.max(1));
+        let roots = distinct(f, &sample, rng, deg);
+        let split = poly::from_roots(f, &roots);
+        let z = non_residue(f, rng);
+        // x^2 - z is irreducible when z is not a square.
+        let quad = Poly::from_coeffs(f, vec![f.neg(&z), f.zero(), f.one()]);
+        let ctx = format!("case {i}: degree {deg}");
+        let not_split = poly::mul(f, &split, &quad);
+        assert_eq!(
+            find_roots(f, &not_split, rng),
+            Err(FieldError::NotSplit),
+            "{ctx}"
+        );
+        let lin = poly::from_roots(f, &roots[..1]);
+        let repeated = poly::mul(f, &split, &lin);
+        assert_eq!(
+            find_roots(f, &repeated, rng),
+            Err(FieldError::RepeatedRoot),
+            "{ctx}"
+        );
+        let both = poly::mul(f, &repeated, &quad);
+        assert_eq!(
+            find_roots(f, &both, rng),
+            Err(FieldError::NotSplit),
+            "{ctx}: precedence"
+        );
+        let cube = poly::mul(f, &poly::mul(f, &lin, &lin), &lin);
+        assert_eq!(
+            find_roots(f, &cube, rng),
+            Err(FieldError::RepeatedRoot),
+            "{ctx}: cube"
+        );
+    }
+}
+
+/// What `find_roots` must return for `p` over the tiny field `f`, found by
+/// trying every element and dividing out each root as often as it goes:
+/// the sorted roots if `p` is a product of distinct linear factors,
+/// `RepeatedRoot` if it splits with multiplicities, `NotSplit` otherwise.
+///
+/// # Errors
+///
+/// The error `find_roots` must give: `ZeroPolynomial`, `RepeatedRoot` or
+/// `NotSplit`.
+pub fn roots_by_search<F: FiniteField>(
+    f: &F,
+    p: &Poly<F::Elem>,
+) -> Result<Vec<F::Elem>, FieldError> {
+    let q = f.to_u64(&f.neg(&f.one())).unwrap() + 1;
+    let Some(deg) = p.degree() else {
+        return Err(FieldError::ZeroPolynomial);
+    };
+    let mut mult_total = 0;
+    let mut repeated = false;
+    let mut roots = Vec::new();
+    for v in 0..q {
+        let e = f.from_u64(v);
+        let lin = Poly::from_coeffs(f, vec![f.neg(&e), f.one()]);
+        let mut rest = p.clone();
+        let mut m = 0;
+        while rest.degree() >= Some(1) {
+            let (quot, r) = poly::div_rem(f, &rest, &lin).unwrap();
+            if !r.is_zero() {
+                break;
+            }
+            m += 1;
+            rest = quot;
+        }
+        if m > 0 {
+            assert!(f.is_zero(&naive_eval(f, p, &e)));
+            roots.push(e);
+        }
+        mult_total += m;
+        repeated |= m > 1;
+    }
+    let splits = mult_total == deg;
+    if splits && !repeated {
+        roots.sort_by_key(|r| f.to_biguint(r));
+        Ok(roots)
+    } else if splits {
+        Err(FieldError::RepeatedRoot)
+    } else {
+        Err(FieldError::NotSplit)
+    }
+}
+
+/// Every monic polynomial of degree at most `max_deg` over the tiny field
+/// `f` (and twice each, to check non-monic input): `find_roots` succeeds
+/// exactly when the polynomial is a product of distinct linear factors,
+/// then returns exactly its roots; otherwise the error says whether it
+/// splits with a repeated root or does not split ([`roots_by_search`]).
+pub fn roots_exhaustive<F: FiniteField>(f: &F, max_deg: usize) {
+    let q = f.to_u64(&f.neg(&f.one())).unwrap() + 1;
+    assert!(q <= 13, "exhaustive search needs a tiny field");
+    let mut rng = crate::rng("roots/exhaustive");
+    let mut counts = [0usize; 3];
+    for deg in 0..=max_deg {
+        let total = q.pow(u32::try_from(deg).unwrap());
+        for code in 0..total {
+            let mut rest = code;
+            let mut c: Vec<F::Elem> = (0..deg)
+                .map(|_| {
+                    let v = f.from_u64(rest % q);
+                    rest /= q;
+                    v
+                })
+                .collect();
+            c.push(f.one());
+            let p = Poly::from_coeffs(f, c);
+            let expect = roots_by_search(f, &p);
+            counts[match &expect {
+                Ok(_) => 0,
+                Err(FieldError::RepeatedRoot) => 1,
+                Err(_) => 2,
+            }] += 1;
+            assert_eq!(find_roots(f, &p, &mut rng), expect, "{p:?}");
+            let two = poly::scale(f, &p, &f.from_u64(2));
+            assert_eq!(find_roots(f, &two, &mut rng), expect, "2 * {p:?}");
+        }
+    }
+    // The number of monic products of d distinct linear factors is
+    // C(q, d): the oracle itself is checked against the closed form.
+    let binom = |n: u64, k: u64| {
+        if k > n {
+            0
+        } else {
+            (0..k).fold(1u64, |acc, i| acc * (n - i) / (i + 1))
+        }
+    };
+    let expect_split: u64 = (0..=u64::try_from(max_deg).unwrap())
+        .map(|d| binom(q, d))
+        .sum();
+    assert_eq!(
+        counts[0] as u64, expect_split,
+        "distinct-split count {counts:?}"
+    );
+}
+
 /// The transposed Vandermonde solve on random systems (distinct nodes, one
 /// of them sometimes zero): the solution equals the planted vector, and
 /// re-multiplying it gives back the right-hand side.
@@ -235,6 +427,27 @@ macro_rules! vandermonde_suite {
             #[test]
             fn vandermonde_rejections() {
                 $crate::decoding::vandermonde_rejections(&$field, $sample);
+            }
+        }
+    };
+}
+
+/// Stamps out the root-finding suites for a finite field: module name,
+/// field expression, number of cases, largest degree (the rejection
+/// suite, four root findings per case, stays at a quarter of it).
+#[macro_export]
+macro_rules! roots_suite {
+    ($name:ident, $field:expr, $cases:expr, $max_deg:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[test]
+            fn roots_of_split_products() {
+                $crate::decoding::roots_of_split_products(&$field, $cases, $max_deg);
+            }
+            #[test]
+            fn roots_rejections() {
+                $crate::decoding::roots_rejections(&$field, $cases, $max_deg / 4 + 1);
             }
         }
     };
