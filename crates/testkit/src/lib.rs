@@ -8,8 +8,10 @@
 // Test code: these functions panic on a counterexample by design.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
+pub mod decoding;
 pub mod fields;
 pub mod fuzz;
+pub mod poly;
 pub mod sagg;
 
 use rand::SeedableRng;
