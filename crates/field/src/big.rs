@@ -1,19 +1,21 @@
 //! A prime field with a big run-time modulus, on `num-bigint`.
 
 use core::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use num_bigint::BigUint;
 use num_integer::Integer;
 use num_traits::{One, Zero};
 
+use crate::poly::{kronecker, ntt};
 use crate::{Field, FieldError, FiniteField, primes};
 
-#[derive(PartialEq, Eq)]
 struct BigParams {
     p: BigUint,
     bits: u64,
     byte_len: usize,
+    /// The NTT multiplication plan, built on the first large product.
+    ntt: OnceLock<Option<ntt::Plan<BigUint>>>,
 }
 
 /// GF(p) for an odd prime `p` of any size chosen at run time (tested up to
@@ -66,7 +68,12 @@ impl BigPrime {
         let bits = p.bits();
         let byte_len = usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX);
         Self {
-            params: Arc::new(BigParams { p, bits, byte_len }),
+            params: Arc::new(BigParams {
+                p,
+                bits,
+                byte_len,
+                ntt: OnceLock::new(),
+            }),
         }
     }
 
@@ -186,7 +193,37 @@ impl Field for BigPrime {
         *a *= b;
         *a = a.mod_floor(self.p());
     }
+    fn poly_mul(&self, a: &[BigUint], b: &[BigUint]) -> Vec<BigUint> {
+        if a.len().min(b.len()) < NTT_THRESHOLD {
+            return crate::poly::karatsuba(self, a, b);
+        }
+        let plan = self
+            .params
+            .ntt
+            .get_or_init(|| ntt::Plan::new(self, self.p()));
+        match plan {
+            Some(plan) => plan.mul_limbs(
+                a,
+                b,
+                |v, out| out.extend(v.iter_u64_digits()),
+                |limbs| kronecker::from_limbs(limbs) % self.p(),
+            ),
+            None => kronecker::mul(
+                a,
+                b,
+                self.params.bits,
+                |v, out| out.extend(v.iter_u64_digits()),
+                |limbs| kronecker::from_limbs(limbs) % self.p(),
+            ),
+        }
+    }
 }
+
+/// From this many coefficients in the shorter factor, [`BigPrime`]
+/// multiplies polynomials by multi-modular NTT with an explicit CRT modulo
+/// `p` (Kronecker substitution for moduli too large for the kept transform
+/// primes), instead of Karatsuba over multi-word products.
+const NTT_THRESHOLD: usize = 8;
 
 impl FiniteField for BigPrime {
     fn characteristic(&self) -> BigUint {

@@ -15,6 +15,9 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
+use std::sync::OnceLock;
+
+use crate::poly::ntt;
 use crate::{Field, FieldError, FiniteField};
 
 /// The Mersenne prime `2^61 - 1`.
@@ -111,7 +114,27 @@ impl Field for Mersenne61 {
         }
         total
     }
+    fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
+        if a.len().min(b.len()) < NTT_THRESHOLD_61 {
+            return crate::poly::karatsuba(self, a, b);
+        }
+        static PLAN: OnceLock<Option<ntt::Plan<u64>>> = OnceLock::new();
+        match PLAN.get_or_init(|| ntt::Plan::new(self, &BigUint::from(P61))) {
+            Some(plan) => plan.mul_dot(self, a, b, |v, out| out.push(*v)),
+            None => crate::poly::karatsuba(self, a, b),
+        }
+    }
 }
+
+/// From this many coefficients in the shorter factor, [`Mersenne61`]
+/// multiplies polynomials by multi-modular NTT (three transform primes);
+/// below it, Karatsuba with lazy dot products (measured with the
+/// `algorithms` bench, group `polymul`).
+const NTT_THRESHOLD_61: usize = 512;
+
+/// From this many coefficients in the shorter factor, [`Mersenne127`]
+/// multiplies polynomials by multi-modular NTT (five transform primes).
+const NTT_THRESHOLD_127: usize = 256;
 
 impl FiniteField for Mersenne61 {
     fn characteristic(&self) -> BigUint {
@@ -247,6 +270,19 @@ impl Field for Mersenne127 {
     #[allow(clippy::unwrap_used)] // a residue mod p < 2^127 fits in u128
     fn from_biguint(&self, v: &BigUint) -> u128 {
         u128::try_from(v % P127).unwrap()
+    }
+    #[allow(clippy::cast_possible_truncation)] // limb splits
+    fn poly_mul(&self, a: &[u128], b: &[u128]) -> Vec<u128> {
+        if a.len().min(b.len()) < NTT_THRESHOLD_127 {
+            return crate::poly::karatsuba(self, a, b);
+        }
+        static PLAN: OnceLock<Option<ntt::Plan<u128>>> = OnceLock::new();
+        match PLAN.get_or_init(|| ntt::Plan::new(self, &BigUint::from(P127))) {
+            Some(plan) => plan.mul_dot(self, a, b, |v, out| {
+                out.extend([*v as u64, (*v >> 64) as u64]);
+            }),
+            None => crate::poly::karatsuba(self, a, b),
+        }
     }
 }
 

@@ -192,6 +192,20 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
         }
         true
     }
+    /// The coefficients of the product of two polynomials, given and
+    /// returned little-endian: `a.len() + b.len() - 1` coefficients, or none
+    /// when either factor is empty. Trailing zeros are neither required nor
+    /// removed.
+    ///
+    /// Every polynomial product of [`poly`](crate::poly) goes through here.
+    /// The default is Karatsuba's method over a schoolbook base case made of
+    /// [`dot`](Self::dot) products (see
+    /// [`KARATSUBA_THRESHOLD`](crate::poly::KARATSUBA_THRESHOLD)); fields
+    /// with multi-word elements override it with Kronecker substitution (one
+    /// big-integer product instead of many modular ones).
+    fn poly_mul(&self, a: &[Self::Elem], b: &[Self::Elem]) -> Vec<Self::Elem> {
+        crate::poly::karatsuba(self, a, b)
+    }
 }
 
 /// A finite field: a [`Field`] with finitely many elements, so it has an

@@ -1,4 +1,25 @@
-//! Sparse secure multiset aggregation (SCMA): syndrome sketches of sparse
-//! vectors, their decoders, and masked aggregation.
-//!
-//! Not implemented yet: this crate is filled by issue 3. It exports nothing.
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
+mod aggregate;
+mod decode;
+mod error;
+mod integer;
+pub mod masking;
+mod params;
+mod sketch;
+pub mod wide;
+pub mod wire;
+
+pub use aggregate::{Aggregator, MaskedSketch};
+pub use error::SketchError;
+pub use integer::{
+    DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, IntegerSketch, ValidIntegerParams,
+};
+pub use params::{
+    CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
+};
+pub use sketch::{Sketch, SparseVector};
+
+/// The result type of this crate.
+pub type SketchResult<T> = Result<T, SketchError>;

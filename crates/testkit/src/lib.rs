@@ -8,9 +8,12 @@
 // Test code: these functions panic on a counterexample by design.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
+pub mod decoding;
 pub mod exact;
 pub mod fields;
 pub mod fuzz;
+pub mod poly;
+pub mod sagg;
 pub mod seeding;
 
 use rand::SeedableRng;

@@ -1,0 +1,78 @@
+//! The transposed Vandermonde solve: the values of a sparse vector from its
+//! power sums, once the positions are known.
+
+use crate::poly::{self, horner_many, mul_slices};
+use crate::{Field, FieldError};
+
+/// The `v` with `s_i = sum_j v_j x_j^(i-1)` for `i = 1..m`, given distinct
+/// nodes `x_1..x_m` and `s_1..s_m`: the last step of line 3 of Algorithm 2
+/// of the paper (the counts `q_j` from the syndromes, once the positions
+/// are known).
+///
+/// # Method
+///
+/// With `P(x) = prod_j (x - x_j)` and `S(y) = sum_i s_(i+1) y^i`,
+/// `S(y) = sum_j v_j / (1 - x_j y)` as power series, so
+/// `N(y) = rev(P)(y) S(y) mod y^m = sum_j v_j prod_(l != j) (1 - x_l y)`
+/// and, reversing, `y^(m-1) N(1/y)` at `y = x_j` is `v_j P'(x_j)`. So
+/// `v_j = rev_(m-1)(N)(x_j) / P'(x_j)` (Forney's formula): one product tree
+/// for `P`, one polynomial product for `N`, then two Horner evaluations per
+/// node and one batched inversion, `O(m^2)` field operations in all. A node
+/// may be zero (`0^0 = 1`).
+///
+/// # Errors
+///
+/// [`FieldError::LengthMismatch`] unless `x` and `s` have the same length,
+/// [`FieldError::RepeatedNodes`] if two nodes are equal (then `P'(x_j) = 0`
+/// and the system is singular).
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, FieldError, Mersenne61, solve_transposed_vandermonde};
+///
+/// let f = Mersenne61;
+/// let x = [2u64, 5, 11];
+/// let v = [7u64, 1, 3];
+/// let s: Vec<u64> = (0..3)
+///     .map(|i| {
+///         let terms: Vec<u64> = x.iter().zip(&v).map(|(xj, vj)| f.mul(vj, &f.pow_u64(xj, i))).collect();
+///         f.sum(&terms)
+///     })
+///     .collect();
+/// assert_eq!(solve_transposed_vandermonde(&f, &x, &s)?, v.to_vec());
+/// assert_eq!(
+///     solve_transposed_vandermonde(&f, &[2, 2], &[1, 1]),
+///     Err(FieldError::RepeatedNodes)
+/// );
+/// # Ok::<(), FieldError>(())
+/// ```
+pub fn solve_transposed_vandermonde<F: Field>(
+    f: &F,
+    x: &[F::Elem],
+    s: &[F::Elem],
+) -> Result<Vec<F::Elem>, FieldError> {
+    let m = x.len();
+    if s.len() != m {
+        return Err(FieldError::LengthMismatch {
+            left: m,
+            right: s.len(),
+        });
+    }
+    if m == 0 {
+        return Ok(Vec::new());
+    }
+    let p = poly::from_roots(f, x);
+    // rev(P) has m + 1 coefficients, P is monic of degree m.
+    let rev_p: Vec<F::Elem> = p.coeffs().iter().rev().cloned().collect();
+    let mut n = mul_slices(f, &rev_p[..m], s);
+    n.resize(m, f.zero());
+    n.reverse();
+    let dp = poly::derivative(f, &p);
+    let mut denom = horner_many(f, dp.coeffs(), x);
+    if !f.batch_inv(&mut denom) {
+        return Err(FieldError::RepeatedNodes);
+    }
+    let numer = horner_many(f, &n, x);
+    Ok(numer.iter().zip(&denom).map(|(a, b)| f.mul(a, b)).collect())
+}

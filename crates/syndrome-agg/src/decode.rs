@@ -1,0 +1,351 @@
+//! The decoders: the finite-field decoder of Algorithm 2 (line 3) and the
+//! deterministic integer decoder of Appendix K.
+//!
+//! # The decoder contract (THREATS.md)
+//!
+//! A decoder returns `Ok` only after it has re-encoded its answer and
+//! compared it with **every** one of the `2t + r` received syndromes; else
+//! it returns a typed error. It never panics, and its work is bounded:
+//! Berlekamp-Massey stops as soon as the locator would exceed degree `t`
+//! (`O(t^2)`), root finding has a fixed attempt budget, the Vandermonde
+//! solve and the check are `O(t (2t + r))`.
+//!
+//! # Detection bound
+//!
+//! Let the true aggregate `x` have `s` nonzero entries with
+//! `t < s <= t + r`. Then no decoder output `y` (at most `t` nonzeros,
+//! `y != x`) can match all `2t + r` syndromes, so the decoder *always*
+//! rejects `x`.
+//!
+//! Proof sketch: if `y` matched, `x - y` would be a nonzero vector with at
+//! most `s + t <= 2t + r` nonzero entries in the kernel of the
+//! `(2t + r)`-row Vandermonde matrix `(k^(i-1))`, `i = 1..2t+r`, whose
+//! columns are the distinct keys `k` of its support. Any `u <= 2t + r`
+//! columns of that matrix have a nonzero `u x u` Vandermonde minor (the
+//! first `u` rows; Appendix J of the paper), so they are linearly
+//! independent and the kernel vector must be zero: a contradiction.
+//! (`y = x` is impossible too, as `y` has at most `t < s` nonzeros.) For
+//! `s > t + r` a false accept needs the locator to split into distinct
+//! in-range roots *and* `r` further syndromes to match: about `p^-r` for
+//! random garbage, but not for a crafted input, which is simply a different
+//! valid aggregate (THREATS 1, item 3).
+
+// Decoders take input from outside: no panicking index or unwrap here
+// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// clippy's arithmetic_side_effects is not denied.
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
+use field::{
+    Field, FieldError, FiniteField, Poly, Rational, Rationals, berlekamp_massey, find_roots,
+    integer_roots, poly, solve_transposed_vandermonde,
+};
+use num_bigint::{BigInt, BigUint};
+use num_traits::{One, Signed, Zero};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use sha2::{Digest, Sha256};
+
+use crate::{IntegerSketch, Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
+
+/// Domain separator of the root-finding RNG seed.
+const ROOTS_SEED_PREFIX: &[u8] = b"syndrome-agg/v1/roots";
+
+/// Maps a field error of the locator steps to the decoder contract's
+/// names.
+fn locator_error(e: FieldError, capacity: usize) -> SketchError {
+    match e {
+        FieldError::DegreeExceeded { needed, .. } => SketchError::TooManyKeys { capacity, needed },
+        FieldError::NotSplit | FieldError::ZeroPolynomial | FieldError::NotIntegral => {
+            SketchError::LocatorDoesNotSplit
+        }
+        FieldError::RootsOutOfRange { low, high } => SketchError::KeyOutOfRange {
+            key: "(a root outside the domain)".into(),
+            domain: format!("{low}..={high}"),
+        },
+        FieldError::RepeatedRoot | FieldError::RepeatedNodes => SketchError::RepeatedRoot,
+        FieldError::AttemptsExhausted { attempts } => SketchError::Timeout { attempts },
+        other => SketchError::Field(other),
+    }
+}
+
+/// Berlekamp-Massey on the syndromes, bounded by `t`; returns the
+/// locator's reverse polynomial `x^L C(1/x)`, whose roots are the keys.
+///
+/// The paper runs Berlekamp-Massey on the first `2t` syndromes; we run it
+/// on all `2t + r`. For an aggregate of at most `t` keys both give the same
+/// locator (its `2L <= 2t` first terms determine it). For `s > t` keys the
+/// first `2t` terms generically have a recurrence of length exactly `t`,
+/// so the over-capacity sum would only show later, as a locator that does
+/// not split or a failed check; with `r >= 1` more terms its linear
+/// complexity generically exceeds `t`, and Berlekamp-Massey stops with the
+/// over-capacity error [`SketchError::TooManyKeys`] at once. The final
+/// check is unchanged, so the contract and the detection bound hold either
+/// way; the cost is `O(t (2t + r))`.
+pub(crate) fn locator<F: Field>(
+    f: &F,
+    s: &[F::Elem],
+    capacity: usize,
+) -> SketchResult<(usize, Poly<F::Elem>)> {
+    let rec = berlekamp_massey(f, s, capacity).map_err(|e| locator_error(e, capacity))?;
+    if rec.length > capacity {
+        return Err(SketchError::TooManyKeys {
+            capacity,
+            needed: rec.length,
+        });
+    }
+    let rev = poly::reverse(f, &rec.connection, rec.length + 1);
+    Ok((rec.length, rev))
+}
+
+/// `S_i = sum_j v_j x_j^(i-1)` for `i = 1..m`.
+pub(crate) fn power_sums<F: Field>(
+    f: &F,
+    nodes: &[F::Elem],
+    values: &[F::Elem],
+    m: usize,
+) -> Vec<F::Elem> {
+    let mut out = vec![f.zero(); m];
+    for (x, v) in nodes.iter().zip(values) {
+        crate::sketch::add_power_sums(f, &mut out, x, v);
+    }
+    out
+}
+
+/// Compares a re-encoding with the received syndromes.
+pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> SketchResult<()> {
+    if received.len() != reencoded.len() {
+        return Err(SketchError::WrongLength {
+            expected: reencoded.len(),
+            found: received.len(),
+        });
+    }
+    match received.iter().zip(reencoded).position(|(a, b)| a != b) {
+        Some(i) => Err(SketchError::CheckMismatch { index: i + 1 }),
+        None => Ok(()),
+    }
+}
+
+/// Located keys (as field elements) and their counts.
+pub(crate) type NodesAndValues<E> = (Vec<E>, Vec<E>);
+
+/// The finite-field core: nodes and values of at most `capacity` terms that
+/// reproduce all of `s`, nodes checked by `check_node`.
+pub(crate) fn decode_field<F: FiniteField>(
+    f: &F,
+    s: &[F::Elem],
+    capacity: usize,
+    check_node: impl Fn(&F::Elem) -> SketchResult<()>,
+) -> SketchResult<NodesAndValues<F::Elem>> {
+    if s.iter().all(|x| f.is_zero(x)) {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let (len, rev) = locator(f, s, capacity)?;
+    let nodes = if len == 0 {
+        Vec::new()
+    } else {
+        let mut rng = roots_rng(f, s);
+        let roots = find_roots(f, &rev, &mut rng).map_err(|e| locator_error(e, capacity))?;
+        if roots.len() != len {
+            return Err(SketchError::LocatorDoesNotSplit);
+        }
+        roots
+    };
+    for x in &nodes {
+        check_node(x)?;
+    }
+    let values = if nodes.is_empty() {
+        Vec::new()
+    } else {
+        let first = s.get(..nodes.len()).ok_or(SketchError::WrongLength {
+            expected: nodes.len(),
+            found: s.len(),
+        })?;
+        solve_transposed_vandermonde(f, &nodes, first).map_err(|e| locator_error(e, capacity))?
+    };
+    check_all(s, &power_sums(f, &nodes, &values, s.len()))?;
+    Ok((nodes, values))
+}
+
+/// The root-finding RNG: ChaCha20 seeded by SHA-256 of the syndromes.
+/// Outputs are reproducible, and there is no fixed public sequence of
+/// splitting elements an adversary could target.
+fn roots_rng<F: FiniteField>(f: &F, s: &[F::Elem]) -> ChaCha20Rng {
+    let mut h = Sha256::new();
+    h.update(ROOTS_SEED_PREFIX);
+    h.update(f.characteristic().to_bytes_le());
+    let mut buf = Vec::with_capacity(f.byte_len());
+    for x in s {
+        buf.clear();
+        f.write_bytes(x, &mut buf);
+        h.update(&buf);
+    }
+    ChaCha20Rng::from_seed(h.finalize().into())
+}
+
+impl<F: FiniteField> Sketch<F> {
+    /// Decodes the sparse vector (Algorithm 2 of the paper, line 3):
+    /// Berlekamp-Massey (on all `2t + r` syndromes, see below) for the
+    /// locator
+    /// `g(x) = prod_j (1 - j x)`, the roots of its reverse polynomial
+    /// `prod_j (x - j)` by randomized equal-degree splitting, the domain
+    /// check `1 <= j <= N`, the counts by the transposed Vandermonde solve,
+    /// the count policy, and a re-encode compared with all `2t + r`
+    /// syndromes. See the module docs for the contract and the detection
+    /// bound.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::TooManyKeys`] when the syndromes need more than `t`
+    /// keys, [`SketchError::LocatorDoesNotSplit`],
+    /// [`SketchError::RepeatedRoot`], [`SketchError::KeyOutOfRange`],
+    /// [`SketchError::CountOutOfRange`] (a zero count, or one outside the
+    /// policy), [`SketchError::CheckMismatch`], [`SketchError::Timeout`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use field::Mersenne61;
+    /// use syndrome_agg::{Sketch, SketchError, SketchParams};
+    ///
+    /// let params = SketchParams::new(2, 1000u32).with_extra(1).validate(Mersenne61)?;
+    /// // Three keys in a sketch of capacity 2 with one check syndrome:
+    /// // always rejected (t < 3 <= t + r).
+    /// let s = Sketch::from_unsigned(&params, [(1u32, 1u64), (2, 1), (3, 1)])?;
+    /// assert!(s.decode().is_err());
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    pub fn decode(&self) -> SketchResult<SparseVector<F::Elem>> {
+        decode_sketch(self.params(), self.syndromes())
+    }
+}
+
+/// [`Sketch::decode`] on raw syndromes.
+pub(crate) fn decode_sketch<F: FiniteField>(
+    params: &ValidSketchParams<F>,
+    s: &[F::Elem],
+) -> SketchResult<SparseVector<F::Elem>> {
+    let f = params.field();
+    let expected = params.num_syndromes();
+    if s.len() != expected {
+        return Err(SketchError::WrongLength {
+            expected,
+            found: s.len(),
+        });
+    }
+    let domain = params.key_domain();
+    let (nodes, values) = decode_field(f, s, params.capacity(), |x| {
+        let k = f.to_biguint(x);
+        if k.is_zero() || k > *domain {
+            return Err(SketchError::KeyOutOfRange {
+                key: k.to_string(),
+                domain: domain.to_string(),
+            });
+        }
+        Ok(())
+    })?;
+    let mut entries: Vec<(BigUint, F::Elem)> =
+        nodes.iter().map(|x| f.to_biguint(x)).zip(values).collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut total = BigUint::zero();
+    for (k, v) in &entries {
+        params.check_decoded_count(k, v, &mut total)?;
+    }
+    Ok(SparseVector::from_sorted(entries))
+}
+
+impl IntegerSketch {
+    /// The deterministic decoder of Appendix K of the paper: the summed
+    /// syndromes are the exact integers `S_i` (see
+    /// [`IntegerParams`](crate::IntegerParams) for why), so the server
+    /// works over the rationals: Berlekamp-Massey for the locator, the
+    /// integer root finder on `[1, N]` (bisection guided by the derivative,
+    /// no randomness), the counts by the transposed Vandermonde solve over
+    /// the rationals (they must be positive integers with total at most
+    /// `T`), and the same re-encode check of all `2t + r` syndromes.
+    ///
+    /// Returns `(key, count)` sorted by key.
+    ///
+    /// # Errors
+    ///
+    /// As [`Sketch::decode`]; [`SketchError::CountOutOfRange`] also for a
+    /// count that is not a positive integer.
+    pub fn decode(&self) -> SketchResult<Vec<(BigUint, BigUint)>> {
+        let p = self.params();
+        let q = Rationals;
+        let s: Vec<Rational> = self.syndromes().iter().map(|v| q.from_biguint(v)).collect();
+        if s.iter().all(Rational::is_zero) {
+            return Ok(Vec::new());
+        }
+        let t = p.capacity();
+        let (len, rev) = locator(&q, &s, t)?;
+        let roots: Vec<BigInt> = if len == 0 {
+            Vec::new()
+        } else {
+            let high = BigInt::from(p.key_domain().clone());
+            let r = integer_roots(&rev, &BigInt::one(), &high).map_err(|e| locator_error(e, t))?;
+            if r.len() != len {
+                return Err(SketchError::LocatorDoesNotSplit);
+            }
+            r
+        };
+        let mut keys = Vec::with_capacity(roots.len());
+        for r in &roots {
+            match r.to_biguint() {
+                Some(k) if !k.is_zero() && k <= *p.key_domain() => keys.push(k),
+                _ => {
+                    return Err(SketchError::KeyOutOfRange {
+                        key: r.to_string(),
+                        domain: p.key_domain().to_string(),
+                    });
+                }
+            }
+        }
+        let nodes: Vec<Rational> = keys.iter().map(|k| q.from_biguint(k)).collect();
+        let values = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            let first = s
+                .get(..nodes.len())
+                .ok_or(SketchError::LocatorDoesNotSplit)?;
+            solve_transposed_vandermonde(&q, &nodes, first).map_err(|e| locator_error(e, t))?
+        };
+        let mut out = Vec::with_capacity(keys.len());
+        let mut total = BigUint::zero();
+        for (k, v) in keys.into_iter().zip(&values) {
+            let count = match v.to_integer() {
+                Some(c) if c.is_positive() => c.magnitude().clone(),
+                _ => {
+                    return Err(SketchError::CountOutOfRange {
+                        key: k.to_string(),
+                        count: v.to_string(),
+                        reason: "integer-sketch counts must be positive integers",
+                    });
+                }
+            };
+            total += &count;
+            if total > *p.max_total() {
+                return Err(SketchError::CountOutOfRange {
+                    key: k.to_string(),
+                    count: count.to_string(),
+                    reason: "total count exceeds max_total",
+                });
+            }
+            out.push((k, count));
+        }
+        // Exact integer re-encode of every syndrome; the received values are
+        // below 2^k, and so must the re-encoding be.
+        let mut re = vec![BigUint::zero(); s.len()];
+        for (k, c) in &out {
+            let mut pw = c.clone();
+            for (i, r) in re.iter_mut().enumerate() {
+                *r += &pw;
+                if i + 1 < s.len() {
+                    pw *= k;
+                }
+            }
+        }
+        check_all(self.syndromes(), &re)?;
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+}

@@ -1,0 +1,417 @@
+//! The wire format: versioned postcard frames for sketches and masked
+//! messages, parsed defensively.
+//!
+//! A [`Frame`] names everything a receiver needs to refuse a message that
+//! does not belong to its round: the format version, the kind of sketch,
+//! the field's identity (its modulus), the capacity `t`, `r`, the key domain
+//! `N`, the payload channels of wide keys, the client id, the session and
+//! the round. The syndromes travel as one byte string of fixed-width
+//! canonical little-endian encodings.
+//!
+//! Reading bytes from outside ([`Frame::parse`]) caps the frame size before
+//! decoding anything, rejects trailing bytes, and the conversions into
+//! sketches check every length and every encoding's canonicity; every
+//! failure is a typed error, never a panic (THREATS M3, M6, O1, O2).
+
+// Parsers take bytes from outside: no panicking index or unwrap here
+// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// clippy's arithmetic_side_effects is not denied.
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
+use field::FiniteField;
+use num_bigint::BigUint;
+use serde::{Deserialize, Serialize};
+
+use crate::masking::pairwise::{RoundContext, SessionId};
+use crate::{
+    IntegerSketch, MaskedSketch, Sketch, SketchError, SketchResult, ValidIntegerParams,
+    ValidSketchParams,
+};
+
+/// The wire format version this build writes and reads.
+pub const WIRE_VERSION: u16 = 1;
+
+/// The default cap on a frame's size, 4 MiB (tonic's default message
+/// limit). Sketches over big fields with large capacities need more: pass a
+/// larger cap to [`Frame::parse`].
+pub const DEFAULT_MAX_FRAME: usize = 4 << 20;
+
+/// What a frame carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum FrameKind {
+    /// An unmasked [`Sketch`] (for tests, or a trusted aggregator).
+    Sketch,
+    /// A client's [`MaskedSketch`].
+    Masked,
+    /// An [`IntegerSketch`] of Appendix K (masked or not).
+    Integer,
+    /// A wide-key sketch (see [`crate::wide`]).
+    WideKey,
+}
+
+/// One message on the wire.
+///
+/// # Example
+///
+/// ```
+/// use field::Mersenne61;
+/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+/// use syndrome_agg::masking::MaskVector;
+/// use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
+/// use syndrome_agg::{MaskedSketch, Sketch, SketchParams};
+///
+/// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
+/// let ctx = RoundContext { session: SessionId([5; 32]), round: 1 };
+/// let zero_mask = MaskVector(vec![0; params.num_syndromes()]);
+/// let msg = Sketch::from_unsigned(&params, [(3u32, 1u64)])?.mask(&zero_mask, 9, ctx)?;
+/// let bytes = msg.to_frame().to_bytes()?;
+/// let back = MaskedSketch::from_frame(&Frame::parse(&bytes, DEFAULT_MAX_FRAME)?, &params)?;
+/// assert_eq!(back, msg);
+/// // A truncated frame is an error, not a panic.
+/// assert!(Frame::parse(&bytes[..bytes.len() - 1], DEFAULT_MAX_FRAME).is_err());
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Frame {
+    /// [`WIRE_VERSION`].
+    pub version: u16,
+    /// What the frame carries.
+    pub kind: FrameKind,
+    /// The field's modulus `p` (or `p' = 2^k` for integer sketches), little
+    /// endian, no trailing zero bytes.
+    pub modulus: Vec<u8>,
+    /// The capacity `t`.
+    pub capacity: u64,
+    /// The number `r` of extra check syndromes.
+    pub extra: u64,
+    /// The key domain `N`, little endian, no trailing zero bytes.
+    pub key_domain: Vec<u8>,
+    /// Payload channels of a wide-key sketch, 0 otherwise.
+    pub channels: u64,
+    /// The sender.
+    pub client_id: u64,
+    /// The session.
+    pub session: [u8; 32],
+    /// The round.
+    pub round: u64,
+    /// The elements, each in its fixed-width canonical little-endian
+    /// encoding, concatenated.
+    pub elements: Vec<u8>,
+}
+
+fn malformed(reason: impl Into<String>) -> SketchError {
+    SketchError::Malformed {
+        reason: reason.into(),
+    }
+}
+
+pub(crate) fn u64_of(v: usize) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
+}
+
+impl Frame {
+    /// Serializes with postcard.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::Malformed`] if postcard fails (it does not for these
+    /// types).
+    pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
+        postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
+    }
+
+    /// Parses bytes from outside.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::FrameTooLarge`] above `max_len` bytes (checked
+    /// first), [`SketchError::Malformed`] for bytes that are not exactly
+    /// one frame, [`SketchError::UnsupportedVersion`] for another version.
+    pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
+        if bytes.len() > max_len {
+            return Err(SketchError::FrameTooLarge {
+                len: bytes.len(),
+                max: max_len,
+            });
+        }
+        let (frame, rest): (Self, &[u8]) =
+            postcard::take_from_bytes(bytes).map_err(|e| malformed(e.to_string()))?;
+        if !rest.is_empty() {
+            return Err(malformed(format!("{} trailing bytes", rest.len())));
+        }
+        if frame.version != WIRE_VERSION {
+            return Err(SketchError::UnsupportedVersion {
+                found: frame.version,
+                supported: WIRE_VERSION,
+            });
+        }
+        Ok(frame)
+    }
+
+    /// The round context the frame names.
+    pub fn context(&self) -> RoundContext {
+        RoundContext {
+            session: SessionId(self.session),
+            round: self.round,
+        }
+    }
+
+    pub(crate) fn expect_kind(&self, kind: FrameKind) -> SketchResult<()> {
+        if self.kind != kind {
+            return Err(malformed(format!(
+                "expected a {kind:?} frame, found {:?}",
+                self.kind
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks modulus, capacity, `r`, key domain and channels against the
+    /// receiver's parameters.
+    pub(crate) fn expect_shape(
+        &self,
+        modulus: &BigUint,
+        capacity: usize,
+        extra: usize,
+        key_domain: &BigUint,
+        channels: usize,
+    ) -> SketchResult<()> {
+        if self.modulus != modulus.to_bytes_le() {
+            return Err(SketchError::ParamsMismatch {
+                what: "field modulus",
+            });
+        }
+        if self.capacity != u64_of(capacity) {
+            return Err(SketchError::ParamsMismatch { what: "capacity" });
+        }
+        if self.extra != u64_of(extra) {
+            return Err(SketchError::ParamsMismatch {
+                what: "extra syndromes",
+            });
+        }
+        if self.key_domain != key_domain.to_bytes_le() {
+            return Err(SketchError::ParamsMismatch { what: "key domain" });
+        }
+        if self.channels != u64_of(channels) {
+            return Err(SketchError::ParamsMismatch {
+                what: "payload channels",
+            });
+        }
+        Ok(())
+    }
+
+    /// Splits `elements` into `count` canonical field elements.
+    pub(crate) fn field_elements<F: FiniteField>(
+        &self,
+        f: &F,
+        count: usize,
+    ) -> SketchResult<Vec<F::Elem>> {
+        let w = f.byte_len();
+        let expected = count.saturating_mul(w);
+        if self.elements.len() != expected || w == 0 {
+            return Err(SketchError::WrongLength {
+                expected,
+                found: self.elements.len(),
+            });
+        }
+        self.elements
+            .chunks_exact(w)
+            .map(|c| f.from_bytes(c).map_err(|_| SketchError::NonCanonical))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)] // one frame has this many fields
+    pub(crate) fn build(
+        kind: FrameKind,
+        modulus: &BigUint,
+        capacity: usize,
+        extra: usize,
+        key_domain: &BigUint,
+        channels: usize,
+        client_id: u64,
+        ctx: &RoundContext,
+        elements: Vec<u8>,
+    ) -> Self {
+        Self {
+            version: WIRE_VERSION,
+            kind,
+            modulus: modulus.to_bytes_le(),
+            capacity: u64_of(capacity),
+            extra: u64_of(extra),
+            key_domain: key_domain.to_bytes_le(),
+            channels: u64_of(channels),
+            client_id,
+            session: ctx.session.0,
+            round: ctx.round,
+            elements,
+        }
+    }
+}
+
+pub(crate) fn field_bytes<F: FiniteField>(f: &F, elems: &[F::Elem]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(elems.len() * f.byte_len());
+    for e in elems {
+        f.write_bytes(e, &mut out);
+    }
+    out
+}
+
+fn sketch_frame<F: FiniteField>(
+    kind: FrameKind,
+    params: &ValidSketchParams<F>,
+    client_id: u64,
+    ctx: &RoundContext,
+    syndromes: &[F::Elem],
+) -> Frame {
+    let f = params.field();
+    Frame::build(
+        kind,
+        &f.characteristic(),
+        params.capacity(),
+        params.extra(),
+        params.key_domain(),
+        0,
+        client_id,
+        ctx,
+        field_bytes(f, syndromes),
+    )
+}
+
+fn sketch_syndromes<F: FiniteField>(
+    frame: &Frame,
+    kind: FrameKind,
+    params: &ValidSketchParams<F>,
+) -> SketchResult<Vec<F::Elem>> {
+    frame.expect_kind(kind)?;
+    let f = params.field();
+    frame.expect_shape(
+        &f.characteristic(),
+        params.capacity(),
+        params.extra(),
+        params.key_domain(),
+        0,
+    )?;
+    frame.field_elements(f, params.num_syndromes())
+}
+
+impl<F: FiniteField> MaskedSketch<F> {
+    /// The message as a frame.
+    pub fn to_frame(&self) -> Frame {
+        sketch_frame(
+            FrameKind::Masked,
+            self.params(),
+            self.client_id(),
+            self.context(),
+            self.syndromes(),
+        )
+    }
+
+    /// The message a frame carries, checked against the receiver's
+    /// parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::Malformed`] for another frame kind,
+    /// [`SketchError::ParamsMismatch`] for another field or parameters,
+    /// [`SketchError::WrongLength`] and [`SketchError::NonCanonical`] for
+    /// bad elements.
+    pub fn from_frame(frame: &Frame, params: &ValidSketchParams<F>) -> SketchResult<Self> {
+        let s = sketch_syndromes(frame, FrameKind::Masked, params)?;
+        Self::from_parts(params, frame.client_id, frame.context(), s)
+    }
+
+    /// [`Frame::parse`] then [`from_frame`](Self::from_frame).
+    ///
+    /// # Errors
+    ///
+    /// As those two.
+    pub fn from_bytes(
+        bytes: &[u8],
+        params: &ValidSketchParams<F>,
+        max_len: usize,
+    ) -> SketchResult<Self> {
+        Self::from_frame(&Frame::parse(bytes, max_len)?, params)
+    }
+}
+
+impl<F: FiniteField> Sketch<F> {
+    /// The unmasked sketch as a frame.
+    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
+        sketch_frame(
+            FrameKind::Sketch,
+            self.params(),
+            client_id,
+            ctx,
+            self.syndromes(),
+        )
+    }
+
+    /// The unmasked sketch a frame carries.
+    ///
+    /// # Errors
+    ///
+    /// As [`MaskedSketch::from_frame`].
+    pub fn from_frame(frame: &Frame, params: &ValidSketchParams<F>) -> SketchResult<Self> {
+        let s = sketch_syndromes(frame, FrameKind::Sketch, params)?;
+        Self::from_syndromes(params, s)
+    }
+}
+
+impl IntegerSketch {
+    /// The sketch as a frame (elements of `ceil(k / 8)` bytes).
+    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
+        let p = self.params();
+        let k = p.ring().bits();
+        let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
+        let mut elements = Vec::with_capacity(w.saturating_mul(p.num_syndromes()));
+        for s in self.syndromes() {
+            let mut b = s.to_bytes_le();
+            b.resize(w, 0);
+            elements.extend_from_slice(&b);
+        }
+        Frame::build(
+            FrameKind::Integer,
+            &(BigUint::from(1u8) << k),
+            p.capacity(),
+            p.extra(),
+            p.key_domain(),
+            0,
+            client_id,
+            ctx,
+            elements,
+        )
+    }
+
+    /// The integer sketch a frame carries.
+    ///
+    /// # Errors
+    ///
+    /// As [`MaskedSketch::from_frame`].
+    pub fn from_frame(frame: &Frame, params: &ValidIntegerParams) -> SketchResult<Self> {
+        frame.expect_kind(FrameKind::Integer)?;
+        let k = params.ring().bits();
+        frame.expect_shape(
+            &(BigUint::from(1u8) << k),
+            params.capacity(),
+            params.extra(),
+            params.key_domain(),
+            0,
+        )?;
+        let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
+        let m = params.num_syndromes();
+        let expected = w.saturating_mul(m);
+        if frame.elements.len() != expected || w == 0 {
+            return Err(SketchError::WrongLength {
+                expected,
+                found: frame.elements.len(),
+            });
+        }
+        let s = frame
+            .elements
+            .chunks_exact(w)
+            .map(BigUint::from_bytes_le)
+            .collect();
+        Self::from_syndromes(params, s)
+    }
+}

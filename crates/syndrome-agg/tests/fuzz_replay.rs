@@ -1,0 +1,25 @@
+//! THREATS M6: the bodies of the `syndrome-agg` fuzz targets, replayed on
+//! stable Rust over deterministic pseudo-random inputs.
+
+use testkit::fuzz::replay;
+use testkit::sagg::fuzz;
+
+#[test]
+fn m6_sketch_decode() {
+    replay("sagg_sketch_decode", 400, 160, fuzz::sketch_decode);
+}
+
+#[test]
+fn m6_integer_decode() {
+    replay("sagg_integer_decode", 300, 96, fuzz::integer_decode);
+}
+
+#[test]
+fn m6_wide_decode() {
+    replay("sagg_wide_decode", 300, 256, fuzz::wide_decode);
+}
+
+#[test]
+fn m6_frame_parse() {
+    replay("sagg_frame_parse", 400, 256, fuzz::frame_parse);
+}

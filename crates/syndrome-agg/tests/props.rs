@@ -1,0 +1,48 @@
+//! Property tests over GF(2^61 - 1), GF(2^127 - 1) and a 256-bit prime
+//! (THREATS C1, C2, M1, M2), the two decoders cross-checked, and the
+//! uniformity of one masked sketch.
+#![allow(clippy::unwrap_used)]
+
+use field::{BigPrime, Fp64, Mersenne61, Mersenne127};
+use testkit::sagg::props;
+
+testkit::sagg_suite!(mersenne61, Mersenne61, 8, 64);
+testkit::sagg_suite!(mersenne127, Mersenne127, 8, 48);
+testkit::sagg_suite!(
+    big256,
+    BigPrime::new(testkit::known_primes::p256()).unwrap(),
+    3,
+    12
+);
+
+#[test]
+fn finite_field_and_integer_decoders_agree() {
+    props::decoders_agree(3, 48);
+}
+
+/// The 0.999 quantile of chi-square with 250 degrees of freedom is about
+/// 321.0 (Wilson-Hilferty: 250 (1 - 2/2250 + 3.09 sqrt(2/2250))^3).
+const CHI2_250_999: f64 = 321.0;
+
+#[test]
+fn one_pairwise_masked_sketch_is_uniform() {
+    let f = Fp64::new(251).unwrap();
+    let (chi2, dof) = props::masked_sketch_is_uniform(&f, false, 251 * 30, "uniform-pairwise");
+    assert_eq!(dof, 250);
+    assert!(chi2 < CHI2_250_999, "chi-square {chi2} over {dof} dof");
+}
+
+#[test]
+fn one_dealer_masked_sketch_is_uniform() {
+    let f = Fp64::new(251).unwrap();
+    let (chi2, dof) = props::masked_sketch_is_uniform(&f, true, 251 * 30, "uniform-dealer");
+    assert!(chi2 < CHI2_250_999, "chi-square {chi2} over {dof} dof");
+}
+
+/// The statistic must be able to fail: an unmasked sketch is a point mass.
+#[test]
+fn chi_square_rejects_a_point_mass() {
+    let mut counts = vec![0u64; 251];
+    counts[7] = 251 * 30;
+    assert!(props::chi_square(&counts) > CHI2_250_999);
+}
