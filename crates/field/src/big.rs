@@ -25,6 +25,13 @@ struct BigParams {
 /// cheap and elements stay bare integers. This is the field for bin indices
 /// of hundreds or thousands of bits (`B^d` with large `d`).
 ///
+/// Polynomial products of eight or more terms ([`Field::poly_mul`]) run
+/// modulo about `2 bits(p) / 61` word-sized primes with number-theoretic
+/// transforms, each coefficient reconstructed modulo `p` by an explicit
+/// Chinese remainder theorem (one reduction per coefficient instead of a
+/// multi-word product and division per pair of coefficients); moduli above
+/// about 9000 bits fall back to Kronecker substitution.
+///
 /// # Example
 ///
 /// ```

@@ -11,6 +11,11 @@
 //! Berlekamp-Massey spend their time on. These two types are therefore the
 //! ones the rest of the workspace uses; the `criterion` bench `field`
 //! measures both against the `ff`-derived types.
+//!
+//! Polynomial products ([`Field::poly_mul`]) use Karatsuba over a lazy base
+//! case up to a few hundred terms, then multi-modular number-theoretic
+//! transforms (three word-sized primes for `2^61 - 1`, five for
+//! `2^127 - 1`) with the coefficients reconstructed modulo `p`.
 
 use num_bigint::BigUint;
 use rand::Rng;
@@ -116,25 +121,57 @@ impl Field for Mersenne61 {
     }
     fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
         if a.len().min(b.len()) < NTT_THRESHOLD_61 {
-            return crate::poly::karatsuba(self, a, b);
+            return crate::poly::karatsuba_with(self, a, b, &Self::schoolbook);
         }
         static PLAN: OnceLock<Option<ntt::Plan<u64>>> = OnceLock::new();
         match PLAN.get_or_init(|| ntt::Plan::new(self, &BigUint::from(P61))) {
             Some(plan) => plan.mul_dot(self, a, b, |v, out| out.push(*v)),
-            None => crate::poly::karatsuba(self, a, b),
+            None => crate::poly::karatsuba_with(self, a, b, &Self::schoolbook),
         }
     }
 }
 
 /// From this many coefficients in the shorter factor, [`Mersenne61`]
 /// multiplies polynomials by multi-modular NTT (three transform primes);
-/// below it, Karatsuba with lazy dot products (measured with the
-/// `algorithms` bench, group `polymul`).
-const NTT_THRESHOLD_61: usize = 512;
+/// below it, Karatsuba over a base case that accumulates whole products in
+/// `u128`s. The crossover (between 512 and 1000 terms) was measured with
+/// the `algorithms` bench, group `polymul`.
+const NTT_THRESHOLD_61: usize = 768;
 
 /// From this many coefficients in the shorter factor, [`Mersenne127`]
-/// multiplies polynomials by multi-modular NTT (five transform primes).
-const NTT_THRESHOLD_127: usize = 256;
+/// multiplies polynomials by multi-modular NTT (five transform primes);
+/// below it, Karatsuba (crossover between 256 and 512 terms, measured as
+/// above).
+const NTT_THRESHOLD_127: usize = 384;
+
+impl Mersenne61 {
+    /// `out += a * b` with every output coefficient accumulated in a `u128`
+    /// and reduced once: the Karatsuba base case (the shorter factor has
+    /// fewer than 64 terms, so at most 63 products below `2^122` meet in
+    /// one accumulator).
+    fn schoolbook(a: &[u64], b: &[u64], out: &mut [u64]) {
+        let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+        debug_assert!(b.len() < 64);
+        let len = a.len() + b.len() - 1;
+        let mut stack = [0u128; 128];
+        let mut heap = Vec::new();
+        let acc: &mut [u128] = if len <= stack.len() {
+            &mut stack[..len]
+        } else {
+            heap.resize(len, 0);
+            &mut heap
+        };
+        for (i, &x) in a.iter().enumerate() {
+            let x = u128::from(x);
+            for (s, &y) in acc[i..].iter_mut().zip(b) {
+                *s += x * u128::from(y);
+            }
+        }
+        for (o, &s) in out.iter_mut().zip(acc.iter()) {
+            *o = Self.add(o, &Self::reduce128(s));
+        }
+    }
+}
 
 impl FiniteField for Mersenne61 {
     fn characteristic(&self) -> BigUint {

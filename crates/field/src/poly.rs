@@ -41,7 +41,7 @@ pub(crate) mod ntt;
 mod powmod;
 
 pub use arith::{KARATSUBA_THRESHOLD, add, mul, mul_karatsuba, neg, scale, sub};
-pub(crate) use arith::{karatsuba, mul_slices};
+pub(crate) use arith::{karatsuba, karatsuba_with, mul_slices};
 pub(crate) use div::{Modulus, div_rem_slices};
 pub use div::{NEWTON_THRESHOLD, div_rem, rem};
 pub(crate) use eval::horner_many;

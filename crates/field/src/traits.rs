@@ -200,9 +200,11 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// Every polynomial product of [`poly`](crate::poly) goes through here.
     /// The default is Karatsuba's method over a schoolbook base case made of
     /// [`dot`](Self::dot) products (see
-    /// [`KARATSUBA_THRESHOLD`](crate::poly::KARATSUBA_THRESHOLD)); fields
-    /// with multi-word elements override it with Kronecker substitution (one
-    /// big-integer product instead of many modular ones).
+    /// [`KARATSUBA_THRESHOLD`](crate::poly::KARATSUBA_THRESHOLD)). The
+    /// Mersenne fields and [`BigPrime`](crate::BigPrime) override it: above
+    /// a size threshold they multiply by number-theoretic transforms modulo
+    /// word-sized primes and reconstruct each coefficient modulo `p` by the
+    /// Chinese remainder theorem (see their documentation).
     fn poly_mul(&self, a: &[Self::Elem], b: &[Self::Elem]) -> Vec<Self::Elem> {
         crate::poly::karatsuba(self, a, b)
     }

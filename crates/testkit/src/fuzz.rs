@@ -3,7 +3,7 @@
 //! over deterministic pseudo-random inputs, so CI exercises every target
 //! without nightly.
 
-use field::{BigPrime, FiniteField, Fp64, Mersenne61, Mersenne127};
+use field::{BigPrime, Field, FiniteField, Fp64, Mersenne61, Mersenne127};
 use rand::Rng;
 
 fn bytes_round_trip<F: FiniteField>(f: &F, data: &[u8]) {
@@ -53,5 +53,138 @@ pub fn replay(label: &str, n: usize, max_len: usize, body: impl Fn(&[u8])) {
             _ => {}
         }
         body(&data);
+    }
+}
+
+/// Checks one Berlekamp-Massey run: an `Ok` result is a recurrence of the
+/// sequence within the bound, an error is `DegreeExceeded` above it.
+fn bm_check<F: Field>(f: &F, s: &[F::Elem], max_length: usize) {
+    match field::berlekamp_massey(f, s, max_length) {
+        Ok(rec) => {
+            assert!(rec.length <= max_length, "length above the bound");
+            assert!(
+                crate::decoding::satisfies(f, &rec.connection, rec.length, s),
+                "not a recurrence of the sequence"
+            );
+        }
+        Err(field::FieldError::DegreeExceeded { max, needed }) => {
+            assert_eq!(max, max_length);
+            assert!(needed > max, "DegreeExceeded below the bound");
+        }
+        Err(e) => panic!("unexpected error {e}"),
+    }
+}
+
+/// Berlekamp-Massey on arbitrary sequences over GF(7), GF(2^61 - 1),
+/// GF(2^127 - 1) and the rationals, with a bound from the input: never
+/// panics, and every answer is checked against the sequence.
+pub fn bm(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let max_length = usize::from(selector >> 2);
+    match selector % 4 {
+        0 => {
+            let f = Fp64::new(7).unwrap_or_else(|_| unreachable!("7 is prime"));
+            let s: Vec<_> = rest.iter().map(|&b| f.from_u64(u64::from(b))).collect();
+            bm_check(&f, &s, max_length);
+        }
+        1 => {
+            let f = Mersenne61;
+            let s: Vec<u64> = rest
+                .chunks(8)
+                .map(|c| f.from_u64(u64::from_le_bytes(pad(c))))
+                .collect();
+            bm_check(&f, &s, max_length);
+        }
+        2 => {
+            let f = Mersenne127;
+            let s: Vec<u128> = rest
+                .chunks(16)
+                .map(|c| f.from_biguint(&num_bigint::BigUint::from_bytes_le(c)))
+                .collect();
+            bm_check(&f, &s, max_length);
+        }
+        _ => {
+            // Small signed integers keep the rational arithmetic cheap.
+            let q = field::Rationals;
+            let s: Vec<_> = rest
+                .iter()
+                .take(32)
+                .map(|&b| q.from_i64(i64::from(i8::from_le_bytes([b])) % 5))
+                .collect();
+            bm_check(&q, &s, max_length);
+        }
+    }
+}
+
+fn pad(c: &[u8]) -> [u8; 8] {
+    let mut a = [0u8; 8];
+    a[..c.len()].copy_from_slice(c);
+    a
+}
+
+/// Root finding on arbitrary input: over tiny fields against exhaustive
+/// search; over GF(2^61 - 1) on arbitrary coefficients (an `Ok` must be a
+/// full set of distinct roots) and on products of given roots (`Ok` exactly
+/// when they are distinct, then those roots).
+pub fn find_roots(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let mut rng = crate::rng("fuzz/find_roots");
+    match selector % 3 {
+        0 => {
+            let q = [3u64, 5, 7, 11, 13][usize::from(selector >> 2) % 5];
+            let f = Fp64::new(q).unwrap_or_else(|_| unreachable!("small primes"));
+            let c: Vec<_> = rest
+                .iter()
+                .take(40)
+                .map(|&b| f.from_u64(u64::from(b)))
+                .collect();
+            let p = field::Poly::from_coeffs(&f, c);
+            let expect = crate::decoding::roots_by_search(&f, &p);
+            assert_eq!(field::find_roots(&f, &p, &mut rng), expect);
+        }
+        1 => {
+            let f = Mersenne61;
+            let c: Vec<u64> = rest
+                .chunks(8)
+                .take(64)
+                .map(|c| f.from_u64(u64::from_le_bytes(pad(c))))
+                .collect();
+            let p = field::Poly::from_coeffs(&f, c);
+            match field::find_roots(&f, &p, &mut rng) {
+                Ok(roots) => {
+                    assert_eq!(roots.len(), p.degree().unwrap_or(0));
+                    assert!(roots.windows(2).all(|w| w[0] < w[1]), "sorted, distinct");
+                    for r in &roots {
+                        assert_eq!(field::poly::evaluate(&f, &p, r), 0);
+                    }
+                }
+                Err(field::FieldError::ZeroPolynomial) => assert!(p.is_zero()),
+                Err(field::FieldError::NotSplit | field::FieldError::RepeatedRoot) => {}
+                Err(e) => panic!("unexpected error {e}"),
+            }
+        }
+        _ => {
+            // A few distinct byte values make repeated roots common.
+            let f = Mersenne61;
+            let roots: Vec<u64> = rest
+                .iter()
+                .take(100)
+                .map(|&b| f.from_u64(u64::from(b) * 0x9e37_79b9))
+                .collect();
+            let p = field::poly::from_roots(&f, &roots);
+            let mut sorted = roots.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            let expect = if sorted.len() == roots.len() {
+                Ok(sorted)
+            } else {
+                Err(field::FieldError::RepeatedRoot)
+            };
+            assert_eq!(field::find_roots(&f, &p, &mut rng), expect);
+        }
     }
 }

@@ -101,7 +101,8 @@ pub fn scale<F: Field>(f: &F, a: &Poly<F::Elem>, c: &F::Elem) -> Poly<F::Elem> {
 
 /// `a * b`: schoolbook below [`KARATSUBA_THRESHOLD`], Karatsuba above it,
 /// or the field's own [`Field::poly_mul`] when it overrides it (the
-/// big-integer fields use Kronecker substitution).
+/// Mersenne fields and [`BigPrime`](crate::BigPrime) switch to
+/// number-theoretic transforms for large products).
 ///
 /// # Example
 ///
@@ -146,21 +147,42 @@ pub(crate) fn mul_slices<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Vec<F
 /// Karatsuba multiplication of coefficient slices with a schoolbook base
 /// case; the default of [`Field::poly_mul`].
 pub(crate) fn karatsuba<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Vec<F::Elem> {
+    karatsuba_with(f, a, b, &|a, b, out| schoolbook_add_into(f, a, b, out))
+}
+
+/// `out += a * b` for a base case: both factors nonempty, the shorter one
+/// below [`KARATSUBA_THRESHOLD`].
+pub(crate) type BaseCase<'a, E> = dyn Fn(&[E], &[E], &mut [E]) + 'a;
+
+/// Karatsuba multiplication with a field-specific base case (fields with
+/// lazy reduction accumulate whole base products in wide integers).
+pub(crate) fn karatsuba_with<F: Field>(
+    f: &F,
+    a: &[F::Elem],
+    b: &[F::Elem],
+    base: &BaseCase<'_, F::Elem>,
+) -> Vec<F::Elem> {
     if a.is_empty() || b.is_empty() {
         return Vec::new();
     }
     let mut out = vec![f.zero(); a.len() + b.len() - 1];
-    kara_add_into(f, a, b, &mut out);
+    kara_add_into(f, a, b, &mut out, base);
     out
 }
 
 /// `out += a * b`, with `out.len() >= a.len() + b.len() - 1` and both
 /// factors nonempty.
-fn kara_add_into<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem], out: &mut [F::Elem]) {
+fn kara_add_into<F: Field>(
+    f: &F,
+    a: &[F::Elem],
+    b: &[F::Elem],
+    out: &mut [F::Elem],
+    base: &BaseCase<'_, F::Elem>,
+) {
     let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
     let (la, lb) = (a.len(), b.len());
     if lb < KARATSUBA_THRESHOLD {
-        schoolbook_add_into(f, a, b, out);
+        base(a, b, out);
         return;
     }
     let h = la.div_ceil(2);
@@ -168,14 +190,14 @@ fn kara_add_into<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem], out: &mut [F::El
         // Unbalanced: cut the long factor into pieces of the short one's
         // length, so that every recursive product is balanced.
         for (k, chunk) in a.chunks(lb).enumerate() {
-            kara_add_into(f, chunk, b, &mut out[k * lb..]);
+            kara_add_into(f, chunk, b, &mut out[k * lb..], base);
         }
         return;
     }
     let (a0, a1) = a.split_at(h);
     let (b0, b1) = b.split_at(h);
-    let z0 = karatsuba(f, a0, b0);
-    let z2 = karatsuba(f, a1, b1);
+    let z0 = karatsuba_with(f, a0, b0, base);
+    let z2 = karatsuba_with(f, a1, b1, base);
     let mut sa = a0.to_vec();
     for (s, x) in sa.iter_mut().zip(a1) {
         f.add_assign(s, x);
@@ -185,7 +207,7 @@ fn kara_add_into<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem], out: &mut [F::El
         f.add_assign(s, x);
     }
     // z1 = (a0 + a1)(b0 + b1) - z0 - z2
-    let mut z1 = karatsuba(f, &sa, &sb);
+    let mut z1 = karatsuba_with(f, &sa, &sb, base);
     for (z, x) in z1.iter_mut().zip(&z0) {
         f.sub_assign(z, x);
     }

@@ -6,7 +6,7 @@ use crate::Field;
 /// Up to this many roots, [`from_roots`] multiplies the linear factors in
 /// one by one (linear work each); above, it splits the roots in halves and
 /// multiplies the two halves' products (a product tree), so that the large
-/// products run at Karatsuba or Kronecker speed.
+/// products run at the speed of the field's fast multiplication.
 const PRODUCT_LEAF: usize = 16;
 
 /// `p(x)`, by Horner's rule.
