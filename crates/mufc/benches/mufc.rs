@@ -1,0 +1,3 @@
+//! Criterion benches of the mufc crate (written below).
+
+fn main() {}
