@@ -689,6 +689,12 @@ impl Federation {
             (None, DecodeKind::Skipped)
         } else {
             match &self.aggregation {
+                // Every client left: nothing to aggregate, the aggregate is
+                // empty.
+                Some(_) if after.is_empty() => (
+                    Some(InputChange::Counts(Decoded::Full(Vec::new()))),
+                    DecodeKind::Skipped,
+                ),
                 Some(agg) => {
                     let inputs: Vec<Input<'_>> = after
                         .iter()
