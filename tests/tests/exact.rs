@@ -252,3 +252,27 @@ fn the_comparison_catches_a_different_federation() {
     assert!(report.reseeded.is_empty());
     assert_eq!(exact.server().total_count(), fed.server().total_count() - 1);
 }
+
+#[test]
+fn a_batch_that_reseeds_every_client_falls_back_to_decoding_the_whole_sum() {
+    // Every client loses its first seed: each reseeds from round 0 and
+    // moves up to 2k bins, more than the capacity t = k L in all; the
+    // difference is refused by the decoder and the whole sum is decoded.
+    let mut truth = clients("fallback");
+    let config = base().gamma(0.01).validate().unwrap();
+    let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
+    let mut req = RemovalRequest::new();
+    for c in fed.clients() {
+        req = req.with_points(c.id(), vec![c.seed_ids()[0]]);
+    }
+    let report = fed.remove(&req).unwrap();
+    assert_eq!(report.reseeded.len(), MIX.clients);
+    assert!(
+        matches!(report.decode, DecodeKind::Full { .. }),
+        "{:?}",
+        report.decode
+    );
+    apply(&mut truth, &req);
+    compare(&fed, &Federation::with_ids(truth, fed.config()).unwrap()).unwrap();
+    assert_eq!(fed.server().counts(), &plain_sum(&fed));
+}

@@ -340,6 +340,7 @@ impl Aggregation {
     }
 
     /// Sets the round counter (after loading a saved federation).
+    #[cfg(feature = "serde")]
     pub(crate) fn set_rounds(&mut self, rounds: u64) {
         self.round = rounds;
     }
@@ -419,6 +420,7 @@ impl Aggregation {
 
     /// Sets the last aggregate to the sketch of `counts` (after loading:
     /// the sum of the masked messages of a round is exactly this sketch).
+    #[cfg(feature = "serde")]
     pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
         match &mut self.scheme {
             Scheme::Field61(s) => s.last = Some(encode_field(&s.params, counts.iter())?),

@@ -624,3 +624,38 @@ impl ValidConfig {
         Self(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in Privacy::ALL {
+            assert_eq!(p.name().parse::<Privacy>().unwrap(), *p);
+        }
+        for m in Masking::ALL {
+            assert_eq!(m.to_string().parse::<Masking>().unwrap(), *m);
+        }
+        for s in ServerPoints::ALL {
+            assert_eq!(s.name().parse::<ServerPoints>().unwrap(), *s);
+        }
+        for t in ClientTraining::ALL {
+            assert_eq!(t.name().parse::<ClientTraining>().unwrap(), *t);
+        }
+        let err = "Scma".parse::<Privacy>().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("scma, scma-integer, scma-wide, plain")
+        );
+    }
+
+    #[test]
+    fn resolved_config_fixes_gamma_and_the_bound() {
+        let c = FederationConfig::new(3).validate().unwrap();
+        assert_eq!((c.gamma(), c.max_points()), (None, None));
+        let r = c.resolved(0.25, 40);
+        assert_eq!((r.gamma(), r.max_points()), (Some(0.25), Some(40)));
+        assert_eq!(r.clone().into_builder().validate().unwrap(), r);
+    }
+}

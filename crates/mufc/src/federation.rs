@@ -110,6 +110,7 @@ impl Setup {
 
     /// As [`Self::new`] for a saved federation, which may have no client
     /// left (every client removed).
+    #[cfg(feature = "serde")]
     pub(crate) fn restore(
         clients: Vec<(ClientId, Dataset)>,
         config: &ValidConfig,
@@ -454,6 +455,7 @@ impl Federation {
     }
 
     /// Assembles a federation from restored parts (used by loading).
+    #[cfg(feature = "serde")]
     pub(crate) fn from_parts(
         setup: Setup,
         clients: Vec<Client>,

@@ -132,3 +132,43 @@ pub(crate) fn derive_bytes(seed: u64, label: &str, x: u64) -> [u8; 32] {
     h.update(x.to_le_bytes());
     h.finalize().into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_depend_on_names_not_positions() {
+        // A client's seed is a function of the federation seed and its id.
+        assert_eq!(client_seed(9, ClientId(4)), client_seed(9, ClientId(4)));
+        assert_ne!(client_seed(9, ClientId(4)), client_seed(9, ClientId(5)));
+        assert_ne!(client_seed(9, ClientId(4)), client_seed(10, ClientId(4)));
+        // Different uses of one seed are separated.
+        let uses = [
+            server_seed(9),
+            sample_seed(9),
+            shift_seed(9),
+            star_seed(9, 0),
+            client_seed(9, ClientId(0)),
+        ];
+        for (i, a) in uses.iter().enumerate() {
+            for b in &uses[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn bin_keys_are_the_index_on_small_grids() {
+        let b = BigUint::from(123_456u32);
+        assert_eq!(bin_key(&b, true), 123_456);
+        let big = BigUint::from(1u8) << 100u32;
+        let big2 = &big + 1u32;
+        assert_ne!(bin_key(&big, false), bin_key(&big2, false));
+        assert_ne!(sample_point_id(5, 0), sample_point_id(5, 1));
+        assert_ne!(
+            plain_point_id(ClientId(1), 0),
+            plain_point_id(ClientId(0), 1)
+        );
+    }
+}

@@ -74,10 +74,64 @@ pub fn gaussian_clients(label: &str, m: Mixture) -> Vec<Dataset> {
         }
     }
     let all = Dataset::new(DMatrix::from_vec(dim, n, coords)).unwrap();
+    split_by_kmeans(&all, clusters, clients, per_client, k_prime)
+}
+
+/// The paper's Gaussian data set (Appendix M.1) scaled into the box:
+/// `clusters` centres uniform in the unit hypercube, `per_cluster` points
+/// around each with variance 0.5 per axis, mapped into `[-1/2, 1/2]^dim`
+/// by [`seeding::BoxTransform`], then split across `clients` as
+/// [`gaussian_clients`] splits (K-means cells, `k_prime` per client).
+pub fn paper_gaussian_clients(
+    label: &str,
+    clients: usize,
+    dim: usize,
+    clusters: usize,
+    per_cluster: usize,
+    k_prime: usize,
+) -> Vec<Dataset> {
+    let mut rng = crate::rng(label);
+    let centres: Vec<Vec<f64>> = (0..clusters)
+        .map(|_| {
+            (0..dim)
+                .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+                .collect()
+        })
+        .collect();
+    let n = clusters * per_cluster;
+    let sd = 0.5f64.sqrt();
+    let mut coords = Vec::with_capacity(n * dim);
+    for c in &centres {
+        for _ in 0..per_cluster {
+            for x in c {
+                coords.push(x + sd * normal(&mut rng));
+            }
+        }
+    }
+    let raw = Dataset::new(DMatrix::from_vec(dim, n, coords)).unwrap();
+    let boxed = seeding::BoxTransform::fit(&raw)
+        .unwrap()
+        .apply_dataset(&raw)
+        .unwrap();
+    split_by_kmeans(&boxed, clusters, clients, n / clients, k_prime)
+}
+
+/// Labels `all` by a centralized K-means with `clusters` clusters and gives
+/// client `l` `per_client` points of the clusters `l, ..., l + k_prime - 1`
+/// in turn (from any cluster once those run out), as the paper's
+/// reference code splits non-iid.
+fn split_by_kmeans(
+    all: &Dataset,
+    clusters: usize,
+    clients: usize,
+    per_client: usize,
+    k_prime: usize,
+) -> Vec<Dataset> {
+    let dim = all.dim();
     let model = seeding::KMeansParams::new(clusters)
         .check()
         .unwrap()
-        .fit(&all, &mut seeding::ExpRace::new(7))
+        .fit(all, &mut seeding::ExpRace::new(7))
         .unwrap();
     let mut pools: Vec<Vec<usize>> = vec![Vec::new(); clusters];
     for (p, &a) in model.assignment().iter().enumerate() {
@@ -86,18 +140,14 @@ pub fn gaussian_clients(label: &str, m: Mixture) -> Vec<Dataset> {
     (0..clients)
         .map(|l| {
             let mut coords = Vec::with_capacity(per_client * dim);
-            let mut taken = 0;
-            let mut turn = 0;
-            while taken < per_client {
+            for turn in 0..per_client {
                 let own = (l + turn % k_prime.max(1)) % clusters;
-                turn += 1;
                 let pool = if pools[own].is_empty() {
                     pools.iter_mut().find(|p| !p.is_empty()).unwrap()
                 } else {
                     &mut pools[own]
                 };
                 coords.extend_from_slice(all.point(pool.pop().unwrap()));
-                taken += 1;
             }
             Dataset::new(DMatrix::from_vec(dim, per_client, coords)).unwrap()
         })
