@@ -9,14 +9,15 @@
 //! instead (0: never), so that both cases of Algorithm 3 are measured.
 //!
 //! ```text
-//! cargo run --release -p mufc --example unlearn_ratio -- [removals] [centers|uniform] [retrain-every] [seed-every]
+//! cargo run --release -p mufc --example unlearn_ratio -- [removals] [centers|uniform] [retrain-every] [seed-every] [seeding|full]
 //! ```
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mufc::{
-    ClientId, DecodeKind, Federation, FederationConfig, RemovalRequest, ServerPoints, StageTimes,
+    ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, RemovalRequest,
+    ServerPoints, StageTimes,
 };
 use rand::RngExt;
 use seeding::{Dataset, PointId};
@@ -71,11 +72,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_or(Ok(ServerPoints::Centers), |a| a.parse())?;
     let every: usize = args.get(3).map_or(Ok(5), |a| a.parse())?;
     let seed_every: usize = args.get(4).map_or(Ok(0), |a| a.parse())?;
+    let training: ClientTraining = args
+        .get(5)
+        .map_or(Ok(ClientTraining::Seeding), |a| a.parse())?;
 
     let data = testkit::mufc::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
     let config = FederationConfig::new(10)
         .client_k(3)
         .server_points(points)
+        .client_training(training)
         .seed(1)
         .validate()?;
     let mut truth: BTreeMap<ClientId, Dataset> = data
@@ -88,7 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let star = fed.estimate_phi_c_star(3)?;
     let before = fed.objectives(Some(star))?.loss_ratio.unwrap_or(f64::NAN);
     println!(
-        "server points {points}; fit: paper {}, cpu {}, wall {} (decode {}, server {}); {} bytes per client; {} nonzero bins; t = {}; loss ratio {before:.4}",
+        "server points {points}, clients {training}; fit: paper {}, cpu {}, wall {} (decode {}, server {}); {} bytes per client; {} nonzero bins; t = {}; loss ratio {before:.4}",
         ms(fit.times.paper().as_secs_f64()),
         ms(fit.times.cpu().as_secs_f64()),
         ms(fit.times.wall.as_secs_f64()),

@@ -84,7 +84,8 @@ named_enum! {
         ScmaWide => "scma-wide",
         /// The simplified scheme of Algorithm 5 (Appendix I): each client
         /// sends its exact local centroids and cluster sizes in the clear;
-        /// no quantization; the server clusters the weighted centroids.
+        /// no quantization (no box, no `gamma`); the server clusters the
+        /// weighted centroids ([`ServerPoints`] does not apply).
         Plain => "plain",
     }
 }

@@ -392,7 +392,7 @@ impl Federation {
                     })
                     .collect();
                 let round = agg.round(&inputs)?;
-                let included = round.included.len();
+                let included = round.included.clone();
                 (
                     InputChange::Counts(round.decoded.clone()),
                     Some(round),
@@ -407,7 +407,7 @@ impl Federation {
                         .collect(),
                 ),
                 None,
-                clients.len(),
+                clients.iter().map(Client::id).collect(),
             ),
         };
         let start = Instant::now();
@@ -439,7 +439,7 @@ impl Federation {
             nonzero_bins: server.nonzero_bins(),
             sketch: aggregation.as_ref().map(Aggregation::info),
             server_points: server.data().len(),
-            included_clients: included,
+            included,
         };
         Ok(Self {
             config: setup.config,
@@ -737,7 +737,10 @@ impl Federation {
         times.server = start.elapsed();
 
         // Commit.
-        let included = after.len();
+        let included: Vec<ClientId> = match &round {
+            Some(r) => r.included.clone(),
+            None => after.iter().map(|c| c.id()).collect(),
+        };
         let bytes_per_client = match &round {
             Some(r) => {
                 client_times(&mut times, &own, &r.encode_mask);
@@ -780,7 +783,7 @@ impl Federation {
             times,
             bytes_per_client,
             nonzero_bins: self.server.nonzero_bins(),
-            included_clients: included,
+            included,
         };
         self.history.push(report.clone());
         Ok(report)

@@ -141,7 +141,7 @@ impl DecodeKind {
 /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
 /// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
 /// let r = fed.fit_report();
-/// assert_eq!(r.included_clients, 2);
+/// assert_eq!(r.included, vec![mufc::ClientId(0), mufc::ClientId(1)]);
 /// assert!(r.bytes_per_client > 0);
 /// assert_eq!(r.sketch.as_ref().unwrap().capacity, 4); // t = k L
 /// assert!(r.times.paper() <= r.times.cpu() + r.times.client_round_max);
@@ -162,8 +162,9 @@ pub struct FitReport {
     pub sketch: Option<SketchInfo>,
     /// The number of server points.
     pub server_points: usize,
-    /// How many clients the aggregate includes.
-    pub included_clients: usize,
+    /// The clients the aggregate includes (all of them until a
+    /// dropout-tolerant aggregation joins).
+    pub included: Vec<ClientId>,
 }
 
 /// A removal request (the input of Algorithm 4): points of one or several
@@ -289,8 +290,9 @@ pub struct RemovalReport {
     /// Nonzero bins of the aggregate after the request (in plain mode:
     /// weighted centroids).
     pub nonzero_bins: usize,
-    /// How many clients the new aggregate includes.
-    pub included_clients: usize,
+    /// The clients the new aggregate includes (all remaining clients until
+    /// a dropout-tolerant aggregation joins).
+    pub included: Vec<ClientId>,
     /// Whether only one client's message changed: the difference of two
     /// aggregates then reveals that client's change of counts, whatever
     /// the masking (THREATS.md 1.2, U3). Batch removals to avoid it, or
