@@ -82,6 +82,22 @@ pub(crate) struct RoundOutput {
 }
 
 /// The public description of the sketches, for reports.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Federation, FederationConfig, Privacy};
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+///
+/// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+/// let config = FederationConfig::new(2).gamma(0.1).privacy(Privacy::ScmaWide).validate()?;
+/// let info = Federation::new(vec![a], &config)?.fit_report().sketch.clone().unwrap();
+/// assert_eq!(info.capacity, 2); // t = k L
+/// assert_eq!(info.modulus_bits, 61); // wide keys decode in GF(2^61 - 1)
+/// assert!(info.elements > 2 * info.capacity); // 2t + r locator syndromes and payload channels
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SketchInfo {
