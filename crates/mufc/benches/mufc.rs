@@ -1,0 +1,91 @@
+//! Federated training (Algorithm 1) and single-point removal (Algorithm 4)
+//! on the paper's Gaussian setup (Appendix M.1: n = 30000, d = 10, K = 10,
+//! L = 100 clients, non-iid with K' = 3 clusters per client, gamma =
+//! 1/sqrt(n)), with bin centres and with uniform samples at the server.
+//!
+//! `remove-non-seed` removes a random point that is not its client's seed
+//! (counts change, no reseeding); `remove-seed` a random seed (the client
+//! reseeds from it). The federation is cloned outside the timed routine.
+//! Wall-clock times on the 2-core machine; the paper's time (slowest client
+//! plus server) and the CPU time come from the reports, printed by the
+//! `unlearn_ratio` example (see docs/benchmarks.md, "## mufc").
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerPoints};
+use rand::RngExt;
+use seeding::{Dataset, PointId};
+
+fn request(fed: &Federation, seed: bool, rng: &mut impl rand::Rng) -> RemovalRequest {
+    let ids = fed.client_ids();
+    let c: ClientId = ids[rng.random_range(0..ids.len())];
+    let client = fed.client(c).expect("a listed client");
+    let id: PointId = if seed {
+        let s = client.seed_ids();
+        s[rng.random_range(0..s.len())]
+    } else {
+        let non_seeds: Vec<PointId> = client
+            .data()
+            .ids()
+            .iter()
+            .copied()
+            .filter(|id| !client.seed_ids().contains(id))
+            .collect();
+        non_seeds[rng.random_range(0..non_seeds.len())]
+    };
+    RemovalRequest::points(c, vec![id])
+}
+
+fn federation(c: &mut Criterion) {
+    let data: Vec<Dataset> =
+        testkit::mufc::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
+    for points in [ServerPoints::Centers, ServerPoints::Uniform] {
+        let config = FederationConfig::new(10)
+            .client_k(3)
+            .server_points(points)
+            .seed(1)
+            .validate()
+            .expect("a valid configuration");
+        let mut g = c.benchmark_group(format!(
+            "mufc/gaussian-n=30000,L=100,d=10,K=10,K'=3/{points}"
+        ));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(8));
+        g.bench_function("fit", |b| {
+            b.iter_batched(
+                || data.clone(),
+                |d| {
+                    black_box(
+                        Federation::new(d, &config)
+                            .expect("fit")
+                            .server()
+                            .total_count(),
+                    )
+                },
+                BatchSize::LargeInput,
+            );
+        });
+        let fed = Federation::new(data.clone(), &config).expect("fit");
+        for (name, seed) in [("remove-non-seed", false), ("remove-seed", true)] {
+            let mut rng = testkit::rng(name);
+            g.bench_function(name, |b| {
+                b.iter_batched(
+                    || (fed.clone(), request(&fed, seed, &mut rng)),
+                    // The federation is returned, so that dropping it is
+                    // not timed.
+                    |(mut f, r)| {
+                        let report = f.remove(&r).expect("removal");
+                        black_box((f, report))
+                    },
+                    BatchSize::LargeInput,
+                );
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, federation);
+criterion_main!(benches);

@@ -1,0 +1,751 @@
+//! The secure aggregation of the clients' histograms (Algorithm 2 of the
+//! paper, SCMA), in its three flavours, and the masks that hide each
+//! client's sketch.
+//!
+//! Every round is a fresh round of the protocol: every current client
+//! encodes its histogram, masks it with the round's masks and sends it; the
+//! server sums the masked messages (the masks cancel) and decodes. After
+//! the first round the server decodes the *difference* between the new sum
+//! and the previous one: a sparse signed vector with one entry per changed
+//! count, which the decoders handle in time proportional to its size, not
+//! to the capacity (Berlekamp-Massey stops at the locator's degree, root
+//! finding works on that degree). Should the difference exceed the capacity
+//! (a batch that reseeds many clients), the whole sum is decoded instead.
+//!
+//! A round is computed without touching the state ([`Aggregation::round`])
+//! and committed afterwards ([`Aggregation::commit`]), so that a failure
+//! later in a request leaves everything as it was.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use field::primes::{FieldChoice, cheapest_field};
+use field::{BigPrime, Field, FiniteField, Mersenne61, Mersenne127};
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use syndrome_agg::masking::pairwise::{
+    MaskKeyPair, MaskPublicKey, RoundContext, SessionId, pairwise_mask,
+};
+use syndrome_agg::masking::{MaskDomain, MaskVector, deal_zero_sum_masks};
+use syndrome_agg::wide::{ValidWideKeyParams, WideKeyParams, WideSketch};
+use syndrome_agg::{
+    Aggregator, CountPolicy, IntegerParams, IntegerSketch, Sketch, SketchError, SketchParams,
+    ValidIntegerParams, ValidSketchParams,
+};
+
+use crate::ids::derive_bytes;
+use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, par};
+
+/// One client's input to a round: its id and histogram.
+pub(crate) struct Input<'a> {
+    pub(crate) id: ClientId,
+    pub(crate) histogram: &'a [(BigUint, u64)],
+}
+
+/// What the server decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Decoded {
+    /// The change of the aggregate since the last round: `(bin, change)`.
+    Delta(Vec<(BigUint, i128)>),
+    /// The whole aggregate.
+    Full(Vec<(BigUint, u64)>),
+}
+
+/// The new aggregate, to keep once the request succeeds.
+#[derive(Clone, Debug)]
+pub(crate) enum Pending {
+    Field61(Sketch<Mersenne61>),
+    Field127(Sketch<Mersenne127>),
+    FieldBig(Sketch<BigPrime>),
+    Wide(WideSketch<Mersenne61>),
+    /// The integer scheme keeps nothing: it always decodes the whole sum.
+    Nothing,
+}
+
+/// A computed round, not yet committed.
+#[derive(Debug)]
+pub(crate) struct RoundOutput {
+    pub(crate) decoded: Decoded,
+    pub(crate) pending: Pending,
+    /// Encode + mask time of each client, in input order.
+    pub(crate) encode_mask: Vec<Duration>,
+    pub(crate) sum: Duration,
+    pub(crate) decode: Duration,
+    /// Time to deal the masks (offline work).
+    pub(crate) offline: Duration,
+    pub(crate) included: Vec<ClientId>,
+    pub(crate) bytes_per_client: usize,
+    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
+}
+
+/// The public description of the sketches, for reports.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Federation, FederationConfig, Privacy};
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+///
+/// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+/// let config = FederationConfig::new(2).gamma(0.1).privacy(Privacy::ScmaWide).validate()?;
+/// let info = Federation::new(vec![a], &config)?.fit_report().sketch.clone().unwrap();
+/// assert_eq!(info.capacity, 2); // t = k L
+/// assert_eq!(info.modulus_bits, 61); // wide keys decode in GF(2^61 - 1)
+/// assert!(info.elements > 2 * info.capacity); // 2t + r locator syndromes and payload channels
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SketchInfo {
+    /// The capacity `t` (the most nonzero bins an aggregate may have).
+    pub capacity: usize,
+    /// The number of elements a client sends.
+    pub elements: usize,
+    /// The bits of the modulus the elements live in (the field's, or
+    /// `k` of the integer ring `Z / 2^k`).
+    pub modulus_bits: u64,
+}
+
+#[derive(Clone, Debug)]
+struct FieldScheme<F: FiniteField> {
+    params: ValidSketchParams<F>,
+    delta: ValidSketchParams<F>,
+    last: Option<Sketch<F>>,
+}
+
+#[derive(Clone, Debug)]
+struct WideScheme {
+    params: ValidWideKeyParams<Mersenne61>,
+    delta: ValidWideKeyParams<Mersenne61>,
+    last: Option<WideSketch<Mersenne61>>,
+}
+
+#[derive(Clone, Debug)]
+enum Scheme {
+    Field61(FieldScheme<Mersenne61>),
+    Field127(FieldScheme<Mersenne127>),
+    FieldBig(FieldScheme<BigPrime>),
+    Integer(ValidIntegerParams),
+    Wide(Box<WideScheme>),
+}
+
+/// Where the masks of a round come from.
+#[derive(Clone, Debug)]
+enum MaskSource {
+    /// The offline dealer, its randomness derived from the federation seed
+    /// and the round.
+    Dealer { seed: u64 },
+    /// Pairwise masks; the simulation holds every client's key pair.
+    Pairwise {
+        keys: BTreeMap<ClientId, Arc<MaskKeyPair>>,
+    },
+}
+
+/// The masks of one round.
+enum RoundMasks<'a, E> {
+    Dealt(Vec<MaskVector<E>>),
+    Pairwise {
+        keys: &'a BTreeMap<ClientId, Arc<MaskKeyPair>>,
+        directory: Vec<(u64, MaskPublicKey)>,
+    },
+}
+
+impl<E: Clone> RoundMasks<'_, E> {
+    fn mask_of<D: MaskDomain<Elem = E>>(
+        &self,
+        domain: &D,
+        pos: usize,
+        id: ClientId,
+        len: usize,
+        ctx: &RoundContext,
+    ) -> MufcResult<MaskVector<E>> {
+        match self {
+            Self::Dealt(masks) => masks.get(pos).cloned().ok_or(MufcError::UnknownClient(id)),
+            Self::Pairwise { keys, directory } => {
+                let own = keys.get(&id).ok_or(MufcError::UnknownClient(id))?;
+                let peers: Vec<(u64, MaskPublicKey)> = directory
+                    .iter()
+                    .filter(|(p, _)| *p != id.0)
+                    .copied()
+                    .collect();
+                Ok(pairwise_mask(domain, len, own, id.0, &peers, ctx)?)
+            }
+        }
+    }
+}
+
+/// The aggregation state of a federation in an SCMA mode: the sketch
+/// parameters, the last aggregate (for decoding differences), the mask
+/// source and the round counter.
+#[derive(Clone, Debug)]
+pub(crate) struct Aggregation {
+    scheme: Scheme,
+    masking: MaskSource,
+    session: SessionId,
+    round: u64,
+    min_clients: usize,
+    parallel: bool,
+    record: bool,
+}
+
+/// The settings an aggregation is built from.
+pub(crate) struct AggregationSpec<'a> {
+    pub(crate) privacy: Privacy,
+    pub(crate) masking: Masking,
+    pub(crate) seed: u64,
+    pub(crate) capacity: usize,
+    pub(crate) extra: usize,
+    pub(crate) num_bins: &'a BigUint,
+    pub(crate) max_points: u64,
+    pub(crate) integer_max_capacity: usize,
+    pub(crate) min_clients: usize,
+    pub(crate) parallel: bool,
+    pub(crate) record: bool,
+}
+
+fn field_scheme<F: FiniteField>(
+    f: F,
+    capacity: usize,
+    extra: usize,
+    num_bins: &BigUint,
+    max_points: u64,
+) -> MufcResult<FieldScheme<F>> {
+    let base = SketchParams::new(capacity, num_bins.clone()).with_extra(extra);
+    let params = base
+        .clone()
+        .with_counts(CountPolicy::unsigned(max_points))
+        .validate(f.clone())?;
+    let delta = base
+        .with_counts(CountPolicy::signed(max_points))
+        .validate(f)?;
+    Ok(FieldScheme {
+        params,
+        delta,
+        last: None,
+    })
+}
+
+/// Bits of `T N^(2t + r - 1)` (the integer scheme's modulus), computed from
+/// bit lengths so that it cannot overflow; an upper bound within `2t + r`.
+fn integer_modulus_bits(capacity: usize, extra: usize, num_bins: &BigUint, n: u64) -> u64 {
+    let m = (capacity as u64)
+        .saturating_mul(2)
+        .saturating_add(extra as u64);
+    m.saturating_sub(1)
+        .saturating_mul(num_bins.bits())
+        .saturating_add(u64::from(64 - n.leading_zeros()))
+}
+
+impl Aggregation {
+    /// Parameters and masks for `clients` (the ids of the first round).
+    pub(crate) fn new(spec: &AggregationSpec<'_>, clients: &[ClientId]) -> MufcResult<Self> {
+        let t = spec.capacity;
+        let scheme = match spec.privacy {
+            Privacy::Scma => {
+                // p > max(B^d, 2n): keys are the bins, and signed
+                // differences of totals up to n must not wrap.
+                let bound = spec
+                    .num_bins
+                    .clone()
+                    .max(BigUint::from(spec.max_points) * 2u32);
+                match cheapest_field(&bound) {
+                    FieldChoice::Mersenne61(f) => Scheme::Field61(field_scheme(
+                        f,
+                        t,
+                        spec.extra,
+                        spec.num_bins,
+                        spec.max_points,
+                    )?),
+                    FieldChoice::Mersenne127(f) => Scheme::Field127(field_scheme(
+                        f,
+                        t,
+                        spec.extra,
+                        spec.num_bins,
+                        spec.max_points,
+                    )?),
+                    FieldChoice::Big(f) => Scheme::FieldBig(field_scheme(
+                        f,
+                        t,
+                        spec.extra,
+                        spec.num_bins,
+                        spec.max_points,
+                    )?),
+                }
+            }
+            Privacy::ScmaInteger => {
+                if t > spec.integer_max_capacity {
+                    let k = integer_modulus_bits(t, spec.extra, spec.num_bins, spec.max_points);
+                    let m = (t as u64)
+                        .saturating_mul(2)
+                        .saturating_add(spec.extra as u64);
+                    return Err(MufcError::IntegerDecoderTooLarge {
+                        capacity: t,
+                        max: spec.integer_max_capacity,
+                        sketch_bits: m.saturating_mul(k),
+                        syndrome_bits: k,
+                    });
+                }
+                Scheme::Integer(
+                    IntegerParams::new(t, spec.num_bins.clone(), spec.max_points)
+                        .with_extra(spec.extra)
+                        .validate()?,
+                )
+            }
+            Privacy::ScmaWide => {
+                let key_len = usize::try_from(spec.num_bins.bits().div_ceil(8)).map_err(|_| {
+                    MufcError::Sketch(SketchError::KeyTooLong {
+                        len: usize::MAX,
+                        max: syndrome_agg::wide::MAX_WIDE_KEY_LEN,
+                    })
+                })?;
+                let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
+                let base = WideKeyParams::new(t, key_len, hash_key).with_extra(spec.extra);
+                let params = base
+                    .clone()
+                    .with_counts(CountPolicy::unsigned(spec.max_points))
+                    .validate(Mersenne61)?;
+                let delta = base
+                    .with_counts(CountPolicy::signed(spec.max_points))
+                    .validate(Mersenne61)?;
+                Scheme::Wide(Box::new(WideScheme {
+                    params,
+                    delta,
+                    last: None,
+                }))
+            }
+            Privacy::Plain => {
+                return Err(crate::error::config_error(
+                    "privacy",
+                    "the plain mode has no secure aggregation",
+                ));
+            }
+        };
+        let masking = match spec.masking {
+            Masking::Dealer => MaskSource::Dealer { seed: spec.seed },
+            Masking::Pairwise => MaskSource::Pairwise {
+                keys: clients
+                    .iter()
+                    .map(|&c| {
+                        // The simulation plays every client: their secrets
+                        // derive from the federation seed. A deployment
+                        // draws each from the client's own CSPRNG.
+                        let secret = derive_bytes(spec.seed, "pairwise-key", c.0);
+                        (c, Arc::new(MaskKeyPair::from_secret_bytes(secret)))
+                    })
+                    .collect(),
+            },
+        };
+        Ok(Self {
+            scheme,
+            masking,
+            session: SessionId(derive_bytes(spec.seed, "session", 0)),
+            round: 0,
+            min_clients: spec.min_clients,
+            parallel: spec.parallel,
+            record: spec.record,
+        })
+    }
+
+    /// The number of rounds run so far.
+    pub(crate) fn rounds(&self) -> u64 {
+        self.round
+    }
+
+    /// Sets the round counter (after loading a saved federation).
+    #[cfg(feature = "serde")]
+    pub(crate) fn set_rounds(&mut self, rounds: u64) {
+        self.round = rounds;
+    }
+
+    /// The sketch parameters, for reports.
+    pub(crate) fn info(&self) -> SketchInfo {
+        match &self.scheme {
+            Scheme::Field61(s) => field_info(&s.params),
+            Scheme::Field127(s) => field_info(&s.params),
+            Scheme::FieldBig(s) => field_info(&s.params),
+            Scheme::Integer(p) => SketchInfo {
+                capacity: p.capacity(),
+                elements: p.num_syndromes(),
+                modulus_bits: p.ring().bits(),
+            },
+            Scheme::Wide(w) => SketchInfo {
+                capacity: w.params.sketch_params().capacity(),
+                elements: w.params.num_elements(),
+                modulus_bits: w.params.field().modulus_bits(),
+            },
+        }
+    }
+
+    fn context(&self) -> RoundContext {
+        RoundContext {
+            session: self.session,
+            round: self.round,
+        }
+    }
+
+    fn masks<D: MaskDomain>(
+        &self,
+        domain: &D,
+        inputs: &[Input<'_>],
+        len: usize,
+    ) -> (RoundMasks<'_, D::Elem>, Duration) {
+        match &self.masking {
+            MaskSource::Dealer { seed } => {
+                let start = Instant::now();
+                let mut rng = ChaCha20Rng::from_seed(derive_bytes(*seed, "dealer", self.round));
+                let masks = deal_zero_sum_masks(domain, inputs.len(), len, &mut rng);
+                (RoundMasks::Dealt(masks), start.elapsed())
+            }
+            MaskSource::Pairwise { keys } => {
+                let directory = inputs
+                    .iter()
+                    .filter_map(|i| keys.get(&i.id).map(|k| (i.id.0, k.public_key())))
+                    .collect();
+                (RoundMasks::Pairwise { keys, directory }, Duration::ZERO)
+            }
+        }
+    }
+
+    /// Runs one round over `inputs` (every current client, in id order)
+    /// without changing the state.
+    pub(crate) fn round(&self, inputs: &[Input<'_>]) -> MufcResult<RoundOutput> {
+        match &self.scheme {
+            Scheme::Field61(s) => self.field_round(s, inputs, Pending::Field61),
+            Scheme::Field127(s) => self.field_round(s, inputs, Pending::Field127),
+            Scheme::FieldBig(s) => self.field_round(s, inputs, Pending::FieldBig),
+            Scheme::Integer(p) => self.integer_round(p, inputs),
+            Scheme::Wide(w) => self.wide_round(w, inputs),
+        }
+    }
+
+    /// Keeps a round's aggregate and advances the round counter.
+    pub(crate) fn commit(&mut self, pending: Pending) {
+        match (&mut self.scheme, pending) {
+            (Scheme::Field61(s), Pending::Field61(p)) => s.last = Some(p),
+            (Scheme::Field127(s), Pending::Field127(p)) => s.last = Some(p),
+            (Scheme::FieldBig(s), Pending::FieldBig(p)) => s.last = Some(p),
+            (Scheme::Wide(w), Pending::Wide(p)) => w.last = Some(p),
+            _ => {}
+        }
+        self.round = self.round.saturating_add(1);
+    }
+
+    /// Sets the last aggregate to the sketch of `counts` (after loading:
+    /// the sum of the masked messages of a round is exactly this sketch).
+    #[cfg(feature = "serde")]
+    pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
+        match &mut self.scheme {
+            Scheme::Field61(s) => s.last = Some(encode_field(&s.params, counts.iter())?),
+            Scheme::Field127(s) => s.last = Some(encode_field(&s.params, counts.iter())?),
+            Scheme::FieldBig(s) => s.last = Some(encode_field(&s.params, counts.iter())?),
+            Scheme::Wide(w) => w.last = Some(encode_wide(&w.params, counts.iter())?),
+            Scheme::Integer(_) => {}
+        }
+        Ok(())
+    }
+
+    fn check_min(&self, n: usize) -> MufcResult<()> {
+        if n < self.min_clients {
+            return Err(SketchError::MessageRejected {
+                reason: format!("only {n} clients, at least {} required", self.min_clients),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    fn field_round<F: FiniteField>(
+        &self,
+        s: &FieldScheme<F>,
+        inputs: &[Input<'_>],
+        wrap: fn(Sketch<F>) -> Pending,
+    ) -> MufcResult<RoundOutput> {
+        let f = s.params.field();
+        let len = s.params.num_syndromes();
+        let ctx = self.context();
+        let (masks, offline) = self.masks(f, inputs, len);
+        let msgs = par::map(self.parallel, inputs, |pos, input| {
+            let start = Instant::now();
+            let sketch = encode_field(&s.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
+            let mask = masks.mask_of(f, pos, input.id, len, &ctx)?;
+            let masked = sketch.mask(&mask, input.id.0, ctx)?;
+            Ok::<_, MufcError>((masked, start.elapsed()))
+        })?;
+        let start = Instant::now();
+        let mut agg = Aggregator::new(&s.params, ctx, self.min_clients);
+        for (m, _) in &msgs {
+            agg.accept(m)?;
+        }
+        let included: Vec<ClientId> = agg.clients().iter().map(|&c| ClientId(c)).collect();
+        let sum = agg.finish()?;
+        let sum_time = start.elapsed();
+        let start = Instant::now();
+        let decoded = decode_field(s, &sum)?;
+        let decode = start.elapsed();
+        self.finish(
+            ServerSide {
+                decoded,
+                pending: wrap(sum),
+                sum: sum_time,
+                decode,
+                offline,
+                included,
+            },
+            msgs,
+            inputs,
+            |m, _| Ok(m.to_frame().to_bytes()?),
+        )
+    }
+
+    fn wide_round(&self, w: &WideScheme, inputs: &[Input<'_>]) -> MufcResult<RoundOutput> {
+        let f = w.params.field();
+        let len = w.params.num_elements();
+        let ctx = self.context();
+        let (masks, offline) = self.masks(f, inputs, len);
+        let msgs = par::map(self.parallel, inputs, |pos, input| {
+            let start = Instant::now();
+            let sketch = encode_wide(&w.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
+            let mask = masks.mask_of(f, pos, input.id, len, &ctx)?;
+            let masked = sketch.masked(&mask)?;
+            Ok::<_, MufcError>((masked, start.elapsed()))
+        })?;
+        let start = Instant::now();
+        self.check_min(msgs.len())?;
+        let mut sum = WideSketch::new(&w.params);
+        for (m, _) in &msgs {
+            sum.add(m)?;
+        }
+        let included = inputs.iter().map(|i| i.id).collect();
+        let sum_time = start.elapsed();
+        let start = Instant::now();
+        let decoded = decode_wide(w, &sum)?;
+        let decode = start.elapsed();
+        self.finish(
+            ServerSide {
+                decoded,
+                pending: Pending::Wide(sum),
+                sum: sum_time,
+                decode,
+                offline,
+                included,
+            },
+            msgs,
+            inputs,
+            |m, id| Ok(m.to_frame(id.0, &ctx).to_bytes()?),
+        )
+    }
+
+    fn integer_round(
+        &self,
+        p: &ValidIntegerParams,
+        inputs: &[Input<'_>],
+    ) -> MufcResult<RoundOutput> {
+        let ring = p.ring();
+        let len = p.num_syndromes();
+        let ctx = self.context();
+        let (masks, offline) = self.masks(ring, inputs, len);
+        let msgs = par::map(self.parallel, inputs, |pos, input| {
+            let start = Instant::now();
+            let sketch =
+                IntegerSketch::encode(p, input.histogram.iter().map(|(b, c)| (b.clone(), *c)))?;
+            let mask = masks.mask_of(ring, pos, input.id, len, &ctx)?;
+            let masked = sketch.masked(&mask)?;
+            Ok::<_, MufcError>((masked, start.elapsed()))
+        })?;
+        let start = Instant::now();
+        self.check_min(msgs.len())?;
+        let mut sum = IntegerSketch::new(p);
+        for (m, _) in &msgs {
+            sum.add(m)?;
+        }
+        let included = inputs.iter().map(|i| i.id).collect();
+        let sum_time = start.elapsed();
+        let start = Instant::now();
+        let decoded = Decoded::Full(
+            sum.decode()?
+                .into_iter()
+                .map(|(k, c)| Ok((k, count_u64(&c)?)))
+                .collect::<MufcResult<_>>()?,
+        );
+        let decode = start.elapsed();
+        self.finish(
+            ServerSide {
+                decoded,
+                pending: Pending::Nothing,
+                sum: sum_time,
+                decode,
+                offline,
+                included,
+            },
+            msgs,
+            inputs,
+            |m, id| Ok(m.to_frame(id.0, &ctx).to_bytes()?),
+        )
+    }
+
+    /// Gathers a round; the wire frames (transport, not timed) give the
+    /// bytes a client sends, and are kept when recording.
+    fn finish<M>(
+        &self,
+        server: ServerSide,
+        msgs: Vec<(M, Duration)>,
+        inputs: &[Input<'_>],
+        frame: impl Fn(&M, ClientId) -> MufcResult<Vec<u8>>,
+    ) -> MufcResult<RoundOutput> {
+        let bytes_per_client = match (msgs.first(), inputs.first()) {
+            (Some((m, _)), Some(i)) => frame(m, i.id)?.len(),
+            _ => 0,
+        };
+        let messages = if self.record {
+            Some(
+                msgs.iter()
+                    .zip(inputs)
+                    .map(|((m, _), i)| Ok((i.id, frame(m, i.id)?)))
+                    .collect::<MufcResult<_>>()?,
+            )
+        } else {
+            None
+        };
+        Ok(RoundOutput {
+            decoded: server.decoded,
+            pending: server.pending,
+            encode_mask: msgs.iter().map(|(_, t)| *t).collect(),
+            sum: server.sum,
+            decode: server.decode,
+            offline: server.offline,
+            included: server.included,
+            bytes_per_client,
+            messages,
+        })
+    }
+}
+
+/// The server's side of a round.
+struct ServerSide {
+    decoded: Decoded,
+    pending: Pending,
+    sum: Duration,
+    decode: Duration,
+    offline: Duration,
+    included: Vec<ClientId>,
+}
+
+fn field_info<F: FiniteField>(p: &ValidSketchParams<F>) -> SketchInfo {
+    SketchInfo {
+        capacity: p.capacity(),
+        elements: p.num_syndromes(),
+        modulus_bits: p.field().modulus_bits(),
+    }
+}
+
+fn count_u64(c: &BigUint) -> MufcResult<u64> {
+    c.to_u64().ok_or_else(|| {
+        SketchError::CountOutOfRange {
+            key: "(aggregate)".into(),
+            count: c.to_string(),
+            reason: "a count does not fit in 64 bits",
+        }
+        .into()
+    })
+}
+
+fn change_i128(key: &BigUint, c: &BigInt) -> MufcResult<i128> {
+    c.to_i128().ok_or_else(|| {
+        SketchError::CountOutOfRange {
+            key: key.to_string(),
+            count: c.to_string(),
+            reason: "a change does not fit in 128 bits",
+        }
+        .into()
+    })
+}
+
+fn encode_field<'a, F: FiniteField>(
+    params: &ValidSketchParams<F>,
+    hist: impl Iterator<Item = (&'a BigUint, &'a u64)>,
+) -> MufcResult<Sketch<F>> {
+    let mut s = Sketch::new(params);
+    for (bin, &c) in hist {
+        s.insert(bin, &params.unsigned_count(c)?)?;
+    }
+    Ok(s)
+}
+
+fn encode_wide<'a>(
+    params: &ValidWideKeyParams<Mersenne61>,
+    hist: impl Iterator<Item = (&'a BigUint, &'a u64)>,
+) -> MufcResult<WideSketch<Mersenne61>> {
+    let mut s = WideSketch::new(params);
+    for (bin, &c) in hist {
+        s.insert(
+            &bin.to_bytes_le(),
+            &params.sketch_params().unsigned_count(c)?,
+        )?;
+    }
+    Ok(s)
+}
+
+fn decode_field<F: FiniteField>(s: &FieldScheme<F>, sum: &Sketch<F>) -> MufcResult<Decoded> {
+    if let Some(last) = &s.last {
+        let mut diff = sum.clone();
+        diff.subtract(last)?;
+        if diff.is_zero() {
+            return Ok(Decoded::Delta(Vec::new()));
+        }
+        let diff = Sketch::from_syndromes(&s.delta, diff.into_syndromes())?;
+        // Over capacity (a batch that moved many bins) the difference is
+        // refused; the whole sum is always within capacity.
+        if let Ok(v) = diff.decode() {
+            let f = s.delta.field();
+            return Ok(Decoded::Delta(
+                v.entries()
+                    .iter()
+                    .map(|(k, c)| Ok((k.clone(), change_i128(k, &f.to_centered(c))?)))
+                    .collect::<MufcResult<_>>()?,
+            ));
+        }
+    }
+    let f = s.params.field();
+    Ok(Decoded::Full(
+        sum.decode()?
+            .to_unsigned(f)
+            .into_iter()
+            .map(|(k, c)| Ok((k, count_u64(&c)?)))
+            .collect::<MufcResult<_>>()?,
+    ))
+}
+
+fn decode_wide(w: &WideScheme, sum: &WideSketch<Mersenne61>) -> MufcResult<Decoded> {
+    let f = w.params.field();
+    if let Some(last) = &w.last {
+        let mut diff = sum.clone();
+        diff.subtract(last)?;
+        if diff.elements().iter().all(|x| f.is_zero(x)) {
+            return Ok(Decoded::Delta(Vec::new()));
+        }
+        let diff = WideSketch::from_elements(&w.delta, diff.elements().to_vec())?;
+        if let Ok(v) = diff.decode() {
+            let mut out = v
+                .into_iter()
+                .map(|(key, c)| {
+                    let bin = BigUint::from_bytes_le(&key);
+                    let change = change_i128(&bin, &f.to_centered(&c))?;
+                    Ok((bin, change))
+                })
+                .collect::<MufcResult<Vec<_>>>()?;
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            return Ok(Decoded::Delta(out));
+        }
+    }
+    let mut out = sum
+        .decode_unsigned()?
+        .into_iter()
+        .map(|(key, c)| Ok((BigUint::from_bytes_le(&key), count_u64(&c)?)))
+        .collect::<MufcResult<Vec<_>>>()?;
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Decoded::Full(out))
+}

@@ -1,0 +1,662 @@
+//! The federation's configuration: an unchecked builder,
+//! [`FederationConfig`], validated into a [`ValidConfig`] (STYLE: params ->
+//! valid params).
+
+use core::fmt;
+use core::str::FromStr;
+
+use crate::error::config_error;
+use crate::{MufcError, MufcResult};
+
+macro_rules! named_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident => $text:literal, )+ }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        #[non_exhaustive]
+        pub enum $name { $( $(#[$vmeta])* $variant, )+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The name used on command lines and in reports.
+            pub fn name(self) -> &'static str {
+                match self { $(Self::$variant => $text,)+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = MufcError;
+            fn from_str(s: &str) -> Result<Self, MufcError> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = Self::ALL.iter().map(|v| v.name()).collect();
+                        config_error(stringify!($name), format!("unknown value {s:?}, expected one of {}", names.join(", ")))
+                    })
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// How clients tell the server about their clusters.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::Privacy;
+    ///
+    /// assert_eq!("scma-wide".parse::<Privacy>()?, Privacy::ScmaWide);
+    /// assert_eq!(Privacy::Plain.to_string(), "plain");
+    /// assert!("scma2".parse::<Privacy>().is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub enum Privacy {
+        /// Secure compressed multiset aggregation (Algorithm 2 of the
+        /// paper) over the cheapest finite field with `p > max(B^d, 2n)`
+        /// (the factor 2 leaves room for the signed differences that
+        /// unlearning decodes), with `r` extra check syndromes. The
+        /// default.
+        #[default]
+        Scma => "scma",
+        /// SCMA with the deterministic integer decoder of Appendix K: exact
+        /// integers under a power-of-two modulus, decoded over the
+        /// rationals. Only feasible for a tiny capacity `t`: larger
+        /// configurations are refused
+        /// ([`MufcError::IntegerDecoderTooLarge`]).
+        ScmaInteger => "scma-integer",
+        /// SCMA with wide keys (`syndrome_agg::wide`): the bytes of a bin
+        /// index travel as the key, decoded in GF(2^61 - 1) whatever the
+        /// size of `B^d` (beyond the paper; for large d).
+        ScmaWide => "scma-wide",
+        /// The simplified scheme of Algorithm 5 (Appendix I): each client
+        /// sends its exact local centroids and cluster sizes in the clear;
+        /// no quantization (no box, no `gamma`); the server clusters the
+        /// weighted centroids ([`ServerPoints`] does not apply).
+        Plain => "plain",
+    }
+}
+
+named_enum! {
+    /// Where the masks of a secure aggregation round come from.
+    ///
+    /// Both hide each client's sketch behind a uniformly random vector;
+    /// the masks cancel in the sum over the clients of the round. A
+    /// dropout-tolerant protocol (Bonawitz et al. 2017) will join as
+    /// another variant: the round then reports which clients it included
+    /// ([`StageTimes`](crate::StageTimes) and the reports carry the
+    /// included clients already).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::Masking;
+    ///
+    /// assert_eq!("pairwise".parse::<Masking>()?, Masking::Pairwise);
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub enum Masking {
+        /// An offline dealer deals zero-sum masks for every round
+        /// (Algorithm 2, line 2: "generated offline"). The default; the
+        /// dealing is timed apart, as offline work.
+        #[default]
+        Dealer => "dealer",
+        /// Pairwise masks: every pair of clients agrees on a seed by X25519
+        /// and HKDF-SHA256 and expands it with ChaCha20 (no dropouts).
+        /// Each client pays one agreement per peer and round.
+        Pairwise => "pairwise",
+    }
+}
+
+named_enum! {
+    /// The points the server builds from the decoded counts (Algorithm 1,
+    /// line 6).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::ServerPoints;
+    ///
+    /// assert_eq!(ServerPoints::default(), ServerPoints::Centers);
+    /// assert_eq!("uniform".parse::<ServerPoints>()?, ServerPoints::Uniform);
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub enum ServerPoints {
+        /// One point per non-empty bin, at the bin centre, weighted by its
+        /// count (Section 4; the default here). A removal that changes one
+        /// count changes one weight, and the server's exact K-means updates
+        /// at a small fraction of the cost of a fit.
+        #[default]
+        Centers => "centers",
+        /// `q_j` points drawn uniformly inside bin `j` (Appendix H; the
+        /// paper's default). Sample `i` of a bin is a fixed function of the
+        /// federation seed, the bin and `i`, so the server's data depends
+        /// on the counts only and unlearning stays exact; but an update
+        /// then costs about a fit on overlapping data (see the crate docs).
+        Uniform => "uniform",
+    }
+}
+
+named_enum! {
+    /// What each client runs on its own data (Algorithm 1, line 2).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::ClientTraining;
+    ///
+    /// assert_eq!("full".parse::<ClientTraining>()?, ClientTraining::Full);
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub enum ClientTraining {
+        /// K-means++ seeding only (Algorithm 1, line 2; the default):
+        /// unlearning reseeds only when a seed is removed (Algorithm 3).
+        #[default]
+        Seeding => "seeding",
+        /// Full K-means (seeding then Lloyd, Appendix M.3), with the
+        /// exactly unlearnable [`seeding::ExactKMeans`]: a removal updates
+        /// the client's model to the fit of its remaining data, bit for
+        /// bit, but its centroids (means) move with every removal.
+        Full => "full",
+    }
+}
+
+/// The default cap on the capacity `t` of the Appendix K integer decoder.
+pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
+
+/// The configuration of a federation, unchecked; [`validate`](Self::validate)
+/// turns it into a [`ValidConfig`].
+///
+/// Defaults follow the paper where it has one: clients run K-means++
+/// seeding only, `gamma = 1/sqrt(n)` (n the total number of points at
+/// construction), SCMA over the cheapest field with one extra check
+/// syndrome, masks from an offline dealer. Two defaults differ, both for
+/// cheap exact unlearning: server points are bin centres with weights
+/// (the paper's default is uniform samples, [`ServerPoints::Uniform`]), and
+/// the server's K-means is [`seeding::ExactKMeans`] (tolerance `1e-4`, at
+/// most 300 iterations, one run).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{FederationConfig, Privacy, ServerPoints};
+///
+/// // The paper's non-iid Gaussian setup: K = 10 at the server, K' = 3 per client.
+/// let config = FederationConfig::new(10)
+///     .client_k(3)
+///     .privacy(Privacy::Scma)
+///     .server_points(ServerPoints::Centers)
+///     .restarts(3)
+///     .seed(2023)
+///     .validate()?;
+/// assert_eq!(config.client_k(), 3);
+/// assert_eq!(config.gamma(), None); // 1/sqrt(n), resolved by the federation
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FederationConfig {
+    k: usize,
+    client_k: Option<usize>,
+    gamma: Option<f64>,
+    shift: bool,
+    privacy: Privacy,
+    masking: Masking,
+    server_points: ServerPoints,
+    client_training: ClientTraining,
+    tolerance: f64,
+    max_iterations: usize,
+    restarts: usize,
+    client_tolerance: f64,
+    client_max_iterations: usize,
+    seed: u64,
+    extra_syndromes: usize,
+    integer_max_capacity: usize,
+    allow_fewer_distinct: bool,
+    min_clients: usize,
+    min_updating_clients: usize,
+    parallel: bool,
+    record_messages: bool,
+    max_points: Option<u64>,
+}
+
+impl FederationConfig {
+    /// `k` clusters at the server (and, unless [`Self::client_k`] says
+    /// otherwise, at every client); every other setting at its default.
+    pub fn new(k: usize) -> Self {
+        Self {
+            k,
+            client_k: None,
+            gamma: None,
+            shift: false,
+            privacy: Privacy::Scma,
+            masking: Masking::Dealer,
+            server_points: ServerPoints::Centers,
+            client_training: ClientTraining::Seeding,
+            tolerance: 1e-4,
+            max_iterations: 300,
+            restarts: 1,
+            client_tolerance: 1e-4,
+            client_max_iterations: 300,
+            seed: 0,
+            extra_syndromes: syndrome_agg::DEFAULT_EXTRA,
+            integer_max_capacity: DEFAULT_INTEGER_MAX_CAPACITY,
+            allow_fewer_distinct: false,
+            min_clients: 1,
+            min_updating_clients: 1,
+            parallel: true,
+            record_messages: false,
+            max_points: None,
+        }
+    }
+
+    /// The number of clusters each client finds (the paper's `K'` for
+    /// non-iid splits; default: the server's `k`). The sketch capacity is
+    /// `t = client_k * L`.
+    #[must_use]
+    pub fn client_k(mut self, k: usize) -> Self {
+        self.client_k = Some(k);
+        self
+    }
+
+    /// The quantization step gamma (`B = ceil(1/gamma)` bins per axis).
+    /// Default: `1/sqrt(n)` with `n` the total number of points when the
+    /// federation is built.
+    #[must_use]
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.gamma = Some(gamma);
+        self
+    }
+
+    /// Whether the grid is shifted by a random offset per axis (Ginart et
+    /// al. 2019; Appendix H, footnote 2), drawn from the federation seed.
+    /// Default `false`.
+    #[must_use]
+    pub fn shift(mut self, shift: bool) -> Self {
+        self.shift = shift;
+        self
+    }
+
+    /// The privacy mode.
+    #[must_use]
+    pub fn privacy(mut self, privacy: Privacy) -> Self {
+        self.privacy = privacy;
+        self
+    }
+
+    /// The source of the aggregation masks.
+    #[must_use]
+    pub fn masking(mut self, masking: Masking) -> Self {
+        self.masking = masking;
+        self
+    }
+
+    /// The server's points.
+    #[must_use]
+    pub fn server_points(mut self, server_points: ServerPoints) -> Self {
+        self.server_points = server_points;
+        self
+    }
+
+    /// What the clients run.
+    #[must_use]
+    pub fn client_training(mut self, training: ClientTraining) -> Self {
+        self.client_training = training;
+        self
+    }
+
+    /// The relative tolerance of the server's Lloyd iterations (see
+    /// [`seeding::ExactKMeans::tolerance`]; default `1e-4`).
+    #[must_use]
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// The server's iteration cap (default 300).
+    #[must_use]
+    pub fn max_iterations(mut self, max_iterations: usize) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// The number of runs of the server's K-means, the best kept (default
+    /// 1; every run is updated on unlearning).
+    #[must_use]
+    pub fn restarts(mut self, restarts: usize) -> Self {
+        self.restarts = restarts;
+        self
+    }
+
+    /// The tolerance of the clients' Lloyd iterations in
+    /// [`ClientTraining::Full`] (default `1e-4`).
+    #[must_use]
+    pub fn client_tolerance(mut self, tolerance: f64) -> Self {
+        self.client_tolerance = tolerance;
+        self
+    }
+
+    /// The clients' iteration cap in [`ClientTraining::Full`] (default 300).
+    #[must_use]
+    pub fn client_max_iterations(mut self, max_iterations: usize) -> Self {
+        self.client_max_iterations = max_iterations;
+        self
+    }
+
+    /// The federation seed: every client seed, the server's seed, the
+    /// samples in bins and the simulated masks derive from it (default 0).
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// `r`, the extra check syndromes beyond `2t` (default 1; 0 is the
+    /// paper's Algorithm 2).
+    #[must_use]
+    pub fn extra_syndromes(mut self, r: usize) -> Self {
+        self.extra_syndromes = r;
+        self
+    }
+
+    /// The largest capacity `t` accepted by [`Privacy::ScmaInteger`]
+    /// (default [`DEFAULT_INTEGER_MAX_CAPACITY`]).
+    #[must_use]
+    pub fn integer_max_capacity(mut self, t: usize) -> Self {
+        self.integer_max_capacity = t;
+        self
+    }
+
+    /// Whether clients with fewer distinct points than their `k` are
+    /// accepted (they then find fewer clusters). Default `false`: such a
+    /// client is an error. Removals never fail for this reason; a client
+    /// that drops below `k` distinct points simply finds fewer clusters,
+    /// which is what a federation built with this flag set on the remaining
+    /// data holds.
+    #[must_use]
+    pub fn allow_fewer_distinct(mut self, allow: bool) -> Self {
+        self.allow_fewer_distinct = allow;
+        self
+    }
+
+    /// The fewest clients whose messages the server may sum (THREATS 1:
+    /// the sum of two clients reveals each to the other). Default 1.
+    #[must_use]
+    pub fn min_clients(mut self, m: usize) -> Self {
+        self.min_clients = m;
+        self
+    }
+
+    /// The fewest clients whose message must change for a removal request
+    /// to be served (THREATS U3: the difference of two aggregates reveals a
+    /// lone client's change). Default 1: every request is served, and the
+    /// report says when only one client changed.
+    #[must_use]
+    pub fn min_updating_clients(mut self, m: usize) -> Self {
+        self.min_updating_clients = m;
+        self
+    }
+
+    /// Whether clients run in parallel (with the `parallel` feature;
+    /// default `true`). The results are the same bits either way.
+    #[must_use]
+    pub fn parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// Whether the federation keeps the wire frames of the last round, for
+    /// inspection (default `false`).
+    #[must_use]
+    pub fn record_messages(mut self, record: bool) -> Self {
+        self.record_messages = record;
+        self
+    }
+
+    /// The public bound on the total count, which fixes the count policy
+    /// and with it the field. Default: the number of points when the
+    /// federation is built (removals only lower it).
+    #[must_use]
+    pub fn max_points(mut self, n: u64) -> Self {
+        self.max_points = Some(n);
+        self
+    }
+
+    /// Checks every setting.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`] naming the setting: `k` or `client_k`
+    /// zero, `gamma` not finite and positive, a tolerance negative or not
+    /// finite, an iteration cap or restart count of zero, `max_points`
+    /// zero.
+    pub fn validate(self) -> MufcResult<ValidConfig> {
+        if self.k == 0 {
+            return Err(config_error("k", "the server needs at least one cluster"));
+        }
+        if self.client_k == Some(0) {
+            return Err(config_error(
+                "client_k",
+                "clients need at least one cluster",
+            ));
+        }
+        if let Some(g) = self.gamma
+            && !(g > 0.0 && g.is_finite())
+        {
+            return Err(config_error(
+                "gamma",
+                format!("{g} is not finite and positive"),
+            ));
+        }
+        for (name, t) in [
+            ("tolerance", self.tolerance),
+            ("client_tolerance", self.client_tolerance),
+        ] {
+            if !(t >= 0.0 && t.is_finite()) {
+                return Err(config_error(
+                    name,
+                    format!("{t} is not finite and non-negative"),
+                ));
+            }
+        }
+        for (name, v) in [
+            ("max_iterations", self.max_iterations),
+            ("client_max_iterations", self.client_max_iterations),
+            ("restarts", self.restarts),
+        ] {
+            if v == 0 {
+                return Err(config_error(name, "must be at least 1"));
+            }
+        }
+        if self.max_points == Some(0) {
+            return Err(config_error("max_points", "must be at least 1"));
+        }
+        Ok(ValidConfig(self))
+    }
+}
+
+/// A checked [`FederationConfig`]; [`Federation::new`](crate::Federation::new)
+/// takes only these. A federation's own config
+/// ([`Federation::config`](crate::Federation::config)) has `gamma` and
+/// `max_points` resolved, so that a federation built from it on other data
+/// uses the same grid and the same field: that is how to retrain from
+/// scratch for comparison.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{FederationConfig, Privacy};
+///
+/// let c = FederationConfig::new(4).gamma(0.1).privacy(Privacy::Plain).validate()?;
+/// assert_eq!(c.k(), 4);
+/// assert_eq!(c.client_k(), 4);
+/// assert_eq!(c.gamma(), Some(0.1));
+/// assert_eq!(c.privacy(), Privacy::Plain);
+/// // Back to the builder, to change a setting.
+/// let c2 = c.into_builder().seed(7).validate()?;
+/// assert_eq!(c2.seed(), 7);
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ValidConfig(FederationConfig);
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for ValidConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        FederationConfig::deserialize(d)?
+            .validate()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl ValidConfig {
+    /// The unchecked builder, to change settings.
+    pub fn into_builder(self) -> FederationConfig {
+        self.0
+    }
+    /// The server's number of clusters `K`.
+    pub fn k(&self) -> usize {
+        self.0.k
+    }
+    /// Each client's number of clusters.
+    pub fn client_k(&self) -> usize {
+        self.0.client_k.unwrap_or(self.0.k)
+    }
+    /// The grid step, if set (else `1/sqrt(n)` at construction).
+    pub fn gamma(&self) -> Option<f64> {
+        self.0.gamma
+    }
+    /// Whether the grid is randomly shifted.
+    pub fn shift(&self) -> bool {
+        self.0.shift
+    }
+    /// The privacy mode.
+    pub fn privacy(&self) -> Privacy {
+        self.0.privacy
+    }
+    /// The mask source.
+    pub fn masking(&self) -> Masking {
+        self.0.masking
+    }
+    /// The server points.
+    pub fn server_points(&self) -> ServerPoints {
+        self.0.server_points
+    }
+    /// What the clients run.
+    pub fn client_training(&self) -> ClientTraining {
+        self.0.client_training
+    }
+    /// The server's tolerance.
+    pub fn tolerance(&self) -> f64 {
+        self.0.tolerance
+    }
+    /// The server's iteration cap.
+    pub fn max_iterations(&self) -> usize {
+        self.0.max_iterations
+    }
+    /// The server's number of runs.
+    pub fn restarts(&self) -> usize {
+        self.0.restarts
+    }
+    /// The clients' tolerance (full training).
+    pub fn client_tolerance(&self) -> f64 {
+        self.0.client_tolerance
+    }
+    /// The clients' iteration cap (full training).
+    pub fn client_max_iterations(&self) -> usize {
+        self.0.client_max_iterations
+    }
+    /// The federation seed.
+    pub fn seed(&self) -> u64 {
+        self.0.seed
+    }
+    /// `r`, the extra check syndromes.
+    pub fn extra_syndromes(&self) -> usize {
+        self.0.extra_syndromes
+    }
+    /// The cap on the integer decoder's capacity.
+    pub fn integer_max_capacity(&self) -> usize {
+        self.0.integer_max_capacity
+    }
+    /// Whether clients with fewer distinct points than `k` are accepted.
+    pub fn allow_fewer_distinct(&self) -> bool {
+        self.0.allow_fewer_distinct
+    }
+    /// The fewest clients in an aggregate.
+    pub fn min_clients(&self) -> usize {
+        self.0.min_clients
+    }
+    /// The fewest clients that must change for a removal to be served.
+    pub fn min_updating_clients(&self) -> usize {
+        self.0.min_updating_clients
+    }
+    /// Whether clients run in parallel.
+    pub fn parallel(&self) -> bool {
+        self.0.parallel
+    }
+    /// Whether the last round's frames are kept.
+    pub fn record_messages(&self) -> bool {
+        self.0.record_messages
+    }
+    /// The bound on the total count, if set.
+    pub fn max_points(&self) -> Option<u64> {
+        self.0.max_points
+    }
+
+    /// This config with `gamma` and `max_points` fixed.
+    pub(crate) fn resolved(&self, gamma: f64, max_points: u64) -> Self {
+        let mut c = self.0.clone();
+        c.gamma = Some(gamma);
+        c.max_points = Some(max_points);
+        Self(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in Privacy::ALL {
+            assert_eq!(p.name().parse::<Privacy>().unwrap(), *p);
+        }
+        for m in Masking::ALL {
+            assert_eq!(m.to_string().parse::<Masking>().unwrap(), *m);
+        }
+        for s in ServerPoints::ALL {
+            assert_eq!(s.name().parse::<ServerPoints>().unwrap(), *s);
+        }
+        for t in ClientTraining::ALL {
+            assert_eq!(t.name().parse::<ClientTraining>().unwrap(), *t);
+        }
+        let err = "Scma".parse::<Privacy>().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("scma, scma-integer, scma-wide, plain")
+        );
+    }
+
+    #[test]
+    fn resolved_config_fixes_gamma_and_the_bound() {
+        let c = FederationConfig::new(3).validate().unwrap();
+        assert_eq!((c.gamma(), c.max_points()), (None, None));
+        let r = c.resolved(0.25, 40);
+        assert_eq!((r.gamma(), r.max_points()), (Some(0.25), Some(40)));
+        assert_eq!(r.clone().into_builder().validate().unwrap(), r);
+    }
+}

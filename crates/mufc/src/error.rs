@@ -1,0 +1,161 @@
+//! The one error type of the crate.
+
+use seeding::{PointId, SeedingError};
+use syndrome_agg::SketchError;
+
+use crate::ClientId;
+
+/// Everything that can go wrong in `mufc`. Every operation that returns it
+/// leaves the federation exactly as it was (tested by comparing the saved
+/// state before and after).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, FederationConfig, MufcError};
+///
+/// let err = FederationConfig::new(0).validate().unwrap_err();
+/// assert!(matches!(err, MufcError::InvalidConfig { name: "k", .. }));
+/// assert_eq!(MufcError::UnknownClient(ClientId(4)).to_string(), "client 4 is not in the federation");
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MufcError {
+    /// A configuration value is out of range.
+    #[error("invalid configuration: {name}: {reason}")]
+    InvalidConfig {
+        /// The setting.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A federation needs at least one client.
+    #[error("a federation needs at least one client")]
+    NoClients,
+    /// A client id occurs twice among the clients given.
+    #[error("client id {0} occurs twice")]
+    DuplicateClient(ClientId),
+    /// A client holds no points.
+    #[error("client {0} holds no points")]
+    EmptyClient(ClientId),
+    /// The clients' points do not all have the same dimension.
+    #[error("client {client} has points of dimension {found}, expected {expected}")]
+    DimensionMismatch {
+        /// The client.
+        client: ClientId,
+        /// The dimension of the first client.
+        expected: usize,
+        /// This client's dimension.
+        found: usize,
+    },
+    /// A client has fewer distinct points than the number of clusters it
+    /// must find (allow it with
+    /// [`FederationConfig::allow_fewer_distinct`](crate::FederationConfig::allow_fewer_distinct)).
+    #[error("client {client} has {distinct} distinct points, fewer than its k = {k}")]
+    TooFewDistinctPoints {
+        /// The client.
+        client: ClientId,
+        /// The client's number of clusters.
+        k: usize,
+        /// How many distinct points it has.
+        distinct: usize,
+    },
+    /// A point lies outside the quantizer's box `[-1/2, 1/2]^d` (scale the
+    /// data first, for instance with [`seeding::BoxTransform`]).
+    #[error(
+        "point {id} of client {client} lies outside [-1/2, 1/2] on axis {axis} (coordinate {value})"
+    )]
+    OutsideBox {
+        /// The client.
+        client: ClientId,
+        /// The point.
+        id: PointId,
+        /// The axis on which it is outside.
+        axis: usize,
+        /// The coordinate.
+        value: f64,
+    },
+    /// A removal request names a client that is not in the federation.
+    #[error("client {0} is not in the federation")]
+    UnknownClient(ClientId),
+    /// A removal request names a client twice.
+    #[error("client {0} is named twice in one removal request")]
+    RepeatedClient(ClientId),
+    /// A removal request names a point that the client does not hold.
+    #[error("point {id} is not held by client {client}")]
+    UnknownPoint {
+        /// The client.
+        client: ClientId,
+        /// The point.
+        id: PointId,
+    },
+    /// A removal request names a point twice.
+    #[error("point {id} of client {client} is named twice in one removal request")]
+    RepeatedPoint {
+        /// The client.
+        client: ClientId,
+        /// The point.
+        id: PointId,
+    },
+    /// A removal request that removes nothing.
+    #[error("the removal request is empty")]
+    EmptyRequest,
+    /// Fewer clients would change their message than the configured
+    /// policy requires (THREATS U3: a lone update is revealed by
+    /// differencing two aggregates): batch the request with others.
+    #[error(
+        "{updating} clients would update, the policy requires at least {required}: batch the request"
+    )]
+    TooFewUpdatingClients {
+        /// Clients whose message would change.
+        updating: usize,
+        /// The policy's minimum.
+        required: usize,
+    },
+    /// The Appendix K integer decoder is only feasible for a tiny capacity
+    /// `t`; larger configurations are refused up front instead of running
+    /// for hours.
+    #[error(
+        "the integer decoder (Appendix K) is refused for t = {capacity} (allowed up to {max}): \
+         each message would have {sketch_bits} bits and decoding costs about t^4 big-integer \
+         operations on numbers of {syndrome_bits} bits; use the finite-field decoder"
+    )]
+    IntegerDecoderTooLarge {
+        /// The capacity `t` of the sketch.
+        capacity: usize,
+        /// The largest capacity allowed.
+        max: usize,
+        /// The size of one message, `(2t + r) k` bits.
+        sketch_bits: u64,
+        /// The size `k` of one syndrome in bits.
+        syndrome_bits: u64,
+    },
+    /// Two server points derived the same 64-bit id (a hash collision of
+    /// the bin index, probability about `m^2 / 2^65` for `m` server
+    /// points). Nothing changed; change the federation seed.
+    #[error("two server points share the id {0}; change the federation seed")]
+    ServerIdCollision(PointId),
+    /// The server has no model (every client was removed).
+    #[error("the server has no model: every client was removed")]
+    NoServerModel,
+    /// An error of `seeding`.
+    #[error(transparent)]
+    Seeding(#[from] SeedingError),
+    /// An error of `syndrome-agg` (parameters, masking or decoding).
+    #[error(transparent)]
+    Sketch(#[from] SketchError),
+    /// Saving or loading failed (the bytes are not a saved federation, or
+    /// an I/O error).
+    #[error("persistence: {0}")]
+    Persistence(String),
+}
+
+/// The result type of this crate.
+pub type MufcResult<T> = Result<T, MufcError>;
+
+pub(crate) fn config_error(name: &'static str, reason: impl Into<String>) -> MufcError {
+    MufcError::InvalidConfig {
+        name,
+        reason: reason.into(),
+    }
+}

@@ -1,0 +1,174 @@
+//! Client ids, and every seed and id the federation derives from its seed.
+//!
+//! Everything random in a federation is a function of the federation seed
+//! and of *names* (client ids, bin indices), never of positions, so that
+//! removing a client or a point leaves every other random choice where it
+//! was (see the crate docs, "Exactness").
+
+use core::fmt;
+
+use num_bigint::BigUint;
+use seeding::{PointId, mix64};
+
+/// A client's stable name. Per-client seeds derive from it (and the
+/// federation seed), never from the client's position, so that removing a
+/// whole client is the same as never having had it.
+///
+/// # Example
+///
+/// ```
+/// use mufc::ClientId;
+///
+/// assert_eq!(ClientId(3).to_string(), "3");
+/// assert_eq!(ClientId::from(3u64), ClientId(3));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
+pub struct ClientId(pub u64);
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<u64> for ClientId {
+    fn from(v: u64) -> Self {
+        Self(v)
+    }
+}
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Domain separators (ASCII tags), one per use of the federation seed.
+const CLIENT: u64 = 0x6D75_6663_2F63_6C69; // "mufc/cli"
+const SERVER: u64 = 0x6D75_6663_2F73_7276; // "mufc/srv"
+const SAMPLE: u64 = 0x6D75_6663_2F73_6D70; // "mufc/smp"
+const BIN: u64 = 0x6D75_6663_2F62_696E; // "mufc/bin"
+const PLAIN: u64 = 0x6D75_6663_2F70_6C6E; // "mufc/pln"
+const SHIFT: u64 = 0x6D75_6663_2F73_6866; // "mufc/shf"
+const STAR: u64 = 0x6D75_6663_2F73_7472; // "mufc/str"
+
+fn keyed(seed: u64, domain: u64, x: u64) -> u64 {
+    mix64(mix64(seed ^ domain).wrapping_add(x.wrapping_mul(GOLDEN)))
+}
+
+/// The seed of client `id`'s seeding (and of its K-means in full mode).
+pub(crate) fn client_seed(seed: u64, id: ClientId) -> u64 {
+    keyed(seed, CLIENT, id.0)
+}
+
+/// The seed of the server's K-means.
+pub(crate) fn server_seed(seed: u64) -> u64 {
+    keyed(seed, SERVER, 0)
+}
+
+/// The seed of the uniform samples in bins.
+pub(crate) fn sample_seed(seed: u64) -> u64 {
+    keyed(seed, SAMPLE, 0)
+}
+
+/// The seed of the quantizer's random shift.
+pub(crate) fn shift_seed(seed: u64) -> u64 {
+    keyed(seed, SHIFT, 0)
+}
+
+/// The seed of centralized run `i` of the phi_c* estimate.
+pub(crate) fn star_seed(seed: u64, i: usize) -> u64 {
+    keyed(seed, STAR, i as u64)
+}
+
+/// A 64-bit name of a bin index: the index itself when every index of the
+/// grid fits in a `u64` (no collision possible), else a hash of its limbs.
+pub(crate) fn bin_key(bin: &BigUint, small_grid: bool) -> u64 {
+    let digits = bin.to_u64_digits();
+    if small_grid {
+        return digits.first().copied().unwrap_or(0);
+    }
+    let mut h = mix64(BIN ^ digits.len() as u64);
+    for d in digits {
+        h = mix64(h.wrapping_mul(GOLDEN) ^ d);
+    }
+    h
+}
+
+/// The server point of a bin centre.
+pub(crate) fn center_point_id(bin_key: u64) -> PointId {
+    PointId(bin_key)
+}
+
+/// The server point of sample `i` of a bin (collisions are detected when
+/// the server's data set is built).
+pub(crate) fn sample_point_id(bin_key: u64, i: u64) -> PointId {
+    PointId(mix64(
+        mix64(bin_key ^ SAMPLE).wrapping_add(i.wrapping_mul(GOLDEN)),
+    ))
+}
+
+/// The server point of local centroid `j` of a client (plain mode).
+pub(crate) fn plain_point_id(client: ClientId, j: usize) -> PointId {
+    PointId(mix64(
+        mix64(client.0 ^ PLAIN).wrapping_add((j as u64).wrapping_mul(GOLDEN)),
+    ))
+}
+
+/// The seed of sample `i` of the bin named `bin_key`.
+pub(crate) fn sample_rng_seed(sample_seed: u64, bin_key: u64, i: u64) -> u64 {
+    mix64(mix64(sample_seed ^ bin_key).wrapping_add(i.wrapping_mul(GOLDEN)))
+}
+
+/// 32 bytes derived from the federation seed and a label (session ids,
+/// hash keys, key-pair seeds of the simulated clients).
+pub(crate) fn derive_bytes(seed: u64, label: &str, x: u64) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"mufc/v1/");
+    h.update(label.as_bytes());
+    h.update(seed.to_le_bytes());
+    h.update(x.to_le_bytes());
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_depend_on_names_not_positions() {
+        // A client's seed is a function of the federation seed and its id.
+        assert_eq!(client_seed(9, ClientId(4)), client_seed(9, ClientId(4)));
+        assert_ne!(client_seed(9, ClientId(4)), client_seed(9, ClientId(5)));
+        assert_ne!(client_seed(9, ClientId(4)), client_seed(10, ClientId(4)));
+        // Different uses of one seed are separated.
+        let uses = [
+            server_seed(9),
+            sample_seed(9),
+            shift_seed(9),
+            star_seed(9, 0),
+            client_seed(9, ClientId(0)),
+        ];
+        for (i, a) in uses.iter().enumerate() {
+            for b in &uses[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn bin_keys_are_the_index_on_small_grids() {
+        let b = BigUint::from(123_456u32);
+        assert_eq!(bin_key(&b, true), 123_456);
+        let big = BigUint::from(1u8) << 100u32;
+        let big2 = &big + 1u32;
+        assert_ne!(bin_key(&big, false), bin_key(&big2, false));
+        assert_ne!(sample_point_id(5, 0), sample_point_id(5, 1));
+        assert_ne!(
+            plain_point_id(ClientId(1), 0),
+            plain_point_id(ClientId(0), 1)
+        );
+    }
+}

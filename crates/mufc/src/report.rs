@@ -1,0 +1,302 @@
+//! Removal requests, and what training and each request cost.
+
+use std::time::Duration;
+
+use seeding::PointId;
+
+use crate::{ClientId, ServerUpdate, SketchInfo};
+
+/// The time of each stage of a round of Algorithm 1 or 4.
+///
+/// Clients run in parallel in a real federation, so the paper counts
+/// "the longest processing time of a client and the processing time of
+/// the server" (Section 6): that is [`Self::paper`]. [`Self::cpu`] adds up
+/// every client's work as well, the cost of simulating the federation on
+/// one core. Both leave out [`Self::offline`], the dealing of masks, which
+/// the paper counts as offline work (Algorithm 2, line 2).
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use mufc::StageTimes;
+///
+/// let t = StageTimes {
+///     client_round_max: Duration::from_millis(3),
+///     client_sum: Duration::from_millis(20),
+///     encode_mask_sum: Duration::from_millis(10),
+///     sum: Duration::from_millis(1),
+///     decode: Duration::from_millis(2),
+///     server: Duration::from_millis(4),
+///     ..StageTimes::default()
+/// };
+/// assert_eq!(t.paper(), Duration::from_millis(10));
+/// assert_eq!(t.cpu(), Duration::from_millis(37));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct StageTimes {
+    /// The slowest client's own training or unlearning (Algorithm 1 line
+    /// 2, or Algorithm 3).
+    pub client_max: Duration,
+    /// Every client's training or unlearning, added up.
+    pub client_sum: Duration,
+    /// The slowest client's encoding and masking of its message.
+    pub encode_mask_max: Duration,
+    /// Every client's encoding and masking, added up.
+    pub encode_mask_sum: Duration,
+    /// The slowest client's whole part of the round: its training or
+    /// unlearning plus its encoding and masking.
+    pub client_round_max: Duration,
+    /// The server's sum of the masked messages.
+    pub sum: Duration,
+    /// The server's decoding of the sum (or of its difference).
+    pub decode: Duration,
+    /// The server's points and K-means (Algorithm 1 lines 6-7, Algorithm 4
+    /// lines 11-12).
+    pub server: Duration,
+    /// Dealing the masks (offline work, not in [`Self::paper`] nor
+    /// [`Self::cpu`]).
+    pub offline: Duration,
+    /// The wall-clock time of the whole call, simulation included.
+    pub wall: Duration,
+}
+
+impl StageTimes {
+    /// The time as the paper counts it: the slowest client's part of the
+    /// round plus the server's (sum, decode, clustering).
+    pub fn paper(&self) -> Duration {
+        self.client_round_max + self.sum + self.decode + self.server
+    }
+
+    /// The total CPU time: every client's work plus the server's.
+    pub fn cpu(&self) -> Duration {
+        self.client_sum + self.encode_mask_sum + self.sum + self.decode + self.server
+    }
+
+    /// The aggregation as the paper would count it: the slowest client's
+    /// encoding and masking, then the server's sum.
+    pub fn aggregation(&self) -> Duration {
+        self.encode_mask_max + self.sum
+    }
+
+    /// The server's share: decoding and clustering.
+    pub fn server_total(&self) -> Duration {
+        self.decode + self.server
+    }
+}
+
+/// What the server decoded in a round.
+///
+/// # Example
+///
+/// ```
+/// use mufc::DecodeKind;
+///
+/// assert_eq!(DecodeKind::Delta { nonzeros: 1 }.nonzeros(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum DecodeKind {
+    /// No round ran (no client's message changed).
+    Skipped,
+    /// The difference from the previous aggregate, with this many nonzero
+    /// entries (one per changed count).
+    Delta {
+        /// Nonzero entries of the difference.
+        nonzeros: usize,
+    },
+    /// The whole aggregate (the first round, the integer decoder, or a
+    /// difference over capacity).
+    Full {
+        /// Nonzero bins of the aggregate.
+        nonzeros: usize,
+    },
+    /// The plain mode: the centroids arrived in the clear.
+    Plain,
+}
+
+impl DecodeKind {
+    /// The number of nonzero entries decoded (0 for `Skipped` and
+    /// `Plain`).
+    pub fn nonzeros(&self) -> usize {
+        match self {
+            Self::Delta { nonzeros } | Self::Full { nonzeros } => *nonzeros,
+            Self::Skipped | Self::Plain => 0,
+        }
+    }
+}
+
+/// What training the federation (Algorithm 1) cost and produced.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Federation, FederationConfig};
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+///
+/// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+/// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
+/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+/// let r = fed.fit_report();
+/// assert_eq!(r.included, vec![mufc::ClientId(0), mufc::ClientId(1)]);
+/// assert!(r.bytes_per_client > 0);
+/// assert_eq!(r.sketch.as_ref().unwrap().capacity, 4); // t = k L
+/// assert!(r.times.paper() <= r.times.cpu() + r.times.client_round_max);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FitReport {
+    /// The time of each stage.
+    pub times: StageTimes,
+    /// The bytes of one client's message on the wire (a masked sketch
+    /// frame, or `k (8 d + 8)` bytes of centroids and sizes in plain mode).
+    pub bytes_per_client: usize,
+    /// The nonzero bins of the decoded aggregate (in plain mode: the
+    /// weighted centroids the server received).
+    pub nonzero_bins: usize,
+    /// The sketch parameters (none in plain mode).
+    pub sketch: Option<SketchInfo>,
+    /// The number of server points.
+    pub server_points: usize,
+    /// The clients the aggregate includes (all of them until a
+    /// dropout-tolerant aggregation joins).
+    pub included: Vec<ClientId>,
+}
+
+/// A removal request (the input of Algorithm 4): points of one or several
+/// clients, and whole clients, served in one round.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, RemovalRequest};
+/// use seeding::PointId;
+///
+/// let one = RemovalRequest::points(ClientId(2), vec![PointId(7)]);
+/// assert_eq!(one.num_points(), 1);
+/// let batch = RemovalRequest::new()
+///     .with_points(ClientId(0), vec![PointId(1), PointId(4)])
+///     .with_points(ClientId(5), vec![PointId(9)])
+///     .with_clients(vec![ClientId(3)]);
+/// assert_eq!(batch.num_points(), 3);
+/// assert_eq!(batch.clients_removed(), &[ClientId(3)]);
+/// assert!(RemovalRequest::new().is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RemovalRequest {
+    points: Vec<(ClientId, Vec<PointId>)>,
+    clients: Vec<ClientId>,
+}
+
+impl RemovalRequest {
+    /// An empty request (serving it is an error: add points or clients).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `ids` of one client (single-client removal, Section 5.3).
+    pub fn points(client: ClientId, ids: Vec<PointId>) -> Self {
+        Self::new().with_points(client, ids)
+    }
+
+    /// Whole clients (multi-client removal, Section 5.3).
+    pub fn clients(clients: Vec<ClientId>) -> Self {
+        Self::new().with_clients(clients)
+    }
+
+    /// This request plus `ids` of `client`.
+    #[must_use]
+    pub fn with_points(mut self, client: ClientId, ids: Vec<PointId>) -> Self {
+        self.points.push((client, ids));
+        self
+    }
+
+    /// This request plus whole clients.
+    #[must_use]
+    pub fn with_clients(mut self, clients: Vec<ClientId>) -> Self {
+        self.clients.extend(clients);
+        self
+    }
+
+    /// The points named, per client.
+    pub fn point_entries(&self) -> &[(ClientId, Vec<PointId>)] {
+        &self.points
+    }
+
+    /// The clients to remove whole.
+    pub fn clients_removed(&self) -> &[ClientId] {
+        &self.clients
+    }
+
+    /// The number of points named (whole clients not counted).
+    pub fn num_points(&self) -> usize {
+        self.points.iter().map(|(_, ids)| ids.len()).sum()
+    }
+
+    /// Whether the request names nothing.
+    pub fn is_empty(&self) -> bool {
+        self.clients.is_empty() && self.points.iter().all(|(_, ids)| ids.is_empty())
+    }
+}
+
+/// What serving a removal request did (Algorithm 4).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerUpdate};
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, PointId};
+///
+/// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+/// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
+/// let mut fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+/// let report = fed.remove(&RemovalRequest::clients(vec![ClientId(1)]))?;
+/// assert_eq!(report.removed_clients, vec![ClientId(1)]);
+/// assert_eq!(report.removed_points, 30);
+/// assert!(matches!(report.server, ServerUpdate::Incremental(_)));
+/// assert_eq!(fed.server().total_count(), 30);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RemovalReport {
+    /// The number of this request among those the federation served
+    /// (1 for the first).
+    pub request: u64,
+    /// Points removed, whole clients included.
+    pub removed_points: usize,
+    /// Clients removed whole (named, or all of whose points were named).
+    pub removed_clients: Vec<ClientId>,
+    /// Clients that reseeded (Algorithm 3, lines 4-14; in full mode:
+    /// whose K-means seeds changed).
+    pub reseeded: Vec<ClientId>,
+    /// Clients whose message changed, removed clients included. Every
+    /// removal changes a count, so this is every client the request names.
+    pub updated_clients: Vec<ClientId>,
+    /// What the server decoded.
+    pub decode: DecodeKind,
+    /// How the server's clustering changed.
+    pub server: ServerUpdate,
+    /// The time of each stage.
+    pub times: StageTimes,
+    /// The bytes of one client's message on the wire.
+    pub bytes_per_client: usize,
+    /// Nonzero bins of the aggregate after the request (in plain mode:
+    /// weighted centroids).
+    pub nonzero_bins: usize,
+    /// The clients the new aggregate includes (all remaining clients until
+    /// a dropout-tolerant aggregation joins).
+    pub included: Vec<ClientId>,
+    /// Whether only one client's message changed: the difference of two
+    /// aggregates then reveals that client's change of counts, whatever
+    /// the masking (THREATS.md 1.2, U3). Batch removals to avoid it, or
+    /// refuse such requests with
+    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients).
+    pub lone_update: bool,
+}

@@ -1,0 +1,278 @@
+//! Exact unlearning at the federation level: after random sequences of
+//! removal requests (non-seed points, seeds, whole clients, batches over
+//! several clients, every point of a client) the federation equals, bit
+//! for bit, a federation trained from scratch on the remaining data with
+//! the same (resolved) configuration, in every privacy mode, server-point
+//! mode and client training. Removing a whole client is the same as never
+//! having had it.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use mufc::{
+    ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, Privacy,
+    RemovalRequest, ServerPoints, ServerUpdate,
+};
+use rand::{Rng, RngExt};
+use seeding::{Dataset, PointId};
+use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, remaining};
+
+const MIX: Mixture = Mixture {
+    clients: 6,
+    per_client: 30,
+    dim: 2,
+    clusters: 4,
+    k_prime: 2,
+    spread: 0.2,
+    sigma: 0.08,
+};
+
+fn clients(label: &str) -> Vec<(ClientId, Dataset)> {
+    gaussian_clients(label, MIX)
+        .into_iter()
+        .enumerate()
+        // Ids with gaps, not positions.
+        .map(|(i, d)| (ClientId(3 * i as u64 + 1), d))
+        .collect()
+}
+
+fn base() -> FederationConfig {
+    FederationConfig::new(3).client_k(2).gamma(0.05).seed(5)
+}
+
+fn modes() -> Vec<(&'static str, FederationConfig)> {
+    vec![
+        ("scma, centres, seeding", base()),
+        (
+            "scma, uniform, seeding",
+            base().server_points(ServerPoints::Uniform),
+        ),
+        (
+            "scma, centres, full",
+            base().client_training(ClientTraining::Full),
+        ),
+        (
+            "scma, uniform, full, restarts",
+            base()
+                .server_points(ServerPoints::Uniform)
+                .client_training(ClientTraining::Full)
+                .restarts(2),
+        ),
+        ("scma-wide", base().privacy(Privacy::ScmaWide)),
+        ("scma-integer", base().privacy(Privacy::ScmaInteger)),
+        ("scma, pairwise", base().masking(Masking::Pairwise)),
+        ("plain, seeding", base().privacy(Privacy::Plain)),
+        (
+            "plain, full",
+            base()
+                .privacy(Privacy::Plain)
+                .client_training(ClientTraining::Full),
+        ),
+    ]
+}
+
+/// A random request against the current federation: one of the kinds
+/// the issue names.
+fn random_request<R: Rng>(fed: &Federation, rng: &mut R) -> RemovalRequest {
+    let ids = fed.client_ids();
+    let pick = |rng: &mut R, n: usize| rng.random_range(0..n);
+    let client = ids[pick(rng, ids.len())];
+    let c = fed.client(client).unwrap();
+    let non_seeds: Vec<PointId> = c
+        .data()
+        .ids()
+        .iter()
+        .copied()
+        .filter(|id| !c.seed_ids().contains(id))
+        .collect();
+    match rng.next_u64() % 6 {
+        // A point that is not a seed.
+        0 | 1 if !non_seeds.is_empty() => {
+            RemovalRequest::points(client, vec![non_seeds[pick(rng, non_seeds.len())]])
+        }
+        // A seed.
+        2 => {
+            let s = c.seed_ids();
+            RemovalRequest::points(client, vec![s[pick(rng, s.len())]])
+        }
+        // A whole client (keep at least two).
+        3 if ids.len() > 2 => RemovalRequest::clients(vec![client]),
+        // A batch: a few points of a few clients.
+        4 => {
+            let mut req = RemovalRequest::new();
+            for (i, &other) in ids.iter().enumerate() {
+                if i % 2 == rng.random_range(0..2usize) {
+                    let d = fed.client(other).unwrap().data();
+                    let k = 1 + pick(rng, 3.min(d.len()));
+                    let start = pick(rng, d.len() - k + 1);
+                    req = req.with_points(other, d.ids()[start..start + k].to_vec());
+                }
+            }
+            if req.is_empty() {
+                RemovalRequest::points(client, vec![c.data().id(0)])
+            } else {
+                req
+            }
+        }
+        // Every point of a client, by ids: the client leaves.
+        5 if ids.len() > 2 => RemovalRequest::points(client, c.data().ids().to_vec()),
+        _ => RemovalRequest::points(client, vec![c.data().id(pick(rng, c.data().len()))]),
+    }
+}
+
+/// Applies `req` to the ground truth.
+fn apply(truth: &mut Vec<(ClientId, Dataset)>, req: &RemovalRequest) {
+    let points: BTreeMap<ClientId, Vec<PointId>> = req.point_entries().iter().cloned().collect();
+    *truth = remaining(truth, &points, req.clients_removed());
+}
+
+#[test]
+fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
+    for (what, config) in modes() {
+        for seq in 0..5u64 {
+            let mut truth = clients(&format!("exact-{seq}"));
+            let config = config.clone().seed(seq).validate().unwrap();
+            let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
+            let mut rng = testkit::rng(&format!("exact-requests-{what}-{seq}"));
+            for step in 0..8 {
+                let req = random_request(&fed, &mut rng);
+                let report = fed.remove(&req).unwrap();
+                apply(&mut truth, &req);
+                let retrained = Federation::with_ids(truth.clone(), fed.config()).unwrap();
+                if let Err(e) = compare(&fed, &retrained) {
+                    panic!("{what}, sequence {seq}, step {step} ({req:?}): {e}");
+                }
+                if config.privacy() != Privacy::Plain {
+                    assert_eq!(fed.server().counts(), &plain_sum(&fed), "{what}");
+                }
+                // Every request changes counts, and no server update is a
+                // refit from scratch while the server had points.
+                assert!(!report.updated_clients.is_empty(), "{what}");
+                assert!(
+                    matches!(report.server, ServerUpdate::Incremental(_)),
+                    "{what}: {:?}",
+                    report.server
+                );
+                let points: usize = truth.iter().map(|(_, d)| d.len()).sum();
+                assert_eq!(fed.num_points(), points);
+                assert_eq!(fed.server().total_count(), points as u64, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn removing_a_whole_client_is_never_having_had_it() {
+    for (what, config) in modes() {
+        let all = clients("never-had-it");
+        let config = config.validate().unwrap();
+        let mut fed = Federation::with_ids(all.clone(), &config).unwrap();
+        let gone = all[2].0;
+        let report = fed.remove(&RemovalRequest::clients(vec![gone])).unwrap();
+        assert_eq!(report.removed_clients, vec![gone]);
+        assert_eq!(report.removed_points, MIX.per_client);
+        assert!(fed.client(gone).is_none());
+        let without: Vec<_> = all.into_iter().filter(|(id, _)| *id != gone).collect();
+        let never = Federation::with_ids(without, fed.config()).unwrap();
+        compare(&fed, &never).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+}
+
+#[test]
+fn a_seed_removal_reseeds_only_that_client_and_equals_retraining() {
+    let mut truth = clients("seed-removal");
+    let config = base().validate().unwrap();
+    let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
+    let (client, seed) = {
+        let c = &fed.clients()[1];
+        (c.id(), c.seed_ids()[0])
+    };
+    let before = fed.clone();
+    let report = fed
+        .remove(&RemovalRequest::points(client, vec![seed]))
+        .unwrap();
+    assert_eq!(report.reseeded, vec![client]);
+    assert_eq!(report.updated_clients, vec![client]);
+    assert!(report.lone_update);
+    // A reseeding client moves at most 2k bins.
+    match report.decode {
+        DecodeKind::Delta { nonzeros } => assert!((1..=4).contains(&nonzeros)),
+        other => panic!("{other:?}"),
+    }
+    for (a, b) in fed.clients().iter().zip(before.clients()) {
+        if a.id() != client {
+            assert_eq!(a.histogram(), b.histogram());
+            assert_eq!(a.seed_ids(), b.seed_ids());
+        }
+    }
+    apply(&mut truth, &RemovalRequest::points(client, vec![seed]));
+    compare(&fed, &Federation::with_ids(truth, fed.config()).unwrap()).unwrap();
+}
+
+#[test]
+fn the_comparison_catches_a_different_federation() {
+    // Negative controls: the bit-for-bit comparison is not vacuous.
+    let truth = clients("negative");
+    let config = base().validate().unwrap();
+    let fed = Federation::with_ids(truth.clone(), &config).unwrap();
+    let other_seed = Federation::with_ids(
+        truth,
+        &fed.config()
+            .clone()
+            .into_builder()
+            .seed(6)
+            .validate()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(compare(&fed, &other_seed).is_err());
+    let mut smaller = fed.clone();
+    let c = smaller.clients()[0].id();
+    let id = smaller.clients()[0].data().id(0);
+    smaller
+        .remove(&RemovalRequest::points(c, vec![id]))
+        .unwrap();
+    assert!(compare(&fed, &smaller).is_err());
+    // The paper's Algorithm 4 as written keeps a client's counts when it
+    // does not reseed: the server would still count the removed point,
+    // which retraining never does. Find a non-seed point: the exact
+    // federation's total drops by one, the stale one's would not.
+    let c0 = &fed.clients()[0];
+    let victim = c0
+        .data()
+        .ids()
+        .iter()
+        .copied()
+        .find(|id| !c0.seed_ids().contains(id))
+        .unwrap();
+    let mut exact = fed.clone();
+    let report = exact
+        .remove(&RemovalRequest::points(c0.id(), vec![victim]))
+        .unwrap();
+    assert!(report.reseeded.is_empty());
+    assert_eq!(exact.server().total_count(), fed.server().total_count() - 1);
+}
+
+#[test]
+fn a_batch_that_reseeds_every_client_falls_back_to_decoding_the_whole_sum() {
+    // Every client loses its first seed: each reseeds from round 0 and
+    // moves up to 2k bins, more than the capacity t = k L in all; the
+    // difference is refused by the decoder and the whole sum is decoded.
+    let mut truth = clients("fallback");
+    let config = base().gamma(0.01).validate().unwrap();
+    let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
+    let mut req = RemovalRequest::new();
+    for c in fed.clients() {
+        req = req.with_points(c.id(), vec![c.seed_ids()[0]]);
+    }
+    let report = fed.remove(&req).unwrap();
+    assert_eq!(report.reseeded.len(), MIX.clients);
+    assert!(
+        matches!(report.decode, DecodeKind::Full { .. }),
+        "{:?}",
+        report.decode
+    );
+    apply(&mut truth, &req);
+    compare(&fed, &Federation::with_ids(truth, fed.config()).unwrap()).unwrap();
+    assert_eq!(fed.server().counts(), &plain_sum(&fed));
+}

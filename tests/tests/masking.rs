@@ -1,0 +1,107 @@
+//! The server never sees a plaintext sketch: every message it receives is
+//! masked (each element differs from the client's plaintext syndrome), the
+//! masks are fresh in every round, and the masked messages still sum to
+//! the sketch of the plain sum (THREATS C2, P3 in spirit).
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use field::Mersenne61;
+use mufc::{ClientId, Federation, FederationConfig, Masking, RemovalRequest};
+use num_bigint::BigUint;
+use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
+use syndrome_agg::{Aggregator, CountPolicy, MaskedSketch, Sketch, SketchParams};
+use testkit::mufc::{Mixture, gaussian_clients, plain_sum};
+
+const MIX: Mixture = Mixture {
+    clients: 6,
+    per_client: 40,
+    dim: 3,
+    clusters: 3,
+    k_prime: 2,
+    spread: 0.2,
+    sigma: 0.1,
+};
+
+/// The messages of the last round, parsed, by client.
+fn received(
+    fed: &Federation,
+    params: &syndrome_agg::ValidSketchParams<Mersenne61>,
+) -> BTreeMap<ClientId, MaskedSketch<Mersenne61>> {
+    fed.last_messages()
+        .unwrap()
+        .iter()
+        .map(|(id, bytes)| {
+            let frame = Frame::parse(bytes, DEFAULT_MAX_FRAME).unwrap();
+            let m = MaskedSketch::from_frame(&frame, params).unwrap();
+            assert_eq!(m.client_id(), id.0);
+            assert_eq!(bytes.len(), fed.fit_report().bytes_per_client);
+            (*id, m)
+        })
+        .collect()
+}
+
+fn plaintext(
+    fed: &Federation,
+    id: ClientId,
+    params: &syndrome_agg::ValidSketchParams<Mersenne61>,
+) -> Sketch<Mersenne61> {
+    let h = fed.client(id).unwrap().histogram().iter().cloned();
+    Sketch::from_unsigned(params, h).unwrap()
+}
+
+#[test]
+fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
+    for masking in [Masking::Dealer, Masking::Pairwise] {
+        let config = FederationConfig::new(3)
+            .client_k(2)
+            .masking(masking)
+            .record_messages(true)
+            .validate()
+            .unwrap();
+        let mut fed = Federation::new(gaussian_clients("masking", MIX), &config).unwrap();
+        let info = fed.fit_report().sketch.clone().unwrap();
+        assert_eq!(info.modulus_bits, 61);
+        let max_points = fed.config().max_points().unwrap();
+        let params = SketchParams::new(info.capacity, fed.quantizer().unwrap().num_bins().clone())
+            .with_extra(fed.config().extra_syndromes())
+            .with_counts(CountPolicy::unsigned(max_points))
+            .validate(Mersenne61)
+            .unwrap();
+        let f = Mersenne61;
+        let mut previous: Option<BTreeMap<ClientId, MaskedSketch<Mersenne61>>> = None;
+        for round in 0..3u64 {
+            let msgs = received(&fed, &params);
+            assert_eq!(msgs.len(), fed.clients().len());
+            let mut server = Aggregator::new(&params, *msgs.values().next().unwrap().context(), 1);
+            for (id, m) in &msgs {
+                assert_eq!(m.context().round, round);
+                let plain = plaintext(&fed, *id, &params);
+                // Every element is masked (equality has probability 1/p).
+                for (a, b) in m.syndromes().iter().zip(plain.syndromes()) {
+                    assert_ne!(a, b, "client {id}: an unmasked syndrome");
+                }
+                server.accept(m).unwrap();
+            }
+            let sum: BTreeMap<BigUint, u64> = server
+                .decode()
+                .unwrap()
+                .to_unsigned(&f)
+                .into_iter()
+                .map(|(k, c)| (k, u64::try_from(c).unwrap()))
+                .collect();
+            assert_eq!(sum, plain_sum(&fed));
+            assert_eq!(&sum, fed.server().counts());
+            // Fresh masks: a client whose histogram did not change sends
+            // another message in the next round.
+            if let Some(prev) = &previous {
+                let quiet = ClientId(4);
+                assert_ne!(prev[&quiet].syndromes(), msgs[&quiet].syndromes());
+            }
+            previous = Some(msgs);
+            let c = ClientId(round);
+            let id = fed.client(c).unwrap().data().id(0);
+            fed.remove(&RemovalRequest::points(c, vec![id])).unwrap();
+        }
+    }
+}

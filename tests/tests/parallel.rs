@@ -1,0 +1,45 @@
+//! Clients in parallel or one after the other: the same federation, bit
+//! for bit, after training and after every removal.
+#![allow(clippy::unwrap_used)]
+
+use mufc::{ClientId, ClientTraining, Federation, FederationConfig, RemovalRequest};
+use seeding::PointId;
+use testkit::mufc::{Mixture, compare, gaussian_clients, untimed};
+
+#[test]
+fn parallel_and_serial_clients_give_the_same_bits() {
+    let mix = Mixture {
+        clients: 16,
+        per_client: 80,
+        dim: 3,
+        clusters: 4,
+        k_prime: 2,
+        spread: 0.2,
+        sigma: 0.1,
+    };
+    let data = gaussian_clients("parallel", mix);
+    for training in [ClientTraining::Seeding, ClientTraining::Full] {
+        let config = FederationConfig::new(4)
+            .client_k(2)
+            .client_training(training);
+        let mut par = Federation::new(data.clone(), &config.clone().validate().unwrap()).unwrap();
+        let mut ser =
+            Federation::new(data.clone(), &config.parallel(false).validate().unwrap()).unwrap();
+        compare(&par, &ser).unwrap();
+        let requests = [
+            RemovalRequest::points(ClientId(3), vec![PointId(1), PointId(2)])
+                .with_points(ClientId(9), vec![PointId(7)]),
+            RemovalRequest::clients(vec![ClientId(0), ClientId(15)]),
+            RemovalRequest::points(
+                ClientId(5),
+                par.client(ClientId(5)).unwrap().seed_ids().to_vec(),
+            ),
+        ];
+        for req in requests {
+            let a = par.remove(&req).unwrap();
+            let b = ser.remove(&req).unwrap();
+            assert_eq!(untimed(&a), untimed(&b));
+            compare(&par, &ser).unwrap();
+        }
+    }
+}
