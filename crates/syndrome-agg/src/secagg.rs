@@ -254,7 +254,7 @@ pub fn share_aad(ctx: &RoundContext, src: ClientId, dst: ClientId) -> Vec<u8> {
 /// The nonce of the share ciphertext from `src` to `dst`. The key is the
 /// pair's, so the two directions need different nonces; each direction
 /// carries one message per session and round.
-pub(crate) fn share_nonce(src: ClientId, dst: ClientId) -> [u8; 12] {
+pub fn share_nonce(src: ClientId, dst: ClientId) -> [u8; 12] {
     let mut n = [0u8; 12];
     n[0] = u8::from(src > dst);
     n

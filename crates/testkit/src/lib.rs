@@ -14,6 +14,7 @@ pub mod fields;
 pub mod fuzz;
 pub mod poly;
 pub mod sagg;
+pub mod secagg;
 pub mod seeding;
 
 use rand::SeedableRng;

@@ -446,53 +446,6 @@ impl<F: FiniteField> Client<F> {
         ))
     }
 
-    fn decrypt_share(
-        &self,
-        from: ClientId,
-        keys: &PeerKeys,
-        ciphertext: &[u8],
-    ) -> SketchResult<(SecretShare, SecretShare)> {
-        let (me, ctx) = (self.id, self.config.context());
-        let failure = SketchError::AeadFailure { from, to: me };
-        let shared = self
-            .enc
-            .agree(from, &keys.enc)
-            .map_err(|_| failure.clone())?;
-        let key = share_key(&shared, ctx, from, me);
-        let cipher = ChaCha20Poly1305::new((&*key).into());
-        let aad = share_aad(ctx, from, me);
-        let plain = Zeroizing::new(
-            cipher
-                .decrypt(
-                    &share_nonce(from, me).into(),
-                    Payload {
-                        msg: ciphertext,
-                        aad: &aad,
-                    },
-                )
-                .map_err(|_| failure.clone())?,
-        );
-        if plain.len() != SHARE_PLAINTEXT_BYTES {
-            return Err(failure);
-        }
-        let (ids, shares) = plain.split_at(16);
-        let (src, dst) = ids.split_at(8);
-        if src != from.to_le_bytes() || dst != me.to_le_bytes() {
-            return Err(failure);
-        }
-        let (ks, ss) = shares.split_at(SECRET_SHARE_BYTES);
-        let ks = SecretShare::from_bytes(ks)?;
-        let ss = SecretShare::from_bytes(ss)?;
-        if ks.id != share_id(me) || ss.id != share_id(me) {
-            return Err(abort(
-                me,
-                Step::MaskedInput,
-                format!("share from {from} has the wrong id"),
-            ));
-        }
-        Ok((ks, ss))
-    }
-
     fn masked_input(
         &self,
         input: Vec<F::Elem>,
@@ -513,7 +466,14 @@ impl<F: FiniteField> Client<F> {
             if held.contains_key(peer) {
                 return Err(abort(me, step, format!("client {peer} listed twice")));
             }
-            let pair = self.decrypt_share(*peer, keys, ciphertext)?;
+            let pair = open_share(
+                &self.enc,
+                me,
+                *peer,
+                &keys.enc,
+                self.config.context(),
+                ciphertext,
+            )?;
             held.insert(*peer, pair);
         }
         let t = self.config.threshold();
@@ -605,6 +565,59 @@ impl<F: FiniteField> Client<F> {
             }),
         ))
     }
+}
+
+/// Opens the pair of shares `from` encrypted for `me`: derives the pair's
+/// key from `me`'s encryption key pair and `from`'s public key, checks the
+/// tag against the associated data of ([`share_aad`]) this session, round,
+/// sender and receiver, and checks the sender, receiver and share ids
+/// inside. Returns (share of the mask secret key, share of the self-mask
+/// seed).
+///
+/// # Errors
+///
+/// [`SketchError::AeadFailure`] for any failure (no plaintext is
+/// returned or kept), [`SketchError::NonCanonical`] for share values out of
+/// range.
+pub fn open_share(
+    own_enc: &MaskKeyPair,
+    me: ClientId,
+    from: ClientId,
+    from_enc: &MaskPublicKey,
+    ctx: &RoundContext,
+    ciphertext: &[u8],
+) -> SketchResult<(SecretShare, SecretShare)> {
+    let failure = SketchError::AeadFailure { from, to: me };
+    let shared = own_enc.agree(from, from_enc).map_err(|_| failure.clone())?;
+    let key = share_key(&shared, ctx, from, me);
+    let cipher = ChaCha20Poly1305::new((&*key).into());
+    let aad = share_aad(ctx, from, me);
+    let plain = Zeroizing::new(
+        cipher
+            .decrypt(
+                &share_nonce(from, me).into(),
+                Payload {
+                    msg: ciphertext,
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| failure.clone())?,
+    );
+    if plain.len() != SHARE_PLAINTEXT_BYTES {
+        return Err(failure);
+    }
+    let (ids, shares) = plain.split_at(16);
+    let (src, dst) = ids.split_at(8);
+    if src != from.to_le_bytes() || dst != me.to_le_bytes() {
+        return Err(failure);
+    }
+    let (ks, ss) = shares.split_at(SECRET_SHARE_BYTES);
+    let ks = SecretShare::from_bytes(ks)?;
+    let ss = SecretShare::from_bytes(ss)?;
+    if ks.id != share_id(me) || ss.id != share_id(me) {
+        return Err(failure);
+    }
+    Ok((ks, ss))
 }
 
 /// Whether two 32-byte values are equal, in constant time.
