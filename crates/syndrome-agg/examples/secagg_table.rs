@@ -77,7 +77,9 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
                     continue;
                 }
                 if graph == "complete" && n == 1000 && t == 6200 {
-                    println!("| {n} | {shape} | {t} | skipped: about 11 min per run | | | |");
+                    println!(
+                        "| {n} | {shape} | {t} | skipped: about 12 min per run (estimated) | | | |"
+                    );
                     continue;
                 }
                 let runs = if n >= 1000 { 1 } else { 3 };

@@ -40,6 +40,20 @@
 //!    than `t`: THREATS S4), removes the self-masks of survivors and the
 //!    pairwise masks that dropped clients left behind.
 //!
+//! # What it does not protect against
+//!
+//! The model is a semi-honest server colluding with fewer than `t` clients
+//! per neighbourhood (THREATS 1). With [`params::ServerModel::SemiMalicious`]
+//! the threshold also satisfies `2t > h + c`, so a server that tells some
+//! holders of a client "alive" and others "dropped" cannot collect `t`
+//! shares of both its secrets (THREATS S1b). A server that lies
+//! *consistently*, declaring a live client's peers dropped to everyone, can
+//! still strip one client's pairwise masks; Bonawitz et al.'s actively
+//! secure variant stops that with a consistency-check round and
+//! signatures, which is not implemented. The server also draws the SecAgg+
+//! ring; it must do so honestly (or from public randomness). Inputs are not
+//! validated: a client can poison the sum (THREATS 1, item 3).
+//!
 //! Client ([`client::Client`]) and server ([`server::Server`]) are pure
 //! state machines: each takes one message and returns the next, with no
 //! I/O. [`transport`] drives them in process, with fault injection;

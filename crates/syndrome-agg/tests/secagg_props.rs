@@ -265,6 +265,13 @@ fn groups_partition_and_removal_budget() {
     let k = g.sizing().group_size;
     let q = g.sizing().removal_budget;
     assert!(q >= 1);
+    // Each group's aggregation parameters hold for every group, even after
+    // its whole removal budget and the largest dropout count f2 allows.
+    let sp = g.secagg_params();
+    for m in g.groups() {
+        sp.validate(m.len()).unwrap();
+        assert!(sp.threshold <= m.len() - q - (0.05 * m.len() as f64).ceil() as usize);
+    }
     let all: BTreeSet<u64> = g.groups().iter().flatten().copied().collect();
     assert_eq!(all.len() as u64, n, "every client in exactly one group");
     assert_eq!(
@@ -303,4 +310,59 @@ fn groups_partition_and_removal_budget() {
             assert!(m.iter().filter(|c| colluders.contains(c)).count() < t);
         }
     }
+}
+
+#[test]
+fn secrets_are_redacted_and_wiped() {
+    use syndrome_agg::secagg::client::ClientSecrets;
+    use syndrome_agg::secagg::messages::RevealedShare;
+    use syndrome_agg::secagg::shamir::{SecretShare, Share, split_secret};
+    use zeroize::Zeroize;
+
+    let secrets = ClientSecrets::generate(&mut testkit::rng("redact"));
+    let seed_hex: String = secrets.seed.iter().map(|b| format!("{b:02x}")).collect();
+    let printed = format!("{secrets:?}");
+    assert!(!printed.contains(&format!("{:?}", &secrets.seed[..])));
+    assert!(!printed.contains(&seed_hex));
+    assert!(!printed.contains(&format!("{:?}", &secrets.mask.secret_bytes()[..])));
+    let shares = split_secret(&secrets.seed, 2, &[1, 2, 3], &mut testkit::rng("redact")).unwrap();
+    let s = format!("{:?}", shares[0]);
+    assert!(!s.contains(&shares[0].values[0].to_string()), "{s}");
+    let r = RevealedShare {
+        owner: 1,
+        share: shares[0].to_bytes().to_vec(),
+    };
+    assert!(!format!("{r:?}").contains(&format!("{:?}", r.share)));
+    let g = Share {
+        id: 4,
+        value: 123_456_789u64,
+    };
+    assert!(!format!("{g:?}").contains("123456789"));
+    // Shares wipe themselves (ZeroizeOnDrop runs this on drop).
+    let mut w: SecretShare = shares[1].clone();
+    w.zeroize();
+    assert_eq!((w.id, w.values), (0, [0; 3]));
+    // A client's Debug names its id and state only.
+    let f = Mersenne61;
+    let cfg = testkit::secagg::config(
+        &f,
+        3,
+        syndrome_agg::secagg::params::SecAggParams::new(
+            GraphChoice::Complete,
+            2,
+            0,
+            ServerModel::SemiHonest,
+        ),
+        1,
+        "redact",
+    );
+    let h =
+        testkit::secagg::Harness::new(cfg, &testkit::secagg::inputs(&f, 3, 1, "redact"), "redact");
+    let c = format!("{:?}", h.clients[&1]);
+    let mine = testkit::secagg::Harness::<Mersenne61>::secrets("redact", 1);
+    assert!(
+        !c.contains(&format!("{:?}", &mine.seed[..])) && c.contains("id: 1"),
+        "{c}"
+    );
+    assert!(!format!("{:?}", h.server).contains(&format!("{:?}", &mine.seed[..])));
 }

@@ -381,6 +381,27 @@ impl Groups {
         &self.sizing
     }
 
+    /// The parameters of one group's aggregation: the paper's
+    /// `t`-out-of-`k` sharing among all members, so the complete graph on
+    /// the group (which is connected whatever drops, so f3 only matters to
+    /// a caller that masks along a Harary graph of degree
+    /// [`GroupSizing::degree`] instead), threshold `t = ceil(xi k)` and, by
+    /// f1, fewer than `t` colluders in the group. This is the semi-honest
+    /// policy; the semi-malicious one needs `2t > |group| + c`, i.e. f1
+    /// with `2 xi - 1` in place of `xi`.
+    ///
+    /// Run each group with [`run_secure_aggregation`](super::run_secure_aggregation)
+    /// over its members' vectors.
+    pub fn secagg_params(&self) -> super::params::SecAggParams {
+        let t = self.sizing.threshold;
+        super::params::SecAggParams::new(
+            super::params::GraphChoice::Complete,
+            t,
+            t.saturating_sub(1),
+            super::params::ServerModel::SemiHonest,
+        )
+    }
+
     /// The groups' members.
     pub fn groups(&self) -> &[BTreeSet<ClientId>] {
         &self.members

@@ -28,6 +28,9 @@ use super::{AggregationOutput, ClientId, SessionConfig, seed_commitment, self_ma
 use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, combine_terms, peer_mask_terms};
 use crate::{SketchError, SketchResult};
 
+/// The most refusals [`Server::rejected`] keeps.
+pub const MAX_LOGGED: usize = 4096;
+
 /// What [`Server::advance`] produces.
 #[derive(Debug)]
 pub enum Advance<E> {
@@ -177,7 +180,8 @@ impl<F: FiniteField> Server<F> {
     }
 
     /// The messages refused so far and why (THREATS R1: first write wins,
-    /// plus an error log). Unparsable bytes are logged under `u64::MAX`.
+    /// plus an error log), the first [`MAX_LOGGED`] of them. Unparsable
+    /// bytes are logged under `u64::MAX`.
     pub fn rejected(&self) -> &[(ClientId, SketchError)] {
         &self.rejected
     }
@@ -198,9 +202,17 @@ impl<F: FiniteField> Server<F> {
         let client = msg.client;
         let r = self.receive_inner(msg);
         if let Err(e) = &r {
-            self.rejected.push((client, e.clone()));
+            self.log(client, e);
         }
         r
+    }
+
+    /// Logs a refusal; the log keeps the first [`MAX_LOGGED`] so that a
+    /// flood of junk cannot grow it without bound.
+    fn log(&mut self, client: ClientId, e: &SketchError) {
+        if self.rejected.len() < MAX_LOGGED {
+            self.rejected.push((client, e.clone()));
+        }
     }
 
     /// [`ClientEnvelope::parse`] (with the configured size cap) then
@@ -213,7 +225,7 @@ impl<F: FiniteField> Server<F> {
         match ClientEnvelope::parse(bytes, self.config.max_message()) {
             Ok(msg) => self.receive(msg),
             Err(e) => {
-                self.rejected.push((ClientId::MAX, e.clone()));
+                self.log(ClientId::MAX, &e);
                 Err(e)
             }
         }
