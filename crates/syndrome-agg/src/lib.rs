@@ -7,6 +7,7 @@ mod error;
 mod integer;
 pub mod masking;
 mod params;
+pub mod secagg;
 mod sketch;
 pub mod wide;
 pub mod wire;

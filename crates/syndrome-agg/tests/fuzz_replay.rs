@@ -23,3 +23,43 @@ fn m6_wide_decode() {
 fn m6_frame_parse() {
     replay("sagg_frame_parse", 400, 256, fuzz::frame_parse);
 }
+
+#[test]
+fn m6_secagg_client_envelope() {
+    replay(
+        "secagg_client_envelope",
+        120,
+        64,
+        testkit::secagg::fuzz_client_envelope,
+    );
+}
+
+#[test]
+fn m6_secagg_server_envelope() {
+    replay(
+        "secagg_server_envelope",
+        120,
+        64,
+        testkit::secagg::fuzz_server_envelope,
+    );
+}
+
+#[test]
+fn m6_secagg_server_receive() {
+    replay(
+        "secagg_server_receive",
+        200,
+        512,
+        testkit::secagg::fuzz_server_receive,
+    );
+}
+
+#[test]
+fn m6_secagg_secret_share() {
+    replay(
+        "secagg_secret_share",
+        400,
+        64,
+        testkit::secagg::fuzz_secret_share,
+    );
+}

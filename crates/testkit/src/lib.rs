@@ -15,6 +15,7 @@ pub mod fuzz;
 pub mod mufc;
 pub mod poly;
 pub mod sagg;
+pub mod secagg;
 pub mod seeding;
 
 use rand::SeedableRng;

@@ -120,6 +120,26 @@ impl MaskKeyPair {
     pub fn public_key(&self) -> MaskPublicKey {
         MaskPublicKey(self.public.to_bytes())
     }
+
+    /// The raw X25519 shared secret with `peer_key` (for keys derived
+    /// under another HKDF purpose than masks, such as the share encryption
+    /// of the dropout protocol).
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::NonContributoryKey`] (naming `peer_id`) for an
+    /// all-zero or low-order peer key.
+    pub fn agree(
+        &self,
+        peer_id: u64,
+        peer_key: &MaskPublicKey,
+    ) -> SketchResult<Zeroizing<[u8; 32]>> {
+        let shared = self.secret.diffie_hellman(&PublicKey::from(peer_key.0));
+        if !shared.was_contributory() {
+            return Err(SketchError::NonContributoryKey { peer: peer_id });
+        }
+        Ok(Zeroizing::new(*shared.as_bytes()))
+    }
 }
 
 impl fmt::Debug for MaskKeyPair {

@@ -1,0 +1,383 @@
+//! Secure aggregation that survives dropouts: the four-round protocol of
+//! Bonawitz et al. 2017 ("Practical Secure Aggregation", CCS) with the
+//! sparse neighbourhoods of SecAgg+ (Bell et al. 2020, CCS), and the
+//! groups of clients of Liu et al. ("Guaranteeing Data Privacy in
+//! Federated Unlearning with Dynamic User Participation").
+//!
+//! The server learns the sum of the input vectors of the clients that
+//! finished the masked-input step (and which clients those are), or a
+//! typed error and nothing else. Inputs are vectors over any
+//! [`FiniteField`] (syndrome sketches, in this crate's use).
+//!
+//! # The protocol
+//!
+//! 1. **AdvertiseKeys.** Client `u` draws two X25519 key pairs,
+//!    `(c_pk, c_sk)` to encrypt shares and `(s_pk, s_sk)` to agree masks,
+//!    and a 32-byte self-mask seed `b_u`; it sends `c_pk`, `s_pk` and the
+//!    commitment `H(b_u)` ([`seed_commitment`]).
+//! 2. **ShareKeys.** The server relays to each client the keys of its
+//!    holders ([`graph`]). The client checks them (its own keys unaltered,
+//!    no key twice, every id a holder, at least `t` entries, X25519
+//!    contributory), Shamir-shares `s_sk` and `b_u` with threshold `t`
+//!    ([`shamir`], in `GF(2^127 - 1)`) and encrypts each holder's pair of
+//!    shares with ChaCha20-Poly1305 under
+//!    `HKDF-SHA256(X25519(c_sk_u, c_pk_v), info = "syndrome-agg/v1/share" ||
+//!    session || round || min(u, v) || max(u, v))`, the associated data
+//!    binding session, round, step, sender and receiver ([`share_aad`]).
+//! 3. **MaskedInput.** The server forwards to each client the ciphertexts
+//!    addressed to it; their senders are the peers it masks with. The
+//!    client decrypts them all (any failure aborts it) and sends
+//!    `y_u = x_u + PRG(b_u) + sum_v +-PRG(s_uv)`: the self-mask
+//!    ([`self_mask`]) and the pairwise masks of
+//!    [`crate::masking::pairwise`].
+//! 4. **Unmasking.** The server tells each survivor which peers are alive
+//!    and which dropped; the client refuses a request that names a peer in
+//!    both lists, twice, itself, or one it did not mask with, and answers
+//!    only once. It reveals `b_v` shares of live peers (and its own) and
+//!    `s_sk_v` shares of dropped ones, never both for one peer. The server
+//!    reconstructs, checks every `b_u` against its commitment and every
+//!    `s_sk_v` against `s_pk_v` (correcting bad shares when it has more
+//!    than `t`: THREATS S4), removes the self-masks of survivors and the
+//!    pairwise masks that dropped clients left behind.
+//!
+//! # What it does not protect against
+//!
+//! The model is a semi-honest server colluding with fewer than `t` clients
+//! per neighbourhood (THREATS 1). With [`params::ServerModel::SemiMalicious`]
+//! the threshold also satisfies `2t > h + c`, so a server that tells some
+//! holders of a client "alive" and others "dropped" cannot collect `t`
+//! shares of both its secrets (THREATS S1b). A server that lies
+//! *consistently*, declaring a live client's peers dropped to everyone, can
+//! still strip one client's pairwise masks; Bonawitz et al.'s actively
+//! secure variant stops that with a consistency-check round and
+//! signatures, which is not implemented. The server also draws the SecAgg+
+//! ring; it must do so honestly (or from public randomness). Inputs are not
+//! validated: a client can poison the sum (THREATS 1, item 3).
+//!
+//! Client ([`client::Client`]) and server ([`server::Server`]) are pure
+//! state machines: each takes one message and returns the next, with no
+//! I/O. [`transport`] drives them in process, with fault injection;
+//! [`run_secure_aggregation`] is the one-call entry point.
+
+pub mod client;
+pub mod graph;
+pub mod groups;
+pub mod messages;
+pub mod params;
+pub mod server;
+pub mod shamir;
+pub mod transport;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use field::FiniteField;
+use hkdf::Hkdf;
+use rand::CryptoRng;
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+pub use messages::Step;
+
+use crate::error::invalid;
+use crate::masking::pairwise::{RoundContext, SessionId};
+use crate::masking::{MaskDomain, MaskStream, MaskVector};
+use crate::{SketchError, SketchResult};
+use graph::Neighbourhoods;
+use params::SecAggParams;
+use transport::{Faults, InProcess};
+
+/// A client's id. `u64::MAX` is reserved (a holder's Shamir evaluation
+/// point is its id plus one).
+pub type ClientId = u64;
+
+/// The HKDF `info` prefix of the share-encryption keys.
+pub const SHARE_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/share";
+/// The HKDF `info` prefix of self-mask seeds.
+pub const SELF_MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/self-mask";
+/// The hash prefix of self-mask seed commitments.
+pub const COMMITMENT_PREFIX: &[u8] = b"syndrome-agg/v1/seed-commitment";
+
+/// The default cap on a protocol message, 4 MiB (tonic's default).
+pub const DEFAULT_MAX_MESSAGE: usize = 4 << 20;
+
+/// Everything the server and every client agree on before a session: the
+/// field, the session and round, the neighbourhood graph, the parameters
+/// and the input length.
+///
+/// # Example
+///
+/// ```
+/// use field::Mersenne61;
+/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+/// use syndrome_agg::secagg::SessionConfig;
+/// use syndrome_agg::secagg::graph::Neighbourhoods;
+/// use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
+///
+/// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
+/// let params = SecAggParams::new(GraphChoice::Complete, 3, 0, ServerModel::SemiHonest);
+/// let cfg = SessionConfig::new(Mersenne61, ctx, Neighbourhoods::complete(1..=4)?, params, 5)?;
+/// assert_eq!(cfg.threshold(), 3);
+/// // A threshold above the number of holders is refused.
+/// let bad = SecAggParams::new(GraphChoice::Complete, 5, 0, ServerModel::SemiHonest);
+/// assert!(SessionConfig::new(Mersenne61, ctx, Neighbourhoods::complete(1..=4)?, bad, 5).is_err());
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SessionConfig<F: FiniteField> {
+    field: F,
+    context: RoundContext,
+    graph: Neighbourhoods,
+    params: SecAggParams,
+    vector_len: usize,
+    max_message: usize,
+}
+
+impl<F: FiniteField> SessionConfig<F> {
+    /// A validated configuration.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::InvalidParams`] if the parameters fail
+    /// [`SecAggParams::validate`] for this graph, the graph does not have
+    /// the shape the parameters name, or the vector length is zero or
+    /// above [`crate::DEFAULT_MAX_SYNDROMES`].
+    pub fn new(
+        field: F,
+        context: RoundContext,
+        graph: Neighbourhoods,
+        params: SecAggParams,
+        vector_len: usize,
+    ) -> SketchResult<Self> {
+        params.validate(graph.len())?;
+        if !params.matches(&graph) {
+            return Err(invalid(
+                "the graph does not have the shape the parameters name",
+            ));
+        }
+        if vector_len == 0 || vector_len > crate::DEFAULT_MAX_SYNDROMES {
+            return Err(invalid(format!(
+                "vector length {vector_len} outside 1..={}",
+                crate::DEFAULT_MAX_SYNDROMES
+            )));
+        }
+        Ok(Self {
+            field,
+            context,
+            graph,
+            params,
+            vector_len,
+            max_message: DEFAULT_MAX_MESSAGE,
+        })
+    }
+
+    /// Sets the cap on one message's size (checked before parsing).
+    #[must_use]
+    pub fn with_max_message(mut self, max: usize) -> Self {
+        self.max_message = max;
+        self
+    }
+
+    /// The field.
+    pub fn field(&self) -> &F {
+        &self.field
+    }
+    /// The session and round.
+    pub fn context(&self) -> &RoundContext {
+        &self.context
+    }
+    /// The neighbourhood graph.
+    pub fn graph(&self) -> &Neighbourhoods {
+        &self.graph
+    }
+    /// The parameters.
+    pub fn params(&self) -> &SecAggParams {
+        &self.params
+    }
+    /// The Shamir threshold `t`.
+    pub fn threshold(&self) -> usize {
+        self.params.threshold
+    }
+    /// The fewest clients whose inputs the server may release a sum of
+    /// (at least the threshold).
+    pub fn min_clients(&self) -> usize {
+        self.params.min_clients.max(self.params.threshold)
+    }
+    /// The input length.
+    pub fn vector_len(&self) -> usize {
+        self.vector_len
+    }
+    /// The message size cap.
+    pub fn max_message(&self) -> usize {
+        self.max_message
+    }
+}
+
+/// The Shamir evaluation point of a holder.
+pub(crate) fn share_id(holder: ClientId) -> u64 {
+    holder.saturating_add(1)
+}
+
+/// The HKDF `info` of a purpose for the pair `{u, v}` (CRATES.md:
+/// `"syndrome-agg/v1/" || purpose || session || round || min || max`).
+fn pair_info(prefix: &[u8], ctx: &RoundContext, u: ClientId, v: ClientId) -> Vec<u8> {
+    let (lo, hi) = if u < v { (u, v) } else { (v, u) };
+    let mut info = Vec::with_capacity(prefix.len() + 32 + 24);
+    info.extend_from_slice(prefix);
+    info.extend_from_slice(&ctx.session.0);
+    info.extend_from_slice(&ctx.round.to_le_bytes());
+    info.extend_from_slice(&lo.to_le_bytes());
+    info.extend_from_slice(&hi.to_le_bytes());
+    info
+}
+
+fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
+    let hk = Hkdf::<Sha256>::new(None, ikm);
+    let mut okm = Zeroizing::new([0u8; 32]);
+    // 32 bytes is far below HKDF-SHA256's limit of 255 * 32.
+    if hk.expand(info, okm.as_mut()).is_err() {
+        unreachable!("HKDF-SHA256 can expand 32 bytes");
+    }
+    okm
+}
+
+/// The ChaCha20-Poly1305 key of the pair `{u, v}` from their X25519 shared
+/// secret.
+pub fn share_key(
+    shared: &[u8; 32],
+    ctx: &RoundContext,
+    u: ClientId,
+    v: ClientId,
+) -> Zeroizing<[u8; 32]> {
+    hkdf32(shared, &pair_info(SHARE_INFO_PREFIX, ctx, u, v))
+}
+
+/// The associated data of the share ciphertext from `src` to `dst`:
+/// `"syndrome-agg/v1/share" || session || round || step || src || dst`.
+pub fn share_aad(ctx: &RoundContext, src: ClientId, dst: ClientId) -> Vec<u8> {
+    let mut aad = Vec::with_capacity(SHARE_INFO_PREFIX.len() + 32 + 8 + 1 + 16);
+    aad.extend_from_slice(SHARE_INFO_PREFIX);
+    aad.extend_from_slice(&ctx.session.0);
+    aad.extend_from_slice(&ctx.round.to_le_bytes());
+    aad.push(Step::ShareKeys.index());
+    aad.extend_from_slice(&src.to_le_bytes());
+    aad.extend_from_slice(&dst.to_le_bytes());
+    aad
+}
+
+/// The nonce of the share ciphertext from `src` to `dst`. The key is the
+/// pair's, so the two directions need different nonces; each direction
+/// carries one message per session and round.
+pub fn share_nonce(src: ClientId, dst: ClientId) -> [u8; 12] {
+    let mut n = [0u8; 12];
+    n[0] = u8::from(src > dst);
+    n
+}
+
+/// The commitment `SHA-256("syndrome-agg/v1/seed-commitment" || session ||
+/// round || u || b_u)` to client `u`'s self-mask seed.
+pub fn seed_commitment(ctx: &RoundContext, u: ClientId, seed: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(COMMITMENT_PREFIX);
+    h.update(ctx.session.0);
+    h.update(ctx.round.to_le_bytes());
+    h.update(u.to_le_bytes());
+    h.update(seed);
+    h.finalize().into()
+}
+
+/// Client `u`'s self-mask `PRG(b_u)` of length `len`: the expansion
+/// ([`MaskDomain::sample`]) of the ChaCha20 keystream under
+/// `HKDF-SHA256(b_u, "syndrome-agg/v1/self-mask" || session || round || u ||
+/// u)`.
+///
+/// # Errors
+///
+/// As [`MaskDomain::sample`].
+pub fn self_mask<D: MaskDomain>(
+    domain: &D,
+    len: usize,
+    seed: &[u8; 32],
+    ctx: &RoundContext,
+    u: ClientId,
+) -> SketchResult<MaskVector<D::Elem>> {
+    let key = hkdf32(seed, &pair_info(SELF_MASK_INFO_PREFIX, ctx, u, u));
+    Ok(MaskVector(domain.sample(&mut MaskStream::new(&key), len)?))
+}
+
+/// The result of a secure aggregation: the sum and whose inputs it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggregationOutput<E> {
+    /// The sum of the included clients' inputs.
+    pub sum: Vec<E>,
+    /// The clients whose inputs are in the sum: those whose masked input
+    /// the server received (THREATS D3: a client that dropped during
+    /// unmasking is included).
+    pub included: BTreeSet<ClientId>,
+    /// The clients left out, with the step at which each went missing.
+    pub dropped: std::collections::BTreeMap<ClientId, Step>,
+}
+
+/// Runs one secure aggregation in process: builds the graph the
+/// parameters name (a random ring for SecAgg+) and a random session, runs
+/// every client and the server over [`transport::InProcess`] with the
+/// given faults, and returns the sum and the clients it includes.
+///
+/// # Errors
+///
+/// [`SketchError::InvalidParams`] for invalid parameters or vectors of
+/// different lengths, [`SketchError::NotEnoughClients`] when too many
+/// clients drop (nothing is unmasked then), and the server's other errors.
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, Mersenne61};
+/// use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
+/// use syndrome_agg::secagg::run_secure_aggregation;
+/// use syndrome_agg::secagg::transport::Faults;
+/// use syndrome_agg::secagg::Step;
+///
+/// let f = Mersenne61;
+/// let vectors: Vec<(u64, Vec<u64>)> = (1..=5).map(|id| (id, vec![id, 2 * id])).collect();
+/// let params = SecAggParams::new(GraphChoice::Complete, 4, 1, ServerModel::SemiMalicious);
+/// // Client 5 goes silent before sending its masked input.
+/// let faults = Faults::new().drop_from(5, Step::MaskedInput);
+/// let (sum, included) = run_secure_aggregation(f, vectors, &params, &faults, &mut testkit::rng("run-doc"))?;
+/// assert_eq!(sum, vec![f.from_u64(10), f.from_u64(20)]);
+/// assert_eq!(included.len(), 4);
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+pub fn run_secure_aggregation<F: FiniteField, R: CryptoRng + ?Sized>(
+    field: F,
+    vectors: Vec<(ClientId, Vec<F::Elem>)>,
+    params: &SecAggParams,
+    faults: &Faults,
+    rng: &mut R,
+) -> SketchResult<(Vec<F::Elem>, BTreeSet<ClientId>)> {
+    let len = vectors.first().map_or(0, |(_, v)| v.len());
+    if vectors.iter().any(|(_, v)| v.len() != len) {
+        return Err(invalid("all input vectors must have the same length"));
+    }
+    let graph = params.graph_for(vectors.iter().map(|(id, _)| *id), rng)?;
+    let mut session = [0u8; 32];
+    rng.fill_bytes(&mut session);
+    let ctx = RoundContext {
+        session: SessionId(session),
+        round: 0,
+    };
+    let config = Arc::new(SessionConfig::new(field, ctx, graph, *params, len)?);
+    let run = InProcess::new(config)
+        .with_faults(faults.clone())
+        .run(vectors, rng)?;
+    let out = run.output?;
+    Ok((out.sum, out.included))
+}
+
+pub(crate) fn abort(client: ClientId, step: Step, reason: impl Into<String>) -> SketchError {
+    SketchError::ProtocolAbort {
+        client,
+        step,
+        reason: reason.into(),
+    }
+}

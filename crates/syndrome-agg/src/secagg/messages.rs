@@ -1,0 +1,373 @@
+//! The protocol's messages and their wire format: versioned postcard
+//! envelopes, parsed defensively (the conventions of [`crate::wire`]: a
+//! size cap checked before decoding, no trailing bytes, typed errors).
+//!
+//! Every envelope names the wire version, the session, the aggregation
+//! round, the step and the client it is from (client to server) or for
+//! (server to client), so a receiver refuses a message of another session,
+//! round or step before looking inside (THREATS R2).
+
+// Parsers take bytes from outside: no panicking index or unwrap here.
+#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::ClientId;
+use crate::masking::pairwise::RoundContext;
+use crate::wire::WIRE_VERSION;
+use crate::{SketchError, SketchResult};
+
+/// The four steps of the protocol (Bonawitz et al. 2017, rounds 0-3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Step {
+    /// Round 0: each client publishes two X25519 public keys (share
+    /// encryption, mask agreement) and a commitment to its self-mask seed.
+    AdvertiseKeys,
+    /// Round 1: each client Shamir-shares its mask secret key and its
+    /// self-mask seed to its holders, encrypted.
+    ShareKeys,
+    /// Round 2: each client sends its input plus self-mask plus pairwise
+    /// masks.
+    MaskedInput,
+    /// Round 3: each survivor reveals, per peer, the self-mask seed share
+    /// (peer alive) or the mask-key share (peer dropped), never both.
+    Unmasking,
+}
+
+impl Step {
+    /// All steps in order.
+    pub const ALL: [Self; 4] = [
+        Self::AdvertiseKeys,
+        Self::ShareKeys,
+        Self::MaskedInput,
+        Self::Unmasking,
+    ];
+
+    /// The step's number, 0 to 3.
+    pub fn index(self) -> u8 {
+        match self {
+            Self::AdvertiseKeys => 0,
+            Self::ShareKeys => 1,
+            Self::MaskedInput => 2,
+            Self::Unmasking => 3,
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::AdvertiseKeys => "advertise-keys",
+            Self::ShareKeys => "share-keys",
+            Self::MaskedInput => "masked-input",
+            Self::Unmasking => "unmasking",
+        })
+    }
+}
+
+/// A client's public keys and commitment (round 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdvertiseKeys {
+    /// X25519 public key for the encryption of shares.
+    pub enc_key: [u8; 32],
+    /// X25519 public key for pairwise mask agreement.
+    pub mask_key: [u8; 32],
+    /// SHA-256 commitment to the self-mask seed, checked by the server
+    /// after reconstruction (THREATS S4).
+    pub seed_commitment: [u8; 32],
+}
+
+/// One encrypted pair of shares: to `peer` (in [`ShareKeys`]) or from
+/// `peer` (in [`MaskingRequest`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EncryptedShare {
+    /// The other end.
+    pub peer: ClientId,
+    /// ChaCha20-Poly1305 ciphertext and tag.
+    pub ciphertext: Vec<u8>,
+}
+
+/// A client's encrypted shares for its holders (round 1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareKeys {
+    /// One entry per holder other than the sender.
+    pub shares: Vec<EncryptedShare>,
+}
+
+/// A client's masked input (round 2): fixed-width canonical little-endian
+/// field elements, concatenated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaskedInput {
+    /// The field's modulus, little endian, no trailing zero bytes.
+    pub modulus: Vec<u8>,
+    /// The masked vector.
+    pub elements: Vec<u8>,
+}
+
+/// One revealed share: the share (the fixed-width encoding of
+/// [`SecretShare`](super::shamir::SecretShare)) of `owner`'s secret.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevealedShare {
+    /// Whose secret.
+    pub owner: ClientId,
+    /// The share's bytes.
+    pub share: Vec<u8>,
+}
+
+impl fmt::Debug for RevealedShare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RevealedShare")
+            .field("owner", &self.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A survivor's answer to the unmasking request (round 3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnmaskingResponse {
+    /// Shares of the self-mask seeds of clients the server called alive
+    /// (and of the responder itself).
+    pub seed_shares: Vec<RevealedShare>,
+    /// Shares of the mask secret keys of clients the server called
+    /// dropped.
+    pub key_shares: Vec<RevealedShare>,
+}
+
+/// What a client sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClientBody {
+    /// Round 0.
+    AdvertiseKeys(AdvertiseKeys),
+    /// Round 1.
+    ShareKeys(ShareKeys),
+    /// Round 2.
+    MaskedInput(MaskedInput),
+    /// Round 3.
+    UnmaskingResponse(UnmaskingResponse),
+}
+
+impl ClientBody {
+    /// The step of the message.
+    pub fn step(&self) -> Step {
+        match self {
+            Self::AdvertiseKeys(_) => Step::AdvertiseKeys,
+            Self::ShareKeys(_) => Step::ShareKeys,
+            Self::MaskedInput(_) => Step::MaskedInput,
+            Self::UnmaskingResponse(_) => Step::Unmasking,
+        }
+    }
+}
+
+/// The keys the server relays to a client: its holders that advertised,
+/// itself included (round 0 to 1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyDirectory {
+    /// `(client, its keys)`.
+    pub entries: Vec<(ClientId, AdvertiseKeys)>,
+}
+
+/// The encrypted shares addressed to a client from the peers that sent
+/// theirs (round 1 to 2). The senders are the peers it masks with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaskingRequest {
+    /// `peer` is the sender.
+    pub shares: Vec<EncryptedShare>,
+}
+
+/// Which of a client's peers the server says are alive (sent a masked
+/// input) and which dropped (round 2 to 3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnmaskingRequest {
+    /// Peers whose self-mask seed share is asked for.
+    pub alive: Vec<ClientId>,
+    /// Peers whose mask secret key share is asked for.
+    pub dropped: Vec<ClientId>,
+}
+
+/// What the server sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ServerBody {
+    /// Round 0 to 1.
+    KeyDirectory(KeyDirectory),
+    /// Round 1 to 2.
+    MaskingRequest(MaskingRequest),
+    /// Round 2 to 3.
+    UnmaskingRequest(UnmaskingRequest),
+}
+
+impl ServerBody {
+    /// The step the message asks the client to perform.
+    pub fn step(&self) -> Step {
+        match self {
+            Self::KeyDirectory(_) => Step::ShareKeys,
+            Self::MaskingRequest(_) => Step::MaskedInput,
+            Self::UnmaskingRequest(_) => Step::Unmasking,
+        }
+    }
+}
+
+/// A client's message with its header.
+///
+/// # Example
+///
+/// ```
+/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+/// use syndrome_agg::secagg::messages::*;
+///
+/// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
+/// let msg = ClientEnvelope::new(&ctx, 7, ClientBody::AdvertiseKeys(AdvertiseKeys {
+///     enc_key: [1; 32], mask_key: [2; 32], seed_commitment: [3; 32],
+/// }));
+/// let bytes = msg.to_bytes()?;
+/// assert_eq!(ClientEnvelope::parse(&bytes, 1 << 20)?, msg);
+/// assert!(ClientEnvelope::parse(&bytes[1..], 1 << 20).is_err());
+/// assert!(ClientEnvelope::parse(&bytes, 8).is_err()); // over the cap
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientEnvelope {
+    /// [`WIRE_VERSION`].
+    pub version: u16,
+    /// The session.
+    pub session: [u8; 32],
+    /// The aggregation round.
+    pub round: u64,
+    /// The sender.
+    pub client: ClientId,
+    /// The message.
+    pub body: ClientBody,
+}
+
+/// A server's message to one client, with its header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerEnvelope {
+    /// [`WIRE_VERSION`].
+    pub version: u16,
+    /// The session.
+    pub session: [u8; 32],
+    /// The aggregation round.
+    pub round: u64,
+    /// The receiver.
+    pub client: ClientId,
+    /// The message.
+    pub body: ServerBody,
+}
+
+fn malformed(reason: impl Into<String>) -> SketchError {
+    SketchError::Malformed {
+        reason: reason.into(),
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], max_len: usize) -> SketchResult<T> {
+    if bytes.len() > max_len {
+        return Err(SketchError::FrameTooLarge {
+            len: bytes.len(),
+            max: max_len,
+        });
+    }
+    let (msg, rest): (T, &[u8]) =
+        postcard::take_from_bytes(bytes).map_err(|e| malformed(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(malformed(format!("{} trailing bytes", rest.len())));
+    }
+    Ok(msg)
+}
+
+fn check_version(version: u16) -> SketchResult<()> {
+    if version == WIRE_VERSION {
+        Ok(())
+    } else {
+        Err(SketchError::UnsupportedVersion {
+            found: version,
+            supported: WIRE_VERSION,
+        })
+    }
+}
+
+impl ClientEnvelope {
+    /// A message of `client` in `ctx`.
+    pub fn new(ctx: &RoundContext, client: ClientId, body: ClientBody) -> Self {
+        Self {
+            version: WIRE_VERSION,
+            session: ctx.session.0,
+            round: ctx.round,
+            client,
+            body,
+        }
+    }
+
+    /// The session and round the header names.
+    pub fn context(&self) -> RoundContext {
+        RoundContext {
+            session: crate::masking::pairwise::SessionId(self.session),
+            round: self.round,
+        }
+    }
+
+    /// Serializes with postcard.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::Malformed`] if postcard fails (it does not for these
+    /// types).
+    pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
+        postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
+    }
+
+    /// Parses bytes from outside.
+    ///
+    /// # Errors
+    ///
+    /// [`SketchError::FrameTooLarge`] above `max_len` (checked first),
+    /// [`SketchError::Malformed`] for anything but exactly one envelope,
+    /// [`SketchError::UnsupportedVersion`] for another version.
+    pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
+        let msg: Self = parse(bytes, max_len)?;
+        check_version(msg.version)?;
+        Ok(msg)
+    }
+}
+
+impl ServerEnvelope {
+    /// A message for `client` in `ctx`.
+    pub fn new(ctx: &RoundContext, client: ClientId, body: ServerBody) -> Self {
+        Self {
+            version: WIRE_VERSION,
+            session: ctx.session.0,
+            round: ctx.round,
+            client,
+            body,
+        }
+    }
+
+    /// The session and round the header names.
+    pub fn context(&self) -> RoundContext {
+        RoundContext {
+            session: crate::masking::pairwise::SessionId(self.session),
+            round: self.round,
+        }
+    }
+
+    /// Serializes with postcard.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientEnvelope::to_bytes`].
+    pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
+        postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
+    }
+
+    /// Parses bytes from outside.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientEnvelope::parse`].
+    pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
+        let msg: Self = parse(bytes, max_len)?;
+        check_version(msg.version)?;
+        Ok(msg)
+    }
+}

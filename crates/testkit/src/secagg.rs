@@ -1,0 +1,608 @@
+//! Generic test logic for the dropout-tolerant secure aggregation of
+//! `syndrome-agg` ([`syndrome_agg::secagg`]): protocol runs against the
+//! plaintext oracle, Shamir suites over any field and against `vsss-rs`,
+//! and the bodies of the message-parser fuzz targets.
+
+// Test code: errors are the protocol's own, documented there; client
+// counts in tests are tiny, so `u64 as usize` cannot truncate.
+#![allow(clippy::missing_errors_doc, clippy::cast_possible_truncation)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use field::{Field, FiniteField};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use rand::RngExt;
+use syndrome_agg::SketchError;
+use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+use syndrome_agg::secagg::client::{Client, RoundLedger};
+use syndrome_agg::secagg::graph::Neighbourhoods;
+use syndrome_agg::secagg::messages::{ClientEnvelope, ServerEnvelope};
+use syndrome_agg::secagg::params::{GraphChoice, SecAggParams};
+use syndrome_agg::secagg::shamir::{self, SecretShare, Share};
+use syndrome_agg::secagg::transport::{Faults, InProcess, RunReport};
+use syndrome_agg::secagg::{ClientId, SessionConfig, Step};
+
+/// A session context from a label.
+pub fn context(label: &str, round: u64) -> RoundContext {
+    let mut s = [0u8; 32];
+    crate::rng(label).fill(&mut s);
+    RoundContext {
+        session: SessionId(s),
+        round,
+    }
+}
+
+/// A session over clients `1..=n` with the graph the parameters name.
+pub fn config<F: FiniteField>(
+    f: &F,
+    n: u64,
+    params: SecAggParams,
+    len: usize,
+    label: &str,
+) -> Arc<SessionConfig<F>> {
+    let mut rng = crate::rng(label);
+    let graph = match params.graph {
+        GraphChoice::Complete => Neighbourhoods::complete(1..=n).unwrap(),
+        GraphChoice::Harary { degree } => Neighbourhoods::harary(1..=n, degree, &mut rng).unwrap(),
+    };
+    Arc::new(SessionConfig::new(f.clone(), context(label, 0), graph, params, len).unwrap())
+}
+
+/// Random inputs of length `len` for clients `1..=n`.
+pub fn inputs<F: FiniteField>(
+    f: &F,
+    n: u64,
+    len: usize,
+    label: &str,
+) -> Vec<(ClientId, Vec<F::Elem>)> {
+    let mut rng = crate::rng(label);
+    (1..=n)
+        .map(|id| (id, (0..len).map(|_| f.random(&mut rng)).collect()))
+        .collect()
+}
+
+/// The plaintext oracle: the sum of the inputs of `included`.
+pub fn oracle<F: Field>(
+    f: &F,
+    inputs: &[(ClientId, Vec<F::Elem>)],
+    included: &BTreeSet<ClientId>,
+) -> Vec<F::Elem> {
+    let len = inputs.first().map_or(0, |(_, v)| v.len());
+    let mut sum = vec![f.zero(); len];
+    for (id, v) in inputs {
+        if included.contains(id) {
+            for (a, b) in sum.iter_mut().zip(v) {
+                f.add_assign(a, b);
+            }
+        }
+    }
+    sum
+}
+
+/// Runs the protocol over the in-process transport, recording the
+/// transcript.
+pub fn run<F: FiniteField>(
+    cfg: &Arc<SessionConfig<F>>,
+    inputs: &[(ClientId, Vec<F::Elem>)],
+    faults: Faults,
+    label: &str,
+) -> RunReport<F::Elem> {
+    InProcess::new(cfg.clone())
+        .with_faults(faults)
+        .recording()
+        .run(inputs.to_vec(), &mut crate::rng(label))
+        .unwrap()
+}
+
+/// Runs the protocol and checks the output against the oracle over the
+/// clients it reports included, and that those are exactly `expected`.
+pub fn run_exact<F: FiniteField>(
+    cfg: &Arc<SessionConfig<F>>,
+    inputs: &[(ClientId, Vec<F::Elem>)],
+    faults: Faults,
+    expected: &BTreeSet<ClientId>,
+    label: &str,
+) -> RunReport<F::Elem> {
+    let report = run(cfg, inputs, faults, label);
+    let out = report
+        .output
+        .as_ref()
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    assert_eq!(&out.included, expected, "{label}: included set");
+    assert_eq!(
+        out.sum,
+        oracle(cfg.field(), inputs, expected),
+        "{label}: sum"
+    );
+    report
+}
+
+/// Clients `1..=n` less `out`.
+pub fn all_but(n: u64, out: &[ClientId]) -> BTreeSet<ClientId> {
+    (1..=n).filter(|c| !out.contains(c)).collect()
+}
+
+/// Whether the transcript shows no unmasking response (nothing was revealed
+/// in round 3).
+pub fn nothing_unmasked<E>(report: &RunReport<E>) -> bool {
+    report
+        .transcript
+        .as_ref()
+        .is_none_or(|t| t.to_server.iter().all(|(s, _, _)| *s != Step::Unmasking))
+}
+
+/// Predicts a run with honest parties and `faults` of drops only: the
+/// included clients, or the step at which the server must abort.
+pub fn predict<F: FiniteField>(
+    cfg: &SessionConfig<F>,
+    faults: &Faults,
+) -> Result<BTreeSet<ClientId>, Step> {
+    let g = cfg.graph();
+    let t = cfg.threshold();
+    let alive = |c: ClientId, s: Step| faults.dropped_from(c).is_none_or(|d| d > s);
+    let count_in = |c: ClientId, set: &BTreeSet<ClientId>| {
+        g.holders(c)
+            .unwrap()
+            .iter()
+            .filter(|h| set.contains(h))
+            .count()
+    };
+    let u1: BTreeSet<ClientId> = g
+        .ring()
+        .iter()
+        .copied()
+        .filter(|c| alive(*c, Step::AdvertiseKeys))
+        .collect();
+    if u1.len() < cfg.min_clients() {
+        return Err(Step::AdvertiseKeys);
+    }
+    // A client aborts when fewer than t of its holders are left.
+    let u2: BTreeSet<ClientId> = u1
+        .iter()
+        .copied()
+        .filter(|c| alive(*c, Step::ShareKeys) && count_in(*c, &u1) >= t)
+        .collect();
+    if u2.len() < cfg.min_clients() {
+        return Err(Step::ShareKeys);
+    }
+    let u3: BTreeSet<ClientId> = u2
+        .iter()
+        .copied()
+        .filter(|c| alive(*c, Step::MaskedInput) && count_in(*c, &u2) >= t)
+        .collect();
+    if u3.len() < cfg.min_clients() {
+        return Err(Step::MaskedInput);
+    }
+    let u4: BTreeSet<ClientId> = u3
+        .iter()
+        .copied()
+        .filter(|c| alive(*c, Step::Unmasking))
+        .collect();
+    if u4.len() < cfg.min_clients() {
+        return Err(Step::Unmasking);
+    }
+    let seeds_ok = u3.iter().all(|u| count_in(*u, &u4) >= t);
+    let keys_ok = u2.difference(&u3).all(|v| {
+        g.neighbours(*v)
+            .unwrap()
+            .iter()
+            .filter(|h| u4.contains(h))
+            .count()
+            >= t
+    });
+    if seeds_ok && keys_ok {
+        Ok(u3)
+    } else {
+        Err(Step::Unmasking)
+    }
+}
+
+/// Property: random dropouts give exactly the predicted outcome: when every
+/// step keeps enough clients and every needed secret keeps `t` shares, the
+/// exact sum over the included clients; otherwise `NotEnoughClients` at the
+/// predicted step, with no share revealed when that step precedes
+/// unmasking. Runs over any field and graph (degree 0 is the complete
+/// graph).
+pub fn dropouts_property<F: FiniteField>(f: &F, degree: usize, cases: u32) {
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        proptest::test_runner::TestRng::from_seed(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+            &[7; 32],
+        ),
+    );
+    let strategy = (
+        4u64..11,
+        1usize..4,
+        proptest::collection::vec((0u8..4, 0u8..4), 10),
+        0usize..3,
+    );
+    runner
+        .run(&strategy, |(n, len, drops, extra)| {
+            let (graph, holders) = if degree == 0 || degree + 1 >= n as usize {
+                (GraphChoice::Complete, n as usize)
+            } else {
+                (GraphChoice::Harary { degree }, degree + 1)
+            };
+            let t = (holders / 2 + extra).clamp(1, holders);
+            let params = SecAggParams::new(
+                graph,
+                t,
+                0,
+                syndrome_agg::secagg::params::ServerModel::SemiHonest,
+            );
+            let label = format!("prop-{n}-{len}-{drops:?}-{t}-{degree}");
+            let cfg = config(f, n, params, len, &label);
+            let ins = inputs(f, n, len, &label);
+            let mut faults = Faults::new();
+            for (c, (p, s)) in (1..=n).zip(&drops) {
+                if *p == 0 {
+                    faults = faults.drop_from(c, Step::ALL[usize::from(*s)]);
+                }
+            }
+            let report = run(&cfg, &ins, faults.clone(), &label);
+            match (predict(&cfg, &faults), &report.output) {
+                (Ok(expected), Ok(out)) => {
+                    prop_assert_eq!(&out.included, &expected);
+                    prop_assert_eq!(&out.sum, &oracle(f, &ins, &expected));
+                }
+                (Err(at), Err(SketchError::NotEnoughClients { step, .. })) => {
+                    prop_assert_eq!(at, *step);
+                    if at < Step::Unmasking {
+                        prop_assert!(nothing_unmasked(&report));
+                    }
+                }
+                (p, o) => prop_assert!(
+                    false,
+                    "predicted {p:?}, got {:?}",
+                    o.as_ref().map(|o| &o.included)
+                ),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Shamir: any `t` of `n` shares reconstruct, fewer are an error, over
+/// any field; error correction fixes `(n - t) / 2` bad shares.
+pub fn shamir_suite<F: FiniteField>(f: &F, cases: u32) {
+    let mut rng = crate::rng("shamir-suite");
+    for _ in 0..cases {
+        let n = rng.random_range(1..12usize);
+        let t = rng.random_range(1..=n);
+        let secret = f.random(&mut rng);
+        let ids: Vec<u64> = (1..=n as u64).map(|i| i * 3 + 1).collect();
+        let Ok(shares) = shamir::split(f, &secret, t, &ids, &mut rng) else {
+            // Only a tiny field makes ids collide modulo p.
+            assert!(f.characteristic() <= num_bigint::BigUint::from(3 * n as u64 + 1));
+            continue;
+        };
+        let mut pick = shares.clone();
+        for i in (1..pick.len()).rev() {
+            pick.swap(i, rng.random_range(0..=i));
+        }
+        assert_eq!(shamir::reconstruct(f, &pick[..t], t).unwrap(), secret);
+        assert!(matches!(
+            shamir::reconstruct(f, &pick[..t - 1], t),
+            Err(SketchError::TooFewShares { .. })
+        ));
+        let errors = (n - t) / 2;
+        let mut bad = pick.clone();
+        for s in bad.iter_mut().take(errors) {
+            s.value = f.add(&s.value, &f.one());
+        }
+        assert_eq!(shamir::decode_with_errors(f, &bad, t).unwrap(), secret);
+    }
+}
+
+/// Differential test against `vsss-rs` over the `ff` field `G`: shares
+/// made by either reconstruct with the other.
+pub fn shamir_vs_vsss<G>(f: &field::FfField<G>, cases: u32)
+where
+    G: ff::PrimeField,
+{
+    use vsss_rs::{IdentifierPrimeField, ReadableShareSet};
+    type VShare<G> = (IdentifierPrimeField<G>, IdentifierPrimeField<G>);
+    let mut rng = crate::rng("shamir-vsss");
+    for _ in 0..cases {
+        let n = rng.random_range(2..10usize);
+        let t = rng.random_range(2..=n);
+        let secret = f.random(&mut rng);
+        let ids: Vec<u64> = (1..=n as u64).map(|i| i * 7 + 2).collect();
+        // vsss-rs splits, we reconstruct.
+        let theirs: Vec<VShare<G>> = vsss_rs::shamir::split_secret_with_ids::<VShare<G>>(
+            t,
+            n,
+            &IdentifierPrimeField(secret),
+            &mut rng,
+            ids.iter().map(|i| IdentifierPrimeField(G::from(*i))),
+        )
+        .unwrap();
+        let ours: Vec<Share<G>> = theirs
+            .iter()
+            .zip(&ids)
+            .map(|((id, v), i)| {
+                assert_eq!(id.0, G::from(*i));
+                Share { id: *i, value: v.0 }
+            })
+            .collect();
+        assert_eq!(shamir::reconstruct(f, &ours[n - t..], t).unwrap(), secret);
+        // We split, vsss-rs reconstructs.
+        let mine = shamir::split(f, &secret, t, &ids, &mut rng).unwrap();
+        let back: Vec<VShare<G>> = mine
+            .iter()
+            .map(|s| {
+                (
+                    IdentifierPrimeField(G::from(s.id)),
+                    IdentifierPrimeField(s.value),
+                )
+            })
+            .collect();
+        assert_eq!(back[..t].to_vec().combine().unwrap().0, secret);
+        // Below the threshold both refuse or disagree with the secret.
+        assert!(shamir::reconstruct(f, &mine[..t - 1], t).is_err());
+    }
+}
+
+/// The id used for shares of client `c`.
+pub fn share_id(c: ClientId) -> u64 {
+    c + 1
+}
+
+/// A 32-byte secret share round trip (used by the P3 transcript test).
+pub fn parse_share(bytes: &[u8]) -> SecretShare {
+    SecretShare::from_bytes(bytes).unwrap()
+}
+
+fn mutate(bytes: &mut Vec<u8>, data: &[u8]) {
+    // Pairs (position, xor) from the fuzz input; a final odd byte
+    // truncates.
+    for pair in data.chunks(2) {
+        match pair {
+            [p, x] if !bytes.is_empty() => {
+                let i = usize::from(*p) * 7 % bytes.len();
+                bytes[i] ^= *x;
+            }
+            [n] => bytes.truncate(bytes.len().saturating_sub(usize::from(*n))),
+            _ => {}
+        }
+    }
+}
+
+fn fuzz_session(label: &str) -> Harness<field::Fp64> {
+    let f = field::Fp64::new(101).unwrap();
+    let params = SecAggParams::new(
+        GraphChoice::Complete,
+        2,
+        0,
+        syndrome_agg::secagg::params::ServerModel::SemiHonest,
+    );
+    let cfg = config(&f, 3, params, 2, label);
+    let ins = inputs(&f, 3, 2, label);
+    Harness::new(cfg, &ins, label)
+}
+
+/// Fuzz body: a real server message of the step `data[0] % 3` asks for,
+/// mutated by `data`, parsed and fed to the client in the matching state:
+/// no panic; whatever parses re-serializes to the same bytes; a client that
+/// accepts a message answers with a message of the next step.
+pub fn fuzz_server_envelope(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let mut h = fuzz_session("fuzz-server-envelope");
+    let mut msgs = h.step(&[]);
+    for _ in 0..(which % 3) {
+        assert!(h.answer(&msgs).is_empty());
+        msgs = h.step(&[]);
+    }
+    let mut bytes = msgs[0].to_bytes().unwrap();
+    mutate(&mut bytes, rest);
+    let Ok(msg) = ServerEnvelope::parse(&bytes, 1 << 16) else {
+        return;
+    };
+    assert_eq!(msg.to_bytes().unwrap(), bytes);
+    if let Ok(reply) = h.answer_one(&msg) {
+        assert_eq!(reply.body.step(), msg.body.step());
+    }
+}
+
+/// Fuzz body: a real client message of step `data[0] % 4`, mutated by
+/// `data`, parsed and fed to the server at that step (and then the
+/// server closes the step): no panic, and a run the server accepts the
+/// message of still ends in the exact sum or a typed error.
+pub fn fuzz_client_envelope(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let step = usize::from(which % 4);
+    let mut h = fuzz_session("fuzz-client-envelope");
+    for _ in 0..step {
+        let msgs = h.step(&[]);
+        assert!(h.answer(&msgs).is_empty());
+    }
+    let victim = h.pending.iter().position(|m| m.client == 2).unwrap();
+    let mut bytes = h.pending.remove(victim).to_bytes().unwrap();
+    mutate(&mut bytes, rest);
+    if let Ok(msg) = ClientEnvelope::parse(&bytes, 1 << 16) {
+        assert_eq!(msg.to_bytes().unwrap(), bytes);
+    }
+    let _ = h.server.receive_bytes(&bytes);
+    h.deliver(&[]);
+    let _ = h.server.receive_bytes(&bytes);
+    let mut result = h.server.advance();
+    while let Ok(syndrome_agg::secagg::server::Advance::Send(msgs)) = &result {
+        let msgs = msgs.clone();
+        let _ = h.answer(&msgs);
+        h.deliver(&[]);
+        result = h.server.advance();
+    }
+    if let Ok(syndrome_agg::secagg::server::Advance::Finished(out)) = result {
+        let f = field::Fp64::new(101).unwrap();
+        assert_eq!(
+            out.sum,
+            oracle(&f, &inputs(&f, 3, 2, "fuzz-client-envelope"), &out.included)
+        );
+    }
+}
+
+/// Fuzz body: a server fed arbitrary bytes at every step never panics.
+pub fn fuzz_server_receive(data: &[u8]) {
+    let mut h = fuzz_session("fuzz-server-receive");
+    for _ in 0..4 {
+        let _ = h.server.receive_bytes(data);
+        h.deliver(&[]);
+        match h.server.advance() {
+            Ok(syndrome_agg::secagg::server::Advance::Send(msgs)) => {
+                let _ = h.answer(&msgs);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Fuzz body: share decoding never panics and round-trips.
+pub fn fuzz_secret_share(data: &[u8]) {
+    if let Ok(s) = SecretShare::from_bytes(data) {
+        assert_eq!(&s.to_bytes()[..], data);
+    }
+}
+
+/// A hand-driven run: the server and every client as state machines, each
+/// client with its own labelled RNG (so that a test can play a colluder
+/// whose secrets it regenerates with [`Harness::secrets`]), every message
+/// kept.
+pub struct Harness<F: FiniteField> {
+    /// The session.
+    pub cfg: Arc<SessionConfig<F>>,
+    /// The server.
+    pub server: syndrome_agg::secagg::server::Server<F>,
+    /// The clients still running.
+    pub clients: std::collections::BTreeMap<ClientId, Client<F>>,
+    /// Each client's RNG.
+    pub rngs: std::collections::BTreeMap<ClientId, rand_chacha::ChaCha8Rng>,
+    /// Client messages not yet delivered to the server.
+    pub pending: Vec<ClientEnvelope>,
+    /// Every client message produced, in order.
+    pub sent: Vec<ClientEnvelope>,
+    /// The label the client RNGs derive from.
+    pub label: String,
+}
+
+impl<F: FiniteField> std::fmt::Debug for Harness<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: FiniteField> Harness<F> {
+    /// Starts every client of `inputs` (AdvertiseKeys messages pending).
+    pub fn new(
+        cfg: Arc<SessionConfig<F>>,
+        inputs: &[(ClientId, Vec<F::Elem>)],
+        label: &str,
+    ) -> Self {
+        let mut h = Self {
+            server: syndrome_agg::secagg::server::Server::new(cfg.clone()),
+            cfg,
+            clients: std::collections::BTreeMap::new(),
+            rngs: std::collections::BTreeMap::new(),
+            pending: Vec::new(),
+            sent: Vec::new(),
+            label: label.to_string(),
+        };
+        for (id, input) in inputs {
+            let mut rng = Self::client_rng(label, *id);
+            let (c, msg) = Client::new(
+                h.cfg.clone(),
+                *id,
+                input.clone(),
+                &mut RoundLedger::default(),
+                &mut rng,
+            )
+            .unwrap();
+            h.clients.insert(*id, c);
+            h.rngs.insert(*id, rng);
+            h.sent.push(msg.clone());
+            h.pending.push(msg);
+        }
+        h
+    }
+
+    fn client_rng(label: &str, id: ClientId) -> rand_chacha::ChaCha8Rng {
+        crate::rng(&format!("{label}/client-{id}"))
+    }
+
+    /// The secrets client `id` of a harness labelled `label` drew.
+    pub fn secrets(label: &str, id: ClientId) -> syndrome_agg::secagg::client::ClientSecrets {
+        syndrome_agg::secagg::client::ClientSecrets::generate(&mut Self::client_rng(label, id))
+    }
+
+    /// Delivers the pending messages, except those of `skip`.
+    pub fn deliver(&mut self, skip: &[ClientId]) {
+        for m in core::mem::take(&mut self.pending) {
+            if !skip.contains(&m.client) {
+                let _ = self.server.receive(m);
+            }
+        }
+    }
+
+    /// Delivers the pending messages and closes the step; returns the
+    /// server's messages.
+    pub fn step(&mut self, skip: &[ClientId]) -> Vec<ServerEnvelope> {
+        self.deliver(skip);
+        match self.server.advance().unwrap() {
+            syndrome_agg::secagg::server::Advance::Send(m) => m,
+            syndrome_agg::secagg::server::Advance::Finished(_) => panic!("finished early"),
+        }
+    }
+
+    /// Client `id` handles `msg`; its reply is queued.
+    pub fn answer_one(&mut self, msg: &ServerEnvelope) -> Result<ClientEnvelope, SketchError> {
+        let id = msg.client;
+        let c = self.clients.get_mut(&id).unwrap();
+        let rng = self.rngs.get_mut(&id).unwrap();
+        let r = c.handle(msg, rng);
+        if let Ok(m) = &r {
+            self.sent.push(m.clone());
+            self.pending.push(m.clone());
+        }
+        r
+    }
+
+    /// Every client of `msgs` handles its message (errors are returned).
+    pub fn answer(&mut self, msgs: &[ServerEnvelope]) -> Vec<(ClientId, SketchError)> {
+        msgs.iter()
+            .filter_map(|m| self.answer_one(m).err().map(|e| (m.client, e)))
+            .collect()
+    }
+
+    /// Runs to the server's unmasking requests with nobody dropping:
+    /// returns them.
+    pub fn to_unmasking(&mut self) -> Vec<ServerEnvelope> {
+        let dir = self.step(&[]);
+        assert!(self.answer(&dir).is_empty());
+        let req = self.step(&[]);
+        assert!(self.answer(&req).is_empty());
+        self.step(&[])
+    }
+
+    /// Delivers the pending messages and finishes.
+    pub fn finish(
+        &mut self,
+    ) -> Result<syndrome_agg::secagg::AggregationOutput<F::Elem>, SketchError> {
+        self.deliver(&[]);
+        match self.server.advance()? {
+            syndrome_agg::secagg::server::Advance::Finished(o) => Ok(o),
+            syndrome_agg::secagg::server::Advance::Send(_) => panic!("not at the last step"),
+        }
+    }
+}
