@@ -208,7 +208,10 @@ impl ServerBody {
     }
 }
 
-/// A client's message with its header.
+/// A protocol message with its header: a client's message
+/// ([`ClientEnvelope`]) or the server's message to one client
+/// ([`ServerEnvelope`]). One generic type so that both directions share the
+/// header, its parser and its checks.
 ///
 /// # Example
 ///
@@ -227,33 +230,24 @@ impl ServerBody {
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClientEnvelope {
+pub struct Envelope<B> {
     /// [`WIRE_VERSION`].
     pub version: u16,
     /// The session.
     pub session: [u8; 32],
     /// The aggregation round.
     pub round: u64,
-    /// The sender.
+    /// The sender of a client's message, the receiver of the server's.
     pub client: ClientId,
     /// The message.
-    pub body: ClientBody,
+    pub body: B,
 }
 
+/// A client's message with its header.
+pub type ClientEnvelope = Envelope<ClientBody>;
+
 /// A server's message to one client, with its header.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerEnvelope {
-    /// [`WIRE_VERSION`].
-    pub version: u16,
-    /// The session.
-    pub session: [u8; 32],
-    /// The aggregation round.
-    pub round: u64,
-    /// The receiver.
-    pub client: ClientId,
-    /// The message.
-    pub body: ServerBody,
-}
+pub type ServerEnvelope = Envelope<ServerBody>;
 
 fn malformed(reason: impl Into<String>) -> SketchError {
     SketchError::Malformed {
@@ -287,9 +281,9 @@ fn check_version(version: u16) -> SketchResult<()> {
     }
 }
 
-impl ClientEnvelope {
-    /// A message of `client` in `ctx`.
-    pub fn new(ctx: &RoundContext, client: ClientId, body: ClientBody) -> Self {
+impl<B: Serialize + for<'de> Deserialize<'de>> Envelope<B> {
+    /// A message in `ctx` from (or, for the server's, to) `client`.
+    pub fn new(ctx: &RoundContext, client: ClientId, body: B) -> Self {
         Self {
             version: WIRE_VERSION,
             session: ctx.session.0,
@@ -324,47 +318,6 @@ impl ClientEnvelope {
     /// [`SketchError::FrameTooLarge`] above `max_len` (checked first),
     /// [`SketchError::Malformed`] for anything but exactly one envelope,
     /// [`SketchError::UnsupportedVersion`] for another version.
-    pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
-        let msg: Self = parse(bytes, max_len)?;
-        check_version(msg.version)?;
-        Ok(msg)
-    }
-}
-
-impl ServerEnvelope {
-    /// A message for `client` in `ctx`.
-    pub fn new(ctx: &RoundContext, client: ClientId, body: ServerBody) -> Self {
-        Self {
-            version: WIRE_VERSION,
-            session: ctx.session.0,
-            round: ctx.round,
-            client,
-            body,
-        }
-    }
-
-    /// The session and round the header names.
-    pub fn context(&self) -> RoundContext {
-        RoundContext {
-            session: crate::masking::pairwise::SessionId(self.session),
-            round: self.round,
-        }
-    }
-
-    /// Serializes with postcard.
-    ///
-    /// # Errors
-    ///
-    /// As [`ClientEnvelope::to_bytes`].
-    pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
-        postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
-    }
-
-    /// Parses bytes from outside.
-    ///
-    /// # Errors
-    ///
-    /// As [`ClientEnvelope::parse`].
     pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
         let msg: Self = parse(bytes, max_len)?;
         check_version(msg.version)?;

@@ -169,11 +169,28 @@ impl Faults {
         self.0.iter().any(pred)
     }
 
-    fn corrupt(bytes: &mut [u8], index: usize) {
-        if !bytes.is_empty() {
-            let i = index % bytes.len();
-            if let Some(b) = bytes.get_mut(i) {
-                *b ^= 1;
+    /// Flips the bytes that the faults corrupt in the message of `step`
+    /// from client `id` (`to_server`) or to it.
+    fn corrupt(&self, bytes: &mut [u8], id: ClientId, step: Step, to_server: bool) {
+        for f in &self.0 {
+            let index = match *f {
+                Fault::CorruptFromClient {
+                    client,
+                    step: s,
+                    index,
+                } if to_server && client == id && s == step => index,
+                Fault::CorruptToClient {
+                    client,
+                    step: s,
+                    index,
+                } if !to_server && client == id && s == step => index,
+                _ => continue,
+            };
+            if !bytes.is_empty() {
+                let i = index % bytes.len();
+                if let Some(b) = bytes.get_mut(i) {
+                    *b ^= 1;
+                }
             }
         }
     }
@@ -347,18 +364,7 @@ impl<F: FiniteField> InProcess<F> {
                 if self.faults.is_offline(id, step) {
                     continue;
                 }
-                for f in &self.faults.0 {
-                    if let Fault::CorruptFromClient {
-                        client,
-                        step: s,
-                        index,
-                    } = f
-                        && *client == id
-                        && *s == step
-                    {
-                        Faults::corrupt(&mut bytes, *index);
-                    }
-                }
+                self.faults.corrupt(&mut bytes, id, step, true);
                 let st = stats.entry(step).or_default();
                 st.bytes_up += bytes.len() as u64;
                 if self.record {
@@ -419,18 +425,7 @@ impl<F: FiniteField> InProcess<F> {
                     t(&mut msg);
                 }
                 let mut bytes = msg.to_bytes()?;
-                for f in &self.faults.0 {
-                    if let Fault::CorruptToClient {
-                        client,
-                        step: s,
-                        index,
-                    } = f
-                        && *client == id
-                        && *s == step
-                    {
-                        Faults::corrupt(&mut bytes, *index);
-                    }
-                }
+                self.faults.corrupt(&mut bytes, id, step, false);
                 stats.entry(step).or_default().bytes_down += bytes.len() as u64;
                 if self.record {
                     transcript.to_clients.push((step, id, bytes.clone()));
