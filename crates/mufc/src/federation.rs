@@ -241,6 +241,9 @@ impl Setup {
             min_clients: c.min_clients(),
             parallel: c.parallel(),
             record: c.record_messages(),
+            dropout: c.dropout(),
+            colluding: c.colluding(),
+            secagg_graph: c.secagg_graph(),
         };
         Aggregation::new(&spec, &ids).map(Some)
     }
@@ -303,6 +306,18 @@ fn empty_plain(id: ClientId, dim: usize) -> PlainCentroids {
         centroids: nalgebra::DMatrix::zeros(dim, 0),
         sizes: Vec::new(),
     }
+}
+
+/// Adds a round's times into `times`: the client side (in client order,
+/// with each client's own training time), the protocol and the server's
+/// sum and decoding.
+fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOutput) {
+    client_times(times, own, &r.encode_mask);
+    times.protocol_client_max = r.protocol_client_max;
+    times.protocol_client_sum = r.protocol_client_sum;
+    times.sum = r.sum;
+    times.decode = r.decode;
+    times.offline = r.offline;
 }
 
 /// Adds a round's client-side times (in client order, with each client's
@@ -391,7 +406,7 @@ impl Federation {
                         histogram: c.histogram(),
                     })
                     .collect();
-                let round = agg.round(&inputs)?;
+                let round = agg.round(&inputs, server.counts())?;
                 let included = round.included.clone();
                 (
                     InputChange::Counts(round.decoded.clone()),
@@ -414,12 +429,13 @@ impl Federation {
         let plan = server.plan(change)?;
         server.apply(plan)?;
         times.server = start.elapsed();
+        let dropped = round
+            .as_ref()
+            .map(|r| r.dropped.clone())
+            .unwrap_or_default();
         let bytes_per_client = match &round {
             Some(r) => {
-                client_times(&mut times, &own, &r.encode_mask);
-                times.sum = r.sum;
-                times.decode = r.decode;
-                times.offline = r.offline;
+                round_times(&mut times, &own, r);
                 r.bytes_per_client
             }
             None => {
@@ -440,6 +456,7 @@ impl Federation {
             sketch: aggregation.as_ref().map(Aggregation::info),
             server_points: server.data().len(),
             included,
+            dropped,
         };
         Ok(Self {
             config: setup.config,
@@ -534,6 +551,15 @@ impl Federation {
     /// plain mode).
     pub fn rounds(&self) -> u64 {
         self.aggregation.as_ref().map_or(0, Aggregation::rounds)
+    }
+
+    /// The clients whose data the server's aggregate holds: those the last
+    /// aggregation round included (every client, unless some dropped out
+    /// of a [`Masking::SecAgg`](crate::Masking::SecAgg) round).
+    pub fn last_included(&self) -> &[ClientId] {
+        self.history
+            .last()
+            .map_or(&self.fit_report.included, |r| &r.included)
     }
 
     /// The wire frames of the last round, by client, when the
@@ -705,7 +731,7 @@ impl Federation {
                             histogram: c.histogram(),
                         })
                         .collect();
-                    let r = agg.round(&inputs)?;
+                    let r = agg.round(&inputs, self.server.counts())?;
                     let kind = decode_kind(&r.decoded);
                     let change = InputChange::Counts(r.decoded.clone());
                     round = Some(r);
@@ -739,14 +765,21 @@ impl Federation {
         // Commit.
         let included: Vec<ClientId> = match &round {
             Some(r) => r.included.clone(),
+            // No client changed, so no round ran: the aggregate is the
+            // last round's, of the clients it included (with dropouts, not
+            // necessarily all).
+            None if updated.is_empty() && self.aggregation.is_some() => {
+                self.last_included().to_vec()
+            }
             None => after.iter().map(|c| c.id()).collect(),
         };
+        let dropped = round
+            .as_ref()
+            .map(|r| r.dropped.clone())
+            .unwrap_or_default();
         let bytes_per_client = match &round {
             Some(r) => {
-                client_times(&mut times, &own, &r.encode_mask);
-                times.sum = r.sum;
-                times.decode = r.decode;
-                times.offline = r.offline;
+                round_times(&mut times, &own, r);
                 r.bytes_per_client
             }
             None => {
@@ -784,6 +817,7 @@ impl Federation {
             bytes_per_client,
             nonzero_bins: self.server.nonzero_bins(),
             included,
+            dropped,
         };
         self.history.push(report.clone());
         Ok(report)

@@ -156,8 +156,8 @@ mod server;
 pub use aggregation::SketchInfo;
 pub use client::Client;
 pub use config::{
-    ClientTraining, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking, Privacy, ServerPoints,
-    ValidConfig,
+    ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking,
+    Privacy, SecAggGraph, ServerPoints, ValidConfig,
 };
 pub use error::{MufcError, MufcResult};
 pub use federation::Federation;
@@ -165,3 +165,15 @@ pub use ids::ClientId;
 pub use objective::{Objectives, estimate_phi_c_star, union};
 pub use report::{DecodeKind, FitReport, RemovalReport, RemovalRequest, StageTimes};
 pub use server::{Server, ServerUpdate, UpdateSummary};
+/// The steps of the [`Masking::SecAgg`] protocol, as the reports name the
+/// step at which a client dropped out.
+///
+/// # Example
+///
+/// ```
+/// use mufc::SecAggStep;
+///
+/// assert!(SecAggStep::MaskedInput < SecAggStep::Unmasking);
+/// assert_eq!(SecAggStep::Unmasking.to_string(), "unmasking");
+/// ```
+pub use syndrome_agg::secagg::Step as SecAggStep;
