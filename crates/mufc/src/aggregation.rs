@@ -1,6 +1,8 @@
 //! The secure aggregation of the clients' histograms (Algorithm 2 of the
 //! paper, SCMA), in its three flavours, and the masks that hide each
-//! client's sketch.
+//! client's sketch: dealt zero-sum masks, pairwise masks, or a whole run of
+//! the dropout-tolerant protocol ([`Masking::SecAgg`], in `secure`), which
+//! masks inside the protocol and sums only the clients it includes.
 //!
 //! Every round is a fresh round of the protocol: every current client
 //! encodes its histogram, masks it with the round's masks and sends it; the

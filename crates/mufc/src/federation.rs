@@ -29,8 +29,10 @@ use crate::{
 /// affected clients unlearn, a fresh aggregation round runs, the server
 /// decodes the change and updates its K-means. After any sequence of
 /// removals the state is, bit for bit, the state of a federation built
-/// from the remaining data with the same configuration (see the crate
-/// docs, "Exactness").
+/// from the remaining data with the same configuration, as long as no
+/// client drops out (see the crate docs, "Exactness"; with
+/// [`Masking::SecAgg`](crate::Masking::SecAgg) and dropouts the server
+/// holds the included clients' data).
 ///
 /// # Example
 ///
@@ -370,7 +372,9 @@ impl Federation {
     /// [`MufcError::OutsideBox`] (SCMA modes),
     /// [`MufcError::TooFewDistinctPoints`],
     /// [`MufcError::InvalidConfig`] when the points exceed `max_points`,
-    /// [`MufcError::IntegerDecoderTooLarge`], and the errors of the lower
+    /// [`MufcError::IntegerDecoderTooLarge`],
+    /// [`MufcError::TooManyDropouts`] (with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg)), and the errors of the lower
     /// crates (for instance coordinates beyond the fixed-point range of
     /// [`seeding::ExactKMeans`], 2^16, in the full and plain modes).
     ///
@@ -593,7 +597,11 @@ impl Federation {
     /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
     /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
     /// [`MufcError::RepeatedPoint`],
-    /// [`MufcError::TooFewUpdatingClients`] (policy), and decoding or
+    /// [`MufcError::TooFewUpdatingClients`] (policy),
+    /// [`MufcError::TooManyDropouts`] (with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg): the round's dropouts
+    /// left too few clients), [`MufcError::InvalidConfig`] when no
+    /// SecAgg parameters suit the remaining clients, and decoding or
     /// server errors of the lower crates. On any error nothing changes.
     ///
     /// # Example
