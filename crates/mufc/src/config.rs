@@ -544,6 +544,23 @@ impl FederationConfig {
 
     /// The neighbourhood graph of [`Masking::SecAgg`] (default
     /// [`SecAggGraph::Complete`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{FederationConfig, Masking, SecAggGraph};
+    ///
+    /// // SecAgg+ for a large federation, planned for 10% dropouts and 2%
+    /// // colluding clients.
+    /// let c = FederationConfig::new(10)
+    ///     .masking(Masking::SecAgg)
+    ///     .secagg_graph(SecAggGraph::Harary)
+    ///     .dropout(0.1)
+    ///     .colluding(0.02)
+    ///     .validate()?;
+    /// assert_eq!((c.secagg_graph(), c.colluding()), (SecAggGraph::Harary, 0.02));
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
     #[must_use]
     pub fn secagg_graph(mut self, graph: SecAggGraph) -> Self {
         self.secagg_graph = graph;

@@ -560,6 +560,34 @@ impl Federation {
     /// The clients whose data the server's aggregate holds: those the last
     /// aggregation round included (every client, unless some dropped out
     /// of a [`Masking::SecAgg`](crate::Masking::SecAgg) round).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mufc::{ClientId, Federation, FederationConfig, Masking, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..8)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// // The dropout-tolerant protocol; each client drops out of a round
+    /// // with probability 0.2.
+    /// let config = FederationConfig::new(2).gamma(0.1).masking(Masking::SecAgg).dropout(0.2).seed(3).validate()?;
+    /// let mut fed = Federation::new(clients, &config)?;
+    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]))?;
+    /// // The server holds exactly the plain sum of the included clients.
+    /// let mut sum = BTreeMap::new();
+    /// for c in fed.clients().iter().filter(|c| fed.last_included().contains(&c.id())) {
+    ///     for (bin, n) in c.histogram() {
+    ///         *sum.entry(bin.clone()).or_insert(0) += n;
+    ///     }
+    /// }
+    /// assert_eq!(fed.server().counts(), &sum);
+    /// assert_eq!(fed.last_included(), fed.history()[0].included.as_slice());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn last_included(&self) -> &[ClientId] {
         self.history
             .last()

@@ -177,7 +177,9 @@ pub struct FitReport {
     /// The time of each stage.
     pub times: StageTimes,
     /// The bytes of one client's message on the wire (a masked sketch
-    /// frame, or `k (8 d + 8)` bytes of centroids and sizes in plain mode).
+    /// frame, or `k (8 d + 8)` bytes of centroids and sizes in plain mode;
+    /// with [`Masking::SecAgg`](crate::Masking::SecAgg), the bytes a client
+    /// sends over the protocol's four steps, on average).
     pub bytes_per_client: usize,
     /// The nonzero bins of the decoded aggregate (in plain mode: the
     /// weighted centroids the server received).
@@ -319,7 +321,8 @@ pub struct RemovalReport {
     pub server: ServerUpdate,
     /// The time of each stage.
     pub times: StageTimes,
-    /// The bytes of one client's message on the wire.
+    /// The bytes of one client's message on the wire (as
+    /// [`FitReport::bytes_per_client`]).
     pub bytes_per_client: usize,
     /// Nonzero bins of the aggregate after the request (in plain mode:
     /// weighted centroids).
