@@ -2,7 +2,7 @@
 //! for bit, after training and after every removal.
 #![allow(clippy::unwrap_used)]
 
-use mufc::{ClientId, ClientTraining, Federation, FederationConfig, RemovalRequest};
+use mufc::{ClientId, ClientTraining, Federation, FederationConfig, Masking, RemovalRequest};
 use seeding::PointId;
 use testkit::mufc::{Mixture, compare, gaussian_clients, untimed};
 
@@ -18,10 +18,14 @@ fn parallel_and_serial_clients_give_the_same_bits() {
         sigma: 0.1,
     };
     let data = gaussian_clients("parallel", mix);
-    for training in [ClientTraining::Seeding, ClientTraining::Full] {
-        let config = FederationConfig::new(4)
-            .client_k(2)
-            .client_training(training);
+    let base = || FederationConfig::new(4).client_k(2);
+    let configs = [
+        base(),
+        base().client_training(ClientTraining::Full),
+        // Dropouts are drawn from names, not from the order of work.
+        base().masking(Masking::SecAgg).dropout(0.2),
+    ];
+    for config in configs {
         let mut par = Federation::new(data.clone(), &config.clone().validate().unwrap()).unwrap();
         let mut ser =
             Federation::new(data.clone(), &config.parallel(false).validate().unwrap()).unwrap();

@@ -8,16 +8,22 @@
 //! Every `seed-every`-th request removes a random seed of its client
 //! instead (0: never), so that both cases of Algorithm 3 are measured.
 //!
+//! The masking (`dealer`, `pairwise`, `secagg`), the dropout rate and the
+//! SecAgg graph (`complete`, `harary`) are the last arguments. With
+//! dropouts the server holds the included clients' data only, so the
+//! retrains are not compared (the counts are checked against the plain
+//! sum of the included clients instead).
+//!
 //! ```text
-//! cargo run --release -p mufc --example unlearn_ratio -- [removals] [centers|uniform] [retrain-every] [seed-every] [seeding|full]
+//! cargo run --release -p mufc --example unlearn_ratio -- [removals] [centers|uniform] [retrain-every] [seed-every] [seeding|full] [dealer|pairwise|secagg] [dropout] [complete|harary]
 //! ```
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mufc::{
-    ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, RemovalRequest,
-    ServerPoints, StageTimes,
+    ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, RemovalRequest,
+    SecAggGraph, ServerPoints, StageTimes,
 };
 use rand::RngExt;
 use seeding::{Dataset, PointId};
@@ -28,7 +34,7 @@ struct Acc {
     paper: Duration,
     cpu: Duration,
     wall: Duration,
-    stages: [Duration; 5],
+    stages: [Duration; 6],
 }
 
 impl Acc {
@@ -37,18 +43,23 @@ impl Acc {
         self.paper += t.paper();
         self.cpu += t.cpu();
         self.wall += t.wall;
-        for (s, x) in
-            self.stages
-                .iter_mut()
-                .zip([t.client_round_max, t.sum, t.decode, t.server, t.offline])
-        {
+        for (s, x) in self.stages.iter_mut().zip([
+            t.client_round_max,
+            t.protocol_client_max,
+            t.sum,
+            t.decode,
+            t.server,
+            t.offline,
+        ]) {
             *s += x;
         }
     }
     fn stages(&self) -> String {
         let n = self.n.max(1);
-        let [c, s, d, v, o] = self.stages.map(|x| ms(x.as_secs_f64() / f64::from(n)));
-        format!("slowest client {c}, sum {s}, decode {d}, server {v}, offline {o}")
+        let [c, p, s, d, v, o] = self.stages.map(|x| ms(x.as_secs_f64() / f64::from(n)));
+        format!(
+            "slowest client {c}, protocol steps (slowest client each) {p}, sum {s}, decode {d}, server {v}, offline {o}"
+        )
     }
     fn mean(&self) -> (f64, f64, f64) {
         let n = f64::from(self.n.max(1));
@@ -75,12 +86,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let training: ClientTraining = args
         .get(5)
         .map_or(Ok(ClientTraining::Seeding), |a| a.parse())?;
+    let masking: Masking = args.get(6).map_or(Ok(Masking::Dealer), |a| a.parse())?;
+    let dropout: f64 = args.get(7).map_or(Ok(0.0), |a| a.parse())?;
+    let graph: SecAggGraph = args
+        .get(8)
+        .map_or(Ok(SecAggGraph::Complete), |a| a.parse())?;
 
     let data = testkit::mufc::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
     let config = FederationConfig::new(10)
         .client_k(3)
         .server_points(points)
         .client_training(training)
+        .masking(masking)
+        .dropout(dropout)
+        .secagg_graph(graph)
         .seed(1)
         .validate()?;
     let mut truth: BTreeMap<ClientId, Dataset> = data
@@ -93,15 +112,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let star = fed.estimate_phi_c_star(3)?;
     let before = fed.objectives(Some(star))?.loss_ratio.unwrap_or(f64::NAN);
     println!(
-        "server points {points}, clients {training}; fit: paper {}, cpu {}, wall {} (decode {}, server {}); {} bytes per client; {} nonzero bins; t = {}; loss ratio {before:.4}",
+        "server points {points}, clients {training}, masking {masking} (dropout {dropout}, graph {graph}); fit: paper {}, cpu {}, wall {} (protocol steps {}, sum {}, decode {}, server {}); {} bytes per client; {} nonzero bins; t = {}; {} clients included; loss ratio {before:.4}",
         ms(fit.times.paper().as_secs_f64()),
         ms(fit.times.cpu().as_secs_f64()),
         ms(fit.times.wall.as_secs_f64()),
+        ms(fit.times.protocol_client_max.as_secs_f64()),
+        ms(fit.times.sum.as_secs_f64()),
         ms(fit.times.decode.as_secs_f64()),
         ms(fit.times.server.as_secs_f64()),
         fit.bytes_per_client,
         fit.nonzero_bins,
         fit.sketch.as_ref().map_or(0, |s| s.capacity),
+        fit.included.len(),
     );
 
     let mut rng = testkit::rng("mufc-unlearn-ratio");
@@ -111,7 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Acc::default(),
         Acc::default(),
     );
-    let (mut deltas, mut checked) = (0usize, 0usize);
+    let (mut deltas, mut checked, mut dropped) = (0usize, 0usize, 0usize);
     for i in 1..=removals {
         let ids = fed.client_ids();
         let c = ids[rng.random_range(0..ids.len())];
@@ -133,9 +155,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if matches!(report.decode, DecodeKind::Delta { .. }) {
             deltas += 1;
         }
+        dropped += report.dropped.len();
         let rest = truth.get(&c).ok_or("client")?.without(&[PointId(id.0)])?;
         truth.insert(c, rest);
-        if i % every == 0 {
+        if dropout > 0.0 {
+            let sum = testkit::mufc::plain_sum_over(&fed, &report.included);
+            if fed.server().counts() != &sum {
+                return Err(format!("request {i}: not the included clients' sum").into());
+            }
+        } else if i % every == 0 {
             let fresh = Federation::with_ids(
                 truth.iter().map(|(k, v)| (*k, v.clone())).collect(),
                 fed.config(),
@@ -148,7 +176,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let after = fed.objectives(Some(star))?.loss_ratio.unwrap_or(f64::NAN);
     let (u, r) = (all.mean(), retrain.mean());
     println!(
-        "{removals} removals ({} hit a seed), {deltas} decoded as differences; {checked} retrains, all equal bit for bit",
+        "{removals} removals ({} hit a seed), {deltas} decoded as differences, {dropped} dropouts; {checked} retrains, all equal bit for bit",
         seed.n
     );
     for (name, a) in [

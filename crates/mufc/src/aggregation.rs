@@ -1,6 +1,8 @@
 //! The secure aggregation of the clients' histograms (Algorithm 2 of the
 //! paper, SCMA), in its three flavours, and the masks that hide each
-//! client's sketch.
+//! client's sketch: dealt zero-sum masks, pairwise masks, or a whole run of
+//! the dropout-tolerant protocol ([`Masking::SecAgg`], in `secure`), which
+//! masks inside the protocol and sums only the clients it includes.
 //!
 //! Every round is a fresh round of the protocol: every current client
 //! encodes its histogram, masks it with the round's masks and sends it; the
@@ -12,9 +14,21 @@
 //! finding works on that degree). Should the difference exceed the capacity
 //! (a batch that reseeds many clients), the whole sum is decoded instead.
 //!
+//! A decoded difference is accepted only if the counts it leads to are
+//! within the capacity and the count bound; then they are the aggregate,
+//! certainly: both they and the true aggregate have at most `t` nonzero
+//! bins and the same `2t + r` syndromes, and two such vectors are equal
+//! (their difference, with at most `2t` nonzeros, would be a kernel vector
+//! of a Vandermonde matrix of `2t + r` rows). Otherwise the whole sum is
+//! decoded. This matters with dropouts ([`Masking::SecAgg`]): when the
+//! included clients change between rounds, the difference holds whole
+//! histograms and may well exceed the capacity.
+//!
 //! A round is computed without touching the state ([`Aggregation::round`])
 //! and committed afterwards ([`Aggregation::commit`]), so that a failure
 //! later in a request leaves everything as it was.
+
+mod secure;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -37,7 +51,9 @@ use syndrome_agg::{
 };
 
 use crate::ids::derive_bytes;
-use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, par};
+use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, SecAggGraph, par};
+use secure::{SecAggSettings, SecureRound};
+use syndrome_agg::secagg::Step;
 
 /// One client's input to a round: its id and histogram.
 pub(crate) struct Input<'a> {
@@ -70,8 +86,15 @@ pub(crate) enum Pending {
 pub(crate) struct RoundOutput {
     pub(crate) decoded: Decoded,
     pub(crate) pending: Pending,
-    /// Encode + mask time of each client, in input order.
+    /// Encode + mask time of each client, in input order (with SecAgg:
+    /// encoding only, the masking is in the protocol).
     pub(crate) encode_mask: Vec<Duration>,
+    /// SecAgg: per step the slowest client's time, added up.
+    pub(crate) protocol_client_max: Duration,
+    /// SecAgg: every client's protocol time.
+    pub(crate) protocol_client_sum: Duration,
+    /// SecAgg: the clients that dropped, with the first step they missed.
+    pub(crate) dropped: Vec<(ClientId, Step)>,
     pub(crate) sum: Duration,
     pub(crate) decode: Duration,
     /// Time to deal the masks (offline work).
@@ -143,6 +166,8 @@ enum MaskSource {
     Pairwise {
         keys: BTreeMap<ClientId, Arc<MaskKeyPair>>,
     },
+    /// The dropout-tolerant protocol, run afresh every round.
+    SecAgg(SecAggSettings),
 }
 
 /// The masks of one round.
@@ -188,6 +213,7 @@ pub(crate) struct Aggregation {
     session: SessionId,
     round: u64,
     min_clients: usize,
+    max_points: u64,
     parallel: bool,
     record: bool,
 }
@@ -205,6 +231,9 @@ pub(crate) struct AggregationSpec<'a> {
     pub(crate) min_clients: usize,
     pub(crate) parallel: bool,
     pub(crate) record: bool,
+    pub(crate) dropout: f64,
+    pub(crate) colluding: f64,
+    pub(crate) secagg_graph: SecAggGraph,
 }
 
 fn field_scheme<F: FiniteField>(
@@ -338,6 +367,24 @@ impl Aggregation {
                     })
                     .collect(),
             },
+            Masking::SecAgg => {
+                if matches!(scheme, Scheme::Integer(_)) {
+                    return Err(crate::error::config_error(
+                        "masking",
+                        "secagg needs a field; the integer scheme works in a ring",
+                    ));
+                }
+                let settings = SecAggSettings {
+                    seed: spec.seed,
+                    dropout: spec.dropout,
+                    colluding: spec.colluding,
+                    graph: spec.secagg_graph,
+                    min_clients: spec.min_clients,
+                };
+                // Refuse rates no parameters suit before any round runs.
+                settings.params(clients.len())?;
+                MaskSource::SecAgg(settings)
+            }
         };
         Ok(Self {
             scheme,
@@ -345,6 +392,7 @@ impl Aggregation {
             session: SessionId(derive_bytes(spec.seed, "session", 0)),
             round: 0,
             min_clients: spec.min_clients,
+            max_points: spec.max_points,
             parallel: spec.parallel,
             record: spec.record,
         })
@@ -407,19 +455,78 @@ impl Aggregation {
                     .collect();
                 (RoundMasks::Pairwise { keys, directory }, Duration::ZERO)
             }
+            // The protocol masks inside its own run; no mask is dealt.
+            MaskSource::SecAgg(_) => (RoundMasks::Dealt(Vec::new()), Duration::ZERO),
+        }
+    }
+
+    /// Runs the protocol over the encoded `vectors` when the masking is
+    /// SecAgg; `None` for the other maskings.
+    fn secure<F: FiniteField>(
+        &self,
+        field: &F,
+        vectors: Vec<(ClientId, Vec<F::Elem>)>,
+    ) -> MufcResult<Option<SecureRound<F::Elem>>> {
+        match &self.masking {
+            MaskSource::SecAgg(settings) => settings
+                .run(field.clone(), self.context(), vectors, self.record)
+                .map(Some),
+            _ => Ok(None),
         }
     }
 
     /// Runs one round over `inputs` (every current client, in id order)
-    /// without changing the state.
-    pub(crate) fn round(&self, inputs: &[Input<'_>]) -> MufcResult<RoundOutput> {
+    /// without changing the state; `last` are the counts the server
+    /// decoded in the last round (against which a decoded difference is
+    /// checked).
+    pub(crate) fn round(
+        &self,
+        inputs: &[Input<'_>],
+        last: &BTreeMap<BigUint, u64>,
+    ) -> MufcResult<RoundOutput> {
+        let check = DeltaCheck {
+            last,
+            capacity: self.info().capacity,
+            max_points: self.max_points,
+        };
         match &self.scheme {
-            Scheme::Field61(s) => self.field_round(s, inputs, Pending::Field61),
-            Scheme::Field127(s) => self.field_round(s, inputs, Pending::Field127),
-            Scheme::FieldBig(s) => self.field_round(s, inputs, Pending::FieldBig),
+            Scheme::Field61(s) => self.field_round(s, inputs, &check, Pending::Field61),
+            Scheme::Field127(s) => self.field_round(s, inputs, &check, Pending::Field127),
+            Scheme::FieldBig(s) => self.field_round(s, inputs, &check, Pending::FieldBig),
             Scheme::Integer(p) => self.integer_round(p, inputs),
-            Scheme::Wide(w) => self.wide_round(w, inputs),
+            Scheme::Wide(w) => self.wide_round(w, inputs, &check),
         }
+    }
+
+    /// A round through the protocol: every client encodes (in parallel,
+    /// timed), then the protocol runs over the encodings.
+    fn secure_round<F: FiniteField, S>(
+        &self,
+        field: &F,
+        inputs: &[Input<'_>],
+        encode: impl Fn(&Input<'_>) -> MufcResult<S> + Sync,
+        elements: impl Fn(S) -> Vec<F::Elem>,
+    ) -> MufcResult<Option<SecureRound<F::Elem>>>
+    where
+        S: Send,
+    {
+        if !matches!(self.masking, MaskSource::SecAgg(_)) {
+            return Ok(None);
+        }
+        let encoded = par::map(self.parallel, inputs, |_, input| {
+            let start = Instant::now();
+            let sketch = encode(input)?;
+            Ok::<_, MufcError>((sketch, start.elapsed()))
+        })?;
+        let times = encoded.iter().map(|(_, t)| *t).collect();
+        let vectors = inputs
+            .iter()
+            .zip(encoded)
+            .map(|(i, (s, _))| (i.id, elements(s)))
+            .collect();
+        Ok(self
+            .secure(field, vectors)?
+            .map(|r| SecureRound { encode: times, ..r }))
     }
 
     /// Keeps a round's aggregate and advances the round counter.
@@ -462,11 +569,24 @@ impl Aggregation {
         &self,
         s: &FieldScheme<F>,
         inputs: &[Input<'_>],
+        check: &DeltaCheck<'_>,
         wrap: fn(Sketch<F>) -> Pending,
     ) -> MufcResult<RoundOutput> {
         let f = s.params.field();
         let len = s.params.num_syndromes();
         let ctx = self.context();
+        if let Some(run) = self.secure_round(
+            f,
+            inputs,
+            |i| encode_field(&s.params, i.histogram.iter().map(|(b, c)| (b, c))),
+            Sketch::into_syndromes,
+        )? {
+            let sum = Sketch::from_syndromes(&s.params, run.sum.clone())?;
+            let start = Instant::now();
+            let decoded = decode_field(s, &sum, check)?;
+            let decode = start.elapsed();
+            return Ok(secure_output(run, decoded, wrap(sum), decode));
+        }
         let (masks, offline) = self.masks(f, inputs, len);
         let msgs = par::map(self.parallel, inputs, |pos, input| {
             let start = Instant::now();
@@ -484,7 +604,7 @@ impl Aggregation {
         let sum = agg.finish()?;
         let sum_time = start.elapsed();
         let start = Instant::now();
-        let decoded = decode_field(s, &sum)?;
+        let decoded = decode_field(s, &sum, check)?;
         let decode = start.elapsed();
         self.finish(
             ServerSide {
@@ -501,10 +621,27 @@ impl Aggregation {
         )
     }
 
-    fn wide_round(&self, w: &WideScheme, inputs: &[Input<'_>]) -> MufcResult<RoundOutput> {
+    fn wide_round(
+        &self,
+        w: &WideScheme,
+        inputs: &[Input<'_>],
+        check: &DeltaCheck<'_>,
+    ) -> MufcResult<RoundOutput> {
         let f = w.params.field();
         let len = w.params.num_elements();
         let ctx = self.context();
+        if let Some(run) = self.secure_round(
+            f,
+            inputs,
+            |i| encode_wide(&w.params, i.histogram.iter().map(|(b, c)| (b, c))),
+            |s| s.elements().to_vec(),
+        )? {
+            let sum = WideSketch::from_elements(&w.params, run.sum.clone())?;
+            let start = Instant::now();
+            let decoded = decode_wide(w, &sum, check)?;
+            let decode = start.elapsed();
+            return Ok(secure_output(run, decoded, Pending::Wide(sum), decode));
+        }
         let (masks, offline) = self.masks(f, inputs, len);
         let msgs = par::map(self.parallel, inputs, |pos, input| {
             let start = Instant::now();
@@ -522,7 +659,7 @@ impl Aggregation {
         let included = inputs.iter().map(|i| i.id).collect();
         let sum_time = start.elapsed();
         let start = Instant::now();
-        let decoded = decode_wide(w, &sum)?;
+        let decoded = decode_wide(w, &sum, check)?;
         let decode = start.elapsed();
         self.finish(
             ServerSide {
@@ -614,6 +751,9 @@ impl Aggregation {
             decoded: server.decoded,
             pending: server.pending,
             encode_mask: msgs.iter().map(|(_, t)| *t).collect(),
+            protocol_client_max: Duration::ZERO,
+            protocol_client_sum: Duration::ZERO,
+            dropped: Vec::new(),
             sum: server.sum,
             decode: server.decode,
             offline: server.offline,
@@ -621,6 +761,66 @@ impl Aggregation {
             bytes_per_client,
             messages,
         })
+    }
+}
+
+/// A round's output from a run of the protocol: its server time is the
+/// sum stage (the server's whole protocol), nothing is offline (every step
+/// needs the clients online in the same session).
+fn secure_output<E>(
+    run: SecureRound<E>,
+    decoded: Decoded,
+    pending: Pending,
+    decode: Duration,
+) -> RoundOutput {
+    RoundOutput {
+        decoded,
+        pending,
+        encode_mask: run.encode,
+        protocol_client_max: run.client_max,
+        protocol_client_sum: run.client_sum,
+        dropped: run.dropped,
+        sum: run.server,
+        decode,
+        offline: Duration::ZERO,
+        included: run.included,
+        bytes_per_client: run.bytes_per_client,
+        messages: run.messages,
+    }
+}
+
+/// What a decoded difference must lead to: counts within the capacity and
+/// the bound (see the module docs).
+struct DeltaCheck<'a> {
+    last: &'a BTreeMap<BigUint, u64>,
+    capacity: usize,
+    max_points: u64,
+}
+
+impl DeltaCheck<'_> {
+    /// Whether `last + delta` has at most `capacity` nonzero counts, each
+    /// in `0..=max_points`.
+    /// A bin named twice is refused (the server applies entries one by
+    /// one).
+    fn accepts(&self, delta: &[(BigUint, i128)]) -> bool {
+        let mut nonzero = self.last.values().filter(|c| **c > 0).count();
+        let mut seen = std::collections::BTreeSet::new();
+        for (bin, change) in delta {
+            if !seen.insert(bin) {
+                return false;
+            }
+            let old = self.last.get(bin).copied().unwrap_or(0);
+            let new = i128::from(old) + change;
+            if new < 0 || new > i128::from(self.max_points) {
+                return false;
+            }
+            match (old == 0, new == 0) {
+                (true, false) => nonzero += 1,
+                (false, true) => nonzero = nonzero.saturating_sub(1),
+                _ => {}
+            }
+        }
+        nonzero <= self.capacity
     }
 }
 
@@ -689,7 +889,11 @@ fn encode_wide<'a>(
     Ok(s)
 }
 
-fn decode_field<F: FiniteField>(s: &FieldScheme<F>, sum: &Sketch<F>) -> MufcResult<Decoded> {
+fn decode_field<F: FiniteField>(
+    s: &FieldScheme<F>,
+    sum: &Sketch<F>,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<Decoded> {
     if let Some(last) = &s.last {
         let mut diff = sum.clone();
         diff.subtract(last)?;
@@ -697,16 +901,22 @@ fn decode_field<F: FiniteField>(s: &FieldScheme<F>, sum: &Sketch<F>) -> MufcResu
             return Ok(Decoded::Delta(Vec::new()));
         }
         let diff = Sketch::from_syndromes(&s.delta, diff.into_syndromes())?;
-        // Over capacity (a batch that moved many bins) the difference is
-        // refused; the whole sum is always within capacity.
+        // Over capacity (a batch that moved many bins, or clients that
+        // dropped or came back) the difference is refused, or leads to
+        // counts the check rejects; the whole sum is always within
+        // capacity.
         if let Ok(v) = diff.decode() {
             let f = s.delta.field();
-            return Ok(Decoded::Delta(
-                v.entries()
-                    .iter()
-                    .map(|(k, c)| Ok((k.clone(), change_i128(k, &f.to_centered(c))?)))
-                    .collect::<MufcResult<_>>()?,
-            ));
+            let delta = v
+                .entries()
+                .iter()
+                .map(|(k, c)| Ok((k.clone(), change_i128(k, &f.to_centered(c))?)))
+                .collect::<MufcResult<Vec<_>>>();
+            if let Ok(delta) = delta
+                && check.accepts(&delta)
+            {
+                return Ok(Decoded::Delta(delta));
+            }
         }
     }
     let f = s.params.field();
@@ -719,7 +929,11 @@ fn decode_field<F: FiniteField>(s: &FieldScheme<F>, sum: &Sketch<F>) -> MufcResu
     ))
 }
 
-fn decode_wide(w: &WideScheme, sum: &WideSketch<Mersenne61>) -> MufcResult<Decoded> {
+fn decode_wide(
+    w: &WideScheme,
+    sum: &WideSketch<Mersenne61>,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<Decoded> {
     let f = w.params.field();
     if let Some(last) = &w.last {
         let mut diff = sum.clone();
@@ -729,16 +943,20 @@ fn decode_wide(w: &WideScheme, sum: &WideSketch<Mersenne61>) -> MufcResult<Decod
         }
         let diff = WideSketch::from_elements(&w.delta, diff.elements().to_vec())?;
         if let Ok(v) = diff.decode() {
-            let mut out = v
+            let out = v
                 .into_iter()
                 .map(|(key, c)| {
                     let bin = BigUint::from_bytes_le(&key);
                     let change = change_i128(&bin, &f.to_centered(&c))?;
                     Ok((bin, change))
                 })
-                .collect::<MufcResult<Vec<_>>>()?;
-            out.sort_by(|a, b| a.0.cmp(&b.0));
-            return Ok(Decoded::Delta(out));
+                .collect::<MufcResult<Vec<_>>>();
+            if let Ok(mut out) = out
+                && check.accepts(&out)
+            {
+                out.sort_by(|a, b| a.0.cmp(&b.0));
+                return Ok(Decoded::Delta(out));
+            }
         }
     }
     let mut out = sum
@@ -748,4 +966,29 @@ fn decode_wide(w: &WideScheme, sum: &WideSketch<Mersenne61>) -> MufcResult<Decod
         .collect::<MufcResult<Vec<_>>>()?;
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Decoded::Full(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decoded_difference_must_lead_to_counts_within_capacity_and_bound() {
+        let b = |x: u32| BigUint::from(x);
+        let last: BTreeMap<BigUint, u64> = [(b(1), 3), (b(2), 5)].into();
+        let check = DeltaCheck {
+            last: &last,
+            capacity: 3,
+            max_points: 10,
+        };
+        assert!(check.accepts(&[]));
+        assert!(check.accepts(&[(b(1), -3), (b(7), 2), (b(8), 1)]));
+        assert!(check.accepts(&[(b(2), 5)]));
+        // A negative count, a count above the bound, a fourth bin, a bin
+        // named twice.
+        assert!(!check.accepts(&[(b(1), -4)]));
+        assert!(!check.accepts(&[(b(2), 6)]));
+        assert!(!check.accepts(&[(b(7), 1), (b(8), 1)]));
+        assert!(!check.accepts(&[(b(1), -1), (b(1), -1)]));
+    }
 }

@@ -93,12 +93,10 @@ named_enum! {
 named_enum! {
     /// Where the masks of a secure aggregation round come from.
     ///
-    /// Both hide each client's sketch behind a uniformly random vector;
-    /// the masks cancel in the sum over the clients of the round. A
-    /// dropout-tolerant protocol (Bonawitz et al. 2017) will join as
-    /// another variant: the round then reports which clients it included
-    /// ([`StageTimes`](crate::StageTimes) and the reports carry the
-    /// included clients already).
+    /// Each hides a client's sketch behind a uniformly random vector that
+    /// cancels in the sum over the clients of the round, so the decoded
+    /// aggregate does not depend on the masking: with no dropouts all three
+    /// give the same counts, bit for bit.
     ///
     /// # Example
     ///
@@ -106,6 +104,7 @@ named_enum! {
     /// use mufc::Masking;
     ///
     /// assert_eq!("pairwise".parse::<Masking>()?, Masking::Pairwise);
+    /// assert_eq!("secagg".parse::<Masking>()?, Masking::SecAgg);
     /// # Ok::<(), mufc::MufcError>(())
     /// ```
     pub enum Masking {
@@ -118,6 +117,69 @@ named_enum! {
         /// and HKDF-SHA256 and expands it with ChaCha20 (no dropouts).
         /// Each client pays one agreement per peer and round.
         Pairwise => "pairwise",
+        /// The dropout-tolerant protocol of Bonawitz et al. 2017 (and
+        /// SecAgg+, Bell et al. 2020, with [`SecAggGraph::Harary`]), from
+        /// `syndrome_agg::secagg`: all four steps (advertise keys, share
+        /// keys, masked input, unmasking), double masking (pairwise masks
+        /// plus a self-mask) and Shamir sharing of the mask secrets, run
+        /// in process for every round. Needs a field:
+        /// [`Privacy::Scma`] or [`Privacy::ScmaWide`] (the Appendix K
+        /// integer ring is refused).
+        ///
+        /// Clients drop out at the rate set by
+        /// [`FederationConfig::dropout`]: whether client `u` drops in round
+        /// `r`, and from which of the four steps, is a fixed function of
+        /// the federation seed, `r` and `u` (so runs reproduce). A client
+        /// that drops before sending its masked input is left out of the
+        /// round; one that drops during unmasking is *included* (its
+        /// self-mask is rebuilt from its shares, THREATS D3). The server
+        /// decodes the sum of the included clients only, so its counts
+        /// and its model are those of the included clients' data; the
+        /// reports list the included clients and the dropped ones with
+        /// their step. A round in which too few clients remain fails with
+        /// [`MufcError::TooManyDropouts`] and changes nothing.
+        ///
+        /// Privacy caveat (THREATS 1.2): the difference of two rounds'
+        /// aggregates contains the whole histogram of every client whose
+        /// inclusion changed between them; when that is a single client
+        /// and nothing else changed, the server learns its histogram.
+        SecAgg => "secagg",
+    }
+}
+
+named_enum! {
+    /// The neighbourhood graph of [`Masking::SecAgg`]: who shares its
+    /// secrets with whom.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::SecAggGraph;
+    ///
+    /// assert_eq!(SecAggGraph::default(), SecAggGraph::Complete);
+    /// assert_eq!("harary".parse::<SecAggGraph>()?, SecAggGraph::Harary);
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub enum SecAggGraph {
+        /// Every client masks with, and shares its secrets with, every
+        /// other (Bonawitz et al. 2017; the default). The threshold is
+        /// the least `t` with `2t > n + c` (a server that may lie about
+        /// who dropped, THREATS S1b), `c = floor(colluding n)`
+        /// ([`FederationConfig::colluding`]), and must leave room for
+        /// `ceil(dropout n)` dropouts (else the configuration is refused
+        /// when the federation is built); a round fails when more than
+        /// `n - t` clients drop. The cost is quadratic in the number of
+        /// clients.
+        #[default]
+        Complete => "complete",
+        /// SecAgg+ (Bell et al. 2020): a Harary graph on a random ring,
+        /// of the least even degree that the parameter finder of
+        /// `syndrome_agg::secagg::params::ThreatModel` accepts for the
+        /// round's number of clients, the dropout rate and the colluding
+        /// fraction (security `2^-40`, failure probability `2^-20` given
+        /// at most `ceil(dropout n)` dropouts). Small federations get the
+        /// complete graph (no smaller degree passes).
+        Harary => "harary",
     }
 }
 
@@ -177,6 +239,10 @@ named_enum! {
 /// The default cap on the capacity `t` of the Appendix K integer decoder.
 pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 
+/// The default fraction of clients assumed to collude with the server in
+/// [`Masking::SecAgg`] ([`FederationConfig::colluding`]).
+pub const DEFAULT_COLLUDING: f64 = 0.05;
+
 /// The configuration of a federation, unchecked; [`validate`](Self::validate)
 /// turns it into a [`ValidConfig`].
 ///
@@ -231,6 +297,9 @@ pub struct FederationConfig {
     parallel: bool,
     record_messages: bool,
     max_points: Option<u64>,
+    dropout: f64,
+    colluding: f64,
+    secagg_graph: SecAggGraph,
 }
 
 impl FederationConfig {
@@ -260,6 +329,9 @@ impl FederationConfig {
             parallel: true,
             record_messages: false,
             max_points: None,
+            dropout: 0.0,
+            colluding: DEFAULT_COLLUDING,
+            secagg_graph: SecAggGraph::Complete,
         }
     }
 
@@ -435,6 +507,66 @@ impl FederationConfig {
         self
     }
 
+    /// The probability that a client drops out of a round of
+    /// [`Masking::SecAgg`], in `[0, 1)` (default 0). Each client that
+    /// drops does so from one of the protocol's four steps, uniformly;
+    /// draws are a function of the federation seed, the round and the
+    /// client. Only [`Masking::SecAgg`] survives dropouts: a positive rate
+    /// with another masking is refused.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{FederationConfig, Masking, MufcError};
+    ///
+    /// let c = FederationConfig::new(3).masking(Masking::SecAgg).dropout(0.2).validate()?;
+    /// assert_eq!(c.dropout(), 0.2);
+    /// let err = FederationConfig::new(3).masking(Masking::SecAgg).dropout(1.0).validate();
+    /// assert!(matches!(err, Err(MufcError::InvalidConfig { name: "dropout", .. })));
+    /// # Ok::<(), MufcError>(())
+    /// ```
+    #[must_use]
+    pub fn dropout(mut self, rate: f64) -> Self {
+        self.dropout = rate;
+        self
+    }
+
+    /// The fraction `gamma` of clients assumed to collude with the server,
+    /// in `[0, 1)` (default [`DEFAULT_COLLUDING`]), from which
+    /// [`Masking::SecAgg`] sizes its threshold: `c = floor(gamma n)`
+    /// colluders on the complete graph, or the finder's bound on the
+    /// colluders among one client's neighbours on a Harary graph.
+    #[must_use]
+    pub fn colluding(mut self, fraction: f64) -> Self {
+        self.colluding = fraction;
+        self
+    }
+
+    /// The neighbourhood graph of [`Masking::SecAgg`] (default
+    /// [`SecAggGraph::Complete`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{FederationConfig, Masking, SecAggGraph};
+    ///
+    /// // SecAgg+ for a large federation, planned for 10% dropouts and 2%
+    /// // colluding clients.
+    /// let c = FederationConfig::new(10)
+    ///     .masking(Masking::SecAgg)
+    ///     .secagg_graph(SecAggGraph::Harary)
+    ///     .dropout(0.1)
+    ///     .colluding(0.02)
+    ///     .validate()?;
+    /// assert_eq!((c.secagg_graph(), c.colluding()), (SecAggGraph::Harary, 0.02));
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    #[must_use]
+    pub fn secagg_graph(mut self, graph: SecAggGraph) -> Self {
+        self.secagg_graph = graph;
+        self
+    }
+
     /// Checks every setting.
     ///
     /// # Errors
@@ -442,7 +574,11 @@ impl FederationConfig {
     /// [`MufcError::InvalidConfig`] naming the setting: `k` or `client_k`
     /// zero, `gamma` not finite and positive, a tolerance negative or not
     /// finite, an iteration cap or restart count of zero, `max_points`
-    /// zero.
+    /// zero, a dropout rate or colluding fraction outside `[0, 1)`, a
+    /// positive dropout rate without [`Masking::SecAgg`], and
+    /// [`Masking::SecAgg`] with [`Privacy::ScmaInteger`] (a ring, not a
+    /// field: Shamir sharing and the protocol's masks need a field) or
+    /// [`Privacy::Plain`] (nothing to aggregate securely).
     pub fn validate(self) -> MufcResult<ValidConfig> {
         if self.k == 0 {
             return Err(config_error("k", "the server needs at least one cluster"));
@@ -483,6 +619,39 @@ impl FederationConfig {
         }
         if self.max_points == Some(0) {
             return Err(config_error("max_points", "must be at least 1"));
+        }
+        for (name, r) in [("dropout", self.dropout), ("colluding", self.colluding)] {
+            if !(0.0..1.0).contains(&r) {
+                return Err(config_error(name, format!("{r} is not in [0, 1)")));
+            }
+        }
+        if self.dropout > 0.0 && self.masking != Masking::SecAgg {
+            return Err(config_error(
+                "dropout",
+                format!(
+                    "only the secagg masking survives dropouts (masking is {})",
+                    self.masking
+                ),
+            ));
+        }
+        if self.masking == Masking::SecAgg {
+            match self.privacy {
+                Privacy::ScmaInteger => {
+                    return Err(config_error(
+                        "masking",
+                        "secagg needs a field, and the integer scheme (Appendix K) works in the \
+                         ring Z/2^k: use scma or scma-wide, or the dealer or pairwise masking",
+                    ));
+                }
+                Privacy::Plain => {
+                    return Err(config_error(
+                        "masking",
+                        "the plain mode sends centroids in the clear: there is nothing to \
+                         aggregate securely",
+                    ));
+                }
+                Privacy::Scma | Privacy::ScmaWide => {}
+            }
         }
         Ok(ValidConfig(self))
     }
@@ -616,6 +785,18 @@ impl ValidConfig {
     pub fn max_points(&self) -> Option<u64> {
         self.0.max_points
     }
+    /// The dropout rate ([`Masking::SecAgg`]).
+    pub fn dropout(&self) -> f64 {
+        self.0.dropout
+    }
+    /// The colluding fraction ([`Masking::SecAgg`]).
+    pub fn colluding(&self) -> f64 {
+        self.0.colluding
+    }
+    /// The neighbourhood graph ([`Masking::SecAgg`]).
+    pub fn secagg_graph(&self) -> SecAggGraph {
+        self.0.secagg_graph
+    }
 
     /// This config with `gamma` and `max_points` fixed.
     pub(crate) fn resolved(&self, gamma: f64, max_points: u64) -> Self {
@@ -643,6 +824,9 @@ mod tests {
         }
         for t in ClientTraining::ALL {
             assert_eq!(t.name().parse::<ClientTraining>().unwrap(), *t);
+        }
+        for g in SecAggGraph::ALL {
+            assert_eq!(g.name().parse::<SecAggGraph>().unwrap(), *g);
         }
         let err = "Scma".parse::<Privacy>().unwrap_err();
         assert!(

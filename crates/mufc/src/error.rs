@@ -135,6 +135,33 @@ pub enum MufcError {
     /// points). Nothing changed; change the federation seed.
     #[error("two server points share the id {0}; change the federation seed")]
     ServerIdCollision(PointId),
+    /// Too many clients dropped out of a round of
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg): fewer than the
+    /// protocol's threshold (or than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients))
+    /// remained at some step, so the server unmasked nothing. Nothing
+    /// changed. The dropouts of a round are a fixed function of the
+    /// federation seed, the round and the clients, so serving the same
+    /// request again fails the same way: lower the dropout rate, change
+    /// the seed, or change the request.
+    #[error(
+        "secure aggregation round {round} failed: {dropped} of {clients} clients dropped out, \
+         {have} remained at the {step} step where {need} are needed"
+    )]
+    TooManyDropouts {
+        /// The aggregation round (0 for training).
+        round: u64,
+        /// The clients of the round.
+        clients: usize,
+        /// How many of them dropped out.
+        dropped: usize,
+        /// The step at which too few remained.
+        step: syndrome_agg::secagg::Step,
+        /// How many clients (or shares of one secret) remained.
+        have: usize,
+        /// How many are needed (the threshold, or the minimum aggregate).
+        need: usize,
+    },
     /// The server has no model (every client was removed).
     #[error("the server has no model: every client was removed")]
     NoServerModel,

@@ -29,8 +29,10 @@ use crate::{
 /// affected clients unlearn, a fresh aggregation round runs, the server
 /// decodes the change and updates its K-means. After any sequence of
 /// removals the state is, bit for bit, the state of a federation built
-/// from the remaining data with the same configuration (see the crate
-/// docs, "Exactness").
+/// from the remaining data with the same configuration, as long as no
+/// client drops out (see the crate docs, "Exactness"; with
+/// [`Masking::SecAgg`](crate::Masking::SecAgg) and dropouts the server
+/// holds the included clients' data).
 ///
 /// # Example
 ///
@@ -241,6 +243,9 @@ impl Setup {
             min_clients: c.min_clients(),
             parallel: c.parallel(),
             record: c.record_messages(),
+            dropout: c.dropout(),
+            colluding: c.colluding(),
+            secagg_graph: c.secagg_graph(),
         };
         Aggregation::new(&spec, &ids).map(Some)
     }
@@ -305,6 +310,18 @@ fn empty_plain(id: ClientId, dim: usize) -> PlainCentroids {
     }
 }
 
+/// Adds a round's times into `times`: the client side (in client order,
+/// with each client's own training time), the protocol and the server's
+/// sum and decoding.
+fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOutput) {
+    client_times(times, own, &r.encode_mask);
+    times.protocol_client_max = r.protocol_client_max;
+    times.protocol_client_sum = r.protocol_client_sum;
+    times.sum = r.sum;
+    times.decode = r.decode;
+    times.offline = r.offline;
+}
+
 /// Adds a round's client-side times (in client order, with each client's
 /// own training time) into `times`.
 fn client_times(times: &mut StageTimes, own: &[Duration], encode: &[Duration]) {
@@ -355,7 +372,9 @@ impl Federation {
     /// [`MufcError::OutsideBox`] (SCMA modes),
     /// [`MufcError::TooFewDistinctPoints`],
     /// [`MufcError::InvalidConfig`] when the points exceed `max_points`,
-    /// [`MufcError::IntegerDecoderTooLarge`], and the errors of the lower
+    /// [`MufcError::IntegerDecoderTooLarge`],
+    /// [`MufcError::TooManyDropouts`] (with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg)), and the errors of the lower
     /// crates (for instance coordinates beyond the fixed-point range of
     /// [`seeding::ExactKMeans`], 2^16, in the full and plain modes).
     ///
@@ -391,7 +410,7 @@ impl Federation {
                         histogram: c.histogram(),
                     })
                     .collect();
-                let round = agg.round(&inputs)?;
+                let round = agg.round(&inputs, server.counts())?;
                 let included = round.included.clone();
                 (
                     InputChange::Counts(round.decoded.clone()),
@@ -414,12 +433,13 @@ impl Federation {
         let plan = server.plan(change)?;
         server.apply(plan)?;
         times.server = start.elapsed();
+        let dropped = round
+            .as_ref()
+            .map(|r| r.dropped.clone())
+            .unwrap_or_default();
         let bytes_per_client = match &round {
             Some(r) => {
-                client_times(&mut times, &own, &r.encode_mask);
-                times.sum = r.sum;
-                times.decode = r.decode;
-                times.offline = r.offline;
+                round_times(&mut times, &own, r);
                 r.bytes_per_client
             }
             None => {
@@ -440,6 +460,7 @@ impl Federation {
             sketch: aggregation.as_ref().map(Aggregation::info),
             server_points: server.data().len(),
             included,
+            dropped,
         };
         Ok(Self {
             config: setup.config,
@@ -536,6 +557,43 @@ impl Federation {
         self.aggregation.as_ref().map_or(0, Aggregation::rounds)
     }
 
+    /// The clients whose data the server's aggregate holds: those the last
+    /// aggregation round included (every client, unless some dropped out
+    /// of a [`Masking::SecAgg`](crate::Masking::SecAgg) round).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mufc::{ClientId, Federation, FederationConfig, Masking, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..8)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// // The dropout-tolerant protocol; each client drops out of a round
+    /// // with probability 0.2.
+    /// let config = FederationConfig::new(2).gamma(0.1).masking(Masking::SecAgg).dropout(0.2).seed(3).validate()?;
+    /// let mut fed = Federation::new(clients, &config)?;
+    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]))?;
+    /// // The server holds exactly the plain sum of the included clients.
+    /// let mut sum = BTreeMap::new();
+    /// for c in fed.clients().iter().filter(|c| fed.last_included().contains(&c.id())) {
+    ///     for (bin, n) in c.histogram() {
+    ///         *sum.entry(bin.clone()).or_insert(0) += n;
+    ///     }
+    /// }
+    /// assert_eq!(fed.server().counts(), &sum);
+    /// assert_eq!(fed.last_included(), fed.history()[0].included.as_slice());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn last_included(&self) -> &[ClientId] {
+        self.history
+            .last()
+            .map_or(&self.fit_report.included, |r| &r.included)
+    }
+
     /// The wire frames of the last round, by client, when the
     /// configuration records them
     /// ([`FederationConfig::record_messages`](crate::FederationConfig::record_messages)):
@@ -567,7 +625,11 @@ impl Federation {
     /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
     /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
     /// [`MufcError::RepeatedPoint`],
-    /// [`MufcError::TooFewUpdatingClients`] (policy), and decoding or
+    /// [`MufcError::TooFewUpdatingClients`] (policy),
+    /// [`MufcError::TooManyDropouts`] (with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg): the round's dropouts
+    /// left too few clients), [`MufcError::InvalidConfig`] when no
+    /// SecAgg parameters suit the remaining clients, and decoding or
     /// server errors of the lower crates. On any error nothing changes.
     ///
     /// # Example
@@ -705,7 +767,7 @@ impl Federation {
                             histogram: c.histogram(),
                         })
                         .collect();
-                    let r = agg.round(&inputs)?;
+                    let r = agg.round(&inputs, self.server.counts())?;
                     let kind = decode_kind(&r.decoded);
                     let change = InputChange::Counts(r.decoded.clone());
                     round = Some(r);
@@ -739,14 +801,21 @@ impl Federation {
         // Commit.
         let included: Vec<ClientId> = match &round {
             Some(r) => r.included.clone(),
+            // No client changed, so no round ran: the aggregate is the
+            // last round's, of the clients it included (with dropouts, not
+            // necessarily all).
+            None if updated.is_empty() && self.aggregation.is_some() => {
+                self.last_included().to_vec()
+            }
             None => after.iter().map(|c| c.id()).collect(),
         };
+        let dropped = round
+            .as_ref()
+            .map(|r| r.dropped.clone())
+            .unwrap_or_default();
         let bytes_per_client = match &round {
             Some(r) => {
-                client_times(&mut times, &own, &r.encode_mask);
-                times.sum = r.sum;
-                times.decode = r.decode;
-                times.offline = r.offline;
+                round_times(&mut times, &own, r);
                 r.bytes_per_client
             }
             None => {
@@ -784,6 +853,7 @@ impl Federation {
             bytes_per_client,
             nonzero_bins: self.server.nonzero_bins(),
             included,
+            dropped,
         };
         self.history.push(report.clone());
         Ok(report)

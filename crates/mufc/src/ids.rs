@@ -133,6 +133,38 @@ pub(crate) fn derive_bytes(seed: u64, label: &str, x: u64) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// Whether client `client` drops out of aggregation round `round`, and if
+/// so the index (0 to 3) of the first protocol step it misses: a fixed
+/// function of the federation seed, the round and the client, drawn with
+/// probability `rate`, the step uniform.
+pub(crate) fn dropout_draw(seed: u64, rate: f64, round: u64, client: ClientId) -> Option<usize> {
+    let mut x = [0u8; 16];
+    x[..8].copy_from_slice(&round.to_le_bytes());
+    x[8..].copy_from_slice(&client.0.to_le_bytes());
+    let b = derive_bytes_of(seed, "dropout", &x);
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    // A uniform double in [0, 1) from the top 53 bits.
+    #[allow(clippy::cast_precision_loss)] // 53-bit integers are exact in f64
+    let u = (word(0) >> 11) as f64 / (1u64 << 53) as f64;
+    #[allow(clippy::cast_possible_truncation)] // a value below 4
+    let step = (word(8) % 4) as usize;
+    (u < rate).then_some(step)
+}
+
+fn derive_bytes_of(seed: u64, label: &str, x: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"mufc/v1/");
+    h.update(label.as_bytes());
+    h.update(seed.to_le_bytes());
+    h.update(x);
+    h.finalize().into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +188,27 @@ mod tests {
                 assert_ne!(a, b);
             }
         }
+    }
+
+    #[test]
+    fn dropouts_follow_the_rate_and_are_fixed_by_names() {
+        let draws: Vec<Option<usize>> = (0..4000)
+            .map(|c| dropout_draw(5, 0.2, 3, ClientId(c)))
+            .collect();
+        let dropped = draws.iter().flatten().count();
+        // Binomial(4000, 0.2): mean 800, sd about 25.
+        assert!((700..900).contains(&dropped), "{dropped} dropouts");
+        for step in 0..4 {
+            let n = draws.iter().flatten().filter(|&&s| s == step).count();
+            assert!((130..270).contains(&n), "step {step}: {n}");
+        }
+        assert_eq!(draws[17], dropout_draw(5, 0.2, 3, ClientId(17)));
+        // Another round or seed draws afresh; rate 0 never drops.
+        let other: Vec<Option<usize>> = (0..4000)
+            .map(|c| dropout_draw(5, 0.2, 4, ClientId(c)))
+            .collect();
+        assert_ne!(draws, other);
+        assert!((0..100).all(|c| dropout_draw(5, 0.0, 0, ClientId(c)).is_none()));
     }
 
     #[test]

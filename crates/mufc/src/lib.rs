@@ -13,6 +13,13 @@
 //!   points of one client, whole clients, or a batch of both.
 //! - [`Privacy::Plain`] is Algorithm 5 (Appendix I): centroids and sizes in
 //!   the clear, no quantization.
+//! - [`Masking`] chooses how the sketches are masked: an offline dealer
+//!   (the paper's Algorithm 2), pairwise masks, or [`Masking::SecAgg`], the
+//!   dropout-tolerant protocol of Bonawitz et al. 2017 (SecAgg+ with
+//!   [`SecAggGraph::Harary`]), run in full every round with clients that
+//!   drop out at the rate [`FederationConfig::dropout`]; the reports list
+//!   the clients each aggregate includes and those that dropped
+//!   ([`FitReport::included`], [`FitReport::dropped`]).
 //! - [`Federation::objectives`] gives phi_f (Definition 3.1), phi_c and the
 //!   loss ratio; [`Federation::save`] / [`Federation::load`] persist it all.
 //!
@@ -58,7 +65,7 @@
 //!
 //! # Exactness
 //!
-//! After **any** sequence of removal requests the whole state of a
+//! Without dropouts, after **any** sequence of removal requests the whole state of a
 //! federation (every client's seeds, sizes and histogram, the decoded
 //! counts `q`, the server's points, centroids, assignments and objective)
 //! equals *bit for bit* the state of a federation built with
@@ -101,6 +108,16 @@
 //! incrementally ([`ServerUpdate::Incremental`], not
 //! [`ServerUpdate::Full`]), and the result equals retraining bit for bit.
 //!
+//! **With dropouts** ([`Masking::SecAgg`] and a positive
+//! [`FederationConfig::dropout`]) each round aggregates only the clients
+//! it includes, so the server's counts are the plain sum of *their*
+//! histograms and its model is the fit of those counts, bit for bit (the
+//! same [`seeding::ExactKMeans`] argument); the clients themselves unlearn
+//! exactly as above. Retraining from scratch on the remaining data equals
+//! it only when the same clients are included. Which clients drop is a
+//! fixed function of the federation seed, the round and the client, so a
+//! run reproduces, after a save and load too.
+//!
 //! # Cost of a removal
 //!
 //! The affected client unlearns in O(|R| + k) when no seed is removed
@@ -126,7 +143,13 @@
 //! difference of two aggregates, which reveals the change of the clients
 //! that updated in a request ([`RemovalReport::lone_update`]; batch
 //! removals, or refuse lone updates with
-//! [`FederationConfig::min_updating_clients`]). The simulation plays every
+//! [`FederationConfig::min_updating_clients`]). With dropouts the
+//! difference of two aggregates also holds the whole histogram of every
+//! client whose inclusion changed between the rounds (see
+//! [`Masking::SecAgg`]). [`Masking::SecAgg`] protects against a server
+//! that colludes with fewer than its threshold of clients and may lie
+//! about who dropped (`syndrome_agg::secagg` documents its limits). The
+//! simulation plays every
 //! party in one process and derives their secrets (mask keys, dealer
 //! randomness) from the federation seed, so that runs reproduce; a
 //! deployment keeps each party's secrets in its own process.
@@ -156,8 +179,8 @@ mod server;
 pub use aggregation::SketchInfo;
 pub use client::Client;
 pub use config::{
-    ClientTraining, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking, Privacy, ServerPoints,
-    ValidConfig,
+    ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking,
+    Privacy, SecAggGraph, ServerPoints, ValidConfig,
 };
 pub use error::{MufcError, MufcResult};
 pub use federation::Federation;
@@ -165,3 +188,15 @@ pub use ids::ClientId;
 pub use objective::{Objectives, estimate_phi_c_star, union};
 pub use report::{DecodeKind, FitReport, RemovalReport, RemovalRequest, StageTimes};
 pub use server::{Server, ServerUpdate, UpdateSummary};
+/// The steps of the [`Masking::SecAgg`] protocol, as the reports name the
+/// step at which a client dropped out.
+///
+/// # Example
+///
+/// ```
+/// use mufc::SecAggStep;
+///
+/// assert!(SecAggStep::MaskedInput < SecAggStep::Unmasking);
+/// assert_eq!(SecAggStep::Unmasking.to_string(), "unmasking");
+/// ```
+pub use syndrome_agg::secagg::Step as SecAggStep;

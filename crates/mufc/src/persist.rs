@@ -9,7 +9,7 @@
 //! and the stored seeds and counts are checked against it, so that a
 //! corrupt or foreign file is an error, never a different federation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use num_bigint::BigUint;
@@ -21,7 +21,9 @@ use crate::federation::Setup;
 use crate::server::{InputChange, PlainCentroids};
 use crate::{ClientId, Federation, FitReport, MufcError, MufcResult, RemovalReport, ValidConfig};
 
-const MAGIC: &[u8; 8] = b"MUFCFED\x01";
+/// Version 2: the reports name dropped clients and the protocol's times,
+/// the configuration the dropout settings.
+const MAGIC: &[u8; 8] = b"MUFCFED\x02";
 
 #[derive(Serialize)]
 struct ReprRef<'a> {
@@ -146,9 +148,17 @@ impl Federation {
         let change = match &mut aggregation {
             Some(agg) => {
                 // The decoded aggregate of the last round is the plain sum
-                // of the clients' histograms.
+                // of the histograms of the clients it included (all of
+                // them unless some dropped out).
+                let included: BTreeSet<ClientId> = r
+                    .history
+                    .last()
+                    .map_or(&r.fit_report.included, |h| &h.included)
+                    .iter()
+                    .copied()
+                    .collect();
                 let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
-                for c in &clients {
+                for c in clients.iter().filter(|c| included.contains(&c.id())) {
                     for (b, n) in c.histogram() {
                         let e = sum.entry(b.clone()).or_insert(0);
                         *e = e.saturating_add(*n);
@@ -156,7 +166,7 @@ impl Federation {
                 }
                 if sum != counts {
                     return Err(bad(
-                        "the stored counts are not the sum of the clients' histograms",
+                        "the stored counts are not the sum of the included clients' histograms",
                     ));
                 }
                 agg.restore_last(&counts)?;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use seeding::PointId;
 
-use crate::{ClientId, ServerUpdate, SketchInfo};
+use crate::{ClientId, SecAggStep, ServerUpdate, SketchInfo};
 
 /// The time of each stage of a round of Algorithm 1 or 4.
 ///
@@ -14,6 +14,15 @@ use crate::{ClientId, ServerUpdate, SketchInfo};
 /// every client's work as well, the cost of simulating the federation on
 /// one core. Both leave out [`Self::offline`], the dealing of masks, which
 /// the paper counts as offline work (Algorithm 2, line 2).
+///
+/// With [`Masking::SecAgg`](crate::Masking::SecAgg) the round has four
+/// synchronous steps: the clients' share of its latency is, per step, the
+/// slowest client's time, added up ([`Self::protocol_client_max`]); the
+/// server's share of the protocol (relaying keys and shares, checking and
+/// reconstructing secrets, removing the masks, summing) is [`Self::sum`];
+/// [`Self::encode_mask_max`] is then the encoding alone. Nothing is
+/// offline: the key steps do not need the inputs, but they need the
+/// clients online in the same session, so they are counted as online work.
 ///
 /// # Example
 ///
@@ -48,7 +57,16 @@ pub struct StageTimes {
     /// The slowest client's whole part of the round: its training or
     /// unlearning plus its encoding and masking.
     pub client_round_max: Duration,
-    /// The server's sum of the masked messages.
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg): the clients' part of
+    /// the protocol's latency, the slowest client's time in each of the
+    /// four steps, added up (zero with the other maskings).
+    pub protocol_client_max: Duration,
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg): every client's
+    /// protocol work, added up (zero with the other maskings).
+    pub protocol_client_sum: Duration,
+    /// The server's sum of the masked messages (with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg): the server's whole
+    /// protocol, unmasking included).
     pub sum: Duration,
     /// The server's decoding of the sum (or of its difference).
     pub decode: Duration,
@@ -64,20 +82,26 @@ pub struct StageTimes {
 
 impl StageTimes {
     /// The time as the paper counts it: the slowest client's part of the
-    /// round plus the server's (sum, decode, clustering).
+    /// round (and of the protocol's steps) plus the server's (sum, decode,
+    /// clustering).
     pub fn paper(&self) -> Duration {
-        self.client_round_max + self.sum + self.decode + self.server
+        self.client_round_max + self.protocol_client_max + self.sum + self.decode + self.server
     }
 
     /// The total CPU time: every client's work plus the server's.
     pub fn cpu(&self) -> Duration {
-        self.client_sum + self.encode_mask_sum + self.sum + self.decode + self.server
+        self.client_sum
+            + self.encode_mask_sum
+            + self.protocol_client_sum
+            + self.sum
+            + self.decode
+            + self.server
     }
 
     /// The aggregation as the paper would count it: the slowest client's
-    /// encoding and masking, then the server's sum.
+    /// encoding and masking (and protocol steps), then the server's sum.
     pub fn aggregation(&self) -> Duration {
-        self.encode_mask_max + self.sum
+        self.encode_mask_max + self.protocol_client_max + self.sum
     }
 
     /// The server's share: decoding and clustering.
@@ -153,7 +177,9 @@ pub struct FitReport {
     /// The time of each stage.
     pub times: StageTimes,
     /// The bytes of one client's message on the wire (a masked sketch
-    /// frame, or `k (8 d + 8)` bytes of centroids and sizes in plain mode).
+    /// frame, or `k (8 d + 8)` bytes of centroids and sizes in plain mode;
+    /// with [`Masking::SecAgg`](crate::Masking::SecAgg), the bytes a client
+    /// sends over the protocol's four steps, on average).
     pub bytes_per_client: usize,
     /// The nonzero bins of the decoded aggregate (in plain mode: the
     /// weighted centroids the server received).
@@ -162,9 +188,19 @@ pub struct FitReport {
     pub sketch: Option<SketchInfo>,
     /// The number of server points.
     pub server_points: usize,
-    /// The clients the aggregate includes (all of them until a
-    /// dropout-tolerant aggregation joins).
+    /// The clients the aggregate includes, in id order: all of them, but
+    /// with [`Masking::SecAgg`](crate::Masking::SecAgg) only those whose
+    /// masked input reached the server (a client that dropped during
+    /// unmasking is included, THREATS D3). The server's counts are the
+    /// plain sum of these clients' histograms, its model that of their
+    /// data.
     pub included: Vec<ClientId>,
+    /// The clients that dropped out of the round, in id order, with the
+    /// first protocol step each missed (empty unless
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg) runs with a dropout
+    /// rate). Those that dropped at [`SecAggStep::Unmasking`] are also in
+    /// `included`.
+    pub dropped: Vec<(ClientId, SecAggStep)>,
 }
 
 /// A removal request (the input of Algorithm 4): points of one or several
@@ -285,14 +321,23 @@ pub struct RemovalReport {
     pub server: ServerUpdate,
     /// The time of each stage.
     pub times: StageTimes,
-    /// The bytes of one client's message on the wire.
+    /// The bytes of one client's message on the wire (as
+    /// [`FitReport::bytes_per_client`]).
     pub bytes_per_client: usize,
     /// Nonzero bins of the aggregate after the request (in plain mode:
     /// weighted centroids).
     pub nonzero_bins: usize,
-    /// The clients the new aggregate includes (all remaining clients until
-    /// a dropout-tolerant aggregation joins).
+    /// The clients the aggregate includes after the request, in id order:
+    /// every remaining client, but with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg) only those whose masked
+    /// input reached the server in this request's round (or, when no round
+    /// ran, in the last one). The server's counts are the plain sum of
+    /// these clients' histograms.
     pub included: Vec<ClientId>,
+    /// The clients that dropped out of this request's round, with the
+    /// first protocol step each missed (see [`FitReport::dropped`]; empty
+    /// when no round ran).
+    pub dropped: Vec<(ClientId, SecAggStep)>,
     /// Whether only one client's message changed: the difference of two
     /// aggregates then reveals that client's change of counts, whatever
     /// the masking (THREATS.md 1.2, U3). Batch removals to avoid it, or

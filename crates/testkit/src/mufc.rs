@@ -166,6 +166,19 @@ pub fn plain_sum(fed: &Federation) -> BTreeMap<BigUint, u64> {
     sum
 }
 
+/// The plain sum of the histograms of `included` clients only: what a
+/// round with dropouts must decode (clients not in the federation are
+/// ignored).
+pub fn plain_sum_over(fed: &Federation, included: &[ClientId]) -> BTreeMap<BigUint, u64> {
+    let mut sum = BTreeMap::new();
+    for c in fed.clients().iter().filter(|c| included.contains(&c.id())) {
+        for (b, n) in c.histogram() {
+            *sum.entry(b.clone()).or_insert(0) += n;
+        }
+    }
+    sum
+}
+
 /// The clients' data after removing `removed` points from some clients and
 /// whole clients, in the order the federation holds them (for retraining
 /// from scratch).

@@ -1,0 +1,255 @@
+//! The dropout-tolerant aggregation of [`Masking::SecAgg`](crate::Masking::SecAgg):
+//! one run of the protocol of `syndrome_agg::secagg` (Bonawitz et al.
+//! 2017, SecAgg+) per round, over the in-process transport, with the
+//! dropouts of the round injected as faults.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use field::FiniteField;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use syndrome_agg::SketchError;
+use syndrome_agg::masking::pairwise::RoundContext;
+use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
+use syndrome_agg::secagg::transport::{Faults, InProcess};
+use syndrome_agg::secagg::{SessionConfig, Step};
+
+use crate::error::config_error;
+use crate::ids::{derive_bytes, dropout_draw};
+use crate::{ClientId, MufcError, MufcResult, SecAggGraph};
+
+/// The settings of the protocol, from the configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SecAggSettings {
+    pub(crate) seed: u64,
+    pub(crate) dropout: f64,
+    pub(crate) colluding: f64,
+    pub(crate) graph: SecAggGraph,
+    pub(crate) min_clients: usize,
+}
+
+/// The dropout fraction the parameters are planned for: the expected
+/// number of dropouts `rate n`, rounded up (the finder rounds down, which
+/// for small federations would plan for none).
+fn planned_dropout(rate: f64, n: usize) -> f64 {
+    #[allow(clippy::cast_precision_loss)] // n is far below 2^53
+    let n = n as f64;
+    (rate * n).ceil() / n
+}
+
+/// What one run of the protocol gave.
+pub(crate) struct SecureRound<E> {
+    /// The sum of the included clients' vectors.
+    pub(crate) sum: Vec<E>,
+    pub(crate) included: Vec<ClientId>,
+    pub(crate) dropped: Vec<(ClientId, Step)>,
+    /// Per step, the slowest client's time, added up.
+    pub(crate) client_max: Duration,
+    /// Every client's protocol time.
+    pub(crate) client_sum: Duration,
+    /// The server's protocol time (every step, the unmasking and the sum
+    /// included).
+    pub(crate) server: Duration,
+    /// The bytes a client sends over the four steps, on average.
+    pub(crate) bytes_per_client: usize,
+    /// The masked inputs, when recording.
+    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
+    /// Each client's encoding time, in input order (filled by the caller,
+    /// which encodes).
+    pub(crate) encode: Vec<Duration>,
+}
+
+impl SecAggSettings {
+    /// The protocol's parameters for a round of `n` clients: the server
+    /// may lie about who dropped (threshold `2t > h + c`), the graph and
+    /// threshold from the threat model of the configured rates, planned
+    /// for `ceil(rate n)` dropouts.
+    pub(crate) fn params(&self, n: usize) -> MufcResult<SecAggParams> {
+        let mut params = if n < 2 {
+            // A lone client: nothing to hide from peers, and the threat
+            // model needs two; the threshold 1 still passes `2t > h + c`.
+            SecAggParams::new(GraphChoice::Complete, 1, 0, ServerModel::SemiMalicious)
+        } else {
+            let model = ThreatModel::new(
+                n,
+                planned_dropout(self.dropout, n),
+                self.colluding,
+                ServerModel::SemiMalicious,
+            );
+            let found = match self.graph {
+                SecAggGraph::Complete => model.complete(),
+                SecAggGraph::Harary => model.find(),
+            };
+            found.map_err(|e| {
+                config_error(
+                    "dropout",
+                    format!(
+                        "no secure aggregation parameters for {n} clients with dropout rate {} \
+                         and colluding fraction {}: {e}",
+                        self.dropout, self.colluding
+                    ),
+                )
+            })?
+        };
+        params.min_clients = self.min_clients.max(params.threshold);
+        Ok(params)
+    }
+
+    /// The dropouts of round `round` among `clients`.
+    pub(crate) fn faults(&self, round: u64, clients: &[ClientId]) -> Faults {
+        let mut faults = Faults::new();
+        for &c in clients {
+            if let Some(step) = dropout_draw(self.seed, self.dropout, round, c) {
+                let from = Step::ALL.get(step).copied().unwrap_or(Step::Unmasking);
+                faults = faults.drop_from(c.0, from);
+            }
+        }
+        faults
+    }
+
+    /// Runs the protocol over `inputs` (in client order) for the round of
+    /// `ctx`. Its randomness (key pairs, self-mask seeds, Shamir
+    /// polynomials, the SecAgg+ ring) derives from the federation seed and
+    /// the round: the simulation plays every party.
+    pub(crate) fn run<F: FiniteField>(
+        &self,
+        field: F,
+        ctx: RoundContext,
+        inputs: Vec<(ClientId, Vec<F::Elem>)>,
+        record: bool,
+    ) -> MufcResult<SecureRound<F::Elem>> {
+        let ids: Vec<ClientId> = inputs.iter().map(|(id, _)| *id).collect();
+        let n = ids.len();
+        let len = inputs.first().map_or(0, |(_, v)| v.len());
+        let params = self.params(n)?;
+        let faults = self.faults(ctx.round, &ids);
+        let mut rng = ChaCha20Rng::from_seed(derive_bytes(self.seed, "secagg", ctx.round));
+        let graph = params.graph_for(ids.iter().map(|c| c.0), &mut rng)?;
+        let config = Arc::new(SessionConfig::new(field, ctx, graph, params, len)?);
+        let mut transport = InProcess::new(config).with_faults(faults.clone());
+        if record {
+            transport = transport.recording();
+        }
+        let report = transport.run(
+            inputs.into_iter().map(|(id, v)| (id.0, v)).collect(),
+            &mut rng,
+        )?;
+        let out = report.output.map_err(|e| match e {
+            SketchError::NotEnoughClients { step, have, need } => MufcError::TooManyDropouts {
+                round: ctx.round,
+                clients: n,
+                dropped: ids
+                    .iter()
+                    .filter(|c| faults.dropped_from(c.0).is_some())
+                    .count(),
+                step,
+                have,
+                need,
+            },
+            other => other.into(),
+        })?;
+        let mut times = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let mut bytes_up = 0u64;
+        for st in report.stats.values() {
+            times.0 += st.client_max;
+            times.1 += st.client_time;
+            times.2 += st.server_time;
+            bytes_up += st.bytes_up;
+        }
+        let messages = report.transcript.map(|t| {
+            t.to_server
+                .into_iter()
+                .filter(|(step, _, _)| *step == Step::MaskedInput)
+                .map(|(_, id, bytes)| (ClientId(id), bytes))
+                .collect()
+        });
+        Ok(SecureRound {
+            sum: out.sum,
+            included: out.included.into_iter().map(ClientId).collect(),
+            dropped: out
+                .dropped
+                .into_iter()
+                .map(|(id, step)| (ClientId(id), step))
+                .collect(),
+            client_max: times.0,
+            client_sum: times.1,
+            server: times.2,
+            bytes_per_client: usize::try_from(bytes_up / n.max(1) as u64).unwrap_or(usize::MAX),
+            messages,
+            encode: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(graph: SecAggGraph, dropout: f64) -> SecAggSettings {
+        SecAggSettings {
+            seed: 1,
+            dropout,
+            colluding: crate::DEFAULT_COLLUDING,
+            graph,
+            min_clients: 1,
+        }
+    }
+
+    #[test]
+    fn parameters_follow_the_graph_and_the_rates() {
+        // Complete graph, 10 clients, no colluder (floor(0.05 * 10) = 0):
+        // 2t > 10 gives t = 6, reachable after floor(0.2 * 10) = 2 drops.
+        let p = settings(SecAggGraph::Complete, 0.2).params(10).unwrap();
+        assert_eq!(
+            (p.graph, p.threshold, p.min_clients),
+            (GraphChoice::Complete, 6, 6)
+        );
+        // SecAgg+ for 40 clients: a Harary graph of small degree.
+        let p = settings(SecAggGraph::Harary, 0.1).params(40).unwrap();
+        let GraphChoice::Harary { degree } = p.graph else {
+            panic!("expected a Harary graph, got {:?}", p.graph)
+        };
+        assert!(degree < 39 && 2 * p.threshold > degree + 1 + p.max_colluders);
+        // Too few clients for a Harary graph: the finder falls back.
+        let p = settings(SecAggGraph::Harary, 0.1).params(4).unwrap();
+        assert_eq!(p.graph, GraphChoice::Complete);
+        // A lone client, and a minimum aggregate above the threshold.
+        assert_eq!(
+            settings(SecAggGraph::Complete, 0.2)
+                .params(1)
+                .unwrap()
+                .threshold,
+            1
+        );
+        let mut s = settings(SecAggGraph::Complete, 0.0);
+        s.min_clients = 9;
+        assert_eq!(s.params(10).unwrap().min_clients, 9);
+        // More dropouts than any threshold survives.
+        assert!(matches!(
+            settings(SecAggGraph::Complete, 0.6).params(10),
+            Err(MufcError::InvalidConfig {
+                name: "dropout",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn faults_are_the_draws_of_the_round() {
+        let s = settings(SecAggGraph::Complete, 0.5);
+        let ids: Vec<ClientId> = (0..40).map(ClientId).collect();
+        let f = s.faults(3, &ids);
+        let dropped: Vec<ClientId> = ids
+            .iter()
+            .copied()
+            .filter(|c| f.dropped_from(c.0).is_some())
+            .collect();
+        assert!(!dropped.is_empty() && dropped.len() < ids.len());
+        for c in &ids {
+            let step = dropout_draw(1, 0.5, 3, *c).map(|i| Step::ALL[i]);
+            assert_eq!(f.dropped_from(c.0), step);
+        }
+        assert_ne!(s.faults(4, &ids), f);
+    }
+}
