@@ -226,7 +226,18 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     ]);
     for r in &decode_rows {
         let name = r["privacy"].as_str().unwrap_or("?").to_string();
-        if r["available"] == true {
+        if name == "plain" {
+            t2.row([
+                name,
+                "none".to_string(),
+                "-".to_string(),
+                "none".to_string(),
+                format!(
+                    "{} (centroids and sizes in the clear)",
+                    r["bytes_per_client"]
+                ),
+            ]);
+        } else if r["available"] == true {
             t2.row([
                 name,
                 ms(r["fit_decode_seconds"].as_f64().unwrap_or(f64::NAN)),
@@ -240,7 +251,14 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
                 "-".to_string(),
                 "-".to_string(),
                 "-".to_string(),
-                r["error"].as_str().unwrap_or("").to_string(),
+                // The reason's first clause; the JSON has all of it.
+                r["error"]
+                    .as_str()
+                    .unwrap_or("")
+                    .split(':')
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
             ]);
         }
     }

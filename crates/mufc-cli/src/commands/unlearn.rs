@@ -301,6 +301,19 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         sum(&|s| secs(s.retrain.cpu())),
         sum(&|s| secs(s.retrain.wall)),
     );
+    let stages = |f: &dyn Fn(&Served) -> &StageTimes| {
+        let n = served.len().max(1) as f64;
+        let mean = |g: &dyn Fn(&StageTimes) -> f64| served.iter().map(|s| g(f(s))).sum::<f64>() / n;
+        json!({
+            "slowest_client_seconds": mean(&|t| secs(t.client_round_max)),
+            "sum_seconds": mean(&|t| secs(t.sum)),
+            "decode_seconds": mean(&|t| secs(t.decode)),
+            "server_kmeans_seconds": mean(&|t| secs(t.server)),
+            "offline_seconds": mean(&|t| secs(t.offline)),
+        })
+    };
+    let unlearn_stages = stages(&|s| &s.unlearn);
+    let retrain_stages = stages(&|s| &s.retrain);
     let clean: Vec<&Served> = served.iter().filter(|s| !s.reseeded).collect();
     let clean_speedup = if clean.is_empty() {
         None
@@ -403,6 +416,15 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             }),
         ),
     );
+    // A second object: one `json!` of this size overflows the macro
+    // recursion limit.
+    let json = merged(
+        json,
+        json!({
+            "unlearn_stage_means": unlearn_stages,
+            "retrain_stage_means": retrain_stages,
+        }),
+    );
 
     let ms = |x: f64| format!("{:.3} ms", x * 1e3);
     let per = |x: f64| ms(x / served.len().max(1) as f64);
@@ -446,6 +468,18 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         removals,
         table.render(),
     );
+    let stage_line = |name: &str, v: &Value| {
+        format!(
+            "{name} per request: slowest client {}, sum {}, decode {}, server K-means {} (mask dealing, offline: {})\n",
+            ms(v["slowest_client_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["sum_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["decode_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["server_kmeans_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["offline_seconds"].as_f64().unwrap_or(f64::NAN)),
+        )
+    };
+    text.push_str(&stage_line("unlearn", &unlearn_stages));
+    text.push_str(&stage_line("retrain", &retrain_stages));
     text.push_str(&format!(
         "requests where a client reseeded (Alg. 3 retrained): {reseeded}; server refits from scratch: {refits}\n"
     ));
