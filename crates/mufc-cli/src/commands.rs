@@ -1,13 +1,12 @@
 //! What each subcommand does, as functions from parsed options to a
 //! [`Report`]. The binary only parses, calls [`execute`] and prints.
 //!
-//! Today `run`, `unlearn` and `bench` prepare their data and then stop with
-//! [`CliError::NotImplemented`]: their engine is the `mufc` library
-//! (issue 5). `compare` runs K-FED and DC-KMeans and marks the MUFC row as
-//! missing.
+//! `run` and `compare` are here; `unlearn` and `bench` in their own
+//! modules ([`unlearn()`], [`bench()`]).
 
 use std::time::Instant;
 
+use mufc::{Federation, StageTimes, ValidConfig};
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -15,9 +14,10 @@ use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::central::{best_kmeans, kmeans_labels};
-use crate::cli::{Command, CompareArgs, DataArgs, FedArgs, Labels, Split as SplitKind};
+use crate::cli::{Command, CompareArgs, DataArgs, FedArgs, Labels, RunArgs, Split as SplitKind};
 use crate::data::{Header, LoadOptions, load};
 use crate::dc_kmeans::{DcKMeans, DcParams};
+use crate::federated;
 use crate::kfed::{KFedParams, kfed};
 use crate::output::{Report, TextTable, fmt_mean_std, mean_std};
 use crate::progress::Progress;
@@ -25,8 +25,11 @@ use crate::random::{derive_seed, tag};
 use crate::split::Split;
 use crate::synth::{GaussianMixture, scale_into_box};
 
-/// The reason the MUFC row of `mufc compare` is empty.
-pub const MISSING_ENGINE: &str = "not implemented yet: needs the mufc library (issue 5)";
+mod bench;
+mod unlearn;
+
+pub use bench::bench;
+pub use unlearn::unlearn;
 
 /// The data of an experiment, split over clients.
 #[derive(Clone, Debug)]
@@ -42,9 +45,12 @@ pub struct Prepared {
     pub split_desc: String,
     /// The number of clusters K.
     pub k: usize,
-    /// The number of clusters each client computes (K' for a non-i.i.d.
-    /// split, else K unless `--k-prime` says otherwise).
+    /// The number of clusters each client computes (`--client-k`, else
+    /// K), for every method.
     pub local_k: usize,
+    /// K' of a non-i.i.d. split (K-FED's clients compute K' clusters, the
+    /// number its one-shot server step is built for).
+    pub k_prime: Option<usize>,
     /// The quantization step gamma (given, or 1/sqrt(n)).
     pub gamma: f64,
     /// phi_c*, when the K-means labelling already computed it.
@@ -76,6 +82,12 @@ impl Prepared {
         let p = best_kmeans(&all, self.k, restarts, seed)?.phi();
         self.phi_c_star = Some(p);
         Ok(p)
+    }
+
+    /// The number of clusters K-FED's clients compute: K' for a non-i.i.d.
+    /// split, else the clients' k.
+    pub fn kfed_k(&self) -> usize {
+        self.k_prime.unwrap_or(self.local_k)
     }
 
     /// One line describing the data and the split.
@@ -117,6 +129,12 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
     }
     if data.k_prime == Some(0) {
         return Err(invalid("K'", 0, "must be at least 1"));
+    }
+    if fed.client_k == Some(0) {
+        return Err(invalid("client k", 0, "must be at least 1"));
+    }
+    if fed.server_restarts == 0 {
+        return Err(invalid("server restarts", 0, "must be at least 1"));
     }
     if let Some(g) = fed.gamma
         && !(g > 0.0 && g.is_finite())
@@ -167,16 +185,16 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
     };
     let points = table.points().clone();
     let mut phi_c_star = None;
-    let (split, split_desc, local_k) = if let Some(clients) = table.clients() {
+    let mut k_prime = None;
+    let (split, split_desc) = if let Some(clients) = table.clients() {
         let col = data.client_column.unwrap_or(0);
         (
             Split::by_client(clients)?,
             format!("clients from column {col}"),
-            data.k_prime.unwrap_or(data.k),
         )
     } else {
         let (labels, which) = match (true_labels, data.labels) {
-            (Some(l), Labels::Auto) => (l, "true labels"),
+            (Some(l), Labels::True) => (l, "true labels"),
             _ => {
                 let all = seeding::Dataset::new(points.clone())?;
                 let (l, phi) = kmeans_labels(&all, data.k, data.restarts, seed)?;
@@ -189,18 +207,18 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
             SplitKind::Iid => (
                 Split::iid(&labels, data.clients, &mut rng)?,
                 format!("iid split of the {which}"),
-                data.k_prime.unwrap_or(data.k),
             ),
             SplitKind::NonIid => {
                 let kp = data.k_prime.unwrap_or(3);
+                k_prime = Some(kp);
                 (
                     Split::non_iid(&labels, data.clients, kp, &mut rng)?,
                     format!("non-iid split of the {which}, K' = {kp}"),
-                    kp,
                 )
             }
         }
     };
+    let local_k = fed.client_k.unwrap_or(data.k);
     let n = points.ncols();
     Ok(Prepared {
         source,
@@ -209,6 +227,7 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
         split_desc,
         k: data.k,
         local_k,
+        k_prime,
         gamma: fed.gamma.unwrap_or(1.0 / (n as f64).sqrt()),
         phi_c_star,
     })
@@ -219,53 +238,200 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
 ///
 /// # Errors
 ///
-/// [`CliError::NotImplemented`] for the parts that need the `mufc`
-/// library, and the errors of the steps run.
+/// The errors of the steps run: bad options, bad data, and the errors of
+/// the `mufc` library (for instance a client with fewer distinct points
+/// than its k).
 pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
-    let seed = command.common().seed;
-    match command {
-        Command::Run(a) => {
-            if a.trials == 0 {
-                return Err(invalid("trials", 0, "must be at least 1"));
-            }
-            let p = prepare(&a.data, &a.fed, seed)?;
-            Err(not_implemented("run", &p))
-        }
-        Command::Unlearn(a) => {
-            if a.removals == 0 {
-                return Err(invalid("removals", 0, "must be at least 1"));
-            }
-            if a.batch == 0 {
-                return Err(invalid("batch", 0, "must be at least 1"));
-            }
-            if let Some(path) = &a.plot {
-                let ext = path.extension().and_then(|e| e.to_str());
-                if !matches!(
-                    ext.map(str::to_ascii_lowercase).as_deref(),
-                    Some("svg" | "png")
-                ) {
-                    return Err(CliError::UnknownFormat {
-                        path: path.clone(),
-                        expected: ".svg or .png",
-                    });
-                }
-            }
-            let p = prepare(&a.data, &a.fed, seed)?;
-            Err(not_implemented("unlearn", &p))
-        }
-        Command::Bench(a) => {
-            let p = prepare(&a.data, &a.fed, seed)?;
-            Err(not_implemented("bench", &p))
-        }
+    let result = match command {
+        Command::Run(a) => run(a, progress),
+        Command::Unlearn(a) => unlearn(a, progress),
+        Command::Bench(a) => bench(a, progress),
         Command::Compare(a) => compare(a, progress),
-    }
+    };
+    result.map_err(|e| match e {
+        CliError::Mufc(m @ mufc::MufcError::OutsideBox { .. }) => CliError::OutsideBox(m),
+        other => other,
+    })
 }
 
-fn not_implemented(command: &'static str, p: &Prepared) -> CliError {
-    CliError::NotImplemented {
-        command,
-        detail: format!("; data ready: {}", p.summary()),
+/// The federation seed of trial `t` of a run seeded by `seed` (the same in
+/// `run`, `compare` and, for trial 0, `unlearn` and `bench`).
+pub(crate) fn trial_seed(seed: u64, t: usize) -> u64 {
+    derive_seed(seed, tag::TRIAL, t as u64)
+}
+
+/// The federation's configuration for the prepared data and a trial seed.
+pub(crate) fn fed_config(p: &Prepared, fed: &FedArgs, seed: u64) -> Result<ValidConfig, CliError> {
+    federated::config(p.k, p.local_k, p.gamma, fed, seed)
+}
+
+/// One line naming the federated options, for people.
+pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
+    format!(
+        "privacy {}, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        federated::privacy(fed.privacy),
+        federated::server_points(fed.server_points),
+        match fed.client_training {
+            crate::cli::ClientTraining::Seeding => "K-means++ seeding",
+            crate::cli::ClientTraining::Full => "full K-means",
+        },
+        fed.server_restarts,
+        p.gamma,
+    )
+}
+
+/// The JSON fields every command reports about its data.
+fn data_json(p: &Prepared, seed: u64) -> Value {
+    json!({
+        "source": p.source,
+        "n": p.n(),
+        "d": p.d(),
+        "k": p.k,
+        "local_k": p.local_k,
+        "clients": p.split.num_clients(),
+        "split": p.split_desc,
+        "seed": seed,
+        "gamma": p.gamma,
+    })
+}
+
+/// Merges the fields of `extra` into the object `base`.
+fn merged(mut base: Value, extra: Value) -> Value {
+    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
+        b.extend(e);
     }
+    base
+}
+
+/// `mufc run`: Algorithm 1 on the data, over the trials (federation seed
+/// per trial; same data and split).
+///
+/// # Errors
+///
+/// As [`prepare`] and [`Federation::new`].
+pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
+    if a.trials == 0 {
+        return Err(invalid("trials", 0, "must be at least 1"));
+    }
+    let seed = a.common.seed;
+    let start = Instant::now();
+    let mut p = prepare(&a.data, &a.fed, seed)?;
+    fed_config(&p, &a.fed, 0)?;
+    let clients = p.split.client_datasets(&p.points)?;
+    let mut bar = Progress::new(a.trials as u64 + 1, "run", progress);
+    let phi_star = p.phi_c_star(a.data.restarts, seed)?;
+    bar.inc(1);
+    let (mut ratios, mut phis, mut times) = (Vec::new(), Vec::new(), Vec::new());
+    let mut first: Option<(mufc::FitReport, Federation)> = None;
+    for t in 0..a.trials {
+        let fed = Federation::new(
+            clients.clone(),
+            &fed_config(&p, &a.fed, trial_seed(seed, t))?,
+        )?;
+        let o = fed.objectives(Some(phi_star))?;
+        ratios.push(o.loss_ratio.unwrap_or(f64::NAN));
+        phis.push(o.phi_f);
+        times.push(fed.fit_report().times);
+        if first.is_none() {
+            first = Some((fed.fit_report().clone(), fed));
+        }
+        bar.inc(1);
+    }
+    bar.finish();
+    // `trials >= 1`, so the loop ran.
+    let (fit, fed) = first.ok_or(CliError::NoData("no trial ran"))?;
+    let mean_of =
+        |f: &dyn Fn(&StageTimes) -> f64| mean_std(&times.iter().map(f).collect::<Vec<_>>()).0;
+    let (lr, lr_std) = mean_std(&ratios);
+    let (pf, pf_std) = mean_std(&phis);
+    let client = mean_of(&|t| federated::secs(t.client_max));
+    let aggregation = mean_of(&|t| federated::secs(t.aggregation()));
+    let decode = mean_of(&|t| federated::secs(t.decode));
+    let server = mean_of(&|t| federated::secs(t.server_total()));
+    let paper = mean_of(&|t| federated::secs(t.paper()));
+    let cpu = mean_of(&|t| federated::secs(t.cpu()));
+    let wall = mean_of(&|t| federated::secs(t.wall));
+    let sketch = fit.sketch.as_ref();
+    let total = start.elapsed().as_secs_f64();
+    let json = merged(
+        json!({ "command": "run" }),
+        merged(
+            data_json(&p, seed),
+            json!({
+                "trials": a.trials,
+                "privacy": federated::privacy(a.fed.privacy).name(),
+                "server_points": federated::server_points(a.fed.server_points).name(),
+                "client_training": federated::client_training(a.fed.client_training).name(),
+                "server_restarts": a.fed.server_restarts,
+                "loss_ratio": lr,
+                "loss_ratio_std": lr_std,
+                "loss_ratios": ratios,
+                "phi_f": pf,
+                "phi_f_std": pf_std,
+                "phi_c_star": phi_star,
+                "phi_c_star_restarts": a.data.restarts,
+                "client_seconds": client,
+                "aggregation_seconds": aggregation,
+                "decode_seconds": decode,
+                "server_seconds": server,
+                "paper_seconds": paper,
+                "cpu_seconds": cpu,
+                "wall_seconds": wall,
+                "bytes_per_client": fit.bytes_per_client,
+                "nonzero_bins": fit.nonzero_bins,
+                "server_points_count": fit.server_points,
+                "sketch_capacity": sketch.map(|s| s.capacity),
+                "sketch_elements": sketch.map(|s| s.elements),
+                "modulus_bits": sketch.map(|s| s.modulus_bits),
+                "rounds": fed.rounds(),
+                "seconds_total": total,
+            }),
+        ),
+    );
+    let mut table = TextTable::new(&["", "value"]);
+    let ms = |x: f64| format!("{:.2} ms", x * 1e3);
+    table.row([
+        format!("loss ratio phi_f / phi_c* ({} trials)", a.trials),
+        fmt_mean_std(lr, lr_std, 4),
+    ]);
+    table.row(["phi_f".to_string(), format!("{pf:.4}")]);
+    table.row([
+        format!("phi_c* (best of {} centralized K-means)", a.data.restarts),
+        format!("{phi_star:.4}"),
+    ]);
+    table.row(["slowest client (training)".to_string(), ms(client)]);
+    table.row([
+        "aggregation (slowest encode + mask, sum)".to_string(),
+        ms(aggregation),
+    ]);
+    table.row(["server decode".to_string(), ms(decode)]);
+    table.row(["server decode + K-means".to_string(), ms(server)]);
+    table.row([
+        "time as the paper counts (slowest client + server)".to_string(),
+        ms(paper),
+    ]);
+    table.row(["total CPU time".to_string(), ms(cpu)]);
+    table.row(["wall clock".to_string(), ms(wall)]);
+    table.row([
+        "bytes per client".to_string(),
+        fit.bytes_per_client.to_string(),
+    ]);
+    table.row(["nonzero bins".to_string(), fit.nonzero_bins.to_string()]);
+    if let Some(s) = sketch {
+        table.row([
+            "sketch: capacity t, elements, modulus bits".to_string(),
+            format!("{}, {}, {}", s.capacity, s.elements, s.modulus_bits),
+        ]);
+    }
+    let text = format!(
+        "mufc run: {}\n{}; seed {}\n\n{}\ntimes are means over trials; total time {:.1} s\n",
+        p.summary(),
+        fed_summary(&a.fed, &p),
+        seed,
+        table.render(),
+        total
+    );
+    Ok(Report { json, text })
 }
 
 /// The results of one method over the trials.
@@ -289,24 +455,25 @@ impl MethodStats {
         })
     }
 
-    fn row(&self, name: &str) -> Vec<String> {
+    fn row(&self, name: &str, note: &str) -> Vec<String> {
         let (m, s) = mean_std(&self.ratios);
         let (t, _) = mean_std(&self.seconds);
         vec![
             name.to_string(),
             fmt_mean_std(m, s, 3),
             format!("{t:.4}"),
-            String::new(),
+            note.to_string(),
         ]
     }
 }
 
-/// `mufc compare`: K-FED and DC-KMeans over the trials (the MUFC row is
-/// missing until the `mufc` library exists).
+/// `mufc compare`: MUFC, K-FED and DC-KMeans over the trials, the same
+/// data and split for all, trial `t` seeding every method alike (the
+/// paper's Table 1).
 ///
 /// # Errors
 ///
-/// As [`prepare`], [`kfed`] and [`DcKMeans::fit`].
+/// As [`prepare`], [`Federation::new`], [`kfed`] and [`DcKMeans::fit`].
 pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     if a.trials == 0 {
         return Err(invalid("trials", 0, "must be at least 1"));
@@ -314,13 +481,27 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     let seed = a.common.seed;
     let start = Instant::now();
     let mut p = prepare(&a.data, &a.fed, seed)?;
+    fed_config(&p, &a.fed, 0)?;
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
     let clients = p.split.client_datasets(&p.points)?;
-    let mut bar = Progress::new(2 * a.trials as u64, "trials", progress);
-    let (mut kf, mut dc) = (MethodStats::default(), MethodStats::default());
+    let mut bar = Progress::new(3 * a.trials as u64, "trials", progress);
+    let (mut mu, mut kf, mut dc) = (
+        MethodStats::default(),
+        MethodStats::default(),
+        MethodStats::default(),
+    );
     for t in 0..a.trials {
-        let s = derive_seed(seed, tag::TRIAL, t as u64);
-        let run = kfed(&clients, &KFedParams::new(p.k, p.local_k), s)?;
+        let s = trial_seed(seed, t);
+        let fed = Federation::new(clients.clone(), &fed_config(&p, &a.fed, s)?)?;
+        mu.ratios.push(
+            fed.objectives(Some(phi_star))?
+                .loss_ratio
+                .unwrap_or(f64::NAN),
+        );
+        mu.seconds
+            .push(federated::secs(fed.fit_report().times.paper()));
+        bar.inc(1);
+        let run = kfed(&clients, &KFedParams::new(p.k, p.kfed_k()), s)?;
         kf.ratios.push(seeding::loss_ratio(run.phi_f, phi_star)?);
         kf.seconds.push(run.seconds());
         bar.inc(1);
@@ -332,34 +513,46 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     }
     bar.finish();
     let total = start.elapsed().as_secs_f64();
-    let json = json!({
-        "command": "compare",
-        "source": p.source,
-        "n": p.n(),
-        "d": p.d(),
-        "k": p.k,
-        "local_k": p.local_k,
-        "clients": p.split.num_clients(),
-        "split": p.split_desc,
-        "trials": a.trials,
-        "seed": seed,
-        "gamma": p.gamma,
-        "phi_c_star": phi_star,
-        "phi_c_star_restarts": a.data.restarts,
-        "mufc": { "available": false, "error": MISSING_ENGINE, "loss_ratio": null, "loss_ratio_std": null },
-        "k_fed": kf.json(),
-        "dc_kmeans": dc.json(),
-        "seconds_total": total,
-    });
+    let json = merged(
+        json!({ "command": "compare" }),
+        merged(
+            data_json(&p, seed),
+            json!({
+                "trials": a.trials,
+                "phi_c_star": phi_star,
+                "phi_c_star_restarts": a.data.restarts,
+                "mufc": merged(mu.json(), json!({
+                    "privacy": federated::privacy(a.fed.privacy).name(),
+                    "server_points": federated::server_points(a.fed.server_points).name(),
+                    "client_training": federated::client_training(a.fed.client_training).name(),
+                    "server_restarts": a.fed.server_restarts,
+                })),
+                "k_fed": merged(kf.json(), json!({ "client_k": p.kfed_k() })),
+                "dc_kmeans": dc.json(),
+                "seconds_total": total,
+            }),
+        ),
+    );
     let mut table = TextTable::new(&["method", "loss ratio", "seconds", "note"]);
-    table.row(["MUFC", "-", "-", MISSING_ENGINE]);
-    table.row(kf.row("K-FED"));
-    table.row(dc.row("DC-KMeans"));
+    let mufc_note = format!(
+        "{} clients, weighted server points",
+        match a.fed.client_training {
+            crate::cli::ClientTraining::Seeding => "seeding-only",
+            crate::cli::ClientTraining::Full => "full K-means",
+        }
+    );
+    table.row(mu.row("MUFC", &mufc_note));
+    table.row(kf.row(
+        "K-FED",
+        &format!("one-shot, unit weights, {} clusters per client", p.kfed_k()),
+    ));
+    table.row(dc.row("DC-KMeans", "tree of height 2, unit weights"));
     let text = format!(
-        "mufc compare: {}\nphi_c* = {:.6} (best of {} centralized K-means runs); {} trials; seed {}\n\
+        "mufc compare: {}\nMUFC: {}\nphi_c* = {:.6} (best of {} centralized K-means runs); {} trials; seed {}\n\
          loss ratio = phi_f / phi_c* (mean ± std over trials); seconds = slowest client + server\n\n{}\n\
          total time {:.1} s\n",
         p.summary(),
+        fed_summary(&a.fed, &p),
         phi_star,
         a.data.restarts,
         a.trials,
@@ -382,24 +575,6 @@ mod tests {
     }
 
     #[test]
-    fn run_prepares_the_default_data_then_reports_the_missing_engine() {
-        // A smaller variance and fewer restarts would not change the
-        // path; the default data is generated for real.
-        let err = execute(&parse(&["mufc", "run", "--quiet"]), false).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains(MISSING_ENGINE), "{msg}");
-        assert!(
-            msg.contains("n = 30000, d = 10, K = 10; 100 clients"),
-            "{msg}"
-        );
-        assert!(msg.contains("K' = 3"), "{msg}");
-        for cmd in ["bench", "unlearn"] {
-            let err = execute(&parse(&["mufc", cmd, "--clients", "10"]), false).unwrap_err();
-            assert!(matches!(err, CliError::NotImplemented { .. }), "{err}");
-        }
-    }
-
-    #[test]
     fn options_are_checked_before_work() {
         for args in [
             &["mufc", "run", "--k", "0"][..],
@@ -407,19 +582,19 @@ mod tests {
             &["mufc", "run", "--trials", "0"],
             &["mufc", "unlearn", "--removals", "0"],
             &["mufc", "unlearn", "--plot", "fig.pdf"],
+            &["mufc", "unlearn", "--batch", "0"],
+            &["mufc", "bench", "--requests", "0"],
+            &["mufc", "run", "--server-restarts", "0"],
+            &["mufc", "run", "--client-k", "0"],
             &["mufc", "compare", "--k-prime", "11"],
             &["mufc", "run", "--data", "no/such/file.csv"],
         ] {
-            let err = execute(&parse(args), false).unwrap_err();
-            assert!(
-                !matches!(err, CliError::NotImplemented { .. }),
-                "{args:?}: {err}"
-            );
+            assert!(execute(&parse(args), false).is_err(), "{args:?}");
         }
     }
 
     #[test]
-    fn compare_runs_the_baselines_on_a_file() {
+    fn compare_runs_every_method_on_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blobs.csv");
         let (points, _) = crate::testdata::blobs(3, 40, 2, 0.01, "cmp");
@@ -443,24 +618,27 @@ mod tests {
             "--trials",
             "2",
             "--json",
+            "--scale",
+            // Blobs far narrower than the default step 1/sqrt(120).
+            "--gamma",
+            "0.005",
         ]);
         let report = execute(&cmd, false).unwrap();
         let j = &report.json;
         assert_eq!(j["n"], 120);
         assert_eq!(j["clients"], 4);
-        assert_eq!(j["mufc"]["available"], false);
-        for m in ["k_fed", "dc_kmeans"] {
+        for m in ["mufc", "k_fed", "dc_kmeans"] {
             let r = j[m]["loss_ratio"].as_f64().unwrap();
-            assert!((0.99..1.1).contains(&r), "{m}: {r}");
+            // MUFC pays for quantization and seeding-only clients.
+            assert!((0.99..1.2).contains(&r), "{m}: {r}");
             assert_eq!(j[m]["loss_ratios"].as_array().unwrap().len(), 2);
         }
         assert!(report.text.contains("DC-KMeans"));
-        assert!(report.text.contains(MISSING_ENGINE));
+        assert!(report.text.contains("MUFC"));
         // The same seed gives the same numbers.
         let again = execute(&cmd, false).unwrap();
-        assert_eq!(
-            again.json["k_fed"]["loss_ratios"],
-            j["k_fed"]["loss_ratios"]
-        );
+        for m in ["mufc", "k_fed", "dc_kmeans"] {
+            assert_eq!(again.json[m]["loss_ratios"], j[m]["loss_ratios"]);
+        }
     }
 }

@@ -177,13 +177,41 @@ impl DcKMeans {
     /// changes); [`CliError::NoData`] when the last point goes;
     /// [`CliError::Seeding`].
     pub fn delete(&mut self, id: PointId) -> Result<Deletion, CliError> {
-        let leaf = *self
-            .owner
-            .get(&id)
-            .ok_or(CliError::UnknownPoint { id: id.0 })?;
+        self.delete_many(&[id])
+    }
+
+    /// Deletes several points of one leaf in one request (a batch, or a
+    /// whole client): removes them, retrains that leaf once, then the root
+    /// once. The returned time covers both retrainings.
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::NoData`] for no ids; [`CliError::UnknownPoint`] for an
+    /// id not in the tree; [`CliError::InvalidParameter`] when the ids are
+    /// on several leaves; [`CliError::NoData`] when the last point goes;
+    /// [`CliError::Seeding`] (for instance a repeated id). Nothing changes
+    /// on error.
+    pub fn delete_many(&mut self, ids: &[PointId]) -> Result<Deletion, CliError> {
+        let first = ids.first().ok_or(CliError::NoData("no point to delete"))?;
+        let leaf_of = |id: &PointId| {
+            self.owner
+                .get(id)
+                .copied()
+                .ok_or(CliError::UnknownPoint { id: id.0 })
+        };
+        let leaf = leaf_of(first)?;
+        for id in ids {
+            if leaf_of(id)? != leaf {
+                return Err(CliError::InvalidParameter {
+                    name: "point id",
+                    value: id.to_string(),
+                    reason: "a deletion request names points of one leaf only",
+                });
+            }
+        }
         // `without` keeps the order of the remaining points, so the leaf
-        // is exactly the data set a fresh split without `id` would give.
-        let data = self.leaves[leaf].without(&[id])?;
+        // is exactly the data set a fresh split without `ids` would give.
+        let data = self.leaves[leaf].without(ids)?;
         let start = Instant::now();
         let model = fit_leaf(&data, &self.params, self.seed, leaf)?;
         let mut models = self.models.clone();
@@ -192,7 +220,9 @@ impl DcKMeans {
         leaves[leaf] = data;
         let (root, offsets) = fit_root(&leaves, &models, &self.params, self.seed)?;
         let seconds = start.elapsed().as_secs_f64();
-        self.owner.remove(&id);
+        for id in ids {
+            self.owner.remove(id);
+        }
         self.leaves = leaves;
         self.models = models;
         self.root = root;

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use mufc::MufcError;
 use seeding::SeedingError;
 
 /// Everything the library modules of the `mufc` command can fail with.
@@ -120,17 +121,16 @@ pub enum CliError {
         /// What the plotting library said.
         message: String,
     },
-    /// The command needs the `mufc` library, which does not exist yet.
-    #[error("mufc {command}: not implemented yet: needs the mufc library (issue 5){detail}")]
-    NotImplemented {
-        /// The subcommand.
-        command: &'static str,
-        /// What was done before stopping (empty, or starting with "; ").
-        detail: String,
-    },
     /// An error of the clustering library.
     #[error(transparent)]
     Seeding(#[from] SeedingError),
+    /// Data outside the quantizer's box `[-1/2, 1/2]^d` (SCMA modes).
+    #[error("{0}; pass --scale to map the data into the box")]
+    OutsideBox(MufcError),
+    /// An error of the federation (for instance a client with fewer
+    /// distinct points than its k, or data outside the quantizer's box).
+    #[error(transparent)]
+    Mufc(#[from] MufcError),
 }
 
 impl CliError {

@@ -9,6 +9,8 @@
 //!   K-FED (Dennis et al. 2021) and DC-KMeans (Ginart et al. 2019).
 //! - [`output`], [`progress`], [`plot`]: tables, JSON, progress bars and
 //!   the paper's Fig. 3.
+//! - [`federated`]: the bridge to the `mufc` library (configuration,
+//!   retraining from scratch, comparison of federations).
 //! - [`cli`] and [`commands`]: the command line and what each subcommand
 //!   does.
 //!
@@ -36,6 +38,7 @@ pub mod commands;
 pub mod data;
 pub mod dc_kmeans;
 mod error;
+pub mod federated;
 pub mod kfed;
 pub mod output;
 pub mod plot;

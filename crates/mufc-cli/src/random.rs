@@ -62,6 +62,8 @@ pub(crate) mod tag {
     pub(crate) const DC_LEAF: u64 = 7;
     /// DC-KMeans, the root restarts.
     pub(crate) const DC_ROOT: u64 = 8;
+    /// The choice of removal requests.
+    pub(crate) const REMOVALS: u64 = 9;
 }
 
 #[cfg(test)]

@@ -1,0 +1,521 @@
+//! `mufc unlearn`: train, serve removal requests (Algorithm 4), and
+//! retrain from scratch after every request in the same run.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use mufc::{ClientId, Federation, RemovalRequest, StageTimes};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use seeding::{Dataset, PointId};
+use serde_json::{Value, json};
+
+use super::{data_json, fed_config, fed_summary, invalid, merged, prepare, trial_seed};
+use crate::CliError;
+use crate::central::best_kmeans;
+use crate::cli::{Mode, UnlearnArgs};
+use crate::dc_kmeans::{DcKMeans, DcParams};
+use crate::federated::{self, secs};
+use crate::output::{Report, TextTable};
+use crate::plot::{UnlearnSeries, draw_unlearn_figure};
+use crate::progress::Progress;
+use crate::random::{below, derive_seed, tag};
+
+/// What one request did and cost.
+#[derive(Clone, Debug)]
+struct Served {
+    removed: usize,
+    unlearn: StageTimes,
+    retrain: StageTimes,
+    reseeded: bool,
+    server: &'static str,
+    equal: Option<String>,
+    loss_ratio: f64,
+    dc_seconds: Option<f64>,
+}
+
+/// A request: the ids each named client loses.
+type Entries = Vec<(ClientId, Vec<PointId>)>;
+
+/// The requests naming `rows` (data rows, which are the point ids),
+/// `batch` rows each, grouped by client.
+///
+/// # Errors
+///
+/// [`CliError::UnknownPoint`] for a row outside the data;
+/// [`CliError::InvalidParameter`] for a row named twice or every point
+/// named.
+fn explicit(rows: &[u64], batch: usize, client_of: &[usize]) -> Result<Vec<Entries>, CliError> {
+    let mut seen = std::collections::HashSet::new();
+    for &r in rows {
+        if usize::try_from(r).map_or(true, |i| i >= client_of.len()) {
+            return Err(CliError::UnknownPoint { id: r });
+        }
+        if !seen.insert(r) {
+            return Err(invalid("remove", r, "a row is named twice"));
+        }
+    }
+    if rows.len() >= client_of.len() {
+        return Err(invalid(
+            "remove",
+            rows.len(),
+            "at least one point must remain",
+        ));
+    }
+    Ok(rows
+        .chunks(batch)
+        .map(|chunk| {
+            let mut by: BTreeMap<ClientId, Vec<PointId>> = BTreeMap::new();
+            for &r in chunk {
+                // Checked above: `r` is a position in `client_of`.
+                let c = client_of[usize::try_from(r).unwrap_or(0)];
+                by.entry(ClientId(c as u64)).or_default().push(PointId(r));
+            }
+            by.into_iter().collect()
+        })
+        .collect())
+}
+
+/// The next request: a client and the ids it loses.
+fn choose(
+    fed: &Federation,
+    a: &UnlearnArgs,
+    rng: &mut ChaCha8Rng,
+) -> Result<(ClientId, Vec<PointId>), CliError> {
+    let clients = fed.clients();
+    if clients.is_empty() {
+        return Err(CliError::NoData("every client was removed"));
+    }
+    match a.mode {
+        Mode::Random => {
+            let c = &clients[below(rng, clients.len())];
+            let data = c.data();
+            if a.whole_clients {
+                return Ok((c.id(), data.ids().to_vec()));
+            }
+            // A partial Fisher-Yates shuffle: `batch` distinct positions.
+            let mut pos: Vec<usize> = (0..data.len()).collect();
+            let r = a.batch.min(pos.len());
+            for i in 0..r {
+                let j = i + below(rng, pos.len() - i);
+                pos.swap(i, j);
+            }
+            Ok((c.id(), pos[..r].iter().map(|&p| data.id(p)).collect()))
+        }
+        Mode::Adversarial => {
+            // The paper's adversarial removals: the largest contribution to
+            // the current objective phi_f (ties: the first).
+            let costs = fed.induced_costs()?;
+            let total = |v: &[f64]| v.iter().sum::<f64>();
+            let top = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let key = |v: &[f64]| if a.whole_clients { total(v) } else { top(v) };
+            let mut best = 0;
+            for (i, (_, v)) in costs.iter().enumerate() {
+                if key(v) > key(&costs[best].1) {
+                    best = i;
+                }
+            }
+            let (id, v) = &costs[best];
+            let data = fed
+                .client(*id)
+                .ok_or(CliError::NoData("the chosen client vanished"))?
+                .data();
+            if a.whole_clients {
+                return Ok((*id, data.ids().to_vec()));
+            }
+            let mut pos: Vec<usize> = (0..v.len()).collect();
+            // Largest first; equal costs in position order.
+            pos.sort_by(|&x, &y| v[y].total_cmp(&v[x]).then(x.cmp(&y)));
+            pos.truncate(a.batch);
+            Ok((*id, pos.iter().map(|&p| data.id(p)).collect()))
+        }
+    }
+}
+
+/// `mufc unlearn`: trains (trial 0's federation seed), then serves
+/// `--removals` requests; after each, retrains from scratch on the
+/// remaining data (Algorithm 1: every client, a full aggregation and
+/// decode, the server's fit), checks that the unlearned federation equals
+/// the retrained one, and records both times and the loss ratio. With
+/// `--compare`, DC-KMeans serves the same requests.
+///
+/// The loss ratio after each request divides by phi_c* of the whole data
+/// (as a fixed scale, for the figure); `loss_ratio_after` divides by phi_c*
+/// re-estimated on the data left (the same estimator).
+///
+/// # Errors
+///
+/// [`CliError::InvalidParameter`] for zero removals or batch, more removals
+/// than the data allows; [`CliError::UnknownFormat`] for a plot that is not
+/// `.svg` or `.png`; and the errors of the steps.
+pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
+    if a.removals == 0 {
+        return Err(invalid("removals", 0, "must be at least 1"));
+    }
+    if a.batch == 0 {
+        return Err(invalid("batch", 0, "must be at least 1"));
+    }
+    if let Some(path) = &a.plot {
+        let ext = path.extension().and_then(|e| e.to_str());
+        if !matches!(
+            ext.map(str::to_ascii_lowercase).as_deref(),
+            Some("svg" | "png")
+        ) {
+            return Err(CliError::UnknownFormat {
+                path: path.clone(),
+                expected: ".svg or .png",
+            });
+        }
+    }
+    let seed = a.common.seed;
+    let start = Instant::now();
+    let mut p = prepare(&a.data, &a.fed, seed)?;
+    let fed_seed = trial_seed(seed, 0);
+    let config = fed_config(&p, &a.fed, fed_seed)?;
+    let planned = match &a.remove {
+        Some(rows) => Some(explicit(rows, a.batch, &p.split.client_of(p.n())?)?),
+        None => None,
+    };
+    let removals = planned.as_ref().map_or(a.removals, Vec::len);
+    if removals == 0 {
+        return Err(invalid("remove", 0, "name at least one row"));
+    }
+    if a.whole_clients && a.removals >= p.split.num_clients() {
+        return Err(invalid(
+            "removals",
+            a.removals,
+            "removing whole clients needs fewer requests than clients",
+        ));
+    }
+    if planned.is_none() && !a.whole_clients && a.removals.saturating_mul(a.batch) >= p.n() {
+        return Err(invalid(
+            "removals",
+            a.removals,
+            "removals times the batch must be fewer than the points",
+        ));
+    }
+    let clients = p.split.client_datasets(&p.points)?;
+    let mut bar = Progress::new(removals as u64 + 2, "requests", progress);
+    let phi_star = p.phi_c_star(a.data.restarts, seed)?;
+    let mut fed = Federation::new(clients.clone(), &config)?;
+    let fit = fed.fit_report().times;
+    let before = fed.objectives(Some(phi_star))?;
+    let loss_before = before.loss_ratio.unwrap_or(f64::NAN);
+    let mut dc = if a.compare {
+        Some(DcKMeans::fit(
+            clients.clone(),
+            DcParams::new(p.k, p.local_k),
+            fed_seed,
+        )?)
+    } else {
+        None
+    };
+    let dc_before = dc
+        .as_ref()
+        .map(|t| {
+            t.phi_f()
+                .and_then(|f| Ok(seeding::loss_ratio(f, phi_star)?))
+        })
+        .transpose()?;
+    bar.inc(1);
+    let mut remaining: BTreeMap<ClientId, Dataset> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect();
+    let retrain_config = federated::retrain_config(&fed)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::REMOVALS, 0));
+    let mut served: Vec<Served> = Vec::with_capacity(removals);
+    for i in 0..removals {
+        let (request, entries) = match &planned {
+            Some(plan) => {
+                let entries = plan[i].clone();
+                let mut request = RemovalRequest::new();
+                for (c, ids) in &entries {
+                    request = request.with_points(*c, ids.clone());
+                }
+                (request, entries)
+            }
+            None => {
+                let (client, ids) = choose(&fed, a, &mut rng)?;
+                let request = if a.whole_clients {
+                    RemovalRequest::clients(vec![client])
+                } else {
+                    RemovalRequest::points(client, ids.clone())
+                };
+                (request, vec![(client, ids)])
+            }
+        };
+        let report = fed.remove(&request)?;
+        for (client, ids) in &entries {
+            federated::remove_from(&mut remaining, *client, ids)?;
+        }
+        let fresh = federated::retrain(&remaining, &retrain_config)?;
+        let equal = federated::difference(&fed, &fresh);
+        let dc_seconds = match &mut dc {
+            Some(t) => {
+                let mut total = 0.0;
+                for (_, ids) in &entries {
+                    total += t.delete_many(ids)?.seconds;
+                }
+                Some(total)
+            }
+            None => None,
+        };
+        served.push(Served {
+            removed: report.removed_points,
+            unlearn: report.times,
+            retrain: fresh.fit_report().times,
+            reseeded: !report.reseeded.is_empty(),
+            server: report.server.name(),
+            equal,
+            loss_ratio: fed
+                .objectives(Some(phi_star))?
+                .loss_ratio
+                .unwrap_or(f64::NAN),
+            dc_seconds,
+        });
+        bar.inc(1);
+    }
+    let after = fed.objectives(None)?;
+    let star_after = best_kmeans(&fed.union()?, p.k, a.data.restarts, seed)?.phi();
+    let loss_after = seeding::loss_ratio(after.phi_f, star_after)?;
+    let loss_after_fixed = served.last().map_or(loss_before, |s| s.loss_ratio);
+    let dc_after = dc
+        .as_ref()
+        .map(|t| {
+            t.phi_f()
+                .and_then(|f| Ok(seeding::loss_ratio(f, star_after)?))
+        })
+        .transpose()?;
+    bar.finish();
+
+    let sum = |f: &dyn Fn(&Served) -> f64| served.iter().map(f).sum::<f64>();
+    let (u_paper, u_cpu, u_wall) = (
+        sum(&|s| secs(s.unlearn.paper())),
+        sum(&|s| secs(s.unlearn.cpu())),
+        sum(&|s| secs(s.unlearn.wall)),
+    );
+    let (r_paper, r_cpu, r_wall) = (
+        sum(&|s| secs(s.retrain.paper())),
+        sum(&|s| secs(s.retrain.cpu())),
+        sum(&|s| secs(s.retrain.wall)),
+    );
+    let stages = |f: &dyn Fn(&Served) -> &StageTimes| {
+        let n = served.len().max(1) as f64;
+        let mean = |g: &dyn Fn(&StageTimes) -> f64| served.iter().map(|s| g(f(s))).sum::<f64>() / n;
+        json!({
+            "slowest_client_seconds": mean(&|t| secs(t.client_round_max)),
+            "sum_seconds": mean(&|t| secs(t.sum)),
+            "decode_seconds": mean(&|t| secs(t.decode)),
+            "server_kmeans_seconds": mean(&|t| secs(t.server)),
+            "offline_seconds": mean(&|t| secs(t.offline)),
+        })
+    };
+    let unlearn_stages = stages(&|s| &s.unlearn);
+    let retrain_stages = stages(&|s| &s.retrain);
+    let clean: Vec<&Served> = served.iter().filter(|s| !s.reseeded).collect();
+    let clean_speedup = if clean.is_empty() {
+        None
+    } else {
+        let u: f64 = clean.iter().map(|s| secs(s.unlearn.paper())).sum();
+        let r: f64 = clean.iter().map(|s| secs(s.retrain.paper())).sum();
+        Some(r / u)
+    };
+    let reseeded = served.iter().filter(|s| s.reseeded).count();
+    let refits = served.iter().filter(|s| s.server == "full").count();
+    let retrained = served
+        .iter()
+        .filter(|s| s.reseeded || s.server == "full")
+        .count();
+    let equal = served.iter().filter(|s| s.equal.is_none()).count();
+    let first_diff = served.iter().find_map(|s| s.equal.clone());
+    let dc_total = dc.as_ref().map(|_| sum(&|s| s.dc_seconds.unwrap_or(0.0)));
+    let change = loss_after / loss_before - 1.0;
+
+    let plot = match &a.plot {
+        Some(path) => {
+            let series = UnlearnSeries {
+                mufc_seconds: served.iter().map(|s| secs(s.unlearn.paper())).collect(),
+                retrain_seconds: served.iter().map(|s| secs(s.retrain.paper())).collect(),
+                dc_kmeans_seconds: dc
+                    .as_ref()
+                    .map(|_| served.iter().map(|s| s.dc_seconds.unwrap_or(0.0)).collect()),
+                loss_ratio: std::iter::once(loss_before)
+                    .chain(served.iter().map(|s| s.loss_ratio))
+                    .collect(),
+            };
+            let outcome = draw_unlearn_figure(path, &series)?;
+            Some((path.clone(), outcome.text))
+        }
+        None => None,
+    };
+    let total = start.elapsed().as_secs_f64();
+
+    let mode = match (&planned, a.mode) {
+        (Some(_), _) => "given",
+        (None, Mode::Random) => "random",
+        (None, Mode::Adversarial) => "adversarial",
+    };
+    let dc_json = match (&dc, dc_total) {
+        (Some(_), Some(t)) => json!({
+            "seconds_total": t,
+            "speedup_of_mufc": t / u_paper,
+            "loss_ratio_before": dc_before,
+            "loss_ratio_after": dc_after,
+            "fit_seconds": dc.as_ref().map(DcKMeans::fit_seconds),
+        }),
+        _ => Value::Null,
+    };
+    let json = merged(
+        json!({ "command": "unlearn" }),
+        merged(
+            data_json(&p, seed),
+            json!({
+                "privacy": federated::privacy(a.fed.privacy).name(),
+                "server_points": federated::server_points(a.fed.server_points).name(),
+                "client_training": federated::client_training(a.fed.client_training).name(),
+                "server_restarts": a.fed.server_restarts,
+                "mode": mode,
+                "batch": if a.whole_clients { Value::Null } else { json!(a.batch) },
+                "whole_clients": a.whole_clients,
+                "removals": removals,
+                "removed_points": served.iter().map(|s| s.removed).sum::<usize>(),
+                "retrained_requests": retrained,
+                "reseeded_requests": reseeded,
+                "server_refits": refits,
+                "retrain_measured": served.len(),
+                "retrain_equal": equal,
+                "retrain_first_difference": first_diff,
+                "time_count": "paper: slowest client + server (sum, decode, K-means); masks dealt offline",
+                "unlearn_seconds_total": u_paper,
+                "retrain_seconds_total": r_paper,
+                "speedup": r_paper / u_paper,
+                "speedup_no_retraining": clean_speedup,
+                "unlearn_cpu_seconds_total": u_cpu,
+                "retrain_cpu_seconds_total": r_cpu,
+                "speedup_cpu": r_cpu / u_cpu,
+                "unlearn_wall_seconds_total": u_wall,
+                "retrain_wall_seconds_total": r_wall,
+                "speedup_wall": r_wall / u_wall,
+                "fit": federated::times_json(&fit),
+                "loss_ratio_before": loss_before,
+                "loss_ratio_after": loss_after,
+                "loss_ratio_after_fixed_star": loss_after_fixed,
+                "loss_ratio_change": change,
+                "phi_c_star_before": phi_star,
+                "phi_c_star_after": star_after,
+                "phi_c_star_restarts": a.data.restarts,
+                "loss_ratios": served.iter().map(|s| s.loss_ratio).collect::<Vec<_>>(),
+                "unlearn_seconds": served.iter().map(|s| secs(s.unlearn.paper())).collect::<Vec<_>>(),
+                "retrain_seconds": served.iter().map(|s| secs(s.retrain.paper())).collect::<Vec<_>>(),
+                "dc_kmeans": dc_json,
+                "plot": plot.as_ref().map(|(p, _)| p.display().to_string()),
+                "plot_has_text": plot.as_ref().map(|(_, t)| *t),
+                "seconds_total": total,
+            }),
+        ),
+    );
+    // A second object: one `json!` of this size overflows the macro
+    // recursion limit.
+    let json = merged(
+        json,
+        json!({
+            "unlearn_stage_means": unlearn_stages,
+            "retrain_stage_means": retrain_stages,
+        }),
+    );
+
+    let ms = |x: f64| format!("{:.3} ms", x * 1e3);
+    let per = |x: f64| ms(x / served.len().max(1) as f64);
+    let mut table = TextTable::new(&["per request (mean)", "MUFC unlearn", "retrain", "speed-up"]);
+    table.row([
+        "paper: slowest client + server".to_string(),
+        per(u_paper),
+        per(r_paper),
+        format!("{:.1}x", r_paper / u_paper),
+    ]);
+    table.row([
+        "total CPU".to_string(),
+        per(u_cpu),
+        per(r_cpu),
+        format!("{:.1}x", r_cpu / u_cpu),
+    ]);
+    table.row([
+        "wall clock".to_string(),
+        per(u_wall),
+        per(r_wall),
+        format!("{:.1}x", r_wall / u_wall),
+    ]);
+    if let (Some(t), Some(_)) = (dc_total, &dc) {
+        table.row([
+            "DC-KMeans (leaf + root)".to_string(),
+            per(t),
+            String::new(),
+            format!("MUFC {:.1}x faster", t / u_paper),
+        ]);
+    }
+    let what = if a.whole_clients {
+        "whole clients".to_string()
+    } else {
+        format!("{} point(s) of one client", a.batch)
+    };
+    let mut text = format!(
+        "mufc unlearn: {}\n{}; seed {}\n{} {mode} requests of {what}; complete retraining after each\n\n{}\n",
+        p.summary(),
+        fed_summary(&a.fed, &p),
+        seed,
+        removals,
+        table.render(),
+    );
+    let stage_line = |name: &str, v: &Value| {
+        format!(
+            "{name} per request: slowest client {}, sum {}, decode {}, server K-means {} (mask dealing, offline: {})\n",
+            ms(v["slowest_client_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["sum_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["decode_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["server_kmeans_seconds"].as_f64().unwrap_or(f64::NAN)),
+            ms(v["offline_seconds"].as_f64().unwrap_or(f64::NAN)),
+        )
+    };
+    text.push_str(&stage_line("unlearn", &unlearn_stages));
+    text.push_str(&stage_line("retrain", &retrain_stages));
+    text.push_str(&format!(
+        "requests where a client reseeded (Alg. 3 retrained): {reseeded}; server refits from scratch: {refits}\n"
+    ));
+    if let Some(c) = clean_speedup {
+        text.push_str(&format!(
+            "speed-up on requests without reseeding (Table 1's row): {c:.1}x (paper count)\n"
+        ));
+    }
+    text.push_str(&format!(
+        "unlearned == retrained (clients' seeds and counts, server counts and centroids, bit for bit): {equal} of {}\n",
+        served.len()
+    ));
+    if let Some(d) = &first_diff {
+        text.push_str(&format!("first difference: {d}\n"));
+    }
+    text.push_str(&format!(
+        "loss ratio before {loss_before:.4}, after {loss_after:.4} ({:+.2}%; phi_c* re-estimated on the remaining data); \
+         with phi_c* of the whole data {loss_after_fixed:.4}\n",
+        change * 100.0
+    ));
+    if let (Some(b), Some(af)) = (dc_before, dc_after) {
+        text.push_str(&format!(
+            "DC-KMeans loss ratio before {b:.4}, after {af:.4}\n"
+        ));
+    }
+    if let Some((path, has_text)) = &plot {
+        text.push_str(&format!(
+            "figure: {}{}\n",
+            path.display(),
+            if *has_text {
+                ""
+            } else {
+                " (no font found: drawn without text; set MUFC_FONT)"
+            }
+        ));
+    }
+    text.push_str(&format!("total time {total:.1} s\n"));
+    Ok(Report { json, text })
+}

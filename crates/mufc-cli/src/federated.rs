@@ -1,0 +1,250 @@
+//! The bridge to the `mufc` library: its configuration from the command
+//! line, training (Algorithm 1), retraining from scratch, the comparison of
+//! an unlearned federation with a retrained one, and the times of a round.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mufc::{ClientId, Federation, FederationConfig, StageTimes, ValidConfig};
+use seeding::{Dataset, PointId};
+use serde_json::{Value, json};
+
+use crate::CliError;
+use crate::cli::{ClientTraining, FedArgs, Privacy, ServerPoints};
+
+/// The library's privacy mode for a command-line one.
+pub fn privacy(p: Privacy) -> mufc::Privacy {
+    match p {
+        Privacy::Scma => mufc::Privacy::Scma,
+        Privacy::ScmaInteger => mufc::Privacy::ScmaInteger,
+        Privacy::ScmaWide => mufc::Privacy::ScmaWide,
+        Privacy::Plain => mufc::Privacy::Plain,
+    }
+}
+
+/// The library's server points for a command-line choice.
+pub fn server_points(s: ServerPoints) -> mufc::ServerPoints {
+    match s {
+        ServerPoints::Uniform => mufc::ServerPoints::Uniform,
+        ServerPoints::Centers => mufc::ServerPoints::Centers,
+    }
+}
+
+/// The library's client training for a command-line choice.
+pub fn client_training(t: ClientTraining) -> mufc::ClientTraining {
+    match t {
+        ClientTraining::Seeding => mufc::ClientTraining::Seeding,
+        ClientTraining::Full => mufc::ClientTraining::Full,
+    }
+}
+
+/// The federation's configuration: `k` clusters at the server, `client_k`
+/// at each client, step `gamma`, the options of `fed`, and the federation
+/// seed `seed`.
+///
+/// # Errors
+///
+/// [`CliError::InvalidParameter`] for zero server restarts;
+/// [`CliError::Mufc`] for a configuration the library refuses.
+///
+/// # Example
+///
+/// ```
+/// use clap::Parser;
+/// use mufc_cli::cli::{Cli, Command};
+/// use mufc_cli::federated::config;
+///
+/// let cli = Cli::try_parse_from(["mufc", "run", "--privacy", "plain"]).unwrap();
+/// let Command::Run(a) = cli.command else { panic!() };
+/// let c = config(10, 3, 0.01, &a.fed, 7)?;
+/// assert_eq!((c.k(), c.client_k(), c.seed()), (10, 3, 7));
+/// assert_eq!(c.privacy(), mufc::Privacy::Plain);
+/// # Ok::<(), mufc_cli::CliError>(())
+/// ```
+pub fn config(
+    k: usize,
+    client_k: usize,
+    gamma: f64,
+    fed: &FedArgs,
+    seed: u64,
+) -> Result<ValidConfig, CliError> {
+    if fed.server_restarts == 0 {
+        return Err(CliError::InvalidParameter {
+            name: "server restarts",
+            value: "0".into(),
+            reason: "must be at least 1",
+        });
+    }
+    Ok(FederationConfig::new(k)
+        .client_k(client_k)
+        .gamma(gamma)
+        .privacy(privacy(fed.privacy))
+        .server_points(server_points(fed.server_points))
+        .client_training(client_training(fed.client_training))
+        .restarts(fed.server_restarts)
+        .seed(seed)
+        .validate()?)
+}
+
+/// The configuration retraining uses: the federation's own (with `gamma`
+/// and the count bound resolved, so the grid and the field are the same),
+/// accepting clients that removals left with fewer distinct points than
+/// their k, as the unlearned federation does.
+///
+/// # Errors
+///
+/// [`CliError::Mufc`] (not expected: the configuration was valid).
+pub fn retrain_config(fed: &Federation) -> Result<ValidConfig, CliError> {
+    Ok(fed
+        .config()
+        .clone()
+        .into_builder()
+        .allow_fewer_distinct(true)
+        .validate()?)
+}
+
+/// Complete retraining (Algorithm 1 from scratch: every client trains, a
+/// full aggregation round with a full decode, the server fits) on the
+/// remaining data.
+///
+/// # Errors
+///
+/// As [`Federation::with_ids`].
+pub fn retrain(
+    remaining: &BTreeMap<ClientId, Dataset>,
+    config: &ValidConfig,
+) -> Result<Federation, CliError> {
+    let clients = remaining.iter().map(|(id, d)| (*id, d.clone())).collect();
+    Ok(Federation::with_ids(clients, config)?)
+}
+
+/// Applies a removal to the record of the remaining data: the `ids` of
+/// `client` leave it, and a client left empty leaves.
+///
+/// # Errors
+///
+/// [`CliError::UnknownPoint`] for an id the client does not hold.
+pub fn remove_from(
+    remaining: &mut BTreeMap<ClientId, Dataset>,
+    client: ClientId,
+    ids: &[PointId],
+) -> Result<(), CliError> {
+    let data = remaining.get(&client).ok_or(CliError::UnknownPoint {
+        id: ids.first().map_or(0, |i| i.0),
+    })?;
+    if ids.len() >= data.len() {
+        remaining.remove(&client);
+        return Ok(());
+    }
+    let rest = data.without(ids).map_err(|e| match e {
+        seeding::SeedingError::UnknownId(id) => CliError::UnknownPoint { id: id.0 },
+        other => other.into(),
+    })?;
+    remaining.insert(client, rest);
+    Ok(())
+}
+
+/// Where two federations differ, if anywhere: the clients, each client's
+/// seeds, sizes and histogram, the server's decoded counts and the bits of
+/// its centroids. The library guarantees that a federation after removals
+/// equals, bit for bit, one retrained on the remaining data with its
+/// configuration; this checks it where it is cheap.
+pub fn difference(a: &Federation, b: &Federation) -> Option<String> {
+    if a.client_ids() != b.client_ids() {
+        return Some("the clients differ".into());
+    }
+    for (x, y) in a.clients().iter().zip(b.clients()) {
+        if x.seed_ids() != y.seed_ids() {
+            return Some(format!("client {}: seeds differ", x.id()));
+        }
+        if x.sizes() != y.sizes() || x.histogram() != y.histogram() {
+            return Some(format!("client {}: counts differ", x.id()));
+        }
+    }
+    if a.server().counts() != b.server().counts() {
+        return Some("the server's decoded counts differ".into());
+    }
+    let bits = |f: &Federation| {
+        f.server()
+            .centroids()
+            .map(|c| c.iter().map(|x| x.to_bits()).collect::<Vec<u64>>())
+    };
+    if bits(a) != bits(b) {
+        return Some("the server's centroids differ".into());
+    }
+    None
+}
+
+/// Seconds of a duration.
+pub fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// The times of a round in seconds, as JSON: the paper's count (slowest
+/// client plus server), total CPU, wall clock, and the stages.
+pub fn times_json(t: &StageTimes) -> Value {
+    json!({
+        "paper_seconds": secs(t.paper()),
+        "cpu_seconds": secs(t.cpu()),
+        "wall_seconds": secs(t.wall),
+        "client_seconds": secs(t.client_max),
+        "aggregation_seconds": secs(t.aggregation()),
+        "decode_seconds": secs(t.decode),
+        "server_kmeans_seconds": secs(t.server),
+        "server_seconds": secs(t.server_total()),
+        "offline_seconds": secs(t.offline),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use nalgebra::DMatrix;
+
+    use super::*;
+
+    fn clients() -> Vec<Dataset> {
+        (0..3)
+            .map(|l| {
+                let m = DMatrix::from_fn(2, 30, |r, c| {
+                    ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
+                });
+                let ids = (0..30).map(|i| PointId((l * 100 + i) as u64)).collect();
+                Dataset::with_ids(m, ids).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unlearning_equals_retraining_and_a_difference_is_found() {
+        let data = clients();
+        let cfg = FederationConfig::new(3)
+            .client_k(2)
+            .gamma(0.05)
+            .seed(3)
+            .validate()
+            .unwrap();
+        let mut fed = Federation::new(data.clone(), &cfg).unwrap();
+        let mut remaining: BTreeMap<ClientId, Dataset> = data
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (ClientId(i as u64), d))
+            .collect();
+        let victim = fed.client(ClientId(1)).unwrap().seed_ids()[0];
+        fed.remove(&mufc::RemovalRequest::points(ClientId(1), vec![victim]))
+            .unwrap();
+        // Before the record is updated, retraining differs.
+        let stale = retrain(&remaining, &retrain_config(&fed).unwrap()).unwrap();
+        assert!(difference(&fed, &stale).is_some());
+        remove_from(&mut remaining, ClientId(1), &[victim]).unwrap();
+        let fresh = retrain(&remaining, &retrain_config(&fed).unwrap()).unwrap();
+        assert_eq!(difference(&fed, &fresh), None);
+        // A whole client.
+        let all: Vec<PointId> = remaining[&ClientId(2)].ids().to_vec();
+        remove_from(&mut remaining, ClientId(2), &all).unwrap();
+        assert!(!remaining.contains_key(&ClientId(2)));
+        assert!(matches!(
+            remove_from(&mut remaining, ClientId(0), &[PointId(999)]),
+            Err(CliError::UnknownPoint { id: 999 })
+        ));
+    }
+}

@@ -1,0 +1,286 @@
+//! The `mufc` binary end to end on tiny data made by the tests: every
+//! command's JSON keys are present and sane, and bad input gives a clear
+//! error and a non-zero exit, never a panic.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Four tight blobs of 30 points in 2-D, inside the box, as CSV with a
+/// header; row `r` is point `r`.
+fn blobs_csv(dir: &Path) -> PathBuf {
+    let mut s = String::from("x,y\n");
+    for c in 0..4 {
+        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][c], [-0.3, -0.3, 0.3, 0.3][c]);
+        for i in 0..30 {
+            // A deterministic scatter of +-0.05 around the centre.
+            let dx = ((i * 7 + c * 3) % 13) as f64 / 130.0 - 0.05;
+            let dy = ((i * 5 + c) % 17) as f64 / 170.0 - 0.05;
+            s.push_str(&format!("{},{}\n", cx + dx, cy + dy));
+        }
+    }
+    let path = dir.join("blobs.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+fn mufc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Runs `mufc` on the blobs (4 clients, K = 4, K' = 2) with `--json` and
+/// returns the object, checking success.
+fn json_run(data: &Path, args: &[&str]) -> Value {
+    let data = data.to_str().unwrap();
+    let mut all = vec![
+        args[0],
+        "--data",
+        data,
+        "--k",
+        "4",
+        "--clients",
+        "4",
+        "--k-prime",
+        "2",
+        // The blobs are 0.1 wide: a step below the default 1/sqrt(120).
+        "--gamma",
+        "0.01",
+        "--json",
+    ];
+    all.extend_from_slice(&args[1..]);
+    let out = mufc(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{all:?}: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn has_keys(j: &Value, keys: &[&str]) {
+    for k in keys {
+        assert!(j.get(k).is_some_and(|v| !v.is_null()), "missing {k} in {j}");
+    }
+}
+
+#[test]
+fn run_reports_every_key_of_the_issue() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let j = json_run(&data, &["run", "--trials", "2"]);
+    has_keys(
+        &j,
+        &[
+            "loss_ratio",
+            "loss_ratio_std",
+            "phi_f",
+            "phi_c_star",
+            "n",
+            "d",
+            "k",
+            "clients",
+            "client_seconds",
+            "aggregation_seconds",
+            "server_seconds",
+            "bytes_per_client",
+            "nonzero_bins",
+        ],
+    );
+    assert_eq!((j["n"].as_u64(), j["d"].as_u64()), (Some(120), Some(2)));
+    assert_eq!(j["loss_ratios"].as_array().unwrap().len(), 2);
+    let ratio = j["loss_ratio"].as_f64().unwrap();
+    // Four tight, far-apart blobs: every method finds them.
+    assert!((0.99..1.2).contains(&ratio), "{ratio}");
+    assert!(j["nonzero_bins"].as_u64().unwrap() > 0);
+    assert!(j["bytes_per_client"].as_u64().unwrap() > 0);
+    // Plain mode sends centroids in the clear.
+    let plain = json_run(&data, &["run", "--privacy", "plain"]);
+    assert_eq!(plain["privacy"], "plain");
+    // k = K = 4 centroids of two f64 and a u64 size each.
+    assert_eq!(plain["bytes_per_client"], 4 * (8 * 2 + 8));
+}
+
+#[test]
+fn unlearn_matches_retraining_and_draws_the_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let fig = dir.path().join("fig.svg");
+    let j = json_run(
+        &data,
+        &[
+            "unlearn",
+            "--removals",
+            "4",
+            "--compare",
+            "--plot",
+            fig.to_str().unwrap(),
+        ],
+    );
+    has_keys(
+        &j,
+        &[
+            "removals",
+            "retrained_requests",
+            "unlearn_seconds_total",
+            "retrain_seconds_total",
+            "speedup",
+            "loss_ratio_before",
+            "loss_ratio_after",
+            "dc_kmeans",
+        ],
+    );
+    assert_eq!(j["removals"], 4);
+    assert_eq!(j["retrain_equal"], 4, "{}", j["retrain_first_difference"]);
+    assert!(j["speedup"].as_f64().unwrap() > 0.0);
+    assert_eq!(j["loss_ratios"].as_array().unwrap().len(), 4);
+    assert!(std::fs::read_to_string(&fig).unwrap().contains("<svg"));
+
+    // Adversarial batches, and whole clients.
+    let adv = json_run(
+        &data,
+        &[
+            "unlearn",
+            "--removals",
+            "2",
+            "--mode",
+            "adversarial",
+            "--batch",
+            "3",
+        ],
+    );
+    assert_eq!(adv["removed_points"], 6);
+    assert_eq!(adv["retrain_equal"], 2);
+    let whole = json_run(&data, &["unlearn", "--removals", "2", "--whole-clients"]);
+    // Two of the four clients (the split's sizes vary).
+    let gone = whole["removed_points"].as_u64().unwrap();
+    assert!((2..120).contains(&gone), "{gone}");
+    assert_eq!(whole["retrain_equal"], 2);
+    // Rows named by the user, two per request, spanning clients.
+    let given = json_run(
+        &data,
+        &["unlearn", "--remove", "0,31,62,93", "--batch", "2"],
+    );
+    assert_eq!(
+        (given["removals"].as_u64(), given["removed_points"].as_u64()),
+        (Some(2), Some(4))
+    );
+    assert_eq!(given["mode"], "given");
+}
+
+#[test]
+fn compare_and_bench_report_every_method_and_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let j = json_run(&data, &["compare", "--trials", "2"]);
+    for m in ["mufc", "k_fed", "dc_kmeans"] {
+        let r = j[m]["loss_ratio"].as_f64().unwrap();
+        assert!((0.99..1.2).contains(&r), "{m}: {r}");
+        assert!(j[m]["loss_ratio_std"].as_f64().unwrap() >= 0.0);
+    }
+    let b = json_run(&data, &["bench", "--requests", "2"]);
+    has_keys(
+        &b,
+        &[
+            "retrain_over_unlearn",
+            "server_over_client",
+            "decode",
+            "retrain_equal",
+        ],
+    );
+    let modes: Vec<&str> = b["decode"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["privacy"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["scma", "scma-wide", "scma-integer", "plain"]);
+    assert_eq!(b["retrain_equal"], 2);
+}
+
+/// Runs `mufc` expecting a failure whose message contains `needle`.
+fn fails_with(args: &[&str], needle: &str) {
+    let out = mufc(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let d = data.to_str().unwrap();
+    let bad_row = dir.path().join("bad.csv");
+    std::fs::write(&bad_row, "x,y\n0.1,0.2\n0.1,oops\n").unwrap();
+    fails_with(
+        &["run", "--data", bad_row.to_str().unwrap()],
+        "line 3, column 1",
+    );
+    let npy = dir.path().join("cut.npy");
+    // A valid header for a 10 x 2 f64 array, then only 3 numbers.
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (10, 2), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let pad = 64 - (10 + header.len() + 1) % 64;
+    let h = format!("{header}{}\n", " ".repeat(pad));
+    bytes.extend_from_slice(&u16::try_from(h.len()).unwrap().to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    bytes.extend_from_slice(&[0u8; 24]);
+    std::fs::write(&npy, bytes).unwrap();
+    fails_with(&["run", "--data", npy.to_str().unwrap()], "cut.npy");
+    fails_with(
+        &["run", "--data", d, "--client-column", "5"],
+        "client column 5",
+    );
+    fails_with(&["run", "--privacy", "none"], "invalid value");
+    fails_with(
+        &[
+            "unlearn",
+            "--data",
+            d,
+            "--k",
+            "4",
+            "--clients",
+            "4",
+            "--remove",
+            "5,120",
+        ],
+        "point 120 is not in the data",
+    );
+    // K (and with it every client's k) above a client's 30 points.
+    fails_with(
+        &[
+            "run",
+            "--data",
+            d,
+            "--k",
+            "40",
+            "--clients",
+            "4",
+            "--split",
+            "iid",
+        ],
+        "fewer than its k = 40",
+    );
+    fails_with(&["run", "--data", "no/such.csv"], "no/such.csv");
+    // Data outside the quantizer's box, with the way out.
+    let wide = dir.path().join("wide.csv");
+    std::fs::write(&wide, "0,0\n5,5\n0.1,0\n5.1,5\n").unwrap();
+    fails_with(
+        &[
+            "run",
+            "--data",
+            wide.to_str().unwrap(),
+            "--k",
+            "2",
+            "--clients",
+            "2",
+            "--split",
+            "iid",
+        ],
+        "pass --scale",
+    );
+}
