@@ -162,6 +162,28 @@ pub enum Privacy {
     Plain,
 }
 
+/// Where the masks of each aggregation round come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Masking {
+    /// Zero-sum masks from an offline dealer (Algorithm 2; no dropouts).
+    Dealer,
+    /// Pairwise masks from X25519-agreed seeds (no dropouts).
+    Pairwise,
+    /// The dropout-tolerant protocol of Bonawitz et al. 2017 (double
+    /// masking, Shamir-shared secrets); clients drop at `--dropout`.
+    Secagg,
+}
+
+/// The neighbourhood graph of `--masking secagg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SecAggGraph {
+    /// Every client with every other (quadratic cost).
+    Complete,
+    /// SecAgg+: a Harary graph of the least degree the parameter finder
+    /// accepts (security 2^-40, failure 2^-20).
+    Harary,
+}
+
 /// How the server regenerates points from the aggregated bins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ServerPoints {
@@ -189,6 +211,18 @@ pub struct FedArgs {
     /// Secure aggregation mode.
     #[arg(long, value_enum, default_value_t = Privacy::Scma)]
     pub privacy: Privacy,
+    /// Where the masks come from (SCMA modes).
+    #[arg(long, value_enum, default_value_t = Masking::Dealer)]
+    pub masking: Masking,
+    /// With `--masking secagg`: the probability that a client drops out of
+    /// an aggregation round (at a random step of the protocol; drawn from
+    /// the seed, the round and the client). The server's model is then
+    /// that of the clients included, which the output lists.
+    #[arg(long, value_name = "RATE", default_value_t = 0.0)]
+    pub dropout: f64,
+    /// With `--masking secagg`: the neighbourhood graph.
+    #[arg(long, value_enum, default_value_t = SecAggGraph::Complete)]
+    pub secagg_graph: SecAggGraph,
     /// How the server builds its points. Default: bin centres, which give
     /// the same loss ratio as uniform samples on the built-in data and let
     /// the server update its K-means exactly at a fraction of a fit.

@@ -266,9 +266,35 @@ pub(crate) fn fed_config(p: &Prepared, fed: &FedArgs, seed: u64) -> Result<Valid
 }
 
 /// One line naming the federated options, for people.
+/// "92 of 100; 9 dropped (1 during unmasking, still included)".
+pub(crate) fn included_summary(
+    included: &[mufc::ClientId],
+    dropped: &[(mufc::ClientId, mufc::SecAggStep)],
+) -> String {
+    // A client that dropped during unmasking is in both lists (THREATS D3).
+    let late = dropped.iter().filter(|(c, _)| included.contains(c)).count();
+    let total = included.len() + dropped.len() - late;
+    match (dropped.len(), late) {
+        (0, _) => format!("{} of {total}", included.len()),
+        (d, 0) => format!("{} of {total}; {d} dropped", included.len()),
+        (d, l) => format!(
+            "{} of {total}; {d} dropped ({l} during unmasking, still included)",
+            included.len()
+        ),
+    }
+}
+
 pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
+    let masking = match fed.masking {
+        crate::cli::Masking::Secagg => format!(
+            "secagg ({} graph, dropout {})",
+            federated::secagg_graph(fed.secagg_graph),
+            fed.dropout
+        ),
+        m => federated::masking(m).to_string(),
+    };
     format!(
-        "privacy {}, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        "privacy {}, masking {masking}, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
         federated::privacy(fed.privacy),
         federated::server_points(fed.server_points),
         match fed.client_training {
@@ -360,6 +386,14 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
             json!({
                 "trials": a.trials,
                 "privacy": federated::privacy(a.fed.privacy).name(),
+                "masking": federated::masking(a.fed.masking).name(),
+                "dropout": a.fed.dropout,
+                "included_clients": fit.included.iter().map(|c| c.0).collect::<Vec<_>>(),
+                "dropped_clients": fit
+                    .dropped
+                    .iter()
+                    .map(|(c, step)| json!({ "client": c.0, "step": step.to_string() }))
+                    .collect::<Vec<_>>(),
                 "server_points": federated::server_points(a.fed.server_points).name(),
                 "client_training": federated::client_training(a.fed.client_training).name(),
                 "server_restarts": a.fed.server_restarts,
@@ -417,6 +451,10 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
         fit.bytes_per_client.to_string(),
     ]);
     table.row(["nonzero bins".to_string(), fit.nonzero_bins.to_string()]);
+    table.row([
+        "clients included (of the first trial's training round)".to_string(),
+        included_summary(&fit.included, &fit.dropped),
+    ]);
     if let Some(s) = sketch {
         table.row([
             "sketch: capacity t, elements, modulus bits".to_string(),

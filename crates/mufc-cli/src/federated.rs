@@ -10,7 +10,7 @@ use seeding::{Dataset, PointId};
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::{ClientTraining, FedArgs, Privacy, ServerPoints};
+use crate::cli::{ClientTraining, FedArgs, Masking, Privacy, SecAggGraph, ServerPoints};
 
 /// The library's privacy mode for a command-line one.
 pub fn privacy(p: Privacy) -> mufc::Privacy {
@@ -19,6 +19,23 @@ pub fn privacy(p: Privacy) -> mufc::Privacy {
         Privacy::ScmaInteger => mufc::Privacy::ScmaInteger,
         Privacy::ScmaWide => mufc::Privacy::ScmaWide,
         Privacy::Plain => mufc::Privacy::Plain,
+    }
+}
+
+/// The library's masking for a command-line choice.
+pub fn masking(m: Masking) -> mufc::Masking {
+    match m {
+        Masking::Dealer => mufc::Masking::Dealer,
+        Masking::Pairwise => mufc::Masking::Pairwise,
+        Masking::Secagg => mufc::Masking::SecAgg,
+    }
+}
+
+/// The library's SecAgg graph for a command-line choice.
+pub fn secagg_graph(g: SecAggGraph) -> mufc::SecAggGraph {
+    match g {
+        SecAggGraph::Complete => mufc::SecAggGraph::Complete,
+        SecAggGraph::Harary => mufc::SecAggGraph::Harary,
     }
 }
 
@@ -79,6 +96,9 @@ pub fn config(
         .client_k(client_k)
         .gamma(gamma)
         .privacy(privacy(fed.privacy))
+        .masking(masking(fed.masking))
+        .dropout(fed.dropout)
+        .secagg_graph(secagg_graph(fed.secagg_graph))
         .server_points(server_points(fed.server_points))
         .client_training(client_training(fed.client_training))
         .restarts(fed.server_restarts)

@@ -284,3 +284,71 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         "pass --scale",
     );
 }
+
+/// Issue 7: the aggregation runs through the dropout-tolerant protocol and
+/// the output names the clients it included.
+#[test]
+fn secagg_with_dropouts_lists_the_included_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let data = data.to_str().unwrap();
+    let base = [
+        "--data",
+        data,
+        "--k",
+        "4",
+        "--clients",
+        "12",
+        "--k-prime",
+        "2",
+        "--gamma",
+        "0.01",
+        "--json",
+        "--masking",
+        "secagg",
+    ];
+    let run = |extra: &[&str]| {
+        let mut all = vec!["run"];
+        all.extend_from_slice(&base);
+        all.extend_from_slice(extra);
+        let out = mufc(&all);
+        assert!(
+            out.status.success(),
+            "{all:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let ids = |j: &Value, key: &str, field: Option<&str>| -> Vec<u64> {
+        j[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| field.map_or(v, |f| &v[f]).as_u64().unwrap())
+            .collect()
+    };
+    // Without dropouts every client is in.
+    let all = run(&[]);
+    assert_eq!(ids(&all, "included_clients", None).len(), 12);
+    assert!(ids(&all, "dropped_clients", Some("client")).is_empty());
+    // With dropouts, over a few seeds: someone drops, and a client left out
+    // before its masked input is not included.
+    let mut dropped_any = false;
+    for seed in ["1", "2", "3", "4"] {
+        let j = run(&["--dropout", "0.2", "--seed", seed]);
+        let included = ids(&j, "included_clients", None);
+        for d in j["dropped_clients"].as_array().unwrap() {
+            dropped_any = true;
+            let c = d["client"].as_u64().unwrap();
+            let late = d["step"] == "unmasking";
+            assert_eq!(included.contains(&c), late, "{j}");
+        }
+        assert!(j["loss_ratio"].as_f64().unwrap().is_finite());
+    }
+    assert!(dropped_any);
+    // Dropouts need the protocol that survives them.
+    let mut bad = vec!["run"];
+    bad.extend_from_slice(&base[..base.len() - 2]);
+    bad.extend_from_slice(&["--dropout", "0.2"]);
+    fails_with(&bad, "dropout");
+}

@@ -223,6 +223,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         "vs scma",
         "removal decode",
         "bytes/client",
+        "note",
     ]);
     for r in &decode_rows {
         let name = r["privacy"].as_str().unwrap_or("?").to_string();
@@ -232,10 +233,8 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
                 "none".to_string(),
                 "-".to_string(),
                 "none".to_string(),
-                format!(
-                    "{} (centroids and sizes in the clear)",
-                    r["bytes_per_client"]
-                ),
+                r["bytes_per_client"].to_string(),
+                "centroids and sizes in the clear".to_string(),
             ]);
         } else if r["available"] == true {
             t2.row([
@@ -244,10 +243,12 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
                 x(r["fit_decode_vs_scma"].as_f64().unwrap_or(f64::NAN)),
                 ms(r["removal_decode_seconds"].as_f64().unwrap_or(f64::NAN)),
                 r["bytes_per_client"].to_string(),
+                String::new(),
             ]);
         } else {
             t2.row([
                 name,
+                "-".to_string(),
                 "-".to_string(),
                 "-".to_string(),
                 "-".to_string(),

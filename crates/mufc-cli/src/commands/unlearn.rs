@@ -32,6 +32,8 @@ struct Served {
     equal: Option<String>,
     loss_ratio: f64,
     dc_seconds: Option<f64>,
+    /// The clients the request's aggregation round included.
+    included: usize,
 }
 
 /// A request: the ids each named client loses.
@@ -268,6 +270,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             retrain: fresh.fit_report().times,
             reseeded: !report.reseeded.is_empty(),
             server: report.server.name(),
+            included: report.included.len(),
             equal,
             loss_ratio: fed
                 .objectives(Some(phi_star))?
@@ -370,7 +373,14 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     let json = merged(
         json!({ "command": "unlearn" }),
         merged(
-            data_json(&p, seed),
+            merged(
+                data_json(&p, seed),
+                json!({
+                    "masking": federated::masking(a.fed.masking).name(),
+                    "dropout": a.fed.dropout,
+                    "included_clients_per_request": served.iter().map(|s| s.included).collect::<Vec<_>>(),
+                }),
+            ),
             json!({
                 "privacy": federated::privacy(a.fed.privacy).name(),
                 "server_points": federated::server_points(a.fed.server_points).name(),
@@ -494,6 +504,13 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     ));
     if let Some(d) = &first_diff {
         text.push_str(&format!("first difference: {d}\n"));
+    }
+    if a.fed.dropout > 0.0 {
+        // Dropouts are drawn per round, and retraining runs other rounds.
+        text.push_str(
+            "with dropouts each server holds the data of the clients its rounds included, \
+             which differ between the unlearned and the retrained runs: equality is not expected\n",
+        );
     }
     text.push_str(&format!(
         "loss ratio before {loss_before:.4}, after {loss_after:.4} ({:+.2}%; phi_c* re-estimated on the remaining data); \
