@@ -329,6 +329,24 @@ fn merged(mut base: Value, extra: Value) -> Value {
     base
 }
 
+/// The data, split and checked, of a command that runs `trials` trials:
+/// the configuration is validated before any work, so a bad flag fails
+/// fast.
+fn prepare_trials(
+    data: &DataArgs,
+    fed: &FedArgs,
+    seed: u64,
+    trials: usize,
+) -> Result<(Prepared, Vec<seeding::Dataset>), CliError> {
+    if trials == 0 {
+        return Err(invalid("trials", 0, "must be at least 1"));
+    }
+    let p = prepare(data, fed, seed)?;
+    fed_config(&p, fed, 0)?;
+    let clients = p.split.client_datasets(&p.points)?;
+    Ok((p, clients))
+}
+
 /// `mufc run`: Algorithm 1 on the data, over the trials (federation seed
 /// per trial; same data and split).
 ///
@@ -336,14 +354,9 @@ fn merged(mut base: Value, extra: Value) -> Value {
 ///
 /// As [`prepare`] and [`Federation::new`].
 pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
-    if a.trials == 0 {
-        return Err(invalid("trials", 0, "must be at least 1"));
-    }
     let seed = a.common.seed;
     let start = Instant::now();
-    let mut p = prepare(&a.data, &a.fed, seed)?;
-    fed_config(&p, &a.fed, 0)?;
-    let clients = p.split.client_datasets(&p.points)?;
+    let (mut p, clients) = prepare_trials(&a.data, &a.fed, seed, a.trials)?;
     let mut bar = Progress::new(a.trials as u64 + 1, "run", progress);
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
     bar.inc(1);
@@ -513,15 +526,10 @@ impl MethodStats {
 ///
 /// As [`prepare`], [`Federation::new`], [`kfed`] and [`DcKMeans::fit`].
 pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
-    if a.trials == 0 {
-        return Err(invalid("trials", 0, "must be at least 1"));
-    }
     let seed = a.common.seed;
     let start = Instant::now();
-    let mut p = prepare(&a.data, &a.fed, seed)?;
-    fed_config(&p, &a.fed, 0)?;
+    let (mut p, clients) = prepare_trials(&a.data, &a.fed, seed, a.trials)?;
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
-    let clients = p.split.client_datasets(&p.points)?;
     let mut bar = Progress::new(3 * a.trials as u64, "trials", progress);
     let (mut mu, mut kf, mut dc) = (
         MethodStats::default(),
