@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use field::FiniteField;
 
+use crate::error::check_len;
 use crate::masking::MaskVector;
 use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, pairwise_mask};
 use crate::{Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
@@ -55,12 +56,7 @@ impl<F: FiniteField> MaskedSketch<F> {
         syndromes: Vec<F::Elem>,
     ) -> SketchResult<Self> {
         let expected = params.num_syndromes();
-        if syndromes.len() != expected {
-            return Err(SketchError::WrongLength {
-                expected,
-                found: syndromes.len(),
-            });
-        }
+        check_len(expected, syndromes.len())?;
         Ok(Self {
             params: params.clone(),
             client_id,
@@ -101,12 +97,7 @@ impl<F: FiniteField> Sketch<F> {
         context: RoundContext,
     ) -> SketchResult<MaskedSketch<F>> {
         let expected = self.syndromes().len();
-        if mask.0.len() != expected {
-            return Err(SketchError::WrongLength {
-                expected,
-                found: mask.0.len(),
-            });
-        }
+        check_len(expected, mask.0.len())?;
         let f = self.field();
         let syndromes = self
             .syndromes()

@@ -45,6 +45,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
 
+use crate::error::check_len;
 use crate::{IntegerSketch, Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
 
 /// Domain separator of the root-finding RNG seed.
@@ -113,12 +114,7 @@ pub(crate) fn power_sums<F: Field>(
 
 /// Compares a re-encoding with the received syndromes.
 pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> SketchResult<()> {
-    if received.len() != reencoded.len() {
-        return Err(SketchError::WrongLength {
-            expected: reencoded.len(),
-            found: received.len(),
-        });
-    }
+    check_len(reencoded.len(), received.len())?;
     match received.iter().zip(reencoded).position(|(a, b)| a != b) {
         Some(i) => Err(SketchError::CheckMismatch { index: i + 1 }),
         None => Ok(()),
@@ -226,12 +222,7 @@ pub(crate) fn decode_sketch<F: FiniteField>(
 ) -> SketchResult<SparseVector<F::Elem>> {
     let f = params.field();
     let expected = params.num_syndromes();
-    if s.len() != expected {
-        return Err(SketchError::WrongLength {
-            expected,
-            found: s.len(),
-        });
-    }
+    check_len(expected, s.len())?;
     let domain = params.key_domain();
     let (nodes, values) = decode_field(f, s, params.capacity(), |x| {
         let k = f.to_biguint(x);

@@ -267,6 +267,16 @@ pub enum SketchError {
     Field(#[from] FieldError),
 }
 
+/// [`SketchError::WrongLength`] unless `found == expected`: every vector
+/// from outside is checked against the length its parameters require.
+pub(crate) fn check_len(expected: usize, found: usize) -> crate::SketchResult<()> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(SketchError::WrongLength { expected, found })
+    }
+}
+
 pub(crate) fn invalid(reason: impl Into<String>) -> SketchError {
     SketchError::InvalidParams {
         reason: reason.into(),

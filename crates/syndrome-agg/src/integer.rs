@@ -8,7 +8,7 @@ use num_bigint::BigUint;
 use num_traits::{One, Zero};
 use serde::{Deserialize, Serialize};
 
-use crate::error::invalid;
+use crate::error::{check_len, invalid};
 use crate::masking::{MaskDomain, MaskVector};
 use crate::{SketchError, SketchResult};
 
@@ -282,12 +282,7 @@ impl IntegerSketch {
         params: &ValidIntegerParams,
         syndromes: Vec<BigUint>,
     ) -> SketchResult<Self> {
-        if syndromes.len() != params.num_syndromes {
-            return Err(SketchError::WrongLength {
-                expected: params.num_syndromes,
-                found: syndromes.len(),
-            });
-        }
+        check_len(params.num_syndromes, syndromes.len())?;
         if syndromes.iter().any(|s| s.bits() > params.ring.bits) {
             return Err(SketchError::NonCanonical);
         }
@@ -369,12 +364,7 @@ impl IntegerSketch {
     ///
     /// [`SketchError::WrongLength`] unless the mask has `2t + r` elements.
     pub fn masked(&self, mask: &MaskVector<BigUint>) -> SketchResult<Self> {
-        if mask.0.len() != self.syndromes.len() {
-            return Err(SketchError::WrongLength {
-                expected: self.syndromes.len(),
-                found: mask.0.len(),
-            });
-        }
+        check_len(self.syndromes.len(), mask.0.len())?;
         let ring = &self.params.ring;
         let syndromes = self
             .syndromes

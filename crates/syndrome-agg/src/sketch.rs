@@ -6,7 +6,8 @@ use std::borrow::Borrow;
 use field::{Field, FiniteField};
 use num_bigint::{BigInt, BigUint};
 
-use crate::{SketchError, SketchResult, ValidSketchParams};
+use crate::error::check_len;
+use crate::{SketchResult, ValidSketchParams};
 
 /// The `2t + r` syndromes `S_i = sum_j q_j j^(i-1) (mod p)`, `i = 1..2t+r`,
 /// of a sparse vector `q` over the key domain `[1, N]` (Algorithm 2 of the
@@ -67,12 +68,7 @@ impl<F: FiniteField> Sketch<F> {
         syndromes: Vec<F::Elem>,
     ) -> SketchResult<Self> {
         let expected = params.num_syndromes();
-        if syndromes.len() != expected {
-            return Err(SketchError::WrongLength {
-                expected,
-                found: syndromes.len(),
-            });
-        }
+        check_len(expected, syndromes.len())?;
         Ok(Self {
             params: params.clone(),
             syndromes,

@@ -50,7 +50,7 @@ use num_bigint::BigUint;
 use sha2::Sha256;
 
 use crate::decode::{check_all, decode_field, power_sums};
-use crate::error::invalid;
+use crate::error::{check_len, invalid};
 use crate::masking::MaskVector;
 use crate::masking::pairwise::RoundContext;
 use crate::wire::{Frame, FrameKind, field_bytes};
@@ -334,12 +334,7 @@ impl<F: FiniteField> WideSketch<F> {
         params: &ValidWideKeyParams<F>,
         elements: Vec<F::Elem>,
     ) -> SketchResult<Self> {
-        if elements.len() != params.num_elements() {
-            return Err(SketchError::WrongLength {
-                expected: params.num_elements(),
-                found: elements.len(),
-            });
-        }
+        check_len(params.num_elements(), elements.len())?;
         Ok(Self {
             params: params.clone(),
             elements,
@@ -437,12 +432,7 @@ impl<F: FiniteField> WideSketch<F> {
     ///
     /// [`SketchError::WrongLength`] for a mask of another length.
     pub fn masked(&self, mask: &MaskVector<F::Elem>) -> SketchResult<Self> {
-        if mask.0.len() != self.elements.len() {
-            return Err(SketchError::WrongLength {
-                expected: self.elements.len(),
-                found: mask.0.len(),
-            });
-        }
+        check_len(self.elements.len(), mask.0.len())?;
         let f = self.params.field();
         let elements = self
             .elements

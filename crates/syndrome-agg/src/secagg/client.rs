@@ -29,6 +29,7 @@ use super::{
     ClientId, SessionConfig, abort, seed_commitment, self_mask, share_aad, share_id, share_key,
     share_nonce,
 };
+use crate::error::check_len;
 use crate::masking::pairwise::{
     MaskKeyPair, MaskPublicKey, RoundContext, combine_terms, peer_mask_terms,
 };
@@ -202,12 +203,7 @@ impl<F: FiniteField> Client<F> {
                 reason: "not a client of this session",
             });
         }
-        if input.len() != config.vector_len() {
-            return Err(SketchError::WrongLength {
-                expected: config.vector_len(),
-                found: input.len(),
-            });
-        }
+        check_len(config.vector_len(), input.len())?;
         ledger.claim(config.context())?;
         let ClientSecrets { enc, mask, seed } = ClientSecrets::generate(rng);
         let keys = AdvertiseKeys {

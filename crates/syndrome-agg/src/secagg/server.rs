@@ -25,6 +25,7 @@ use super::shamir::{
     SecretShare, decode_secret_with_errors, lagrange_at_zero, reconstruct_secret_with,
 };
 use super::{AggregationOutput, ClientId, SessionConfig, seed_commitment, self_mask, share_id};
+use crate::error::check_len;
 use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, combine_terms, peer_mask_terms};
 use crate::{SketchError, SketchResult};
 
@@ -284,12 +285,7 @@ impl<F: FiniteField> Server<F> {
                     if !to.insert(*peer) {
                         return rejected(format!("two shares from {id} to {peer}"));
                     }
-                    if ciphertext.len() != super::client::SHARE_CIPHERTEXT_BYTES {
-                        return Err(SketchError::WrongLength {
-                            expected: super::client::SHARE_CIPHERTEXT_BYTES,
-                            found: ciphertext.len(),
-                        });
-                    }
+                    check_len(super::client::SHARE_CIPHERTEXT_BYTES, ciphertext.len())?;
                 }
                 self.shares.insert(id, sk.shares);
             }

@@ -26,6 +26,7 @@ use num_bigint::BigUint;
 use rand::Rng;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+use crate::error::check_len;
 use crate::{SketchError, SketchResult};
 
 /// One share: the holder's id and the polynomial's value there. `Debug`
@@ -344,12 +345,7 @@ impl SecretShare {
     /// [`SketchError::WrongLength`] for another length,
     /// [`SketchError::NonCanonical`] for a value not below `2^127 - 1`.
     pub fn from_bytes(bytes: &[u8]) -> SketchResult<Self> {
-        if bytes.len() != SECRET_SHARE_BYTES {
-            return Err(SketchError::WrongLength {
-                expected: SECRET_SHARE_BYTES,
-                found: bytes.len(),
-            });
-        }
+        check_len(SECRET_SHARE_BYTES, bytes.len())?;
         let (id, rest) = bytes.split_at(8);
         let mut id_bytes = [0u8; 8];
         id_bytes.copy_from_slice(id);
@@ -475,12 +471,7 @@ pub fn reconstruct_secret_with(
     shares: &[SecretShare],
 ) -> SketchResult<zeroize::Zeroizing<[u8; 32]>> {
     let f = field::Mersenne127;
-    if lagrange.len() != shares.len() {
-        return Err(SketchError::WrongLength {
-            expected: lagrange.len(),
-            found: shares.len(),
-        });
-    }
+    check_len(lagrange.len(), shares.len())?;
     let mut values = [0u128; SECRET_CHUNKS];
     for (c, v) in values.iter_mut().enumerate() {
         let mut acc = 0u128;
