@@ -460,21 +460,6 @@ impl Aggregation {
         }
     }
 
-    /// Runs the protocol over the encoded `vectors` when the masking is
-    /// SecAgg; `None` for the other maskings.
-    fn secure<F: FiniteField>(
-        &self,
-        field: &F,
-        vectors: Vec<(ClientId, Vec<F::Elem>)>,
-    ) -> MufcResult<Option<SecureRound<F::Elem>>> {
-        match &self.masking {
-            MaskSource::SecAgg(settings) => settings
-                .run(field.clone(), self.context(), vectors, self.record)
-                .map(Some),
-            _ => Ok(None),
-        }
-    }
-
     /// Runs one round over `inputs` (every current client, in id order)
     /// without changing the state; `last` are the counts the server
     /// decoded in the last round (against which a decoded difference is
@@ -510,9 +495,9 @@ impl Aggregation {
     where
         S: Send,
     {
-        if !matches!(self.masking, MaskSource::SecAgg(_)) {
+        let MaskSource::SecAgg(settings) = &self.masking else {
             return Ok(None);
-        }
+        };
         let encoded = par::map(self.parallel, inputs, |_, input| {
             let start = Instant::now();
             let sketch = encode(input)?;
@@ -524,9 +509,11 @@ impl Aggregation {
             .zip(encoded)
             .map(|(i, (s, _))| (i.id, elements(s)))
             .collect();
-        Ok(self
-            .secure(field, vectors)?
-            .map(|r| SecureRound { encode: times, ..r }))
+        let run = settings.run(field.clone(), self.context(), vectors, self.record)?;
+        Ok(Some(SecureRound {
+            encode: times,
+            ..run
+        }))
     }
 
     /// Keeps a round's aggregate and advances the round counter.
@@ -582,9 +569,7 @@ impl Aggregation {
             Sketch::into_syndromes,
         )? {
             let sum = Sketch::from_syndromes(&s.params, run.sum.clone())?;
-            let start = Instant::now();
-            let decoded = decode_field(s, &sum, check)?;
-            let decode = start.elapsed();
+            let (decoded, decode) = timed(|| decode_field(s, &sum, check))?;
             return Ok(secure_output(run, decoded, wrap(sum), decode));
         }
         let (masks, offline) = self.masks(f, inputs, len);
@@ -603,9 +588,7 @@ impl Aggregation {
         let included: Vec<ClientId> = agg.clients().iter().map(|&c| ClientId(c)).collect();
         let sum = agg.finish()?;
         let sum_time = start.elapsed();
-        let start = Instant::now();
-        let decoded = decode_field(s, &sum, check)?;
-        let decode = start.elapsed();
+        let (decoded, decode) = timed(|| decode_field(s, &sum, check))?;
         self.finish(
             ServerSide {
                 decoded,
@@ -637,9 +620,7 @@ impl Aggregation {
             |s| s.elements().to_vec(),
         )? {
             let sum = WideSketch::from_elements(&w.params, run.sum.clone())?;
-            let start = Instant::now();
-            let decoded = decode_wide(w, &sum, check)?;
-            let decode = start.elapsed();
+            let (decoded, decode) = timed(|| decode_wide(w, &sum, check))?;
             return Ok(secure_output(run, decoded, Pending::Wide(sum), decode));
         }
         let (masks, offline) = self.masks(f, inputs, len);
@@ -658,9 +639,7 @@ impl Aggregation {
         }
         let included = inputs.iter().map(|i| i.id).collect();
         let sum_time = start.elapsed();
-        let start = Instant::now();
-        let decoded = decode_wide(w, &sum, check)?;
-        let decode = start.elapsed();
+        let (decoded, decode) = timed(|| decode_wide(w, &sum, check))?;
         self.finish(
             ServerSide {
                 decoded,
@@ -767,6 +746,12 @@ impl Aggregation {
 /// A round's output from a run of the protocol: its server time is the
 /// sum stage (the server's whole protocol), nothing is offline (every step
 /// needs the clients online in the same session).
+/// `f`'s result and how long it took.
+fn timed<T, E>(f: impl FnOnce() -> Result<T, E>) -> Result<(T, Duration), E> {
+    let start = Instant::now();
+    f().map(|t| (t, start.elapsed()))
+}
+
 fn secure_output<E>(
     run: SecureRound<E>,
     decoded: Decoded,
