@@ -17,30 +17,8 @@ use seeding::{
     Changes, Dataset, ExactKMeans, ExpRace, KMeansParams, KMeansPlusPlus, PointId, RngSampler,
 };
 
-fn unit(rng: &mut impl Rng) -> f64 {
-    ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-}
-
-/// The Gaussian set of Appendix M.1: `k` centres uniform in the unit
-/// hypercube, `per` points around each, spherical with variance 0.5.
-fn gaussian_mixture(rng: &mut impl Rng, dim: usize, k: usize, per: usize) -> Dataset {
-    let centres: Vec<f64> = (0..k * dim).map(|_| unit(rng)).collect();
-    let sd = 0.5f64.sqrt();
-    let mut coords = Vec::with_capacity(k * per * dim);
-    for c in centres.chunks_exact(dim) {
-        for _ in 0..per {
-            for &m in c {
-                // Box-Muller.
-                let (u, v) = (unit(rng), unit(rng));
-                coords.push(m + sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos());
-            }
-        }
-    }
-    Dataset::new(DMatrix::from_vec(dim, k * per, coords)).expect("finite data")
-}
-
 fn seeding(c: &mut Criterion) {
-    let data = gaussian_mixture(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
+    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
     let kpp = KMeansPlusPlus::new(10).expect("k > 0");
     let mut g = c.benchmark_group("seeding/kmeanspp");
     g.throughput(Throughput::Elements(data.len() as u64));
@@ -106,7 +84,7 @@ fn seeding(c: &mut Criterion) {
 
 fn lloyd(c: &mut Criterion) {
     // A server's data set: 100 clients x 10 weighted seeds.
-    let data = gaussian_mixture(&mut testkit::rng("bench-server"), 10, 10, 100);
+    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-server"), 10, 10, 100);
     let weights: Vec<u64> = (0..data.len() as u64)
         .map(|i| 1 + (i * 7919) % 300)
         .collect();
@@ -158,7 +136,7 @@ fn near(rng: &mut impl Rng, data: &Dataset, count: usize, r: f64) -> Vec<f64> {
     let mut out = Vec::with_capacity(count * data.dim());
     for id in distinct(rng, data.ids(), count) {
         let x = data.point(data.position(id).expect("present"));
-        out.extend(x.iter().map(|&v| v + (2.0 * unit(rng) - 1.0) * r));
+        out.extend(x.iter().map(|&v| v + (2.0 * testkit::seeding::unit(rng) - 1.0) * r));
     }
     out
 }
@@ -176,7 +154,7 @@ fn distinct(rng: &mut impl Rng, ids: &[PointId], count: usize) -> Vec<PointId> {
 
 fn exact(c: &mut Criterion) {
     // The paper's Gaussian set, as the seeding benches.
-    let data = gaussian_mixture(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
+    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
     let km = ExactKMeans::new(10);
     let fitted = km.fit(&data, 1).expect("valid data");
     eprintln!(
@@ -245,7 +223,7 @@ fn exact(c: &mut Criterion) {
     // The server's data set of the Lloyd bench: 1000 weighted points
     // (total weight about 150000), where a removal at a client lowers one
     // weight by one.
-    let pts = gaussian_mixture(&mut testkit::rng("bench-server"), 10, 10, 100);
+    let pts = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-server"), 10, 10, 100);
     let weights: Vec<u64> = (0..pts.len() as u64)
         .map(|i| 2 + (i * 7919) % 300)
         .collect();

@@ -16,28 +16,6 @@ use nalgebra::DMatrix;
 use rand::Rng;
 use seeding::{Changes, Dataset, ExactKMeans, PointId, SeedingError};
 
-fn unit(rng: &mut impl Rng) -> f64 {
-    ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-}
-
-/// Appendix M.1: 10 centres uniform in the unit hypercube, 3000 points
-/// each, spherical with variance 0.5 (the same generator as the bench).
-fn gaussian_mixture(rng: &mut impl Rng) -> Result<Dataset, SeedingError> {
-    let (dim, k, per) = (10, 10, 3000);
-    let centres: Vec<f64> = (0..k * dim).map(|_| unit(rng)).collect();
-    let sd = 0.5f64.sqrt();
-    let mut coords = Vec::with_capacity(k * per * dim);
-    for c in centres.chunks_exact(dim) {
-        for _ in 0..per {
-            for &m in c {
-                let (u, v) = (unit(rng), unit(rng));
-                coords.push(m + sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos());
-            }
-        }
-    }
-    Dataset::new(DMatrix::from_vec(dim, k * per, coords))
-}
-
 #[derive(Default)]
 struct Tally {
     n: u32,
@@ -54,7 +32,7 @@ fn main() -> Result<(), SeedingError> {
         .and_then(|a| a.parse().ok())
         .unwrap_or(60);
     let updates = updates.max(1);
-    let data = gaussian_mixture(&mut testkit::rng("bench-gaussian"))?;
+    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
     let tol: f64 = std::env::args()
         .nth(2)
         .and_then(|a| a.parse().ok())
@@ -84,7 +62,7 @@ fn main() -> Result<(), SeedingError> {
                 .into_iter()
                 .collect();
             let kept = current.without(&gone)?;
-            let fresh: Vec<f64> = (0..150 * 10).map(|_| unit(&mut pick) * 2.0 - 0.5).collect();
+            let fresh: Vec<f64> = (0..150 * 10).map(|_| testkit::seeding::unit(&mut pick) * 2.0 - 0.5).collect();
             let new_ids: Vec<PointId> = (0..150).map(|j| PointId(next_id + j)).collect();
             next_id += 150;
             let mut coords = kept.coords().to_vec();

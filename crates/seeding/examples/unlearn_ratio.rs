@@ -7,31 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use nalgebra::DMatrix;
 use rand::Rng;
-use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId, SeedingError};
-
-fn unit(rng: &mut impl Rng) -> f64 {
-    ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-}
-
-/// Appendix M.1: 10 centres uniform in the unit hypercube, 3000 points
-/// each, spherical with variance 0.5 (the same generator as the bench).
-fn gaussian_mixture(rng: &mut impl Rng) -> Result<Dataset, SeedingError> {
-    let (dim, k, per) = (10, 10, 3000);
-    let centres: Vec<f64> = (0..k * dim).map(|_| unit(rng)).collect();
-    let sd = 0.5f64.sqrt();
-    let mut coords = Vec::with_capacity(k * per * dim);
-    for c in centres.chunks_exact(dim) {
-        for _ in 0..per {
-            for &m in c {
-                let (u, v) = (unit(rng), unit(rng));
-                coords.push(m + sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos());
-            }
-        }
-    }
-    Dataset::new(DMatrix::from_vec(dim, k * per, coords))
-}
+use seeding::{ExpRace, KMeansPlusPlus, PointId, SeedingError};
 
 fn main() -> Result<(), SeedingError> {
     let removals: usize = std::env::args()
@@ -39,7 +16,7 @@ fn main() -> Result<(), SeedingError> {
         .and_then(|a| a.parse().ok())
         .unwrap_or(3000);
     let mut rng = testkit::rng("bench-gaussian");
-    let data = gaussian_mixture(&mut rng)?;
+    let data = testkit::seeding::paper_gaussian(&mut rng, 10, 10, 3000);
     let kpp = KMeansPlusPlus::new(10)?;
     let mut s = kpp.fit(data, ExpRace::new(1));
     let mut pick = testkit::rng("unlearn-ratio");

@@ -264,3 +264,39 @@ pub fn algorithm3_is_exact_on_small_sets<M: Metric + 'static>(metric: M, cases: 
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     });
 }
+
+/// A uniform draw in `(0, 1]` from 53 random bits (never 0, so that
+/// `ln` is finite).
+pub fn unit(rng: &mut (impl Rng + ?Sized)) -> f64 {
+    ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+}
+
+/// The Gaussian set of the paper's Appendix M.1, unscaled: `k` centres
+/// uniform in the unit hypercube of dimension `dim`, `per` points around
+/// each, spherical with variance 0.5 per axis (Box-Muller). The seeding
+/// bench and examples share it, so their figures are on the same data.
+///
+/// # Panics
+///
+/// Never for `dim, k, per >= 1`: every coordinate is finite.
+pub fn paper_gaussian(
+    rng: &mut (impl Rng + ?Sized),
+    dim: usize,
+    k: usize,
+    per: usize,
+) -> Dataset {
+    let centres: Vec<f64> = (0..k * dim).map(|_| unit(rng)).collect();
+    let sd = 0.5f64.sqrt();
+    let mut coords = Vec::with_capacity(k * per * dim);
+    for c in centres.chunks_exact(dim) {
+        for _ in 0..per {
+            for &m in c {
+                let (u, v) = (unit(rng), unit(rng));
+                coords.push(m + sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos());
+            }
+        }
+    }
+    // Finite coordinates: `u > 0`, so `ln u` is finite.
+    #[allow(clippy::expect_used)]
+    Dataset::new(DMatrix::from_vec(dim, k * per, coords)).expect("finite data")
+}
