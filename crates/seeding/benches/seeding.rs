@@ -136,7 +136,10 @@ fn near(rng: &mut impl Rng, data: &Dataset, count: usize, r: f64) -> Vec<f64> {
     let mut out = Vec::with_capacity(count * data.dim());
     for id in distinct(rng, data.ids(), count) {
         let x = data.point(data.position(id).expect("present"));
-        out.extend(x.iter().map(|&v| v + (2.0 * testkit::seeding::unit(rng) - 1.0) * r));
+        out.extend(
+            x.iter()
+                .map(|&v| v + (2.0 * testkit::seeding::unit(rng) - 1.0) * r),
+        );
     }
     out
 }

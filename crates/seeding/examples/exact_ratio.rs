@@ -62,7 +62,9 @@ fn main() -> Result<(), SeedingError> {
                 .into_iter()
                 .collect();
             let kept = current.without(&gone)?;
-            let fresh: Vec<f64> = (0..150 * 10).map(|_| testkit::seeding::unit(&mut pick) * 2.0 - 0.5).collect();
+            let fresh: Vec<f64> = (0..150 * 10)
+                .map(|_| testkit::seeding::unit(&mut pick) * 2.0 - 0.5)
+                .collect();
             let new_ids: Vec<PointId> = (0..150).map(|j| PointId(next_id + j)).collect();
             next_id += 150;
             let mut coords = kept.coords().to_vec();

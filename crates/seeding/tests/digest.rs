@@ -10,20 +10,7 @@
 use nalgebra::DMatrix;
 use rand::Rng;
 use seeding::{Dataset, ExpRace, KMeansParams, KMeansPlusPlus, PointId};
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn add(&mut self, v: u64) {
-        for b in v.to_le_bytes() {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn add_f64s<'a>(&mut self, xs: impl IntoIterator<Item = &'a f64>) {
-        xs.into_iter().for_each(|x| self.add(x.to_bits()));
-    }
-}
+use testkit::Fnv;
 
 fn run() -> u64 {
     let mut rng = testkit::rng("seeding-digest");
@@ -38,7 +25,7 @@ fn run() -> u64 {
     let mut s = KMeansPlusPlus::new(10)
         .unwrap()
         .fit(data.clone(), ExpRace::new(2024));
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = Fnv::new();
     let third = s.seed_ids()[3];
     for r in [vec![data.id(17), data.id(4000)], vec![third, data.id(99)]] {
         s.unlearn(&r).unwrap();
@@ -57,7 +44,7 @@ fn run() -> u64 {
     model.assignment().iter().for_each(|&a| h.add(u64::from(a)));
     h.add(model.phi().to_bits());
     h.add_f64s(model.phi_history());
-    h.0
+    h.finish()
 }
 
 #[test]

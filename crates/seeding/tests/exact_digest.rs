@@ -8,36 +8,27 @@
 #![allow(clippy::unwrap_used)]
 
 use seeding::{Changes, ExactKMeans, ExactModel, PointId};
+use testkit::Fnv;
 use testkit::exact::{Coords, Points, Step};
 
-struct Fnv(u64);
-
-impl Fnv {
-    fn add(&mut self, v: u64) {
-        for b in v.to_le_bytes() {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
+/// Hashes everything a model exposes.
+fn hash_model(h: &mut Fnv, m: &ExactModel) {
+    m.seeds().iter().for_each(|id| h.add(id.0));
+    for t in 0..=m.iterations() {
+        m.centroids_at(t)
+            .unwrap()
+            .iter()
+            .for_each(|x| h.add(x.to_bits()));
     }
-
-    fn model(&mut self, m: &ExactModel) {
-        m.seeds().iter().for_each(|id| self.add(id.0));
-        for t in 0..=m.iterations() {
-            m.centroids_at(t)
-                .unwrap()
-                .iter()
-                .for_each(|x| self.add(x.to_bits()));
-        }
-        m.sizes().iter().for_each(|&s| self.add(s));
-        self.add(m.phi().to_bits());
-        self.add(m.iterations() as u64);
-        // By id, so that the model's own order does not matter.
-        let mut ids = m.ids().to_vec();
-        ids.sort();
-        for id in ids {
-            self.add(id.0);
-            self.add(m.assignment(id).unwrap() as u64);
-        }
+    m.sizes().iter().for_each(|&s| h.add(s));
+    h.add(m.phi().to_bits());
+    h.add(m.iterations() as u64);
+    // By id, so that the model's own order does not matter.
+    let mut ids = m.ids().to_vec();
+    ids.sort();
+    for id in ids {
+        h.add(id.0);
+        h.add(m.assignment(id).unwrap() as u64);
     }
 }
 
@@ -45,8 +36,8 @@ fn run() -> u64 {
     let mut points = Points::random(6, 5000, Coords::Continuous, true, 2024);
     let km = ExactKMeans::new(10).restarts(2);
     let mut model = km.fit(&points.dataset(0), 7).unwrap();
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    h.model(&model);
+    let mut h = Fnv::new();
+    hash_model(&mut h, &model);
     let steps = [
         Step::RemoveOne(99),
         Step::Decrement(1234),
@@ -59,9 +50,9 @@ fn run() -> u64 {
         model
             .update(&points.dataset(i as u64 + 1), &changes)
             .unwrap();
-        h.model(&model);
+        hash_model(&mut h, &model);
     }
-    h.0
+    h.finish()
 }
 
 #[test]

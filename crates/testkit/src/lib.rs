@@ -21,17 +21,65 @@ pub mod seeding;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// FNV-1a over little-endian words and bytes: the hash of the digest
+/// tests (a committed `u64` that pins results bit for bit) and of
+/// [`rng`]'s labels.
+///
+/// # Example
+///
+/// ```
+/// let mut h = testkit::Fnv::new();
+/// h.add(7);
+/// h.add_f64s(&[0.5, -1.0]);
+/// assert_ne!(h.finish(), testkit::Fnv::new().finish());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(u64);
+
+impl Fnv {
+    /// The FNV-1a offset basis.
+    pub fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// Hashes the bytes.
+    pub fn add_bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    /// Hashes the little-endian bytes of `v`.
+    pub fn add(&mut self, v: u64) {
+        self.add_bytes(&v.to_le_bytes());
+    }
+
+    /// Hashes the bits of every float.
+    pub fn add_f64s<'a>(&mut self, xs: impl IntoIterator<Item = &'a f64>) {
+        xs.into_iter().for_each(|x| self.add(x.to_bits()));
+    }
+
+    /// The hash so far.
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A deterministic RNG for a named test: the same label gives the same
 /// stream on every machine and every run (unlike `StdRng`, whose algorithm
 /// may change between `rand` releases).
 pub fn rng(label: &str) -> ChaCha8Rng {
     // FNV-1a of the label, so that labels map to unrelated seeds.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in label.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    ChaCha8Rng::seed_from_u64(h)
+    let mut h = Fnv::new();
+    h.add_bytes(label.as_bytes());
+    ChaCha8Rng::seed_from_u64(h.finish())
 }
 
 /// The number of random cases a property test runs: `default`, unless the

@@ -279,12 +279,7 @@ pub fn unit(rng: &mut (impl Rng + ?Sized)) -> f64 {
 /// # Panics
 ///
 /// Never for `dim, k, per >= 1`: every coordinate is finite.
-pub fn paper_gaussian(
-    rng: &mut (impl Rng + ?Sized),
-    dim: usize,
-    k: usize,
-    per: usize,
-) -> Dataset {
+pub fn paper_gaussian(rng: &mut (impl Rng + ?Sized), dim: usize, k: usize, per: usize) -> Dataset {
     let centres: Vec<f64> = (0..k * dim).map(|_| unit(rng)).collect();
     let sd = 0.5f64.sqrt();
     let mut coords = Vec::with_capacity(k * per * dim);
