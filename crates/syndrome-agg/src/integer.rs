@@ -158,20 +158,10 @@ impl IntegerParams {
     /// [`SketchError::InvalidParams`] for `t = 0`, `N = 0`, `T = 0`, or a
     /// sketch above the size cap.
     pub fn validate(self) -> SketchResult<ValidIntegerParams> {
-        if self.capacity == 0 {
-            return Err(invalid("capacity t must be at least 1"));
-        }
-        if self.key_domain.is_zero() {
-            return Err(invalid("key domain [1, N] must be non-empty (N >= 1)"));
-        }
+        let m = crate::params::syndrome_count(self.capacity, &self.key_domain, self.extra)?;
         if self.max_total.is_zero() {
             return Err(invalid("max_total must be at least 1"));
         }
-        let m = self
-            .capacity
-            .checked_mul(2)
-            .and_then(|v| v.checked_add(self.extra))
-            .ok_or_else(|| invalid("2t + r overflows"))?;
         // Bound the size before computing N^(m-1): k <= bits(T) + (m-1) bits(N).
         let m64 = u64::try_from(m).map_err(|_| invalid("2t + r too large"))?;
         let k_upper = (m64 - 1)

@@ -200,17 +200,7 @@ impl SketchParams {
     }
 
     fn check_shape(&self) -> SketchResult<()> {
-        if self.capacity == 0 {
-            return Err(invalid("capacity t must be at least 1"));
-        }
-        if self.key_domain.is_zero() {
-            return Err(invalid("key domain [1, N] must be non-empty (N >= 1)"));
-        }
-        let m = self
-            .capacity
-            .checked_mul(2)
-            .and_then(|v| v.checked_add(self.extra))
-            .ok_or_else(|| invalid("2t + r overflows"))?;
+        let m = syndrome_count(self.capacity, &self.key_domain, self.extra)?;
         if m > self.max_syndromes {
             return Err(invalid(format!(
                 "2t + r = {m} exceeds the configured maximum {}",
@@ -422,4 +412,23 @@ impl<F: FiniteField> ValidSketchParams<F> {
             }
         }
     }
+}
+
+/// `2t + r` for capacity `t` over the key domain `[1, N]`, after the checks
+/// every sketch shares: `t >= 1`, `N >= 1`, no overflow.
+pub(crate) fn syndrome_count(
+    capacity: usize,
+    key_domain: &BigUint,
+    extra: usize,
+) -> SketchResult<usize> {
+    if capacity == 0 {
+        return Err(invalid("capacity t must be at least 1"));
+    }
+    if key_domain.is_zero() {
+        return Err(invalid("key domain [1, N] must be non-empty (N >= 1)"));
+    }
+    capacity
+        .checked_mul(2)
+        .and_then(|v| v.checked_add(extra))
+        .ok_or_else(|| invalid("2t + r overflows"))
 }
