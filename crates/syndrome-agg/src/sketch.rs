@@ -62,7 +62,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::WrongLength`] unless there are exactly `2t + r`.
+    /// [`SketchError::WrongLength`](crate::SketchError::WrongLength) unless there are exactly `2t + r`.
     pub fn from_syndromes(
         params: &ValidSketchParams<F>,
         syndromes: Vec<F::Elem>,
@@ -81,7 +81,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`] for a key outside `[1, N]`.
+    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain) for a key outside `[1, N]`.
     pub fn encode<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
     where
         K: Borrow<BigUint>,
@@ -133,7 +133,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`] for a key outside `[1, N]`.
+    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain) for a key outside `[1, N]`.
     pub fn insert(&mut self, key: &BigUint, count: &F::Elem) -> SketchResult<()> {
         let x = self.params.key_ref(key)?;
         add_power_sums(self.params.field(), &mut self.syndromes, &x, count);
@@ -144,7 +144,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`], or [`SketchError::InvalidCount`]
+    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain), or [`SketchError::InvalidCount`](crate::SketchError::InvalidCount)
     /// as [`ValidSketchParams::unsigned_count`].
     pub fn insert_unsigned(&mut self, key: impl Into<BigUint>, count: u64) -> SketchResult<()> {
         let c = self.params.unsigned_count(count)?;
@@ -155,7 +155,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`], or [`SketchError::InvalidCount`]
+    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain), or [`SketchError::InvalidCount`](crate::SketchError::InvalidCount)
     /// as [`ValidSketchParams::signed_count`].
     pub fn insert_signed(&mut self, key: impl Into<BigUint>, count: i64) -> SketchResult<()> {
         let c = self.params.signed_count(count)?;
@@ -166,7 +166,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`] if the fields or parameters differ.
+    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch) if the fields or parameters differ.
     pub fn add(&mut self, other: &Self) -> SketchResult<()> {
         self.params.check_same(&other.params)?;
         let f = self.params.field();
@@ -180,7 +180,7 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`] if the fields or parameters differ.
+    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch) if the fields or parameters differ.
     pub fn subtract(&mut self, other: &Self) -> SketchResult<()> {
         self.params.check_same(&other.params)?;
         let f = self.params.field();
