@@ -380,15 +380,22 @@ fn split_attack(
     let reqs = h.to_unmasking();
     let t = cfg.threshold();
     // The server lies: the holders in `told_alive` hear "1 alive", the
-    // other honest ones "1 dropped".
+    // other honest ones "1 dropped". Every alive list is padded to the
+    // t - 1 peers a client demands (docs/threat-model.md S6).
+    let pad =
+        |c: ClientId, k: usize| -> Vec<ClientId> { (2..=n).filter(|w| *w != c).take(k).collect() };
     let mut seeds: Vec<SecretShare> = Vec::new();
     let mut keys: Vec<SecretShare> = Vec::new();
     for m in &reqs {
         let (alive, dropped) = match m.client {
-            1 => (vec![], vec![]),
+            1 => (pad(1, t - 1), vec![]),
             7 => continue, // the colluder needs no request
-            c if told_alive.contains(&c) => (vec![1], vec![]),
-            _ => (vec![], vec![1]),
+            c if told_alive.contains(&c) => {
+                let mut alive = vec![1];
+                alive.extend(pad(c, t - 2));
+                (alive, vec![])
+            }
+            c => (pad(c, t - 1), vec![1]),
         };
         let reply = h.answer_one(&with_lists(m, alive, dropped)).unwrap();
         let ClientBody::UnmaskingResponse(r) = reply.body else {
@@ -628,24 +635,6 @@ fn s3_tampered_encrypted_share() {
     }
 }
 
-fn corrupt_share(h: &mut Harness<Mersenne61>, responder: ClientId, owner: ClientId, seed: bool) {
-    let m = h
-        .pending
-        .iter_mut()
-        .find(|m| m.client == responder)
-        .unwrap();
-    let ClientBody::UnmaskingResponse(r) = &mut m.body else {
-        panic!()
-    };
-    let list = if seed {
-        &mut r.seed_shares
-    } else {
-        &mut r.key_shares
-    };
-    let s = list.iter_mut().find(|s| s.owner == owner).unwrap();
-    s.share[8] ^= 1; // the lowest bit of the first chunk's value
-}
-
 #[test]
 fn s4_bad_shamir_share_from_a_peer() {
     let f = Mersenne61;
@@ -656,7 +645,7 @@ fn s4_bad_shamir_share_from_a_peer() {
     let mut h = Harness::new(cfg.clone(), &ins, "s4");
     let reqs = h.to_unmasking();
     assert!(h.answer(&reqs).is_empty());
-    corrupt_share(&mut h, 2, 4, true);
+    h.corrupt_share(2, 4, true);
     assert_eq!(h.finish().unwrap().sum, oracle(&f, &ins, &all_but(n, &[])));
     // A wrong key share of a dropped client is corrected too.
     let mut h = Harness::new(cfg.clone(), &ins, "s4-key");
@@ -666,13 +655,13 @@ fn s4_bad_shamir_share_from_a_peer() {
     assert!(h.answer(&req).is_empty());
     let unmask = h.step(&[6]); // 6 dropped before its masked input arrived
     assert!(h.answer(&unmask).is_empty());
-    corrupt_share(&mut h, 1, 6, false);
+    h.corrupt_share(1, 6, false);
     assert_eq!(h.finish().unwrap().sum, oracle(&f, &ins, &all_but(n, &[6])));
     // Exactly t responders and one bad share: detected, never a wrong sum.
     let mut h = Harness::new(cfg, &ins, "s4-exact");
     let reqs = h.to_unmasking();
     assert!(h.answer(&reqs).is_empty());
-    corrupt_share(&mut h, 2, 1, true);
+    h.corrupt_share(2, 1, true);
     h.pending.retain(|m| m.client <= 3);
     assert!(matches!(
         h.finish(),
@@ -719,10 +708,19 @@ fn s5_shamir_input_validation() {
     ));
     let mut aliased = shares[..3].to_vec();
     aliased[2].id = 102; // = 1 mod p: same point as share 0
-    assert!(matches!(
-        shamir::reconstruct(&f, &aliased, 3),
-        Err(SketchError::DuplicateShareId { .. })
-    ));
+    // The error names both ids as given, not the reduced point.
+    match shamir::reconstruct(&f, &aliased, 3) {
+        Err(SketchError::DuplicateShareId { id, earlier }) => {
+            assert_eq!((id.as_str(), earlier.as_str()), ("102", "1"));
+        }
+        other => panic!("expected DuplicateShareId, got {other:?}"),
+    }
+    match shamir::split(&f, &s, 2, &[3, 104, 5], &mut testkit::rng("s5")) {
+        Err(SketchError::DuplicateShareId { id, earlier }) => {
+            assert_eq!((id.as_str(), earlier.as_str()), ("104", "3"));
+        }
+        other => panic!("expected DuplicateShareId, got {other:?}"),
+    }
     let mut zero = shares[..3].to_vec();
     zero[1].id = 0;
     assert!(matches!(

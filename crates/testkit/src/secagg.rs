@@ -595,6 +595,28 @@ impl<F: FiniteField> Harness<F> {
         self.step(&[])
     }
 
+    /// Flips the lowest bit of the first chunk of the share of `owner`'s
+    /// secret (its self-mask seed if `seed`, else its mask key) in
+    /// `responder`'s pending unmasking response: a peer sending a bad share
+    /// (docs/threat-model.md S4).
+    pub fn corrupt_share(&mut self, responder: ClientId, owner: ClientId, seed: bool) {
+        let m = self
+            .pending
+            .iter_mut()
+            .find(|m| m.client == responder)
+            .unwrap();
+        let syndrome_agg::secagg::messages::ClientBody::UnmaskingResponse(r) = &mut m.body else {
+            panic!("{responder} has no pending unmasking response")
+        };
+        let list = if seed {
+            &mut r.seed_shares
+        } else {
+            &mut r.key_shares
+        };
+        let s = list.iter_mut().find(|s| s.owner == owner).unwrap();
+        s.share[8] ^= 1;
+    }
+
     /// Delivers the pending messages and finishes.
     pub fn finish(
         &mut self,

@@ -8,6 +8,15 @@
 //! generic field elements, which cannot all be wiped (big-integer
 //! elements have no `Zeroize`); it is dropped as soon as it is masked.
 
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 use core::fmt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -250,8 +259,10 @@ impl<F: FiniteField> Client<F> {
     ///   least `t - 1` of them, every ciphertext authentic for this
     ///   session, round, sender and receiver;
     /// - unmasking request: the alive and dropped lists are disjoint, hold
-    ///   no id twice, do not name the client itself, and name only peers it
-    ///   masked with.
+    ///   no id twice, do not name the client itself, name only peers it
+    ///   masked with, and the alive list with the client itself has at
+    ///   least `t` members (a smaller one is the consistent-lie attack,
+    ///   docs/threat-model.md S6).
     ///
     /// A message of the wrong step, session or round, or for another
     /// client, is refused without changing the state (a duplicate or a
@@ -365,11 +376,14 @@ impl<F: FiniteField> Client<F> {
             return Err(abort(me, step, "own keys missing"));
         }
         let t = self.config.threshold();
-        if peers.len() + 1 < t {
+        if peers.len().saturating_add(1) < t {
             return Err(abort(
                 me,
                 step,
-                format!("{} holders left, the threshold is {t}", peers.len() + 1),
+                format!(
+                    "{} holders left, the threshold is {t}",
+                    peers.len().saturating_add(1)
+                ),
             ));
         }
         // Holders in id order, the client itself among them.
@@ -473,11 +487,14 @@ impl<F: FiniteField> Client<F> {
             held.insert(*peer, pair);
         }
         let t = self.config.threshold();
-        if held.len() + 1 < t {
+        if held.len().saturating_add(1) < t {
             return Err(abort(
                 me,
                 step,
-                format!("{} peers left, the threshold is {t}", held.len() + 1),
+                format!(
+                    "{} peers left, the threshold is {t}",
+                    held.len().saturating_add(1)
+                ),
             ));
         }
         let f = self.config.field();
@@ -538,9 +555,27 @@ impl<F: FiniteField> Client<F> {
                 ));
             }
         }
+        // The consistent-lie attack (docs/threat-model.md S6): a server
+        // that calls almost everyone dropped collects the key shares of
+        // every peer and the seed shares of the one it calls alive, and so
+        // unmasks that one input. The server only ever needs the seeds of
+        // at least `t` survivors (the sum is over at least `t` inputs), so
+        // a request naming fewer is a lie, and answering it reveals more
+        // than any honest round would.
+        let t = self.config.threshold();
+        if req.alive.len().saturating_add(1) < t {
+            return Err(abort(
+                me,
+                step,
+                format!(
+                    "{} clients alive with this one, the threshold is {t}",
+                    req.alive.len().saturating_add(1)
+                ),
+            ));
+        }
         let reveal = |owner: ClientId, share: &SecretShare| RevealedShare {
             owner,
-            share: share.to_bytes().to_vec(),
+            share: share.to_bytes(),
         };
         let mut seed_shares = vec![reveal(me, own_seed_share)];
         seed_shares.extend(
