@@ -10,6 +10,15 @@
 //! (THREATS S4). If any needed secret has fewer than `t` shares it aborts
 //! before reconstructing anything (THREATS D4).
 
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 use core::fmt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -29,8 +38,17 @@ use crate::error::check_len;
 use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, combine_terms, peer_mask_terms};
 use crate::{SketchError, SketchResult};
 
+mod subsets;
+use subsets::Subsets;
+
 /// The most refusals [`Server::rejected`] keeps.
 pub const MAX_LOGGED: usize = 4096;
+
+/// The most `t`-subsets of one secret's shares the server tries when the
+/// shares disagree and Gao's decoder cannot correct them: every subset
+/// that leaves out one share (the `t + 1` case) and far more, with the
+/// work bounded whatever a malicious peer sends.
+pub const MAX_SUBSETS: usize = 4096;
 
 /// What [`Server::advance`] produces.
 #[derive(Debug)]
@@ -267,6 +285,7 @@ impl<F: FiniteField> Server<F> {
                 if self.u1.contains_key(&id) {
                     return dup(id);
                 }
+                check_advertised(id, &keys, &self.u1)?;
                 self.u1.insert(id, keys);
             }
             ClientBody::ShareKeys(sk) => {
@@ -511,12 +530,38 @@ impl<F: FiniteField> Server<F> {
         {
             return Ok(Some(s));
         }
-        // THREATS S4: a wrong share; correct it with the spare shares.
-        if shares.len() > t
-            && let Ok(s) = decode_secret_with_errors(shares, t)
+        if shares.len() <= t {
+            return Ok(None);
+        }
+        // docs/threat-model.md S4: a wrong share; correct it with the
+        // spare shares. Gao's decoder corrects up to (n - t) / 2 of n; with
+        // fewer spares (t + 1 shares and one bad among them) the check
+        // itself picks out a good t-subset.
+        if let Ok(s) = decode_secret_with_errors(shares, t)
             && check(&s)
         {
             return Ok(Some(s));
+        }
+        let mut tried = 0usize;
+        let mut subset = Subsets::new(shares.len(), t);
+        while let Some(picked) = subset.next_subset() {
+            if tried >= MAX_SUBSETS {
+                break;
+            }
+            tried = tried.saturating_add(1);
+            let chosen: Vec<SecretShare> = picked
+                .iter()
+                .filter_map(|i| shares.get(*i).cloned())
+                .collect();
+            let ids: Vec<u64> = chosen.iter().map(|s| s.id).collect();
+            let Ok(lagrange) = lagrange_at_zero(&field::Mersenne127, &ids) else {
+                continue;
+            };
+            if let Ok(s) = reconstruct_secret_with(&lagrange, &chosen)
+                && check(&s)
+            {
+                return Ok(Some(s));
+            }
         }
         Ok(None)
     }
@@ -592,6 +637,37 @@ impl<F: FiniteField> Server<F> {
             dropped: self.dropped.clone(),
         })
     }
+}
+
+/// docs/threat-model.md S2 at the server: a client whose two keys are
+/// equal, equal to a key another client advertised, or of low order in
+/// X25519 is refused here, and so drops out at this step, instead of being
+/// relayed to its peers, every one of which would then abort. (Keys are
+/// fresh for each session and nobody sees another's before the directory
+/// goes out, so the first to advertise a key is its owner.)
+fn check_advertised(
+    id: ClientId,
+    keys: &AdvertiseKeys,
+    earlier: &BTreeMap<ClientId, AdvertiseKeys>,
+) -> SketchResult<()> {
+    if ct_eq(&keys.enc_key, &keys.mask_key) {
+        return rejected(format!("client {id} advertised one key twice"));
+    }
+    let taken = earlier.iter().find(|(_, k)| {
+        [k.enc_key, k.mask_key]
+            .iter()
+            .any(|x| ct_eq(x, &keys.enc_key) || ct_eq(x, &keys.mask_key))
+    });
+    if let Some((owner, _)) = taken {
+        return rejected(format!("client {id} advertised a key of client {owner}"));
+    }
+    // A fixed probe secret: agreement with a low-order point gives the
+    // all-zero output whatever the secret, which `agree` refuses.
+    let probe = MaskKeyPair::from_secret_bytes([0x5a; 32]);
+    for key in [keys.enc_key, keys.mask_key] {
+        probe.agree(id, &MaskPublicKey(key))?;
+    }
+    Ok(())
 }
 
 fn parse_elements<F: FiniteField>(f: &F, bytes: &[u8], count: usize) -> SketchResult<Vec<F::Elem>> {
