@@ -59,6 +59,7 @@
 //! I/O. [`transport`] drives them in process, with fault injection;
 //! [`run_secure_aggregation`] is the one-call entry point.
 
+mod bounded;
 pub mod client;
 pub mod graph;
 pub mod groups;

@@ -7,14 +7,21 @@
 //! (server to client), so a receiver refuses a message of another session,
 //! round or step before looking inside (THREATS R2).
 
-// Parsers take bytes from outside: no panicking index or unwrap here.
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
 
 use core::fmt;
 
 use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
 
-use super::ClientId;
+use super::{ClientId, bounded};
 use crate::masking::pairwise::RoundContext;
 use crate::wire::WIRE_VERSION;
 use crate::{SketchError, SketchResult};
@@ -86,6 +93,7 @@ pub struct EncryptedShare {
     /// The other end.
     pub peer: ClientId,
     /// ChaCha20-Poly1305 ciphertext and tag.
+    #[serde(deserialize_with = "bounded::vec")]
     pub ciphertext: Vec<u8>,
 }
 
@@ -93,6 +101,7 @@ pub struct EncryptedShare {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShareKeys {
     /// One entry per holder other than the sender.
+    #[serde(deserialize_with = "bounded::vec")]
     pub shares: Vec<EncryptedShare>,
 }
 
@@ -101,8 +110,10 @@ pub struct ShareKeys {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaskedInput {
     /// The field's modulus, little endian, no trailing zero bytes.
+    #[serde(deserialize_with = "bounded::vec")]
     pub modulus: Vec<u8>,
     /// The masked vector.
+    #[serde(deserialize_with = "bounded::vec")]
     pub elements: Vec<u8>,
 }
 
@@ -112,8 +123,12 @@ pub struct MaskedInput {
 pub struct RevealedShare {
     /// Whose secret.
     pub owner: ClientId,
-    /// The share's bytes.
-    pub share: Vec<u8>,
+    /// The share's bytes, wiped on drop.
+    #[serde(
+        serialize_with = "bounded::serialize_secret",
+        deserialize_with = "bounded::secret_vec"
+    )]
+    pub share: Zeroizing<Vec<u8>>,
 }
 
 impl fmt::Debug for RevealedShare {
@@ -129,9 +144,11 @@ impl fmt::Debug for RevealedShare {
 pub struct UnmaskingResponse {
     /// Shares of the self-mask seeds of clients the server called alive
     /// (and of the responder itself).
+    #[serde(deserialize_with = "bounded::vec")]
     pub seed_shares: Vec<RevealedShare>,
     /// Shares of the mask secret keys of clients the server called
     /// dropped.
+    #[serde(deserialize_with = "bounded::vec")]
     pub key_shares: Vec<RevealedShare>,
 }
 
@@ -165,6 +182,7 @@ impl ClientBody {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyDirectory {
     /// `(client, its keys)`.
+    #[serde(deserialize_with = "bounded::vec")]
     pub entries: Vec<(ClientId, AdvertiseKeys)>,
 }
 
@@ -173,6 +191,7 @@ pub struct KeyDirectory {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaskingRequest {
     /// `peer` is the sender.
+    #[serde(deserialize_with = "bounded::vec")]
     pub shares: Vec<EncryptedShare>,
 }
 
@@ -181,8 +200,10 @@ pub struct MaskingRequest {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnmaskingRequest {
     /// Peers whose self-mask seed share is asked for.
+    #[serde(deserialize_with = "bounded::vec")]
     pub alive: Vec<ClientId>,
     /// Peers whose mask secret key share is asked for.
+    #[serde(deserialize_with = "bounded::vec")]
     pub dropped: Vec<ClientId>,
 }
 
@@ -262,6 +283,9 @@ fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], max_len: usize) -> SketchRe
             max: max_len,
         });
     }
+    // Every list is charged against a budget of the frame's size before it
+    // is allocated (docs/threat-model.md O1).
+    let _budget = bounded::scope(bytes.len());
     let (msg, rest): (T, &[u8]) =
         postcard::take_from_bytes(bytes).map_err(|e| malformed(e.to_string()))?;
     if !rest.is_empty() {
