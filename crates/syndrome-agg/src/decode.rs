@@ -30,10 +30,17 @@
 //! random garbage, but not for a crafted input, which is simply a different
 //! valid aggregate (THREATS 1, item 3).
 
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 // Decoders take input from outside: no panicking index or unwrap here
 // (THREATS 4). Field and big-integer arithmetic cannot overflow, so
-// clippy's arithmetic_side_effects is not denied.
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use field::{
     Field, FieldError, FiniteField, Poly, Rational, Rationals, berlekamp_massey, find_roots,
@@ -94,7 +101,7 @@ pub(crate) fn locator<F: Field>(
             needed: rec.length,
         });
     }
-    let rev = poly::reverse(f, &rec.connection, rec.length + 1);
+    let rev = poly::reverse(f, &rec.connection, rec.length.saturating_add(1));
     Ok((rec.length, rev))
 }
 
@@ -116,7 +123,9 @@ pub(crate) fn power_sums<F: Field>(
 pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> SketchResult<()> {
     check_len(reencoded.len(), received.len())?;
     match received.iter().zip(reencoded).position(|(a, b)| a != b) {
-        Some(i) => Err(SketchError::CheckMismatch { index: i + 1 }),
+        Some(i) => Err(SketchError::CheckMismatch {
+            index: i.saturating_add(1),
+        }),
         None => Ok(()),
     }
 }
@@ -313,7 +322,7 @@ impl IntegerSketch {
                     });
                 }
             };
-            total += &count;
+            total = crate::integer::big_add(&total, &count);
             if total > *p.max_total() {
                 return Err(SketchError::CountOutOfRange {
                     key: k.to_string(),
@@ -329,9 +338,9 @@ impl IntegerSketch {
         for (k, c) in &out {
             let mut pw = c.clone();
             for (i, r) in re.iter_mut().enumerate() {
-                *r += &pw;
-                if i + 1 < s.len() {
-                    pw *= k;
+                *r = crate::integer::big_add(r, &pw);
+                if i.saturating_add(1) < s.len() {
+                    pw = crate::integer::big_mul(&pw, k);
                 }
             }
         }

@@ -194,10 +194,14 @@ pub enum SketchError {
     },
     /// Shamir: two shares (or share holders) with the same id modulo the
     /// characteristic (TOB-BSV-2).
-    #[error("share id {id} appears twice (modulo the field's characteristic)")]
+    #[error(
+        "share id {id} is the same point as share id {earlier} (equal modulo the field's characteristic)"
+    )]
     DuplicateShareId {
-        /// The id, in decimal.
+        /// The later id, in decimal, as given.
         id: String,
+        /// The earlier id it collides with, in decimal, as given.
+        earlier: String,
     },
     /// Shamir: fewer shares than the threshold; nothing is reconstructed.
     #[error("too few shares: {have}, the threshold is {need}")]

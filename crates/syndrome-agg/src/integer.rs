@@ -2,10 +2,19 @@
 //! integers under a power-of-two modulus `p'`, decoded over the rationals
 //! with the integer root finder, no randomness anywhere.
 
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 use core::fmt;
 
 use num_bigint::BigUint;
-use num_traits::{One, Zero};
+use num_traits::{CheckedSub, One, Zero};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_len, invalid};
@@ -54,26 +63,51 @@ impl IntegerRing {
         if v.bits() <= self.bits {
             return v.clone();
         }
-        v & ((BigUint::one() << self.bits) - 1u32)
+        v & &self.low_mask()
     }
+
+    /// `2^bits - 1`.
+    fn low_mask(&self) -> BigUint {
+        let mut m = BigUint::zero();
+        m.set_bit(self.bits, true);
+        m.checked_sub(&BigUint::one()).unwrap_or_default()
+    }
+}
+
+/// `a + b` for big integers: a sum cannot overflow (it grows), the one
+/// reason this module allows an arithmetic operator.
+#[allow(clippy::arithmetic_side_effects)]
+pub(crate) fn big_add(a: &BigUint, b: &BigUint) -> BigUint {
+    a + b
+}
+
+/// `a * b` for big integers: a product cannot overflow (it grows).
+#[allow(clippy::arithmetic_side_effects)]
+pub(crate) fn big_mul(a: &BigUint, b: &BigUint) -> BigUint {
+    a * b
 }
 
 impl MaskDomain for IntegerRing {
     type Elem = BigUint;
     fn mask_modulus(&self) -> BigUint {
-        BigUint::one() << self.bits
+        let mut m = BigUint::zero();
+        m.set_bit(self.bits, true);
+        m
     }
     fn mask_zero(&self) -> BigUint {
         BigUint::zero()
     }
     fn mask_add(&self, a: &BigUint, b: &BigUint) -> BigUint {
-        self.reduce(&(a + b))
+        self.reduce(&big_add(a, b))
     }
     fn mask_sub(&self, a: &BigUint, b: &BigUint) -> BigUint {
-        if a >= b {
-            a - b
-        } else {
-            (BigUint::one() << self.bits) - (b - a)
+        // a - b mod 2^k, for a, b below 2^k: a - b, or 2^k - (b - a).
+        match a.checked_sub(b) {
+            Some(d) => d,
+            None => b
+                .checked_sub(a)
+                .and_then(|d| self.mask_modulus().checked_sub(&d))
+                .unwrap_or_default(),
         }
     }
     fn mask_from_canonical(&self, v: &BigUint) -> BigUint {
@@ -164,7 +198,8 @@ impl IntegerParams {
         }
         // Bound the size before computing N^(m-1): k <= bits(T) + (m-1) bits(N).
         let m64 = u64::try_from(m).map_err(|_| invalid("2t + r too large"))?;
-        let k_upper = (m64 - 1)
+        let k_upper = m64
+            .saturating_sub(1)
             .checked_mul(self.key_domain.bits())
             .and_then(|v| v.checked_add(self.max_total.bits()))
             .ok_or_else(|| invalid("modulus size overflows"))?;
@@ -174,7 +209,10 @@ impl IntegerParams {
                 self.max_bits
             )));
         }
-        let bound = &self.max_total * num_traits::pow::pow(self.key_domain.clone(), m - 1);
+        let bound = big_mul(
+            &self.max_total,
+            &num_traits::pow::pow(self.key_domain.clone(), m.saturating_sub(1)),
+        );
         let k = bound.bits();
         Ok(ValidIntegerParams {
             ring: IntegerRing::new(k),
@@ -323,8 +361,8 @@ impl IntegerSketch {
         let n = self.syndromes.len();
         for (i, s) in self.syndromes.iter_mut().enumerate() {
             *s = ring.mask_add(s, &pw);
-            if i + 1 < n {
-                pw = ring.reduce(&(pw * key));
+            if i.saturating_add(1) < n {
+                pw = ring.reduce(&big_mul(&pw, key));
             }
         }
         Ok(())

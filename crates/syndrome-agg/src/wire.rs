@@ -13,10 +13,17 @@
 //! sketches check every length and every encoding's canonicity; every
 //! failure is a typed error, never a panic (THREATS M3, M6, O1, O2).
 
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 // Parsers take bytes from outside: no panicking index or unwrap here
 // (THREATS 4). Field and big-integer arithmetic cannot overflow, so
-// clippy's arithmetic_side_effects is not denied.
-#![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 
 use field::FiniteField;
 use num_bigint::BigUint;
@@ -250,7 +257,7 @@ impl Frame {
 }
 
 pub(crate) fn field_bytes<F: FiniteField>(f: &F, elems: &[F::Elem]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(elems.len() * f.byte_len());
+    let mut out = Vec::with_capacity(elems.len().saturating_mul(f.byte_len()));
     for e in elems {
         f.write_bytes(e, &mut out);
     }
@@ -372,7 +379,7 @@ impl IntegerSketch {
         }
         Frame::build(
             FrameKind::Integer,
-            &(BigUint::from(1u8) << k),
+            &crate::masking::MaskDomain::mask_modulus(&crate::IntegerRing::new(k)),
             p.capacity(),
             p.extra(),
             p.key_domain(),
@@ -392,7 +399,7 @@ impl IntegerSketch {
         frame.expect_kind(FrameKind::Integer)?;
         let k = params.ring().bits();
         frame.expect_shape(
-            &(BigUint::from(1u8) << k),
+            &crate::masking::MaskDomain::mask_modulus(&crate::IntegerRing::new(k)),
             params.capacity(),
             params.extra(),
             params.key_domain(),

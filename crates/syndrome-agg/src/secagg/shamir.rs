@@ -19,7 +19,17 @@
 //! `n` (Gao's Reed-Solomon decoder), so that a server holding more than `t`
 //! shares survives a peer that sends a bad one (THREATS S4).
 
+// Untrusted input reaches this module (docs/threat-model.md §4): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 use core::fmt;
+use std::collections::BTreeMap;
 
 use field::{Field, FiniteField, Poly, poly};
 use num_bigint::BigUint;
@@ -30,13 +40,22 @@ use crate::error::check_len;
 use crate::{SketchError, SketchResult};
 
 /// One share: the holder's id and the polynomial's value there. `Debug`
-/// shows the id only.
-#[derive(Clone, PartialEq, Eq)]
+/// shows the id only; there is no `PartialEq` (a variable-time comparison
+/// of secret values): compare [`id`](Self::id) and
+/// [`value`](Self::value) explicitly where a test needs to.
+#[derive(Clone)]
 pub struct Share<E> {
     /// The holder's id (the evaluation point is `id mod p`).
     pub id: u64,
     /// `f(id)`.
     pub value: E,
+}
+
+impl<E: Zeroize> Zeroize for Share<E> {
+    fn zeroize(&mut self) {
+        self.id.zeroize();
+        self.value.zeroize();
+    }
 }
 
 impl<E> fmt::Debug for Share<E> {
@@ -48,29 +67,24 @@ impl<E> fmt::Debug for Share<E> {
 }
 
 /// The evaluation points of `ids`, checked: none is `0 mod p` and no two
-/// are equal mod `p`.
+/// are equal mod `p` (the error names both ids as given).
 fn points<F: FiniteField>(f: &F, ids: impl Iterator<Item = u64>) -> SketchResult<Vec<F::Elem>> {
     let p = f.characteristic();
     let small_p = u64::try_from(&p).ok();
-    let mut reduced: Vec<u64> = Vec::new();
+    let mut seen: BTreeMap<u64, u64> = BTreeMap::new();
     let mut out = Vec::new();
     for id in ids {
-        let r = small_p.map_or(id, |p| id % p);
+        let r = small_p.and_then(|p| id.checked_rem(p)).unwrap_or(id);
         if r == 0 {
             return Err(SketchError::ShareIdZero { id: id.to_string() });
         }
-        reduced.push(r);
+        if let Some(earlier) = seen.insert(r, id) {
+            return Err(SketchError::DuplicateShareId {
+                id: id.to_string(),
+                earlier: earlier.to_string(),
+            });
+        }
         out.push(f.from_u64(id));
-    }
-    let mut sorted = reduced.clone();
-    sorted.sort_unstable();
-    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-        // Report an original id that maps to the repeated point.
-        let id = reduced
-            .iter()
-            .position(|r| *r == w[0])
-            .map_or(w[0], |_| w[0]);
-        return Err(SketchError::DuplicateShareId { id: id.to_string() });
     }
     Ok(out)
 }
@@ -105,6 +119,23 @@ pub fn split<F: FiniteField, R: Rng + ?Sized>(
     ids: &[u64],
     rng: &mut R,
 ) -> SketchResult<Vec<Share<F::Elem>>> {
+    // Generic elements (big integers among them) cannot all be wiped; the
+    // byte-secret path, `split_secret`, wipes its coefficients.
+    let mut coeffs = Vec::with_capacity(threshold);
+    split_with(f, secret, threshold, ids, rng, &mut coeffs)
+}
+
+/// [`split`] with the caller's buffer for the polynomial's coefficients
+/// (the secret and `t - 1` random values), so that a caller whose
+/// elements can be wiped wipes them.
+fn split_with<F: FiniteField, R: Rng + ?Sized>(
+    f: &F,
+    secret: &F::Elem,
+    threshold: usize,
+    ids: &[u64],
+    rng: &mut R,
+    coeffs: &mut Vec<F::Elem>,
+) -> SketchResult<Vec<Share<F::Elem>>> {
     if threshold == 0 || threshold > ids.len() {
         return Err(crate::error::invalid(format!(
             "threshold {threshold} must be in 1..={} (the number of holders)",
@@ -112,7 +143,7 @@ pub fn split<F: FiniteField, R: Rng + ?Sized>(
         )));
     }
     let xs = points(f, ids.iter().copied())?;
-    let mut coeffs = Vec::with_capacity(threshold);
+    coeffs.clear();
     coeffs.push(secret.clone());
     for _ in 1..threshold {
         coeffs.push(f.random(rng));
@@ -122,7 +153,7 @@ pub fn split<F: FiniteField, R: Rng + ?Sized>(
         .zip(&xs)
         .map(|(id, x)| Share {
             id: *id,
-            value: horner(f, &coeffs, x),
+            value: horner(f, coeffs, x),
         })
         .collect())
 }
@@ -194,7 +225,7 @@ pub fn reconstruct<F: FiniteField>(
         });
     }
     points(f, shares.iter().map(|s| s.id))?;
-    let used = &shares[..threshold];
+    let used = shares.get(..threshold).unwrap_or(shares);
     let ids: Vec<u64> = used.iter().map(|s| s.id).collect();
     let l = lagrange_at_zero(f, &ids)?;
     let values: Vec<F::Elem> = used.iter().map(|s| s.value.clone()).collect();
@@ -251,7 +282,7 @@ pub fn decode_with_errors<F: FiniteField>(
         return Ok(g1.coeff(0).cloned().unwrap_or_else(|| f.zero()));
     }
     // Partial extended Euclid on (g0, g1), tracking only the cofactor of g1.
-    let stop = (n + threshold).div_ceil(2);
+    let stop = n.saturating_add(threshold).div_ceil(2);
     let (mut r_prev, mut r) = (g0, g1);
     let (mut v_prev, mut v) = (Poly::zero(), Poly::one(f));
     while r.degree().is_some_and(|d| d >= stop) {
@@ -291,10 +322,11 @@ fn interpolate<F: FiniteField>(
         // Synthetic division of g0 by (X - x): quotient coefficients from
         // the top down.
         let mut carry = f.zero();
-        for k in (0..n).rev() {
-            // q_k = c_{k+1} + x q_{k+1}
-            carry = f.add(&c[k + 1], &f.mul(x, &carry));
-            f.add_assign(&mut acc[k], &f.mul(&scale, &carry));
+        // q_k = c_{k+1} + x q_{k+1}, for k = n - 1 down to 0 (g0 has
+        // degree n, so c has n + 1 entries).
+        for (a, c_next) in acc.iter_mut().zip(c.iter().skip(1)).rev() {
+            carry = f.add(c_next, &f.mul(x, &carry));
+            f.add_assign(a, &f.mul(&scale, &carry));
         }
     }
     Ok(Poly::from_coeffs(f, acc))
@@ -307,12 +339,24 @@ pub const SECRET_CHUNKS: usize = 3;
 /// One holder's share of a 32-byte secret: a share of each of its
 /// [`SECRET_CHUNKS`] chunks in `GF(2^127 - 1)`, at the same id. Wiped on
 /// drop, redacted in `Debug`.
-#[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
 pub struct SecretShare {
     /// The holder's id.
     pub id: u64,
     /// The chunk shares, canonical representatives below `2^127 - 1`.
     pub values: [u128; SECRET_CHUNKS],
+}
+
+/// Equality in constant time (no `PartialEq`: `==` on secret values may
+/// return early).
+impl subtle::ConstantTimeEq for SecretShare {
+    fn ct_eq(&self, other: &Self) -> subtle::Choice {
+        let mut eq = self.id.ct_eq(&other.id);
+        for (a, b) in self.values.iter().zip(&other.values) {
+            eq &= a.ct_eq(b);
+        }
+        eq
+    }
 }
 
 impl fmt::Debug for SecretShare {
@@ -371,7 +415,9 @@ fn chunks(secret: &[u8; 32]) -> [u128; SECRET_CHUNKS] {
     let mut out = [0u128; SECRET_CHUNKS];
     for (o, c) in out.iter_mut().zip(secret.chunks(15)) {
         let mut b = [0u8; 16];
-        b[..c.len()].copy_from_slice(c);
+        for (dst, src) in b.iter_mut().zip(c) {
+            *dst = *src;
+        }
         *o = u128::from_le_bytes(b);
         b.zeroize();
     }
@@ -380,16 +426,18 @@ fn chunks(secret: &[u8; 32]) -> [u128; SECRET_CHUNKS] {
 
 fn unchunk(values: &[u128; SECRET_CHUNKS]) -> SketchResult<zeroize::Zeroizing<[u8; 32]>> {
     let mut out = zeroize::Zeroizing::new([0u8; 32]);
-    for (i, v) in values.iter().enumerate() {
-        let start = 15 * i;
-        let len = (32 - start).min(15);
-        // A chunk of `len` bytes is below 2^(8 len); a larger value is not
-        // the encoding of any secret.
-        if *v >> (8 * len) != 0 {
+    for (v, dst) in values.iter().zip(out.chunks_mut(15)) {
+        // A chunk of `len` bytes (15, 15, then 2) is below 2^(8 len); a
+        // larger value is not the encoding of any secret.
+        let bits = u32::try_from(dst.len().saturating_mul(8)).unwrap_or(u32::MAX);
+        if v.checked_shr(bits).is_some_and(|high| high != 0) {
             return Err(SketchError::NonCanonical);
         }
-        let b = v.to_le_bytes();
-        out[start..start + len].copy_from_slice(&b[..len]);
+        let mut b = v.to_le_bytes();
+        for (d, s) in dst.iter_mut().zip(&b) {
+            *d = *s;
+        }
+        b.zeroize();
     }
     Ok(out)
 }
@@ -418,7 +466,7 @@ pub fn split_secret<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> SketchResult<Vec<SecretShare>> {
     let f = field::Mersenne127;
-    let mut parts = chunks(secret);
+    let parts = zeroize::Zeroizing::new(chunks(secret));
     let mut out: Vec<SecretShare> = ids
         .iter()
         .map(|id| SecretShare {
@@ -426,13 +474,18 @@ pub fn split_secret<R: Rng + ?Sized>(
             values: [0; SECRET_CHUNKS],
         })
         .collect();
+    // The coefficients (the secret's chunk and the random ones) and each
+    // chunk's shares are wiped as soon as they are used.
+    let mut coeffs = zeroize::Zeroizing::new(Vec::with_capacity(threshold));
     for (c, part) in parts.iter().enumerate() {
-        let shares = split(&f, part, threshold, ids, rng)?;
-        for (o, s) in out.iter_mut().zip(shares) {
-            o.values[c] = s.value;
+        let shares =
+            zeroize::Zeroizing::new(split_with(&f, part, threshold, ids, rng, &mut coeffs)?);
+        for (o, s) in out.iter_mut().zip(shares.iter()) {
+            if let Some(slot) = o.values.get_mut(c) {
+                *slot = s.value;
+            }
         }
     }
-    parts.zeroize();
     Ok(out)
 }
 
@@ -455,8 +508,8 @@ pub fn reconstruct_secret(
     }
     let ids: Vec<u64> = shares.iter().map(|s| s.id).collect();
     points(&f, ids.iter().copied())?;
-    let l = lagrange_at_zero(&f, &ids[..threshold])?;
-    reconstruct_secret_with(&l, &shares[..threshold])
+    let l = lagrange_at_zero(&f, ids.get(..threshold).unwrap_or(&ids))?;
+    reconstruct_secret_with(&l, shares.get(..threshold).unwrap_or(shares))
 }
 
 /// Reconstructs a 32-byte secret from shares whose Lagrange coefficients
@@ -472,17 +525,16 @@ pub fn reconstruct_secret_with(
 ) -> SketchResult<zeroize::Zeroizing<[u8; 32]>> {
     let f = field::Mersenne127;
     check_len(lagrange.len(), shares.len())?;
-    let mut values = [0u128; SECRET_CHUNKS];
+    let mut values = zeroize::Zeroizing::new([0u128; SECRET_CHUNKS]);
     for (c, v) in values.iter_mut().enumerate() {
         let mut acc = 0u128;
         for (l, s) in lagrange.iter().zip(shares) {
-            acc = f.add(&acc, &f.mul(l, &s.values[c]));
+            let share = s.values.get(c).copied().unwrap_or(0);
+            acc = f.add(&acc, &f.mul(l, &share));
         }
         *v = acc;
     }
-    let out = unchunk(&values);
-    values.zeroize();
-    out
+    unchunk(&values)
 }
 
 /// Reconstructs a 32-byte secret from all shares, correcting up to
@@ -496,20 +548,20 @@ pub fn decode_secret_with_errors(
     threshold: usize,
 ) -> SketchResult<zeroize::Zeroizing<[u8; 32]>> {
     let f = field::Mersenne127;
-    let mut values = [0u128; SECRET_CHUNKS];
+    let mut values = zeroize::Zeroizing::new([0u128; SECRET_CHUNKS]);
     for (c, v) in values.iter_mut().enumerate() {
-        let chunk: Vec<Share<u128>> = shares
-            .iter()
-            .map(|s| Share {
-                id: s.id,
-                value: s.values[c],
-            })
-            .collect();
+        let chunk: zeroize::Zeroizing<Vec<Share<u128>>> = zeroize::Zeroizing::new(
+            shares
+                .iter()
+                .map(|s| Share {
+                    id: s.id,
+                    value: s.values.get(c).copied().unwrap_or(0),
+                })
+                .collect(),
+        );
         *v = decode_with_errors(&f, &chunk, threshold)?;
     }
-    let out = unchunk(&values);
-    values.zeroize();
-    out
+    unchunk(&values)
 }
 
 /// The modulus the byte-secret shares live in, `2^127 - 1`.
