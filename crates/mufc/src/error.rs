@@ -7,7 +7,10 @@ use crate::ClientId;
 
 /// Everything that can go wrong in `mufc`. Every operation that returns it
 /// leaves the federation exactly as it was (tested by comparing the saved
-/// state before and after).
+/// state before and after), with one exception: an aggregation round that
+/// started consumes its round number even if it fails
+/// ([`Federation::rounds`](crate::Federation::rounds) grows by one), so
+/// that no round number, and no mask, is ever used twice.
 ///
 /// # Example
 ///
@@ -140,10 +143,10 @@ pub enum MufcError {
     /// protocol's threshold (or than
     /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients))
     /// remained at some step, so the server unmasked nothing. Nothing
-    /// changed. The dropouts of a round are a fixed function of the
+    /// changed but the round counter: the failed round consumed its
+    /// number. The dropouts of a round are a fixed function of the
     /// federation seed, the round and the clients, so serving the same
-    /// request again fails the same way: lower the dropout rate, change
-    /// the seed, or change the request.
+    /// request again runs the next round, with its own draws.
     #[error(
         "secure aggregation round {round} failed: {dropped} of {clients} clients dropped out, \
          {have} remained at the {step} step where {need} are needed"
@@ -175,6 +178,11 @@ pub enum MufcError {
     /// an I/O error).
     #[error("persistence: {0}")]
     Persistence(String),
+    /// The operating system's random source failed (the fresh secrets of
+    /// an aggregation round could not be drawn). Nothing changed but the
+    /// round counter.
+    #[error("randomness: {0}")]
+    Randomness(String),
 }
 
 /// The result type of this crate.
