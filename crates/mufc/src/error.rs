@@ -178,11 +178,74 @@ pub enum MufcError {
     /// an I/O error).
     #[error("persistence: {0}")]
     Persistence(String),
+    /// The bytes are a saved federation, but damaged or of a format this
+    /// build refuses (see [`PersistError`]).
+    #[error(transparent)]
+    Persist(#[from] PersistError),
     /// The operating system's random source failed (the fresh secrets of
     /// an aggregation round could not be drawn). Nothing changed but the
     /// round counter.
     #[error("randomness: {0}")]
     Randomness(String),
+}
+
+/// Why a saved federation (from
+/// [`Federation::to_bytes`](crate::Federation::to_bytes) or
+/// [`Federation::save`](crate::Federation::save)) is refused.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Federation, MufcError, PersistError};
+///
+/// let err = Federation::from_bytes(b"MUFCFED\x01rest").unwrap_err();
+/// assert_eq!(err, MufcError::Persist(PersistError::UnsupportedVersion { found: 1, supported: 3 }));
+/// assert!(err.to_string().contains("version 1"));
+/// let err = Federation::from_bytes(b"MUFCFED\x03\x05").unwrap_err();
+/// assert!(matches!(err, MufcError::Persist(PersistError::Truncated { .. })));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PersistError {
+    /// The bytes end before the header says they do (the file was cut
+    /// short, for instance by a crash during a non-atomic copy).
+    #[error("the saved federation is truncated: {found} bytes, at least {expected} expected")]
+    Truncated {
+        /// The length the header announces (or, before the header is
+        /// complete, the length of the header).
+        expected: u64,
+        /// The length found.
+        found: u64,
+    },
+    /// The bytes are damaged: the checksum does not match, there are bytes
+    /// after the checksum, or the checked contents do not parse.
+    #[error("the saved federation is corrupt: {reason}")]
+    Corrupt {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A format version this build does not read.
+    #[error(
+        "the saved federation has format version {found}, this build reads version {supported} \
+         only{}",
+        version_hint(*found)
+    )]
+    UnsupportedVersion {
+        /// The version in the header.
+        found: u8,
+        /// The version this build reads.
+        supported: u8,
+    },
+}
+
+fn version_hint(found: u8) -> &'static str {
+    match found {
+        1 | 2 => {
+            ": earlier versions carry no checksum, so a damaged file cannot be told from \
+             a different federation; rebuild the federation from its data and save it again"
+        }
+        _ => " (a newer build, or a damaged header)",
+    }
 }
 
 /// The result type of this crate.

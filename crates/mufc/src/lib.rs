@@ -193,7 +193,7 @@ pub use config::{
     ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking,
     Privacy, SecAggGraph, ServerPoints, ValidConfig,
 };
-pub use error::{MufcError, MufcResult};
+pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;
 pub use ids::ClientId;
 pub use objective::{Objectives, estimate_phi_c_star, union};
