@@ -309,7 +309,7 @@ pub(crate) struct Aggregation {
     round: u64,
     /// The masked vectors of the last round started (failed or not), when
     /// recording; read by the tests.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(not(all(test, feature = "serde")), allow(dead_code))]
     last_masked: Option<(u64, MaskedInputs)>,
     /// Makes the next round fail once its masked vectors exist (tests).
     #[cfg(test)]
@@ -505,13 +505,13 @@ impl Aggregation {
 
     /// The round number and masked vectors of the last round started,
     /// failed or not, when recording.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "serde"))]
     pub(crate) fn last_masked(&self) -> Option<&(u64, MaskedInputs)> {
         self.last_masked.as_ref()
     }
 
     /// Makes the next round fail right after its masked vectors exist.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "serde"))]
     pub(crate) fn fail_next_round_after_masking(&mut self) {
         self.fail_after_masking = true;
     }

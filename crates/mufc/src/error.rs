@@ -196,13 +196,14 @@ pub enum MufcError {
 /// # Example
 ///
 /// ```
-/// use mufc::{Federation, MufcError, PersistError};
+/// use mufc::{MufcError, PersistError};
 ///
-/// let err = Federation::from_bytes(b"MUFCFED\x01rest").unwrap_err();
-/// assert_eq!(err, MufcError::Persist(PersistError::UnsupportedVersion { found: 1, supported: 3 }));
-/// assert!(err.to_string().contains("version 1"));
-/// let err = Federation::from_bytes(b"MUFCFED\x03\x05").unwrap_err();
-/// assert!(matches!(err, MufcError::Persist(PersistError::Truncated { .. })));
+/// // What loading a file of format version 2 says.
+/// let err = MufcError::from(PersistError::UnsupportedVersion { found: 2, supported: 3 });
+/// assert!(err.to_string().contains("format version 2"));
+/// assert!(err.to_string().contains("no checksum"));
+/// let err = PersistError::Truncated { expected: 1256, found: 700 };
+/// assert_eq!(err.to_string(), "the saved federation is truncated: 700 bytes, at least 1256 expected");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

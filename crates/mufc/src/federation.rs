@@ -563,14 +563,14 @@ impl Federation {
     /// The number and the masked vectors of the last aggregation round
     /// started, failed or not (recorded with
     /// [`FederationConfig::record_messages`](crate::FederationConfig::record_messages)).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "serde"))]
     pub(crate) fn last_masked_inputs(&self) -> Option<&(u64, crate::aggregation::MaskedInputs)> {
         self.aggregation.as_ref().and_then(Aggregation::last_masked)
     }
 
     /// Makes the next aggregation round fail right after its masked
     /// vectors exist (fault injection for tests).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "serde"))]
     pub(crate) fn fail_next_round_after_masking(&mut self) {
         if let Some(agg) = &mut self.aggregation {
             agg.fail_next_round_after_masking();
