@@ -24,21 +24,36 @@
 //! included clients change between rounds, the difference holds whole
 //! histograms and may well exceed the capacity.
 //!
-//! A round is computed without touching the state ([`Aggregation::round`])
-//! and committed afterwards ([`Aggregation::commit`]), so that a failure
-//! later in a request leaves everything as it was.
+//! A round is computed without touching the aggregate
+//! ([`Aggregation::round`]) and committed afterwards
+//! ([`Aggregation::commit`]), so that a failure later in a request leaves
+//! the aggregate as it was. The round *number* is consumed first, before
+//! any mask exists: a failed round is never run again under its number.
+//!
+//! # Masks are never reused
+//!
+//! Every round is a fresh protocol session: its session id, the dealer's
+//! masks, the clients' key pairs, and in [`Masking::SecAgg`] the self-mask
+//! seeds, Shamir polynomials and SecAgg+ graph come from a 256-bit secret
+//! drawn from the operating system's random source for that round alone
+//! ([`RoundSecrets`]). So two rounds never share a mask, whatever happens
+//! between them: a failed round retried, an older save reloaded, a cloned
+//! federation. Only with
+//! [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks)
+//! do they derive from the federation seed and the round number (the
+//! masks of earlier versions, for tests and reproduction).
 
 mod secure;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use field::primes::{FieldChoice, cheapest_field};
 use field::{BigPrime, Field, FiniteField, Mersenne61, Mersenne127};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
-use rand::SeedableRng;
+use rand::rngs::SysRng;
+use rand::{SeedableRng, TryRng};
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::masking::pairwise::{
     MaskKeyPair, MaskPublicKey, RoundContext, SessionId, pairwise_mask,
@@ -159,27 +174,105 @@ enum Scheme {
 /// Where the masks of a round come from.
 #[derive(Clone, Debug)]
 enum MaskSource {
-    /// The offline dealer, its randomness derived from the federation seed
-    /// and the round.
-    Dealer { seed: u64 },
-    /// Pairwise masks; the simulation holds every client's key pair.
-    Pairwise {
-        keys: BTreeMap<ClientId, Arc<MaskKeyPair>>,
-    },
+    /// The offline dealer.
+    Dealer,
+    /// Pairwise masks; the simulation plays every client, drawing each
+    /// client's key pair for the round.
+    Pairwise,
     /// The dropout-tolerant protocol, run afresh every round.
     SecAgg(SecAggSettings),
 }
 
+/// Where the secrets of the rounds come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SecretSource {
+    /// The operating system's random source, afresh for every round.
+    Fresh,
+    /// The federation seed and the round number (insecure: for tests and
+    /// reproduction only).
+    Derived { seed: u64 },
+}
+
+/// The secrets of one round (one protocol session): every secret of the
+/// round is `secret(label, x)` for a label naming its use.
+pub(crate) enum RoundSecrets {
+    /// 256 bits from the operating system, for this round only.
+    Fresh([u8; 32]),
+    /// Derived from the federation seed (the round enters through `x`).
+    Derived { seed: u64 },
+}
+
+impl core::fmt::Debug for RoundSecrets {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Fresh(_) => f.write_str("RoundSecrets::Fresh(..)"),
+            Self::Derived { seed } => write!(f, "RoundSecrets::Derived {{ seed: {seed} }}"),
+        }
+    }
+}
+
+impl RoundSecrets {
+    fn new(source: SecretSource) -> MufcResult<Self> {
+        match source {
+            SecretSource::Derived { seed } => Ok(Self::Derived { seed }),
+            SecretSource::Fresh => {
+                let mut key = [0u8; 32];
+                SysRng.try_fill_bytes(&mut key).map_err(|e| {
+                    MufcError::Randomness(format!(
+                        "the operating system's random source failed: {e}"
+                    ))
+                })?;
+                Ok(Self::Fresh(key))
+            }
+        }
+    }
+
+    /// The 32-byte secret of one use (`label`, `x`) in this round. Derived
+    /// secrets are those of earlier versions: `derive_bytes(seed, label,
+    /// x)`.
+    fn secret(&self, label: &str, x: u64) -> [u8; 32] {
+        match self {
+            Self::Derived { seed } => derive_bytes(*seed, label, x),
+            Self::Fresh(key) => {
+                use sha2::{Digest, Sha256};
+                let mut h = Sha256::new();
+                h.update(b"mufc/v1/round-secret/");
+                h.update(key);
+                h.update(label.as_bytes());
+                h.update([0u8]);
+                h.update(x.to_le_bytes());
+                h.finalize().into()
+            }
+        }
+    }
+
+    /// The session id of the round: fresh with the round, so that it binds
+    /// every key advertised in it.
+    fn session(&self) -> SessionId {
+        SessionId(self.secret("session", 0))
+    }
+
+    /// A generator for one use of the round.
+    pub(crate) fn rng(&self, label: &str, x: u64) -> ChaCha20Rng {
+        ChaCha20Rng::from_seed(self.secret(label, x))
+    }
+}
+
+/// The masked vectors of one round, by client: each element in its
+/// canonical little-endian encoding (for tests: they compare the masks of
+/// two rounds).
+pub(crate) type MaskedInputs = Vec<(ClientId, Vec<Vec<u8>>)>;
+
 /// The masks of one round.
-enum RoundMasks<'a, E> {
+enum RoundMasks<E> {
     Dealt(Vec<MaskVector<E>>),
     Pairwise {
-        keys: &'a BTreeMap<ClientId, Arc<MaskKeyPair>>,
+        keys: BTreeMap<ClientId, MaskKeyPair>,
         directory: Vec<(u64, MaskPublicKey)>,
     },
 }
 
-impl<E: Clone> RoundMasks<'_, E> {
+impl<E: Clone> RoundMasks<E> {
     fn mask_of<D: MaskDomain<Elem = E>>(
         &self,
         domain: &D,
@@ -210,8 +303,17 @@ impl<E: Clone> RoundMasks<'_, E> {
 pub(crate) struct Aggregation {
     scheme: Scheme,
     masking: MaskSource,
-    session: SessionId,
+    secrets: SecretSource,
+    /// The number of the next round: every round started so far, failed
+    /// ones included.
     round: u64,
+    /// The masked vectors of the last round started (failed or not), when
+    /// recording; read by the tests.
+    #[cfg_attr(not(all(test, feature = "serde")), allow(dead_code))]
+    last_masked: Option<(u64, MaskedInputs)>,
+    /// Makes the next round fail once its masked vectors exist (tests).
+    #[cfg(test)]
+    fail_after_masking: bool,
     min_clients: usize,
     max_points: u64,
     parallel: bool,
@@ -223,6 +325,7 @@ pub(crate) struct AggregationSpec<'a> {
     pub(crate) privacy: Privacy,
     pub(crate) masking: Masking,
     pub(crate) seed: u64,
+    pub(crate) deterministic_masks: bool,
     pub(crate) capacity: usize,
     pub(crate) extra: usize,
     pub(crate) num_bins: &'a BigUint,
@@ -354,19 +457,8 @@ impl Aggregation {
             }
         };
         let masking = match spec.masking {
-            Masking::Dealer => MaskSource::Dealer { seed: spec.seed },
-            Masking::Pairwise => MaskSource::Pairwise {
-                keys: clients
-                    .iter()
-                    .map(|&c| {
-                        // The simulation plays every client: their secrets
-                        // derive from the federation seed. A deployment
-                        // draws each from the client's own CSPRNG.
-                        let secret = derive_bytes(spec.seed, "pairwise-key", c.0);
-                        (c, Arc::new(MaskKeyPair::from_secret_bytes(secret)))
-                    })
-                    .collect(),
-            },
+            Masking::Dealer => MaskSource::Dealer,
+            Masking::Pairwise => MaskSource::Pairwise,
             Masking::SecAgg => {
                 if matches!(scheme, Scheme::Integer(_)) {
                     return Err(crate::error::config_error(
@@ -386,11 +478,19 @@ impl Aggregation {
                 MaskSource::SecAgg(settings)
             }
         };
+        let secrets = if spec.deterministic_masks {
+            SecretSource::Derived { seed: spec.seed }
+        } else {
+            SecretSource::Fresh
+        };
         Ok(Self {
             scheme,
             masking,
-            session: SessionId(derive_bytes(spec.seed, "session", 0)),
+            secrets,
             round: 0,
+            last_masked: None,
+            #[cfg(test)]
+            fail_after_masking: false,
             min_clients: spec.min_clients,
             max_points: spec.max_points,
             parallel: spec.parallel,
@@ -398,9 +498,22 @@ impl Aggregation {
         })
     }
 
-    /// The number of rounds run so far.
+    /// The number of rounds started so far (failed ones included).
     pub(crate) fn rounds(&self) -> u64 {
         self.round
+    }
+
+    /// The round number and masked vectors of the last round started,
+    /// failed or not, when recording.
+    #[cfg(all(test, feature = "serde"))]
+    pub(crate) fn last_masked(&self) -> Option<&(u64, MaskedInputs)> {
+        self.last_masked.as_ref()
+    }
+
+    /// Makes the next round fail right after its masked vectors exist.
+    #[cfg(all(test, feature = "serde"))]
+    pub(crate) fn fail_next_round_after_masking(&mut self) {
+        self.fail_after_masking = true;
     }
 
     /// Sets the round counter (after loading a saved federation).
@@ -428,31 +541,32 @@ impl Aggregation {
         }
     }
 
-    fn context(&self) -> RoundContext {
-        RoundContext {
-            session: self.session,
-            round: self.round,
-        }
-    }
-
     fn masks<D: MaskDomain>(
         &self,
+        round: &Round<'_>,
         domain: &D,
         inputs: &[Input<'_>],
         len: usize,
-    ) -> (RoundMasks<'_, D::Elem>, Duration) {
+    ) -> (RoundMasks<D::Elem>, Duration) {
         match &self.masking {
-            MaskSource::Dealer { seed } => {
+            MaskSource::Dealer => {
                 let start = Instant::now();
-                let mut rng = ChaCha20Rng::from_seed(derive_bytes(*seed, "dealer", self.round));
+                let mut rng = round.secrets.rng("dealer", round.ctx.round);
                 let masks = deal_zero_sum_masks(domain, inputs.len(), len, &mut rng);
                 (RoundMasks::Dealt(masks), start.elapsed())
             }
-            MaskSource::Pairwise { keys } => {
-                let directory = inputs
+            MaskSource::Pairwise => {
+                // The simulation plays every client: each draws its key
+                // pair for the round (a deployment draws it in the
+                // client's own process).
+                let keys: BTreeMap<ClientId, MaskKeyPair> = inputs
                     .iter()
-                    .filter_map(|i| keys.get(&i.id).map(|k| (i.id.0, k.public_key())))
+                    .map(|i| {
+                        let secret = round.secrets.secret("pairwise-key", i.id.0);
+                        (i.id, MaskKeyPair::from_secret_bytes(secret))
+                    })
                     .collect();
+                let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
                 (RoundMasks::Pairwise { keys, directory }, Duration::ZERO)
             }
             // The protocol masks inside its own run; no mask is dealt.
@@ -461,36 +575,69 @@ impl Aggregation {
     }
 
     /// Runs one round over `inputs` (every current client, in id order)
-    /// without changing the state; `last` are the counts the server
+    /// without changing the aggregate; `last` are the counts the server
     /// decoded in the last round (against which a decoded difference is
     /// checked).
+    ///
+    /// The round number is consumed first, before any secret is drawn or
+    /// any mask exists: should the round (or anything after it) fail, the
+    /// next round runs under the next number, with other secrets.
     pub(crate) fn round(
-        &self,
+        &mut self,
         inputs: &[Input<'_>],
         last: &BTreeMap<BigUint, u64>,
     ) -> MufcResult<RoundOutput> {
+        let number = self.round;
+        self.round = number.saturating_add(1);
+        self.last_masked = None;
+        let secrets = RoundSecrets::new(self.secrets)?;
+        let round = Round {
+            ctx: RoundContext {
+                session: secrets.session(),
+                round: number,
+            },
+            secrets: &secrets,
+        };
         let check = DeltaCheck {
             last,
             capacity: self.info().capacity,
             max_points: self.max_points,
         };
-        match &self.scheme {
-            Scheme::Field61(s) => self.field_round(s, inputs, &check, Pending::Field61),
-            Scheme::Field127(s) => self.field_round(s, inputs, &check, Pending::Field127),
-            Scheme::FieldBig(s) => self.field_round(s, inputs, &check, Pending::FieldBig),
-            Scheme::Integer(p) => self.integer_round(p, inputs),
-            Scheme::Wide(w) => self.wide_round(w, inputs, &check),
+        let mut masked = self.record.then(Vec::new);
+        let out = match &self.scheme {
+            Scheme::Field61(s) => {
+                self.field_round(&round, s, inputs, &check, Pending::Field61, &mut masked)
+            }
+            Scheme::Field127(s) => {
+                self.field_round(&round, s, inputs, &check, Pending::Field127, &mut masked)
+            }
+            Scheme::FieldBig(s) => {
+                self.field_round(&round, s, inputs, &check, Pending::FieldBig, &mut masked)
+            }
+            Scheme::Integer(p) => self.integer_round(&round, p, inputs, &mut masked),
+            Scheme::Wide(w) => self.wide_round(&round, w, inputs, &check, &mut masked),
+        };
+        self.last_masked = masked.map(|m| (number, m));
+        #[cfg(test)]
+        if std::mem::take(&mut self.fail_after_masking) {
+            return Err(SketchError::MessageRejected {
+                reason: "injected failure after masking".into(),
+            }
+            .into());
         }
+        out
     }
 
     /// A round through the protocol: every client encodes (in parallel,
     /// timed), then the protocol runs over the encodings.
     fn secure_round<F: FiniteField, S>(
         &self,
+        round: &Round<'_>,
         field: &F,
         inputs: &[Input<'_>],
         encode: impl Fn(&Input<'_>) -> MufcResult<S> + Sync,
         elements: impl Fn(S) -> Vec<F::Elem>,
+        masked: &mut Option<MaskedInputs>,
     ) -> MufcResult<Option<SecureRound<F::Elem>>>
     where
         S: Send,
@@ -509,14 +656,22 @@ impl Aggregation {
             .zip(encoded)
             .map(|(i, (s, _))| (i.id, elements(s)))
             .collect();
-        let run = settings.run(field.clone(), self.context(), vectors, self.record)?;
+        let run = settings.run(
+            field.clone(),
+            round.ctx,
+            round.secrets,
+            vectors,
+            self.record,
+            masked,
+        )?;
         Ok(Some(SecureRound {
             encode: times,
             ..run
         }))
     }
 
-    /// Keeps a round's aggregate and advances the round counter.
+    /// Keeps a round's aggregate (the round counter advanced when the
+    /// round started).
     pub(crate) fn commit(&mut self, pending: Pending) {
         match (&mut self.scheme, pending) {
             (Scheme::Field61(s), Pending::Field61(p)) => s.last = Some(p),
@@ -525,7 +680,6 @@ impl Aggregation {
             (Scheme::Wide(w), Pending::Wide(p)) => w.last = Some(p),
             _ => {}
         }
-        self.round = self.round.saturating_add(1);
     }
 
     /// Sets the last aggregate to the sketch of `counts` (after loading:
@@ -554,25 +708,29 @@ impl Aggregation {
 
     fn field_round<F: FiniteField>(
         &self,
+        round: &Round<'_>,
         s: &FieldScheme<F>,
         inputs: &[Input<'_>],
         check: &DeltaCheck<'_>,
         wrap: fn(Sketch<F>) -> Pending,
+        masked: &mut Option<MaskedInputs>,
     ) -> MufcResult<RoundOutput> {
         let f = s.params.field();
         let len = s.params.num_syndromes();
-        let ctx = self.context();
+        let ctx = round.ctx;
         if let Some(run) = self.secure_round(
+            round,
             f,
             inputs,
             |i| encode_field(&s.params, i.histogram.iter().map(|(b, c)| (b, c))),
             Sketch::into_syndromes,
+            masked,
         )? {
             let sum = Sketch::from_syndromes(&s.params, run.sum.clone())?;
             let (decoded, decode) = timed(|| decode_field(s, &sum, check))?;
             return Ok(secure_output(run, decoded, wrap(sum), decode));
         }
-        let (masks, offline) = self.masks(f, inputs, len);
+        let (masks, offline) = self.masks(round, f, inputs, len);
         let msgs = par::map(self.parallel, inputs, |pos, input| {
             let start = Instant::now();
             let sketch = encode_field(&s.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
@@ -580,6 +738,9 @@ impl Aggregation {
             let masked = sketch.mask(&mask, input.id.0, ctx)?;
             Ok::<_, MufcError>((masked, start.elapsed()))
         })?;
+        log_masked(masked, &msgs, inputs, |m| {
+            m.syndromes().iter().map(|e| f.to_bytes(e)).collect()
+        });
         let start = Instant::now();
         let mut agg = Aggregator::new(&s.params, ctx, self.min_clients);
         for (m, _) in &msgs {
@@ -606,24 +767,28 @@ impl Aggregation {
 
     fn wide_round(
         &self,
+        round: &Round<'_>,
         w: &WideScheme,
         inputs: &[Input<'_>],
         check: &DeltaCheck<'_>,
+        masked: &mut Option<MaskedInputs>,
     ) -> MufcResult<RoundOutput> {
         let f = w.params.field();
         let len = w.params.num_elements();
-        let ctx = self.context();
+        let ctx = round.ctx;
         if let Some(run) = self.secure_round(
+            round,
             f,
             inputs,
             |i| encode_wide(&w.params, i.histogram.iter().map(|(b, c)| (b, c))),
             |s| s.elements().to_vec(),
+            masked,
         )? {
             let sum = WideSketch::from_elements(&w.params, run.sum.clone())?;
             let (decoded, decode) = timed(|| decode_wide(w, &sum, check))?;
             return Ok(secure_output(run, decoded, Pending::Wide(sum), decode));
         }
-        let (masks, offline) = self.masks(f, inputs, len);
+        let (masks, offline) = self.masks(round, f, inputs, len);
         let msgs = par::map(self.parallel, inputs, |pos, input| {
             let start = Instant::now();
             let sketch = encode_wide(&w.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
@@ -631,6 +796,9 @@ impl Aggregation {
             let masked = sketch.masked(&mask)?;
             Ok::<_, MufcError>((masked, start.elapsed()))
         })?;
+        log_masked(masked, &msgs, inputs, |m| {
+            m.elements().iter().map(|e| f.to_bytes(e)).collect()
+        });
         let start = Instant::now();
         self.check_min(msgs.len())?;
         let mut sum = WideSketch::new(&w.params);
@@ -657,13 +825,15 @@ impl Aggregation {
 
     fn integer_round(
         &self,
+        round: &Round<'_>,
         p: &ValidIntegerParams,
         inputs: &[Input<'_>],
+        masked: &mut Option<MaskedInputs>,
     ) -> MufcResult<RoundOutput> {
         let ring = p.ring();
         let len = p.num_syndromes();
-        let ctx = self.context();
-        let (masks, offline) = self.masks(ring, inputs, len);
+        let ctx = round.ctx;
+        let (masks, offline) = self.masks(round, ring, inputs, len);
         let msgs = par::map(self.parallel, inputs, |pos, input| {
             let start = Instant::now();
             let sketch =
@@ -672,6 +842,9 @@ impl Aggregation {
             let masked = sketch.masked(&mask)?;
             Ok::<_, MufcError>((masked, start.elapsed()))
         })?;
+        log_masked(masked, &msgs, inputs, |m| {
+            m.syndromes().iter().map(BigUint::to_bytes_le).collect()
+        });
         let start = Instant::now();
         self.check_min(msgs.len())?;
         let mut sum = IntegerSketch::new(p);
@@ -743,15 +916,37 @@ impl Aggregation {
     }
 }
 
-/// A round's output from a run of the protocol: its server time is the
-/// sum stage (the server's whole protocol), nothing is offline (every step
-/// needs the clients online in the same session).
+/// The number, context and secrets of the round being run.
+struct Round<'a> {
+    ctx: RoundContext,
+    secrets: &'a RoundSecrets,
+}
+
+/// Keeps the masked vectors of a round in `sink`, when recording.
+fn log_masked<M>(
+    sink: &mut Option<MaskedInputs>,
+    msgs: &[(M, Duration)],
+    inputs: &[Input<'_>],
+    elements: impl Fn(&M) -> Vec<Vec<u8>>,
+) {
+    if let Some(sink) = sink {
+        *sink = msgs
+            .iter()
+            .zip(inputs)
+            .map(|((m, _), i)| (i.id, elements(m)))
+            .collect();
+    }
+}
+
 /// `f`'s result and how long it took.
 fn timed<T, E>(f: impl FnOnce() -> Result<T, E>) -> Result<(T, Duration), E> {
     let start = Instant::now();
     f().map(|t| (t, start.elapsed()))
 }
 
+/// A round's output from a run of the protocol: its server time is the
+/// sum stage (the server's whole protocol), nothing is offline (every step
+/// needs the clients online in the same session).
 fn secure_output<E>(
     run: SecureRound<E>,
     decoded: Decoded,

@@ -129,7 +129,8 @@ named_enum! {
         /// Clients drop out at the rate set by
         /// [`FederationConfig::dropout`]: whether client `u` drops in round
         /// `r`, and from which of the four steps, is a fixed function of
-        /// the federation seed, `r` and `u` (so runs reproduce). A client
+        /// the federation seed, `r` and `u` (so runs reproduce; a failed
+        /// round consumes `r`, so a retry draws afresh). A client
         /// that drops before sending its masked input is left out of the
         /// round; one that drops during unmasking is *included* (its
         /// self-mask is rebuilt from its shares, THREATS D3). The server
@@ -137,7 +138,8 @@ named_enum! {
         /// and its model are those of the included clients' data; the
         /// reports list the included clients and the dropped ones with
         /// their step. A round in which too few clients remain fails with
-        /// [`MufcError::TooManyDropouts`] and changes nothing.
+        /// [`MufcError::TooManyDropouts`] and changes nothing but the
+        /// round counter.
         ///
         /// Privacy caveat (THREATS 1.2): the difference of two rounds'
         /// aggregates contains the whole histogram of every client whose
@@ -296,6 +298,7 @@ pub struct FederationConfig {
     min_updating_clients: usize,
     parallel: bool,
     record_messages: bool,
+    insecure_deterministic_masks: bool,
     max_points: Option<u64>,
     dropout: f64,
     colluding: f64,
@@ -328,6 +331,7 @@ impl FederationConfig {
             min_updating_clients: 1,
             parallel: true,
             record_messages: false,
+            insecure_deterministic_masks: false,
             max_points: None,
             dropout: 0.0,
             colluding: DEFAULT_COLLUDING,
@@ -429,7 +433,9 @@ impl FederationConfig {
     }
 
     /// The federation seed: every client seed, the server's seed, the
-    /// samples in bins and the simulated masks derive from it (default 0).
+    /// samples in bins and the simulated dropouts derive from it (default
+    /// 0). The masks do not, unless
+    /// [`Self::insecure_deterministic_masks`] says so.
     #[must_use]
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
@@ -498,6 +504,37 @@ impl FederationConfig {
         self
     }
 
+    /// **Insecure; for tests and reproduction only.** Whether the secrets
+    /// of every aggregation round (the session id, the dealer's masks, the
+    /// clients' key pairs, the SecAgg self-mask seeds, Shamir polynomials
+    /// and SecAgg+ graph) derive from the federation seed and the round
+    /// number instead of the operating system's random source (default
+    /// `false`: fresh secrets every round).
+    ///
+    /// With it, anyone who knows the seed knows every mask, and a round
+    /// number that runs twice (a reloaded older save serving another
+    /// request) masks two different inputs with the same masks: their
+    /// difference reveals the difference of the inputs. The models do not
+    /// depend on it: masks cancel in the sum, and data, seeding, K-means
+    /// and simulated dropouts derive from the seed either way.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::FederationConfig;
+    ///
+    /// let c = FederationConfig::new(3).validate()?;
+    /// assert!(!c.insecure_deterministic_masks());
+    /// let c = c.into_builder().insecure_deterministic_masks(true).validate()?;
+    /// assert!(c.insecure_deterministic_masks());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    #[must_use]
+    pub fn insecure_deterministic_masks(mut self, deterministic: bool) -> Self {
+        self.insecure_deterministic_masks = deterministic;
+        self
+    }
+
     /// The public bound on the total count, which fixes the count policy
     /// and with it the field. Default: the number of points when the
     /// federation is built (removals only lower it).
@@ -511,7 +548,8 @@ impl FederationConfig {
     /// [`Masking::SecAgg`], in `[0, 1)` (default 0). Each client that
     /// drops does so from one of the protocol's four steps, uniformly;
     /// draws are a function of the federation seed, the round and the
-    /// client. Only [`Masking::SecAgg`] survives dropouts: a positive rate
+    /// client (a simulation input, reproducible). A failed round consumes
+    /// its round number, so a retry draws afresh. Only [`Masking::SecAgg`] survives dropouts: a positive rate
     /// with another masking is refused.
     ///
     /// # Example
@@ -780,6 +818,11 @@ impl ValidConfig {
     /// Whether the last round's frames are kept.
     pub fn record_messages(&self) -> bool {
         self.0.record_messages
+    }
+    /// Whether the round secrets derive from the seed (insecure, see
+    /// [`FederationConfig::insecure_deterministic_masks`]).
+    pub fn insecure_deterministic_masks(&self) -> bool {
+        self.0.insecure_deterministic_masks
     }
     /// The bound on the total count, if set.
     pub fn max_points(&self) -> Option<u64> {

@@ -7,7 +7,10 @@ use crate::ClientId;
 
 /// Everything that can go wrong in `mufc`. Every operation that returns it
 /// leaves the federation exactly as it was (tested by comparing the saved
-/// state before and after).
+/// state before and after), with one exception: an aggregation round that
+/// started consumes its round number even if it fails
+/// ([`Federation::rounds`](crate::Federation::rounds) grows by one), so
+/// that no round number, and no mask, is ever used twice.
 ///
 /// # Example
 ///
@@ -140,10 +143,10 @@ pub enum MufcError {
     /// protocol's threshold (or than
     /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients))
     /// remained at some step, so the server unmasked nothing. Nothing
-    /// changed. The dropouts of a round are a fixed function of the
+    /// changed but the round counter: the failed round consumed its
+    /// number. The dropouts of a round are a fixed function of the
     /// federation seed, the round and the clients, so serving the same
-    /// request again fails the same way: lower the dropout rate, change
-    /// the seed, or change the request.
+    /// request again runs the next round, with its own draws.
     #[error(
         "secure aggregation round {round} failed: {dropped} of {clients} clients dropped out, \
          {have} remained at the {step} step where {need} are needed"
@@ -175,6 +178,75 @@ pub enum MufcError {
     /// an I/O error).
     #[error("persistence: {0}")]
     Persistence(String),
+    /// The bytes are a saved federation, but damaged or of a format this
+    /// build refuses (see [`PersistError`]).
+    #[error(transparent)]
+    Persist(#[from] PersistError),
+    /// The operating system's random source failed (the fresh secrets of
+    /// an aggregation round could not be drawn). Nothing changed but the
+    /// round counter.
+    #[error("randomness: {0}")]
+    Randomness(String),
+}
+
+/// Why a saved federation (from
+/// [`Federation::to_bytes`](crate::Federation::to_bytes) or
+/// [`Federation::save`](crate::Federation::save)) is refused.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{MufcError, PersistError};
+///
+/// // What loading a file of format version 2 says.
+/// let err = MufcError::from(PersistError::UnsupportedVersion { found: 2, supported: 3 });
+/// assert!(err.to_string().contains("format version 2"));
+/// assert!(err.to_string().contains("no checksum"));
+/// let err = PersistError::Truncated { expected: 1256, found: 700 };
+/// assert_eq!(err.to_string(), "the saved federation is truncated: 700 bytes, at least 1256 expected");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PersistError {
+    /// The bytes end before the header says they do (the file was cut
+    /// short, for instance by a crash during a non-atomic copy).
+    #[error("the saved federation is truncated: {found} bytes, at least {expected} expected")]
+    Truncated {
+        /// The length the header announces (or, before the header is
+        /// complete, the length of the header).
+        expected: u64,
+        /// The length found.
+        found: u64,
+    },
+    /// The bytes are damaged: the checksum does not match, there are bytes
+    /// after the checksum, or the checked contents do not parse.
+    #[error("the saved federation is corrupt: {reason}")]
+    Corrupt {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A format version this build does not read.
+    #[error(
+        "the saved federation has format version {found}, this build reads version {supported} \
+         only{}",
+        version_hint(*found)
+    )]
+    UnsupportedVersion {
+        /// The version in the header.
+        found: u8,
+        /// The version this build reads.
+        supported: u8,
+    },
+}
+
+fn version_hint(found: u8) -> &'static str {
+    match found {
+        1 | 2 => {
+            ": earlier versions carry no checksum, so a damaged file cannot be told from \
+             a different federation; rebuild the federation from its data and save it again"
+        }
+        _ => " (a newer build, or a damaged header)",
+    }
 }
 
 /// The result type of this crate.

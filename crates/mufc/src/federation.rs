@@ -235,6 +235,7 @@ impl Setup {
             privacy: c.privacy(),
             masking: c.masking(),
             seed: c.seed(),
+            deterministic_masks: c.insecure_deterministic_masks(),
             capacity: capacity.unwrap_or_else(|| c.client_k().saturating_mul(ids.len())),
             extra: c.extra_syndromes(),
             num_bins: q.num_bins(),
@@ -401,7 +402,7 @@ impl Federation {
         let own: Vec<Duration> = fitted.iter().map(|(_, t)| *t).collect();
         let clients: Vec<Client> = fitted.into_iter().map(|(c, _)| c).collect();
         let mut times = StageTimes::default();
-        let (change, round, included) = match &aggregation {
+        let (change, round, included) = match &mut aggregation {
             Some(agg) => {
                 let inputs: Vec<Input<'_>> = clients
                     .iter()
@@ -551,10 +552,29 @@ impl Federation {
         &self.history
     }
 
-    /// The number of aggregation rounds run (training included; none in
-    /// plain mode).
+    /// The number of aggregation rounds started (training included, and
+    /// failed rounds too; none in plain mode). A round consumes its number
+    /// before any mask exists, so no round number is ever run twice by one
+    /// federation; the counter is saved with it.
     pub fn rounds(&self) -> u64 {
         self.aggregation.as_ref().map_or(0, Aggregation::rounds)
+    }
+
+    /// The number and the masked vectors of the last aggregation round
+    /// started, failed or not (recorded with
+    /// [`FederationConfig::record_messages`](crate::FederationConfig::record_messages)).
+    #[cfg(all(test, feature = "serde"))]
+    pub(crate) fn last_masked_inputs(&self) -> Option<&(u64, crate::aggregation::MaskedInputs)> {
+        self.aggregation.as_ref().and_then(Aggregation::last_masked)
+    }
+
+    /// Makes the next aggregation round fail right after its masked
+    /// vectors exist (fault injection for tests).
+    #[cfg(all(test, feature = "serde"))]
+    pub(crate) fn fail_next_round_after_masking(&mut self) {
+        if let Some(agg) = &mut self.aggregation {
+            agg.fail_next_round_after_masking();
+        }
     }
 
     /// The clients whose data the server's aggregate holds: those the last
@@ -615,7 +635,11 @@ impl Federation {
     /// decodes the change of the aggregate and updates its K-means.
     ///
     /// Only the clients named recompute; every remaining client re-encodes
-    /// and re-masks its message (fresh masks). A client all of whose
+    /// and re-masks its message with fresh masks: the round draws new
+    /// secrets from the operating system (see
+    /// [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks))
+    /// and consumes its round number before masking, so that a retry after
+    /// a failure, or a reloaded older save, never reuses a mask. A client all of whose
     /// points are named is removed whole. The result is, bit for bit, the
     /// federation built by [`Self::with_ids`] from the remaining data with
     /// [`Self::config`].
@@ -630,7 +654,8 @@ impl Federation {
     /// [`Masking::SecAgg`](crate::Masking::SecAgg): the round's dropouts
     /// left too few clients), [`MufcError::InvalidConfig`] when no
     /// SecAgg parameters suit the remaining clients, and decoding or
-    /// server errors of the lower crates. On any error nothing changes.
+    /// server errors of the lower crates. On any error nothing changes, but
+    /// for the round counter once the aggregation round has started.
     ///
     /// # Example
     ///
@@ -752,7 +777,7 @@ impl Federation {
         let (change, decode) = if updated.is_empty() {
             (None, DecodeKind::Skipped)
         } else {
-            match &self.aggregation {
+            match &mut self.aggregation {
                 // Every client left: nothing to aggregate, the aggregate is
                 // empty.
                 Some(_) if after.is_empty() => (

@@ -116,7 +116,9 @@
 //! exactly as above. Retraining from scratch on the remaining data equals
 //! it only when the same clients are included. Which clients drop is a
 //! fixed function of the federation seed, the round and the client, so a
-//! run reproduces, after a save and load too.
+//! run reproduces, after a save and load too. A failed round consumes its
+//! round number, so a retry runs the next round, with the next round's
+//! draws.
 //!
 //! # Cost of a removal
 //!
@@ -149,10 +151,17 @@
 //! [`Masking::SecAgg`]). [`Masking::SecAgg`] protects against a server
 //! that colludes with fewer than its threshold of clients and may lie
 //! about who dropped (`syndrome_agg::secagg` documents its limits). The
-//! simulation plays every
-//! party in one process and derives their secrets (mask keys, dealer
-//! randomness) from the federation seed, so that runs reproduce; a
-//! deployment keeps each party's secrets in its own process.
+//! simulation plays every party in one process. Their secrets (session
+//! id, dealer masks, key pairs, self-mask seeds) are fresh for every
+//! round, drawn from the operating system's random source, and every
+//! round consumes its round number before masking: no mask ever masks two
+//! inputs, even when a round fails and is retried or an older save is
+//! reloaded (the difference of two inputs under one mask would be the
+//! difference of the inputs). The models do not depend on the masks, so
+//! runs still reproduce bit for bit;
+//! [`FederationConfig::insecure_deterministic_masks`] derives the secrets
+//! from the seed instead, for tests and reproduction only. A deployment
+//! keeps each party's secrets in its own process.
 //!
 //! # Features
 //!
@@ -169,6 +178,8 @@ mod config;
 mod error;
 mod federation;
 mod ids;
+#[cfg(all(test, feature = "serde"))]
+mod mask_freshness_tests;
 mod objective;
 mod par;
 #[cfg(feature = "serde")]
@@ -182,7 +193,7 @@ pub use config::{
     ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking,
     Privacy, SecAggGraph, ServerPoints, ValidConfig,
 };
-pub use error::{MufcError, MufcResult};
+pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;
 pub use ids::ClientId;
 pub use objective::{Objectives, estimate_phi_c_star, union};

@@ -6,10 +6,48 @@
 //! and the reports. Loading rebuilds every client's clustering from its
 //! points and the configuration, and the server's K-means from the counts:
 //! by exactness (see the crate docs) that is the saved state, bit for bit,
-//! and the stored seeds and counts are checked against it, so that a
-//! corrupt or foreign file is an error, never a different federation.
+//! and the stored seeds and counts are checked against it.
+//!
+//! # File format, version 3
+//!
+//! | offset       | bytes | contents                                              |
+//! |--------------|-------|-------------------------------------------------------|
+//! | 0            | 7     | magic `MUFCFED`                                       |
+//! | 7            | 1     | format version, `3`                                   |
+//! | 8            | 8     | body length `n`, unsigned little endian               |
+//! | 16           | `n`   | body: the state, postcard                             |
+//! | 16 + `n`     | 32    | SHA-256 of bytes `0 .. 16 + n` (magic to body)        |
+//!
+//! Loading checks, in order: the magic ([`MufcError::Persistence`] if it is
+//! not there: not a saved federation), the version
+//! ([`PersistError::UnsupportedVersion`]), the length against the bytes
+//! there are ([`PersistError::Truncated`] when they are fewer,
+//! [`PersistError::Corrupt`] when there are more), then the checksum
+//! ([`PersistError::Corrupt`]), and only then parses the body (nothing is
+//! allocated from the length field). So a flipped bit anywhere, a
+//! truncation or an extension is refused with a typed error, never loaded
+//! as a different federation. The checksum detects damage, not tampering:
+//! anyone can write a valid file, so a saved federation is as trusted as
+//! the data it holds (the body's parsing is still bounded and its contents
+//! still checked).
+//!
+//! Versions 1 and 2 had no checksum (a test flipped each bit of a version 2
+//! file: 3134 of 3472 flips loaded as a *different* federation, so the
+//! loader's own checks cannot vouch for such a file). They are refused with
+//! [`PersistError::UnsupportedVersion`], whose message says why: rebuild
+//! the federation from its data and save it again.
+//!
+//! # Atomic saves
+//!
+//! [`Federation::save`] writes a temporary file in the target's directory,
+//! flushes it to disk, renames it over the target and flushes the
+//! directory: a crash or an error at any point leaves either the old file
+//! or the new one, whole. A crash (not an error) may leave the temporary
+//! file (`.mufc-save-*.tmp`) behind.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::Write;
 use std::path::Path;
 
 use num_bigint::BigUint;
@@ -19,11 +57,26 @@ use serde::{Deserialize, Serialize};
 use crate::aggregation::Decoded;
 use crate::federation::Setup;
 use crate::server::{InputChange, PlainCentroids};
-use crate::{ClientId, Federation, FitReport, MufcError, MufcResult, RemovalReport, ValidConfig};
+use crate::{
+    ClientId, Federation, FitReport, MufcError, MufcResult, PersistError, RemovalReport,
+    ValidConfig,
+};
 
-/// Version 2: the reports name dropped clients and the protocol's times,
-/// the configuration the dropout settings.
-const MAGIC: &[u8; 8] = b"MUFCFED\x02";
+/// The magic that opens every saved federation (then the version byte).
+const MAGIC: &[u8; 7] = b"MUFCFED";
+
+/// Version 3: a body length and a SHA-256 checksum around the body (and
+/// the configuration's `insecure_deterministic_masks`). Version 2 had the
+/// reports name dropped clients and the protocol's times, the
+/// configuration the dropout settings; version 1 had neither. Neither had
+/// a checksum.
+const VERSION: u8 = 3;
+
+/// Magic, version and body length.
+const HEADER_LEN: usize = 16;
+
+/// The SHA-256 checksum.
+const CHECKSUM_LEN: usize = 32;
 
 #[derive(Serialize)]
 struct ReprRef<'a> {
@@ -53,8 +106,117 @@ fn bad(what: impl Into<String>) -> MufcError {
     MufcError::Persistence(what.into())
 }
 
+fn corrupt(reason: impl Into<String>) -> MufcError {
+    PersistError::Corrupt {
+        reason: reason.into(),
+    }
+    .into()
+}
+
+fn checksum(bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).into()
+}
+
+/// Wraps a body: magic, version, length, body, checksum.
+fn seal(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len() + CHECKSUM_LEN);
+    out.extend_from_slice(MAGIC);
+    out.push(VERSION);
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(body);
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum);
+    out
+}
+
+/// The body of sealed `bytes`, once the header, the length and the
+/// checksum are checked (see the module docs).
+fn open(bytes: &[u8]) -> MufcResult<&[u8]> {
+    let found = bytes.len() as u64;
+    let m = bytes.len().min(MAGIC.len());
+    if bytes[..m] != MAGIC[..m] {
+        return Err(bad("not a saved federation (bad header)"));
+    }
+    let truncated = |expected: u64| PersistError::Truncated { expected, found };
+    let Some(&version) = bytes.get(MAGIC.len()) else {
+        return Err(truncated(HEADER_LEN as u64).into());
+    };
+    if version != VERSION {
+        return Err(PersistError::UnsupportedVersion {
+            found: version,
+            supported: VERSION,
+        }
+        .into());
+    }
+    let Some(len) = bytes.get(8..HEADER_LEN) else {
+        return Err(truncated(HEADER_LEN as u64).into());
+    };
+    let mut word = [0u8; 8];
+    word.copy_from_slice(len);
+    let len = u64::from_le_bytes(word);
+    let total = len
+        .checked_add((HEADER_LEN + CHECKSUM_LEN) as u64)
+        .ok_or_else(|| corrupt(format!("impossible body length {len}")))?;
+    if found < total {
+        return Err(truncated(total).into());
+    }
+    if found > total {
+        return Err(corrupt(format!(
+            "{} bytes after the checksum",
+            found - total
+        )));
+    }
+    // `total` is the length of `bytes`, so the body's end fits a usize.
+    let end = bytes.len() - CHECKSUM_LEN;
+    if checksum(&bytes[..end]) != bytes[end..] {
+        return Err(corrupt("the checksum does not match the contents"));
+    }
+    Ok(&bytes[HEADER_LEN..end])
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, written by `write`, flushed, renamed over `path`, then the
+/// directory flushed (on unix; elsewhere best effort: the rename is
+/// atomic, its durability up to the platform). On any error `path` is
+/// untouched and the temporary file removed.
+pub(crate) fn write_atomically(
+    path: &Path,
+    bytes: &[u8],
+    write: impl FnOnce(&mut File, &[u8]) -> std::io::Result<()>,
+) -> MufcResult<()> {
+    let fail =
+        |what: &str, e: std::io::Error| bad(format!("cannot {what} {}: {e}", path.display()));
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mufc-save-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| fail("create a temporary file next to", e))?;
+    write(tmp.as_file_mut(), bytes).map_err(|e| fail("write", e))?;
+    tmp.as_file().sync_all().map_err(|e| fail("flush", e))?;
+    tmp.persist(path).map_err(|e| fail("replace", e.error))?;
+    sync_dir(dir).map_err(|e| fail("flush the directory of", e))
+}
+
+/// Flushes a directory's entries (the rename of a save) to disk.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Best effort: directories cannot be opened for flushing here.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 impl Federation {
-    /// The federation as bytes (a magic header, then postcard).
+    /// The federation as bytes: the file format of the module docs
+    /// (version 3: magic, version, length, postcard body, SHA-256).
     ///
     /// # Errors
     ///
@@ -98,30 +260,56 @@ impl Federation {
             fit_report: self.fit_report(),
             history: self.history(),
         };
-        let mut out = MAGIC.to_vec();
-        postcard::to_extend(&repr, Vec::new())
-            .map(|v| {
-                out.extend_from_slice(&v);
-                out
-            })
+        postcard::to_allocvec(&repr)
+            .map(|body| seal(&body))
             .map_err(|e| bad(format!("cannot serialize: {e}")))
     }
 
-    /// A federation from [`Self::to_bytes`]: the clients' clusterings and
-    /// the server's K-means are rebuilt and checked against the stored
-    /// seeds and counts.
+    /// A federation from [`Self::to_bytes`]: the header, length and
+    /// checksum are checked first (see the module docs), then the clients'
+    /// clusterings and the server's K-means are rebuilt and checked
+    /// against the stored seeds and counts.
     ///
     /// # Errors
     ///
     /// [`MufcError::Persistence`] for bytes that are not a saved
-    /// federation or whose stored seeds or counts do not match the rebuilt
-    /// state; the validation errors of [`Self::with_ids`] for invalid
-    /// contents.
+    /// federation (no magic) or whose stored seeds or counts do not match
+    /// the rebuilt state; [`MufcError::Persist`] with
+    /// [`PersistError::Truncated`] for bytes cut short,
+    /// [`PersistError::Corrupt`] for a checksum mismatch, trailing bytes
+    /// or an unparsable body, [`PersistError::UnsupportedVersion`] for
+    /// another format version (versions 1 and 2 included); the validation
+    /// errors of [`Self::with_ids`] for invalid contents.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Federation, FederationConfig, MufcError, PersistError};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// let mut bytes = fed.to_bytes()?;
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x03");
+    /// // One flipped bit: refused, never another federation.
+    /// bytes[40] ^= 4;
+    /// assert!(matches!(
+    ///     Federation::from_bytes(&bytes),
+    ///     Err(MufcError::Persist(PersistError::Corrupt { .. }))
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_bytes(bytes: &[u8]) -> MufcResult<Self> {
-        let body = bytes
-            .strip_prefix(MAGIC.as_slice())
-            .ok_or_else(|| bad("not a saved federation (bad header)"))?;
-        let r: Repr = postcard::from_bytes(body).map_err(|e| bad(format!("cannot parse: {e}")))?;
+        let body = open(bytes)?;
+        let (r, rest): (Repr, &[u8]) = postcard::take_from_bytes(body)
+            .map_err(|e| corrupt(format!("the checked contents do not parse: {e}")))?;
+        if !rest.is_empty() {
+            return Err(corrupt(format!(
+                "{} bytes after the checked contents",
+                rest.len()
+            )));
+        }
         let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
             .clients
             .iter()
@@ -204,18 +392,44 @@ impl Federation {
         ))
     }
 
-    /// Saves the federation to a file ([`Self::to_bytes`]).
+    /// Saves the federation to a file ([`Self::to_bytes`]), atomically:
+    /// the bytes go to a temporary file in the same directory, which is
+    /// flushed to disk and renamed over `path`, then the directory is
+    /// flushed (on unix; on other platforms that last step is skipped, so
+    /// the rename's durability is best effort). On an error, or a crash,
+    /// `path` keeps its old contents, whole. The new file is readable and
+    /// writable by its owner only (on unix), and a symbolic link at `path`
+    /// is replaced, not followed.
     ///
     /// # Errors
     ///
-    /// [`MufcError::Persistence`] for serialization or I/O errors.
+    /// [`MufcError::Persistence`] for serialization or I/O errors (the
+    /// old file, if any, is then intact).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+    /// let mut fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("fed.mufc");
+    /// fed.save(&path)?;
+    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]))?;
+    /// fed.save(&path)?; // replaces the first save
+    /// assert_eq!(Federation::load(&path)?.to_bytes()?, fed.to_bytes()?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn save(&self, path: impl AsRef<Path>) -> MufcResult<()> {
         let bytes = self.to_bytes()?;
-        std::fs::write(path.as_ref(), bytes)
-            .map_err(|e| bad(format!("cannot write {}: {e}", path.as_ref().display())))
+        write_atomically(path.as_ref(), &bytes, |f, b| f.write_all(b))
     }
 
-    /// Loads a federation saved by [`Self::save`].
+    /// Loads a federation saved by [`Self::save`] (any length field is
+    /// checked against the file's size before use).
     ///
     /// # Errors
     ///
@@ -225,5 +439,94 @@ impl Federation {
         let bytes = std::fs::read(path.as_ref())
             .map_err(|e| bad(format!("cannot read {}: {e}", path.as_ref().display())))?;
         Self::from_bytes(&bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::io::Write;
+
+    use testkit::mufc::{Mixture, gaussian_clients};
+
+    use super::write_atomically;
+    use crate::{ClientId, Federation, FederationConfig, MufcError, RemovalRequest};
+
+    fn small() -> Federation {
+        let data = gaussian_clients(
+            "persist-atomic",
+            Mixture {
+                clients: 2,
+                per_client: 30,
+                dim: 2,
+                clusters: 2,
+                k_prime: 1,
+                spread: 0.2,
+                sigma: 0.1,
+            },
+        );
+        let config = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+        Federation::new(data, &config).unwrap()
+    }
+
+    /// The names in `dir`.
+    fn entries(dir: &std::path::Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_save_that_fails_midway_leaves_the_old_file_whole_and_no_temporary_file() {
+        let mut fed = small();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fed.mufc");
+        fed.save(&path).unwrap();
+        let v1 = fed.to_bytes().unwrap();
+        fed.remove(&RemovalRequest::points(
+            ClientId(0),
+            vec![fed.clients()[0].data().id(2)],
+        ))
+        .unwrap();
+        let v2 = fed.to_bytes().unwrap();
+        assert_ne!(v1, v2);
+        let n = v2.len();
+        for k in [0, 1, 7, 8, 16, 17, n / 2, n - 33, n - 32, n - 1, n] {
+            // A writer that stops after k bytes with an error (a full disk,
+            // a crash of the writing side).
+            let err = write_atomically(&path, &v2, |f, b| {
+                f.write_all(&b[..k])?;
+                Err(std::io::Error::other(format!(
+                    "injected failure after {k} bytes"
+                )))
+            })
+            .unwrap_err();
+            assert!(
+                matches!(&err, MufcError::Persistence(m) if m.contains("injected failure")),
+                "{err}"
+            );
+            assert_eq!(std::fs::read(&path).unwrap(), v1, "k = {k}");
+            assert_eq!(Federation::load(&path).unwrap().to_bytes().unwrap(), v1);
+            assert_eq!(entries(dir.path()), ["fed.mufc"], "k = {k}");
+        }
+        // The same save without the failure replaces the file.
+        fed.save(&path).unwrap();
+        assert_eq!(Federation::load(&path).unwrap().to_bytes().unwrap(), v2);
+        assert_eq!(entries(dir.path()), ["fed.mufc"]);
+    }
+
+    #[test]
+    fn saving_into_a_missing_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("fed.mufc");
+        assert!(matches!(
+            small().save(&path),
+            Err(MufcError::Persistence(_))
+        ));
+        assert_eq!(entries(dir.path()), Vec::<String>::new());
     }
 }

@@ -7,16 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use field::FiniteField;
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
 use syndrome_agg::SketchError;
 use syndrome_agg::masking::pairwise::RoundContext;
+use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
 use syndrome_agg::secagg::transport::{Faults, InProcess};
 use syndrome_agg::secagg::{SessionConfig, Step};
 
+use super::{MaskedInputs, RoundSecrets};
 use crate::error::config_error;
-use crate::ids::{derive_bytes, dropout_draw};
+use crate::ids::dropout_draw;
 use crate::{ClientId, MufcError, MufcResult, SecAggGraph};
 
 /// The settings of the protocol, from the configuration.
@@ -96,7 +96,9 @@ impl SecAggSettings {
         Ok(params)
     }
 
-    /// The dropouts of round `round` among `clients`.
+    /// The dropouts of round `round` among `clients`: a simulation input,
+    /// a function of the federation seed and the round (a failed round
+    /// consumes its number, so a retry draws afresh).
     pub(crate) fn faults(&self, round: u64, clients: &[ClientId]) -> Faults {
         let mut faults = Faults::new();
         for &c in clients {
@@ -110,23 +112,26 @@ impl SecAggSettings {
 
     /// Runs the protocol over `inputs` (in client order) for the round of
     /// `ctx`. Its randomness (key pairs, self-mask seeds, Shamir
-    /// polynomials, the SecAgg+ ring) derives from the federation seed and
-    /// the round: the simulation plays every party.
+    /// polynomials, the SecAgg+ ring) comes from the round's `secrets`:
+    /// the simulation plays every party. When recording, the masked
+    /// inputs the server received go to `masked`, even if the run fails.
     pub(crate) fn run<F: FiniteField>(
         &self,
         field: F,
         ctx: RoundContext,
+        secrets: &RoundSecrets,
         inputs: Vec<(ClientId, Vec<F::Elem>)>,
         record: bool,
+        masked: &mut Option<MaskedInputs>,
     ) -> MufcResult<SecureRound<F::Elem>> {
         let ids: Vec<ClientId> = inputs.iter().map(|(id, _)| *id).collect();
         let n = ids.len();
         let len = inputs.first().map_or(0, |(_, v)| v.len());
         let params = self.params(n)?;
         let faults = self.faults(ctx.round, &ids);
-        let mut rng = ChaCha20Rng::from_seed(derive_bytes(self.seed, "secagg", ctx.round));
+        let mut rng = secrets.rng("secagg", ctx.round);
         let graph = params.graph_for(ids.iter().map(|c| c.0), &mut rng)?;
-        let config = Arc::new(SessionConfig::new(field, ctx, graph, params, len)?);
+        let config = Arc::new(SessionConfig::new(field.clone(), ctx, graph, params, len)?);
         let mut transport = InProcess::new(config).with_faults(faults.clone());
         if record {
             transport = transport.recording();
@@ -135,6 +140,9 @@ impl SecAggSettings {
             inputs.into_iter().map(|(id, v)| (id.0, v)).collect(),
             &mut rng,
         )?;
+        if let (Some(sink), Some(t)) = (masked.as_mut(), &report.transcript) {
+            *sink = masked_inputs(&field, t);
+        }
         let out = report.output.map_err(|e| match e {
             SketchError::NotEnoughClients { step, have, need } => MufcError::TooManyDropouts {
                 round: ctx.round,
@@ -180,6 +188,29 @@ impl SecAggSettings {
             encode: Vec::new(),
         })
     }
+}
+
+/// The masked inputs of a transcript, each element in its canonical
+/// encoding (messages that do not parse are left out).
+fn masked_inputs<F: FiniteField>(
+    field: &F,
+    t: &syndrome_agg::secagg::transport::Transcript,
+) -> MaskedInputs {
+    let width = field.byte_len().max(1);
+    t.to_server
+        .iter()
+        .filter(|(step, _, _)| *step == Step::MaskedInput)
+        .filter_map(|(_, id, bytes)| {
+            let env = ClientEnvelope::parse(bytes, bytes.len()).ok()?;
+            let ClientBody::MaskedInput(m) = env.body else {
+                return None;
+            };
+            Some((
+                ClientId(*id),
+                m.elements.chunks(width).map(<[u8]>::to_vec).collect(),
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,156 @@
+//! Saved federations cannot be silently corrupted (issue 11, part 4): the
+//! version 3 format (magic, version, body length, body, SHA-256 of all of
+//! it) refuses every flipped bit, every truncation and every extension
+//! with a typed error, and older versions with an error that names them.
+#![cfg(feature = "serde")]
+#![allow(clippy::unwrap_used)]
+
+use mufc::{ClientId, Federation, FederationConfig, MufcError, PersistError, RemovalRequest};
+use sha2::{Digest, Sha256};
+use testkit::mufc::{Mixture, gaussian_clients};
+
+/// A small saved federation (2 clients, 30 points each, 2-D) with one
+/// removal in its history.
+fn saved() -> Vec<u8> {
+    let data = gaussian_clients(
+        "persist-integrity",
+        Mixture {
+            clients: 2,
+            per_client: 30,
+            dim: 2,
+            clusters: 2,
+            k_prime: 1,
+            spread: 0.2,
+            sigma: 0.1,
+        },
+    );
+    let config = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+    let mut fed = Federation::new(data, &config).unwrap();
+    fed.remove(&RemovalRequest::points(
+        ClientId(1),
+        vec![fed.clients()[1].data().id(4)],
+    ))
+    .unwrap();
+    fed.to_bytes().unwrap()
+}
+
+#[test]
+fn the_format_is_magic_version_length_body_checksum() {
+    let bytes = saved();
+    assert_eq!(&bytes[..8], b"MUFCFED\x03");
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[8..16]);
+    let len = usize::try_from(u64::from_le_bytes(len)).unwrap();
+    assert_eq!(bytes.len(), 16 + len + 32);
+    let sum = Sha256::digest(&bytes[..16 + len]);
+    assert_eq!(&bytes[16 + len..], sum.as_slice());
+    // It round-trips.
+    let back = Federation::from_bytes(&bytes).unwrap();
+    assert_eq!(back.to_bytes().unwrap(), bytes);
+}
+
+#[test]
+fn every_flipped_bit_is_refused() {
+    let bytes = saved();
+    let mut loaded = 0;
+    for i in 0..bytes.len() * 8 {
+        let mut b = bytes.clone();
+        b[i / 8] ^= 1 << (i % 8);
+        match Federation::from_bytes(&b) {
+            Ok(_) => loaded += 1,
+            // The magic: not a saved federation.
+            Err(MufcError::Persistence(_)) => assert!(i < 7 * 8, "bit {i}"),
+            // The version byte.
+            Err(MufcError::Persist(PersistError::UnsupportedVersion { found, .. })) => {
+                assert_eq!((i / 8, found), (7, 3 ^ (1 << (i % 8))), "bit {i}");
+            }
+            // The length field: too long is truncated, too short leaves
+            // trailing bytes.
+            Err(MufcError::Persist(PersistError::Truncated { .. })) => {
+                assert!((8..16).contains(&(i / 8)), "bit {i}");
+            }
+            Err(MufcError::Persist(PersistError::Corrupt { .. })) => {}
+            Err(other) => panic!("bit {i}: unexpected error {other:?}"),
+        }
+    }
+    assert_eq!(loaded, 0, "of {} bit flips", bytes.len() * 8);
+}
+
+#[test]
+fn every_truncation_and_extension_is_refused() {
+    let bytes = saved();
+    for n in 0..bytes.len() {
+        let err = Federation::from_bytes(&bytes[..n]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MufcError::Persist(PersistError::Truncated { found, .. }) if found == n as u64
+            ),
+            "length {n}: {err:?}"
+        );
+    }
+    for extra in 1..=8usize {
+        for fill in [0u8, 0xff] {
+            let mut b = bytes.clone();
+            b.extend(std::iter::repeat_n(fill, extra));
+            let err = Federation::from_bytes(&b).unwrap_err();
+            assert!(
+                matches!(err, MufcError::Persist(PersistError::Corrupt { .. })),
+                "{extra} extra bytes: {err:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn older_and_newer_versions_are_refused_by_name() {
+    let bytes = saved();
+    for version in [1u8, 2, 4, 0xff] {
+        let mut b = bytes.clone();
+        b[7] = version;
+        let err = Federation::from_bytes(&b).unwrap_err();
+        assert_eq!(
+            err,
+            MufcError::Persist(PersistError::UnsupportedVersion {
+                found: version,
+                supported: 3
+            })
+        );
+        let msg = err.to_string();
+        assert!(msg.contains(&format!("version {version}")), "{msg}");
+        if version < 3 {
+            assert!(msg.contains("no checksum"), "{msg}");
+        }
+    }
+    // A version 2 file as that version wrote it: the magic, then postcard.
+    let mut v2 = b"MUFCFED\x02".to_vec();
+    v2.extend_from_slice(&bytes[16..bytes.len() - 32]);
+    assert!(matches!(
+        Federation::from_bytes(&v2),
+        Err(MufcError::Persist(PersistError::UnsupportedVersion {
+            found: 2,
+            ..
+        }))
+    ));
+    // Not a saved federation at all.
+    assert!(matches!(
+        Federation::from_bytes(b"PNG\r\n\x1a\n and more"),
+        Err(MufcError::Persistence(_))
+    ));
+}
+
+#[test]
+fn a_corrupt_file_on_disk_is_refused() {
+    let bytes = saved();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fed.mufc");
+    let mut b = bytes.clone();
+    b[bytes.len() / 2] ^= 0x10;
+    std::fs::write(&path, &b).unwrap();
+    assert!(matches!(
+        Federation::load(&path),
+        Err(MufcError::Persist(PersistError::Corrupt { .. }))
+    ));
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(Federation::load(&path).unwrap().to_bytes().unwrap(), bytes);
+}
