@@ -126,7 +126,8 @@ pub struct DataArgs {
     #[arg(long, value_enum, default_value_t = Split::NonIid)]
     pub split: Split,
     /// K': the most clusters a client holds in the non-i.i.d. split
-    /// [default: 3, the paper's K' ~ sqrt(K) for K = 10].
+    /// [default: 3, the paper's K' ~ sqrt(K) for K = 10, or K when K is
+    /// smaller].
     #[arg(long, value_name = "K'")]
     pub k_prime: Option<usize>,
     /// Which labelling the split follows.

@@ -12,7 +12,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 
-use crate::CliError;
 use crate::central::{best_kmeans, kmeans_labels};
 use crate::cli::{Command, CompareArgs, DataArgs, FedArgs, Labels, RunArgs, Split as SplitKind};
 use crate::data::{Header, LoadOptions, load};
@@ -24,6 +23,7 @@ use crate::progress::Progress;
 use crate::random::{derive_seed, tag};
 use crate::split::Split;
 use crate::synth::{GaussianMixture, scale_into_box};
+use crate::{CliError, checks};
 
 mod bench;
 mod unlearn;
@@ -105,6 +105,10 @@ impl Prepared {
     }
 }
 
+/// K' when not given: the paper's K' = 3 (K' ~ sqrt(K) for K = 10), or K
+/// when K is smaller.
+const DEFAULT_K_PRIME: usize = 3;
+
 fn invalid(name: &'static str, value: impl ToString, reason: &'static str) -> CliError {
     CliError::InvalidParameter {
         name,
@@ -136,10 +140,37 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
     if fed.server_restarts == 0 {
         return Err(invalid("server restarts", 0, "must be at least 1"));
     }
-    if let Some(g) = fed.gamma
-        && !(g > 0.0 && g.is_finite())
+    if let Some(g) = fed.gamma {
+        if !(g > 0.0 && g.is_finite()) {
+            return Err(invalid("gamma", g, "must be finite and positive"));
+        }
+        // The quantizer's grid has at most 2^53 bins per axis.
+        if (1.0 / g).ceil() > 9_007_199_254_740_992.0 {
+            return Err(invalid(
+                "gamma",
+                format!("{g:?}"),
+                "is too small: the grid has at most 2^53 bins per axis (gamma >= 2^-53 ~ 1.1e-16)",
+            ));
+        }
+    }
+    if !(0.0..1.0).contains(&fed.dropout) {
+        return Err(invalid(
+            "dropout",
+            fed.dropout,
+            "must be a probability in [0, 1)",
+        ));
+    }
+    if let Some(kp) = data.k_prime
+        && data.split == SplitKind::NonIid
+        && data.client_column.is_none()
+        && kp > data.k
     {
-        return Err(invalid("gamma", g, "must be finite and positive"));
+        return Err(CliError::KPrimeExceedsK {
+            k_prime: kp,
+            defaulted: false,
+            clusters: data.k,
+            labelled: false,
+        });
     }
     let (source, table, true_labels) = match &data.data {
         None => {
@@ -184,6 +215,12 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
         }
     };
     let points = table.points().clone();
+    let n = points.ncols();
+    checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
+    let gamma = fed.gamma.unwrap_or(1.0 / (n as f64).sqrt());
+    if fed.privacy != crate::cli::Privacy::Plain {
+        checks::gamma(&points, gamma, fed.gamma.is_none())?;
+    }
     let mut phi_c_star = None;
     let mut k_prime = None;
     let (split, split_desc) = if let Some(clients) = table.clients() {
@@ -209,7 +246,8 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
                 format!("iid split of the {which}"),
             ),
             SplitKind::NonIid => {
-                let kp = data.k_prime.unwrap_or(3);
+                // The paper's K' = 3 for K = 10; never above K.
+                let kp = data.k_prime.unwrap_or(DEFAULT_K_PRIME.min(data.k));
                 k_prime = Some(kp);
                 (
                     Split::non_iid(&labels, data.clients, kp, &mut rng)?,
@@ -218,8 +256,14 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
             }
         }
     };
+    if fed.masking == crate::cli::Masking::Secagg {
+        checks::dropout(
+            fed.dropout,
+            split.num_clients(),
+            fed.secagg_graph == crate::cli::SecAggGraph::Harary,
+        )?;
+    }
     let local_k = fed.client_k.unwrap_or(data.k);
-    let n = points.ncols();
     Ok(Prepared {
         source,
         points,
@@ -228,7 +272,7 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
         k: data.k,
         local_k,
         k_prime,
-        gamma: fed.gamma.unwrap_or(1.0 / (n as f64).sqrt()),
+        gamma,
         phi_c_star,
     })
 }

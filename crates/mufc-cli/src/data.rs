@@ -220,7 +220,8 @@ fn valid_coordinate(x: f64) -> bool {
 ///
 /// [`CliError::UnknownFormat`] for another extension, [`CliError::Io`] when
 /// the file cannot be read, and the errors of [`read_csv`] and
-/// [`read_npy`].
+/// [`read_npy`], those naming a line or no data inside a
+/// [`CliError::InFile`] that names the file.
 ///
 /// # Example
 ///
@@ -262,6 +263,14 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Table, CliError> {
         CliError::Io { message, .. } => CliError::Io {
             path: path.to_path_buf(),
             message,
+        },
+        e @ (CliError::NoData(_)
+        | CliError::CsvSyntax { .. }
+        | CliError::BadField { .. }
+        | CliError::RaggedRow { .. }
+        | CliError::ClientColumnOutOfRange { .. }) => CliError::InFile {
+            path: path.to_path_buf(),
+            inner: Box::new(e),
         },
         other => other,
     })
@@ -345,6 +354,7 @@ pub fn read_csv<R: Read>(
     let mut clients = ClientIndex::default();
     let mut width: Option<usize> = None;
     let mut first = true;
+    let mut header_skipped = false;
     loop {
         let more = rdr
             .read_record(&mut record)
@@ -393,6 +403,7 @@ pub fn read_csv<R: Read>(
                 }
             };
             if skip {
+                header_skipped = true;
                 continue;
             }
         }
@@ -415,6 +426,8 @@ pub fn read_csv<R: Read>(
                 value: field.to_string(),
                 reason: if line == 1 && opts.header == Header::Auto {
                     "is not a number (a header row must have no numeric feature field; or pass --header)"
+                } else if field.contains([';', '\t', ' ', ',']) {
+                    "is not a number (fields are separated by ',' in .csv and .txt files, by tabs in .tsv files)"
                 } else {
                     "is not a number"
                 },
@@ -430,14 +443,22 @@ pub fn read_csv<R: Read>(
             coords.push(value);
         }
     }
-    let columns = width.ok_or(CliError::NoData("the data has no points"))?;
+    let columns = width.ok_or(CliError::NoData(
+        "the file has no data rows (it is empty or blank)",
+    ))?;
     let dim = columns - usize::from(opts.client_column.is_some());
     if dim == 0 {
-        return Err(CliError::NoData("the data has no feature columns"));
+        return Err(CliError::NoData(
+            "the data has no feature columns (only the client column)",
+        ));
     }
     let n = coords.len() / dim;
     if n == 0 {
-        return Err(CliError::NoData("the data has no points"));
+        return Err(CliError::NoData(if header_skipped {
+            "the file has only a header line, no data rows"
+        } else {
+            "the data has no points"
+        }));
     }
     let points = DMatrix::from_vec(dim, n, coords);
     check_points(&points)?;

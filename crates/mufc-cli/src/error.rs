@@ -71,6 +71,124 @@ pub enum CliError {
     /// The input holds no data points, or no feature columns.
     #[error("{0}")]
     NoData(&'static str),
+    /// An error of reading a data file, with the file's name.
+    #[error("{path}: {inner}")]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong in it (a [`CliError::BadField`],
+        /// [`CliError::RaggedRow`], [`CliError::CsvSyntax`],
+        /// [`CliError::ClientColumnOutOfRange`] or [`CliError::NoData`]).
+        inner: Box<Self>,
+    },
+    /// More clusters than points.
+    #[error(
+        "K = {k} exceeds the number of points ({points}): K-means needs at least K points; \
+         pass a smaller --k"
+    )]
+    KExceedsPoints {
+        /// The number of clusters asked for.
+        k: usize,
+        /// The number of points of the data.
+        points: usize,
+    },
+    /// More clients than points: some client would hold none.
+    #[error(
+        "--clients {clients} exceeds the number of points ({points}): every client needs at \
+         least one point; pass a smaller --clients"
+    )]
+    ClientsExceedPoints {
+        /// The number of clients asked for.
+        clients: usize,
+        /// The number of points of the data.
+        points: usize,
+    },
+    /// K' above the number of clusters.
+    #[error(
+        "K' = {k_prime}{} exceeds {}: a client cannot hold more clusters than there are; pass \
+         --k-prime {clusters} or less",
+        if *defaulted { " (the default)" } else { "" },
+        if *labelled {
+            format!("the {clusters} clusters the labelling found")
+        } else {
+            format!("K = {clusters}")
+        }
+    )]
+    KPrimeExceedsK {
+        /// K'.
+        k_prime: usize,
+        /// Whether K' is the default (3), not given.
+        defaulted: bool,
+        /// K, or the number of non-empty clusters of the labelling.
+        clusters: usize,
+        /// Whether `clusters` counts the labelling's clusters (fewer than
+        /// K when some came out empty), not K.
+        labelled: bool,
+    },
+    /// A non-i.i.d. split that cannot exist: each client holds at most K'
+    /// clusters, so L clients cover at most L K' of them.
+    #[error(
+        "no non-i.i.d. split exists: {clusters} clusters cannot be spread over {clients} clients \
+         holding at most K' = {k_prime} clusters each ({clients} x {k_prime} = {} < {clusters}); \
+         pass a larger --clients or --k-prime, a smaller --k, or --split iid",
+        clients.saturating_mul(*k_prime)
+    )]
+    NonIidImpossible {
+        /// The clusters of the labelling.
+        clusters: usize,
+        /// The number of clients L.
+        clients: usize,
+        /// K'.
+        k_prime: usize,
+    },
+    /// A dropout rate that leaves fewer clients than the secure
+    /// aggregation threshold.
+    #[error(
+        "--dropout {rate} with {clients} clients plans for {dropouts} dropouts (ceil({rate} x \
+         {clients})), leaving {survivors}, fewer than the {threshold} clients secure aggregation \
+         needs to unmask the sum (threshold t with 2t > n + c, {colluding} colluding); at most \
+         {max_dropouts} of {clients} clients may drop: pass --dropout {max_rate} or less, or \
+         more --clients"
+    )]
+    DropoutTooHigh {
+        /// The dropout rate.
+        rate: f64,
+        /// The number of clients n.
+        clients: usize,
+        /// The dropouts planned for, `ceil(rate n)`.
+        dropouts: usize,
+        /// The clients left, `n - dropouts`.
+        survivors: usize,
+        /// The protocol's threshold t.
+        threshold: usize,
+        /// The colluding clients c planned for.
+        colluding: usize,
+        /// The most dropouts the threshold leaves room for, `n - t`.
+        max_dropouts: usize,
+        /// The largest rate planning for at most `max_dropouts`.
+        max_rate: f64,
+    },
+    /// A quantization step so coarse that every point falls into one bin.
+    #[error(
+        "--gamma {gamma}{}: every one of the {points} points falls into one quantization bin \
+         (the grid has {bins_per_axis} bin(s) per axis), so the server would see a single point; \
+         pass a smaller --gamma, for instance {}",
+        if *defaulted { " (the default 1/sqrt(n))" } else { "" },
+        significant(*suggestion)
+    )]
+    GammaOneBin {
+        /// The step.
+        gamma: f64,
+        /// Whether gamma is the default, not given.
+        defaulted: bool,
+        /// The number of points.
+        points: usize,
+        /// The grid's bins per axis.
+        bins_per_axis: u64,
+        /// A step that separates the data (a quarter of its widest
+        /// extent along an axis).
+        suggestion: f64,
+    },
     /// A `.npy` file that cannot be read as a 2-D array of floats.
     #[error("{path}: {message}")]
     Npy {
@@ -140,4 +258,13 @@ impl CliError {
             message: err.to_string(),
         }
     }
+}
+
+/// `x` rounded to three significant digits, for suggestions.
+fn significant(x: f64) -> f64 {
+    if !(x.is_finite() && x > 0.0) {
+        return x;
+    }
+    let scale = 10f64.powf(2.0 - x.log10().floor());
+    (x * scale).round() / scale
 }

@@ -33,6 +33,7 @@
 //! ```
 
 pub mod central;
+mod checks;
 pub mod cli;
 pub mod commands;
 pub mod data;

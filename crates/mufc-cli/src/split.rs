@@ -74,8 +74,9 @@ impl Split {
     ///
     /// # Errors
     ///
-    /// [`CliError::InvalidParameter`] for zero clients or more clients than
-    /// points, [`CliError::NoData`] without points.
+    /// [`CliError::InvalidParameter`] for zero clients,
+    /// [`CliError::ClientsExceedPoints`] for more clients than points,
+    /// [`CliError::NoData`] without points.
     pub fn iid<R: Rng + ?Sized>(
         labels: &[usize],
         clients: usize,
@@ -129,8 +130,11 @@ impl Split {
     ///
     /// # Errors
     ///
-    /// [`CliError::InvalidParameter`] for zero clients, more clients than
-    /// points, or `k_prime` outside `1..=K` (K the number of labels);
+    /// [`CliError::InvalidParameter`] for zero clients or `k_prime`;
+    /// [`CliError::ClientsExceedPoints`] for more clients than points;
+    /// [`CliError::KPrimeExceedsK`] for `k_prime` above K (the number of
+    /// labels); [`CliError::NonIidImpossible`] when `clients * k_prime <
+    /// K`, so that no split can cover every cluster;
     /// [`CliError::SplitInfeasible`] when no attempt was accepted.
     pub fn non_iid<R: Rng + ?Sized>(
         labels: &[usize],
@@ -141,11 +145,27 @@ impl Split {
         check_counts(labels.len(), clients)?;
         let groups = by_cluster(labels);
         let k = groups.len();
-        if k_prime == 0 || k_prime > k {
+        if k_prime == 0 {
             return Err(CliError::InvalidParameter {
                 name: "K'",
                 value: k_prime.to_string(),
-                reason: "must be between 1 and the number of clusters K",
+                reason: "must be at least 1",
+            });
+        }
+        if k_prime > k {
+            return Err(CliError::KPrimeExceedsK {
+                k_prime,
+                defaulted: false,
+                clusters: k,
+                labelled: true,
+            });
+        }
+        // Every cluster is on some client, and a client holds at most K'.
+        if clients.saturating_mul(k_prime) < k {
+            return Err(CliError::NonIidImpossible {
+                clusters: k,
+                clients,
+                k_prime,
             });
         }
         for _ in 0..NON_IID_ATTEMPTS {
@@ -255,12 +275,15 @@ fn check_counts(n: usize, clients: usize) -> Result<(), CliError> {
     if n == 0 {
         return Err(CliError::NoData("the data has no points"));
     }
-    if clients == 0 || clients > n {
+    if clients == 0 {
         return Err(CliError::InvalidParameter {
             name: "clients",
             value: clients.to_string(),
-            reason: "must be between 1 and the number of points",
+            reason: "must be at least 1",
         });
+    }
+    if clients > n {
+        return Err(CliError::ClientsExceedPoints { clients, points: n });
     }
     Ok(())
 }
@@ -451,14 +474,35 @@ mod tests {
     }
 
     #[test]
-    fn an_infeasible_k_prime_is_reported() {
-        // Two clients, four clusters of 10, K' = 1: the last client always
-        // holds what the first left of three or more clusters.
+    fn an_impossible_k_prime_is_reported_with_its_numbers() {
+        // Two clients, four clusters of 10, K' = 1: two clients cover at
+        // most two clusters, so no split is tried.
         let lab = labels(&[10, 10, 10, 10]);
-        assert!(matches!(
-            Split::non_iid(&lab, 2, 1, &mut testkit::rng("infeasible")),
-            Err(CliError::SplitInfeasible { k_prime: 1, .. })
-        ));
+        let err = Split::non_iid(&lab, 2, 1, &mut testkit::rng("infeasible")).unwrap_err();
+        assert_eq!(
+            err,
+            CliError::NonIidImpossible {
+                clusters: 4,
+                clients: 2,
+                k_prime: 1
+            }
+        );
+        assert!(err.to_string().contains("(2 x 1 = 2 < 4)"), "{err}");
+        // K' above the clusters of the labels, and more clients than points.
+        let err = Split::non_iid(&labels(&[5, 5]), 2, 3, &mut testkit::rng("kp")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("K' = 3 exceeds the 2 clusters the labelling found"),
+            "{err}"
+        );
+        let err = Split::iid(&labels(&[5, 5]), 11, &mut testkit::rng("n")).unwrap_err();
+        assert_eq!(
+            err,
+            CliError::ClientsExceedPoints {
+                clients: 11,
+                points: 10
+            }
+        );
     }
 
     #[test]
