@@ -1,7 +1,7 @@
 //! The server never sees a plaintext sketch: every message it receives is
 //! masked (each element differs from the client's plaintext syndrome), the
 //! masks are fresh in every round, and the masked messages still sum to
-//! the sketch of the plain sum (THREATS C2, P3 in spirit).
+//! the sketch of the plain sum (docs/threat-model.md C2, P3 in spirit).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;

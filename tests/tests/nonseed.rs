@@ -1,6 +1,6 @@
 //! Issue 5's "a removal whose point was not a seed leaves every client
 //! message unchanged and does not refit the server", in its exact form
-//! (THREATS U1; see the crate docs of `mufc`, "Exactness"): the count of
+//! (docs/threat-model.md U1; see the crate docs of `mufc`, "Exactness"): the count of
 //! the removed point must change, so
 //!
 //! - no client reseeds,

@@ -178,7 +178,7 @@ fn with_dropouts_the_server_decodes_the_plain_sum_of_the_included_clients() {
         assert!(deltas > 0, "{}", m.what);
     }
     // Both kinds of dropout occurred: before the masked input (left out)
-    // and during unmasking (included, THREATS D3).
+    // and during unmasking (included, docs/threat-model.md D3).
     assert!(seen.0 > 0 && seen.1 > 0, "{seen:?}");
 }
 

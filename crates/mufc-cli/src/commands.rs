@@ -315,7 +315,7 @@ pub(crate) fn included_summary(
     included: &[mufc::ClientId],
     dropped: &[(mufc::ClientId, mufc::SecAggStep)],
 ) -> String {
-    // A client that dropped during unmasking is in both lists (THREATS D3).
+    // A client that dropped during unmasking is in both lists (docs/threat-model.md D3).
     let late = dropped.iter().filter(|(c, _)| included.contains(c)).count();
     let total = included.len() + dropped.len() - late;
     match (dropped.len(), late) {

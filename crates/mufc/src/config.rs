@@ -133,7 +133,7 @@ named_enum! {
         /// round consumes `r`, so a retry draws afresh). A client
         /// that drops before sending its masked input is left out of the
         /// round; one that drops during unmasking is *included* (its
-        /// self-mask is rebuilt from its shares, THREATS D3). The server
+        /// self-mask is rebuilt from its shares, docs/threat-model.md D3). The server
         /// decodes the sum of the included clients only, so its counts
         /// and its model are those of the included clients' data; the
         /// reports list the included clients and the dropped ones with
@@ -141,7 +141,7 @@ named_enum! {
         /// [`MufcError::TooManyDropouts`] and changes nothing but the
         /// round counter.
         ///
-        /// Privacy caveat (THREATS 1.2): the difference of two rounds'
+        /// Privacy caveat (docs/threat-model.md §2.2): the difference of two rounds'
         /// aggregates contains the whole histogram of every client whose
         /// inclusion changed between them; when that is a single client
         /// and nothing else changed, the server learns its histogram.
@@ -166,7 +166,7 @@ named_enum! {
         /// Every client masks with, and shares its secrets with, every
         /// other (Bonawitz et al. 2017; the default). The threshold is
         /// the least `t` with `2t > n + c` (a server that may lie about
-        /// who dropped, THREATS S1b), `c = floor(colluding n)`
+        /// who dropped, docs/threat-model.md S1b), `c = floor(colluding n)`
         /// ([`FederationConfig::colluding`]), and must leave room for
         /// `ceil(dropout n)` dropouts (else the configuration is refused
         /// when the federation is built); a round fails when more than
@@ -470,7 +470,7 @@ impl FederationConfig {
         self
     }
 
-    /// The fewest clients whose messages the server may sum (THREATS 1:
+    /// The fewest clients whose messages the server may sum (docs/threat-model.md §2.1:
     /// the sum of two clients reveals each to the other). Default 1.
     #[must_use]
     pub fn min_clients(mut self, m: usize) -> Self {
@@ -479,7 +479,7 @@ impl FederationConfig {
     }
 
     /// The fewest clients whose message must change for a removal request
-    /// to be served (THREATS U3: the difference of two aggregates reveals a
+    /// to be served (docs/threat-model.md U3: the difference of two aggregates reveals a
     /// lone client's change). Default 1: every request is served, and the
     /// report says when only one client changed.
     #[must_use]

@@ -104,7 +104,7 @@ pub enum MufcError {
     #[error("the removal request is empty")]
     EmptyRequest,
     /// Fewer clients would change their message than the configured
-    /// policy requires (THREATS U3: a lone update is revealed by
+    /// policy requires (docs/threat-model.md U3: a lone update is revealed by
     /// differencing two aggregates): batch the request with others.
     #[error(
         "{updating} clients would update, the policy requires at least {required}: batch the request"

@@ -141,7 +141,7 @@
 //! # Privacy
 //!
 //! In the SCMA modes the server sees only masked sketches and their sum;
-//! see `THREATS.md`. Not protected: the aggregate itself, and the
+//! see `docs/threat-model.md`. Not protected: the aggregate itself, and the
 //! difference of two aggregates, which reveals the change of the clients
 //! that updated in a request ([`RemovalReport::lone_update`]; batch
 //! removals, or refuse lone updates with

@@ -191,7 +191,7 @@ pub struct FitReport {
     /// The clients the aggregate includes, in id order: all of them, but
     /// with [`Masking::SecAgg`](crate::Masking::SecAgg) only those whose
     /// masked input reached the server (a client that dropped during
-    /// unmasking is included, THREATS D3). The server's counts are the
+    /// unmasking is included, docs/threat-model.md D3). The server's counts are the
     /// plain sum of these clients' histograms, its model that of their
     /// data.
     pub included: Vec<ClientId>,
@@ -340,7 +340,7 @@ pub struct RemovalReport {
     pub dropped: Vec<(ClientId, SecAggStep)>,
     /// Whether only one client's message changed: the difference of two
     /// aggregates then reveals that client's change of counts, whatever
-    /// the masking (THREATS.md 1.2, U3). Batch removals to avoid it, or
+    /// the masking (docs/threat-model.md §2.2, U3). Batch removals to avoid it, or
     /// refuse such requests with
     /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients).
     pub lone_update: bool,

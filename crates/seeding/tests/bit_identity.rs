@@ -1,6 +1,6 @@
 //! With the keyed exponential race, unlearning is retraining bit for bit:
 //! `unlearn(fit(X, s), R) == fit(X \ R, s)` for the same seed `s`, through
-//! any sequence of removals (THREATS.md U1/U2).
+//! any sequence of removals (docs/threat-model.md U1/U2).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashSet;

@@ -137,8 +137,8 @@ impl<F: FiniteField> Sketch<F> {
 /// sketch once and adds it to a running sum (Algorithm 2, line 3).
 ///
 /// Rejected messages leave the state unchanged: a different field or
-/// parameters, another session or round (replay, THREATS R2), or a client
-/// already counted (first write wins, THREATS R1).
+/// parameters, another session or round (replay, docs/threat-model.md R2), or a client
+/// already counted (first write wins, docs/threat-model.md R1).
 ///
 /// See [`MaskedSketch`] for an example.
 #[derive(Clone, Debug)]
@@ -152,7 +152,7 @@ pub struct Aggregator<F: FiniteField> {
 
 impl<F: FiniteField> Aggregator<F> {
     /// An empty round that will release an aggregate of at least
-    /// `min_clients` clients (THREATS 1: with too few clients the output
+    /// `min_clients` clients (docs/threat-model.md §2.1: with too few clients the output
     /// reveals individual inputs).
     pub fn new(params: &ValidSketchParams<F>, context: RoundContext, min_clients: usize) -> Self {
         let f = params.field();

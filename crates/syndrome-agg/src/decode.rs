@@ -1,7 +1,7 @@
 //! The decoders: the finite-field decoder of Algorithm 2 (line 3) and the
 //! deterministic integer decoder of Appendix K.
 //!
-//! # The decoder contract (THREATS.md)
+//! # The decoder contract (docs/threat-model.md §3)
 //!
 //! A decoder returns `Ok` only after it has re-encoded its answer and
 //! compared it with **every** one of the `2t + r` received syndromes; else
@@ -28,7 +28,7 @@
 //! `s > t + r` a false accept needs the locator to split into distinct
 //! in-range roots *and* `r` further syndromes to match: about `p^-r` for
 //! random garbage, but not for a crafted input, which is simply a different
-//! valid aggregate (THREATS 1, item 3).
+//! valid aggregate (docs/threat-model.md §2.3).
 
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
@@ -40,7 +40,7 @@
 )]
 
 // Decoders take input from outside: no panicking index or unwrap here
-// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
 
 use field::{
     Field, FieldError, FiniteField, Poly, Rational, Rationals, berlekamp_massey, find_roots,

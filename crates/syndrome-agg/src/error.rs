@@ -213,7 +213,7 @@ pub enum SketchError {
     },
     /// Secure aggregation: the shares of a client's secret do not
     /// reconstruct a value that matches its public key or commitment, even
-    /// after error correction (THREATS S4).
+    /// after error correction (docs/threat-model.md S4).
     #[error("the shares of client {client}'s {secret} are inconsistent with its {check}")]
     BadShares {
         /// The client whose secret was reconstructed.
@@ -224,7 +224,7 @@ pub enum SketchError {
         check: &'static str,
     },
     /// Secure aggregation: too few clients are left at some step; the
-    /// server aborts and releases nothing (THREATS D4, D5).
+    /// server aborts and releases nothing (docs/threat-model.md D4, D5).
     #[error("not enough clients at {step}: {have}, at least {need} needed")]
     NotEnoughClients {
         /// The step at which the count fell short.
@@ -236,7 +236,7 @@ pub enum SketchError {
     },
     /// Secure aggregation: a client refuses a server message that breaks
     /// the protocol (both shares asked for one peer, tampered key list,
-    /// ...) and aborts without revealing anything (THREATS S1, S2).
+    /// ...) and aborts without revealing anything (docs/threat-model.md S1, S2).
     #[error("client {client} aborts at {step}: {reason}")]
     ProtocolAbort {
         /// The aborting client.
@@ -248,7 +248,7 @@ pub enum SketchError {
     },
     /// Secure aggregation: an encrypted share failed authentication (a
     /// flipped bit, swapped sender and receiver, another session or round:
-    /// THREATS S3). No plaintext is used.
+    /// docs/threat-model.md S3). No plaintext is used.
     #[error("encrypted share from {from} to {to} failed authentication")]
     AeadFailure {
         /// The claimed sender.

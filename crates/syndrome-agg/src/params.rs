@@ -14,7 +14,7 @@ use crate::{SketchError, SketchResult};
 ///
 /// One check syndrome makes every sum with exactly `t + 1` non-zeros a
 /// certain error and any other over-capacity garbage an error except with
-/// probability about `1/p` (THREATS.md, "Decoder contract"). The paper's
+/// probability about `1/p` (docs/threat-model.md §3). The paper's
 /// Algorithm 2 is `r = 0`: set it with [`SketchParams::with_extra`].
 pub const DEFAULT_EXTRA: usize = 1;
 

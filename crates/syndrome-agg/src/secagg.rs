@@ -37,22 +37,22 @@
 //!    `s_sk_v` shares of dropped ones, never both for one peer. The server
 //!    reconstructs, checks every `b_u` against its commitment and every
 //!    `s_sk_v` against `s_pk_v` (correcting bad shares when it has more
-//!    than `t`: THREATS S4), removes the self-masks of survivors and the
+//!    than `t`: docs/threat-model.md S4), removes the self-masks of survivors and the
 //!    pairwise masks that dropped clients left behind.
 //!
 //! # What it does not protect against
 //!
 //! The model is a semi-honest server colluding with fewer than `t` clients
-//! per neighbourhood (THREATS 1). With [`params::ServerModel::SemiMalicious`]
+//! per neighbourhood (docs/threat-model.md §1). With [`params::ServerModel::SemiMalicious`]
 //! the threshold also satisfies `2t > h + c`, so a server that tells some
 //! holders of a client "alive" and others "dropped" cannot collect `t`
-//! shares of both its secrets (THREATS S1b). A server that lies
+//! shares of both its secrets (docs/threat-model.md S1b). A server that lies
 //! *consistently*, declaring a live client's peers dropped to everyone, can
 //! still strip one client's pairwise masks; Bonawitz et al.'s actively
 //! secure variant stops that with a consistency-check round and
 //! signatures, which is not implemented. The server also draws the SecAgg+
 //! ring; it must do so honestly (or from public randomness). Inputs are not
-//! validated: a client can poison the sum (THREATS 1, item 3).
+//! validated: a client can poison the sum (docs/threat-model.md §2.3).
 //!
 //! Client ([`client::Client`]) and server ([`server::Server`]) are pure
 //! state machines: each takes one message and returns the next, with no
@@ -219,7 +219,7 @@ pub(crate) fn share_id(holder: ClientId) -> u64 {
     holder.saturating_add(1)
 }
 
-/// The HKDF `info` of a purpose for the pair `{u, v}` (CRATES.md:
+/// The HKDF `info` of a purpose for the pair `{u, v}` (docs/crates.md §3:
 /// `"syndrome-agg/v1/" || purpose || session || round || min || max`).
 fn pair_info(prefix: &[u8], ctx: &RoundContext, u: ClientId, v: ClientId) -> Vec<u8> {
     let (lo, hi) = if u < v { (u, v) } else { (v, u) };
@@ -312,7 +312,7 @@ pub struct AggregationOutput<E> {
     /// The sum of the included clients' inputs.
     pub sum: Vec<E>,
     /// The clients whose inputs are in the sum: those whose masked input
-    /// the server received (THREATS D3: a client that dropped during
+    /// the server received (docs/threat-model.md D3: a client that dropped during
     /// unmasking is included).
     pub included: BTreeSet<ClientId>,
     /// The clients left out, with the step at which each went missing.

@@ -38,7 +38,7 @@
 //! and decoding runs in the 61-bit field instead of a 6000-bit one.
 
 // The wide-key decoder takes input from outside: no panicking index or unwrap here
-// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
 // clippy's arithmetic_side_effects is not denied.
 #![deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used)]
 

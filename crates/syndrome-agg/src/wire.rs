@@ -11,7 +11,7 @@
 //! Reading bytes from outside ([`Frame::parse`]) caps the frame size before
 //! decoding anything, rejects trailing bytes, and the conversions into
 //! sketches check every length and every encoding's canonicity; every
-//! failure is a typed error, never a panic (THREATS M3, M6, O1, O2).
+//! failure is a typed error, never a panic (docs/threat-model.md M3, M6, O1, O2).
 
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
@@ -23,7 +23,7 @@
 )]
 
 // Parsers take bytes from outside: no panicking index or unwrap here
-// (THREATS 4). Field and big-integer arithmetic cannot overflow, so
+// (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
 
 use field::FiniteField;
 use num_bigint::BigUint;

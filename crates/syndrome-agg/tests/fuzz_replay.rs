@@ -1,4 +1,4 @@
-//! THREATS M6: the bodies of the `syndrome-agg` fuzz targets, replayed on
+//! docs/threat-model.md M6: the bodies of the `syndrome-agg` fuzz targets, replayed on
 //! stable Rust over deterministic pseudo-random inputs.
 
 use testkit::fuzz::replay;

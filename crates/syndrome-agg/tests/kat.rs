@@ -1,4 +1,4 @@
-//! THREATS C5: known-answer tests that break loudly if a dependency changes
+//! docs/threat-model.md C5: known-answer tests that break loudly if a dependency changes
 //! the value semantics of the mask pipeline (X25519 -> HKDF-SHA256 -> raw
 //! ChaCha20 keystream -> rejection sampling).
 #![allow(clippy::unwrap_used)]

@@ -1,5 +1,5 @@
 //! Property tests over GF(2^61 - 1), GF(2^127 - 1) and a 256-bit prime
-//! (THREATS C1, C2, M1, M2), the two decoders cross-checked, and the
+//! (docs/threat-model.md C1, C2, M1, M2), the two decoders cross-checked, and the
 //! uniformity of one masked sketch.
 #![allow(clippy::unwrap_used)]
 

@@ -1,4 +1,4 @@
-//! The THREATS.md test cases of the dropout-tolerant protocol, one named
+//! The test cases (docs/threat-model.md §9) of the dropout-tolerant protocol, one named
 //! test each: C2, D1-D6, M3, S1, S1b, S2-S5, P1-P3, R1-R3, O1, O2.
 #![allow(clippy::unwrap_used)]
 // Client ids and counts in these tests are tiny: the casts are exact.

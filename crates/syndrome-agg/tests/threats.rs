@@ -1,4 +1,4 @@
-//! The THREATS.md test cases that concern sketches, decoders, masking and
+//! The test cases (docs/threat-model.md §9) that concern sketches, decoders, masking and
 //! parsing, one named test each (C3, C4, C5, M1-M5, O1, O2, R1, R2) plus
 //! the exhaustive form of the decoder's detection bound.
 #![allow(clippy::unwrap_used)]

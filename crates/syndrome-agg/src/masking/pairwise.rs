@@ -317,7 +317,7 @@ pub fn peer_mask_terms<D: MaskDomain>(
                 reason: "a peer is listed twice",
             });
         }
-        // THREATS S2: a server that hands out copies of one key (or the
+        // docs/threat-model.md S2: a server that hands out copies of one key (or the
         // client's own) could make masks cancel against its own secret.
         if !keys.insert(key.0) {
             return Err(SketchError::InvalidPeers {

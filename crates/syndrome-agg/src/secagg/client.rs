@@ -53,7 +53,7 @@ pub const SHARE_CIPHERTEXT_BYTES: usize = SHARE_PLAINTEXT_BYTES + 16;
 
 /// The rounds a client has masked an input in, per session: a client
 /// refuses to mask twice in one round, or in a round not after the last
-/// (THREATS R3: two masked inputs under the same masks would reveal their
+/// (docs/threat-model.md R3: two masked inputs under the same masks would reveal their
 /// difference).
 ///
 /// # Example
@@ -193,7 +193,7 @@ impl ClientSecrets {
 impl<F: FiniteField> Client<F> {
     /// Client `id` with its `input`: draws its keys and seed and returns
     /// its AdvertiseKeys message. `ledger` is the client's record of the
-    /// rounds it took part in (THREATS R3).
+    /// rounds it took part in (docs/threat-model.md R3).
     ///
     /// # Errors
     ///
@@ -251,7 +251,7 @@ impl<F: FiniteField> Client<F> {
 
     /// Handles the server's next message and returns the reply.
     ///
-    /// Checks, each of which aborts the client for good (THREATS S1-S3):
+    /// Checks, each of which aborts the client for good (docs/threat-model.md S1-S3):
     /// - key directory: its own keys unaltered and present, every id a
     ///   holder and listed once, no public key twice (its own included),
     ///   at least `t` entries, every peer key contributory in X25519;
@@ -266,7 +266,7 @@ impl<F: FiniteField> Client<F> {
     ///
     /// A message of the wrong step, session or round, or for another
     /// client, is refused without changing the state (a duplicate or a
-    /// replay, THREATS R1-R3).
+    /// replay, docs/threat-model.md R1-R3).
     ///
     /// # Errors
     ///
@@ -412,7 +412,7 @@ impl<F: FiniteField> Client<F> {
                 )
             })?;
             // Checked here, not only at masking, so that a low-order mask
-            // key aborts before any share leaves (THREATS S2).
+            // key aborts before any share leaves (docs/threat-model.md S2).
             self.mask.agree(*holder, &keys.mask).map_err(|_| {
                 abort(
                     me,

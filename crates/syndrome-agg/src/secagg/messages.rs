@@ -5,7 +5,7 @@
 //! Every envelope names the wire version, the session, the aggregation
 //! round, the step and the client it is from (client to server) or for
 //! (server to client), so a receiver refuses a message of another session,
-//! round or step before looking inside (THREATS R2).
+//! round or step before looking inside (docs/threat-model.md R2).
 
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
@@ -82,7 +82,7 @@ pub struct AdvertiseKeys {
     /// X25519 public key for pairwise mask agreement.
     pub mask_key: [u8; 32],
     /// SHA-256 commitment to the self-mask seed, checked by the server
-    /// after reconstruction (THREATS S4).
+    /// after reconstruction (docs/threat-model.md S4).
     pub seed_commitment: [u8; 32],
 }
 

@@ -24,7 +24,7 @@
 //!    `n Pr[C > c] <= 2^-(sigma + 1)` (a union bound over clients).
 //! 3. **Threshold**: against a semi-honest server `t = c + 1` (colluders
 //!    alone hold fewer than `t` shares). Against a server that may lie
-//!    about who dropped (THREATS S1b) it must not collect `t` shares of
+//!    about who dropped (docs/threat-model.md S1b) it must not collect `t` shares of
 //!    both secrets of one client by telling some holders "alive" and
 //!    others "dead": with `h = k + 1` holders (the client itself holds one)
 //!    of which `c` collude and answer both ways, that needs
@@ -54,7 +54,7 @@ pub enum ServerModel {
     /// threshold need only exceed the colluders among a client's holders.
     SemiHonest,
     /// May also lie about who dropped (the `semi_malicious` policy of
-    /// THREATS S1b): the threshold must satisfy `2t > h + c`.
+    /// docs/threat-model.md S1b): the threshold must satisfy `2t > h + c`.
     SemiMalicious,
 }
 
@@ -95,7 +95,7 @@ pub struct SecAggParams {
     pub max_colluders: usize,
     /// What the server may do.
     pub model: ServerModel,
-    /// The fewest clients an aggregate may contain (THREATS 1: with too
+    /// The fewest clients an aggregate may contain (docs/threat-model.md §2.1: with too
     /// few, the output reveals individual inputs). At least the threshold
     /// is always enforced.
     pub min_clients: usize,
@@ -133,7 +133,7 @@ impl SecAggParams {
     /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
     /// unless `1 <= t <= h` (`h` holders per secret), `c < h`, and, for a
     /// semi-honest server, `t > c`, for a semi-malicious one `2t > h + c`
-    /// (THREATS S1b); also for an odd Harary degree.
+    /// (docs/threat-model.md S1b); also for an odd Harary degree.
     pub fn validate(&self, clients: usize) -> SketchResult<()> {
         if let GraphChoice::Harary { degree } = self.graph
             && (degree == 0 || !degree.is_multiple_of(2))

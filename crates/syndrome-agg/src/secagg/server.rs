@@ -7,8 +7,8 @@
 //! every reconstructed secret (the self-mask seed against its commitment,
 //! the mask secret key against its public key) and, when a check fails and
 //! it holds more than `t` shares, corrects bad shares before giving up
-//! (THREATS S4). If any needed secret has fewer than `t` shares it aborts
-//! before reconstructing anything (THREATS D4).
+//! (docs/threat-model.md S4). If any needed secret has fewer than `t` shares it aborts
+//! before reconstructing anything (docs/threat-model.md D4).
 
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
@@ -198,7 +198,7 @@ impl<F: FiniteField> Server<F> {
         }
     }
 
-    /// The messages refused so far and why (THREATS R1: first write wins,
+    /// The messages refused so far and why (docs/threat-model.md R1: first write wins,
     /// plus an error log), the first [`MAX_LOGGED`] of them. Unparsable
     /// bytes are logged under `u64::MAX`.
     pub fn rejected(&self) -> &[(ClientId, SketchError)] {

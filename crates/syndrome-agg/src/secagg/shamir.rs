@@ -4,7 +4,7 @@
 //! A secret `s` is the constant term of a random polynomial `f` of degree
 //! `t - 1`; the share of holder `id` is `(id, f(id))`. Any `t` shares give
 //! `f(0)` by Lagrange interpolation; any `t - 1` are jointly uniform and
-//! independent of `s` (THREATS P1 checks this exhaustively at a tiny
+//! independent of `s` (docs/threat-model.md P1 checks this exhaustively at a tiny
 //! prime).
 //!
 //! Input validation follows the published failures of other libraries:
@@ -17,7 +17,7 @@
 //!
 //! [`decode_with_errors`] corrects up to `(n - t) / 2` wrong shares among
 //! `n` (Gao's Reed-Solomon decoder), so that a server holding more than `t`
-//! shares survives a peer that sends a bad one (THREATS S4).
+//! shares survives a peer that sends a bad one (docs/threat-model.md S4).
 
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.

@@ -7,7 +7,7 @@
 //! Time is simulated: the server closes each step (its deadline) once
 //! every message that will arrive in time has been delivered; a late
 //! message is delivered after that and refused. Nothing ever waits, so a
-//! client that never answers cannot hang a round (THREATS D6).
+//! client that never answers cannot hang a round (docs/threat-model.md D6).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -215,7 +215,7 @@ pub struct StepStats {
 }
 
 /// Every message of a run, as bytes on the wire (for transcript tests,
-/// THREATS P3).
+/// docs/threat-model.md P3).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Transcript {
     /// What the server received: (step, sender, bytes).

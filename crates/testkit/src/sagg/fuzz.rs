@@ -1,4 +1,4 @@
-//! Fuzz harness bodies for `syndrome-agg` (THREATS M6). Each
+//! Fuzz harness bodies for `syndrome-agg` (docs/threat-model.md M6). Each
 //! `fuzz/fuzz_targets/sagg_*.rs` is one line calling a function here, and
 //! the crate's tests replay them with [`crate::fuzz::replay`] on stable.
 //!

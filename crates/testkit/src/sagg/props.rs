@@ -107,7 +107,7 @@ pub fn mask_all<F: FiniteField, R: rand::CryptoRng + ?Sized>(
     }
 }
 
-/// THREATS C1/C2: random sparse vectors split across a random number of
+/// docs/threat-model.md C1/C2: random sparse vectors split across a random number of
 /// clients, masked (dealer and pairwise, alternately), summed by an
 /// [`Aggregator`] and decoded, equal the true sum; masked messages differ
 /// from the plaintext sketches.
@@ -156,7 +156,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
         .unwrap();
 }
 
-/// The over-capacity rule and THREATS' detection bound: every sum of `s`
+/// The over-capacity rule and the detection bound (docs/threat-model.md §3.3): every sum of `s`
 /// nonzeros with `t < s <= t + r` is rejected, always; beyond `t + r` it is
 /// rejected too (false accepts have probability about `p^-r`). Returns how
 /// many rejections were [`SketchError::TooManyKeys`] (generically all of
@@ -206,7 +206,7 @@ pub fn over_capacity_rejected<F: FiniteField>(f: &F, max_capacity: usize, cases:
     too_many.get()
 }
 
-/// THREATS M1: random syndromes, and sums perturbed in one syndrome, never
+/// docs/threat-model.md M1: random syndromes, and sums perturbed in one syndrome, never
 /// decode to a vector that fails the re-encode check: whatever decodes
 /// re-encodes to exactly the input.
 pub fn random_syndromes_never_misdecode<F: FiniteField>(f: &F, max_capacity: usize, cases: u32) {
