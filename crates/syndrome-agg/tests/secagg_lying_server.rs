@@ -58,6 +58,14 @@ fn session(
     let cfg = config(&f, n, params(t, colluders.len()), LEN, label);
     let mut h = Harness::new(cfg, &inputs(&f, n, LEN, label), label);
     let reqs = h.to_unmasking();
+    let view = view_of(&h, colluders);
+    (h, reqs, view)
+}
+
+/// The adversary's view of a harness's transcript so far: advertised keys,
+/// masked inputs, and every share the colluders received.
+fn view_of(h: &Harness<Mersenne61>, colluders: &BTreeSet<ClientId>) -> View {
+    let f = Mersenne61;
     let mut view = View::default();
     for m in &h.sent {
         match &m.body {
@@ -76,14 +84,13 @@ fn session(
             _ => {}
         }
     }
-    for (holder, shares) in held_shares(&h, &view.adverts, colluders) {
+    for shares in held_shares(h, &view.adverts, colluders).into_values() {
         for (owner, (k, s)) in shares {
             view.keys.entry(owner).or_default().push(k);
             view.seeds.entry(owner).or_default().push(s);
         }
-        let _ = holder;
     }
-    (h, reqs, view)
+    view
 }
 
 /// The shares each client of `holders` received in the ShareKeys step
@@ -211,9 +218,20 @@ fn try_unmask(
     u: ClientId,
     ctx: &syndrome_agg::masking::pairwise::RoundContext,
 ) -> Option<Vec<Elem>> {
+    let peers: Vec<ClientId> = view.adverts.keys().copied().filter(|w| *w != u).collect();
+    try_unmask_with(view, known, u, &peers, ctx)
+}
+
+/// [`try_unmask`] for a client that masked with `peers` only.
+fn try_unmask_with(
+    view: &View,
+    known: &Known,
+    u: ClientId,
+    peers: &[ClientId],
+    ctx: &syndrome_agg::masking::pairwise::RoundContext,
+) -> Option<Vec<Elem>> {
     let f = Mersenne61;
     let b = known.seeds.get(&u)?;
-    let peers: Vec<ClientId> = view.adverts.keys().copied().filter(|w| *w != u).collect();
     let pk = |w: ClientId| MaskPublicKey(view.adverts[&w].mask_key);
     let mut x = view.masked.get(&u)?.clone();
     let own = self_mask(&f, LEN, b, ctx, u).unwrap();
@@ -232,7 +250,7 @@ fn try_unmask(
         }
         return Some(x);
     }
-    for w in peers {
+    for &w in peers {
         // w's term for u is the negation of u's term for w.
         let key = known.keys.get(&w)?;
         let m = combine_terms(
@@ -509,5 +527,54 @@ fn lying_server_never_unmasks_an_honest_input() {
     assert!(
         seeds_learned > 0 && keys_learned > 0,
         "{seeds_learned} {keys_learned}"
+    );
+}
+
+/// docs/threat-model.md S7, NOT PROTECTED YET: a server that withholds
+/// shares in the masking request shrinks a victim's masking set to `t - 1`
+/// peers, then tells the others inconsistent lies that each pass the
+/// alive-set rule, and unmasks the victim with zero colluders. This test
+/// shows the limitation is real (it plays the attack of §5 against the real
+/// clients and recovers the input); it is to be turned around when the
+/// consistency round lands.
+#[test]
+fn masking_set_withholding_is_not_yet_prevented() {
+    let (n, t, v) = (5u64, 3usize, 1u64);
+    let label = "s7-withholding";
+    let f = Mersenne61;
+    let cfg = config(&f, n, params(t, 0), LEN, label);
+    let truth = inputs(&f, n, LEN, label);
+    let mut h = Harness::new(cfg, &truth, label);
+    let dir = h.step(&[]);
+    assert!(h.answer(&dir).is_empty());
+    let mut req = h.step(&[]);
+    // The victim hears only from clients 2 and 3.
+    for m in req.iter_mut().filter(|m| m.client == v) {
+        let ServerBody::MaskingRequest(r) = &mut m.body else {
+            panic!("a masking request")
+        };
+        r.shares.retain(|e| e.peer == 2 || e.peer == 3);
+    }
+    assert!(h.answer(&req).is_empty(), "every client masks");
+    let reqs = h.step(&[]);
+    let mut view = view_of(&h, &BTreeSet::new());
+    let ctx = *h.cfg.context();
+    let lists: BTreeMap<ClientId, (Vec<ClientId>, Vec<ClientId>)> = [
+        (4, (vec![1, 5], vec![2, 3])),
+        (5, (vec![1, 4], vec![2, 3])),
+        (2, (vec![1, 4], vec![3, 5])),
+        (3, (vec![1, 4], vec![2, 5])),
+    ]
+    .into();
+    assert_eq!(
+        play(&mut h, &reqs, &lists, &mut view),
+        4,
+        "every lie passes the checks"
+    );
+    let known = reconstruct(&view, t, &BTreeSet::new(), label, &ctx);
+    assert_eq!(
+        try_unmask_with(&view, &known, v, &[2, 3], &ctx),
+        Some(truth[0].1.clone()),
+        "the victim's input is recovered: S7 is not protected"
     );
 }
