@@ -119,8 +119,8 @@ named_enum! {
         Pairwise => "pairwise",
         /// The dropout-tolerant protocol of Bonawitz et al. 2017 (and
         /// SecAgg+, Bell et al. 2020, with [`SecAggGraph::Harary`]), from
-        /// `syndrome_agg::secagg`: all four steps (advertise keys, share
-        /// keys, masked input, unmasking), double masking (pairwise masks
+        /// `syndrome_agg::secagg`: all five steps (advertise keys, share
+        /// keys, masked input, consistency check, unmasking), double masking (pairwise masks
         /// plus a self-mask) and Shamir sharing of the mask secrets, run
         /// in process for every round. Needs a field:
         /// [`Privacy::Scma`] or [`Privacy::ScmaWide`] (the Appendix K
@@ -128,7 +128,8 @@ named_enum! {
         ///
         /// Clients drop out at the rate set by
         /// [`FederationConfig::dropout`]: whether client `u` drops in round
-        /// `r`, and from which of the four steps, is a fixed function of
+        /// `r`, and from which step (advertise keys, share keys, masked
+        /// input or unmasking), is a fixed function of
         /// the federation seed, `r` and `u` (so runs reproduce; a failed
         /// round consumes `r`, so a retry draws afresh). A client
         /// that drops before sending its masked input is left out of the
@@ -546,7 +547,8 @@ impl FederationConfig {
 
     /// The probability that a client drops out of a round of
     /// [`Masking::SecAgg`], in `[0, 1)` (default 0). Each client that
-    /// drops does so from one of the protocol's four steps, uniformly;
+    /// drops does so from one of the protocol's steps (advertise keys,
+    /// share keys, masked input, unmasking), uniformly;
     /// draws are a function of the federation seed, the round and the
     /// client (a simulation input, reproducible). A failed round consumes
     /// its round number, so a retry draws afresh. Only [`Masking::SecAgg`] survives dropouts: a positive rate

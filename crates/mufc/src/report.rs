@@ -59,7 +59,7 @@ pub struct StageTimes {
     pub client_round_max: Duration,
     /// [`Masking::SecAgg`](crate::Masking::SecAgg): the clients' part of
     /// the protocol's latency, the slowest client's time in each of the
-    /// four steps, added up (zero with the other maskings).
+    /// five steps, added up (zero with the other maskings).
     pub protocol_client_max: Duration,
     /// [`Masking::SecAgg`](crate::Masking::SecAgg): every client's
     /// protocol work, added up (zero with the other maskings).
@@ -179,7 +179,7 @@ pub struct FitReport {
     /// The bytes of one client's message on the wire (a masked sketch
     /// frame, or `k (8 d + 8)` bytes of centroids and sizes in plain mode;
     /// with [`Masking::SecAgg`](crate::Masking::SecAgg), the bytes a client
-    /// sends over the protocol's four steps, on average).
+    /// sends over the protocol's five steps, on average).
     pub bytes_per_client: usize,
     /// The nonzero bins of the decoded aggregate (in plain mode: the
     /// weighted centroids the server received).

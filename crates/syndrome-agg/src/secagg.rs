@@ -74,6 +74,7 @@ use std::sync::Arc;
 
 use field::FiniteField;
 use hkdf::Hkdf;
+use hmac::{Hmac, KeyInit, Mac};
 use rand::CryptoRng;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
@@ -98,6 +99,9 @@ pub const SHARE_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/share";
 pub const SELF_MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/self-mask";
 /// The hash prefix of self-mask seed commitments.
 pub const COMMITMENT_PREFIX: &[u8] = b"syndrome-agg/v1/seed-commitment";
+/// The HKDF `info` prefix of the attestation keys, and the prefix of the
+/// attested message.
+pub const ATTEST_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/attest";
 
 /// The default cap on a protocol message, 4 MiB (tonic's default).
 pub const DEFAULT_MAX_MESSAGE: usize = 4 << 20;
@@ -251,6 +255,56 @@ pub fn share_key(
     v: ClientId,
 ) -> Zeroizing<[u8; 32]> {
     hkdf32(shared, &pair_info(SHARE_INFO_PREFIX, ctx, u, v))
+}
+
+/// The HMAC-SHA256 key of the pair `{u, v}` for attestations, from their
+/// X25519 shared secret (the same agreement as [`share_key`], another
+/// HKDF `info`): the server relays the tags but cannot forge them.
+pub fn attest_key(
+    shared: &[u8; 32],
+    ctx: &RoundContext,
+    u: ClientId,
+    v: ClientId,
+) -> Zeroizing<[u8; 32]> {
+    hkdf32(shared, &pair_info(ATTEST_INFO_PREFIX, ctx, u, v))
+}
+
+/// The tag by which `from` attests the alive set `alive` to `to`:
+/// `HMAC-SHA256(key, "syndrome-agg/v1/attest" || session || round || from
+/// || to || |alive| || alive...)`, every integer little endian.
+///
+/// # Example
+///
+/// ```
+/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+/// use syndrome_agg::secagg::attestation_tag;
+///
+/// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
+/// let t = attestation_tag(&[7; 32], &ctx, 1, 2, &[1, 2, 3]);
+/// assert_ne!(t, attestation_tag(&[7; 32], &ctx, 1, 2, &[1, 2]));
+/// assert_ne!(t, attestation_tag(&[7; 32], &ctx, 2, 1, &[1, 2, 3]));
+/// ```
+pub fn attestation_tag(
+    key: &[u8; 32],
+    ctx: &RoundContext,
+    from: ClientId,
+    to: ClientId,
+    alive: &[ClientId],
+) -> [u8; 32] {
+    // HMAC accepts keys of any length: the error branch is unreachable.
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+        return [0; 32];
+    };
+    mac.update(ATTEST_INFO_PREFIX);
+    mac.update(&ctx.session.0);
+    mac.update(&ctx.round.to_le_bytes());
+    mac.update(&from.to_le_bytes());
+    mac.update(&to.to_le_bytes());
+    mac.update(&(alive.len() as u64).to_le_bytes());
+    for id in alive {
+        mac.update(&id.to_le_bytes());
+    }
+    mac.finalize().into_bytes().into()
 }
 
 /// The associated data of the share ciphertext from `src` to `dst`:

@@ -105,6 +105,7 @@ fn parsing_allocates_at_most_twice_the_frame() {
                 ServerBody::UnmaskingRequest(UnmaskingRequest {
                     alive: fill(2, 1, 64),
                     dropped: Vec::new(),
+                    attestations: Vec::new(),
                 }),
             )
             .to_bytes()

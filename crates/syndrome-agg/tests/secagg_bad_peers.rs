@@ -38,7 +38,9 @@ fn bad_share_with_t_plus_one_responders_is_corrected() {
     assert!(h.answer(&dir).is_empty());
     let req = h.step(&[]);
     assert!(h.answer(&req).is_empty());
-    let unmask = h.step(&[6]); // 6 dropped before its masked input
+    let cons = h.step(&[6]); // 6 dropped before its masked input
+    assert!(h.answer(&cons).is_empty());
+    let unmask = h.step(&[]);
     assert!(h.answer(&unmask).is_empty());
     h.pending.retain(|m| m.client <= 4);
     h.corrupt_share(2, 6, false);
@@ -117,6 +119,8 @@ fn server_drops_a_client_with_a_duplicate_or_low_order_key() {
         assert!(h.answer(&dir).is_empty(), "{what}: a peer aborted");
         let req = h.step(&[]);
         assert!(h.answer(&req).is_empty(), "{what}");
+        let cons = h.step(&[]);
+        assert!(h.answer(&cons).is_empty(), "{what}");
         let unmask = h.step(&[]);
         assert!(h.answer(&unmask).is_empty(), "{what}");
         let out = h.finish().unwrap();

@@ -8,17 +8,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use field::{Field, FiniteField, Fp64, Mersenne61};
 use syndrome_agg::masking::pairwise::{MaskPublicKey, peer_mask_terms};
-use syndrome_agg::secagg::client::{Client, RoundLedger, open_share};
+use syndrome_agg::secagg::client::{Client, RoundLedger};
 use syndrome_agg::secagg::graph::Neighbourhoods;
 use syndrome_agg::secagg::messages::{
-    AdvertiseKeys, ClientBody, ClientEnvelope, MaskedInput, RevealedShare, ServerBody,
-    ServerEnvelope, UnmaskingRequest,
+    AdvertiseKeys, ClientBody, ClientEnvelope, MaskedInput, ServerBody, ServerEnvelope,
+    UnmaskingRequest,
 };
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
 use syndrome_agg::secagg::shamir::{self, SecretShare, Share};
 use syndrome_agg::secagg::transport::{Fault, Faults, InProcess};
 use syndrome_agg::secagg::{
-    ClientId, DEFAULT_MAX_MESSAGE, SessionConfig, Step, seed_commitment, self_mask, share_key,
+    ClientId, DEFAULT_MAX_MESSAGE, SessionConfig, Step, self_mask, share_key,
 };
 use syndrome_agg::{Sketch, SketchError, SketchParams};
 use testkit::secagg::{
@@ -195,7 +195,7 @@ fn d5_threshold_boundary_at_every_step() {
             }
             let report = run(&cfg, &ins, faults, &label);
             if k == n - t as u64 {
-                let included = if step == Step::Unmasking {
+                let included = if step >= Step::ConsistencyCheck {
                     all_but(n, &[])
                 } else {
                     all_but(n, &gone)
@@ -229,7 +229,7 @@ fn d6_deadline() {
             Some(&step),
             "{label}: marked dead at that step"
         );
-        let included = if step == Step::Unmasking {
+        let included = if step >= Step::ConsistencyCheck {
             all_but(n, &[])
         } else {
             all_but(n, &[3])
@@ -296,6 +296,8 @@ fn m3_non_canonical_and_wrong_length_inputs() {
     ));
     // None of them counted: the real messages still give the exact sum.
     assert!(h.answer(&req).is_empty());
+    let cons = h.step(&[]);
+    assert!(h.answer(&cons).is_empty());
     let unmask = h.step(&[]);
     assert!(h.answer(&unmask).is_empty());
     let out = h.finish().unwrap();
@@ -322,7 +324,15 @@ fn with_lists(
     dropped: Vec<ClientId>,
 ) -> ServerEnvelope {
     let mut m = msg.clone();
-    m.body = ServerBody::UnmaskingRequest(UnmaskingRequest { alive, dropped });
+    let attestations = match &msg.body {
+        ServerBody::UnmaskingRequest(r) => r.attestations.clone(),
+        _ => Vec::new(),
+    };
+    m.body = ServerBody::UnmaskingRequest(UnmaskingRequest {
+        alive,
+        dropped,
+        attestations,
+    });
     m
 }
 
@@ -364,94 +374,45 @@ fn s1_unmasking_request_asking_for_both_shares() {
     ));
 }
 
-/// The adversary's view of client 1's secrets under a split neighbourhood:
-/// seed shares from the holders told "1 alive" (and 1 itself), key shares
-/// from those told "1 dropped", and both shares from the colluder 7
-/// (decrypted from client 1's round-1 ciphertext with 7's secrets).
+/// The adversary's view of client 1's secrets when the server splits its
+/// holders (n = 7, colluder 7): at the consistency step the clients of
+/// `told_alive` (and 1 itself) are sent the true alive set, the others the
+/// set without 1, so that at unmasking the first reveal seed shares of 1
+/// and the others key shares of 1; the colluder holds one of each and
+/// forges its attestations. Returns (seed shares, key shares, whether
+/// `b_1` and `s_sk_1` are reconstructible).
 fn split_attack(
     params: SecAggParams,
     told_alive: &[ClientId],
     label: &str,
 ) -> (usize, usize, bool, bool) {
-    let f = Mersenne61;
-    let n = 7u64;
-    let cfg = config(&f, n, params, 2, label);
-    let mut h = Harness::new(cfg.clone(), &inputs(&f, n, 2, label), label);
-    let reqs = h.to_unmasking();
-    let t = cfg.threshold();
-    // The server lies: the holders in `told_alive` hear "1 alive", the
-    // other honest ones "1 dropped". Every alive list is padded to the
-    // t - 1 peers a client demands (docs/threat-model.md S6).
-    let pad =
-        |c: ClientId, k: usize| -> Vec<ClientId> { (2..=n).filter(|w| *w != c).take(k).collect() };
-    let mut seeds: Vec<SecretShare> = Vec::new();
-    let mut keys: Vec<SecretShare> = Vec::new();
-    for m in &reqs {
-        let (alive, dropped) = match m.client {
-            1 => (pad(1, t - 1), vec![]),
-            7 => continue, // the colluder needs no request
-            c if told_alive.contains(&c) => {
-                let mut alive = vec![1];
-                alive.extend(pad(c, t - 2));
-                (alive, vec![])
-            }
-            c => (pad(c, t - 1), vec![1]),
-        };
-        let reply = h.answer_one(&with_lists(m, alive, dropped)).unwrap();
-        let ClientBody::UnmaskingResponse(r) = reply.body else {
-            panic!()
-        };
-        let pick = |v: &[RevealedShare]| -> Vec<SecretShare> {
-            v.iter()
-                .filter(|s| s.owner == 1)
-                .map(|s| SecretShare::from_bytes(&s.share).unwrap())
-                .collect()
-        };
-        seeds.extend(pick(&r.seed_shares));
-        keys.extend(pick(&r.key_shares));
-    }
-    // The colluder 7 opens client 1's ciphertext to it.
-    let secrets7 = Harness::<Mersenne61>::secrets(label, 7);
-    let adverts: BTreeMap<ClientId, AdvertiseKeys> = h
-        .sent
-        .iter()
-        .filter_map(|m| match &m.body {
-            ClientBody::AdvertiseKeys(k) => Some((m.client, *k)),
-            _ => None,
-        })
-        .collect();
-    let ct = h
-        .sent
-        .iter()
-        .find_map(|m| match &m.body {
-            ClientBody::ShareKeys(s) if m.client == 1 => s
-                .shares
-                .iter()
-                .find(|e| e.peer == 7)
-                .map(|e| e.ciphertext.clone()),
-            _ => None,
-        })
-        .unwrap();
-    let (k7, s7) = open_share(
-        &secrets7.enc,
+    let colluders = BTreeSet::from([7]);
+    let out = testkit::lying::play_with(
         7,
-        1,
-        &MaskPublicKey(adverts[&1].enc_key),
-        cfg.context(),
-        &ct,
+        params,
+        &colluders,
+        label,
+        testkit::lying::Plan {
+            keep: &|_| None,
+            set: &mut |r, truth| {
+                let keep_1 = r == 1 || told_alive.contains(&r);
+                Some(
+                    truth
+                        .iter()
+                        .copied()
+                        .filter(|w| keep_1 || *w != 1)
+                        .collect(),
+                )
+            },
+            lists: &mut |_, _, _| None,
+        },
+    );
+    (
+        out.view.seeds.get(&1).map_or(0, Vec::len),
+        out.view.keys.get(&1).map_or(0, Vec::len),
+        out.known.seeds.contains_key(&1),
+        out.known.keys.contains_key(&1),
     )
-    .unwrap();
-    seeds.push(s7);
-    keys.push(k7);
-    let seed_ok = shamir::reconstruct_secret(&seeds, t)
-        .is_ok_and(|b| seed_commitment(cfg.context(), 1, &b) == adverts[&1].seed_commitment);
-    let key_ok = shamir::reconstruct_secret(&keys, t).is_ok_and(|s| {
-        syndrome_agg::masking::pairwise::MaskKeyPair::from_secret_bytes(*s)
-            .public_key()
-            .0
-            == adverts[&1].mask_key
-    });
-    (seeds.len(), keys.len(), seed_ok, key_ok)
 }
 
 #[test]
@@ -459,15 +420,20 @@ fn s1b_server_splits_the_neighbourhood() {
     // Complete graph on 7: h = 7 holders per secret, c = 1 colluder.
     // Semi-malicious policy: 2t > h + c, so t = 5.
     let strong = SecAggParams::new(GraphChoice::Complete, 5, 1, ServerModel::SemiMalicious);
+    // {1, 2, 3, 4} attest the true set to each other (3 tags, plus the
+    // colluder's forged one: t - 1 = 4) and reveal seed shares of 1; {5, 6}
+    // gather only 2 attestations of their set and reveal nothing.
     let (seeds, keys, seed_ok, key_ok) = split_attack(strong, &[2, 3, 4], "s1b-strong");
-    assert_eq!((seeds, keys), (5, 3));
+    assert_eq!((seeds, keys), (5, 1));
     assert!(
         !(seed_ok && key_ok),
         "the server must reconstruct at most one of b_1, s_sk_1"
     );
     assert!(seed_ok && !key_ok);
+    // An even split: neither side gathers t - 1 attestations; only the
+    // colluder's shares are out.
     let (seeds, keys, seed_ok, key_ok) = split_attack(strong, &[2, 3], "s1b-strong-even");
-    assert_eq!((seeds, keys), (4, 4));
+    assert_eq!((seeds, keys), (1, 1));
     assert!(!seed_ok && !key_ok);
     // Every other split of the five honest holders fails the same way:
     // seed shares a + 1 (self) + c, key shares (5 - a) + c.
@@ -653,7 +619,9 @@ fn s4_bad_shamir_share_from_a_peer() {
     assert!(h.answer(&dir).is_empty());
     let req = h.step(&[]);
     assert!(h.answer(&req).is_empty());
-    let unmask = h.step(&[6]); // 6 dropped before its masked input arrived
+    let cons = h.step(&[6]); // 6 dropped before its masked input arrived
+    assert!(h.answer(&cons).is_empty());
+    let unmask = h.step(&[]);
     assert!(h.answer(&unmask).is_empty());
     h.corrupt_share(1, 6, false);
     assert_eq!(h.finish().unwrap().sum, oracle(&f, &ins, &all_but(n, &[6])));
@@ -898,6 +866,8 @@ fn p3_transcript_invariant() {
     let req = h.step(&[]);
     let req: Vec<ServerEnvelope> = req.into_iter().filter(|m| m.client != 2).collect();
     assert!(h.answer(&req).is_empty());
+    let cons = h.step(&[]);
+    assert!(h.answer(&cons).is_empty());
     let unmask = h.step(&[]);
     let unmask: Vec<ServerEnvelope> = unmask.into_iter().filter(|m| m.client != 3).collect();
     let served = unmask.clone();
@@ -1006,6 +976,8 @@ fn r1_duplicate_masked_input() {
         h.server.receive(forged),
         Err(SketchError::MessageRejected { reason }) if reason.contains("duplicate")
     ));
+    let cons = h.step(&[]);
+    assert!(h.answer(&cons).is_empty());
     let unmask = h.step(&[]);
     assert!(h.answer(&unmask).is_empty());
     assert_eq!(h.finish().unwrap().sum, oracle(&f, &ins, &all_but(n, &[])));
@@ -1082,6 +1054,8 @@ fn r2_cross_round_replay() {
     for m in h.pending.iter_mut().filter(|m| m.client == 2) {
         *m = forged.clone();
     }
+    let cons = h.step(&[]);
+    assert!(h.answer(&cons).is_empty());
     let unmask = h.step(&[]);
     assert!(h.answer(&unmask).is_empty());
     let out = h.finish().unwrap();

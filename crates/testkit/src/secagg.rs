@@ -175,20 +175,31 @@ pub fn predict<F: FiniteField>(
     if u3.len() < cfg.min_clients() {
         return Err(Step::MaskedInput);
     }
+    // A client attests when at least t of its holders (itself included)
+    // are alive ...
     let u4: BTreeSet<ClientId> = u3
         .iter()
         .copied()
-        .filter(|c| alive(*c, Step::Unmasking))
+        .filter(|c| alive(*c, Step::ConsistencyCheck) && count_in(*c, &u3) >= t)
         .collect();
     if u4.len() < cfg.min_clients() {
+        return Err(Step::ConsistencyCheck);
+    }
+    // ... and unmasks when t of them (itself included) attested.
+    let u5: BTreeSet<ClientId> = u4
+        .iter()
+        .copied()
+        .filter(|c| alive(*c, Step::Unmasking) && count_in(*c, &u4) >= t)
+        .collect();
+    if u5.len() < cfg.min_clients() {
         return Err(Step::Unmasking);
     }
-    let seeds_ok = u3.iter().all(|u| count_in(*u, &u4) >= t);
+    let seeds_ok = u3.iter().all(|u| count_in(*u, &u5) >= t);
     let keys_ok = u2.difference(&u3).all(|v| {
         g.neighbours(*v)
             .unwrap()
             .iter()
-            .filter(|h| u4.contains(h))
+            .filter(|h| u5.contains(h))
             .count()
             >= t
     });
@@ -588,6 +599,14 @@ impl<F: FiniteField> Harness<F> {
     /// Runs to the server's unmasking requests with nobody dropping:
     /// returns them.
     pub fn to_unmasking(&mut self) -> Vec<ServerEnvelope> {
+        let cons = self.to_consistency();
+        assert!(self.answer(&cons).is_empty());
+        self.step(&[])
+    }
+
+    /// Runs to the server's consistency requests (the alive set to attest)
+    /// with nobody dropping: returns them.
+    pub fn to_consistency(&mut self) -> Vec<ServerEnvelope> {
         let dir = self.step(&[]);
         assert!(self.answer(&dir).is_empty());
         let req = self.step(&[]);

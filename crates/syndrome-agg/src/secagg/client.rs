@@ -29,14 +29,14 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use super::messages::{
-    AdvertiseKeys, ClientBody, ClientEnvelope, EncryptedShare, KeyDirectory, MaskedInput,
-    MaskingRequest, RevealedShare, ServerBody, ServerEnvelope, ShareKeys, Step, UnmaskingRequest,
-    UnmaskingResponse,
+    AdvertiseKeys, Attestation, Attestations, ClientBody, ClientEnvelope, ConsistencyRequest,
+    EncryptedShare, KeyDirectory, MaskedInput, MaskingRequest, RevealedShare, ServerBody,
+    ServerEnvelope, ShareKeys, Step, UnmaskingRequest, UnmaskingResponse,
 };
 use super::shamir::{SECRET_SHARE_BYTES, SecretShare, split_secret};
 use super::{
-    ClientId, SessionConfig, abort, seed_commitment, self_mask, share_aad, share_id, share_key,
-    share_nonce,
+    ClientId, SessionConfig, abort, attest_key, attestation_tag, seed_commitment, self_mask,
+    share_aad, share_id, share_key, share_nonce,
 };
 use crate::error::check_len;
 use crate::masking::pairwise::{
@@ -113,11 +113,19 @@ enum State<E> {
         own_key_share: SecretShare,
         own_seed_share: SecretShare,
     },
-    AwaitingUnmasking {
+    AwaitingConsistency {
         /// Shares held for each peer it masked with: (key share, seed
         /// share).
         held: BTreeMap<ClientId, (SecretShare, SecretShare)>,
         own_seed_share: SecretShare,
+        peers: BTreeMap<ClientId, PeerKeys>,
+    },
+    AwaitingUnmasking {
+        held: BTreeMap<ClientId, (SecretShare, SecretShare)>,
+        own_seed_share: SecretShare,
+        peers: BTreeMap<ClientId, PeerKeys>,
+        /// The alive set this client attested.
+        attested: Vec<ClientId>,
     },
     Done,
     Aborted,
@@ -128,6 +136,7 @@ impl<E> State<E> {
         match self {
             Self::AwaitingDirectory { .. } => "waiting for the key directory",
             Self::AwaitingMaskingRequest { .. } => "waiting for the masking request",
+            Self::AwaitingConsistency { .. } => "waiting for the consistency request",
             Self::AwaitingUnmasking { .. } => "waiting for the unmasking request",
             Self::Done => "done",
             Self::Aborted => "aborted",
@@ -251,18 +260,24 @@ impl<F: FiniteField> Client<F> {
 
     /// Handles the server's next message and returns the reply.
     ///
-    /// Checks, each of which aborts the client for good (docs/threat-model.md S1-S3):
+    /// Checks, each of which aborts the client for good
+    /// (docs/threat-model.md S1-S3, S6, S7):
     /// - key directory: its own keys unaltered and present, every id a
     ///   holder and listed once, no public key twice (its own included),
     ///   at least `t` entries, every peer key contributory in X25519;
     /// - masking request: senders are distinct peers of the directory, at
     ///   least `t - 1` of them, every ciphertext authentic for this
     ///   session, round, sender and receiver;
+    /// - consistency request: the alive set names the client, is in
+    ///   increasing order without repeats, holds at least `t` of its
+    ///   holders (itself included), and every neighbour in it is a peer it
+    ///   masked with; the client then attests that set, once;
     /// - unmasking request: the alive and dropped lists are disjoint, hold
     ///   no id twice, do not name the client itself, name only peers it
-    ///   masked with, and the alive list with the client itself has at
-    ///   least `t` members (a smaller one is the consistent-lie attack,
-    ///   docs/threat-model.md S6).
+    ///   masked with, the alive list with the client itself has at least
+    ///   `t` members (a smaller one is the consistent-lie attack, S6), the
+    ///   lists are exactly those of the set it attested, and at least
+    ///   `t - 1` alive peers attested the same set to it (S7).
     ///
     /// A message of the wrong step, session or round, or for another
     /// client, is refused without changing the state (a duplicate or a
@@ -301,15 +316,25 @@ impl<F: FiniteField> Client<F> {
                 ServerBody::MaskingRequest(req),
             ) => {
                 drop(own_key_share);
-                self.masked_input(input, &peers, own_seed_share, req)
+                self.masked_input(input, peers, own_seed_share, req)
             }
+            (
+                State::AwaitingConsistency {
+                    held,
+                    own_seed_share,
+                    peers,
+                },
+                ServerBody::ConsistencyRequest(req),
+            ) => self.attest(held, own_seed_share, peers, req),
             (
                 State::AwaitingUnmasking {
                     held,
                     own_seed_share,
+                    peers,
+                    attested,
                 },
                 ServerBody::UnmaskingRequest(req),
-            ) => self.unmask(&held, &own_seed_share, req),
+            ) => self.unmask(&held, &own_seed_share, &peers, &attested, req),
             (state, _) => {
                 let err = SketchError::UnexpectedMessage {
                     state: state.name(),
@@ -459,7 +484,7 @@ impl<F: FiniteField> Client<F> {
     fn masked_input(
         &self,
         input: Vec<F::Elem>,
-        peers: &BTreeMap<ClientId, PeerKeys>,
+        peers: BTreeMap<ClientId, PeerKeys>,
         own_seed_share: SecretShare,
         req: &MaskingRequest,
     ) -> SketchResult<(State<F::Elem>, ClientBody)> {
@@ -520,18 +545,116 @@ impl<F: FiniteField> Client<F> {
             elements: field_bytes(f, &masked),
         });
         Ok((
-            State::AwaitingUnmasking {
+            State::AwaitingConsistency {
                 held,
                 own_seed_share,
+                peers,
             },
             body,
         ))
+    }
+
+    /// Round 3: attests the alive set, once, to every alive peer, after
+    /// checking that the set names this client, is in increasing order
+    /// without repeats, has at least `t` members among this client and its
+    /// neighbours, and names no neighbour this client did not mask with
+    /// (docs/threat-model.md S7: a server that shrank this client's
+    /// masking set cannot then call its other peers alive).
+    fn attest(
+        &self,
+        held: BTreeMap<ClientId, (SecretShare, SecretShare)>,
+        own_seed_share: SecretShare,
+        peers: BTreeMap<ClientId, PeerKeys>,
+        req: &ConsistencyRequest,
+    ) -> SketchResult<(State<F::Elem>, ClientBody)> {
+        let (me, step) = (self.id, Step::ConsistencyCheck);
+        let graph = self.config.graph();
+        let increasing = req.alive.windows(2).all(|w| matches!(w, [a, b] if a < b));
+        if !increasing {
+            return Err(abort(
+                me,
+                step,
+                "the alive set is not in increasing order without repeats",
+            ));
+        }
+        if req.alive.binary_search(&me).is_err() {
+            return Err(abort(me, step, "the alive set does not name this client"));
+        }
+        if let Some(id) = req.alive.iter().find(|id| !graph.contains(**id)) {
+            return Err(abort(
+                me,
+                step,
+                format!("client {id} is not in this session"),
+            ));
+        }
+        let mine: Vec<ClientId> = req
+            .alive
+            .iter()
+            .copied()
+            .filter(|w| *w != me && graph.are_neighbours(me, *w))
+            .collect();
+        if let Some(w) = mine.iter().find(|w| !held.contains_key(*w)) {
+            return Err(abort(
+                me,
+                step,
+                format!("client {w} is called alive but this client did not mask with it"),
+            ));
+        }
+        let t = self.config.threshold();
+        if mine.len().saturating_add(1) < t {
+            return Err(abort(
+                me,
+                step,
+                format!(
+                    "{} clients alive with this one, the threshold is {t}",
+                    mine.len().saturating_add(1)
+                ),
+            ));
+        }
+        let ctx = self.config.context();
+        let mut tags = Vec::with_capacity(mine.len());
+        for w in mine {
+            let key = self.pair_attest_key(&peers, w, step)?;
+            tags.push(Attestation {
+                peer: w,
+                tag: attestation_tag(&key, ctx, me, w, &req.alive),
+            });
+        }
+        Ok((
+            State::AwaitingUnmasking {
+                held,
+                own_seed_share,
+                peers,
+                attested: req.alive.clone(),
+            },
+            ClientBody::Attestations(Attestations { tags }),
+        ))
+    }
+
+    /// The attestation key this client shares with peer `w`.
+    fn pair_attest_key(
+        &self,
+        peers: &BTreeMap<ClientId, PeerKeys>,
+        w: ClientId,
+        step: Step,
+    ) -> SketchResult<Zeroizing<[u8; 32]>> {
+        let me = self.id;
+        let Some(keys) = peers.get(&w) else {
+            return Err(abort(me, step, format!("client {w} is not a peer")));
+        };
+        let shared = self
+            .enc
+            .agree(w, &keys.enc)
+            .map_err(|_| abort(me, step, format!("client {w}'s key is not contributory")))?;
+        Ok(attest_key(&shared, self.config.context(), me, w))
     }
 
     fn unmask(
         &self,
         held: &BTreeMap<ClientId, (SecretShare, SecretShare)>,
         own_seed_share: &SecretShare,
+        peers: &BTreeMap<ClientId, PeerKeys>,
+        attested: &[ClientId],
         req: &UnmaskingRequest,
     ) -> SketchResult<(State<F::Elem>, ClientBody)> {
         let (me, step) = (self.id, Step::Unmasking);
@@ -570,6 +693,69 @@ impl<F: FiniteField> Client<F> {
                 format!(
                     "{} clients alive with this one, the threshold is {t}",
                     req.alive.len().saturating_add(1)
+                ),
+            ));
+        }
+        // docs/threat-model.md S7: the lists are those the attested set
+        // implies, and at least t - 1 alive peers attested the same set to
+        // this client. Honest clients attest one set each, so no two
+        // honest responders answer for different sets.
+        let graph = self.config.graph();
+        let alive: BTreeSet<ClientId> = attested
+            .iter()
+            .copied()
+            .filter(|w| *w != me && graph.are_neighbours(me, *w))
+            .collect();
+        let dropped: BTreeSet<ClientId> = held
+            .keys()
+            .copied()
+            .filter(|w| attested.binary_search(w).is_err())
+            .collect();
+        let asked_alive: BTreeSet<ClientId> = req.alive.iter().copied().collect();
+        let asked_dropped: BTreeSet<ClientId> = req.dropped.iter().copied().collect();
+        if asked_alive != alive || asked_dropped != dropped {
+            return Err(abort(
+                me,
+                step,
+                "the alive and dropped lists are not those of the attested alive set",
+            ));
+        }
+        let mut vouched = BTreeSet::new();
+        for a in &req.attestations {
+            if !alive.contains(&a.peer) {
+                return Err(abort(
+                    me,
+                    step,
+                    format!("an attestation from client {}, not an alive peer", a.peer),
+                ));
+            }
+            if !vouched.insert(a.peer) {
+                return Err(abort(
+                    me,
+                    step,
+                    format!("two attestations from client {}", a.peer),
+                ));
+            }
+            let key = self.pair_attest_key(peers, a.peer, step)?;
+            let expected = attestation_tag(&key, self.config.context(), a.peer, me, attested);
+            if !ct_eq(&expected, &a.tag) {
+                return Err(abort(
+                    me,
+                    step,
+                    format!(
+                        "client {}'s attestation is not of the alive set this client attested",
+                        a.peer
+                    ),
+                ));
+            }
+        }
+        if vouched.len().saturating_add(1) < t {
+            return Err(abort(
+                me,
+                step,
+                format!(
+                    "{} attestations of the alive set with this client's own, the threshold is {t}",
+                    vouched.len().saturating_add(1)
                 ),
             ));
         }

@@ -26,7 +26,9 @@ use crate::masking::pairwise::RoundContext;
 use crate::wire::WIRE_VERSION;
 use crate::{SketchError, SketchResult};
 
-/// The four steps of the protocol (Bonawitz et al. 2017, rounds 0-3).
+/// The five steps of the protocol (Bonawitz et al. 2017, rounds 0-4 of the
+/// actively secure variant, whose consistency round we run with pairwise
+/// MACs in place of signatures).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Step {
     /// Round 0: each client publishes two X25519 public keys (share
@@ -38,27 +40,33 @@ pub enum Step {
     /// Round 2: each client sends its input plus self-mask plus pairwise
     /// masks.
     MaskedInput,
-    /// Round 3: each survivor reveals, per peer, the self-mask seed share
+    /// Round 3 (of the actively secure variant): each survivor attests,
+    /// to each alive peer, the one alive set the server sent it
+    /// (docs/threat-model.md S7).
+    ConsistencyCheck,
+    /// Round 4: each survivor reveals, per peer, the self-mask seed share
     /// (peer alive) or the mask-key share (peer dropped), never both.
     Unmasking,
 }
 
 impl Step {
     /// All steps in order.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::AdvertiseKeys,
         Self::ShareKeys,
         Self::MaskedInput,
+        Self::ConsistencyCheck,
         Self::Unmasking,
     ];
 
-    /// The step's number, 0 to 3.
+    /// The step's number, 0 to 4.
     pub fn index(self) -> u8 {
         match self {
             Self::AdvertiseKeys => 0,
             Self::ShareKeys => 1,
             Self::MaskedInput => 2,
-            Self::Unmasking => 3,
+            Self::ConsistencyCheck => 3,
+            Self::Unmasking => 4,
         }
     }
 }
@@ -69,6 +77,7 @@ impl fmt::Display for Step {
             Self::AdvertiseKeys => "advertise-keys",
             Self::ShareKeys => "share-keys",
             Self::MaskedInput => "masked-input",
+            Self::ConsistencyCheck => "consistency-check",
             Self::Unmasking => "unmasking",
         })
     }
@@ -139,7 +148,28 @@ impl fmt::Debug for RevealedShare {
     }
 }
 
-/// A survivor's answer to the unmasking request (round 3).
+/// One attestation: an HMAC tag ([`super::attestation_tag`]) by which
+/// `peer` vouches, to the one client it is addressed to, for the alive set
+/// both were sent. In [`Attestations`] `peer` is the receiver; in
+/// [`UnmaskingRequest`] it is the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attestation {
+    /// The other end.
+    pub peer: ClientId,
+    /// HMAC-SHA256 under the pair's attestation key.
+    pub tag: [u8; 32],
+}
+
+/// A survivor's attestations of the alive set (round 3): one per alive
+/// peer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attestations {
+    /// `peer` is the receiver.
+    #[serde(deserialize_with = "bounded::vec")]
+    pub tags: Vec<Attestation>,
+}
+
+/// A survivor's answer to the unmasking request (round 4).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnmaskingResponse {
     /// Shares of the self-mask seeds of clients the server called alive
@@ -162,6 +192,8 @@ pub enum ClientBody {
     /// Round 2.
     MaskedInput(MaskedInput),
     /// Round 3.
+    Attestations(Attestations),
+    /// Round 4.
     UnmaskingResponse(UnmaskingResponse),
 }
 
@@ -172,6 +204,7 @@ impl ClientBody {
             Self::AdvertiseKeys(_) => Step::AdvertiseKeys,
             Self::ShareKeys(_) => Step::ShareKeys,
             Self::MaskedInput(_) => Step::MaskedInput,
+            Self::Attestations(_) => Step::ConsistencyCheck,
             Self::UnmaskingResponse(_) => Step::Unmasking,
         }
     }
@@ -195,8 +228,18 @@ pub struct MaskingRequest {
     pub shares: Vec<EncryptedShare>,
 }
 
+/// The round's alive set: every client whose masked input the server
+/// received, the same list for every client (round 2 to 3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsistencyRequest {
+    /// The alive set, in increasing id order.
+    #[serde(deserialize_with = "bounded::vec")]
+    pub alive: Vec<ClientId>,
+}
+
 /// Which of a client's peers the server says are alive (sent a masked
-/// input) and which dropped (round 2 to 3).
+/// input) and which dropped (round 3 to 4), with the attestations of the
+/// alive set addressed to the client.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnmaskingRequest {
     /// Peers whose self-mask seed share is asked for.
@@ -205,6 +248,9 @@ pub struct UnmaskingRequest {
     /// Peers whose mask secret key share is asked for.
     #[serde(deserialize_with = "bounded::vec")]
     pub dropped: Vec<ClientId>,
+    /// The attestations addressed to this client; `peer` is the sender.
+    #[serde(deserialize_with = "bounded::vec")]
+    pub attestations: Vec<Attestation>,
 }
 
 /// What the server sends.
@@ -215,6 +261,8 @@ pub enum ServerBody {
     /// Round 1 to 2.
     MaskingRequest(MaskingRequest),
     /// Round 2 to 3.
+    ConsistencyRequest(ConsistencyRequest),
+    /// Round 3 to 4.
     UnmaskingRequest(UnmaskingRequest),
 }
 
@@ -224,6 +272,7 @@ impl ServerBody {
         match self {
             Self::KeyDirectory(_) => Step::ShareKeys,
             Self::MaskingRequest(_) => Step::MaskedInput,
+            Self::ConsistencyRequest(_) => Step::ConsistencyCheck,
             Self::UnmaskingRequest(_) => Step::Unmasking,
         }
     }

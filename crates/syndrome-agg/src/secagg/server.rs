@@ -27,8 +27,9 @@ use field::FiniteField;
 
 use super::client::ct_eq;
 use super::messages::{
-    AdvertiseKeys, ClientBody, ClientEnvelope, EncryptedShare, KeyDirectory, MaskingRequest,
-    ServerBody, ServerEnvelope, Step, UnmaskingRequest, UnmaskingResponse,
+    AdvertiseKeys, Attestation, ClientBody, ClientEnvelope, ConsistencyRequest, EncryptedShare,
+    KeyDirectory, MaskingRequest, ServerBody, ServerEnvelope, Step, UnmaskingRequest,
+    UnmaskingResponse,
 };
 use super::shamir::{
     SecretShare, decode_secret_with_errors, lagrange_at_zero, reconstruct_secret_with,
@@ -124,6 +125,10 @@ pub struct Server<F: FiniteField> {
     shares: BTreeMap<ClientId, Vec<EncryptedShare>>,
     u2: BTreeSet<ClientId>,
     u3: BTreeSet<ClientId>,
+    /// Each attester's tags, by receiver.
+    attestations: BTreeMap<ClientId, BTreeMap<ClientId, [u8; 32]>>,
+    /// The clients asked to unmask (those that attested).
+    u4: BTreeSet<ClientId>,
     sum: Vec<F::Elem>,
     /// What each survivor was asked: (alive, dropped).
     asked: BTreeMap<ClientId, (BTreeSet<ClientId>, BTreeSet<ClientId>)>,
@@ -157,6 +162,8 @@ impl<F: FiniteField> Server<F> {
             shares: BTreeMap::new(),
             u2: BTreeSet::new(),
             u3: BTreeSet::new(),
+            attestations: BTreeMap::new(),
+            u4: BTreeSet::new(),
             sum,
             asked: BTreeMap::new(),
             responses: BTreeMap::new(),
@@ -182,7 +189,8 @@ impl<F: FiniteField> Server<F> {
             }
             Phase::Collecting(Step::ShareKeys) => self.u1.keys().copied().collect(),
             Phase::Collecting(Step::MaskedInput) => self.u2.clone(),
-            Phase::Collecting(Step::Unmasking) => self.u3.clone(),
+            Phase::Collecting(Step::ConsistencyCheck) => self.u3.clone(),
+            Phase::Collecting(Step::Unmasking) => self.u4.clone(),
             Phase::Finished | Phase::Aborted => BTreeSet::new(),
         }
     }
@@ -193,6 +201,9 @@ impl<F: FiniteField> Server<F> {
             Phase::Collecting(Step::AdvertiseKeys) => self.u1.keys().copied().collect(),
             Phase::Collecting(Step::ShareKeys) => self.shares.keys().copied().collect(),
             Phase::Collecting(Step::MaskedInput) => self.u3.clone(),
+            Phase::Collecting(Step::ConsistencyCheck) => {
+                self.attestations.keys().copied().collect()
+            }
             Phase::Collecting(Step::Unmasking) => self.responses.keys().copied().collect(),
             Phase::Finished | Phase::Aborted => BTreeSet::new(),
         }
@@ -327,6 +338,28 @@ impl<F: FiniteField> Server<F> {
                 }
                 self.u3.insert(id);
             }
+            ClientBody::Attestations(att) => {
+                if !self.u3.contains(&id) {
+                    return out(id);
+                }
+                if self.attestations.contains_key(&id) {
+                    return dup(id);
+                }
+                let graph = self.config.graph();
+                let mut tags = BTreeMap::new();
+                for a in &att.tags {
+                    if !self.u3.contains(&a.peer) || !graph.are_neighbours(id, a.peer) {
+                        return rejected(format!(
+                            "attestation from {id} to {}, not an alive peer",
+                            a.peer
+                        ));
+                    }
+                    if tags.insert(a.peer, a.tag).is_some() {
+                        return rejected(format!("two attestations from {id} to {}", a.peer));
+                    }
+                }
+                self.attestations.insert(id, tags);
+            }
             ClientBody::UnmaskingResponse(resp) => {
                 let Some((alive, dropped)) = self.asked.get(&id) else {
                     return out(id);
@@ -430,8 +463,29 @@ impl<F: FiniteField> Server<F> {
                 Ok(Advance::Send(out))
             }
             Step::MaskedInput => {
-                let mut out = Vec::with_capacity(self.u3.len());
-                for id in &self.u3 {
+                // docs/threat-model.md S7: one alive set for everyone, which
+                // each survivor attests to its alive peers.
+                let alive: Vec<ClientId> = self.u3.iter().copied().collect();
+                let out = self
+                    .u3
+                    .iter()
+                    .map(|id| {
+                        ServerEnvelope::new(
+                            &ctx,
+                            *id,
+                            ServerBody::ConsistencyRequest(ConsistencyRequest {
+                                alive: alive.clone(),
+                            }),
+                        )
+                    })
+                    .collect();
+                self.phase = Phase::Collecting(Step::ConsistencyCheck);
+                Ok(Advance::Send(out))
+            }
+            Step::ConsistencyCheck => {
+                self.u4 = answered;
+                let mut out = Vec::with_capacity(self.u4.len());
+                for id in &self.u4 {
                     let neighbours = graph.neighbours(*id)?;
                     let alive: BTreeSet<ClientId> = neighbours
                         .iter()
@@ -443,12 +497,23 @@ impl<F: FiniteField> Server<F> {
                         .copied()
                         .filter(|v| self.u2.contains(v) && !self.u3.contains(v))
                         .collect();
+                    let attestations = self
+                        .attestations
+                        .iter()
+                        .filter_map(|(from, tags)| {
+                            tags.get(id).map(|tag| Attestation {
+                                peer: *from,
+                                tag: *tag,
+                            })
+                        })
+                        .collect();
                     out.push(ServerEnvelope::new(
                         &ctx,
                         *id,
                         ServerBody::UnmaskingRequest(UnmaskingRequest {
                             alive: alive.iter().copied().collect(),
                             dropped: dropped.iter().copied().collect(),
+                            attestations,
                         }),
                     ));
                     self.asked.insert(*id, (alive, dropped));
