@@ -96,6 +96,10 @@ impl RoundLedger {
     }
 }
 
+/// The attestation key shared with each peer (docs/threat-model.md S7),
+/// derived with the share-encryption key from one X25519 agreement.
+type AttestKeys = BTreeMap<ClientId, Zeroizing<[u8; 32]>>;
+
 /// A peer's keys as relayed by the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct PeerKeys {
@@ -112,18 +116,19 @@ enum State<E> {
         peers: BTreeMap<ClientId, PeerKeys>,
         own_key_share: SecretShare,
         own_seed_share: SecretShare,
+        attest: AttestKeys,
     },
     AwaitingConsistency {
         /// Shares held for each peer it masked with: (key share, seed
         /// share).
         held: BTreeMap<ClientId, (SecretShare, SecretShare)>,
         own_seed_share: SecretShare,
-        peers: BTreeMap<ClientId, PeerKeys>,
+        attest: AttestKeys,
     },
     AwaitingUnmasking {
         held: BTreeMap<ClientId, (SecretShare, SecretShare)>,
         own_seed_share: SecretShare,
-        peers: BTreeMap<ClientId, PeerKeys>,
+        attest: AttestKeys,
         /// The alive set this client attested.
         attested: Vec<ClientId>,
     },
@@ -312,29 +317,30 @@ impl<F: FiniteField> Client<F> {
                     peers,
                     own_key_share,
                     own_seed_share,
+                    attest,
                 },
                 ServerBody::MaskingRequest(req),
             ) => {
                 drop(own_key_share);
-                self.masked_input(input, peers, own_seed_share, req)
+                self.masked_input(input, &peers, own_seed_share, attest, req)
             }
             (
                 State::AwaitingConsistency {
                     held,
                     own_seed_share,
-                    peers,
+                    attest,
                 },
                 ServerBody::ConsistencyRequest(req),
-            ) => self.attest(held, own_seed_share, peers, req),
+            ) => self.attest(held, own_seed_share, attest, req),
             (
                 State::AwaitingUnmasking {
                     held,
                     own_seed_share,
-                    peers,
+                    attest,
                     attested,
                 },
                 ServerBody::UnmaskingRequest(req),
-            ) => self.unmask(&held, &own_seed_share, &peers, &attested, req),
+            ) => self.unmask(&held, &own_seed_share, &attest, &attested, req),
             (state, _) => {
                 let err = SketchError::UnexpectedMessage {
                     state: state.name(),
@@ -420,6 +426,7 @@ impl<F: FiniteField> Client<F> {
         let seed_shares = split_secret(&self.seed, t, &ids, rng)?;
         let ctx = self.config.context();
         let mut out = Vec::with_capacity(peers.len());
+        let mut attest = AttestKeys::new();
         let mut own = None;
         for ((holder, ks), ss) in holders.iter().zip(key_shares).zip(seed_shares) {
             if *holder == me {
@@ -445,6 +452,9 @@ impl<F: FiniteField> Client<F> {
                     format!("client {holder}'s key is not contributory"),
                 )
             })?;
+            // The attestation key comes from the same agreement, derived
+            // now so that the consistency round needs no more X25519.
+            attest.insert(*holder, attest_key(&shared, ctx, me, *holder));
             let key = share_key(&shared, ctx, me, *holder);
             let mut plain = Zeroizing::new(Vec::with_capacity(SHARE_PLAINTEXT_BYTES));
             plain.extend_from_slice(&me.to_le_bytes());
@@ -476,6 +486,7 @@ impl<F: FiniteField> Client<F> {
                 peers,
                 own_key_share,
                 own_seed_share,
+                attest,
             },
             ClientBody::ShareKeys(ShareKeys { shares: out }),
         ))
@@ -484,8 +495,9 @@ impl<F: FiniteField> Client<F> {
     fn masked_input(
         &self,
         input: Vec<F::Elem>,
-        peers: BTreeMap<ClientId, PeerKeys>,
+        peers: &BTreeMap<ClientId, PeerKeys>,
         own_seed_share: SecretShare,
+        attest: AttestKeys,
         req: &MaskingRequest,
     ) -> SketchResult<(State<F::Elem>, ClientBody)> {
         let (me, step) = (self.id, Step::MaskedInput);
@@ -548,7 +560,7 @@ impl<F: FiniteField> Client<F> {
             State::AwaitingConsistency {
                 held,
                 own_seed_share,
-                peers,
+                attest,
             },
             body,
         ))
@@ -564,7 +576,7 @@ impl<F: FiniteField> Client<F> {
         &self,
         held: BTreeMap<ClientId, (SecretShare, SecretShare)>,
         own_seed_share: SecretShare,
-        peers: BTreeMap<ClientId, PeerKeys>,
+        attest: AttestKeys,
         req: &ConsistencyRequest,
     ) -> SketchResult<(State<F::Elem>, ClientBody)> {
         let (me, step) = (self.id, Step::ConsistencyCheck);
@@ -614,17 +626,17 @@ impl<F: FiniteField> Client<F> {
         let ctx = self.config.context();
         let mut tags = Vec::with_capacity(mine.len());
         for w in mine {
-            let key = self.pair_attest_key(&peers, w, step)?;
+            let key = self.pair_attest_key(&attest, w, step)?;
             tags.push(Attestation {
                 peer: w,
-                tag: attestation_tag(&key, ctx, me, w, &req.alive),
+                tag: attestation_tag(key, ctx, me, w, &req.alive),
             });
         }
         Ok((
             State::AwaitingUnmasking {
                 held,
                 own_seed_share,
-                peers,
+                attest,
                 attested: req.alive.clone(),
             },
             ClientBody::Attestations(Attestations { tags }),
@@ -632,28 +644,23 @@ impl<F: FiniteField> Client<F> {
     }
 
     /// The attestation key this client shares with peer `w`.
-    fn pair_attest_key(
+    fn pair_attest_key<'k>(
         &self,
-        peers: &BTreeMap<ClientId, PeerKeys>,
+        attest: &'k AttestKeys,
         w: ClientId,
         step: Step,
-    ) -> SketchResult<Zeroizing<[u8; 32]>> {
-        let me = self.id;
-        let Some(keys) = peers.get(&w) else {
-            return Err(abort(me, step, format!("client {w} is not a peer")));
-        };
-        let shared = self
-            .enc
-            .agree(w, &keys.enc)
-            .map_err(|_| abort(me, step, format!("client {w}'s key is not contributory")))?;
-        Ok(attest_key(&shared, self.config.context(), me, w))
+    ) -> SketchResult<&'k [u8; 32]> {
+        attest
+            .get(&w)
+            .map(|k| &**k)
+            .ok_or_else(|| abort(self.id, step, format!("client {w} is not a peer")))
     }
 
     fn unmask(
         &self,
         held: &BTreeMap<ClientId, (SecretShare, SecretShare)>,
         own_seed_share: &SecretShare,
-        peers: &BTreeMap<ClientId, PeerKeys>,
+        attest: &AttestKeys,
         attested: &[ClientId],
         req: &UnmaskingRequest,
     ) -> SketchResult<(State<F::Elem>, ClientBody)> {
@@ -736,8 +743,8 @@ impl<F: FiniteField> Client<F> {
                     format!("two attestations from client {}", a.peer),
                 ));
             }
-            let key = self.pair_attest_key(peers, a.peer, step)?;
-            let expected = attestation_tag(&key, self.config.context(), a.peer, me, attested);
+            let key = self.pair_attest_key(attest, a.peer, step)?;
+            let expected = attestation_tag(key, self.config.context(), a.peer, me, attested);
             if !ct_eq(&expected, &a.tag) {
                 return Err(abort(
                     me,
