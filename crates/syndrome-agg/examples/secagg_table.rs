@@ -56,7 +56,7 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
     let filter = std::env::args().nth(1).unwrap_or_default();
     let f = Mersenne61;
     println!(
-        "| n | graph (k, t) | sketch t | client ms: keys / shares / masked / unmask | server ms: keys / shares / masked / unmask | up per client: keys / shares / masked / unmask | down per client: directory / request / unmask |"
+        "| n | graph (k, t) | sketch t | client ms: keys / shares / masked / attest / unmask | server ms: keys / shares / masked / attest / unmask | up per client: keys / shares / masked / attest / unmask | down per client: directory / request / alive set / unmask |"
     );
     println!("|---|---|---|---|---|---|---|");
     for n in [10usize, 100, 1000] {
@@ -112,7 +112,7 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
                     report.output?;
                     per_run.push(report.stats.into_values().collect());
                 }
-                let client: Vec<String> = (0..4)
+                let client: Vec<String> = (0..5)
                     .map(|i| {
                         ms(median(
                             per_run
@@ -122,10 +122,10 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
                         ))
                     })
                     .collect();
-                let server: Vec<String> = (0..4)
+                let server: Vec<String> = (0..5)
                     .map(|i| ms(median(per_run.iter().map(|r| r[i].server_time).collect())))
                     .collect();
-                let up: Vec<String> = (0..4)
+                let up: Vec<String> = (0..5)
                     .map(|i| {
                         kib(median(
                             per_run
@@ -135,7 +135,7 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
                         ))
                     })
                     .collect();
-                let down: Vec<String> = (1..4)
+                let down: Vec<String> = (1..5)
                     .map(|i| {
                         kib(median(
                             per_run
