@@ -5,6 +5,15 @@
 //! Loading is all or nothing: the first bad record or field ends it with an
 //! error naming its line and column, and no partial table is returned.
 
+// Untrusted input reaches this module (docs/threat-model.md §8): no
+// panicking index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -118,7 +127,7 @@ impl Table {
                 reason: "need one client id per point",
             });
         }
-        let count = clients.iter().max().map_or(0, |&m| m + 1);
+        let count = clients.iter().max().map_or(0, |&m| m.saturating_add(1));
         Ok(Self {
             points,
             clients: Some(clients),
@@ -341,7 +350,7 @@ pub fn read_csv<R: Read>(
                 .count()
         });
         let first = start.saturating_add(skip);
-        1 + newlines.partition_point(|&p| p < first) as u64
+        (newlines.partition_point(|&p| p < first) as u64).saturating_add(1)
     };
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -446,13 +455,13 @@ pub fn read_csv<R: Read>(
     let columns = width.ok_or(CliError::NoData(
         "the file has no data rows (it is empty or blank)",
     ))?;
-    let dim = columns - usize::from(opts.client_column.is_some());
+    let dim = columns.saturating_sub(usize::from(opts.client_column.is_some()));
     if dim == 0 {
         return Err(CliError::NoData(
             "the data has no feature columns (only the client column)",
         ));
     }
-    let n = coords.len() / dim;
+    let n = coords.len().checked_div(dim).unwrap_or(0);
     if n == 0 {
         return Err(CliError::NoData(if header_skipped {
             "the file has only a header line, no data rows"
@@ -536,18 +545,23 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
     {
         return Err(CliError::ClientColumnOutOfRange { column: c, columns });
     }
-    let at = |row: usize, col: usize| match order {
-        npyz::Order::C => flat[row * columns + col],
-        npyz::Order::Fortran => flat[col * n + row],
+    // In range: row < n and col < columns, and `flat` holds n x columns
+    // values (checked above); a miss reads as NaN, which is refused below.
+    let at = |row: usize, col: usize| {
+        let i = match order {
+            npyz::Order::C => row.checked_mul(columns).and_then(|x| x.checked_add(col)),
+            npyz::Order::Fortran => col.checked_mul(n).and_then(|x| x.checked_add(row)),
+        };
+        i.and_then(|i| flat.get(i).copied()).unwrap_or(f64::NAN)
     };
-    let dim = columns - usize::from(opts.client_column.is_some());
+    let dim = columns.saturating_sub(usize::from(opts.client_column.is_some()));
     if dim == 0 {
         return Err(CliError::NoData("the data has no feature columns"));
     }
     if n == 0 {
         return Err(CliError::NoData("the data has no points"));
     }
-    let mut coords = Vec::with_capacity(n * dim);
+    let mut coords = Vec::with_capacity(n.saturating_mul(dim));
     let mut clients = ClientIndex::default();
     for row in 0..n {
         for col in 0..columns {
