@@ -569,7 +569,9 @@ impl Federation {
         &self.fit_report
     }
 
-    /// The reports of every removal request served, in order.
+    /// The reports of every removal round applied, in order (a round may
+    /// cover several requests, [`RemovalReport::requests`]; deferred
+    /// requests have no entry until a round applies them).
     pub fn history(&self) -> &[RemovalReport] {
         &self.history
     }

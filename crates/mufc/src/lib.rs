@@ -85,7 +85,10 @@
 //! equals *bit for bit* the state of a federation built with
 //! [`Federation::with_ids`] from the remaining data and
 //! [`Federation::config`] (the configuration with `gamma` and the count
-//! bound resolved, so that both use the same grid and field). Exact
+//! bound resolved, so that both use the same grid and field). The
+//! remaining data is what the applied requests left: a deferred request
+//! ([`RemovalOutcome::Deferred`]) changes nothing until the round that
+//! applies it. Exact
 //! unlearning in the paper's sense (equality in distribution, Section 3)
 //! follows for any distribution of the federation seed. How:
 //!

@@ -398,7 +398,8 @@ pub struct RemovalReport {
     /// whose K-means seeds changed).
     pub reseeded: Vec<ClientId>,
     /// Clients whose message changed, removed clients included. Every
-    /// removal changes a count, so this is every client the request names.
+    /// removal changes a count, so this is every client the requests of
+    /// the round name.
     pub updated_clients: Vec<ClientId>,
     /// What the server decoded.
     pub decode: DecodeKind,
