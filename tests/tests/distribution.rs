@@ -189,9 +189,13 @@ fn the_federation_unlearns_with_the_distribution_of_retraining() {
     let removal = [PointId(2)];
     let mut observed: BTreeMap<Hist, usize> = BTreeMap::new();
     for seed in 0..TRIALS as u64 {
+        // Two clients and one lone removal round: both privacy policies
+        // (docs/threat-model.md P4, U3) lowered, to enumerate exactly.
         let config = FederationConfig::new(K)
             .gamma(GAMMA)
             .seed(seed)
+            .min_clients(2)
+            .min_updating_clients(1)
             .validate()
             .unwrap();
         let mut fed = Federation::new(vec![a.clone(), b.clone()], &config).unwrap();

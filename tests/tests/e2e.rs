@@ -135,10 +135,10 @@ fn the_integer_decoder_decodes_the_plain_sum_for_tiny_capacities_and_refuses_lar
     // A removal decodes the whole aggregate again (the integer decoder
     // takes no signed differences) and stays exact.
     let mut fed = fed;
-    let id = fed.clients()[1].data().id(0);
-    let report = fed
-        .remove(&mufc::RemovalRequest::points(mufc::ClientId(1), vec![id]))
-        .unwrap();
+    let id = |c: usize| vec![fed.clients()[c].data().id(0)];
+    let request = mufc::RemovalRequest::points(mufc::ClientId(1), id(1))
+        .with_points(mufc::ClientId(2), id(2));
+    let report = fed.remove(&request).unwrap();
     assert!(matches!(report.decode, DecodeKind::Full { .. }));
     assert_eq!(fed.server().counts(), &plain_sum(&fed));
 

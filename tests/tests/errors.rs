@@ -30,8 +30,7 @@ fn failed_removal_requests_change_nothing() {
         FederationConfig::new(3).client_k(2).privacy(Privacy::Plain),
         FederationConfig::new(3)
             .client_k(2)
-            .client_training(ClientTraining::Full)
-            .min_updating_clients(2),
+            .client_training(ClientTraining::Full),
     ] {
         let mut fed = fed(config);
         // One request first, so that the state has history.
@@ -84,6 +83,15 @@ fn failed_removal_requests_change_nothing() {
                 MufcError::RepeatedClient(c0),
             ),
             (
+                // Two of four clients would remain: fewer than the minimum
+                // aggregate (docs/threat-model.md P4).
+                RemovalRequest::clients(vec![ClientId(0), ClientId(2)]),
+                MufcError::TooFewClients {
+                    clients: 2,
+                    min_clients: 3,
+                },
+            ),
+            (
                 // A valid request after an invalid part: nothing of it is
                 // served.
                 RemovalRequest::points(ClientId(2), vec![PointId(0)])
@@ -98,28 +106,46 @@ fn failed_removal_requests_change_nothing() {
             assert_eq!(fed.remove(&req).unwrap_err(), expected, "{req:?}");
             assert_eq!(fed.to_bytes().unwrap(), before, "{req:?} changed the state");
         }
-        if fed.config().min_updating_clients() == 2 {
-            // A lone update is refused by the policy, and nothing changes.
-            let err = fed
-                .remove(&RemovalRequest::points(c0, vec![PointId(0)]))
-                .unwrap_err();
-            assert_eq!(
-                err,
-                MufcError::TooFewUpdatingClients {
-                    updating: 1,
-                    required: 2
-                }
-            );
-            assert_eq!(fed.to_bytes().unwrap(), before);
-            // Batched with another client's removal it is served.
-            let report = fed
-                .remove(
-                    &RemovalRequest::points(c0, vec![PointId(0)])
-                        .with_points(ClientId(2), vec![PointId(0)]),
-                )
-                .unwrap();
-            assert!(!report.lone_update);
+        // A lone update waits (docs/threat-model.md U3): it is checked,
+        // kept pending, and the model does not change.
+        let counts = fed.server().counts().clone();
+        let report = fed
+            .remove(&RemovalRequest::points(c0, vec![PointId(0)]))
+            .unwrap();
+        assert!(report.outcome.is_deferred());
+        assert_eq!(fed.server().counts(), &counts);
+        let with_pending = fed.to_bytes().unwrap();
+        // While it waits, a failed request changes nothing, the pending
+        // request included.
+        let cases: Vec<(RemovalRequest, MufcError)> = vec![
+            (
+                RemovalRequest::points(ClientId(2), vec![PointId(0)])
+                    .with_points(ClientId(3), vec![PointId(77)]),
+                MufcError::UnknownPoint {
+                    client: ClientId(3),
+                    id: PointId(77),
+                },
+            ),
+            (
+                RemovalRequest::points(ClientId(2), vec![PointId(0)])
+                    .with_points(c0, vec![PointId(6), PointId(0)]),
+                MufcError::AlreadyPending {
+                    client: c0,
+                    id: Some(PointId(0)),
+                },
+            ),
+        ];
+        for (req, expected) in cases {
+            assert_eq!(fed.remove(&req).unwrap_err(), expected, "{req:?}");
+            assert_eq!(fed.to_bytes().unwrap(), with_pending, "{req:?}");
         }
+        // Another client's request: both are served in one round.
+        let report = fed
+            .remove(&RemovalRequest::points(ClientId(2), vec![PointId(0)]))
+            .unwrap();
+        assert!(!report.lone_update);
+        assert_eq!(report.updated_clients, vec![c0, ClientId(2)]);
+        assert!(fed.pending().is_empty());
     }
 }
 
@@ -130,7 +156,40 @@ fn col(v: &[f64]) -> Dataset {
 #[test]
 fn invalid_federations_are_refused_with_clear_errors() {
     let ok = col(&[0.0, 0.1, 0.2, -0.3]);
-    let k2 = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+    // Fewer clients than the minimum aggregate (docs/threat-model.md P4),
+    // once the data is valid: refused, naming the numbers and the way out.
+    let strict = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+    let two = vec![ok.clone(), col(&[0.3, -0.1, 0.2])];
+    let err = Federation::new(two.clone(), &strict).unwrap_err();
+    assert_eq!(
+        err,
+        MufcError::TooFewClients {
+            clients: 2,
+            min_clients: 3
+        }
+    );
+    assert!(
+        err.to_string().contains("FederationConfig::min_clients(2)"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--min-clients 2"), "{err}");
+    assert!(matches!(
+        FederationConfig::new(2).min_clients(0).validate(),
+        Err(MufcError::InvalidConfig {
+            name: "min_clients",
+            ..
+        })
+    ));
+    assert!(matches!(
+        FederationConfig::new(2).min_updating_clients(0).validate(),
+        Err(MufcError::InvalidConfig {
+            name: "min_updating_clients",
+            ..
+        })
+    ));
+    // The data errors, on federations of one and two clients.
+    let k2 = strict.into_builder().min_clients(1).validate().unwrap();
+    assert!(Federation::new(two, &k2).is_ok());
     let cases: Vec<(Vec<(ClientId, Dataset)>, MufcError)> = vec![
         (vec![], MufcError::NoClients),
         (

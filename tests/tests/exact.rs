@@ -7,15 +7,13 @@
 //! having had it.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-
 use mufc::{
     ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, Privacy,
     RemovalRequest, ServerPoints, ServerUpdate,
 };
 use rand::{Rng, RngExt};
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, remaining};
+use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, without_request};
 
 const MIX: Mixture = Mixture {
     clients: 6,
@@ -71,93 +69,139 @@ fn modes() -> Vec<(&'static str, FederationConfig)> {
     ]
 }
 
-/// A random request against the current federation: one of the kinds
-/// the issue names.
-fn random_request<R: Rng>(fed: &Federation, rng: &mut R) -> RemovalRequest {
-    let ids = fed.client_ids();
+/// A random request against `view`, the clients' data once every request
+/// accepted so far is applied (the pending ones included, so that no
+/// point is named twice): one of the kinds the issue names. Seeds are
+/// those of the federation's clients still in `view`.
+fn random_request<R: Rng>(
+    fed: &Federation,
+    view: &[(ClientId, Dataset)],
+    rng: &mut R,
+) -> RemovalRequest {
+    let ids: Vec<ClientId> = view.iter().map(|(id, _)| *id).collect();
     let pick = |rng: &mut R, n: usize| rng.random_range(0..n);
-    let client = ids[pick(rng, ids.len())];
-    let c = fed.client(client).unwrap();
-    let non_seeds: Vec<PointId> = c
-        .data()
+    let (client, data) = &view[pick(rng, view.len())];
+    let client = *client;
+    let held = |id: &PointId| data.ids().contains(id);
+    let seeds: Vec<PointId> = fed
+        .client(client)
+        .unwrap()
+        .seed_ids()
+        .iter()
+        .copied()
+        .filter(held)
+        .collect();
+    let non_seeds: Vec<PointId> = data
         .ids()
         .iter()
         .copied()
-        .filter(|id| !c.seed_ids().contains(id))
+        .filter(|id| !seeds.contains(id))
         .collect();
+    // Whole clients leave only while the minimum aggregate
+    // (docs/threat-model.md P4) stays met.
+    let spare = ids.len() > fed.config().min_clients();
     match rng.next_u64() % 6 {
         // A point that is not a seed.
         0 | 1 if !non_seeds.is_empty() => {
             RemovalRequest::points(client, vec![non_seeds[pick(rng, non_seeds.len())]])
         }
         // A seed.
-        2 => {
-            let s = c.seed_ids();
-            RemovalRequest::points(client, vec![s[pick(rng, s.len())]])
+        2 if !seeds.is_empty() => {
+            RemovalRequest::points(client, vec![seeds[pick(rng, seeds.len())]])
         }
-        // A whole client (keep at least two).
-        3 if ids.len() > 2 => RemovalRequest::clients(vec![client]),
+        // A whole client.
+        3 if spare => RemovalRequest::clients(vec![client]),
         // A batch: a few points of a few clients.
         4 => {
             let mut req = RemovalRequest::new();
-            for (i, &other) in ids.iter().enumerate() {
-                if i % 2 == rng.random_range(0..2usize) {
-                    let d = fed.client(other).unwrap().data();
-                    let k = 1 + pick(rng, 3.min(d.len()));
+            for (i, (other, d)) in view.iter().enumerate() {
+                if i % 2 == rng.random_range(0..2usize) && d.len() > 3 {
+                    let k = 1 + pick(rng, 3);
                     let start = pick(rng, d.len() - k + 1);
-                    req = req.with_points(other, d.ids()[start..start + k].to_vec());
+                    req = req.with_points(*other, d.ids()[start..start + k].to_vec());
                 }
             }
             if req.is_empty() {
-                RemovalRequest::points(client, vec![c.data().id(0)])
+                RemovalRequest::points(client, vec![data.id(0)])
             } else {
                 req
             }
         }
         // Every point of a client, by ids: the client leaves.
-        5 if ids.len() > 2 => RemovalRequest::points(client, c.data().ids().to_vec()),
-        _ => RemovalRequest::points(client, vec![c.data().id(pick(rng, c.data().len()))]),
+        5 if spare => RemovalRequest::points(client, data.ids().to_vec()),
+        _ => RemovalRequest::points(client, vec![data.id(pick(rng, data.len()))]),
     }
 }
 
 /// Applies `req` to the ground truth.
 fn apply(truth: &mut Vec<(ClientId, Dataset)>, req: &RemovalRequest) {
-    let points: BTreeMap<ClientId, Vec<PointId>> = req.point_entries().iter().cloned().collect();
-    *truth = remaining(truth, &points, req.clients_removed());
+    *truth = without_request(truth, req);
 }
 
 #[test]
 fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
-    for (what, config) in modes() {
-        for seq in 0..5u64 {
-            let mut truth = clients(&format!("exact-{seq}"));
-            let config = config.clone().seed(seq).validate().unwrap();
-            let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
-            let mut rng = testkit::rng(&format!("exact-requests-{what}-{seq}"));
-            for step in 0..8 {
-                let req = random_request(&fed, &mut rng);
-                let report = fed.remove(&req).unwrap();
-                apply(&mut truth, &req);
-                let retrained = Federation::with_ids(truth.clone(), fed.config()).unwrap();
-                if let Err(e) = compare(&fed, &retrained) {
-                    panic!("{what}, sequence {seq}, step {step} ({req:?}): {e}");
+    // Every request served at once (a policy of 1), and the default
+    // policy, under which a request that changes one client alone waits
+    // for another (docs/threat-model.md U3): after every request the
+    // federation equals retraining without the points of the requests
+    // applied so far, bit for bit; pending requests change nothing.
+    for min_updating in [1, mufc::DEFAULT_MIN_UPDATING_CLIENTS] {
+        let mut all_deferred = 0;
+        for (what, config) in modes() {
+            let what = format!("{what}, min updating {min_updating}");
+            for seq in 0..5u64 {
+                let mut truth = clients(&format!("exact-{seq}"));
+                let config = config
+                    .clone()
+                    .seed(seq)
+                    .min_updating_clients(min_updating)
+                    .validate()
+                    .unwrap();
+                let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
+                let mut view = truth.clone();
+                let mut rng = testkit::rng(&format!("exact-requests-{what}-{seq}"));
+                let mut deferred = 0;
+                for step in 0..8 {
+                    let req = random_request(&fed, &view, &mut rng);
+                    let report = fed.remove(&req).unwrap();
+                    apply(&mut view, &req);
+                    if report.outcome.is_deferred() {
+                        deferred += 1;
+                        assert_eq!(report.removed_points, 0, "{what}");
+                        assert!(!fed.pending().is_empty(), "{what}");
+                    } else {
+                        assert!(fed.pending().is_empty(), "{what}");
+                        truth.clone_from(&view);
+                        // Every round changes counts, and no server update
+                        // is a refit from scratch while the server had
+                        // points.
+                        assert!(!report.updated_clients.is_empty(), "{what}");
+                        assert!(report.updated_clients.len() >= min_updating, "{what}");
+                        assert!(
+                            matches!(report.server, ServerUpdate::Incremental(_)),
+                            "{what}: {:?}",
+                            report.server
+                        );
+                    }
+                    let retrained = Federation::with_ids(truth.clone(), fed.config()).unwrap();
+                    if let Err(e) = compare(&fed, &retrained) {
+                        panic!("{what}, sequence {seq}, step {step} ({req:?}): {e}");
+                    }
+                    if config.privacy() != Privacy::Plain {
+                        assert_eq!(fed.server().counts(), &plain_sum(&fed), "{what}");
+                    }
+                    let points: usize = truth.iter().map(|(_, d)| d.len()).sum();
+                    assert_eq!(fed.num_points(), points);
+                    assert_eq!(fed.server().total_count(), points as u64, "{what}");
                 }
-                if config.privacy() != Privacy::Plain {
-                    assert_eq!(fed.server().counts(), &plain_sum(&fed), "{what}");
+                if min_updating == 1 {
+                    assert_eq!(deferred, 0, "{what}");
                 }
-                // Every request changes counts, and no server update is a
-                // refit from scratch while the server had points.
-                assert!(!report.updated_clients.is_empty(), "{what}");
-                assert!(
-                    matches!(report.server, ServerUpdate::Incremental(_)),
-                    "{what}: {:?}",
-                    report.server
-                );
-                let points: usize = truth.iter().map(|(_, d)| d.len()).sum();
-                assert_eq!(fed.num_points(), points);
-                assert_eq!(fed.server().total_count(), points as u64, "{what}");
+                all_deferred += deferred;
             }
         }
+        // The default policy deferred some requests (not vacuous).
+        assert_eq!(all_deferred > 0, min_updating > 1, "{all_deferred}");
     }
 }
 
@@ -168,7 +212,12 @@ fn removing_a_whole_client_is_never_having_had_it() {
         let config = config.validate().unwrap();
         let mut fed = Federation::with_ids(all.clone(), &config).unwrap();
         let gone = all[2].0;
+        // One client alone changes: the request waits (docs/threat-model.md
+        // U3) until it is flushed.
         let report = fed.remove(&RemovalRequest::clients(vec![gone])).unwrap();
+        assert!(report.outcome.is_deferred());
+        let report = fed.flush().unwrap().unwrap();
+        assert!(report.privacy_warning.is_some());
         assert_eq!(report.removed_clients, vec![gone]);
         assert_eq!(report.removed_points, MIX.per_client);
         assert!(fed.client(gone).is_none());
@@ -181,7 +230,8 @@ fn removing_a_whole_client_is_never_having_had_it() {
 #[test]
 fn a_seed_removal_reseeds_only_that_client_and_equals_retraining() {
     let mut truth = clients("seed-removal");
-    let config = base().validate().unwrap();
+    // Lone updates served at once, and flagged (docs/threat-model.md U3).
+    let config = base().min_updating_clients(1).validate().unwrap();
     let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
     let (client, seed) = {
         let c = &fed.clients()[1];
@@ -194,6 +244,8 @@ fn a_seed_removal_reseeds_only_that_client_and_equals_retraining() {
     assert_eq!(report.reseeded, vec![client]);
     assert_eq!(report.updated_clients, vec![client]);
     assert!(report.lone_update);
+    let warning = report.privacy_warning.as_deref().unwrap();
+    assert!(warning.contains(&format!("client {client}")), "{warning}");
     // A reseeding client moves at most 2k bins.
     match report.decode {
         DecodeKind::Delta { nonzeros } => assert!((1..=4).contains(&nonzeros)),
@@ -213,7 +265,7 @@ fn a_seed_removal_reseeds_only_that_client_and_equals_retraining() {
 fn the_comparison_catches_a_different_federation() {
     // Negative controls: the bit-for-bit comparison is not vacuous.
     let truth = clients("negative");
-    let config = base().validate().unwrap();
+    let config = base().min_updating_clients(1).validate().unwrap();
     let fed = Federation::with_ids(truth.clone(), &config).unwrap();
     let other_seed = Federation::with_ids(
         truth,

@@ -99,9 +99,14 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
                 assert_ne!(prev[&quiet].syndromes(), msgs[&quiet].syndromes());
             }
             previous = Some(msgs);
-            let c = ClientId(round);
-            let id = fed.client(c).unwrap().data().id(0);
-            fed.remove(&RemovalRequest::points(c, vec![id])).unwrap();
+            // Two clients update (a lone update would wait,
+            // docs/threat-model.md U3); client 4 never does.
+            let (c, d) = (ClientId(round), ClientId(5));
+            let id = |c: ClientId| vec![fed.client(c).unwrap().data().id(0)];
+            let report = fed
+                .remove(&RemovalRequest::points(c, id(c)).with_points(d, id(d)))
+                .unwrap();
+            assert!(!report.outcome.is_deferred());
         }
     }
 }

@@ -49,6 +49,10 @@ fn a_non_seed_removal_changes_one_count_and_updates_the_server_incrementally() {
                 .client_k(3)
                 .server_points(points)
                 .privacy(privacy)
+                // One client's lone round at a time, which the default
+                // policy would defer (docs/threat-model.md U3; the
+                // deferral is tested in privacy.rs).
+                .min_updating_clients(1)
                 .validate()
                 .unwrap();
             let mut fed = Federation::new(data.clone(), &config).unwrap();

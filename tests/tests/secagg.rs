@@ -113,9 +113,13 @@ fn requests(fed: &Federation, round: usize) -> RemovalRequest {
     let ids = fed.client_ids();
     let pick = |i: usize| ids[(round * 3 + i) % ids.len()];
     let first = |c: ClientId| fed.client(c).unwrap().data().id(0);
+    // Each request changes at least two clients' messages, so the default
+    // policy (docs/threat-model.md U3) serves it at once: a round per
+    // request.
     match round % 3 {
-        0 => RemovalRequest::points(pick(0), vec![first(pick(0))]),
-        1 => RemovalRequest::clients(vec![pick(1)]),
+        0 => RemovalRequest::points(pick(0), vec![first(pick(0))])
+            .with_points(pick(1), vec![first(pick(1))]),
+        1 => RemovalRequest::clients(vec![pick(1)]).with_points(pick(2), vec![first(pick(2))]),
         _ => (0..3).fold(RemovalRequest::new(), |r, i| {
             r.with_points(pick(i), vec![first(pick(i))])
         }),
@@ -292,10 +296,11 @@ fn too_many_dropouts_fail_cleanly_and_change_nothing() {
         .unwrap();
     let mut failed = false;
     for round in 0..12 {
-        let req = RemovalRequest::points(
-            fed.client_ids()[round % 2],
-            vec![fed.clients()[round % 2].data().id(0)],
-        );
+        // Two clients update: the request is served at once (a lone one
+        // would wait, docs/threat-model.md U3).
+        let point = |c: usize| vec![fed.clients()[c].data().id(0)];
+        let req = RemovalRequest::points(fed.client_ids()[round % 2], point(round % 2))
+            .with_points(fed.client_ids()[2], point(2));
         let before = fed.to_bytes().unwrap();
         let rounds = fed.rounds();
         match fed.remove(&req) {

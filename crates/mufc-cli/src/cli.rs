@@ -35,7 +35,9 @@ pub enum Command {
     /// bytes per client.
     Run(RunArgs),
     /// Train, then serve removal requests (Algorithm 4), measuring complete
-    /// retraining for each request in the same run.
+    /// retraining after each removal round in the same run (a request that
+    /// changes one client alone waits for another's: see
+    /// --min-updating-clients).
     Unlearn(UnlearnArgs),
     /// MUFC against K-FED and DC-KMeans over several trials: mean and
     /// standard deviation of the loss ratio (the paper's Table 1).
@@ -52,6 +54,16 @@ impl Command {
             Self::Unlearn(a) => &a.common,
             Self::Compare(a) => &a.common,
             Self::Bench(a) => &a.common,
+        }
+    }
+
+    /// The federated options every subcommand has.
+    pub fn fed(&self) -> &FedArgs {
+        match self {
+            Self::Run(a) => &a.fed,
+            Self::Unlearn(a) => &a.fed,
+            Self::Compare(a) => &a.fed,
+            Self::Bench(a) => &a.fed,
         }
     }
 
@@ -247,6 +259,27 @@ pub struct FedArgs {
     /// decoding time.
     #[arg(long, value_name = "k")]
     pub client_k: Option<usize>,
+    /// The fewest clients whose messages the server may sum. The server
+    /// learns the sum of the clients' histograms: with two clients each
+    /// learns the other's from it, and the server with m - 1 colluding
+    /// clients learns the last of m (threat P4 of docs/threat-model.md). A
+    /// federation, a removal or a dropout round that would leave fewer
+    /// clients is refused. Below 3, a warning is printed.
+    #[arg(long, value_name = "M", default_value_t = mufc::DEFAULT_MIN_CLIENTS)]
+    pub min_clients: usize,
+    /// The fewest clients whose message one unlearning round may change.
+    /// The difference of two aggregates is the change of the clients that
+    /// updated, so a round that changes one client alone tells the server
+    /// that client's change, such as the bin of a removed point (threat U3
+    /// of docs/threat-model.md). A request that changes fewer clients
+    /// waits, deferred, until other clients' requests join it; one round
+    /// then applies them all. Below 2, a warning is printed.
+    #[arg(
+        long,
+        value_name = "M",
+        default_value_t = mufc::DEFAULT_MIN_UPDATING_CLIENTS
+    )]
+    pub min_updating_clients: usize,
 }
 
 /// Options of `mufc run`.
@@ -321,6 +354,11 @@ pub struct UnlearnArgs {
     /// Serve the same requests with DC-KMeans too.
     #[arg(long)]
     pub compare: bool,
+    /// After the last request, apply the requests still deferred even if
+    /// they change a single client's message (a warning says what the
+    /// server learns); without it they are reported as pending.
+    #[arg(long)]
+    pub flush: bool,
 }
 
 /// Options of `mufc compare`.
@@ -352,8 +390,10 @@ pub struct BenchArgs {
     /// Federated options.
     #[command(flatten)]
     pub fed: FedArgs,
-    /// Single-point removal requests served (a random point of a random
-    /// client) for the unlearning ratios.
+    /// Single-point removal requests (a random point of a random client)
+    /// for the unlearning ratios, measured per removal round: with
+    /// --min-updating-clients 2 a request waits until another client's
+    /// joins it.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub requests: usize,
 }
@@ -388,6 +428,7 @@ mod tests {
         assert_eq!(a.fed.client_k, None);
         assert_eq!(a.data.labels, Labels::Kmeans);
         assert_eq!(a.fed.client_training, ClientTraining::Seeding);
+        assert_eq!((a.fed.min_clients, a.fed.min_updating_clients), (3, 2));
         assert_eq!(a.trials, 1);
     }
 

@@ -292,10 +292,24 @@ pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
         Command::Bench(a) => bench(a, progress),
         Command::Compare(a) => compare(a, progress),
     };
-    result.map_err(|e| match e {
+    let mut report = result.map_err(|e| match e {
         CliError::Mufc(m @ mufc::MufcError::OutsideBox { .. }) => CliError::OutsideBox(m),
         other => other,
-    })
+    })?;
+    // The options' warnings first, then the run's own.
+    let fed = command.fed();
+    let mut warnings = federated::privacy_warnings(fed);
+    warnings.append(&mut report.warnings);
+    report.json = merged(
+        report.json,
+        json!({
+            "min_clients": fed.min_clients,
+            "min_updating_clients": fed.min_updating_clients,
+            "privacy_warnings": warnings,
+        }),
+    );
+    report.warnings = warnings;
+    Ok(report)
 }
 
 /// The federation seed of trial `t` of a run seeded by `seed` (the same in
@@ -338,8 +352,10 @@ pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
         m => federated::masking(m).to_string(),
     };
     format!(
-        "privacy {}, masking {masking}, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        "privacy {}, masking {masking}, at least {} clients per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
         federated::privacy(fed.privacy),
+        fed.min_clients,
+        fed.min_updating_clients,
         federated::server_points(fed.server_points),
         match fed.client_training {
             crate::cli::ClientTraining::Seeding => "K-means++ seeding",
@@ -526,7 +542,11 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
         table.render(),
         total
     );
-    Ok(Report { json, text })
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
 }
 
 /// The results of one method over the trials.
@@ -650,7 +670,11 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         table.render(),
         total
     );
-    Ok(Report { json, text })
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
 }
 
 #[cfg(test)]

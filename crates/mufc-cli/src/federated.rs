@@ -102,8 +102,61 @@ pub fn config(
         .server_points(server_points(fed.server_points))
         .client_training(client_training(fed.client_training))
         .restarts(fed.server_restarts)
+        .min_clients(fed.min_clients)
+        .min_updating_clients(fed.min_updating_clients)
         .seed(seed)
         .validate()?)
+}
+
+/// What is weak about the privacy of a run with the options `fed`, one
+/// sentence each: a minimum aggregate below 3 clients, lone updates
+/// allowed, or the plain mode (docs/threat-model.md §6).
+///
+/// # Example
+///
+/// ```
+/// use clap::Parser;
+/// use mufc_cli::cli::{Cli, Command};
+/// use mufc_cli::federated::privacy_warnings;
+///
+/// let cli = Cli::try_parse_from(["mufc", "run"]).unwrap();
+/// assert!(privacy_warnings(cli.command.fed()).is_empty());
+/// let cli = Cli::try_parse_from(["mufc", "run", "--min-clients", "2", "--privacy", "plain"]).unwrap();
+/// let w = privacy_warnings(cli.command.fed());
+/// assert_eq!(w.len(), 2);
+/// assert!(w[0].starts_with("--min-clients 2 is below 3"));
+/// ```
+pub fn privacy_warnings(fed: &FedArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    match fed.min_clients {
+        0 | 3.. => {}
+        1 => out.push(
+            "--min-clients 1 is below 3: the server may see the message of a single client, \
+             that is its histogram (docs/threat-model.md P4)"
+                .to_string(),
+        ),
+        m => out.push(format!(
+            "--min-clients {m} is below 3: in an aggregate of two clients each learns the \
+             other's histogram from the sum, and so does the server with one colluding client \
+             (docs/threat-model.md P4)"
+        )),
+    }
+    if fed.min_updating_clients == 1 {
+        out.push(
+            "--min-updating-clients 1 is below 2: a removal round that changes one client's \
+             message alone tells the server how that client's histogram changed, such as the \
+             bin of a removed point (docs/threat-model.md U3)"
+                .to_string(),
+        );
+    }
+    if fed.privacy == Privacy::Plain {
+        out.push(
+            "--privacy plain sends each client's centroids and cluster sizes to the server in \
+             the clear: nothing is masked or aggregated securely"
+                .to_string(),
+        );
+    }
+    out
 }
 
 /// The configuration retraining uses: the federation's own (with `gamma`
@@ -241,6 +294,8 @@ mod tests {
             .client_k(2)
             .gamma(0.05)
             .seed(3)
+            // One client's request served at once (a lone update).
+            .min_updating_clients(1)
             .validate()
             .unwrap();
         let mut fed = Federation::new(data.clone(), &cfg).unwrap();

@@ -15,6 +15,9 @@ fn main() -> ExitCode {
         .map_err(anyhow::Error::from);
     match result {
         Ok(report) => {
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
             print!("{}", report.render(common.json));
             ExitCode::SUCCESS
         }

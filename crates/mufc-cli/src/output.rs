@@ -10,7 +10,7 @@ use serde_json::Value;
 /// ```
 /// use mufc_cli::output::Report;
 ///
-/// let r = Report { json: serde_json::json!({"n": 3}), text: "n  3\n".into() };
+/// let r = Report { json: serde_json::json!({"n": 3}), text: "n  3\n".into(), warnings: vec![] };
 /// assert_eq!(r.render(true), "{\"n\":3}\n");
 /// assert_eq!(r.render(false), "n  3\n");
 /// ```
@@ -20,6 +20,10 @@ pub struct Report {
     pub json: Value,
     /// The readable text.
     pub text: String,
+    /// What is weak about the run's privacy, one sentence each (printed
+    /// on stderr as `warning: ...` lines, and in the JSON object as
+    /// `privacy_warnings`).
+    pub warnings: Vec<String>,
 }
 
 impl Report {

@@ -37,6 +37,11 @@ fn mufc(args: &[&str]) -> Output {
 /// Runs `mufc` on the blobs (4 clients, K = 4, K' = 2) with `--json` and
 /// returns the object, checking success.
 fn json_run(data: &Path, args: &[&str]) -> Value {
+    json_run_stderr(data, args).0
+}
+
+/// As [`json_run`], with what `mufc` wrote on stderr.
+fn json_run_stderr(data: &Path, args: &[&str]) -> (Value, String) {
     let data = data.to_str().unwrap();
     let mut all = vec![
         args[0],
@@ -55,9 +60,9 @@ fn json_run(data: &Path, args: &[&str]) -> Value {
     ];
     all.extend_from_slice(&args[1..]);
     let out = mufc(&all);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{all:?}: {stderr}");
-    serde_json::from_slice(&out.stdout).unwrap()
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
 }
 
 fn has_keys(j: &Value, keys: &[&str]) {
@@ -123,7 +128,7 @@ fn unlearn_matches_retraining_and_draws_the_figure() {
         &j,
         &[
             "removals",
-            "retrained_requests",
+            "retrained_rounds",
             "unlearn_seconds_total",
             "retrain_seconds_total",
             "speedup",
@@ -133,10 +138,44 @@ fn unlearn_matches_retraining_and_draws_the_figure() {
         ],
     );
     assert_eq!(j["removals"], 4);
-    assert_eq!(j["retrain_equal"], 4, "{}", j["retrain_first_difference"]);
+    // A request of one client alone waits for another client's: the
+    // figures and the check are per applied round.
+    let rounds = j["rounds"].as_u64().unwrap();
+    assert!(rounds >= 1, "{j}");
+    assert_eq!(
+        j["retrain_equal"], rounds,
+        "{}",
+        j["retrain_first_difference"]
+    );
     assert!(j["speedup"].as_f64().unwrap() > 0.0);
-    assert_eq!(j["loss_ratios"].as_array().unwrap().len(), 4);
+    assert_eq!(j["loss_ratios"].as_array().unwrap().len() as u64, rounds);
+    let per_round: u64 = j["requests_per_round"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(per_round + j["pending_at_end"].as_u64().unwrap(), 4, "{j}");
+    assert_eq!(
+        j["deferred_requests"].as_u64().unwrap(),
+        4 - rounds - j["pending_at_end"].as_u64().unwrap()
+    );
+    assert_eq!(j["privacy_warnings"], serde_json::json!([]));
     assert!(std::fs::read_to_string(&fig).unwrap().contains("<svg"));
+    // Every request its own round, as before the policy.
+    let each = json_run(
+        &data,
+        &["unlearn", "--removals", "4", "--min-updating-clients", "1"],
+    );
+    assert_eq!(
+        (each["rounds"].as_u64(), each["deferred_requests"].as_u64()),
+        (Some(4), Some(0))
+    );
+    assert_eq!(
+        each["retrain_equal"], 4,
+        "{}",
+        each["retrain_first_difference"]
+    );
 
     // Adversarial batches, and whole clients.
     let adv = json_run(
@@ -149,19 +188,61 @@ fn unlearn_matches_retraining_and_draws_the_figure() {
             "adversarial",
             "--batch",
             "3",
+            "--flush",
         ],
     );
     assert_eq!(adv["removed_points"], 6);
-    assert_eq!(adv["retrain_equal"], 2);
-    let whole = json_run(&data, &["unlearn", "--removals", "2", "--whole-clients"]);
-    // Two of the four clients (the split's sizes vary).
+    assert_eq!(adv["retrain_equal"], adv["rounds"]);
+    assert_eq!(adv["pending_at_end"], 0);
+    // Whole clients: two of four leave, below the default minimum of 3.
+    let whole = json_run(
+        &data,
+        &[
+            "unlearn",
+            "--removals",
+            "2",
+            "--whole-clients",
+            "--min-clients",
+            "2",
+        ],
+    );
+    // Two of the four clients (the split's sizes vary), in one round.
     let gone = whole["removed_points"].as_u64().unwrap();
     assert!((2..120).contains(&gone), "{gone}");
-    assert_eq!(whole["retrain_equal"], 2);
+    assert_eq!(
+        (
+            whole["rounds"].as_u64(),
+            whole["deferred_requests"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert_eq!(whole["retrain_equal"], 1);
+    fails_with(
+        &[
+            "unlearn",
+            "--data",
+            data.to_str().unwrap(),
+            "--clients",
+            "4",
+            "--k",
+            "4",
+            "--removals",
+            "2",
+            "--whole-clients",
+        ],
+        "must leave at least --min-clients clients",
+    );
     // Rows named by the user, two per request, spanning clients.
     let given = json_run(
         &data,
-        &["unlearn", "--remove", "0,31,62,93", "--batch", "2"],
+        &[
+            "unlearn",
+            "--remove",
+            "0,31,62,93",
+            "--batch",
+            "2",
+            "--flush",
+        ],
     );
     assert_eq!(
         (given["removals"].as_u64(), given["removed_points"].as_u64()),
@@ -180,7 +261,7 @@ fn compare_and_bench_report_every_method_and_ratio() {
         assert!((0.99..1.2).contains(&r), "{m}: {r}");
         assert!(j[m]["loss_ratio_std"].as_f64().unwrap() >= 0.0);
     }
-    let b = json_run(&data, &["bench", "--requests", "2"]);
+    let b = json_run(&data, &["bench", "--requests", "6"]);
     has_keys(
         &b,
         &[
@@ -197,7 +278,220 @@ fn compare_and_bench_report_every_method_and_ratio() {
         .map(|r| r["privacy"].as_str().unwrap())
         .collect();
     assert_eq!(modes, ["scma", "scma-wide", "scma-integer", "plain"]);
-    assert_eq!(b["retrain_equal"], 2);
+    // Per applied round: requests of one client alone wait for another's.
+    let rounds = b["rounds"].as_u64().unwrap();
+    assert!((1..=6).contains(&rounds), "{b}");
+    assert_eq!(b["retrain_equal"], rounds);
+    assert_eq!(
+        rounds + b["deferred_requests"].as_u64().unwrap() - b["pending_at_end"].as_u64().unwrap(),
+        6,
+        "{b}"
+    );
+    for r in b["decode"].as_array().unwrap() {
+        if r["privacy"] == "scma" {
+            assert!(r["removal_decode_seconds"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+}
+
+#[test]
+fn privacy_flags_set_the_policies_and_weak_privacy_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let d = data.to_str().unwrap();
+    // The defaults: no warning.
+    let (j, stderr) = json_run_stderr(&data, &["run"]);
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(j["privacy_warnings"], serde_json::json!([]));
+    assert_eq!(
+        (
+            j["min_clients"].as_u64(),
+            j["min_updating_clients"].as_u64()
+        ),
+        (Some(3), Some(2))
+    );
+    // Lowered: one warning line each on stderr, and in the JSON.
+    let (j, stderr) = json_run_stderr(
+        &data,
+        &[
+            "run",
+            "--min-clients",
+            "2",
+            "--min-updating-clients",
+            "1",
+            "--privacy",
+            "plain",
+        ],
+    );
+    assert_eq!(
+        (
+            j["min_clients"].as_u64(),
+            j["min_updating_clients"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    let warnings: Vec<&str> = j["privacy_warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    for (w, needle) in warnings.iter().zip([
+        "--min-clients 2 is below 3",
+        "--min-updating-clients 1 is below 2",
+        "--privacy plain",
+    ]) {
+        assert!(w.starts_with(needle), "{w}");
+        assert!(stderr.contains(&format!("warning: {w}")), "{stderr}");
+    }
+    // The text output says so too, on stderr.
+    let out = mufc(&[
+        "run",
+        "--data",
+        d,
+        "--k",
+        "4",
+        "--clients",
+        "4",
+        "--gamma",
+        "0.01",
+        "--quiet",
+        "--min-clients",
+        "1",
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("warning: --min-clients 1 is below 3"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("at least 1 clients per aggregate"));
+    // Fewer clients than the minimum: refused, naming the way out.
+    fails_with(
+        &[
+            "run",
+            "--data",
+            d,
+            "--k",
+            "2",
+            "--clients",
+            "2",
+            "--gamma",
+            "0.01",
+        ],
+        "the aggregate would include 2 clients, fewer than the minimum of 3",
+    );
+    fails_with(
+        &[
+            "run",
+            "--data",
+            d,
+            "--k",
+            "2",
+            "--clients",
+            "2",
+            "--gamma",
+            "0.01",
+        ],
+        "--min-clients 2",
+    );
+    let out = mufc(&[
+        "run",
+        "--data",
+        d,
+        "--k",
+        "2",
+        "--clients",
+        "2",
+        "--gamma",
+        "0.01",
+        "--json",
+        "--min-clients",
+        "2",
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("warning: --min-clients 2"), "{stderr}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["clients"], 2);
+    fails_with(
+        &[
+            "run",
+            "--data",
+            d,
+            "--k",
+            "4",
+            "--clients",
+            "4",
+            "--gamma",
+            "0.01",
+            "--min-clients",
+            "0",
+        ],
+        "min_clients: must be at least 1",
+    );
+    // A flush of a lone request warns, and says what the server learns.
+    let (j, stderr) = json_run_stderr(&data, &["unlearn", "--removals", "1", "--flush"]);
+    assert_eq!(
+        (j["rounds"].as_u64(), j["deferred_requests"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(j["retrain_equal"], 1);
+    let w = j["privacy_warnings"][0].as_str().unwrap();
+    assert!(w.starts_with("--flush: only client"), "{w}");
+    assert!(stderr.contains(&format!("warning: {w}")), "{stderr}");
+    // Without --flush the lone request is reported as waiting.
+    let (j, stderr) = json_run_stderr(&data, &["unlearn", "--removals", "1"]);
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(
+        (j["rounds"].as_u64(), j["pending_at_end"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let out = mufc(&[
+        "unlearn",
+        "--data",
+        d,
+        "--k",
+        "4",
+        "--clients",
+        "4",
+        "--gamma",
+        "0.01",
+        "--quiet",
+        "--removals",
+        "3",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("figures are per round"), "{text}");
+    assert!(
+        text.contains("deferred until another client's request joined them"),
+        "{text}"
+    );
+    // Every command takes both flags, and explains them.
+    for command in ["run", "unlearn", "compare", "bench"] {
+        let out = mufc(&[command, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success());
+        for needle in [
+            "--min-clients <M>",
+            "[default: 3]",
+            "P4",
+            "--min-updating-clients <M>",
+            "[default: 2]",
+            "U3",
+        ] {
+            assert!(
+                help.contains(needle),
+                "{command} --help lacks {needle}: {help}"
+            );
+        }
+    }
 }
 
 /// Runs `mufc` expecting a failure whose message contains `needle`.

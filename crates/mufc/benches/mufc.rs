@@ -45,6 +45,10 @@ fn federation(c: &mut Criterion) {
         let config = FederationConfig::new(10)
             .client_k(3)
             .server_points(points)
+            // The cost of one single-point removal round, as
+            // docs/benchmarks.md records it: served at once instead of
+            // waiting for a second client (docs/threat-model.md U3).
+            .min_updating_clients(1)
             .seed(1)
             .validate()
             .expect("a valid configuration");

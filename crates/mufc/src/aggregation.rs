@@ -129,7 +129,8 @@ pub(crate) struct RoundOutput {
 /// use seeding::Dataset;
 ///
 /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-/// let config = FederationConfig::new(2).gamma(0.1).privacy(Privacy::ScmaWide).validate()?;
+/// // One client, for brevity: a lone aggregate needs `min_clients(1)`.
+/// let config = FederationConfig::new(2).gamma(0.1).privacy(Privacy::ScmaWide).min_clients(1).validate()?;
 /// let info = Federation::new(vec![a], &config)?.fit_report().sketch.clone().unwrap();
 /// assert_eq!(info.capacity, 2); // t = k L
 /// assert_eq!(info.modulus_bits, 61); // wide keys decode in GF(2^61 - 1)

@@ -59,7 +59,9 @@ enum Local {
 ///
 /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
 /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
-/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+/// // Two clients: the sum reveals each to the other, so the default
+/// // minimum of 3 clients per aggregate is lowered explicitly.
+/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).min_clients(2).validate()?)?;
 /// let client = fed.client(ClientId(1)).unwrap();
 /// assert_eq!(client.num_centroids(), 2);
 /// assert_eq!(client.sizes().iter().sum::<u64>(), 30);

@@ -242,6 +242,15 @@ named_enum! {
 /// The default cap on the capacity `t` of the Appendix K integer decoder.
 pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 
+/// The default of [`FederationConfig::min_clients`]: the fewest clients
+/// whose messages the server may sum (docs/threat-model.md P4).
+pub const DEFAULT_MIN_CLIENTS: usize = 3;
+
+/// The default of [`FederationConfig::min_updating_clients`]: the fewest
+/// clients whose message an unlearning round may change
+/// (docs/threat-model.md U3).
+pub const DEFAULT_MIN_UPDATING_CLIENTS: usize = 2;
+
 /// The default fraction of clients assumed to collude with the server in
 /// [`Masking::SecAgg`] ([`FederationConfig::colluding`]).
 pub const DEFAULT_COLLUDING: f64 = 0.05;
@@ -257,6 +266,12 @@ pub const DEFAULT_COLLUDING: f64 = 0.05;
 /// (the paper's default is uniform samples, [`ServerPoints::Uniform`]), and
 /// the server's K-means is [`seeding::ExactKMeans`] (tolerance `1e-4`, at
 /// most 300 iterations, one run).
+///
+/// The privacy policies of docs/threat-model.md §6 are on: the server sums
+/// the messages of at least [`DEFAULT_MIN_CLIENTS`] clients
+/// ([`Self::min_clients`]), and an unlearning round changes the messages of
+/// at least [`DEFAULT_MIN_UPDATING_CLIENTS`] clients: removal requests wait
+/// until enough clients have one ([`Self::min_updating_clients`]).
 ///
 /// # Example
 ///
@@ -328,8 +343,8 @@ impl FederationConfig {
             extra_syndromes: syndrome_agg::DEFAULT_EXTRA,
             integer_max_capacity: DEFAULT_INTEGER_MAX_CAPACITY,
             allow_fewer_distinct: false,
-            min_clients: 1,
-            min_updating_clients: 1,
+            min_clients: DEFAULT_MIN_CLIENTS,
+            min_updating_clients: DEFAULT_MIN_UPDATING_CLIENTS,
             parallel: true,
             record_messages: false,
             insecure_deterministic_masks: false,
@@ -471,18 +486,63 @@ impl FederationConfig {
         self
     }
 
-    /// The fewest clients whose messages the server may sum (docs/threat-model.md §2.1:
-    /// the sum of two clients reveals each to the other). Default 1.
+    /// The fewest clients whose messages the server may sum (default
+    /// [`DEFAULT_MIN_CLIENTS`], 3; docs/threat-model.md P4). The sum of two
+    /// clients reveals each to the other, and in general the server plus
+    /// `m - 1` colluding clients learn the last client of an `m`-client
+    /// aggregate (docs/threat-model.md §2.1).
+    ///
+    /// A federation of fewer clients is refused when it is built, a
+    /// removal request that would leave fewer (but not zero) clients is
+    /// refused, and a [`Masking::SecAgg`] round whose dropouts leave fewer
+    /// included clients fails: [`MufcError::TooFewClients`] or
+    /// [`MufcError::TooManyDropouts`], and nothing changes (but for the
+    /// round counter of a round that started). With [`Masking::SecAgg`]
+    /// the protocol's own threshold applies too.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Federation, FederationConfig, MufcError};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let two: Vec<Dataset> = (0..2)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+    /// assert_eq!(config.min_clients(), 3);
+    /// let err = Federation::new(two.clone(), &config).unwrap_err();
+    /// assert_eq!(err, MufcError::TooFewClients { clients: 2, min_clients: 3 });
+    /// // Accepting that the two clients learn each other's histogram:
+    /// let fed = Federation::new(two, &config.into_builder().min_clients(2).validate()?)?;
+    /// assert_eq!(fed.clients().len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn min_clients(mut self, m: usize) -> Self {
         self.min_clients = m;
         self
     }
 
-    /// The fewest clients whose message must change for a removal request
-    /// to be served (docs/threat-model.md U3: the difference of two aggregates reveals a
-    /// lone client's change). Default 1: every request is served, and the
-    /// report says when only one client changed.
+    /// The fewest clients whose message an unlearning round may change
+    /// (default [`DEFAULT_MIN_UPDATING_CLIENTS`], 2; docs/threat-model.md
+    /// U3): the difference of two aggregates is the change of the clients
+    /// that updated, so a round in which one client alone changes reveals
+    /// that change to the server (for a removed point that is not a seed,
+    /// the bin it counted in).
+    ///
+    /// [`Federation::remove`](crate::Federation::remove) keeps a request
+    /// that, with the requests already pending, names fewer clients as
+    /// pending ([`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred)):
+    /// the model does not change until the pending requests name enough
+    /// clients, and then one round applies them all.
+    /// [`Federation::flush`](crate::Federation::flush) applies what is
+    /// pending at once, with a warning in the report. `1` applies every
+    /// request at once (the report's
+    /// [`lone_update`](crate::RemovalReport::lone_update) and
+    /// [`privacy_warning`](crate::RemovalReport::privacy_warning) then say
+    /// when a single client changed).
     #[must_use]
     pub fn min_updating_clients(mut self, m: usize) -> Self {
         self.min_updating_clients = m;
@@ -614,7 +674,8 @@ impl FederationConfig {
     /// [`MufcError::InvalidConfig`] naming the setting: `k` or `client_k`
     /// zero, `gamma` not finite and positive, a tolerance negative or not
     /// finite, an iteration cap or restart count of zero, `max_points`
-    /// zero, a dropout rate or colluding fraction outside `[0, 1)`, a
+    /// zero, `min_clients` or `min_updating_clients` zero, a dropout rate
+    /// or colluding fraction outside `[0, 1)`, a
     /// positive dropout rate without [`Masking::SecAgg`], and
     /// [`Masking::SecAgg`] with [`Privacy::ScmaInteger`] (a ring, not a
     /// field: Shamir sharing and the protocol's masks need a field) or
@@ -659,6 +720,14 @@ impl FederationConfig {
         }
         if self.max_points == Some(0) {
             return Err(config_error("max_points", "must be at least 1"));
+        }
+        for (name, m) in [
+            ("min_clients", self.min_clients),
+            ("min_updating_clients", self.min_updating_clients),
+        ] {
+            if m == 0 {
+                return Err(config_error(name, "must be at least 1"));
+            }
         }
         for (name, r) in [("dropout", self.dropout), ("colluding", self.colluding)] {
             if !(0.0..1.0).contains(&r) {
@@ -805,11 +874,13 @@ impl ValidConfig {
     pub fn allow_fewer_distinct(&self) -> bool {
         self.0.allow_fewer_distinct
     }
-    /// The fewest clients in an aggregate.
+    /// The fewest clients in an aggregate the server sees
+    /// ([`FederationConfig::min_clients`]).
     pub fn min_clients(&self) -> usize {
         self.0.min_clients
     }
-    /// The fewest clients that must change for a removal to be served.
+    /// The fewest clients whose message an unlearning round may change
+    /// ([`FederationConfig::min_updating_clients`]).
     pub fn min_updating_clients(&self) -> usize {
         self.0.min_updating_clients
     }

@@ -103,17 +103,37 @@ pub enum MufcError {
     /// A removal request that removes nothing.
     #[error("the removal request is empty")]
     EmptyRequest,
-    /// Fewer clients would change their message than the configured
-    /// policy requires (docs/threat-model.md U3: a lone update is revealed by
-    /// differencing two aggregates): batch the request with others.
+    /// A removal request names a point (or a whole client) that an
+    /// earlier request, still pending, already names
+    /// ([`Federation::pending`](crate::Federation::pending)): the pending
+    /// requests of a client are merged, and each point may be named once.
+    /// Nothing changed.
+    #[error("{}", already_pending(*client, *id))]
+    AlreadyPending {
+        /// The client.
+        client: ClientId,
+        /// The point named twice, or `None` when the client's whole removal
+        /// is already pending (or named twice).
+        id: Option<PointId>,
+    },
+    /// An aggregate the server would see, or the federation a request
+    /// would leave, has fewer clients than the policy's minimum
+    /// ([`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
+    /// docs/threat-model.md P4): the server, with the help of the other
+    /// clients, would learn a client's histogram from the sum. Nothing
+    /// changed.
     #[error(
-        "{updating} clients would update, the policy requires at least {required}: batch the request"
+        "the aggregate would include {clients} clients, fewer than the minimum of {min_clients} \
+         (docs/threat-model.md P4: the server and {colluders} colluding clients would learn the \
+         last client's histogram from the sum); nothing changed. To accept it, lower the minimum \
+         with FederationConfig::min_clients({clients}) (mufc --min-clients {clients})",
+        colluders = clients.saturating_sub(1)
     )]
-    TooFewUpdatingClients {
-        /// Clients whose message would change.
-        updating: usize,
+    TooFewClients {
+        /// The clients the aggregate would include.
+        clients: usize,
         /// The policy's minimum.
-        required: usize,
+        min_clients: usize,
     },
     /// The Appendix K integer decoder is only feasible for a tiny capacity
     /// `t`; larger configurations are refused up front instead of running
@@ -149,7 +169,10 @@ pub enum MufcError {
     /// request again runs the next round, with its own draws.
     #[error(
         "secure aggregation round {round} failed: {dropped} of {clients} clients dropped out, \
-         {have} remained at the {step} step where {need} are needed"
+         {have} remained at the {step} step where {need} are needed (the protocol's threshold \
+         {threshold}, the federation's minimum aggregate {min_clients}: lower it with \
+         FederationConfig::min_clients or mufc --min-clients); nothing changed but the round \
+         counter"
     )]
     TooManyDropouts {
         /// The aggregation round (0 for training).
@@ -164,6 +187,12 @@ pub enum MufcError {
         have: usize,
         /// How many are needed (the threshold, or the minimum aggregate).
         need: usize,
+        /// The protocol's Shamir threshold for the round.
+        threshold: usize,
+        /// The federation's minimum aggregate
+        /// ([`FederationConfig::min_clients`](crate::FederationConfig::min_clients));
+        /// `need` is the larger of the two.
+        min_clients: usize,
     },
     /// The server has no model (every client was removed).
     #[error("the server has no model: every client was removed")]
@@ -237,6 +266,15 @@ pub enum PersistError {
         /// The version this build reads.
         supported: u8,
     },
+}
+
+fn already_pending(client: ClientId, id: Option<PointId>) -> String {
+    match id {
+        Some(id) => {
+            format!("point {id} of client {client} is already named by a pending removal request")
+        }
+        None => format!("the removal of client {client} as a whole is already pending"),
+    }
 }
 
 fn version_hint(found: u8) -> &'static str {

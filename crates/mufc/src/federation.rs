@@ -1,7 +1,7 @@
 //! The federation: Algorithm 1 (training) and Algorithm 4 (unlearning)
 //! over many clients in one process.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -13,8 +13,9 @@ use crate::client::LocalParams;
 use crate::ids::{client_seed, sample_seed, server_seed, shift_seed};
 use crate::server::{InputChange, PlainCentroids};
 use crate::{
-    Client, ClientId, DecodeKind, FitReport, MufcError, MufcResult, Privacy, RemovalReport,
-    RemovalRequest, Server, ServerUpdate, StageTimes, ValidConfig, par,
+    Client, ClientId, DecodeKind, FitReport, MufcError, MufcResult, PendingRequest, Privacy,
+    RemovalOutcome, RemovalReport, RemovalRequest, Server, ServerUpdate, StageTimes, ValidConfig,
+    par,
 };
 
 /// L clients and a server running federated K-means with secure
@@ -49,13 +50,18 @@ use crate::{
 /// let mut fed = Federation::new(clients.clone(), &config)?;
 /// assert_eq!(fed.server().total_count(), 120);
 ///
-/// // Unlearn one point of client 1.
-/// let report = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(5)]))?;
-/// assert_eq!(report.removed_points, 1);
+/// // Unlearn a point of client 1 and one of client 2, in one round (a
+/// // round in which one client alone changes waits for another: the
+/// // server would learn that client's change, docs/threat-model.md U3).
+/// let request = RemovalRequest::points(ClientId(1), vec![PointId(5)])
+///     .with_points(ClientId(2), vec![PointId(8)]);
+/// let report = fed.remove(&request)?;
+/// assert_eq!(report.removed_points, 2);
 ///
 /// // The same as training on the remaining data (with the resolved config).
 /// let mut rest = clients;
 /// rest[1] = rest[1].without(&[PointId(5)])?;
+/// rest[2] = rest[2].without(&[PointId(8)])?;
 /// let retrained = Federation::new(rest, fed.config())?;
 /// assert_eq!(fed.server().counts(), retrained.server().counts());
 /// assert_eq!(fed.server().centroids(), retrained.server().centroids());
@@ -71,6 +77,7 @@ pub struct Federation {
     server: Server,
     fit_report: FitReport,
     history: Vec<RemovalReport>,
+    pending: Vec<PendingRequest>,
     messages: Option<Vec<(ClientId, Vec<u8>)>>,
 }
 
@@ -188,6 +195,15 @@ impl Setup {
                     });
                 }
             }
+        }
+        // The policy last: data errors are named first (docs/threat-model.md
+        // P4). A saved federation may have no client left.
+        let min_clients = config.min_clients();
+        if !clients.is_empty() && clients.len() < min_clients {
+            return Err(MufcError::TooFewClients {
+                clients: clients.len(),
+                min_clients,
+            });
         }
         Ok(Self {
             config,
@@ -371,7 +387,10 @@ impl Federation {
     /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
     /// [`MufcError::EmptyClient`], [`MufcError::DimensionMismatch`],
     /// [`MufcError::OutsideBox`] (SCMA modes),
-    /// [`MufcError::TooFewDistinctPoints`],
+    /// [`MufcError::TooFewDistinctPoints`], [`MufcError::TooFewClients`]
+    /// (fewer clients than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
+    /// default 3, in every privacy mode),
     /// [`MufcError::InvalidConfig`] when the points exceed `max_points`,
     /// [`MufcError::IntegerDecoderTooLarge`],
     /// [`MufcError::TooManyDropouts`] (with
@@ -472,6 +491,7 @@ impl Federation {
             server,
             fit_report,
             history: Vec::new(),
+            pending: Vec::new(),
             messages,
         })
     }
@@ -485,6 +505,7 @@ impl Federation {
         server: Server,
         fit_report: FitReport,
         history: Vec<RemovalReport>,
+        pending: Vec<PendingRequest>,
     ) -> Self {
         Self {
             config: setup.config,
@@ -495,6 +516,7 @@ impl Federation {
             server,
             fit_report,
             history,
+            pending,
             messages: None,
         }
     }
@@ -547,7 +569,9 @@ impl Federation {
         &self.fit_report
     }
 
-    /// The reports of every removal request served, in order.
+    /// The reports of every removal round applied, in order (a round may
+    /// cover several requests, [`RemovalReport::requests`]; deferred
+    /// requests have no entry until a round applies them).
     pub fn history(&self) -> &[RemovalReport] {
         &self.history
     }
@@ -596,7 +620,7 @@ impl Federation {
     /// // with probability 0.2.
     /// let config = FederationConfig::new(2).gamma(0.1).masking(Masking::SecAgg).dropout(0.2).seed(3).validate()?;
     /// let mut fed = Federation::new(clients, &config)?;
-    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]))?;
+    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]).with_points(ClientId(1), vec![PointId(2)]))?;
     /// // The server holds exactly the plain sum of the included clients.
     /// let mut sum = BTreeMap::new();
     /// for c in fed.clients().iter().filter(|c| fed.last_included().contains(&c.id())) {
@@ -634,6 +658,23 @@ impl Federation {
     /// aggregation round runs over the remaining clients, the server
     /// decodes the change of the aggregate and updates its K-means.
     ///
+    /// **Lone updates wait** (docs/threat-model.md U3). The difference of
+    /// two aggregates is the change of the clients whose message changed,
+    /// so a round that changes one client alone tells the server that
+    /// client's change (for a removed point that is not a seed: the bin
+    /// it counted in). When the request, together with the requests
+    /// already pending, names fewer clients than
+    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
+    /// (default 2), it is checked in full, then kept pending
+    /// ([`Self::pending`]) and the report says so
+    /// ([`RemovalOutcome::Deferred`]); nothing else changes. Once the
+    /// pending requests name enough clients, the call that completes them
+    /// applies them all in one round: its report lists every request it
+    /// covers ([`RemovalReport::requests`]). [`Self::flush`] applies what
+    /// is pending at once. Requests of one client merge: the union of
+    /// their points (a point named twice is
+    /// [`MufcError::AlreadyPending`]), or its whole removal.
+    ///
     /// Only the clients named recompute; every remaining client re-encodes
     /// and re-masks its message with fresh masks: the round draws new
     /// secrets from the operating system (see
@@ -642,61 +683,187 @@ impl Federation {
     /// a failure, or a reloaded older save, never reuses a mask. A client all of whose
     /// points are named is removed whole. The result is, bit for bit, the
     /// federation built by [`Self::with_ids`] from the remaining data with
-    /// [`Self::config`].
+    /// [`Self::config`] (the points of pending requests still count as
+    /// remaining).
     ///
     /// # Errors
     ///
     /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
     /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
-    /// [`MufcError::RepeatedPoint`],
-    /// [`MufcError::TooFewUpdatingClients`] (policy),
+    /// [`MufcError::RepeatedPoint`], [`MufcError::AlreadyPending`] (a point
+    /// or client a pending request names),
+    /// [`MufcError::TooFewClients`] (policy: the request would leave fewer
+    /// clients than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
+    /// but some),
     /// [`MufcError::TooManyDropouts`] (with
     /// [`Masking::SecAgg`](crate::Masking::SecAgg): the round's dropouts
     /// left too few clients), [`MufcError::InvalidConfig`] when no
     /// SecAgg parameters suit the remaining clients, and decoding or
-    /// server errors of the lower crates. On any error nothing changes, but
-    /// for the round counter once the aggregation round has started.
+    /// server errors of the lower crates. On any error nothing changes
+    /// (the request is not kept pending, the pending ones stay), but for
+    /// the round counter once the aggregation round has started.
     ///
     /// # Example
     ///
     /// ```
-    /// use mufc::{ClientId, Federation, FederationConfig, MufcError, RemovalRequest};
+    /// use mufc::{ClientId, Federation, FederationConfig, MufcError, RemovalOutcome, RemovalRequest};
     /// use nalgebra::DMatrix;
     /// use seeding::{Dataset, PointId};
     ///
-    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
-    /// let mut fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
-    /// // A batch: two points of client 0 and one of client 1.
-    /// let req = RemovalRequest::points(ClientId(0), vec![PointId(3), PointId(4)])
-    ///     .with_points(ClientId(1), vec![PointId(0)]);
-    /// let report = fed.remove(&req)?;
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// // A lone client's request waits: the server would learn its change.
+    /// let report = fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(3), PointId(4)]))?;
+    /// assert_eq!(report.outcome, RemovalOutcome::Deferred { pending_clients: vec![ClientId(0)], needed: 2 });
+    /// assert_eq!(fed.server().total_count(), 90);
+    /// // A second client's request: both are applied in one round.
+    /// let report = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)]))?;
+    /// assert_eq!(report.outcome, RemovalOutcome::Applied);
+    /// assert_eq!(report.requests, vec![1, 2]);
     /// assert_eq!(report.updated_clients, vec![ClientId(0), ClientId(1)]);
-    /// assert_eq!(fed.server().total_count(), 57);
+    /// assert_eq!(fed.server().total_count(), 87);
     /// // An unknown point: an error, and nothing changes.
     /// let err = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)])).unwrap_err();
     /// assert_eq!(err, MufcError::UnknownPoint { client: ClientId(1), id: PointId(0) });
-    /// assert_eq!(fed.server().total_count(), 57);
+    /// assert_eq!(fed.server().total_count(), 87);
+    /// assert!(fed.pending().is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<RemovalReport> {
         let wall = Instant::now();
+        // Check everything before any work.
+        let merged = self.merged(Some(request))?;
+        self.check_remaining(&merged)?;
+        let number = self.next_request_number();
+        let needed = self.config.min_updating_clients();
+        if merged.len() < needed {
+            self.pending.push(PendingRequest {
+                number,
+                request: request.clone(),
+            });
+            return Ok(self.deferred_report(
+                number,
+                merged.keys().copied().collect(),
+                needed,
+                wall,
+            ));
+        }
+        let mut numbers: Vec<u64> = self.pending.iter().map(|p| p.number).collect();
+        numbers.push(number);
+        let report = self.apply(&merged, number, numbers, wall)?;
+        self.pending.clear();
+        Ok(report)
+    }
+
+    /// Applies every pending request now, in one round, however few
+    /// clients they name; `None` when nothing is pending. When fewer than
+    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
+    /// clients change, the report's
+    /// [`privacy_warning`](RemovalReport::privacy_warning) says what the
+    /// server learns (docs/threat-model.md U3).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::remove`]; on an error the requests stay pending.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// fed.remove(&RemovalRequest::points(ClientId(2), vec![PointId(5)]))?;
+    /// assert_eq!(fed.pending().len(), 1);
+    /// let report = fed.flush()?.expect("a request was pending");
+    /// assert!(report.lone_update);
+    /// assert!(report.privacy_warning.unwrap().contains("client 2"));
+    /// assert_eq!(fed.server().total_count(), 89);
+    /// assert!(fed.flush()?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn flush(&mut self) -> MufcResult<Option<RemovalReport>> {
+        let Some(last) = self.pending.last() else {
+            return Ok(None);
+        };
+        let number = last.number;
+        let wall = Instant::now();
+        let merged = self.merged(None)?;
+        self.check_remaining(&merged)?;
+        let numbers = self.pending.iter().map(|p| p.number).collect();
+        let report = self.apply(&merged, number, numbers, wall)?;
+        self.pending.clear();
+        Ok(Some(report))
+    }
+
+    /// The removal requests accepted but not applied yet, in order (see
+    /// [`Self::remove`]); saved with the federation.
+    pub fn pending(&self) -> &[PendingRequest] {
+        &self.pending
+    }
+
+    /// The clients the pending requests name, in id order.
+    pub fn pending_clients(&self) -> Vec<ClientId> {
+        let set: BTreeSet<ClientId> = self
+            .pending
+            .iter()
+            .flat_map(|p| {
+                p.request
+                    .clients_removed()
+                    .iter()
+                    .copied()
+                    .chain(p.request.point_entries().iter().map(|(c, _)| *c))
+            })
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// The number the next accepted request gets.
+    fn next_request_number(&self) -> u64 {
+        let applied: u64 = self.history.iter().map(|r| r.requests.len() as u64).sum();
+        applied + self.pending.len() as u64 + 1
+    }
+
+    /// The pending requests, then `extra`, each checked against the
+    /// clients and merged per client.
+    pub(crate) fn merged(
+        &self,
+        extra: Option<&RemovalRequest>,
+    ) -> MufcResult<BTreeMap<ClientId, Loss>> {
+        let mut merged = BTreeMap::new();
+        for p in &self.pending {
+            self.merge_into(&mut merged, &p.request)?;
+        }
+        if let Some(r) = extra {
+            self.merge_into(&mut merged, r)?;
+        }
+        Ok(merged)
+    }
+
+    /// Checks `request` on its own, then merges it into `merged` (which is
+    /// untouched on an error).
+    fn merge_into(
+        &self,
+        merged: &mut BTreeMap<ClientId, Loss>,
+        request: &RemovalRequest,
+    ) -> MufcResult<()> {
         if request.is_empty() {
             return Err(MufcError::EmptyRequest);
         }
-        // Resolve and check everything before any work.
         let mut named = HashSet::new();
-        let mut gone: Vec<usize> = Vec::new();
-        let mut removed_points = 0usize;
         for &c in request.clients_removed() {
-            let pos = self.position(c)?;
+            self.position(c)?;
             if !named.insert(c) {
                 return Err(MufcError::RepeatedClient(c));
             }
-            removed_points += self.clients[pos].data().len();
-            gone.push(pos);
         }
-        let mut jobs: Vec<(usize, &[PointId])> = Vec::new();
         for (c, ids) in request.point_entries() {
             let pos = self.position(*c)?;
             if !named.insert(*c) {
@@ -705,17 +872,142 @@ impl Federation {
             if ids.is_empty() {
                 return Err(MufcError::EmptyRequest);
             }
-            let data = self.clients[pos].data();
-            data.positions_of(ids).map_err(|e| match e {
-                SeedingError::UnknownId(id) => MufcError::UnknownPoint { client: *c, id },
-                SeedingError::RepeatedId(id) => MufcError::RepeatedPoint { client: *c, id },
-                other => other.into(),
-            })?;
-            removed_points += ids.len();
-            if ids.len() == data.len() {
-                gone.push(pos);
-            } else {
-                jobs.push((pos, ids.as_slice()));
+            self.clients[pos]
+                .data()
+                .positions_of(ids)
+                .map_err(|e| match e {
+                    SeedingError::UnknownId(id) => MufcError::UnknownPoint { client: *c, id },
+                    SeedingError::RepeatedId(id) => MufcError::RepeatedPoint { client: *c, id },
+                    other => other.into(),
+                })?;
+        }
+        // Against the pending requests: every conflict before any change.
+        for &c in request.clients_removed() {
+            if matches!(merged.get(&c), Some(Loss::Whole)) {
+                return Err(MufcError::AlreadyPending {
+                    client: c,
+                    id: None,
+                });
+            }
+        }
+        for (c, ids) in request.point_entries() {
+            match merged.get(c) {
+                Some(Loss::Whole) => {
+                    return Err(MufcError::AlreadyPending {
+                        client: *c,
+                        id: ids.first().copied(),
+                    });
+                }
+                Some(Loss::Points(prev)) => {
+                    let prev: HashSet<PointId> = prev.iter().copied().collect();
+                    if let Some(&id) = ids.iter().find(|id| prev.contains(id)) {
+                        return Err(MufcError::AlreadyPending {
+                            client: *c,
+                            id: Some(id),
+                        });
+                    }
+                }
+                None => {}
+            }
+        }
+        for &c in request.clients_removed() {
+            // A whole removal takes in the client's pending points.
+            merged.insert(c, Loss::Whole);
+        }
+        for (c, ids) in request.point_entries() {
+            match merged.entry(*c).or_insert_with(|| Loss::Points(Vec::new())) {
+                Loss::Points(prev) => prev.extend_from_slice(ids),
+                Loss::Whole => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a removal that would leave fewer clients than the policy's
+    /// minimum aggregate, but some (docs/threat-model.md P4).
+    fn check_remaining(&self, merged: &BTreeMap<ClientId, Loss>) -> MufcResult<()> {
+        let gone = merged
+            .iter()
+            .filter(|(c, loss)| match loss {
+                Loss::Whole => true,
+                Loss::Points(ids) => self
+                    .client(**c)
+                    .is_some_and(|x| ids.len() == x.data().len()),
+            })
+            .count();
+        let left = self.clients.len().saturating_sub(gone);
+        let min_clients = self.config.min_clients();
+        if left > 0 && left < min_clients {
+            return Err(MufcError::TooFewClients {
+                clients: left,
+                min_clients,
+            });
+        }
+        Ok(())
+    }
+
+    /// The report of a request kept pending: nothing changed.
+    fn deferred_report(
+        &self,
+        number: u64,
+        pending_clients: Vec<ClientId>,
+        needed: usize,
+        wall: Instant,
+    ) -> RemovalReport {
+        RemovalReport {
+            request: number,
+            outcome: RemovalOutcome::Deferred {
+                pending_clients,
+                needed,
+            },
+            requests: Vec::new(),
+            removed_points: 0,
+            removed_clients: Vec::new(),
+            reseeded: Vec::new(),
+            updated_clients: Vec::new(),
+            decode: DecodeKind::Skipped,
+            server: ServerUpdate::Unchanged,
+            times: StageTimes {
+                wall: wall.elapsed(),
+                ..StageTimes::default()
+            },
+            bytes_per_client: 0,
+            nonzero_bins: self.server.nonzero_bins(),
+            included: self.last_included().to_vec(),
+            dropped: Vec::new(),
+            lone_update: false,
+            privacy_warning: None,
+        }
+    }
+
+    /// Applies the merged requests `numbers` in one round (Algorithm 4);
+    /// the report answers request `number`.
+    fn apply(
+        &mut self,
+        merged: &BTreeMap<ClientId, Loss>,
+        number: u64,
+        numbers: Vec<u64>,
+        wall: Instant,
+    ) -> MufcResult<RemovalReport> {
+        let mut gone: Vec<usize> = Vec::new();
+        let mut jobs: Vec<(usize, &[PointId])> = Vec::new();
+        let mut removed_points = 0usize;
+        for (c, loss) in merged {
+            let pos = self.position(*c)?;
+            let len = self.clients[pos].data().len();
+            match loss {
+                Loss::Whole => {
+                    removed_points += len;
+                    gone.push(pos);
+                }
+                Loss::Points(ids) => {
+                    removed_points += ids.len();
+                    if ids.len() == len {
+                        gone.push(pos);
+                    } else {
+                        jobs.push((pos, ids.as_slice()));
+                    }
+                }
             }
         }
         gone.sort_unstable();
@@ -748,13 +1040,6 @@ impl Federation {
         }
         updated.extend(gone.iter().copied());
         updated.sort_unstable();
-        let required = self.config.min_updating_clients();
-        if updated.len() < required {
-            return Err(MufcError::TooFewUpdatingClients {
-                updating: updated.len(),
-                required,
-            });
-        }
 
         // The clients after the request, in id order.
         let gone_set: HashSet<usize> = gone.iter().copied().collect();
@@ -865,8 +1150,11 @@ impl Federation {
             self.clients.remove(p);
         }
         times.wall = wall.elapsed();
+        let privacy_warning = privacy_warning(&updated_ids, self.config.min_updating_clients());
         let report = RemovalReport {
-            request: self.history.len() as u64 + 1,
+            request: number,
+            outcome: RemovalOutcome::Applied,
+            requests: numbers,
             removed_points,
             removed_clients,
             reseeded,
@@ -879,8 +1167,39 @@ impl Federation {
             nonzero_bins: self.server.nonzero_bins(),
             included,
             dropped,
+            privacy_warning,
         };
         self.history.push(report.clone());
         Ok(report)
+    }
+}
+
+/// What a client loses in the merged removal requests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Loss {
+    /// The whole client.
+    Whole,
+    /// These points (distinct; all of them removes the client whole).
+    Points(Vec<PointId>),
+}
+
+/// What the server learns from a round that changed the messages of
+/// `updated` alone, beyond a policy of `needed` (docs/threat-model.md U3).
+fn privacy_warning(updated: &[ClientId], needed: usize) -> Option<String> {
+    match updated {
+        [] => None,
+        [c] => Some(format!(
+            "only client {c}'s message changed in this round: the difference of this aggregate \
+             and the previous one tells the server how client {c}'s histogram changed (for a \
+             removed point that is not a seed, the bin it counted in; for a removed client, its \
+             whole histogram) (docs/threat-model.md U3)"
+        )),
+        v if v.len() < needed => Some(format!(
+            "only {} clients' messages changed in this round, fewer than the policy's {needed}: \
+             the difference of this aggregate and the previous one tells the server the sum of \
+             their changes (docs/threat-model.md U3)",
+            v.len()
+        )),
+        _ => None,
     }
 }

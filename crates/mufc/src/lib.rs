@@ -10,7 +10,9 @@
 //!   sketches, decodes the aggregate histogram `q` (line 5), builds its
 //!   points from it (line 6) and runs K-means++ and Lloyd (line 7).
 //! - [`Federation::remove`] runs Algorithm 4 for a [`RemovalRequest`]:
-//!   points of one client, whole clients, or a batch of both.
+//!   points of one client, whole clients, or a batch of both; requests
+//!   that would change a single client's message wait for others (see
+//!   "Privacy" below).
 //! - [`Privacy::Plain`] is Algorithm 5 (Appendix I): centroids and sizes in
 //!   the clear, no quantization.
 //! - [`Masking`] chooses how the sketches are masked: an offline dealer
@@ -26,7 +28,7 @@
 //! # Example
 //!
 //! ```
-//! use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerUpdate};
+//! use mufc::{ClientId, Federation, FederationConfig, RemovalOutcome, RemovalRequest, ServerUpdate};
 //! use nalgebra::DMatrix;
 //! use seeding::{Dataset, PointId};
 //!
@@ -48,15 +50,27 @@
 //! let before = fed.objectives(Some(star))?;
 //! assert!(before.loss_ratio.unwrap() < 2.0);
 //!
-//! // Unlearn a point that is not a seed of client 2.
-//! let id = (0..50).map(PointId).find(|id| !fed.client(ClientId(2)).unwrap().seed_ids().contains(id)).unwrap();
-//! let report = fed.remove(&RemovalRequest::points(ClientId(2), vec![id]))?;
+//! // Unlearn a point that is not a seed of client 2: the request waits
+//! // (alone, its round would tell the server the bin of the point,
+//! // docs/threat-model.md U3) ...
+//! let non_seed = |c: u64| {
+//!     let seeds = fed.client(ClientId(c)).unwrap().seed_ids();
+//!     (0..50).map(PointId).find(|id| !seeds.contains(id)).unwrap()
+//! };
+//! let (a, b) = (non_seed(2), non_seed(3));
+//! let report = fed.remove(&RemovalRequest::points(ClientId(2), vec![a]))?;
+//! assert_eq!(report.outcome, RemovalOutcome::Deferred { pending_clients: vec![ClientId(2)], needed: 2 });
+//! assert_eq!(fed.server().total_count(), 200);
+//! // ... until a request of another client comes: one round serves both.
+//! let report = fed.remove(&RemovalRequest::points(ClientId(3), vec![b]))?;
+//! assert_eq!(report.requests, vec![1, 2]);
 //! assert!(report.reseeded.is_empty());
 //! assert!(matches!(report.server, ServerUpdate::Incremental(_)));
 //!
-//! // Exactly the federation trained without that point.
+//! // Exactly the federation trained without those points.
 //! let mut rest = clients;
-//! rest[2] = rest[2].without(&[id])?;
+//! rest[2] = rest[2].without(&[a])?;
+//! rest[3] = rest[3].without(&[b])?;
 //! let retrained = Federation::new(rest, fed.config())?;
 //! assert_eq!(fed.server().counts(), retrained.server().counts());
 //! assert_eq!(fed.objectives(None)?, retrained.objectives(None)?);
@@ -71,7 +85,10 @@
 //! equals *bit for bit* the state of a federation built with
 //! [`Federation::with_ids`] from the remaining data and
 //! [`Federation::config`] (the configuration with `gamma` and the count
-//! bound resolved, so that both use the same grid and field). Exact
+//! bound resolved, so that both use the same grid and field). The
+//! remaining data is what the applied requests left: a deferred request
+//! ([`RemovalOutcome::Deferred`]) changes nothing until the round that
+//! applies it. Exact
 //! unlearning in the paper's sense (equality in distribution, Section 3)
 //! follows for any distribution of the federation seed. How:
 //!
@@ -143,9 +160,17 @@
 //! In the SCMA modes the server sees only masked sketches and their sum;
 //! see `docs/threat-model.md`. Not protected: the aggregate itself, and the
 //! difference of two aggregates, which reveals the change of the clients
-//! that updated in a request ([`RemovalReport::lone_update`]; batch
-//! removals, or refuse lone updates with
-//! [`FederationConfig::min_updating_clients`]). With dropouts the
+//! that updated in a round. Two policies (docs/threat-model.md §6) bound
+//! both, on by default: the server sums the messages of at least
+//! [`DEFAULT_MIN_CLIENTS`] (3) clients, else the federation or the request
+//! is refused with [`MufcError::TooFewClients`]
+//! ([`FederationConfig::min_clients`]); and a removal round changes the
+//! messages of at least [`DEFAULT_MIN_UPDATING_CLIENTS`] (2) clients:
+//! a request of one client alone waits, pending, until another client has
+//! one ([`FederationConfig::min_updating_clients`],
+//! [`RemovalOutcome::Deferred`], [`Federation::pending`]), or until
+//! [`Federation::flush`] serves it with a
+//! [`RemovalReport::privacy_warning`]. With dropouts the
 //! difference of two aggregates also holds the whole histogram of every
 //! client whose inclusion changed between the rounds (see
 //! [`Masking::SecAgg`]). [`Masking::SecAgg`] protects against a server
@@ -190,14 +215,18 @@ mod server;
 pub use aggregation::SketchInfo;
 pub use client::Client;
 pub use config::{
-    ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, FederationConfig, Masking,
-    Privacy, SecAggGraph, ServerPoints, ValidConfig,
+    ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS,
+    DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, Masking, Privacy, SecAggGraph, ServerPoints,
+    ValidConfig,
 };
 pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;
 pub use ids::ClientId;
 pub use objective::{Objectives, estimate_phi_c_star, union};
-pub use report::{DecodeKind, FitReport, RemovalReport, RemovalRequest, StageTimes};
+pub use report::{
+    DecodeKind, FitReport, PendingRequest, RemovalOutcome, RemovalReport, RemovalRequest,
+    StageTimes,
+};
 pub use server::{Server, ServerUpdate, UpdateSummary};
 /// The steps of the [`Masking::SecAgg`] protocol, as the reports name the
 /// step at which a client dropped out.

@@ -52,9 +52,13 @@ fn config(privacy: Privacy, masking: Masking, deterministic: bool) -> ValidConfi
         .unwrap()
 }
 
+/// A point of each of the first two clients: two clients update, so the
+/// default policy (docs/threat-model.md U3) applies the request at once.
 fn request(fed: &Federation) -> RemovalRequest {
-    let c = fed.clients()[0].id();
-    RemovalRequest::points(c, vec![fed.clients()[0].data().id(3)])
+    let [a, b, ..] = fed.clients() else {
+        panic!("fewer than two clients")
+    };
+    RemovalRequest::points(a.id(), vec![a.data().id(3)]).with_points(b.id(), vec![b.data().id(3)])
 }
 
 fn masked(fed: &Federation) -> (u64, MaskedInputs) {

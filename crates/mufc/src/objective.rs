@@ -99,7 +99,7 @@ impl Federation {
     /// use seeding::Dataset;
     ///
     /// let a = Dataset::new(DMatrix::from_fn(2, 60, |r, c| ((c * 7 + r) % 13) as f64 / 40.0 - 0.2 + (c % 2) as f64 * 0.3))?;
-    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.02).validate()?)?;
+    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.02).min_clients(1).validate()?)?;
     /// let star = fed.estimate_phi_c_star(3)?;
     /// let o = fed.objectives(Some(star))?;
     /// assert!(o.phi_c <= o.phi_f);
@@ -156,7 +156,7 @@ impl Federation {
     /// use seeding::Dataset;
     ///
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.05).validate()?)?;
+    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.05).min_clients(1).validate()?)?;
     /// let costs = fed.induced_costs()?;
     /// let total: f64 = costs.iter().flat_map(|(_, c)| c).sum();
     /// assert!((total - fed.objectives(None)?.phi_f).abs() <= 1e-9 * total.max(1.0));

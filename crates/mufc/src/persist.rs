@@ -2,8 +2,9 @@
 //! exactly).
 //!
 //! What is stored: the resolved configuration, each client's id, points
-//! and seeds, the decoded counts, the sketch capacity, the round counter
-//! and the reports. Loading rebuilds every client's clustering from its
+//! and seeds, the decoded counts, the sketch capacity, the round counter,
+//! the reports and the removal requests still pending
+//! ([`Federation::pending`]). Loading rebuilds every client's clustering from its
 //! points and the configuration, and the server's K-means from the counts:
 //! by exactness (see the crate docs) that is the saved state, bit for bit,
 //! and the stored seeds and counts are checked against it.
@@ -58,15 +59,17 @@ use crate::aggregation::Decoded;
 use crate::federation::Setup;
 use crate::server::{InputChange, PlainCentroids};
 use crate::{
-    ClientId, Federation, FitReport, MufcError, MufcResult, PersistError, RemovalReport,
-    ValidConfig,
+    ClientId, Federation, FitReport, MufcError, MufcResult, PendingRequest, PersistError,
+    RemovalReport, ValidConfig,
 };
 
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
 /// Version 3: a body length and a SHA-256 checksum around the body (and
-/// the configuration's `insecure_deterministic_masks`). Version 2 had the
+/// the configuration's `insecure_deterministic_masks`, the pending removal
+/// requests, and the reports' outcome, request numbers and privacy
+/// warning). Version 2 had the
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
@@ -88,6 +91,7 @@ struct ReprRef<'a> {
     rounds: u64,
     fit_report: &'a FitReport,
     history: &'a [RemovalReport],
+    pending: &'a [PendingRequest],
 }
 
 #[derive(Deserialize)]
@@ -100,6 +104,7 @@ struct Repr {
     rounds: u64,
     fit_report: FitReport,
     history: Vec<RemovalReport>,
+    pending: Vec<PendingRequest>,
 }
 
 fn bad(what: impl Into<String>) -> MufcError {
@@ -231,7 +236,10 @@ impl Federation {
     ///
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
-    /// let mut fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// // Two clients, and lone updates served at once: both policies
+    /// // lowered explicitly (docs/threat-model.md P4, U3).
+    /// let config = FederationConfig::new(2).gamma(0.1).min_clients(2).min_updating_clients(1).validate()?;
+    /// let mut fed = Federation::new(vec![a, b], &config)?;
     /// let mut loaded = Federation::from_bytes(&fed.to_bytes()?)?;
     /// let req = RemovalRequest::points(ClientId(0), vec![PointId(2)]);
     /// fed.remove(&req)?;
@@ -259,6 +267,7 @@ impl Federation {
             rounds: self.rounds(),
             fit_report: self.fit_report(),
             history: self.history(),
+            pending: self.pending(),
         };
         postcard::to_allocvec(&repr)
             .map(|body| seal(&body))
@@ -289,7 +298,7 @@ impl Federation {
     /// use seeding::Dataset;
     ///
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
     /// assert_eq!(&bytes[..8], b"MUFCFED\x03");
     /// // One flipped bit: refused, never another federation.
@@ -382,14 +391,23 @@ impl Federation {
             ),
         };
         server.apply(server.plan(change)?)?;
-        Ok(Self::from_parts(
+        let fed = Self::from_parts(
             setup,
             clients,
             aggregation,
             server,
             r.fit_report,
             r.history,
-        ))
+            r.pending,
+        );
+        // The pending requests must still name points the clients hold,
+        // each once.
+        fed.merged(None).map_err(|e| {
+            bad(format!(
+                "the pending removal requests do not fit the clients: {e}"
+            ))
+        })?;
+        Ok(fed)
     }
 
     /// Saves the federation to a file ([`Self::to_bytes`]), atomically:
@@ -414,7 +432,8 @@ impl Federation {
     /// use seeding::{Dataset, PointId};
     ///
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let mut fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// let config = FederationConfig::new(2).gamma(0.1).min_clients(1).min_updating_clients(1).validate()?;
+    /// let mut fed = Federation::new(vec![a], &config)?;
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("fed.mufc");
     /// fed.save(&path)?;
@@ -457,7 +476,7 @@ mod tests {
         let data = gaussian_clients(
             "persist-atomic",
             Mixture {
-                clients: 2,
+                clients: 3,
                 per_client: 30,
                 dim: 2,
                 clusters: 2,
@@ -487,11 +506,9 @@ mod tests {
         let path = dir.path().join("fed.mufc");
         fed.save(&path).unwrap();
         let v1 = fed.to_bytes().unwrap();
-        fed.remove(&RemovalRequest::points(
-            ClientId(0),
-            vec![fed.clients()[0].data().id(2)],
-        ))
-        .unwrap();
+        let ids = |c: usize| vec![fed.clients()[c].data().id(2)];
+        fed.remove(&RemovalRequest::points(ClientId(0), ids(0)).with_points(ClientId(1), ids(1)))
+            .unwrap();
         let v2 = fed.to_bytes().unwrap();
         assert_ne!(v1, v2);
         let n = v2.len();

@@ -163,7 +163,8 @@ impl DecodeKind {
 ///
 /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
 /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
-/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
+/// // Two clients: the minimum aggregate is lowered explicitly.
+/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).min_clients(2).validate()?)?;
 /// let r = fed.fit_report();
 /// assert_eq!(r.included, vec![mufc::ClientId(0), mufc::ClientId(1)]);
 /// assert!(r.bytes_per_client > 0);
@@ -280,31 +281,115 @@ impl RemovalRequest {
     }
 }
 
-/// What serving a removal request did (Algorithm 4).
+/// A removal request that [`Federation::remove`](crate::Federation::remove)
+/// accepted and keeps until enough clients have one
+/// ([`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients));
+/// see [`Federation::pending`](crate::Federation::pending).
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerUpdate};
+/// use mufc::{ClientId, PendingRequest, RemovalRequest};
+/// use seeding::PointId;
+///
+/// let p = PendingRequest { number: 1, request: RemovalRequest::points(ClientId(2), vec![PointId(7)]) };
+/// assert_eq!(p.request.num_points(), 1);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PendingRequest {
+    /// The request's number (1 for the first request the federation
+    /// accepted; see [`RemovalReport::request`]).
+    pub number: u64,
+    /// The request as given.
+    pub request: RemovalRequest,
+}
+
+/// Whether a call of [`Federation::remove`](crate::Federation::remove)
+/// changed the federation.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, RemovalOutcome};
+///
+/// let o = RemovalOutcome::Deferred { pending_clients: vec![ClientId(4)], needed: 2 };
+/// assert!(o.is_deferred());
+/// assert!(!RemovalOutcome::Applied.is_deferred());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum RemovalOutcome {
+    /// One aggregation round (or none, when no message changed) applied
+    /// the requests of [`RemovalReport::requests`]: the federation equals
+    /// one retrained without all of their points.
+    Applied,
+    /// The request is valid and pending
+    /// ([`Federation::pending`](crate::Federation::pending)); nothing
+    /// changed. With the requests already pending it names fewer clients
+    /// than the policy's minimum (docs/threat-model.md U3): a round that
+    /// changed one client's message alone would reveal that change.
+    Deferred {
+        /// The clients the pending requests name, this one's included, in
+        /// id order.
+        pending_clients: Vec<ClientId>,
+        /// How many clients they must name for a round to run
+        /// ([`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)).
+        needed: usize,
+    },
+}
+
+impl RemovalOutcome {
+    /// Whether the request was kept pending.
+    pub fn is_deferred(&self) -> bool {
+        matches!(self, Self::Deferred { .. })
+    }
+}
+
+/// What a call of [`Federation::remove`](crate::Federation::remove) or
+/// [`Federation::flush`](crate::Federation::flush) did (Algorithm 4).
+///
+/// A deferred request ([`RemovalOutcome::Deferred`]) changes nothing: its
+/// report names no point, client, round or time but its own wall clock.
+/// An applied report covers every request in [`Self::requests`] (the
+/// pending ones and the last), served in one aggregation round; only
+/// applied reports enter [`Federation::history`](crate::Federation::history).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, Federation, FederationConfig, RemovalOutcome, RemovalRequest, ServerUpdate};
 /// use nalgebra::DMatrix;
 /// use seeding::{Dataset, PointId};
 ///
-/// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-/// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
-/// let mut fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).validate()?)?;
-/// let report = fed.remove(&RemovalRequest::clients(vec![ClientId(1)]))?;
-/// assert_eq!(report.removed_clients, vec![ClientId(1)]);
-/// assert_eq!(report.removed_points, 30);
+/// let clients: Vec<Dataset> = (0..5)
+///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+///     .collect::<Result<_, _>>()?;
+/// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+/// let report = fed.remove(&RemovalRequest::clients(vec![ClientId(1), ClientId(2)]))?;
+/// assert_eq!(report.outcome, RemovalOutcome::Applied);
+/// assert_eq!(report.removed_clients, vec![ClientId(1), ClientId(2)]);
+/// assert_eq!(report.removed_points, 60);
 /// assert!(matches!(report.server, ServerUpdate::Incremental(_)));
-/// assert_eq!(fed.server().total_count(), 30);
+/// assert_eq!(fed.server().total_count(), 90);
+/// assert_eq!(report.privacy_warning, None);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RemovalReport {
-    /// The number of this request among those the federation served
-    /// (1 for the first).
+    /// The number of the request this report answers: every request
+    /// [`Federation::remove`](crate::Federation::remove) accepts gets the
+    /// next number, 1 for the first (a report of
+    /// [`Federation::flush`](crate::Federation::flush): the last request it
+    /// applies).
     pub request: u64,
+    /// Whether the requests were applied or this one deferred.
+    pub outcome: RemovalOutcome,
+    /// The numbers of the requests this round applied, in order (pending
+    /// ones first; empty when deferred).
+    pub requests: Vec<u64>,
     /// Points removed, whole clients included.
     pub removed_points: usize,
     /// Clients removed whole (named, or all of whose points were named).
@@ -313,7 +398,8 @@ pub struct RemovalReport {
     /// whose K-means seeds changed).
     pub reseeded: Vec<ClientId>,
     /// Clients whose message changed, removed clients included. Every
-    /// removal changes a count, so this is every client the request names.
+    /// removal changes a count, so this is every client the requests of
+    /// the round name.
     pub updated_clients: Vec<ClientId>,
     /// What the server decoded.
     pub decode: DecodeKind,
@@ -340,8 +426,16 @@ pub struct RemovalReport {
     pub dropped: Vec<(ClientId, SecAggStep)>,
     /// Whether only one client's message changed: the difference of two
     /// aggregates then reveals that client's change of counts, whatever
-    /// the masking (docs/threat-model.md §2.2, U3). Batch removals to avoid it, or
-    /// refuse such requests with
-    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients).
+    /// the masking (docs/threat-model.md §2.2, U3). The default policy
+    /// ([`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients))
+    /// defers such requests; it happens with a policy of 1 or after
+    /// [`Federation::flush`](crate::Federation::flush).
     pub lone_update: bool,
+    /// What the server can learn from this round beyond the policy, when
+    /// it can: a round in which a single client's message changed (the
+    /// server learns that client's change of counts, docs/threat-model.md
+    /// U3), or fewer than
+    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
+    /// (after [`Federation::flush`](crate::Federation::flush)).
+    pub privacy_warning: Option<String>,
 }

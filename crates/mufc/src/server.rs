@@ -139,7 +139,8 @@ struct PointChanges {
 /// use seeding::Dataset;
 ///
 /// let a = Dataset::new(DMatrix::from_fn(2, 40, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-/// let fed = Federation::new(vec![a], &FederationConfig::new(3).gamma(0.05).validate()?)?;
+/// // One client, for brevity (a lone aggregate: `min_clients(1)`).
+/// let fed = Federation::new(vec![a], &FederationConfig::new(3).gamma(0.05).min_clients(1).validate()?)?;
 /// let server = fed.server();
 /// // Centres mode: one weighted point per non-empty bin.
 /// assert_eq!(server.data().len(), server.counts().len());

@@ -9,13 +9,13 @@ use mufc::{ClientId, Federation, FederationConfig, MufcError, PersistError, Remo
 use sha2::{Digest, Sha256};
 use testkit::mufc::{Mixture, gaussian_clients};
 
-/// A small saved federation (2 clients, 30 points each, 2-D) with one
-/// removal in its history.
+/// A small saved federation (3 clients, 30 points each, 2-D) with one
+/// removal round in its history and one removal request pending.
 fn saved() -> Vec<u8> {
     let data = gaussian_clients(
         "persist-integrity",
         Mixture {
-            clients: 2,
+            clients: 3,
             per_client: 30,
             dim: 2,
             clusters: 2,
@@ -26,11 +26,13 @@ fn saved() -> Vec<u8> {
     );
     let config = FederationConfig::new(2).gamma(0.1).validate().unwrap();
     let mut fed = Federation::new(data, &config).unwrap();
-    fed.remove(&RemovalRequest::points(
-        ClientId(1),
-        vec![fed.clients()[1].data().id(4)],
-    ))
-    .unwrap();
+    let id = |fed: &Federation, c: usize| vec![fed.clients()[c].data().id(4)];
+    let both =
+        RemovalRequest::points(ClientId(0), id(&fed, 0)).with_points(ClientId(1), id(&fed, 1));
+    assert!(!fed.remove(&both).unwrap().outcome.is_deferred());
+    let lone = RemovalRequest::points(ClientId(2), id(&fed, 2));
+    assert!(fed.remove(&lone).unwrap().outcome.is_deferred());
+    assert_eq!(fed.pending().len(), 1);
     fed.to_bytes().unwrap()
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use ::mufc::{ClientId, Federation, RemovalReport, StageTimes};
+use ::mufc::{ClientId, Federation, RemovalReport, RemovalRequest, StageTimes};
 use nalgebra::DMatrix;
 use num_bigint::BigUint;
 use rand::Rng;
@@ -196,6 +196,15 @@ pub fn remaining(
             (!rest.is_empty()).then_some((*id, rest))
         })
         .collect()
+}
+
+/// The clients' data after the removal request `req` (see [`remaining`]).
+pub fn without_request(
+    data: &[(ClientId, Dataset)],
+    req: &RemovalRequest,
+) -> Vec<(ClientId, Dataset)> {
+    let points: BTreeMap<ClientId, Vec<PointId>> = req.point_entries().iter().cloned().collect();
+    remaining(data, &points, req.clients_removed())
 }
 
 fn bits(m: nalgebra::DMatrixView<'_, f64>) -> Vec<u64> {

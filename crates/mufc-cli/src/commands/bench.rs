@@ -1,12 +1,12 @@
 //! `mufc bench`: the performance figures as ratios measured in one run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use mufc::{ClientId, Federation, RemovalRequest, StageTimes};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use seeding::Dataset;
+use seeding::{Dataset, PointId};
 use serde_json::json;
 
 use super::{data_json, fed_config, fed_summary, merged, prepare, trial_seed};
@@ -45,12 +45,40 @@ impl Acc {
     }
 }
 
+/// A random point of a random client that no deferred request names.
+fn free_point(fed: &Federation, rng: &mut ChaCha8Rng) -> Result<(ClientId, PointId), CliError> {
+    let named: HashSet<(ClientId, PointId)> = fed
+        .pending()
+        .iter()
+        .flat_map(|p| p.request.point_entries())
+        .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
+        .collect();
+    let free: Vec<(ClientId, Vec<PointId>)> = fed
+        .clients()
+        .iter()
+        .map(|c| {
+            let ids = c.data().ids().iter().copied();
+            let ids = ids.filter(|id| !named.contains(&(c.id(), *id)));
+            (c.id(), ids.collect::<Vec<_>>())
+        })
+        .filter(|(_, ids)| !ids.is_empty())
+        .collect();
+    if free.is_empty() {
+        return Err(CliError::NoData("no point left to remove"));
+    }
+    let (client, ids) = &free[below(rng, free.len())];
+    Ok((*client, ids[below(rng, ids.len())]))
+}
+
 /// `mufc bench`: on the data (default: the built-in set), measured in one
 /// run: training as the paper counts it split into client and server
-/// time; `--requests` random single-point removals against complete
-/// retraining after each (paper, CPU and wall ratios; requests whose
-/// client reseeded apart); and the server's decode time in every privacy
-/// mode, at training and for one removal.
+/// time; `--requests` random single-point removal requests against
+/// complete retraining after each removal round (paper, CPU and wall
+/// ratios; rounds in which a client reseeded apart): with
+/// `--min-updating-clients 2` (the default) a request of one client waits
+/// for another client's, so the figures are per applied round; and the
+/// server's decode time in every privacy mode, at training and for one
+/// removal round of two clients.
 ///
 /// # Errors
 ///
@@ -95,13 +123,21 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     );
     let mut equal = 0;
     let mut unlearn_decode = 0.0;
+    // Requests that change one client alone wait for another client's
+    // (docs/threat-model.md U3): the figures are per applied round.
+    let (mut deferred, mut waiting) = (0usize, Vec::new());
     for _ in 0..a.requests {
-        let cs = fed.clients();
-        let c = &cs[below(&mut rng, cs.len())];
-        let id = c.data().id(below(&mut rng, c.data().len()));
-        let client = c.id();
+        let (client, id) = free_point(&fed, &mut rng)?;
         let report = fed.remove(&RemovalRequest::points(client, vec![id]))?;
-        federated::remove_from(&mut remaining, client, &[id])?;
+        waiting.push((client, id));
+        if report.outcome.is_deferred() {
+            deferred += 1;
+            bar.inc(1);
+            continue;
+        }
+        for (c, id) in waiting.drain(..) {
+            federated::remove_from(&mut remaining, c, &[id])?;
+        }
         let fresh = federated::retrain(&remaining, &retrain_config)?;
         if federated::difference(&fed, &fresh).is_none() {
             equal += 1;
@@ -128,9 +164,13 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         let row = match Federation::new(clients.clone(), &cfg) {
             Ok(mut f) => {
                 let r = f.fit_report().clone();
-                let c = &f.clients()[0];
-                let (client, id) = (c.id(), c.data().id(0));
-                let removal = f.remove(&RemovalRequest::points(client, vec![id]))?;
+                // A point of each of two clients: one round (a lone
+                // client's request would wait, docs/threat-model.md U3).
+                let mut request = RemovalRequest::new();
+                for c in f.clients().iter().take(2) {
+                    request = request.with_points(c.id(), vec![c.data().id(0)]);
+                }
+                let removal = f.remove(&request)?;
                 json!({
                     "privacy": federated::privacy(mode).name(),
                     "available": true,
@@ -190,14 +230,18 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
                 "server_seconds": server_part,
                 "server_over_client": server_part / client_part,
                 "requests": a.requests,
-                "requests_reseeded": seed_req.n,
+                "rounds": all.n,
+                "deferred_requests": deferred,
+                "pending_at_end": fed.pending().len(),
+                "figures": "per applied removal round",
+                "rounds_reseeded": seed_req.n,
                 "retrain_equal": equal,
                 "unlearn_seconds_mean": triple(all.mean()),
                 "retrain_seconds_mean": triple(retrain.mean()),
                 "retrain_over_unlearn": triple(ratio_all),
                 "retrain_over_unlearn_no_reseed": ratio_plain.map(triple),
                 "retrain_over_unlearn_reseed": ratio_seed.map(triple),
-                "unlearn_decode_seconds_mean": unlearn_decode / a.requests as f64,
+                "unlearn_decode_seconds_mean": unlearn_decode / all.n.max(1) as f64,
                 "decode": decode_rows,
                 "seconds_total": total,
             }),
@@ -210,7 +254,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     let row3 = |t: &mut TextTable, name: &str, r: (f64, f64, f64)| {
         t.row([name.to_string(), x(r.0), x(r.1), x(r.2)]);
     };
-    row3(&mut t1, "retrain / unlearn, all requests", ratio_all);
+    row3(&mut t1, "retrain / unlearn, all rounds", ratio_all);
     if let Some(r) = ratio_plain {
         row3(&mut t1, "retrain / unlearn, no reseed", r);
     }
@@ -267,8 +311,8 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     let text = format!(
         "mufc bench: {}\n{}; seed {}\n\n\
          training: slowest client {} (its part of the round), server {} (sum, decode, K-means): server / client = {:.1}\n\
-         {} random single-point removals ({} reseeded a client); retraining after each, equal bit for bit: {} of {}\n\
-         mean unlearn: paper {}, CPU {}, wall {}; mean retrain: paper {}, CPU {}, wall {}\n\n{}\n{}\n\
+         {} random single-point removal requests in {} rounds ({} deferred until another client's request joined them, {} still waiting; {} rounds reseeded a client); retraining after each round, equal bit for bit: {} of {}\n\
+         per round: mean unlearn: paper {}, CPU {}, wall {}; mean retrain: paper {}, CPU {}, wall {}\n\n{}\n{}\n\
          total time {:.1} s\n",
         p.summary(),
         fed_summary(&a.fed, &p),
@@ -277,9 +321,12 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         ms(server_part),
         server_part / client_part,
         a.requests,
+        all.n,
+        deferred,
+        fed.pending().len(),
         seed_req.n,
         equal,
-        a.requests,
+        all.n,
         ms(um.0),
         ms(um.1),
         ms(um.2),
@@ -290,5 +337,9 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         t2.render(),
         total
     );
-    Ok(Report { json, text })
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
 }

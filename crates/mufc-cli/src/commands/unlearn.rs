@@ -1,7 +1,7 @@
 //! `mufc unlearn`: train, serve removal requests (Algorithm 4), and
 //! retrain from scratch after every request in the same run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use mufc::{ClientId, Federation, RemovalRequest, StageTimes};
@@ -21,7 +21,8 @@ use crate::plot::{UnlearnSeries, draw_unlearn_figure};
 use crate::progress::Progress;
 use crate::random::{below, derive_seed, tag};
 
-/// What one request did and cost.
+/// What one removal round did and cost (a round applies the deferred
+/// requests and the one that completed them).
 #[derive(Clone, Debug)]
 struct Served {
     removed: usize,
@@ -32,8 +33,10 @@ struct Served {
     equal: Option<String>,
     loss_ratio: f64,
     dc_seconds: Option<f64>,
-    /// The clients the request's aggregation round included.
+    /// The clients the round's aggregation included.
     included: usize,
+    /// The requests the round applied (deferred ones and the last).
+    requests: usize,
 }
 
 /// A request: the ids each named client loses.
@@ -48,7 +51,7 @@ type Entries = Vec<(ClientId, Vec<PointId>)>;
 /// [`CliError::InvalidParameter`] for a row named twice or every point
 /// named.
 fn explicit(rows: &[u64], batch: usize, client_of: &[usize]) -> Result<Vec<Entries>, CliError> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     for &r in rows {
         if usize::try_from(r).map_or(true, |i| i >= client_of.len()) {
             return Err(CliError::UnknownPoint { id: r });
@@ -78,37 +81,97 @@ fn explicit(rows: &[u64], batch: usize, client_of: &[usize]) -> Result<Vec<Entri
         .collect())
 }
 
-/// The next request: a client and the ids it loses.
+/// What the deferred requests already name (a point may be named once).
+#[derive(Debug, Default)]
+struct Named {
+    whole: HashSet<ClientId>,
+    points: HashSet<(ClientId, PointId)>,
+}
+
+impl Named {
+    fn of(fed: &Federation) -> Self {
+        let mut named = Self::default();
+        for p in fed.pending() {
+            named
+                .whole
+                .extend(p.request.clients_removed().iter().copied());
+            for (c, ids) in p.request.point_entries() {
+                named.points.extend(ids.iter().map(|id| (*c, *id)));
+            }
+        }
+        named
+    }
+
+    /// Whether a request may name `id` of `client`.
+    fn free(&self, client: ClientId, id: PointId) -> bool {
+        !self.whole.contains(&client) && !self.points.contains(&(client, id))
+    }
+}
+
+/// The next request: a client and the ids it loses, among the points that
+/// no deferred request names.
 fn choose(
     fed: &Federation,
     a: &UnlearnArgs,
     rng: &mut ChaCha8Rng,
 ) -> Result<(ClientId, Vec<PointId>), CliError> {
-    let clients = fed.clients();
-    if clients.is_empty() {
-        return Err(CliError::NoData("every client was removed"));
+    let named = Named::of(fed);
+    // Positions of each client's points no deferred request names.
+    let free: Vec<(ClientId, Vec<usize>)> = fed
+        .clients()
+        .iter()
+        .map(|c| {
+            let d = c.data();
+            let pos = (0..d.len()).filter(|&p| named.free(c.id(), d.id(p)));
+            (c.id(), pos.collect::<Vec<_>>())
+        })
+        .filter(|(_, pos)| !pos.is_empty())
+        .collect();
+    if free.is_empty() {
+        return Err(CliError::NoData(
+            "every client was removed or is named by a deferred request",
+        ));
     }
+    let data_of = |id: ClientId| {
+        fed.client(id)
+            .map(mufc::Client::data)
+            .ok_or(CliError::NoData("the chosen client vanished"))
+    };
     match a.mode {
         Mode::Random => {
-            let c = &clients[below(rng, clients.len())];
-            let data = c.data();
+            let (id, mut pos) = free[below(rng, free.len())].clone();
+            let data = data_of(id)?;
             if a.whole_clients {
-                return Ok((c.id(), data.ids().to_vec()));
+                return Ok((id, data.ids().to_vec()));
             }
             // A partial Fisher-Yates shuffle: `batch` distinct positions.
-            let mut pos: Vec<usize> = (0..data.len()).collect();
             let r = a.batch.min(pos.len());
             for i in 0..r {
                 let j = i + below(rng, pos.len() - i);
                 pos.swap(i, j);
             }
-            Ok((c.id(), pos[..r].iter().map(|&p| data.id(p)).collect()))
+            Ok((id, pos[..r].iter().map(|&p| data.id(p)).collect()))
         }
         Mode::Adversarial => {
             // The paper's adversarial removals: the largest contribution to
-            // the current objective phi_f (ties: the first).
-            let costs = fed.induced_costs()?;
-            let total = |v: &[f64]| v.iter().sum::<f64>();
+            // the current objective phi_f (ties: the first), among the
+            // points no deferred request names.
+            let costs: Vec<(ClientId, Vec<f64>)> = fed
+                .induced_costs()?
+                .into_iter()
+                .map(|(id, v)| {
+                    let free = free.iter().find(|(c, _)| *c == id).map(|(_, p)| p);
+                    let v = (0..v.len())
+                        .map(|p| match free {
+                            Some(f) if f.contains(&p) => v[p],
+                            _ => f64::NEG_INFINITY,
+                        })
+                        .collect();
+                    (id, v)
+                })
+                .filter(|(id, _)| free.iter().any(|(c, _)| c == id))
+                .collect();
+            let total = |v: &[f64]| v.iter().filter(|x| x.is_finite()).sum::<f64>();
             let top = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let key = |v: &[f64]| if a.whole_clients { total(v) } else { top(v) };
             let mut best = 0;
@@ -118,14 +181,11 @@ fn choose(
                 }
             }
             let (id, v) = &costs[best];
-            let data = fed
-                .client(*id)
-                .ok_or(CliError::NoData("the chosen client vanished"))?
-                .data();
+            let data = data_of(*id)?;
             if a.whole_clients {
                 return Ok((*id, data.ids().to_vec()));
             }
-            let mut pos: Vec<usize> = (0..v.len()).collect();
+            let mut pos: Vec<usize> = (0..v.len()).filter(|&p| v[p].is_finite()).collect();
             // Largest first; equal costs in position order.
             pos.sort_by(|&x, &y| v[y].total_cmp(&v[x]).then(x.cmp(&y)));
             pos.truncate(a.batch);
@@ -135,11 +195,16 @@ fn choose(
 }
 
 /// `mufc unlearn`: trains (trial 0's federation seed), then serves
-/// `--removals` requests; after each, retrains from scratch on the
-/// remaining data (Algorithm 1: every client, a full aggregation and
-/// decode, the server's fit), checks that the unlearned federation equals
-/// the retrained one, and records both times and the loss ratio. With
-/// `--compare`, DC-KMeans serves the same requests.
+/// `--removals` requests. A request that would change one client's message
+/// alone is deferred (`--min-updating-clients`, docs/threat-model.md U3)
+/// until other clients' requests join it; one removal round then applies
+/// them all. After every round it retrains from scratch on the remaining
+/// data (Algorithm 1: every client, a full aggregation and decode, the
+/// server's fit), checks that the unlearned federation equals the
+/// retrained one bit for bit, and records both times and the loss ratio:
+/// the figures are per round. Requests still deferred at the end are
+/// reported, or applied with `--flush` (with a warning). With `--compare`,
+/// DC-KMeans removes the same points when MUFC does.
 ///
 /// The loss ratio after each request divides by phi_c* of the whole data
 /// (as a fixed scale, for the figure); `loss_ratio_after` divides by phi_c*
@@ -182,11 +247,11 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     if removals == 0 {
         return Err(invalid("remove", 0, "name at least one row"));
     }
-    if a.whole_clients && a.removals >= p.split.num_clients() {
+    if a.whole_clients && a.removals.saturating_add(a.fed.min_clients) > p.split.num_clients() {
         return Err(invalid(
             "removals",
             a.removals,
-            "removing whole clients needs fewer requests than clients",
+            "removing whole clients must leave at least --min-clients clients",
         ));
     }
     if planned.is_none() && !a.whole_clients && a.removals.saturating_mul(a.batch) >= p.n() {
@@ -228,28 +293,55 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     let retrain_config = federated::retrain_config(&fed)?;
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::REMOVALS, 0));
     let mut served: Vec<Served> = Vec::with_capacity(removals);
-    for i in 0..removals {
-        let (request, entries) = match &planned {
-            Some(plan) => {
-                let entries = plan[i].clone();
-                let mut request = RemovalRequest::new();
-                for (c, ids) in &entries {
-                    request = request.with_points(*c, ids.clone());
+    let mut warnings: Vec<String> = Vec::new();
+    let mut deferred = 0usize;
+    let mut flushed = false;
+    // The entries of the requests not applied yet.
+    let mut waiting: Entries = Vec::new();
+    // One pass per request, and a last one for `--flush`.
+    for i in 0..=removals {
+        let report = if i < removals {
+            let (request, entries) = match &planned {
+                Some(plan) => {
+                    let entries = plan[i].clone();
+                    let mut request = RemovalRequest::new();
+                    for (c, ids) in &entries {
+                        request = request.with_points(*c, ids.clone());
+                    }
+                    (request, entries)
                 }
-                (request, entries)
+                None => {
+                    let (client, ids) = choose(&fed, a, &mut rng)?;
+                    let request = if a.whole_clients {
+                        RemovalRequest::clients(vec![client])
+                    } else {
+                        RemovalRequest::points(client, ids.clone())
+                    };
+                    (request, vec![(client, ids)])
+                }
+            };
+            let report = fed.remove(&request)?;
+            waiting.extend(entries);
+            if report.outcome.is_deferred() {
+                // Nothing changed: no round, nothing to retrain or compare.
+                deferred += 1;
+                bar.inc(1);
+                continue;
             }
-            None => {
-                let (client, ids) = choose(&fed, a, &mut rng)?;
-                let request = if a.whole_clients {
-                    RemovalRequest::clients(vec![client])
-                } else {
-                    RemovalRequest::points(client, ids.clone())
-                };
-                (request, vec![(client, ids)])
+            report
+        } else if a.flush {
+            let Some(report) = fed.flush()? else {
+                break;
+            };
+            if let Some(w) = &report.privacy_warning {
+                warnings.push(format!("--flush: {w}"));
             }
+            flushed = true;
+            report
+        } else {
+            break;
         };
-        let report = fed.remove(&request)?;
-        for (client, ids) in &entries {
+        for (client, ids) in &waiting {
             federated::remove_from(&mut remaining, *client, ids)?;
         }
         let fresh = federated::retrain(&remaining, &retrain_config)?;
@@ -257,13 +349,14 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         let dc_seconds = match &mut dc {
             Some(t) => {
                 let mut total = 0.0;
-                for (_, ids) in &entries {
+                for (_, ids) in &waiting {
                     total += t.delete_many(ids)?.seconds;
                 }
                 Some(total)
             }
             None => None,
         };
+        waiting.clear();
         served.push(Served {
             removed: report.removed_points,
             unlearn: report.times,
@@ -271,6 +364,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             reseeded: !report.reseeded.is_empty(),
             server: report.server.name(),
             included: report.included.len(),
+            requests: report.requests.len(),
             equal,
             loss_ratio: fed
                 .objectives(Some(phi_star))?
@@ -280,6 +374,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         });
         bar.inc(1);
     }
+    let pending_at_end = fed.pending().len();
     let after = fed.objectives(None)?;
     let star_after = best_kmeans(&fed.union()?, p.k, a.data.restarts, seed)?.phi();
     let loss_after = seeding::loss_ratio(after.phi_f, star_after)?;
@@ -378,7 +473,13 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
                 json!({
                     "masking": federated::masking(a.fed.masking).name(),
                     "dropout": a.fed.dropout,
-                    "included_clients_per_request": served.iter().map(|s| s.included).collect::<Vec<_>>(),
+                    "included_clients_per_round": served.iter().map(|s| s.included).collect::<Vec<_>>(),
+                    "rounds": served.len(),
+                    "deferred_requests": deferred,
+                    "pending_at_end": pending_at_end,
+                    "flush": a.flush,
+                    "flushed": flushed,
+                    "requests_per_round": served.iter().map(|s| s.requests).collect::<Vec<_>>(),
                 }),
             ),
             json!({
@@ -391,8 +492,8 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
                 "whole_clients": a.whole_clients,
                 "removals": removals,
                 "removed_points": served.iter().map(|s| s.removed).sum::<usize>(),
-                "retrained_requests": retrained,
-                "reseeded_requests": reseeded,
+                "retrained_rounds": retrained,
+                "reseeded_rounds": reseeded,
                 "server_refits": refits,
                 "retrain_measured": served.len(),
                 "retrain_equal": equal,
@@ -431,6 +532,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     let json = merged(
         json,
         json!({
+            "figures": "per applied removal round (a round applies the deferred requests and the one that completed them)",
             "unlearn_stage_means": unlearn_stages,
             "retrain_stage_means": retrain_stages,
         }),
@@ -438,7 +540,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
 
     let ms = |x: f64| format!("{:.3} ms", x * 1e3);
     let per = |x: f64| ms(x / served.len().max(1) as f64);
-    let mut table = TextTable::new(&["per request (mean)", "MUFC unlearn", "retrain", "speed-up"]);
+    let mut table = TextTable::new(&["per round (mean)", "MUFC unlearn", "retrain", "speed-up"]);
     table.row([
         "paper: slowest client + server".to_string(),
         per(u_paper),
@@ -470,8 +572,24 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     } else {
         format!("{} point(s) of one client", a.batch)
     };
+    let rounds_line = match (deferred, pending_at_end) {
+        (0, _) => format!("{} removal rounds, one per request", served.len()),
+        (d, 0) => format!(
+            "{} removal rounds: {d} requests were deferred until another client's request joined them (docs/threat-model.md U3)",
+            served.len()
+        ),
+        (d, p) => format!(
+            "{} removal rounds: {d} requests were deferred until another client's request joined them (docs/threat-model.md U3), {p} still wait at the end (--flush applies them)",
+            served.len()
+        ),
+    };
+    let rounds_line = if flushed {
+        format!("{rounds_line}; the last round is the --flush of the requests still deferred")
+    } else {
+        rounds_line
+    };
     let mut text = format!(
-        "mufc unlearn: {}\n{}; seed {}\n{} {mode} requests of {what}; complete retraining after each\n\n{}\n",
+        "mufc unlearn: {}\n{}; seed {}\n{} {mode} requests of {what}; {rounds_line}\ncomplete retraining and the check after every round; figures are per round\n\n{}\n",
         p.summary(),
         fed_summary(&a.fed, &p),
         seed,
@@ -480,7 +598,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     );
     let stage_line = |name: &str, v: &Value| {
         format!(
-            "{name} per request: slowest client {}, sum {}, decode {}, server K-means {} (mask dealing, offline: {})\n",
+            "{name} per round: slowest client {}, sum {}, decode {}, server K-means {} (mask dealing, offline: {})\n",
             ms(v["slowest_client_seconds"].as_f64().unwrap_or(f64::NAN)),
             ms(v["sum_seconds"].as_f64().unwrap_or(f64::NAN)),
             ms(v["decode_seconds"].as_f64().unwrap_or(f64::NAN)),
@@ -491,15 +609,15 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     text.push_str(&stage_line("unlearn", &unlearn_stages));
     text.push_str(&stage_line("retrain", &retrain_stages));
     text.push_str(&format!(
-        "requests where a client reseeded (Alg. 3 retrained): {reseeded}; server refits from scratch: {refits}\n"
+        "rounds where a client reseeded (Alg. 3 retrained): {reseeded}; server refits from scratch: {refits}\n"
     ));
     if let Some(c) = clean_speedup {
         text.push_str(&format!(
-            "speed-up on requests without reseeding (Table 1's row): {c:.1}x (paper count)\n"
+            "speed-up on rounds without reseeding (Table 1's row): {c:.1}x (paper count)\n"
         ));
     }
     text.push_str(&format!(
-        "unlearned == retrained (clients' seeds and counts, server counts and centroids, bit for bit): {equal} of {}\n",
+        "unlearned == retrained (clients' seeds and counts, server counts and centroids, bit for bit): {equal} of {} rounds\n",
         served.len()
     ));
     if let Some(d) = &first_diff {
@@ -534,5 +652,9 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         ));
     }
     text.push_str(&format!("total time {total:.1} s\n"));
-    Ok(Report { json, text })
+    Ok(Report {
+        json,
+        text,
+        warnings,
+    })
 }

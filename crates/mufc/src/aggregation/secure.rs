@@ -139,6 +139,7 @@ impl SecAggSettings {
         let n = ids.len();
         let len = inputs.first().map_or(0, |(_, v)| v.len());
         let params = self.params(n)?;
+        let threshold = params.threshold;
         let faults = self.faults(ctx.round, &ids);
         let mut rng = secrets.rng("secagg", ctx.round);
         let graph = params.graph_for(ids.iter().map(|c| c.0), &mut rng)?;
@@ -165,6 +166,8 @@ impl SecAggSettings {
                 step,
                 have,
                 need,
+                threshold,
+                min_clients: self.min_clients,
             },
             other => other.into(),
         })?;
