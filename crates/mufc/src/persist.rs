@@ -46,6 +46,15 @@
 //! or the new one, whole. A crash (not an error) may leave the temporary
 //! file (`.mufc-save-*.tmp`) behind.
 
+// Saved files come from outside (docs/threat-model.md §8): no panicking
+// index, unwrap or expect, and no unchecked arithmetic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::arithmetic_side_effects
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::Write;
@@ -125,7 +134,11 @@ fn checksum(bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
 
 /// Wraps a body: magic, version, length, body, checksum.
 fn seal(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len() + CHECKSUM_LEN);
+    let mut out = Vec::with_capacity(
+        body.len()
+            .saturating_add(HEADER_LEN)
+            .saturating_add(CHECKSUM_LEN),
+    );
     out.extend_from_slice(MAGIC);
     out.push(VERSION);
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
@@ -140,7 +153,7 @@ fn seal(body: &[u8]) -> Vec<u8> {
 fn open(bytes: &[u8]) -> MufcResult<&[u8]> {
     let found = bytes.len() as u64;
     let m = bytes.len().min(MAGIC.len());
-    if bytes[..m] != MAGIC[..m] {
+    if bytes.get(..m) != MAGIC.get(..m) {
         return Err(bad("not a saved federation (bad header)"));
     }
     let truncated = |expected: u64| PersistError::Truncated { expected, found };
@@ -169,15 +182,18 @@ fn open(bytes: &[u8]) -> MufcResult<&[u8]> {
     if found > total {
         return Err(corrupt(format!(
             "{} bytes after the checksum",
-            found - total
+            found.saturating_sub(total)
         )));
     }
     // `total` is the length of `bytes`, so the body's end fits a usize.
-    let end = bytes.len() - CHECKSUM_LEN;
-    if checksum(&bytes[..end]) != bytes[end..] {
+    let end = bytes.len().saturating_sub(CHECKSUM_LEN);
+    let (sealed, sum) = bytes.split_at_checked(end).unwrap_or((bytes, &[]));
+    if checksum(sealed) != sum {
         return Err(corrupt("the checksum does not match the contents"));
     }
-    Ok(&bytes[HEADER_LEN..end])
+    sealed
+        .get(HEADER_LEN..)
+        .ok_or_else(|| corrupt("the body is shorter than its header"))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
