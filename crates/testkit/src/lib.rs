@@ -12,6 +12,7 @@ pub mod decoding;
 pub mod exact;
 pub mod fields;
 pub mod fuzz;
+pub mod fuzz_secagg;
 pub mod mufc;
 pub mod poly;
 pub mod sagg;
