@@ -9,6 +9,10 @@
 //! ```sh
 //! MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test fuzz_corpus
 //! ```
+//!
+//! Open findings (`seed-open-*`: inputs that still crash or hang library
+//! code) are skipped; `cargo test -p mufc-tests --test fuzz_corpus --
+//! --ignored` runs them.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
@@ -21,27 +25,80 @@ fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
 }
 
+fn file_name(file: &Path) -> String {
+    file.file_name().unwrap().to_str().unwrap().to_string()
+}
+
+/// Whether a seed file is an open finding (`seed-open-*`): an input that
+/// still crashes or hangs library code, skipped by the replay.
+fn is_open(file: &Path) -> bool {
+    file_name(file).starts_with("seed-open-")
+}
+
 /// The committed corpus files of a target: `seed-*` (git ignores the rest
 /// of `fuzz/corpus/`, which a local campaign grows).
 fn seeds(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("seed-"))
-        })
+        .filter(|p| file_name(p).starts_with("seed-"))
         .collect();
     files.sort();
     files
 }
 
-/// Every corpus directory has a body and every body a non-empty corpus
-/// directory; then every committed input runs through its body.
+/// With `MUFC_WRITE_CORPUS=1`, writes the seed files `seed_corpus`
+/// generates (keeping a committed file that is still current, so that the
+/// saved federations, whose reports hold measured times, do not churn);
+/// otherwise checks that the committed files are current. Hand-added
+/// files must be added to `seed_corpus`, so that regeneration keeps them.
+fn check_or_write_seeds(corpus: &Path) {
+    let write = std::env::var_os("MUFC_WRITE_CORPUS").is_some_and(|v| v == "1");
+    for (name, _, _) in TARGETS {
+        let dir = corpus.join(name);
+        let mut want = seed_corpus(name);
+        want.sort();
+        assert!(!want.is_empty(), "{name}: no seeds generated");
+        let have: Vec<(String, Vec<u8>)> = seeds(&dir)
+            .into_iter()
+            .map(|p| (file_name(&p), fs::read(&p).unwrap()))
+            .collect();
+        let current = |file: &str, generated: &[u8]| {
+            have.iter()
+                .any(|(n, c)| n == file && seed_is_current(name, n, c, generated))
+        };
+        if write {
+            fs::create_dir_all(&dir).unwrap();
+            for (file, _) in &have {
+                if !want.iter().any(|(w, _)| w == file) {
+                    fs::remove_file(dir.join(file)).unwrap();
+                }
+            }
+            for (file, bytes) in &want {
+                if !current(file, bytes) {
+                    fs::write(dir.join(file), bytes).unwrap();
+                }
+            }
+            continue;
+        }
+        let names = |v: &[(String, Vec<u8>)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
+        assert!(
+            names(&have) == names(&want) && want.iter().all(|(f, b)| current(f, b)),
+            "{name}: the committed seed corpus is stale; regenerate it with \
+             MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test fuzz_corpus"
+        );
+    }
+}
+
+/// The seed files are current (or written), every corpus directory has a
+/// body and every body a non-empty corpus directory; then every committed
+/// input but the open findings runs through its body.
 #[test]
 fn every_target_replays_its_seed_corpus() {
     let corpus = fuzz_dir().join("corpus");
+    check_or_write_seeds(&corpus);
     let dirs: BTreeSet<String> = fs::read_dir(&corpus)
         .unwrap_or_else(|e| panic!("{}: {e}", corpus.display()))
         .map(|e| e.unwrap())
@@ -65,6 +122,10 @@ fn every_target_replays_its_seed_corpus() {
         let files = seeds(&corpus.join(name));
         assert!(!files.is_empty(), "{name}: no seed-* file in its corpus");
         for file in files {
+            if is_open(&file) {
+                eprintln!("{name}: skipping the open finding {}", file.display());
+                continue;
+            }
             let data = fs::read(&file).unwrap();
             let run = std::panic::catch_unwind(|| body(&data));
             assert!(run.is_ok(), "{name}: {} fails", file.display());
@@ -72,6 +133,20 @@ fn every_target_replays_its_seed_corpus() {
         }
     }
     assert!(total >= TARGETS.len());
+}
+
+/// The open findings (`seed-open-*`), which crash or hang their target
+/// until the library is fixed (a crash may be an abort of the process).
+#[test]
+#[ignore = "open findings: they abort or hang until fixed in library code"]
+fn open_findings() {
+    let corpus = fuzz_dir().join("corpus");
+    for (name, _, body) in TARGETS {
+        for file in seeds(&corpus.join(name)).into_iter().filter(|f| is_open(f)) {
+            eprintln!("{name}: {}", file.display());
+            body(&fs::read(&file).unwrap());
+        }
+    }
 }
 
 /// Every `[[bin]]` of `fuzz/Cargo.toml` is a listed target whose one-line
@@ -101,50 +176,6 @@ fn fuzz_crate_matches_the_target_list() {
         assert!(
             src.contains(&format!("{path}(data)")),
             "{name}.rs does not call {path}"
-        );
-    }
-}
-
-/// The committed seed files are what `seed_corpus` generates (with
-/// `MUFC_WRITE_CORPUS=1`, writes them instead). Hand-added files must be
-/// added to `seed_corpus` too, so that regeneration keeps them.
-#[test]
-fn seed_corpus_is_generated() {
-    let write = std::env::var_os("MUFC_WRITE_CORPUS").is_some_and(|v| v == "1");
-    let corpus = fuzz_dir().join("corpus");
-    for (name, _, _) in TARGETS {
-        let dir = corpus.join(name);
-        let want = seed_corpus(name);
-        assert!(!want.is_empty(), "{name}: no seeds generated");
-        if write {
-            fs::create_dir_all(&dir).unwrap();
-            for old in seeds(&dir) {
-                fs::remove_file(old).unwrap();
-            }
-            for (file, bytes) in &want {
-                fs::write(dir.join(file), bytes).unwrap();
-            }
-            continue;
-        }
-        let have: Vec<(String, Vec<u8>)> = seeds(&dir)
-            .into_iter()
-            .map(|p| {
-                let n = p.file_name().unwrap().to_str().unwrap().to_string();
-                (n, fs::read(&p).unwrap())
-            })
-            .collect();
-        let mut want = want;
-        want.sort();
-        let names = |v: &[(String, Vec<u8>)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
-        let current = names(&have) == names(&want)
-            && have
-                .iter()
-                .zip(&want)
-                .all(|((n, c), (_, g))| seed_is_current(name, n, c, g));
-        assert!(
-            current,
-            "{name}: the committed seed corpus is stale; regenerate it with \
-             MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test fuzz_corpus"
         );
     }
 }

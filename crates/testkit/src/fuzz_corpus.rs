@@ -9,6 +9,12 @@
 //! inputs of past findings); `MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests
 //! --test fuzz_corpus` writes them, and without the variable the same test
 //! checks that the committed files are what it generates.
+//!
+//! Files named `seed-open-*` are open findings in library code: inputs
+//! that still crash or hang their target. The replay skips them (they
+//! would abort or stall `cargo test`); `cargo test -p mufc-tests --test
+//! fuzz_corpus -- --ignored` runs them. Once fixed, rename them
+//! `seed-regression-*` here and regenerate.
 
 use rand::Rng;
 
@@ -82,6 +88,18 @@ pub const TARGETS: &[Target] = &[
     #[cfg(feature = "fuzz-apps")]
     ("cli_npy", "testkit::fuzz_apps::npy", crate::fuzz_apps::npy),
 ];
+
+/// A saved federation with a huge `dim` (raw mode), found by fuzzing.
+#[cfg(feature = "fuzz-apps")]
+const OPEN_DIM_OOM: &str = "004d554643464544020200019a9999999999b93f00000000002d431cebe2361a3fac02012d431cebe2361a3fac020001100001010100011400000000000000009a9999999999a93f019a9999999999b93f00000000002d431cebe2361a3fa402012d431cebe2361a3fac020001100001010100011400000000000000009a9900c93800c93800ffffffff0a00000000000000000000000000000000000000d7a3c03f8014ae47000000000000e108";
+
+#[cfg(feature = "fuzz-apps")]
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
 
 fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
@@ -220,6 +238,11 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("raw-scma", cat(&[&[0], &scma])),
                 ("raw-plain", cat(&[&[0], &plain])),
                 ("raw-header", cat(&[&[0], &scma[..12]])),
+                // Open finding (the campaign of 2026-11-23): a saved file whose
+                // `dim` is huge (here the bytes of gamma = 0.1) aborts the
+                // process on allocation (seeding::Quantizer::build,
+                // `vec![-0.5; dim]`, from Federation::from_bytes).
+                ("open-dim-oom", hex(OPEN_DIM_OOM)),
             ]
         }
         #[cfg(feature = "fuzz-apps")]
@@ -267,6 +290,17 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 (
                     "i4",
                     cat(&[&[0], &npy_raw("<i4", false, "(1, 1)", &[1, 0, 0, 0])]),
+                ),
+                // Open finding (the campaign of 2026-11-23): nested braces in
+                // the header take time exponential in their depth (about x3
+                // per brace) in npyz's header parser (py_literal, a pest
+                // grammar): 24 of them hang the loader.
+                (
+                    "open-nested-braces",
+                    cat(&[
+                        &[0],
+                        &npy_raw("<f8", false, &format!("(1, {}1)", "{".repeat(24)), &[]),
+                    ]),
                 ),
             ]
         }
