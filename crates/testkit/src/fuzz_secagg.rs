@@ -7,7 +7,7 @@
 //! milliseconds per input (X25519 and AEAD at every step), which would cap
 //! a campaign at a few hundred executions a second. A client is a
 //! function of its seeded RNG and of the messages it is handed, so its
-//! answers are recorded by history ([`LazyClient`]): a client answers
+//! answers are recorded by history (`LazyClient`): a client answers
 //! from the record while its history has been seen before, and otherwise
 //! is rebuilt from its RNG, replayed through its history and handed the
 //! message for real. Every run is exactly the run of real clients; the
@@ -137,10 +137,10 @@ fn memo() -> std::sync::MutexGuard<'static, Memo> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A client that answers from the recorded answers ([`Memo`], seeded with
-/// the honest run) while its history has been seen before, and otherwise
-/// is rebuilt from its seeded RNG, replayed through its history and handed
-/// the message for real (recording the answer).
+/// A client that answers from the recorded answers ([`Memo`]) while its
+/// history has been seen before, and otherwise is rebuilt from its seeded
+/// RNG, replayed through its history and handed the message for real
+/// (recording the answer).
 struct LazyClient {
     id: ClientId,
     /// The messages handed so far, serialized with their lengths.
