@@ -93,6 +93,16 @@ pub const TARGETS: &[Target] = &[
 #[cfg(feature = "fuzz-apps")]
 const OPEN_DIM_OOM: &str = "004d554643464544020200019a9999999999b93f00000000002d431cebe2361a3fac02012d431cebe2361a3fac020001100001010100011400000000000000009a9999999999a93f019a9999999999b93f00000000002d431cebe2361a3fa402012d431cebe2361a3fac020001100001010100011400000000000000009a9900c93800c93800ffffffff0a00000000000000000000000000000000000000d7a3c03f8014ae47000000000000e108";
 
+/// A saved federation that loads but does not reload after `to_bytes`
+/// (the reload cannot parse), found by fuzzing.
+#[cfg(feature = "fuzz-apps")]
+const OPEN_RESAVE_PARSE: &str = "004d55464346454402020001d9edbfc5259fcc3f00030000002d431cebe2361a3fac02012d431cebe2361a3fac02000e000000000000000000000000000000000000000000000000010000000000000e00000000000000000000000000000066000000000000000000000000ffffffff703df52861bcbfae47e17a843fa530030200010000";
+
+/// A saved federation that loads but does not reload after `to_bytes`
+/// (capacity 0), found by fuzzing.
+#[cfg(feature = "fuzz-apps")]
+const OPEN_RESAVE_CAPACITY: &str = "004d554643464544020200019a999999b9676f3f01000000002d431cebe232103fac020131431cebe2321a3fac020001100001010100011400000000000000009a9999999999a93f00360000010300000000004b000037000000ffffff1f3636c3be285c8fc2f508bcbfa5703d0a5700000000170000000000f528bcbfa5703d0ad7a3c000000000000000000004000000000000000000003fc3f5285c8fc2c53f313636363636c3bf285c8fc2f528bcbfb81e85eb00004d55";
+
 #[cfg(feature = "fuzz-apps")]
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -243,6 +253,12 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 // process on allocation (seeding::Quantizer::build,
                 // `vec![-0.5; dim]`, from Federation::from_bytes).
                 ("open-dim-oom", hex(OPEN_DIM_OOM)),
+                // Open findings: files that load but whose `to_bytes` does
+                // not load again ("cannot parse", and "capacity t must be at
+                // least 1": the saved capacity comes from the report, not
+                // from the stored field the load accepted).
+                ("open-resave-parse", hex(OPEN_RESAVE_PARSE)),
+                ("open-resave-capacity", hex(OPEN_RESAVE_CAPACITY)),
             ]
         }
         #[cfg(feature = "fuzz-apps")]
