@@ -12,6 +12,10 @@ pub mod decoding;
 pub mod exact;
 pub mod fields;
 pub mod fuzz;
+#[cfg(feature = "fuzz-apps")]
+pub mod fuzz_apps;
+pub mod fuzz_corpus;
+pub mod fuzz_secagg;
 pub mod lying;
 pub mod mufc;
 pub mod poly;

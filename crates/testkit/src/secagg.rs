@@ -1,7 +1,8 @@
 //! Generic test logic for the dropout-tolerant secure aggregation of
 //! `syndrome-agg` ([`syndrome_agg::secagg`]): protocol runs against the
 //! plaintext oracle, Shamir suites over any field and against `vsss-rs`,
-//! and the bodies of the message-parser fuzz targets.
+//! and (re-exported from [`crate::fuzz_secagg`]) the bodies of the
+//! message-parser fuzz targets.
 
 // Test code: errors are the protocol's own, documented there; client
 // counts in tests are tiny, so `u64 as usize` cannot truncate.
@@ -371,119 +372,11 @@ pub fn parse_share(bytes: &[u8]) -> SecretShare {
     SecretShare::from_bytes(bytes).unwrap()
 }
 
-fn mutate(bytes: &mut Vec<u8>, data: &[u8]) {
-    // Pairs (position, xor) from the fuzz input; a final odd byte
-    // truncates.
-    for pair in data.chunks(2) {
-        match pair {
-            [p, x] if !bytes.is_empty() => {
-                let i = usize::from(*p) * 7 % bytes.len();
-                bytes[i] ^= *x;
-            }
-            [n] => bytes.truncate(bytes.len().saturating_sub(usize::from(*n))),
-            _ => {}
-        }
-    }
-}
-
-fn fuzz_session(label: &str) -> Harness<field::Fp64> {
-    let f = field::Fp64::new(101).unwrap();
-    let params = SecAggParams::new(
-        GraphChoice::Complete,
-        2,
-        0,
-        syndrome_agg::secagg::params::ServerModel::SemiHonest,
-    );
-    let cfg = config(&f, 3, params, 2, label);
-    let ins = inputs(&f, 3, 2, label);
-    Harness::new(cfg, &ins, label)
-}
-
-/// Fuzz body: a real server message of the step `data[0] % 3` asks for,
-/// mutated by `data`, parsed and fed to the client in the matching state:
-/// no panic; whatever parses re-serializes to the same bytes; a client that
-/// accepts a message answers with a message of the next step.
-pub fn fuzz_server_envelope(data: &[u8]) {
-    let Some((&which, rest)) = data.split_first() else {
-        return;
-    };
-    let mut h = fuzz_session("fuzz-server-envelope");
-    let mut msgs = h.step(&[]);
-    for _ in 0..(which % 3) {
-        assert!(h.answer(&msgs).is_empty());
-        msgs = h.step(&[]);
-    }
-    let mut bytes = msgs[0].to_bytes().unwrap();
-    mutate(&mut bytes, rest);
-    let Ok(msg) = ServerEnvelope::parse(&bytes, 1 << 16) else {
-        return;
-    };
-    assert_eq!(msg.to_bytes().unwrap(), bytes);
-    if let Ok(reply) = h.answer_one(&msg) {
-        assert_eq!(reply.body.step(), msg.body.step());
-    }
-}
-
-/// Fuzz body: a real client message of step `data[0] % 4`, mutated by
-/// `data`, parsed and fed to the server at that step (and then the
-/// server closes the step): no panic, and a run the server accepts the
-/// message of still ends in the exact sum or a typed error.
-pub fn fuzz_client_envelope(data: &[u8]) {
-    let Some((&which, rest)) = data.split_first() else {
-        return;
-    };
-    let step = usize::from(which % 4);
-    let mut h = fuzz_session("fuzz-client-envelope");
-    for _ in 0..step {
-        let msgs = h.step(&[]);
-        assert!(h.answer(&msgs).is_empty());
-    }
-    let victim = h.pending.iter().position(|m| m.client == 2).unwrap();
-    let mut bytes = h.pending.remove(victim).to_bytes().unwrap();
-    mutate(&mut bytes, rest);
-    if let Ok(msg) = ClientEnvelope::parse(&bytes, 1 << 16) {
-        assert_eq!(msg.to_bytes().unwrap(), bytes);
-    }
-    let _ = h.server.receive_bytes(&bytes);
-    h.deliver(&[]);
-    let _ = h.server.receive_bytes(&bytes);
-    let mut result = h.server.advance();
-    while let Ok(syndrome_agg::secagg::server::Advance::Send(msgs)) = &result {
-        let msgs = msgs.clone();
-        let _ = h.answer(&msgs);
-        h.deliver(&[]);
-        result = h.server.advance();
-    }
-    if let Ok(syndrome_agg::secagg::server::Advance::Finished(out)) = result {
-        let f = field::Fp64::new(101).unwrap();
-        assert_eq!(
-            out.sum,
-            oracle(&f, &inputs(&f, 3, 2, "fuzz-client-envelope"), &out.included)
-        );
-    }
-}
-
-/// Fuzz body: a server fed arbitrary bytes at every step never panics.
-pub fn fuzz_server_receive(data: &[u8]) {
-    let mut h = fuzz_session("fuzz-server-receive");
-    for _ in 0..4 {
-        let _ = h.server.receive_bytes(data);
-        h.deliver(&[]);
-        match h.server.advance() {
-            Ok(syndrome_agg::secagg::server::Advance::Send(msgs)) => {
-                let _ = h.answer(&msgs);
-            }
-            _ => return,
-        }
-    }
-}
-
-/// Fuzz body: share decoding never panics and round-trips.
-pub fn fuzz_secret_share(data: &[u8]) {
-    if let Ok(s) = SecretShare::from_bytes(data) {
-        assert_eq!(&s.to_bytes()[..], data);
-    }
-}
+// The fuzz bodies live in `crate::fuzz_secagg`, with the recorded honest
+// run that makes them fast; their historical paths stay here.
+pub use crate::fuzz_secagg::{
+    fuzz_client_envelope, fuzz_secret_share, fuzz_server_envelope, fuzz_server_receive,
+};
 
 /// A hand-driven run: the server and every client as state machines, each
 /// client with its own labelled RNG (so that a test can play a colluder

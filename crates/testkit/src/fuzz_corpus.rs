@@ -1,0 +1,365 @@
+//! The list of fuzz targets and their seed corpus.
+//!
+//! [`TARGETS`] names every target of `fuzz/` with the body its one-line
+//! file calls; the corpus replay (`tests/tests/fuzz_corpus.rs` in
+//! `mufc-tests`) runs each body over the committed files
+//! `fuzz/corpus/<target>/seed-*` and fails on a target without a corpus
+//! directory or a directory without a target. [`seed_corpus`] generates
+//! those files (a handful of small inputs per target, plus the regression
+//! inputs of past findings); `MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests
+//! --test fuzz_corpus` writes them, and without the variable the same test
+//! checks that the committed files are what it generates.
+//!
+//! Files named `seed-open-*` are open findings in library code: inputs
+//! that still crash or hang their target. The replay skips them (they
+//! would abort or stall `cargo test`); `cargo test -p mufc-tests --test
+//! fuzz_corpus -- --ignored` runs them. Once fixed, rename them
+//! `seed-regression-*` here and regenerate.
+
+use rand::Rng;
+
+/// A fuzz target: its name (the `[[bin]]` of `fuzz/Cargo.toml` and the
+/// corpus directory), the path of its body (what its one-line file
+/// calls), and the body.
+pub type Target = (&'static str, &'static str, fn(&[u8]));
+
+/// Every fuzz target, with the feature `fuzz-apps` (which the fuzz crate
+/// and the corpus replay enable) for the application targets.
+pub const TARGETS: &[Target] = &[
+    (
+        "field_bytes",
+        "testkit::fuzz::field_bytes",
+        crate::fuzz::field_bytes,
+    ),
+    ("bm", "testkit::fuzz::bm", crate::fuzz::bm),
+    (
+        "find_roots",
+        "testkit::fuzz::find_roots",
+        crate::fuzz::find_roots,
+    ),
+    (
+        "sagg_sketch_decode",
+        "testkit::sagg::fuzz::sketch_decode",
+        crate::sagg::fuzz::sketch_decode,
+    ),
+    (
+        "sagg_integer_decode",
+        "testkit::sagg::fuzz::integer_decode",
+        crate::sagg::fuzz::integer_decode,
+    ),
+    (
+        "sagg_wide_decode",
+        "testkit::sagg::fuzz::wide_decode",
+        crate::sagg::fuzz::wide_decode,
+    ),
+    (
+        "sagg_frame_parse",
+        "testkit::sagg::fuzz::frame_parse",
+        crate::sagg::fuzz::frame_parse,
+    ),
+    (
+        "secagg_client_envelope",
+        "testkit::secagg::fuzz_client_envelope",
+        crate::secagg::fuzz_client_envelope,
+    ),
+    (
+        "secagg_server_envelope",
+        "testkit::secagg::fuzz_server_envelope",
+        crate::secagg::fuzz_server_envelope,
+    ),
+    (
+        "secagg_server_receive",
+        "testkit::secagg::fuzz_server_receive",
+        crate::secagg::fuzz_server_receive,
+    ),
+    (
+        "secagg_secret_share",
+        "testkit::secagg::fuzz_secret_share",
+        crate::secagg::fuzz_secret_share,
+    ),
+    #[cfg(feature = "fuzz-apps")]
+    (
+        "federation_from_bytes",
+        "testkit::fuzz_apps::federation_from_bytes",
+        crate::fuzz_apps::federation_from_bytes,
+    ),
+    #[cfg(feature = "fuzz-apps")]
+    ("cli_csv", "testkit::fuzz_apps::csv", crate::fuzz_apps::csv),
+    #[cfg(feature = "fuzz-apps")]
+    ("cli_npy", "testkit::fuzz_apps::npy", crate::fuzz_apps::npy),
+];
+
+/// A saved federation with a huge `dim` (raw mode), found by fuzzing.
+#[cfg(feature = "fuzz-apps")]
+const OPEN_DIM_OOM: &str = "004d554643464544020200019a9999999999b93f00000000002d431cebe2361a3fac02012d431cebe2361a3fac020001100001010100011400000000000000009a9999999999a93f019a9999999999b93f00000000002d431cebe2361a3fa402012d431cebe2361a3fac020001100001010100011400000000000000009a9900c93800c93800ffffffff0a00000000000000000000000000000000000000d7a3c03f8014ae47000000000000e108";
+
+/// A saved federation that loads but does not reload after `to_bytes`
+/// (the reload cannot parse), found by fuzzing.
+#[cfg(feature = "fuzz-apps")]
+const OPEN_RESAVE_PARSE: &str = "004d55464346454402020001d9edbfc5259fcc3f00030000002d431cebe2361a3fac02012d431cebe2361a3fac02000e000000000000000000000000000000000000000000000000010000000000000e00000000000000000000000000000066000000000000000000000000ffffffff703df52861bcbfae47e17a843fa530030200010000";
+
+/// A saved federation that loads but does not reload after `to_bytes`
+/// (capacity 0), found by fuzzing.
+#[cfg(feature = "fuzz-apps")]
+const OPEN_RESAVE_CAPACITY: &str = "004d554643464544020200019a999999b9676f3f01000000002d431cebe232103fac020131431cebe2321a3fac020001100001010100011400000000000000009a9999999999a93f00360000010300000000004b000037000000ffffff1f3636c3be285c8fc2f508bcbfa5703d0a5700000000170000000000f528bcbfa5703d0ad7a3c000000000000000000004000000000000000000003fc3f5285c8fc2c53f313636363636c3bf285c8fc2f528bcbfb81e85eb00004d55";
+
+#[cfg(feature = "fuzz-apps")]
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn cat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
+fn le(v: u64) -> [u8; 8] {
+    v.to_le_bytes()
+}
+
+/// The seed corpus of `target`: `(file name, contents)`, names starting
+/// with `seed-` (the only corpus files git keeps). Deterministic; empty
+/// for a target this function does not know (the replay refuses that).
+pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+    let mut rng = crate::rng(&format!("seed-corpus/{target}"));
+    let mut random = |len: usize| {
+        let mut v = vec![0u8; len];
+        rng.fill_bytes(&mut v);
+        v
+    };
+    let seeds: Vec<(&str, Vec<u8>)> = match target {
+        "field_bytes" => vec![
+            ("m61-one", cat(&[&[0], &le(1)])),
+            ("m61-p", cat(&[&[0], &le(field::P61)])),
+            ("m127-max", cat(&[&[1], &(field::P127 - 1).to_le_bytes()])),
+            ("fp65537", vec![2, 0x00, 0x00, 0x01, 0x00, 0, 0, 0, 0]),
+            ("big89", cat(&[&[3], &[0xff; 11], &[0x01]])),
+        ],
+        "bm" => vec![
+            ("gf7-fib", vec![4 << 2, 1, 1, 2, 3, 5, 1, 6, 0, 6, 6, 5, 4]),
+            ("m61", cat(&[&[(3 << 2) | 1], &random(64)])),
+            ("m127", cat(&[&[(2 << 2) | 2], &random(96)])),
+            (
+                "rationals",
+                vec![(5 << 2) | 3, 1, 2, 4, 8, 16, 32, 64, 0xfe],
+            ),
+        ],
+        "find_roots" => vec![
+            ("gf7", vec![1 << 2, 6, 0, 1]),
+            ("m61-poly", cat(&[&[1], &random(48)])),
+            ("m61-roots", vec![2, 1, 2, 3, 5, 8, 13]),
+            ("m61-repeated", vec![2, 7, 7, 9]),
+        ],
+        "sagg_sketch_decode" => vec![
+            ("m61-syndromes", cat(&[&[0, 2, 1, 1, 0], &random(80)])),
+            ("m61-sums", cat(&[&[0, 2, 1, 0, 99, 1], &random(45)])),
+            ("m127-sums", cat(&[&[1, 3, 0, 1, 1], &random(54)])),
+            (
+                "fp65537",
+                cat(&[&[2, 1, 2, 2], &le(1000), &[1], &random(27)]),
+            ),
+        ],
+        "sagg_integer_decode" => vec![
+            ("syndromes", cat(&[&[1, 1, 20, 0], &random(40)])),
+            ("sums", vec![2, 0, 9, 1, 3, 4, 5, 19, 3, 2]),
+            ("sums-big", cat(&[&[3, 1, 255, 1], &random(40)])),
+        ],
+        "sagg_wide_decode" => vec![
+            (
+                "two-keys",
+                cat(&[&[1, 7, 2, 5], b"hello", &[3, 40], &random(40), &[9, 1]]),
+            ),
+            (
+                "perturbed",
+                cat(&[&[2, 1, 1, 3], b"abc", &[1, 0], &le(5), &le(77)]),
+            ),
+            ("empty", vec![0, 0, 0, 1]),
+        ],
+        "sagg_frame_parse" => {
+            let f = field::Mersenne61;
+            let ctx = crate::secagg::context("seed-corpus/frame", 0);
+            let masked = |t: usize| {
+                let params = syndrome_agg::SketchParams::new(t, 100u32)
+                    .validate(f)
+                    .unwrap();
+                let mut sketch = syndrome_agg::Sketch::new(&params);
+                sketch.insert(&num_bigint::BigUint::from(7u8), &3).unwrap();
+                syndrome_agg::MaskedSketch::from_parts(&params, 4, ctx, sketch.syndromes().to_vec())
+                    .unwrap()
+                    .to_frame()
+                    .to_bytes()
+                    .unwrap()
+            };
+            vec![
+                ("masked-sketch-t1", masked(1)),
+                ("masked-sketch-t2", masked(2)),
+                ("junk", random(40)),
+            ]
+        }
+        "secagg_client_envelope" => vec![
+            ("advertise-keys", vec![0]),
+            ("share-keys", vec![1]),
+            ("masked-input", vec![2]),
+            ("unmasking", vec![3]),
+            ("share-keys-flip", vec![1, 60, 0x40]),
+            ("unmasking-flip", vec![3, 30, 0x01]),
+            // A flipped bit in the masked input, which the server is right
+            // to accept (the old oracle called the changed sum a crash).
+            ("regression-masked-input-flip", vec![0x02, 0x1d, 0x01]),
+            ("client-id", vec![2, 86, 0x01]),
+        ],
+        "secagg_server_envelope" => vec![
+            ("key-directory", vec![0]),
+            ("masking-request", vec![1]),
+            ("unmasking-request", vec![2]),
+            ("key-directory-flip", vec![0, 20, 0x08]),
+            // The client field changed: the client must refuse the message
+            // (the old harness looked the client up and panicked).
+            ("regression-other-client", vec![2, 0xb6, 0x01]),
+        ],
+        "secagg_server_receive" => server_receive_seeds(),
+        "secagg_secret_share" => {
+            let share = syndrome_agg::secagg::shamir::SecretShare::from_bytes(&cat(&[
+                &le(3),
+                &7u128.to_le_bytes(),
+                &0u128.to_le_bytes(),
+                &(field::P127 - 1).to_le_bytes(),
+            ]))
+            .unwrap();
+            let mut non_canonical = share.to_bytes().to_vec();
+            non_canonical[8..24].copy_from_slice(&field::P127.to_le_bytes());
+            vec![
+                ("valid", share.to_bytes().to_vec()),
+                ("non-canonical", non_canonical),
+                ("short", vec![1, 2, 3]),
+            ]
+        }
+        #[cfg(feature = "fuzz-apps")]
+        "federation_from_bytes" => {
+            let [scma, plain] = crate::fuzz_apps::fresh_federations();
+            vec![
+                ("scma", vec![1]),
+                ("plain", vec![3]),
+                ("scma-flip", vec![1, 40, 0x02]),
+                ("plain-truncated", vec![3, 9]),
+                // The bases of the mutations (see `saved_federations`).
+                ("raw-scma", cat(&[&[0], &scma])),
+                ("raw-plain", cat(&[&[0], &plain])),
+                ("raw-header", cat(&[&[0], &scma[..12]])),
+                // Open finding (the campaign of 2026-11-23): a saved file whose
+                // `dim` is huge (here the bytes of gamma = 0.1) aborts the
+                // process on allocation (seeding::Quantizer::build,
+                // `vec![-0.5; dim]`, from Federation::from_bytes).
+                ("open-dim-oom", hex(OPEN_DIM_OOM)),
+                // Open findings: files that load but whose `to_bytes` does
+                // not load again ("cannot parse", and "capacity t must be at
+                // least 1": the saved capacity comes from the report, not
+                // from the stored field the load accepted).
+                ("open-resave-parse", hex(OPEN_RESAVE_PARSE)),
+                ("open-resave-capacity", hex(OPEN_RESAVE_CAPACITY)),
+            ]
+        }
+        #[cfg(feature = "fuzz-apps")]
+        "cli_csv" => vec![
+            ("header", cat(&[&[0], b"x,y\n0.5,1\n-2,3e2\n"])),
+            (
+                "clients",
+                cat(&[&[4], b"alice,1,2\nbob,3,4\n\nalice,5,6\n"]),
+            ),
+            ("tabs", cat(&[&[0x12], b"1\t2\t3\n4\t5\t6\n"])),
+            ("quoted", cat(&[&[9], b"\"a\",\"b\"\n\"1\",x\n"])),
+            ("ragged", cat(&[&[0], b"1,2\n3\n"])),
+        ],
+        #[cfg(feature = "fuzz-apps")]
+        "cli_npy" => {
+            use crate::fuzz_apps::{npy_bytes, npy_raw};
+            let f4: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            vec![
+                ("f8", cat(&[&[0], &npy_bytes(2, 2, &[0.5, 1.0, -2.0, 3.0])])),
+                (
+                    "f8-client",
+                    cat(&[&[4], &npy_bytes(3, 2, &[0.0, 1.0, 1.0, 2.0, 0.0, 3.0])]),
+                ),
+                (
+                    "f4-fortran",
+                    cat(&[&[0], &npy_raw("<f4", true, "(2, 2)", &f4)]),
+                ),
+                (
+                    "f8-big-endian",
+                    cat(&[
+                        &[0],
+                        &npy_raw(">f8", false, "(1, 1)", &2.5f64.to_be_bytes()),
+                    ]),
+                ),
+                (
+                    "huge-shape",
+                    cat(&[
+                        &[0],
+                        &npy_raw("<f8", false, "(1000000000, 1000000000)", &[0; 16]),
+                    ]),
+                ),
+                (
+                    "i4",
+                    cat(&[&[0], &npy_raw("<i4", false, "(1, 1)", &[1, 0, 0, 0])]),
+                ),
+                // Open finding (the campaign of 2026-11-23): nested braces in
+                // the header take time exponential in their depth (about x3
+                // per brace) in npyz's header parser (py_literal, a pest
+                // grammar): 24 of them hang the loader.
+                (
+                    "open-nested-braces",
+                    cat(&[
+                        &[0],
+                        &npy_raw("<f8", false, &format!("(1, {}1)", "{".repeat(24)), &[]),
+                    ]),
+                ),
+            ]
+        }
+        _ => Vec::new(),
+    };
+    seeds
+        .into_iter()
+        .map(|(name, bytes)| (format!("seed-{name}"), bytes))
+        .collect()
+}
+
+/// Honest client messages of every step (the server takes them for the
+/// client's own when they arrive first), and a masked input of client 2
+/// with other (valid) elements, which the server accepts: the run's sum
+/// then moves by exactly the change.
+fn server_receive_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let hon = crate::fuzz_secagg::Honest::get("fuzz-server-receive");
+    let mut forged =
+        syndrome_agg::secagg::messages::ClientEnvelope::parse(&hon.client_bytes(2, 2), usize::MAX)
+            .unwrap();
+    if let syndrome_agg::secagg::messages::ClientBody::MaskedInput(mi) = &mut forged.body {
+        // GF(101) elements are one byte: add 1 to the first, mod 101.
+        mi.elements[0] = (mi.elements[0] + 1) % 101;
+    }
+    vec![
+        ("advertise-keys-1", hon.client_bytes(0, 1)),
+        ("share-keys-3", hon.client_bytes(1, 3)),
+        ("masked-input-2", hon.client_bytes(2, 2)),
+        ("unmasking-1", hon.client_bytes(3, 1)),
+        ("forged-masked-input-2", forged.to_bytes().unwrap()),
+    ]
+}
+
+/// Whether a committed seed file is what [`seed_corpus`] generated: the
+/// same bytes, except for the saved federations (their reports hold
+/// measured times), which need only load.
+pub fn seed_is_current(target: &str, name: &str, committed: &[u8], generated: &[u8]) -> bool {
+    #[cfg(feature = "fuzz-apps")]
+    if target == "federation_from_bytes" && (name == "seed-raw-scma" || name == "seed-raw-plain") {
+        return committed.split_first().is_some_and(|(&selector, saved)| {
+            selector == 0 && ::mufc::Federation::from_bytes(saved).is_ok()
+        });
+    }
+    let _ = (target, name);
+    committed == generated
+}
