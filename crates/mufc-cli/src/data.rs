@@ -478,6 +478,63 @@ pub fn read_csv<R: Read>(
     })
 }
 
+/// The most nesting of brackets an `.npy` header may have: a header of a
+/// 2-D float array has two (the dictionary and the shape); the header
+/// parser behind npyz backtracks exponentially on deep nesting (twelve
+/// levels took 18 s in the fuzzing campaign, docs/fuzzing.md).
+const NPY_MAX_NESTING: usize = 4;
+/// The longest `.npy` header read (the format pads it to 64 bytes; real
+/// headers are under 200).
+const NPY_MAX_HEADER: usize = 64 * 1024;
+
+/// Reads an `.npy` file's magic, version, header length and header, and
+/// checks the header's length and nesting before npyz parses it. Returns
+/// those bytes (to be read again by npyz) and the rest of the reader.
+fn npy_preamble<R: Read>(mut reader: R) -> Result<(Vec<u8>, R), String> {
+    let mut fixed = [0u8; 8];
+    reader
+        .read_exact(&mut fixed)
+        .map_err(|e| format!("not an .npy file (no header): {e}"))?;
+    if fixed.get(..6) != Some(b"\x93NUMPY".as_slice()) {
+        return Err("not an .npy file (bad magic)".into());
+    }
+    let len_bytes = if fixed.get(6) == Some(&1) { 2 } else { 4 };
+    let mut len = [0u8; 4];
+    reader
+        .read_exact(len.get_mut(..len_bytes).unwrap_or(&mut []))
+        .map_err(|e| format!("truncated .npy header: {e}"))?;
+    let header_len = usize::try_from(u32::from_le_bytes(len)).unwrap_or(usize::MAX);
+    if header_len > NPY_MAX_HEADER {
+        return Err(format!(
+            "the .npy header is {header_len} bytes long, more than {NPY_MAX_HEADER}"
+        ));
+    }
+    let mut header = vec![0u8; header_len];
+    reader
+        .read_exact(&mut header)
+        .map_err(|e| format!("truncated .npy header: {e}"))?;
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for b in &header {
+        match b {
+            b'{' | b'[' | b'(' => {
+                depth = depth.saturating_add(1);
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > NPY_MAX_NESTING {
+        return Err(format!(
+            "the .npy header nests brackets {deepest} deep (at most {NPY_MAX_NESTING} in an array of numbers)"
+        ));
+    }
+    let mut preamble = fixed.to_vec();
+    preamble.extend_from_slice(len.get(..len_bytes).unwrap_or(&[]));
+    preamble.extend_from_slice(&header);
+    Ok((preamble, reader))
+}
+
 /// Reads a `.npy` file holding a 2-D array of `f64` or `f32` (any byte
 /// order, C or Fortran layout), one point per row. `source` names the file
 /// in error messages.
@@ -503,7 +560,9 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
         path: source.to_path_buf(),
         message,
     };
-    let file = npyz::NpyFile::new(reader).map_err(|e| npy_err(e.to_string()))?;
+    let (preamble, reader) = npy_preamble(reader).map_err(npy_err)?;
+    let file = npyz::NpyFile::new(std::io::Cursor::new(preamble).chain(reader))
+        .map_err(|e| npy_err(e.to_string()))?;
     let shape = file.shape().to_vec();
     let [rows, cols] = shape[..] else {
         return Err(npy_err(format!(

@@ -335,6 +335,19 @@ impl Federation {
                 rest.len()
             )));
         }
+        // The stored dimension sizes the quantizer's grid before any data
+        // is looked at: it must be the data's (a crafted file with a valid
+        // checksum may say anything; a huge value aborted the process).
+        if let Some((id, d, _)) = r.clients.iter().find(|(_, d, _)| d.dim() != r.dim) {
+            return Err(corrupt(format!(
+                "client {id}'s data has dimension {}, the file says {}",
+                d.dim(),
+                r.dim
+            )));
+        }
+        if r.clients.is_empty() {
+            return Err(corrupt("the file holds no client"));
+        }
         let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
             .clients
             .iter()
@@ -479,7 +492,11 @@ impl Federation {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects
+    )]
 
     use std::io::Write;
 

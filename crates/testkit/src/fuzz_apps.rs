@@ -26,12 +26,20 @@ pub fn fresh_federations() -> [Vec<u8>; 2] {
         }))
         .unwrap()
     };
-    let scma = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+    // Two clients and a lone removal: tiny files, the privacy minimums
+    // lowered on purpose.
+    let scma = FederationConfig::new(2)
+        .gamma(0.1)
+        .min_clients(2)
+        .min_updating_clients(1)
+        .validate()
+        .unwrap();
     let mut fed = Federation::new(vec![data(7, 1), data(3, 2)], &scma).unwrap();
     fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(2)]))
         .unwrap();
     let plain = FederationConfig::new(2)
         .privacy(Privacy::Plain)
+        .min_clients(2)
         .validate()
         .unwrap();
     let fed_plain = Federation::new(vec![data(5, 3), data(2, 1)], &plain).unwrap();
@@ -53,10 +61,12 @@ pub fn saved_federations() -> [&'static [u8]; 2] {
     ]
 }
 
-/// Fuzz body: `Federation::from_bytes` on `data[1..]` as is (`data[0]`
-/// even), or on one of the committed [`saved_federations`] mutated by `data[1..]`
-/// ([`crate::fuzz_secagg::mutate`]: byte xors and a truncation, so that the
-/// fuzzer starts past the header).
+/// Fuzz body: `Federation::from_bytes` on `data[1..]` as is
+/// (`data[0] % 3 == 0`), on one of the committed [`saved_federations`]
+/// mutated by `data[1..]` ([`crate::fuzz_secagg::mutate`]: byte xors and a
+/// truncation; the checksum must refuse it, `1`), or on one whose body is
+/// mutated and sealed again with a valid checksum (`2`), which reaches the
+/// loader's checks past the checksum as a crafted file would.
 ///
 /// Invariants: no panic (loading checks what it rebuilds: a corrupt file
 /// is an error, never a different federation); a federation that loads
@@ -65,12 +75,16 @@ pub fn federation_from_bytes(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let bytes = if which % 2 == 0 {
-        rest.to_vec()
-    } else {
-        let mut b = saved_federations()[usize::from(which / 2 % 2)].to_vec();
-        crate::fuzz_secagg::mutate(&mut b, rest);
-        b
+    let saved = saved_federations()[usize::from(which / 3 % 2)];
+    let bytes = match which % 3 {
+        0 => rest.to_vec(),
+        1 => {
+            // The whole file mutated: the checksum must refuse it.
+            let mut b = saved.to_vec();
+            crate::fuzz_secagg::mutate(&mut b, rest);
+            b
+        }
+        _ => reseal(saved, rest),
     };
     let Ok(fed) = Federation::from_bytes(&bytes) else {
         return;
@@ -78,6 +92,24 @@ pub fn federation_from_bytes(data: &[u8]) {
     let saved = fed.to_bytes().unwrap();
     let again = Federation::from_bytes(&saved).unwrap();
     assert_eq!(again.to_bytes().unwrap(), saved, "save, load, save differs");
+}
+
+/// A saved federation whose body is mutated by `data` and sealed again
+/// (format version 3: magic and version, body length, body, SHA-256 of
+/// what precedes it), as a crafted file with a valid checksum would be:
+/// this is how the fuzzer reaches the loader's checks past the checksum.
+fn reseal(saved: &[u8], data: &[u8]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let head = saved.get(..8).unwrap_or(saved);
+    let body_end = saved.len().saturating_sub(32).max(16);
+    let mut body = saved.get(16..body_end).unwrap_or(&[]).to_vec();
+    crate::fuzz_secagg::mutate(&mut body, data);
+    let mut out = head.to_vec();
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    out
 }
 
 /// The loader options a selector byte names: the header mode (bits 0-1),

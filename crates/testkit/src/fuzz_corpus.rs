@@ -12,9 +12,9 @@
 //!
 //! Files named `seed-open-*` are open findings in library code: inputs
 //! that still crash or hang their target. The replay skips them (they
-//! would abort or stall `cargo test`); `cargo test -p mufc-tests --test
-//! fuzz_corpus -- --ignored` runs them. Once fixed, rename them
-//! `seed-regression-*` here and regenerate.
+//! would abort or stall `cargo test`) and `no_finding_is_left_open` fails
+//! while any is committed. Once fixed, rename them `seed-regression-*`
+//! here and regenerate.
 
 use rand::Rng;
 
@@ -240,25 +240,31 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
         "federation_from_bytes" => {
             let [scma, plain] = crate::fuzz_apps::fresh_federations();
             vec![
+                // Selector % 3: raw, whole file mutated, body mutated and
+                // sealed again; selector / 3 % 2: the SCMA or plain file.
                 ("scma", vec![1]),
-                ("plain", vec![3]),
+                ("plain", vec![4]),
                 ("scma-flip", vec![1, 40, 0x02]),
-                ("plain-truncated", vec![3, 9]),
+                ("plain-truncated", vec![4, 9]),
+                ("scma-resealed", vec![2]),
+                ("scma-resealed-flip", vec![2, 40, 0x02]),
+                ("plain-resealed-truncated", vec![5, 9]),
                 // The bases of the mutations (see `saved_federations`).
                 ("raw-scma", cat(&[&[0], &scma])),
                 ("raw-plain", cat(&[&[0], &plain])),
-                ("raw-header", cat(&[&[0], &scma[..12]])),
-                // Open finding (the campaign of 2026-11-23): a saved file whose
-                // `dim` is huge (here the bytes of gamma = 0.1) aborts the
-                // process on allocation (seeding::Quantizer::build,
-                // `vec![-0.5; dim]`, from Federation::from_bytes).
-                ("open-dim-oom", hex(OPEN_DIM_OOM)),
-                // Open findings: files that load but whose `to_bytes` does
-                // not load again ("cannot parse", and "capacity t must be at
-                // least 1": the saved capacity comes from the report, not
-                // from the stored field the load accepted).
-                ("open-resave-parse", hex(OPEN_RESAVE_PARSE)),
-                ("open-resave-capacity", hex(OPEN_RESAVE_CAPACITY)),
+                // A header cut inside its length field (fixed bytes: a
+                // fresh save's length varies with its measured times).
+                ("raw-header", cat(&[&[0], b"MUFCFED\x03", &[0x10, 0, 0, 0]])),
+                // Findings of the campaign of 2026-11-23, in the format of
+                // the time (version 2): a saved file whose `dim` was huge
+                // aborted the process on allocation (the loader now checks
+                // `dim` against the data first), and files that loaded but
+                // whose `to_bytes` did not load again. Version 2 is now
+                // refused by name; kept as regressions of the loader's
+                // first checks.
+                ("regression-v2-dim-oom", hex(OPEN_DIM_OOM)),
+                ("regression-v2-resave-parse", hex(OPEN_RESAVE_PARSE)),
+                ("regression-v2-resave-capacity", hex(OPEN_RESAVE_CAPACITY)),
             ]
         }
         #[cfg(feature = "fuzz-apps")]
@@ -307,12 +313,13 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                     "i4",
                     cat(&[&[0], &npy_raw("<i4", false, "(1, 1)", &[1, 0, 0, 0])]),
                 ),
-                // Open finding (the campaign of 2026-11-23): nested braces in
-                // the header take time exponential in their depth (about x3
+                // Finding of the campaign of 2026-11-23: nested braces in
+                // the header took time exponential in their depth (about x3
                 // per brace) in npyz's header parser (py_literal, a pest
-                // grammar): 24 of them hang the loader.
+                // grammar): 24 of them hung the loader. The loader now
+                // refuses a header nested more than 4 deep before npyz.
                 (
-                    "open-nested-braces",
+                    "regression-nested-braces",
                     cat(&[
                         &[0],
                         &npy_raw("<f8", false, &format!("(1, {}1)", "{".repeat(24)), &[]),

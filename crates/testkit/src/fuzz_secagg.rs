@@ -37,6 +37,9 @@ const LEN: usize = 2;
 /// An element of the session's field.
 type Elem = <Fp64 as Field>::Elem;
 
+/// The protocol's steps: every body walks them all.
+const STEPS: usize = syndrome_agg::secagg::Step::ALL.len();
+
 fn field() -> Fp64 {
     Fp64::new(101).unwrap_or_else(|_| unreachable!("101 is prime"))
 }
@@ -48,9 +51,10 @@ pub struct Honest {
     label: &'static str,
     cfg: Arc<SessionConfig<Fp64>>,
     inputs: Vec<(ClientId, Vec<Elem>)>,
-    /// Client messages of steps 0 to 3, by client.
+    /// Client messages of every step, by client.
     client: Vec<BTreeMap<ClientId, ClientEnvelope>>,
-    /// The server's messages after steps 0 to 2, by receiving client.
+    /// The server's messages after every step but the last, by receiving
+    /// client.
     server: Vec<BTreeMap<ClientId, ServerEnvelope>>,
 }
 
@@ -70,7 +74,7 @@ impl Honest {
             |msgs: &[ClientEnvelope]| msgs.iter().map(|m| (m.client, m.clone())).collect();
         let mut client = vec![by_client(&h.pending)];
         let mut server = Vec::new();
-        for _ in 0..3 {
+        for _ in 1..STEPS {
             let msgs = h.step(&[]);
             server.push(msgs.iter().map(|m| (m.client, m.clone())).collect());
             assert!(
@@ -103,12 +107,14 @@ impl Honest {
             .or_insert_with(|| Box::leak(Box::new(Self::record(label))))
     }
 
-    /// The honest message of `client` at `step` (0 to 3), serialized.
+    /// The honest message of `client` at `step` (0 to `STEPS - 1`),
+    /// serialized.
     pub fn client_bytes(&self, step: usize, client: ClientId) -> Vec<u8> {
         self.client[step][&client].to_bytes().unwrap()
     }
 
-    /// The server's honest message to `client` after `step` (0 to 2),
+    /// The server's honest message to `client` after `step` (0 to
+    /// `STEPS - 2`),
     /// serialized.
     pub fn server_bytes(&self, step: usize, client: ClientId) -> Vec<u8> {
         self.server[step][&client].to_bytes().unwrap()
@@ -331,10 +337,11 @@ impl Run {
         }
         assert_eq!(out.sum, want, "the sum is not what the server accepted");
         // Only a client that went missing during unmasking can be both
-        // (THREATS D3: its self-mask is rebuilt from its shares).
+        // (docs/threat-model.md D3: its self-mask is rebuilt from its shares; the
+        // same for one gone after the consistency step).
         for (c, step) in &out.dropped {
             assert!(
-                *step == syndrome_agg::secagg::Step::Unmasking || !out.included.contains(c),
+                *step >= syndrome_agg::secagg::Step::ConsistencyCheck || !out.included.contains(c),
                 "client {c} dropped at {step} and included"
             );
         }
@@ -358,7 +365,8 @@ pub fn mutate(bytes: &mut Vec<u8>, data: &[u8]) {
     }
 }
 
-/// Fuzz body: the server's message to client 1 after step `data[0] % 3`,
+/// Fuzz body: the server's message to client 1 after step
+/// `data[0] % (STEPS - 1)`,
 /// mutated by the rest of `data` ([`mutate`]), parsed and handed to
 /// client 1 in the state the honest run left it in.
 ///
@@ -373,7 +381,7 @@ pub fn fuzz_server_envelope(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let step = usize::from(which % 3);
+    let step = usize::from(which) % (STEPS - 1);
     let hon = Honest::get("fuzz-server-envelope");
     let mut bytes = hon.server_bytes(step, 1);
     mutate(&mut bytes, rest);
@@ -414,7 +422,7 @@ pub fn fuzz_server_envelope(data: &[u8]) {
     }
 }
 
-/// Fuzz body: client 2's message of step `data[0] % 4`, mutated by the
+/// Fuzz body: client 2's message of step `data[0] % STEPS`, mutated by the
 /// rest of `data` ([`mutate`]), fed to the server at that step (before
 /// the other clients' messages, and again after them), then the run goes
 /// on with the honest clients to the end.
@@ -429,7 +437,7 @@ pub fn fuzz_client_envelope(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let step = usize::from(which % 4);
+    let step = usize::from(which) % STEPS;
     let mut run = Run::new("fuzz-client-envelope");
     for _ in 0..step {
         assert!(run.step().unwrap().is_none());
@@ -457,7 +465,7 @@ pub fn fuzz_client_envelope(data: &[u8]) {
 /// takes for some client's message are accounted for exactly).
 pub fn fuzz_server_receive(data: &[u8]) {
     let mut run = Run::new("fuzz-server-receive");
-    for _ in 0..4 {
+    for _ in 0..STEPS {
         let _ = run.receive_bytes(data);
         match run.step() {
             Ok(None) => {}
@@ -465,7 +473,7 @@ pub fn fuzz_server_receive(data: &[u8]) {
             Err(_) => return,
         }
     }
-    unreachable!("the protocol has four steps");
+    unreachable!("the protocol has {STEPS} steps");
 }
 
 /// Fuzz body: share decoding never panics, and what decodes re-encodes to
