@@ -348,6 +348,15 @@ impl Federation {
         if r.clients.is_empty() {
             return Err(corrupt("the file holds no client"));
         }
+        // Saving writes the capacity of the training report: a file whose
+        // two copies disagree would load, then save something else.
+        let reported = r.fit_report.sketch.as_ref().map(|s| s.capacity);
+        if r.capacity != reported {
+            return Err(corrupt(format!(
+                "the stored sketch capacity {:?} is not the report's {:?}",
+                r.capacity, reported
+            )));
+        }
         let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
             .clients
             .iter()
