@@ -9,15 +9,7 @@ use nalgebra::DMatrix;
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
 
-const MIX: Mixture = Mixture {
-    clients: 4,
-    per_client: 30,
-    dim: 2,
-    clusters: 3,
-    k_prime: 2,
-    spread: 0.2,
-    sigma: 0.1,
-};
+const MIX: Mixture = Mixture::SMALL;
 
 fn fed(config: FederationConfig) -> Federation {
     Federation::new(gaussian_clients("errors", MIX), &config.validate().unwrap()).unwrap()

@@ -13,15 +13,7 @@ use mufc::{
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, untimed, without_request};
 
-const MIX: Mixture = Mixture {
-    clients: 4,
-    per_client: 30,
-    dim: 2,
-    clusters: 3,
-    k_prime: 2,
-    spread: 0.2,
-    sigma: 0.1,
-};
+const MIX: Mixture = Mixture::SMALL;
 
 fn data() -> Vec<(ClientId, Dataset)> {
     gaussian_clients("privacy", MIX)

@@ -127,6 +127,9 @@ fn corrupt(reason: impl Into<String>) -> MufcError {
     .into()
 }
 
+/// The largest dimension a saved federation without clients may state.
+const MAX_DIM_WITHOUT_DATA: usize = 1 << 20;
+
 fn checksum(bytes: &[u8]) -> [u8; CHECKSUM_LEN] {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).into()
@@ -345,8 +348,14 @@ impl Federation {
                 r.dim
             )));
         }
-        if r.clients.is_empty() {
-            return Err(corrupt("the file holds no client"));
+        // With no client left there is no data to check it against: a
+        // dimension beyond 2^20 (an 8 MiB grid) is refused rather than
+        // allocated.
+        if r.clients.is_empty() && r.dim > MAX_DIM_WITHOUT_DATA {
+            return Err(corrupt(format!(
+                "dimension {} with no client to check it against",
+                r.dim
+            )));
         }
         // Saving writes the capacity of the training report: a file whose
         // two copies disagree would load, then save something else.

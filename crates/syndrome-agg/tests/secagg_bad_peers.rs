@@ -128,3 +128,42 @@ fn server_drops_a_client_with_a_duplicate_or_low_order_key() {
         assert_eq!(out.dropped.get(&5), Some(&Step::AdvertiseKeys), "{what}");
     }
 }
+
+/// A client that sends shares to only some of its holders is refused (and
+/// drops out), so that no holder masks without it while it masks with the
+/// holder: found by fuzzing, where the accepted incomplete set gave a
+/// wrong sum (docs/fuzzing.md).
+#[test]
+fn an_incomplete_set_of_shares_is_refused() {
+    let f = Mersenne61;
+    let n = 5u64;
+    let params = SecAggParams::new(GraphChoice::Complete, 3, 0, ServerModel::SemiHonest);
+    let ins = inputs(&f, n, 2, "incomplete-shares");
+    let mut h = Harness::new(
+        config(&f, n, params, 2, "incomplete-shares"),
+        &ins,
+        "incomplete-shares",
+    );
+    let dir = h.step(&[]);
+    assert!(h.answer(&dir).is_empty());
+    let m2 = h.pending.iter_mut().find(|m| m.client == 2).unwrap();
+    let ClientBody::ShareKeys(sk) = &mut m2.body else {
+        panic!("share keys")
+    };
+    sk.shares.retain(|e| e.peer != 4);
+    let bad = m2.clone();
+    assert!(matches!(
+        h.server.receive(bad),
+        Err(SketchError::MessageRejected { reason }) if reason.contains("of its 4 holders")
+    ));
+    h.pending.retain(|m| m.client != 2);
+    let req = h.step(&[]);
+    assert!(h.answer(&req).is_empty());
+    let cons = h.step(&[]);
+    assert!(h.answer(&cons).is_empty());
+    let unmask = h.step(&[]);
+    assert!(h.answer(&unmask).is_empty());
+    let out = h.finish().unwrap();
+    assert_eq!(out.sum, oracle(&f, &ins, &all_but(n, &[2])));
+    assert_eq!(out.dropped.get(&2), Some(&Step::ShareKeys));
+}

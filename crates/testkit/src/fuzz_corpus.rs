@@ -209,6 +209,14 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             // to accept (the old oracle called the changed sum a crash).
             ("regression-masked-input-flip", vec![0x02, 0x1d, 0x01]),
             ("client-id", vec![2, 86, 0x01]),
+            // Finding of the second campaign: client 2's ShareKeys with a
+            // share left out parsed and was accepted, so a holder did not
+            // mask with client 2 while client 2 masked with it, and the
+            // sum came out wrong. The server now refuses an incomplete set.
+            (
+                "regression-incomplete-share-keys",
+                vec![0x01, 0x93, 0x03, 0x93],
+            ),
         ],
         "secagg_server_envelope" => vec![
             ("key-directory", vec![0]),

@@ -45,6 +45,20 @@ pub struct Mixture {
     pub sigma: f64,
 }
 
+impl Mixture {
+    /// Four clients of 30 points in 2-D from three components: the small
+    /// federation of the error and privacy tests.
+    pub const SMALL: Self = Self {
+        clients: 4,
+        per_client: 30,
+        dim: 2,
+        clusters: 3,
+        k_prime: 2,
+        spread: 0.2,
+        sigma: 0.1,
+    };
+}
+
 /// The clients' data sets of `m`, from the randomness named `label`.
 pub fn gaussian_clients(label: &str, m: Mixture) -> Vec<Dataset> {
     let Mixture {

@@ -317,6 +317,21 @@ impl<F: FiniteField> Server<F> {
                     }
                     check_len(super::client::SHARE_CIPHERTEXT_BYTES, ciphertext.len())?;
                 }
+                // Every holder that advertised gets a share, or none does:
+                // a peer left out would not mask with this client while
+                // this client masks with it, and their pairwise masks would
+                // not cancel (a wrong sum, found by fuzzing; docs/fuzzing.md).
+                let holders = graph
+                    .neighbours(id)?
+                    .into_iter()
+                    .filter(|h| self.u1.contains_key(h))
+                    .count();
+                if to.len() != holders {
+                    return rejected(format!(
+                        "client {id} sent shares to {} of its {holders} holders",
+                        to.len()
+                    ));
+                }
                 self.shares.insert(id, sk.shares);
             }
             ClientBody::MaskedInput(mi) => {
