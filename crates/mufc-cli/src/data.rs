@@ -478,6 +478,33 @@ pub fn read_csv<R: Read>(
     })
 }
 
+/// Refuses an `.npy` header whose shape has more elements than a `u64`
+/// counts: npyz multiplies the dimensions unchecked (an overflow panic in
+/// builds with overflow checks, a wrong count without; found by fuzzing,
+/// docs/fuzzing.md). Dimensions it cannot read are left to npyz.
+fn check_npy_shape(header: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(header);
+    let Some(after) = text.find("shape").and_then(|i| text.get(i..)) else {
+        return Ok(());
+    };
+    let (Some(open), Some(close)) = (after.find('('), after.find(')')) else {
+        return Ok(());
+    };
+    let Some(dims) = after.get(open.saturating_add(1)..close) else {
+        return Ok(());
+    };
+    let mut total: u64 = 1;
+    for d in dims.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let Ok(v) = d.trim_end_matches('L').parse::<u64>() else {
+            return Ok(());
+        };
+        total = total.checked_mul(v).ok_or_else(|| {
+            format!("the .npy shape ({dims}) has more elements than can be counted")
+        })?;
+    }
+    Ok(())
+}
+
 /// The most nesting of brackets an `.npy` header may have: a header of a
 /// 2-D float array has two (the dictionary and the shape); the header
 /// parser behind npyz backtracks exponentially on deep nesting (twelve
@@ -529,6 +556,7 @@ fn npy_preamble<R: Read>(mut reader: R) -> Result<(Vec<u8>, R), String> {
             "the .npy header nests brackets {deepest} deep (at most {NPY_MAX_NESTING} in an array of numbers)"
         ));
     }
+    check_npy_shape(&header)?;
     let mut preamble = fixed.to_vec();
     preamble.extend_from_slice(len.get(..len_bytes).unwrap_or(&[]));
     preamble.extend_from_slice(&header);

@@ -91,6 +91,8 @@ pub const TARGETS: &[Target] = &[
 
 /// A saved federation with a huge `dim` (raw mode), found by fuzzing.
 #[cfg(feature = "fuzz-apps")]
+/// The `cli_npy` input of the shape-overflow finding (second campaign).
+const NPY_SHAPE_OVERFLOW: &str = "00934e554d5059010076007b276465736372273a20273c6638272c2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a2028313030303030303030302c2031303030313030303030303030302c3029207d2020202020202020202020202020202020202020202020202020202020202020202020202020202020202020f4000000000000002020202020202020202020202020207d000000200a00000000000000000000000000010000";
 const OPEN_DIM_OOM: &str = "004d554643464544020200019a9999999999b93f00000000002d431cebe2361a3fac02012d431cebe2361a3fac020001100001010100011400000000000000009a9999999999a93f019a9999999999b93f00000000002d431cebe2361a3fa402012d431cebe2361a3fac020001100001010100011400000000000000009a9900c93800c93800ffffffff0a00000000000000000000000000000000000000d7a3c03f8014ae47000000000000e108";
 
 /// A saved federation that loads but does not reload after `to_bytes`
@@ -326,6 +328,10 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 // per brace) in npyz's header parser (py_literal, a pest
                 // grammar): 24 of them hung the loader. The loader now
                 // refuses a header nested more than 4 deep before npyz.
+                // Finding of the second campaign: a shape whose dimensions
+                // multiply past u64 made npyz overflow (a panic with
+                // overflow checks); the loader now counts first.
+                ("regression-shape-overflow", hex(NPY_SHAPE_OVERFLOW)),
                 (
                     "regression-nested-braces",
                     cat(&[
