@@ -479,9 +479,10 @@ pub fn read_csv<R: Read>(
 }
 
 /// Refuses an `.npy` header whose shape has more elements than a `u64`
-/// counts: npyz multiplies the dimensions unchecked (an overflow panic in
-/// builds with overflow checks, a wrong count without; found by fuzzing,
-/// docs/fuzzing.md). Dimensions it cannot read are left to npyz.
+/// counts, or whose dimensions are not plain integers: npyz multiplies the
+/// dimensions unchecked (an overflow panic in builds with overflow checks,
+/// a wrong count without; found by fuzzing, docs/fuzzing.md). A header
+/// without a parenthesized shape is left to npyz.
 fn check_npy_shape(header: &[u8]) -> Result<(), String> {
     let text = String::from_utf8_lossy(header);
     let Some(after) = text.find("shape").and_then(|i| text.get(i..)) else {
@@ -495,8 +496,19 @@ fn check_npy_shape(header: &[u8]) -> Result<(), String> {
     };
     let mut total: u64 = 1;
     for d in dims.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        let Ok(v) = d.trim_end_matches('L').parse::<u64>() else {
-            return Ok(());
+        // numpy writes plain decimal integers; anything else (npyz also
+        // evaluates sums and differences) is refused rather than counted
+        // by npyz.
+        let digits = d.trim_end_matches('L');
+        let Some(v) = digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse::<u64>().ok())
+            .flatten()
+        else {
+            return Err(format!(
+                "the .npy shape ({dims}) is not a tuple of plain integers"
+            ));
         };
         total = total.checked_mul(v).ok_or_else(|| {
             format!("the .npy shape ({dims}) has more elements than can be counted")
