@@ -117,13 +117,7 @@ fn server_drops_a_client_with_a_duplicate_or_low_order_key() {
         let dir = h.step(&[]);
         assert!(dir.iter().all(|m| m.client != 5), "{what}");
         assert!(h.answer(&dir).is_empty(), "{what}: a peer aborted");
-        let req = h.step(&[]);
-        assert!(h.answer(&req).is_empty(), "{what}");
-        let cons = h.step(&[]);
-        assert!(h.answer(&cons).is_empty(), "{what}");
-        let unmask = h.step(&[]);
-        assert!(h.answer(&unmask).is_empty(), "{what}");
-        let out = h.finish().unwrap();
+        let out = h.complete().unwrap();
         assert_eq!(out.sum, oracle(&f, &ins, &all_but(n, &[5])), "{what}");
         assert_eq!(out.dropped.get(&5), Some(&Step::AdvertiseKeys), "{what}");
     }
@@ -159,11 +153,7 @@ fn an_incomplete_set_of_shares_is_refused() {
     h.pending.retain(|m| m.client != 2);
     let req = h.step(&[]);
     assert!(h.answer(&req).is_empty());
-    let cons = h.step(&[]);
-    assert!(h.answer(&cons).is_empty());
-    let unmask = h.step(&[]);
-    assert!(h.answer(&unmask).is_empty());
-    let out = h.finish().unwrap();
+    let out = h.complete().unwrap();
     assert_eq!(out.sum, oracle(&f, &ins, &all_but(n, &[2])));
     assert_eq!(out.dropped.get(&2), Some(&Step::ShareKeys));
 }

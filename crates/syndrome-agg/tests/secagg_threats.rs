@@ -296,11 +296,7 @@ fn m3_non_canonical_and_wrong_length_inputs() {
     ));
     // None of them counted: the real messages still give the exact sum.
     assert!(h.answer(&req).is_empty());
-    let cons = h.step(&[]);
-    assert!(h.answer(&cons).is_empty());
-    let unmask = h.step(&[]);
-    assert!(h.answer(&unmask).is_empty());
-    let out = h.finish().unwrap();
+    let out = h.complete().unwrap();
     assert_eq!(
         out.sum,
         oracle(&f, &inputs(&f, 4, 3, "m3"), &all_but(4, &[]))
@@ -976,11 +972,10 @@ fn r1_duplicate_masked_input() {
         h.server.receive(forged),
         Err(SketchError::MessageRejected { reason }) if reason.contains("duplicate")
     ));
-    let cons = h.step(&[]);
-    assert!(h.answer(&cons).is_empty());
-    let unmask = h.step(&[]);
-    assert!(h.answer(&unmask).is_empty());
-    assert_eq!(h.finish().unwrap().sum, oracle(&f, &ins, &all_but(n, &[])));
+    assert_eq!(
+        h.complete().unwrap().sum,
+        oracle(&f, &ins, &all_but(n, &[]))
+    );
 }
 
 #[test]
@@ -1054,11 +1049,7 @@ fn r2_cross_round_replay() {
     for m in h.pending.iter_mut().filter(|m| m.client == 2) {
         *m = forged.clone();
     }
-    let cons = h.step(&[]);
-    assert!(h.answer(&cons).is_empty());
-    let unmask = h.step(&[]);
-    assert!(h.answer(&unmask).is_empty());
-    let out = h.finish().unwrap();
+    let out = h.complete().unwrap();
     assert_ne!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
     assert!(
         Sketch::from_syndromes(&sp, out.sum)

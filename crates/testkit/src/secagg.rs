@@ -529,6 +529,23 @@ impl<F: FiniteField> Harness<F> {
         s.share[8] ^= 1;
     }
 
+    /// Runs every remaining step with every client answering honestly
+    /// (an honest client's error panics), then finishes.
+    pub fn complete(
+        &mut self,
+    ) -> Result<syndrome_agg::secagg::AggregationOutput<F::Elem>, SketchError> {
+        loop {
+            self.deliver(&[]);
+            match self.server.advance()? {
+                syndrome_agg::secagg::server::Advance::Send(msgs) => {
+                    let errors = self.answer(&msgs);
+                    assert!(errors.is_empty(), "an honest client failed: {errors:?}");
+                }
+                syndrome_agg::secagg::server::Advance::Finished(o) => return Ok(o),
+            }
+        }
+    }
+
     /// Delivers the pending messages and finishes.
     pub fn finish(
         &mut self,

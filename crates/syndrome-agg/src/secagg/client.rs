@@ -691,7 +691,8 @@ impl<F: FiniteField> Client<F> {
         // unmasks that one input. The server only ever needs the seeds of
         // at least `t` survivors (the sum is over at least `t` inputs), so
         // a request naming fewer is a lie, and answering it reveals more
-        // than any honest round would.
+        // than any honest round would. (The attested-set checks below imply
+        // this one; it stays as the first, named refusal of the attack.)
         let t = self.config.threshold();
         if req.alive.len().saturating_add(1) < t {
             return Err(abort(

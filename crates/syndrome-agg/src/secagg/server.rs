@@ -624,6 +624,8 @@ impl<F: FiniteField> Server<F> {
         }
         let mut tried = 0usize;
         let mut subset = Subsets::new(shares.len(), t);
+        // The first subset is the first t shares, already tried above.
+        let _ = subset.next_subset();
         while let Some(picked) = subset.next_subset() {
             if tried >= MAX_SUBSETS {
                 break;
