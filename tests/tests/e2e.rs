@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    ClientTraining, DecodeKind, Federation, FederationConfig, Masking, MufcError, Privacy,
-    ServerPoints,
+    Channel, ClientTraining, DecodeKind, Federation, FederationConfig, Masks, MufcError, Privacy,
+    RingMasks, Scma, ServerPoints,
 };
 use seeding::Dataset;
 use testkit::mufc::{Mixture, gaussian_clients, plain_sum};
@@ -68,8 +68,14 @@ fn every_scma_mode_decodes_the_plain_sum_and_the_loss_ratio_is_sane() {
     assert_eq!(sketch.capacity, 3 * CLIENTS);
     assert_eq!(sketch.modulus_bits, 61); // B^d = 55^4 and 2n fit in GF(2^61 - 1)
     let cases = [
-        ("scma, pairwise", config().masking(Masking::Pairwise)),
-        ("scma-wide", config().privacy(Privacy::ScmaWide)),
+        (
+            "scma, pairwise",
+            config().channel(Channel::scma(Masks::Pairwise)),
+        ),
+        (
+            "scma-wide",
+            config().channel(Channel::Scma(Scma::wide(Masks::Dealer))),
+        ),
         (
             "scma, uniform samples",
             config().server_points(ServerPoints::Uniform),
@@ -78,13 +84,16 @@ fn every_scma_mode_decodes_the_plain_sum_and_the_loss_ratio_is_sane() {
             "scma, full client K-means",
             config().client_training(ClientTraining::Full),
         ),
-        ("scma, r = 0", config().extra_syndromes(0)),
+        (
+            "scma, r = 0",
+            config().channel(Channel::Scma(Scma::default().with_extra(0))),
+        ),
         ("scma, shifted grid", config().shift(true)),
-        ("plain", config().privacy(Privacy::Plain)),
+        ("plain", config().channel(Channel::Plain)),
         (
             "plain, full client K-means",
             config()
-                .privacy(Privacy::Plain)
+                .channel(Channel::Plain)
                 .client_training(ClientTraining::Full),
         ),
     ];
@@ -120,7 +129,7 @@ fn the_integer_decoder_decodes_the_plain_sum_for_tiny_capacities_and_refuses_lar
     );
     let c = FederationConfig::new(4)
         .client_k(2)
-        .privacy(Privacy::ScmaInteger)
+        .channel(Channel::Scma(Scma::integer(RingMasks::Dealer)))
         .validate()
         .unwrap();
     let fed = Federation::new(small.clone(), &c).unwrap();
@@ -128,7 +137,10 @@ fn the_integer_decoder_decodes_the_plain_sum_for_tiny_capacities_and_refuses_lar
     assert_eq!(fed.server().total_count(), 240);
     let field = Federation::new(
         small,
-        &c.into_builder().privacy(Privacy::Scma).validate().unwrap(),
+        &c.into_builder()
+            .channel(Channel::default())
+            .validate()
+            .unwrap(),
     )
     .unwrap();
     assert_eq!(fed.server().counts(), field.server().counts());
@@ -145,7 +157,10 @@ fn the_integer_decoder_decodes_the_plain_sum_for_tiny_capacities_and_refuses_lar
     // t = 3 * 12 = 36 > 16: refused up front, with the estimated size.
     let err = Federation::new(
         data(),
-        &config().privacy(Privacy::ScmaInteger).validate().unwrap(),
+        &config()
+            .channel(Channel::Scma(Scma::integer(RingMasks::Dealer)))
+            .validate()
+            .unwrap(),
     )
     .unwrap_err();
     match err {
@@ -180,7 +195,13 @@ fn wide_keys_and_the_field_decoder_agree_on_a_grid_beyond_128_bits() {
     );
     let c = FederationConfig::new(3).client_k(2).gamma(0.001);
     let big = Federation::new(data.clone(), &c.clone().validate().unwrap()).unwrap();
-    let wide = Federation::new(data, &c.privacy(Privacy::ScmaWide).validate().unwrap()).unwrap();
+    let wide = Federation::new(
+        data,
+        &c.channel(Channel::Scma(Scma::wide(Masks::Dealer)))
+            .validate()
+            .unwrap(),
+    )
+    .unwrap();
     assert!(big.fit_report().sketch.as_ref().unwrap().modulus_bits > 127);
     assert_eq!(wide.fit_report().sketch.as_ref().unwrap().modulus_bits, 61);
     assert_eq!(big.server().counts(), &plain_sum(&big));

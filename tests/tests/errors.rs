@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    ClientId, ClientTraining, Federation, FederationConfig, MufcError, Privacy, RemovalRequest,
+    Channel, ClientId, ClientTraining, Federation, FederationConfig, MufcError, Privacy,
+    RemovalRequest,
 };
 use nalgebra::DMatrix;
 use seeding::{Dataset, PointId};
@@ -19,7 +20,7 @@ fn fed(config: FederationConfig) -> Federation {
 fn failed_removal_requests_change_nothing() {
     for config in [
         FederationConfig::new(3).client_k(2),
-        FederationConfig::new(3).client_k(2).privacy(Privacy::Plain),
+        FederationConfig::new(3).client_k(2).channel(Channel::Plain),
         FederationConfig::new(3)
             .client_k(2)
             .client_training(ClientTraining::Full),
@@ -251,7 +252,7 @@ fn invalid_federations_are_refused_with_clear_errors() {
     let plain = k2
         .clone()
         .into_builder()
-        .privacy(Privacy::Plain)
+        .channel(Channel::Plain)
         .validate()
         .unwrap();
     assert!(Federation::new(vec![col(&[0.0, 3.0, 7.0])], &plain).is_ok());

@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, Privacy,
-    RemovalRequest, ServerPoints, ServerUpdate,
+    Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masks, Privacy,
+    RemovalRequest, RingMasks, Scma, ServerPoints, ServerUpdate,
 };
 use rand::{Rng, RngExt};
 use seeding::{Dataset, PointId};
@@ -56,14 +56,23 @@ fn modes() -> Vec<(&'static str, FederationConfig)> {
                 .client_training(ClientTraining::Full)
                 .restarts(2),
         ),
-        ("scma-wide", base().privacy(Privacy::ScmaWide)),
-        ("scma-integer", base().privacy(Privacy::ScmaInteger)),
-        ("scma, pairwise", base().masking(Masking::Pairwise)),
-        ("plain, seeding", base().privacy(Privacy::Plain)),
+        (
+            "scma-wide",
+            base().channel(Channel::Scma(Scma::wide(Masks::Dealer))),
+        ),
+        (
+            "scma-integer",
+            base().channel(Channel::Scma(Scma::integer(RingMasks::Dealer))),
+        ),
+        (
+            "scma, pairwise",
+            base().channel(Channel::scma(Masks::Pairwise)),
+        ),
+        ("plain, seeding", base().channel(Channel::Plain)),
         (
             "plain, full",
             base()
-                .privacy(Privacy::Plain)
+                .channel(Channel::Plain)
                 .client_training(ClientTraining::Full),
         ),
     ]

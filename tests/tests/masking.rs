@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use field::Mersenne61;
-use mufc::{ClientId, Federation, FederationConfig, Masking, RemovalRequest};
+use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest};
 use num_bigint::BigUint;
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
 use syndrome_agg::{Aggregator, CountPolicy, MaskedSketch, Sketch, SketchParams};
@@ -52,10 +52,10 @@ fn plaintext(
 
 #[test]
 fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
-    for masking in [Masking::Dealer, Masking::Pairwise] {
+    for masking in [Masks::Dealer, Masks::Pairwise] {
         let config = FederationConfig::new(3)
             .client_k(2)
-            .masking(masking)
+            .channel(Channel::scma(masking))
             .record_messages(true)
             .validate()
             .unwrap();

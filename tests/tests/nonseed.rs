@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 
 use mufc::{
-    ClientId, DecodeKind, Federation, FederationConfig, Privacy, RemovalRequest, ServerPoints,
-    ServerUpdate,
+    Channel, ClientId, DecodeKind, Federation, FederationConfig, Masks, RemovalRequest, Scma,
+    ServerPoints, ServerUpdate,
 };
 use num_bigint::BigUint;
 use seeding::PointId;
@@ -44,11 +44,11 @@ fn a_non_seed_removal_changes_one_count_and_updates_the_server_incrementally() {
     };
     let data = gaussian_clients("nonseed", mix);
     for points in [ServerPoints::Centers, ServerPoints::Uniform] {
-        for privacy in [Privacy::Scma, Privacy::ScmaWide] {
+        for channel in [Channel::default(), Channel::Scma(Scma::wide(Masks::Dealer))] {
             let config = FederationConfig::new(4)
                 .client_k(3)
                 .server_points(points)
-                .privacy(privacy)
+                .channel(channel)
                 // One client's lone round at a time, which the default
                 // policy would defer (docs/threat-model.md U3; the
                 // deferral is tested in privacy.rs).

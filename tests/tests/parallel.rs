@@ -2,7 +2,10 @@
 //! for bit, after training and after every removal.
 #![allow(clippy::unwrap_used)]
 
-use mufc::{ClientId, ClientTraining, Federation, FederationConfig, Masking, RemovalRequest};
+use mufc::{
+    Channel, ClientId, ClientTraining, Federation, FederationConfig, Masks, RemovalRequest,
+    SecAggOptions,
+};
 use seeding::PointId;
 use testkit::mufc::{Mixture, compare, gaussian_clients, untimed};
 
@@ -23,7 +26,9 @@ fn parallel_and_serial_clients_give_the_same_bits() {
         base(),
         base().client_training(ClientTraining::Full),
         // Dropouts are drawn from names, not from the order of work.
-        base().masking(Masking::SecAgg).dropout(0.2),
+        base().channel(Channel::scma(Masks::SecAgg(
+            SecAggOptions::new().dropout(0.2),
+        ))),
     ];
     for config in configs {
         let mut par = Federation::new(data.clone(), &config.clone().validate().unwrap()).unwrap();

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    ClientId, ClientTraining, Federation, FederationConfig, Masking, MufcError, Privacy,
-    RemovalRequest, ServerPoints,
+    Channel, ClientId, ClientTraining, Federation, FederationConfig, Masks, MufcError,
+    RemovalRequest, RingMasks, Scma, ServerPoints,
 };
 use rand::RngExt;
 use seeding::PointId;
@@ -41,17 +41,17 @@ fn save_load_unlearn_equals_unlearn_in_every_mode() {
         FederationConfig::new(3)
             .client_k(2)
             .server_points(ServerPoints::Uniform)
-            .masking(Masking::Pairwise),
+            .channel(Channel::scma(Masks::Pairwise)),
         FederationConfig::new(3)
             .client_k(2)
             .client_training(ClientTraining::Full)
-            .privacy(Privacy::ScmaWide),
+            .channel(Channel::Scma(Scma::wide(Masks::Dealer))),
         FederationConfig::new(3)
             .client_k(2)
-            .privacy(Privacy::ScmaInteger),
+            .channel(Channel::Scma(Scma::integer(RingMasks::Dealer))),
         FederationConfig::new(3)
             .client_k(2)
-            .privacy(Privacy::Plain)
+            .channel(Channel::Plain)
             .restarts(2),
     ];
     let dir = tempfile::tempdir().unwrap();

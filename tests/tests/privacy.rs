@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    ClientId, DecodeKind, Federation, FederationConfig, Masking, MufcError, RemovalOutcome,
-    RemovalRequest, ServerUpdate,
+    Channel, ClientId, DecodeKind, Federation, FederationConfig, Masks, MufcError, RemovalOutcome,
+    RemovalRequest, SecAggOptions, ServerUpdate,
 };
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, untimed, without_request};
@@ -350,9 +350,9 @@ fn secagg_dropouts_that_leave_fewer_than_min_clients_fail_and_change_nothing() {
         let config = FederationConfig::new(2)
             .client_k(2)
             .gamma(0.1)
-            .masking(Masking::SecAgg)
-            .dropout(0.15)
-            .colluding(0.0)
+            .channel(Channel::scma(Masks::SecAgg(
+                SecAggOptions::new().dropout(0.15).colluding(0.0),
+            )))
             .min_clients(9)
             .seed(seed)
             .validate()

@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    ClientId, DecodeKind, Federation, FederationConfig, Masking, MufcError, Privacy, RemovalReport,
-    RemovalRequest, SecAggStep, ServerUpdate,
+    Channel, ClientId, DecodeKind, Federation, FederationConfig, Masking, Masks, MufcError,
+    Privacy, RemovalReport, RemovalRequest, Scma, SecAggOptions, SecAggStep, ServerUpdate,
 };
 use seeding::Dataset;
 use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, plain_sum_over, untimed};
@@ -65,7 +65,7 @@ fn modes() -> Vec<Mode> {
         Mode {
             what: "wide keys over GF(2^61 - 1)",
             data: data("secagg-big", 14),
-            config: base(0.001).privacy(Privacy::ScmaWide),
+            config: base(0.001).channel(Channel::Scma(Scma::wide(Masks::Dealer))),
             bits: |b| b == 61,
         },
     ]
@@ -130,7 +130,12 @@ fn requests(fed: &Federation, round: usize) -> RemovalRequest {
 fn without_dropouts_secagg_gives_the_dealers_result_bit_for_bit() {
     for m in modes() {
         let dealer = m.config.clone().validate().unwrap();
-        let secagg = m.config.masking(Masking::SecAgg).validate().unwrap();
+        let masks = Masks::SecAgg(SecAggOptions::new());
+        let channel = match m.config.clone().validate().unwrap().channel() {
+            Channel::Scma(Scma::Wide { .. }) => Channel::Scma(Scma::wide(masks)),
+            _ => Channel::scma(masks),
+        };
+        let secagg = m.config.channel(channel).validate().unwrap();
         let mut a = Federation::new(m.data.clone(), &dealer).unwrap();
         let mut b = Federation::new(m.data, &secagg).unwrap();
         let info = b.fit_report().sketch.clone().unwrap();
@@ -161,8 +166,9 @@ fn with_dropouts_the_server_decodes_the_plain_sum_of_the_included_clients() {
     for m in modes() {
         let config = m
             .config
-            .masking(Masking::SecAgg)
-            .dropout(0.2)
+            .channel(Channel::scma(Masks::SecAgg(
+                SecAggOptions::new().dropout(0.2),
+            )))
             .validate()
             .unwrap();
         let mut fed = Federation::new(m.data, &config).unwrap();
@@ -193,8 +199,9 @@ fn dropouts_reproduce_for_the_same_seed() {
         m.config
             .clone()
             .seed(seed)
-            .masking(Masking::SecAgg)
-            .dropout(0.25)
+            .channel(Channel::scma(Masks::SecAgg(
+                SecAggOptions::new().dropout(0.25),
+            )))
             .validate()
             .unwrap()
     };
@@ -227,8 +234,9 @@ fn a_saved_federation_with_dropouts_serves_removals_as_before() {
     let m = modes().swap_remove(0);
     let config = m
         .config
-        .masking(Masking::SecAgg)
-        .dropout(0.2)
+        .channel(Channel::scma(Masks::SecAgg(
+            SecAggOptions::new().dropout(0.2),
+        )))
         .validate()
         .unwrap();
     let mut fed = Federation::new(m.data, &config).unwrap();
@@ -264,8 +272,9 @@ fn too_many_dropouts_fail_cleanly_and_change_nothing() {
         m.config
             .clone()
             .seed(seed)
-            .masking(Masking::SecAgg)
-            .dropout(0.4)
+            .channel(Channel::scma(Masks::SecAgg(
+                SecAggOptions::new().dropout(0.4),
+            )))
             .validate()
             .unwrap()
     };
@@ -342,9 +351,11 @@ fn secagg_plus_on_a_harary_graph_decodes_the_included_clients() {
     let config = FederationConfig::new(3)
         .client_k(2)
         .gamma(0.1)
-        .masking(Masking::SecAgg)
-        .secagg_graph(mufc::SecAggGraph::Harary)
-        .dropout(0.1)
+        .channel(Channel::scma(Masks::SecAgg(
+            SecAggOptions::new()
+                .graph(mufc::SecAggGraph::Harary)
+                .dropout(0.1),
+        )))
         .seed(4)
         .validate()
         .unwrap();
@@ -366,20 +377,34 @@ fn secagg_refuses_the_integer_ring_the_plain_mode_and_bad_rates() {
         }
         other => panic!("expected an invalid {name}, got {other:?}"),
     };
-    let secagg = || FederationConfig::new(2).masking(Masking::SecAgg);
-    invalid(secagg().privacy(Privacy::ScmaInteger), "masking");
-    invalid(secagg().privacy(Privacy::Plain), "masking");
-    invalid(FederationConfig::new(2).dropout(0.1), "dropout");
+    // The combinations cannot be written as a `Channel`; from flat
+    // choices (a command line) they are refused with the setting's name.
+    let choices = |p, m, o| match Channel::from_choices(p, m, o) {
+        Err(MufcError::InvalidConfig { name, .. }) => name,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let none = SecAggOptions::new();
+    assert_eq!(
+        choices(Privacy::ScmaInteger, Masking::SecAgg, none),
+        "masking"
+    );
+    assert_eq!(choices(Privacy::Plain, Masking::SecAgg, none), "masking");
+    assert_eq!(
+        choices(Privacy::Scma, Masking::Dealer, none.dropout(0.1)),
+        "dropout"
+    );
+    let secagg = |o| FederationConfig::new(2).channel(Channel::scma(Masks::SecAgg(o)));
     for rate in [-0.1, 1.0, f64::NAN] {
-        invalid(secagg().dropout(rate), "dropout");
+        invalid(secagg(none.dropout(rate)), "dropout");
     }
-    invalid(secagg().colluding(1.0), "colluding");
+    invalid(secagg(none.colluding(1.0)), "colluding");
     // A rate no threshold survives for this many clients.
     let m = modes().swap_remove(0);
     let c = m
         .config
-        .masking(Masking::SecAgg)
-        .dropout(0.6)
+        .channel(Channel::scma(Masks::SecAgg(
+            SecAggOptions::new().dropout(0.6),
+        )))
         .validate()
         .unwrap();
     match Federation::new(m.data, &c) {

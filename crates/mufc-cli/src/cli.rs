@@ -162,59 +162,6 @@ pub struct DataArgs {
     pub restarts: usize,
 }
 
-/// The secure-aggregation mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Privacy {
-    /// SCMA over the cheapest finite field for max(n, B^d).
-    Scma,
-    /// SCMA with the deterministic integer decoder of Appendix K.
-    ScmaInteger,
-    /// SCMA with wide (hashed) keys, for large d.
-    ScmaWide,
-    /// Centroids and sizes in the clear (Algorithm 5).
-    Plain,
-}
-
-/// Where the masks of each aggregation round come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Masking {
-    /// Zero-sum masks from an offline dealer (Algorithm 2; no dropouts).
-    Dealer,
-    /// Pairwise masks from X25519-agreed seeds (no dropouts).
-    Pairwise,
-    /// The dropout-tolerant protocol of Bonawitz et al. 2017 (double
-    /// masking, Shamir-shared secrets); clients drop at `--dropout`.
-    Secagg,
-}
-
-/// The neighbourhood graph of `--masking secagg`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SecAggGraph {
-    /// Every client with every other (quadratic cost).
-    Complete,
-    /// SecAgg+: a Harary graph of the least degree the parameter finder
-    /// accepts (security 2^-40, failure 2^-20).
-    Harary,
-}
-
-/// How the server regenerates points from the aggregated bins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ServerPoints {
-    /// Uniform samples inside each bin (the paper's default).
-    Uniform,
-    /// Bin centres with weights (Appendix H).
-    Centers,
-}
-
-/// What clients compute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ClientTraining {
-    /// K-means++ seeding only (Algorithm 1, line 2).
-    Seeding,
-    /// Full K-means: seeding and Lloyd (App. M.3).
-    Full,
-}
-
 /// Options of the federated algorithm.
 #[derive(Clone, Debug, Args)]
 pub struct FedArgs {
@@ -222,11 +169,11 @@ pub struct FedArgs {
     #[arg(long, value_name = "G")]
     pub gamma: Option<f64>,
     /// Secure aggregation mode.
-    #[arg(long, value_enum, default_value_t = Privacy::Scma)]
-    pub privacy: Privacy,
+    #[arg(long, value_enum, default_value_t = mufc::Privacy::Scma)]
+    pub privacy: mufc::Privacy,
     /// Where the masks come from (SCMA modes).
-    #[arg(long, value_enum, default_value_t = Masking::Dealer)]
-    pub masking: Masking,
+    #[arg(long, value_enum, default_value_t = mufc::Masking::Dealer)]
+    pub masking: mufc::Masking,
     /// With `--masking secagg`: the probability that a client drops out of
     /// an aggregation round (at a random step of the protocol; drawn from
     /// the seed, the round and the client). The server's model is then
@@ -234,16 +181,16 @@ pub struct FedArgs {
     #[arg(long, value_name = "RATE", default_value_t = 0.0)]
     pub dropout: f64,
     /// With `--masking secagg`: the neighbourhood graph.
-    #[arg(long, value_enum, default_value_t = SecAggGraph::Complete)]
-    pub secagg_graph: SecAggGraph,
+    #[arg(long, value_enum, default_value_t = mufc::SecAggGraph::Complete)]
+    pub secagg_graph: mufc::SecAggGraph,
     /// How the server builds its points. Default: bin centres, which give
     /// the same loss ratio as uniform samples on the built-in data and let
     /// the server update its K-means exactly at a fraction of a fit.
-    #[arg(long, value_enum, default_value_t = ServerPoints::Centers)]
-    pub server_points: ServerPoints,
+    #[arg(long, value_enum, default_value_t = mufc::ServerPoints::Centers)]
+    pub server_points: mufc::ServerPoints,
     /// What clients compute.
-    #[arg(long, value_enum, default_value_t = ClientTraining::Seeding)]
-    pub client_training: ClientTraining,
+    #[arg(long, value_enum, default_value_t = mufc::ClientTraining::Seeding)]
+    pub client_training: mufc::ClientTraining,
     /// Runs of the server's K-means, the best kept (every run is updated
     /// on unlearning, so each costs time on every request). Default 1: on
     /// the built-in data 10 runs (the reference's scikit-learn
@@ -422,12 +369,12 @@ mod tests {
         assert_eq!(a.data.k_prime, None);
         assert_eq!(a.data.k, 10);
         assert_eq!(a.fed.gamma, None);
-        assert_eq!(a.fed.privacy, Privacy::Scma);
-        assert_eq!(a.fed.server_points, ServerPoints::Centers);
+        assert_eq!(a.fed.privacy, mufc::Privacy::Scma);
+        assert_eq!(a.fed.server_points, mufc::ServerPoints::Centers);
         assert_eq!(a.fed.server_restarts, 1);
         assert_eq!(a.fed.client_k, None);
         assert_eq!(a.data.labels, Labels::Kmeans);
-        assert_eq!(a.fed.client_training, ClientTraining::Seeding);
+        assert_eq!(a.fed.client_training, mufc::ClientTraining::Seeding);
         assert_eq!((a.fed.min_clients, a.fed.min_updating_clients), (3, 2));
         assert_eq!(a.trials, 1);
     }
@@ -475,7 +422,7 @@ mod tests {
         };
         assert_eq!(a.common.seed, 7);
         assert_eq!(a.data.k_prime, Some(2));
-        assert_eq!(a.fed.privacy, Privacy::ScmaInteger);
+        assert_eq!(a.fed.privacy, mufc::Privacy::ScmaInteger);
         assert_eq!(a.mode, Mode::Adversarial);
         assert_eq!(a.batch, 3);
         assert!(a.compare && a.common.json && a.data.scale);

@@ -218,7 +218,7 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
     let n = points.ncols();
     checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
     let gamma = fed.gamma.unwrap_or(1.0 / (n as f64).sqrt());
-    if fed.privacy != crate::cli::Privacy::Plain {
+    if fed.privacy != mufc::Privacy::Plain {
         checks::gamma(&points, gamma, fed.gamma.is_none())?;
     }
     let mut phi_c_star = None;
@@ -256,11 +256,11 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
             }
         }
     };
-    if fed.masking == crate::cli::Masking::Secagg {
+    if fed.masking == mufc::Masking::SecAgg {
         checks::dropout(
             fed.dropout,
             split.num_clients(),
-            fed.secagg_graph == crate::cli::SecAggGraph::Harary,
+            fed.secagg_graph == mufc::SecAggGraph::Harary,
         )?;
     }
     let local_k = fed.client_k.unwrap_or(data.k);
@@ -344,22 +344,22 @@ pub(crate) fn included_summary(
 
 pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
     let masking = match fed.masking {
-        crate::cli::Masking::Secagg => format!(
+        mufc::Masking::SecAgg => format!(
             "secagg ({} graph, dropout {})",
-            federated::secagg_graph(fed.secagg_graph),
-            fed.dropout
+            fed.secagg_graph, fed.dropout
         ),
-        m => federated::masking(m).to_string(),
+        m => m.to_string(),
     };
     format!(
         "privacy {}, masking {masking}, at least {} clients per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
-        federated::privacy(fed.privacy),
+        fed.privacy,
         fed.min_clients,
         fed.min_updating_clients,
-        federated::server_points(fed.server_points),
+        fed.server_points,
         match fed.client_training {
-            crate::cli::ClientTraining::Seeding => "K-means++ seeding",
-            crate::cli::ClientTraining::Full => "full K-means",
+            mufc::ClientTraining::Seeding => "K-means++ seeding",
+            mufc::ClientTraining::Full => "full K-means",
+            other => other.name(),
         },
         fed.server_restarts,
         p.gamma,
@@ -458,8 +458,8 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
             data_json(&p, seed),
             json!({
                 "trials": a.trials,
-                "privacy": federated::privacy(a.fed.privacy).name(),
-                "masking": federated::masking(a.fed.masking).name(),
+                "privacy": a.fed.privacy.name(),
+                "masking": a.fed.masking.name(),
                 "dropout": a.fed.dropout,
                 "included_clients": fit.included.iter().map(|c| c.0).collect::<Vec<_>>(),
                 "dropped_clients": fit
@@ -467,8 +467,8 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
                     .iter()
                     .map(|(c, step)| json!({ "client": c.0, "step": step.to_string() }))
                     .collect::<Vec<_>>(),
-                "server_points": federated::server_points(a.fed.server_points).name(),
-                "client_training": federated::client_training(a.fed.client_training).name(),
+                "server_points": a.fed.server_points.name(),
+                "client_training": a.fed.client_training.name(),
                 "server_restarts": a.fed.server_restarts,
                 "loss_ratio": lr,
                 "loss_ratio_std": lr_std,
@@ -632,9 +632,9 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
                 "phi_c_star": phi_star,
                 "phi_c_star_restarts": a.data.restarts,
                 "mufc": merged(mu.json(), json!({
-                    "privacy": federated::privacy(a.fed.privacy).name(),
-                    "server_points": federated::server_points(a.fed.server_points).name(),
-                    "client_training": federated::client_training(a.fed.client_training).name(),
+                    "privacy": a.fed.privacy.name(),
+                    "server_points": a.fed.server_points.name(),
+                    "client_training": a.fed.client_training.name(),
                     "server_restarts": a.fed.server_restarts,
                 })),
                 "k_fed": merged(kf.json(), json!({ "client_k": p.kfed_k() })),
@@ -647,8 +647,9 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     let mufc_note = format!(
         "{} clients, weighted server points",
         match a.fed.client_training {
-            crate::cli::ClientTraining::Seeding => "seeding-only",
-            crate::cli::ClientTraining::Full => "full K-means",
+            mufc::ClientTraining::Seeding => "seeding-only",
+            mufc::ClientTraining::Full => "full K-means",
+            other => other.name(),
         }
     );
     table.row(mu.row("MUFC", &mufc_note));

@@ -5,55 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mufc::{ClientId, Federation, FederationConfig, StageTimes, ValidConfig};
+use mufc::{
+    Channel, ClientId, Federation, FederationConfig, Privacy, SecAggOptions, StageTimes,
+    ValidConfig,
+};
 use seeding::{Dataset, PointId};
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::{ClientTraining, FedArgs, Masking, Privacy, SecAggGraph, ServerPoints};
-
-/// The library's privacy mode for a command-line one.
-pub fn privacy(p: Privacy) -> mufc::Privacy {
-    match p {
-        Privacy::Scma => mufc::Privacy::Scma,
-        Privacy::ScmaInteger => mufc::Privacy::ScmaInteger,
-        Privacy::ScmaWide => mufc::Privacy::ScmaWide,
-        Privacy::Plain => mufc::Privacy::Plain,
-    }
-}
-
-/// The library's masking for a command-line choice.
-pub fn masking(m: Masking) -> mufc::Masking {
-    match m {
-        Masking::Dealer => mufc::Masking::Dealer,
-        Masking::Pairwise => mufc::Masking::Pairwise,
-        Masking::Secagg => mufc::Masking::SecAgg,
-    }
-}
-
-/// The library's SecAgg graph for a command-line choice.
-pub fn secagg_graph(g: SecAggGraph) -> mufc::SecAggGraph {
-    match g {
-        SecAggGraph::Complete => mufc::SecAggGraph::Complete,
-        SecAggGraph::Harary => mufc::SecAggGraph::Harary,
-    }
-}
-
-/// The library's server points for a command-line choice.
-pub fn server_points(s: ServerPoints) -> mufc::ServerPoints {
-    match s {
-        ServerPoints::Uniform => mufc::ServerPoints::Uniform,
-        ServerPoints::Centers => mufc::ServerPoints::Centers,
-    }
-}
-
-/// The library's client training for a command-line choice.
-pub fn client_training(t: ClientTraining) -> mufc::ClientTraining {
-    match t {
-        ClientTraining::Seeding => mufc::ClientTraining::Seeding,
-        ClientTraining::Full => mufc::ClientTraining::Full,
-    }
-}
+use crate::cli::FedArgs;
 
 /// The federation's configuration: `k` clusters at the server, `client_k`
 /// at each client, step `gamma`, the options of `fed`, and the federation
@@ -95,12 +55,15 @@ pub fn config(
     Ok(FederationConfig::new(k)
         .client_k(client_k)
         .gamma(gamma)
-        .privacy(privacy(fed.privacy))
-        .masking(masking(fed.masking))
-        .dropout(fed.dropout)
-        .secagg_graph(secagg_graph(fed.secagg_graph))
-        .server_points(server_points(fed.server_points))
-        .client_training(client_training(fed.client_training))
+        .channel(Channel::from_choices(
+            fed.privacy,
+            fed.masking,
+            SecAggOptions::new()
+                .dropout(fed.dropout)
+                .graph(fed.secagg_graph),
+        )?)
+        .server_points(fed.server_points)
+        .client_training(fed.client_training)
         .restarts(fed.server_restarts)
         .min_clients(fed.min_clients)
         .min_updating_clients(fed.min_updating_clients)

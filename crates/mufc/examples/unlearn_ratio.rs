@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mufc::{
-    ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, RemovalRequest,
-    SecAggGraph, ServerPoints, StageTimes,
+    Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, Privacy,
+    RemovalRequest, SecAggGraph, SecAggOptions, ServerPoints, StageTimes,
 };
 use rand::RngExt;
 use seeding::{Dataset, PointId};
@@ -97,9 +97,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .client_k(3)
         .server_points(points)
         .client_training(training)
-        .masking(masking)
-        .dropout(dropout)
-        .secagg_graph(graph)
+        .channel(Channel::from_choices(
+            Privacy::Scma,
+            masking,
+            SecAggOptions::new().dropout(dropout).graph(graph),
+        )?)
         // Every single-point request is its own round (the figures are
         // per round), instead of waiting for a second client
         // (docs/threat-model.md U3).

@@ -124,13 +124,13 @@ pub(crate) struct RoundOutput {
 /// # Example
 ///
 /// ```
-/// use mufc::{Federation, FederationConfig, Privacy};
+/// use mufc::{Channel, Federation, FederationConfig, Masks, Scma};
 /// use nalgebra::DMatrix;
 /// use seeding::Dataset;
 ///
 /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
 /// // One client, for brevity: a lone aggregate needs `min_clients(1)`.
-/// let config = FederationConfig::new(2).gamma(0.1).privacy(Privacy::ScmaWide).min_clients(1).validate()?;
+/// let config = FederationConfig::new(2).gamma(0.1).channel(Channel::Scma(Scma::wide(Masks::Dealer))).min_clients(1).validate()?;
 /// let info = Federation::new(vec![a], &config)?.fit_report().sketch.clone().unwrap();
 /// assert_eq!(info.capacity, 2); // t = k L
 /// assert_eq!(info.modulus_bits, 61); // wide keys decode in GF(2^61 - 1)

@@ -228,7 +228,7 @@ pub enum MufcError {
 /// use mufc::{MufcError, PersistError};
 ///
 /// // What loading a file of format version 2 says.
-/// let err = MufcError::from(PersistError::UnsupportedVersion { found: 2, supported: 3 });
+/// let err = MufcError::from(PersistError::UnsupportedVersion { found: 2, supported: 4 });
 /// assert!(err.to_string().contains("format version 2"));
 /// assert!(err.to_string().contains("no checksum"));
 /// let err = PersistError::Truncated { expected: 1256, found: 700 };
@@ -282,6 +282,10 @@ fn version_hint(found: u8) -> &'static str {
         1 | 2 => {
             ": earlier versions carry no checksum, so a damaged file cannot be told from \
              a different federation; rebuild the federation from its data and save it again"
+        }
+        3 => {
+            ": version 3 stored the configuration in the flat shape of earlier builds; \
+             rebuild the federation from its data and save it again"
         }
         _ => " (a newer build, or a damaged header)",
     }

@@ -609,7 +609,7 @@ impl Federation {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use mufc::{ClientId, Federation, FederationConfig, Masking, RemovalRequest};
+    /// use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest, SecAggOptions};
     /// use nalgebra::DMatrix;
     /// use seeding::{Dataset, PointId};
     ///
@@ -618,7 +618,7 @@ impl Federation {
     ///     .collect::<Result<_, _>>()?;
     /// // The dropout-tolerant protocol; each client drops out of a round
     /// // with probability 0.2.
-    /// let config = FederationConfig::new(2).gamma(0.1).masking(Masking::SecAgg).dropout(0.2).seed(3).validate()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).channel(Channel::scma(Masks::SecAgg(SecAggOptions::new().dropout(0.2)))).seed(3).validate()?;
     /// let mut fed = Federation::new(clients, &config)?;
     /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]).with_points(ClientId(1), vec![PointId(2)]))?;
     /// // The server holds exactly the plain sum of the included clients.

@@ -19,7 +19,7 @@
 //!   (the paper's Algorithm 2), pairwise masks, or [`Masking::SecAgg`], the
 //!   dropout-tolerant protocol of Bonawitz et al. 2017 (SecAgg+ with
 //!   [`SecAggGraph::Harary`]), run in full every round with clients that
-//!   drop out at the rate [`FederationConfig::dropout`]; the reports list
+//!   drop out at the rate [`SecAggOptions::dropout`]; the reports list
 //!   the clients each aggregate includes and those that dropped
 //!   ([`FitReport::included`], [`FitReport::dropped`]).
 //! - [`Federation::objectives`] gives phi_f (Definition 3.1), phi_c and the
@@ -126,7 +126,7 @@
 //! [`ServerUpdate::Full`]), and the result equals retraining bit for bit.
 //!
 //! **With dropouts** ([`Masking::SecAgg`] and a positive
-//! [`FederationConfig::dropout`]) each round aggregates only the clients
+//! [`SecAggOptions::dropout`]) each round aggregates only the clients
 //! it includes, so the server's counts are the plain sum of *their*
 //! histograms and its model is the fit of those counts, bit for bit (the
 //! same [`seeding::ExactKMeans`] argument); the clients themselves unlearn
@@ -215,9 +215,9 @@ mod server;
 pub use aggregation::SketchInfo;
 pub use client::Client;
 pub use config::{
-    ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS,
-    DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, Masking, Privacy, SecAggGraph, ServerPoints,
-    ValidConfig,
+    Channel, ClientConfig, ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY,
+    DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, Masking, Masks, Privacy,
+    RingMasks, Scma, SecAggGraph, SecAggOptions, ServerConfig, ServerPoints, ValidConfig,
 };
 pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;

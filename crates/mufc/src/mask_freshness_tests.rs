@@ -12,8 +12,8 @@ use testkit::mufc::{Mixture, gaussian_clients};
 
 use crate::aggregation::MaskedInputs;
 use crate::{
-    ClientId, Federation, FederationConfig, Masking, MufcError, Privacy, RemovalRequest,
-    SecAggStep, ValidConfig,
+    Channel, ClientId, Federation, FederationConfig, Masking, Masks, MufcError, Privacy,
+    RemovalRequest, SecAggOptions, SecAggStep, ValidConfig,
 };
 
 const MIX: Mixture = Mixture {
@@ -44,8 +44,7 @@ fn config(privacy: Privacy, masking: Masking, deterministic: bool) -> ValidConfi
     FederationConfig::new(2)
         .client_k(2)
         .gamma(0.1)
-        .privacy(privacy)
-        .masking(masking)
+        .channel(Channel::from_choices(privacy, masking, SecAggOptions::new()).unwrap())
         .record_messages(true)
         .insecure_deterministic_masks(deterministic)
         .validate()
@@ -132,8 +131,9 @@ fn a_secagg_round_that_fails_on_dropouts_after_masking_is_retried_with_new_masks
         let config = FederationConfig::new(2)
             .client_k(2)
             .gamma(0.1)
-            .masking(Masking::SecAgg)
-            .dropout(0.4)
+            .channel(Channel::scma(Masks::SecAgg(
+                SecAggOptions::new().dropout(0.4),
+            )))
             .record_messages(true)
             .seed(seed)
             .validate()

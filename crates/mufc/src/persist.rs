@@ -9,12 +9,12 @@
 //! by exactness (see the crate docs) that is the saved state, bit for bit,
 //! and the stored seeds and counts are checked against it.
 //!
-//! # File format, version 3
+//! # File format, version 4
 //!
 //! | offset       | bytes | contents                                              |
 //! |--------------|-------|-------------------------------------------------------|
 //! | 0            | 7     | magic `MUFCFED`                                       |
-//! | 7            | 1     | format version, `3`                                   |
+//! | 7            | 1     | format version, `4`                                   |
 //! | 8            | 8     | body length `n`, unsigned little endian               |
 //! | 16           | `n`   | body: the state, postcard                             |
 //! | 16 + `n`     | 32    | SHA-256 of bytes `0 .. 16 + n` (magic to body)        |
@@ -75,6 +75,10 @@ use crate::{
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 4: the configuration in three parts (client, server, channel;
+/// docs/architecture.md), the body otherwise as version 3. A version 3
+/// file is refused: its configuration has the flat shape.
+///
 /// Version 3: a body length and a SHA-256 checksum around the body (and
 /// the configuration's `insecure_deterministic_masks`, the pending removal
 /// requests, and the reports' outcome, request numbers and privacy
@@ -82,7 +86,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;
@@ -240,7 +244,7 @@ fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 
 impl Federation {
     /// The federation as bytes: the file format of the module docs
-    /// (version 3: magic, version, length, postcard body, SHA-256).
+    /// (version 4: magic, version, length, postcard body, SHA-256).
     ///
     /// # Errors
     ///
@@ -319,7 +323,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x03");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x04");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(

@@ -1,5 +1,5 @@
 //! Saved federations cannot be silently corrupted (issue 11, part 4): the
-//! version 3 format (magic, version, body length, body, SHA-256 of all of
+//! version 4 format (magic, version, body length, body, SHA-256 of all of
 //! it) refuses every flipped bit, every truncation and every extension
 //! with a typed error, and older versions with an error that names them.
 #![cfg(feature = "serde")]
@@ -39,7 +39,7 @@ fn saved() -> Vec<u8> {
 #[test]
 fn the_format_is_magic_version_length_body_checksum() {
     let bytes = saved();
-    assert_eq!(&bytes[..8], b"MUFCFED\x03");
+    assert_eq!(&bytes[..8], b"MUFCFED\x04");
     let mut len = [0u8; 8];
     len.copy_from_slice(&bytes[8..16]);
     let len = usize::try_from(u64::from_le_bytes(len)).unwrap();
@@ -64,7 +64,7 @@ fn every_flipped_bit_is_refused() {
             Err(MufcError::Persistence(_)) => assert!(i < 7 * 8, "bit {i}"),
             // The version byte.
             Err(MufcError::Persist(PersistError::UnsupportedVersion { found, .. })) => {
-                assert_eq!((i / 8, found), (7, 3 ^ (1 << (i % 8))), "bit {i}");
+                assert_eq!((i / 8, found), (7, 4 ^ (1 << (i % 8))), "bit {i}");
             }
             // The length field: too long is truncated, too short leaves
             // trailing bytes.
@@ -107,7 +107,7 @@ fn every_truncation_and_extension_is_refused() {
 #[test]
 fn older_and_newer_versions_are_refused_by_name() {
     let bytes = saved();
-    for version in [1u8, 2, 4, 0xff] {
+    for version in [1u8, 2, 3, 5, 0xff] {
         let mut b = bytes.clone();
         b[7] = version;
         let err = Federation::from_bytes(&b).unwrap_err();
@@ -115,7 +115,7 @@ fn older_and_newer_versions_are_refused_by_name() {
             err,
             MufcError::Persist(PersistError::UnsupportedVersion {
                 found: version,
-                supported: 3
+                supported: 4
             })
         );
         let msg = err.to_string();

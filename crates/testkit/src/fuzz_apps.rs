@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use ::mufc::{ClientId, Federation, FederationConfig, Privacy, RemovalRequest};
+use ::mufc::{Channel, ClientId, Federation, FederationConfig, RemovalRequest};
 use mufc_cli::data::{Header, LoadOptions, Table, read_csv, read_npy};
 use nalgebra::DMatrix;
 use seeding::{Dataset, PointId};
@@ -38,7 +38,7 @@ pub fn fresh_federations() -> [Vec<u8>; 2] {
     fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(2)]))
         .unwrap();
     let plain = FederationConfig::new(2)
-        .privacy(Privacy::Plain)
+        .channel(Channel::Plain)
         .min_clients(2)
         .validate()
         .unwrap();
@@ -95,7 +95,7 @@ pub fn federation_from_bytes(data: &[u8]) {
 }
 
 /// A saved federation whose body is mutated by `data` and sealed again
-/// (format version 3: magic and version, body length, body, SHA-256 of
+/// (format version 4: magic and version, body length, body, SHA-256 of
 /// what precedes it), as a crafted file with a valid checksum would be:
 /// this is how the fuzzer reaches the loader's checks past the checksum.
 fn reseal(saved: &[u8], data: &[u8]) -> Vec<u8> {

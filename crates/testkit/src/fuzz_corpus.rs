@@ -268,7 +268,7 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("raw-plain", cat(&[&[0], &plain])),
                 // A header cut inside its length field (fixed bytes: a
                 // fresh save's length varies with its measured times).
-                ("raw-header", cat(&[&[0], b"MUFCFED\x03", &[0x10, 0, 0, 0]])),
+                ("raw-header", cat(&[&[0], b"MUFCFED\x04", &[0x10, 0, 0, 0]])),
                 // Findings of the campaign of 2026-11-23, in the format of
                 // the time (version 2): a saved file whose `dim` was huge
                 // aborted the process on allocation (the loader now checks

@@ -11,11 +11,12 @@ use serde_json::json;
 
 use super::{data_json, fed_config, fed_summary, merged, prepare, trial_seed};
 use crate::CliError;
-use crate::cli::{BenchArgs, Privacy};
+use crate::cli::BenchArgs;
 use crate::federated::{self, secs};
 use crate::output::{Report, TextTable};
 use crate::progress::Progress;
 use crate::random::{below, derive_seed, tag};
+use mufc::Privacy;
 
 /// Sums of the three time counts over several rounds.
 #[derive(Clone, Copy, Debug, Default)]
@@ -172,7 +173,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
                 }
                 let removal = f.remove(&request)?;
                 json!({
-                    "privacy": federated::privacy(mode).name(),
+                    "privacy": mode.name(),
                     "available": true,
                     "fit_decode_seconds": secs(r.times.decode),
                     "fit_paper_seconds": secs(r.times.paper()),
@@ -184,7 +185,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
             // A mode the library refuses here (the integer decoder for a
             // large capacity) is reported, not fatal.
             Err(e) => json!({
-                "privacy": federated::privacy(mode).name(),
+                "privacy": mode.name(),
                 "available": false,
                 "error": e.to_string(),
             }),
@@ -221,9 +222,9 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         merged(
             data_json(&p, seed),
             json!({
-                "privacy": federated::privacy(a.fed.privacy).name(),
-                "server_points": federated::server_points(a.fed.server_points).name(),
-                "client_training": federated::client_training(a.fed.client_training).name(),
+                "privacy": a.fed.privacy.name(),
+                "server_points": a.fed.server_points.name(),
+                "client_training": a.fed.client_training.name(),
                 "server_restarts": a.fed.server_restarts,
                 "fit": federated::times_json(&fit),
                 "client_seconds": client_part,

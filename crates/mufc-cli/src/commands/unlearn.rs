@@ -471,7 +471,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             merged(
                 data_json(&p, seed),
                 json!({
-                    "masking": federated::masking(a.fed.masking).name(),
+                    "masking": a.fed.masking.name(),
                     "dropout": a.fed.dropout,
                     "included_clients_per_round": served.iter().map(|s| s.included).collect::<Vec<_>>(),
                     "rounds": served.len(),
@@ -483,9 +483,9 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
                 }),
             ),
             json!({
-                "privacy": federated::privacy(a.fed.privacy).name(),
-                "server_points": federated::server_points(a.fed.server_points).name(),
-                "client_training": federated::client_training(a.fed.client_training).name(),
+                "privacy": a.fed.privacy.name(),
+                "server_points": a.fed.server_points.name(),
+                "client_training": a.fed.client_training.name(),
                 "server_restarts": a.fed.server_restarts,
                 "mode": mode,
                 "batch": if a.whole_clients { Value::Null } else { json!(a.batch) },

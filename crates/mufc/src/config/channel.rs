@@ -1,0 +1,518 @@
+//! The channel part of a configuration: how clients tell the server about
+//! their clusters, and with which masks. Its types make the combinations
+//! that cannot work unrepresentable: the plain mode has no sketch and no
+//! masks, the integer ring of Appendix K takes only the masks that work in
+//! a ring (not SecAgg, whose Shamir sharing needs a field), and dropout and
+//! collusion rates exist only inside the SecAgg options.
+
+use super::names::{Masking, Privacy, SecAggGraph};
+use crate::MufcResult;
+use crate::error::config_error;
+
+/// The default cap on the capacity `t` of the Appendix K integer decoder.
+pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
+
+/// The default fraction of clients assumed to collude with the server in
+/// [`Masks::SecAgg`] ([`SecAggOptions::colluding`]).
+pub const DEFAULT_COLLUDING: f64 = 0.05;
+
+/// How clients tell the server about their clusters (Algorithm 1, line 3).
+///
+/// The default is SCMA over the cheapest field with one extra check
+/// syndrome and masks from an offline dealer.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Channel, FederationConfig, Masks, Privacy, Scma, SecAggGraph, SecAggOptions};
+///
+/// // SecAgg+ for a large federation, planned for 10% dropouts and 2%
+/// // colluding clients.
+/// let secagg = SecAggOptions::new().dropout(0.1).colluding(0.02).graph(SecAggGraph::Harary);
+/// let config = FederationConfig::new(10)
+///     .channel(Channel::Scma(Scma::field(Masks::SecAgg(secagg))))
+///     .validate()?;
+/// assert_eq!(config.channel().privacy(), Privacy::Scma);
+/// assert_eq!(config.channel().dropout(), 0.1);
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Channel {
+    /// The simplified scheme of Algorithm 5 (Appendix I): each client
+    /// sends its exact local centroids and cluster sizes in the clear; no
+    /// quantization (no grid), no sketch, no masks.
+    Plain,
+    /// Secure compressed multiset aggregation (Algorithm 2).
+    Scma(Scma),
+}
+
+impl Default for Channel {
+    fn default() -> Self {
+        Self::Scma(Scma::default())
+    }
+}
+
+/// The sketch and masks of an SCMA channel (Algorithm 2).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Masks, RingMasks, Scma};
+///
+/// let wide = Scma::wide(Masks::Pairwise).with_extra(2);
+/// assert_eq!(wide.extra(), 2);
+/// // The integer ring takes dealer or pairwise masks only: SecAgg is not a
+/// // `RingMasks`, so that combination cannot be written.
+/// let integer = Scma::integer(RingMasks::Dealer).with_max_capacity(8);
+/// assert_eq!(integer.masks(), Masks::Dealer);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Scma {
+    /// Bin indices as keys, over the cheapest finite field with
+    /// `p > max(B^d, 2n)` (the factor 2 leaves room for the signed
+    /// differences that unlearning decodes).
+    Field {
+        /// Where the masks come from.
+        masks: Masks,
+        /// `r`, the extra check syndromes.
+        extra: usize,
+    },
+    /// Wide keys (`syndrome_agg::wide`): the bytes of a bin index travel as
+    /// the key, decoded in GF(2^61 - 1) whatever the size of `B^d` (beyond
+    /// the paper; for large d).
+    Wide {
+        /// Where the masks come from.
+        masks: Masks,
+        /// `r`, the extra check syndromes.
+        extra: usize,
+    },
+    /// The deterministic integer decoder of Appendix K: exact integers
+    /// under a power-of-two modulus, decoded over the rationals. Only
+    /// feasible for a tiny capacity `t`: a federation needing more than
+    /// `max_capacity` is refused
+    /// ([`MufcError::IntegerDecoderTooLarge`](crate::MufcError::IntegerDecoderTooLarge)).
+    Integer {
+        /// Where the masks come from (a ring: no SecAgg).
+        masks: RingMasks,
+        /// `r`, the extra check syndromes.
+        extra: usize,
+        /// The largest capacity `t` accepted.
+        max_capacity: usize,
+    },
+}
+
+impl Default for Scma {
+    fn default() -> Self {
+        Self::field(Masks::Dealer)
+    }
+}
+
+impl Scma {
+    /// Field keys with `masks` and the default `r`.
+    pub fn field(masks: Masks) -> Self {
+        Self::Field {
+            masks,
+            extra: syndrome_agg::DEFAULT_EXTRA,
+        }
+    }
+
+    /// Wide keys with `masks` and the default `r`.
+    pub fn wide(masks: Masks) -> Self {
+        Self::Wide {
+            masks,
+            extra: syndrome_agg::DEFAULT_EXTRA,
+        }
+    }
+
+    /// The integer decoder with `masks`, the default `r` and the default
+    /// capacity cap [`DEFAULT_INTEGER_MAX_CAPACITY`].
+    pub fn integer(masks: RingMasks) -> Self {
+        Self::Integer {
+            masks,
+            extra: syndrome_agg::DEFAULT_EXTRA,
+            max_capacity: DEFAULT_INTEGER_MAX_CAPACITY,
+        }
+    }
+
+    /// This channel with `r` extra check syndromes: with `r >= 1` every
+    /// sum with slightly more nonzeros than the capacity is rejected
+    /// rather than decoded wrongly.
+    #[must_use]
+    pub fn with_extra(mut self, r: usize) -> Self {
+        match &mut self {
+            Self::Field { extra, .. } | Self::Wide { extra, .. } | Self::Integer { extra, .. } => {
+                *extra = r;
+            }
+        }
+        self
+    }
+
+    /// This channel with the integer decoder's capacity cap `t` (no effect
+    /// on the field and wide sketches).
+    #[must_use]
+    pub fn with_max_capacity(mut self, t: usize) -> Self {
+        if let Self::Integer { max_capacity, .. } = &mut self {
+            *max_capacity = t;
+        }
+        self
+    }
+
+    /// `r`, the extra check syndromes.
+    pub fn extra(&self) -> usize {
+        match self {
+            Self::Field { extra, .. } | Self::Wide { extra, .. } | Self::Integer { extra, .. } => {
+                *extra
+            }
+        }
+    }
+
+    /// The masks.
+    pub fn masks(&self) -> Masks {
+        match self {
+            Self::Field { masks, .. } | Self::Wide { masks, .. } => *masks,
+            Self::Integer { masks, .. } => (*masks).into(),
+        }
+    }
+
+    /// The sketch's name ([`Privacy::Scma`], [`Privacy::ScmaWide`] or
+    /// [`Privacy::ScmaInteger`]).
+    pub fn privacy(&self) -> Privacy {
+        match self {
+            Self::Field { .. } => Privacy::Scma,
+            Self::Wide { .. } => Privacy::ScmaWide,
+            Self::Integer { .. } => Privacy::ScmaInteger,
+        }
+    }
+}
+
+/// Where the masks of a secure aggregation round come from.
+///
+/// Each hides a client's sketch behind a uniformly random vector that
+/// cancels in the sum over the clients of the round, so the decoded
+/// aggregate does not depend on the masking: with no dropouts all three
+/// give the same counts, bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Masks {
+    /// An offline dealer deals zero-sum masks for every round (Algorithm 2,
+    /// line 2: "generated offline"). The default; the dealing is timed
+    /// apart, as offline work.
+    #[default]
+    Dealer,
+    /// Pairwise masks: every pair of clients agrees on a seed by X25519 and
+    /// HKDF-SHA256 and expands it with ChaCha20 (no dropouts). Each client
+    /// pays one agreement per peer and round.
+    Pairwise,
+    /// The dropout-tolerant protocol of Bonawitz et al. 2017 (and SecAgg+,
+    /// Bell et al. 2020, with [`SecAggGraph::Harary`]); see [`Masking::SecAgg`]
+    /// for what a round does and [`SecAggOptions`] for its settings.
+    SecAgg(SecAggOptions),
+}
+
+impl Masks {
+    /// The masking's name.
+    pub fn masking(&self) -> Masking {
+        match self {
+            Self::Dealer => Masking::Dealer,
+            Self::Pairwise => Masking::Pairwise,
+            Self::SecAgg(_) => Masking::SecAgg,
+        }
+    }
+}
+
+/// The masks that work in the integer ring of Appendix K: every mask
+/// source but SecAgg, whose Shamir sharing needs a field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum RingMasks {
+    /// As [`Masks::Dealer`].
+    #[default]
+    Dealer,
+    /// As [`Masks::Pairwise`].
+    Pairwise,
+}
+
+impl From<RingMasks> for Masks {
+    fn from(m: RingMasks) -> Self {
+        match m {
+            RingMasks::Dealer => Self::Dealer,
+            RingMasks::Pairwise => Self::Pairwise,
+        }
+    }
+}
+
+/// The settings of [`Masks::SecAgg`]: the simulated dropout rate, the
+/// fraction of clients assumed to collude with the server, and the
+/// neighbourhood graph. Checked by
+/// [`FederationConfig::validate`](crate::FederationConfig::validate).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Channel, FederationConfig, Masks, MufcError, Scma, SecAggOptions};
+///
+/// let secagg = |rate| Channel::Scma(Scma::field(Masks::SecAgg(SecAggOptions::new().dropout(rate))));
+/// let c = FederationConfig::new(3).channel(secagg(0.2)).validate()?;
+/// assert_eq!(c.channel().dropout(), 0.2);
+/// let err = FederationConfig::new(3).channel(secagg(1.0)).validate();
+/// assert!(matches!(err, Err(MufcError::InvalidConfig { name: "dropout", .. })));
+/// # Ok::<(), MufcError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SecAggOptions {
+    dropout: f64,
+    colluding: f64,
+    graph: SecAggGraph,
+}
+
+impl Default for SecAggOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SecAggOptions {
+    /// No dropouts, [`DEFAULT_COLLUDING`] colluders, the complete graph.
+    pub fn new() -> Self {
+        Self {
+            dropout: 0.0,
+            colluding: DEFAULT_COLLUDING,
+            graph: SecAggGraph::Complete,
+        }
+    }
+
+    /// The probability that a client drops out of a round, in `[0, 1)`
+    /// (default 0). Each client that drops does so from one of the
+    /// protocol's steps (advertise keys, share keys, masked input,
+    /// unmasking), uniformly; draws are a function of the federation seed,
+    /// the round and the client (a simulation input, reproducible). A
+    /// failed round consumes its round number, so a retry draws afresh.
+    #[must_use]
+    pub fn dropout(mut self, rate: f64) -> Self {
+        self.dropout = rate;
+        self
+    }
+
+    /// The fraction of clients assumed to collude with the server, in
+    /// `[0, 1)` (default [`DEFAULT_COLLUDING`]), from which the threshold
+    /// is sized: `c = floor(fraction n)` colluders on the complete graph,
+    /// or the finder's bound on the colluders among one client's
+    /// neighbours on a Harary graph.
+    #[must_use]
+    pub fn colluding(mut self, fraction: f64) -> Self {
+        self.colluding = fraction;
+        self
+    }
+
+    /// The neighbourhood graph (default [`SecAggGraph::Complete`]).
+    #[must_use]
+    pub fn graph(mut self, graph: SecAggGraph) -> Self {
+        self.graph = graph;
+        self
+    }
+
+    /// The dropout rate.
+    pub fn dropout_rate(&self) -> f64 {
+        self.dropout
+    }
+
+    /// The colluding fraction.
+    pub fn colluding_fraction(&self) -> f64 {
+        self.colluding
+    }
+
+    /// The neighbourhood graph.
+    pub fn neighbourhood(&self) -> SecAggGraph {
+        self.graph
+    }
+
+    pub(super) fn validate(&self) -> MufcResult<()> {
+        for (name, r) in [("dropout", self.dropout), ("colluding", self.colluding)] {
+            if !(0.0..1.0).contains(&r) {
+                return Err(config_error(name, format!("{r} is not in [0, 1)")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Channel {
+    /// SCMA over the cheapest field (bin indices as keys) with `masks` and
+    /// the default `r`: `Channel::Scma(Scma::field(masks))`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Channel, Masks};
+    ///
+    /// assert_eq!(Channel::scma(Masks::Dealer), Channel::default());
+    /// ```
+    pub fn scma(masks: Masks) -> Self {
+        Self::Scma(Scma::field(masks))
+    }
+
+    /// The channel that flat choices name, as on a command line: a privacy
+    /// mode, a masking, and the SecAgg options (used only with
+    /// [`Masking::SecAgg`]). This is the one place where these choices
+    /// meet at run time; a program builds a [`Channel`] directly.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) for
+    /// [`Masking::SecAgg`] with [`Privacy::ScmaInteger`] or
+    /// [`Privacy::Plain`] (`"masking"`), and for a positive dropout rate
+    /// without [`Masking::SecAgg`] (`"dropout"`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Channel, Masking, Privacy, SecAggOptions};
+    ///
+    /// let c = Channel::from_choices(Privacy::ScmaWide, Masking::Pairwise, SecAggOptions::new())?;
+    /// assert_eq!((c.privacy(), c.masking()), (Privacy::ScmaWide, Masking::Pairwise));
+    /// assert!(Channel::from_choices(Privacy::ScmaInteger, Masking::SecAgg, SecAggOptions::new()).is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn from_choices(
+        privacy: Privacy,
+        masking: Masking,
+        secagg: SecAggOptions,
+    ) -> MufcResult<Self> {
+        if secagg.dropout > 0.0 && masking != Masking::SecAgg {
+            return Err(config_error(
+                "dropout",
+                format!("only the secagg masking survives dropouts (masking is {masking})"),
+            ));
+        }
+        let (masks, ring) = match masking {
+            Masking::Dealer => (Masks::Dealer, Some(RingMasks::Dealer)),
+            Masking::Pairwise => (Masks::Pairwise, Some(RingMasks::Pairwise)),
+            Masking::SecAgg => (Masks::SecAgg(secagg), None),
+        };
+        Ok(match (privacy, ring) {
+            (Privacy::Plain, Some(_)) => Self::Plain,
+            (Privacy::Plain, None) => {
+                return Err(config_error(
+                    "masking",
+                    "the plain mode sends centroids in the clear: there is nothing to \
+                     aggregate securely",
+                ));
+            }
+            (Privacy::ScmaInteger, Some(ring)) => Self::Scma(Scma::integer(ring)),
+            (Privacy::ScmaInteger, None) => {
+                return Err(config_error(
+                    "masking",
+                    "secagg needs a field, and the integer scheme (Appendix K) works in the \
+                     ring Z/2^k: use scma or scma-wide, or the dealer or pairwise masking",
+                ));
+            }
+            (Privacy::ScmaWide, _) => Self::Scma(Scma::wide(masks)),
+            (Privacy::Scma, _) => Self::Scma(Scma::field(masks)),
+        })
+    }
+
+    /// The privacy mode's name.
+    pub fn privacy(&self) -> Privacy {
+        match self {
+            Self::Plain => Privacy::Plain,
+            Self::Scma(s) => s.privacy(),
+        }
+    }
+
+    /// The masking's name ([`Masking::Dealer`] for the plain mode, which
+    /// has none).
+    pub fn masking(&self) -> Masking {
+        self.masks().masking()
+    }
+
+    /// The masks ([`Masks::Dealer`] for the plain mode, which has none).
+    pub fn masks(&self) -> Masks {
+        match self {
+            Self::Plain => Masks::Dealer,
+            Self::Scma(s) => s.masks(),
+        }
+    }
+
+    /// The SecAgg options, with [`Masks::SecAgg`].
+    pub fn secagg(&self) -> Option<SecAggOptions> {
+        match self.masks() {
+            Masks::SecAgg(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The dropout rate (0 without SecAgg).
+    pub fn dropout(&self) -> f64 {
+        self.secagg().map_or(0.0, |o| o.dropout)
+    }
+
+    /// The colluding fraction ([`DEFAULT_COLLUDING`] without SecAgg).
+    pub fn colluding(&self) -> f64 {
+        self.secagg().unwrap_or_default().colluding
+    }
+
+    /// The SecAgg neighbourhood graph ([`SecAggGraph::Complete`] without
+    /// SecAgg).
+    pub fn secagg_graph(&self) -> SecAggGraph {
+        self.secagg().unwrap_or_default().graph
+    }
+
+    /// `r`, the extra check syndromes (the default for the plain mode).
+    pub fn extra_syndromes(&self) -> usize {
+        match self {
+            Self::Plain => syndrome_agg::DEFAULT_EXTRA,
+            Self::Scma(s) => s.extra(),
+        }
+    }
+
+    /// The integer decoder's capacity cap (the default unless
+    /// [`Scma::Integer`]).
+    pub fn integer_max_capacity(&self) -> usize {
+        match self {
+            Self::Scma(Scma::Integer { max_capacity, .. }) => *max_capacity,
+            _ => DEFAULT_INTEGER_MAX_CAPACITY,
+        }
+    }
+
+    pub(super) fn validate(&self) -> MufcResult<()> {
+        match self.secagg() {
+            Some(o) => o.validate(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choices_give_the_channel_they_name_or_the_old_errors() {
+        for &p in Privacy::ALL {
+            for &m in Masking::ALL {
+                let c = Channel::from_choices(p, m, SecAggOptions::new());
+                let refused =
+                    m == Masking::SecAgg && matches!(p, Privacy::Plain | Privacy::ScmaInteger);
+                assert_eq!(c.is_err(), refused, "{p} {m}");
+                if let Ok(c) = c {
+                    assert_eq!(c.privacy(), p);
+                    if p != Privacy::Plain {
+                        assert_eq!(c.masking(), m);
+                    }
+                }
+            }
+        }
+        let dropout = SecAggOptions::new().dropout(0.1);
+        let err = Channel::from_choices(Privacy::Scma, Masking::Dealer, dropout).unwrap_err();
+        assert!(err.to_string().contains("dropout"));
+        let c = Channel::from_choices(Privacy::Scma, Masking::SecAgg, dropout).unwrap();
+        assert_eq!(c.dropout().to_bits(), 0.1f64.to_bits());
+    }
+}
