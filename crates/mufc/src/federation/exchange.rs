@@ -1,0 +1,194 @@
+//! The steps every request shares: a fit (Algorithm 1, lines 3-6) and a
+//! removal (Algorithm 4, lines 7-13) both send the clients' messages (a
+//! masked aggregation round, or the plain centroids that changed), let the
+//! server plan and apply its update, then account for the round (times,
+//! bytes, included and dropped clients) and commit it.
+
+use std::time::{Duration, Instant};
+
+use crate::aggregation::{Aggregation, Decoded, Input, RoundOutput};
+use crate::server::{InputChange, PlainCentroids};
+use crate::{
+    Client, ClientId, DecodeKind, MufcResult, SecAggStep, Server, ServerUpdate, StageTimes,
+};
+
+/// What one exchange of messages did, before it is committed.
+pub(super) struct Exchanged {
+    /// The server's update (applied: the server changed).
+    pub(super) update: ServerUpdate,
+    /// How the server decoded.
+    pub(super) decode: DecodeKind,
+    /// The aggregation round, if one ran (committed by [`Self::commit`]).
+    round: Option<RoundOutput>,
+    /// The server's time to plan and apply.
+    server_time: Duration,
+}
+
+/// The clients' messages and the server's update (Algorithm 1, lines 3-6;
+/// Algorithm 4, lines 7-13).
+///
+/// With an aggregation, every client of `after` sends its masked sketch in
+/// a fresh round and the server decodes the sum, or its change against its
+/// counts; with no client left the aggregate is empty. In the plain mode
+/// the clients send their centroids in the clear, and `plain` gives the
+/// (before, after) centroids of the clients that changed.
+///
+/// Nothing is committed: on an error the aggregation's last sketch and the
+/// server are unchanged (a round still consumes its round number, before
+/// any mask exists).
+pub(super) fn exchange(
+    aggregation: &mut Option<Aggregation>,
+    server: &mut Server,
+    after: &[&Client],
+    plain: impl FnOnce() -> Vec<(PlainCentroids, PlainCentroids)>,
+) -> MufcResult<Exchanged> {
+    let (change, decode, round) = match aggregation {
+        // Every client left: nothing to aggregate, the aggregate is empty.
+        Some(_) if after.is_empty() => (
+            InputChange::Counts(Decoded::Full(Vec::new())),
+            DecodeKind::Skipped,
+            None,
+        ),
+        Some(agg) => {
+            let inputs: Vec<Input<'_>> = after
+                .iter()
+                .map(|c| Input {
+                    id: c.id(),
+                    histogram: c.histogram(),
+                })
+                .collect();
+            let round = agg.round(&inputs, server.counts())?;
+            let decode = decode_kind(&round.decoded);
+            (
+                InputChange::Counts(round.decoded.clone()),
+                decode,
+                Some(round),
+            )
+        }
+        None => (InputChange::Plain(plain()), DecodeKind::Plain, None),
+    };
+    let start = Instant::now();
+    // The last fallible step: on error the server's model is untouched.
+    let update = server.apply(server.plan(change)?)?;
+    Ok(Exchanged {
+        update,
+        decode,
+        round,
+        server_time: start.elapsed(),
+    })
+}
+
+impl Exchanged {
+    /// The clients the round included (`None` when no round ran).
+    pub(super) fn included(&self) -> Option<Vec<ClientId>> {
+        self.round.as_ref().map(|r| r.included.clone())
+    }
+
+    /// The clients that dropped out of the round, with the step.
+    pub(super) fn dropped(&self) -> Vec<(ClientId, SecAggStep)> {
+        self.round
+            .as_ref()
+            .map(|r| r.dropped.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds the round's times to `times` (with each client's own training
+    /// or unlearning time `own`, in client order) and returns the bytes a
+    /// client sent: the round's, else `no_round_bytes`.
+    pub(super) fn account(
+        &self,
+        times: &mut StageTimes,
+        own: &[Duration],
+        no_round_bytes: usize,
+    ) -> usize {
+        times.server = self.server_time;
+        match &self.round {
+            Some(r) => {
+                round_times(times, own, r);
+                r.bytes_per_client
+            }
+            None => {
+                client_times(times, own, &[]);
+                no_round_bytes
+            }
+        }
+    }
+
+    /// Commits the round into the aggregation (its sketch becomes the one
+    /// the next delta decodes against), and keeps its recorded frames in
+    /// `messages`; without a round both stay as they are.
+    pub(super) fn commit(
+        self,
+        aggregation: &mut Option<Aggregation>,
+        messages: &mut Option<Vec<(ClientId, Vec<u8>)>>,
+    ) {
+        if let (Some(agg), Some(r)) = (aggregation, self.round) {
+            *messages = r.messages;
+            agg.commit(r.pending);
+        }
+    }
+}
+
+/// The nonzero counts of a decoded histogram.
+fn nonzero(v: &[(num_bigint::BigUint, u64)]) -> usize {
+    v.iter().filter(|(_, c)| *c > 0).count()
+}
+
+/// The bytes of a plain-mode message: `k` centroids of `d` f64 and `k`
+/// sizes as u64.
+pub(super) fn plain_bytes(k: usize, dim: usize) -> usize {
+    k * (8 * dim + 8)
+}
+
+pub(super) fn plain_of(c: &Client) -> PlainCentroids {
+    PlainCentroids {
+        client: c.id(),
+        centroids: c.centroid_matrix(),
+        sizes: c.sizes().to_vec(),
+    }
+}
+
+pub(super) fn empty_plain(id: ClientId, dim: usize) -> PlainCentroids {
+    PlainCentroids {
+        client: id,
+        centroids: nalgebra::DMatrix::zeros(dim, 0),
+        sizes: Vec::new(),
+    }
+}
+
+/// Adds a round's times into `times`: the client side (in client order,
+/// with each client's own training time), the protocol and the server's
+/// sum and decoding.
+fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOutput) {
+    client_times(times, own, &r.encode_mask);
+    times.protocol_client_max = r.protocol_client_max;
+    times.protocol_client_sum = r.protocol_client_sum;
+    times.sum = r.sum;
+    times.decode = r.decode;
+    times.offline = r.offline;
+}
+
+/// Adds a round's client-side times (in client order, with each client's
+/// own training time) into `times`.
+pub(super) fn client_times(times: &mut StageTimes, own: &[Duration], encode: &[Duration]) {
+    for (i, &e) in encode.iter().enumerate() {
+        let o = own.get(i).copied().unwrap_or_default();
+        times.encode_mask_max = times.encode_mask_max.max(e);
+        times.encode_mask_sum += e;
+        times.client_round_max = times.client_round_max.max(o + e);
+    }
+    for &o in own {
+        times.client_max = times.client_max.max(o);
+        times.client_sum += o;
+        times.client_round_max = times.client_round_max.max(o);
+    }
+}
+
+fn decode_kind(d: &Decoded) -> DecodeKind {
+    match d {
+        Decoded::Delta(v) => DecodeKind::Delta { nonzeros: v.len() },
+        Decoded::Full(v) => DecodeKind::Full {
+            nonzeros: nonzero(v),
+        },
+    }
+}

@@ -1,0 +1,236 @@
+//! Everything a federation checks and derives before any client trains:
+//! the clients in id order, the resolved configuration, the quantizer, and
+//! the parts built from them (the clients' fits, the aggregation, the
+//! server).
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use seeding::{Dataset, ExactKMeans, Quantizer};
+
+use crate::aggregation::{Aggregation, AggregationSpec};
+use crate::client::LocalParams;
+use crate::ids::{client_seed, sample_seed, server_seed, shift_seed};
+use crate::{Client, ClientId, MufcError, MufcResult, Privacy, Server, ValidConfig, par};
+
+/// Everything checked and derived before any client trains.
+pub(crate) struct Setup {
+    pub(crate) config: ValidConfig,
+    pub(crate) dim: usize,
+    pub(crate) quantizer: Option<Quantizer>,
+    pub(crate) clients: Vec<(ClientId, Dataset)>,
+}
+
+/// The number of distinct points of `data`, counting up to `cap`.
+fn distinct_up_to(data: &Dataset, cap: usize) -> usize {
+    let mut seen = HashSet::new();
+    for pos in 0..data.len() {
+        // -0.0 and 0.0 are the same point (distance zero).
+        let key: Vec<u64> = data
+            .point(pos)
+            .iter()
+            .map(|x| (x + 0.0).to_bits())
+            .collect();
+        seen.insert(key);
+        if seen.len() >= cap {
+            break;
+        }
+    }
+    seen.len()
+}
+
+impl Setup {
+    /// Checks the clients and resolves `gamma` and `max_points`.
+    pub(crate) fn new(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
+        Self::build(clients, config, None)
+    }
+
+    /// As [`Self::new`] for a saved federation, which may have no client
+    /// left (every client removed).
+    #[cfg(feature = "serde")]
+    pub(crate) fn restore(
+        clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+        dim: usize,
+    ) -> MufcResult<Self> {
+        Self::build(clients, config, Some(dim))
+    }
+
+    fn build(
+        mut clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+        dim: Option<usize>,
+    ) -> MufcResult<Self> {
+        let dim = match (clients.first(), dim) {
+            (Some((_, d)), _) => d.dim(),
+            (None, Some(dim)) => dim,
+            (None, None) => return Err(MufcError::NoClients),
+        };
+        clients.sort_by_key(|(id, _)| *id);
+        for w in clients.windows(2) {
+            if w[0].0 == w[1].0 {
+                return Err(MufcError::DuplicateClient(w[0].0));
+            }
+        }
+        let mut n: u64 = 0;
+        for (id, data) in &clients {
+            if data.is_empty() {
+                return Err(MufcError::EmptyClient(*id));
+            }
+            if data.dim() != dim {
+                return Err(MufcError::DimensionMismatch {
+                    client: *id,
+                    expected: dim,
+                    found: data.dim(),
+                });
+            }
+            n = n.saturating_add(data.len() as u64);
+        }
+        let gamma = config
+            .gamma()
+            .unwrap_or_else(|| 1.0 / (n.max(1) as f64).sqrt());
+        let max_points = config.max_points().unwrap_or(n);
+        if n > max_points {
+            return Err(crate::error::config_error(
+                "max_points",
+                format!("{n} points exceed the bound {max_points}"),
+            ));
+        }
+        let config = config.resolved(gamma, max_points);
+        let quantizer = if config.privacy() == Privacy::Plain {
+            None
+        } else {
+            let q = if config.shift() {
+                let mut rng = ChaCha8Rng::seed_from_u64(shift_seed(config.seed()));
+                Quantizer::with_random_shift(dim, gamma, &mut rng)?
+            } else {
+                Quantizer::new(dim, gamma)?
+            };
+            for (id, data) in &clients {
+                check_box(*id, data)?;
+            }
+            Some(q)
+        };
+        if !config.allow_fewer_distinct() {
+            let k = config.client_k();
+            for (id, data) in &clients {
+                let distinct = distinct_up_to(data, k);
+                if distinct < k {
+                    return Err(MufcError::TooFewDistinctPoints {
+                        client: *id,
+                        k,
+                        distinct,
+                    });
+                }
+            }
+        }
+        // The policy last: data errors are named first (docs/threat-model.md
+        // P4). A saved federation may have no client left.
+        let min_clients = config.min_clients();
+        if !clients.is_empty() && clients.len() < min_clients {
+            return Err(MufcError::TooFewClients {
+                clients: clients.len(),
+                min_clients,
+            });
+        }
+        Ok(Self {
+            config,
+            dim,
+            quantizer,
+            clients,
+        })
+    }
+
+    fn local_params(&self) -> LocalParams {
+        LocalParams {
+            k: self.config.client_k(),
+            training: self.config.client_training(),
+            tolerance: self.config.client_tolerance(),
+            max_iterations: self.config.client_max_iterations(),
+        }
+    }
+
+    /// Fits every client, in parallel; each with its training time.
+    pub(crate) fn fit_clients(&self) -> MufcResult<Vec<(Client, Duration)>> {
+        let params = self.local_params();
+        let seed = self.config.seed();
+        par::map(self.config.parallel(), &self.clients, |_, (id, data)| {
+            let start = Instant::now();
+            let c = Client::fit(
+                *id,
+                data.clone(),
+                &params,
+                client_seed(seed, *id),
+                self.quantizer.as_ref(),
+            )?;
+            Ok((c, start.elapsed()))
+        })
+    }
+
+    /// The aggregation, of capacity `client_k * L` unless given (a saved
+    /// federation keeps its capacity).
+    pub(crate) fn aggregation(&self, capacity: Option<usize>) -> MufcResult<Option<Aggregation>> {
+        let Some(q) = &self.quantizer else {
+            return Ok(None);
+        };
+        let c = &self.config;
+        let ids: Vec<ClientId> = self.clients.iter().map(|(id, _)| *id).collect();
+        let spec = AggregationSpec {
+            privacy: c.privacy(),
+            masking: c.masking(),
+            seed: c.seed(),
+            deterministic_masks: c.insecure_deterministic_masks(),
+            capacity: capacity.unwrap_or_else(|| c.client_k().saturating_mul(ids.len())),
+            extra: c.extra_syndromes(),
+            num_bins: q.num_bins(),
+            max_points: c.max_points().unwrap_or(1),
+            integer_max_capacity: c.integer_max_capacity(),
+            min_clients: c.min_clients(),
+            parallel: c.parallel(),
+            record: c.record_messages(),
+            dropout: c.dropout(),
+            colluding: c.colluding(),
+            secagg_graph: c.secagg_graph(),
+        };
+        Aggregation::new(&spec, &ids).map(Some)
+    }
+
+    pub(crate) fn server(&self) -> MufcResult<Server> {
+        let c = &self.config;
+        let kmeans = ExactKMeans::new(c.k())
+            .tolerance(c.tolerance())
+            .max_iterations(c.max_iterations())
+            .restarts(c.restarts());
+        let points = (c.privacy() != Privacy::Plain).then_some(c.server_points());
+        Server::new(
+            points,
+            self.quantizer.clone(),
+            kmeans,
+            server_seed(c.seed()),
+            sample_seed(c.seed()),
+            self.dim,
+        )
+    }
+}
+
+/// Every coordinate in `[-1/2, 1/2]`, else the first offending one.
+fn check_box(id: ClientId, data: &Dataset) -> MufcResult<()> {
+    for pos in 0..data.len() {
+        if let Some((axis, &value)) = data
+            .point(pos)
+            .iter()
+            .enumerate()
+            .find(|(_, x)| !(-0.5..=0.5).contains(*x))
+        {
+            return Err(MufcError::OutsideBox {
+                client: id,
+                id: data.id(pos),
+                axis,
+                value,
+            });
+        }
+    }
+    Ok(())
+}

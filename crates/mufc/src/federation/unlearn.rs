@@ -1,0 +1,209 @@
+//! Serving merged removal requests (Algorithm 4): the affected clients
+//! unlearn on copies, one round of messages, the server's update, then the
+//! commit and the report.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use seeding::PointId;
+
+use super::Federation;
+use super::exchange::{client_times, empty_plain, exchange, plain_bytes, plain_of};
+use super::requests::Loss;
+use crate::{
+    Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
+    ServerUpdate, StageTimes, par,
+};
+
+impl Federation {
+    /// Applies the merged requests `numbers` in one round (Algorithm 4);
+    /// the report answers request `number`.
+    pub(super) fn apply(
+        &mut self,
+        merged: &BTreeMap<ClientId, Loss>,
+        number: u64,
+        numbers: Vec<u64>,
+        wall: Instant,
+    ) -> MufcResult<RemovalReport> {
+        let mut gone: Vec<usize> = Vec::new();
+        let mut jobs: Vec<(usize, &[PointId])> = Vec::new();
+        let mut removed_points = 0usize;
+        for (c, loss) in merged {
+            let pos = self.position(*c)?;
+            let len = self.clients[pos].data().len();
+            match loss {
+                Loss::Whole => {
+                    removed_points += len;
+                    gone.push(pos);
+                }
+                Loss::Points(ids) => {
+                    removed_points += ids.len();
+                    if ids.len() == len {
+                        gone.push(pos);
+                    } else {
+                        jobs.push((pos, ids.as_slice()));
+                    }
+                }
+            }
+        }
+        gone.sort_unstable();
+        jobs.sort_unstable_by_key(|(pos, _)| *pos);
+
+        // The affected clients unlearn, on copies (Algorithm 4, line 3).
+        let quantizer = self.quantizer.as_ref();
+        let clients = &self.clients;
+        let unlearned = par::map(self.config.parallel(), &jobs, |_, (pos, ids)| {
+            let start = Instant::now();
+            let (c, reseeded) = clients[*pos].unlearned(ids, quantizer)?;
+            Ok::<_, MufcError>((c, reseeded, start.elapsed()))
+        })?;
+        let mut replaced: HashMap<usize, usize> = HashMap::new();
+        let mut updated = Vec::new();
+        let mut reseeded = Vec::new();
+        for (j, ((pos, _), (c, re, _))) in jobs.iter().zip(&unlearned).enumerate() {
+            replaced.insert(*pos, j);
+            let old = &self.clients[*pos];
+            let changed = match self.aggregation {
+                Some(_) => old.histogram() != c.histogram(),
+                None => old.sizes() != c.sizes() || old.centroids() != c.centroids(),
+            };
+            if changed {
+                updated.push(*pos);
+            }
+            if *re {
+                reseeded.push(old.id());
+            }
+        }
+        updated.extend(gone.iter().copied());
+        updated.sort_unstable();
+
+        // The clients after the request, in id order.
+        let gone_set: HashSet<usize> = gone.iter().copied().collect();
+        let after: Vec<&Client> = (0..self.clients.len())
+            .filter(|p| !gone_set.contains(p))
+            .map(|p| match replaced.get(&p) {
+                Some(&j) => &unlearned[j].0,
+                None => &self.clients[p],
+            })
+            .collect();
+        let own: Vec<Duration> = (0..self.clients.len())
+            .filter(|p| !gone_set.contains(p))
+            .map(|p| replaced.get(&p).map_or(Duration::ZERO, |&j| unlearned[j].2))
+            .collect();
+
+        // A new aggregation round (Algorithm 4, line 7), then the server
+        // (lines 8-13); no round when no client's message changed.
+        let exchanged = if updated.is_empty() {
+            None
+        } else {
+            let changed_plain = || {
+                updated
+                    .iter()
+                    .map(|&p| {
+                        let before = plain_of(&self.clients[p]);
+                        let after = match replaced.get(&p) {
+                            Some(&j) => plain_of(&unlearned[j].0),
+                            None => empty_plain(self.clients[p].id(), self.dim),
+                        };
+                        (before, after)
+                    })
+                    .collect()
+            };
+            Some(exchange(
+                &mut self.aggregation,
+                &mut self.server,
+                &after,
+                changed_plain,
+            )?)
+        };
+
+        // Account and commit.
+        let mut times = StageTimes::default();
+        let no_round_bytes = if self.aggregation.is_some() {
+            self.fit_report.bytes_per_client
+        } else {
+            plain_bytes(self.config.client_k(), self.dim)
+        };
+        let (decode, server_update, included, dropped, bytes_per_client) = match exchanged {
+            Some(x) => {
+                let bytes = x.account(&mut times, &own, no_round_bytes);
+                let included = x
+                    .included()
+                    .unwrap_or_else(|| after.iter().map(|c| c.id()).collect());
+                let dropped = x.dropped();
+                let (decode, update) = (x.decode, x.update.clone());
+                x.commit(&mut self.aggregation, &mut self.messages);
+                (decode, update, included, dropped, bytes)
+            }
+            None => {
+                client_times(&mut times, &own, &[]);
+                // No client changed, so no round ran: the aggregate is the
+                // last round's, of the clients it included (with dropouts,
+                // not necessarily all).
+                let included = if self.aggregation.is_some() {
+                    self.last_included().to_vec()
+                } else {
+                    after.iter().map(|c| c.id()).collect()
+                };
+                (
+                    DecodeKind::Skipped,
+                    ServerUpdate::Unchanged,
+                    included,
+                    Vec::new(),
+                    no_round_bytes,
+                )
+            }
+        };
+        let updated_ids: Vec<ClientId> = updated.iter().map(|&p| self.clients[p].id()).collect();
+        let removed_clients: Vec<ClientId> = gone.iter().map(|&p| self.clients[p].id()).collect();
+        for ((pos, _), (c, _, _)) in jobs.iter().zip(unlearned) {
+            self.clients[*pos] = c;
+        }
+        for &p in gone.iter().rev() {
+            self.clients.remove(p);
+        }
+        times.wall = wall.elapsed();
+        let privacy_warning = privacy_warning(&updated_ids, self.config.min_updating_clients());
+        let report = RemovalReport {
+            request: number,
+            outcome: RemovalOutcome::Applied,
+            requests: numbers,
+            removed_points,
+            removed_clients,
+            reseeded,
+            lone_update: updated_ids.len() == 1,
+            updated_clients: updated_ids,
+            decode,
+            server: server_update,
+            times,
+            bytes_per_client,
+            nonzero_bins: self.server.nonzero_bins(),
+            included,
+            dropped,
+            privacy_warning,
+        };
+        self.history.push(report.clone());
+        Ok(report)
+    }
+}
+
+/// What the server learns from a round that changed the messages of
+/// `updated` alone, beyond a policy of `needed` (docs/threat-model.md U3).
+fn privacy_warning(updated: &[ClientId], needed: usize) -> Option<String> {
+    match updated {
+        [] => None,
+        [c] => Some(format!(
+            "only client {c}'s message changed in this round: the difference of this aggregate \
+             and the previous one tells the server how client {c}'s histogram changed (for a \
+             removed point that is not a seed, the bin it counted in; for a removed client, its \
+             whole histogram) (docs/threat-model.md U3)"
+        )),
+        v if v.len() < needed => Some(format!(
+            "only {} clients' messages changed in this round, fewer than the policy's {needed}: \
+             the difference of this aggregate and the previous one tells the server the sum of \
+             their changes (docs/threat-model.md U3)",
+            v.len()
+        )),
+        _ => None,
+    }
+}
