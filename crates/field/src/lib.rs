@@ -3,6 +3,7 @@
 
 mod big;
 mod bm;
+mod choice;
 mod error;
 mod ff_compat;
 mod fp64;

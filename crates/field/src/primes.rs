@@ -10,9 +10,11 @@
 use core::convert::Infallible;
 
 use num_bigint::BigUint;
-use num_traits::{One, ToPrimitive};
+use num_traits::ToPrimitive;
 
-use crate::{BigPrime, FiniteField, Fp64, Mersenne61, Mersenne127, P61, P127};
+// The field choice lives in its own file (it uses the fields, which use
+// the primality test here); its public path stays `field::primes`.
+pub use crate::choice::{FieldChoice, FieldVisitor, cheapest_field, fp64_above};
 
 /// `glass_pumpkin` keeps an RNG parameter in its Baillie-PSW entry point for
 /// API compatibility but never draws from it; this stand-in makes that
@@ -136,103 +138,6 @@ pub fn next_prime(bound: &BigUint) -> BigUint {
         }
         base += BigUint::from(2 * WINDOW);
     }
-}
-
-/// The cheapest field whose characteristic exceeds a bound, as chosen by
-/// [`cheapest_field`].
-///
-/// Generic code is monomorphized per field, so the choice is an enum and
-/// [`visit`](Self::visit) hands the concrete field to a [`FieldVisitor`].
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum FieldChoice {
-    /// GF(2^61 - 1).
-    Mersenne61(Mersenne61),
-    /// GF(2^127 - 1).
-    Mersenne127(Mersenne127),
-    /// GF(p) for the smallest prime `p` above the bound.
-    Big(BigPrime),
-}
-
-/// Code to run with whichever field a [`FieldChoice`] holds.
-///
-/// # Example
-///
-/// ```
-/// use field::primes::{FieldVisitor, cheapest_field};
-/// use field::FiniteField;
-/// use num_bigint::BigUint;
-///
-/// struct Bits;
-/// impl FieldVisitor for Bits {
-///     type Output = u64;
-///     fn visit<F: FiniteField>(self, f: F) -> u64 {
-///         f.modulus_bits()
-///     }
-/// }
-/// assert_eq!(cheapest_field(&BigUint::from(1000u32)).visit(Bits), 61);
-/// assert_eq!(cheapest_field(&(BigUint::from(1u8) << 100u32)).visit(Bits), 127);
-/// assert_eq!(cheapest_field(&(BigUint::from(1u8) << 200u32)).visit(Bits), 201);
-/// ```
-pub trait FieldVisitor {
-    /// What the visit returns.
-    type Output;
-    /// Runs with the concrete field.
-    fn visit<F: FiniteField>(self, f: F) -> Self::Output;
-}
-
-impl FieldChoice {
-    /// Runs `v` with the concrete field.
-    pub fn visit<V: FieldVisitor>(self, v: V) -> V::Output {
-        match self {
-            Self::Mersenne61(f) => v.visit(f),
-            Self::Mersenne127(f) => v.visit(f),
-            Self::Big(f) => v.visit(f),
-        }
-    }
-
-    /// The characteristic of the chosen field.
-    pub fn characteristic(&self) -> BigUint {
-        match self {
-            Self::Mersenne61(f) => f.characteristic(),
-            Self::Mersenne127(f) => f.characteristic(),
-            Self::Big(f) => f.characteristic(),
-        }
-    }
-}
-
-/// The cheapest field in which the integers `0..=bound` are distinct:
-/// GF(2^61 - 1) if `bound < 2^61 - 1`, else GF(2^127 - 1) if
-/// `bound < 2^127 - 1`, else GF(p) for the smallest prime `p > bound`
-/// (deterministic, so every party derives the same field).
-///
-/// See [`FieldVisitor`] for an example.
-pub fn cheapest_field(bound: &BigUint) -> FieldChoice {
-    if *bound < BigUint::from(P61) {
-        FieldChoice::Mersenne61(Mersenne61)
-    } else if *bound < BigUint::from(P127) {
-        FieldChoice::Mersenne127(Mersenne127)
-    } else {
-        let p = next_prime(&(bound + BigUint::one()));
-        FieldChoice::Big(BigPrime::new_prime_unchecked(p))
-    }
-}
-
-/// A [`Fp64`] field for the smallest prime above `bound`, if that prime is
-/// below `2^64`; handy for small test fields and for moduli chosen from the
-/// data.
-///
-/// # Example
-///
-/// ```
-/// use field::primes::fp64_above;
-/// assert_eq!(fp64_above(100).unwrap().modulus(), 101);
-/// assert!(fp64_above(u64::MAX).is_none());
-/// ```
-pub fn fp64_above(bound: u64) -> Option<Fp64> {
-    let p = next_prime(&(BigUint::from(bound) + 1u32));
-    let p = p.to_u64()?;
-    (p >= 3).then(|| Fp64::new_prime_unchecked(p))
 }
 
 #[cfg(test)]
