@@ -1,10 +1,4 @@
-//! Shared test machinery for the MUFC workspace (not published).
-//!
-//! Test logic lives in ordinary generic functions that take a field *value*
-//! (so run-time moduli join in); the macros only stamp out `#[test]`
-//! wrappers. Fuzz harness bodies live in [`fuzz`] so that `fuzz/` targets
-//! are one-liners and stable tests can replay them.
-
+#![doc = include_str!("../README.md")]
 // Test code: these functions panic on a counterexample by design.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
