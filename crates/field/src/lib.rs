@@ -8,6 +8,7 @@ mod error;
 mod ff_compat;
 mod fp64;
 mod introots;
+mod karatsuba;
 mod mersenne;
 pub mod poly;
 pub mod primes;

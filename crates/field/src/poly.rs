@@ -40,8 +40,10 @@ pub(crate) mod kronecker;
 pub(crate) mod ntt;
 mod powmod;
 
-pub use arith::{KARATSUBA_THRESHOLD, add, mul, mul_karatsuba, neg, scale, sub};
-pub(crate) use arith::{karatsuba, karatsuba_with, mul_slices};
+pub use crate::karatsuba::KARATSUBA_THRESHOLD;
+pub(crate) use crate::karatsuba::{karatsuba, karatsuba_with};
+pub(crate) use arith::mul_slices;
+pub use arith::{add, mul, mul_karatsuba, neg, scale, sub};
 pub(crate) use div::{Modulus, div_rem_slices};
 pub use div::{NEWTON_THRESHOLD, div_rem, rem};
 pub(crate) use eval::horner_many;

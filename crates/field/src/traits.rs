@@ -7,6 +7,7 @@ use num_traits::{One, Zero};
 use rand::Rng;
 
 use crate::FieldError;
+use crate::karatsuba::RingOps;
 
 /// A field, as a context object that knows its modulus; elements are plain
 /// values that carry nothing.
@@ -206,7 +207,7 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// word-sized primes and reconstruct each coefficient modulo `p` by the
     /// Chinese remainder theorem (see their documentation).
     fn poly_mul(&self, a: &[Self::Elem], b: &[Self::Elem]) -> Vec<Self::Elem> {
-        crate::poly::karatsuba(self, a, b)
+        crate::karatsuba::karatsuba(self, a, b)
     }
 }
 
@@ -349,5 +350,22 @@ pub trait FiniteField: Field {
     /// map to distinct elements.
     fn holds(&self, n: &BigUint) -> bool {
         *n < self.characteristic() && !self.characteristic().is_zero()
+    }
+}
+
+// Karatsuba's method (a leaf module) sees a field through these.
+impl<F: Field> RingOps for F {
+    type Elem = F::Elem;
+    fn ring_zero(&self) -> F::Elem {
+        self.zero()
+    }
+    fn ring_add_assign(&self, a: &mut F::Elem, b: &F::Elem) {
+        self.add_assign(a, b);
+    }
+    fn ring_sub_assign(&self, a: &mut F::Elem, b: &F::Elem) {
+        self.sub_assign(a, b);
+    }
+    fn ring_dot(&self, a: &[F::Elem], b: &[F::Elem]) -> F::Elem {
+        self.dot(a, b)
     }
 }

@@ -4,18 +4,7 @@
 
 use super::{Poly, normalized};
 use crate::Field;
-
-/// Below this many coefficients in the shorter factor, [`mul`] uses the
-/// schoolbook method; at or above it, Karatsuba's.
-///
-/// The schoolbook base case computes each output coefficient as one
-/// [`Field::dot`] of contiguous slices (one factor is kept reversed), so a
-/// field with lazy reduction (such as [`Mersenne61`](crate::Mersenne61),
-/// which sums 64 products in a `u128` before reducing) pays one reduction
-/// per output coefficient instead of one per product. That makes the base
-/// case cheap, hence the fairly high threshold (tuned on `Mersenne61` with
-/// the `algorithms` bench).
-pub const KARATSUBA_THRESHOLD: usize = 32;
+use crate::karatsuba::karatsuba;
 
 /// `a + b`.
 ///
@@ -142,107 +131,4 @@ pub(crate) fn mul_slices<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Vec<F
         return Vec::new();
     }
     f.poly_mul(a, b)
-}
-
-/// Karatsuba multiplication of coefficient slices with a schoolbook base
-/// case; the default of [`Field::poly_mul`].
-pub(crate) fn karatsuba<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Vec<F::Elem> {
-    karatsuba_with(f, a, b, &|a, b, out| schoolbook_add_into(f, a, b, out))
-}
-
-/// `out += a * b` for a base case: both factors nonempty, the shorter one
-/// below [`KARATSUBA_THRESHOLD`].
-pub(crate) type BaseCase<'a, E> = dyn Fn(&[E], &[E], &mut [E]) + 'a;
-
-/// Karatsuba multiplication with a field-specific base case (fields with
-/// lazy reduction accumulate whole base products in wide integers).
-pub(crate) fn karatsuba_with<F: Field>(
-    f: &F,
-    a: &[F::Elem],
-    b: &[F::Elem],
-    base: &BaseCase<'_, F::Elem>,
-) -> Vec<F::Elem> {
-    if a.is_empty() || b.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![f.zero(); a.len() + b.len() - 1];
-    kara_add_into(f, a, b, &mut out, base);
-    out
-}
-
-/// `out += a * b`, with `out.len() >= a.len() + b.len() - 1` and both
-/// factors nonempty.
-fn kara_add_into<F: Field>(
-    f: &F,
-    a: &[F::Elem],
-    b: &[F::Elem],
-    out: &mut [F::Elem],
-    base: &BaseCase<'_, F::Elem>,
-) {
-    let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    let (la, lb) = (a.len(), b.len());
-    if lb < KARATSUBA_THRESHOLD {
-        base(a, b, out);
-        return;
-    }
-    let h = la.div_ceil(2);
-    if lb <= h {
-        // Unbalanced: cut the long factor into pieces of the short one's
-        // length, so that every recursive product is balanced.
-        for (k, chunk) in a.chunks(lb).enumerate() {
-            kara_add_into(f, chunk, b, &mut out[k * lb..], base);
-        }
-        return;
-    }
-    let (a0, a1) = a.split_at(h);
-    let (b0, b1) = b.split_at(h);
-    let z0 = karatsuba_with(f, a0, b0, base);
-    let z2 = karatsuba_with(f, a1, b1, base);
-    let mut sa = a0.to_vec();
-    for (s, x) in sa.iter_mut().zip(a1) {
-        f.add_assign(s, x);
-    }
-    let mut sb = b0.to_vec();
-    for (s, x) in sb.iter_mut().zip(b1) {
-        f.add_assign(s, x);
-    }
-    // z1 = (a0 + a1)(b0 + b1) - z0 - z2
-    let mut z1 = karatsuba_with(f, &sa, &sb, base);
-    for (z, x) in z1.iter_mut().zip(&z0) {
-        f.sub_assign(z, x);
-    }
-    for (z, x) in z1.iter_mut().zip(&z2) {
-        f.sub_assign(z, x);
-    }
-    for (o, x) in out.iter_mut().zip(&z0) {
-        f.add_assign(o, x);
-    }
-    for (o, x) in out[h..].iter_mut().zip(&z1) {
-        f.add_assign(o, x);
-    }
-    for (o, x) in out[2 * h..].iter_mut().zip(&z2) {
-        f.add_assign(o, x);
-    }
-}
-
-/// `out += a * b` by the schoolbook method: output coefficient `k` is one
-/// dot product of a slice of `a` with a slice of `b` reversed.
-pub(crate) fn schoolbook_add_into<F: Field>(
-    f: &F,
-    a: &[F::Elem],
-    b: &[F::Elem],
-    out: &mut [F::Elem],
-) {
-    let (la, lb) = (a.len(), b.len());
-    if la == 0 || lb == 0 {
-        return;
-    }
-    let brev: Vec<F::Elem> = b.iter().rev().cloned().collect();
-    for (k, o) in out.iter_mut().enumerate().take(la + lb - 1) {
-        // sum over i of a[i] * b[k - i] = a[i] * brev[lb - 1 - k + i]
-        let i0 = k.saturating_sub(lb - 1);
-        let i1 = k.min(la - 1);
-        let d = f.dot(&a[i0..=i1], &brev[lb - 1 + i0 - k..]);
-        f.add_assign(o, &d);
-    }
 }
