@@ -22,7 +22,8 @@ use std::time::Instant;
 use nalgebra::{DMatrix, DMatrixView};
 use rayon::prelude::*;
 use seeding::{
-    Dataset, ExpRace, InducedClient, KMeansModel, KMeansParams, PointId, SqEuclidean, induced_phi,
+    Dataset, ExpRace, InducedClient, KMeans, KMeansModel, KMeansParams, PointId, SqEuclidean,
+    induced_phi,
 };
 
 use crate::CliError;
@@ -312,9 +313,11 @@ fn fit_leaf(
     if data.is_empty() {
         return Ok(None);
     }
-    let km = KMeansParams::new(params.leaf_k)
-        .max_iterations(params.max_iterations)
-        .check()?;
+    let km = KMeans::new(
+        KMeansParams::new(params.leaf_k)
+            .max_iterations(params.max_iterations)
+            .validate()?,
+    );
     let mut sampler = ExpRace::new(derive_seed(seed, tag::DC_LEAF, leaf as u64));
     Ok(Some(km.fit(data, &mut sampler)?))
 }
@@ -340,18 +343,13 @@ fn fit_root(
         return Err(CliError::NoData("no leaf has a point left"));
     }
     let data = Dataset::new(DMatrix::from_vec(dim, m, coords))?;
-    let km = KMeansParams::new(params.k)
-        .max_iterations(params.max_iterations)
-        .check()?;
-    let mut best: Option<KMeansModel> = None;
-    for r in 0..params.root_restarts {
-        let mut sampler = ExpRace::new(derive_seed(seed, tag::DC_ROOT, r as u64));
-        let model = km.fit(&data, &mut sampler)?;
-        if best.as_ref().is_none_or(|b| model.phi() < b.phi()) {
-            best = Some(model);
-        }
-    }
-    let root = best.ok_or(CliError::NoData("no root restart"))?;
+    let km = KMeans::new(
+        KMeansParams::new(params.k)
+            .max_iterations(params.max_iterations)
+            .restarts(params.root_restarts)
+            .validate()?,
+    );
+    let root = km.fit_best(&data, |r| derive_seed(seed, tag::DC_ROOT, r as u64))?;
     Ok((root, offsets))
 }
 

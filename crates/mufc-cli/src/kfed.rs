@@ -28,7 +28,8 @@ use std::time::Instant;
 use nalgebra::{DMatrix, DMatrixView};
 use rayon::prelude::*;
 use seeding::{
-    Dataset, ExpRace, InducedClient, KMeansParams, KMeansPlusPlus, Metric, SqEuclidean, induced_phi,
+    Dataset, ExpRace, InducedClient, KMeans, KMeansParams, KMeansPlusPlus, Metric, SeedingParams,
+    SqEuclidean, induced_phi,
 };
 
 use crate::CliError;
@@ -315,7 +316,7 @@ pub fn awasthi_sheffet(
     max_iterations: usize,
     sampler: &mut ExpRace,
 ) -> Result<LocalClustering, CliError> {
-    let kpp = KMeansPlusPlus::new(k)?;
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(k).validate()?);
     if data.is_empty() {
         return Err(seeding::SeedingError::EmptyDataset.into());
     }
@@ -335,10 +336,12 @@ pub fn awasthi_sheffet(
     let seeds = kpp.fit(pdata, &mut *sampler);
     let s = seeds.centers().clone_owned();
     let init = split_means(&projected, s.as_view(), &v);
-    let model = KMeansParams::new(init.ncols())
-        .max_iterations(max_iterations)
-        .check()?
-        .fit_from(data, init.as_view(), sampler)?;
+    let model = KMeans::new(
+        KMeansParams::new(init.ncols())
+            .max_iterations(max_iterations)
+            .validate()?,
+    )
+    .fit_from(data, init.as_view(), sampler)?;
     Ok(LocalClustering {
         centroids: model.centroids().clone_owned(),
         assignment: model.assignment().to_vec(),

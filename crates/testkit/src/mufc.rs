@@ -9,7 +9,7 @@ use ::mufc::{ClientId, Federation, RemovalReport, RemovalRequest, StageTimes};
 use nalgebra::DMatrix;
 use num_bigint::BigUint;
 use rand::Rng;
-use seeding::{Dataset, PointId};
+use seeding::{Dataset, KMeansParams, PointId};
 
 /// A standard normal draw (Box-Muller).
 fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
@@ -142,9 +142,7 @@ fn split_by_kmeans(
     k_prime: usize,
 ) -> Vec<Dataset> {
     let dim = all.dim();
-    let model = seeding::KMeansParams::new(clusters)
-        .check()
-        .unwrap()
+    let model = seeding::KMeans::new(KMeansParams::new(clusters).validate().unwrap())
         .fit(all, &mut seeding::ExpRace::new(7))
         .unwrap();
     let mut pools: Vec<Vec<usize>> = vec![Vec::new(); clusters];
