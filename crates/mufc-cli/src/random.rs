@@ -40,25 +40,12 @@ pub(crate) fn shuffle<T, R: Rng + ?Sized>(v: &mut [T], rng: &mut R) {
     }
 }
 
-/// The inverse of [`seeding::derive_seed`]'s multiplier `G` mod 2^64.
-const GOLDEN_INV: u64 = 0xF1DE_83E1_9937_733D;
-
 /// A seed for part `index` of stage `tag` of a run seeded by `seed`, so
-/// that every client, restart and trial draws from its own stream.
-///
-/// This is [`seeding::derive_seed`] with the tag and the index mixed
-/// first: the CLI's runs were recorded with
-/// `mix64(mix64(seed ^ mix64(tag)) + mix64(index))`, and
-/// `derive_seed(s, t, i) = mix64(mix64(s ^ t) + i * G)` equals it for
-/// `t = mix64(tag)` and `i = mix64(index) * G^-1`; so the recorded
-/// figures stay what they were.
-pub(crate) fn derive_seed(seed: u64, tag: u64, index: u64) -> u64 {
-    seeding::derive_seed(
-        seed,
-        seeding::mix64(tag),
-        seeding::mix64(index).wrapping_mul(GOLDEN_INV),
-    )
-}
+/// that every client, restart and trial draws from its own stream: the
+/// schedule the baselines draw from too ([`baselines::stage_seed`], which
+/// is [`seeding::derive_seed`] with the tag and index mixed first), so the
+/// recorded figures stay what they were.
+pub(crate) use baselines::stage_seed as derive_seed;
 
 /// Stage tags for [`derive_seed`].
 pub(crate) mod tag {
@@ -70,12 +57,8 @@ pub(crate) mod tag {
     pub(crate) const CENTRAL: u64 = 3;
     /// A trial of a method.
     pub(crate) const TRIAL: u64 = 4;
-    /// K-FED, per client.
-    pub(crate) const KFED_CLIENT: u64 = 5;
-    /// DC-KMeans, per leaf.
-    pub(crate) const DC_LEAF: u64 = 7;
-    /// DC-KMeans, the root restarts.
-    pub(crate) const DC_ROOT: u64 = 8;
+    // 5, 7 and 8 are the baselines' stages (K-FED's clients, DC-KMeans'
+    // leaves and root restarts; `baselines::stage_seed`).
     /// The choice of removal requests.
     pub(crate) const REMOVALS: u64 = 9;
 }
@@ -124,15 +107,5 @@ mod tests {
         assert_ne!(v, sorted);
         assert_ne!(derive_seed(1, 2, 3), derive_seed(1, 2, 4));
         assert_ne!(derive_seed(1, 2, 3), derive_seed(1, 3, 3));
-    }
-
-    #[test]
-    fn derive_seed_keeps_the_recorded_formula() {
-        use seeding::mix64;
-        assert_eq!(GOLDEN_INV.wrapping_mul(0x9E37_79B9_7F4A_7C15), 1);
-        for (seed, tag, index) in [(0, 0, 0), (1, 2, 3), (u64::MAX, 9, 1 << 40), (42, 5, 7)] {
-            let recorded = mix64(mix64(seed ^ mix64(tag)).wrapping_add(mix64(index)));
-            assert_eq!(derive_seed(seed, tag, index), recorded);
-        }
     }
 }

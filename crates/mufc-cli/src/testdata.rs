@@ -1,9 +1,6 @@
-//! Test data shared by the unit tests of several modules.
-
-use std::collections::HashMap;
+//! Test data for the unit tests.
 
 use nalgebra::DMatrix;
-use seeding::Dataset;
 
 use crate::random::normal_pair;
 
@@ -31,23 +28,4 @@ pub(crate) fn blobs(
         }
     }
     (DMatrix::from_vec(dim, k * per, coords), labels)
-}
-
-/// Whether an induced clustering (server cluster by client and position)
-/// recovers the true clusters: one server cluster per label, distinct for
-/// distinct labels. Point ids are positions in `labels`.
-pub(crate) fn recovers(clients: &[Dataset], induced: &[Vec<u32>], labels: &[usize]) -> bool {
-    let mut of_label: HashMap<usize, u32> = HashMap::new();
-    for (data, server) in clients.iter().zip(induced) {
-        for (pos, &s) in server.iter().enumerate() {
-            let l = labels[usize::try_from(data.id(pos).0).unwrap_or(usize::MAX)];
-            if *of_label.entry(l).or_insert(s) != s {
-                return false;
-            }
-        }
-    }
-    let mut distinct: Vec<u32> = of_label.values().copied().collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    distinct.len() == of_label.len()
 }
