@@ -1,38 +1,12 @@
-//! Test data shared by the unit tests of both baselines.
+//! Test data shared by the unit tests of both baselines (the blobs are
+//! `testkit::mufc::blobs`).
+
+pub(crate) use testkit::mufc::blobs;
 
 use std::collections::HashMap;
 
 use nalgebra::DMatrix;
-use rand::Rng;
 use seeding::{Dataset, KMeans, KMeansParams, PointId};
-
-/// `k` blobs of `per` points in `dim` dimensions, centre `c` at `5 c` on
-/// the first axis, coordinates spread uniformly with the given variance:
-/// far apart when it is small. Returns the points and true labels.
-pub(crate) fn blobs(
-    k: usize,
-    per: usize,
-    dim: usize,
-    variance: f64,
-    label: &str,
-) -> (DMatrix<f64>, Vec<usize>) {
-    let mut rng = testkit::rng(label);
-    // Uniform on [-h, h] has variance h^2 / 3.
-    let h = (3.0 * variance).sqrt();
-    let mut coords = Vec::with_capacity(k * per * dim);
-    let mut labels = Vec::with_capacity(k * per);
-    for c in 0..k {
-        for _ in 0..per {
-            for a in 0..dim {
-                let centre = if a == 0 { 5.0 * c as f64 } else { 0.0 };
-                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                coords.push(centre + h * (2.0 * u - 1.0));
-            }
-            labels.push(c);
-        }
-    }
-    (DMatrix::from_vec(dim, k * per, coords), labels)
-}
 
 /// A non-i.i.d. split: client `l` holds the points of the clusters `l,
 /// l + 1, ..., l + k_prime - 1` (mod the number of clusters), dealt in

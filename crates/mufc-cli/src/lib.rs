@@ -46,7 +46,5 @@ pub mod progress;
 mod random;
 pub mod split;
 pub mod synth;
-#[cfg(test)]
-mod testdata;
 
 pub use error::CliError;
