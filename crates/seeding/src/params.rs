@@ -49,7 +49,15 @@ pub struct KMeansParams {
     k: usize,
     tolerance: f64,
     max_iterations: usize,
+    /// Defaulted on loading, so that a [`crate::KMeans`] saved before
+    /// restarts were a parameter loads as one run.
+    #[cfg_attr(feature = "serde", serde(default = "one"))]
     restarts: usize,
+}
+
+#[cfg(feature = "serde")]
+fn one() -> usize {
+    1
 }
 
 impl KMeansParams {
