@@ -127,6 +127,22 @@ impl ValidDcParams {
 }
 
 /// What one deletion did.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, PointId};
+/// use baselines::{DcKMeans, DcParams};
+///
+/// let a = Dataset::with_ids(DMatrix::from_column_slice(1, 2, &[0.0, 1.0]), vec![PointId(0), PointId(1)])?;
+/// let b = Dataset::with_ids(DMatrix::from_column_slice(1, 2, &[8.0, 9.0]), vec![PointId(2), PointId(3)])?;
+/// let mut dc = DcKMeans::fit(vec![a, b], DcParams::new(2, 1).validate()?, 0)?;
+/// let del = dc.delete(PointId(3))?;
+/// assert_eq!(del.leaf, 1);
+/// assert!(del.seconds >= 0.0);
+/// # Ok::<(), baselines::BaselineError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Deletion {
     /// The leaf (client) that held the point.

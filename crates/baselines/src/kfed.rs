@@ -126,6 +126,20 @@ impl ValidKFedParams {
 
 /// A client's clustering: its centroids and the local cluster of each of
 /// its points.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, ExpRace};
+/// use baselines::{awasthi_sheffet, KFedParams};
+///
+/// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 0.1, 9.0, 9.1]))?;
+/// let local = awasthi_sheffet(&data, &KFedParams::new(2, 2).validate()?, &mut ExpRace::new(1))?;
+/// assert_eq!(local.centroids.ncols(), 2);
+/// assert_eq!(local.assignment.len(), 4);
+/// # Ok::<(), baselines::BaselineError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct LocalClustering {
     /// The centroids, one per column.
@@ -135,6 +149,20 @@ pub struct LocalClustering {
 }
 
 /// The outcome of one K-FED run.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+/// use baselines::{kfed, KFedParams};
+///
+/// let a = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 0.1, 9.0, 9.1]))?;
+/// let run = kfed(&[a], &KFedParams::new(2, 2).validate()?, 3)?;
+/// assert_eq!(run.induced[0].len(), 4);
+/// assert!(run.seconds() >= run.server_seconds);
+/// # Ok::<(), baselines::BaselineError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct KFedRun {
     /// The K server centroids, one per column.

@@ -143,10 +143,10 @@ impl KMeans {
     }
 
     /// The best of the parameters' `restarts` runs: run `r` samples from
-    /// `ExpRace::new(restart_seed(r))`, and the model of least objective
-    /// is kept (the first on ties). Pass [`crate::restart_seed`] (as
-    /// [`Self::fit_seeded`] does) or a derivation of your own that
-    /// recorded results depend on.
+    /// `ExpRace::new(seed_of(r))`, and the model of least objective is
+    /// kept (the first on ties). The one best-of-R loop of the workspace:
+    /// pass [`crate::restart_seed`] (as [`Self::fit_seeded`] does) or a
+    /// derivation of your own that recorded results depend on.
     ///
     /// # Errors
     ///
@@ -167,11 +167,11 @@ impl KMeans {
     pub fn fit_best(
         &self,
         data: &Dataset,
-        mut restart_seed: impl FnMut(usize) -> u64,
+        mut seed_of: impl FnMut(usize) -> u64,
     ) -> Result<KMeansModel, SeedingError> {
         best_of(
             self.0.restarts(),
-            |r| self.fit(data, &mut ExpRace::new(restart_seed(r))),
+            |r| self.fit(data, &mut ExpRace::new(seed_of(r))),
             KMeansModel::phi,
         )?
         // `restarts >= 1` (validated), so a run took place.
