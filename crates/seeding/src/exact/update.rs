@@ -207,7 +207,7 @@ impl ExactModel {
         Ok(())
     }
 
-    /// Brings the model to the state [`ExactKMeans::fit`] of `new_data`
+    /// Brings the model to the state [`ExactKMeans::fit`](crate::ExactKMeans::fit) of `new_data`
     /// with the same seed would give, bit for bit: same seeds, centroids,
     /// assignments, sizes, objective and iteration count (and the same
     /// centroids at every iteration).
