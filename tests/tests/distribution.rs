@@ -20,7 +20,9 @@ use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
 use nalgebra::DMatrix;
 use num_bigint::{BigInt, BigUint};
 use num_traits::FromPrimitive;
-use seeding::{Branch, Dataset, Enumerator, KMeansPlusPlus, PointId, Quantizer, Seeding};
+use seeding::{
+    Branch, Dataset, Enumerator, KMeansPlusPlus, PointId, Quantizer, Seeding, SeedingParams,
+};
 
 type Hist = Vec<(BigUint, u64)>;
 type Dist = BTreeMap<Hist, Rational>;
@@ -68,7 +70,7 @@ fn histogram<S>(s: &Seeding<seeding::SqEuclidean, S>, q: &Quantizer) -> Hist {
 
 /// The distribution of one client's histogram when it seeds `data`.
 fn fit_dist(data: &Dataset, q: &Quantizer) -> Dist {
-    let kpp = KMeansPlusPlus::new(K).unwrap();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(K).validate().unwrap());
     let mut en = Enumerator::new();
     let mut dist = Dist::new();
     loop {
@@ -84,7 +86,7 @@ fn fit_dist(data: &Dataset, q: &Quantizer) -> Dist {
 /// unlearning `removal` by Algorithm 3; with `stale`, the histogram is
 /// kept unless the client reseeds (the paper's Algorithm 4, line 3).
 fn unlearn_dist(data: &Dataset, removal: &[PointId], q: &Quantizer, stale: bool) -> Dist {
-    let kpp = KMeansPlusPlus::new(K).unwrap();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(K).validate().unwrap());
     let mut en = Enumerator::new();
     let mut dist = Dist::new();
     loop {

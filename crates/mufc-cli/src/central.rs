@@ -3,16 +3,16 @@
 //! K-means++ multiple times and selecting the smallest objective value"),
 //! and the labelling that splits data without true labels (App. M.1).
 
-use seeding::{Dataset, ExpRace, KMeansModel, KMeansParams};
+use seeding::{Dataset, KMeans, KMeansModel, KMeansParams};
 
 use crate::CliError;
 use crate::random::{derive_seed, tag};
 
 /// The best of `restarts` runs of K-means (weighted K-means++ and Lloyd,
 /// [`seeding::KMeans`]) on `data`: the model of smallest objective, the
-/// first on ties. Restart `r` samples with
-/// `ExpRace::new(derive(seed, r))`, so the result is a function of the
-/// seed. This is the paper's phi_c* estimate (the reference uses
+/// first on ties ([`KMeans::fit_best`]). Restart `r` samples with
+/// `ExpRace::new(derive_seed(seed, CENTRAL, r))`, so the result is a
+/// function of the seed. This is the paper's phi_c* estimate (the reference uses
 /// scikit-learn's `KMeans(n_init = 10)`).
 ///
 /// # Errors
@@ -45,17 +45,8 @@ pub fn best_kmeans(
             reason: "must be at least 1",
         });
     }
-    let km = KMeansParams::new(k).check()?;
-    let mut best: Option<KMeansModel> = None;
-    for r in 0..restarts {
-        let mut sampler = ExpRace::new(derive_seed(seed, tag::CENTRAL, r as u64));
-        let model = km.fit(data, &mut sampler)?;
-        if best.as_ref().is_none_or(|b| model.phi() < b.phi()) {
-            best = Some(model);
-        }
-    }
-    // `restarts >= 1`, so the loop ran and `best` is set.
-    best.ok_or(CliError::NoData("no K-means run"))
+    let km = KMeans::new(KMeansParams::new(k).restarts(restarts).validate()?);
+    Ok(km.fit_best(data, |r| derive_seed(seed, tag::CENTRAL, r as u64))?)
 }
 
 /// The cluster of every point (by position) under [`best_kmeans`], and

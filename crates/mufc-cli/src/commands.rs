@@ -4,6 +4,7 @@
 //! `run` and `compare` are here; `unlearn` and `bench` in their own
 //! modules ([`unlearn()`], [`bench()`]).
 
+use baselines::{DcKMeans, DcParams, KFedParams, kfed};
 use std::time::Instant;
 
 use mufc::{Federation, StageTimes, ValidConfig};
@@ -15,9 +16,7 @@ use serde_json::{Value, json};
 use crate::central::{best_kmeans, kmeans_labels};
 use crate::cli::{Command, CompareArgs, DataArgs, FedArgs, Labels, RunArgs, Split as SplitKind};
 use crate::data::{Header, LoadOptions, load};
-use crate::dc_kmeans::{DcKMeans, DcParams};
 use crate::federated;
-use crate::kfed::{KFedParams, kfed};
 use crate::output::{Report, TextTable, fmt_mean_std, mean_std};
 use crate::progress::Progress;
 use crate::random::{derive_seed, tag};
@@ -611,11 +610,15 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         mu.seconds
             .push(federated::secs(fed.fit_report().times.paper()));
         bar.inc(1);
-        let run = kfed(&clients, &KFedParams::new(p.k, p.kfed_k()), s)?;
+        let run = kfed(&clients, &KFedParams::new(p.k, p.kfed_k()).validate()?, s)?;
         kf.ratios.push(seeding::loss_ratio(run.phi_f, phi_star)?);
         kf.seconds.push(run.seconds());
         bar.inc(1);
-        let tree = DcKMeans::fit(clients.clone(), DcParams::new(p.k, p.local_k), s)?;
+        let tree = DcKMeans::fit(
+            clients.clone(),
+            DcParams::new(p.k, p.local_k).validate()?,
+            s,
+        )?;
         dc.ratios
             .push(seeding::loss_ratio(tree.phi_f()?, phi_star)?);
         dc.seconds.push(tree.fit_seconds());
@@ -712,7 +715,7 @@ mod tests {
     fn compare_runs_every_method_on_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blobs.csv");
-        let (points, _) = crate::testdata::blobs(3, 40, 2, 0.01, "cmp");
+        let (points, _) = testkit::mufc::blobs(3, 40, 2, 0.01, "cmp");
         let mut csv = String::from("x,y\n");
         for c in 0..points.ncols() {
             csv.push_str(&format!("{},{}\n", points[(0, c)], points[(1, c)]));

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use baselines::BaselineError;
 use mufc::MufcError;
 use seeding::SeedingError;
 
@@ -242,6 +243,9 @@ pub enum CliError {
     /// An error of the clustering library.
     #[error(transparent)]
     Seeding(#[from] SeedingError),
+    /// An error of a baseline that has no variant of its own here.
+    #[error(transparent)]
+    Baseline(BaselineError),
     /// Data outside the quantizer's box `[-1/2, 1/2]^d` (SCMA modes).
     #[error("{0}; pass --scale to map the data into the box")]
     OutsideBox(MufcError),
@@ -249,6 +253,29 @@ pub enum CliError {
     /// distinct points than its k, or data outside the quantizer's box).
     #[error(transparent)]
     Mufc(#[from] MufcError),
+}
+
+/// The baselines' errors as the variants the command printed before the
+/// baselines had a crate of their own, so that its messages do not change.
+impl From<BaselineError> for CliError {
+    fn from(e: BaselineError) -> Self {
+        match e {
+            BaselineError::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => Self::InvalidParameter {
+                name,
+                value,
+                reason,
+            },
+            BaselineError::EmptyClient { client } => Self::EmptyClient { client },
+            BaselineError::NoData(what) => Self::NoData(what),
+            BaselineError::UnknownPoint { id } => Self::UnknownPoint { id },
+            BaselineError::Seeding(e) => Self::Seeding(e),
+            other => Self::Baseline(other),
+        }
+    }
 }
 
 impl CliError {

@@ -41,10 +41,11 @@ pub(crate) fn shuffle<T, R: Rng + ?Sized>(v: &mut [T], rng: &mut R) {
 }
 
 /// A seed for part `index` of stage `tag` of a run seeded by `seed`, so
-/// that every client, restart and trial draws from its own stream.
-pub(crate) fn derive_seed(seed: u64, tag: u64, index: u64) -> u64 {
-    seeding::mix64(seeding::mix64(seed ^ seeding::mix64(tag)).wrapping_add(seeding::mix64(index)))
-}
+/// that every client, restart and trial draws from its own stream: the
+/// schedule the baselines draw from too ([`baselines::stage_seed`], which
+/// is [`seeding::derive_seed`] with the tag and index mixed first), so the
+/// recorded figures stay what they were.
+pub(crate) use baselines::stage_seed as derive_seed;
 
 /// Stage tags for [`derive_seed`].
 pub(crate) mod tag {
@@ -56,12 +57,8 @@ pub(crate) mod tag {
     pub(crate) const CENTRAL: u64 = 3;
     /// A trial of a method.
     pub(crate) const TRIAL: u64 = 4;
-    /// K-FED, per client.
-    pub(crate) const KFED_CLIENT: u64 = 5;
-    /// DC-KMeans, per leaf.
-    pub(crate) const DC_LEAF: u64 = 7;
-    /// DC-KMeans, the root restarts.
-    pub(crate) const DC_ROOT: u64 = 8;
+    // 5, 7 and 8 are the baselines' stages (K-FED's clients, DC-KMeans'
+    // leaves and root restarts; `baselines::stage_seed`).
     /// The choice of removal requests.
     pub(crate) const REMOVALS: u64 = 9;
 }

@@ -5,8 +5,8 @@
 use nalgebra::{DMatrix, DMatrixView};
 use num_bigint::BigUint;
 use seeding::{
-    Changes, Dataset, ExactKMeans, ExactModel, ExpRace, KMeansPlusPlus, PointId, Quantizer,
-    Seeding, SqEuclidean,
+    Changes, Dataset, ExactKMeans, ExactModel, ExpRace, KMeansParams, KMeansPlusPlus, PointId,
+    Quantizer, Seeding, SeedingParams, SqEuclidean,
 };
 
 use crate::{ClientId, ClientTraining, MufcError, MufcResult};
@@ -87,13 +87,15 @@ impl Client {
     ) -> MufcResult<Self> {
         let local = match params.training {
             ClientTraining::Seeding => {
-                Local::Seeding(KMeansPlusPlus::new(params.k)?.fit(data, ExpRace::new(seed)))
+                let kpp = KMeansPlusPlus::new(SeedingParams::new(params.k).validate()?);
+                Local::Seeding(kpp.fit(data, ExpRace::new(seed)))
             }
             ClientTraining::Full => {
-                let model = ExactKMeans::new(params.k)
+                let kmeans = KMeansParams::new(params.k)
                     .tolerance(params.tolerance)
                     .max_iterations(params.max_iterations)
-                    .fit(&data, seed)?;
+                    .validate()?;
+                let model = ExactKMeans::new(kmeans).fit(&data, seed)?;
                 Local::Full {
                     data,
                     model: Box::new(model),

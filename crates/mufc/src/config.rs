@@ -234,7 +234,7 @@ impl FederationConfig {
     }
 
     /// The relative tolerance of the server's Lloyd iterations (see
-    /// [`seeding::ExactKMeans::tolerance`]; default `1e-4`).
+    /// [`seeding::KMeansParams::tolerance`]; default `1e-4`).
     #[must_use]
     pub fn tolerance(mut self, tolerance: f64) -> Self {
         self.server.tolerance = tolerance;

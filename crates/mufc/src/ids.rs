@@ -8,7 +8,7 @@
 use core::fmt;
 
 use num_bigint::BigUint;
-use seeding::{PointId, mix64};
+use seeding::{PointId, derive_seed, mix64};
 
 /// A client's stable name. Per-client seeds derive from it (and the
 /// federation seed), never from the client's position, so that removing a
@@ -53,33 +53,29 @@ const PLAIN: u64 = 0x6D75_6663_2F70_6C6E; // "mufc/pln"
 const SHIFT: u64 = 0x6D75_6663_2F73_6866; // "mufc/shf"
 const STAR: u64 = 0x6D75_6663_2F73_7472; // "mufc/str"
 
-fn keyed(seed: u64, domain: u64, x: u64) -> u64 {
-    mix64(mix64(seed ^ domain).wrapping_add(x.wrapping_mul(GOLDEN)))
-}
-
 /// The seed of client `id`'s seeding (and of its K-means in full mode).
 pub(crate) fn client_seed(seed: u64, id: ClientId) -> u64 {
-    keyed(seed, CLIENT, id.0)
+    derive_seed(seed, CLIENT, id.0)
 }
 
 /// The seed of the server's K-means.
 pub(crate) fn server_seed(seed: u64) -> u64 {
-    keyed(seed, SERVER, 0)
+    derive_seed(seed, SERVER, 0)
 }
 
 /// The seed of the uniform samples in bins.
 pub(crate) fn sample_seed(seed: u64) -> u64 {
-    keyed(seed, SAMPLE, 0)
+    derive_seed(seed, SAMPLE, 0)
 }
 
 /// The seed of the quantizer's random shift.
 pub(crate) fn shift_seed(seed: u64) -> u64 {
-    keyed(seed, SHIFT, 0)
+    derive_seed(seed, SHIFT, 0)
 }
 
 /// The seed of centralized run `i` of the phi_c* estimate.
 pub(crate) fn star_seed(seed: u64, i: usize) -> u64 {
-    keyed(seed, STAR, i as u64)
+    derive_seed(seed, STAR, i as u64)
 }
 
 /// A 64-bit name of a bin index: the index itself when every index of the
@@ -104,21 +100,17 @@ pub(crate) fn center_point_id(bin_key: u64) -> PointId {
 /// The server point of sample `i` of a bin (collisions are detected when
 /// the server's data set is built).
 pub(crate) fn sample_point_id(bin_key: u64, i: u64) -> PointId {
-    PointId(mix64(
-        mix64(bin_key ^ SAMPLE).wrapping_add(i.wrapping_mul(GOLDEN)),
-    ))
+    PointId(derive_seed(bin_key, SAMPLE, i))
 }
 
 /// The server point of local centroid `j` of a client (plain mode).
 pub(crate) fn plain_point_id(client: ClientId, j: usize) -> PointId {
-    PointId(mix64(
-        mix64(client.0 ^ PLAIN).wrapping_add((j as u64).wrapping_mul(GOLDEN)),
-    ))
+    PointId(derive_seed(client.0, PLAIN, j as u64))
 }
 
 /// The seed of sample `i` of the bin named `bin_key`.
 pub(crate) fn sample_rng_seed(sample_seed: u64, bin_key: u64, i: u64) -> u64 {
-    mix64(mix64(sample_seed ^ bin_key).wrapping_add(i.wrapping_mul(GOLDEN)))
+    derive_seed(sample_seed, bin_key, i)
 }
 
 /// 32 bytes derived from the federation seed and a label (session ids,

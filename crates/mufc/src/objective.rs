@@ -4,8 +4,7 @@
 
 use nalgebra::DMatrix;
 use seeding::{
-    Dataset, ExpRace, InducedClient, KMeansParams, Metric, SqEuclidean, induced_phi, loss_ratio,
-    phi,
+    Dataset, InducedClient, KMeans, KMeansParams, Metric, SqEuclidean, induced_phi, loss_ratio, phi,
 };
 
 use crate::ids::star_seed;
@@ -313,11 +312,6 @@ pub fn estimate_phi_c_star(data: &Dataset, k: usize, runs: usize, seed: u64) -> 
     if runs == 0 {
         return Err(crate::error::config_error("runs", "at least one run"));
     }
-    let km = KMeansParams::new(k).check()?;
-    let mut best = f64::INFINITY;
-    for i in 0..runs {
-        let model = km.fit(data, &mut ExpRace::new(star_seed(seed, i)))?;
-        best = best.min(model.phi());
-    }
-    Ok(best)
+    let km = KMeans::new(KMeansParams::new(k).restarts(runs).validate()?);
+    Ok(km.fit_best(data, |i| star_seed(seed, i))?.phi())
 }

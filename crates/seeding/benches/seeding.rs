@@ -14,12 +14,13 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, 
 use nalgebra::DMatrix;
 use rand::Rng;
 use seeding::{
-    Changes, Dataset, ExactKMeans, ExpRace, KMeansParams, KMeansPlusPlus, PointId, RngSampler,
+    Changes, Dataset, ExactKMeans, ExpRace, KMeans, KMeansParams, KMeansPlusPlus, PointId,
+    RngSampler, SeedingParams,
 };
 
 fn seeding(c: &mut Criterion) {
     let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
-    let kpp = KMeansPlusPlus::new(10).expect("k > 0");
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate().expect("k > 0"));
     let mut g = c.benchmark_group("seeding/kmeanspp");
     g.throughput(Throughput::Elements(data.len() as u64));
     g.bench_function(BenchmarkId::new("exp-race", "n=30000,d=10,k=10"), |b| {
@@ -90,7 +91,7 @@ fn lloyd(c: &mut Criterion) {
         .collect();
     let server = Dataset::with_weights(data.points().clone(), data.ids().to_vec(), weights)
         .expect("valid weights");
-    let km = KMeansParams::new(10).check().expect("valid parameters");
+    let km = KMeans::new(KMeansParams::new(10).validate().expect("valid parameters"));
     c.bench_function("seeding/kmeans/server-n=1000,d=10,k=10", |b| {
         let mut s = 0;
         b.iter(|| {
@@ -158,7 +159,7 @@ fn distinct(rng: &mut impl Rng, ids: &[PointId], count: usize) -> Vec<PointId> {
 fn exact(c: &mut Criterion) {
     // The paper's Gaussian set, as the seeding benches.
     let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
-    let km = ExactKMeans::new(10);
+    let km = ExactKMeans::new(KMeansParams::new(10).validate().expect("valid parameters"));
     let fitted = km.fit(&data, 1).expect("valid data");
     eprintln!(
         "exact/gaussian: {} iterations, trace {:.1} MB",
@@ -174,7 +175,7 @@ fn exact(c: &mut Criterion) {
     g.bench_function("fit-plain-lloyd", |b| {
         b.iter(|| black_box(plain.fit(&data, 1).expect("valid").phi()));
     });
-    let float = KMeansParams::new(10).check().expect("valid parameters");
+    let float = KMeans::new(KMeansParams::new(10).validate().expect("valid parameters"));
     g.bench_function("float-kmeans-fit", |b| {
         b.iter(|| black_box(float.fit(&data, &mut ExpRace::new(1)).expect("valid").phi()));
     });

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nalgebra::DMatrix;
 use rand::Rng;
-use seeding::{Changes, Dataset, ExactKMeans, PointId, SeedingError};
+use seeding::{Changes, Dataset, ExactKMeans, KMeansParams, PointId, SeedingError};
 
 #[derive(Default)]
 struct Tally {
@@ -37,7 +37,7 @@ fn main() -> Result<(), SeedingError> {
         .nth(2)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1e-4);
-    let km = ExactKMeans::new(10).tolerance(tol);
+    let km = ExactKMeans::new(KMeansParams::new(10).tolerance(tol).validate()?);
     let t = Instant::now();
     let mut model = km.fit(&data, 1)?;
     let first_fit = t.elapsed();

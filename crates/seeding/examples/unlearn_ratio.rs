@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use rand::Rng;
-use seeding::{ExpRace, KMeansPlusPlus, PointId, SeedingError};
+use seeding::{ExpRace, KMeansPlusPlus, PointId, SeedingError, SeedingParams};
 
 fn main() -> Result<(), SeedingError> {
     let removals: usize = std::env::args()
@@ -17,7 +17,7 @@ fn main() -> Result<(), SeedingError> {
         .unwrap_or(3000);
     let mut rng = testkit::rng("bench-gaussian");
     let data = testkit::seeding::paper_gaussian(&mut rng, 10, 10, 3000);
-    let kpp = KMeansPlusPlus::new(10)?;
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate()?);
     let mut s = kpp.fit(data, ExpRace::new(1));
     let mut pick = testkit::rng("unlearn-ratio");
     let (mut unlearn_time, mut reseeds) = (Duration::ZERO, 0usize);

@@ -5,7 +5,9 @@ use std::collections::HashSet;
 
 use nalgebra::DMatrixView;
 
-use crate::{Dataset, ExpRace, Metric, PointId, Sampler, SeedingError, SqEuclidean};
+use crate::{
+    Dataset, ExpRace, Metric, PointId, Sampler, SeedingError, SqEuclidean, ValidSeedingParams,
+};
 
 /// Below this many coordinates a per-point pass is not worth a thread hop.
 #[cfg(feature = "parallel")]
@@ -148,10 +150,10 @@ pub(crate) fn run_rounds<M: Metric, S: Sampler + ?Sized>(
 ///
 /// ```
 /// use nalgebra::DMatrix;
-/// use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId};
+/// use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId, SeedingParams};
 ///
 /// let m = DMatrix::from_column_slice(1, 6, &[0.0, 0.1, 0.2, 10.0, 10.1, 10.2]);
-/// let seeding = KMeansPlusPlus::new(2)?.fit(Dataset::new(m)?, ExpRace::new(7));
+/// let seeding = KMeansPlusPlus::new(SeedingParams::new(2).validate()?).fit(Dataset::new(m)?, ExpRace::new(7));
 /// assert_eq!(seeding.num_seeds(), 2);
 /// assert_eq!(seeding.sizes().iter().sum::<u64>(), 6);
 /// # Ok::<(), seeding::SeedingError>(())
@@ -159,37 +161,41 @@ pub(crate) fn run_rounds<M: Metric, S: Sampler + ?Sized>(
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KMeansPlusPlus<M = SqEuclidean> {
-    k: usize,
+    params: ValidSeedingParams,
     metric: M,
 }
 
 impl KMeansPlusPlus<SqEuclidean> {
-    /// K-means++ with `k` seeds and the squared Euclidean cost.
-    ///
-    /// # Errors
-    ///
-    /// [`SeedingError::ZeroClusters`] when `k == 0`.
-    pub fn new(k: usize) -> Result<Self, SeedingError> {
-        Self::with_metric(k, SqEuclidean)
+    /// K-means++ with the squared Euclidean cost.
+    pub fn new(params: ValidSeedingParams) -> Self {
+        Self::with_metric(params, SqEuclidean)
     }
 }
 
 impl<M: Metric> KMeansPlusPlus<M> {
-    /// D^ell seeding with `k` seeds and the given cost.
+    /// D^ell seeding with the given cost.
     ///
-    /// # Errors
+    /// # Example
     ///
-    /// [`SeedingError::ZeroClusters`] when `k == 0`.
-    pub fn with_metric(k: usize, metric: M) -> Result<Self, SeedingError> {
-        if k == 0 {
-            return Err(SeedingError::ZeroClusters);
-        }
-        Ok(Self { k, metric })
+    /// ```
+    /// use seeding::{KMeansPlusPlus, L1, SeedingParams};
+    ///
+    /// let kmedians = KMeansPlusPlus::with_metric(SeedingParams::new(4).validate()?, L1);
+    /// assert_eq!(kmedians.k(), 4);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn with_metric(params: ValidSeedingParams, metric: M) -> Self {
+        Self { params, metric }
     }
 
     /// The number of seeds asked for.
     pub fn k(&self) -> usize {
-        self.k
+        self.params.k()
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &ValidSeedingParams {
+        &self.params
     }
 
     /// The cost.
@@ -202,7 +208,7 @@ impl<M: Metric> KMeansPlusPlus<M> {
     /// only when fewer than `k` points are at positive cost from the seeds
     /// (the data has fewer than `k` distinct points). O(n k d).
     pub fn fit<S: Sampler>(&self, data: Dataset, mut sampler: S) -> Seeding<M, S> {
-        let state = State::fit(self.metric.clone(), self.k, data, &mut sampler);
+        let state = State::fit(self.metric.clone(), self.k(), data, &mut sampler);
         Seeding { state, sampler }
     }
 }
@@ -250,11 +256,11 @@ impl UnlearnReport {
 ///
 /// ```
 /// use nalgebra::DMatrix;
-/// use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId, UnlearnOutcome};
+/// use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId, SeedingParams, UnlearnOutcome};
 ///
 /// let m = DMatrix::from_fn(2, 50, |r, c| ((c * 7 + r * 3) % 11) as f64);
 /// let data = Dataset::new(m)?;
-/// let kpp = KMeansPlusPlus::new(3)?;
+/// let kpp = KMeansPlusPlus::new(SeedingParams::new(3).validate()?);
 /// let mut s = kpp.fit(data.clone(), ExpRace::new(1));
 ///
 /// // Remove a point that is not a seed: the seeds stay.
@@ -456,10 +462,10 @@ impl<M: Metric, S: Sampler> Seeding<M, S> {
     ///
     /// ```
     /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, ExpRace, KMeansPlusPlus, Seeding, SqEuclidean};
+    /// use seeding::{Dataset, ExpRace, KMeansPlusPlus, Seeding, SeedingParams, SqEuclidean};
     ///
     /// let data = Dataset::new(DMatrix::from_fn(1, 9, |_, c| c as f64))?;
-    /// let s = KMeansPlusPlus::new(3)?.fit(data.clone(), ExpRace::new(5));
+    /// let s = KMeansPlusPlus::new(SeedingParams::new(3).validate()?).fit(data.clone(), ExpRace::new(5));
     /// let r = Seeding::restore(SqEuclidean, 3, data, s.seed_ids().to_vec(), ExpRace::new(5))?;
     /// assert_eq!(r.sizes(), s.sizes());
     /// # Ok::<(), seeding::SeedingError>(())
@@ -519,11 +525,11 @@ impl<M: Metric, S> Seeding<M, S> {
     ///
     /// ```
     /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, Enumerator, ExpRace, KMeansPlusPlus};
+    /// use seeding::{Dataset, Enumerator, ExpRace, KMeansPlusPlus, SeedingParams};
     ///
     /// let data = Dataset::new(DMatrix::from_fn(1, 5, |_, c| c as f64))?;
     /// let mut en = Enumerator::new();
-    /// let s = KMeansPlusPlus::new(2)?.fit(data, &mut en);
+    /// let s = KMeansPlusPlus::new(SeedingParams::new(2).validate()?).fit(data, &mut en);
     /// let (s, _) = s.replace_sampler(ExpRace::new(3)); // no longer borrows `en`
     /// assert_eq!(en.trail().len(), 2);
     /// assert_eq!(s.num_seeds(), 2);

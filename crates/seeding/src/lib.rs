@@ -19,6 +19,11 @@
 //!   branch, so tests compute exact output distributions.
 //! - [`KMeans`] is weighted K-means++ followed by Lloyd's iterations (the
 //!   server side of Algorithms 1 and 5), and [`phi`] the objective.
+//! - Configuration follows one idiom: a builder ([`KMeansParams`],
+//!   [`SeedingParams`]) whose `validate()` gives the `Valid*` value the
+//!   algorithms take; [`KMeans`] and [`ExactKMeans`] share
+//!   [`KMeansParams`], best-of-`restarts` included. Sub-seeds come from
+//!   [`derive_seed`] and [`restart_seed`].
 //! - [`ExactKMeans`] is K-means++ then Lloyd with exact integer sums and a
 //!   per-iteration trace: [`ExactModel::update`] turns a fitted model into
 //!   the fit of changed data (points added, removed, reweighted) bit for
@@ -30,11 +35,14 @@
 //!
 //! ```
 //! use nalgebra::DMatrix;
-//! use seeding::{Dataset, ExpRace, KMeansParams, KMeansPlusPlus, PointId, Quantizer};
+//! use seeding::{
+//!     Dataset, ExpRace, KMeans, KMeansParams, KMeansPlusPlus, PointId, Quantizer, SeedingParams,
+//! };
 //!
 //! // A client: 40 points in the box, 3 seeds.
 //! let m = DMatrix::from_fn(2, 40, |r, c| ((c * 13 + r * 7) % 40) as f64 / 80.0 - 0.25);
-//! let mut client = KMeansPlusPlus::new(3)?.fit(Dataset::new(m)?, ExpRace::new(2023));
+//! let kpp = KMeansPlusPlus::new(SeedingParams::new(3).validate()?);
+//! let mut client = kpp.fit(Dataset::new(m)?, ExpRace::new(2023));
 //! let q = Quantizer::new(2, 0.1)?;
 //! let hist = q.histogram(client.centers(), client.sizes())?;
 //! assert_eq!(hist.iter().map(|(_, c)| c).sum::<u64>(), 40);
@@ -45,7 +53,8 @@
 //!
 //! // The server: weighted bin centres, then K-means.
 //! let server_data = q.centers_dataset(&hist)?;
-//! let model = KMeansParams::new(3).check()?.fit(&server_data, &mut ExpRace::new(1))?;
+//! let km = KMeans::new(KMeansParams::new(3).validate()?);
+//! let model = km.fit(&server_data, &mut ExpRace::new(1))?;
 //! assert!(model.phi() >= 0.0);
 //! # Ok::<(), seeding::SeedingError>(())
 //! ```
@@ -65,21 +74,25 @@
 //!   seeding then unlearns bit for bit as the original would.
 
 mod dataset;
+mod derive;
 mod error;
 mod exact;
 mod kmeanspp;
 mod lloyd;
 mod metric;
 mod objective;
+mod params;
 mod quantizer;
 mod sampler;
 
 pub use dataset::{Dataset, PointId};
+pub use derive::{derive_seed, mix64, restart_seed};
 pub use error::SeedingError;
 pub use exact::{Changes, ExactKMeans, ExactModel, RunReport, UpdateReport};
 pub use kmeanspp::{KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport};
-pub use lloyd::{KMeans, KMeansModel, KMeansParams, phi};
+pub use lloyd::{KMeans, KMeansModel, phi};
 pub use metric::{Cosine, L1, Metric, SqEuclidean};
 pub use objective::{InducedClient, induced_phi, loss_ratio};
+pub use params::{KMeansParams, SeedingParams, ValidKMeansParams, ValidSeedingParams};
 pub use quantizer::{BoxTransform, Quantizer};
-pub use sampler::{Branch, Enumerator, ExpRace, RngSampler, Sampler, mix64};
+pub use sampler::{Branch, Enumerator, ExpRace, RngSampler, Sampler};

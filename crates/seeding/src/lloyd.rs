@@ -4,7 +4,11 @@
 use nalgebra::DMatrixView;
 
 use crate::kmeanspp::{Nearest, run_rounds};
-use crate::{Dataset, Metric, PointId, Sampler, SeedingError, SqEuclidean};
+use crate::params::best_of;
+use crate::{
+    Dataset, ExpRace, Metric, PointId, Sampler, SeedingError, SqEuclidean, ValidKMeansParams,
+    restart_seed,
+};
 
 #[cfg(feature = "parallel")]
 const PAR_MIN_COORDS: usize = 1 << 15;
@@ -95,73 +99,6 @@ pub fn phi<M: Metric>(
         .sum())
 }
 
-/// Parameters of [`KMeans`], checked by [`KMeansParams::check`]. The
-/// defaults are linfa's (and scikit-learn's): tolerance `1e-4`, at most 300
-/// iterations.
-///
-/// # Example
-///
-/// ```
-/// use seeding::KMeansParams;
-///
-/// let km = KMeansParams::new(4).tolerance(1e-6).max_iterations(50).check()?;
-/// assert_eq!(km.k(), 4);
-/// assert!(KMeansParams::new(0).check().is_err());
-/// assert!(KMeansParams::new(2).tolerance(-1.0).check().is_err());
-/// # Ok::<(), seeding::SeedingError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct KMeansParams {
-    k: usize,
-    tolerance: f64,
-    max_iterations: usize,
-}
-
-impl KMeansParams {
-    /// `k` clusters, default tolerance and iteration cap.
-    pub fn new(k: usize) -> Self {
-        Self {
-            k,
-            tolerance: 1e-4,
-            max_iterations: 300,
-        }
-    }
-
-    /// The relative tolerance: iterations stop once the total squared shift
-    /// of the centres is at most `tolerance` times the mean per-axis
-    /// (weighted) variance of the data, as in scikit-learn.
-    pub fn tolerance(mut self, tolerance: f64) -> Self {
-        self.tolerance = tolerance;
-        self
-    }
-
-    /// The most Lloyd iterations run.
-    pub fn max_iterations(mut self, max_iterations: usize) -> Self {
-        self.max_iterations = max_iterations;
-        self
-    }
-
-    /// Checks the parameters.
-    ///
-    /// # Errors
-    ///
-    /// [`SeedingError::ZeroClusters`], or [`SeedingError::InvalidParameter`]
-    /// for a tolerance that is negative or not finite.
-    pub fn check(self) -> Result<KMeans, SeedingError> {
-        if self.k == 0 {
-            return Err(SeedingError::ZeroClusters);
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return Err(SeedingError::InvalidParameter {
-                name: "tolerance",
-                value: self.tolerance,
-            });
-        }
-        Ok(KMeans(self))
-    }
-}
-
 /// Weighted K-means: weighted K-means++ seeding, then Lloyd's iterations
 /// with weighted means. A clusters that loses all its points is re-seeded
 /// by D^2 sampling (with probability proportional to `weight * cost` to the
@@ -172,13 +109,13 @@ impl KMeansParams {
 ///
 /// ```
 /// use nalgebra::DMatrix;
-/// use seeding::{Dataset, ExpRace, KMeansParams, PointId};
+/// use seeding::{Dataset, ExpRace, KMeans, KMeansParams, PointId};
 ///
 /// // Two weighted points per blob.
 /// let m = DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]);
 /// let ids = (0..4).map(PointId).collect();
 /// let data = Dataset::with_weights(m, ids, vec![3, 1, 1, 1])?;
-/// let model = KMeansParams::new(2).check()?.fit(&data, &mut ExpRace::new(3))?;
+/// let model = KMeans::new(KMeansParams::new(2).validate()?).fit(&data, &mut ExpRace::new(3))?;
 /// let mut c: Vec<f64> = model.centroids().iter().copied().collect();
 /// c.sort_by(f64::total_cmp);
 /// assert_eq!(c, vec![0.25, 10.5]);
@@ -187,23 +124,90 @@ impl KMeansParams {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct KMeans(KMeansParams);
+pub struct KMeans(ValidKMeansParams);
 
 impl KMeans {
+    /// K-means with these parameters.
+    pub fn new(params: ValidKMeansParams) -> Self {
+        Self(params)
+    }
+
     /// The number of clusters asked for.
     pub fn k(&self) -> usize {
-        self.0.k
+        self.0.k()
     }
 
     /// The parameters.
-    pub fn params(&self) -> &KMeansParams {
+    pub fn params(&self) -> &ValidKMeansParams {
         &self.0
     }
 
-    /// Clusters `data`. Seeding uses rounds `0..k` of `sampler`; re-seeding
-    /// an empty cluster uses rounds `k, k + 1, ...`. Fewer than `k`
-    /// centroids come back only when the data has fewer than `k` distinct
-    /// points.
+    /// The best of the parameters' `restarts` runs: run `r` samples from
+    /// `ExpRace::new(seed_of(r))`, and the model of least objective is
+    /// kept (the first on ties). The one best-of-R loop of the workspace:
+    /// pass [`crate::restart_seed`] (as [`Self::fit_seeded`] does) or a
+    /// derivation of your own that recorded results depend on.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::EmptyDataset`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, KMeans, KMeansParams, derive_seed};
+    ///
+    /// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]))?;
+    /// let km = KMeans::new(KMeansParams::new(2).restarts(5).validate()?);
+    /// let model = km.fit_best(&data, |r| derive_seed(7, 0xC0FFEE, r as u64))?;
+    /// assert_eq!(model.phi(), 1.0);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn fit_best(
+        &self,
+        data: &Dataset,
+        mut seed_of: impl FnMut(usize) -> u64,
+    ) -> Result<KMeansModel, SeedingError> {
+        best_of(
+            self.0.restarts(),
+            |r| self.fit(data, &mut ExpRace::new(seed_of(r))),
+            KMeansModel::phi,
+        )?
+        // `restarts >= 1` (validated), so a run took place.
+        .ok_or(SeedingError::InvalidState("no K-means run"))
+    }
+
+    /// [`Self::fit_best`] with the default schedule: run `r` seeded by
+    /// [`crate::restart_seed`]`(seed, r)` (run 0 by `seed` itself), the
+    /// schedule [`crate::ExactKMeans`] uses too.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::EmptyDataset`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, ExpRace, KMeans, KMeansParams};
+    ///
+    /// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]))?;
+    /// let one = KMeans::new(KMeansParams::new(2).validate()?);
+    /// // One restart is one run with the seed itself.
+    /// assert_eq!(one.fit_seeded(&data, 3)?, one.fit(&data, &mut ExpRace::new(3))?);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn fit_seeded(&self, data: &Dataset, seed: u64) -> Result<KMeansModel, SeedingError> {
+        self.fit_best(data, |r| restart_seed(seed, r))
+    }
+
+    /// Clusters `data` in one run (whatever the parameters' `restarts`:
+    /// one sampler makes one run; [`Self::fit_best`] and
+    /// [`Self::fit_seeded`] honour `restarts`). Seeding uses rounds `0..k`
+    /// of `sampler`; re-seeding an empty cluster uses rounds `k, k + 1,
+    /// ...`. Fewer than `k` centroids come back only when the data has
+    /// fewer than `k` distinct points.
     ///
     /// # Errors
     ///
@@ -218,8 +222,8 @@ impl KMeans {
         }
         let dim = data.dim();
         let mut near = Nearest::new(data);
-        let mut seed_ids: Vec<PointId> = Vec::with_capacity(self.0.k);
-        let mut centers = Vec::with_capacity(self.0.k * dim);
+        let mut seed_ids: Vec<PointId> = Vec::with_capacity(self.0.k());
+        let mut centers = Vec::with_capacity(self.0.k() * dim);
         run_rounds(
             &SqEuclidean,
             data,
@@ -227,7 +231,7 @@ impl KMeans {
             &mut near,
             &mut seed_ids,
             &mut centers,
-            self.0.k,
+            self.0.k(),
         );
         Ok(self.lloyd(data, seed_ids, centers, sampler))
     }
@@ -248,13 +252,14 @@ impl KMeans {
     ///
     /// ```
     /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, ExpRace, KMeansParams};
+    /// use seeding::{Dataset, ExpRace, KMeans, KMeansParams};
     ///
     /// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]))?;
     /// // The second centre starts far from everything: its cluster is
     /// // empty and gets re-seeded.
     /// let init = DMatrix::from_column_slice(1, 2, &[5.0, 100.0]);
-    /// let model = KMeansParams::new(2).check()?.fit_from(&data, init.as_view(), &mut ExpRace::new(0))?;
+    /// let model = KMeans::new(KMeansParams::new(2).validate()?)
+    ///     .fit_from(&data, init.as_view(), &mut ExpRace::new(0))?;
     /// assert_eq!(model.sizes(), &[2, 2]);
     /// # Ok::<(), seeding::SeedingError>(())
     /// ```
@@ -297,17 +302,17 @@ impl KMeans {
     ) -> KMeansModel {
         let (dim, n) = (data.dim(), data.len());
         let m = centers.len() / dim;
-        let tol = self.0.tolerance * mean_variance(data);
+        let tol = self.0.tolerance() * mean_variance(data);
         let mut costs = vec![0.0; n];
         let mut assign = vec![0u32; n];
         let mut history = Vec::new();
         let mut iterations = 0;
         let mut converged = false;
-        let mut round = self.0.k;
+        let mut round = self.0.k();
         let mut sums = vec![0.0; m * dim];
         let mut mass = vec![0u64; m];
         let mut w = vec![0.0; n];
-        while iterations < self.0.max_iterations {
+        while iterations < self.0.max_iterations() {
             assign_all(&SqEuclidean, data, &centers, &mut assign, &mut costs);
             history.push(weighted_sum(&costs, data.weights()));
             iterations += 1;

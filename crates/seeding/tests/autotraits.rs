@@ -20,6 +20,9 @@ fn public_types_are_send_and_sync() {
     send_sync::<Branch>();
     send_sync::<KMeans>();
     send_sync::<KMeansParams>();
+    send_sync::<ValidKMeansParams>();
+    send_sync::<SeedingParams>();
+    send_sync::<ValidSeedingParams>();
     send_sync::<KMeansModel>();
     send_sync::<Quantizer>();
     send_sync::<BoxTransform>();

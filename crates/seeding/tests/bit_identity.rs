@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use rand::Rng;
 use seeding::{
     Cosine, Dataset, ExpRace, KMeansPlusPlus, L1, Metric, PointId, Seeding, SeedingError,
-    SqEuclidean, UnlearnOutcome,
+    SeedingParams, SqEuclidean, UnlearnOutcome,
 };
 
 /// Everything observable about a seeding, compared bit for bit, points
@@ -83,7 +83,7 @@ fn arb_steps() -> impl Strategy<Value = Vec<Step>> {
 }
 
 fn run<M: Metric + 'static>(metric: M, data: Dataset, k: usize, seed: u64, steps: Vec<Step>) {
-    let kpp = KMeansPlusPlus::with_metric(k, metric).unwrap();
+    let kpp = KMeansPlusPlus::with_metric(SeedingParams::new(k).validate().unwrap(), metric);
     let original = data.clone();
     let mut s = kpp.fit(data, ExpRace::new(seed));
     assert_same(&s, &kpp.fit(original.clone(), ExpRace::new(seed)));
@@ -164,7 +164,8 @@ fn testkit_gaussian(rng: &mut impl Rng, dim: usize, n: usize) -> Dataset {
 #[test]
 fn bad_requests_change_nothing() {
     let data = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 5 + r) % 7) as f64)).unwrap();
-    let mut s = KMeansPlusPlus::new(4).unwrap().fit(data, ExpRace::new(3));
+    let mut s =
+        KMeansPlusPlus::new(SeedingParams::new(4).validate().unwrap()).fit(data, ExpRace::new(3));
     let before = s.clone();
     let seed = s.seed_ids()[0];
     assert_eq!(
@@ -186,7 +187,8 @@ fn bad_requests_change_nothing() {
 #[test]
 fn removing_everything_leaves_no_seeds() {
     let data = Dataset::new(DMatrix::from_column_slice(1, 3, &[0.0, 1.0, 2.0])).unwrap();
-    let mut s = KMeansPlusPlus::new(2).unwrap().fit(data, ExpRace::new(0));
+    let mut s =
+        KMeansPlusPlus::new(SeedingParams::new(2).validate().unwrap()).fit(data, ExpRace::new(0));
     let all = s.data().ids().to_vec();
     let report = s.unlearn(&all).unwrap();
     assert!(report.reseeded());

@@ -9,7 +9,7 @@
 
 use nalgebra::DMatrix;
 use rand::Rng;
-use seeding::{Dataset, ExpRace, KMeansParams, KMeansPlusPlus, PointId};
+use seeding::{Dataset, ExpRace, KMeans, KMeansParams, KMeansPlusPlus, PointId, SeedingParams};
 use testkit::Fnv;
 
 fn run() -> u64 {
@@ -22,8 +22,7 @@ fn run() -> u64 {
     let ids = (0..n as u64).map(|i| PointId(i ^ 0x5555)).collect();
     let data = Dataset::with_weights(DMatrix::from_vec(dim, n, coords), ids, weights).unwrap();
 
-    let mut s = KMeansPlusPlus::new(10)
-        .unwrap()
+    let mut s = KMeansPlusPlus::new(SeedingParams::new(10).validate().unwrap())
         .fit(data.clone(), ExpRace::new(2024));
     let mut h = Fnv::new();
     let third = s.seed_ids()[3];
@@ -35,9 +34,7 @@ fn run() -> u64 {
         h.add_f64s(s.costs());
         s.assignments().iter().for_each(|&a| h.add(u64::from(a)));
     }
-    let model = KMeansParams::new(10)
-        .check()
-        .unwrap()
+    let model = KMeans::new(KMeansParams::new(10).validate().unwrap())
         .fit(&data, &mut ExpRace::new(7))
         .unwrap();
     h.add_f64s(model.centroids().iter());

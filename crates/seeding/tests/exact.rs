@@ -8,7 +8,7 @@
 use nalgebra::DMatrix;
 use proptest::prelude::*;
 use rand::Rng;
-use seeding::{Changes, Dataset, ExactKMeans, ExactModel, KMeansParams, PointId};
+use seeding::{Changes, Dataset, ExactKMeans, ExactModel, KMeans, KMeansParams, PointId};
 use testkit::exact::{
     Coords, Points, Step, arb_points, arb_step, check_sequence, check_sequence_with,
 };
@@ -34,7 +34,7 @@ proptest! {
         accelerate in any::<bool>(),
         steps in prop::collection::vec(arb_step(), 1..=6),
     ) {
-        let km = ExactKMeans::new(k).tolerance(tol).max_iterations(max_iter).accelerate(accelerate);
+        let km = ExactKMeans::new(KMeansParams::new(k).tolerance(tol).max_iterations(max_iter).validate().unwrap()).accelerate(accelerate);
         let res = check_sequence(&km, points, seed, &steps, sound);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     }
@@ -49,7 +49,7 @@ proptest! {
         steps in prop::collection::vec(arb_step(), 1..=5),
     ) {
         let points = Points::random(dim, n, kind, z % 2 == 0, z);
-        let res = check_sequence(&ExactKMeans::new(k).tolerance(0.0), points, z, &steps, sound);
+        let res = check_sequence(&ExactKMeans::new(KMeansParams::new(k).tolerance(0.0).validate().unwrap()), points, z, &steps, sound);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     }
 
@@ -62,7 +62,7 @@ proptest! {
         steps in prop::collection::vec(arb_step(), 1..=6),
     ) {
         let init = provoking_init(points.dim(), k, z);
-        let km = ExactKMeans::new(k);
+        let km = ExactKMeans::new(KMeansParams::new(k).validate().unwrap());
         let plain = km.clone().accelerate(false);
         let fit = |d: &Dataset| km.fit_from(d, init.as_view(), seed);
         let reference = |d: &Dataset| plain.fit_from(d, init.as_view(), seed);
@@ -77,7 +77,7 @@ proptest! {
         seed in any::<u64>(),
         steps in prop::collection::vec(arb_step(), 1..=4),
     ) {
-        let km = ExactKMeans::new(k).restarts(3);
+        let km = ExactKMeans::new(KMeansParams::new(k).restarts(3).validate().unwrap());
         let res = check_sequence(&km, points, seed, &steps, sound);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     }
@@ -117,7 +117,12 @@ fn empty_clusters_and_ties_on_a_grid_stay_exact() {
     for case in 0..40u64 {
         let points = Points::random(2, 40, Coords::Grid, case % 2 == 0, case);
         let init = provoking_init(2, 6, case);
-        let km = ExactKMeans::new(6).tolerance(if case % 3 == 0 { 0.0 } else { 1e-3 });
+        let km = ExactKMeans::new(
+            KMeansParams::new(6)
+                .tolerance(if case % 3 == 0 { 0.0 } else { 1e-3 })
+                .validate()
+                .unwrap(),
+        );
         let plain = km.clone().accelerate(false);
         let fit = |d: &Dataset| km.fit_from(d, init.as_view(), case);
         let reference = |d: &Dataset| plain.fit_from(d, init.as_view(), case);
@@ -134,7 +139,7 @@ fn empty_clusters_and_ties_on_a_grid_stay_exact() {
     let mut seeding_changed = 0;
     for case in 0..40u64 {
         let points = Points::random(2, 40, Coords::Grid, case % 2 == 0, case);
-        let km = ExactKMeans::new(6).tolerance(0.0);
+        let km = ExactKMeans::new(KMeansParams::new(6).tolerance(0.0).validate().unwrap());
         seeding_changed += check_sequence(&km, points, case, &steps_for(40), sound)
             .unwrap()
             .seeding_changed;
@@ -146,7 +151,7 @@ fn empty_clusters_and_ties_on_a_grid_stay_exact() {
 fn a_large_data_set_takes_the_parallel_path_and_stays_exact() {
     // 3000 points: above the threshold of the parallel passes.
     let points = Points::random(3, 3000, Coords::Continuous, true, 5);
-    let km = ExactKMeans::new(8);
+    let km = ExactKMeans::new(KMeansParams::new(8).validate().unwrap());
     let stats = check_sequence(&km, points, 11, &steps_for(3000), sound).unwrap();
     // The updates did far less work than refits would have.
     assert!(stats.recomputed * 4 < stats.refit_assignments, "{stats:?}");
@@ -160,7 +165,7 @@ fn the_comparison_catches_a_loosened_skip_test() {
     let mut caught = 0;
     for case in 0..10u64 {
         let points = Points::random(2, 300, Coords::Fine, true, case);
-        let km = ExactKMeans::new(5);
+        let km = ExactKMeans::new(KMeansParams::new(5).validate().unwrap());
         if check_sequence(&km, points.clone(), case, &steps_for(300), loosened).is_err() {
             caught += 1;
         }
@@ -181,7 +186,7 @@ fn the_comparison_catches_a_loosened_skip_test() {
         .filter(|&case| {
             let points = Points::random(2, 300, Coords::Fine, true, 100 + case);
             check_sequence(
-                &ExactKMeans::new(5),
+                &ExactKMeans::new(KMeansParams::new(5).validate().unwrap()),
                 points,
                 case,
                 &steps_for(300),
@@ -197,7 +202,7 @@ fn the_comparison_catches_a_loosened_skip_test() {
 fn bad_changes_are_errors_and_change_nothing() {
     let points = Points::random(2, 50, Coords::Fine, true, 1);
     let data = points.dataset(0);
-    let km = ExactKMeans::new(3);
+    let km = ExactKMeans::new(KMeansParams::new(3).validate().unwrap());
     let mut model = km.fit(&data, 4).unwrap();
     let before = model.clone();
     let smaller = data.without(&[data.id(0)]).unwrap();
@@ -246,15 +251,11 @@ fn bad_changes_are_errors_and_change_nothing() {
         km.fit(&Dataset::new(DMatrix::from_element(1, 2, 1e6)).unwrap(), 0)
             .is_err()
     );
-    assert!(ExactKMeans::new(0).fit(&data, 0).is_err());
-    assert!(ExactKMeans::new(2).max_iterations(0).fit(&data, 0).is_err());
-    assert!(ExactKMeans::new(2).restarts(0).fit(&data, 0).is_err());
-    assert!(
-        ExactKMeans::new(2)
-            .tolerance(f64::NAN)
-            .fit(&data, 0)
-            .is_err()
-    );
+    // Invalid parameters never reach a fit: `validate` refuses them.
+    assert!(KMeansParams::new(0).validate().is_err());
+    assert!(KMeansParams::new(2).max_iterations(0).validate().is_err());
+    assert!(KMeansParams::new(2).restarts(0).validate().is_err());
+    assert!(KMeansParams::new(2).tolerance(f64::NAN).validate().is_err());
     assert!(km.fit(&Dataset::empty(2).unwrap(), 0).is_err());
 }
 
@@ -281,11 +282,10 @@ fn quality_matches_the_float_kmeans_on_blobs() {
     for seed in 0..8u64 {
         // Both to a fixed point, so that neither stops early by a
         // tolerance test that the other's rounding might tip.
-        let exact = ExactKMeans::new(k).tolerance(0.0).fit(&data, seed).unwrap();
-        let float = KMeansParams::new(k)
-            .tolerance(0.0)
-            .check()
-            .unwrap()
+        let exact = ExactKMeans::new(KMeansParams::new(k).tolerance(0.0).validate().unwrap())
+            .fit(&data, seed)
+            .unwrap();
+        let float = KMeans::new(KMeansParams::new(k).tolerance(0.0).validate().unwrap())
             .fit(&data, &mut seeding::ExpRace::new(seed))
             .unwrap();
         assert_eq!(
@@ -317,7 +317,7 @@ fn fewer_distinct_points_than_k_then_more() {
     let m = DMatrix::from_column_slice(1, 6, &[0.0, 0.0, 1.0, 1.0, 5.0, 5.0]);
     let data =
         Dataset::with_weights(m, (0..6).map(PointId).collect(), vec![1, 2, 3, 1, 2, 3]).unwrap();
-    let km = ExactKMeans::new(5);
+    let km = ExactKMeans::new(KMeansParams::new(5).validate().unwrap());
     let mut model = km.fit(&data, 3).unwrap();
     assert_eq!(model.num_centroids(), 3);
     let mut points = Points::from_dataset(&data, Coords::Grid);

@@ -7,7 +7,7 @@
 //! is pinned for platforms whose libm rounds `ln` like glibc's.
 #![allow(clippy::unwrap_used)]
 
-use seeding::{Changes, ExactKMeans, ExactModel, PointId};
+use seeding::{Changes, ExactKMeans, ExactModel, KMeansParams, PointId};
 use testkit::Fnv;
 use testkit::exact::{Coords, Points, Step};
 
@@ -34,7 +34,7 @@ fn hash_model(h: &mut Fnv, m: &ExactModel) {
 
 fn run() -> u64 {
     let mut points = Points::random(6, 5000, Coords::Continuous, true, 2024);
-    let km = ExactKMeans::new(10).restarts(2);
+    let km = ExactKMeans::new(KMeansParams::new(10).restarts(2).validate().unwrap());
     let mut model = km.fit(&points.dataset(0), 7).unwrap();
     let mut h = Fnv::new();
     hash_model(&mut h, &model);

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use nalgebra::DMatrix;
-use seeding::{Changes, ExactKMeans, ExactModel};
+use seeding::{Changes, ExactKMeans, ExactModel, KMeansParams};
 use testkit::exact::{Coords, Points, Step, compare};
 
 fn round_trips(model: &ExactModel) -> Vec<ExactModel> {
@@ -18,7 +18,7 @@ fn round_trips(model: &ExactModel) -> Vec<ExactModel> {
 #[test]
 fn a_restored_model_updates_like_the_original() {
     let mut points = Points::random(3, 120, Coords::Continuous, true, 8);
-    let km = ExactKMeans::new(4).restarts(2);
+    let km = ExactKMeans::new(KMeansParams::new(4).restarts(2).validate().unwrap());
     let model = km.fit(&points.dataset(0), 31).unwrap();
     let init = DMatrix::from_fn(3, 3, |r, c| (r + 2 * c) as f64 - 2.0);
     let warm = km.fit_from(&points.dataset(0), init.as_view(), 31).unwrap();
@@ -42,7 +42,9 @@ fn a_restored_model_updates_like_the_original() {
 #[test]
 fn corrupt_models_are_rejected() {
     let points = Points::random(2, 30, Coords::Fine, false, 3);
-    let model = ExactKMeans::new(3).fit(&points.dataset(0), 1).unwrap();
+    let model = ExactKMeans::new(KMeansParams::new(3).validate().unwrap())
+        .fit(&points.dataset(0), 1)
+        .unwrap();
     let v = serde_json::to_value(&model).unwrap();
     let mut bad = v.clone();
     bad["params"]["k"] = serde_json::json!(0);

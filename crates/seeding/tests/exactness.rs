@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use nalgebra::DMatrix;
-use seeding::{Dataset, KMeansPlusPlus, L1, PointId, SqEuclidean};
+use seeding::{Dataset, KMeansPlusPlus, L1, PointId, SeedingParams, SqEuclidean};
 use testkit::seeding::{
     Fitted, algorithm3, algorithm3_is_exact_on_small_sets, check_small_removals, fit_distribution,
     keep_later_seeds_unlearner,
@@ -30,7 +30,7 @@ fn fixed_set(weighted: bool) -> Dataset {
 fn algorithm3_is_exact_on_a_fixed_set_for_every_small_removal() {
     for weighted in [false, true] {
         for k in 1..=3 {
-            let kpp = KMeansPlusPlus::new(k).unwrap();
+            let kpp = KMeansPlusPlus::new(SeedingParams::new(k).validate().unwrap());
             let checked = check_small_removals(&kpp, &fixed_set(weighted), &algorithm3).unwrap();
             assert_eq!(checked, 7 + 21);
         }
@@ -39,7 +39,7 @@ fn algorithm3_is_exact_on_a_fixed_set_for_every_small_removal() {
 
 #[test]
 fn fit_distribution_is_a_distribution_over_distinct_seeds() {
-    let kpp = KMeansPlusPlus::new(3).unwrap();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(3).validate().unwrap());
     let dist = fit_distribution(&kpp, &fixed_set(true));
     let total = dist.values().fold(field::Rational::zero(), |a, p| &a + p);
     assert_eq!(total, field::Rational::one());
@@ -67,13 +67,13 @@ fn the_checker_catches_an_unlearner_that_keeps_later_seeds() {
         keep_later_seeds_unlearner(f, r, en)
     };
     for weighted in [false, true] {
-        let kpp = KMeansPlusPlus::new(3).unwrap();
+        let kpp = KMeansPlusPlus::new(SeedingParams::new(3).validate().unwrap());
         let res = check_small_removals(&kpp, &fixed_set(weighted), &wrong);
         assert!(res.is_err(), "the wrong unlearner went unnoticed");
     }
     // With one seed there are no later seeds to keep: the wrong unlearner
     // is then right, and the checker must say so (it is not biased towards
     // failing).
-    let kpp = KMeansPlusPlus::new(1).unwrap();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(1).validate().unwrap());
     assert!(check_small_removals(&kpp, &fixed_set(true), &wrong).is_ok());
 }

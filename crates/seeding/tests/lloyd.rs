@@ -6,7 +6,9 @@
 use nalgebra::DMatrix;
 use proptest::prelude::*;
 use rand::Rng;
-use seeding::{Dataset, ExpRace, KMeansParams, Metric, PointId, RngSampler, SqEuclidean, phi};
+use seeding::{
+    Dataset, ExpRace, KMeans, KMeansParams, Metric, PointId, RngSampler, SqEuclidean, phi,
+};
 
 fn unit(rng: &mut impl Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -33,7 +35,7 @@ fn separated_blobs_are_recovered() {
         vec![0.0, 20.0, -5.0],
     ];
     let data = blobs(&mut rng, &centres, 200, 1.0);
-    let km = KMeansParams::new(3).check().unwrap();
+    let km = KMeans::new(KMeansParams::new(3).validate().unwrap());
     let model = km.fit(&data, &mut ExpRace::new(8)).unwrap();
     assert!(model.converged());
     assert!(
@@ -80,7 +82,7 @@ fn weights_act_as_multiplicities() {
     let repeated = Dataset::new(DMatrix::from_vec(2, n, rep)).unwrap();
     // Same initial centres, so the iterations must agree.
     let init = DMatrix::from_column_slice(2, 3, &[0.0, 0.0, 10.0, 10.0, 20.0, 0.0]);
-    let km = KMeansParams::new(3).tolerance(0.0).check().unwrap();
+    let km = KMeans::new(KMeansParams::new(3).tolerance(0.0).validate().unwrap());
     let a = km
         .fit_from(&weighted, init.as_view(), &mut ExpRace::new(1))
         .unwrap();
@@ -105,7 +107,7 @@ fn an_empty_cluster_is_reseeded() {
     .unwrap();
     // Two centres start far away; every point goes to the first.
     let init = DMatrix::from_column_slice(1, 3, &[6.0, 500.0, -500.0]);
-    let km = KMeansParams::new(3).check().unwrap();
+    let km = KMeans::new(KMeansParams::new(3).validate().unwrap());
     let model = km
         .fit_from(&data, init.as_view(), &mut ExpRace::new(4))
         .unwrap();
@@ -122,18 +124,14 @@ fn an_empty_cluster_is_reseeded() {
 #[test]
 fn fewer_distinct_points_than_k_gives_fewer_centroids() {
     let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[1.0, 1.0, 2.0, 2.0])).unwrap();
-    let model = KMeansParams::new(3)
-        .check()
-        .unwrap()
+    let model = KMeans::new(KMeansParams::new(3).validate().unwrap())
         .fit(&data, &mut ExpRace::new(0))
         .unwrap();
     assert_eq!(model.sizes().len(), 2);
     assert!(model.phi().abs() < 1e-300);
     let empty = Dataset::empty(2).unwrap();
     assert!(
-        KMeansParams::new(3)
-            .check()
-            .unwrap()
+        KMeans::new(KMeansParams::new(3).validate().unwrap())
             .fit(&empty, &mut ExpRace::new(0))
             .is_err()
     );
@@ -150,7 +148,7 @@ proptest! {
     ) {
         let m = DMatrix::from_column_slice(dim, n, &coords[..dim * n]);
         let data = Dataset::with_weights(m, (0..n as u64).map(PointId).collect(), weights[..n].to_vec()).unwrap();
-        let km = KMeansParams::new(k).tolerance(0.0).max_iterations(50).check().unwrap();
+        let km = KMeans::new(KMeansParams::new(k).tolerance(0.0).max_iterations(50).validate().unwrap());
         let model = km.fit(&data, &mut RngSampler::new(testkit::rng(&seed.to_string()))).unwrap();
         let h = model.phi_history();
         prop_assert!(!h.is_empty());
@@ -167,9 +165,9 @@ proptest! {
 
 #[test]
 fn parameters_are_checked() {
-    assert!(KMeansParams::new(0).check().is_err());
-    assert!(KMeansParams::new(1).tolerance(f64::NAN).check().is_err());
-    let km = KMeansParams::new(2).check().unwrap();
+    assert!(KMeansParams::new(0).validate().is_err());
+    assert!(KMeansParams::new(1).tolerance(f64::NAN).validate().is_err());
+    let km = KMeans::new(KMeansParams::new(2).validate().unwrap());
     let data = Dataset::new(DMatrix::from_column_slice(2, 2, &[0.0, 0.0, 1.0, 1.0])).unwrap();
     let bad = DMatrix::from_column_slice(3, 1, &[0.0, 0.0, 0.0]);
     assert!(

@@ -6,8 +6,8 @@
 
 use nalgebra::DMatrix;
 use seeding::{
-    BoxTransform, Dataset, ExpRace, KMeansModel, KMeansParams, KMeansPlusPlus, PointId, Quantizer,
-    Seeding, SqEuclidean,
+    BoxTransform, Dataset, ExpRace, KMeans, KMeansModel, KMeansParams, KMeansPlusPlus, PointId,
+    Quantizer, Seeding, SeedingParams, SqEuclidean,
 };
 
 fn data() -> Dataset {
@@ -21,8 +21,7 @@ fn data() -> Dataset {
 
 #[test]
 fn a_restored_seeding_unlearns_like_the_original() {
-    let mut s = KMeansPlusPlus::new(5)
-        .unwrap()
+    let mut s = KMeansPlusPlus::new(SeedingParams::new(5).validate().unwrap())
         .fit(data(), ExpRace::new(99));
     for bytes in [
         serde_json::to_vec(&s).unwrap(),
@@ -49,7 +48,8 @@ fn a_restored_seeding_unlearns_like_the_original() {
 
 #[test]
 fn corrupt_states_are_rejected() {
-    let s = KMeansPlusPlus::new(3).unwrap().fit(data(), ExpRace::new(1));
+    let s =
+        KMeansPlusPlus::new(SeedingParams::new(3).validate().unwrap()).fit(data(), ExpRace::new(1));
     let mut v: serde_json::Value = serde_json::to_value(&s).unwrap();
     // A seed that is not in the data.
     v["seeds"][1] = serde_json::json!(4);
@@ -87,9 +87,7 @@ fn corrupt_states_are_rejected() {
 #[test]
 fn models_quantizers_and_transforms_round_trip() {
     let d = data();
-    let model = KMeansParams::new(4)
-        .check()
-        .unwrap()
+    let model = KMeans::new(KMeansParams::new(4).validate().unwrap())
         .fit(&d, &mut ExpRace::new(2))
         .unwrap();
     let back: KMeansModel = serde_json::from_str(&serde_json::to_string(&model).unwrap()).unwrap();

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use nalgebra::DMatrix;
-use seeding::{Dataset, KMeansPlusPlus, PointId, RngSampler, Seeding};
+use seeding::{Dataset, KMeansPlusPlus, PointId, RngSampler, Seeding, SeedingParams};
 use testkit::seeding::keep_later_seeds_unlearner;
 
 const TRIALS: usize = 12_000;
@@ -73,7 +73,7 @@ fn observe(
     ) -> Vec<PointId>,
 ) -> (BTreeMap<Vec<usize>, usize>, BTreeMap<Vec<usize>, usize>) {
     let (data, removal) = data();
-    let kpp = KMeansPlusPlus::new(3).unwrap();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(3).validate().unwrap());
     let rest = data.without(&removal).unwrap();
     let (mut unlearned, mut retrained) = (BTreeMap::new(), BTreeMap::new());
     for t in 0..TRIALS {

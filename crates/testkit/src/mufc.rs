@@ -9,13 +9,56 @@ use ::mufc::{ClientId, Federation, RemovalReport, RemovalRequest, StageTimes};
 use nalgebra::DMatrix;
 use num_bigint::BigUint;
 use rand::Rng;
-use seeding::{Dataset, PointId};
+use seeding::{Dataset, KMeansParams, PointId};
 
 /// A standard normal draw (Box-Muller).
 fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     let u = ((rng.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
     let v = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     (-2.0 * u.ln()).sqrt() * (core::f64::consts::TAU * v).cos()
+}
+
+/// `k` spherical blobs of `per` points in `dim` dimensions, centre `c` at
+/// `5 c` on the first axis, with the given per-coordinate variance: far
+/// apart when the variance is small. Returns the points (one per column)
+/// and the true labels. Every coordinate's noise is the cosine half of a
+/// Box-Muller pair from two uniforms in `(0, 1]` drawn from
+/// [`crate::rng`]`(label)` (the draws the unit tests of the baselines and
+/// of the command were written against).
+///
+/// # Example
+///
+/// ```
+/// let (points, labels) = testkit::mufc::blobs(3, 10, 2, 0.01, "doc");
+/// assert_eq!((points.nrows(), points.ncols()), (2, 30));
+/// assert_eq!(labels[25], 2);
+/// ```
+pub fn blobs(
+    k: usize,
+    per: usize,
+    dim: usize,
+    variance: f64,
+    label: &str,
+) -> (DMatrix<f64>, Vec<usize>) {
+    let unit = |rng: &mut rand_chacha::ChaCha8Rng| {
+        ((rng.next_u64() >> 11) + 1) as f64 / 9_007_199_254_740_992.0
+    };
+    let mut rng = crate::rng(label);
+    let sd = variance.sqrt();
+    let mut coords = Vec::with_capacity(k * per * dim);
+    let mut labels = Vec::with_capacity(k * per);
+    for c in 0..k {
+        for _ in 0..per {
+            for a in 0..dim {
+                let centre = if a == 0 { 5.0 * c as f64 } else { 0.0 };
+                let r = (-2.0 * unit(&mut rng).ln()).sqrt();
+                let theta = core::f64::consts::TAU * unit(&mut rng);
+                coords.push(centre + sd * r * theta.cos());
+            }
+            labels.push(c);
+        }
+    }
+    (DMatrix::from_vec(dim, k * per, coords), labels)
 }
 
 /// A Gaussian mixture split non-iid across clients as the paper's
@@ -142,9 +185,7 @@ fn split_by_kmeans(
     k_prime: usize,
 ) -> Vec<Dataset> {
     let dim = all.dim();
-    let model = seeding::KMeansParams::new(clusters)
-        .check()
-        .unwrap()
+    let model = seeding::KMeans::new(KMeansParams::new(clusters).validate().unwrap())
         .fit(all, &mut seeding::ExpRace::new(7))
         .unwrap();
     let mut pools: Vec<Vec<usize>> = vec![Vec::new(); clusters];

@@ -19,7 +19,9 @@ use nalgebra::DMatrix;
 use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use proptest::prelude::*;
-use seeding::{Branch, Dataset, Enumerator, KMeansPlusPlus, Metric, PointId, Sampler, Seeding};
+use seeding::{
+    Branch, Dataset, Enumerator, KMeansPlusPlus, Metric, PointId, Sampler, Seeding, SeedingParams,
+};
 
 /// An exact distribution over ordered seed lists.
 pub type SeedListDist = BTreeMap<Vec<PointId>, Rational>;
@@ -259,7 +261,7 @@ pub fn algorithm3_is_exact_on_small_sets<M: Metric + 'static>(metric: M, cases: 
         ..Default::default()
     };
     proptest::proptest!(config, |(data in arb_small_dataset(), k in 1usize..=3)| {
-        let kpp = KMeansPlusPlus::with_metric(k, metric.clone()).unwrap();
+        let kpp = KMeansPlusPlus::with_metric(SeedingParams::new(k).validate().unwrap(), metric.clone());
         let res = check_small_removals(&kpp, &data, &algorithm3::<M>);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
     });

@@ -1,6 +1,7 @@
 //! `mufc unlearn`: train, serve removal requests (Algorithm 4), and
 //! retrain from scratch after every request in the same run.
 
+use baselines::{DcKMeans, DcParams};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
@@ -14,7 +15,6 @@ use super::{data_json, fed_config, fed_summary, invalid, merged, prepare, trial_
 use crate::CliError;
 use crate::central::best_kmeans;
 use crate::cli::{Mode, UnlearnArgs};
-use crate::dc_kmeans::{DcKMeans, DcParams};
 use crate::federated::{self, secs};
 use crate::output::{Report, TextTable};
 use crate::plot::{UnlearnSeries, draw_unlearn_figure};
@@ -271,7 +271,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     let mut dc = if a.compare {
         Some(DcKMeans::fit(
             clients.clone(),
-            DcParams::new(p.k, p.local_k),
+            DcParams::new(p.k, p.local_k).validate()?,
             fed_seed,
         )?)
     } else {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use seeding::{Dataset, ExactKMeans, Quantizer};
+use seeding::{Dataset, ExactKMeans, KMeansParams, Quantizer};
 
 use crate::aggregation::{Aggregation, AggregationSpec};
 use crate::client::LocalParams;
@@ -199,10 +199,13 @@ impl Setup {
 
     pub(crate) fn server(&self) -> MufcResult<Server> {
         let c = &self.config;
-        let kmeans = ExactKMeans::new(c.k())
-            .tolerance(c.tolerance())
-            .max_iterations(c.max_iterations())
-            .restarts(c.restarts());
+        let kmeans = ExactKMeans::new(
+            KMeansParams::new(c.k())
+                .tolerance(c.tolerance())
+                .max_iterations(c.max_iterations())
+                .restarts(c.restarts())
+                .validate()?,
+        );
         let points = (c.privacy() != Privacy::Plain).then_some(c.server_points());
         Server::new(
             points,

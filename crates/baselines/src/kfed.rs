@@ -1,61 +1,69 @@
-//! K-FED, the one-shot federated clustering of Dennis, Li and Smith,
-//! "Heterogeneity for the Win: One-Shot Federated Clustering" (ICML 2021),
-//! as the MUFC paper uses it for its Table 1 (App. M.2).
+//! K-FED, the one-shot federated clustering of Dennis, Li and Smith
+//! ("Heterogeneity for the Win: One-Shot Federated Clustering", ICML
+//! 2021), in the form the MUFC experiments compare against.
 //!
-//! 1. Every client clusters its points into k' clusters by the
-//!    Awasthi-Sheffet procedure (K-FED's Algorithm 1, "local"): project the
-//!    points onto their top-k' right singular subspace, seed k' centres
-//!    there with K-means++, move each to the mean of the points that are
+//! In our words: every client clusters its own points once and sends its
+//! k' centroids; the server clusters the centroids it receives in a single
+//! pass and never sees a point. No round trips, so it is as cheap as
+//! federated clustering gets; but nothing is unlearnable short of
+//! retraining, and the server's one Lloyd round leaves it sensitive to how
+//! the clients' centroids fall.
+//!
+//! 1. Client step (the Awasthi-Sheffet procedure, [`awasthi_sheffet`]):
+//!    project the points onto their top-k' right singular subspace, seed
+//!    k' centres there with K-means++, move each to the mean of the points
 //!    three times closer to it than to any other seed (the "1:3 split"),
 //!    lift those means back to R^d and run Lloyd's iterations from them.
-//! 2. The server (K-FED's Algorithm 2) takes the union of the local
-//!    centroids, each with unit weight, starts from the first client's
-//!    centroids (which K-FED's analysis puts in distinct target clusters),
-//!    adds the point farthest from the centres chosen so far until there
-//!    are K (the "max-from-set" rule), and runs one round of Lloyd: each
-//!    local centroid joins its nearest initial centre, and each centre
-//!    moves to the mean of the centroids that joined it.
+//! 2. Server step: take the union of the local centroids, each with unit
+//!    weight; start from the first client's centroids (which K-FED's
+//!    analysis puts in distinct target clusters), add the centroid
+//!    farthest from the centres chosen so far until there are K (the
+//!    "max-from-set" rule), and run one round of Lloyd: each local
+//!    centroid joins its nearest initial centre, and each centre moves to
+//!    the mean of the centroids that joined it.
 //! 3. Every point takes the server centroid whose cluster its local
-//!    centroid joined in that round: the induced objective of Definition
-//!    3.1 of the MUFC paper, computed as the reference implementation of
-//!    the MUFC paper computes it for K-FED.
+//!    centroid joined in that round: the induced (federated) objective,
+//!    [`seeding::induced_phi`].
 //!
-//! Seeding and Lloyd's iterations are [`seeding`]'s, every random choice
-//! comes from an [`ExpRace`] keyed by the run's seed, so runs reproduce.
+//! Seeding and Lloyd's iterations are [`seeding`]'s; every random choice
+//! comes from an [`ExpRace`] keyed by the run's seed and the client's
+//! index ([`crate::stage_seed`]), so runs reproduce bit for bit, with or
+//! without the `parallel` feature.
 
 use std::time::Instant;
 
 use nalgebra::{DMatrix, DMatrixView};
-use rayon::prelude::*;
 use seeding::{
-    Dataset, ExpRace, InducedClient, KMeansParams, KMeansPlusPlus, Metric, SqEuclidean, induced_phi,
+    Dataset, ExpRace, InducedClient, KMeans, KMeansParams, KMeansPlusPlus, Metric, SeedingParams,
+    SqEuclidean, induced_phi,
 };
 
-use crate::CliError;
-use crate::random::{derive_seed, tag};
+use crate::BaselineError;
+use crate::error::at_least_one;
+use crate::seeds::{map_indexed, stage, stage_seed};
 
-/// Parameters of [`kfed`].
+/// Parameters of [`kfed`], checked by [`KFedParams::validate`].
 ///
 /// # Example
 ///
 /// ```
-/// use mufc_cli::kfed::KFedParams;
+/// use baselines::KFedParams;
 ///
-/// let p = KFedParams::new(10, 3);
-/// assert_eq!((p.k, p.local_k, p.max_iterations), (10, 3, 300));
+/// let p = KFedParams::new(10, 3).max_iterations(100).validate()?;
+/// assert_eq!((p.k(), p.local_k(), p.max_iterations()), (10, 3, 100));
+/// assert!(KFedParams::new(10, 0).validate().is_err());
+/// # Ok::<(), baselines::BaselineError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KFedParams {
-    /// The number of server clusters K.
-    pub k: usize,
-    /// The number of clusters k' of every client.
-    pub local_k: usize,
-    /// The cap on the clients' Lloyd iterations (the reference: 300).
-    pub max_iterations: usize,
+    k: usize,
+    local_k: usize,
+    max_iterations: usize,
 }
 
 impl KFedParams {
-    /// K server clusters, k' local ones, 300 Lloyd iterations at most.
+    /// K server clusters, k' local ones, 300 Lloyd iterations at most (as
+    /// the reference runs).
     pub fn new(k: usize, local_k: usize) -> Self {
         Self {
             k,
@@ -63,10 +71,75 @@ impl KFedParams {
             max_iterations: 300,
         }
     }
+
+    /// The cap on the clients' Lloyd iterations, at least 1.
+    pub fn max_iterations(mut self, max_iterations: usize) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`BaselineError::InvalidParameter`] for K, k' or the iteration cap
+    /// of 0.
+    pub fn validate(self) -> Result<ValidKFedParams, BaselineError> {
+        at_least_one("K", self.k)?;
+        at_least_one("k'", self.local_k)?;
+        at_least_one("max iterations", self.max_iterations)?;
+        Ok(ValidKFedParams(self))
+    }
+}
+
+/// [`KFedParams`] that passed [`KFedParams::validate`]: what [`kfed`] and
+/// [`awasthi_sheffet`] take.
+///
+/// # Example
+///
+/// ```
+/// use baselines::KFedParams;
+///
+/// let p = KFedParams::new(4, 2).validate()?;
+/// assert_eq!((p.k(), p.local_k(), p.max_iterations()), (4, 2, 300));
+/// # Ok::<(), baselines::BaselineError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValidKFedParams(KFedParams);
+
+impl ValidKFedParams {
+    /// The number of server clusters K.
+    pub fn k(&self) -> usize {
+        self.0.k
+    }
+
+    /// The number of clusters k' of every client.
+    pub fn local_k(&self) -> usize {
+        self.0.local_k
+    }
+
+    /// The cap on the clients' Lloyd iterations.
+    pub fn max_iterations(&self) -> usize {
+        self.0.max_iterations
+    }
 }
 
 /// A client's clustering: its centroids and the local cluster of each of
 /// its points.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, ExpRace};
+/// use baselines::{awasthi_sheffet, KFedParams};
+///
+/// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 0.1, 9.0, 9.1]))?;
+/// let local = awasthi_sheffet(&data, &KFedParams::new(2, 2).validate()?, &mut ExpRace::new(1))?;
+/// assert_eq!(local.centroids.ncols(), 2);
+/// assert_eq!(local.assignment.len(), 4);
+/// # Ok::<(), baselines::BaselineError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct LocalClustering {
     /// The centroids, one per column.
@@ -76,6 +149,20 @@ pub struct LocalClustering {
 }
 
 /// The outcome of one K-FED run.
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+/// use baselines::{kfed, KFedParams};
+///
+/// let a = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 0.1, 9.0, 9.1]))?;
+/// let run = kfed(&[a], &KFedParams::new(2, 2).validate()?, 3)?;
+/// assert_eq!(run.induced[0].len(), 4);
+/// assert!(run.seconds() >= run.server_seconds);
+/// # Ok::<(), baselines::BaselineError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct KFedRun {
     /// The K server centroids, one per column.
@@ -101,47 +188,46 @@ impl KFedRun {
 }
 
 /// Runs K-FED on clients' data sets; client `l` draws its random choices
-/// from `ExpRace::new(derive(seed, l))`. Clients run in parallel (the
-/// result does not depend on it).
+/// from `ExpRace::new(stage_seed(seed, 5, l))`. Clients run in parallel
+/// under the `parallel` feature (the result does not depend on it).
 ///
 /// # Errors
 ///
-/// [`CliError::InvalidParameter`] for `k` or `local_k` of 0, or when the
-/// clients send fewer than K centroids in all; [`CliError::EmptyClient`];
-/// [`CliError::Seeding`].
+/// [`BaselineError::InvalidParameter`] when the clients send fewer than K
+/// centroids in all; [`BaselineError::EmptyClient`];
+/// [`BaselineError::Seeding`].
 ///
 /// # Example
 ///
 /// ```
 /// use nalgebra::DMatrix;
 /// use seeding::{Dataset, PointId};
-/// use mufc_cli::kfed::{kfed, KFedParams};
+/// use baselines::{kfed, KFedParams};
 ///
 /// // Two clients, each with one tight pair of points near 0 and near 10.
 /// let a = Dataset::with_ids(DMatrix::from_column_slice(1, 4, &[0.0, 0.1, 10.0, 10.1]),
 ///     (0..4).map(PointId).collect())?;
 /// let b = Dataset::with_ids(DMatrix::from_column_slice(1, 4, &[0.2, 0.3, 10.2, 10.3]),
 ///     (4..8).map(PointId).collect())?;
-/// let run = kfed(&[a, b], &KFedParams::new(2, 2), 1)?;
+/// let run = kfed(&[a, b], &KFedParams::new(2, 2).validate()?, 1)?;
 /// assert_eq!(run.local_centroids, 4);
 /// assert!(run.phi_f < 0.2); // server centroids at 0.15 and 10.15
-/// # Ok::<(), mufc_cli::CliError>(())
+/// # Ok::<(), baselines::BaselineError>(())
 /// ```
-pub fn kfed(clients: &[Dataset], params: &KFedParams, seed: u64) -> Result<KFedRun, CliError> {
-    check_params(params)?;
+pub fn kfed(
+    clients: &[Dataset],
+    params: &ValidKFedParams,
+    seed: u64,
+) -> Result<KFedRun, BaselineError> {
     if let Some(client) = clients.iter().position(Dataset::is_empty) {
-        return Err(CliError::EmptyClient { client });
+        return Err(BaselineError::EmptyClient { client });
     }
-    let locals: Vec<(LocalClustering, f64)> = clients
-        .par_iter()
-        .enumerate()
-        .map(|(l, data)| {
-            let start = Instant::now();
-            let mut sampler = ExpRace::new(derive_seed(seed, tag::KFED_CLIENT, l as u64));
-            let local = awasthi_sheffet(data, params.local_k, params.max_iterations, &mut sampler)?;
-            Ok((local, start.elapsed().as_secs_f64()))
-        })
-        .collect::<Result<_, CliError>>()?;
+    let locals: Vec<(LocalClustering, f64)> = map_indexed(clients, |l, data| {
+        let start = Instant::now();
+        let mut sampler = ExpRace::new(stage_seed(seed, stage::KFED_CLIENT, l as u64));
+        let local = awasthi_sheffet(data, params, &mut sampler)?;
+        Ok::<_, BaselineError>((local, start.elapsed().as_secs_f64()))
+    })?;
     let start = Instant::now();
     let dim = clients.first().map_or(0, Dataset::dim);
     let mut coords = Vec::new();
@@ -151,16 +237,17 @@ pub fn kfed(clients: &[Dataset], params: &KFedParams, seed: u64) -> Result<KFedR
         coords.extend(local.centroids.iter());
     }
     let m = coords.len() / dim.max(1);
-    if m < params.k {
-        return Err(CliError::InvalidParameter {
+    let k = params.k();
+    if m < k {
+        return Err(BaselineError::InvalidParameter {
             name: "K",
-            value: params.k.to_string(),
+            value: k.to_string(),
             reason: "K-FED needs at least K local centroids in all",
         });
     }
     let estimates = Dataset::new(DMatrix::from_vec(dim, m, coords))?;
     let first = locals.first().map_or(0, |(l, _)| l.centroids.ncols());
-    let init = max_from_set(&estimates, first.min(params.k), params.k);
+    let init = max_from_set(&estimates, first.min(k), k);
     let (centroids, server_assignment) = one_lloyd_round(&estimates, &init);
     let server_seconds = start.elapsed().as_secs_f64();
     let parts: Vec<InducedClient<'_>> = clients
@@ -186,19 +273,6 @@ pub fn kfed(clients: &[Dataset], params: &KFedParams, seed: u64) -> Result<KFedR
         client_seconds: locals.iter().map(|(_, t)| *t).collect(),
         server_seconds,
     })
-}
-
-fn check_params(params: &KFedParams) -> Result<(), CliError> {
-    for (name, v) in [("K", params.k), ("k'", params.local_k)] {
-        if v == 0 {
-            return Err(CliError::InvalidParameter {
-                name,
-                value: "0".into(),
-                reason: "must be at least 1",
-            });
-        }
-    }
-    Ok(())
 }
 
 /// The server's initial centres (K-FED's "max-from-set" rule): the first
@@ -283,9 +357,10 @@ fn one_lloyd_round(estimates: &Dataset, init: &DMatrix<f64>) -> (DMatrix<f64>, V
 }
 
 /// The local step of K-FED: the Awasthi-Sheffet clustering of one client's
-/// points into `k` clusters (see the module documentation), with Lloyd's
-/// iterations capped at `max_iterations`. A client with at most `k` points
-/// makes every point its own centroid (as the reference does).
+/// points into `k = params.local_k()` clusters (see the module
+/// documentation), with Lloyd's iterations capped at
+/// `params.max_iterations()`. A client with at most `k` points makes every
+/// point its own centroid (as the reference does).
 ///
 /// The top-k right singular vectors of the n x d point matrix are the top
 /// eigenvectors of the d x d Gram matrix `X X^T` (our points are columns),
@@ -294,28 +369,29 @@ fn one_lloyd_round(estimates: &Dataset, init: &DMatrix<f64>) -> (DMatrix<f64>, V
 ///
 /// # Errors
 ///
-/// [`CliError::Seeding`] for `k = 0` or empty data.
+/// [`BaselineError::Seeding`] for empty data.
 ///
 /// # Example
 ///
 /// ```
 /// use nalgebra::DMatrix;
 /// use seeding::{Dataset, ExpRace};
-/// use mufc_cli::kfed::awasthi_sheffet;
+/// use baselines::{awasthi_sheffet, KFedParams};
 ///
 /// let data = Dataset::new(DMatrix::from_column_slice(2, 4, &[0.0, 0.0, 0.0, 1.0, 9.0, 9.0, 9.0, 10.0]))?;
-/// let local = awasthi_sheffet(&data, 2, 300, &mut ExpRace::new(3))?;
+/// let params = KFedParams::new(2, 2).validate()?;
+/// let local = awasthi_sheffet(&data, &params, &mut ExpRace::new(3))?;
 /// assert_eq!(local.assignment[0], local.assignment[1]);
 /// assert_ne!(local.assignment[0], local.assignment[2]);
-/// # Ok::<(), mufc_cli::CliError>(())
+/// # Ok::<(), baselines::BaselineError>(())
 /// ```
 pub fn awasthi_sheffet(
     data: &Dataset,
-    k: usize,
-    max_iterations: usize,
+    params: &ValidKFedParams,
     sampler: &mut ExpRace,
-) -> Result<LocalClustering, CliError> {
-    let kpp = KMeansPlusPlus::new(k)?;
+) -> Result<LocalClustering, BaselineError> {
+    let k = params.local_k();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(k).validate()?);
     if data.is_empty() {
         return Err(seeding::SeedingError::EmptyDataset.into());
     }
@@ -335,10 +411,8 @@ pub fn awasthi_sheffet(
     let seeds = kpp.fit(pdata, &mut *sampler);
     let s = seeds.centers().clone_owned();
     let init = split_means(&projected, s.as_view(), &v);
-    let model = KMeansParams::new(init.ncols())
-        .max_iterations(max_iterations)
-        .check()?
-        .fit_from(data, init.as_view(), sampler)?;
+    let lloyd = KMeansParams::new(init.ncols()).max_iterations(params.max_iterations());
+    let model = KMeans::new(lloyd.validate()?).fit_from(data, init.as_view(), sampler)?;
     Ok(LocalClustering {
         centroids: model.centroids().clone_owned(),
         assignment: model.assignment().to_vec(),
@@ -405,25 +479,25 @@ fn split_means(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::central::best_kmeans;
-    use crate::split::Split;
-    use crate::testdata::{blobs, recovers};
+    use crate::testdata::{blobs, non_iid, recovers, star};
+
+    fn params(k: usize, local_k: usize) -> ValidKFedParams {
+        KFedParams::new(k, local_k).validate().unwrap()
+    }
 
     #[test]
     fn recovers_well_separated_blobs() {
         let (points, labels) = blobs(4, 100, 3, 0.01, "kfed-blobs");
-        let split = Split::non_iid(&labels, 8, 2, &mut testkit::rng("kfed-split")).unwrap();
-        let clients = split.client_datasets(&points).unwrap();
+        let clients = non_iid(&points, &labels, 8, 2);
         let all = Dataset::new(points).unwrap();
-        let star = best_kmeans(&all, 4, 5, 1).unwrap().phi();
-        let run = kfed(&clients, &KFedParams::new(4, 2), 9).unwrap();
-        let ratio = seeding::loss_ratio(run.phi_f, star).unwrap();
+        let run = kfed(&clients, &params(4, 2), 9).unwrap();
+        let ratio = seeding::loss_ratio(run.phi_f, star(&all, 4)).unwrap();
         assert!((0.999..1.1).contains(&ratio), "{ratio}");
         assert!(recovers(&clients, &run.induced, &labels));
         assert_eq!(run.local_centroids, 16);
         assert_eq!(run.client_seconds.len(), 8);
         // Reproducible.
-        let again = kfed(&clients, &KFedParams::new(4, 2), 9).unwrap();
+        let again = kfed(&clients, &params(4, 2), 9).unwrap();
         assert_eq!(run.centroids, again.centroids);
     }
 
@@ -451,16 +525,22 @@ mod tests {
     #[test]
     fn small_clients_and_bad_parameters() {
         let data = Dataset::new(DMatrix::from_column_slice(1, 2, &[0.0, 1.0])).unwrap();
-        let local = awasthi_sheffet(&data, 3, 10, &mut ExpRace::new(1)).unwrap();
+        let local = awasthi_sheffet(
+            &data,
+            &KFedParams::new(1, 3).max_iterations(10).validate().unwrap(),
+            &mut ExpRace::new(1),
+        )
+        .unwrap();
         assert_eq!(local.centroids.ncols(), 2);
         assert_eq!(local.assignment, vec![0, 1]);
-        assert!(kfed(std::slice::from_ref(&data), &KFedParams::new(0, 1), 1).is_err());
+        assert!(KFedParams::new(0, 1).validate().is_err());
+        assert!(KFedParams::new(1, 1).max_iterations(0).validate().is_err());
         // Two centroids cannot make three server clusters.
-        assert!(kfed(std::slice::from_ref(&data), &KFedParams::new(3, 2), 1).is_err());
+        assert!(kfed(std::slice::from_ref(&data), &params(3, 2), 1).is_err());
         let empty = Dataset::empty(1).unwrap();
         assert!(matches!(
-            kfed(&[data, empty], &KFedParams::new(1, 1), 1),
-            Err(CliError::EmptyClient { client: 1 })
+            kfed(&[data, empty], &params(1, 1), 1),
+            Err(BaselineError::EmptyClient { client: 1 })
         ));
     }
 }
