@@ -2,7 +2,7 @@
 
 use num_bigint::BigUint;
 
-use crate::PointId;
+use crate::point_id::PointId;
 
 /// Everything that can go wrong in this crate. Every variant carries the
 /// numbers a caller needs to find the offending input.

@@ -3,7 +3,7 @@
 
 use nalgebra::DMatrixView;
 
-use super::ExactKMeans;
+use super::config::ExactKMeans;
 use super::fixed::Moments;
 use super::points::Points;
 use super::seeds::SeedList;

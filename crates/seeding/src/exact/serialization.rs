@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 
-use super::{ExactKMeans, ExactModel};
+use super::config::ExactKMeans;
+use super::model::ExactModel;
 use crate::{Dataset, KMeansParams, SeedingError};
 
 /// The stored shape of [`ExactKMeans`]: the flat fields of before the

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::ExactModel;
+use super::model::ExactModel;
 use super::points::rounded_point;
 use super::seeds::{self, SeedChanges, first_changed_round};
 use super::trace::NONE;
