@@ -4,15 +4,15 @@
 
 use std::collections::BTreeSet;
 
-use field::FiniteField;
-
-use crate::error::check_len;
-use crate::masking::MaskVector;
-use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, pairwise_mask};
-use crate::{Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
+use crate::masking::MaskDomain;
+use crate::masking::pairwise::RoundContext;
+use crate::wire::Frame;
+use crate::{LinearParams, LinearSketch, SketchError, SketchResult, SparseVector};
 
 /// A client's sketch plus its mask, `S_i + z_i`, with the sender's id and
-/// the round it belongs to (Algorithm 2, line 2). Alone it is uniformly
+/// the round it belongs to (Algorithm 2, line 2), for any [`LinearSketch`]
+/// `S` (made by [`LinearSketch::mask`] and
+/// [`LinearSketch::mask_pairwise`]). Alone it is uniformly
 /// distributed whatever the sketch (the mask is uniform); only the sum over
 /// all clients of a round reveals anything.
 ///
@@ -22,7 +22,7 @@ use crate::{Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
 /// use field::Mersenne61;
 /// use syndrome_agg::masking::deal_zero_sum_masks;
 /// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
-/// use syndrome_agg::{Aggregator, Sketch, SketchParams};
+/// use syndrome_agg::{Aggregator, LinearSketch, Sketch, SketchParams};
 ///
 /// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
 /// let ctx = RoundContext { session: SessionId([0; 32]), round: 0 };
@@ -36,32 +36,32 @@ use crate::{Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct MaskedSketch<F: FiniteField> {
-    params: ValidSketchParams<F>,
+pub struct MaskedSketch<S: LinearSketch> {
+    params: S::Params,
     client_id: u64,
     context: RoundContext,
-    syndromes: Vec<F::Elem>,
+    elements: Vec<S::Elem>,
 }
 
-impl<F: FiniteField> MaskedSketch<F> {
+impl<S: LinearSketch> MaskedSketch<S> {
     /// A masked sketch from its parts (as received).
     ///
     /// # Errors
     ///
-    /// [`SketchError::WrongLength`] unless there are `2t + r` syndromes.
+    /// As [`LinearSketch::from_elements`] (the length, and the canonical
+    /// range of integer elements).
     pub fn from_parts(
-        params: &ValidSketchParams<F>,
+        params: &S::Params,
         client_id: u64,
         context: RoundContext,
-        syndromes: Vec<F::Elem>,
+        elements: Vec<S::Elem>,
     ) -> SketchResult<Self> {
-        let expected = params.num_syndromes();
-        check_len(expected, syndromes.len())?;
+        let elements = S::from_elements(params, elements)?.into_elements();
         Ok(Self {
             params: params.clone(),
             client_id,
             context,
-            syndromes,
+            elements,
         })
     }
 
@@ -73,68 +73,45 @@ impl<F: FiniteField> MaskedSketch<F> {
     pub fn context(&self) -> &RoundContext {
         &self.context
     }
-    /// The masked syndromes.
-    pub fn syndromes(&self) -> &[F::Elem] {
-        &self.syndromes
+    /// The masked elements.
+    pub fn elements(&self) -> &[S::Elem] {
+        &self.elements
     }
     /// The parameters.
-    pub fn params(&self) -> &ValidSketchParams<F> {
+    pub fn params(&self) -> &S::Params {
         &self.params
     }
-}
 
-impl<F: FiniteField> Sketch<F> {
-    /// Adds `mask` to the syndromes: the message of client `client_id` in
-    /// `context`.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::WrongLength`] unless the mask has `2t + r` elements.
-    pub fn mask(
-        &self,
-        mask: &MaskVector<F::Elem>,
-        client_id: u64,
-        context: RoundContext,
-    ) -> SketchResult<MaskedSketch<F>> {
-        let expected = self.syndromes().len();
-        check_len(expected, mask.0.len())?;
-        let f = self.field();
-        let syndromes = self
-            .syndromes()
-            .iter()
-            .zip(&mask.0)
-            .map(|(s, z)| f.add(s, z))
-            .collect();
-        MaskedSketch::from_parts(self.params(), client_id, context, syndromes)
+    /// The message as a frame.
+    pub fn to_frame(&self) -> Frame {
+        self.params
+            .frame(true, &self.elements, self.client_id, &self.context)
     }
 
-    /// Masks the sketch with client `own_id`'s pairwise masks against
-    /// `peers` (see [`crate::masking::pairwise`]).
+    /// The message a frame carries, checked against the receiver's
+    /// parameters.
     ///
     /// # Errors
     ///
-    /// As [`pairwise_mask`].
-    pub fn mask_pairwise(
-        &self,
-        keys: &MaskKeyPair,
-        own_id: u64,
-        peers: &[(u64, MaskPublicKey)],
-        context: RoundContext,
-    ) -> SketchResult<MaskedSketch<F>> {
-        let mask = pairwise_mask(
-            self.field(),
-            self.syndromes().len(),
-            keys,
-            own_id,
-            peers,
-            &context,
-        )?;
-        self.mask(&mask, own_id, context)
+    /// As [`LinearParams::parse_frame`] and [`from_parts`](Self::from_parts).
+    pub fn from_frame(frame: &Frame, params: &S::Params) -> SketchResult<Self> {
+        let elements = params.parse_frame(true, frame)?;
+        Self::from_parts(params, frame.client_id, frame.context(), elements)
+    }
+
+    /// [`Frame::parse`] then [`from_frame`](Self::from_frame).
+    ///
+    /// # Errors
+    ///
+    /// As those two.
+    pub fn from_bytes(bytes: &[u8], params: &S::Params, max_len: usize) -> SketchResult<Self> {
+        Self::from_frame(&Frame::parse(bytes, max_len)?, params)
     }
 }
 
 /// The server's state for one round: it accepts each client's masked
-/// sketch once and adds it to a running sum (Algorithm 2, line 3).
+/// sketch once and adds it to a running sum (Algorithm 2, line 3), for any
+/// [`LinearSketch`].
 ///
 /// Rejected messages leave the state unchanged: a different field or
 /// parameters, another session or round (replay, docs/threat-model.md R2), or a client
@@ -142,25 +119,24 @@ impl<F: FiniteField> Sketch<F> {
 ///
 /// See [`MaskedSketch`] for an example.
 #[derive(Clone, Debug)]
-pub struct Aggregator<F: FiniteField> {
-    params: ValidSketchParams<F>,
+pub struct Aggregator<S: LinearSketch> {
+    params: S::Params,
     context: RoundContext,
     min_clients: usize,
-    sum: Vec<F::Elem>,
+    sum: Vec<S::Elem>,
     clients: BTreeSet<u64>,
 }
 
-impl<F: FiniteField> Aggregator<F> {
+impl<S: LinearSketch> Aggregator<S> {
     /// An empty round that will release an aggregate of at least
     /// `min_clients` clients (docs/threat-model.md §2.1: with too few clients the output
     /// reveals individual inputs).
-    pub fn new(params: &ValidSketchParams<F>, context: RoundContext, min_clients: usize) -> Self {
-        let f = params.field();
+    pub fn new(params: &S::Params, context: RoundContext, min_clients: usize) -> Self {
         Self {
             params: params.clone(),
             context,
             min_clients,
-            sum: vec![f.zero(); params.num_syndromes()],
+            sum: S::new(params).into_elements(),
             clients: BTreeSet::new(),
         }
     }
@@ -172,7 +148,7 @@ impl<F: FiniteField> Aggregator<F> {
     /// [`SketchError::ParamsMismatch`] for other parameters,
     /// [`SketchError::MessageRejected`] for another session or round or a
     /// duplicate client.
-    pub fn accept(&mut self, msg: &MaskedSketch<F>) -> SketchResult<()> {
+    pub fn accept(&mut self, msg: &MaskedSketch<S>) -> SketchResult<()> {
         self.params.check_same(&msg.params)?;
         if msg.context != self.context {
             return Err(SketchError::MessageRejected {
@@ -187,9 +163,9 @@ impl<F: FiniteField> Aggregator<F> {
                 reason: format!("duplicate message from client {}", msg.client_id),
             });
         }
-        let f = self.params.field();
-        for (a, b) in self.sum.iter_mut().zip(&msg.syndromes) {
-            f.add_assign(a, b);
+        let d = self.params.mask_domain();
+        for (a, b) in self.sum.iter_mut().zip(&msg.elements) {
+            *a = d.mask_add(a, b);
         }
         self.clients.insert(msg.client_id);
         Ok(())
@@ -207,7 +183,7 @@ impl<F: FiniteField> Aggregator<F> {
     ///
     /// [`SketchError::MessageRejected`] with fewer than `min_clients`
     /// clients.
-    pub fn finish(self) -> SketchResult<Sketch<F>> {
+    pub fn finish(self) -> SketchResult<S> {
         if self.clients.len() < self.min_clients {
             return Err(SketchError::MessageRejected {
                 reason: format!(
@@ -217,15 +193,15 @@ impl<F: FiniteField> Aggregator<F> {
                 ),
             });
         }
-        Sketch::from_syndromes(&self.params, self.sum)
+        S::from_elements(&self.params, self.sum)
     }
 
-    /// [`finish`](Self::finish), then [`Sketch::decode`].
+    /// [`finish`](Self::finish), then [`LinearSketch::decode`].
     ///
     /// # Errors
     ///
-    /// As [`finish`](Self::finish) and [`Sketch::decode`].
-    pub fn decode(self) -> SketchResult<SparseVector<F::Elem>> {
+    /// As [`finish`](Self::finish) and [`LinearSketch::decode`].
+    pub fn decode(self) -> SketchResult<SparseVector<S::Key, S::Count>> {
         self.finish()?.decode()
     }
 }

@@ -9,18 +9,24 @@ pub mod masking;
 mod params;
 pub mod secagg;
 mod sketch;
-pub mod wide;
 pub mod wire;
 
 pub use aggregate::{Aggregator, MaskedSketch};
 pub use error::SketchError;
-pub use integer::{
-    DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, IntegerSketch, ValidIntegerParams,
-};
+pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidIntegerParams};
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-pub use sketch::{Sketch, SparseVector};
+pub use sketch::{IntegerSketch, LinearParams, LinearSketch, Sketch, SparseVector};
+
+/// Wide keys (beyond the paper): keys that are arbitrary byte strings,
+/// decoded in a 64- or 128-bit field whatever their size. The scheme, its
+/// decoder and its cost are described on [`WideSketch`].
+pub mod wide {
+    pub use crate::sketch::wide::{
+        KEY_HASH_PREFIX, MAX_WIDE_KEY_LEN, ValidWideKeyParams, WideKeyParams, WideSketch, key_hash,
+    };
+}
 
 /// The result type of this crate.
 pub type SketchResult<T> = Result<T, SketchError>;

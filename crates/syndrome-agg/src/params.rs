@@ -359,18 +359,6 @@ impl<F: FiniteField> ValidSketchParams<F> {
         }
     }
 
-    /// Whether `other` describes the same sketches (same field and
-    /// parameters).
-    pub(crate) fn check_same(&self, other: &Self) -> SketchResult<()> {
-        if self.field != other.field {
-            return Err(SketchError::ParamsMismatch { what: "field" });
-        }
-        if self.params != other.params {
-            return Err(SketchError::ParamsMismatch { what: "parameters" });
-        }
-        Ok(())
-    }
-
     /// Checks a decoded count against the policy (nonzero, in range);
     /// `total` accumulates the unsigned total across keys.
     pub(crate) fn check_decoded_count(

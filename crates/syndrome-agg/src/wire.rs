@@ -22,18 +22,12 @@
     clippy::arithmetic_side_effects
 )]
 
-// Parsers take bytes from outside: no panicking index or unwrap here
-// (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
-
 use field::FiniteField;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 
 use crate::masking::pairwise::{RoundContext, SessionId};
-use crate::{
-    IntegerSketch, MaskedSketch, Sketch, SketchError, SketchResult, ValidIntegerParams,
-    ValidSketchParams,
-};
+use crate::{SketchError, SketchResult};
 
 /// The wire format version this build writes and reads.
 pub const WIRE_VERSION: u16 = 1;
@@ -47,11 +41,14 @@ pub const DEFAULT_MAX_FRAME: usize = 4 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum FrameKind {
-    /// An unmasked [`Sketch`] (for tests, or a trusted aggregator).
+    /// An unmasked [`Sketch`](crate::Sketch) (for tests, or a trusted
+    /// aggregator).
     Sketch,
-    /// A client's [`MaskedSketch`].
+    /// A client's [`MaskedSketch`](crate::MaskedSketch) of a
+    /// [`Sketch`](crate::Sketch).
     Masked,
-    /// An [`IntegerSketch`] of Appendix K (masked or not).
+    /// An [`IntegerSketch`](crate::IntegerSketch) of Appendix K (masked or
+    /// not).
     Integer,
     /// A wide-key sketch (see [`crate::wide`]).
     WideKey,
@@ -66,14 +63,14 @@ pub enum FrameKind {
 /// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
 /// use syndrome_agg::masking::MaskVector;
 /// use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
-/// use syndrome_agg::{MaskedSketch, Sketch, SketchParams};
+/// use syndrome_agg::{LinearSketch, MaskedSketch, Sketch, SketchParams};
 ///
 /// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
 /// let ctx = RoundContext { session: SessionId([5; 32]), round: 1 };
 /// let zero_mask = MaskVector(vec![0; params.num_syndromes()]);
 /// let msg = Sketch::from_unsigned(&params, [(3u32, 1u64)])?.mask(&zero_mask, 9, ctx)?;
 /// let bytes = msg.to_frame().to_bytes()?;
-/// let back = MaskedSketch::from_frame(&Frame::parse(&bytes, DEFAULT_MAX_FRAME)?, &params)?;
+/// let back: MaskedSketch<Sketch<_>> = MaskedSketch::from_frame(&Frame::parse(&bytes, DEFAULT_MAX_FRAME)?, &params)?;
 /// assert_eq!(back, msg);
 /// // A truncated frame is an error, not a panic.
 /// assert!(Frame::parse(&bytes[..bytes.len() - 1], DEFAULT_MAX_FRAME).is_err());
@@ -262,163 +259,4 @@ pub(crate) fn field_bytes<F: FiniteField>(f: &F, elems: &[F::Elem]) -> Vec<u8> {
         f.write_bytes(e, &mut out);
     }
     out
-}
-
-fn sketch_frame<F: FiniteField>(
-    kind: FrameKind,
-    params: &ValidSketchParams<F>,
-    client_id: u64,
-    ctx: &RoundContext,
-    syndromes: &[F::Elem],
-) -> Frame {
-    let f = params.field();
-    Frame::build(
-        kind,
-        &f.characteristic(),
-        params.capacity(),
-        params.extra(),
-        params.key_domain(),
-        0,
-        client_id,
-        ctx,
-        field_bytes(f, syndromes),
-    )
-}
-
-fn sketch_syndromes<F: FiniteField>(
-    frame: &Frame,
-    kind: FrameKind,
-    params: &ValidSketchParams<F>,
-) -> SketchResult<Vec<F::Elem>> {
-    frame.expect_kind(kind)?;
-    let f = params.field();
-    frame.expect_shape(
-        &f.characteristic(),
-        params.capacity(),
-        params.extra(),
-        params.key_domain(),
-        0,
-    )?;
-    frame.field_elements(f, params.num_syndromes())
-}
-
-impl<F: FiniteField> MaskedSketch<F> {
-    /// The message as a frame.
-    pub fn to_frame(&self) -> Frame {
-        sketch_frame(
-            FrameKind::Masked,
-            self.params(),
-            self.client_id(),
-            self.context(),
-            self.syndromes(),
-        )
-    }
-
-    /// The message a frame carries, checked against the receiver's
-    /// parameters.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::Malformed`] for another frame kind,
-    /// [`SketchError::ParamsMismatch`] for another field or parameters,
-    /// [`SketchError::WrongLength`] and [`SketchError::NonCanonical`] for
-    /// bad elements.
-    pub fn from_frame(frame: &Frame, params: &ValidSketchParams<F>) -> SketchResult<Self> {
-        let s = sketch_syndromes(frame, FrameKind::Masked, params)?;
-        Self::from_parts(params, frame.client_id, frame.context(), s)
-    }
-
-    /// [`Frame::parse`] then [`from_frame`](Self::from_frame).
-    ///
-    /// # Errors
-    ///
-    /// As those two.
-    pub fn from_bytes(
-        bytes: &[u8],
-        params: &ValidSketchParams<F>,
-        max_len: usize,
-    ) -> SketchResult<Self> {
-        Self::from_frame(&Frame::parse(bytes, max_len)?, params)
-    }
-}
-
-impl<F: FiniteField> Sketch<F> {
-    /// The unmasked sketch as a frame.
-    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        sketch_frame(
-            FrameKind::Sketch,
-            self.params(),
-            client_id,
-            ctx,
-            self.syndromes(),
-        )
-    }
-
-    /// The unmasked sketch a frame carries.
-    ///
-    /// # Errors
-    ///
-    /// As [`MaskedSketch::from_frame`].
-    pub fn from_frame(frame: &Frame, params: &ValidSketchParams<F>) -> SketchResult<Self> {
-        let s = sketch_syndromes(frame, FrameKind::Sketch, params)?;
-        Self::from_syndromes(params, s)
-    }
-}
-
-impl IntegerSketch {
-    /// The sketch as a frame (elements of `ceil(k / 8)` bytes).
-    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        let p = self.params();
-        let k = p.ring().bits();
-        let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
-        let mut elements = Vec::with_capacity(w.saturating_mul(p.num_syndromes()));
-        for s in self.syndromes() {
-            let mut b = s.to_bytes_le();
-            b.resize(w, 0);
-            elements.extend_from_slice(&b);
-        }
-        Frame::build(
-            FrameKind::Integer,
-            &crate::masking::MaskDomain::mask_modulus(&crate::IntegerRing::new(k)),
-            p.capacity(),
-            p.extra(),
-            p.key_domain(),
-            0,
-            client_id,
-            ctx,
-            elements,
-        )
-    }
-
-    /// The integer sketch a frame carries.
-    ///
-    /// # Errors
-    ///
-    /// As [`MaskedSketch::from_frame`].
-    pub fn from_frame(frame: &Frame, params: &ValidIntegerParams) -> SketchResult<Self> {
-        frame.expect_kind(FrameKind::Integer)?;
-        let k = params.ring().bits();
-        frame.expect_shape(
-            &crate::masking::MaskDomain::mask_modulus(&crate::IntegerRing::new(k)),
-            params.capacity(),
-            params.extra(),
-            params.key_domain(),
-            0,
-        )?;
-        let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
-        let m = params.num_syndromes();
-        let expected = w.saturating_mul(m);
-        if frame.elements.len() != expected || w == 0 {
-            return Err(SketchError::WrongLength {
-                expected,
-                found: frame.elements.len(),
-            });
-        }
-        let s = frame
-            .elements
-            .chunks_exact(w)
-            .map(BigUint::from_bytes_le)
-            .collect();
-        Self::from_syndromes(params, s)
-    }
 }

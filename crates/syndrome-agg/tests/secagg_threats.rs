@@ -5,6 +5,7 @@
 #![allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 
 use std::collections::{BTreeMap, BTreeSet};
+use syndrome_agg::LinearSketch;
 
 use field::{Field, FiniteField, Fp64, Mersenne61};
 use syndrome_agg::masking::pairwise::{MaskPublicKey, peer_mask_terms};
@@ -989,7 +990,7 @@ fn r2_cross_round_replay() {
                 c,
                 Sketch::from_unsigned(&sp, [(c as u32 * 10, c)])
                     .unwrap()
-                    .syndromes()
+                    .elements()
                     .to_vec(),
             )
         })
@@ -1032,7 +1033,7 @@ fn r2_cross_round_replay() {
     let out = r1.output.unwrap();
     assert_eq!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
     assert!(
-        Sketch::from_syndromes(&sp, out.sum)
+        Sketch::from_elements(&sp, out.sum)
             .unwrap()
             .decode()
             .is_ok()
@@ -1052,7 +1053,7 @@ fn r2_cross_round_replay() {
     let out = h.complete().unwrap();
     assert_ne!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
     assert!(
-        Sketch::from_syndromes(&sp, out.sum)
+        Sketch::from_elements(&sp, out.sum)
             .unwrap()
             .decode()
             .is_err()

@@ -6,6 +6,7 @@
 use field::{Field, FiniteField, Fp64, Mersenne61};
 use num_bigint::BigUint;
 use rand::RngExt;
+use syndrome_agg::LinearSketch;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
 use syndrome_agg::wide::{WideKeyParams, WideSketch, key_hash};
@@ -102,8 +103,8 @@ fn c2_masked_rounds_of_2_3_10_50_clients_equal_the_plaintext_oracle() {
         let mut agg = Aggregator::new(&params, ctx(3), n);
         for (m, s) in masked.iter().zip(&sketches) {
             assert_ne!(
-                m.syndromes(),
-                s.syndromes(),
+                m.elements(),
+                s.elements(),
                 "a masked vector equals its plaintext"
             );
             agg.accept(m).unwrap();
@@ -152,8 +153,8 @@ fn c5_masking_and_decoding_are_deterministic() {
     );
     // Another round gives unrelated masks.
     let m3 = sketch.mask_pairwise(&a, 3, &peers, ctx(2)).unwrap();
-    assert_ne!(m1.syndromes(), m3.syndromes());
-    let rebuilt = Sketch::from_syndromes(&params, sketch.syndromes().to_vec()).unwrap();
+    assert_ne!(m1.elements(), m3.elements());
+    let rebuilt = Sketch::from_elements(&params, sketch.elements().to_vec()).unwrap();
     assert_eq!(sketch.decode().unwrap(), rebuilt.decode().unwrap());
 }
 
@@ -167,7 +168,7 @@ fn m1_garbage_from_one_client_is_rejected() {
         let garbage: Vec<_> = (0..params.num_syndromes())
             .map(|_| f.random(&mut rng))
             .collect();
-        sum.add(&Sketch::from_syndromes(&params, garbage).unwrap())
+        sum.add(&Sketch::from_elements(&params, garbage).unwrap())
             .unwrap();
         assert!(sum.decode().is_err());
     }
@@ -269,20 +270,20 @@ fn m3_non_canonical_wrong_length_and_truncated_frames_are_rejected() {
     let mut f = good.clone();
     f.elements[..8].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(
-        MaskedSketch::from_frame(&f, &params),
+        MaskedSketch::<Sketch<_>>::from_frame(&f, &params),
         Err(SketchError::NonCanonical)
     );
     // p itself is not canonical either.
     f.elements[..8].copy_from_slice(&((1u64 << 61) - 1).to_le_bytes());
     assert_eq!(
-        MaskedSketch::from_frame(&f, &params),
+        MaskedSketch::<Sketch<_>>::from_frame(&f, &params),
         Err(SketchError::NonCanonical)
     );
     // One element too few.
     let mut f = good.clone();
     f.elements.truncate(32);
     assert_eq!(
-        MaskedSketch::from_frame(&f, &params),
+        MaskedSketch::<Sketch<_>>::from_frame(&f, &params),
         Err(SketchError::WrongLength {
             expected: 40,
             found: 32
@@ -309,14 +310,14 @@ fn m3_non_canonical_wrong_length_and_truncated_frames_are_rejected() {
         .validate(field::Mersenne127)
         .unwrap();
     assert_eq!(
-        MaskedSketch::from_frame(&good, &other),
+        MaskedSketch::<Sketch<_>>::from_frame(&good, &other),
         Err(SketchError::ParamsMismatch {
             what: "field modulus"
         })
     );
     let wider = SketchParams::new(3, 100u32).validate(Mersenne61).unwrap();
     assert_eq!(
-        MaskedSketch::from_frame(&good, &wider),
+        MaskedSketch::<Sketch<_>>::from_frame(&good, &wider),
         Err(SketchError::ParamsMismatch { what: "capacity" })
     );
     assert_eq!(MaskedSketch::from_frame(&good, &params).unwrap(), msg);
@@ -329,7 +330,7 @@ fn m4_out_of_range_results_are_rejected() {
     let wide = SketchParams::new(2, 1000u32).validate(f).unwrap();
     let narrow = SketchParams::new(2, 100u32).validate(f).unwrap();
     let s = Sketch::from_unsigned(&wide, [(500u32, 1u64)]).unwrap();
-    let crafted = Sketch::from_syndromes(&narrow, s.into_syndromes()).unwrap();
+    let crafted = Sketch::from_elements(&narrow, s.into_elements()).unwrap();
     assert!(matches!(
         crafted.decode(),
         Err(SketchError::KeyOutOfRange { .. })
@@ -342,7 +343,7 @@ fn m4_out_of_range_results_are_rejected() {
         .unwrap();
     for count in [f.from_i64(-1), f.from_u64(51)] {
         let s = Sketch::encode(&loose, [(BigUint::from(9u32), count)]).unwrap();
-        let crafted = Sketch::from_syndromes(&strict, s.into_syndromes()).unwrap();
+        let crafted = Sketch::from_elements(&strict, s.into_elements()).unwrap();
         assert!(matches!(
             crafted.decode(),
             Err(SketchError::CountOutOfRange { .. })
@@ -350,7 +351,7 @@ fn m4_out_of_range_results_are_rejected() {
     }
     // Totals: 30 + 30 > 50.
     let s = Sketch::from_unsigned(&loose, [(1u32, 30u64), (2, 30)]).unwrap();
-    let crafted = Sketch::from_syndromes(&strict, s.into_syndromes()).unwrap();
+    let crafted = Sketch::from_elements(&strict, s.into_elements()).unwrap();
     assert!(matches!(
         crafted.decode(),
         Err(SketchError::CountOutOfRange { .. })
@@ -361,7 +362,7 @@ fn m4_out_of_range_results_are_rejected() {
         .validate(f)
         .unwrap();
     let s = Sketch::encode(&loose, [(BigUint::from(4u32), f.from_i64(-11))]).unwrap();
-    let crafted = Sketch::from_syndromes(&signed, s.into_syndromes()).unwrap();
+    let crafted = Sketch::from_elements(&signed, s.into_elements()).unwrap();
     assert!(matches!(
         crafted.decode(),
         Err(SketchError::CountOutOfRange { .. })
@@ -369,10 +370,10 @@ fn m4_out_of_range_results_are_rejected() {
     // Integer sketch: a count above max_total.
     let ip = IntegerParams::new(2, 100u32, 5u32).validate().unwrap();
     let big = IntegerParams::new(2, 100u32, 1000u32).validate().unwrap();
-    let s = IntegerSketch::encode(&big, [(3u32, 6u64)]).unwrap();
-    let s = s.syndromes().iter().map(|v| ip.ring().reduce(v)).collect();
+    let s = IntegerSketch::from_unsigned(&big, [(3u32, 6u64)]).unwrap();
+    let s = s.elements().iter().map(|v| ip.ring().reduce(v)).collect();
     assert!(
-        IntegerSketch::from_syndromes(&ip, s)
+        IntegerSketch::from_elements(&ip, s)
             .unwrap()
             .decode()
             .is_err()
@@ -391,14 +392,14 @@ fn m5_locator_with_irreducible_factor_or_repeated_root_is_rejected() {
         let v = f.neg(&s[s.len() - 2]);
         s.push(v);
     }
-    let sketch = Sketch::from_syndromes(&params, s).unwrap();
+    let sketch = Sketch::from_elements(&params, s).unwrap();
     assert_eq!(sketch.decode(), Err(SketchError::LocatorDoesNotSplit));
     // s_k = (k + 1) a^k: reverse locator (x - a)^2.
     let a = f.from_u64(5);
     let s: Vec<_> = (0..m as u64)
         .map(|k| f.mul(&f.from_u64(k + 1), &f.pow_u64(&a, k)))
         .collect();
-    let sketch = Sketch::from_syndromes(&params, s).unwrap();
+    let sketch = Sketch::from_elements(&params, s).unwrap();
     assert_eq!(sketch.decode(), Err(SketchError::RepeatedRoot));
 }
 
@@ -491,7 +492,7 @@ fn r2_cross_round_replay_is_rejected_and_would_not_cancel() {
     ));
     // Forced in under the new round's label, the round-0 mask does not
     // cancel the round-1 mask: the sum is garbage and decoding fails.
-    let forced = MaskedSketch::from_parts(&params, 1, ctx(1), old_a.syndromes().to_vec()).unwrap();
+    let forced = MaskedSketch::from_parts(&params, 1, ctx(1), old_a.elements().to_vec()).unwrap();
     agg.accept(&forced).unwrap();
     agg.accept(&new_b).unwrap();
     assert!(agg.decode().is_err());
@@ -516,7 +517,7 @@ fn wide_key_hash_collision_is_an_error_not_a_wrong_key() {
     assert!(matches!(s.decode(), Err(SketchError::HashMismatch { .. })));
     // Each key alone decodes.
     let s = WideSketch::from_unsigned(&params, [(&k1[..], 2u64)]).unwrap();
-    assert_eq!(s.decode_unsigned().unwrap(), vec![(k1, 2u32.into())]);
+    assert_eq!(s.decode().unwrap().to_unsigned(&f), vec![(k1, 2u32.into())]);
 }
 
 #[test]

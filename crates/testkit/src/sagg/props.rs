@@ -3,6 +3,7 @@
 //! [`sagg_suite!`](crate::sagg_suite).
 
 use std::collections::BTreeSet;
+use syndrome_agg::LinearSketch;
 
 use field::{FiniteField, Mersenne61};
 use num_bigint::{BigRng010, BigUint};
@@ -73,7 +74,7 @@ pub fn mask_all<F: FiniteField, R: rand::CryptoRng + ?Sized>(
     dealer: bool,
     ctx: RoundContext,
     rng: &mut R,
-) -> Vec<MaskedSketch<F>> {
+) -> Vec<MaskedSketch<Sketch<F>>> {
     let n = sketches.len();
     if dealer {
         let masks = deal_zero_sum_masks(params.field(), n, params.num_syndromes(), rng);
@@ -145,7 +146,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
             for (m, s) in masked.iter().zip(&sketches) {
                 // One client alone has no one to mask with.
                 if clients > 1 {
-                    prop_assert_ne!(m.syndromes(), s.syndromes());
+                    prop_assert_ne!(m.elements(), s.elements());
                 }
                 agg.accept(m).unwrap();
             }
@@ -227,16 +228,16 @@ pub fn random_syndromes_never_misdecode<F: FiniteField>(f: &F, max_capacity: usi
                 let support = rng.random_range(0..=t);
                 let keys = distinct_keys(&mut rng, &domain, support);
                 let entries: Vec<_> = keys.into_iter().map(|k| (k, f.random(&mut rng))).collect();
-                let mut s = Sketch::encode(&params, entries).unwrap().into_syndromes();
+                let mut s = Sketch::encode(&params, entries).unwrap().into_elements();
                 let i = rng.random_range(0..m);
                 s[i] = f.add(&s[i], &f.random(&mut rng));
                 s
             };
-            let sketch = Sketch::from_syndromes(&params, syndromes.clone()).unwrap();
+            let sketch = Sketch::from_elements(&params, syndromes.clone()).unwrap();
             if let Ok(v) = sketch.decode() {
                 prop_assert!(v.len() <= t);
                 let re = Sketch::encode(&params, v.into_entries()).unwrap();
-                prop_assert_eq!(re.syndromes(), &syndromes[..]);
+                prop_assert_eq!(re.elements(), &syndromes[..]);
             }
             Ok(())
         })
@@ -283,18 +284,17 @@ pub fn decoders_agree(max_capacity: usize, cases: u32) {
                 }
                 fsum.add(&Sketch::from_unsigned(&fp, entries.clone()).unwrap())
                     .unwrap();
-                isum.add(
-                    &IntegerSketch::encode(&ip, entries)
-                        .unwrap()
-                        .masked(mask)
-                        .unwrap(),
-                )
-                .unwrap();
+                let masked = IntegerSketch::from_unsigned(&ip, entries)
+                    .unwrap()
+                    .mask(mask, 0, context(0))
+                    .unwrap();
+                isum.add(&IntegerSketch::from_elements(&ip, masked.elements().to_vec()).unwrap())
+                    .unwrap();
             }
             let a = fsum.decode();
             let b = isum.decode();
             match (&a, &b) {
-                (Ok(x), Ok(y)) => prop_assert_eq!(&x.to_unsigned(&f), y),
+                (Ok(x), Ok(y)) => prop_assert_eq!(&x.to_unsigned(&f)[..], y.entries()),
                 (Err(_), Err(_)) => {}
                 _ => prop_assert!(false, "decoders disagree: {:?} vs {:?}", a, b),
             }
@@ -341,7 +341,7 @@ pub fn masked_sketch_is_uniform<F: FiniteField>(
         let others = Sketch::new(&params);
         let ctx = context(trial as u64);
         let masked = mask_all(&params, &[sketch.clone(), others], dealer, ctx, &mut rng);
-        for (tally, s) in counts.iter_mut().zip(masked[0].syndromes()) {
+        for (tally, s) in counts.iter_mut().zip(masked[0].elements()) {
             tally[usize::try_from(f.to_u64(s).unwrap()).unwrap()] += 1;
         }
     }

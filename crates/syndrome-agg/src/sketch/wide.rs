@@ -1,41 +1,6 @@
-//! Wide keys (beyond the paper): keys that are arbitrary byte strings,
-//! decoded in a 64- or 128-bit field whatever their size.
-//!
-//! # Scheme
-//!
-//! - **Locator.** Each key `w` maps to a nonzero field element `h(w)` by a
-//!   keyed hash ([`key_hash`]: HMAC-SHA256 under a public 32-byte session
-//!   key, domain-separated, rejection-sampled into `[1, p-1]`). The sketch
-//!   holds the `2t + r` power sums `S_i = sum_w q_w h(w)^(i-1)` exactly as a
-//!   plain [`Sketch`](crate::Sketch) over the key domain `[1, p-1]`.
-//! - **Payload.** The key's bytes with a 2-byte little-endian length prefix,
-//!   zero-padded to `c * b` bytes, are cut into `c` chunks of
-//!   `b = floor((bits(p) - 1) / 8)` bytes (so a chunk, read little-endian,
-//!   is below `2^(8b) < p`). Channel `k` holds `t` syndromes
-//!   `P_{k,i} = sum_w q_w chunk_k(w) h(w)^(i-1)`, `i = 1..t`: linear in the
-//!   vector like the locator syndromes, so masked aggregation carries over
-//!   unchanged.
-//! - **Decoding.** The locator syndromes are decoded as usual (every one of
-//!   the `2t + r` is checked) into nodes `h_j` and counts `q_j`. For each
-//!   channel the same transposed Vandermonde solve on its first `m` (number
-//!   of keys) syndromes gives `q_j chunk_k(w_j)`; all `t` syndromes of the
-//!   channel must re-encode; dividing by `q_j` gives the chunk, which must
-//!   be below `2^(8b)`. The bytes are reassembled, the length prefix and
-//!   the zero padding checked, and the **checksum**: re-hashing the
-//!   recovered key must give back `h_j`. Two different keys that collide
-//!   under the hash mix their payloads, fail this check, and produce an
-//!   error, never a wrong key.
-//!
-//! # Communication
-//!
-//! A plain sketch over the key domain `[1, N]` sends `2t + r` elements of a
-//! field with `p > N`, about `(2t + r) log2 N` bits. A wide-key sketch sends
-//! `(2t + r) + c t` elements of a fixed small field (`GF(2^61 - 1)`:
-//! 8-byte elements, `b = 7`), `c = ceil((2 + L) / b)` for keys of at most
-//! `L` bytes. For a 6000-bit key (`L = 750`) that is `(2t + r) + 108 t`
-//! elements of 64 bits, about `110 t * 64 = 7040 t` bits, against
-//! `2t * 6000 = 12000 t` bits for the plain scheme in a 6001-bit field;
-//! and decoding runs in the 61-bit field instead of a 6000-bit one.
+//! The wide-key sketch (beyond the paper): keys that are arbitrary byte
+//! strings, decoded in a 64- or 128-bit field whatever their size; the
+//! scheme is described on [`WideSketch`].
 
 // The wide-key decoder takes input from outside: no panicking index or unwrap here
 // (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
@@ -49,9 +14,9 @@ use hmac::{Hmac, KeyInit, Mac};
 use num_bigint::BigUint;
 use sha2::Sha256;
 
+use super::{LinearParams, LinearSketch, SparseVector, add_power_sums};
 use crate::decode::{check_all, decode_field, power_sums};
 use crate::error::{check_len, invalid};
-use crate::masking::MaskVector;
 use crate::masking::pairwise::RoundContext;
 use crate::wire::{Frame, FrameKind, field_bytes};
 use crate::{CountPolicy, SketchError, SketchParams, SketchResult, ValidSketchParams};
@@ -141,6 +106,7 @@ pub fn key_hash<F: FiniteField>(f: &F, hash_key: &[u8; 32], key: &[u8]) -> Sketc
 ///
 /// ```
 /// use field::Mersenne61;
+/// use syndrome_agg::LinearParams;
 /// use syndrome_agg::wide::WideKeyParams;
 ///
 /// let p = WideKeyParams::new(10, 64, [0; 32]).validate(Mersenne61)?;
@@ -283,26 +249,60 @@ impl<F: FiniteField> ValidWideKeyParams<F> {
     pub fn max_key_len(&self) -> usize {
         self.max_key_len
     }
-    /// Elements a client sends: `(2t + r) + c t`.
-    pub fn num_elements(&self) -> usize {
-        self.sketch.num_syndromes() + self.channels * self.sketch.capacity()
-    }
 }
 
 /// A wide-key sketch: `2t + r` locator syndromes and `c` payload channels
-/// of `t` syndromes (see the module docs).
+/// of `t` syndromes.
+///
+/// # Scheme
+///
+/// - **Locator.** Each key `w` maps to a nonzero field element `h(w)` by a
+///   keyed hash ([`key_hash`]: HMAC-SHA256 under a public 32-byte session
+///   key, domain-separated, rejection-sampled into `[1, p-1]`). The sketch
+///   holds the `2t + r` power sums `S_i = sum_w q_w h(w)^(i-1)` exactly as a
+///   plain [`Sketch`](crate::Sketch) over the key domain `[1, p-1]`.
+/// - **Payload.** The key's bytes with a 2-byte little-endian length prefix,
+///   zero-padded to `c * b` bytes, are cut into `c` chunks of
+///   `b = floor((bits(p) - 1) / 8)` bytes (so a chunk, read little-endian,
+///   is below `2^(8b) < p`). Channel `k` holds `t` syndromes
+///   `P_{k,i} = sum_w q_w chunk_k(w) h(w)^(i-1)`, `i = 1..t`: linear in the
+///   vector like the locator syndromes, so masked aggregation carries over
+///   unchanged.
+/// - **Decoding.** The locator syndromes are decoded as usual (every one of
+///   the `2t + r` is checked) into nodes `h_j` and counts `q_j`. For each
+///   channel the same transposed Vandermonde solve on its first `m` (number
+///   of keys) syndromes gives `q_j chunk_k(w_j)`; all `t` syndromes of the
+///   channel must re-encode; dividing by `q_j` gives the chunk, which must
+///   be below `2^(8b)`. The bytes are reassembled, the length prefix and
+///   the zero padding checked, and the **checksum**: re-hashing the
+///   recovered key must give back `h_j`. Two different keys that collide
+///   under the hash mix their payloads, fail this check, and produce an
+///   error, never a wrong key.
+///
+/// # Communication
+///
+/// A plain sketch over the key domain `[1, N]` sends `2t + r` elements of a
+/// field with `p > N`, about `(2t + r) log2 N` bits. A wide-key sketch sends
+/// `(2t + r) + c t` elements of a fixed small field (`GF(2^61 - 1)`:
+/// 8-byte elements, `b = 7`), `c = ceil((2 + L) / b)` for keys of at most
+/// `L` bytes. For a 6000-bit key (`L = 750`) that is `(2t + r) + 108 t`
+/// elements of 64 bits, about `110 t * 64 = 7040 t` bits, against
+/// `2t * 6000 = 12000 t` bits for the plain scheme in a 6001-bit field;
+/// and decoding runs in the 61-bit field instead of a 6000-bit one.
+///
 ///
 /// # Example
 ///
 /// ```
 /// use field::Mersenne61;
+/// use syndrome_agg::LinearSketch;
 /// use syndrome_agg::wide::{WideKeyParams, WideSketch};
 ///
 /// let params = WideKeyParams::new(4, 100, [3; 32]).validate(Mersenne61)?;
 /// let mut a = WideSketch::from_unsigned(&params, [(&b"token-17"[..], 2u64)])?;
 /// let b = WideSketch::from_unsigned(&params, [(&b"https://example.org/"[..], 1u64), (&b"token-17"[..], 5)])?;
 /// a.add(&b)?;
-/// let decoded = a.decode_unsigned()?;
+/// let decoded = a.decode()?.to_unsigned(params.field());
 /// assert_eq!(decoded, vec![
 ///     (b"https://example.org/".to_vec(), 1u32.into()),
 ///     (b"token-17".to_vec(), 7u32.into()),
@@ -316,36 +316,11 @@ pub struct WideSketch<F: FiniteField> {
 }
 
 impl<F: FiniteField> WideSketch<F> {
-    /// The sketch of the zero vector.
-    pub fn new(params: &ValidWideKeyParams<F>) -> Self {
-        Self {
-            params: params.clone(),
-            elements: vec![params.field().zero(); params.num_elements()],
-        }
-    }
-
-    /// A sketch from received elements (locator syndromes, then the
-    /// channels one after the other).
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::WrongLength`] unless there are `(2t + r) + c t`.
-    pub fn from_elements(
-        params: &ValidWideKeyParams<F>,
-        elements: Vec<F::Elem>,
-    ) -> SketchResult<Self> {
-        check_len(params.num_elements(), elements.len())?;
-        Ok(Self {
-            params: params.clone(),
-            elements,
-        })
-    }
-
     /// The sketch of `(key, unsigned count)` entries.
     ///
     /// # Errors
     ///
-    /// As [`insert`](Self::insert) and
+    /// As [`insert`](LinearSketch::insert) and
     /// [`ValidSketchParams::unsigned_count`].
     pub fn from_unsigned<'a, I>(params: &ValidWideKeyParams<F>, entries: I) -> SketchResult<Self>
     where
@@ -354,17 +329,18 @@ impl<F: FiniteField> WideSketch<F> {
         let mut s = Self::new(params);
         for (k, c) in entries {
             let c = params.sketch.unsigned_count(c)?;
-            s.insert(k, &c)?;
+            s.insert_bytes(k, &c)?;
         }
         Ok(s)
     }
 
-    /// Adds `count` at the byte-string key `key`.
+    /// Adds `count` at the byte-string key `key` (what
+    /// [`insert`](LinearSketch::insert) does, without owning the key).
     ///
     /// # Errors
     ///
     /// [`SketchError::KeyTooLong`] above the key cap.
-    pub fn insert(&mut self, key: &[u8], count: &F::Elem) -> SketchResult<()> {
+    pub fn insert_bytes(&mut self, key: &[u8], count: &F::Elem) -> SketchResult<()> {
         let p = &self.params;
         if key.len() > p.max_key_len {
             return Err(SketchError::KeyTooLong {
@@ -377,96 +353,87 @@ impl<F: FiniteField> WideSketch<F> {
         let m = p.sketch.num_syndromes();
         let t = p.sketch.capacity();
         let (locator, channels) = self.elements.split_at_mut(m);
-        crate::sketch::add_power_sums(f, locator, &h, count);
+        add_power_sums(f, locator, &h, count);
         for (k, channel) in channels.chunks_exact_mut(t).enumerate() {
             let chunk = payload_chunk(key, k, p.chunk_bytes);
             if chunk.bits() == 0 {
                 continue;
             }
             let c = f.mul(count, &f.from_biguint(&chunk));
-            crate::sketch::add_power_sums(f, channel, &h, &c);
+            add_power_sums(f, channel, &h, &c);
         }
         Ok(())
     }
 
-    /// `self += other`.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::ParamsMismatch`] if the parameters differ.
-    pub fn add(&mut self, other: &Self) -> SketchResult<()> {
-        self.same(other)?;
+    /// `self op= other`, element by element, after the merge rule.
+    fn combine(&mut self, other: &Self, op: fn(&F, &mut F::Elem, &F::Elem)) -> SketchResult<()> {
+        self.params.check_same(&other.params)?;
         let f = self.params.field();
         for (a, b) in self.elements.iter_mut().zip(&other.elements) {
-            f.add_assign(a, b);
+            op(f, a, b);
         }
         Ok(())
     }
+}
 
-    /// `self -= other`.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::ParamsMismatch`] if the parameters differ.
-    pub fn subtract(&mut self, other: &Self) -> SketchResult<()> {
-        self.same(other)?;
-        let f = self.params.field();
-        for (a, b) in self.elements.iter_mut().zip(&other.elements) {
-            f.sub_assign(a, b);
+impl<F: FiniteField> LinearSketch for WideSketch<F> {
+    type Params = ValidWideKeyParams<F>;
+    type Key = Vec<u8>;
+    type Count = F::Elem;
+    type Elem = F::Elem;
+
+    fn new(params: &ValidWideKeyParams<F>) -> Self {
+        Self {
+            params: params.clone(),
+            elements: vec![params.field().zero(); params.num_elements()],
         }
-        Ok(())
     }
 
-    fn same(&self, other: &Self) -> SketchResult<()> {
-        if self.params != other.params {
-            return Err(SketchError::ParamsMismatch {
-                what: "wide-key parameters",
-            });
-        }
-        Ok(())
+    fn params(&self) -> &ValidWideKeyParams<F> {
+        &self.params
     }
 
-    /// The sketch plus a mask of `(2t + r) + c t` elements.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::WrongLength`] for a mask of another length.
-    pub fn masked(&self, mask: &MaskVector<F::Elem>) -> SketchResult<Self> {
-        check_len(self.elements.len(), mask.0.len())?;
-        let f = self.params.field();
-        let elements = self
-            .elements
-            .iter()
-            .zip(&mask.0)
-            .map(|(a, z)| f.add(a, z))
-            .collect();
+    /// As [`insert_bytes`](WideSketch::insert_bytes).
+    fn insert(&mut self, key: &Vec<u8>, count: &F::Elem) -> SketchResult<()> {
+        self.insert_bytes(key, count)
+    }
+
+    fn add(&mut self, other: &Self) -> SketchResult<()> {
+        self.combine(other, |f, a, b| f.add_assign(a, b))
+    }
+
+    fn subtract(&mut self, other: &Self) -> SketchResult<()> {
+        self.combine(other, |f, a, b| f.sub_assign(a, b))
+    }
+
+    /// Locator syndromes, then the channels one after the other.
+    fn elements(&self) -> &[F::Elem] {
+        &self.elements
+    }
+
+    fn into_elements(self) -> Vec<F::Elem> {
+        self.elements
+    }
+
+    fn from_elements(params: &ValidWideKeyParams<F>, elements: Vec<F::Elem>) -> SketchResult<Self> {
+        check_len(params.num_elements(), elements.len())?;
         Ok(Self {
-            params: self.params.clone(),
+            params: params.clone(),
             elements,
         })
     }
 
-    /// All elements (locator syndromes, then the channels).
-    pub fn elements(&self) -> &[F::Elem] {
-        &self.elements
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> &ValidWideKeyParams<F> {
-        &self.params
-    }
-
-    /// Decodes `(key bytes, count)` entries, sorted by key bytes (see the
-    /// module docs).
+    /// Decodes `(key bytes, count)` entries, sorted by key bytes (see
+    /// [`WideSketch`]).
     ///
     /// # Errors
     ///
-    /// Every error of [`Sketch::decode`](crate::Sketch::decode) for the
-    /// locator; [`SketchError::CheckMismatch`] if a payload channel does
-    /// not re-encode (index counted over all elements, 1-based);
+    /// Every error of the field sketch's decoder for the locator;
+    /// [`SketchError::CheckMismatch`] if a payload channel does not
+    /// re-encode (index counted over all elements, 1-based);
     /// [`SketchError::HashMismatch`] for a payload that is not a valid key
     /// or does not hash back to its locator.
-    pub fn decode(&self) -> SketchResult<Vec<(Vec<u8>, F::Elem)>> {
+    fn decode(&self) -> SketchResult<SparseVector<Vec<u8>, F::Elem>> {
         let p = &self.params;
         let f = p.field();
         let m = p.sketch.num_syndromes();
@@ -538,58 +505,65 @@ impl<F: FiniteField> WideSketch<F> {
             out.push((key, c));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        Ok(SparseVector::from_sorted(out))
+    }
+}
+
+impl<F: FiniteField> LinearParams for ValidWideKeyParams<F> {
+    type Elem = F::Elem;
+    type Domain = F;
+
+    fn mask_domain(&self) -> F {
+        self.field().clone()
     }
 
-    /// [`decode`](Self::decode) with the counts as unsigned integers.
-    ///
-    /// # Errors
-    ///
-    /// As [`decode`](Self::decode).
-    pub fn decode_unsigned(&self) -> SketchResult<Vec<(Vec<u8>, BigUint)>> {
-        let f = self.params.field();
-        Ok(self
-            .decode()?
-            .into_iter()
-            .map(|(k, c)| (k, f.to_biguint(&c)))
-            .collect())
+    fn num_elements(&self) -> usize {
+        self.sketch.num_syndromes() + self.channels * self.sketch.capacity()
     }
 
-    /// The sketch as a frame.
-    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        let p = &self.params;
-        let f = p.field();
+    fn check_same(&self, other: &Self) -> SketchResult<()> {
+        if self != other {
+            return Err(SketchError::ParamsMismatch {
+                what: "wide-key parameters",
+            });
+        }
+        Ok(())
+    }
+
+    /// Kind [`FrameKind::WideKey`], masked or not; its `key_domain` field
+    /// holds the key-length cap `L`.
+    fn frame(
+        &self,
+        _masked: bool,
+        elements: &[F::Elem],
+        client_id: u64,
+        ctx: &RoundContext,
+    ) -> Frame {
+        let f = self.field();
         Frame::build(
             FrameKind::WideKey,
             &f.characteristic(),
-            p.sketch.capacity(),
-            p.sketch.extra(),
-            &BigUint::from(u64::try_from(p.max_key_len).unwrap_or(u64::MAX)),
-            p.channels,
+            self.sketch.capacity(),
+            self.sketch.extra(),
+            &BigUint::from(u64::try_from(self.max_key_len).unwrap_or(u64::MAX)),
+            self.channels,
             client_id,
             ctx,
-            field_bytes(f, &self.elements),
+            field_bytes(f, elements),
         )
     }
 
-    /// The wide-key sketch a frame carries (its `key_domain` field holds
-    /// the key-length cap `L`).
-    ///
-    /// # Errors
-    ///
-    /// As [`MaskedSketch::from_frame`](crate::MaskedSketch::from_frame).
-    pub fn from_frame(frame: &Frame, params: &ValidWideKeyParams<F>) -> SketchResult<Self> {
+    fn parse_frame(&self, _masked: bool, frame: &Frame) -> SketchResult<Vec<F::Elem>> {
         frame.expect_kind(FrameKind::WideKey)?;
-        let f = params.field();
+        let f = self.field();
         frame.expect_shape(
             &f.characteristic(),
-            params.sketch.capacity(),
-            params.sketch.extra(),
-            &BigUint::from(u64::try_from(params.max_key_len).unwrap_or(u64::MAX)),
-            params.channels,
+            self.sketch.capacity(),
+            self.sketch.extra(),
+            &BigUint::from(u64::try_from(self.max_key_len).unwrap_or(u64::MAX)),
+            self.channels,
         )?;
-        let e = frame.field_elements(f, params.num_elements())?;
-        Self::from_elements(params, e)
+        frame.field_elements(f, self.num_elements())
     }
 }
 
