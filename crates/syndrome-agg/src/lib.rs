@@ -17,7 +17,10 @@ pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidInt
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-pub use sketch::{IntegerSketch, LinearParams, LinearSketch, Sketch, SparseVector};
+pub use sketch::{
+    AnyDomain, AnyParams, AnySketch, IntegerSketch, LinearParams, LinearSketch, Scheme, Sketch,
+    SparseVector, ValidAnyParams,
+};
 
 /// Wide keys (beyond the paper): keys that are arbitrary byte strings,
 /// decoded in a 64- or 128-bit field whatever their size. The scheme, its

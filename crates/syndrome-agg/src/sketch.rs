@@ -7,6 +7,7 @@
 //! frames, the test suites) is written once against the trait, as
 //! minisketch writes its algorithms once against an abstract sketch.
 
+mod any;
 mod field;
 mod integer;
 pub(crate) mod wide;
@@ -17,6 +18,7 @@ use std::fmt;
 use ::field::{Field, FiniteField};
 use num_bigint::{BigInt, BigUint};
 
+pub use self::any::{AnyDomain, AnyParams, AnySketch, Scheme, ValidAnyParams};
 pub use self::field::Sketch;
 pub use self::integer::IntegerSketch;
 

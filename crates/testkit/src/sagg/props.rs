@@ -3,7 +3,6 @@
 //! [`sagg_suite!`](crate::sagg_suite).
 
 use std::collections::BTreeSet;
-use syndrome_agg::LinearSketch;
 
 use field::{FiniteField, Mersenne61};
 use num_bigint::{BigRng010, BigUint};
@@ -14,8 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use syndrome_agg::masking::deal_zero_sum_masks;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, SessionId};
 use syndrome_agg::{
-    Aggregator, CountPolicy, IntegerParams, IntegerSketch, MaskedSketch, Sketch, SketchError,
-    SketchParams, SparseVector, ValidSketchParams,
+    Aggregator, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch,
+    MaskedSketch, Sketch, SketchError, SketchParams, SparseVector,
 };
 
 fn runner(cases: u32) -> TestRunner {
@@ -66,18 +65,20 @@ pub fn context(seed: u64) -> RoundContext {
     }
 }
 
-/// Masks every client's sketch, with dealer masks if `dealer`, else with
-/// pairwise masks between all clients.
-pub fn mask_all<F: FiniteField, R: rand::CryptoRng + ?Sized>(
-    params: &ValidSketchParams<F>,
-    sketches: &[Sketch<F>],
+/// Masks every client's sketch, of any [`LinearSketch`] type, with dealer
+/// masks if `dealer` (client ids `1, 2, ...`), else with pairwise masks
+/// between all clients (ids spread out, so both signs and large ids
+/// occur).
+pub fn mask_all<S: LinearSketch, R: rand::CryptoRng + ?Sized>(
+    params: &S::Params,
+    sketches: &[S],
     dealer: bool,
     ctx: RoundContext,
     rng: &mut R,
-) -> Vec<MaskedSketch<Sketch<F>>> {
+) -> Vec<MaskedSketch<S>> {
     let n = sketches.len();
     if dealer {
-        let masks = deal_zero_sum_masks(params.field(), n, params.num_syndromes(), rng);
+        let masks = deal_zero_sum_masks(&params.mask_domain(), n, params.num_elements(), rng);
         sketches
             .iter()
             .zip(&masks)
@@ -86,7 +87,6 @@ pub fn mask_all<F: FiniteField, R: rand::CryptoRng + ?Sized>(
             .collect()
     } else {
         let keys: Vec<MaskKeyPair> = (0..n).map(|_| MaskKeyPair::generate(rng)).collect();
-        // Ids spread out, so both signs and large ids occur.
         let ids: Vec<u64> = (0..n).map(|i| (i as u64) * 1_000_003 + 5).collect();
         let publics: Vec<(u64, MaskPublicKey)> = ids
             .iter()
