@@ -47,6 +47,7 @@ mod secure;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use syndrome_agg::{DecodeError, ParamsError};
 
 use field::primes::{FieldChoice, cheapest_field};
 use field::{BigPrime, Field, FiniteField, Mersenne61, Mersenne127};
@@ -430,10 +431,10 @@ impl Aggregation {
             }
             Privacy::ScmaWide => {
                 let key_len = usize::try_from(spec.num_bins.bits().div_ceil(8)).map_err(|_| {
-                    MufcError::Sketch(SketchError::KeyTooLong {
+                    MufcError::Sketch(SketchError::Params(ParamsError::KeyTooLong {
                         len: usize::MAX,
                         max: syndrome_agg::wide::MAX_WIDE_KEY_LEN,
-                    })
+                    }))
                 })?;
                 let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
                 let base = WideKeyParams::new(t, key_len, hash_key).with_extra(spec.extra);
@@ -621,10 +622,12 @@ impl Aggregation {
         self.last_masked = masked.map(|m| (number, m));
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {
-            return Err(SketchError::MessageRejected {
-                reason: "injected failure after masking".into(),
-            }
-            .into());
+            return Err(
+                SketchError::Protocol(syndrome_agg::ProtocolError::MessageRejected {
+                    reason: "injected failure after masking".into(),
+                })
+                .into(),
+            );
         }
         out
     }
@@ -1018,22 +1021,22 @@ fn field_info<F: FiniteField>(p: &ValidSketchParams<F>) -> SketchInfo {
 
 fn count_u64(c: &BigUint) -> MufcResult<u64> {
     c.to_u64().ok_or_else(|| {
-        SketchError::CountOutOfRange {
+        SketchError::Decode(DecodeError::CountOutOfRange {
             key: "(aggregate)".into(),
             count: c.to_string(),
             reason: "a count does not fit in 64 bits",
-        }
+        })
         .into()
     })
 }
 
 fn change_i128(key: &BigUint, c: &BigInt) -> MufcResult<i128> {
     c.to_i128().ok_or_else(|| {
-        SketchError::CountOutOfRange {
+        SketchError::Decode(DecodeError::CountOutOfRange {
             key: key.to_string(),
             count: c.to_string(),
             reason: "a change does not fit in 128 bits",
-        }
+        })
         .into()
     })
 }

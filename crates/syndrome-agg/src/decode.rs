@@ -52,8 +52,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
 
-use crate::error::check_len;
-use crate::{SketchError, SketchResult, SparseVector, ValidIntegerParams, ValidSketchParams};
+use crate::error::{DecodeError, SketchError, SketchResult, check_len};
+use crate::integer::ValidIntegerParams;
+use crate::params::ValidSketchParams;
+use crate::sparse::SparseVector;
 
 /// Domain separator of the root-finding RNG seed.
 const ROOTS_SEED_PREFIX: &[u8] = b"syndrome-agg/v1/roots";
@@ -62,16 +64,24 @@ const ROOTS_SEED_PREFIX: &[u8] = b"syndrome-agg/v1/roots";
 /// names.
 fn locator_error(e: FieldError, capacity: usize) -> SketchError {
     match e {
-        FieldError::DegreeExceeded { needed, .. } => SketchError::TooManyKeys { capacity, needed },
-        FieldError::NotSplit | FieldError::ZeroPolynomial | FieldError::NotIntegral => {
-            SketchError::LocatorDoesNotSplit
+        FieldError::DegreeExceeded { needed, .. } => {
+            SketchError::Decode(DecodeError::TooManyKeys { capacity, needed })
         }
-        FieldError::RootsOutOfRange { low, high } => SketchError::KeyOutOfRange {
-            key: "(a root outside the domain)".into(),
-            domain: format!("{low}..={high}"),
-        },
-        FieldError::RepeatedRoot | FieldError::RepeatedNodes => SketchError::RepeatedRoot,
-        FieldError::AttemptsExhausted { attempts } => SketchError::Timeout { attempts },
+        FieldError::NotSplit | FieldError::ZeroPolynomial | FieldError::NotIntegral => {
+            SketchError::Decode(DecodeError::LocatorDoesNotSplit)
+        }
+        FieldError::RootsOutOfRange { low, high } => {
+            SketchError::Decode(DecodeError::KeyOutOfRange {
+                key: "(a root outside the domain)".into(),
+                domain: format!("{low}..={high}"),
+            })
+        }
+        FieldError::RepeatedRoot | FieldError::RepeatedNodes => {
+            SketchError::Decode(DecodeError::RepeatedRoot)
+        }
+        FieldError::AttemptsExhausted { attempts } => {
+            SketchError::Decode(DecodeError::Timeout { attempts })
+        }
         other => SketchError::Field(other),
     }
 }
@@ -86,7 +96,7 @@ fn locator_error(e: FieldError, capacity: usize) -> SketchError {
 /// so the over-capacity sum would only show later, as a locator that does
 /// not split or a failed check; with `r >= 1` more terms its linear
 /// complexity generically exceeds `t`, and Berlekamp-Massey stops with the
-/// over-capacity error [`SketchError::TooManyKeys`] at once. The final
+/// over-capacity error [`DecodeError::TooManyKeys`](crate::DecodeError::TooManyKeys) at once. The final
 /// check is unchanged, so the contract and the detection bound hold either
 /// way; the cost is `O(t (2t + r))`.
 pub(crate) fn locator<F: Field>(
@@ -96,10 +106,10 @@ pub(crate) fn locator<F: Field>(
 ) -> SketchResult<(usize, Poly<F::Elem>)> {
     let rec = berlekamp_massey(f, s, capacity).map_err(|e| locator_error(e, capacity))?;
     if rec.length > capacity {
-        return Err(SketchError::TooManyKeys {
+        return Err(SketchError::Decode(DecodeError::TooManyKeys {
             capacity,
             needed: rec.length,
-        });
+        }));
     }
     let rev = poly::reverse(f, &rec.connection, rec.length.saturating_add(1));
     Ok((rec.length, rev))
@@ -114,18 +124,30 @@ pub(crate) fn power_sums<F: Field>(
 ) -> Vec<F::Elem> {
     let mut out = vec![f.zero(); m];
     for (x, v) in nodes.iter().zip(values) {
-        crate::sketch::add_power_sums(f, &mut out, x, v);
+        add_power_sums(f, &mut out, x, v);
     }
     out
+}
+
+/// `s_i += c * x^(i-1)` for every `i`, with running powers.
+pub(crate) fn add_power_sums<F: Field>(f: &F, s: &mut [F::Elem], x: &F::Elem, c: &F::Elem) {
+    let mut pw = c.clone();
+    let n = s.len();
+    for (i, si) in s.iter_mut().enumerate() {
+        f.add_assign(si, &pw);
+        if i.saturating_add(1) < n {
+            pw = f.mul(&pw, x);
+        }
+    }
 }
 
 /// Compares a re-encoding with the received syndromes.
 pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> SketchResult<()> {
     check_len(reencoded.len(), received.len())?;
     match received.iter().zip(reencoded).position(|(a, b)| a != b) {
-        Some(i) => Err(SketchError::CheckMismatch {
+        Some(i) => Err(SketchError::Decode(DecodeError::CheckMismatch {
             index: i.saturating_add(1),
-        }),
+        })),
         None => Ok(()),
     }
 }
@@ -151,7 +173,7 @@ pub(crate) fn decode_field<F: FiniteField>(
         let mut rng = roots_rng(f, s);
         let roots = find_roots(f, &rev, &mut rng).map_err(|e| locator_error(e, capacity))?;
         if roots.len() != len {
-            return Err(SketchError::LocatorDoesNotSplit);
+            return Err(SketchError::Decode(DecodeError::LocatorDoesNotSplit));
         }
         roots
     };
@@ -161,10 +183,12 @@ pub(crate) fn decode_field<F: FiniteField>(
     let values = if nodes.is_empty() {
         Vec::new()
     } else {
-        let first = s.get(..nodes.len()).ok_or(SketchError::WrongLength {
-            expected: nodes.len(),
-            found: s.len(),
-        })?;
+        let first = s
+            .get(..nodes.len())
+            .ok_or(SketchError::Decode(DecodeError::WrongLength {
+                expected: nodes.len(),
+                found: s.len(),
+            }))?;
         solve_transposed_vandermonde(f, &nodes, first).map_err(|e| locator_error(e, capacity))?
     };
     check_all(s, &power_sums(f, &nodes, &values, s.len()))?;
@@ -200,10 +224,10 @@ pub(crate) fn decode_sketch<F: FiniteField>(
     let (nodes, values) = decode_field(f, s, params.capacity(), |x| {
         let k = f.to_biguint(x);
         if k.is_zero() || k > *domain {
-            return Err(SketchError::KeyOutOfRange {
+            return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
                 key: k.to_string(),
                 domain: domain.to_string(),
-            });
+            }));
         }
         Ok(())
     })?;
@@ -237,7 +261,7 @@ pub(crate) fn decode_integer(
         let high = BigInt::from(p.key_domain().clone());
         let r = integer_roots(&rev, &BigInt::one(), &high).map_err(|e| locator_error(e, t))?;
         if r.len() != len {
-            return Err(SketchError::LocatorDoesNotSplit);
+            return Err(SketchError::Decode(DecodeError::LocatorDoesNotSplit));
         }
         r
     };
@@ -246,10 +270,10 @@ pub(crate) fn decode_integer(
         match r.to_biguint() {
             Some(k) if !k.is_zero() && k <= *p.key_domain() => keys.push(k),
             _ => {
-                return Err(SketchError::KeyOutOfRange {
+                return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
                     key: r.to_string(),
                     domain: p.key_domain().to_string(),
-                });
+                }));
             }
         }
     }
@@ -259,7 +283,7 @@ pub(crate) fn decode_integer(
     } else {
         let first = s
             .get(..nodes.len())
-            .ok_or(SketchError::LocatorDoesNotSplit)?;
+            .ok_or(SketchError::Decode(DecodeError::LocatorDoesNotSplit))?;
         solve_transposed_vandermonde(&q, &nodes, first).map_err(|e| locator_error(e, t))?
     };
     let mut out = Vec::with_capacity(keys.len());
@@ -268,20 +292,20 @@ pub(crate) fn decode_integer(
         let count = match v.to_integer() {
             Some(c) if c.is_positive() => c.magnitude().clone(),
             _ => {
-                return Err(SketchError::CountOutOfRange {
+                return Err(SketchError::Decode(DecodeError::CountOutOfRange {
                     key: k.to_string(),
                     count: v.to_string(),
                     reason: "integer-sketch counts must be positive integers",
-                });
+                }));
             }
         };
         total = crate::integer::big_add(&total, &count);
         if total > *p.max_total() {
-            return Err(SketchError::CountOutOfRange {
+            return Err(SketchError::Decode(DecodeError::CountOutOfRange {
                 key: k.to_string(),
                 count: count.to_string(),
                 reason: "total count exceeds max_total",
-            });
+            }));
         }
         out.push((k, count));
     }

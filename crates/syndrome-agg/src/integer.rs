@@ -17,8 +17,7 @@ use num_bigint::BigUint;
 use num_traits::{CheckedSub, One, Zero};
 use serde::{Deserialize, Serialize};
 
-use crate::SketchResult;
-use crate::error::invalid;
+use crate::error::{SketchResult, invalid};
 use crate::masking::MaskDomain;
 
 /// The default cap on the size of an integer sketch, `(2t + r) * k` bits
@@ -155,7 +154,7 @@ pub struct IntegerParams {
 
 impl IntegerParams {
     /// Capacity `t`, keys `1..=key_domain`, total count at most
-    /// `max_total`, with [`DEFAULT_EXTRA`](crate::DEFAULT_EXTRA) check
+    /// `max_total`, with [`DEFAULT_EXTRA`](crate::params::DEFAULT_EXTRA) check
     /// syndromes.
     pub fn new(
         capacity: usize,
@@ -165,7 +164,7 @@ impl IntegerParams {
         Self {
             capacity,
             key_domain: key_domain.into(),
-            extra: crate::DEFAULT_EXTRA,
+            extra: crate::params::DEFAULT_EXTRA,
             max_total: max_total.into(),
             max_bits: DEFAULT_MAX_INTEGER_BITS,
         }
@@ -189,7 +188,7 @@ impl IntegerParams {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`] for `t = 0`, `N = 0`, `T = 0`, or a
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for `t = 0`, `N = 0`, `T = 0`, or a
     /// sketch above the size cap.
     pub fn validate(self) -> SketchResult<ValidIntegerParams> {
         let m = crate::params::syndrome_count(self.capacity, &self.key_domain, self.extra)?;

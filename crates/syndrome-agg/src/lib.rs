@@ -1,7 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+// Modules import from the module that defines an item, never from this
+// root: the use graph between files has no circle.
 mod aggregate;
+mod context;
 mod decode;
 mod error;
 mod integer;
@@ -9,18 +12,21 @@ pub mod masking;
 mod params;
 pub mod secagg;
 mod sketch;
+mod sparse;
+mod step;
 pub mod wire;
 
-pub use aggregate::{Aggregator, MaskedSketch};
-pub use error::SketchError;
+pub use aggregate::Aggregator;
+pub use error::{DecodeError, ParamsError, ProtocolError, SketchError, SketchResult, WireError};
 pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidIntegerParams};
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-pub use sketch::{
-    AnyDomain, AnyParams, AnySketch, IntegerSketch, LinearParams, LinearSketch, Scheme, Sketch,
-    SparseVector, ValidAnyParams,
-};
+pub use sketch::any::{AnyDomain, AnyParams, AnySketch, Scheme, ValidAnyParams};
+pub use sketch::field::Sketch;
+pub use sketch::integer::IntegerSketch;
+pub use sketch::{LinearParams, LinearSketch, MaskedSketch};
+pub use sparse::SparseVector;
 
 /// Wide keys (beyond the paper): keys that are arbitrary byte strings,
 /// decoded in a 64- or 128-bit field whatever their size. The scheme, its
@@ -30,6 +36,3 @@ pub mod wide {
         KEY_HASH_PREFIX, MAX_WIDE_KEY_LEN, ValidWideKeyParams, WideKeyParams, WideSketch, key_hash,
     };
 }
-
-/// The result type of this crate.
-pub type SketchResult<T> = Result<T, SketchError>;

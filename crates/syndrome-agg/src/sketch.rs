@@ -1,31 +1,27 @@
 //! One interface for every sketch: [`LinearSketch`], implemented by the
-//! field sketch of Algorithm 2 ([`Sketch`]), the wide-key sketch
-//! ([`WideSketch`](crate::wide::WideSketch)) and the integer sketch of
-//! Appendix K ([`IntegerSketch`]), and the sparse vectors they decode to.
+//! field sketch of Algorithm 2 ([`Sketch`](crate::Sketch)), the wide-key
+//! sketch ([`WideSketch`](crate::wide::WideSketch)), the integer sketch of
+//! Appendix K ([`IntegerSketch`](crate::IntegerSketch)) and the sketch
+//! chosen at run time ([`AnySketch`](crate::AnySketch)).
 //!
-//! Generic code (masking, the [`Aggregator`](crate::Aggregator), the wire
-//! frames, the test suites) is written once against the trait, as
-//! minisketch writes its algorithms once against an abstract sketch.
+//! [`MaskedSketch`] is what a client sends. Generic code (masking, the
+//! [`Aggregator`](crate::Aggregator), the wire frames, the test suites) is
+//! written once against the trait, as minisketch writes its algorithms
+//! once against an abstract sketch.
 
-mod any;
-mod field;
-mod integer;
+pub(crate) mod any;
+pub(crate) mod field;
+pub(crate) mod integer;
 pub(crate) mod wide;
 
-use std::collections::BTreeMap;
 use std::fmt;
 
-use ::field::{Field, FiniteField};
-use num_bigint::{BigInt, BigUint};
-
-pub use self::any::{AnyDomain, AnyParams, AnySketch, Scheme, ValidAnyParams};
-pub use self::field::Sketch;
-pub use self::integer::IntegerSketch;
-
-use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, pairwise_mask};
+use crate::context::RoundContext;
+use crate::error::SketchResult;
+use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, pairwise_mask};
 use crate::masking::{MaskDomain, MaskVector};
+use crate::sparse::SparseVector;
 use crate::wire::Frame;
-use crate::{MaskedSketch, SketchResult};
 
 /// Validated parameters of a [`LinearSketch`]: everything a client and the
 /// server must agree on before a round, and what masking, aggregation and
@@ -52,7 +48,7 @@ pub trait LinearParams: Clone + fmt::Debug + PartialEq + Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch)
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
     /// naming what differs.
     fn check_same(&self, other: &Self) -> SketchResult<()>;
 
@@ -71,12 +67,12 @@ pub trait LinearParams: Clone + fmt::Debug + PartialEq + Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`SketchError::Malformed`](crate::SketchError::Malformed) for
+    /// [`WireError::Malformed`](crate::WireError::Malformed) for
     /// another frame kind,
-    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch)
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
     /// for other parameters,
-    /// [`SketchError::WrongLength`](crate::SketchError::WrongLength) and
-    /// [`SketchError::NonCanonical`](crate::SketchError::NonCanonical) for
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) and
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
     /// bad elements.
     fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<Self::Elem>>;
 }
@@ -139,9 +135,9 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain),
-    /// [`SketchError::KeyTooLong`](crate::SketchError::KeyTooLong) or
-    /// [`SketchError::InvalidCount`](crate::SketchError::InvalidCount) for
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain),
+    /// [`ParamsError::KeyTooLong`](crate::ParamsError::KeyTooLong) or
+    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) for
     /// a key or count the parameters do not allow.
     fn insert(&mut self, key: &Self::Key, count: &Self::Count) -> SketchResult<()>;
 
@@ -149,7 +145,7 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch)
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
     /// if the parameters differ.
     fn add(&mut self, other: &Self) -> SketchResult<()>;
 
@@ -157,7 +153,7 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch)
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
     /// if the parameters differ.
     fn subtract(&mut self, other: &Self) -> SketchResult<()>;
 
@@ -171,9 +167,9 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     ///
     /// # Errors
     ///
-    /// [`SketchError::WrongLength`](crate::SketchError::WrongLength) unless
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
     /// there are [`LinearParams::num_elements`];
-    /// [`SketchError::NonCanonical`](crate::SketchError::NonCanonical) for
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
     /// an element outside the mask domain.
     fn from_elements(params: &Self::Params, elements: Vec<Self::Elem>) -> SketchResult<Self>;
 
@@ -228,7 +224,7 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     ///
     /// # Errors
     ///
-    /// [`SketchError::WrongLength`](crate::SketchError::WrongLength) unless
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
     /// the mask has as many elements as the sketch.
     fn mask(
         &self,
@@ -273,131 +269,102 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     }
 }
 
-/// `s_i += c * x^(i-1)` for every `i`, with running powers.
-pub(crate) fn add_power_sums<F: Field>(f: &F, s: &mut [F::Elem], x: &F::Elem, c: &F::Elem) {
-    let mut pw = c.clone();
-    let n = s.len();
-    for (i, si) in s.iter_mut().enumerate() {
-        f.add_assign(si, &pw);
-        if i + 1 < n {
-            pw = f.mul(&pw, x);
-        }
-    }
-}
-
-/// A sparse vector: `(key, count)` entries with distinct keys, sorted by
-/// key, no zero counts. What every decoder returns, and the plaintext
-/// oracle in tests.
+/// A client's sketch plus its mask, `S_i + z_i`, with the sender's id and
+/// the round it belongs to (Algorithm 2, line 2), for any [`LinearSketch`]
+/// `S` (made by [`LinearSketch::mask`] and
+/// [`LinearSketch::mask_pairwise`]). Alone it is uniformly
+/// distributed whatever the sketch (the mask is uniform); only the sum over
+/// all clients of a round reveals anything.
 ///
 /// # Example
 ///
 /// ```
-/// use field::{Field, Mersenne61};
-/// use num_bigint::BigUint;
-/// use syndrome_agg::SparseVector;
+/// use field::Mersenne61;
+/// use syndrome_agg::masking::deal_zero_sum_masks;
+/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+/// use syndrome_agg::{Aggregator, LinearSketch, Sketch, SketchParams};
 ///
-/// let f = Mersenne61;
-/// let v: SparseVector<BigUint, u64> =
-///     SparseVector::from_sum(&f, [(5u32, f.from_u64(2)), (3, f.from_u64(1)), (5, f.from_i64(-2))]);
-/// assert_eq!(v.len(), 1); // key 5 cancels
-/// assert_eq!(v.to_signed(&f), vec![(3u32.into(), 1.into())]);
+/// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
+/// let ctx = RoundContext { session: SessionId([0; 32]), round: 0 };
+/// let masks = deal_zero_sum_masks(params.field(), 2, params.num_syndromes(), &mut testkit::rng("doc"));
+/// let a = Sketch::from_unsigned(&params, [(3u32, 1u64)])?.mask(&masks[0], 1, ctx)?;
+/// let b = Sketch::from_unsigned(&params, [(3u32, 2u64)])?.mask(&masks[1], 2, ctx)?;
+/// let mut server = Aggregator::new(&params, ctx, 2);
+/// server.accept(&a)?;
+/// server.accept(&b)?;
+/// assert_eq!(server.decode()?.to_unsigned(params.field()), vec![(3u32.into(), 3u32.into())]);
+/// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SparseVector<K, C> {
-    entries: Vec<(K, C)>,
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaskedSketch<S: LinearSketch> {
+    params: S::Params,
+    client_id: u64,
+    context: RoundContext,
+    elements: Vec<S::Elem>,
 }
 
-impl<K, C> Default for SparseVector<K, C> {
-    fn default() -> Self {
-        Self {
-            entries: Vec::new(),
-        }
-    }
-}
-
-impl<K, C> SparseVector<K, C> {
-    /// Builds from entries already sorted by distinct key with nonzero
-    /// counts (the decoders' output).
-    pub(crate) fn from_sorted(entries: Vec<(K, C)>) -> Self {
-        Self { entries }
-    }
-
-    /// The entries, sorted by key.
-    pub fn entries(&self) -> &[(K, C)] {
-        &self.entries
-    }
-
-    /// The entries, consumed.
-    pub fn into_entries(self) -> Vec<(K, C)> {
-        self.entries
+impl<S: LinearSketch> MaskedSketch<S> {
+    /// A masked sketch from its parts (as received).
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearSketch::from_elements`] (the length, and the canonical
+    /// range of integer elements).
+    pub fn from_parts(
+        params: &S::Params,
+        client_id: u64,
+        context: RoundContext,
+        elements: Vec<S::Elem>,
+    ) -> SketchResult<Self> {
+        let elements = S::from_elements(params, elements)?.into_elements();
+        Ok(Self {
+            params: params.clone(),
+            client_id,
+            context,
+            elements,
+        })
     }
 
-    /// The entries, sorted by key, by reference.
-    pub fn iter(&self) -> std::slice::Iter<'_, (K, C)> {
-        self.entries.iter()
+    /// The sender.
+    pub fn client_id(&self) -> u64 {
+        self.client_id
+    }
+    /// The session and round.
+    pub fn context(&self) -> &RoundContext {
+        &self.context
+    }
+    /// The masked elements.
+    pub fn elements(&self) -> &[S::Elem] {
+        &self.elements
+    }
+    /// The parameters.
+    pub fn params(&self) -> &S::Params {
+        &self.params
     }
 
-    /// The number of nonzero entries.
-    pub fn len(&self) -> usize {
-        self.entries.len()
+    /// The message as a frame.
+    pub fn to_frame(&self) -> Frame {
+        self.params
+            .frame(true, &self.elements, self.client_id, &self.context)
     }
 
-    /// Whether the vector is zero.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
-impl<K, C> IntoIterator for SparseVector<K, C> {
-    type Item = (K, C);
-    type IntoIter = std::vec::IntoIter<(K, C)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
-    }
-}
-
-impl<'a, K, C> IntoIterator for &'a SparseVector<K, C> {
-    type Item = &'a (K, C);
-    type IntoIter = std::slice::Iter<'a, (K, C)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter()
-    }
-}
-
-impl<K: Ord + Clone, E: Clone + PartialEq> SparseVector<K, E> {
-    /// The sum of possibly repeated entries with field-element counts:
-    /// counts of equal keys add up, zero sums are dropped.
-    pub fn from_sum<F, Q, I>(f: &F, entries: I) -> Self
-    where
-        F: Field<Elem = E>,
-        Q: Into<K>,
-        I: IntoIterator<Item = (Q, E)>,
-    {
-        let mut map = BTreeMap::<K, E>::new();
-        for (k, c) in entries {
-            let slot = map.entry(k.into()).or_insert_with(|| f.zero());
-            f.add_assign(slot, &c);
-        }
-        Self {
-            entries: map.into_iter().filter(|(_, c)| !f.is_zero(c)).collect(),
-        }
+    /// The message a frame carries, checked against the receiver's
+    /// parameters.
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearParams::parse_frame`] and [`from_parts`](Self::from_parts).
+    pub fn from_frame(frame: &Frame, params: &S::Params) -> SketchResult<Self> {
+        let elements = params.parse_frame(true, frame)?;
+        Self::from_parts(params, frame.client_id, frame.context(), elements)
     }
 
-    /// The field-element counts as unsigned integers (canonical
-    /// representatives).
-    pub fn to_unsigned<F: FiniteField<Elem = E>>(&self, f: &F) -> Vec<(K, BigUint)> {
-        self.entries
-            .iter()
-            .map(|(k, c)| (k.clone(), f.to_biguint(c)))
-            .collect()
-    }
-
-    /// The field-element counts as signed integers (centered
-    /// representatives).
-    pub fn to_signed<F: FiniteField<Elem = E>>(&self, f: &F) -> Vec<(K, BigInt)> {
-        self.entries
-            .iter()
-            .map(|(k, c)| (k.clone(), f.to_centered(c)))
-            .collect()
+    /// [`Frame::parse`] then [`from_frame`](Self::from_frame).
+    ///
+    /// # Errors
+    ///
+    /// As those two.
+    pub fn from_bytes(bytes: &[u8], params: &S::Params, max_len: usize) -> SketchResult<Self> {
+        Self::from_frame(&Frame::parse(bytes, max_len)?, params)
     }
 }

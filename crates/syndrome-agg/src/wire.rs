@@ -26,8 +26,8 @@ use field::FiniteField;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 
-use crate::masking::pairwise::{RoundContext, SessionId};
-use crate::{SketchError, SketchResult};
+use crate::context::{RoundContext, SessionId};
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, WireError};
 
 /// The wire format version this build writes and reads.
 pub const WIRE_VERSION: u16 = 1;
@@ -105,9 +105,9 @@ pub struct Frame {
 }
 
 fn malformed(reason: impl Into<String>) -> SketchError {
-    SketchError::Malformed {
+    SketchError::Wire(WireError::Malformed {
         reason: reason.into(),
-    }
+    })
 }
 
 pub(crate) fn u64_of(v: usize) -> u64 {
@@ -119,7 +119,7 @@ impl Frame {
     ///
     /// # Errors
     ///
-    /// [`SketchError::Malformed`] if postcard fails (it does not for these
+    /// [`WireError::Malformed`](crate::WireError::Malformed) if postcard fails (it does not for these
     /// types).
     pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
         postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
@@ -129,15 +129,15 @@ impl Frame {
     ///
     /// # Errors
     ///
-    /// [`SketchError::FrameTooLarge`] above `max_len` bytes (checked
-    /// first), [`SketchError::Malformed`] for bytes that are not exactly
-    /// one frame, [`SketchError::UnsupportedVersion`] for another version.
+    /// [`WireError::FrameTooLarge`](crate::WireError::FrameTooLarge) above `max_len` bytes (checked
+    /// first), [`WireError::Malformed`](crate::WireError::Malformed) for bytes that are not exactly
+    /// one frame, [`WireError::UnsupportedVersion`](crate::WireError::UnsupportedVersion) for another version.
     pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
         if bytes.len() > max_len {
-            return Err(SketchError::FrameTooLarge {
+            return Err(SketchError::Wire(WireError::FrameTooLarge {
                 len: bytes.len(),
                 max: max_len,
-            });
+            }));
         }
         let (frame, rest): (Self, &[u8]) =
             postcard::take_from_bytes(bytes).map_err(|e| malformed(e.to_string()))?;
@@ -145,10 +145,10 @@ impl Frame {
             return Err(malformed(format!("{} trailing bytes", rest.len())));
         }
         if frame.version != WIRE_VERSION {
-            return Err(SketchError::UnsupportedVersion {
+            return Err(SketchError::Wire(WireError::UnsupportedVersion {
                 found: frame.version,
                 supported: WIRE_VERSION,
-            });
+            }));
         }
         Ok(frame)
     }
@@ -182,25 +182,29 @@ impl Frame {
         channels: usize,
     ) -> SketchResult<()> {
         if self.modulus != modulus.to_bytes_le() {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "field modulus",
-            });
+            }));
         }
         if self.capacity != u64_of(capacity) {
-            return Err(SketchError::ParamsMismatch { what: "capacity" });
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
+                what: "capacity",
+            }));
         }
         if self.extra != u64_of(extra) {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "extra syndromes",
-            });
+            }));
         }
         if self.key_domain != key_domain.to_bytes_le() {
-            return Err(SketchError::ParamsMismatch { what: "key domain" });
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
+                what: "key domain",
+            }));
         }
         if self.channels != u64_of(channels) {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "payload channels",
-            });
+            }));
         }
         Ok(())
     }
@@ -214,14 +218,17 @@ impl Frame {
         let w = f.byte_len();
         let expected = count.saturating_mul(w);
         if self.elements.len() != expected || w == 0 {
-            return Err(SketchError::WrongLength {
+            return Err(SketchError::Decode(DecodeError::WrongLength {
                 expected,
                 found: self.elements.len(),
-            });
+            }));
         }
         self.elements
             .chunks_exact(w)
-            .map(|c| f.from_bytes(c).map_err(|_| SketchError::NonCanonical))
+            .map(|c| {
+                f.from_bytes(c)
+                    .map_err(|_| SketchError::Decode(DecodeError::NonCanonical))
+            })
             .collect()
     }
 

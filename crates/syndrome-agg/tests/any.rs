@@ -11,6 +11,7 @@ use syndrome_agg::{
     AnyParams, AnySketch, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch,
     MaskedSketch, Scheme, Sketch, SketchError, SketchParams,
 };
+use syndrome_agg::{DecodeError, ParamsError};
 
 const CTX: RoundContext = RoundContext {
     session: SessionId([8; 32]),
@@ -143,14 +144,14 @@ fn outside_input_is_refused() {
     let mut s = AnySketch::new(&params);
     assert!(matches!(
         s.insert(&0u32.into(), &1.into()),
-        Err(SketchError::KeyOutOfDomain { .. })
+        Err(SketchError::Params(ParamsError::KeyOutOfDomain { .. }))
     ));
     // An element >= p.
     let mut e = s.elements().to_vec();
     e[0] = params.modulus();
     assert_eq!(
         AnySketch::from_elements(&params, e),
-        Err(SketchError::NonCanonical)
+        Err(SketchError::Decode(DecodeError::NonCanonical))
     );
     // Sketches of different schemes do not add up.
     let other = AnyParams::new(Scheme::Integer, 2, 100u32)
@@ -159,7 +160,7 @@ fn outside_input_is_refused() {
         .unwrap();
     assert!(matches!(
         s.add(&AnySketch::new(&other)),
-        Err(SketchError::ParamsMismatch { .. })
+        Err(SketchError::Params(ParamsError::ParamsMismatch { .. }))
     ));
     assert_eq!(params.num_elements(), 5);
     // The integer scheme needs unsigned counts.

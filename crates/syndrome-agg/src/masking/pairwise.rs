@@ -28,47 +28,13 @@ use sha2::Sha256;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
+pub use crate::context::{RoundContext, SessionId};
+
 use super::{MaskDomain, MaskStream, MaskVector};
-use crate::{SketchError, SketchResult};
+use crate::error::{ProtocolError, SketchError, SketchResult};
 
 /// The HKDF `info` prefix of mask seeds.
 pub const MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/mask";
-
-/// A session identifier: 32 public bytes that every party agrees on
-/// (for instance a hash of the session's configuration and participants).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct SessionId(pub [u8; 32]);
-
-/// The context a mask is bound to: a session and a round within it. Masks
-/// of different contexts are unrelated, so a message replayed into another
-/// round does not cancel.
-///
-/// # Example
-///
-/// ```
-/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
-///
-/// let ctx = RoundContext { session: SessionId([7; 32]), round: 3 };
-/// assert_eq!(ctx.next().round, 4);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct RoundContext {
-    /// The session.
-    pub session: SessionId,
-    /// The round within the session.
-    pub round: u64,
-}
-
-impl RoundContext {
-    /// The same session's next round (saturating).
-    #[must_use]
-    pub fn next(&self) -> Self {
-        Self {
-            session: self.session,
-            round: self.round.saturating_add(1),
-        }
-    }
-}
 
 /// A client's X25519 public key for mask agreement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -127,7 +93,7 @@ impl MaskKeyPair {
     ///
     /// # Errors
     ///
-    /// [`SketchError::NonContributoryKey`] (naming `peer_id`) for an
+    /// [`ProtocolError::NonContributoryKey`](crate::ProtocolError::NonContributoryKey) (naming `peer_id`) for an
     /// all-zero or low-order peer key.
     pub fn agree(
         &self,
@@ -136,7 +102,9 @@ impl MaskKeyPair {
     ) -> SketchResult<Zeroizing<[u8; 32]>> {
         let shared = self.secret.diffie_hellman(&PublicKey::from(peer_key.0));
         if !shared.was_contributory() {
-            return Err(SketchError::NonContributoryKey { peer: peer_id });
+            return Err(SketchError::Protocol(ProtocolError::NonContributoryKey {
+                peer: peer_id,
+            }));
         }
         Ok(Zeroizing::new(*shared.as_bytes()))
     }
@@ -200,8 +168,8 @@ pub fn seed_from_shared_secret(shared: &[u8; 32], ctx: &RoundContext, u: u64, v:
 ///
 /// # Errors
 ///
-/// [`SketchError::InvalidPeers`] if `peer_id == own_id`;
-/// [`SketchError::NonContributoryKey`] if the peer's key gives a
+/// [`ProtocolError::InvalidPeers`](crate::ProtocolError::InvalidPeers) if `peer_id == own_id`;
+/// [`ProtocolError::NonContributoryKey`](crate::ProtocolError::NonContributoryKey) if the peer's key gives a
 /// non-contributory shared secret (all-zero or low-order point).
 ///
 /// # Example
@@ -226,13 +194,15 @@ pub fn derive_pair_seed(
     ctx: &RoundContext,
 ) -> SketchResult<PairSeed> {
     if own_id == peer_id {
-        return Err(SketchError::InvalidPeers {
+        return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
             reason: "a client cannot mask with itself",
-        });
+        }));
     }
     let shared = own.secret.diffie_hellman(&PublicKey::from(peer_key.0));
     if !shared.was_contributory() {
-        return Err(SketchError::NonContributoryKey { peer: peer_id });
+        return Err(SketchError::Protocol(ProtocolError::NonContributoryKey {
+            peer: peer_id,
+        }));
     }
     Ok(seed_from_shared_secret(
         shared.as_bytes(),
@@ -279,9 +249,9 @@ pub struct PeerMaskTerm<E> {
 ///
 /// # Errors
 ///
-/// [`SketchError::InvalidPeers`] if `peers` names `own_id` or a peer twice,
+/// [`ProtocolError::InvalidPeers`](crate::ProtocolError::InvalidPeers) if `peers` names `own_id` or a peer twice,
 /// or if two parties (the client included) share a public key;
-/// [`SketchError::NonContributoryKey`] as [`derive_pair_seed`].
+/// [`ProtocolError::NonContributoryKey`](crate::ProtocolError::NonContributoryKey) as [`derive_pair_seed`].
 ///
 /// # Example
 ///
@@ -313,16 +283,16 @@ pub fn peer_mask_terms<D: MaskDomain>(
     let mut out = Vec::with_capacity(peers.len());
     for (peer, key) in peers {
         if !seen.insert(*peer) {
-            return Err(SketchError::InvalidPeers {
+            return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
                 reason: "a peer is listed twice",
-            });
+            }));
         }
         // docs/threat-model.md S2: a server that hands out copies of one key (or the
         // client's own) could make masks cancel against its own secret.
         if !keys.insert(key.0) {
-            return Err(SketchError::InvalidPeers {
+            return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
                 reason: "two parties share a public key",
-            });
+            }));
         }
         let seed = derive_pair_seed(own, own_id, *peer, key, ctx)?;
         let values = domain.sample(&mut seed.stream(), len)?;

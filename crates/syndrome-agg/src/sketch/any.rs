@@ -16,16 +16,17 @@ use num_bigint::{BigInt, BigUint};
 use num_traits::{Signed, Zero};
 use rand::Rng;
 
-use super::{IntegerSketch, LinearParams, LinearSketch, Sketch, SparseVector};
-use crate::error::invalid;
+use super::{LinearParams, LinearSketch};
+use crate::context::RoundContext;
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, invalid};
+use crate::integer::{IntegerParams, IntegerRing, ValidIntegerParams};
 use crate::masking::MaskDomain;
-use crate::masking::pairwise::RoundContext;
-use crate::wide::{ValidWideKeyParams, WideKeyParams, WideSketch};
+use crate::params::{CountPolicy, SketchParams, ValidSketchParams};
+use crate::sketch::field::Sketch;
+use crate::sketch::integer::IntegerSketch;
+use crate::sketch::wide::{ValidWideKeyParams, WideKeyParams, WideSketch};
+use crate::sparse::SparseVector;
 use crate::wire::Frame;
-use crate::{
-    CountPolicy, IntegerParams, IntegerRing, SketchError, SketchParams, SketchResult,
-    ValidIntegerParams, ValidSketchParams,
-};
 
 /// Which kind of sketch [`AnyParams`] builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,14 +80,14 @@ pub struct AnyParams {
 
 impl AnyParams {
     /// Capacity `t` over keys `1..=key_domain`, with
-    /// [`DEFAULT_EXTRA`](crate::DEFAULT_EXTRA) check syndromes and
+    /// [`DEFAULT_EXTRA`](crate::params::DEFAULT_EXTRA) check syndromes and
     /// [`CountPolicy::FieldElements`].
     pub fn new(scheme: Scheme, capacity: usize, key_domain: impl Into<BigUint>) -> Self {
         Self {
             scheme,
             capacity,
             key_domain: key_domain.into(),
-            extra: crate::DEFAULT_EXTRA,
+            extra: crate::params::DEFAULT_EXTRA,
             counts: CountPolicy::FieldElements,
             field_bound: BigUint::zero(),
         }
@@ -120,7 +121,7 @@ impl AnyParams {
     /// # Errors
     ///
     /// As [`SketchParams::validate`], [`WideKeyParams::validate`] and
-    /// [`IntegerParams::validate`]; [`SketchError::InvalidParams`] for an
+    /// [`IntegerParams::validate`]; [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for an
     /// integer scheme without an unsigned count policy, or wide keys longer
     /// than a `usize`.
     pub fn validate(self) -> SketchResult<ValidAnyParams> {
@@ -255,7 +256,7 @@ fn uncanon<F: FiniteField>(f: &F, e: &[BigUint]) -> SketchResult<Vec<F::Elem>> {
             if *x < p {
                 Ok(f.from_biguint(x))
             } else {
-                Err(SketchError::NonCanonical)
+                Err(SketchError::Decode(DecodeError::NonCanonical))
             }
         })
         .collect()
@@ -404,9 +405,9 @@ impl AnySketch {
     }
 
     fn mismatch() -> SketchError {
-        SketchError::ParamsMismatch {
+        SketchError::Params(ParamsError::ParamsMismatch {
             what: "sketch scheme or field",
-        }
+        })
     }
 
     /// `self op= other` on the concrete sketches.
@@ -473,14 +474,14 @@ impl LinearSketch for AnySketch {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`] outside `[1, N]`;
-    /// [`SketchError::InvalidCount`] for a count the policy refuses.
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain) outside `[1, N]`;
+    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) for a count the policy refuses.
     fn insert(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
         if key.is_zero() || key > self.params.key_domain() {
-            return Err(SketchError::KeyOutOfDomain {
+            return Err(SketchError::Params(ParamsError::KeyOutOfDomain {
                 key: key.to_string(),
                 domain: self.params.key_domain().to_string(),
-            });
+            }));
         }
         match &mut self.inner {
             SketchInner::F61(s) => s.insert(key, &s.params().signed_count(count.clone())?)?,
@@ -494,9 +495,11 @@ impl LinearSketch for AnySketch {
                 let c = count
                     .to_biguint()
                     .filter(|_| count.is_positive())
-                    .ok_or_else(|| SketchError::InvalidCount {
-                        count: count.to_string(),
-                        reason: "integer sketch counts are in [1, max_total]",
+                    .ok_or_else(|| {
+                        SketchError::Params(ParamsError::InvalidCount {
+                            count: count.to_string(),
+                            reason: "integer sketch counts are in [1, max_total]",
+                        })
                     })?;
                 s.insert(key, &c)?;
             }

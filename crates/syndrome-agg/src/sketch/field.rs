@@ -4,11 +4,13 @@
 use field::FiniteField;
 use num_bigint::{BigInt, BigUint};
 
-use super::{LinearParams, LinearSketch, SparseVector, add_power_sums};
-use crate::error::check_len;
-use crate::masking::pairwise::RoundContext;
+use super::{LinearParams, LinearSketch};
+use crate::context::RoundContext;
+use crate::decode::add_power_sums;
+use crate::error::{ParamsError, SketchError, SketchResult, check_len};
+use crate::params::ValidSketchParams;
+use crate::sparse::SparseVector;
 use crate::wire::{Frame, FrameKind, field_bytes};
-use crate::{SketchError, SketchResult, ValidSketchParams};
 
 /// The `2t + r` syndromes `S_i = sum_j q_j j^(i-1) (mod p)`, `i = 1..2t+r`,
 /// of a sparse vector `q` over the key domain `[1, N]` (Algorithm 2 of the
@@ -53,8 +55,8 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain),
-    /// or [`SketchError::InvalidCount`](crate::SketchError::InvalidCount)
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain),
+    /// or [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount)
     /// as [`ValidSketchParams::unsigned_count`].
     pub fn from_unsigned<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
     where
@@ -74,8 +76,8 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain),
-    /// or [`SketchError::InvalidCount`](crate::SketchError::InvalidCount)
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain),
+    /// or [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount)
     /// as [`ValidSketchParams::signed_count`].
     pub fn from_signed<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
     where
@@ -168,11 +170,11 @@ impl<F: FiniteField> LinearSketch for Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::TooManyKeys`] when the syndromes need more than `t`
-    /// keys, [`SketchError::LocatorDoesNotSplit`],
-    /// [`SketchError::RepeatedRoot`], [`SketchError::KeyOutOfRange`],
-    /// [`SketchError::CountOutOfRange`] (a zero count, or one outside the
-    /// policy), [`SketchError::CheckMismatch`], [`SketchError::Timeout`].
+    /// [`DecodeError::TooManyKeys`](crate::DecodeError::TooManyKeys) when the syndromes need more than `t`
+    /// keys, [`DecodeError::LocatorDoesNotSplit`](crate::DecodeError::LocatorDoesNotSplit),
+    /// [`DecodeError::RepeatedRoot`](crate::DecodeError::RepeatedRoot), [`DecodeError::KeyOutOfRange`](crate::DecodeError::KeyOutOfRange),
+    /// [`DecodeError::CountOutOfRange`](crate::DecodeError::CountOutOfRange) (a zero count, or one outside the
+    /// policy), [`DecodeError::CheckMismatch`](crate::DecodeError::CheckMismatch), [`DecodeError::Timeout`](crate::DecodeError::Timeout).
     ///
     /// # Example
     ///
@@ -211,10 +213,14 @@ impl<F: FiniteField> LinearParams for ValidSketchParams<F> {
 
     fn check_same(&self, other: &Self) -> SketchResult<()> {
         if self.field() != other.field() {
-            return Err(SketchError::ParamsMismatch { what: "field" });
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
+                what: "field",
+            }));
         }
         if self.params() != other.params() {
-            return Err(SketchError::ParamsMismatch { what: "parameters" });
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
+                what: "parameters",
+            }));
         }
         Ok(())
     }

@@ -14,13 +14,14 @@ use core::fmt;
 use num_bigint::BigUint;
 use num_traits::Zero;
 
-use super::{LinearParams, LinearSketch, SparseVector};
-use crate::error::check_len;
+use super::{LinearParams, LinearSketch};
+use crate::context::RoundContext;
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::integer::big_mul;
+use crate::integer::{IntegerRing, ValidIntegerParams};
 use crate::masking::MaskDomain;
-use crate::masking::pairwise::RoundContext;
+use crate::sparse::SparseVector;
 use crate::wire::{Frame, FrameKind};
-use crate::{IntegerRing, SketchError, SketchResult, ValidIntegerParams};
 
 /// The integer sketch of Appendix K: `S_i = sum_j q_j j^(i-1) mod 2^k`,
 /// `i = 1..2t+r`, exact for honest aggregates (see [`IntegerParams`]).
@@ -64,8 +65,8 @@ impl IntegerSketch {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`] for a key outside `[1, N]`,
-    /// [`SketchError::InvalidCount`] for a zero count or one above `T`.
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain) for a key outside `[1, N]`,
+    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) for a zero count or one above `T`.
     pub fn from_unsigned<K, I>(params: &ValidIntegerParams, entries: I) -> SketchResult<Self>
     where
         K: Into<BigUint>,
@@ -115,16 +116,16 @@ impl LinearSketch for IntegerSketch {
     fn insert(&mut self, key: &BigUint, count: &BigUint) -> SketchResult<()> {
         let p = &self.params;
         if key.is_zero() || key > p.key_domain() {
-            return Err(SketchError::KeyOutOfDomain {
+            return Err(SketchError::Params(ParamsError::KeyOutOfDomain {
                 key: key.to_string(),
                 domain: p.key_domain().to_string(),
-            });
+            }));
         }
         if count.is_zero() || count > p.max_total() {
-            return Err(SketchError::InvalidCount {
+            return Err(SketchError::Params(ParamsError::InvalidCount {
                 count: count.to_string(),
                 reason: "integer sketch counts are in [1, max_total]",
-            });
+            }));
         }
         let ring = p.ring();
         let mut pw = count.clone();
@@ -157,11 +158,11 @@ impl LinearSketch for IntegerSketch {
         self.syndromes
     }
 
-    /// Also [`SketchError::NonCanonical`] for a value `>= 2^k`.
+    /// Also [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for a value `>= 2^k`.
     fn from_elements(params: &ValidIntegerParams, syndromes: Vec<BigUint>) -> SketchResult<Self> {
         check_len(params.num_syndromes(), syndromes.len())?;
         if syndromes.iter().any(|s| s.bits() > params.ring().bits()) {
-            return Err(SketchError::NonCanonical);
+            return Err(SketchError::Decode(DecodeError::NonCanonical));
         }
         Ok(Self {
             params: params.clone(),
@@ -182,7 +183,7 @@ impl LinearSketch for IntegerSketch {
     ///
     /// # Errors
     ///
-    /// As the field sketch's decoder ([`LinearSketch::decode`] of [`Sketch`](crate::Sketch)); [`SketchError::CountOutOfRange`] also for a
+    /// As the field sketch's decoder ([`LinearSketch::decode`] of [`Sketch`](crate::Sketch)); [`DecodeError::CountOutOfRange`](crate::DecodeError::CountOutOfRange) also for a
     /// count that is not a positive integer.
     fn decode(&self) -> SketchResult<SparseVector<BigUint, BigUint>> {
         crate::decode::decode_integer(&self.params, &self.syndromes).map(SparseVector::from_sorted)
@@ -203,9 +204,9 @@ impl LinearParams for ValidIntegerParams {
 
     fn check_same(&self, other: &Self) -> SketchResult<()> {
         if self != other {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "integer parameters",
-            });
+            }));
         }
         Ok(())
     }
@@ -253,10 +254,10 @@ impl LinearParams for ValidIntegerParams {
         let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
         let expected = w.saturating_mul(self.num_syndromes());
         if frame.elements.len() != expected || w == 0 {
-            return Err(SketchError::WrongLength {
+            return Err(SketchError::Decode(DecodeError::WrongLength {
                 expected,
                 found: frame.elements.len(),
-            });
+            }));
         }
         Ok(frame
             .elements

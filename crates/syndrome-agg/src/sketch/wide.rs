@@ -14,12 +14,14 @@ use hmac::{Hmac, KeyInit, Mac};
 use num_bigint::BigUint;
 use sha2::Sha256;
 
-use super::{LinearParams, LinearSketch, SparseVector, add_power_sums};
+use super::{LinearParams, LinearSketch};
+use crate::context::RoundContext;
+use crate::decode::add_power_sums;
 use crate::decode::{check_all, decode_field, power_sums};
-use crate::error::{check_len, invalid};
-use crate::masking::pairwise::RoundContext;
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len, invalid};
+use crate::params::{CountPolicy, SketchParams, ValidSketchParams};
+use crate::sparse::SparseVector;
 use crate::wire::{Frame, FrameKind, field_bytes};
-use crate::{CountPolicy, SketchError, SketchParams, SketchResult, ValidSketchParams};
 
 /// The documented cap on wide-key length: 4096 bytes (32768 bits). The
 /// length prefix is two bytes, so the format could carry up to 65535.
@@ -41,7 +43,7 @@ const KEY_HASH_ATTEMPTS: u32 = 128;
 ///
 /// # Errors
 ///
-/// [`SketchError::HashMismatch`] if 128 attempts fail (probability below
+/// [`DecodeError::HashMismatch`](crate::DecodeError::HashMismatch) if 128 attempts fail (probability below
 /// `2^-128`).
 ///
 /// # Example
@@ -93,9 +95,9 @@ pub fn key_hash<F: FiniteField>(f: &F, hash_key: &[u8; 32], key: &[u8]) -> Sketc
             return Ok(f.from_biguint(&v));
         }
     }
-    Err(SketchError::HashMismatch {
+    Err(SketchError::Decode(DecodeError::HashMismatch {
         reason: "key hash rejection sampling exhausted",
-    })
+    }))
 }
 
 /// Parameters of a wide-key sketch: capacity `t`, `r` extra check
@@ -141,7 +143,7 @@ impl WideKeyParams {
     pub fn new(capacity: usize, max_key_len: usize, hash_key: [u8; 32]) -> Self {
         Self {
             capacity,
-            extra: crate::DEFAULT_EXTRA,
+            extra: crate::params::DEFAULT_EXTRA,
             max_key_len,
             counts: CountPolicy::FieldElements,
             hash_key,
@@ -166,7 +168,7 @@ impl WideKeyParams {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`] for a key cap above
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for a key cap above
     /// [`MAX_WIDE_KEY_LEN`], a field under 9 bits, or the conditions of
     /// [`SketchParams::validate`] (with key domain `[1, p-1]`).
     pub fn validate<F: FiniteField>(self, field: F) -> SketchResult<ValidWideKeyParams<F>> {
@@ -191,10 +193,10 @@ impl WideKeyParams {
             .and_then(|v| v.checked_add(sketch.num_syndromes()))
             .ok_or_else(|| invalid("wide-key sketch size overflows"))?;
         let sketch = sketch.validate(field)?;
-        if total > crate::DEFAULT_MAX_SYNDROMES {
+        if total > crate::params::DEFAULT_MAX_SYNDROMES {
             return Err(invalid(format!(
                 "wide-key sketch of {total} elements exceeds {}",
-                crate::DEFAULT_MAX_SYNDROMES
+                crate::params::DEFAULT_MAX_SYNDROMES
             )));
         }
         Ok(ValidWideKeyParams {
@@ -339,14 +341,14 @@ impl<F: FiniteField> WideSketch<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyTooLong`] above the key cap.
+    /// [`ParamsError::KeyTooLong`](crate::ParamsError::KeyTooLong) above the key cap.
     pub fn insert_bytes(&mut self, key: &[u8], count: &F::Elem) -> SketchResult<()> {
         let p = &self.params;
         if key.len() > p.max_key_len {
-            return Err(SketchError::KeyTooLong {
+            return Err(SketchError::Params(ParamsError::KeyTooLong {
                 len: key.len(),
                 max: p.max_key_len,
-            });
+            }));
         }
         let f = p.field();
         let h = key_hash(f, &p.hash_key, key)?;
@@ -429,9 +431,9 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
     /// # Errors
     ///
     /// Every error of the field sketch's decoder for the locator;
-    /// [`SketchError::CheckMismatch`] if a payload channel does not
+    /// [`DecodeError::CheckMismatch`](crate::DecodeError::CheckMismatch) if a payload channel does not
     /// re-encode (index counted over all elements, 1-based);
-    /// [`SketchError::HashMismatch`] for a payload that is not a valid key
+    /// [`DecodeError::HashMismatch`](crate::DecodeError::HashMismatch) for a payload that is not a valid key
     /// or does not hash back to its locator.
     fn decode(&self) -> SketchResult<SparseVector<Vec<u8>, F::Elem>> {
         let p = &self.params;
@@ -441,10 +443,10 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         let (locator, channels) = self.elements.split_at(m);
         let (nodes, counts) = decode_field(f, locator, t, |x| {
             if f.is_zero(x) {
-                return Err(SketchError::KeyOutOfRange {
+                return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
                     key: "0".into(),
                     domain: "nonzero key hashes".into(),
-                });
+                }));
             }
             Ok(())
         })?;
@@ -456,11 +458,11 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         let n = nodes.len();
         let mut inv_counts = counts.clone();
         if !f.batch_inv(&mut inv_counts) {
-            return Err(SketchError::CountOutOfRange {
+            return Err(SketchError::Decode(DecodeError::CountOutOfRange {
                 key: "(wide key)".into(),
                 count: "0".into(),
                 reason: "a located key has count zero",
-            });
+            }));
         }
         let chunk_limit = BigUint::from(1u8) << (8 * p.chunk_bytes);
         let mut payloads = vec![Vec::with_capacity(p.channels * p.chunk_bytes); n];
@@ -468,26 +470,29 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
             let values = if n == 0 {
                 Vec::new()
             } else {
-                let first = channel.get(..n).ok_or(SketchError::TooManyKeys {
-                    capacity: t,
-                    needed: n,
-                })?;
+                let first =
+                    channel
+                        .get(..n)
+                        .ok_or(SketchError::Decode(DecodeError::TooManyKeys {
+                            capacity: t,
+                            needed: n,
+                        }))?;
                 solve_transposed_vandermonde(f, &nodes, first)
-                    .map_err(|_| SketchError::RepeatedRoot)?
+                    .map_err(|_| SketchError::Decode(DecodeError::RepeatedRoot))?
             };
-            if let Err(SketchError::CheckMismatch { index }) =
+            if let Err(SketchError::Decode(DecodeError::CheckMismatch { index })) =
                 check_all(channel, &power_sums(f, &nodes, &values, t))
             {
-                return Err(SketchError::CheckMismatch {
+                return Err(SketchError::Decode(DecodeError::CheckMismatch {
                     index: m + k * t + index,
-                });
+                }));
             }
             for ((v, inv), out) in values.iter().zip(&inv_counts).zip(payloads.iter_mut()) {
                 let chunk = f.to_biguint(&f.mul(v, inv));
                 if chunk >= chunk_limit {
-                    return Err(SketchError::HashMismatch {
+                    return Err(SketchError::Decode(DecodeError::HashMismatch {
                         reason: "a payload chunk is out of range",
-                    });
+                    }));
                 }
                 let mut bytes = chunk.to_bytes_le();
                 bytes.resize(p.chunk_bytes, 0);
@@ -498,9 +503,9 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         for ((payload, x), c) in payloads.into_iter().zip(&nodes).zip(counts) {
             let key = parse_payload(&payload, p.max_key_len)?;
             if key_hash(f, &p.hash_key, &key)? != *x {
-                return Err(SketchError::HashMismatch {
+                return Err(SketchError::Decode(DecodeError::HashMismatch {
                     reason: "a decoded key does not hash to its locator",
-                });
+                }));
             }
             out.push((key, c));
         }
@@ -523,9 +528,9 @@ impl<F: FiniteField> LinearParams for ValidWideKeyParams<F> {
 
     fn check_same(&self, other: &Self) -> SketchResult<()> {
         if self != other {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "wide-key parameters",
-            });
+            }));
         }
         Ok(())
     }
@@ -584,7 +589,7 @@ fn payload_chunk(key: &[u8], k: usize, b: usize) -> BigUint {
 /// The key of a reassembled payload: length prefix within the cap, zero
 /// padding after the key.
 fn parse_payload(payload: &[u8], max_key_len: usize) -> SketchResult<Vec<u8>> {
-    let bad = |reason| SketchError::HashMismatch { reason };
+    let bad = |reason| SketchError::Decode(DecodeError::HashMismatch { reason });
     let (len, rest) = payload
         .split_first_chunk::<2>()
         .ok_or(bad("payload shorter than its length prefix"))?;

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use syndrome_agg::ProtocolError;
 use syndrome_agg::{Aggregator, LinearSketch, MaskedSketch, SketchError};
 
 use super::props::{context, mask_all};
@@ -18,7 +19,10 @@ use super::props::{context, mask_all};
 pub type Case<S> = (<S as LinearSketch>::Params, Vec<S>);
 
 fn rejected<T: std::fmt::Debug>(r: Result<T, SketchError>) -> bool {
-    matches!(r, Err(SketchError::MessageRejected { .. }))
+    matches!(
+        r,
+        Err(SketchError::Protocol(ProtocolError::MessageRejected { .. }))
+    )
 }
 
 /// The sum an aggregator would release now, as elements.

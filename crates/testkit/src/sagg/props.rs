@@ -3,6 +3,7 @@
 //! [`sagg_suite!`](crate::sagg_suite).
 
 use std::collections::BTreeSet;
+use syndrome_agg::DecodeError;
 
 use field::{FiniteField, Mersenne61};
 use num_bigint::{BigRng010, BigUint};
@@ -160,7 +161,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
 /// The over-capacity rule and the detection bound (docs/threat-model.md §3.3): every sum of `s`
 /// nonzeros with `t < s <= t + r` is rejected, always; beyond `t + r` it is
 /// rejected too (false accepts have probability about `p^-r`). Returns how
-/// many rejections were [`SketchError::TooManyKeys`] (generically all of
+/// many rejections were [`DecodeError::TooManyKeys`](crate::DecodeError::TooManyKeys) (generically all of
 /// them: Berlekamp-Massey sees all `2t + r` syndromes; the rest fail the
 /// locator or the final check).
 pub fn over_capacity_rejected<F: FiniteField>(f: &F, max_capacity: usize, cases: u32) -> u32 {
@@ -194,7 +195,7 @@ pub fn over_capacity_rejected<F: FiniteField>(f: &F, max_capacity: usize, cases:
                     "{s} nonzeros with t = {t}, r = {r} decoded to {} entries",
                     v.len()
                 ),
-                Err(SketchError::TooManyKeys { capacity, needed }) => {
+                Err(SketchError::Decode(DecodeError::TooManyKeys { capacity, needed })) => {
                     prop_assert_eq!(capacity, t);
                     prop_assert!(needed > t);
                     too_many.set(too_many.get() + 1);
