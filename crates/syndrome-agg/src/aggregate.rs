@@ -46,7 +46,7 @@ impl<S: LinearSketch> Aggregator<S> {
     /// # Errors
     ///
     /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch) for other parameters,
-    /// [`ProtocolError::MessageRejected`](crate::ProtocolError::MessageRejected) for another session or round or a
+    /// [`ProtocolError::MessageRejected`] for another session or round or a
     /// duplicate client.
     pub fn accept(&mut self, msg: &MaskedSketch<S>) -> SketchResult<()> {
         self.params.check_same(msg.params())?;
@@ -82,7 +82,7 @@ impl<S: LinearSketch> Aggregator<S> {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::MessageRejected`](crate::ProtocolError::MessageRejected) with fewer than `min_clients`
+    /// [`ProtocolError::MessageRejected`] with fewer than `min_clients`
     /// clients.
     pub fn finish(self) -> SketchResult<S> {
         if self.clients.len() < self.min_clients {

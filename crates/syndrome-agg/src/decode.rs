@@ -96,7 +96,7 @@ fn locator_error(e: FieldError, capacity: usize) -> SketchError {
 /// so the over-capacity sum would only show later, as a locator that does
 /// not split or a failed check; with `r >= 1` more terms its linear
 /// complexity generically exceeds `t`, and Berlekamp-Massey stops with the
-/// over-capacity error [`DecodeError::TooManyKeys`](crate::DecodeError::TooManyKeys) at once. The final
+/// over-capacity error [`DecodeError::TooManyKeys`] at once. The final
 /// check is unchanged, so the contract and the detection bound hold either
 /// way; the cost is `O(t (2t + r))`.
 pub(crate) fn locator<F: Field>(

@@ -3,6 +3,8 @@
 
 // Modules import from the module that defines an item, never from this
 // root: the use graph between files has no circle.
+#[macro_use]
+mod hazmat;
 mod aggregate;
 mod context;
 mod decode;
@@ -30,9 +32,12 @@ pub use sparse::SparseVector;
 
 /// Wide keys (beyond the paper): keys that are arbitrary byte strings,
 /// decoded in a 64- or 128-bit field whatever their size. The scheme, its
-/// decoder and its cost are described on [`WideSketch`].
+/// decoder and its cost are described on [`WideSketch`](crate::wide::WideSketch).
 pub mod wide {
+    /// The keyed hash of wide keys (`hazmat`: a protocol internal).
+    #[cfg(feature = "hazmat")]
+    pub use crate::sketch::wide::{KEY_HASH_PREFIX, key_hash};
     pub use crate::sketch::wide::{
-        KEY_HASH_PREFIX, MAX_WIDE_KEY_LEN, ValidWideKeyParams, WideKeyParams, WideSketch, key_hash,
+        MAX_WIDE_KEY_LEN, ValidWideKeyParams, WideKeyParams, WideSketch,
     };
 }

@@ -213,9 +213,9 @@ impl SketchParams {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for `t = 0`, `N = 0` or
+    /// [`ParamsError::InvalidParams`] for `t = 0`, `N = 0` or
     /// `2t + r` above the configured maximum;
-    /// [`ParamsError::FieldTooSmall`](crate::ParamsError::FieldTooSmall) unless `p > N` (keys `1..=N` must be
+    /// [`ParamsError::FieldTooSmall`] unless `p > N` (keys `1..=N` must be
     /// distinct nonzero elements) and `p` exceeds the count bound
     /// (`max_total` for unsigned counts, `2 * max_abs` for signed ones).
     pub fn validate<F: FiniteField>(self, field: F) -> SketchResult<ValidSketchParams<F>> {
@@ -292,7 +292,7 @@ impl<F: FiniteField> ValidSketchParams<F> {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain) unless `1 <= key <= N`.
+    /// [`ParamsError::KeyOutOfDomain`] unless `1 <= key <= N`.
     pub fn key(&self, key: impl Into<BigUint>) -> SketchResult<F::Elem> {
         self.key_ref(&key.into())
     }
@@ -311,7 +311,7 @@ impl<F: FiniteField> ValidSketchParams<F> {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) if the policy is signed, or if the
+    /// [`ParamsError::InvalidCount`] if the policy is signed, or if the
     /// count alone exceeds the unsigned policy's `max_total`.
     pub fn unsigned_count(&self, count: impl Into<BigUint>) -> SketchResult<F::Elem> {
         let count = count.into();
@@ -335,7 +335,7 @@ impl<F: FiniteField> ValidSketchParams<F> {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) if the policy is unsigned and `count`
+    /// [`ParamsError::InvalidCount`] if the policy is unsigned and `count`
     /// is negative or above `max_total`, or if `|count|` exceeds the signed
     /// policy's `max_abs`.
     pub fn signed_count(&self, count: impl Into<BigInt>) -> SketchResult<F::Elem> {

@@ -7,28 +7,28 @@
 //! The server learns the sum of the input vectors of the clients that
 //! finished the masked-input step (and which clients those are), or a
 //! typed error and nothing else. Inputs are vectors over any
-//! [`FiniteField`] (syndrome sketches, in this crate's use).
+//! [`FiniteField`](field::FiniteField) (syndrome sketches, in this crate's use).
 //!
 //! # The protocol
 //!
 //! 1. **AdvertiseKeys.** Client `u` draws two X25519 key pairs,
 //!    `(c_pk, c_sk)` to encrypt shares and `(s_pk, s_sk)` to agree masks,
 //!    and a 32-byte self-mask seed `b_u`; it sends `c_pk`, `s_pk` and the
-//!    commitment `H(b_u)` ([`seed_commitment`]).
+//!    commitment `H(b_u)` (`seed_commitment`).
 //! 2. **ShareKeys.** The server relays to each client the keys of its
 //!    holders ([`graph`]). The client checks them (its own keys unaltered,
 //!    no key twice, every id a holder, at least `t` entries, X25519
 //!    contributory), Shamir-shares `s_sk` and `b_u` with threshold `t`
-//!    ([`shamir`], in `GF(2^127 - 1)`) and encrypts each holder's pair of
+//!    (`shamir`, in `GF(2^127 - 1)`) and encrypts each holder's pair of
 //!    shares with ChaCha20-Poly1305 under
 //!    `HKDF-SHA256(X25519(c_sk_u, c_pk_v), info = "syndrome-agg/v1/share" ||
 //!    session || round || min(u, v) || max(u, v))`, the associated data
-//!    binding session, round, step, sender and receiver ([`share_aad`]).
+//!    binding session, round, step, sender and receiver (`share_aad`).
 //! 3. **MaskedInput.** The server forwards to each client the ciphertexts
 //!    addressed to it; their senders are the peers it masks with. The
 //!    client decrypts them all (any failure aborts it) and sends
 //!    `y_u = x_u + PRG(b_u) + sum_v +-PRG(s_uv)`: the self-mask
-//!    ([`self_mask`]) and the pairwise masks of
+//!    (`self_mask`) and the pairwise masks of
 //!    [`crate::masking::pairwise`].
 //! 4. **Unmasking.** The server tells each survivor which peers are alive
 //!    and which dropped; the client refuses a request that names a peer in
@@ -67,14 +67,20 @@ pub mod messages;
 pub mod params;
 pub mod server;
 mod session;
+/// Shamir secret sharing of the mask secrets (`hazmat`).
+#[cfg(feature = "hazmat")]
 pub mod shamir;
+#[cfg(not(feature = "hazmat"))]
+mod shamir;
 pub mod transport;
 
 pub use crate::context::ClientId;
 pub use crate::step::Step;
+/// Key derivations and prefixes of the protocol (`hazmat`).
+#[cfg(feature = "hazmat")]
 pub use session::{
-    ATTEST_INFO_PREFIX, AggregationOutput, COMMITMENT_PREFIX, DEFAULT_MAX_MESSAGE,
-    SELF_MASK_INFO_PREFIX, SHARE_INFO_PREFIX, SessionConfig, attest_key, attestation_tag,
-    seed_commitment, self_mask, share_aad, share_key, share_nonce,
+    ATTEST_INFO_PREFIX, COMMITMENT_PREFIX, SELF_MASK_INFO_PREFIX, SHARE_INFO_PREFIX, attest_key,
+    attestation_tag, seed_commitment, self_mask, share_aad, share_key, share_nonce,
 };
+pub use session::{AggregationOutput, DEFAULT_MAX_MESSAGE, SessionConfig};
 pub use transport::run_secure_aggregation;

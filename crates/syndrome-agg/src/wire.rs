@@ -119,7 +119,7 @@ impl Frame {
     ///
     /// # Errors
     ///
-    /// [`WireError::Malformed`](crate::WireError::Malformed) if postcard fails (it does not for these
+    /// [`WireError::Malformed`] if postcard fails (it does not for these
     /// types).
     pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
         postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
@@ -129,9 +129,9 @@ impl Frame {
     ///
     /// # Errors
     ///
-    /// [`WireError::FrameTooLarge`](crate::WireError::FrameTooLarge) above `max_len` bytes (checked
-    /// first), [`WireError::Malformed`](crate::WireError::Malformed) for bytes that are not exactly
-    /// one frame, [`WireError::UnsupportedVersion`](crate::WireError::UnsupportedVersion) for another version.
+    /// [`WireError::FrameTooLarge`] above `max_len` bytes (checked
+    /// first), [`WireError::Malformed`] for bytes that are not exactly
+    /// one frame, [`WireError::UnsupportedVersion`] for another version.
     pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
         if bytes.len() > max_len {
             return Err(SketchError::Wire(WireError::FrameTooLarge {

@@ -78,7 +78,7 @@ impl RoundLedger {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::MessageRejected`](crate::ProtocolError::MessageRejected) if the client already took part in
+    /// [`ProtocolError::MessageRejected`] if the client already took part in
     /// this round of this session or a later one.
     pub fn claim(&mut self, ctx: &RoundContext) -> SketchResult<()> {
         if let Some(last) = self.last.get(&ctx.session.0)
@@ -211,9 +211,9 @@ impl<F: FiniteField> Client<F> {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::InvalidPeers`](crate::ProtocolError::InvalidPeers) if `id` is not a client of the
+    /// [`ProtocolError::InvalidPeers`] if `id` is not a client of the
     /// session, [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) for an input of the wrong
-    /// length, [`ProtocolError::MessageRejected`](crate::ProtocolError::MessageRejected) from the ledger.
+    /// length, [`ProtocolError::MessageRejected`] from the ledger.
     pub fn new<R: CryptoRng + ?Sized>(
         config: Arc<SessionConfig<F>>,
         id: ClientId,
@@ -290,10 +290,10 @@ impl<F: FiniteField> Client<F> {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::ProtocolAbort`](crate::ProtocolError::ProtocolAbort), [`ProtocolError::AeadFailure`](crate::ProtocolError::AeadFailure),
-    /// [`ProtocolError::NonContributoryKey`](crate::ProtocolError::NonContributoryKey) (the client is then aborted);
-    /// [`ProtocolError::UnexpectedMessage`](crate::ProtocolError::UnexpectedMessage) and
-    /// [`ProtocolError::MessageRejected`](crate::ProtocolError::MessageRejected) (it is not).
+    /// [`ProtocolError::ProtocolAbort`], [`ProtocolError::AeadFailure`],
+    /// [`ProtocolError::NonContributoryKey`] (the client is then aborted);
+    /// [`ProtocolError::UnexpectedMessage`] and
+    /// [`ProtocolError::MessageRejected`] (it is not).
     pub fn handle<R: CryptoRng + ?Sized>(
         &mut self,
         msg: &ServerEnvelope,
@@ -794,14 +794,14 @@ impl<F: FiniteField> Client<F> {
 
 /// Opens the pair of shares `from` encrypted for `me`: derives the pair's
 /// key from `me`'s encryption key pair and `from`'s public key, checks the
-/// tag against the associated data of ([`share_aad`]) this session, round,
+/// tag against the associated data of (`share_aad`) this session, round,
 /// sender and receiver, and checks the sender, receiver and share ids
 /// inside. Returns (share of the mask secret key, share of the self-mask
 /// seed).
 ///
 /// # Errors
 ///
-/// [`ProtocolError::AeadFailure`](crate::ProtocolError::AeadFailure) for any failure (no plaintext is
+/// [`ProtocolError::AeadFailure`] for any failure (no plaintext is
 /// returned or kept), [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for share values out of
 /// range.
 pub fn open_share(

@@ -190,7 +190,7 @@ impl Neighbourhoods {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::InvalidPeers`](crate::ProtocolError::InvalidPeers) for
+    /// [`ProtocolError::InvalidPeers`] for
     /// an id that is not a client of the graph.
     pub fn neighbours(&self, id: ClientId) -> SketchResult<Vec<ClientId>> {
         let Some(&i) = self.position.get(&id) else {

@@ -423,7 +423,7 @@ impl Groups {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::InvalidPeers`](crate::ProtocolError::InvalidPeers) for
+    /// [`ProtocolError::InvalidPeers`] for
     /// an unknown client; as [`GroupParams::par_gen`] when re-forming.
     pub fn remove<R: Rng + ?Sized>(&mut self, id: ClientId, rng: &mut R) -> SketchResult<Removal> {
         let Some(g) = self.of.remove(&id) else {

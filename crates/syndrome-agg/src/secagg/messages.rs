@@ -72,7 +72,7 @@ pub struct MaskedInput {
 }
 
 /// One revealed share: the share (the fixed-width encoding of
-/// [`SecretShare`](super::shamir::SecretShare)) of `owner`'s secret.
+/// `SecretShare`) of `owner`'s secret.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevealedShare {
     /// Whose secret.
@@ -93,7 +93,7 @@ impl fmt::Debug for RevealedShare {
     }
 }
 
-/// One attestation: an HMAC tag ([`super::attestation_tag`]) by which
+/// One attestation: an HMAC tag (`attestation_tag`) by which
 /// `peer` vouches, to the one client it is addressed to, for the alive set
 /// both were sent. In [`Attestations`] `peer` is the receiver; in
 /// [`UnmaskingRequest`] it is the sender.
@@ -323,7 +323,7 @@ impl<B: Serialize + for<'de> Deserialize<'de>> Envelope<B> {
     ///
     /// # Errors
     ///
-    /// [`WireError::Malformed`](crate::WireError::Malformed) if postcard fails (it does not for these
+    /// [`WireError::Malformed`] if postcard fails (it does not for these
     /// types).
     pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
         postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
@@ -333,9 +333,9 @@ impl<B: Serialize + for<'de> Deserialize<'de>> Envelope<B> {
     ///
     /// # Errors
     ///
-    /// [`WireError::FrameTooLarge`](crate::WireError::FrameTooLarge) above `max_len` (checked first),
-    /// [`WireError::Malformed`](crate::WireError::Malformed) for anything but exactly one envelope,
-    /// [`WireError::UnsupportedVersion`](crate::WireError::UnsupportedVersion) for another version.
+    /// [`WireError::FrameTooLarge`] above `max_len` (checked first),
+    /// [`WireError::Malformed`] for anything but exactly one envelope,
+    /// [`WireError::UnsupportedVersion`] for another version.
     pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
         let msg: Self = parse(bytes, max_len)?;
         check_version(msg.version)?;

@@ -222,13 +222,13 @@ impl<F: FiniteField> Server<F> {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::MessageRejected`](crate::ProtocolError::MessageRejected) for another session or round, an
+    /// [`ProtocolError::MessageRejected`] for another session or round, an
     /// unknown client, a client that is out, a second message from one
     /// client (the first one counts), or shares and responses that do not
-    /// fit what was asked; [`ProtocolError::UnexpectedMessage`](crate::ProtocolError::UnexpectedMessage) for another
+    /// fit what was asked; [`ProtocolError::UnexpectedMessage`] for another
     /// step (a late message after the deadline);
-    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength), [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) and
-    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch) for bad elements. The state is
+    /// [`DecodeError::WrongLength`], [`DecodeError::NonCanonical`] and
+    /// [`ParamsError::ParamsMismatch`] for bad elements. The state is
     /// unchanged and the refusal is logged in [`rejected`](Self::rejected).
     pub fn receive(&mut self, msg: ClientEnvelope) -> SketchResult<()> {
         let client = msg.client;
@@ -421,9 +421,9 @@ impl<F: FiniteField> Server<F> {
     ///
     /// # Errors
     ///
-    /// [`ProtocolError::NotEnoughClients`](crate::ProtocolError::NotEnoughClients) when fewer than the threshold (or
+    /// [`ProtocolError::NotEnoughClients`] when fewer than the threshold (or
     /// `min_clients`) answered, or some needed secret has fewer than `t`
-    /// shares: nothing is reconstructed then. [`ProtocolError::BadShares`](crate::ProtocolError::BadShares)
+    /// shares: nothing is reconstructed then. [`ProtocolError::BadShares`]
     /// when a secret's shares are inconsistent with its commitment beyond
     /// correction. After an error the server is aborted for good.
     pub fn advance(&mut self) -> SketchResult<Advance<F::Elem>> {

@@ -16,15 +16,23 @@ use crate::error::{ProtocolError, SketchError, SketchResult, invalid};
 use crate::masking::{MaskDomain, MaskStream, MaskVector};
 use crate::step::Step;
 
+hazmat! {
 /// The HKDF `info` prefix of the share-encryption keys.
 pub const SHARE_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/share";
+}
+hazmat! {
 /// The HKDF `info` prefix of self-mask seeds.
 pub const SELF_MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/self-mask";
+}
+hazmat! {
 /// The hash prefix of self-mask seed commitments.
 pub const COMMITMENT_PREFIX: &[u8] = b"syndrome-agg/v1/seed-commitment";
+}
+hazmat! {
 /// The HKDF `info` prefix of the attestation keys, and the prefix of the
 /// attested message.
 pub const ATTEST_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/attest";
+}
 
 /// The default cap on a protocol message, 4 MiB (tonic's default).
 pub const DEFAULT_MAX_MESSAGE: usize = 4 << 20;
@@ -169,6 +177,7 @@ fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
     okm
 }
 
+hazmat! {
 /// The ChaCha20-Poly1305 key of the pair `{u, v}` from their X25519 shared
 /// secret.
 pub fn share_key(
@@ -179,9 +188,11 @@ pub fn share_key(
 ) -> Zeroizing<[u8; 32]> {
     hkdf32(shared, &pair_info(SHARE_INFO_PREFIX, ctx, u, v))
 }
+}
 
+hazmat! {
 /// The HMAC-SHA256 key of the pair `{u, v}` for attestations, from their
-/// X25519 shared secret (the same agreement as [`share_key`], another
+/// X25519 shared secret (the same agreement as `share_key`, another
 /// HKDF `info`): the server relays the tags but cannot forge them.
 pub fn attest_key(
     shared: &[u8; 32],
@@ -191,7 +202,9 @@ pub fn attest_key(
 ) -> Zeroizing<[u8; 32]> {
     hkdf32(shared, &pair_info(ATTEST_INFO_PREFIX, ctx, u, v))
 }
+}
 
+hazmat! {
 /// The tag by which `from` attests the alive set `alive` to `to`:
 /// `HMAC-SHA256(key, "syndrome-agg/v1/attest" || session || round || from
 /// || to || |alive| || alive...)`, every integer little endian.
@@ -229,7 +242,9 @@ pub fn attestation_tag(
     }
     mac.finalize().into_bytes().into()
 }
+}
 
+hazmat! {
 /// The associated data of the share ciphertext from `src` to `dst`:
 /// `"syndrome-agg/v1/share" || session || round || step || src || dst`.
 pub fn share_aad(ctx: &RoundContext, src: ClientId, dst: ClientId) -> Vec<u8> {
@@ -242,7 +257,9 @@ pub fn share_aad(ctx: &RoundContext, src: ClientId, dst: ClientId) -> Vec<u8> {
     aad.extend_from_slice(&dst.to_le_bytes());
     aad
 }
+}
 
+hazmat! {
 /// The nonce of the share ciphertext from `src` to `dst`. The key is the
 /// pair's, so the two directions need different nonces; each direction
 /// carries one message per session and round.
@@ -251,7 +268,9 @@ pub fn share_nonce(src: ClientId, dst: ClientId) -> [u8; 12] {
     n[0] = u8::from(src > dst);
     n
 }
+}
 
+hazmat! {
 /// The commitment `SHA-256("syndrome-agg/v1/seed-commitment" || session ||
 /// round || u || b_u)` to client `u`'s self-mask seed.
 pub fn seed_commitment(ctx: &RoundContext, u: ClientId, seed: &[u8; 32]) -> [u8; 32] {
@@ -263,7 +282,9 @@ pub fn seed_commitment(ctx: &RoundContext, u: ClientId, seed: &[u8; 32]) -> [u8;
     h.update(seed);
     h.finalize().into()
 }
+}
 
+hazmat! {
 /// Client `u`'s self-mask `PRG(b_u)` of length `len`: the expansion
 /// ([`MaskDomain::sample`]) of the ChaCha20 keystream under
 /// `HKDF-SHA256(b_u, "syndrome-agg/v1/self-mask" || session || round || u ||
@@ -281,6 +302,7 @@ pub fn self_mask<D: MaskDomain>(
 ) -> SketchResult<MaskVector<D::Elem>> {
     let key = hkdf32(seed, &pair_info(SELF_MASK_INFO_PREFIX, ctx, u, u));
     Ok(MaskVector(domain.sample(&mut MaskStream::new(&key), len)?))
+}
 }
 
 /// The result of a secure aggregation: the sum and whose inputs it holds.

@@ -12,13 +12,15 @@
 //! (cloudflare/circl#644), two ids equal modulo `p` break interpolation
 //! (TOB-BSV-2), and fewer than `t` shares must be an error rather than a
 //! "reconstructed" wrong value (RUSTSEC-2020-0160). All three are errors
-//! here ([`ProtocolError::ShareIdZero`](crate::ProtocolError::ShareIdZero), [`ProtocolError::DuplicateShareId`](crate::ProtocolError::DuplicateShareId),
-//! [`ProtocolError::TooFewShares`](crate::ProtocolError::TooFewShares)).
+//! here ([`ProtocolError::ShareIdZero`], [`ProtocolError::DuplicateShareId`],
+//! [`ProtocolError::TooFewShares`]).
 //!
 //! [`decode_with_errors`] corrects up to `(n - t) / 2` wrong shares among
 //! `n` (Gao's Reed-Solomon decoder), so that a server holding more than `t`
 //! shares survives a peer that sends a bad one (docs/threat-model.md S4).
 
+// Without `hazmat` the module is private: its items are crate-internal.
+#![cfg_attr(not(feature = "hazmat"), allow(unreachable_pub, dead_code))]
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
 #![deny(
@@ -96,7 +98,7 @@ fn points<F: FiniteField>(f: &F, ids: impl Iterator<Item = u64>) -> SketchResult
 /// # Errors
 ///
 /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) unless `1 <= t <= ids.len()`;
-/// [`ProtocolError::ShareIdZero`](crate::ProtocolError::ShareIdZero) and [`ProtocolError::DuplicateShareId`](crate::ProtocolError::DuplicateShareId) for
+/// [`ProtocolError::ShareIdZero`] and [`ProtocolError::DuplicateShareId`] for
 /// bad ids.
 ///
 /// # Example
@@ -177,7 +179,7 @@ fn horner<F: FiniteField>(f: &F, coeffs: &[F::Elem], x: &F::Elem) -> F::Elem {
 ///
 /// # Errors
 ///
-/// [`ProtocolError::ShareIdZero`](crate::ProtocolError::ShareIdZero) and [`ProtocolError::DuplicateShareId`](crate::ProtocolError::DuplicateShareId).
+/// [`ProtocolError::ShareIdZero`] and [`ProtocolError::DuplicateShareId`].
 pub fn lagrange_at_zero<F: FiniteField>(f: &F, ids: &[u64]) -> SketchResult<Vec<F::Elem>> {
     let xs = points(f, ids.iter().copied())?;
     let mut num = f.one();
@@ -211,9 +213,9 @@ pub fn lagrange_at_zero<F: FiniteField>(f: &F, ids: &[u64]) -> SketchResult<Vec<
 ///
 /// # Errors
 ///
-/// [`ProtocolError::TooFewShares`](crate::ProtocolError::TooFewShares) with fewer than `threshold` shares (or a
-/// zero threshold), [`ProtocolError::ShareIdZero`](crate::ProtocolError::ShareIdZero) and
-/// [`ProtocolError::DuplicateShareId`](crate::ProtocolError::DuplicateShareId) for bad ids.
+/// [`ProtocolError::TooFewShares`] with fewer than `threshold` shares (or a
+/// zero threshold), [`ProtocolError::ShareIdZero`] and
+/// [`ProtocolError::DuplicateShareId`] for bad ids.
 pub fn reconstruct<F: FiniteField>(
     f: &F,
     shares: &[Share<F::Elem>],
@@ -241,8 +243,8 @@ pub fn reconstruct<F: FiniteField>(
 ///
 /// # Errors
 ///
-/// [`ProtocolError::TooFewShares`](crate::ProtocolError::TooFewShares), [`ProtocolError::ShareIdZero`](crate::ProtocolError::ShareIdZero),
-/// [`ProtocolError::DuplicateShareId`](crate::ProtocolError::DuplicateShareId); [`ProtocolError::BadShares`](crate::ProtocolError::BadShares) (with
+/// [`ProtocolError::TooFewShares`], [`ProtocolError::ShareIdZero`],
+/// [`ProtocolError::DuplicateShareId`]; [`ProtocolError::BadShares`] (with
 /// client 0) when more shares are wrong than can be corrected and the
 /// decoder sees it.
 ///
@@ -389,8 +391,8 @@ impl SecretShare {
     ///
     /// # Errors
     ///
-    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) for another length,
-    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for a value not below `2^127 - 1`.
+    /// [`DecodeError::WrongLength`] for another length,
+    /// [`DecodeError::NonCanonical`] for a value not below `2^127 - 1`.
     pub fn from_bytes(bytes: &[u8]) -> SketchResult<Self> {
         check_len(SECRET_SHARE_BYTES, bytes.len())?;
         let (id, rest) = bytes.split_at(8);
@@ -496,7 +498,7 @@ pub fn split_secret<R: Rng + ?Sized>(
 ///
 /// # Errors
 ///
-/// As [`reconstruct`], and [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) if the chunks are
+/// As [`reconstruct`], and [`DecodeError::NonCanonical`] if the chunks are
 /// not those of any 32-byte secret (wrong shares).
 pub fn reconstruct_secret(
     shares: &[SecretShare],
@@ -520,8 +522,8 @@ pub fn reconstruct_secret(
 ///
 /// # Errors
 ///
-/// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) if the counts differ,
-/// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) as [`reconstruct_secret`].
+/// [`DecodeError::WrongLength`] if the counts differ,
+/// [`DecodeError::NonCanonical`] as [`reconstruct_secret`].
 pub fn reconstruct_secret_with(
     lagrange: &[u128],
     shares: &[SecretShare],

@@ -479,13 +479,13 @@ fn add_client_time(st: &mut StepStats, d: Duration) {
 
 /// Runs one secure aggregation in process: builds the graph the
 /// parameters name (a random ring for SecAgg+) and a random session, runs
-/// every client and the server over [`transport::InProcess`] with the
+/// every client and the server over [`InProcess`] with the
 /// given faults, and returns the sum and the clients it includes.
 ///
 /// # Errors
 ///
 /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for invalid parameters or vectors of
-/// different lengths, [`ProtocolError::NotEnoughClients`](crate::ProtocolError::NotEnoughClients) when too many
+/// different lengths, [`ProtocolError::NotEnoughClients`] when too many
 /// clients drop (nothing is unmasked then), and the server's other errors.
 ///
 /// # Example

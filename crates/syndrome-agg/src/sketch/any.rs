@@ -121,7 +121,7 @@ impl AnyParams {
     /// # Errors
     ///
     /// As [`SketchParams::validate`], [`WideKeyParams::validate`] and
-    /// [`IntegerParams::validate`]; [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for an
+    /// [`IntegerParams::validate`]; [`ParamsError::InvalidParams`] for an
     /// integer scheme without an unsigned count policy, or wide keys longer
     /// than a `usize`.
     pub fn validate(self) -> SketchResult<ValidAnyParams> {
@@ -474,8 +474,8 @@ impl LinearSketch for AnySketch {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain) outside `[1, N]`;
-    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) for a count the policy refuses.
+    /// [`ParamsError::KeyOutOfDomain`] outside `[1, N]`;
+    /// [`ParamsError::InvalidCount`] for a count the policy refuses.
     fn insert(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
         if key.is_zero() || key > self.params.key_domain() {
             return Err(SketchError::Params(ParamsError::KeyOutOfDomain {

@@ -55,8 +55,8 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain),
-    /// or [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount)
+    /// [`ParamsError::KeyOutOfDomain`],
+    /// or [`ParamsError::InvalidCount`]
     /// as [`ValidSketchParams::unsigned_count`].
     pub fn from_unsigned<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
     where
@@ -76,8 +76,8 @@ impl<F: FiniteField> Sketch<F> {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain),
-    /// or [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount)
+    /// [`ParamsError::KeyOutOfDomain`],
+    /// or [`ParamsError::InvalidCount`]
     /// as [`ValidSketchParams::signed_count`].
     pub fn from_signed<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
     where

@@ -24,7 +24,8 @@ use crate::sparse::SparseVector;
 use crate::wire::{Frame, FrameKind};
 
 /// The integer sketch of Appendix K: `S_i = sum_j q_j j^(i-1) mod 2^k`,
-/// `i = 1..2t+r`, exact for honest aggregates (see [`IntegerParams`]).
+/// `i = 1..2t+r`, exact for honest aggregates (see
+/// [`IntegerParams`](crate::IntegerParams)).
 /// Linear like [`Sketch`](crate::Sketch), and masked with
 /// [`IntegerRing`] masks.
 ///
@@ -65,8 +66,8 @@ impl IntegerSketch {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain) for a key outside `[1, N]`,
-    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) for a zero count or one above `T`.
+    /// [`ParamsError::KeyOutOfDomain`] for a key outside `[1, N]`,
+    /// [`ParamsError::InvalidCount`] for a zero count or one above `T`.
     pub fn from_unsigned<K, I>(params: &ValidIntegerParams, entries: I) -> SketchResult<Self>
     where
         K: Into<BigUint>,
@@ -158,7 +159,7 @@ impl LinearSketch for IntegerSketch {
         self.syndromes
     }
 
-    /// Also [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for a value `>= 2^k`.
+    /// Also [`DecodeError::NonCanonical`] for a value `>= 2^k`.
     fn from_elements(params: &ValidIntegerParams, syndromes: Vec<BigUint>) -> SketchResult<Self> {
         check_len(params.num_syndromes(), syndromes.len())?;
         if syndromes.iter().any(|s| s.bits() > params.ring().bits()) {
@@ -183,7 +184,7 @@ impl LinearSketch for IntegerSketch {
     ///
     /// # Errors
     ///
-    /// As the field sketch's decoder ([`LinearSketch::decode`] of [`Sketch`](crate::Sketch)); [`DecodeError::CountOutOfRange`](crate::DecodeError::CountOutOfRange) also for a
+    /// As the field sketch's decoder ([`LinearSketch::decode`] of [`Sketch`](crate::Sketch)); [`DecodeError::CountOutOfRange`] also for a
     /// count that is not a positive integer.
     fn decode(&self) -> SketchResult<SparseVector<BigUint, BigUint>> {
         crate::decode::decode_integer(&self.params, &self.syndromes).map(SparseVector::from_sorted)

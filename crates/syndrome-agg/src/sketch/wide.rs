@@ -27,13 +27,16 @@ use crate::wire::{Frame, FrameKind, field_bytes};
 /// length prefix is two bytes, so the format could carry up to 65535.
 pub const MAX_WIDE_KEY_LEN: usize = 4096;
 
+hazmat! {
 /// The HMAC message prefix of the key hash.
 pub const KEY_HASH_PREFIX: &[u8] = b"syndrome-agg/v1/key";
+}
 
-/// Rejection-sampling attempts of [`key_hash`] before it gives up (each
+/// Rejection-sampling attempts of `key_hash` before it gives up (each
 /// fails with probability below one half).
 const KEY_HASH_ATTEMPTS: u32 = 128;
 
+hazmat! {
 /// The field element of a wide key: for attempt `a = 0, 1, ...`, the
 /// concatenation of the blocks
 /// `HMAC-SHA256(hash_key, "syndrome-agg/v1/key" || a (u32 LE) || j (u32 LE)
@@ -43,7 +46,7 @@ const KEY_HASH_ATTEMPTS: u32 = 128;
 ///
 /// # Errors
 ///
-/// [`DecodeError::HashMismatch`](crate::DecodeError::HashMismatch) if 128 attempts fail (probability below
+/// [`DecodeError::HashMismatch`] if 128 attempts fail (probability below
 /// `2^-128`).
 ///
 /// # Example
@@ -98,6 +101,7 @@ pub fn key_hash<F: FiniteField>(f: &F, hash_key: &[u8; 32], key: &[u8]) -> Sketc
     Err(SketchError::Decode(DecodeError::HashMismatch {
         reason: "key hash rejection sampling exhausted",
     }))
+}
 }
 
 /// Parameters of a wide-key sketch: capacity `t`, `r` extra check
@@ -168,7 +172,7 @@ impl WideKeyParams {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for a key cap above
+    /// [`ParamsError::InvalidParams`] for a key cap above
     /// [`MAX_WIDE_KEY_LEN`], a field under 9 bits, or the conditions of
     /// [`SketchParams::validate`] (with key domain `[1, p-1]`).
     pub fn validate<F: FiniteField>(self, field: F) -> SketchResult<ValidWideKeyParams<F>> {
@@ -259,7 +263,7 @@ impl<F: FiniteField> ValidWideKeyParams<F> {
 /// # Scheme
 ///
 /// - **Locator.** Each key `w` maps to a nonzero field element `h(w)` by a
-///   keyed hash ([`key_hash`]: HMAC-SHA256 under a public 32-byte session
+///   keyed hash (`key_hash`: HMAC-SHA256 under a public 32-byte session
 ///   key, domain-separated, rejection-sampled into `[1, p-1]`). The sketch
 ///   holds the `2t + r` power sums `S_i = sum_w q_w h(w)^(i-1)` exactly as a
 ///   plain [`Sketch`](crate::Sketch) over the key domain `[1, p-1]`.
@@ -341,7 +345,7 @@ impl<F: FiniteField> WideSketch<F> {
     ///
     /// # Errors
     ///
-    /// [`ParamsError::KeyTooLong`](crate::ParamsError::KeyTooLong) above the key cap.
+    /// [`ParamsError::KeyTooLong`] above the key cap.
     pub fn insert_bytes(&mut self, key: &[u8], count: &F::Elem) -> SketchResult<()> {
         let p = &self.params;
         if key.len() > p.max_key_len {
@@ -431,9 +435,9 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
     /// # Errors
     ///
     /// Every error of the field sketch's decoder for the locator;
-    /// [`DecodeError::CheckMismatch`](crate::DecodeError::CheckMismatch) if a payload channel does not
+    /// [`DecodeError::CheckMismatch`] if a payload channel does not
     /// re-encode (index counted over all elements, 1-based);
-    /// [`DecodeError::HashMismatch`](crate::DecodeError::HashMismatch) for a payload that is not a valid key
+    /// [`DecodeError::HashMismatch`] for a payload that is not a valid key
     /// or does not hash back to its locator.
     fn decode(&self) -> SketchResult<SparseVector<Vec<u8>, F::Elem>> {
         let p = &self.params;
