@@ -24,7 +24,8 @@ pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidInt
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-pub use sketch::any::{AnyDomain, AnyParams, AnySketch, Scheme, ValidAnyParams};
+pub use sketch::any::AnySketch;
+pub use sketch::any::params::{AnyDomain, AnyParams, Scheme, ValidAnyParams};
 pub use sketch::field::Sketch;
 pub use sketch::integer::IntegerSketch;
 pub use sketch::{LinearParams, LinearSketch, MaskedSketch};
@@ -34,10 +35,10 @@ pub use sparse::SparseVector;
 /// decoded in a 64- or 128-bit field whatever their size. The scheme, its
 /// decoder and its cost are described on [`WideSketch`](crate::wide::WideSketch).
 pub mod wide {
+    pub use crate::sketch::wide::WideSketch;
+    pub use crate::sketch::wide::key::MAX_WIDE_KEY_LEN;
     /// The keyed hash of wide keys (`hazmat`: a protocol internal).
     #[cfg(feature = "hazmat")]
-    pub use crate::sketch::wide::{KEY_HASH_PREFIX, key_hash};
-    pub use crate::sketch::wide::{
-        MAX_WIDE_KEY_LEN, ValidWideKeyParams, WideKeyParams, WideSketch,
-    };
+    pub use crate::sketch::wide::key::{KEY_HASH_PREFIX, key_hash};
+    pub use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
 }

@@ -67,7 +67,7 @@ pub mod messages;
 pub mod params;
 pub mod server;
 mod session;
-/// Shamir secret sharing of the mask secrets (`hazmat`).
+// Shamir secret sharing of the mask secrets: `hazmat`.
 #[cfg(feature = "hazmat")]
 pub mod shamir;
 #[cfg(not(feature = "hazmat"))]

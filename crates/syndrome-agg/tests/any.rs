@@ -59,10 +59,12 @@ fn field_keys_pick_the_cheapest_field_and_match_the_concrete_sketch() {
         let domain = (BigUint::from(1u8) << bits) - 1u32;
         let e = entries(&domain);
         let counts = CountPolicy::unsigned(1000u32);
-        let any_params = AnyParams::new(Scheme::FieldKeys, 4, domain.clone())
-            .with_counts(counts.clone())
-            .validate()
-            .unwrap();
+        let any_params = AnyParams::new(
+            Scheme::FieldKeys,
+            SketchParams::new(4, domain.clone()).with_counts(counts.clone()),
+        )
+        .validate()
+        .unwrap();
         let any = AnySketch::encode(&any_params, any_entries(&e)).unwrap();
         let base = SketchParams::new(4, domain.clone()).with_counts(counts);
         let mut want: Vec<(BigUint, BigInt)> = any_entries(&e);
@@ -89,10 +91,12 @@ fn field_keys_pick_the_cheapest_field_and_match_the_concrete_sketch() {
 fn wide_keys_match_the_concrete_sketch() {
     let domain = (BigUint::from(1u8) << 200u32) - 1u32;
     let e = entries(&domain);
-    let any_params = AnyParams::new(Scheme::WideKeys { hash_key: [5; 32] }, 4, domain)
-        .with_counts(CountPolicy::unsigned(1000u32))
-        .validate()
-        .unwrap();
+    let any_params = AnyParams::new(
+        Scheme::WideKeys { hash_key: [5; 32] },
+        SketchParams::new(4, domain).with_counts(CountPolicy::unsigned(1000u32)),
+    )
+    .validate()
+    .unwrap();
     let any = AnySketch::encode(&any_params, any_entries(&e)).unwrap();
     let p = WideKeyParams::new(4, 25, [5; 32])
         .with_counts(CountPolicy::unsigned(1000u32))
@@ -109,10 +113,12 @@ fn wide_keys_match_the_concrete_sketch() {
 fn the_integer_scheme_matches_the_concrete_sketch() {
     let domain = BigUint::from(900u32);
     let e = entries(&domain);
-    let any_params = AnyParams::new(Scheme::Integer, 4, domain.clone())
-        .with_counts(CountPolicy::unsigned(1000u32))
-        .validate()
-        .unwrap();
+    let any_params = AnyParams::new(
+        Scheme::Integer,
+        SketchParams::new(4, domain.clone()).with_counts(CountPolicy::unsigned(1000u32)),
+    )
+    .validate()
+    .unwrap();
     let any = AnySketch::encode(&any_params, any_entries(&e)).unwrap();
     let p = IntegerParams::new(4, domain, 1000u32).validate().unwrap();
     let mut want = any_entries(&e);
@@ -122,10 +128,12 @@ fn the_integer_scheme_matches_the_concrete_sketch() {
 
 #[test]
 fn signed_counts_decode_centered_and_differences_unlearn() {
-    let params = AnyParams::new(Scheme::FieldKeys, 3, 1000u32)
-        .with_counts(CountPolicy::signed(100u32))
-        .validate()
-        .unwrap();
+    let params = AnyParams::new(
+        Scheme::FieldKeys,
+        SketchParams::new(3, 1000u32).with_counts(CountPolicy::signed(100u32)),
+    )
+    .validate()
+    .unwrap();
     let mut a =
         AnySketch::encode(&params, [(5u32.into(), 4.into()), (9u32.into(), 1.into())]).unwrap();
     let b = AnySketch::encode(&params, [(9u32.into(), 1.into()), (7u32.into(), 2.into())]).unwrap();
@@ -138,7 +146,7 @@ fn signed_counts_decode_centered_and_differences_unlearn() {
 
 #[test]
 fn outside_input_is_refused() {
-    let params = AnyParams::new(Scheme::FieldKeys, 2, 100u32)
+    let params = AnyParams::new(Scheme::FieldKeys, SketchParams::new(2, 100u32))
         .validate()
         .unwrap();
     let mut s = AnySketch::new(&params);
@@ -154,10 +162,12 @@ fn outside_input_is_refused() {
         Err(SketchError::Decode(DecodeError::NonCanonical))
     );
     // Sketches of different schemes do not add up.
-    let other = AnyParams::new(Scheme::Integer, 2, 100u32)
-        .with_counts(CountPolicy::unsigned(10u32))
-        .validate()
-        .unwrap();
+    let other = AnyParams::new(
+        Scheme::Integer,
+        SketchParams::new(2, 100u32).with_counts(CountPolicy::unsigned(10u32)),
+    )
+    .validate()
+    .unwrap();
     assert!(matches!(
         s.add(&AnySketch::new(&other)),
         Err(SketchError::Params(ParamsError::ParamsMismatch { .. }))
@@ -165,7 +175,7 @@ fn outside_input_is_refused() {
     assert_eq!(params.num_elements(), 5);
     // The integer scheme needs unsigned counts.
     assert!(
-        AnyParams::new(Scheme::Integer, 2, 100u32)
+        AnyParams::new(Scheme::Integer, SketchParams::new(2, 100u32))
             .validate()
             .is_err()
     );

@@ -234,11 +234,14 @@ pub mod makers {
                 _ => rng.random_range(1..=200u32),
             };
             let domain = (BigUint::from(1u8) << bits) - 1u32;
-            let params = AnyParams::new(scheme.clone(), t, domain.clone())
-                .with_extra(rng.random_range(0..=1usize))
-                .with_counts(CountPolicy::unsigned(10_000u32))
-                .validate()
-                .unwrap();
+            let params = AnyParams::new(
+                scheme.clone(),
+                SketchParams::new(t, domain.clone())
+                    .with_extra(rng.random_range(0..=1usize))
+                    .with_counts(CountPolicy::unsigned(10_000u32)),
+            )
+            .validate()
+            .unwrap();
             let pool = distinct_keys(rng, &domain, t);
             let sketches = (0..clients(rng))
                 .map(|_| {

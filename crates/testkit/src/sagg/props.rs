@@ -161,7 +161,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
 /// The over-capacity rule and the detection bound (docs/threat-model.md §3.3): every sum of `s`
 /// nonzeros with `t < s <= t + r` is rejected, always; beyond `t + r` it is
 /// rejected too (false accepts have probability about `p^-r`). Returns how
-/// many rejections were [`DecodeError::TooManyKeys`](crate::DecodeError::TooManyKeys) (generically all of
+/// many rejections were [`DecodeError::TooManyKeys`] (generically all of
 /// them: Berlekamp-Massey sees all `2t + r` syndromes; the rest fail the
 /// locator or the final check).
 pub fn over_capacity_rejected<F: FiniteField>(f: &F, max_capacity: usize, cases: u32) -> u32 {
