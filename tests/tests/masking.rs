@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
+use syndrome_agg::LinearSketch;
 
 use field::Mersenne61;
 use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest};
@@ -27,7 +28,7 @@ const MIX: Mixture = Mixture {
 fn received(
     fed: &Federation,
     params: &syndrome_agg::ValidSketchParams<Mersenne61>,
-) -> BTreeMap<ClientId, MaskedSketch<Mersenne61>> {
+) -> BTreeMap<ClientId, MaskedSketch<Sketch<Mersenne61>>> {
     fed.last_messages()
         .unwrap()
         .iter()
@@ -69,7 +70,7 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
             .validate(Mersenne61)
             .unwrap();
         let f = Mersenne61;
-        let mut previous: Option<BTreeMap<ClientId, MaskedSketch<Mersenne61>>> = None;
+        let mut previous: Option<BTreeMap<ClientId, MaskedSketch<Sketch<Mersenne61>>>> = None;
         for round in 0..3u64 {
             let msgs = received(&fed, &params);
             assert_eq!(msgs.len(), fed.clients().len());
@@ -78,7 +79,7 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
                 assert_eq!(m.context().round, round);
                 let plain = plaintext(&fed, *id, &params);
                 // Every element is masked (equality has probability 1/p).
-                for (a, b) in m.syndromes().iter().zip(plain.syndromes()) {
+                for (a, b) in m.elements().iter().zip(plain.elements()) {
                     assert_ne!(a, b, "client {id}: an unmasked syndrome");
                 }
                 server.accept(m).unwrap();
@@ -96,7 +97,7 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
             // another message in the next round.
             if let Some(prev) = &previous {
                 let quiet = ClientId(4);
-                assert_ne!(prev[&quiet].syndromes(), msgs[&quiet].syndromes());
+                assert_ne!(prev[&quiet].elements(), msgs[&quiet].elements());
             }
             previous = Some(msgs);
             // Two clients update (a lone update would wait,

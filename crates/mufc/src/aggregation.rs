@@ -47,6 +47,7 @@ mod secure;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use syndrome_agg::{DecodeError, ParamsError};
 
 use field::primes::{FieldChoice, cheapest_field};
 use field::{BigPrime, Field, FiniteField, Mersenne61, Mersenne127};
@@ -61,8 +62,8 @@ use syndrome_agg::masking::pairwise::{
 use syndrome_agg::masking::{MaskDomain, MaskVector, deal_zero_sum_masks};
 use syndrome_agg::wide::{ValidWideKeyParams, WideKeyParams, WideSketch};
 use syndrome_agg::{
-    Aggregator, CountPolicy, IntegerParams, IntegerSketch, Sketch, SketchError, SketchParams,
-    ValidIntegerParams, ValidSketchParams,
+    Aggregator, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch, Sketch,
+    SketchError, SketchParams, ValidIntegerParams, ValidSketchParams,
 };
 
 use crate::ids::derive_bytes;
@@ -430,10 +431,10 @@ impl Aggregation {
             }
             Privacy::ScmaWide => {
                 let key_len = usize::try_from(spec.num_bins.bits().div_ceil(8)).map_err(|_| {
-                    MufcError::Sketch(SketchError::KeyTooLong {
+                    MufcError::Sketch(SketchError::Params(ParamsError::KeyTooLong {
                         len: usize::MAX,
                         max: syndrome_agg::wide::MAX_WIDE_KEY_LEN,
-                    })
+                    }))
                 })?;
                 let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
                 let base = WideKeyParams::new(t, key_len, hash_key).with_extra(spec.extra);
@@ -621,10 +622,12 @@ impl Aggregation {
         self.last_masked = masked.map(|m| (number, m));
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {
-            return Err(SketchError::MessageRejected {
-                reason: "injected failure after masking".into(),
-            }
-            .into());
+            return Err(
+                SketchError::Protocol(syndrome_agg::ProtocolError::MessageRejected {
+                    reason: "injected failure after masking".into(),
+                })
+                .into(),
+            );
         }
         out
     }
@@ -697,16 +700,6 @@ impl Aggregation {
         Ok(())
     }
 
-    fn check_min(&self, n: usize) -> MufcResult<()> {
-        if n < self.min_clients {
-            return Err(SketchError::MessageRejected {
-                reason: format!("only {n} clients, at least {} required", self.min_clients),
-            }
-            .into());
-        }
-        Ok(())
-    }
-
     fn field_round<F: FiniteField>(
         &self,
         round: &Round<'_>,
@@ -724,10 +717,10 @@ impl Aggregation {
             f,
             inputs,
             |i| encode_field(&s.params, i.histogram.iter().map(|(b, c)| (b, c))),
-            Sketch::into_syndromes,
+            Sketch::into_elements,
             masked,
         )? {
-            let sum = Sketch::from_syndromes(&s.params, run.sum.clone())?;
+            let sum = Sketch::from_elements(&s.params, run.sum.clone())?;
             let (decoded, decode) = timed(|| decode_field(s, &sum, check))?;
             return Ok(secure_output(run, decoded, wrap(sum), decode));
         }
@@ -740,7 +733,7 @@ impl Aggregation {
             Ok::<_, MufcError>((masked, start.elapsed()))
         })?;
         log_masked(masked, &msgs, inputs, |m| {
-            m.syndromes().iter().map(|e| f.to_bytes(e)).collect()
+            m.elements().iter().map(|e| f.to_bytes(e)).collect()
         });
         let start = Instant::now();
         let mut agg = Aggregator::new(&s.params, ctx, self.min_clients);
@@ -782,7 +775,7 @@ impl Aggregation {
             f,
             inputs,
             |i| encode_wide(&w.params, i.histogram.iter().map(|(b, c)| (b, c))),
-            |s| s.elements().to_vec(),
+            WideSketch::into_elements,
             masked,
         )? {
             let sum = WideSketch::from_elements(&w.params, run.sum.clone())?;
@@ -794,18 +787,18 @@ impl Aggregation {
             let start = Instant::now();
             let sketch = encode_wide(&w.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
             let mask = masks.mask_of(f, pos, input.id, len, &ctx)?;
-            let masked = sketch.masked(&mask)?;
+            let masked = sketch.mask(&mask, input.id.0, ctx)?;
             Ok::<_, MufcError>((masked, start.elapsed()))
         })?;
         log_masked(masked, &msgs, inputs, |m| {
             m.elements().iter().map(|e| f.to_bytes(e)).collect()
         });
         let start = Instant::now();
-        self.check_min(msgs.len())?;
-        let mut sum = WideSketch::new(&w.params);
+        let mut agg = Aggregator::new(&w.params, ctx, self.min_clients);
         for (m, _) in &msgs {
-            sum.add(m)?;
+            agg.accept(m)?;
         }
+        let sum: WideSketch<Mersenne61> = agg.finish()?;
         let included = inputs.iter().map(|i| i.id).collect();
         let sum_time = start.elapsed();
         let (decoded, decode) = timed(|| decode_wide(w, &sum, check))?;
@@ -820,7 +813,7 @@ impl Aggregation {
             },
             msgs,
             inputs,
-            |m, id| Ok(m.to_frame(id.0, &ctx).to_bytes()?),
+            |m, _| Ok(m.to_frame().to_bytes()?),
         )
     }
 
@@ -837,26 +830,29 @@ impl Aggregation {
         let (masks, offline) = self.masks(round, ring, inputs, len);
         let msgs = par::map(self.parallel, inputs, |pos, input| {
             let start = Instant::now();
-            let sketch =
-                IntegerSketch::encode(p, input.histogram.iter().map(|(b, c)| (b.clone(), *c)))?;
+            let sketch = IntegerSketch::from_unsigned(
+                p,
+                input.histogram.iter().map(|(b, c)| (b.clone(), *c)),
+            )?;
             let mask = masks.mask_of(ring, pos, input.id, len, &ctx)?;
-            let masked = sketch.masked(&mask)?;
+            let masked = sketch.mask(&mask, input.id.0, ctx)?;
             Ok::<_, MufcError>((masked, start.elapsed()))
         })?;
         log_masked(masked, &msgs, inputs, |m| {
-            m.syndromes().iter().map(BigUint::to_bytes_le).collect()
+            m.elements().iter().map(BigUint::to_bytes_le).collect()
         });
         let start = Instant::now();
-        self.check_min(msgs.len())?;
-        let mut sum = IntegerSketch::new(p);
+        let mut agg = Aggregator::new(p, ctx, self.min_clients);
         for (m, _) in &msgs {
-            sum.add(m)?;
+            agg.accept(m)?;
         }
+        let sum: IntegerSketch = agg.finish()?;
         let included = inputs.iter().map(|i| i.id).collect();
         let sum_time = start.elapsed();
         let start = Instant::now();
         let decoded = Decoded::Full(
             sum.decode()?
+                .into_entries()
                 .into_iter()
                 .map(|(k, c)| Ok((k, count_u64(&c)?)))
                 .collect::<MufcResult<_>>()?,
@@ -873,7 +869,7 @@ impl Aggregation {
             },
             msgs,
             inputs,
-            |m, id| Ok(m.to_frame(id.0, &ctx).to_bytes()?),
+            |m, _| Ok(m.to_frame().to_bytes()?),
         )
     }
 
@@ -1025,22 +1021,22 @@ fn field_info<F: FiniteField>(p: &ValidSketchParams<F>) -> SketchInfo {
 
 fn count_u64(c: &BigUint) -> MufcResult<u64> {
     c.to_u64().ok_or_else(|| {
-        SketchError::CountOutOfRange {
+        SketchError::Decode(DecodeError::CountOutOfRange {
             key: "(aggregate)".into(),
             count: c.to_string(),
             reason: "a count does not fit in 64 bits",
-        }
+        })
         .into()
     })
 }
 
 fn change_i128(key: &BigUint, c: &BigInt) -> MufcResult<i128> {
     c.to_i128().ok_or_else(|| {
-        SketchError::CountOutOfRange {
+        SketchError::Decode(DecodeError::CountOutOfRange {
             key: key.to_string(),
             count: c.to_string(),
             reason: "a change does not fit in 128 bits",
-        }
+        })
         .into()
     })
 }
@@ -1081,7 +1077,7 @@ fn decode_field<F: FiniteField>(
         if diff.is_zero() {
             return Ok(Decoded::Delta(Vec::new()));
         }
-        let diff = Sketch::from_syndromes(&s.delta, diff.into_syndromes())?;
+        let diff = Sketch::from_elements(&s.delta, diff.into_elements())?;
         // Over capacity (a batch that moved many bins, or clients that
         // dropped or came back) the difference is refused, or leads to
         // counts the check rejects; the whole sum is always within
@@ -1122,9 +1118,10 @@ fn decode_wide(
         if diff.elements().iter().all(|x| f.is_zero(x)) {
             return Ok(Decoded::Delta(Vec::new()));
         }
-        let diff = WideSketch::from_elements(&w.delta, diff.elements().to_vec())?;
+        let diff = WideSketch::from_elements(&w.delta, diff.into_elements())?;
         if let Ok(v) = diff.decode() {
             let out = v
+                .into_entries()
                 .into_iter()
                 .map(|(key, c)| {
                     let bin = BigUint::from_bytes_le(&key);
@@ -1141,7 +1138,8 @@ fn decode_wide(
         }
     }
     let mut out = sum
-        .decode_unsigned()?
+        .decode()?
+        .to_unsigned(f)
         .into_iter()
         .map(|(key, c)| Ok((BigUint::from_bytes_le(&key), count_u64(&c)?)))
         .collect::<MufcResult<Vec<_>>>()?;

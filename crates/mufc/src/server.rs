@@ -2,6 +2,7 @@
 //! K-means (Algorithm 1, lines 5-7; Algorithm 4, lines 7-13).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use syndrome_agg::DecodeError;
 
 use nalgebra::{DMatrix, DMatrixView};
 use num_bigint::BigUint;
@@ -287,11 +288,11 @@ impl Server {
                     let old = self.counts.get(&bin).copied().unwrap_or(0);
                     let new = i128::from(old) + ch;
                     let new = u64::try_from(new).map_err(|_| {
-                        MufcError::Sketch(SketchError::CountOutOfRange {
+                        MufcError::Sketch(SketchError::Decode(DecodeError::CountOutOfRange {
                             key: bin.to_string(),
                             count: new.to_string(),
                             reason: "the decoded change makes a count negative",
-                        })
+                        }))
                     })?;
                     self.bin_changes(&bin, old, new, &mut pc)?;
                     if new == 0 {

@@ -17,6 +17,7 @@ use field::primes::cheapest_field;
 use field::{FiniteField, Mersenne61};
 use num_bigint::BigUint;
 use num_integer::Roots;
+use syndrome_agg::LinearParams;
 use syndrome_agg::wide::WideKeyParams;
 
 fn human(bytes: u64) -> String {

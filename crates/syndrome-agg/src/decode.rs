@@ -52,8 +52,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
 
-use crate::error::check_len;
-use crate::{IntegerSketch, Sketch, SketchError, SketchResult, SparseVector, ValidSketchParams};
+use crate::error::{DecodeError, SketchError, SketchResult, check_len};
+use crate::integer::ValidIntegerParams;
+use crate::params::ValidSketchParams;
+use crate::sparse::SparseVector;
 
 /// Domain separator of the root-finding RNG seed.
 const ROOTS_SEED_PREFIX: &[u8] = b"syndrome-agg/v1/roots";
@@ -62,16 +64,24 @@ const ROOTS_SEED_PREFIX: &[u8] = b"syndrome-agg/v1/roots";
 /// names.
 fn locator_error(e: FieldError, capacity: usize) -> SketchError {
     match e {
-        FieldError::DegreeExceeded { needed, .. } => SketchError::TooManyKeys { capacity, needed },
-        FieldError::NotSplit | FieldError::ZeroPolynomial | FieldError::NotIntegral => {
-            SketchError::LocatorDoesNotSplit
+        FieldError::DegreeExceeded { needed, .. } => {
+            SketchError::Decode(DecodeError::TooManyKeys { capacity, needed })
         }
-        FieldError::RootsOutOfRange { low, high } => SketchError::KeyOutOfRange {
-            key: "(a root outside the domain)".into(),
-            domain: format!("{low}..={high}"),
-        },
-        FieldError::RepeatedRoot | FieldError::RepeatedNodes => SketchError::RepeatedRoot,
-        FieldError::AttemptsExhausted { attempts } => SketchError::Timeout { attempts },
+        FieldError::NotSplit | FieldError::ZeroPolynomial | FieldError::NotIntegral => {
+            SketchError::Decode(DecodeError::LocatorDoesNotSplit)
+        }
+        FieldError::RootsOutOfRange { low, high } => {
+            SketchError::Decode(DecodeError::KeyOutOfRange {
+                key: "(a root outside the domain)".into(),
+                domain: format!("{low}..={high}"),
+            })
+        }
+        FieldError::RepeatedRoot | FieldError::RepeatedNodes => {
+            SketchError::Decode(DecodeError::RepeatedRoot)
+        }
+        FieldError::AttemptsExhausted { attempts } => {
+            SketchError::Decode(DecodeError::Timeout { attempts })
+        }
         other => SketchError::Field(other),
     }
 }
@@ -86,7 +96,7 @@ fn locator_error(e: FieldError, capacity: usize) -> SketchError {
 /// so the over-capacity sum would only show later, as a locator that does
 /// not split or a failed check; with `r >= 1` more terms its linear
 /// complexity generically exceeds `t`, and Berlekamp-Massey stops with the
-/// over-capacity error [`SketchError::TooManyKeys`] at once. The final
+/// over-capacity error [`DecodeError::TooManyKeys`] at once. The final
 /// check is unchanged, so the contract and the detection bound hold either
 /// way; the cost is `O(t (2t + r))`.
 pub(crate) fn locator<F: Field>(
@@ -96,10 +106,10 @@ pub(crate) fn locator<F: Field>(
 ) -> SketchResult<(usize, Poly<F::Elem>)> {
     let rec = berlekamp_massey(f, s, capacity).map_err(|e| locator_error(e, capacity))?;
     if rec.length > capacity {
-        return Err(SketchError::TooManyKeys {
+        return Err(SketchError::Decode(DecodeError::TooManyKeys {
             capacity,
             needed: rec.length,
-        });
+        }));
     }
     let rev = poly::reverse(f, &rec.connection, rec.length.saturating_add(1));
     Ok((rec.length, rev))
@@ -114,18 +124,30 @@ pub(crate) fn power_sums<F: Field>(
 ) -> Vec<F::Elem> {
     let mut out = vec![f.zero(); m];
     for (x, v) in nodes.iter().zip(values) {
-        crate::sketch::add_power_sums(f, &mut out, x, v);
+        add_power_sums(f, &mut out, x, v);
     }
     out
+}
+
+/// `s_i += c * x^(i-1)` for every `i`, with running powers.
+pub(crate) fn add_power_sums<F: Field>(f: &F, s: &mut [F::Elem], x: &F::Elem, c: &F::Elem) {
+    let mut pw = c.clone();
+    let n = s.len();
+    for (i, si) in s.iter_mut().enumerate() {
+        f.add_assign(si, &pw);
+        if i.saturating_add(1) < n {
+            pw = f.mul(&pw, x);
+        }
+    }
 }
 
 /// Compares a re-encoding with the received syndromes.
 pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> SketchResult<()> {
     check_len(reencoded.len(), received.len())?;
     match received.iter().zip(reencoded).position(|(a, b)| a != b) {
-        Some(i) => Err(SketchError::CheckMismatch {
+        Some(i) => Err(SketchError::Decode(DecodeError::CheckMismatch {
             index: i.saturating_add(1),
-        }),
+        })),
         None => Ok(()),
     }
 }
@@ -151,7 +173,7 @@ pub(crate) fn decode_field<F: FiniteField>(
         let mut rng = roots_rng(f, s);
         let roots = find_roots(f, &rev, &mut rng).map_err(|e| locator_error(e, capacity))?;
         if roots.len() != len {
-            return Err(SketchError::LocatorDoesNotSplit);
+            return Err(SketchError::Decode(DecodeError::LocatorDoesNotSplit));
         }
         roots
     };
@@ -161,10 +183,12 @@ pub(crate) fn decode_field<F: FiniteField>(
     let values = if nodes.is_empty() {
         Vec::new()
     } else {
-        let first = s.get(..nodes.len()).ok_or(SketchError::WrongLength {
-            expected: nodes.len(),
-            found: s.len(),
-        })?;
+        let first = s
+            .get(..nodes.len())
+            .ok_or(SketchError::Decode(DecodeError::WrongLength {
+                expected: nodes.len(),
+                found: s.len(),
+            }))?;
         solve_transposed_vandermonde(f, &nodes, first).map_err(|e| locator_error(e, capacity))?
     };
     check_all(s, &power_sums(f, &nodes, &values, s.len()))?;
@@ -187,48 +211,12 @@ fn roots_rng<F: FiniteField>(f: &F, s: &[F::Elem]) -> ChaCha20Rng {
     ChaCha20Rng::from_seed(h.finalize().into())
 }
 
-impl<F: FiniteField> Sketch<F> {
-    /// Decodes the sparse vector (Algorithm 2 of the paper, line 3):
-    /// Berlekamp-Massey (on all `2t + r` syndromes, see below) for the
-    /// locator
-    /// `g(x) = prod_j (1 - j x)`, the roots of its reverse polynomial
-    /// `prod_j (x - j)` by randomized equal-degree splitting, the domain
-    /// check `1 <= j <= N`, the counts by the transposed Vandermonde solve,
-    /// the count policy, and a re-encode compared with all `2t + r`
-    /// syndromes. See the module docs for the contract and the detection
-    /// bound.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::TooManyKeys`] when the syndromes need more than `t`
-    /// keys, [`SketchError::LocatorDoesNotSplit`],
-    /// [`SketchError::RepeatedRoot`], [`SketchError::KeyOutOfRange`],
-    /// [`SketchError::CountOutOfRange`] (a zero count, or one outside the
-    /// policy), [`SketchError::CheckMismatch`], [`SketchError::Timeout`].
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use field::Mersenne61;
-    /// use syndrome_agg::{Sketch, SketchError, SketchParams};
-    ///
-    /// let params = SketchParams::new(2, 1000u32).with_extra(1).validate(Mersenne61)?;
-    /// // Three keys in a sketch of capacity 2 with one check syndrome:
-    /// // always rejected (t < 3 <= t + r).
-    /// let s = Sketch::from_unsigned(&params, [(1u32, 1u64), (2, 1), (3, 1)])?;
-    /// assert!(s.decode().is_err());
-    /// # Ok::<(), syndrome_agg::SketchError>(())
-    /// ```
-    pub fn decode(&self) -> SketchResult<SparseVector<F::Elem>> {
-        decode_sketch(self.params(), self.syndromes())
-    }
-}
-
-/// [`Sketch::decode`] on raw syndromes.
+/// The finite-field decoder of a [`Sketch`](crate::Sketch) on raw
+/// syndromes (Algorithm 2 of the paper, line 3).
 pub(crate) fn decode_sketch<F: FiniteField>(
     params: &ValidSketchParams<F>,
     s: &[F::Elem],
-) -> SketchResult<SparseVector<F::Elem>> {
+) -> SketchResult<SparseVector<BigUint, F::Elem>> {
     let f = params.field();
     let expected = params.num_syndromes();
     check_len(expected, s.len())?;
@@ -236,10 +224,10 @@ pub(crate) fn decode_sketch<F: FiniteField>(
     let (nodes, values) = decode_field(f, s, params.capacity(), |x| {
         let k = f.to_biguint(x);
         if k.is_zero() || k > *domain {
-            return Err(SketchError::KeyOutOfRange {
+            return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
                 key: k.to_string(),
                 domain: domain.to_string(),
-            });
+            }));
         }
         Ok(())
     })?;
@@ -253,99 +241,87 @@ pub(crate) fn decode_sketch<F: FiniteField>(
     Ok(SparseVector::from_sorted(entries))
 }
 
-impl IntegerSketch {
-    /// The deterministic decoder of Appendix K of the paper: the summed
-    /// syndromes are the exact integers `S_i` (see
-    /// [`IntegerParams`](crate::IntegerParams) for why), so the server
-    /// works over the rationals: Berlekamp-Massey for the locator, the
-    /// integer root finder on `[1, N]` (bisection guided by the derivative,
-    /// no randomness), the counts by the transposed Vandermonde solve over
-    /// the rationals (they must be positive integers with total at most
-    /// `T`), and the same re-encode check of all `2t + r` syndromes.
-    ///
-    /// Returns `(key, count)` sorted by key.
-    ///
-    /// # Errors
-    ///
-    /// As [`Sketch::decode`]; [`SketchError::CountOutOfRange`] also for a
-    /// count that is not a positive integer.
-    pub fn decode(&self) -> SketchResult<Vec<(BigUint, BigUint)>> {
-        let p = self.params();
-        let q = Rationals;
-        let s: Vec<Rational> = self.syndromes().iter().map(|v| q.from_biguint(v)).collect();
-        if s.iter().all(Rational::is_zero) {
-            return Ok(Vec::new());
-        }
-        let t = p.capacity();
-        let (len, rev) = locator(&q, &s, t)?;
-        let roots: Vec<BigInt> = if len == 0 {
-            Vec::new()
-        } else {
-            let high = BigInt::from(p.key_domain().clone());
-            let r = integer_roots(&rev, &BigInt::one(), &high).map_err(|e| locator_error(e, t))?;
-            if r.len() != len {
-                return Err(SketchError::LocatorDoesNotSplit);
-            }
-            r
-        };
-        let mut keys = Vec::with_capacity(roots.len());
-        for r in &roots {
-            match r.to_biguint() {
-                Some(k) if !k.is_zero() && k <= *p.key_domain() => keys.push(k),
-                _ => {
-                    return Err(SketchError::KeyOutOfRange {
-                        key: r.to_string(),
-                        domain: p.key_domain().to_string(),
-                    });
-                }
-            }
-        }
-        let nodes: Vec<Rational> = keys.iter().map(|k| q.from_biguint(k)).collect();
-        let values = if nodes.is_empty() {
-            Vec::new()
-        } else {
-            let first = s
-                .get(..nodes.len())
-                .ok_or(SketchError::LocatorDoesNotSplit)?;
-            solve_transposed_vandermonde(&q, &nodes, first).map_err(|e| locator_error(e, t))?
-        };
-        let mut out = Vec::with_capacity(keys.len());
-        let mut total = BigUint::zero();
-        for (k, v) in keys.into_iter().zip(&values) {
-            let count = match v.to_integer() {
-                Some(c) if c.is_positive() => c.magnitude().clone(),
-                _ => {
-                    return Err(SketchError::CountOutOfRange {
-                        key: k.to_string(),
-                        count: v.to_string(),
-                        reason: "integer-sketch counts must be positive integers",
-                    });
-                }
-            };
-            total = crate::integer::big_add(&total, &count);
-            if total > *p.max_total() {
-                return Err(SketchError::CountOutOfRange {
-                    key: k.to_string(),
-                    count: count.to_string(),
-                    reason: "total count exceeds max_total",
-                });
-            }
-            out.push((k, count));
-        }
-        // Exact integer re-encode of every syndrome; the received values are
-        // below 2^k, and so must the re-encoding be.
-        let mut re = vec![BigUint::zero(); s.len()];
-        for (k, c) in &out {
-            let mut pw = c.clone();
-            for (i, r) in re.iter_mut().enumerate() {
-                *r = crate::integer::big_add(r, &pw);
-                if i.saturating_add(1) < s.len() {
-                    pw = crate::integer::big_mul(&pw, k);
-                }
-            }
-        }
-        check_all(self.syndromes(), &re)?;
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+/// The deterministic decoder of an [`IntegerSketch`](crate::IntegerSketch)
+/// on raw syndromes (Appendix K of the paper); `(key, count)` sorted by
+/// key.
+pub(crate) fn decode_integer(
+    p: &ValidIntegerParams,
+    syndromes: &[BigUint],
+) -> SketchResult<Vec<(BigUint, BigUint)>> {
+    let q = Rationals;
+    let s: Vec<Rational> = syndromes.iter().map(|v| q.from_biguint(v)).collect();
+    if s.iter().all(Rational::is_zero) {
+        return Ok(Vec::new());
     }
+    let t = p.capacity();
+    let (len, rev) = locator(&q, &s, t)?;
+    let roots: Vec<BigInt> = if len == 0 {
+        Vec::new()
+    } else {
+        let high = BigInt::from(p.key_domain().clone());
+        let r = integer_roots(&rev, &BigInt::one(), &high).map_err(|e| locator_error(e, t))?;
+        if r.len() != len {
+            return Err(SketchError::Decode(DecodeError::LocatorDoesNotSplit));
+        }
+        r
+    };
+    let mut keys = Vec::with_capacity(roots.len());
+    for r in &roots {
+        match r.to_biguint() {
+            Some(k) if !k.is_zero() && k <= *p.key_domain() => keys.push(k),
+            _ => {
+                return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
+                    key: r.to_string(),
+                    domain: p.key_domain().to_string(),
+                }));
+            }
+        }
+    }
+    let nodes: Vec<Rational> = keys.iter().map(|k| q.from_biguint(k)).collect();
+    let values = if nodes.is_empty() {
+        Vec::new()
+    } else {
+        let first = s
+            .get(..nodes.len())
+            .ok_or(SketchError::Decode(DecodeError::LocatorDoesNotSplit))?;
+        solve_transposed_vandermonde(&q, &nodes, first).map_err(|e| locator_error(e, t))?
+    };
+    let mut out = Vec::with_capacity(keys.len());
+    let mut total = BigUint::zero();
+    for (k, v) in keys.into_iter().zip(&values) {
+        let count = match v.to_integer() {
+            Some(c) if c.is_positive() => c.magnitude().clone(),
+            _ => {
+                return Err(SketchError::Decode(DecodeError::CountOutOfRange {
+                    key: k.to_string(),
+                    count: v.to_string(),
+                    reason: "integer-sketch counts must be positive integers",
+                }));
+            }
+        };
+        total = crate::integer::big_add(&total, &count);
+        if total > *p.max_total() {
+            return Err(SketchError::Decode(DecodeError::CountOutOfRange {
+                key: k.to_string(),
+                count: count.to_string(),
+                reason: "total count exceeds max_total",
+            }));
+        }
+        out.push((k, count));
+    }
+    // Exact integer re-encode of every syndrome; the received values are
+    // below 2^k, and so must the re-encoding be.
+    let mut re = vec![BigUint::zero(); s.len()];
+    for (k, c) in &out {
+        let mut pw = c.clone();
+        for (i, r) in re.iter_mut().enumerate() {
+            *r = crate::integer::big_add(r, &pw);
+            if i.saturating_add(1) < s.len() {
+                pw = crate::integer::big_mul(&pw, k);
+            }
+        }
+    }
+    check_all(syndromes, &re)?;
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
 }

@@ -1,6 +1,8 @@
-//! The deterministic scheme of Appendix K of the paper: syndromes as exact
-//! integers under a power-of-two modulus `p'`, decoded over the rationals
-//! with the integer root finder, no randomness anywhere.
+//! The ring and the parameters of the deterministic scheme of Appendix K
+//! of the paper (the sketch is [`IntegerSketch`](crate::IntegerSketch)):
+//! syndromes as exact integers under a power-of-two modulus `p'`, decoded
+//! over the rationals with the integer root finder, no randomness
+//! anywhere.
 
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
@@ -11,15 +13,12 @@
     clippy::arithmetic_side_effects
 )]
 
-use core::fmt;
-
 use num_bigint::BigUint;
 use num_traits::{CheckedSub, One, Zero};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_len, invalid};
-use crate::masking::{MaskDomain, MaskVector};
-use crate::{SketchError, SketchResult};
+use crate::error::{SketchResult, invalid};
+use crate::masking::MaskDomain;
 
 /// The default cap on the size of an integer sketch, `(2t + r) * k` bits
 /// (2^30 bits = 128 MiB), a bound on what parameters read from outside can
@@ -155,7 +154,7 @@ pub struct IntegerParams {
 
 impl IntegerParams {
     /// Capacity `t`, keys `1..=key_domain`, total count at most
-    /// `max_total`, with [`DEFAULT_EXTRA`](crate::DEFAULT_EXTRA) check
+    /// `max_total`, with [`DEFAULT_EXTRA`](crate::params::DEFAULT_EXTRA) check
     /// syndromes.
     pub fn new(
         capacity: usize,
@@ -165,7 +164,7 @@ impl IntegerParams {
         Self {
             capacity,
             key_domain: key_domain.into(),
-            extra: crate::DEFAULT_EXTRA,
+            extra: crate::params::DEFAULT_EXTRA,
             max_total: max_total.into(),
             max_bits: DEFAULT_MAX_INTEGER_BITS,
         }
@@ -189,7 +188,7 @@ impl IntegerParams {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`] for `t = 0`, `N = 0`, `T = 0`, or a
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for `t = 0`, `N = 0`, `T = 0`, or a
     /// sketch above the size cap.
     pub fn validate(self) -> SketchResult<ValidIntegerParams> {
         let m = crate::params::syndrome_count(self.capacity, &self.key_domain, self.extra)?;
@@ -254,165 +253,5 @@ impl ValidIntegerParams {
     /// `2t + r`.
     pub fn num_syndromes(&self) -> usize {
         self.num_syndromes
-    }
-}
-
-/// The integer sketch of Appendix K: `S_i = sum_j q_j j^(i-1) mod 2^k`,
-/// `i = 1..2t+r`, exact for honest aggregates (see [`IntegerParams`]).
-/// Linear like [`Sketch`](crate::Sketch), and masked with
-/// [`IntegerRing`] masks.
-///
-/// # Example
-///
-/// ```
-/// use syndrome_agg::{IntegerParams, IntegerSketch};
-/// use syndrome_agg::masking::deal_zero_sum_masks;
-///
-/// let params = IntegerParams::new(2, 1000u32, 100u32).validate()?;
-/// let masks = deal_zero_sum_masks(params.ring(), 2, params.num_syndromes(), &mut testkit::rng("k"));
-/// let mut sum = IntegerSketch::encode(&params, [(10u32, 3u64)])?.masked(&masks[0])?;
-/// sum.add(&IntegerSketch::encode(&params, [(900u32, 4u64)])?.masked(&masks[1])?)?;
-/// let decoded = sum.decode()?;
-/// assert_eq!(decoded, vec![(10u32.into(), 3u32.into()), (900u32.into(), 4u32.into())]);
-/// # Ok::<(), syndrome_agg::SketchError>(())
-/// ```
-#[derive(Clone, PartialEq, Eq)]
-pub struct IntegerSketch {
-    params: ValidIntegerParams,
-    syndromes: Vec<BigUint>,
-}
-
-impl fmt::Debug for IntegerSketch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IntegerSketch")
-            .field("params", &self.params)
-            .field("syndromes", &self.syndromes.len())
-            .finish()
-    }
-}
-
-impl IntegerSketch {
-    /// The sketch of the zero vector.
-    pub fn new(params: &ValidIntegerParams) -> Self {
-        Self {
-            params: params.clone(),
-            syndromes: vec![BigUint::zero(); params.num_syndromes],
-        }
-    }
-
-    /// A sketch from received syndromes.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::WrongLength`] unless there are `2t + r`;
-    /// [`SketchError::NonCanonical`] for a value `>= 2^k`.
-    pub fn from_syndromes(
-        params: &ValidIntegerParams,
-        syndromes: Vec<BigUint>,
-    ) -> SketchResult<Self> {
-        check_len(params.num_syndromes, syndromes.len())?;
-        if syndromes.iter().any(|s| s.bits() > params.ring.bits) {
-            return Err(SketchError::NonCanonical);
-        }
-        Ok(Self {
-            params: params.clone(),
-            syndromes,
-        })
-    }
-
-    /// The sketch of `(key, count)` entries with positive counts.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::KeyOutOfDomain`] for a key outside `[1, N]`,
-    /// [`SketchError::InvalidCount`] for a zero count or one above `T`.
-    pub fn encode<K, I>(params: &ValidIntegerParams, entries: I) -> SketchResult<Self>
-    where
-        K: Into<BigUint>,
-        I: IntoIterator<Item = (K, u64)>,
-    {
-        let mut s = Self::new(params);
-        for (k, c) in entries {
-            s.insert(&k.into(), &BigUint::from(c))?;
-        }
-        Ok(s)
-    }
-
-    /// Adds `count` at `key`.
-    ///
-    /// # Errors
-    ///
-    /// As [`encode`](Self::encode).
-    pub fn insert(&mut self, key: &BigUint, count: &BigUint) -> SketchResult<()> {
-        if key.is_zero() || *key > self.params.params.key_domain {
-            return Err(SketchError::KeyOutOfDomain {
-                key: key.to_string(),
-                domain: self.params.params.key_domain.to_string(),
-            });
-        }
-        if count.is_zero() || *count > self.params.params.max_total {
-            return Err(SketchError::InvalidCount {
-                count: count.to_string(),
-                reason: "integer sketch counts are in [1, max_total]",
-            });
-        }
-        let ring = &self.params.ring;
-        let mut pw = count.clone();
-        let n = self.syndromes.len();
-        for (i, s) in self.syndromes.iter_mut().enumerate() {
-            *s = ring.mask_add(s, &pw);
-            if i.saturating_add(1) < n {
-                pw = ring.reduce(&big_mul(&pw, key));
-            }
-        }
-        Ok(())
-    }
-
-    /// `self += other (mod 2^k)`.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::ParamsMismatch`] if the parameters differ.
-    pub fn add(&mut self, other: &Self) -> SketchResult<()> {
-        if self.params != other.params {
-            return Err(SketchError::ParamsMismatch {
-                what: "integer parameters",
-            });
-        }
-        let ring = &self.params.ring;
-        for (a, b) in self.syndromes.iter_mut().zip(&other.syndromes) {
-            *a = ring.mask_add(a, b);
-        }
-        Ok(())
-    }
-
-    /// The sketch plus a mask vector: a client's message.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::WrongLength`] unless the mask has `2t + r` elements.
-    pub fn masked(&self, mask: &MaskVector<BigUint>) -> SketchResult<Self> {
-        check_len(self.syndromes.len(), mask.0.len())?;
-        let ring = &self.params.ring;
-        let syndromes = self
-            .syndromes
-            .iter()
-            .zip(&mask.0)
-            .map(|(s, z)| ring.mask_add(s, z))
-            .collect();
-        Ok(Self {
-            params: self.params.clone(),
-            syndromes,
-        })
-    }
-
-    /// The syndromes.
-    pub fn syndromes(&self) -> &[BigUint] {
-        &self.syndromes
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> &ValidIntegerParams {
-        &self.params
     }
 }

@@ -1,7 +1,12 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+// Modules import from the module that defines an item, never from this
+// root: the use graph between files has no circle.
+#[macro_use]
+mod hazmat;
 mod aggregate;
+mod context;
 mod decode;
 mod error;
 mod integer;
@@ -9,18 +14,31 @@ pub mod masking;
 mod params;
 pub mod secagg;
 mod sketch;
-pub mod wide;
+mod sparse;
+mod step;
 pub mod wire;
 
-pub use aggregate::{Aggregator, MaskedSketch};
-pub use error::SketchError;
-pub use integer::{
-    DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, IntegerSketch, ValidIntegerParams,
-};
+pub use aggregate::Aggregator;
+pub use error::{DecodeError, ParamsError, ProtocolError, SketchError, SketchResult, WireError};
+pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidIntegerParams};
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-pub use sketch::{Sketch, SparseVector};
+pub use sketch::any::AnySketch;
+pub use sketch::any::params::{AnyDomain, AnyParams, Scheme, ValidAnyParams};
+pub use sketch::field::Sketch;
+pub use sketch::integer::IntegerSketch;
+pub use sketch::{LinearParams, LinearSketch, MaskedSketch};
+pub use sparse::SparseVector;
 
-/// The result type of this crate.
-pub type SketchResult<T> = Result<T, SketchError>;
+/// Wide keys (beyond the paper): keys that are arbitrary byte strings,
+/// decoded in a 64- or 128-bit field whatever their size. The scheme, its
+/// decoder and its cost are described on [`WideSketch`](crate::wide::WideSketch).
+pub mod wide {
+    pub use crate::sketch::wide::WideSketch;
+    pub use crate::sketch::wide::key::MAX_WIDE_KEY_LEN;
+    /// The keyed hash of wide keys (`hazmat`: a protocol internal).
+    #[cfg(feature = "hazmat")]
+    pub use crate::sketch::wide::key::{KEY_HASH_PREFIX, key_hash};
+    pub use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
+}

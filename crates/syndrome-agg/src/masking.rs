@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use stream::MaskStream;
 
-use crate::SketchResult;
+use crate::error::SketchResult;
 
 /// Where masks live: an additive group `Z / M` with a canonical
 /// representation `0..M`, uniform sampling and the documented stream

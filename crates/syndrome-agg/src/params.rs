@@ -7,8 +7,7 @@ use num_bigint::{BigInt, BigUint};
 use num_traits::{One, Signed, Zero};
 use serde::{Deserialize, Serialize};
 
-use crate::error::invalid;
-use crate::{SketchError, SketchResult};
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, invalid};
 
 /// The default number of extra check syndromes `r` beyond `2t`.
 ///
@@ -214,19 +213,19 @@ impl SketchParams {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`] for `t = 0`, `N = 0` or
+    /// [`ParamsError::InvalidParams`] for `t = 0`, `N = 0` or
     /// `2t + r` above the configured maximum;
-    /// [`SketchError::FieldTooSmall`] unless `p > N` (keys `1..=N` must be
+    /// [`ParamsError::FieldTooSmall`] unless `p > N` (keys `1..=N` must be
     /// distinct nonzero elements) and `p` exceeds the count bound
     /// (`max_total` for unsigned counts, `2 * max_abs` for signed ones).
     pub fn validate<F: FiniteField>(self, field: F) -> SketchResult<ValidSketchParams<F>> {
         self.check_shape()?;
         let bound = self.field_bound();
         if !field.holds(&bound) {
-            return Err(SketchError::FieldTooSmall {
+            return Err(SketchError::Params(ParamsError::FieldTooSmall {
                 modulus_bits: field.modulus_bits(),
                 needed_bits: bound.bits(),
-            });
+            }));
         }
         Ok(ValidSketchParams {
             field,
@@ -293,17 +292,17 @@ impl<F: FiniteField> ValidSketchParams<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::KeyOutOfDomain`] unless `1 <= key <= N`.
+    /// [`ParamsError::KeyOutOfDomain`] unless `1 <= key <= N`.
     pub fn key(&self, key: impl Into<BigUint>) -> SketchResult<F::Elem> {
         self.key_ref(&key.into())
     }
 
     pub(crate) fn key_ref(&self, key: &BigUint) -> SketchResult<F::Elem> {
         if key.is_zero() || *key > self.params.key_domain {
-            return Err(SketchError::KeyOutOfDomain {
+            return Err(SketchError::Params(ParamsError::KeyOutOfDomain {
                 key: key.to_string(),
                 domain: self.params.key_domain.to_string(),
-            });
+            }));
         }
         Ok(self.field.from_biguint(key))
     }
@@ -312,20 +311,20 @@ impl<F: FiniteField> ValidSketchParams<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidCount`] if the policy is signed, or if the
+    /// [`ParamsError::InvalidCount`] if the policy is signed, or if the
     /// count alone exceeds the unsigned policy's `max_total`.
     pub fn unsigned_count(&self, count: impl Into<BigUint>) -> SketchResult<F::Elem> {
         let count = count.into();
         match &self.params.counts {
-            CountPolicy::Signed { .. } => Err(SketchError::InvalidCount {
+            CountPolicy::Signed { .. } => Err(SketchError::Params(ParamsError::InvalidCount {
                 count: count.to_string(),
                 reason: "the policy is signed: use signed_count",
-            }),
+            })),
             CountPolicy::Unsigned { max_total } if count > *max_total => {
-                Err(SketchError::InvalidCount {
+                Err(SketchError::Params(ParamsError::InvalidCount {
                     count: count.to_string(),
                     reason: "exceeds the unsigned policy's max_total",
-                })
+                }))
             }
             _ => Ok(self.field.from_biguint(&count)),
         }
@@ -336,39 +335,27 @@ impl<F: FiniteField> ValidSketchParams<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidCount`] if the policy is unsigned and `count`
+    /// [`ParamsError::InvalidCount`] if the policy is unsigned and `count`
     /// is negative or above `max_total`, or if `|count|` exceeds the signed
     /// policy's `max_abs`.
     pub fn signed_count(&self, count: impl Into<BigInt>) -> SketchResult<F::Elem> {
         let count = count.into();
         match &self.params.counts {
             CountPolicy::Signed { max_abs } if count.magnitude() > max_abs => {
-                Err(SketchError::InvalidCount {
+                Err(SketchError::Params(ParamsError::InvalidCount {
                     count: count.to_string(),
                     reason: "absolute value exceeds the signed policy's max_abs",
-                })
+                }))
             }
             CountPolicy::Unsigned { .. } => match count.to_biguint() {
                 Some(c) => self.unsigned_count(c),
-                None => Err(SketchError::InvalidCount {
+                None => Err(SketchError::Params(ParamsError::InvalidCount {
                     count: count.to_string(),
                     reason: "negative count under an unsigned policy",
-                }),
+                })),
             },
             _ => Ok(self.field.from_bigint(&count)),
         }
-    }
-
-    /// Whether `other` describes the same sketches (same field and
-    /// parameters).
-    pub(crate) fn check_same(&self, other: &Self) -> SketchResult<()> {
-        if self.field != other.field {
-            return Err(SketchError::ParamsMismatch { what: "field" });
-        }
-        if self.params != other.params {
-            return Err(SketchError::ParamsMismatch { what: "parameters" });
-        }
-        Ok(())
     }
 
     /// Checks a decoded count against the policy (nonzero, in range);
@@ -379,10 +366,12 @@ impl<F: FiniteField> ValidSketchParams<F> {
         count: &F::Elem,
         total: &mut BigUint,
     ) -> SketchResult<()> {
-        let refuse = |count: String, reason| SketchError::CountOutOfRange {
-            key: key.to_string(),
-            count,
-            reason,
+        let refuse = |count: String, reason| {
+            SketchError::Decode(DecodeError::CountOutOfRange {
+                key: key.to_string(),
+                count,
+                reason,
+            })
         };
         if self.field.is_zero(count) {
             return Err(refuse("0".into(), "a located key has count zero"));

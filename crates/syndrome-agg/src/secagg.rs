@@ -7,28 +7,28 @@
 //! The server learns the sum of the input vectors of the clients that
 //! finished the masked-input step (and which clients those are), or a
 //! typed error and nothing else. Inputs are vectors over any
-//! [`FiniteField`] (syndrome sketches, in this crate's use).
+//! [`FiniteField`](field::FiniteField) (syndrome sketches, in this crate's use).
 //!
 //! # The protocol
 //!
 //! 1. **AdvertiseKeys.** Client `u` draws two X25519 key pairs,
 //!    `(c_pk, c_sk)` to encrypt shares and `(s_pk, s_sk)` to agree masks,
 //!    and a 32-byte self-mask seed `b_u`; it sends `c_pk`, `s_pk` and the
-//!    commitment `H(b_u)` ([`seed_commitment`]).
+//!    commitment `H(b_u)` (`seed_commitment`).
 //! 2. **ShareKeys.** The server relays to each client the keys of its
 //!    holders ([`graph`]). The client checks them (its own keys unaltered,
 //!    no key twice, every id a holder, at least `t` entries, X25519
 //!    contributory), Shamir-shares `s_sk` and `b_u` with threshold `t`
-//!    ([`shamir`], in `GF(2^127 - 1)`) and encrypts each holder's pair of
+//!    (`shamir`, in `GF(2^127 - 1)`) and encrypts each holder's pair of
 //!    shares with ChaCha20-Poly1305 under
 //!    `HKDF-SHA256(X25519(c_sk_u, c_pk_v), info = "syndrome-agg/v1/share" ||
 //!    session || round || min(u, v) || max(u, v))`, the associated data
-//!    binding session, round, step, sender and receiver ([`share_aad`]).
+//!    binding session, round, step, sender and receiver (`share_aad`).
 //! 3. **MaskedInput.** The server forwards to each client the ciphertexts
 //!    addressed to it; their senders are the peers it masks with. The
 //!    client decrypts them all (any failure aborts it) and sends
 //!    `y_u = x_u + PRG(b_u) + sum_v +-PRG(s_uv)`: the self-mask
-//!    ([`self_mask`]) and the pairwise masks of
+//!    (`self_mask`) and the pairwise masks of
 //!    [`crate::masking::pairwise`].
 //! 4. **Unmasking.** The server tells each survivor which peers are alive
 //!    and which dropped; the client refuses a request that names a peer in
@@ -66,373 +66,21 @@ pub mod groups;
 pub mod messages;
 pub mod params;
 pub mod server;
+mod session;
+// Shamir secret sharing of the mask secrets: `hazmat`.
+#[cfg(feature = "hazmat")]
 pub mod shamir;
+#[cfg(not(feature = "hazmat"))]
+mod shamir;
 pub mod transport;
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
-use field::FiniteField;
-use hkdf::Hkdf;
-use hmac::{Hmac, KeyInit, Mac};
-use rand::CryptoRng;
-use sha2::{Digest, Sha256};
-use zeroize::Zeroizing;
-
-pub use messages::Step;
-
-use crate::error::invalid;
-use crate::masking::pairwise::{RoundContext, SessionId};
-use crate::masking::{MaskDomain, MaskStream, MaskVector};
-use crate::{SketchError, SketchResult};
-use graph::Neighbourhoods;
-use params::SecAggParams;
-use transport::{Faults, InProcess};
-
-/// A client's id. `u64::MAX` is reserved (a holder's Shamir evaluation
-/// point is its id plus one).
-pub type ClientId = u64;
-
-/// The HKDF `info` prefix of the share-encryption keys.
-pub const SHARE_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/share";
-/// The HKDF `info` prefix of self-mask seeds.
-pub const SELF_MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/self-mask";
-/// The hash prefix of self-mask seed commitments.
-pub const COMMITMENT_PREFIX: &[u8] = b"syndrome-agg/v1/seed-commitment";
-/// The HKDF `info` prefix of the attestation keys, and the prefix of the
-/// attested message.
-pub const ATTEST_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/attest";
-
-/// The default cap on a protocol message, 4 MiB (tonic's default).
-pub const DEFAULT_MAX_MESSAGE: usize = 4 << 20;
-
-/// Everything the server and every client agree on before a session: the
-/// field, the session and round, the neighbourhood graph, the parameters
-/// and the input length.
-///
-/// # Example
-///
-/// ```
-/// use field::Mersenne61;
-/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
-/// use syndrome_agg::secagg::SessionConfig;
-/// use syndrome_agg::secagg::graph::Neighbourhoods;
-/// use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
-///
-/// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
-/// let params = SecAggParams::new(GraphChoice::Complete, 3, 0, ServerModel::SemiHonest);
-/// let cfg = SessionConfig::new(Mersenne61, ctx, Neighbourhoods::complete(1..=4)?, params, 5)?;
-/// assert_eq!(cfg.threshold(), 3);
-/// // A threshold above the number of holders is refused.
-/// let bad = SecAggParams::new(GraphChoice::Complete, 5, 0, ServerModel::SemiHonest);
-/// assert!(SessionConfig::new(Mersenne61, ctx, Neighbourhoods::complete(1..=4)?, bad, 5).is_err());
-/// # Ok::<(), syndrome_agg::SketchError>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct SessionConfig<F: FiniteField> {
-    field: F,
-    context: RoundContext,
-    graph: Neighbourhoods,
-    params: SecAggParams,
-    vector_len: usize,
-    max_message: usize,
-}
-
-impl<F: FiniteField> SessionConfig<F> {
-    /// A validated configuration.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::InvalidParams`] if the parameters fail
-    /// [`SecAggParams::validate`] for this graph, the graph does not have
-    /// the shape the parameters name, or the vector length is zero or
-    /// above [`crate::DEFAULT_MAX_SYNDROMES`].
-    pub fn new(
-        field: F,
-        context: RoundContext,
-        graph: Neighbourhoods,
-        params: SecAggParams,
-        vector_len: usize,
-    ) -> SketchResult<Self> {
-        params.validate(graph.len())?;
-        if !params.matches(&graph) {
-            return Err(invalid(
-                "the graph does not have the shape the parameters name",
-            ));
-        }
-        if vector_len == 0 || vector_len > crate::DEFAULT_MAX_SYNDROMES {
-            return Err(invalid(format!(
-                "vector length {vector_len} outside 1..={}",
-                crate::DEFAULT_MAX_SYNDROMES
-            )));
-        }
-        Ok(Self {
-            field,
-            context,
-            graph,
-            params,
-            vector_len,
-            max_message: DEFAULT_MAX_MESSAGE,
-        })
-    }
-
-    /// Sets the cap on one message's size (checked before parsing).
-    #[must_use]
-    pub fn with_max_message(mut self, max: usize) -> Self {
-        self.max_message = max;
-        self
-    }
-
-    /// The field.
-    pub fn field(&self) -> &F {
-        &self.field
-    }
-    /// The session and round.
-    pub fn context(&self) -> &RoundContext {
-        &self.context
-    }
-    /// The neighbourhood graph.
-    pub fn graph(&self) -> &Neighbourhoods {
-        &self.graph
-    }
-    /// The parameters.
-    pub fn params(&self) -> &SecAggParams {
-        &self.params
-    }
-    /// The Shamir threshold `t`.
-    pub fn threshold(&self) -> usize {
-        self.params.threshold
-    }
-    /// The fewest clients whose inputs the server may release a sum of
-    /// (at least the threshold).
-    pub fn min_clients(&self) -> usize {
-        self.params.min_clients.max(self.params.threshold)
-    }
-    /// The input length.
-    pub fn vector_len(&self) -> usize {
-        self.vector_len
-    }
-    /// The message size cap.
-    pub fn max_message(&self) -> usize {
-        self.max_message
-    }
-}
-
-/// The Shamir evaluation point of a holder.
-pub(crate) fn share_id(holder: ClientId) -> u64 {
-    holder.saturating_add(1)
-}
-
-/// The HKDF `info` of a purpose for the pair `{u, v}` (docs/crates.md §3:
-/// `"syndrome-agg/v1/" || purpose || session || round || min || max`).
-fn pair_info(prefix: &[u8], ctx: &RoundContext, u: ClientId, v: ClientId) -> Vec<u8> {
-    let (lo, hi) = if u < v { (u, v) } else { (v, u) };
-    let mut info = Vec::with_capacity(prefix.len() + 32 + 24);
-    info.extend_from_slice(prefix);
-    info.extend_from_slice(&ctx.session.0);
-    info.extend_from_slice(&ctx.round.to_le_bytes());
-    info.extend_from_slice(&lo.to_le_bytes());
-    info.extend_from_slice(&hi.to_le_bytes());
-    info
-}
-
-fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
-    let hk = Hkdf::<Sha256>::new(None, ikm);
-    let mut okm = Zeroizing::new([0u8; 32]);
-    // 32 bytes is far below HKDF-SHA256's limit of 255 * 32.
-    if hk.expand(info, okm.as_mut()).is_err() {
-        unreachable!("HKDF-SHA256 can expand 32 bytes");
-    }
-    okm
-}
-
-/// The ChaCha20-Poly1305 key of the pair `{u, v}` from their X25519 shared
-/// secret.
-pub fn share_key(
-    shared: &[u8; 32],
-    ctx: &RoundContext,
-    u: ClientId,
-    v: ClientId,
-) -> Zeroizing<[u8; 32]> {
-    hkdf32(shared, &pair_info(SHARE_INFO_PREFIX, ctx, u, v))
-}
-
-/// The HMAC-SHA256 key of the pair `{u, v}` for attestations, from their
-/// X25519 shared secret (the same agreement as [`share_key`], another
-/// HKDF `info`): the server relays the tags but cannot forge them.
-pub fn attest_key(
-    shared: &[u8; 32],
-    ctx: &RoundContext,
-    u: ClientId,
-    v: ClientId,
-) -> Zeroizing<[u8; 32]> {
-    hkdf32(shared, &pair_info(ATTEST_INFO_PREFIX, ctx, u, v))
-}
-
-/// The tag by which `from` attests the alive set `alive` to `to`:
-/// `HMAC-SHA256(key, "syndrome-agg/v1/attest" || session || round || from
-/// || to || |alive| || alive...)`, every integer little endian.
-///
-/// # Example
-///
-/// ```
-/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
-/// use syndrome_agg::secagg::attestation_tag;
-///
-/// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
-/// let t = attestation_tag(&[7; 32], &ctx, 1, 2, &[1, 2, 3]);
-/// assert_ne!(t, attestation_tag(&[7; 32], &ctx, 1, 2, &[1, 2]));
-/// assert_ne!(t, attestation_tag(&[7; 32], &ctx, 2, 1, &[1, 2, 3]));
-/// ```
-pub fn attestation_tag(
-    key: &[u8; 32],
-    ctx: &RoundContext,
-    from: ClientId,
-    to: ClientId,
-    alive: &[ClientId],
-) -> [u8; 32] {
-    // HMAC accepts keys of any length: the error branch is unreachable.
-    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
-        return [0; 32];
-    };
-    mac.update(ATTEST_INFO_PREFIX);
-    mac.update(&ctx.session.0);
-    mac.update(&ctx.round.to_le_bytes());
-    mac.update(&from.to_le_bytes());
-    mac.update(&to.to_le_bytes());
-    mac.update(&(alive.len() as u64).to_le_bytes());
-    for id in alive {
-        mac.update(&id.to_le_bytes());
-    }
-    mac.finalize().into_bytes().into()
-}
-
-/// The associated data of the share ciphertext from `src` to `dst`:
-/// `"syndrome-agg/v1/share" || session || round || step || src || dst`.
-pub fn share_aad(ctx: &RoundContext, src: ClientId, dst: ClientId) -> Vec<u8> {
-    let mut aad = Vec::with_capacity(SHARE_INFO_PREFIX.len() + 32 + 8 + 1 + 16);
-    aad.extend_from_slice(SHARE_INFO_PREFIX);
-    aad.extend_from_slice(&ctx.session.0);
-    aad.extend_from_slice(&ctx.round.to_le_bytes());
-    aad.push(Step::ShareKeys.index());
-    aad.extend_from_slice(&src.to_le_bytes());
-    aad.extend_from_slice(&dst.to_le_bytes());
-    aad
-}
-
-/// The nonce of the share ciphertext from `src` to `dst`. The key is the
-/// pair's, so the two directions need different nonces; each direction
-/// carries one message per session and round.
-pub fn share_nonce(src: ClientId, dst: ClientId) -> [u8; 12] {
-    let mut n = [0u8; 12];
-    n[0] = u8::from(src > dst);
-    n
-}
-
-/// The commitment `SHA-256("syndrome-agg/v1/seed-commitment" || session ||
-/// round || u || b_u)` to client `u`'s self-mask seed.
-pub fn seed_commitment(ctx: &RoundContext, u: ClientId, seed: &[u8; 32]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(COMMITMENT_PREFIX);
-    h.update(ctx.session.0);
-    h.update(ctx.round.to_le_bytes());
-    h.update(u.to_le_bytes());
-    h.update(seed);
-    h.finalize().into()
-}
-
-/// Client `u`'s self-mask `PRG(b_u)` of length `len`: the expansion
-/// ([`MaskDomain::sample`]) of the ChaCha20 keystream under
-/// `HKDF-SHA256(b_u, "syndrome-agg/v1/self-mask" || session || round || u ||
-/// u)`.
-///
-/// # Errors
-///
-/// As [`MaskDomain::sample`].
-pub fn self_mask<D: MaskDomain>(
-    domain: &D,
-    len: usize,
-    seed: &[u8; 32],
-    ctx: &RoundContext,
-    u: ClientId,
-) -> SketchResult<MaskVector<D::Elem>> {
-    let key = hkdf32(seed, &pair_info(SELF_MASK_INFO_PREFIX, ctx, u, u));
-    Ok(MaskVector(domain.sample(&mut MaskStream::new(&key), len)?))
-}
-
-/// The result of a secure aggregation: the sum and whose inputs it holds.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AggregationOutput<E> {
-    /// The sum of the included clients' inputs.
-    pub sum: Vec<E>,
-    /// The clients whose inputs are in the sum: those whose masked input
-    /// the server received (docs/threat-model.md D3: a client that dropped during
-    /// unmasking is included).
-    pub included: BTreeSet<ClientId>,
-    /// The clients left out, with the step at which each went missing.
-    pub dropped: std::collections::BTreeMap<ClientId, Step>,
-}
-
-/// Runs one secure aggregation in process: builds the graph the
-/// parameters name (a random ring for SecAgg+) and a random session, runs
-/// every client and the server over [`transport::InProcess`] with the
-/// given faults, and returns the sum and the clients it includes.
-///
-/// # Errors
-///
-/// [`SketchError::InvalidParams`] for invalid parameters or vectors of
-/// different lengths, [`SketchError::NotEnoughClients`] when too many
-/// clients drop (nothing is unmasked then), and the server's other errors.
-///
-/// # Example
-///
-/// ```
-/// use field::{Field, Mersenne61};
-/// use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
-/// use syndrome_agg::secagg::run_secure_aggregation;
-/// use syndrome_agg::secagg::transport::Faults;
-/// use syndrome_agg::secagg::Step;
-///
-/// let f = Mersenne61;
-/// let vectors: Vec<(u64, Vec<u64>)> = (1..=5).map(|id| (id, vec![id, 2 * id])).collect();
-/// let params = SecAggParams::new(GraphChoice::Complete, 4, 1, ServerModel::SemiMalicious);
-/// // Client 5 goes silent before sending its masked input.
-/// let faults = Faults::new().drop_from(5, Step::MaskedInput);
-/// let (sum, included) = run_secure_aggregation(f, vectors, &params, &faults, &mut testkit::rng("run-doc"))?;
-/// assert_eq!(sum, vec![f.from_u64(10), f.from_u64(20)]);
-/// assert_eq!(included.len(), 4);
-/// # Ok::<(), syndrome_agg::SketchError>(())
-/// ```
-pub fn run_secure_aggregation<F: FiniteField, R: CryptoRng + ?Sized>(
-    field: F,
-    vectors: Vec<(ClientId, Vec<F::Elem>)>,
-    params: &SecAggParams,
-    faults: &Faults,
-    rng: &mut R,
-) -> SketchResult<(Vec<F::Elem>, BTreeSet<ClientId>)> {
-    let len = vectors.first().map_or(0, |(_, v)| v.len());
-    if vectors.iter().any(|(_, v)| v.len() != len) {
-        return Err(invalid("all input vectors must have the same length"));
-    }
-    let graph = params.graph_for(vectors.iter().map(|(id, _)| *id), rng)?;
-    let mut session = [0u8; 32];
-    rng.fill_bytes(&mut session);
-    let ctx = RoundContext {
-        session: SessionId(session),
-        round: 0,
-    };
-    let config = Arc::new(SessionConfig::new(field, ctx, graph, *params, len)?);
-    let run = InProcess::new(config)
-        .with_faults(faults.clone())
-        .run(vectors, rng)?;
-    let out = run.output?;
-    Ok((out.sum, out.included))
-}
-
-pub(crate) fn abort(client: ClientId, step: Step, reason: impl Into<String>) -> SketchError {
-    SketchError::ProtocolAbort {
-        client,
-        step,
-        reason: reason.into(),
-    }
-}
+pub use crate::context::ClientId;
+pub use crate::step::Step;
+/// Key derivations and prefixes of the protocol (`hazmat`).
+#[cfg(feature = "hazmat")]
+pub use session::{
+    ATTEST_INFO_PREFIX, COMMITMENT_PREFIX, SELF_MASK_INFO_PREFIX, SHARE_INFO_PREFIX, attest_key,
+    attestation_tag, seed_commitment, self_mask, share_aad, share_key, share_nonce,
+};
+pub use session::{AggregationOutput, DEFAULT_MAX_MESSAGE, SessionConfig};
+pub use transport::run_secure_aggregation;

@@ -1,321 +1,370 @@
-//! The syndrome sketch of a sparse vector (Algorithm 2 of the paper, line
-//! 2, without the mask) and the sparse vectors it decodes to.
+//! One interface for every sketch: [`LinearSketch`], implemented by the
+//! field sketch of Algorithm 2 ([`Sketch`](crate::Sketch)), the wide-key
+//! sketch ([`WideSketch`](crate::wide::WideSketch)), the integer sketch of
+//! Appendix K ([`IntegerSketch`](crate::IntegerSketch)) and the sketch
+//! chosen at run time ([`AnySketch`](crate::AnySketch)).
+//!
+//! [`MaskedSketch`] is what a client sends. Generic code (masking, the
+//! [`Aggregator`](crate::Aggregator), the wire frames, the test suites) is
+//! written once against the trait, as minisketch writes its algorithms
+//! once against an abstract sketch.
 
-use std::borrow::Borrow;
+pub(crate) mod any;
+pub(crate) mod field;
+pub(crate) mod integer;
+pub(crate) mod wide;
 
-use field::{Field, FiniteField};
-use num_bigint::{BigInt, BigUint};
+use std::fmt;
 
-use crate::error::check_len;
-use crate::{SketchResult, ValidSketchParams};
+use crate::context::RoundContext;
+use crate::error::SketchResult;
+use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, pairwise_mask};
+use crate::masking::{MaskDomain, MaskVector};
+use crate::sparse::SparseVector;
+use crate::wire::Frame;
 
-/// The `2t + r` syndromes `S_i = sum_j q_j j^(i-1) (mod p)`, `i = 1..2t+r`,
-/// of a sparse vector `q` over the key domain `[1, N]` (Algorithm 2 of the
-/// paper, line 2, without the mask `z_i`; `r = 0` is the paper's scheme).
+/// Validated parameters of a [`LinearSketch`]: everything a client and the
+/// server must agree on before a round, and what masking, aggregation and
+/// the wire format need from them.
 ///
-/// The map from vectors to sketches is linear: the sketch of a sum is the
-/// sum of the sketches, so a server that adds the clients' sketches holds
-/// the sketch of the aggregate, and [`decode`](Self::decode) recovers it
-/// exactly when it has at most `t` nonzero entries (Appendix J of the
-/// paper: the `2t` first syndromes determine such a vector uniquely).
+/// Implemented by [`ValidSketchParams`](crate::ValidSketchParams),
+/// [`ValidWideKeyParams`](crate::wide::ValidWideKeyParams) and
+/// [`ValidIntegerParams`](crate::ValidIntegerParams).
+pub trait LinearParams: Clone + fmt::Debug + PartialEq + Send + Sync {
+    /// One element of a sketch (a syndrome, or a payload syndrome).
+    type Elem: Clone + PartialEq + fmt::Debug + Send + Sync + 'static;
+    /// Where masks of these sketches live (the field, or `Z / 2^k`).
+    type Domain: MaskDomain<Elem = Self::Elem>;
+
+    /// The mask domain (a cheap clone of a field or ring context).
+    fn mask_domain(&self) -> Self::Domain;
+
+    /// The number of elements of a sketch (`2t + r`, plus the payload
+    /// channels of wide keys).
+    fn num_elements(&self) -> usize;
+
+    /// `Ok` if `other` describes the same sketches (minisketch's merge
+    /// rule).
+    ///
+    /// # Errors
+    ///
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// naming what differs.
+    fn check_same(&self, other: &Self) -> SketchResult<()>;
+
+    /// The frame of `elements` (of a masked message if `masked`) from
+    /// `client_id` in `ctx`.
+    fn frame(
+        &self,
+        masked: bool,
+        elements: &[Self::Elem],
+        client_id: u64,
+        ctx: &RoundContext,
+    ) -> Frame;
+
+    /// The elements a frame carries, after checking its kind (masked or
+    /// not) and shape against these parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`WireError::Malformed`](crate::WireError::Malformed) for
+    /// another frame kind,
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// for other parameters,
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) and
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
+    /// bad elements.
+    fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<Self::Elem>>;
+}
+
+/// A linear sketch of a sparse vector: the sketch of a sum is the sum of
+/// the sketches, so a server that adds the clients' (masked) sketches holds
+/// the sketch of the aggregate and decodes it.
 ///
-/// Sketches of different fields or parameters cannot be added
-/// (minisketch's merge rule).
+/// Every sketch type of this crate has the same verbs: build
+/// ([`new`](Self::new), [`insert`](Self::insert), [`encode`](Self::encode)),
+/// combine ([`add`](Self::add), [`subtract`](Self::subtract)), read and
+/// rebuild ([`elements`](Self::elements),
+/// [`from_elements`](Self::from_elements)), [`decode`](Self::decode),
+/// frames, and masks ([`mask`](Self::mask),
+/// [`mask_pairwise`](Self::mask_pairwise)).
 ///
 /// # Example
 ///
+/// The same generic function sums and decodes field and integer sketches:
+///
 /// ```
 /// use field::Mersenne61;
-/// use syndrome_agg::{CountPolicy, Sketch, SketchParams};
+/// use num_bigint::BigUint;
+/// use syndrome_agg::{IntegerParams, IntegerSketch, LinearSketch, Sketch, SketchParams};
 ///
-/// let params = SketchParams::new(3, 1000u32)
-///     .with_counts(CountPolicy::unsigned(100u32))
-///     .validate(Mersenne61)?;
-/// let mut a = Sketch::from_unsigned(&params, [(7u64, 2u64), (500, 1)])?;
-/// let b = Sketch::from_unsigned(&params, [(7u64, 1u64), (999, 4)])?;
-/// a.add(&b)?;
-/// let sum = a.decode()?;
-/// assert_eq!(
-///     sum.to_unsigned(params.field()),
-///     vec![(7u32.into(), 3u32.into()), (500u32.into(), 1u32.into()), (999u32.into(), 4u32.into())]
-/// );
+/// fn sum_and_decode<S: LinearSketch>(a: &S, b: &S) -> syndrome_agg::SketchResult<Vec<S::Key>> {
+///     let mut sum = a.clone();
+///     sum.add(b)?;
+///     Ok(sum.decode()?.into_entries().into_iter().map(|(k, _)| k).collect())
+/// }
+///
+/// let fp = SketchParams::new(2, 100u32).validate(Mersenne61)?;
+/// let a = Sketch::from_unsigned(&fp, [(3u32, 1u64)])?;
+/// let b = Sketch::from_unsigned(&fp, [(90u32, 2u64)])?;
+/// assert_eq!(sum_and_decode(&a, &b)?, vec![BigUint::from(3u8), BigUint::from(90u8)]);
+///
+/// let ip = IntegerParams::new(2, 100u32, 10u32).validate()?;
+/// let a = IntegerSketch::from_unsigned(&ip, [(3u32, 1u64)])?;
+/// let b = IntegerSketch::from_unsigned(&ip, [(90u32, 2u64)])?;
+/// assert_eq!(sum_and_decode(&a, &b)?, vec![BigUint::from(3u8), BigUint::from(90u8)]);
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sketch<F: FiniteField> {
-    params: ValidSketchParams<F>,
-    syndromes: Vec<F::Elem>,
-}
+pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
+    /// The validated parameters.
+    type Params: LinearParams<Elem = Self::Elem>;
+    /// A key of the sparse vector.
+    type Key: Clone + Ord + fmt::Debug;
+    /// A count of the sparse vector.
+    type Count: Clone + PartialEq + fmt::Debug;
+    /// One element of the sketch.
+    type Elem: Clone + PartialEq + fmt::Debug + Send + Sync + 'static;
 
-impl<F: FiniteField> Sketch<F> {
     /// The sketch of the zero vector.
-    pub fn new(params: &ValidSketchParams<F>) -> Self {
-        let f = params.field();
-        Self {
-            params: params.clone(),
-            syndromes: vec![f.zero(); params.num_syndromes()],
-        }
-    }
+    fn new(params: &Self::Params) -> Self;
 
-    /// A sketch from its syndromes (for instance an aggregate received from
-    /// elsewhere).
+    /// The parameters.
+    fn params(&self) -> &Self::Params;
+
+    /// Adds `count` at `key`.
     ///
     /// # Errors
     ///
-    /// [`SketchError::WrongLength`](crate::SketchError::WrongLength) unless there are exactly `2t + r`.
-    pub fn from_syndromes(
-        params: &ValidSketchParams<F>,
-        syndromes: Vec<F::Elem>,
-    ) -> SketchResult<Self> {
-        let expected = params.num_syndromes();
-        check_len(expected, syndromes.len())?;
-        Ok(Self {
-            params: params.clone(),
-            syndromes,
-        })
-    }
-
-    /// The sketch of the sparse vector with the given `(key, count)`
-    /// entries (repeated keys add up), in `O((2t + r) * entries)` field
-    /// operations.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain) for a key outside `[1, N]`.
-    pub fn encode<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
-    where
-        K: Borrow<BigUint>,
-        I: IntoIterator<Item = (K, F::Elem)>,
-    {
-        let mut s = Self::new(params);
-        for (k, c) in entries {
-            s.insert(k.borrow(), &c)?;
-        }
-        Ok(s)
-    }
-
-    /// The sketch of a histogram of unsigned counts.
-    ///
-    /// # Errors
-    ///
-    /// As [`insert_unsigned`](Self::insert_unsigned).
-    pub fn from_unsigned<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
-    where
-        K: Into<BigUint>,
-        I: IntoIterator<Item = (K, u64)>,
-    {
-        let mut s = Self::new(params);
-        for (k, c) in entries {
-            s.insert_unsigned(k, c)?;
-        }
-        Ok(s)
-    }
-
-    /// The sketch of a sparse vector of signed values.
-    ///
-    /// # Errors
-    ///
-    /// As [`insert_signed`](Self::insert_signed).
-    pub fn from_signed<K, I>(params: &ValidSketchParams<F>, entries: I) -> SketchResult<Self>
-    where
-        K: Into<BigUint>,
-        I: IntoIterator<Item = (K, i64)>,
-    {
-        let mut s = Self::new(params);
-        for (k, c) in entries {
-            s.insert_signed(k, c)?;
-        }
-        Ok(s)
-    }
-
-    /// Adds `count` at `key`: `S_i += count * key^(i-1)` with running
-    /// powers, `2(2t + r)` field operations.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain) for a key outside `[1, N]`.
-    pub fn insert(&mut self, key: &BigUint, count: &F::Elem) -> SketchResult<()> {
-        let x = self.params.key_ref(key)?;
-        add_power_sums(self.params.field(), &mut self.syndromes, &x, count);
-        Ok(())
-    }
-
-    /// Adds an unsigned count at `key`.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain), or [`SketchError::InvalidCount`](crate::SketchError::InvalidCount)
-    /// as [`ValidSketchParams::unsigned_count`].
-    pub fn insert_unsigned(&mut self, key: impl Into<BigUint>, count: u64) -> SketchResult<()> {
-        let c = self.params.unsigned_count(count)?;
-        self.insert(&key.into(), &c)
-    }
-
-    /// Adds a signed value at `key` (centered representation).
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::KeyOutOfDomain`](crate::SketchError::KeyOutOfDomain), or [`SketchError::InvalidCount`](crate::SketchError::InvalidCount)
-    /// as [`ValidSketchParams::signed_count`].
-    pub fn insert_signed(&mut self, key: impl Into<BigUint>, count: i64) -> SketchResult<()> {
-        let c = self.params.signed_count(count)?;
-        self.insert(&key.into(), &c)
-    }
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain),
+    /// [`ParamsError::KeyTooLong`](crate::ParamsError::KeyTooLong) or
+    /// [`ParamsError::InvalidCount`](crate::ParamsError::InvalidCount) for
+    /// a key or count the parameters do not allow.
+    fn insert(&mut self, key: &Self::Key, count: &Self::Count) -> SketchResult<()>;
 
     /// `self += other`: the sketch of the sum of the two vectors.
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch) if the fields or parameters differ.
-    pub fn add(&mut self, other: &Self) -> SketchResult<()> {
-        self.params.check_same(&other.params)?;
-        let f = self.params.field();
-        for (a, b) in self.syndromes.iter_mut().zip(&other.syndromes) {
-            f.add_assign(a, b);
-        }
-        Ok(())
-    }
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// if the parameters differ.
+    fn add(&mut self, other: &Self) -> SketchResult<()>;
 
     /// `self -= other`: the sketch of the difference of the two vectors.
     ///
     /// # Errors
     ///
-    /// [`SketchError::ParamsMismatch`](crate::SketchError::ParamsMismatch) if the fields or parameters differ.
-    pub fn subtract(&mut self, other: &Self) -> SketchResult<()> {
-        self.params.check_same(&other.params)?;
-        let f = self.params.field();
-        for (a, b) in self.syndromes.iter_mut().zip(&other.syndromes) {
-            f.sub_assign(a, b);
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// if the parameters differ.
+    fn subtract(&mut self, other: &Self) -> SketchResult<()>;
+
+    /// The elements, in wire order.
+    fn elements(&self) -> &[Self::Elem];
+
+    /// The elements, consumed.
+    fn into_elements(self) -> Vec<Self::Elem>;
+
+    /// A sketch from its elements (an aggregate received from elsewhere).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
+    /// there are [`LinearParams::num_elements`];
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
+    /// an element outside the mask domain.
+    fn from_elements(params: &Self::Params, elements: Vec<Self::Elem>) -> SketchResult<Self>;
+
+    /// Decodes the sparse vector, or returns a typed error: never a wrong
+    /// vector (the decoder contract, see the `decode` module docs).
+    ///
+    /// # Errors
+    ///
+    /// The decoder errors of [`SketchError`](crate::SketchError).
+    fn decode(&self) -> SketchResult<SparseVector<Self::Key, Self::Count>>;
+
+    /// The sketch of `(key, count)` entries (repeated keys add up).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    fn encode<I>(params: &Self::Params, entries: I) -> SketchResult<Self>
+    where
+        I: IntoIterator<Item = (Self::Key, Self::Count)>,
+    {
+        let mut s = Self::new(params);
+        for (k, c) in entries {
+            s.insert(&k, &c)?;
         }
-        Ok(())
+        Ok(s)
     }
 
-    /// The syndromes `S_1, ..., S_{2t+r}`.
-    pub fn syndromes(&self) -> &[F::Elem] {
-        &self.syndromes
-    }
-
-    /// The syndromes, consumed.
-    pub fn into_syndromes(self) -> Vec<F::Elem> {
-        self.syndromes
-    }
-
-    /// The validated parameters.
-    pub fn params(&self) -> &ValidSketchParams<F> {
-        &self.params
-    }
-
-    /// The field.
-    pub fn field(&self) -> &F {
-        self.params.field()
-    }
-
-    /// Whether every syndrome is zero (the sketch of the zero vector, as far
+    /// Whether every element is zero (the sketch of the zero vector, as far
     /// as the decoder can tell).
-    pub fn is_zero(&self) -> bool {
-        let f = self.params.field();
-        self.syndromes.iter().all(|s| f.is_zero(s))
+    fn is_zero(&self) -> bool {
+        let zero = self.params().mask_domain().mask_zero();
+        self.elements().iter().all(|e| *e == zero)
+    }
+
+    /// The unmasked sketch as a frame.
+    fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
+        self.params().frame(false, self.elements(), client_id, ctx)
+    }
+
+    /// The unmasked sketch a frame carries.
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearParams::parse_frame`] and
+    /// [`from_elements`](Self::from_elements).
+    fn from_frame(frame: &Frame, params: &Self::Params) -> SketchResult<Self> {
+        Self::from_elements(params, params.parse_frame(false, frame)?)
+    }
+
+    /// Adds `mask` to the elements: the message of client `client_id` in
+    /// `context` (Algorithm 2 of the paper, line 2).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
+    /// the mask has as many elements as the sketch.
+    fn mask(
+        &self,
+        mask: &MaskVector<Self::Elem>,
+        client_id: u64,
+        context: RoundContext,
+    ) -> SketchResult<MaskedSketch<Self>> {
+        let own = self.elements();
+        crate::error::check_len(own.len(), mask.0.len())?;
+        let d = self.params().mask_domain();
+        let elements = own
+            .iter()
+            .zip(&mask.0)
+            .map(|(s, z)| d.mask_add(s, z))
+            .collect();
+        MaskedSketch::from_parts(self.params(), client_id, context, elements)
+    }
+
+    /// Masks the sketch with client `own_id`'s pairwise masks against
+    /// `peers` (see [`crate::masking::pairwise`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`pairwise_mask`].
+    fn mask_pairwise(
+        &self,
+        keys: &MaskKeyPair,
+        own_id: u64,
+        peers: &[(u64, MaskPublicKey)],
+        context: RoundContext,
+    ) -> SketchResult<MaskedSketch<Self>> {
+        let p = self.params();
+        let mask = pairwise_mask(
+            &p.mask_domain(),
+            p.num_elements(),
+            keys,
+            own_id,
+            peers,
+            &context,
+        )?;
+        self.mask(&mask, own_id, context)
     }
 }
 
-/// `s_i += c * x^(i-1)` for every `i`, with running powers.
-pub(crate) fn add_power_sums<F: Field>(f: &F, s: &mut [F::Elem], x: &F::Elem, c: &F::Elem) {
-    let mut pw = c.clone();
-    let n = s.len();
-    for (i, si) in s.iter_mut().enumerate() {
-        f.add_assign(si, &pw);
-        if i + 1 < n {
-            pw = f.mul(&pw, x);
-        }
-    }
-}
-
-/// A sparse vector: `(key, count)` entries with distinct keys, sorted by
-/// key, no zero counts. What the decoders return, and the plaintext oracle
-/// in tests.
+/// A client's sketch plus its mask, `S_i + z_i`, with the sender's id and
+/// the round it belongs to (Algorithm 2, line 2), for any [`LinearSketch`]
+/// `S` (made by [`LinearSketch::mask`] and
+/// [`LinearSketch::mask_pairwise`]). Alone it is uniformly
+/// distributed whatever the sketch (the mask is uniform); only the sum over
+/// all clients of a round reveals anything.
 ///
 /// # Example
 ///
 /// ```
-/// use field::{Field, Mersenne61};
-/// use syndrome_agg::SparseVector;
+/// use field::Mersenne61;
+/// use syndrome_agg::masking::deal_zero_sum_masks;
+/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+/// use syndrome_agg::{Aggregator, LinearSketch, Sketch, SketchParams};
 ///
-/// let f = Mersenne61;
-/// let v = SparseVector::from_sum(&f, [(5u32, f.from_u64(2)), (3, f.from_u64(1)), (5, f.from_i64(-2))]);
-/// assert_eq!(v.len(), 1); // key 5 cancels
-/// assert_eq!(v.to_signed(&f), vec![(3u32.into(), 1.into())]);
+/// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
+/// let ctx = RoundContext { session: SessionId([0; 32]), round: 0 };
+/// let masks = deal_zero_sum_masks(params.field(), 2, params.num_syndromes(), &mut testkit::rng("doc"));
+/// let a = Sketch::from_unsigned(&params, [(3u32, 1u64)])?.mask(&masks[0], 1, ctx)?;
+/// let b = Sketch::from_unsigned(&params, [(3u32, 2u64)])?.mask(&masks[1], 2, ctx)?;
+/// let mut server = Aggregator::new(&params, ctx, 2);
+/// server.accept(&a)?;
+/// server.accept(&b)?;
+/// assert_eq!(server.decode()?.to_unsigned(params.field()), vec![(3u32.into(), 3u32.into())]);
+/// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SparseVector<E> {
-    entries: Vec<(BigUint, E)>,
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaskedSketch<S: LinearSketch> {
+    params: S::Params,
+    client_id: u64,
+    context: RoundContext,
+    elements: Vec<S::Elem>,
 }
 
-impl<E> Default for SparseVector<E> {
-    fn default() -> Self {
-        Self {
-            entries: Vec::new(),
-        }
-    }
-}
-
-impl<E: Clone + PartialEq> SparseVector<E> {
-    /// The sum of possibly repeated entries: counts of equal keys add up,
-    /// zero sums are dropped.
-    pub fn from_sum<F, K, I>(f: &F, entries: I) -> Self
-    where
-        F: Field<Elem = E>,
-        K: Into<BigUint>,
-        I: IntoIterator<Item = (K, E)>,
-    {
-        let mut map = std::collections::BTreeMap::<BigUint, E>::new();
-        for (k, c) in entries {
-            let slot = map.entry(k.into()).or_insert_with(|| f.zero());
-            f.add_assign(slot, &c);
-        }
-        Self {
-            entries: map.into_iter().filter(|(_, c)| !f.is_zero(c)).collect(),
-        }
+impl<S: LinearSketch> MaskedSketch<S> {
+    /// A masked sketch from its parts (as received).
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearSketch::from_elements`] (the length, and the canonical
+    /// range of integer elements).
+    pub fn from_parts(
+        params: &S::Params,
+        client_id: u64,
+        context: RoundContext,
+        elements: Vec<S::Elem>,
+    ) -> SketchResult<Self> {
+        let elements = S::from_elements(params, elements)?.into_elements();
+        Ok(Self {
+            params: params.clone(),
+            client_id,
+            context,
+            elements,
+        })
     }
 
-    /// Builds from entries already sorted by distinct key with nonzero
-    /// counts (the decoders' output).
-    pub(crate) fn from_sorted(entries: Vec<(BigUint, E)>) -> Self {
-        Self { entries }
+    /// The sender.
+    pub fn client_id(&self) -> u64 {
+        self.client_id
+    }
+    /// The session and round.
+    pub fn context(&self) -> &RoundContext {
+        &self.context
+    }
+    /// The masked elements.
+    pub fn elements(&self) -> &[S::Elem] {
+        &self.elements
+    }
+    /// The parameters.
+    pub fn params(&self) -> &S::Params {
+        &self.params
     }
 
-    /// The entries, sorted by key.
-    pub fn entries(&self) -> &[(BigUint, E)] {
-        &self.entries
+    /// The message as a frame.
+    pub fn to_frame(&self) -> Frame {
+        self.params
+            .frame(true, &self.elements, self.client_id, &self.context)
     }
 
-    /// The entries, consumed.
-    pub fn into_entries(self) -> Vec<(BigUint, E)> {
-        self.entries
+    /// The message a frame carries, checked against the receiver's
+    /// parameters.
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearParams::parse_frame`] and [`from_parts`](Self::from_parts).
+    pub fn from_frame(frame: &Frame, params: &S::Params) -> SketchResult<Self> {
+        let elements = params.parse_frame(true, frame)?;
+        Self::from_parts(params, frame.client_id, frame.context(), elements)
     }
 
-    /// The number of nonzero entries.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the vector is zero.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The counts as unsigned integers (canonical representatives).
-    pub fn to_unsigned<F: FiniteField<Elem = E>>(&self, f: &F) -> Vec<(BigUint, BigUint)> {
-        self.entries
-            .iter()
-            .map(|(k, c)| (k.clone(), f.to_biguint(c)))
-            .collect()
-    }
-
-    /// The counts as signed integers (centered representatives).
-    pub fn to_signed<F: FiniteField<Elem = E>>(&self, f: &F) -> Vec<(BigUint, BigInt)> {
-        self.entries
-            .iter()
-            .map(|(k, c)| (k.clone(), f.to_centered(c)))
-            .collect()
+    /// [`Frame::parse`] then [`from_frame`](Self::from_frame).
+    ///
+    /// # Errors
+    ///
+    /// As those two.
+    pub fn from_bytes(bytes: &[u8], params: &S::Params, max_len: usize) -> SketchResult<Self> {
+        Self::from_frame(&Frame::parse(bytes, max_len)?, params)
     }
 }

@@ -22,18 +22,12 @@
     clippy::arithmetic_side_effects
 )]
 
-// Parsers take bytes from outside: no panicking index or unwrap here
-// (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
-
 use field::FiniteField;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 
-use crate::masking::pairwise::{RoundContext, SessionId};
-use crate::{
-    IntegerSketch, MaskedSketch, Sketch, SketchError, SketchResult, ValidIntegerParams,
-    ValidSketchParams,
-};
+use crate::context::{RoundContext, SessionId};
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, WireError};
 
 /// The wire format version this build writes and reads.
 pub const WIRE_VERSION: u16 = 1;
@@ -47,11 +41,14 @@ pub const DEFAULT_MAX_FRAME: usize = 4 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum FrameKind {
-    /// An unmasked [`Sketch`] (for tests, or a trusted aggregator).
+    /// An unmasked [`Sketch`](crate::Sketch) (for tests, or a trusted
+    /// aggregator).
     Sketch,
-    /// A client's [`MaskedSketch`].
+    /// A client's [`MaskedSketch`](crate::MaskedSketch) of a
+    /// [`Sketch`](crate::Sketch).
     Masked,
-    /// An [`IntegerSketch`] of Appendix K (masked or not).
+    /// An [`IntegerSketch`](crate::IntegerSketch) of Appendix K (masked or
+    /// not).
     Integer,
     /// A wide-key sketch (see [`crate::wide`]).
     WideKey,
@@ -66,14 +63,14 @@ pub enum FrameKind {
 /// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
 /// use syndrome_agg::masking::MaskVector;
 /// use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
-/// use syndrome_agg::{MaskedSketch, Sketch, SketchParams};
+/// use syndrome_agg::{LinearSketch, MaskedSketch, Sketch, SketchParams};
 ///
 /// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
 /// let ctx = RoundContext { session: SessionId([5; 32]), round: 1 };
 /// let zero_mask = MaskVector(vec![0; params.num_syndromes()]);
 /// let msg = Sketch::from_unsigned(&params, [(3u32, 1u64)])?.mask(&zero_mask, 9, ctx)?;
 /// let bytes = msg.to_frame().to_bytes()?;
-/// let back = MaskedSketch::from_frame(&Frame::parse(&bytes, DEFAULT_MAX_FRAME)?, &params)?;
+/// let back: MaskedSketch<Sketch<_>> = MaskedSketch::from_frame(&Frame::parse(&bytes, DEFAULT_MAX_FRAME)?, &params)?;
 /// assert_eq!(back, msg);
 /// // A truncated frame is an error, not a panic.
 /// assert!(Frame::parse(&bytes[..bytes.len() - 1], DEFAULT_MAX_FRAME).is_err());
@@ -108,9 +105,9 @@ pub struct Frame {
 }
 
 fn malformed(reason: impl Into<String>) -> SketchError {
-    SketchError::Malformed {
+    SketchError::Wire(WireError::Malformed {
         reason: reason.into(),
-    }
+    })
 }
 
 pub(crate) fn u64_of(v: usize) -> u64 {
@@ -122,7 +119,7 @@ impl Frame {
     ///
     /// # Errors
     ///
-    /// [`SketchError::Malformed`] if postcard fails (it does not for these
+    /// [`WireError::Malformed`] if postcard fails (it does not for these
     /// types).
     pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
         postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
@@ -132,15 +129,15 @@ impl Frame {
     ///
     /// # Errors
     ///
-    /// [`SketchError::FrameTooLarge`] above `max_len` bytes (checked
-    /// first), [`SketchError::Malformed`] for bytes that are not exactly
-    /// one frame, [`SketchError::UnsupportedVersion`] for another version.
+    /// [`WireError::FrameTooLarge`] above `max_len` bytes (checked
+    /// first), [`WireError::Malformed`] for bytes that are not exactly
+    /// one frame, [`WireError::UnsupportedVersion`] for another version.
     pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
         if bytes.len() > max_len {
-            return Err(SketchError::FrameTooLarge {
+            return Err(SketchError::Wire(WireError::FrameTooLarge {
                 len: bytes.len(),
                 max: max_len,
-            });
+            }));
         }
         let (frame, rest): (Self, &[u8]) =
             postcard::take_from_bytes(bytes).map_err(|e| malformed(e.to_string()))?;
@@ -148,10 +145,10 @@ impl Frame {
             return Err(malformed(format!("{} trailing bytes", rest.len())));
         }
         if frame.version != WIRE_VERSION {
-            return Err(SketchError::UnsupportedVersion {
+            return Err(SketchError::Wire(WireError::UnsupportedVersion {
                 found: frame.version,
                 supported: WIRE_VERSION,
-            });
+            }));
         }
         Ok(frame)
     }
@@ -185,25 +182,29 @@ impl Frame {
         channels: usize,
     ) -> SketchResult<()> {
         if self.modulus != modulus.to_bytes_le() {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "field modulus",
-            });
+            }));
         }
         if self.capacity != u64_of(capacity) {
-            return Err(SketchError::ParamsMismatch { what: "capacity" });
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
+                what: "capacity",
+            }));
         }
         if self.extra != u64_of(extra) {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "extra syndromes",
-            });
+            }));
         }
         if self.key_domain != key_domain.to_bytes_le() {
-            return Err(SketchError::ParamsMismatch { what: "key domain" });
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
+                what: "key domain",
+            }));
         }
         if self.channels != u64_of(channels) {
-            return Err(SketchError::ParamsMismatch {
+            return Err(SketchError::Params(ParamsError::ParamsMismatch {
                 what: "payload channels",
-            });
+            }));
         }
         Ok(())
     }
@@ -217,14 +218,17 @@ impl Frame {
         let w = f.byte_len();
         let expected = count.saturating_mul(w);
         if self.elements.len() != expected || w == 0 {
-            return Err(SketchError::WrongLength {
+            return Err(SketchError::Decode(DecodeError::WrongLength {
                 expected,
                 found: self.elements.len(),
-            });
+            }));
         }
         self.elements
             .chunks_exact(w)
-            .map(|c| f.from_bytes(c).map_err(|_| SketchError::NonCanonical))
+            .map(|c| {
+                f.from_bytes(c)
+                    .map_err(|_| SketchError::Decode(DecodeError::NonCanonical))
+            })
             .collect()
     }
 
@@ -262,163 +266,4 @@ pub(crate) fn field_bytes<F: FiniteField>(f: &F, elems: &[F::Elem]) -> Vec<u8> {
         f.write_bytes(e, &mut out);
     }
     out
-}
-
-fn sketch_frame<F: FiniteField>(
-    kind: FrameKind,
-    params: &ValidSketchParams<F>,
-    client_id: u64,
-    ctx: &RoundContext,
-    syndromes: &[F::Elem],
-) -> Frame {
-    let f = params.field();
-    Frame::build(
-        kind,
-        &f.characteristic(),
-        params.capacity(),
-        params.extra(),
-        params.key_domain(),
-        0,
-        client_id,
-        ctx,
-        field_bytes(f, syndromes),
-    )
-}
-
-fn sketch_syndromes<F: FiniteField>(
-    frame: &Frame,
-    kind: FrameKind,
-    params: &ValidSketchParams<F>,
-) -> SketchResult<Vec<F::Elem>> {
-    frame.expect_kind(kind)?;
-    let f = params.field();
-    frame.expect_shape(
-        &f.characteristic(),
-        params.capacity(),
-        params.extra(),
-        params.key_domain(),
-        0,
-    )?;
-    frame.field_elements(f, params.num_syndromes())
-}
-
-impl<F: FiniteField> MaskedSketch<F> {
-    /// The message as a frame.
-    pub fn to_frame(&self) -> Frame {
-        sketch_frame(
-            FrameKind::Masked,
-            self.params(),
-            self.client_id(),
-            self.context(),
-            self.syndromes(),
-        )
-    }
-
-    /// The message a frame carries, checked against the receiver's
-    /// parameters.
-    ///
-    /// # Errors
-    ///
-    /// [`SketchError::Malformed`] for another frame kind,
-    /// [`SketchError::ParamsMismatch`] for another field or parameters,
-    /// [`SketchError::WrongLength`] and [`SketchError::NonCanonical`] for
-    /// bad elements.
-    pub fn from_frame(frame: &Frame, params: &ValidSketchParams<F>) -> SketchResult<Self> {
-        let s = sketch_syndromes(frame, FrameKind::Masked, params)?;
-        Self::from_parts(params, frame.client_id, frame.context(), s)
-    }
-
-    /// [`Frame::parse`] then [`from_frame`](Self::from_frame).
-    ///
-    /// # Errors
-    ///
-    /// As those two.
-    pub fn from_bytes(
-        bytes: &[u8],
-        params: &ValidSketchParams<F>,
-        max_len: usize,
-    ) -> SketchResult<Self> {
-        Self::from_frame(&Frame::parse(bytes, max_len)?, params)
-    }
-}
-
-impl<F: FiniteField> Sketch<F> {
-    /// The unmasked sketch as a frame.
-    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        sketch_frame(
-            FrameKind::Sketch,
-            self.params(),
-            client_id,
-            ctx,
-            self.syndromes(),
-        )
-    }
-
-    /// The unmasked sketch a frame carries.
-    ///
-    /// # Errors
-    ///
-    /// As [`MaskedSketch::from_frame`].
-    pub fn from_frame(frame: &Frame, params: &ValidSketchParams<F>) -> SketchResult<Self> {
-        let s = sketch_syndromes(frame, FrameKind::Sketch, params)?;
-        Self::from_syndromes(params, s)
-    }
-}
-
-impl IntegerSketch {
-    /// The sketch as a frame (elements of `ceil(k / 8)` bytes).
-    pub fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        let p = self.params();
-        let k = p.ring().bits();
-        let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
-        let mut elements = Vec::with_capacity(w.saturating_mul(p.num_syndromes()));
-        for s in self.syndromes() {
-            let mut b = s.to_bytes_le();
-            b.resize(w, 0);
-            elements.extend_from_slice(&b);
-        }
-        Frame::build(
-            FrameKind::Integer,
-            &crate::masking::MaskDomain::mask_modulus(&crate::IntegerRing::new(k)),
-            p.capacity(),
-            p.extra(),
-            p.key_domain(),
-            0,
-            client_id,
-            ctx,
-            elements,
-        )
-    }
-
-    /// The integer sketch a frame carries.
-    ///
-    /// # Errors
-    ///
-    /// As [`MaskedSketch::from_frame`].
-    pub fn from_frame(frame: &Frame, params: &ValidIntegerParams) -> SketchResult<Self> {
-        frame.expect_kind(FrameKind::Integer)?;
-        let k = params.ring().bits();
-        frame.expect_shape(
-            &crate::masking::MaskDomain::mask_modulus(&crate::IntegerRing::new(k)),
-            params.capacity(),
-            params.extra(),
-            params.key_domain(),
-            0,
-        )?;
-        let w = usize::try_from(k.div_ceil(8)).unwrap_or(usize::MAX);
-        let m = params.num_syndromes();
-        let expected = w.saturating_mul(m);
-        if frame.elements.len() != expected || w == 0 {
-            return Err(SketchError::WrongLength {
-                expected,
-                found: frame.elements.len(),
-            });
-        }
-        let s = frame
-            .elements
-            .chunks_exact(w)
-            .map(BigUint::from_bytes_le)
-            .collect();
-        Self::from_syndromes(params, s)
-    }
 }

@@ -8,6 +8,7 @@ use hkdf::Hkdf;
 use num_bigint::BigUint;
 use sha2::Sha256;
 use syndrome_agg::IntegerRing;
+use syndrome_agg::ProtocolError;
 use syndrome_agg::masking::MaskDomain;
 use syndrome_agg::masking::MaskStream;
 use syndrome_agg::masking::pairwise::{
@@ -125,7 +126,7 @@ fn c5_non_contributory_peer_keys_are_refused() {
         let err = derive_pair_seed(&me, 1, 2, &MaskPublicKey(bad), &ctx).unwrap_err();
         assert_eq!(
             err,
-            syndrome_agg::SketchError::NonContributoryKey { peer: 2 }
+            syndrome_agg::SketchError::Protocol(ProtocolError::NonContributoryKey { peer: 2 })
         );
     }
 }

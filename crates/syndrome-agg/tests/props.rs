@@ -1,6 +1,7 @@
 //! Property tests over GF(2^61 - 1), GF(2^127 - 1) and a 256-bit prime
 //! (docs/threat-model.md C1, C2, M1, M2), the two decoders cross-checked, and the
-//! uniformity of one masked sketch.
+//! uniformity of one masked sketch; the aggregator's properties for every
+//! sketch type.
 #![allow(clippy::unwrap_used)]
 
 use field::{BigPrime, Fp64, Mersenne61, Mersenne127};
@@ -14,6 +15,31 @@ testkit::sagg_suite!(
     3,
     12
 );
+
+// The aggregator's properties (sum, replay, duplicate, minimum clients,
+// state unchanged on rejection), once for every sketch type.
+mod aggregator {
+    use field::{BigPrime, Mersenne61, Mersenne127};
+    use syndrome_agg::Scheme;
+    use testkit::sagg::aggregator::makers;
+
+    testkit::aggregator_suite!(field61, makers::field(Mersenne61), 24);
+    testkit::aggregator_suite!(field127, makers::field(Mersenne127), 16);
+    testkit::aggregator_suite!(
+        field_big256,
+        makers::field(BigPrime::new(testkit::known_primes::p256()).unwrap()),
+        6
+    );
+    testkit::aggregator_suite!(wide61, makers::wide, 12);
+    testkit::aggregator_suite!(integer, makers::integer, 12);
+    testkit::aggregator_suite!(any_field, makers::any(Scheme::FieldKeys), 16);
+    testkit::aggregator_suite!(
+        any_wide,
+        makers::any(Scheme::WideKeys { hash_key: [4; 32] }),
+        8
+    );
+    testkit::aggregator_suite!(any_integer, makers::any(Scheme::Integer), 8);
+}
 
 #[test]
 fn finite_field_and_integer_decoders_agree() {

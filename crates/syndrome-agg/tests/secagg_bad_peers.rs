@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use field::Mersenne61;
+use syndrome_agg::ProtocolError;
 use syndrome_agg::SketchError;
 use syndrome_agg::secagg::Step;
 use syndrome_agg::secagg::messages::ClientBody;
@@ -56,7 +57,10 @@ fn bad_share_with_t_plus_one_responders_is_corrected() {
     h.corrupt_share(3, 5, true);
     assert!(matches!(
         h.finish(),
-        Err(SketchError::BadShares { client: 5, .. })
+        Err(SketchError::Protocol(ProtocolError::BadShares {
+            client: 5,
+            ..
+        }))
     ));
 }
 
@@ -148,7 +152,7 @@ fn an_incomplete_set_of_shares_is_refused() {
     let bad = m2.clone();
     assert!(matches!(
         h.server.receive(bad),
-        Err(SketchError::MessageRejected { reason }) if reason.contains("of its 4 holders")
+        Err(SketchError::Protocol(ProtocolError::MessageRejected { reason })) if reason.contains("of its 4 holders")
     ));
     h.pending.retain(|m| m.client != 2);
     let req = h.step(&[]);

@@ -5,6 +5,8 @@
 #![allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 
 use std::collections::{BTreeMap, BTreeSet};
+use syndrome_agg::LinearSketch;
+use syndrome_agg::{DecodeError, ParamsError, ProtocolError, WireError};
 
 use field::{Field, FiniteField, Fp64, Mersenne61};
 use syndrome_agg::masking::pairwise::{MaskPublicKey, peer_mask_terms};
@@ -31,7 +33,9 @@ fn complete(t: usize) -> SecAggParams {
 
 fn expect_not_enough<E: std::fmt::Debug>(r: &Result<E, SketchError>, at: Step) {
     match r {
-        Err(SketchError::NotEnoughClients { step, .. }) => assert_eq!(*step, at),
+        Err(SketchError::Protocol(ProtocolError::NotEnoughClients { step, .. })) => {
+            assert_eq!(*step, at);
+        }
         other => panic!("expected NotEnoughClients at {at}, got {other:?}"),
     }
 }
@@ -237,10 +241,11 @@ fn d6_deadline() {
         assert_eq!(out.sum, oracle(&f, &ins, &included), "{label}");
         // Its late message was refused, not waited for.
         assert!(
-            report
-                .server_rejections
-                .iter()
-                .any(|(c, e)| *c == 3 && matches!(e, SketchError::UnexpectedMessage { .. })),
+            report.server_rejections.iter().any(|(c, e)| *c == 3
+                && matches!(
+                    e,
+                    SketchError::Protocol(ProtocolError::UnexpectedMessage { .. })
+                )),
             "{label}"
         );
     }
@@ -266,16 +271,16 @@ fn m3_non_canonical_and_wrong_length_inputs() {
     // An element >= p (one byte per element at p = 101).
     assert_eq!(
         send(&mut h, good(vec![5, 200, 7])),
-        Err(SketchError::NonCanonical)
+        Err(SketchError::Decode(DecodeError::NonCanonical))
     );
     assert_eq!(
         send(&mut h, good(vec![101, 0, 0])),
-        Err(SketchError::NonCanonical)
+        Err(SketchError::Decode(DecodeError::NonCanonical))
     );
     // Wrong length.
     assert!(matches!(
         send(&mut h, good(vec![5, 6])),
-        Err(SketchError::WrongLength { .. })
+        Err(SketchError::Decode(DecodeError::WrongLength { .. }))
     ));
     // Another field.
     let other = MaskedInput {
@@ -284,7 +289,7 @@ fn m3_non_canonical_and_wrong_length_inputs() {
     };
     assert!(matches!(
         send(&mut h, other),
-        Err(SketchError::ParamsMismatch { .. })
+        Err(SketchError::Params(ParamsError::ParamsMismatch { .. }))
     ));
     // A truncated frame is refused at parsing.
     let bytes = ClientEnvelope::new(&ctx, 1, ClientBody::MaskedInput(good(vec![1, 2, 3])))
@@ -292,7 +297,7 @@ fn m3_non_canonical_and_wrong_length_inputs() {
         .unwrap();
     assert!(matches!(
         h.server.receive_bytes(&bytes[..bytes.len() - 1]),
-        Err(SketchError::Malformed { .. })
+        Err(SketchError::Wire(WireError::Malformed { .. }))
     ));
     // None of them counted: the real messages still give the exact sum.
     assert!(h.answer(&req).is_empty());
@@ -347,7 +352,10 @@ fn s1_unmasking_request_asking_for_both_shares() {
         let before = h.sent.len();
         let err = h.answer_one(&bad).unwrap_err();
         assert!(
-            matches!(err, SketchError::ProtocolAbort { client: 1, .. }),
+            matches!(
+                err,
+                SketchError::Protocol(ProtocolError::ProtocolAbort { client: 1, .. })
+            ),
             "{what}: {err}"
         );
         assert!(h.clients[&1].is_aborted(), "{what}");
@@ -366,7 +374,9 @@ fn s1_unmasking_request_asking_for_both_shares() {
     let again = with_lists(&req, vec![], vec![3]);
     assert!(matches!(
         h.answer_one(&again),
-        Err(SketchError::UnexpectedMessage { .. })
+        Err(SketchError::Protocol(
+            ProtocolError::UnexpectedMessage { .. }
+        ))
     ));
 }
 
@@ -475,7 +485,12 @@ fn directory_abort(
 
 #[test]
 fn s2_tampered_key_broadcast() {
-    let abort = |e: &SketchError| matches!(e, SketchError::ProtocolAbort { client: 1, .. });
+    let abort = |e: &SketchError| {
+        matches!(
+            e,
+            SketchError::Protocol(ProtocolError::ProtocolAbort { client: 1, .. })
+        )
+    };
     // Duplicate public keys.
     let e = directory_abort(|d| d[2].1.enc_key = d[1].1.enc_key, "s2-dup");
     assert!(abort(&e), "{e}");
@@ -552,7 +567,10 @@ fn s3_tampered_encrypted_share() {
         assert!(
             report.client_errors.iter().any(|(c, s, e)| *c == 2
                 && *s == Step::MaskedInput
-                && matches!(e, SketchError::AeadFailure { to: 2, .. })),
+                && matches!(
+                    e,
+                    SketchError::Protocol(ProtocolError::AeadFailure { to: 2, .. })
+                )),
             "{what}: {:?}",
             report.client_errors
         );
@@ -590,7 +608,10 @@ fn s3_tampered_encrypted_share() {
         r.shares[0].ciphertext = o.shares[0].ciphertext.clone();
         let before = b.sent.len();
         assert!(
-            matches!(b.answer_one(&req), Err(SketchError::AeadFailure { .. })),
+            matches!(
+                b.answer_one(&req),
+                Err(SketchError::Protocol(ProtocolError::AeadFailure { .. }))
+            ),
             "{label}"
         );
         assert_eq!(b.sent.len(), before, "{label}: no plaintext used");
@@ -629,7 +650,10 @@ fn s4_bad_shamir_share_from_a_peer() {
     h.pending.retain(|m| m.client <= 3);
     assert!(matches!(
         h.finish(),
-        Err(SketchError::BadShares { client: 1, .. })
+        Err(SketchError::Protocol(ProtocolError::BadShares {
+            client: 1,
+            ..
+        }))
     ));
 }
 
@@ -641,7 +665,7 @@ fn s5_shamir_input_validation() {
     let zero_id = |ids: &[u64]| {
         matches!(
             shamir::split(&f, &s, 2, ids, &mut testkit::rng("s5")),
-            Err(SketchError::ShareIdZero { .. })
+            Err(SketchError::Protocol(ProtocolError::ShareIdZero { .. }))
         )
     };
     assert!(zero_id(&[0, 1, 2]));
@@ -650,7 +674,9 @@ fn s5_shamir_input_validation() {
     let dup = |ids: &[u64]| {
         matches!(
             shamir::split(&f, &s, 2, ids, &mut testkit::rng("s5")),
-            Err(SketchError::DuplicateShareId { .. })
+            Err(SketchError::Protocol(
+                ProtocolError::DuplicateShareId { .. }
+            ))
         )
     };
     assert!(dup(&[1, 2, 2]));
@@ -658,29 +684,34 @@ fn s5_shamir_input_validation() {
     let shares = shamir::split(&f, &s, 3, &[1, 2, 3, 4], &mut rng).unwrap();
     assert!(matches!(
         shamir::reconstruct(&f, &shares[..2], 3),
-        Err(SketchError::TooFewShares { have: 2, need: 3 })
+        Err(SketchError::Protocol(ProtocolError::TooFewShares {
+            have: 2,
+            need: 3
+        }))
     ));
     assert!(matches!(
         shamir::decode_with_errors(&f, &shares[..2], 3),
-        Err(SketchError::TooFewShares { .. })
+        Err(SketchError::Protocol(ProtocolError::TooFewShares { .. }))
     ));
     let mut twice = shares[..3].to_vec();
     twice[2] = twice[0].clone();
     assert!(matches!(
         shamir::reconstruct(&f, &twice, 3),
-        Err(SketchError::DuplicateShareId { .. })
+        Err(SketchError::Protocol(
+            ProtocolError::DuplicateShareId { .. }
+        ))
     ));
     let mut aliased = shares[..3].to_vec();
     aliased[2].id = 102; // = 1 mod p: same point as share 0
     // The error names both ids as given, not the reduced point.
     match shamir::reconstruct(&f, &aliased, 3) {
-        Err(SketchError::DuplicateShareId { id, earlier }) => {
+        Err(SketchError::Protocol(ProtocolError::DuplicateShareId { id, earlier })) => {
             assert_eq!((id.as_str(), earlier.as_str()), ("102", "1"));
         }
         other => panic!("expected DuplicateShareId, got {other:?}"),
     }
     match shamir::split(&f, &s, 2, &[3, 104, 5], &mut testkit::rng("s5")) {
-        Err(SketchError::DuplicateShareId { id, earlier }) => {
+        Err(SketchError::Protocol(ProtocolError::DuplicateShareId { id, earlier })) => {
             assert_eq!((id.as_str(), earlier.as_str()), ("104", "3"));
         }
         other => panic!("expected DuplicateShareId, got {other:?}"),
@@ -689,17 +720,17 @@ fn s5_shamir_input_validation() {
     zero[1].id = 0;
     assert!(matches!(
         shamir::reconstruct(&f, &zero, 3),
-        Err(SketchError::ShareIdZero { .. })
+        Err(SketchError::Protocol(ProtocolError::ShareIdZero { .. }))
     ));
     // The same for byte secrets.
     let b = shamir::split_secret(&[7; 32], 3, &[1, 2, 3], &mut rng).unwrap();
     assert!(matches!(
         shamir::reconstruct_secret(&b[..2], 3),
-        Err(SketchError::TooFewShares { .. })
+        Err(SketchError::Protocol(ProtocolError::TooFewShares { .. }))
     ));
     assert!(matches!(
         shamir::split_secret(&[7; 32], 2, &[0, 1], &mut rng),
-        Err(SketchError::ShareIdZero { .. })
+        Err(SketchError::Protocol(ProtocolError::ShareIdZero { .. }))
     ));
     assert_eq!(*shamir::reconstruct_secret(&b, 3).unwrap(), [7; 32]);
     // Threshold 0 or above the holders.
@@ -951,7 +982,7 @@ fn r1_duplicate_masked_input() {
         "r1",
     );
     assert!(report.server_rejections.iter().any(|(c, e)| *c == 2
-        && matches!(e, SketchError::MessageRejected { reason } if reason.contains("duplicate"))));
+        && matches!(e, SketchError::Protocol(ProtocolError::MessageRejected { reason }) if reason.contains("duplicate"))));
     // A different second message from the same client does not count
     // either: first write wins.
     let mut h = Harness::new(cfg, &ins, "r1-forged");
@@ -970,7 +1001,7 @@ fn r1_duplicate_masked_input() {
     );
     assert!(matches!(
         h.server.receive(forged),
-        Err(SketchError::MessageRejected { reason }) if reason.contains("duplicate")
+        Err(SketchError::Protocol(ProtocolError::MessageRejected { reason })) if reason.contains("duplicate")
     ));
     assert_eq!(
         h.complete().unwrap().sum,
@@ -989,7 +1020,7 @@ fn r2_cross_round_replay() {
                 c,
                 Sketch::from_unsigned(&sp, [(c as u32 * 10, c)])
                     .unwrap()
-                    .syndromes()
+                    .elements()
                     .to_vec(),
             )
         })
@@ -1024,15 +1055,15 @@ fn r2_cross_round_replay() {
         Faults::new().inject(Step::MaskedInput, old.clone()),
         "r2-1",
     );
-    assert!(
-        r1.server_rejections
-            .iter()
-            .any(|(c, e)| *c == 2 && matches!(e, SketchError::MessageRejected { .. }))
-    );
+    assert!(r1.server_rejections.iter().any(|(c, e)| *c == 2
+        && matches!(
+            e,
+            SketchError::Protocol(ProtocolError::MessageRejected { .. })
+        )));
     let out = r1.output.unwrap();
     assert_eq!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
     assert!(
-        Sketch::from_syndromes(&sp, out.sum)
+        Sketch::from_elements(&sp, out.sum)
             .unwrap()
             .decode()
             .is_ok()
@@ -1052,7 +1083,7 @@ fn r2_cross_round_replay() {
     let out = h.complete().unwrap();
     assert_ne!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
     assert!(
-        Sketch::from_syndromes(&sp, out.sum)
+        Sketch::from_elements(&sp, out.sum)
             .unwrap()
             .decode()
             .is_err()
@@ -1074,7 +1105,9 @@ fn r3_mask_reuse() {
     let before = h.sent.len();
     assert!(matches!(
         h.answer_one(again),
-        Err(SketchError::UnexpectedMessage { .. })
+        Err(SketchError::Protocol(
+            ProtocolError::UnexpectedMessage { .. }
+        ))
     ));
     assert_eq!(h.sent.len(), before);
     // A second client state for the same round (another input) is refused
@@ -1085,7 +1118,7 @@ fn r3_mask_reuse() {
     let other = vec![f.one(), f.one()];
     assert!(matches!(
         Client::new(cfg.clone(), 1, other.clone(), &mut ledger, &mut rng),
-        Err(SketchError::MessageRejected { .. })
+        Err(SketchError::Protocol(ProtocolError::MessageRejected { .. }))
     ));
     let next = std::sync::Arc::new(
         SessionConfig::new(
@@ -1114,19 +1147,19 @@ fn o1_oversized_frame() {
     let huge = vec![0u8; 1025];
     assert!(matches!(
         h.server.receive_bytes(&huge),
-        Err(SketchError::FrameTooLarge {
+        Err(SketchError::Wire(WireError::FrameTooLarge {
             len: 1025,
             max: 1024
-        })
+        }))
     ));
     let big = vec![0u8; DEFAULT_MAX_MESSAGE + 1];
     assert!(matches!(
         ClientEnvelope::parse(&big, DEFAULT_MAX_MESSAGE),
-        Err(SketchError::FrameTooLarge { .. })
+        Err(SketchError::Wire(WireError::FrameTooLarge { .. }))
     ));
     assert!(matches!(
         ServerEnvelope::parse(&big, DEFAULT_MAX_MESSAGE),
-        Err(SketchError::FrameTooLarge { .. })
+        Err(SketchError::Wire(WireError::FrameTooLarge { .. }))
     ));
     // The run goes on undisturbed.
     let dir = h.step(&[]);
@@ -1191,7 +1224,7 @@ fn o2_parameter_abuse() {
     bytes.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]); // 2^60
     assert!(matches!(
         ClientEnvelope::parse(&bytes, DEFAULT_MAX_MESSAGE),
-        Err(SketchError::Malformed { .. })
+        Err(SketchError::Wire(WireError::Malformed { .. }))
     ));
     // An unsupported version.
     let mut env = ClientEnvelope::new(
@@ -1202,7 +1235,10 @@ fn o2_parameter_abuse() {
     env.version = 99;
     assert!(matches!(
         ClientEnvelope::parse(&env.to_bytes().unwrap(), DEFAULT_MAX_MESSAGE),
-        Err(SketchError::UnsupportedVersion { found: 99, .. })
+        Err(SketchError::Wire(WireError::UnsupportedVersion {
+            found: 99,
+            ..
+        }))
     ));
     // Unknown faults are harmless: a fault for a client outside the session.
     let cfg = config(&f, 3, complete(2), 1, "o2-run");

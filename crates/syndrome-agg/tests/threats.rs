@@ -6,6 +6,7 @@
 use field::{Field, FiniteField, Fp64, Mersenne61};
 use num_bigint::BigUint;
 use rand::RngExt;
+use syndrome_agg::LinearSketch;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
 use syndrome_agg::wide::{WideKeyParams, WideSketch, key_hash};
@@ -14,6 +15,7 @@ use syndrome_agg::{
     Aggregator, CountPolicy, IntegerParams, IntegerSketch, MaskedSketch, Sketch, SketchError,
     SketchParams,
 };
+use syndrome_agg::{DecodeError, ParamsError, ProtocolError, WireError};
 
 fn ctx(round: u64) -> RoundContext {
     RoundContext {
@@ -45,34 +47,34 @@ fn c3_field_edges() {
     // validate rejects N >= p, n_max >= p, and 2t + r above the cap.
     assert!(matches!(
         SketchParams::new(2, 101u32).validate(f),
-        Err(SketchError::FieldTooSmall { .. })
+        Err(SketchError::Params(ParamsError::FieldTooSmall { .. }))
     ));
     assert!(matches!(
         SketchParams::new(2, 100u32)
             .with_counts(CountPolicy::unsigned(101u32))
             .validate(f),
-        Err(SketchError::FieldTooSmall { .. })
+        Err(SketchError::Params(ParamsError::FieldTooSmall { .. }))
     ));
     assert!(matches!(
         SketchParams::new(2, 50u32)
             .with_counts(CountPolicy::signed(51u32))
             .validate(f),
-        Err(SketchError::FieldTooSmall { .. })
+        Err(SketchError::Params(ParamsError::FieldTooSmall { .. }))
     ));
     assert!(matches!(
         SketchParams::new(10, 100u32)
             .with_max_syndromes(20)
             .validate(f),
-        Err(SketchError::InvalidParams { .. })
+        Err(SketchError::Params(ParamsError::InvalidParams { .. }))
     ));
     // Key 0 and keys above N are refused by the encoder.
     assert!(matches!(
         Sketch::from_unsigned(&params, [(0u32, 1u64)]),
-        Err(SketchError::KeyOutOfDomain { .. })
+        Err(SketchError::Params(ParamsError::KeyOutOfDomain { .. }))
     ));
     assert!(matches!(
         Sketch::from_unsigned(&params, [(101u32, 1u64)]),
-        Err(SketchError::KeyOutOfDomain { .. })
+        Err(SketchError::Params(ParamsError::KeyOutOfDomain { .. }))
     ));
 }
 
@@ -102,8 +104,8 @@ fn c2_masked_rounds_of_2_3_10_50_clients_equal_the_plaintext_oracle() {
         let mut agg = Aggregator::new(&params, ctx(3), n);
         for (m, s) in masked.iter().zip(&sketches) {
             assert_ne!(
-                m.syndromes(),
-                s.syndromes(),
+                m.elements(),
+                s.elements(),
                 "a masked vector equals its plaintext"
             );
             agg.accept(m).unwrap();
@@ -152,8 +154,8 @@ fn c5_masking_and_decoding_are_deterministic() {
     );
     // Another round gives unrelated masks.
     let m3 = sketch.mask_pairwise(&a, 3, &peers, ctx(2)).unwrap();
-    assert_ne!(m1.syndromes(), m3.syndromes());
-    let rebuilt = Sketch::from_syndromes(&params, sketch.syndromes().to_vec()).unwrap();
+    assert_ne!(m1.elements(), m3.elements());
+    let rebuilt = Sketch::from_elements(&params, sketch.elements().to_vec()).unwrap();
     assert_eq!(sketch.decode().unwrap(), rebuilt.decode().unwrap());
 }
 
@@ -167,7 +169,7 @@ fn m1_garbage_from_one_client_is_rejected() {
         let garbage: Vec<_> = (0..params.num_syndromes())
             .map(|_| f.random(&mut rng))
             .collect();
-        sum.add(&Sketch::from_syndromes(&params, garbage).unwrap())
+        sum.add(&Sketch::from_elements(&params, garbage).unwrap())
             .unwrap();
         assert!(sum.decode().is_err());
     }
@@ -269,24 +271,24 @@ fn m3_non_canonical_wrong_length_and_truncated_frames_are_rejected() {
     let mut f = good.clone();
     f.elements[..8].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(
-        MaskedSketch::from_frame(&f, &params),
-        Err(SketchError::NonCanonical)
+        MaskedSketch::<Sketch<_>>::from_frame(&f, &params),
+        Err(SketchError::Decode(DecodeError::NonCanonical))
     );
     // p itself is not canonical either.
     f.elements[..8].copy_from_slice(&((1u64 << 61) - 1).to_le_bytes());
     assert_eq!(
-        MaskedSketch::from_frame(&f, &params),
-        Err(SketchError::NonCanonical)
+        MaskedSketch::<Sketch<_>>::from_frame(&f, &params),
+        Err(SketchError::Decode(DecodeError::NonCanonical))
     );
     // One element too few.
     let mut f = good.clone();
     f.elements.truncate(32);
     assert_eq!(
-        MaskedSketch::from_frame(&f, &params),
-        Err(SketchError::WrongLength {
+        MaskedSketch::<Sketch<_>>::from_frame(&f, &params),
+        Err(SketchError::Decode(DecodeError::WrongLength {
             expected: 40,
             found: 32
-        })
+        }))
     );
     // A truncated frame, trailing bytes, another version, another field.
     let bytes = good.to_bytes().unwrap();
@@ -297,27 +299,29 @@ fn m3_non_canonical_wrong_length_and_truncated_frames_are_rejected() {
     long.push(0);
     assert!(matches!(
         Frame::parse(&long, DEFAULT_MAX_FRAME),
-        Err(SketchError::Malformed { .. })
+        Err(SketchError::Wire(WireError::Malformed { .. }))
     ));
     let mut v2 = good.clone();
     v2.version = WIRE_VERSION + 1;
     assert!(matches!(
         Frame::parse(&v2.to_bytes().unwrap(), DEFAULT_MAX_FRAME),
-        Err(SketchError::UnsupportedVersion { .. })
+        Err(SketchError::Wire(WireError::UnsupportedVersion { .. }))
     ));
     let other = SketchParams::new(2, 100u32)
         .validate(field::Mersenne127)
         .unwrap();
     assert_eq!(
-        MaskedSketch::from_frame(&good, &other),
-        Err(SketchError::ParamsMismatch {
+        MaskedSketch::<Sketch<_>>::from_frame(&good, &other),
+        Err(SketchError::Params(ParamsError::ParamsMismatch {
             what: "field modulus"
-        })
+        }))
     );
     let wider = SketchParams::new(3, 100u32).validate(Mersenne61).unwrap();
     assert_eq!(
-        MaskedSketch::from_frame(&good, &wider),
-        Err(SketchError::ParamsMismatch { what: "capacity" })
+        MaskedSketch::<Sketch<_>>::from_frame(&good, &wider),
+        Err(SketchError::Params(ParamsError::ParamsMismatch {
+            what: "capacity"
+        }))
     );
     assert_eq!(MaskedSketch::from_frame(&good, &params).unwrap(), msg);
 }
@@ -329,10 +333,10 @@ fn m4_out_of_range_results_are_rejected() {
     let wide = SketchParams::new(2, 1000u32).validate(f).unwrap();
     let narrow = SketchParams::new(2, 100u32).validate(f).unwrap();
     let s = Sketch::from_unsigned(&wide, [(500u32, 1u64)]).unwrap();
-    let crafted = Sketch::from_syndromes(&narrow, s.into_syndromes()).unwrap();
+    let crafted = Sketch::from_elements(&narrow, s.into_elements()).unwrap();
     assert!(matches!(
         crafted.decode(),
-        Err(SketchError::KeyOutOfRange { .. })
+        Err(SketchError::Decode(DecodeError::KeyOutOfRange { .. }))
     ));
     // A "negative" count and one above n_max under an unsigned policy.
     let loose = SketchParams::new(2, 100u32).validate(f).unwrap();
@@ -342,18 +346,18 @@ fn m4_out_of_range_results_are_rejected() {
         .unwrap();
     for count in [f.from_i64(-1), f.from_u64(51)] {
         let s = Sketch::encode(&loose, [(BigUint::from(9u32), count)]).unwrap();
-        let crafted = Sketch::from_syndromes(&strict, s.into_syndromes()).unwrap();
+        let crafted = Sketch::from_elements(&strict, s.into_elements()).unwrap();
         assert!(matches!(
             crafted.decode(),
-            Err(SketchError::CountOutOfRange { .. })
+            Err(SketchError::Decode(DecodeError::CountOutOfRange { .. }))
         ));
     }
     // Totals: 30 + 30 > 50.
     let s = Sketch::from_unsigned(&loose, [(1u32, 30u64), (2, 30)]).unwrap();
-    let crafted = Sketch::from_syndromes(&strict, s.into_syndromes()).unwrap();
+    let crafted = Sketch::from_elements(&strict, s.into_elements()).unwrap();
     assert!(matches!(
         crafted.decode(),
-        Err(SketchError::CountOutOfRange { .. })
+        Err(SketchError::Decode(DecodeError::CountOutOfRange { .. }))
     ));
     // Signed values beyond max_abs.
     let signed = SketchParams::new(2, 100u32)
@@ -361,18 +365,18 @@ fn m4_out_of_range_results_are_rejected() {
         .validate(f)
         .unwrap();
     let s = Sketch::encode(&loose, [(BigUint::from(4u32), f.from_i64(-11))]).unwrap();
-    let crafted = Sketch::from_syndromes(&signed, s.into_syndromes()).unwrap();
+    let crafted = Sketch::from_elements(&signed, s.into_elements()).unwrap();
     assert!(matches!(
         crafted.decode(),
-        Err(SketchError::CountOutOfRange { .. })
+        Err(SketchError::Decode(DecodeError::CountOutOfRange { .. }))
     ));
     // Integer sketch: a count above max_total.
     let ip = IntegerParams::new(2, 100u32, 5u32).validate().unwrap();
     let big = IntegerParams::new(2, 100u32, 1000u32).validate().unwrap();
-    let s = IntegerSketch::encode(&big, [(3u32, 6u64)]).unwrap();
-    let s = s.syndromes().iter().map(|v| ip.ring().reduce(v)).collect();
+    let s = IntegerSketch::from_unsigned(&big, [(3u32, 6u64)]).unwrap();
+    let s = s.elements().iter().map(|v| ip.ring().reduce(v)).collect();
     assert!(
-        IntegerSketch::from_syndromes(&ip, s)
+        IntegerSketch::from_elements(&ip, s)
             .unwrap()
             .decode()
             .is_err()
@@ -391,15 +395,21 @@ fn m5_locator_with_irreducible_factor_or_repeated_root_is_rejected() {
         let v = f.neg(&s[s.len() - 2]);
         s.push(v);
     }
-    let sketch = Sketch::from_syndromes(&params, s).unwrap();
-    assert_eq!(sketch.decode(), Err(SketchError::LocatorDoesNotSplit));
+    let sketch = Sketch::from_elements(&params, s).unwrap();
+    assert_eq!(
+        sketch.decode(),
+        Err(SketchError::Decode(DecodeError::LocatorDoesNotSplit))
+    );
     // s_k = (k + 1) a^k: reverse locator (x - a)^2.
     let a = f.from_u64(5);
     let s: Vec<_> = (0..m as u64)
         .map(|k| f.mul(&f.from_u64(k + 1), &f.pow_u64(&a, k)))
         .collect();
-    let sketch = Sketch::from_syndromes(&params, s).unwrap();
-    assert_eq!(sketch.decode(), Err(SketchError::RepeatedRoot));
+    let sketch = Sketch::from_elements(&params, s).unwrap();
+    assert_eq!(
+        sketch.decode(),
+        Err(SketchError::Decode(DecodeError::RepeatedRoot))
+    );
 }
 
 #[test]
@@ -407,10 +417,10 @@ fn o1_oversized_frame_is_rejected_before_decoding() {
     let bytes = vec![0u8; 1025];
     assert_eq!(
         Frame::parse(&bytes, 1024),
-        Err(SketchError::FrameTooLarge {
+        Err(SketchError::Wire(WireError::FrameTooLarge {
             len: 1025,
             max: 1024
-        })
+        }))
     );
 }
 
@@ -418,15 +428,15 @@ fn o1_oversized_frame_is_rejected_before_decoding() {
 fn o2_parameter_abuse_is_refused_without_allocation() {
     assert!(matches!(
         SketchParams::new(usize::MAX / 2, 10u32).validate(Mersenne61),
-        Err(SketchError::InvalidParams { .. })
+        Err(SketchError::Params(ParamsError::InvalidParams { .. }))
     ));
     assert!(matches!(
         IntegerParams::new(1 << 20, 1u64 << 40, 10u32).validate(),
-        Err(SketchError::InvalidParams { .. })
+        Err(SketchError::Params(ParamsError::InvalidParams { .. }))
     ));
     assert!(matches!(
         WideKeyParams::new(4, 1 << 20, [0; 32]).validate(Mersenne61),
-        Err(SketchError::InvalidParams { .. })
+        Err(SketchError::Params(ParamsError::InvalidParams { .. }))
     ));
     // A frame whose element string claims 2^60 bytes: postcard's varint
     // length prefix is checked against the input, nothing is allocated.
@@ -441,7 +451,7 @@ fn o2_parameter_abuse_is_refused_without_allocation() {
     bytes.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]);
     assert!(matches!(
         Frame::parse(&bytes, DEFAULT_MAX_FRAME),
-        Err(SketchError::Malformed { .. })
+        Err(SketchError::Wire(WireError::Malformed { .. }))
     ));
 }
 
@@ -461,7 +471,7 @@ fn r1_duplicate_masked_input_is_rejected() {
     agg.accept(&a).unwrap();
     assert!(matches!(
         agg.accept(&a),
-        Err(SketchError::MessageRejected { .. })
+        Err(SketchError::Protocol(ProtocolError::MessageRejected { .. }))
     ));
     agg.accept(&b).unwrap();
     assert_eq!(
@@ -487,11 +497,11 @@ fn r2_cross_round_replay_is_rejected_and_would_not_cancel() {
     let mut agg = Aggregator::new(&params, ctx(1), 2);
     assert!(matches!(
         agg.accept(&old_a),
-        Err(SketchError::MessageRejected { .. })
+        Err(SketchError::Protocol(ProtocolError::MessageRejected { .. }))
     ));
     // Forced in under the new round's label, the round-0 mask does not
     // cancel the round-1 mask: the sum is garbage and decoding fails.
-    let forced = MaskedSketch::from_parts(&params, 1, ctx(1), old_a.syndromes().to_vec()).unwrap();
+    let forced = MaskedSketch::from_parts(&params, 1, ctx(1), old_a.elements().to_vec()).unwrap();
     agg.accept(&forced).unwrap();
     agg.accept(&new_b).unwrap();
     assert!(agg.decode().is_err());
@@ -513,10 +523,13 @@ fn wide_key_hash_collision_is_an_error_not_a_wrong_key() {
     assert_ne!(k1, k2);
     let params = WideKeyParams::new(3, 16, hash_key).validate(f).unwrap();
     let s = WideSketch::from_unsigned(&params, [(&k1[..], 2u64), (&k2[..], 3)]).unwrap();
-    assert!(matches!(s.decode(), Err(SketchError::HashMismatch { .. })));
+    assert!(matches!(
+        s.decode(),
+        Err(SketchError::Decode(DecodeError::HashMismatch { .. }))
+    ));
     // Each key alone decodes.
     let s = WideSketch::from_unsigned(&params, [(&k1[..], 2u64)]).unwrap();
-    assert_eq!(s.decode_unsigned().unwrap(), vec![(k1, 2u32.into())]);
+    assert_eq!(s.decode().unwrap().to_unsigned(&f), vec![(k1, 2u32.into())]);
 }
 
 #[test]
@@ -528,12 +541,12 @@ fn s2_duplicate_or_own_public_keys_are_refused() {
     let dup = [(2, other.public_key()), (3, other.public_key())];
     assert!(matches!(
         peer_mask_terms(&Mersenne61, 3, &me, 1, &dup, &c),
-        Err(SketchError::InvalidPeers { .. })
+        Err(SketchError::Protocol(ProtocolError::InvalidPeers { .. }))
     ));
     let mine = [(2, me.public_key())];
     assert!(matches!(
         peer_mask_terms(&Mersenne61, 3, &me, 1, &mine, &c),
-        Err(SketchError::InvalidPeers { .. })
+        Err(SketchError::Protocol(ProtocolError::InvalidPeers { .. }))
     ));
     let twice = [(2, other.public_key()), (2, other.public_key())];
     assert!(peer_mask_terms(&Mersenne61, 3, &me, 1, &twice, &c).is_err());

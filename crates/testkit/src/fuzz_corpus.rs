@@ -17,6 +17,7 @@
 //! here and regenerate.
 
 use rand::Rng;
+use syndrome_agg::LinearSketch;
 
 /// A fuzz target: its name (the `[[bin]]` of `fuzz/Cargo.toml` and the
 /// corpus directory), the path of its body (what its one-line file
@@ -192,11 +193,16 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                     .unwrap();
                 let mut sketch = syndrome_agg::Sketch::new(&params);
                 sketch.insert(&num_bigint::BigUint::from(7u8), &3).unwrap();
-                syndrome_agg::MaskedSketch::from_parts(&params, 4, ctx, sketch.syndromes().to_vec())
-                    .unwrap()
-                    .to_frame()
-                    .to_bytes()
-                    .unwrap()
+                syndrome_agg::MaskedSketch::<syndrome_agg::Sketch<_>>::from_parts(
+                    &params,
+                    4,
+                    ctx,
+                    sketch.elements().to_vec(),
+                )
+                .unwrap()
+                .to_frame()
+                .to_bytes()
+                .unwrap()
             };
             vec![
                 ("masked-sketch-t1", masked(1)),

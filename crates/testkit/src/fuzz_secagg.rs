@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
+use syndrome_agg::ProtocolError;
 
 use field::{Field, FiniteField, Fp64};
 use rand_chacha::ChaCha8Rng;
@@ -402,7 +403,10 @@ pub fn fuzz_server_envelope(data: &[u8]) {
             assert_eq!(reply.body.step(), msg.body.step());
             assert!(msg.client == 1 && msg.context() == ctx);
         }
-        Err(SketchError::MessageRejected { .. } | SketchError::UnexpectedMessage { .. }) => {
+        Err(
+            SketchError::Protocol(ProtocolError::MessageRejected { .. })
+            | SketchError::Protocol(ProtocolError::UnexpectedMessage { .. }),
+        ) => {
             let (c, rng) = c.materialize(hon);
             assert!(!c.is_aborted(), "a refusal must not abort the client");
             let reply = c.handle(&hon.server[step][&1], rng).unwrap();

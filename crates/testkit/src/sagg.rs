@@ -1,5 +1,7 @@
 //! Generic test logic for `syndrome-agg`: property suites run over every
-//! field ([`props`]), and the bodies of its fuzz targets ([`fuzz`]).
+//! field ([`props`]), the aggregator's properties run for every sketch
+//! type ([`aggregator`]), and the bodies of its fuzz targets ([`fuzz`]).
 
+pub mod aggregator;
 pub mod fuzz;
 pub mod props;

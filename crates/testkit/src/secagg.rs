@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use syndrome_agg::ProtocolError;
 
 use field::{Field, FiniteField};
 use proptest::prelude::*;
@@ -264,7 +265,10 @@ pub fn dropouts_property<F: FiniteField>(f: &F, degree: usize, cases: u32) {
                     prop_assert_eq!(&out.included, &expected);
                     prop_assert_eq!(&out.sum, &oracle(f, &ins, &expected));
                 }
-                (Err(at), Err(SketchError::NotEnoughClients { step, .. })) => {
+                (
+                    Err(at),
+                    Err(SketchError::Protocol(ProtocolError::NotEnoughClients { step, .. })),
+                ) => {
                     prop_assert_eq!(at, *step);
                     if at < Step::Unmasking {
                         prop_assert!(nothing_unmasked(&report));
@@ -302,7 +306,7 @@ pub fn shamir_suite<F: FiniteField>(f: &F, cases: u32) {
         assert_eq!(shamir::reconstruct(f, &pick[..t], t).unwrap(), secret);
         assert!(matches!(
             shamir::reconstruct(f, &pick[..t - 1], t),
-            Err(SketchError::TooFewShares { .. })
+            Err(SketchError::Protocol(ProtocolError::TooFewShares { .. }))
         ));
         let errors = (n - t) / 2;
         let mut bad = pick.clone();

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use syndrome_agg::ProtocolError;
 
 use field::FiniteField;
 use syndrome_agg::SketchError;
@@ -156,19 +157,21 @@ impl SecAggSettings {
             *sink = masked_inputs(&field, t);
         }
         let out = report.output.map_err(|e| match e {
-            SketchError::NotEnoughClients { step, have, need } => MufcError::TooManyDropouts {
-                round: ctx.round,
-                clients: n,
-                dropped: ids
-                    .iter()
-                    .filter(|c| faults.dropped_from(c.0).is_some())
-                    .count(),
-                step,
-                have,
-                need,
-                threshold,
-                min_clients: self.min_clients,
-            },
+            SketchError::Protocol(ProtocolError::NotEnoughClients { step, have, need }) => {
+                MufcError::TooManyDropouts {
+                    round: ctx.round,
+                    clients: n,
+                    dropped: ids
+                        .iter()
+                        .filter(|c| faults.dropped_from(c.0).is_some())
+                        .count(),
+                    step,
+                    have,
+                    need,
+                    threshold,
+                    min_clients: self.min_clients,
+                }
+            }
             other => other.into(),
         })?;
         let mut times = (Duration::ZERO, Duration::ZERO, Duration::ZERO);

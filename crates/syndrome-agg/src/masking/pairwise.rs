@@ -14,7 +14,7 @@
 //! 4. Client `u` adds `m_uv` if `u < v` and subtracts it if `u > v`; the two
 //!    terms cancel in the sum over clients.
 //!
-//! Every client's mask is a sum of per-peer terms ([`PeerMaskTerm`]), so
+//! Every client's mask is a sum of per-peer terms (`PeerMaskTerm`), so
 //! that the next issue (dropouts) can recompute the terms of a dropped
 //! client with a subset of peers from a reconstructed key.
 
@@ -28,46 +28,14 @@ use sha2::Sha256;
 use x25519_dalek::{PublicKey, StaticSecret};
 use zeroize::Zeroizing;
 
-use super::{MaskDomain, MaskStream, MaskVector};
-use crate::{SketchError, SketchResult};
+pub use crate::context::{RoundContext, SessionId};
 
+use super::{MaskDomain, MaskStream, MaskVector};
+use crate::error::{ProtocolError, SketchError, SketchResult};
+
+hazmat! {
 /// The HKDF `info` prefix of mask seeds.
 pub const MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/mask";
-
-/// A session identifier: 32 public bytes that every party agrees on
-/// (for instance a hash of the session's configuration and participants).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct SessionId(pub [u8; 32]);
-
-/// The context a mask is bound to: a session and a round within it. Masks
-/// of different contexts are unrelated, so a message replayed into another
-/// round does not cancel.
-///
-/// # Example
-///
-/// ```
-/// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
-///
-/// let ctx = RoundContext { session: SessionId([7; 32]), round: 3 };
-/// assert_eq!(ctx.next().round, 4);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct RoundContext {
-    /// The session.
-    pub session: SessionId,
-    /// The round within the session.
-    pub round: u64,
-}
-
-impl RoundContext {
-    /// The same session's next round (saturating).
-    #[must_use]
-    pub fn next(&self) -> Self {
-        Self {
-            session: self.session,
-            round: self.round.saturating_add(1),
-        }
-    }
 }
 
 /// A client's X25519 public key for mask agreement.
@@ -127,7 +95,7 @@ impl MaskKeyPair {
     ///
     /// # Errors
     ///
-    /// [`SketchError::NonContributoryKey`] (naming `peer_id`) for an
+    /// [`ProtocolError::NonContributoryKey`] (naming `peer_id`) for an
     /// all-zero or low-order peer key.
     pub fn agree(
         &self,
@@ -136,7 +104,9 @@ impl MaskKeyPair {
     ) -> SketchResult<Zeroizing<[u8; 32]>> {
         let shared = self.secret.diffie_hellman(&PublicKey::from(peer_key.0));
         if !shared.was_contributory() {
-            return Err(SketchError::NonContributoryKey { peer: peer_id });
+            return Err(SketchError::Protocol(ProtocolError::NonContributoryKey {
+                peer: peer_id,
+            }));
         }
         Ok(Zeroizing::new(*shared.as_bytes()))
     }
@@ -150,10 +120,14 @@ impl fmt::Debug for MaskKeyPair {
     }
 }
 
+hazmat! {
 /// The 32-byte seed a pair of clients shares for one context. Wiped on
 /// drop, redacted in `Debug`.
 pub struct PairSeed(Zeroizing<[u8; 32]>);
+}
 
+// Methods of a `hazmat` type: crate-internal without the feature.
+#[cfg_attr(not(feature = "hazmat"), allow(dead_code, unreachable_pub))]
 impl PairSeed {
     /// The seed's bytes.
     pub fn as_bytes(&self) -> &[u8; 32] {
@@ -172,6 +146,7 @@ impl fmt::Debug for PairSeed {
     }
 }
 
+hazmat! {
 /// The HKDF `info` string of the pair `{u, v}` in `ctx` (step 2 of the
 /// module docs).
 pub fn mask_info(ctx: &RoundContext, u: u64, v: u64) -> Vec<u8> {
@@ -184,7 +159,9 @@ pub fn mask_info(ctx: &RoundContext, u: u64, v: u64) -> Vec<u8> {
     info.extend_from_slice(&hi.to_le_bytes());
     info
 }
+}
 
+hazmat! {
 /// The seed of the pair `{u, v}` from their X25519 shared secret (step 2).
 pub fn seed_from_shared_secret(shared: &[u8; 32], ctx: &RoundContext, u: u64, v: u64) -> PairSeed {
     let hk = Hkdf::<Sha256>::new(None, shared);
@@ -195,13 +172,15 @@ pub fn seed_from_shared_secret(shared: &[u8; 32], ctx: &RoundContext, u: u64, v:
     }
     PairSeed(okm)
 }
+}
 
+hazmat! {
 /// The seed client `own_id` shares with `peer_id` in `ctx` (steps 1-2).
 ///
 /// # Errors
 ///
-/// [`SketchError::InvalidPeers`] if `peer_id == own_id`;
-/// [`SketchError::NonContributoryKey`] if the peer's key gives a
+/// [`ProtocolError::InvalidPeers`] if `peer_id == own_id`;
+/// [`ProtocolError::NonContributoryKey`] if the peer's key gives a
 /// non-contributory shared secret (all-zero or low-order point).
 ///
 /// # Example
@@ -226,13 +205,15 @@ pub fn derive_pair_seed(
     ctx: &RoundContext,
 ) -> SketchResult<PairSeed> {
     if own_id == peer_id {
-        return Err(SketchError::InvalidPeers {
+        return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
             reason: "a client cannot mask with itself",
-        });
+        }));
     }
     let shared = own.secret.diffie_hellman(&PublicKey::from(peer_key.0));
     if !shared.was_contributory() {
-        return Err(SketchError::NonContributoryKey { peer: peer_id });
+        return Err(SketchError::Protocol(ProtocolError::NonContributoryKey {
+            peer: peer_id,
+        }));
     }
     Ok(seed_from_shared_secret(
         shared.as_bytes(),
@@ -241,7 +222,9 @@ pub fn derive_pair_seed(
         peer_id,
     ))
 }
+}
 
+hazmat! {
 /// Whether a pairwise term is added or subtracted (step 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MaskSign {
@@ -250,7 +233,10 @@ pub enum MaskSign {
     /// The client's id is the larger of the pair.
     Subtract,
 }
+}
 
+// Methods of a `hazmat` type: crate-internal without the feature.
+#[cfg_attr(not(feature = "hazmat"), allow(dead_code, unreachable_pub))]
 impl MaskSign {
     /// The sign client `own` uses with `peer`.
     pub fn of(own: u64, peer: u64) -> Self {
@@ -262,6 +248,7 @@ impl MaskSign {
     }
 }
 
+hazmat! {
 /// One peer's contribution to a client's mask: the expansion of their pair
 /// seed and whether it is added or subtracted.
 #[derive(Clone, Debug, PartialEq)]
@@ -273,15 +260,17 @@ pub struct PeerMaskTerm<E> {
     /// The expansion `m_uv`.
     pub values: MaskVector<E>,
 }
+}
 
+hazmat! {
 /// The per-peer mask terms of client `own_id` against `peers`, each of
 /// length `len` (steps 1-4, before summing).
 ///
 /// # Errors
 ///
-/// [`SketchError::InvalidPeers`] if `peers` names `own_id` or a peer twice,
+/// [`ProtocolError::InvalidPeers`] if `peers` names `own_id` or a peer twice,
 /// or if two parties (the client included) share a public key;
-/// [`SketchError::NonContributoryKey`] as [`derive_pair_seed`].
+/// [`ProtocolError::NonContributoryKey`] as `derive_pair_seed`.
 ///
 /// # Example
 ///
@@ -313,16 +302,16 @@ pub fn peer_mask_terms<D: MaskDomain>(
     let mut out = Vec::with_capacity(peers.len());
     for (peer, key) in peers {
         if !seen.insert(*peer) {
-            return Err(SketchError::InvalidPeers {
+            return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
                 reason: "a peer is listed twice",
-            });
+            }));
         }
         // docs/threat-model.md S2: a server that hands out copies of one key (or the
         // client's own) could make masks cancel against its own secret.
         if !keys.insert(key.0) {
-            return Err(SketchError::InvalidPeers {
+            return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
                 reason: "two parties share a public key",
-            });
+            }));
         }
         let seed = derive_pair_seed(own, own_id, *peer, key, ctx)?;
         let values = domain.sample(&mut seed.stream(), len)?;
@@ -334,7 +323,9 @@ pub fn peer_mask_terms<D: MaskDomain>(
     }
     Ok(out)
 }
+}
 
+hazmat! {
 /// The signed sum of mask terms: the client's mask.
 pub fn combine_terms<D: MaskDomain>(
     domain: &D,
@@ -352,14 +343,15 @@ pub fn combine_terms<D: MaskDomain>(
     }
     MaskVector(acc)
 }
+}
 
 /// Client `own_id`'s pairwise mask of length `len` against `peers`: the
-/// sum of its [`peer_mask_terms`]. The masks of a set of clients that all
+/// sum of its `peer_mask_terms`. The masks of a set of clients that all
 /// list each other cancel exactly in their sum.
 ///
 /// # Errors
 ///
-/// As [`peer_mask_terms`].
+/// As `peer_mask_terms`.
 ///
 /// # Example
 ///

@@ -6,8 +6,7 @@ use chacha20::ChaCha20;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use zeroize::Zeroize;
 
-use crate::SketchResult;
-use crate::error::invalid;
+use crate::error::{SketchResult, invalid};
 
 /// The raw ChaCha20 keystream of a 32-byte seed (RFC 8439: 96-bit nonce
 /// of zeros, 32-bit block counter starting at 0), read sequentially.
@@ -56,7 +55,7 @@ impl MaskStream {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams) if
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) if
     /// the keystream (2^32 blocks of 64 bytes) is exhausted.
     pub fn fill(&mut self, out: &mut [u8]) -> SketchResult<()> {
         let mut done = 0;

@@ -31,19 +31,19 @@ use zeroize::Zeroizing;
 use super::messages::{
     AdvertiseKeys, Attestation, Attestations, ClientBody, ClientEnvelope, ConsistencyRequest,
     EncryptedShare, KeyDirectory, MaskedInput, MaskingRequest, RevealedShare, ServerBody,
-    ServerEnvelope, ShareKeys, Step, UnmaskingRequest, UnmaskingResponse,
+    ServerEnvelope, ShareKeys, UnmaskingRequest, UnmaskingResponse,
+};
+use super::session::{
+    SessionConfig, abort, attest_key, attestation_tag, seed_commitment, self_mask, share_aad,
+    share_id, share_key, share_nonce,
 };
 use super::shamir::{SECRET_SHARE_BYTES, SecretShare, split_secret};
-use super::{
-    ClientId, SessionConfig, abort, attest_key, attestation_tag, seed_commitment, self_mask,
-    share_aad, share_id, share_key, share_nonce,
-};
-use crate::error::check_len;
-use crate::masking::pairwise::{
-    MaskKeyPair, MaskPublicKey, RoundContext, combine_terms, peer_mask_terms,
-};
+use crate::context::ClientId;
+use crate::context::RoundContext;
+use crate::error::{ProtocolError, SketchError, SketchResult, check_len};
+use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, combine_terms, peer_mask_terms};
+use crate::step::Step;
 use crate::wire::field_bytes;
-use crate::{SketchError, SketchResult};
 
 /// The plaintext of one encrypted pair of shares: sender, receiver, the
 /// share of the mask secret key, the share of the self-mask seed.
@@ -78,18 +78,18 @@ impl RoundLedger {
     ///
     /// # Errors
     ///
-    /// [`SketchError::MessageRejected`] if the client already took part in
+    /// [`ProtocolError::MessageRejected`] if the client already took part in
     /// this round of this session or a later one.
     pub fn claim(&mut self, ctx: &RoundContext) -> SketchResult<()> {
         if let Some(last) = self.last.get(&ctx.session.0)
             && ctx.round <= *last
         {
-            return Err(SketchError::MessageRejected {
+            return Err(SketchError::Protocol(ProtocolError::MessageRejected {
                 reason: format!(
                     "round {} is not after round {last}, which this client already masked in",
                     ctx.round
                 ),
-            });
+            }));
         }
         self.last.insert(ctx.session.0, ctx.round);
         Ok(())
@@ -211,9 +211,9 @@ impl<F: FiniteField> Client<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidPeers`] if `id` is not a client of the
-    /// session, [`SketchError::WrongLength`] for an input of the wrong
-    /// length, [`SketchError::MessageRejected`] from the ledger.
+    /// [`ProtocolError::InvalidPeers`] if `id` is not a client of the
+    /// session, [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) for an input of the wrong
+    /// length, [`ProtocolError::MessageRejected`] from the ledger.
     pub fn new<R: CryptoRng + ?Sized>(
         config: Arc<SessionConfig<F>>,
         id: ClientId,
@@ -222,9 +222,9 @@ impl<F: FiniteField> Client<F> {
         rng: &mut R,
     ) -> SketchResult<(Self, ClientEnvelope)> {
         if !config.graph().contains(id) {
-            return Err(SketchError::InvalidPeers {
+            return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
                 reason: "not a client of this session",
-            });
+            }));
         }
         check_len(config.vector_len(), input.len())?;
         ledger.claim(config.context())?;
@@ -290,10 +290,10 @@ impl<F: FiniteField> Client<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::ProtocolAbort`], [`SketchError::AeadFailure`],
-    /// [`SketchError::NonContributoryKey`] (the client is then aborted);
-    /// [`SketchError::UnexpectedMessage`] and
-    /// [`SketchError::MessageRejected`] (it is not).
+    /// [`ProtocolError::ProtocolAbort`], [`ProtocolError::AeadFailure`],
+    /// [`ProtocolError::NonContributoryKey`] (the client is then aborted);
+    /// [`ProtocolError::UnexpectedMessage`] and
+    /// [`ProtocolError::MessageRejected`] (it is not).
     pub fn handle<R: CryptoRng + ?Sized>(
         &mut self,
         msg: &ServerEnvelope,
@@ -301,9 +301,9 @@ impl<F: FiniteField> Client<F> {
     ) -> SketchResult<ClientEnvelope> {
         let ctx = *self.config.context();
         if msg.context() != ctx || msg.client != self.id {
-            return Err(SketchError::MessageRejected {
+            return Err(SketchError::Protocol(ProtocolError::MessageRejected {
                 reason: "a message of another session, round or client".into(),
-            });
+            }));
         }
         let step = msg.body.step();
         let state = core::mem::replace(&mut self.state, State::Aborted);
@@ -342,10 +342,10 @@ impl<F: FiniteField> Client<F> {
                 ServerBody::UnmaskingRequest(req),
             ) => self.unmask(&held, &own_seed_share, &attest, &attested, req),
             (state, _) => {
-                let err = SketchError::UnexpectedMessage {
+                let err = SketchError::Protocol(ProtocolError::UnexpectedMessage {
                     state: state.name(),
                     found: step,
-                };
+                });
                 self.state = state;
                 return Err(err);
             }
@@ -794,15 +794,15 @@ impl<F: FiniteField> Client<F> {
 
 /// Opens the pair of shares `from` encrypted for `me`: derives the pair's
 /// key from `me`'s encryption key pair and `from`'s public key, checks the
-/// tag against the associated data of ([`share_aad`]) this session, round,
+/// tag against the associated data of (`share_aad`) this session, round,
 /// sender and receiver, and checks the sender, receiver and share ids
 /// inside. Returns (share of the mask secret key, share of the self-mask
 /// seed).
 ///
 /// # Errors
 ///
-/// [`SketchError::AeadFailure`] for any failure (no plaintext is
-/// returned or kept), [`SketchError::NonCanonical`] for share values out of
+/// [`ProtocolError::AeadFailure`] for any failure (no plaintext is
+/// returned or kept), [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for share values out of
 /// range.
 pub fn open_share(
     own_enc: &MaskKeyPair,
@@ -812,7 +812,7 @@ pub fn open_share(
     ctx: &RoundContext,
     ciphertext: &[u8],
 ) -> SketchResult<(SecretShare, SecretShare)> {
-    let failure = SketchError::AeadFailure { from, to: me };
+    let failure = SketchError::Protocol(ProtocolError::AeadFailure { from, to: me });
     let shared = own_enc.agree(from, from_enc).map_err(|_| failure.clone())?;
     let key = share_key(&shared, ctx, from, me);
     let cipher = ChaCha20Poly1305::new((&*key).into());

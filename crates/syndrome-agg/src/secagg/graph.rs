@@ -17,9 +17,8 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use rand::seq::SliceRandom;
 
-use super::ClientId;
-use crate::SketchResult;
-use crate::error::invalid;
+use crate::context::ClientId;
+use crate::error::{ProtocolError, SketchResult, invalid};
 
 /// The shape of a neighbourhood graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -82,7 +81,7 @@ impl Neighbourhoods {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// for no client, a repeated id, or the reserved id `u64::MAX`.
     pub fn complete(clients: impl IntoIterator<Item = ClientId>) -> SketchResult<Self> {
         let mut ring: Vec<ClientId> = clients.into_iter().collect();
@@ -112,7 +111,7 @@ impl Neighbourhoods {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// for an odd or zero degree, and as [`complete`](Self::complete).
     pub fn harary_with_ring(ring: Vec<ClientId>, degree: usize) -> SketchResult<Self> {
         if degree == 0 || !degree.is_multiple_of(2) {
@@ -191,13 +190,15 @@ impl Neighbourhoods {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidPeers`](crate::SketchError::InvalidPeers) for
+    /// [`ProtocolError::InvalidPeers`] for
     /// an id that is not a client of the graph.
     pub fn neighbours(&self, id: ClientId) -> SketchResult<Vec<ClientId>> {
         let Some(&i) = self.position.get(&id) else {
-            return Err(crate::SketchError::InvalidPeers {
-                reason: "not a client of this session",
-            });
+            return Err(crate::error::SketchError::Protocol(
+                ProtocolError::InvalidPeers {
+                    reason: "not a client of this session",
+                },
+            ));
         };
         let mut out: Vec<ClientId> = match self.kind {
             GraphKind::Complete => self.ring.iter().copied().filter(|v| *v != id).collect(),

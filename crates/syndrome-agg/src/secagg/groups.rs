@@ -68,9 +68,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::ClientId;
-use crate::SketchResult;
-use crate::error::invalid;
+use crate::context::ClientId;
+use crate::error::{ProtocolError, SketchResult, invalid};
 
 /// The inputs of ParGen (Algorithm 2 of Liu et al.).
 ///
@@ -249,7 +248,7 @@ impl GroupParams {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// for rates out of range, or when no `k <= N` meets the conditions.
     pub fn par_gen(&self) -> SketchResult<GroupSizing> {
         self.check()?;
@@ -329,7 +328,7 @@ impl Groups {
     ///
     /// # Errors
     ///
-    /// As [`GroupParams::par_gen`]; [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// As [`GroupParams::par_gen`]; [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// for a repeated id.
     pub fn form<R: Rng + ?Sized>(
         mut clients: Vec<ClientId>,
@@ -424,13 +423,15 @@ impl Groups {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidPeers`](crate::SketchError::InvalidPeers) for
+    /// [`ProtocolError::InvalidPeers`] for
     /// an unknown client; as [`GroupParams::par_gen`] when re-forming.
     pub fn remove<R: Rng + ?Sized>(&mut self, id: ClientId, rng: &mut R) -> SketchResult<Removal> {
         let Some(g) = self.of.remove(&id) else {
-            return Err(crate::SketchError::InvalidPeers {
-                reason: "not a member of any group",
-            });
+            return Err(crate::error::SketchError::Protocol(
+                ProtocolError::InvalidPeers {
+                    reason: "not a member of any group",
+                },
+            ));
         };
         if let Some(m) = self.members.get_mut(g) {
             m.remove(&id);

@@ -21,67 +21,12 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use super::{ClientId, bounded};
-use crate::masking::pairwise::RoundContext;
+use super::bounded;
+use crate::context::ClientId;
+use crate::context::RoundContext;
+use crate::error::{SketchError, SketchResult, WireError};
+use crate::step::Step;
 use crate::wire::WIRE_VERSION;
-use crate::{SketchError, SketchResult};
-
-/// The five steps of the protocol (Bonawitz et al. 2017, rounds 0-4 of the
-/// actively secure variant, whose consistency round we run with pairwise
-/// MACs in place of signatures).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Step {
-    /// Round 0: each client publishes two X25519 public keys (share
-    /// encryption, mask agreement) and a commitment to its self-mask seed.
-    AdvertiseKeys,
-    /// Round 1: each client Shamir-shares its mask secret key and its
-    /// self-mask seed to its holders, encrypted.
-    ShareKeys,
-    /// Round 2: each client sends its input plus self-mask plus pairwise
-    /// masks.
-    MaskedInput,
-    /// Round 3 (of the actively secure variant): each survivor attests,
-    /// to each alive peer, the one alive set the server sent it
-    /// (docs/threat-model.md S7).
-    ConsistencyCheck,
-    /// Round 4: each survivor reveals, per peer, the self-mask seed share
-    /// (peer alive) or the mask-key share (peer dropped), never both.
-    Unmasking,
-}
-
-impl Step {
-    /// All steps in order.
-    pub const ALL: [Self; 5] = [
-        Self::AdvertiseKeys,
-        Self::ShareKeys,
-        Self::MaskedInput,
-        Self::ConsistencyCheck,
-        Self::Unmasking,
-    ];
-
-    /// The step's number, 0 to 4.
-    pub fn index(self) -> u8 {
-        match self {
-            Self::AdvertiseKeys => 0,
-            Self::ShareKeys => 1,
-            Self::MaskedInput => 2,
-            Self::ConsistencyCheck => 3,
-            Self::Unmasking => 4,
-        }
-    }
-}
-
-impl fmt::Display for Step {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::AdvertiseKeys => "advertise-keys",
-            Self::ShareKeys => "share-keys",
-            Self::MaskedInput => "masked-input",
-            Self::ConsistencyCheck => "consistency-check",
-            Self::Unmasking => "unmasking",
-        })
-    }
-}
 
 /// A client's public keys and commitment (round 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,7 +72,7 @@ pub struct MaskedInput {
 }
 
 /// One revealed share: the share (the fixed-width encoding of
-/// [`SecretShare`](super::shamir::SecretShare)) of `owner`'s secret.
+/// `SecretShare`) of `owner`'s secret.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevealedShare {
     /// Whose secret.
@@ -148,7 +93,7 @@ impl fmt::Debug for RevealedShare {
     }
 }
 
-/// One attestation: an HMAC tag ([`super::attestation_tag`]) by which
+/// One attestation: an HMAC tag (`attestation_tag`) by which
 /// `peer` vouches, to the one client it is addressed to, for the alive set
 /// both were sent. In [`Attestations`] `peer` is the receiver; in
 /// [`UnmaskingRequest`] it is the sender.
@@ -320,17 +265,17 @@ pub type ClientEnvelope = Envelope<ClientBody>;
 pub type ServerEnvelope = Envelope<ServerBody>;
 
 fn malformed(reason: impl Into<String>) -> SketchError {
-    SketchError::Malformed {
+    SketchError::Wire(WireError::Malformed {
         reason: reason.into(),
-    }
+    })
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], max_len: usize) -> SketchResult<T> {
     if bytes.len() > max_len {
-        return Err(SketchError::FrameTooLarge {
+        return Err(SketchError::Wire(WireError::FrameTooLarge {
             len: bytes.len(),
             max: max_len,
-        });
+        }));
     }
     // Every list is charged against a budget of the frame's size before it
     // is allocated (docs/threat-model.md O1).
@@ -347,10 +292,10 @@ fn check_version(version: u16) -> SketchResult<()> {
     if version == WIRE_VERSION {
         Ok(())
     } else {
-        Err(SketchError::UnsupportedVersion {
+        Err(SketchError::Wire(WireError::UnsupportedVersion {
             found: version,
             supported: WIRE_VERSION,
-        })
+        }))
     }
 }
 
@@ -378,7 +323,7 @@ impl<B: Serialize + for<'de> Deserialize<'de>> Envelope<B> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::Malformed`] if postcard fails (it does not for these
+    /// [`WireError::Malformed`] if postcard fails (it does not for these
     /// types).
     pub fn to_bytes(&self) -> SketchResult<Vec<u8>> {
         postcard::to_allocvec(self).map_err(|e| malformed(e.to_string()))
@@ -388,9 +333,9 @@ impl<B: Serialize + for<'de> Deserialize<'de>> Envelope<B> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::FrameTooLarge`] above `max_len` (checked first),
-    /// [`SketchError::Malformed`] for anything but exactly one envelope,
-    /// [`SketchError::UnsupportedVersion`] for another version.
+    /// [`WireError::FrameTooLarge`] above `max_len` (checked first),
+    /// [`WireError::Malformed`] for anything but exactly one envelope,
+    /// [`WireError::UnsupportedVersion`] for another version.
     pub fn parse(bytes: &[u8], max_len: usize) -> SketchResult<Self> {
         let msg: Self = parse(bytes, max_len)?;
         check_version(msg.version)?;

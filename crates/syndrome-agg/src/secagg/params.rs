@@ -42,8 +42,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::SketchResult;
-use crate::error::invalid;
+use crate::error::{SketchResult, invalid};
 
 use super::graph::{GraphKind, Neighbourhoods};
 
@@ -130,7 +129,7 @@ impl SecAggParams {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// unless `1 <= t <= h` (`h` holders per secret), `c < h`, and, for a
     /// semi-honest server, `t > c`, for a semi-malicious one `2t > h + c`
     /// (docs/threat-model.md S1b); also for an odd Harary degree.
@@ -173,7 +172,7 @@ impl SecAggParams {
     /// As [`Neighbourhoods::complete`] and [`Neighbourhoods::harary`].
     pub fn graph_for<R: rand::Rng + ?Sized>(
         &self,
-        clients: impl IntoIterator<Item = super::ClientId>,
+        clients: impl IntoIterator<Item = crate::context::ClientId>,
         rng: &mut R,
     ) -> SketchResult<Neighbourhoods> {
         match self.graph {
@@ -261,7 +260,7 @@ impl ThreatModel {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// if no threshold is both secure and reachable.
     pub fn complete(&self) -> SketchResult<SecAggParams> {
         let (a, d) = self.counts()?;
@@ -293,7 +292,7 @@ impl ThreatModel {
     ///
     /// # Errors
     ///
-    /// [`SketchError::InvalidParams`](crate::SketchError::InvalidParams)
+    /// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams)
     /// for rates outside `[0, 1)`, fewer than two clients, or when not even
     /// the complete graph works.
     pub fn find(&self) -> SketchResult<SecAggParams> {

@@ -28,16 +28,16 @@ use field::FiniteField;
 use super::client::ct_eq;
 use super::messages::{
     AdvertiseKeys, Attestation, ClientBody, ClientEnvelope, ConsistencyRequest, EncryptedShare,
-    KeyDirectory, MaskingRequest, ServerBody, ServerEnvelope, Step, UnmaskingRequest,
-    UnmaskingResponse,
+    KeyDirectory, MaskingRequest, ServerBody, ServerEnvelope, UnmaskingRequest, UnmaskingResponse,
 };
+use super::session::{AggregationOutput, SessionConfig, seed_commitment, self_mask, share_id};
 use super::shamir::{
     SecretShare, decode_secret_with_errors, lagrange_at_zero, reconstruct_secret_with,
 };
-use super::{AggregationOutput, ClientId, SessionConfig, seed_commitment, self_mask, share_id};
-use crate::error::check_len;
+use crate::context::ClientId;
+use crate::error::{DecodeError, ParamsError, ProtocolError, SketchError, SketchResult, check_len};
 use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, combine_terms, peer_mask_terms};
-use crate::{SketchError, SketchResult};
+use crate::step::Step;
 
 mod subsets;
 use subsets::Subsets;
@@ -147,7 +147,9 @@ impl<F: FiniteField> fmt::Debug for Server<F> {
 }
 
 fn rejected<T>(reason: String) -> SketchResult<T> {
-    Err(SketchError::MessageRejected { reason })
+    Err(SketchError::Protocol(ProtocolError::MessageRejected {
+        reason,
+    }))
 }
 
 impl<F: FiniteField> Server<F> {
@@ -220,13 +222,13 @@ impl<F: FiniteField> Server<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::MessageRejected`] for another session or round, an
+    /// [`ProtocolError::MessageRejected`] for another session or round, an
     /// unknown client, a client that is out, a second message from one
     /// client (the first one counts), or shares and responses that do not
-    /// fit what was asked; [`SketchError::UnexpectedMessage`] for another
+    /// fit what was asked; [`ProtocolError::UnexpectedMessage`] for another
     /// step (a late message after the deadline);
-    /// [`SketchError::WrongLength`], [`SketchError::NonCanonical`] and
-    /// [`SketchError::ParamsMismatch`] for bad elements. The state is
+    /// [`DecodeError::WrongLength`], [`DecodeError::NonCanonical`] and
+    /// [`ParamsError::ParamsMismatch`] for bad elements. The state is
     /// unchanged and the refusal is logged in [`rejected`](Self::rejected).
     pub fn receive(&mut self, msg: ClientEnvelope) -> SketchResult<()> {
         let client = msg.client;
@@ -274,16 +276,16 @@ impl<F: FiniteField> Server<F> {
         }
         let found = msg.body.step();
         let Phase::Collecting(step) = self.phase else {
-            return Err(SketchError::UnexpectedMessage {
+            return Err(SketchError::Protocol(ProtocolError::UnexpectedMessage {
                 state: "finished",
                 found,
-            });
+            }));
         };
         if step != found {
-            return Err(SketchError::UnexpectedMessage {
+            return Err(SketchError::Protocol(ProtocolError::UnexpectedMessage {
                 state: "collecting another step",
                 found,
-            });
+            }));
         }
         let dup = |id: ClientId| {
             rejected(format!(
@@ -343,9 +345,9 @@ impl<F: FiniteField> Server<F> {
                 }
                 let f = self.config.field();
                 if mi.modulus != f.characteristic().to_bytes_le() {
-                    return Err(SketchError::ParamsMismatch {
+                    return Err(SketchError::Params(ParamsError::ParamsMismatch {
                         what: "field modulus",
-                    });
+                    }));
                 }
                 let y = parse_elements(f, &mi.elements, self.config.vector_len())?;
                 for (a, b) in self.sum.iter_mut().zip(&y) {
@@ -393,7 +395,11 @@ impl<F: FiniteField> Server<F> {
         let need = self.config.min_clients();
         if have < need {
             self.phase = Phase::Aborted;
-            return Err(SketchError::NotEnoughClients { step, have, need });
+            return Err(SketchError::Protocol(ProtocolError::NotEnoughClients {
+                step,
+                have,
+                need,
+            }));
         }
         Ok(())
     }
@@ -415,16 +421,16 @@ impl<F: FiniteField> Server<F> {
     ///
     /// # Errors
     ///
-    /// [`SketchError::NotEnoughClients`] when fewer than the threshold (or
+    /// [`ProtocolError::NotEnoughClients`] when fewer than the threshold (or
     /// `min_clients`) answered, or some needed secret has fewer than `t`
-    /// shares: nothing is reconstructed then. [`SketchError::BadShares`]
+    /// shares: nothing is reconstructed then. [`ProtocolError::BadShares`]
     /// when a secret's shares are inconsistent with its commitment beyond
     /// correction. After an error the server is aborted for good.
     pub fn advance(&mut self) -> SketchResult<Advance<F::Elem>> {
         let Phase::Collecting(step) = self.phase else {
-            return Err(SketchError::MessageRejected {
+            return Err(SketchError::Protocol(ProtocolError::MessageRejected {
                 reason: "the protocol is over".into(),
-            });
+            }));
         };
         let expected = self.expected();
         let answered = self.answered();
@@ -579,11 +585,11 @@ impl<F: FiniteField> Server<F> {
             keys.push((*v, shares));
         }
         if let Some(have) = short {
-            return Err(SketchError::NotEnoughClients {
+            return Err(SketchError::Protocol(ProtocolError::NotEnoughClients {
                 step: Step::Unmasking,
                 have,
                 need: t,
-            });
+            }));
         }
         Ok((seeds, keys))
     }
@@ -667,11 +673,11 @@ impl<F: FiniteField> Server<F> {
             match self.reconstruct(&mut cache, shares, check)? {
                 Some(s) => seed_values.push((*u, s)),
                 None => {
-                    return Err(SketchError::BadShares {
+                    return Err(SketchError::Protocol(ProtocolError::BadShares {
                         client: *u,
                         secret: "self-mask seed",
                         check: "commitment",
-                    });
+                    }));
                 }
             }
         }
@@ -683,11 +689,11 @@ impl<F: FiniteField> Server<F> {
             match self.reconstruct(&mut cache, shares, check)? {
                 Some(s) => key_values.push((*v, MaskKeyPair::from_secret_bytes(*s))),
                 None => {
-                    return Err(SketchError::BadShares {
+                    return Err(SketchError::Protocol(ProtocolError::BadShares {
                         client: *v,
                         secret: "mask secret key",
                         check: "public key",
-                    });
+                    }));
                 }
             }
         }
@@ -756,14 +762,17 @@ fn parse_elements<F: FiniteField>(f: &F, bytes: &[u8], count: usize) -> SketchRe
     let w = f.byte_len();
     let expected = count.saturating_mul(w);
     if bytes.len() != expected || w == 0 {
-        return Err(SketchError::WrongLength {
+        return Err(SketchError::Decode(DecodeError::WrongLength {
             expected,
             found: bytes.len(),
-        });
+        }));
     }
     bytes
         .chunks_exact(w)
-        .map(|c| f.from_bytes(c).map_err(|_| SketchError::NonCanonical))
+        .map(|c| {
+            f.from_bytes(c)
+                .map_err(|_| SketchError::Decode(DecodeError::NonCanonical))
+        })
         .collect()
 }
 

@@ -12,13 +12,15 @@
 //! (cloudflare/circl#644), two ids equal modulo `p` break interpolation
 //! (TOB-BSV-2), and fewer than `t` shares must be an error rather than a
 //! "reconstructed" wrong value (RUSTSEC-2020-0160). All three are errors
-//! here ([`SketchError::ShareIdZero`], [`SketchError::DuplicateShareId`],
-//! [`SketchError::TooFewShares`]).
+//! here ([`ProtocolError::ShareIdZero`], [`ProtocolError::DuplicateShareId`],
+//! [`ProtocolError::TooFewShares`]).
 //!
 //! [`decode_with_errors`] corrects up to `(n - t) / 2` wrong shares among
 //! `n` (Gao's Reed-Solomon decoder), so that a server holding more than `t`
 //! shares survives a peer that sends a bad one (docs/threat-model.md S4).
 
+// Without `hazmat` the module is private: its items are crate-internal.
+#![cfg_attr(not(feature = "hazmat"), allow(unreachable_pub, dead_code))]
 // Untrusted input reaches this module (docs/threat-model.md §4): no
 // panicking index, unwrap or expect, and no unchecked arithmetic.
 #![deny(
@@ -36,8 +38,7 @@ use num_bigint::BigUint;
 use rand::Rng;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use crate::error::check_len;
-use crate::{SketchError, SketchResult};
+use crate::error::{DecodeError, ProtocolError, SketchError, SketchResult, check_len};
 
 /// One share: the holder's id and the polynomial's value there. `Debug`
 /// shows the id only; there is no `PartialEq` (a variable-time comparison
@@ -76,13 +77,15 @@ fn points<F: FiniteField>(f: &F, ids: impl Iterator<Item = u64>) -> SketchResult
     for id in ids {
         let r = small_p.and_then(|p| id.checked_rem(p)).unwrap_or(id);
         if r == 0 {
-            return Err(SketchError::ShareIdZero { id: id.to_string() });
+            return Err(SketchError::Protocol(ProtocolError::ShareIdZero {
+                id: id.to_string(),
+            }));
         }
         if let Some(earlier) = seen.insert(r, id) {
-            return Err(SketchError::DuplicateShareId {
+            return Err(SketchError::Protocol(ProtocolError::DuplicateShareId {
                 id: id.to_string(),
                 earlier: earlier.to_string(),
-            });
+            }));
         }
         out.push(f.from_u64(id));
     }
@@ -94,8 +97,8 @@ fn points<F: FiniteField>(f: &F, ids: impl Iterator<Item = u64>) -> SketchResult
 ///
 /// # Errors
 ///
-/// [`SketchError::InvalidParams`] unless `1 <= t <= ids.len()`;
-/// [`SketchError::ShareIdZero`] and [`SketchError::DuplicateShareId`] for
+/// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) unless `1 <= t <= ids.len()`;
+/// [`ProtocolError::ShareIdZero`] and [`ProtocolError::DuplicateShareId`] for
 /// bad ids.
 ///
 /// # Example
@@ -176,7 +179,7 @@ fn horner<F: FiniteField>(f: &F, coeffs: &[F::Elem], x: &F::Elem) -> F::Elem {
 ///
 /// # Errors
 ///
-/// [`SketchError::ShareIdZero`] and [`SketchError::DuplicateShareId`].
+/// [`ProtocolError::ShareIdZero`] and [`ProtocolError::DuplicateShareId`].
 pub fn lagrange_at_zero<F: FiniteField>(f: &F, ids: &[u64]) -> SketchResult<Vec<F::Elem>> {
     let xs = points(f, ids.iter().copied())?;
     let mut num = f.one();
@@ -210,19 +213,19 @@ pub fn lagrange_at_zero<F: FiniteField>(f: &F, ids: &[u64]) -> SketchResult<Vec<
 ///
 /// # Errors
 ///
-/// [`SketchError::TooFewShares`] with fewer than `threshold` shares (or a
-/// zero threshold), [`SketchError::ShareIdZero`] and
-/// [`SketchError::DuplicateShareId`] for bad ids.
+/// [`ProtocolError::TooFewShares`] with fewer than `threshold` shares (or a
+/// zero threshold), [`ProtocolError::ShareIdZero`] and
+/// [`ProtocolError::DuplicateShareId`] for bad ids.
 pub fn reconstruct<F: FiniteField>(
     f: &F,
     shares: &[Share<F::Elem>],
     threshold: usize,
 ) -> SketchResult<F::Elem> {
     if threshold == 0 || shares.len() < threshold {
-        return Err(SketchError::TooFewShares {
+        return Err(SketchError::Protocol(ProtocolError::TooFewShares {
             have: shares.len(),
             need: threshold.max(1),
-        });
+        }));
     }
     points(f, shares.iter().map(|s| s.id))?;
     let used = shares.get(..threshold).unwrap_or(shares);
@@ -240,8 +243,8 @@ pub fn reconstruct<F: FiniteField>(
 ///
 /// # Errors
 ///
-/// [`SketchError::TooFewShares`], [`SketchError::ShareIdZero`],
-/// [`SketchError::DuplicateShareId`]; [`SketchError::BadShares`] (with
+/// [`ProtocolError::TooFewShares`], [`ProtocolError::ShareIdZero`],
+/// [`ProtocolError::DuplicateShareId`]; [`ProtocolError::BadShares`] (with
 /// client 0) when more shares are wrong than can be corrected and the
 /// decoder sees it.
 ///
@@ -264,19 +267,21 @@ pub fn decode_with_errors<F: FiniteField>(
 ) -> SketchResult<F::Elem> {
     let n = shares.len();
     if threshold == 0 || n < threshold {
-        return Err(SketchError::TooFewShares {
+        return Err(SketchError::Protocol(ProtocolError::TooFewShares {
             have: n,
             need: threshold.max(1),
-        });
+        }));
     }
     let xs = points(f, shares.iter().map(|s| s.id))?;
     let ys: Vec<F::Elem> = shares.iter().map(|s| s.value.clone()).collect();
     let g0 = poly::from_roots(f, &xs);
     let g1 = interpolate(f, &xs, &ys, &g0)?;
-    let bad = || SketchError::BadShares {
-        client: 0,
-        secret: "secret",
-        check: "Reed-Solomon decoding",
+    let bad = || {
+        SketchError::Protocol(ProtocolError::BadShares {
+            client: 0,
+            secret: "secret",
+            check: "Reed-Solomon decoding",
+        })
     };
     if g1.degree().is_none_or(|d| d < threshold) {
         return Ok(g1.coeff(0).cloned().unwrap_or_else(|| f.zero()));
@@ -386,8 +391,8 @@ impl SecretShare {
     ///
     /// # Errors
     ///
-    /// [`SketchError::WrongLength`] for another length,
-    /// [`SketchError::NonCanonical`] for a value not below `2^127 - 1`.
+    /// [`DecodeError::WrongLength`] for another length,
+    /// [`DecodeError::NonCanonical`] for a value not below `2^127 - 1`.
     pub fn from_bytes(bytes: &[u8]) -> SketchResult<Self> {
         check_len(SECRET_SHARE_BYTES, bytes.len())?;
         let (id, rest) = bytes.split_at(8);
@@ -400,7 +405,7 @@ impl SecretShare {
             let x = u128::from_le_bytes(b);
             b.zeroize();
             if x >= field::P127 {
-                return Err(SketchError::NonCanonical);
+                return Err(SketchError::Decode(DecodeError::NonCanonical));
             }
             *v = x;
         }
@@ -431,7 +436,7 @@ fn unchunk(values: &[u128; SECRET_CHUNKS]) -> SketchResult<zeroize::Zeroizing<[u
         // larger value is not the encoding of any secret.
         let bits = u32::try_from(dst.len().saturating_mul(8)).unwrap_or(u32::MAX);
         if v.checked_shr(bits).is_some_and(|high| high != 0) {
-            return Err(SketchError::NonCanonical);
+            return Err(SketchError::Decode(DecodeError::NonCanonical));
         }
         let mut b = v.to_le_bytes();
         for (d, s) in dst.iter_mut().zip(&b) {
@@ -493,7 +498,7 @@ pub fn split_secret<R: Rng + ?Sized>(
 ///
 /// # Errors
 ///
-/// As [`reconstruct`], and [`SketchError::NonCanonical`] if the chunks are
+/// As [`reconstruct`], and [`DecodeError::NonCanonical`] if the chunks are
 /// not those of any 32-byte secret (wrong shares).
 pub fn reconstruct_secret(
     shares: &[SecretShare],
@@ -501,10 +506,10 @@ pub fn reconstruct_secret(
 ) -> SketchResult<zeroize::Zeroizing<[u8; 32]>> {
     let f = field::Mersenne127;
     if threshold == 0 || shares.len() < threshold {
-        return Err(SketchError::TooFewShares {
+        return Err(SketchError::Protocol(ProtocolError::TooFewShares {
             have: shares.len(),
             need: threshold.max(1),
-        });
+        }));
     }
     let ids: Vec<u64> = shares.iter().map(|s| s.id).collect();
     points(&f, ids.iter().copied())?;
@@ -517,8 +522,8 @@ pub fn reconstruct_secret(
 ///
 /// # Errors
 ///
-/// [`SketchError::WrongLength`] if the counts differ,
-/// [`SketchError::NonCanonical`] as [`reconstruct_secret`].
+/// [`DecodeError::WrongLength`] if the counts differ,
+/// [`DecodeError::NonCanonical`] as [`reconstruct_secret`].
 pub fn reconstruct_secret_with(
     lagrange: &[u128],
     shares: &[SecretShare],

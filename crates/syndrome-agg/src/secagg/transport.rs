@@ -17,10 +17,14 @@ use field::FiniteField;
 use rand::{CryptoRng, Rng, RngExt};
 
 use super::client::{Client, RoundLedger};
-use super::messages::{ServerEnvelope, Step};
+use super::messages::ServerEnvelope;
+use super::params::SecAggParams;
 use super::server::{Advance, Server};
-use super::{AggregationOutput, ClientId, SessionConfig};
-use crate::{SketchError, SketchResult};
+use super::session::{AggregationOutput, SessionConfig};
+use crate::context::ClientId;
+use crate::context::{RoundContext, SessionId};
+use crate::error::{ProtocolError, SketchError, SketchResult, invalid};
+use crate::step::Step;
 
 /// One injected fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -407,11 +411,11 @@ impl<F: FiniteField> InProcess<F> {
             };
             let Some(next) = msgs.first().map(|m| m.body.step()) else {
                 return Ok(self.report(
-                    Err(SketchError::NotEnoughClients {
+                    Err(SketchError::Protocol(ProtocolError::NotEnoughClients {
                         step,
                         have: 0,
                         need: self.config.min_clients(),
-                    }),
+                    })),
                     stats,
                     client_errors,
                     &server,
@@ -471,4 +475,60 @@ fn add_client_time(st: &mut StepStats, d: Duration) {
     st.clients += 1;
     st.client_time += d;
     st.client_max = st.client_max.max(d);
+}
+
+/// Runs one secure aggregation in process: builds the graph the
+/// parameters name (a random ring for SecAgg+) and a random session, runs
+/// every client and the server over [`InProcess`] with the
+/// given faults, and returns the sum and the clients it includes.
+///
+/// # Errors
+///
+/// [`ParamsError::InvalidParams`](crate::ParamsError::InvalidParams) for invalid parameters or vectors of
+/// different lengths, [`ProtocolError::NotEnoughClients`] when too many
+/// clients drop (nothing is unmasked then), and the server's other errors.
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, Mersenne61};
+/// use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
+/// use syndrome_agg::secagg::run_secure_aggregation;
+/// use syndrome_agg::secagg::transport::Faults;
+/// use syndrome_agg::secagg::Step;
+///
+/// let f = Mersenne61;
+/// let vectors: Vec<(u64, Vec<u64>)> = (1..=5).map(|id| (id, vec![id, 2 * id])).collect();
+/// let params = SecAggParams::new(GraphChoice::Complete, 4, 1, ServerModel::SemiMalicious);
+/// // Client 5 goes silent before sending its masked input.
+/// let faults = Faults::new().drop_from(5, Step::MaskedInput);
+/// let (sum, included) = run_secure_aggregation(f, vectors, &params, &faults, &mut testkit::rng("run-doc"))?;
+/// assert_eq!(sum, vec![f.from_u64(10), f.from_u64(20)]);
+/// assert_eq!(included.len(), 4);
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+pub fn run_secure_aggregation<F: FiniteField, R: CryptoRng + ?Sized>(
+    field: F,
+    vectors: Vec<(ClientId, Vec<F::Elem>)>,
+    params: &SecAggParams,
+    faults: &Faults,
+    rng: &mut R,
+) -> SketchResult<(Vec<F::Elem>, BTreeSet<ClientId>)> {
+    let len = vectors.first().map_or(0, |(_, v)| v.len());
+    if vectors.iter().any(|(_, v)| v.len() != len) {
+        return Err(invalid("all input vectors must have the same length"));
+    }
+    let graph = params.graph_for(vectors.iter().map(|(id, _)| *id), rng)?;
+    let mut session = [0u8; 32];
+    rng.fill_bytes(&mut session);
+    let ctx = RoundContext {
+        session: SessionId(session),
+        round: 0,
+    };
+    let config = Arc::new(SessionConfig::new(field, ctx, graph, *params, len)?);
+    let run = InProcess::new(config)
+        .with_faults(faults.clone())
+        .run(vectors, rng)?;
+    let out = run.output?;
+    Ok((out.sum, out.included))
 }

@@ -3,6 +3,7 @@
 //! [`sagg_suite!`](crate::sagg_suite).
 
 use std::collections::BTreeSet;
+use syndrome_agg::DecodeError;
 
 use field::{FiniteField, Mersenne61};
 use num_bigint::{BigRng010, BigUint};
@@ -13,8 +14,8 @@ use rand_chacha::ChaCha8Rng;
 use syndrome_agg::masking::deal_zero_sum_masks;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, SessionId};
 use syndrome_agg::{
-    Aggregator, CountPolicy, IntegerParams, IntegerSketch, MaskedSketch, Sketch, SketchError,
-    SketchParams, SparseVector, ValidSketchParams,
+    Aggregator, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch,
+    MaskedSketch, Sketch, SketchError, SketchParams, SparseVector,
 };
 
 fn runner(cases: u32) -> TestRunner {
@@ -65,18 +66,20 @@ pub fn context(seed: u64) -> RoundContext {
     }
 }
 
-/// Masks every client's sketch, with dealer masks if `dealer`, else with
-/// pairwise masks between all clients.
-pub fn mask_all<F: FiniteField, R: rand::CryptoRng + ?Sized>(
-    params: &ValidSketchParams<F>,
-    sketches: &[Sketch<F>],
+/// Masks every client's sketch, of any [`LinearSketch`] type, with dealer
+/// masks if `dealer` (client ids `1, 2, ...`), else with pairwise masks
+/// between all clients (ids spread out, so both signs and large ids
+/// occur).
+pub fn mask_all<S: LinearSketch, R: rand::CryptoRng + ?Sized>(
+    params: &S::Params,
+    sketches: &[S],
     dealer: bool,
     ctx: RoundContext,
     rng: &mut R,
-) -> Vec<MaskedSketch<F>> {
+) -> Vec<MaskedSketch<S>> {
     let n = sketches.len();
     if dealer {
-        let masks = deal_zero_sum_masks(params.field(), n, params.num_syndromes(), rng);
+        let masks = deal_zero_sum_masks(&params.mask_domain(), n, params.num_elements(), rng);
         sketches
             .iter()
             .zip(&masks)
@@ -85,7 +88,6 @@ pub fn mask_all<F: FiniteField, R: rand::CryptoRng + ?Sized>(
             .collect()
     } else {
         let keys: Vec<MaskKeyPair> = (0..n).map(|_| MaskKeyPair::generate(rng)).collect();
-        // Ids spread out, so both signs and large ids occur.
         let ids: Vec<u64> = (0..n).map(|i| (i as u64) * 1_000_003 + 5).collect();
         let publics: Vec<(u64, MaskPublicKey)> = ids
             .iter()
@@ -145,7 +147,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
             for (m, s) in masked.iter().zip(&sketches) {
                 // One client alone has no one to mask with.
                 if clients > 1 {
-                    prop_assert_ne!(m.syndromes(), s.syndromes());
+                    prop_assert_ne!(m.elements(), s.elements());
                 }
                 agg.accept(m).unwrap();
             }
@@ -159,7 +161,7 @@ pub fn masked_sum_decodes<F: FiniteField>(f: &F, max_capacity: usize, cases: u32
 /// The over-capacity rule and the detection bound (docs/threat-model.md §3.3): every sum of `s`
 /// nonzeros with `t < s <= t + r` is rejected, always; beyond `t + r` it is
 /// rejected too (false accepts have probability about `p^-r`). Returns how
-/// many rejections were [`SketchError::TooManyKeys`] (generically all of
+/// many rejections were [`DecodeError::TooManyKeys`] (generically all of
 /// them: Berlekamp-Massey sees all `2t + r` syndromes; the rest fail the
 /// locator or the final check).
 pub fn over_capacity_rejected<F: FiniteField>(f: &F, max_capacity: usize, cases: u32) -> u32 {
@@ -193,7 +195,7 @@ pub fn over_capacity_rejected<F: FiniteField>(f: &F, max_capacity: usize, cases:
                     "{s} nonzeros with t = {t}, r = {r} decoded to {} entries",
                     v.len()
                 ),
-                Err(SketchError::TooManyKeys { capacity, needed }) => {
+                Err(SketchError::Decode(DecodeError::TooManyKeys { capacity, needed })) => {
                     prop_assert_eq!(capacity, t);
                     prop_assert!(needed > t);
                     too_many.set(too_many.get() + 1);
@@ -227,16 +229,16 @@ pub fn random_syndromes_never_misdecode<F: FiniteField>(f: &F, max_capacity: usi
                 let support = rng.random_range(0..=t);
                 let keys = distinct_keys(&mut rng, &domain, support);
                 let entries: Vec<_> = keys.into_iter().map(|k| (k, f.random(&mut rng))).collect();
-                let mut s = Sketch::encode(&params, entries).unwrap().into_syndromes();
+                let mut s = Sketch::encode(&params, entries).unwrap().into_elements();
                 let i = rng.random_range(0..m);
                 s[i] = f.add(&s[i], &f.random(&mut rng));
                 s
             };
-            let sketch = Sketch::from_syndromes(&params, syndromes.clone()).unwrap();
+            let sketch = Sketch::from_elements(&params, syndromes.clone()).unwrap();
             if let Ok(v) = sketch.decode() {
                 prop_assert!(v.len() <= t);
                 let re = Sketch::encode(&params, v.into_entries()).unwrap();
-                prop_assert_eq!(re.syndromes(), &syndromes[..]);
+                prop_assert_eq!(re.elements(), &syndromes[..]);
             }
             Ok(())
         })
@@ -283,18 +285,17 @@ pub fn decoders_agree(max_capacity: usize, cases: u32) {
                 }
                 fsum.add(&Sketch::from_unsigned(&fp, entries.clone()).unwrap())
                     .unwrap();
-                isum.add(
-                    &IntegerSketch::encode(&ip, entries)
-                        .unwrap()
-                        .masked(mask)
-                        .unwrap(),
-                )
-                .unwrap();
+                let masked = IntegerSketch::from_unsigned(&ip, entries)
+                    .unwrap()
+                    .mask(mask, 0, context(0))
+                    .unwrap();
+                isum.add(&IntegerSketch::from_elements(&ip, masked.elements().to_vec()).unwrap())
+                    .unwrap();
             }
             let a = fsum.decode();
             let b = isum.decode();
             match (&a, &b) {
-                (Ok(x), Ok(y)) => prop_assert_eq!(&x.to_unsigned(&f), y),
+                (Ok(x), Ok(y)) => prop_assert_eq!(&x.to_unsigned(&f)[..], y.entries()),
                 (Err(_), Err(_)) => {}
                 _ => prop_assert!(false, "decoders disagree: {:?} vs {:?}", a, b),
             }
@@ -341,7 +342,7 @@ pub fn masked_sketch_is_uniform<F: FiniteField>(
         let others = Sketch::new(&params);
         let ctx = context(trial as u64);
         let masked = mask_all(&params, &[sketch.clone(), others], dealer, ctx, &mut rng);
-        for (tally, s) in counts.iter_mut().zip(masked[0].syndromes()) {
+        for (tally, s) in counts.iter_mut().zip(masked[0].elements()) {
             tally[usize::try_from(f.to_u64(s).unwrap()).unwrap()] += 1;
         }
     }

@@ -1,0 +1,335 @@
+//! The parameters of an [`AnySketch`](crate::AnySketch): the scheme, the
+//! field chosen from them, and the mask domain.
+
+use field::primes::{FieldChoice, cheapest_field};
+use field::{BigPrime, FiniteField, Mersenne61, Mersenne127};
+use num_bigint::BigUint;
+use num_traits::Zero;
+use rand::Rng;
+
+use crate::context::RoundContext;
+use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, invalid};
+use crate::integer::{IntegerParams, IntegerRing, ValidIntegerParams};
+use crate::masking::MaskDomain;
+use crate::params::{CountPolicy, SketchParams, ValidSketchParams};
+use crate::sketch::LinearParams;
+use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
+use crate::wire::Frame;
+
+/// Which kind of sketch [`AnyParams`] builds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Scheme {
+    /// Keys are elements of the cheapest prime field that holds the key
+    /// domain and the count bound (Algorithm 2 of the paper):
+    /// `GF(2^61 - 1)`, `GF(2^127 - 1)` or the smallest prime above the
+    /// bound, via [`cheapest_field`].
+    FieldKeys,
+    /// Keys travel as their little-endian bytes (at most
+    /// `ceil(bits(N) / 8)`) in a wide-key sketch over `GF(2^61 - 1)` (see
+    /// [`WideSketch`](crate::wide::WideSketch)), hashed under the session's public `hash_key`.
+    WideKeys {
+        /// The public 32-byte hash key of the session.
+        hash_key: [u8; 32],
+    },
+    /// The deterministic integer sketch of Appendix K
+    /// ([`IntegerSketch`](crate::IntegerSketch)); the count policy must be
+    /// [`CountPolicy::Unsigned`].
+    Integer,
+}
+
+/// The public parameters of an [`AnySketch`](crate::AnySketch): a [`Scheme`] and the
+/// [`SketchParams`](crate::SketchParams) (capacity `t`, key domain `[1, N]`, `r` extra check
+/// syndromes, count policy). [`validate`](Self::validate) picks the field.
+///
+/// # Example
+///
+/// ```
+/// use syndrome_agg::{
+///     AnyParams, AnySketch, CountPolicy, LinearParams, LinearSketch, Scheme, SketchParams,
+/// };
+///
+/// let sketch = SketchParams::new(4, 1u32 << 20).with_counts(CountPolicy::unsigned(1000u32));
+/// let params = AnyParams::new(Scheme::FieldKeys, sketch).validate()?;
+/// assert_eq!(params.modulus_bits(), 61); // GF(2^61 - 1) holds 2^20 keys
+/// let mut s = AnySketch::new(&params);
+/// s.insert(&7u32.into(), &3.into())?;
+/// assert_eq!(s.decode()?.into_entries(), vec![(7u32.into(), 3.into())]);
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnyParams {
+    scheme: Scheme,
+    sketch: SketchParams,
+    field_bound: BigUint,
+}
+
+impl AnyParams {
+    /// `sketch` under `scheme`.
+    pub fn new(scheme: Scheme, sketch: SketchParams) -> Self {
+        Self {
+            scheme,
+            sketch,
+            field_bound: BigUint::zero(),
+        }
+    }
+
+    /// Asks the [`Scheme::FieldKeys`] field to hold `bound` too, so that
+    /// related parameters (unsigned sums and their signed differences)
+    /// land in one field.
+    #[must_use]
+    pub fn with_field_bound(mut self, bound: impl Into<BigUint>) -> Self {
+        self.field_bound = bound.into();
+        self
+    }
+
+    /// Checks the parameters and picks the field (or ring).
+    ///
+    /// # Errors
+    ///
+    /// As [`SketchParams::validate`](crate::SketchParams::validate), [`WideKeyParams::validate`] and
+    /// [`IntegerParams::validate`]; [`ParamsError::InvalidParams`] for an
+    /// integer scheme without an unsigned count policy, or wide keys longer
+    /// than a `usize`.
+    pub fn validate(self) -> SketchResult<ValidAnyParams> {
+        let inner = match &self.scheme {
+            Scheme::FieldKeys => {
+                let base = self.sketch.clone();
+                let bound = base.field_bound().max(self.field_bound.clone());
+                match cheapest_field(&bound) {
+                    FieldChoice::Mersenne61(f) => ParamsInner::F61(base.validate(f)?),
+                    FieldChoice::Mersenne127(f) => ParamsInner::F127(base.validate(f)?),
+                    FieldChoice::Big(f) => ParamsInner::Big(base.validate(f)?),
+                }
+            }
+            Scheme::WideKeys { hash_key } => {
+                let key_len = usize::try_from(self.sketch.key_domain().bits().div_ceil(8))
+                    .map_err(|_| invalid("wide keys longer than a usize"))?;
+                ParamsInner::Wide(
+                    WideKeyParams::new(self.sketch.capacity(), key_len, *hash_key)
+                        .with_extra(self.sketch.extra())
+                        .with_counts(self.sketch.counts().clone())
+                        .validate(Mersenne61)?,
+                )
+            }
+            Scheme::Integer => {
+                let CountPolicy::Unsigned { max_total } = self.sketch.counts() else {
+                    return Err(invalid("the integer scheme needs unsigned counts"));
+                };
+                ParamsInner::Integer(
+                    IntegerParams::new(
+                        self.sketch.capacity(),
+                        self.sketch.key_domain().clone(),
+                        max_total.clone(),
+                    )
+                    .with_extra(self.sketch.extra())
+                    .validate()?,
+                )
+            }
+        };
+        Ok(ValidAnyParams {
+            params: self,
+            inner,
+        })
+    }
+}
+
+/// The concrete parameters behind [`ValidAnyParams`]. A new field (an
+/// NTT-friendly prime, say) is one more variant here and in
+/// [`SketchInner`], invisible to consumers.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum ParamsInner {
+    F61(ValidSketchParams<Mersenne61>),
+    F127(ValidSketchParams<Mersenne127>),
+    Big(ValidSketchParams<BigPrime>),
+    Wide(ValidWideKeyParams<Mersenne61>),
+    Integer(ValidIntegerParams),
+}
+
+/// [`AnyParams`] validated, with the field (or ring) chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidAnyParams {
+    params: AnyParams,
+    pub(super) inner: ParamsInner,
+}
+
+impl ValidAnyParams {
+    /// The parameters these were validated from.
+    pub fn params(&self) -> &AnyParams {
+        &self.params
+    }
+    /// The scheme.
+    pub fn scheme(&self) -> &Scheme {
+        &self.params.scheme
+    }
+    /// The sketch parameters (capacity, key domain, `r`, count policy).
+    pub fn sketch_params(&self) -> &SketchParams {
+        &self.params.sketch
+    }
+    /// The modulus `M` of the elements (the field's `p`, or `2^k`).
+    pub fn modulus(&self) -> BigUint {
+        self.mask_domain().mask_modulus()
+    }
+    /// Bits of the modulus `p` (or `k` for the integer ring `Z / 2^k`).
+    pub fn modulus_bits(&self) -> u64 {
+        match &self.inner {
+            ParamsInner::F61(p) => p.field().modulus_bits(),
+            ParamsInner::F127(p) => p.field().modulus_bits(),
+            ParamsInner::Big(p) => p.field().modulus_bits(),
+            ParamsInner::Wide(p) => p.field().modulus_bits(),
+            ParamsInner::Integer(p) => p.ring().bits(),
+        }
+    }
+}
+
+/// Canonical representatives of field elements.
+pub(super) fn canon<F: FiniteField>(f: &F, e: &[F::Elem]) -> Vec<BigUint> {
+    e.iter().map(|x| f.to_biguint(x)).collect()
+}
+
+/// Field elements of canonical representatives.
+pub(super) fn uncanon<F: FiniteField>(f: &F, e: &[BigUint]) -> SketchResult<Vec<F::Elem>> {
+    let p = f.characteristic();
+    e.iter()
+        .map(|x| {
+            if *x < p {
+                Ok(f.from_biguint(x))
+            } else {
+                Err(SketchError::Decode(DecodeError::NonCanonical))
+            }
+        })
+        .collect()
+}
+
+/// The mask domain of an [`AnySketch`](crate::AnySketch): the chosen field or ring, with
+/// elements as canonical [`BigUint`]s. Random elements are drawn by the
+/// concrete field, so a dealer consumes its RNG exactly as it would for
+/// the concrete sketch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnyDomain(DomainInner);
+
+#[derive(Clone, Debug, PartialEq)]
+enum DomainInner {
+    F61(Mersenne61),
+    F127(Mersenne127),
+    Big(BigPrime),
+    Ring(IntegerRing),
+}
+
+impl MaskDomain for AnyDomain {
+    type Elem = BigUint;
+    fn mask_modulus(&self) -> BigUint {
+        match &self.0 {
+            DomainInner::F61(f) => f.characteristic(),
+            DomainInner::F127(f) => f.characteristic(),
+            DomainInner::Big(f) => f.characteristic(),
+            DomainInner::Ring(r) => r.mask_modulus(),
+        }
+    }
+    fn mask_zero(&self) -> BigUint {
+        BigUint::zero()
+    }
+    fn mask_add(&self, a: &BigUint, b: &BigUint) -> BigUint {
+        if let DomainInner::Ring(r) = &self.0 {
+            return r.mask_add(a, b);
+        }
+        let m = self.mask_modulus();
+        let s = a + b;
+        if s >= m { s - m } else { s }
+    }
+    fn mask_sub(&self, a: &BigUint, b: &BigUint) -> BigUint {
+        if a >= b {
+            a - b
+        } else {
+            self.mask_modulus() - (b - a)
+        }
+    }
+    fn mask_from_canonical(&self, v: &BigUint) -> BigUint {
+        v.clone()
+    }
+    fn mask_random<R: Rng + ?Sized>(&self, rng: &mut R) -> BigUint {
+        match &self.0 {
+            DomainInner::F61(f) => f.to_biguint(&f.random(rng)),
+            DomainInner::F127(f) => f.to_biguint(&f.random(rng)),
+            DomainInner::Big(f) => f.to_biguint(&f.random(rng)),
+            DomainInner::Ring(r) => r.mask_random(rng),
+        }
+    }
+}
+
+impl LinearParams for ValidAnyParams {
+    type Elem = BigUint;
+    type Domain = AnyDomain;
+
+    fn mask_domain(&self) -> AnyDomain {
+        AnyDomain(match &self.inner {
+            ParamsInner::F61(p) => DomainInner::F61(*p.field()),
+            ParamsInner::F127(p) => DomainInner::F127(*p.field()),
+            ParamsInner::Big(p) => DomainInner::Big(p.field().clone()),
+            ParamsInner::Wide(p) => DomainInner::F61(*p.field()),
+            ParamsInner::Integer(p) => DomainInner::Ring(p.ring().clone()),
+        })
+    }
+
+    fn num_elements(&self) -> usize {
+        match &self.inner {
+            ParamsInner::F61(p) => p.num_elements(),
+            ParamsInner::F127(p) => p.num_elements(),
+            ParamsInner::Big(p) => p.num_elements(),
+            ParamsInner::Wide(p) => p.num_elements(),
+            ParamsInner::Integer(p) => p.num_elements(),
+        }
+    }
+
+    fn check_same(&self, other: &Self) -> SketchResult<()> {
+        match (&self.inner, &other.inner) {
+            (ParamsInner::F61(a), ParamsInner::F61(b)) => a.check_same(b),
+            (ParamsInner::F127(a), ParamsInner::F127(b)) => a.check_same(b),
+            (ParamsInner::Big(a), ParamsInner::Big(b)) => a.check_same(b),
+            (ParamsInner::Wide(a), ParamsInner::Wide(b)) => a.check_same(b),
+            (ParamsInner::Integer(a), ParamsInner::Integer(b)) => a.check_same(b),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// The concrete sketch's frame: the same bytes.
+    fn frame(
+        &self,
+        masked: bool,
+        elements: &[BigUint],
+        client_id: u64,
+        ctx: &RoundContext,
+    ) -> Frame {
+        match &self.inner {
+            ParamsInner::F61(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
+            ParamsInner::F127(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
+            ParamsInner::Big(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
+            ParamsInner::Wide(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
+            ParamsInner::Integer(p) => p.frame(masked, elements, client_id, ctx),
+        }
+    }
+
+    fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<BigUint>> {
+        Ok(match &self.inner {
+            ParamsInner::F61(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
+            ParamsInner::F127(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
+            ParamsInner::Big(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
+            ParamsInner::Wide(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
+            ParamsInner::Integer(p) => p.parse_frame(masked, frame)?,
+        })
+    }
+}
+
+/// Field elements of representatives, reduced modulo `p` (elements of an
+/// [`AnySketch`](crate::AnySketch) or a checked message are canonical already; reducing
+/// instead of refusing keeps [`LinearParams::frame`] infallible).
+fn reduced<F: FiniteField>(f: &F, e: &[BigUint]) -> Vec<F::Elem> {
+    e.iter().map(|x| f.from_biguint(x)).collect()
+}
+
+/// Sketches or parameters of different schemes or fields.
+pub(super) fn mismatch() -> SketchError {
+    SketchError::Params(ParamsError::ParamsMismatch {
+        what: "sketch scheme or field",
+    })
+}
