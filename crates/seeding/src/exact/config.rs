@@ -2,8 +2,6 @@
 //! (`exact.rs`) and the fitted model (`model.rs`) both use them.
 
 use super::fixed::{FRAC_BITS, MAX_ABS_COORD};
-#[cfg(feature = "serde")]
-use super::serialization;
 use crate::ValidKMeansParams;
 
 /// Exactly unlearnable K-means: K-means++ seeding then Lloyd's iterations,
@@ -105,14 +103,6 @@ use crate::ValidKMeansParams;
 /// # Ok::<(), seeding::SeedingError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(
-        try_from = "serialization::ParamsRepr",
-        into = "serialization::ParamsRepr"
-    )
-)]
 pub struct ExactKMeans {
     pub(super) params: ValidKMeansParams,
     pub(super) accelerate: bool,

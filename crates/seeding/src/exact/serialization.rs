@@ -31,6 +31,20 @@ impl From<ExactKMeans> for ParamsRepr {
     }
 }
 
+// Written here rather than derived on the type, so that the parameters'
+// file does not name this one (no module circle).
+impl Serialize for ExactKMeans {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ParamsRepr::from(self.clone()).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExactKMeans {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Self::try_from(ParamsRepr::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
 impl TryFrom<ParamsRepr> for ExactKMeans {
     type Error = SeedingError;
 
