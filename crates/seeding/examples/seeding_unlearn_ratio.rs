@@ -3,7 +3,7 @@
 //! time spent with retraining from scratch after each removal, reporting
 //! the observed retrain rate (the fraction of removals that hit a seed).
 //!
-//! `cargo run --release -p seeding --example unlearn_ratio [removals]`
+//! `cargo run --release -p seeding --example seeding_unlearn_ratio [removals]`
 
 use std::time::{Duration, Instant};
 
