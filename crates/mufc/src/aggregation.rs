@@ -58,7 +58,7 @@ use crate::client::message::encode;
 use crate::ids::derive_bytes;
 use crate::server::decode::{DeltaCheck, Previous, decode};
 use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, SecAggGraph};
-use masks::{MaskSource, Options};
+use masks::{Job, MaskSource};
 use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
@@ -342,15 +342,16 @@ impl Aggregation {
             },
             secrets: &secrets,
         };
-        let opts = Options {
+        let job = Job {
+            round: &round,
+            params: &self.scheme.params,
+            inputs,
             parallel: self.parallel,
             record: self.record,
             min_clients: self.min_clients,
         };
         let mut masked = self.record.then(Vec::new);
-        let exchanged =
-            self.masking
-                .exchange(&round, &self.scheme.params, inputs, &opts, &mut masked);
+        let exchanged = self.masking.exchange(&job, &mut masked);
         self.last_masked = masked.map(|m| (number, m));
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {

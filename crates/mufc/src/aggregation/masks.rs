@@ -30,8 +30,13 @@ pub(crate) enum MaskSource {
     SecAgg(SecAggSettings),
 }
 
-/// How the round runs, from the aggregation's settings.
-pub(crate) struct Options {
+/// One round's work for a mask source: the round, its parameters, the
+/// clients' inputs, and how it runs (from the aggregation's settings).
+pub(crate) struct Job<'a> {
+    pub(crate) round: &'a Round<'a>,
+    pub(crate) params: &'a ValidAnyParams,
+    /// Every current client, in id order.
+    pub(crate) inputs: &'a [Input<'a>],
     pub(crate) parallel: bool,
     pub(crate) record: bool,
     pub(crate) min_clients: usize,
@@ -76,8 +81,8 @@ impl Prepared {
 }
 
 impl MaskSource {
-    /// Carries the sketches of `inputs` (every current client, in id
-    /// order) to the server's sum under `params`. When recording, the
+    /// Carries the sketches of the job's clients to the server's sum
+    /// under the job's parameters. When recording, the
     /// masked vectors go to `masked` as soon as they exist, even if the
     /// round fails later.
     ///
@@ -87,16 +92,17 @@ impl MaskSource {
     /// protocol's errors (too many dropouts).
     pub(crate) fn exchange(
         &self,
-        round: &Round<'_>,
-        params: &ValidAnyParams,
-        inputs: &[Input<'_>],
-        opts: &Options,
+        job: &Job<'_>,
         masked: &mut Option<MaskedInputs>,
     ) -> MufcResult<Exchange> {
+        let Job {
+            round,
+            params,
+            inputs,
+            ..
+        } = *job;
         let prepared = match self {
-            Self::SecAgg(settings) => {
-                return secure(settings, round, params, inputs, opts, masked);
-            }
+            Self::SecAgg(settings) => return secure(settings, job, masked),
             Self::Dealer => {
                 let start = Instant::now();
                 let mut rng = round.secrets.rng("dealer", round.ctx.round);
@@ -124,7 +130,7 @@ impl MaskSource {
             }
         };
         let (prepared, offline) = prepared;
-        let sent = par::map(opts.parallel, inputs, |pos, input| {
+        let sent = par::map(job.parallel, inputs, |pos, input| {
             let mask = prepared.of(pos, input.id)?;
             masked_frame(params, input.id, input.histogram, &mask, round.ctx)
         })?;
@@ -143,7 +149,7 @@ impl MaskSource {
                 .map(|(i, m)| (i.id, element_bytes(params, m.elements())))
                 .collect();
         }
-        let (total, included) = sum(params, round.ctx, opts.min_clients, &messages)?;
+        let (total, included) = sum(params, round.ctx, job.min_clients, &messages)?;
         Ok(Exchange {
             sum: total,
             included,
@@ -155,7 +161,7 @@ impl MaskSource {
                 ..RoundMetrics::default()
             },
             bytes_per_client: frames.first().map_or(0, |(_, f)| f.len()),
-            messages: opts.record.then_some(frames),
+            messages: job.record.then_some(frames),
         })
     }
 }
@@ -166,13 +172,11 @@ impl MaskSource {
 /// step needs the clients online in the same session).
 fn secure(
     settings: &SecAggSettings,
-    round: &Round<'_>,
-    params: &ValidAnyParams,
-    inputs: &[Input<'_>],
-    opts: &Options,
+    job: &Job<'_>,
     masked: &mut Option<MaskedInputs>,
 ) -> MufcResult<Exchange> {
-    let encoded = par::map(opts.parallel, inputs, |_, input| {
+    let (round, params, inputs) = (job.round, job.params, job.inputs);
+    let encoded = par::map(job.parallel, inputs, |_, input| {
         let start = Instant::now();
         let sketch = encode(params, input.histogram)?;
         Ok::<_, MufcError>((sketch, start.elapsed()))
@@ -188,7 +192,7 @@ fn secure(
         round.ctx,
         round.secrets,
         vectors,
-        opts.record,
+        job.record,
         masked,
     )?;
     Ok(Exchange {
