@@ -302,8 +302,8 @@ impl FederationConfig {
     /// A federation of fewer clients is refused when it is built, a
     /// removal request that would leave fewer (but not zero) clients is
     /// refused, and a [`Masking::SecAgg`] round whose dropouts leave fewer
-    /// included clients fails: [`MufcError::TooFewClients`] or
-    /// [`MufcError::TooManyDropouts`], and nothing changes (but for the
+    /// included clients fails: [`MufcError::TooFewClients`](crate::MufcError::TooFewClients) or
+    /// [`MufcError::TooManyDropouts`](crate::MufcError::TooManyDropouts), and nothing changes (but for the
     /// round counter of a round that started). With [`Masking::SecAgg`]
     /// the protocol's own threshold applies too.
     ///

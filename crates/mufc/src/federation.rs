@@ -354,7 +354,7 @@ impl Federation {
     /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
     /// (default 2), it is checked in full, then kept pending
     /// ([`Self::pending`]) and the report says so
-    /// ([`RemovalOutcome::Deferred`]); nothing else changes. Once the
+    /// ([`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred)); nothing else changes. Once the
     /// pending requests name enough clients, the call that completes them
     /// applies them all in one round: its report lists every request it
     /// covers ([`RemovalReport::requests`]). [`Self::flush`] applies what

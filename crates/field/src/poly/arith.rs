@@ -88,7 +88,7 @@ pub fn scale<F: Field>(f: &F, a: &Poly<F::Elem>, c: &F::Elem) -> Poly<F::Elem> {
     Poly::from_normalized(a.coeffs().iter().map(|x| f.mul(x, c)).collect())
 }
 
-/// `a * b`: schoolbook below [`KARATSUBA_THRESHOLD`], Karatsuba above it,
+/// `a * b`: schoolbook below [`KARATSUBA_THRESHOLD`](crate::poly::KARATSUBA_THRESHOLD), Karatsuba above it,
 /// or the field's own [`Field::poly_mul`] when it overrides it (the
 /// Mersenne fields and [`BigPrime`](crate::BigPrime) switch to
 /// number-theoretic transforms for large products).
@@ -108,7 +108,7 @@ pub fn mul<F: Field>(f: &F, a: &Poly<F::Elem>, b: &Poly<F::Elem>) -> Poly<F::Ele
 }
 
 /// `a * b` by Karatsuba's method (schoolbook below
-/// [`KARATSUBA_THRESHOLD`]) whatever the field's own
+/// [`KARATSUBA_THRESHOLD`](crate::poly::KARATSUBA_THRESHOLD)) whatever the field's own
 /// [`Field::poly_mul`] does: the reference for tests and benchmarks of the
 /// fields' faster products. [`mul`] is never slower.
 ///

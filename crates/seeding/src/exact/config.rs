@@ -5,7 +5,7 @@ use super::fixed::{FRAC_BITS, MAX_ABS_COORD};
 use crate::ValidKMeansParams;
 
 /// Exactly unlearnable K-means: K-means++ seeding then Lloyd's iterations,
-/// whose [`ExactModel`] updates to the fit of changed data bit for bit
+/// whose [`ExactModel`](crate::ExactModel) updates to the fit of changed data bit for bit
 /// (the server side of Algorithms 1 and 4 of the paper).
 ///
 /// The parameters are [`crate::KMeansParams`], the same as the float
@@ -18,7 +18,7 @@ use crate::ValidKMeansParams;
 ///
 /// # How
 ///
-/// - Every random choice is a keyed exponential race ([`ExpRace`]) keyed
+/// - Every random choice is a keyed exponential race ([`ExpRace`](crate::ExpRace)) keyed
 ///   by `(seed, round, id)`: choices depend on ids, coordinates and
 ///   weights, never on positions. Seeding round `r` keeps its winner
 ///   unless the winner was removed, lost weight, or a changed point now
@@ -77,7 +77,7 @@ use crate::ValidKMeansParams;
 /// `docs/benchmarks.md` has figures for both cases.
 ///
 /// Memory: 8 bytes per point and iteration (label and margin), plus the
-/// data and O(k d) per iteration; [`ExactModel::trace_bytes`] reports it.
+/// data and O(k d) per iteration; [`ExactModel::trace_bytes`](crate::ExactModel::trace_bytes) reports it.
 /// Serialization stores only the parameters, the seed and the data, and
 /// refits on loading (same bits).
 ///

@@ -215,7 +215,8 @@ pub trait FieldVisitor {
     type Output;
     /// Runs with the concrete field; its elements correspond one to one to
     /// the canonical [`BigUint`] elements of an [`AnySketch`](crate::AnySketch)
-    /// through [`FiniteField::from_biguint`] and [`FiniteField::to_biguint`].
+    /// through [`Field::from_biguint`](field::Field::from_biguint) and
+    /// [`FiniteField::to_biguint`].
     fn visit<F: FiniteField>(self, field: &F) -> Self::Output;
 }
 
