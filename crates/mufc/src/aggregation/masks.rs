@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use syndrome_agg::masking::deal_zero_sum_masks;
+use num_bigint::BigUint;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
+use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
 use syndrome_agg::secagg::Step;
 use syndrome_agg::{AnySketch, LinearParams, LinearSketch, ValidAnyParams};
 
@@ -57,7 +58,7 @@ pub(crate) struct Exchange {
 
 /// The masks of one round, prepared before the clients mask.
 enum Prepared {
-    Dealt(Vec<syndrome_agg::masking::MaskVector<num_bigint::BigUint>>),
+    Dealt(Vec<MaskVector<BigUint>>),
     Pairwise {
         keys: BTreeMap<ClientId, MaskKeyPair>,
         directory: Vec<(u64, MaskPublicKey)>,
