@@ -7,17 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use syndrome_agg::ProtocolError;
 
-use num_bigint::BigUint;
-use syndrome_agg::field::FiniteField;
+use field::FiniteField;
+use syndrome_agg::SketchError;
 use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
 use syndrome_agg::secagg::transport::{Faults, InProcess};
 use syndrome_agg::secagg::{SessionConfig, Step};
-use syndrome_agg::{FieldVisitor, SketchError, ValidAnyParams};
 
-use super::round::MaskedInputs;
-use super::secrets::RoundSecrets;
+use super::{MaskedInputs, RoundSecrets};
 use crate::error::config_error;
 use crate::ids::dropout_draw;
 use crate::{ClientId, MufcError, MufcResult, SecAggGraph};
@@ -53,9 +51,9 @@ fn planned_dropout(rate: f64, n: usize) -> f64 {
 }
 
 /// What one run of the protocol gave.
-pub(crate) struct SecureRound {
-    /// The sum of the included clients' vectors (canonical elements).
-    pub(crate) sum: Vec<BigUint>,
+pub(crate) struct SecureRound<E> {
+    /// The sum of the included clients' vectors.
+    pub(crate) sum: Vec<E>,
     pub(crate) included: Vec<ClientId>,
     pub(crate) dropped: Vec<(ClientId, Step)>,
     /// Per step, the slowest client's time, added up.
@@ -69,39 +67,9 @@ pub(crate) struct SecureRound {
     pub(crate) bytes_per_client: usize,
     /// The masked inputs, when recording.
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
-}
-
-/// One run of the protocol, waiting for the concrete field of the
-/// round's parameters: the session is typed by its field, the round is
-/// not.
-struct Run<'a> {
-    settings: &'a SecAggSettings,
-    ctx: RoundContext,
-    secrets: &'a RoundSecrets,
-    inputs: Vec<(ClientId, Vec<BigUint>)>,
-    record: bool,
-    masked: &'a mut Option<MaskedInputs>,
-}
-
-impl FieldVisitor for Run<'_> {
-    type Output = MufcResult<SecureRound>;
-    fn visit<F: FiniteField>(self, field: &F) -> MufcResult<SecureRound> {
-        // The elements are canonical (they come from sketches of these
-        // parameters): the conversion is one to one.
-        let inputs = self
-            .inputs
-            .into_iter()
-            .map(|(id, v)| (id, v.iter().map(|x| field.from_biguint(x)).collect()))
-            .collect();
-        self.settings.run_in(
-            field.clone(),
-            self.ctx,
-            self.secrets,
-            inputs,
-            self.record,
-            self.masked,
-        )
-    }
+    /// Each client's encoding time, in input order (filled by the caller,
+    /// which encodes).
+    pub(crate) encode: Vec<Duration>,
 }
 
 impl SecAggSettings {
@@ -159,37 +127,7 @@ impl SecAggSettings {
     /// polynomials, the SecAgg+ ring) comes from the round's `secrets`:
     /// the simulation plays every party. When recording, the masked
     /// inputs the server received go to `masked`, even if the run fails.
-    ///
-    /// # Errors
-    ///
-    /// Parameters without a field (the integer scheme: refused when the
-    /// aggregation is configured), and the protocol's errors.
-    pub(crate) fn run(
-        &self,
-        params: &ValidAnyParams,
-        ctx: RoundContext,
-        secrets: &RoundSecrets,
-        inputs: Vec<(ClientId, Vec<BigUint>)>,
-        record: bool,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<SecureRound> {
-        let run = Run {
-            settings: self,
-            ctx,
-            secrets,
-            inputs,
-            record,
-            masked,
-        };
-        params.visit_field(run).unwrap_or_else(|| {
-            Err(config_error(
-                "masking",
-                "secagg needs a field; the integer scheme works in a ring",
-            ))
-        })
-    }
-
-    fn run_in<F: FiniteField>(
+    pub(crate) fn run<F: FiniteField>(
         &self,
         field: F,
         ctx: RoundContext,
@@ -197,7 +135,7 @@ impl SecAggSettings {
         inputs: Vec<(ClientId, Vec<F::Elem>)>,
         record: bool,
         masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<SecureRound> {
+    ) -> MufcResult<SecureRound<F::Elem>> {
         let ids: Vec<ClientId> = inputs.iter().map(|(id, _)| *id).collect();
         let n = ids.len();
         let len = inputs.first().map_or(0, |(_, v)| v.len());
@@ -252,7 +190,7 @@ impl SecAggSettings {
                 .collect()
         });
         Ok(SecureRound {
-            sum: out.sum.iter().map(|x| field.to_biguint(x)).collect(),
+            sum: out.sum,
             included: out.included.into_iter().map(ClientId).collect(),
             dropped: out
                 .dropped
@@ -264,6 +202,7 @@ impl SecAggSettings {
             server: times.2,
             bytes_per_client: usize::try_from(bytes_up / n.max(1) as u64).unwrap_or(usize::MAX),
             messages,
+            encode: Vec::new(),
         })
     }
 }

@@ -182,59 +182,6 @@ impl ValidAnyParams {
     }
 }
 
-/// Generic code that needs the concrete field behind a [`ValidAnyParams`]
-/// (a protocol session typed by its field, say): handed the field by
-/// [`ValidAnyParams::visit_field`], so the caller stays free of the
-/// choice (minisketch's `Construct` dispatches the same way).
-///
-/// # Example
-///
-/// ```
-/// use field::FiniteField;
-/// use syndrome_agg::{AnyParams, FieldVisitor, Scheme, SketchParams};
-///
-/// /// The width of one element on the wire.
-/// struct ByteLen;
-/// impl FieldVisitor for ByteLen {
-///     type Output = usize;
-///     fn visit<F: FiniteField>(self, field: &F) -> usize {
-///         field.byte_len()
-///     }
-/// }
-///
-/// let params = AnyParams::new(Scheme::FieldKeys, SketchParams::new(2, 100u32)).validate()?;
-/// assert_eq!(params.visit_field(ByteLen), Some(8)); // GF(2^61 - 1)
-/// let integer = syndrome_agg::CountPolicy::unsigned(10u32);
-/// let params = AnyParams::new(Scheme::Integer, SketchParams::new(2, 100u32).with_counts(integer))
-///     .validate()?;
-/// assert_eq!(params.visit_field(ByteLen), None); // a ring, not a field
-/// # Ok::<(), syndrome_agg::SketchError>(())
-/// ```
-pub trait FieldVisitor {
-    /// What the visit gives.
-    type Output;
-    /// Runs with the concrete field; its elements correspond one to one to
-    /// the canonical [`BigUint`] elements of an [`AnySketch`](crate::AnySketch)
-    /// through [`Field::from_biguint`](field::Field::from_biguint) and
-    /// [`FiniteField::to_biguint`].
-    fn visit<F: FiniteField>(self, field: &F) -> Self::Output;
-}
-
-impl ValidAnyParams {
-    /// Hands `visitor` the concrete field of these parameters (the wide
-    /// scheme's `GF(2^61 - 1)` included); `None` for the integer scheme,
-    /// whose elements live in the ring `Z / 2^k`, not a field.
-    pub fn visit_field<V: FieldVisitor>(&self, visitor: V) -> Option<V::Output> {
-        Some(match &self.inner {
-            ParamsInner::F61(p) => visitor.visit(p.field()),
-            ParamsInner::F127(p) => visitor.visit(p.field()),
-            ParamsInner::Big(p) => visitor.visit(p.field()),
-            ParamsInner::Wide(p) => visitor.visit(p.field()),
-            ParamsInner::Integer(_) => return None,
-        })
-    }
-}
-
 /// Canonical representatives of field elements.
 pub(super) fn canon<F: FiniteField>(f: &F, e: &[F::Elem]) -> Vec<BigUint> {
     e.iter().map(|x| f.to_biguint(x)).collect()
@@ -385,36 +332,4 @@ pub(super) fn mismatch() -> SketchError {
     SketchError::Params(ParamsError::ParamsMismatch {
         what: "sketch scheme or field",
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The modulus a visit sees.
-    struct Modulus;
-    impl FieldVisitor for Modulus {
-        type Output = BigUint;
-        fn visit<F: FiniteField>(self, field: &F) -> BigUint {
-            field.characteristic()
-        }
-    }
-
-    #[test]
-    fn a_visit_sees_the_field_the_parameters_chose() {
-        let small = SketchParams::new(2, 100u32).with_counts(CountPolicy::unsigned(10u32));
-        let schemes = [Scheme::FieldKeys, Scheme::WideKeys { hash_key: [1; 32] }];
-        for scheme in schemes {
-            let p = AnyParams::new(scheme, small.clone()).validate().unwrap();
-            assert_eq!(p.visit_field(Modulus), Some(p.modulus()));
-        }
-        // Keys beyond 2^127: the smallest prime above the bound.
-        let big = SketchParams::new(2, BigUint::from(1u8) << 130u32);
-        let p = AnyParams::new(Scheme::FieldKeys, big).validate().unwrap();
-        assert_eq!(p.visit_field(Modulus), Some(p.modulus()));
-        assert!(p.modulus_bits() > 127);
-        // The integer scheme has a ring, not a field.
-        let p = AnyParams::new(Scheme::Integer, small).validate().unwrap();
-        assert_eq!(p.visit_field(Modulus), None);
-    }
 }
