@@ -43,6 +43,7 @@
 //! do they derive from the federation seed and the round number (the
 //! masks of earlier versions, for tests and reproduction).
 
+pub(crate) mod secrets;
 mod secure;
 
 use std::collections::BTreeMap;
@@ -53,12 +54,7 @@ use field::primes::{FieldChoice, cheapest_field};
 use field::{BigPrime, Field, FiniteField, Mersenne61, Mersenne127};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
-use rand::rngs::SysRng;
-use rand::{SeedableRng, TryRng};
-use rand_chacha::ChaCha20Rng;
-use syndrome_agg::masking::pairwise::{
-    MaskKeyPair, MaskPublicKey, RoundContext, SessionId, pairwise_mask,
-};
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, pairwise_mask};
 use syndrome_agg::masking::{MaskDomain, MaskVector, deal_zero_sum_masks};
 use syndrome_agg::wide::{ValidWideKeyParams, WideKeyParams, WideSketch};
 use syndrome_agg::{
@@ -68,6 +64,8 @@ use syndrome_agg::{
 
 use crate::ids::derive_bytes;
 use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, SecAggGraph, par};
+pub(crate) use secrets::MaskedInputs;
+use secrets::{RoundSecrets, SecretSource};
 use secure::{SecAggSettings, SecureRound};
 use syndrome_agg::secagg::Step;
 
@@ -184,86 +182,6 @@ enum MaskSource {
     /// The dropout-tolerant protocol, run afresh every round.
     SecAgg(SecAggSettings),
 }
-
-/// Where the secrets of the rounds come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SecretSource {
-    /// The operating system's random source, afresh for every round.
-    Fresh,
-    /// The federation seed and the round number (insecure: for tests and
-    /// reproduction only).
-    Derived { seed: u64 },
-}
-
-/// The secrets of one round (one protocol session): every secret of the
-/// round is `secret(label, x)` for a label naming its use.
-pub(crate) enum RoundSecrets {
-    /// 256 bits from the operating system, for this round only.
-    Fresh([u8; 32]),
-    /// Derived from the federation seed (the round enters through `x`).
-    Derived { seed: u64 },
-}
-
-impl core::fmt::Debug for RoundSecrets {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::Fresh(_) => f.write_str("RoundSecrets::Fresh(..)"),
-            Self::Derived { seed } => write!(f, "RoundSecrets::Derived {{ seed: {seed} }}"),
-        }
-    }
-}
-
-impl RoundSecrets {
-    fn new(source: SecretSource) -> MufcResult<Self> {
-        match source {
-            SecretSource::Derived { seed } => Ok(Self::Derived { seed }),
-            SecretSource::Fresh => {
-                let mut key = [0u8; 32];
-                SysRng.try_fill_bytes(&mut key).map_err(|e| {
-                    MufcError::Randomness(format!(
-                        "the operating system's random source failed: {e}"
-                    ))
-                })?;
-                Ok(Self::Fresh(key))
-            }
-        }
-    }
-
-    /// The 32-byte secret of one use (`label`, `x`) in this round. Derived
-    /// secrets are those of earlier versions: `derive_bytes(seed, label,
-    /// x)`.
-    fn secret(&self, label: &str, x: u64) -> [u8; 32] {
-        match self {
-            Self::Derived { seed } => derive_bytes(*seed, label, x),
-            Self::Fresh(key) => {
-                use sha2::{Digest, Sha256};
-                let mut h = Sha256::new();
-                h.update(b"mufc/v1/round-secret/");
-                h.update(key);
-                h.update(label.as_bytes());
-                h.update([0u8]);
-                h.update(x.to_le_bytes());
-                h.finalize().into()
-            }
-        }
-    }
-
-    /// The session id of the round: fresh with the round, so that it binds
-    /// every key advertised in it.
-    fn session(&self) -> SessionId {
-        SessionId(self.secret("session", 0))
-    }
-
-    /// A generator for one use of the round.
-    pub(crate) fn rng(&self, label: &str, x: u64) -> ChaCha20Rng {
-        ChaCha20Rng::from_seed(self.secret(label, x))
-    }
-}
-
-/// The masked vectors of one round, by client: each element in its
-/// canonical little-endian encoding (for tests: they compare the masks of
-/// two rounds).
-pub(crate) type MaskedInputs = Vec<(ClientId, Vec<Vec<u8>>)>;
 
 /// The masks of one round.
 enum RoundMasks<E> {

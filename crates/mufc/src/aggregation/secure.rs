@@ -15,7 +15,7 @@ use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, Threa
 use syndrome_agg::secagg::transport::{Faults, InProcess};
 use syndrome_agg::secagg::{SessionConfig, Step};
 
-use super::{MaskedInputs, RoundSecrets};
+use super::secrets::{MaskedInputs, RoundSecrets};
 use crate::error::config_error;
 use crate::ids::dropout_draw;
 use crate::{ClientId, MufcError, MufcResult, SecAggGraph};
