@@ -153,12 +153,12 @@ impl Federation {
             &own,
             plain_bytes(setup.config.client_k(), setup.dim),
         );
-        let included = exchanged
-            .included()
-            .unwrap_or_else(|| clients.iter().map(Client::id).collect());
-        let dropped = exchanged.dropped();
         let mut messages = None;
-        exchanged.commit(&mut aggregation, &mut messages);
+        let done = exchanged.commit(&mut aggregation, &mut messages);
+        let included = done
+            .included
+            .unwrap_or_else(|| clients.iter().map(Client::id).collect());
+        let dropped = done.dropped;
         times.wall = wall.elapsed();
         let fit_report = FitReport {
             times,

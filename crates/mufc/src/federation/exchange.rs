@@ -15,13 +15,25 @@ use crate::{
 /// What one exchange of messages did, before it is committed.
 pub(super) struct Exchanged {
     /// The server's update (applied: the server changed).
-    pub(super) update: ServerUpdate,
+    update: ServerUpdate,
     /// How the server decoded.
-    pub(super) decode: DecodeKind,
+    decode: DecodeKind,
     /// The aggregation round, if one ran (committed by [`Self::commit`]).
     round: Option<RoundOutput>,
     /// The server's time to plan and apply.
     server_time: Duration,
+}
+
+/// What the reports say of a committed exchange.
+pub(super) struct Committed {
+    /// The server's update.
+    pub(super) update: ServerUpdate,
+    /// How the server decoded.
+    pub(super) decode: DecodeKind,
+    /// The clients the round included (`None` when no round ran).
+    pub(super) included: Option<Vec<ClientId>>,
+    /// The clients that dropped out of the round, with the step.
+    pub(super) dropped: Vec<(ClientId, SecAggStep)>,
 }
 
 /// The clients' messages and the server's update (Algorithm 1, lines 3-6;
@@ -79,19 +91,6 @@ pub(super) fn exchange(
 }
 
 impl Exchanged {
-    /// The clients the round included (`None` when no round ran).
-    pub(super) fn included(&self) -> Option<Vec<ClientId>> {
-        self.round.as_ref().map(|r| r.included.clone())
-    }
-
-    /// The clients that dropped out of the round, with the step.
-    pub(super) fn dropped(&self) -> Vec<(ClientId, SecAggStep)> {
-        self.round
-            .as_ref()
-            .map(|r| r.dropped.clone())
-            .unwrap_or_default()
-    }
-
     /// Adds the round's times to `times` (with each client's own training
     /// or unlearning time `own`, in client order) and returns the bytes a
     /// client sent: the round's, else `no_round_bytes`.
@@ -115,16 +114,28 @@ impl Exchanged {
     }
 
     /// Commits the round into the aggregation (its sketch becomes the one
-    /// the next delta decodes against), and keeps its recorded frames in
-    /// `messages`; without a round both stay as they are.
+    /// the next delta decodes against) and keeps its recorded frames in
+    /// `messages` (without a round both stay as they are); returns what
+    /// the reports say of the exchange, moved out of it.
     pub(super) fn commit(
         self,
         aggregation: &mut Option<Aggregation>,
         messages: &mut Option<Vec<(ClientId, Vec<u8>)>>,
-    ) {
-        if let (Some(agg), Some(r)) = (aggregation, self.round) {
-            *messages = r.messages;
-            agg.commit(r.pending);
+    ) -> Committed {
+        let (included, dropped) = match (aggregation, self.round) {
+            (Some(agg), Some(r)) => {
+                *messages = r.messages;
+                agg.commit(r.pending);
+                (Some(r.included), r.dropped)
+            }
+            (_, Some(r)) => (Some(r.included), r.dropped),
+            (_, None) => (None, Vec::new()),
+        };
+        Committed {
+            update: self.update,
+            decode: self.decode,
+            included,
+            dropped,
         }
     }
 }

@@ -127,12 +127,11 @@ impl Federation {
         let (decode, server_update, included, dropped, bytes_per_client) = match exchanged {
             Some(x) => {
                 let bytes = x.account(&mut times, &own, no_round_bytes);
-                let included = x
-                    .included()
+                let done = x.commit(&mut self.aggregation, &mut self.messages);
+                let included = done
+                    .included
                     .unwrap_or_else(|| after.iter().map(|c| c.id()).collect());
-                let dropped = x.dropped();
-                let (decode, update) = (x.decode, x.update.clone());
-                x.commit(&mut self.aggregation, &mut self.messages);
+                let (decode, update, dropped) = (done.decode, done.update, done.dropped);
                 (decode, update, included, dropped, bytes)
             }
             None => {
