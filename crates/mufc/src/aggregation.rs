@@ -14,15 +14,11 @@
 //! finding works on that degree). Should the difference exceed the capacity
 //! (a batch that reseeds many clients), the whole sum is decoded instead.
 //!
-//! A decoded difference is accepted only if the counts it leads to are
-//! within the capacity and the count bound; then they are the aggregate,
-//! certainly: both they and the true aggregate have at most `t` nonzero
-//! bins and the same `2t + r` syndromes, and two such vectors are equal
-//! (their difference, with at most `2t` nonzeros, would be a kernel vector
-//! of a Vandermonde matrix of `2t + r` rows). Otherwise the whole sum is
-//! decoded. This matters with dropouts ([`Masking::SecAgg`]): when the
-//! included clients change between rounds, the difference holds whole
-//! histograms and may well exceed the capacity.
+//! How the server decodes (the whole sum, or its difference against the
+//! last one, checked) is in `server/decode.rs`; what a client sends, in
+//! `client/message.rs`. This module holds the aggregation's state and
+//! runs the round: one round for every sketch scheme, through
+//! [`AnySketch`], and for every mask source ([`masks::MaskSource`]).
 //!
 //! A round is computed without touching the aggregate
 //! ([`Aggregation::round`]) and committed afterwards
@@ -43,80 +39,31 @@
 //! do they derive from the federation seed and the round number (the
 //! masks of earlier versions, for tests and reproduction).
 
-pub(crate) mod secrets;
+mod masks;
+mod round;
+mod run;
+mod secrets;
 mod secure;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
-use syndrome_agg::{DecodeError, ParamsError};
 
-use field::primes::{FieldChoice, cheapest_field};
-use field::{BigPrime, Field, FiniteField, Mersenne61, Mersenne127};
 use num_bigint::{BigInt, BigUint};
-use num_traits::ToPrimitive;
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, pairwise_mask};
-use syndrome_agg::masking::{MaskDomain, MaskVector, deal_zero_sum_masks};
-use syndrome_agg::wide::{ValidWideKeyParams, WideKeyParams, WideSketch};
+use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::{
-    Aggregator, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch, Sketch,
-    SketchError, SketchParams, ValidIntegerParams, ValidSketchParams,
+    AnyParams, AnySketch, CountPolicy, LinearParams, LinearSketch, Scheme, SketchParams,
+    ValidAnyParams,
 };
 
 use crate::ids::derive_bytes;
-use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, SecAggGraph, par};
-pub(crate) use secrets::MaskedInputs;
+use crate::server::decode::DeltaCheck;
+use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, SecAggGraph};
+use masks::MaskSource;
+use run::RoundRun;
 use secrets::{RoundSecrets, SecretSource};
-use secure::{SecAggSettings, SecureRound};
-use syndrome_agg::secagg::Step;
+use secure::SecAggSettings;
 
-/// One client's input to a round: its id and histogram.
-pub(crate) struct Input<'a> {
-    pub(crate) id: ClientId,
-    pub(crate) histogram: &'a [(BigUint, u64)],
-}
-
-/// What the server decoded.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Decoded {
-    /// The change of the aggregate since the last round: `(bin, change)`.
-    Delta(Vec<(BigUint, i128)>),
-    /// The whole aggregate.
-    Full(Vec<(BigUint, u64)>),
-}
-
-/// The new aggregate, to keep once the request succeeds.
-#[derive(Clone, Debug)]
-pub(crate) enum Pending {
-    Field61(Sketch<Mersenne61>),
-    Field127(Sketch<Mersenne127>),
-    FieldBig(Sketch<BigPrime>),
-    Wide(WideSketch<Mersenne61>),
-    /// The integer scheme keeps nothing: it always decodes the whole sum.
-    Nothing,
-}
-
-/// A computed round, not yet committed.
-#[derive(Debug)]
-pub(crate) struct RoundOutput {
-    pub(crate) decoded: Decoded,
-    pub(crate) pending: Pending,
-    /// Encode + mask time of each client, in input order (with SecAgg:
-    /// encoding only, the masking is in the protocol).
-    pub(crate) encode_mask: Vec<Duration>,
-    /// SecAgg: per step the slowest client's time, added up.
-    pub(crate) protocol_client_max: Duration,
-    /// SecAgg: every client's protocol time.
-    pub(crate) protocol_client_sum: Duration,
-    /// SecAgg: the clients that dropped, with the first step they missed.
-    pub(crate) dropped: Vec<(ClientId, Step)>,
-    pub(crate) sum: Duration,
-    pub(crate) decode: Duration,
-    /// Time to deal the masks (offline work).
-    pub(crate) offline: Duration,
-    pub(crate) included: Vec<ClientId>,
-    pub(crate) bytes_per_client: usize,
-    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
-}
+pub(crate) use round::{Input, MaskedInputs};
+pub(crate) use run::{Pending, RoundOutput};
 
 /// The public description of the sketches, for reports.
 ///
@@ -148,72 +95,16 @@ pub struct SketchInfo {
     pub modulus_bits: u64,
 }
 
+/// The sketch parameters and the last aggregate.
 #[derive(Clone, Debug)]
-struct FieldScheme<F: FiniteField> {
-    params: ValidSketchParams<F>,
-    delta: ValidSketchParams<F>,
-    last: Option<Sketch<F>>,
-}
-
-#[derive(Clone, Debug)]
-struct WideScheme {
-    params: ValidWideKeyParams<Mersenne61>,
-    delta: ValidWideKeyParams<Mersenne61>,
-    last: Option<WideSketch<Mersenne61>>,
-}
-
-#[derive(Clone, Debug)]
-enum Scheme {
-    Field61(FieldScheme<Mersenne61>),
-    Field127(FieldScheme<Mersenne127>),
-    FieldBig(FieldScheme<BigPrime>),
-    Integer(ValidIntegerParams),
-    Wide(Box<WideScheme>),
-}
-
-/// Where the masks of a round come from.
-#[derive(Clone, Debug)]
-enum MaskSource {
-    /// The offline dealer.
-    Dealer,
-    /// Pairwise masks; the simulation plays every client, drawing each
-    /// client's key pair for the round.
-    Pairwise,
-    /// The dropout-tolerant protocol, run afresh every round.
-    SecAgg(SecAggSettings),
-}
-
-/// The masks of one round.
-enum RoundMasks<E> {
-    Dealt(Vec<MaskVector<E>>),
-    Pairwise {
-        keys: BTreeMap<ClientId, MaskKeyPair>,
-        directory: Vec<(u64, MaskPublicKey)>,
-    },
-}
-
-impl<E: Clone> RoundMasks<E> {
-    fn mask_of<D: MaskDomain<Elem = E>>(
-        &self,
-        domain: &D,
-        pos: usize,
-        id: ClientId,
-        len: usize,
-        ctx: &RoundContext,
-    ) -> MufcResult<MaskVector<E>> {
-        match self {
-            Self::Dealt(masks) => masks.get(pos).cloned().ok_or(MufcError::UnknownClient(id)),
-            Self::Pairwise { keys, directory } => {
-                let own = keys.get(&id).ok_or(MufcError::UnknownClient(id))?;
-                let peers: Vec<(u64, MaskPublicKey)> = directory
-                    .iter()
-                    .filter(|(p, _)| *p != id.0)
-                    .copied()
-                    .collect();
-                Ok(pairwise_mask(domain, len, own, id.0, &peers, ctx)?)
-            }
-        }
-    }
+struct SchemeState {
+    /// The clients' sketches: unsigned counts up to the number of points.
+    params: ValidAnyParams,
+    /// The same sketches with signed counts, for differences between two
+    /// rounds (`None`: the scheme decodes only whole sums).
+    delta: Option<ValidAnyParams>,
+    /// The last committed sum.
+    last: Option<AnySketch>,
 }
 
 /// The aggregation state of a federation in an SCMA mode: the sketch
@@ -221,7 +112,7 @@ impl<E: Clone> RoundMasks<E> {
 /// source and the round counter.
 #[derive(Clone, Debug)]
 pub(crate) struct Aggregation {
-    scheme: Scheme,
+    scheme: SchemeState,
     masking: MaskSource,
     secrets: SecretSource,
     /// The number of the next round: every round started so far, failed
@@ -259,28 +150,6 @@ pub(crate) struct AggregationSpec<'a> {
     pub(crate) secagg_graph: SecAggGraph,
 }
 
-fn field_scheme<F: FiniteField>(
-    f: F,
-    capacity: usize,
-    extra: usize,
-    num_bins: &BigUint,
-    max_points: u64,
-) -> MufcResult<FieldScheme<F>> {
-    let base = SketchParams::new(capacity, num_bins.clone()).with_extra(extra);
-    let params = base
-        .clone()
-        .with_counts(CountPolicy::unsigned(max_points))
-        .validate(f.clone())?;
-    let delta = base
-        .with_counts(CountPolicy::signed(max_points))
-        .validate(f)?;
-    Ok(FieldScheme {
-        params,
-        delta,
-        last: None,
-    })
-}
-
 /// Bits of `T N^(2t + r - 1)` (the integer scheme's modulus), computed from
 /// bit lengths so that it cannot overflow; an upper bound within `2t + r`.
 fn integer_modulus_bits(capacity: usize, extra: usize, num_bins: &BigUint, n: u64) -> u64 {
@@ -292,45 +161,43 @@ fn integer_modulus_bits(capacity: usize, extra: usize, num_bins: &BigUint, n: u6
         .saturating_add(u64::from(64 - n.leading_zeros()))
 }
 
+/// The unsigned and signed parameters of the field or wide scheme: both
+/// in one field, which holds the key domain and signed differences of
+/// totals up to `n` (`p > max(B^d, 2n)`), so a difference of two sums
+/// decodes under the signed ones.
+fn paired(
+    scheme: Scheme,
+    sketch: SketchParams,
+    num_bins: &BigUint,
+    n: u64,
+) -> MufcResult<(ValidAnyParams, Option<ValidAnyParams>)> {
+    let bound = num_bins.clone().max(BigUint::from(n) * 2u32);
+    let with = |counts| {
+        AnyParams::new(scheme.clone(), sketch.clone().with_counts(counts))
+            .with_field_bound(bound.clone())
+            .validate()
+    };
+    Ok((
+        with(CountPolicy::unsigned(n))?,
+        Some(with(CountPolicy::signed(n))?),
+    ))
+}
+
 impl Aggregation {
     /// Parameters and masks for `clients` (the ids of the first round).
     pub(crate) fn new(spec: &AggregationSpec<'_>, clients: &[ClientId]) -> MufcResult<Self> {
         let t = spec.capacity;
-        let scheme = match spec.privacy {
-            Privacy::Scma => {
-                // p > max(B^d, 2n): keys are the bins, and signed
-                // differences of totals up to n must not wrap.
-                let bound = spec
-                    .num_bins
-                    .clone()
-                    .max(BigUint::from(spec.max_points) * 2u32);
-                match cheapest_field(&bound) {
-                    FieldChoice::Mersenne61(f) => Scheme::Field61(field_scheme(
-                        f,
-                        t,
-                        spec.extra,
-                        spec.num_bins,
-                        spec.max_points,
-                    )?),
-                    FieldChoice::Mersenne127(f) => Scheme::Field127(field_scheme(
-                        f,
-                        t,
-                        spec.extra,
-                        spec.num_bins,
-                        spec.max_points,
-                    )?),
-                    FieldChoice::Big(f) => Scheme::FieldBig(field_scheme(
-                        f,
-                        t,
-                        spec.extra,
-                        spec.num_bins,
-                        spec.max_points,
-                    )?),
-                }
+        let n = spec.max_points;
+        let sketch = SketchParams::new(t, spec.num_bins.clone()).with_extra(spec.extra);
+        let (params, delta) = match spec.privacy {
+            Privacy::Scma => paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?,
+            Privacy::ScmaWide => {
+                let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
+                paired(Scheme::WideKeys { hash_key }, sketch, spec.num_bins, n)?
             }
             Privacy::ScmaInteger => {
                 if t > spec.integer_max_capacity {
-                    let k = integer_modulus_bits(t, spec.extra, spec.num_bins, spec.max_points);
+                    let k = integer_modulus_bits(t, spec.extra, spec.num_bins, n);
                     let m = (t as u64)
                         .saturating_mul(2)
                         .saturating_add(spec.extra as u64);
@@ -341,33 +208,9 @@ impl Aggregation {
                         syndrome_bits: k,
                     });
                 }
-                Scheme::Integer(
-                    IntegerParams::new(t, spec.num_bins.clone(), spec.max_points)
-                        .with_extra(spec.extra)
-                        .validate()?,
-                )
-            }
-            Privacy::ScmaWide => {
-                let key_len = usize::try_from(spec.num_bins.bits().div_ceil(8)).map_err(|_| {
-                    MufcError::Sketch(SketchError::Params(ParamsError::KeyTooLong {
-                        len: usize::MAX,
-                        max: syndrome_agg::wide::MAX_WIDE_KEY_LEN,
-                    }))
-                })?;
-                let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
-                let base = WideKeyParams::new(t, key_len, hash_key).with_extra(spec.extra);
-                let params = base
-                    .clone()
-                    .with_counts(CountPolicy::unsigned(spec.max_points))
-                    .validate(Mersenne61)?;
-                let delta = base
-                    .with_counts(CountPolicy::signed(spec.max_points))
-                    .validate(Mersenne61)?;
-                Scheme::Wide(Box::new(WideScheme {
-                    params,
-                    delta,
-                    last: None,
-                }))
+                let counts = CountPolicy::unsigned(n);
+                let params = AnyParams::new(Scheme::Integer, sketch.with_counts(counts));
+                (params.validate()?, None)
             }
             Privacy::Plain => {
                 return Err(crate::error::config_error(
@@ -380,7 +223,7 @@ impl Aggregation {
             Masking::Dealer => MaskSource::Dealer,
             Masking::Pairwise => MaskSource::Pairwise,
             Masking::SecAgg => {
-                if matches!(scheme, Scheme::Integer(_)) {
+                if spec.privacy == Privacy::ScmaInteger {
                     return Err(crate::error::config_error(
                         "masking",
                         "secagg needs a field; the integer scheme works in a ring",
@@ -404,7 +247,11 @@ impl Aggregation {
             SecretSource::Fresh
         };
         Ok(Self {
-            scheme,
+            scheme: SchemeState {
+                params,
+                delta,
+                last: None,
+            },
             masking,
             secrets,
             round: 0,
@@ -444,53 +291,11 @@ impl Aggregation {
 
     /// The sketch parameters, for reports.
     pub(crate) fn info(&self) -> SketchInfo {
-        match &self.scheme {
-            Scheme::Field61(s) => field_info(&s.params),
-            Scheme::Field127(s) => field_info(&s.params),
-            Scheme::FieldBig(s) => field_info(&s.params),
-            Scheme::Integer(p) => SketchInfo {
-                capacity: p.capacity(),
-                elements: p.num_syndromes(),
-                modulus_bits: p.ring().bits(),
-            },
-            Scheme::Wide(w) => SketchInfo {
-                capacity: w.params.sketch_params().capacity(),
-                elements: w.params.num_elements(),
-                modulus_bits: w.params.field().modulus_bits(),
-            },
-        }
-    }
-
-    fn masks<D: MaskDomain>(
-        &self,
-        round: &Round<'_>,
-        domain: &D,
-        inputs: &[Input<'_>],
-        len: usize,
-    ) -> (RoundMasks<D::Elem>, Duration) {
-        match &self.masking {
-            MaskSource::Dealer => {
-                let start = Instant::now();
-                let mut rng = round.secrets.rng("dealer", round.ctx.round);
-                let masks = deal_zero_sum_masks(domain, inputs.len(), len, &mut rng);
-                (RoundMasks::Dealt(masks), start.elapsed())
-            }
-            MaskSource::Pairwise => {
-                // The simulation plays every client: each draws its key
-                // pair for the round (a deployment draws it in the
-                // client's own process).
-                let keys: BTreeMap<ClientId, MaskKeyPair> = inputs
-                    .iter()
-                    .map(|i| {
-                        let secret = round.secrets.secret("pairwise-key", i.id.0);
-                        (i.id, MaskKeyPair::from_secret_bytes(secret))
-                    })
-                    .collect();
-                let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
-                (RoundMasks::Pairwise { keys, directory }, Duration::ZERO)
-            }
-            // The protocol masks inside its own run; no mask is dealt.
-            MaskSource::SecAgg(_) => (RoundMasks::Dealt(Vec::new()), Duration::ZERO),
+        let p = &self.scheme.params;
+        SketchInfo {
+            capacity: p.sketch_params().capacity(),
+            elements: p.num_elements(),
+            modulus_bits: p.modulus_bits(),
         }
     }
 
@@ -511,96 +316,50 @@ impl Aggregation {
         self.round = number.saturating_add(1);
         self.last_masked = None;
         let secrets = RoundSecrets::new(self.secrets)?;
-        let round = Round {
+        let round = round::Round {
             ctx: RoundContext {
                 session: secrets.session(),
                 round: number,
             },
             secrets: &secrets,
         };
-        let check = DeltaCheck {
-            last,
-            capacity: self.info().capacity,
-            max_points: self.max_points,
-        };
         let mut masked = self.record.then(Vec::new);
-        let out = match &self.scheme {
-            Scheme::Field61(s) => {
-                self.field_round(&round, s, inputs, &check, Pending::Field61, &mut masked)
-            }
-            Scheme::Field127(s) => {
-                self.field_round(&round, s, inputs, &check, Pending::Field127, &mut masked)
-            }
-            Scheme::FieldBig(s) => {
-                self.field_round(&round, s, inputs, &check, Pending::FieldBig, &mut masked)
-            }
-            Scheme::Integer(p) => self.integer_round(&round, p, inputs, &mut masked),
-            Scheme::Wide(w) => self.wide_round(&round, w, inputs, &check, &mut masked),
+        let run = RoundRun {
+            round: &round,
+            params: &self.scheme.params,
+            delta: self.scheme.delta.as_ref(),
+            last: self.scheme.last.as_ref(),
+            inputs,
+            masking: &self.masking,
+            check: DeltaCheck {
+                last,
+                capacity: self.info().capacity,
+                max_points: self.max_points,
+            },
+            parallel: self.parallel,
+            record: self.record,
+            min_clients: self.min_clients,
+            masked: &mut masked,
         };
+        let out = self.scheme.params.visit(run);
         self.last_masked = masked.map(|m| (number, m));
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {
-            return Err(
-                SketchError::Protocol(syndrome_agg::ProtocolError::MessageRejected {
+            return Err(syndrome_agg::SketchError::Protocol(
+                syndrome_agg::ProtocolError::MessageRejected {
                     reason: "injected failure after masking".into(),
-                })
-                .into(),
-            );
+                },
+            )
+            .into());
         }
         out
-    }
-
-    /// A round through the protocol: every client encodes (in parallel,
-    /// timed), then the protocol runs over the encodings.
-    fn secure_round<F: FiniteField, S>(
-        &self,
-        round: &Round<'_>,
-        field: &F,
-        inputs: &[Input<'_>],
-        encode: impl Fn(&Input<'_>) -> MufcResult<S> + Sync,
-        elements: impl Fn(S) -> Vec<F::Elem>,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<Option<SecureRound<F::Elem>>>
-    where
-        S: Send,
-    {
-        let MaskSource::SecAgg(settings) = &self.masking else {
-            return Ok(None);
-        };
-        let encoded = par::map(self.parallel, inputs, |_, input| {
-            let start = Instant::now();
-            let sketch = encode(input)?;
-            Ok::<_, MufcError>((sketch, start.elapsed()))
-        })?;
-        let times = encoded.iter().map(|(_, t)| *t).collect();
-        let vectors = inputs
-            .iter()
-            .zip(encoded)
-            .map(|(i, (s, _))| (i.id, elements(s)))
-            .collect();
-        let run = settings.run(
-            field.clone(),
-            round.ctx,
-            round.secrets,
-            vectors,
-            self.record,
-            masked,
-        )?;
-        Ok(Some(SecureRound {
-            encode: times,
-            ..run
-        }))
     }
 
     /// Keeps a round's aggregate (the round counter advanced when the
     /// round started).
     pub(crate) fn commit(&mut self, pending: Pending) {
-        match (&mut self.scheme, pending) {
-            (Scheme::Field61(s), Pending::Field61(p)) => s.last = Some(p),
-            (Scheme::Field127(s), Pending::Field127(p)) => s.last = Some(p),
-            (Scheme::FieldBig(s), Pending::FieldBig(p)) => s.last = Some(p),
-            (Scheme::Wide(w), Pending::Wide(p)) => w.last = Some(p),
-            _ => {}
+        if let Some(sum) = pending.0 {
+            self.scheme.last = Some(sum);
         }
     }
 
@@ -608,484 +367,10 @@ impl Aggregation {
     /// the sum of the masked messages of a round is exactly this sketch).
     #[cfg(feature = "serde")]
     pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
-        match &mut self.scheme {
-            Scheme::Field61(s) => s.last = Some(encode_field(&s.params, counts.iter())?),
-            Scheme::Field127(s) => s.last = Some(encode_field(&s.params, counts.iter())?),
-            Scheme::FieldBig(s) => s.last = Some(encode_field(&s.params, counts.iter())?),
-            Scheme::Wide(w) => w.last = Some(encode_wide(&w.params, counts.iter())?),
-            Scheme::Integer(_) => {}
+        if self.scheme.delta.is_some() {
+            let hist = counts.iter().map(|(b, c)| (b.clone(), BigInt::from(*c)));
+            self.scheme.last = Some(AnySketch::encode(&self.scheme.params, hist)?);
         }
         Ok(())
-    }
-
-    fn field_round<F: FiniteField>(
-        &self,
-        round: &Round<'_>,
-        s: &FieldScheme<F>,
-        inputs: &[Input<'_>],
-        check: &DeltaCheck<'_>,
-        wrap: fn(Sketch<F>) -> Pending,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<RoundOutput> {
-        let f = s.params.field();
-        let len = s.params.num_syndromes();
-        let ctx = round.ctx;
-        if let Some(run) = self.secure_round(
-            round,
-            f,
-            inputs,
-            |i| encode_field(&s.params, i.histogram.iter().map(|(b, c)| (b, c))),
-            Sketch::into_elements,
-            masked,
-        )? {
-            let sum = Sketch::from_elements(&s.params, run.sum.clone())?;
-            let (decoded, decode) = timed(|| decode_field(s, &sum, check))?;
-            return Ok(secure_output(run, decoded, wrap(sum), decode));
-        }
-        let (masks, offline) = self.masks(round, f, inputs, len);
-        let msgs = par::map(self.parallel, inputs, |pos, input| {
-            let start = Instant::now();
-            let sketch = encode_field(&s.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
-            let mask = masks.mask_of(f, pos, input.id, len, &ctx)?;
-            let masked = sketch.mask(&mask, input.id.0, ctx)?;
-            Ok::<_, MufcError>((masked, start.elapsed()))
-        })?;
-        log_masked(masked, &msgs, inputs, |m| {
-            m.elements().iter().map(|e| f.to_bytes(e)).collect()
-        });
-        let start = Instant::now();
-        let mut agg = Aggregator::new(&s.params, ctx, self.min_clients);
-        for (m, _) in &msgs {
-            agg.accept(m)?;
-        }
-        let included: Vec<ClientId> = agg.clients().iter().map(|&c| ClientId(c)).collect();
-        let sum = agg.finish()?;
-        let sum_time = start.elapsed();
-        let (decoded, decode) = timed(|| decode_field(s, &sum, check))?;
-        self.finish(
-            ServerSide {
-                decoded,
-                pending: wrap(sum),
-                sum: sum_time,
-                decode,
-                offline,
-                included,
-            },
-            msgs,
-            inputs,
-            |m, _| Ok(m.to_frame().to_bytes()?),
-        )
-    }
-
-    fn wide_round(
-        &self,
-        round: &Round<'_>,
-        w: &WideScheme,
-        inputs: &[Input<'_>],
-        check: &DeltaCheck<'_>,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<RoundOutput> {
-        let f = w.params.field();
-        let len = w.params.num_elements();
-        let ctx = round.ctx;
-        if let Some(run) = self.secure_round(
-            round,
-            f,
-            inputs,
-            |i| encode_wide(&w.params, i.histogram.iter().map(|(b, c)| (b, c))),
-            WideSketch::into_elements,
-            masked,
-        )? {
-            let sum = WideSketch::from_elements(&w.params, run.sum.clone())?;
-            let (decoded, decode) = timed(|| decode_wide(w, &sum, check))?;
-            return Ok(secure_output(run, decoded, Pending::Wide(sum), decode));
-        }
-        let (masks, offline) = self.masks(round, f, inputs, len);
-        let msgs = par::map(self.parallel, inputs, |pos, input| {
-            let start = Instant::now();
-            let sketch = encode_wide(&w.params, input.histogram.iter().map(|(b, c)| (b, c)))?;
-            let mask = masks.mask_of(f, pos, input.id, len, &ctx)?;
-            let masked = sketch.mask(&mask, input.id.0, ctx)?;
-            Ok::<_, MufcError>((masked, start.elapsed()))
-        })?;
-        log_masked(masked, &msgs, inputs, |m| {
-            m.elements().iter().map(|e| f.to_bytes(e)).collect()
-        });
-        let start = Instant::now();
-        let mut agg = Aggregator::new(&w.params, ctx, self.min_clients);
-        for (m, _) in &msgs {
-            agg.accept(m)?;
-        }
-        let sum: WideSketch<Mersenne61> = agg.finish()?;
-        let included = inputs.iter().map(|i| i.id).collect();
-        let sum_time = start.elapsed();
-        let (decoded, decode) = timed(|| decode_wide(w, &sum, check))?;
-        self.finish(
-            ServerSide {
-                decoded,
-                pending: Pending::Wide(sum),
-                sum: sum_time,
-                decode,
-                offline,
-                included,
-            },
-            msgs,
-            inputs,
-            |m, _| Ok(m.to_frame().to_bytes()?),
-        )
-    }
-
-    fn integer_round(
-        &self,
-        round: &Round<'_>,
-        p: &ValidIntegerParams,
-        inputs: &[Input<'_>],
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<RoundOutput> {
-        let ring = p.ring();
-        let len = p.num_syndromes();
-        let ctx = round.ctx;
-        let (masks, offline) = self.masks(round, ring, inputs, len);
-        let msgs = par::map(self.parallel, inputs, |pos, input| {
-            let start = Instant::now();
-            let sketch = IntegerSketch::from_unsigned(
-                p,
-                input.histogram.iter().map(|(b, c)| (b.clone(), *c)),
-            )?;
-            let mask = masks.mask_of(ring, pos, input.id, len, &ctx)?;
-            let masked = sketch.mask(&mask, input.id.0, ctx)?;
-            Ok::<_, MufcError>((masked, start.elapsed()))
-        })?;
-        log_masked(masked, &msgs, inputs, |m| {
-            m.elements().iter().map(BigUint::to_bytes_le).collect()
-        });
-        let start = Instant::now();
-        let mut agg = Aggregator::new(p, ctx, self.min_clients);
-        for (m, _) in &msgs {
-            agg.accept(m)?;
-        }
-        let sum: IntegerSketch = agg.finish()?;
-        let included = inputs.iter().map(|i| i.id).collect();
-        let sum_time = start.elapsed();
-        let start = Instant::now();
-        let decoded = Decoded::Full(
-            sum.decode()?
-                .into_entries()
-                .into_iter()
-                .map(|(k, c)| Ok((k, count_u64(&c)?)))
-                .collect::<MufcResult<_>>()?,
-        );
-        let decode = start.elapsed();
-        self.finish(
-            ServerSide {
-                decoded,
-                pending: Pending::Nothing,
-                sum: sum_time,
-                decode,
-                offline,
-                included,
-            },
-            msgs,
-            inputs,
-            |m, _| Ok(m.to_frame().to_bytes()?),
-        )
-    }
-
-    /// Gathers a round; the wire frames (transport, not timed) give the
-    /// bytes a client sends, and are kept when recording.
-    fn finish<M>(
-        &self,
-        server: ServerSide,
-        msgs: Vec<(M, Duration)>,
-        inputs: &[Input<'_>],
-        frame: impl Fn(&M, ClientId) -> MufcResult<Vec<u8>>,
-    ) -> MufcResult<RoundOutput> {
-        let bytes_per_client = match (msgs.first(), inputs.first()) {
-            (Some((m, _)), Some(i)) => frame(m, i.id)?.len(),
-            _ => 0,
-        };
-        let messages = if self.record {
-            Some(
-                msgs.iter()
-                    .zip(inputs)
-                    .map(|((m, _), i)| Ok((i.id, frame(m, i.id)?)))
-                    .collect::<MufcResult<_>>()?,
-            )
-        } else {
-            None
-        };
-        Ok(RoundOutput {
-            decoded: server.decoded,
-            pending: server.pending,
-            encode_mask: msgs.iter().map(|(_, t)| *t).collect(),
-            protocol_client_max: Duration::ZERO,
-            protocol_client_sum: Duration::ZERO,
-            dropped: Vec::new(),
-            sum: server.sum,
-            decode: server.decode,
-            offline: server.offline,
-            included: server.included,
-            bytes_per_client,
-            messages,
-        })
-    }
-}
-
-/// The number, context and secrets of the round being run.
-struct Round<'a> {
-    ctx: RoundContext,
-    secrets: &'a RoundSecrets,
-}
-
-/// Keeps the masked vectors of a round in `sink`, when recording.
-fn log_masked<M>(
-    sink: &mut Option<MaskedInputs>,
-    msgs: &[(M, Duration)],
-    inputs: &[Input<'_>],
-    elements: impl Fn(&M) -> Vec<Vec<u8>>,
-) {
-    if let Some(sink) = sink {
-        *sink = msgs
-            .iter()
-            .zip(inputs)
-            .map(|((m, _), i)| (i.id, elements(m)))
-            .collect();
-    }
-}
-
-/// `f`'s result and how long it took.
-fn timed<T, E>(f: impl FnOnce() -> Result<T, E>) -> Result<(T, Duration), E> {
-    let start = Instant::now();
-    f().map(|t| (t, start.elapsed()))
-}
-
-/// A round's output from a run of the protocol: its server time is the
-/// sum stage (the server's whole protocol), nothing is offline (every step
-/// needs the clients online in the same session).
-fn secure_output<E>(
-    run: SecureRound<E>,
-    decoded: Decoded,
-    pending: Pending,
-    decode: Duration,
-) -> RoundOutput {
-    RoundOutput {
-        decoded,
-        pending,
-        encode_mask: run.encode,
-        protocol_client_max: run.client_max,
-        protocol_client_sum: run.client_sum,
-        dropped: run.dropped,
-        sum: run.server,
-        decode,
-        offline: Duration::ZERO,
-        included: run.included,
-        bytes_per_client: run.bytes_per_client,
-        messages: run.messages,
-    }
-}
-
-/// What a decoded difference must lead to: counts within the capacity and
-/// the bound (see the module docs).
-struct DeltaCheck<'a> {
-    last: &'a BTreeMap<BigUint, u64>,
-    capacity: usize,
-    max_points: u64,
-}
-
-impl DeltaCheck<'_> {
-    /// Whether `last + delta` has at most `capacity` nonzero counts, each
-    /// in `0..=max_points`.
-    /// A bin named twice is refused (the server applies entries one by
-    /// one).
-    fn accepts(&self, delta: &[(BigUint, i128)]) -> bool {
-        let mut nonzero = self.last.values().filter(|c| **c > 0).count();
-        let mut seen = std::collections::BTreeSet::new();
-        for (bin, change) in delta {
-            if !seen.insert(bin) {
-                return false;
-            }
-            let old = self.last.get(bin).copied().unwrap_or(0);
-            let new = i128::from(old) + change;
-            if new < 0 || new > i128::from(self.max_points) {
-                return false;
-            }
-            match (old == 0, new == 0) {
-                (true, false) => nonzero += 1,
-                (false, true) => nonzero = nonzero.saturating_sub(1),
-                _ => {}
-            }
-        }
-        nonzero <= self.capacity
-    }
-}
-
-/// The server's side of a round.
-struct ServerSide {
-    decoded: Decoded,
-    pending: Pending,
-    sum: Duration,
-    decode: Duration,
-    offline: Duration,
-    included: Vec<ClientId>,
-}
-
-fn field_info<F: FiniteField>(p: &ValidSketchParams<F>) -> SketchInfo {
-    SketchInfo {
-        capacity: p.capacity(),
-        elements: p.num_syndromes(),
-        modulus_bits: p.field().modulus_bits(),
-    }
-}
-
-fn count_u64(c: &BigUint) -> MufcResult<u64> {
-    c.to_u64().ok_or_else(|| {
-        SketchError::Decode(DecodeError::CountOutOfRange {
-            key: "(aggregate)".into(),
-            count: c.to_string(),
-            reason: "a count does not fit in 64 bits",
-        })
-        .into()
-    })
-}
-
-fn change_i128(key: &BigUint, c: &BigInt) -> MufcResult<i128> {
-    c.to_i128().ok_or_else(|| {
-        SketchError::Decode(DecodeError::CountOutOfRange {
-            key: key.to_string(),
-            count: c.to_string(),
-            reason: "a change does not fit in 128 bits",
-        })
-        .into()
-    })
-}
-
-fn encode_field<'a, F: FiniteField>(
-    params: &ValidSketchParams<F>,
-    hist: impl Iterator<Item = (&'a BigUint, &'a u64)>,
-) -> MufcResult<Sketch<F>> {
-    let mut s = Sketch::new(params);
-    for (bin, &c) in hist {
-        s.insert(bin, &params.unsigned_count(c)?)?;
-    }
-    Ok(s)
-}
-
-fn encode_wide<'a>(
-    params: &ValidWideKeyParams<Mersenne61>,
-    hist: impl Iterator<Item = (&'a BigUint, &'a u64)>,
-) -> MufcResult<WideSketch<Mersenne61>> {
-    let mut s = WideSketch::new(params);
-    for (bin, &c) in hist {
-        s.insert(
-            &bin.to_bytes_le(),
-            &params.sketch_params().unsigned_count(c)?,
-        )?;
-    }
-    Ok(s)
-}
-
-fn decode_field<F: FiniteField>(
-    s: &FieldScheme<F>,
-    sum: &Sketch<F>,
-    check: &DeltaCheck<'_>,
-) -> MufcResult<Decoded> {
-    if let Some(last) = &s.last {
-        let mut diff = sum.clone();
-        diff.subtract(last)?;
-        if diff.is_zero() {
-            return Ok(Decoded::Delta(Vec::new()));
-        }
-        let diff = Sketch::from_elements(&s.delta, diff.into_elements())?;
-        // Over capacity (a batch that moved many bins, or clients that
-        // dropped or came back) the difference is refused, or leads to
-        // counts the check rejects; the whole sum is always within
-        // capacity.
-        if let Ok(v) = diff.decode() {
-            let f = s.delta.field();
-            let delta = v
-                .entries()
-                .iter()
-                .map(|(k, c)| Ok((k.clone(), change_i128(k, &f.to_centered(c))?)))
-                .collect::<MufcResult<Vec<_>>>();
-            if let Ok(delta) = delta
-                && check.accepts(&delta)
-            {
-                return Ok(Decoded::Delta(delta));
-            }
-        }
-    }
-    let f = s.params.field();
-    Ok(Decoded::Full(
-        sum.decode()?
-            .to_unsigned(f)
-            .into_iter()
-            .map(|(k, c)| Ok((k, count_u64(&c)?)))
-            .collect::<MufcResult<_>>()?,
-    ))
-}
-
-fn decode_wide(
-    w: &WideScheme,
-    sum: &WideSketch<Mersenne61>,
-    check: &DeltaCheck<'_>,
-) -> MufcResult<Decoded> {
-    let f = w.params.field();
-    if let Some(last) = &w.last {
-        let mut diff = sum.clone();
-        diff.subtract(last)?;
-        if diff.elements().iter().all(|x| f.is_zero(x)) {
-            return Ok(Decoded::Delta(Vec::new()));
-        }
-        let diff = WideSketch::from_elements(&w.delta, diff.into_elements())?;
-        if let Ok(v) = diff.decode() {
-            let out = v
-                .into_entries()
-                .into_iter()
-                .map(|(key, c)| {
-                    let bin = BigUint::from_bytes_le(&key);
-                    let change = change_i128(&bin, &f.to_centered(&c))?;
-                    Ok((bin, change))
-                })
-                .collect::<MufcResult<Vec<_>>>();
-            if let Ok(mut out) = out
-                && check.accepts(&out)
-            {
-                out.sort_by(|a, b| a.0.cmp(&b.0));
-                return Ok(Decoded::Delta(out));
-            }
-        }
-    }
-    let mut out = sum
-        .decode()?
-        .to_unsigned(f)
-        .into_iter()
-        .map(|(key, c)| Ok((BigUint::from_bytes_le(&key), count_u64(&c)?)))
-        .collect::<MufcResult<Vec<_>>>()?;
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(Decoded::Full(out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_decoded_difference_must_lead_to_counts_within_capacity_and_bound() {
-        let b = |x: u32| BigUint::from(x);
-        let last: BTreeMap<BigUint, u64> = [(b(1), 3), (b(2), 5)].into();
-        let check = DeltaCheck {
-            last: &last,
-            capacity: 3,
-            max_points: 10,
-        };
-        assert!(check.accepts(&[]));
-        assert!(check.accepts(&[(b(1), -3), (b(7), 2), (b(8), 1)]));
-        assert!(check.accepts(&[(b(2), 5)]));
-        // A negative count, a count above the bound, a fourth bin, a bin
-        // named twice.
-        assert!(!check.accepts(&[(b(1), -4)]));
-        assert!(!check.accepts(&[(b(2), 6)]));
-        assert!(!check.accepts(&[(b(7), 1), (b(8), 1)]));
-        assert!(!check.accepts(&[(b(1), -1), (b(1), -1)]));
     }
 }

@@ -2,6 +2,8 @@
 //! (Algorithm 1, line 2), and the sparse bin histogram it sends through
 //! the secure aggregation (Algorithm 1, lines 3-4).
 
+pub(crate) mod message;
+
 use nalgebra::{DMatrix, DMatrixView};
 use num_bigint::BigUint;
 use seeding::{

@@ -64,8 +64,8 @@ use num_bigint::BigUint;
 use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::Decoded;
 use crate::federation::Setup;
+use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
 use crate::{
     ClientId, Federation, FitReport, MufcError, MufcResult, PendingRequest, PersistError,

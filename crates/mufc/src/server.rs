@@ -1,6 +1,8 @@
 //! The server: decoded counts, its points, and its exactly unlearnable
 //! K-means (Algorithm 1, lines 5-7; Algorithm 4, lines 7-13).
 
+pub(crate) mod decode;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use syndrome_agg::DecodeError;
 
@@ -11,9 +13,9 @@ use rand_chacha::ChaCha8Rng;
 use seeding::{Changes, Dataset, ExactKMeans, ExactModel, PointId, Quantizer, SeedingError};
 use syndrome_agg::SketchError;
 
-use crate::aggregation::Decoded;
 use crate::ids::{bin_key, center_point_id, plain_point_id, sample_point_id, sample_rng_seed};
 use crate::{ClientId, MufcError, MufcResult, ServerPoints};
+use decode::Decoded;
 
 /// What an update of the server's K-means did.
 ///

@@ -18,6 +18,11 @@ mod sparse;
 mod step;
 pub mod wire;
 
+/// The field crate, re-exported: its [`FiniteField`](field::FiniteField)
+/// bounds [`SketchVisitor::visit_field`], so a consumer that visits the
+/// sketch of a [`ValidAnyParams`] needs no dependency of its own on it.
+pub use field;
+
 pub use aggregate::Aggregator;
 pub use error::{DecodeError, ParamsError, ProtocolError, SketchError, SketchResult, WireError};
 pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidIntegerParams};
@@ -25,6 +30,7 @@ pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
 pub use sketch::any::AnySketch;
+pub use sketch::any::concrete::{ConcreteSketch, SketchVisitor};
 pub use sketch::any::params::{AnyDomain, AnyParams, Scheme, ValidAnyParams};
 pub use sketch::field::Sketch;
 pub use sketch::integer::IntegerSketch;

@@ -1,6 +1,6 @@
-//! The secrets of an aggregation round, in a leaf module: the round
-//! (`aggregation.rs`) and the SecAgg session (`secure.rs`) both draw from
-//! them without depending on each other.
+//! Where the secrets of a round come from: every mask, key pair and
+//! protocol seed of a round derives from one secret of that round alone
+//! (see "Masks are never reused" in the parent module).
 
 use rand::rngs::SysRng;
 use rand::{SeedableRng, TryRng};
@@ -8,11 +8,11 @@ use rand_chacha::ChaCha20Rng;
 use syndrome_agg::masking::pairwise::SessionId;
 
 use crate::ids::derive_bytes;
-use crate::{ClientId, MufcError, MufcResult};
+use crate::{MufcError, MufcResult};
 
 /// Where the secrets of the rounds come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum SecretSource {
+pub(crate) enum SecretSource {
     /// The operating system's random source, afresh for every round.
     Fresh,
     /// The federation seed and the round number (insecure: for tests and
@@ -30,6 +30,7 @@ pub(crate) enum RoundSecrets {
 }
 
 impl core::fmt::Debug for RoundSecrets {
+    // The fresh key is the round's secret: never printed.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Self::Fresh(_) => f.write_str("RoundSecrets::Fresh(..)"),
@@ -39,7 +40,7 @@ impl core::fmt::Debug for RoundSecrets {
 }
 
 impl RoundSecrets {
-    pub(super) fn new(source: SecretSource) -> MufcResult<Self> {
+    pub(crate) fn new(source: SecretSource) -> MufcResult<Self> {
         match source {
             SecretSource::Derived { seed } => Ok(Self::Derived { seed }),
             SecretSource::Fresh => {
@@ -57,7 +58,7 @@ impl RoundSecrets {
     /// The 32-byte secret of one use (`label`, `x`) in this round. Derived
     /// secrets are those of earlier versions: `derive_bytes(seed, label,
     /// x)`.
-    pub(super) fn secret(&self, label: &str, x: u64) -> [u8; 32] {
+    pub(crate) fn secret(&self, label: &str, x: u64) -> [u8; 32] {
         match self {
             Self::Derived { seed } => derive_bytes(*seed, label, x),
             Self::Fresh(key) => {
@@ -75,7 +76,7 @@ impl RoundSecrets {
 
     /// The session id of the round: fresh with the round, so that it binds
     /// every key advertised in it.
-    pub(super) fn session(&self) -> SessionId {
+    pub(crate) fn session(&self) -> SessionId {
         SessionId(self.secret("session", 0))
     }
 
@@ -84,8 +85,3 @@ impl RoundSecrets {
         ChaCha20Rng::from_seed(self.secret(label, x))
     }
 }
-
-/// The masked vectors of one round, by client: each element in its
-/// canonical little-endian encoding (for tests: they compare the masks of
-/// two rounds).
-pub(crate) type MaskedInputs = Vec<(ClientId, Vec<Vec<u8>>)>;

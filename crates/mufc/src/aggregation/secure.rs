@@ -7,15 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use syndrome_agg::ProtocolError;
 
-use field::FiniteField;
 use syndrome_agg::SketchError;
+use syndrome_agg::field::FiniteField;
 use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
 use syndrome_agg::secagg::transport::{Faults, InProcess};
 use syndrome_agg::secagg::{SessionConfig, Step};
 
-use super::secrets::{MaskedInputs, RoundSecrets};
+use super::round::MaskedInputs;
+use super::secrets::RoundSecrets;
 use crate::error::config_error;
 use crate::ids::dropout_draw;
 use crate::{ClientId, MufcError, MufcResult, SecAggGraph};
@@ -67,9 +68,6 @@ pub(crate) struct SecureRound<E> {
     pub(crate) bytes_per_client: usize,
     /// The masked inputs, when recording.
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
-    /// Each client's encoding time, in input order (filled by the caller,
-    /// which encodes).
-    pub(crate) encode: Vec<Duration>,
 }
 
 impl SecAggSettings {
@@ -122,11 +120,16 @@ impl SecAggSettings {
         faults
     }
 
-    /// Runs the protocol over `inputs` (in client order) for the round of
-    /// `ctx`. Its randomness (key pairs, self-mask seeds, Shamir
-    /// polynomials, the SecAgg+ ring) comes from the round's `secrets`:
-    /// the simulation plays every party. When recording, the masked
-    /// inputs the server received go to `masked`, even if the run fails.
+    /// Runs the protocol in `field` over `inputs` (in client order) for
+    /// the round of `ctx`. Its randomness (key pairs, self-mask seeds,
+    /// Shamir polynomials, the SecAgg+ ring) comes from the round's
+    /// `secrets`: the simulation plays every party. When recording, the
+    /// masked inputs the server received go to `masked`, even if the run
+    /// fails.
+    ///
+    /// # Errors
+    ///
+    /// The protocol's errors; too many dropouts.
     pub(crate) fn run<F: FiniteField>(
         &self,
         field: F,
@@ -202,7 +205,6 @@ impl SecAggSettings {
             server: times.2,
             bytes_per_client: usize::try_from(bytes_up / n.max(1) as u64).unwrap_or(usize::MAX),
             messages,
-            encode: Vec::new(),
         })
     }
 }

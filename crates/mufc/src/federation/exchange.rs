@@ -6,7 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::aggregation::{Aggregation, Decoded, Input, RoundOutput};
+use crate::aggregation::{Aggregation, Input, RoundOutput};
+use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
 use crate::{
     Client, ClientId, DecodeKind, MufcResult, SecAggStep, Server, ServerUpdate, StageTimes,
@@ -171,12 +172,13 @@ pub(super) fn empty_plain(id: ClientId, dim: usize) -> PlainCentroids {
 /// with each client's own training time), the protocol and the server's
 /// sum and decoding.
 fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOutput) {
-    client_times(times, own, &r.encode_mask);
-    times.protocol_client_max = r.protocol_client_max;
-    times.protocol_client_sum = r.protocol_client_sum;
-    times.sum = r.sum;
-    times.decode = r.decode;
-    times.offline = r.offline;
+    let m = &r.metrics;
+    client_times(times, own, &m.encode_mask);
+    times.protocol_client_max = m.protocol_client_max;
+    times.protocol_client_sum = m.protocol_client_sum;
+    times.sum = m.sum;
+    times.decode = m.decode;
+    times.offline = m.offline;
 }
 
 /// Adds a round's client-side times (in client order, with each client's

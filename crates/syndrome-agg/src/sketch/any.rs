@@ -8,18 +8,19 @@
 //! elements, so frames, masks and decoded vectors are bit for bit those of
 //! the concrete sketch underneath.
 
+pub(crate) mod concrete;
+mod convert;
 pub(crate) mod params;
 
 use std::sync::OnceLock;
 
-use field::{BigPrime, FiniteField, Mersenne61, Mersenne127};
+use field::{BigPrime, Mersenne61, Mersenne127};
 use num_bigint::{BigInt, BigUint};
-use num_traits::{Signed, Zero};
+use num_traits::Zero;
 
 use self::params::{ParamsInner, ValidAnyParams, canon, mismatch, uncanon};
 use super::LinearSketch;
 use crate::error::{ParamsError, SketchError, SketchResult};
-use crate::params::CountPolicy;
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
 use crate::sketch::wide::WideSketch;
@@ -129,25 +130,6 @@ impl AnySketch {
     }
 }
 
-/// A decoded field count as an integer, by the count policy.
-fn field_count<F: FiniteField>(f: &F, policy: &CountPolicy, c: &F::Elem) -> BigInt {
-    match policy {
-        CountPolicy::Signed { .. } => f.to_centered(c),
-        _ => BigInt::from(f.to_biguint(c)),
-    }
-}
-
-fn decode_field<F: FiniteField>(s: &Sketch<F>) -> SketchResult<SparseVector<BigUint, BigInt>> {
-    let f = s.field();
-    let policy = s.params().counts();
-    let v = s.decode()?;
-    Ok(SparseVector::from_sorted(
-        v.into_iter()
-            .map(|(k, c)| (k, field_count(f, policy, &c)))
-            .collect(),
-    ))
-}
-
 impl LinearSketch for AnySketch {
     type Params = ValidAnyParams;
     type Key = BigUint;
@@ -186,25 +168,11 @@ impl LinearSketch for AnySketch {
             }));
         }
         match &mut self.inner {
-            SketchInner::F61(s) => s.insert(key, &s.params().signed_count(count.clone())?)?,
-            SketchInner::F127(s) => s.insert(key, &s.params().signed_count(count.clone())?)?,
-            SketchInner::Big(s) => s.insert(key, &s.params().signed_count(count.clone())?)?,
-            SketchInner::Wide(s) => {
-                let c = s.params().sketch_params().signed_count(count.clone())?;
-                s.insert_bytes(&key.to_bytes_le(), &c)?;
-            }
-            SketchInner::Integer(s) => {
-                let c = count
-                    .to_biguint()
-                    .filter(|_| count.is_positive())
-                    .ok_or_else(|| {
-                        SketchError::Params(ParamsError::InvalidCount {
-                            count: count.to_string(),
-                            reason: "integer sketch counts are in [1, max_total]",
-                        })
-                    })?;
-                s.insert(key, &c)?;
-            }
+            SketchInner::F61(s) => convert::insert_field(s, key, count)?,
+            SketchInner::F127(s) => convert::insert_field(s, key, count)?,
+            SketchInner::Big(s) => convert::insert_field(s, key, count)?,
+            SketchInner::Wide(s) => convert::insert_wide(s, key, count)?,
+            SketchInner::Integer(s) => convert::insert_integer(s, key, count)?,
         }
         self.changed();
         Ok(())
@@ -258,31 +226,11 @@ impl LinearSketch for AnySketch {
     /// little-endian integers, and entries are sorted by key.
     fn decode(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
         match &self.inner {
-            SketchInner::F61(s) => decode_field(s),
-            SketchInner::F127(s) => decode_field(s),
-            SketchInner::Big(s) => decode_field(s),
-            SketchInner::Wide(s) => {
-                let p = s.params();
-                let policy = p.sketch_params().counts();
-                let mut out: Vec<(BigUint, BigInt)> = s
-                    .decode()?
-                    .into_iter()
-                    .map(|(k, c)| {
-                        (
-                            BigUint::from_bytes_le(&k),
-                            field_count(p.field(), policy, &c),
-                        )
-                    })
-                    .collect();
-                out.sort_by(|a, b| a.0.cmp(&b.0));
-                Ok(SparseVector::from_sorted(out))
-            }
-            SketchInner::Integer(s) => Ok(SparseVector::from_sorted(
-                s.decode()?
-                    .into_iter()
-                    .map(|(k, c)| (k, BigInt::from(c)))
-                    .collect(),
-            )),
+            SketchInner::F61(s) => convert::decode_field(s),
+            SketchInner::F127(s) => convert::decode_field(s),
+            SketchInner::Big(s) => convert::decode_field(s),
+            SketchInner::Wide(s) => convert::decode_wide(s),
+            SketchInner::Integer(s) => convert::decode_integer(s),
         }
     }
 

@@ -1,0 +1,255 @@
+//! Where the masks of a round come from, as one strategy the round calls:
+//! [`MaskSource::exchange`] carries every client's sketch to the server's
+//! sum. With dealt or pairwise masks each client builds its masked frame
+//! and the server parses and sums the frames; with SecAgg the protocol
+//! masks inside its own run and sums only the clients it includes.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
+use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
+use syndrome_agg::secagg::Step;
+use syndrome_agg::{ConcreteSketch, LinearParams};
+
+use super::round::{Input, MaskedInputs, Round, RoundMetrics};
+use super::secure::{SecAggSettings, SecureRound};
+use crate::client::message::{ClientMask, encode, masked_frame};
+use crate::server::decode::{parse_messages, sum};
+use crate::{ClientId, MufcError, MufcResult, par};
+
+/// Where the masks of a round come from.
+#[derive(Clone, Debug)]
+pub(crate) enum MaskSource {
+    /// The offline dealer.
+    Dealer,
+    /// Pairwise masks; the simulation plays every client, drawing each
+    /// client's key pair for the round.
+    Pairwise,
+    /// The dropout-tolerant protocol, run afresh every round.
+    SecAgg(SecAggSettings),
+}
+
+/// One round's work for a mask source: the round, its parameters (of the
+/// concrete sketch the public parameters chose, so every element is
+/// native), the clients' inputs, and how it runs (from the aggregation's
+/// settings).
+pub(crate) struct Job<'a, S: ConcreteSketch> {
+    pub(crate) round: &'a Round<'a>,
+    pub(crate) params: &'a S::Params,
+    /// The largest frame the server parses.
+    pub(crate) max_frame: usize,
+    /// Every current client, in id order.
+    pub(crate) inputs: &'a [Input<'a>],
+    pub(crate) parallel: bool,
+    pub(crate) record: bool,
+    pub(crate) min_clients: usize,
+}
+
+/// The clients' sketches summed at the server.
+pub(crate) struct Exchange<S> {
+    pub(crate) sum: S,
+    pub(crate) included: Vec<ClientId>,
+    /// SecAgg: the clients that dropped, with the first step they missed.
+    pub(crate) dropped: Vec<(ClientId, Step)>,
+    /// Every timing but the decoding.
+    pub(crate) metrics: RoundMetrics,
+    pub(crate) bytes_per_client: usize,
+    /// The frames the server received, when recording.
+    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
+}
+
+/// The masks of one round, prepared before the clients mask.
+enum Prepared<E> {
+    Dealt(Vec<MaskVector<E>>),
+    Pairwise {
+        keys: BTreeMap<ClientId, MaskKeyPair>,
+        directory: Vec<(u64, MaskPublicKey)>,
+    },
+}
+
+impl<E> Prepared<E> {
+    /// The mask of the client at `pos` (id `id`) in the input order.
+    fn of(&self, pos: usize, id: ClientId) -> MufcResult<ClientMask<'_, E>> {
+        match self {
+            Self::Dealt(m) => m
+                .get(pos)
+                .map(ClientMask::Dealt)
+                .ok_or(MufcError::UnknownClient(id)),
+            Self::Pairwise { keys, directory } => Ok(ClientMask::Pairwise {
+                keys: keys.get(&id).ok_or(MufcError::UnknownClient(id))?,
+                directory,
+            }),
+        }
+    }
+}
+
+impl MaskSource {
+    /// Carries the sketches of the job's clients to the server's sum
+    /// under the job's parameters. SecAgg runs through `secure` (the
+    /// protocol in the sketch's field: the caller has it, this strategy
+    /// does not). When recording, the masked vectors go to `masked` as
+    /// soon as they exist, even if the round fails later.
+    ///
+    /// # Errors
+    ///
+    /// An encoding, masking, parsing or summing error; with SecAgg, the
+    /// protocol's errors (too many dropouts).
+    pub(crate) fn exchange<S, R>(
+        &self,
+        job: &Job<'_, S>,
+        masked: &mut Option<MaskedInputs>,
+        secure: R,
+    ) -> MufcResult<Exchange<S>>
+    where
+        S: ConcreteSketch,
+        R: SecureRun<S::Elem>,
+    {
+        let Job {
+            round,
+            params,
+            inputs,
+            ..
+        } = *job;
+        let prepared = match self {
+            Self::SecAgg(settings) => return secure_exchange(settings, job, masked, secure),
+            Self::Dealer => {
+                let start = Instant::now();
+                let mut rng = round.secrets.rng("dealer", round.ctx.round);
+                let masks = deal_zero_sum_masks(
+                    &params.mask_domain(),
+                    inputs.len(),
+                    params.num_elements(),
+                    &mut rng,
+                );
+                (Prepared::Dealt(masks), start.elapsed())
+            }
+            Self::Pairwise => {
+                // The simulation plays every client: each draws its key
+                // pair for the round (a deployment draws it in the
+                // client's own process).
+                let keys: BTreeMap<ClientId, MaskKeyPair> = inputs
+                    .iter()
+                    .map(|i| {
+                        let secret = round.secrets.secret("pairwise-key", i.id.0);
+                        (i.id, MaskKeyPair::from_secret_bytes(secret))
+                    })
+                    .collect();
+                let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
+                (Prepared::Pairwise { keys, directory }, Duration::ZERO)
+            }
+        };
+        let (prepared, offline) = prepared;
+        let sent = par::map(job.parallel, inputs, |pos, input| {
+            let mask = prepared.of(pos, input.id)?;
+            masked_frame::<S>(params, input.id, input.histogram, &mask, round.ctx)
+        })?;
+        let encode_mask = sent.iter().map(|m| m.encode_mask).collect();
+        let frames: Vec<(ClientId, Vec<u8>)> = inputs
+            .iter()
+            .zip(sent)
+            .map(|(i, m)| (i.id, m.frame))
+            .collect();
+        let start = Instant::now();
+        let messages = parse_messages::<S>(params, job.max_frame, &frames)?;
+        if let Some(sink) = masked {
+            *sink = inputs
+                .iter()
+                .zip(&messages)
+                .map(|(i, m)| {
+                    let bytes = m.elements().iter().map(|e| S::element_bytes(params, e));
+                    (i.id, bytes.collect())
+                })
+                .collect();
+        }
+        let (total, included) = sum(params, round.ctx, job.min_clients, &messages)?;
+        Ok(Exchange {
+            sum: total,
+            included,
+            dropped: Vec::new(),
+            metrics: RoundMetrics {
+                encode_mask,
+                sum: start.elapsed(),
+                offline,
+                ..RoundMetrics::default()
+            },
+            bytes_per_client: frames.first().map_or(0, |(_, f)| f.len()),
+            messages: job.record.then_some(frames),
+        })
+    }
+}
+
+/// The protocol run of a round, in the field of the round's sketch: the
+/// clients' encoded vectors (in client order) in, the protocol's sum out.
+/// A round over a ring has none (SecAgg needs a field: the configuration
+/// refuses it, see [`NoField`]).
+pub(crate) trait SecureRun<E> {
+    /// Runs the protocol over `vectors`; the masked inputs go to `masked`
+    /// when recording.
+    ///
+    /// # Errors
+    ///
+    /// The protocol's errors.
+    fn run(
+        self,
+        settings: &SecAggSettings,
+        vectors: Vec<(ClientId, Vec<E>)>,
+        masked: &mut Option<MaskedInputs>,
+    ) -> MufcResult<SecureRound<E>>;
+}
+
+/// A sketch over a ring: no protocol run.
+pub(crate) struct NoField;
+
+impl<E> SecureRun<E> for NoField {
+    fn run(
+        self,
+        _: &SecAggSettings,
+        _: Vec<(ClientId, Vec<E>)>,
+        _: &mut Option<MaskedInputs>,
+    ) -> MufcResult<SecureRound<E>> {
+        Err(crate::error::config_error(
+            "masking",
+            "secagg needs a field; the integer scheme works in a ring",
+        ))
+    }
+}
+
+/// A round through the protocol: every client encodes (in parallel,
+/// timed), then the protocol runs over the encodings. Its server time is
+/// the sum stage (the server's whole protocol); nothing is offline (every
+/// step needs the clients online in the same session).
+fn secure_exchange<S: ConcreteSketch>(
+    settings: &SecAggSettings,
+    job: &Job<'_, S>,
+    masked: &mut Option<MaskedInputs>,
+    secure: impl SecureRun<S::Elem>,
+) -> MufcResult<Exchange<S>> {
+    let (params, inputs) = (job.params, job.inputs);
+    let encoded = par::map(job.parallel, inputs, |_, input| {
+        let start = Instant::now();
+        let sketch: S = encode(params, input.histogram)?;
+        Ok::<_, MufcError>((sketch, start.elapsed()))
+    })?;
+    let encode_mask = encoded.iter().map(|(_, t)| *t).collect();
+    let vectors = inputs
+        .iter()
+        .zip(encoded)
+        .map(|(i, (s, _))| (i.id, s.into_elements()))
+        .collect();
+    let run = secure.run(settings, vectors, masked)?;
+    Ok(Exchange {
+        sum: S::from_elements(params, run.sum)?,
+        included: run.included,
+        dropped: run.dropped,
+        metrics: RoundMetrics {
+            encode_mask,
+            protocol_client_max: run.client_max,
+            protocol_client_sum: run.client_sum,
+            sum: run.server,
+            ..RoundMetrics::default()
+        },
+        bytes_per_client: run.bytes_per_client,
+        messages: run.messages,
+    })
+}

@@ -1,0 +1,48 @@
+//! What every part of a round shares: its inputs, number and secrets,
+//! the timings it fills, and the masked vectors it records for tests.
+//! A leaf: the mask sources, the protocol run and the aggregation all
+//! read it, and it reads none of them.
+
+use std::time::Duration;
+
+use num_bigint::BigUint;
+use syndrome_agg::masking::pairwise::RoundContext;
+
+use super::secrets::RoundSecrets;
+use crate::ClientId;
+
+/// One client's input to a round: its id and histogram.
+pub(crate) struct Input<'a> {
+    pub(crate) id: ClientId,
+    pub(crate) histogram: &'a [(BigUint, u64)],
+}
+
+/// The number, context and secrets of the round being run.
+pub(crate) struct Round<'a> {
+    pub(crate) ctx: RoundContext,
+    pub(crate) secrets: &'a RoundSecrets,
+}
+
+/// The masked vectors of one round, by client: each element in its
+/// canonical little-endian encoding (for tests: they compare the masks of
+/// two rounds).
+pub(crate) type MaskedInputs = Vec<(ClientId, Vec<Vec<u8>>)>;
+
+/// The timings of one round, filled as it runs (the report's
+/// [`StageTimes`](crate::StageTimes) is made from them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RoundMetrics {
+    /// Encode + mask time of each client, in input order (with SecAgg:
+    /// encoding only, the masking is in the protocol).
+    pub(crate) encode_mask: Vec<Duration>,
+    /// SecAgg: per step the slowest client's time, added up.
+    pub(crate) protocol_client_max: Duration,
+    /// SecAgg: every client's protocol time.
+    pub(crate) protocol_client_sum: Duration,
+    /// The server's sum (with SecAgg: its whole protocol).
+    pub(crate) sum: Duration,
+    /// The server's decoding.
+    pub(crate) decode: Duration,
+    /// Time to deal the masks (offline work).
+    pub(crate) offline: Duration,
+}

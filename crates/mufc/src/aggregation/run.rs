@@ -1,0 +1,162 @@
+//! One round on the concrete sketch the public parameters chose: the
+//! round is written once, generic over [`ConcreteSketch`], and
+//! [`ValidAnyParams::visit`] runs it on the field's (or ring's) own
+//! elements. The aggregation never names a field; the dispatch happens
+//! once per round, in `syndrome_agg`, not once per element as it would
+//! on [`AnySketch`]'s canonical integers.
+
+use std::time::Instant;
+
+use syndrome_agg::field::FiniteField;
+use syndrome_agg::secagg::Step;
+use syndrome_agg::{
+    AnySketch, ConcreteSketch, ParamsError, SketchError, SketchVisitor, ValidAnyParams,
+};
+
+use super::masks::{Job, MaskSource, NoField, SecureRun};
+use super::round::{Input, MaskedInputs, Round, RoundMetrics};
+use super::secure::{SecAggSettings, SecureRound};
+use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, max_frame};
+use crate::{ClientId, MufcResult};
+
+/// The new aggregate, to keep once the request succeeds (`None` for a
+/// scheme that keeps nothing: the integer scheme always decodes the
+/// whole sum).
+#[derive(Clone, Debug)]
+pub(crate) struct Pending(pub(super) Option<AnySketch>);
+
+/// A computed round, not yet committed.
+#[derive(Debug)]
+pub(crate) struct RoundOutput {
+    pub(crate) decoded: Decoded,
+    pub(crate) pending: Pending,
+    pub(crate) metrics: RoundMetrics,
+    /// SecAgg: the clients that dropped, with the first step they missed.
+    pub(crate) dropped: Vec<(ClientId, Step)>,
+    pub(crate) included: Vec<ClientId>,
+    pub(crate) bytes_per_client: usize,
+    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
+}
+
+/// Everything a round needs but the concrete sketch, which the visit
+/// brings.
+pub(super) struct RoundRun<'a> {
+    pub(super) round: &'a Round<'a>,
+    /// The clients' parameters (unsigned counts).
+    pub(super) params: &'a ValidAnyParams,
+    /// The signed parameters differences decode under, and the last
+    /// committed sum (`None`: the scheme decodes only whole sums, or this
+    /// is the first round).
+    pub(super) delta: Option<&'a ValidAnyParams>,
+    pub(super) last: Option<&'a AnySketch>,
+    pub(super) inputs: &'a [Input<'a>],
+    pub(super) masking: &'a MaskSource,
+    pub(super) check: DeltaCheck<'a>,
+    pub(super) parallel: bool,
+    pub(super) record: bool,
+    pub(super) min_clients: usize,
+    /// Where the masked vectors go when recording.
+    pub(super) masked: &'a mut Option<MaskedInputs>,
+}
+
+/// The protocol run in a field the visit handed over.
+struct InField<'a, F> {
+    field: &'a F,
+    round: &'a Round<'a>,
+    record: bool,
+}
+
+impl<F: FiniteField> SecureRun<F::Elem> for InField<'_, F> {
+    fn run(
+        self,
+        settings: &SecAggSettings,
+        vectors: Vec<(ClientId, Vec<F::Elem>)>,
+        masked: &mut Option<MaskedInputs>,
+    ) -> MufcResult<SecureRound<F::Elem>> {
+        settings.run(
+            self.field.clone(),
+            self.round.ctx,
+            self.round.secrets,
+            vectors,
+            self.record,
+            masked,
+        )
+    }
+}
+
+impl SketchVisitor for RoundRun<'_> {
+    type Output = MufcResult<RoundOutput>;
+
+    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>,
+    {
+        let secure = InField {
+            field,
+            round: self.round,
+            record: self.record,
+        };
+        self.run::<S>(params, secure)
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+        self.run::<S>(params, NoField)
+    }
+}
+
+/// The last sum or the signed parameters were made for another sketch
+/// than this round's: an internal inconsistency, refused rather than
+/// decoded.
+fn inconsistent() -> SketchError {
+    SketchError::Params(ParamsError::ParamsMismatch {
+        what: "the last aggregate's sketch",
+    })
+}
+
+impl RoundRun<'_> {
+    /// The round on `S`: the mask source carries every client's sketch to
+    /// the server's sum, and the server decodes it (its difference against
+    /// the last sum, if that passes the check).
+    fn run<S: ConcreteSketch>(
+        self,
+        params: &S::Params,
+        secure: impl SecureRun<S::Elem>,
+    ) -> MufcResult<RoundOutput> {
+        let job = Job::<S> {
+            round: self.round,
+            params,
+            max_frame: max_frame(self.params),
+            inputs: self.inputs,
+            parallel: self.parallel,
+            record: self.record,
+            min_clients: self.min_clients,
+        };
+        let x = self.masking.exchange(&job, self.masked, secure)?;
+        let previous = match (self.last, self.delta) {
+            (Some(last), Some(delta)) => Some(Previous {
+                last: S::of_any(last).ok_or_else(inconsistent)?,
+                delta: S::params_of(delta).ok_or_else(inconsistent)?,
+            }),
+            _ => None,
+        };
+        let start = Instant::now();
+        let decoded = decode(&x.sum, previous, &self.check)?;
+        let mut metrics = x.metrics;
+        metrics.decode = start.elapsed();
+        // Only a scheme that decodes differences keeps its sum.
+        let pending = match self.delta {
+            Some(_) => Pending(Some(x.sum.into_any(self.params)?)),
+            None => Pending(None),
+        };
+        Ok(RoundOutput {
+            decoded,
+            pending,
+            metrics,
+            dropped: x.dropped,
+            included: x.included,
+            bytes_per_client: x.bytes_per_client,
+            messages: x.messages,
+        })
+    }
+}

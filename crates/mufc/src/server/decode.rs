@@ -1,0 +1,225 @@
+//! The server's side of an aggregation round: it parses the clients'
+//! frames, sums the masked sketches (the masks cancel) and decodes the
+//! sum, or its difference against the last round's sum.
+//!
+//! After the first round the server decodes the *difference*: a sparse
+//! signed vector with one entry per changed count, which the decoders
+//! handle in time proportional to its size. A decoded difference is
+//! accepted only if the counts it leads to are within the capacity and
+//! the count bound; then they are the aggregate, certainly (both they and
+//! the true aggregate have at most `t` nonzero bins and the same `2t + r`
+//! syndromes, and two such vectors are equal). Otherwise, or when the
+//! difference exceeds the capacity (a batch that reseeds many clients,
+//! clients that dropped or came back), the whole sum is decoded.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
+use syndrome_agg::masking::pairwise::RoundContext;
+use syndrome_agg::wire::Frame;
+use syndrome_agg::{
+    Aggregator, ConcreteSketch, DecodeError, LinearParams, MaskedSketch, SketchError,
+    ValidAnyParams,
+};
+
+use crate::{ClientId, MufcResult};
+
+/// What the server decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Decoded {
+    /// The change of the aggregate since the last round: `(bin, change)`.
+    Delta(Vec<(BigUint, i128)>),
+    /// The whole aggregate.
+    Full(Vec<(BigUint, u64)>),
+}
+
+/// The largest frame the server parses for `params`: the elements at the
+/// modulus' width, the modulus and key domain, and room for the fixed
+/// header fields (varints). Anything longer is refused before parsing, so
+/// a client cannot make the server allocate more than a honest message.
+pub(crate) fn max_frame(params: &ValidAnyParams) -> usize {
+    let width = usize::try_from(params.modulus_bits().div_ceil(8)).unwrap_or(usize::MAX);
+    let domain = usize::try_from(params.sketch_params().key_domain().bits().div_ceil(8))
+        .unwrap_or(usize::MAX);
+    params
+        .num_elements()
+        .saturating_add(1)
+        .saturating_mul(width)
+        .saturating_add(domain)
+        .saturating_add(256)
+}
+
+/// The masked messages of a round, parsed from the frames the clients
+/// sent (in client order); a frame longer than `max` bytes (see
+/// [`max_frame`]) is refused before parsing.
+///
+/// # Errors
+///
+/// A frame that does not parse, or does not match `params`.
+pub(crate) fn parse_messages<S: ConcreteSketch>(
+    params: &S::Params,
+    max: usize,
+    frames: &[(ClientId, Vec<u8>)],
+) -> MufcResult<Vec<MaskedSketch<S>>> {
+    frames
+        .iter()
+        .map(|(_, bytes)| {
+            Ok(MaskedSketch::from_frame(
+                &Frame::parse(bytes, max)?,
+                params,
+            )?)
+        })
+        .collect()
+}
+
+/// The sum of the masked messages of the round of `ctx`, and the clients
+/// it includes.
+///
+/// # Errors
+///
+/// As [`Aggregator::accept`] and [`Aggregator::finish`] (a message of
+/// another round, a client twice, fewer than `min_clients`).
+pub(crate) fn sum<S: ConcreteSketch>(
+    params: &S::Params,
+    ctx: RoundContext,
+    min_clients: usize,
+    messages: &[MaskedSketch<S>],
+) -> MufcResult<(S, Vec<ClientId>)> {
+    let mut agg = Aggregator::new(params, ctx, min_clients);
+    for m in messages {
+        agg.accept(m)?;
+    }
+    let included = agg.clients().iter().map(|&c| ClientId(c)).collect();
+    Ok((agg.finish()?, included))
+}
+
+/// What a decoded difference must lead to: counts within the capacity and
+/// the bound (see the module docs).
+pub(crate) struct DeltaCheck<'a> {
+    pub(crate) last: &'a BTreeMap<BigUint, u64>,
+    pub(crate) capacity: usize,
+    pub(crate) max_points: u64,
+}
+
+impl DeltaCheck<'_> {
+    /// Whether `last + delta` has at most `capacity` nonzero counts, each
+    /// in `0..=max_points`. A bin named twice is refused (the server
+    /// applies entries one by one).
+    fn accepts(&self, delta: &[(BigUint, i128)]) -> bool {
+        let mut nonzero = self.last.values().filter(|c| **c > 0).count();
+        let mut seen = BTreeSet::new();
+        for (bin, change) in delta {
+            if !seen.insert(bin) {
+                return false;
+            }
+            let old = self.last.get(bin).copied().unwrap_or(0);
+            let new = i128::from(old) + change;
+            if new < 0 || new > i128::from(self.max_points) {
+                return false;
+            }
+            match (old == 0, new == 0) {
+                (true, false) => nonzero += 1,
+                (false, true) => nonzero = nonzero.saturating_sub(1),
+                _ => {}
+            }
+        }
+        nonzero <= self.capacity
+    }
+}
+
+/// The last round's sum and the signed parameters its differences decode
+/// under; `None` for a scheme that always decodes the whole sum.
+pub(crate) struct Previous<'a, S: ConcreteSketch> {
+    pub(crate) last: &'a S,
+    pub(crate) delta: &'a S::Params,
+}
+
+/// Decodes `sum`: its difference against `previous` if that decodes to
+/// counts `check` accepts, else the whole sum.
+///
+/// # Errors
+///
+/// The whole sum does not decode, or a count does not fit in 64 bits.
+pub(crate) fn decode<S: ConcreteSketch>(
+    sum: &S,
+    previous: Option<Previous<'_, S>>,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<Decoded> {
+    if let Some(p) = previous {
+        let mut diff = sum.clone();
+        diff.subtract(p.last)?;
+        if diff.is_zero() {
+            return Ok(Decoded::Delta(Vec::new()));
+        }
+        let diff = S::from_elements(p.delta, diff.into_elements())?;
+        // Over capacity the difference is refused, or leads to counts the
+        // check rejects; the whole sum is always within capacity.
+        if let Ok(v) = diff.decode_integers() {
+            let delta = v
+                .entries()
+                .iter()
+                .map(|(k, c)| Ok((k.clone(), change_i128(k, c)?)))
+                .collect::<MufcResult<Vec<_>>>();
+            if let Ok(delta) = delta
+                && check.accepts(&delta)
+            {
+                return Ok(Decoded::Delta(delta));
+            }
+        }
+    }
+    Ok(Decoded::Full(
+        sum.decode_integers()?
+            .into_entries()
+            .into_iter()
+            .map(|(k, c)| Ok((k, count_u64(&c)?)))
+            .collect::<MufcResult<_>>()?,
+    ))
+}
+
+fn count_u64(c: &BigInt) -> MufcResult<u64> {
+    c.to_u64().ok_or_else(|| {
+        SketchError::Decode(DecodeError::CountOutOfRange {
+            key: "(aggregate)".into(),
+            count: c.to_string(),
+            reason: "a count does not fit in 64 bits",
+        })
+        .into()
+    })
+}
+
+fn change_i128(key: &BigUint, c: &BigInt) -> MufcResult<i128> {
+    c.to_i128().ok_or_else(|| {
+        SketchError::Decode(DecodeError::CountOutOfRange {
+            key: key.to_string(),
+            count: c.to_string(),
+            reason: "a change does not fit in 128 bits",
+        })
+        .into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decoded_difference_must_lead_to_counts_within_capacity_and_bound() {
+        let b = |x: u32| BigUint::from(x);
+        let last: BTreeMap<BigUint, u64> = [(b(1), 3), (b(2), 5)].into();
+        let check = DeltaCheck {
+            last: &last,
+            capacity: 3,
+            max_points: 10,
+        };
+        assert!(check.accepts(&[]));
+        assert!(check.accepts(&[(b(1), -3), (b(7), 2), (b(8), 1)]));
+        assert!(check.accepts(&[(b(2), 5)]));
+        // A negative count, a count above the bound, a fourth bin, a bin
+        // named twice.
+        assert!(!check.accepts(&[(b(1), -4)]));
+        assert!(!check.accepts(&[(b(2), 6)]));
+        assert!(!check.accepts(&[(b(7), 1), (b(8), 1)]));
+        assert!(!check.accepts(&[(b(1), -1), (b(1), -1)]));
+    }
+}

@@ -1,0 +1,409 @@
+//! The concrete sketch behind an [`AnySketch`], for generic code that
+//! must run on native elements: [`ValidAnyParams::visit`] hands a
+//! [`SketchVisitor`] the sketch type and field the parameters chose.
+//!
+//! [`AnySketch`] works on canonical [`BigUint`] elements, which is right
+//! for one sketch but costs an allocation per element per operation: a
+//! server that sums thousands of masked messages every round wants the
+//! field's own elements. A visitor is generic code over [`ConcreteSketch`]
+//! (every element native) that still never names a field; the dispatch is
+//! here, once (minisketch's `Construct` does the same).
+
+use field::{BigPrime, FiniteField, Mersenne61, Mersenne127};
+use num_bigint::{BigInt, BigUint};
+
+use super::params::{ParamsInner, ValidAnyParams, mismatch};
+use super::{AnySketch, SketchInner, convert};
+use crate::error::SketchResult;
+use crate::integer::ValidIntegerParams;
+use crate::params::ValidSketchParams;
+use crate::sketch::LinearSketch;
+use crate::sketch::field::Sketch;
+use crate::sketch::integer::IntegerSketch;
+use crate::sketch::wide::WideSketch;
+use crate::sketch::wide::params::ValidWideKeyParams;
+use crate::sparse::SparseVector;
+
+mod sealed {
+    /// Only this crate's sketches are concrete sketches of an
+    /// [`AnySketch`](crate::AnySketch).
+    pub trait Sealed {}
+}
+
+/// A sketch type an [`AnySketch`] may hold, with the conversions generic
+/// code needs: integer keys and counts in (as [`AnySketch`]'s own), integer
+/// vectors out, and the way to and from an [`AnySketch`] without touching
+/// the elements. Sealed: implemented by [`Sketch`] over the fields
+/// [`AnyParams`](crate::AnyParams) picks, the wide-key sketch over
+/// `GF(2^61 - 1)` and [`IntegerSketch`].
+pub trait ConcreteSketch: LinearSketch + sealed::Sealed {
+    /// The concrete parameters inside `params`, if they chose this sketch.
+    fn params_of(params: &ValidAnyParams) -> Option<&Self::Params>;
+
+    /// The concrete sketch inside `sketch`, if it is one of these.
+    fn of_any(sketch: &AnySketch) -> Option<&Self>;
+
+    /// This sketch as an [`AnySketch`] under `params`.
+    ///
+    /// # Errors
+    ///
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// unless `params` chose this sketch with the same parameters.
+    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch>;
+
+    /// Adds `count` at `key`, as [`AnySketch`]'s `insert` does: the count
+    /// through the count policy, wide keys as their little-endian bytes.
+    /// The field and integer sketches refuse keys outside `[1, N]`; a
+    /// wide-key sketch knows only the key's byte length (an
+    /// [`AnySketch`] checks `[1, N]` before it gets here).
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearSketch::insert`].
+    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()>;
+
+    /// Decodes, as [`AnySketch`]'s `decode` does: integer keys, integer
+    /// counts by the count policy (centered for signed policies), sorted
+    /// by key.
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearSketch::decode`].
+    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>>;
+
+    /// One element's canonical little-endian bytes: the field's fixed
+    /// width, or minimal in the integer ring.
+    fn element_bytes(params: &Self::Params, element: &Self::Elem) -> Vec<u8>;
+}
+
+/// Generic code run on the concrete sketch of a [`ValidAnyParams`], by
+/// [`ValidAnyParams::visit`]: a sketch whose elements are those of a
+/// field (which a protocol session typed by its field, such as
+/// [`secagg`](crate::secagg), needs), or one over the integer ring.
+///
+/// # Example
+///
+/// A sum of two sketches on native elements, whatever the scheme:
+///
+/// ```
+/// use syndrome_agg::field::FiniteField;
+/// use syndrome_agg::{
+///     AnyParams, ConcreteSketch, CountPolicy, LinearSketch, Scheme, SketchParams,
+///     SketchVisitor,
+/// };
+///
+/// struct SumOfTwo;
+/// impl SumOfTwo {
+///     fn run<S: ConcreteSketch>(params: &S::Params) -> syndrome_agg::SketchResult<Vec<u32>> {
+///         let mut a = S::new(params);
+///         a.insert_integer(&5u32.into(), &2.into())?;
+///         let mut b = S::new(params);
+///         b.insert_integer(&9u32.into(), &1.into())?;
+///         a.add(&b)?;
+///         Ok(a.decode_integers()?.into_entries().iter().map(|(k, _)| k.to_u32_digits()[0]).collect())
+///     }
+/// }
+/// impl SketchVisitor for SumOfTwo {
+///     type Output = syndrome_agg::SketchResult<Vec<u32>>;
+///     fn visit_field<S, F>(self, params: &S::Params, _field: &F) -> Self::Output
+///     where
+///         S: ConcreteSketch,
+///         F: FiniteField<Elem = S::Elem>,
+///     {
+///         Self::run::<S>(params)
+///     }
+///     fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+///         Self::run::<S>(params)
+///     }
+/// }
+///
+/// for scheme in [Scheme::FieldKeys, Scheme::WideKeys { hash_key: [3; 32] }, Scheme::Integer] {
+///     let sketch = SketchParams::new(2, 100u32).with_counts(CountPolicy::unsigned(10u32));
+///     let params = AnyParams::new(scheme, sketch).validate()?;
+///     assert_eq!(params.visit(SumOfTwo)?, vec![5, 9]);
+/// }
+/// # Ok::<(), syndrome_agg::SketchError>(())
+/// ```
+pub trait SketchVisitor {
+    /// What the visit gives.
+    type Output;
+
+    /// Runs on a sketch `S` whose elements are those of `field` (the
+    /// field-key schemes, and wide keys in `GF(2^61 - 1)`).
+    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>;
+
+    /// Runs on a sketch over the integer ring `Z / 2^k` (Appendix K).
+    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output;
+}
+
+impl ValidAnyParams {
+    /// Runs `visitor` on the concrete sketch type and field (or ring)
+    /// these parameters chose.
+    pub fn visit<V: SketchVisitor>(&self, visitor: V) -> V::Output {
+        match &self.inner {
+            ParamsInner::F61(p) => visitor.visit_field::<Sketch<Mersenne61>, _>(p, p.field()),
+            ParamsInner::F127(p) => visitor.visit_field::<Sketch<Mersenne127>, _>(p, p.field()),
+            ParamsInner::Big(p) => visitor.visit_field::<Sketch<BigPrime>, _>(p, p.field()),
+            ParamsInner::Wide(p) => visitor.visit_field::<WideSketch<Mersenne61>, _>(p, p.field()),
+            ParamsInner::Integer(p) => visitor.visit_ring::<IntegerSketch>(p),
+        }
+    }
+}
+
+/// `inner` wrapped as an [`AnySketch`] of `params`, after checking that
+/// `params` chose the same concrete parameters.
+fn wrap_checked<P: PartialEq>(
+    params: &ValidAnyParams,
+    own: &P,
+    chosen: Option<&P>,
+    inner: SketchInner,
+) -> SketchResult<AnySketch> {
+    if chosen != Some(own) {
+        return Err(mismatch());
+    }
+    Ok(AnySketch::wrap(params, inner))
+}
+
+/// A field [`AnyParams`](crate::AnyParams) can pick, with its variants of
+/// the parameters and sketch enums.
+trait PickedField: FiniteField {
+    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>>;
+    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>>;
+    fn inner(s: Sketch<Self>) -> SketchInner;
+}
+
+impl PickedField for Mersenne61 {
+    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>> {
+        if let ParamsInner::F61(p) = p {
+            Some(p)
+        } else {
+            None
+        }
+    }
+    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>> {
+        if let SketchInner::F61(s) = s {
+            Some(s)
+        } else {
+            None
+        }
+    }
+    fn inner(s: Sketch<Self>) -> SketchInner {
+        SketchInner::F61(s)
+    }
+}
+
+impl PickedField for Mersenne127 {
+    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>> {
+        if let ParamsInner::F127(p) = p {
+            Some(p)
+        } else {
+            None
+        }
+    }
+    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>> {
+        if let SketchInner::F127(s) = s {
+            Some(s)
+        } else {
+            None
+        }
+    }
+    fn inner(s: Sketch<Self>) -> SketchInner {
+        SketchInner::F127(s)
+    }
+}
+
+impl PickedField for BigPrime {
+    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>> {
+        if let ParamsInner::Big(p) = p {
+            Some(p)
+        } else {
+            None
+        }
+    }
+    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>> {
+        if let SketchInner::Big(s) = s {
+            Some(s)
+        } else {
+            None
+        }
+    }
+    fn inner(s: Sketch<Self>) -> SketchInner {
+        SketchInner::Big(s)
+    }
+}
+
+impl<F: PickedField> sealed::Sealed for Sketch<F> {}
+
+impl<F: PickedField> ConcreteSketch for Sketch<F> {
+    fn params_of(params: &ValidAnyParams) -> Option<&ValidSketchParams<F>> {
+        F::params_of(&params.inner)
+    }
+    fn of_any(sketch: &AnySketch) -> Option<&Self> {
+        F::sketch_of(&sketch.inner)
+    }
+    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
+        let own = self.params().clone();
+        wrap_checked(params, &own, F::params_of(&params.inner), F::inner(self))
+    }
+    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
+        convert::insert_field(self, key, count)
+    }
+    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
+        convert::decode_field(self)
+    }
+    fn element_bytes(params: &ValidSketchParams<F>, element: &F::Elem) -> Vec<u8> {
+        params.field().to_bytes(element)
+    }
+}
+
+impl sealed::Sealed for WideSketch<Mersenne61> {}
+
+impl ConcreteSketch for WideSketch<Mersenne61> {
+    fn params_of(params: &ValidAnyParams) -> Option<&ValidWideKeyParams<Mersenne61>> {
+        if let ParamsInner::Wide(p) = &params.inner {
+            Some(p)
+        } else {
+            None
+        }
+    }
+    fn of_any(sketch: &AnySketch) -> Option<&Self> {
+        if let SketchInner::Wide(s) = &sketch.inner {
+            Some(s)
+        } else {
+            None
+        }
+    }
+    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
+        let own = self.params().clone();
+        let chosen = Self::params_of(params);
+        wrap_checked(params, &own, chosen, SketchInner::Wide(self))
+    }
+    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
+        convert::insert_wide(self, key, count)
+    }
+    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
+        convert::decode_wide(self)
+    }
+    fn element_bytes(params: &ValidWideKeyParams<Mersenne61>, element: &u64) -> Vec<u8> {
+        params.field().to_bytes(element)
+    }
+}
+
+impl sealed::Sealed for IntegerSketch {}
+
+impl ConcreteSketch for IntegerSketch {
+    fn params_of(params: &ValidAnyParams) -> Option<&ValidIntegerParams> {
+        if let ParamsInner::Integer(p) = &params.inner {
+            Some(p)
+        } else {
+            None
+        }
+    }
+    fn of_any(sketch: &AnySketch) -> Option<&Self> {
+        if let SketchInner::Integer(s) = &sketch.inner {
+            Some(s)
+        } else {
+            None
+        }
+    }
+    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
+        let own = self.params().clone();
+        let chosen = Self::params_of(params);
+        wrap_checked(params, &own, chosen, SketchInner::Integer(self))
+    }
+    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
+        convert::insert_integer(self, key, count)
+    }
+    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
+        convert::decode_integer(self)
+    }
+    fn element_bytes(_params: &ValidIntegerParams, element: &BigUint) -> Vec<u8> {
+        element.to_bytes_le()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{CountPolicy, SketchParams};
+    use crate::sketch::any::params::{AnyParams, Scheme};
+
+    /// Encodes, converts to an `AnySketch` and back, and decodes on the
+    /// native sketch: the same vector as the `AnySketch` itself.
+    struct RoundTrip(ValidAnyParams);
+
+    impl RoundTrip {
+        fn run<S: ConcreteSketch>(&self, params: &S::Params) -> SketchResult<()> {
+            let entries = [(3u32, 2i32), (70, 5), (99, 1)];
+            let mut native = S::new(params);
+            let mut any = AnySketch::new(&self.0);
+            for (k, c) in entries {
+                native.insert_integer(&k.into(), &c.into())?;
+                any.insert(&k.into(), &c.into())?;
+            }
+            assert_eq!(S::of_any(&any), Some(&native));
+            assert_eq!(native.decode_integers()?, any.decode()?);
+            let back = native.clone().into_any(&self.0)?;
+            assert_eq!(back, any);
+            assert_eq!(back.elements(), any.elements());
+            // Each element's bytes are its canonical value, little-endian.
+            for (e, canonical) in native.elements().iter().zip(any.elements()) {
+                let bytes = S::element_bytes(params, e);
+                assert_eq!(BigUint::from_bytes_le(&bytes), *canonical);
+            }
+            Ok(())
+        }
+    }
+
+    impl SketchVisitor for RoundTrip {
+        type Output = SketchResult<BigUint>;
+        fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
+        where
+            S: ConcreteSketch,
+            F: FiniteField<Elem = S::Elem>,
+        {
+            self.run::<S>(params)?;
+            Ok(field.characteristic())
+        }
+        fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+            self.run::<S>(params)?;
+            Ok(BigUint::from(0u8))
+        }
+    }
+
+    #[test]
+    fn a_visit_sees_the_sketch_and_field_the_parameters_chose() {
+        let small = SketchParams::new(4, 100u32).with_counts(CountPolicy::unsigned(50u32));
+        let big = SketchParams::new(4, BigUint::from(1u8) << 130u32)
+            .with_counts(CountPolicy::unsigned(50u32));
+        let cases = [
+            (Scheme::FieldKeys, small.clone()),
+            (Scheme::FieldKeys, big),
+            (Scheme::WideKeys { hash_key: [1; 32] }, small.clone()),
+        ];
+        for (scheme, sketch) in cases {
+            let p = AnyParams::new(scheme, sketch).validate().unwrap();
+            assert_eq!(p.visit(RoundTrip(p.clone())).unwrap(), p.modulus());
+        }
+        let p = AnyParams::new(Scheme::Integer, small).validate().unwrap();
+        assert_eq!(p.visit(RoundTrip(p.clone())).unwrap(), BigUint::from(0u8));
+    }
+
+    #[test]
+    fn a_concrete_sketch_refuses_other_parameters() {
+        let a = AnyParams::new(Scheme::FieldKeys, SketchParams::new(4, 100u32))
+            .validate()
+            .unwrap();
+        let b = AnyParams::new(Scheme::FieldKeys, SketchParams::new(5, 100u32))
+            .validate()
+            .unwrap();
+        let s = Sketch::new(<Sketch<Mersenne61>>::params_of(&a).unwrap());
+        assert!(s.clone().into_any(&a).is_ok());
+        assert!(s.into_any(&b).is_err());
+        assert!(<Sketch<Mersenne127>>::params_of(&a).is_none());
+        assert!(IntegerSketch::of_any(&AnySketch::new(&a)).is_none());
+    }
+}
