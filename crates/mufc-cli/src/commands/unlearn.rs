@@ -11,7 +11,9 @@ use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};
 use serde_json::{Value, json};
 
-use super::{data_json, fed_config, fed_summary, invalid, merged, prepare, trial_seed};
+use super::prepare::{invalid, prepare};
+use super::summary::{data_json, fed_summary, merged};
+use super::trials::{fed_config, trial_seed};
 use crate::CliError;
 use crate::central::best_kmeans;
 use crate::cli::{Mode, UnlearnArgs};
