@@ -28,9 +28,11 @@ pub const NON_IID_ATTEMPTS: usize = 100;
 /// let labels = [0, 0, 0, 0, 1, 1, 1, 1];
 /// let s = Split::iid(&labels, 2, &mut testkit::rng("doc-split"))?;
 /// assert_eq!(s.sizes(), vec![4, 4]);
-/// for client in s.clients() {
+/// let client_of = s.client_of(labels.len())?;
+/// for client in 0..2 {
 ///     // Two points of each cluster on each client.
-///     assert_eq!(client.iter().filter(|&&p| labels[p] == 0).count(), 2);
+///     let mine = (0..8).filter(|&p| client_of[p] == client && labels[p] == 0);
+///     assert_eq!(mine.count(), 2);
 /// }
 /// # Ok::<(), mufc_cli::CliError>(())
 /// ```
@@ -191,8 +193,9 @@ impl Split {
         Ok(Self { clients })
     }
 
-    /// The point positions of every client.
-    pub fn clients(&self) -> &[Vec<usize>] {
+    /// The point positions of every client (for this module's tests).
+    #[cfg(test)]
+    pub(crate) fn clients(&self) -> &[Vec<usize>] {
         &self.clients
     }
 

@@ -47,7 +47,8 @@ impl Default for GaussianMixture {
     }
 }
 
-/// Points with their true cluster labels and the cluster centres.
+/// Points with their true cluster labels (and, for this module's tests,
+/// the cluster centres).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Labelled {
     /// The points, one per column (cluster after cluster).
@@ -55,7 +56,8 @@ pub struct Labelled {
     /// The cluster of each point.
     pub labels: Vec<usize>,
     /// The cluster centres, one per column.
-    pub centers: DMatrix<f64>,
+    #[cfg(test)]
+    pub(crate) centers: DMatrix<f64>,
 }
 
 impl GaussianMixture {
@@ -141,6 +143,7 @@ impl GaussianMixture {
         Ok(Labelled {
             points: DMatrix::from_vec(d, n, coords),
             labels,
+            #[cfg(test)]
             centers,
         })
     }

@@ -9,7 +9,9 @@ use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};
 use serde_json::json;
 
-use super::{data_json, fed_config, fed_summary, merged, prepare, trial_seed};
+use super::prepare::{invalid, prepare};
+use super::summary::{data_json, fed_summary, merged};
+use super::trials::{fed_config, trial_seed};
 use crate::CliError;
 use crate::cli::BenchArgs;
 use crate::federated::{self, secs};
@@ -86,7 +88,7 @@ fn free_point(fed: &Federation, rng: &mut ChaCha8Rng) -> Result<(ClientId, Point
 /// As [`prepare`] and the `mufc` library.
 pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     if a.requests == 0 {
-        return Err(super::invalid("requests", 0, "must be at least 1"));
+        return Err(invalid("requests", 0, "must be at least 1"));
     }
     let seed = a.common.seed;
     let start = Instant::now();

@@ -1,0 +1,210 @@
+//! `mufc compare`: MUFC, K-FED and DC-KMeans on the same data and split
+//! over the trials (the paper's Table 1).
+
+use baselines::{DcKMeans, DcParams, KFedParams, kfed};
+use std::time::Instant;
+
+use mufc::Federation;
+use serde_json::{Value, json};
+
+use super::summary::{data_json, fed_summary, merged};
+use super::trials::{fed_config, prepare_trials, trial_seed};
+use crate::CliError;
+use crate::cli::CompareArgs;
+use crate::federated;
+use crate::output::{Report, TextTable, fmt_mean_std, mean_std};
+use crate::progress::Progress;
+
+/// The results of one method over the trials.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct MethodStats {
+    ratios: Vec<f64>,
+    seconds: Vec<f64>,
+}
+
+impl MethodStats {
+    fn json(&self) -> Value {
+        let (m, s) = mean_std(&self.ratios);
+        let (ts, tss) = mean_std(&self.seconds);
+        json!({
+            "available": true,
+            "loss_ratio": m,
+            "loss_ratio_std": s,
+            "loss_ratios": self.ratios,
+            "seconds": ts,
+            "seconds_std": tss,
+        })
+    }
+
+    fn row(&self, name: &str, note: &str) -> Vec<String> {
+        let (m, s) = mean_std(&self.ratios);
+        let (t, _) = mean_std(&self.seconds);
+        vec![
+            name.to_string(),
+            fmt_mean_std(m, s, 3),
+            format!("{t:.4}"),
+            note.to_string(),
+        ]
+    }
+}
+
+/// `mufc compare`: MUFC, K-FED and DC-KMeans over the trials, the same
+/// data and split for all, trial `t` seeding every method alike (the
+/// paper's Table 1).
+///
+/// # Errors
+///
+/// As [`prepare`](super::prepare), [`Federation::new`], [`kfed`] and [`DcKMeans::fit`].
+pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
+    let seed = a.common.seed;
+    let start = Instant::now();
+    let (mut p, clients) = prepare_trials(&a.data, &a.fed, seed, a.trials)?;
+    let phi_star = p.phi_c_star(a.data.restarts, seed)?;
+    let mut bar = Progress::new(3 * a.trials as u64, "trials", progress);
+    let (mut mu, mut kf, mut dc) = (
+        MethodStats::default(),
+        MethodStats::default(),
+        MethodStats::default(),
+    );
+    for t in 0..a.trials {
+        let s = trial_seed(seed, t);
+        let fed = Federation::new(clients.clone(), &fed_config(&p, &a.fed, s)?)?;
+        mu.ratios.push(
+            fed.objectives(Some(phi_star))?
+                .loss_ratio
+                .unwrap_or(f64::NAN),
+        );
+        mu.seconds
+            .push(federated::secs(fed.fit_report().times.paper()));
+        bar.inc(1);
+        let run = kfed(&clients, &KFedParams::new(p.k, p.kfed_k()).validate()?, s)?;
+        kf.ratios.push(seeding::loss_ratio(run.phi_f, phi_star)?);
+        kf.seconds.push(run.seconds());
+        bar.inc(1);
+        let tree = DcKMeans::fit(
+            clients.clone(),
+            DcParams::new(p.k, p.local_k).validate()?,
+            s,
+        )?;
+        dc.ratios
+            .push(seeding::loss_ratio(tree.phi_f()?, phi_star)?);
+        dc.seconds.push(tree.fit_seconds());
+        bar.inc(1);
+    }
+    bar.finish();
+    let total = start.elapsed().as_secs_f64();
+    let json = merged(
+        json!({ "command": "compare" }),
+        merged(
+            data_json(&p, seed),
+            json!({
+                "trials": a.trials,
+                "phi_c_star": phi_star,
+                "phi_c_star_restarts": a.data.restarts,
+                "mufc": merged(mu.json(), json!({
+                    "privacy": a.fed.privacy.name(),
+                    "server_points": a.fed.server_points.name(),
+                    "client_training": a.fed.client_training.name(),
+                    "server_restarts": a.fed.server_restarts,
+                })),
+                "k_fed": merged(kf.json(), json!({ "client_k": p.kfed_k() })),
+                "dc_kmeans": dc.json(),
+                "seconds_total": total,
+            }),
+        ),
+    );
+    let mut table = TextTable::new(&["method", "loss ratio", "seconds", "note"]);
+    let mufc_note = format!(
+        "{} clients, weighted server points",
+        match a.fed.client_training {
+            mufc::ClientTraining::Seeding => "seeding-only",
+            mufc::ClientTraining::Full => "full K-means",
+            other => other.name(),
+        }
+    );
+    table.row(mu.row("MUFC", &mufc_note));
+    table.row(kf.row(
+        "K-FED",
+        &format!("one-shot, unit weights, {} clusters per client", p.kfed_k()),
+    ));
+    table.row(dc.row("DC-KMeans", "tree of height 2, unit weights"));
+    let text = format!(
+        "mufc compare: {}\nMUFC: {}\nphi_c* = {:.6} (best of {} centralized K-means runs); {} trials; seed {}\n\
+         loss ratio = phi_f / phi_c* (mean ± std over trials); seconds = slowest client + server\n\n{}\n\
+         total time {:.1} s\n",
+        p.summary(),
+        fed_summary(&a.fed, &p),
+        phi_star,
+        a.data.restarts,
+        a.trials,
+        seed,
+        table.render(),
+        total
+    );
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+    use crate::commands::execute;
+
+    fn parse(args: &[&str]) -> Command {
+        Cli::try_parse_from(args).unwrap().command
+    }
+
+    #[test]
+    fn compare_runs_every_method_on_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blobs.csv");
+        let (points, _) = testkit::mufc::blobs(3, 40, 2, 0.01, "cmp");
+        let mut csv = String::from("x,y\n");
+        for c in 0..points.ncols() {
+            csv.push_str(&format!("{},{}\n", points[(0, c)], points[(1, c)]));
+        }
+        std::fs::write(&path, csv).unwrap();
+        let p = path.to_str().unwrap();
+        let cmd = parse(&[
+            "mufc",
+            "compare",
+            "--data",
+            p,
+            "--k",
+            "3",
+            "--clients",
+            "4",
+            "--k-prime",
+            "2",
+            "--trials",
+            "2",
+            "--json",
+            "--scale",
+            // Blobs far narrower than the default step 1/sqrt(120).
+            "--gamma",
+            "0.005",
+        ]);
+        let report = execute(&cmd, false).unwrap();
+        let j = &report.json;
+        assert_eq!(j["n"], 120);
+        assert_eq!(j["clients"], 4);
+        for m in ["mufc", "k_fed", "dc_kmeans"] {
+            let r = j[m]["loss_ratio"].as_f64().unwrap();
+            // MUFC pays for quantization and seeding-only clients.
+            assert!((0.99..1.2).contains(&r), "{m}: {r}");
+            assert_eq!(j[m]["loss_ratios"].as_array().unwrap().len(), 2);
+        }
+        assert!(report.text.contains("DC-KMeans"));
+        assert!(report.text.contains("MUFC"));
+        // The same seed gives the same numbers.
+        let again = execute(&cmd, false).unwrap();
+        for m in ["mufc", "k_fed", "dc_kmeans"] {
+            assert_eq!(again.json[m]["loss_ratios"], j[m]["loss_ratios"]);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! Running a parsed subcommand ([`execute`]): the command's own function,
+//! then the options' privacy warnings and the federation's client
+//! minimums added to its report.
+
+use serde_json::json;
+
+use super::bench::bench;
+use super::compare::compare;
+use super::run::run;
+use super::summary::merged;
+use super::unlearn::unlearn;
+use crate::CliError;
+use crate::cli::Command;
+use crate::federated;
+use crate::output::Report;
+
+/// Runs a subcommand. `progress` says whether progress bars may be drawn
+/// (see [`Progress::wanted`](crate::progress::Progress::wanted)).
+///
+/// # Errors
+///
+/// The errors of the steps run: bad options, bad data, and the errors of
+/// the `mufc` library (for instance a client with fewer distinct points
+/// than its k).
+pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
+    let result = match command {
+        Command::Run(a) => run(a, progress),
+        Command::Unlearn(a) => unlearn(a, progress),
+        Command::Bench(a) => bench(a, progress),
+        Command::Compare(a) => compare(a, progress),
+    };
+    let mut report = result.map_err(|e| match e {
+        CliError::Mufc(m @ mufc::MufcError::OutsideBox { .. }) => CliError::OutsideBox(m),
+        other => other,
+    })?;
+    // The options' warnings first, then the run's own.
+    let fed = command.fed();
+    let mut warnings = federated::privacy_warnings(fed);
+    warnings.append(&mut report.warnings);
+    report.json = merged(
+        report.json,
+        json!({
+            "min_clients": fed.min_clients,
+            "min_updating_clients": fed.min_updating_clients,
+            "privacy_warnings": warnings,
+        }),
+    );
+    report.warnings = warnings;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn parse(args: &[&str]) -> Command {
+        Cli::try_parse_from(args).unwrap().command
+    }
+
+    #[test]
+    fn options_are_checked_before_work() {
+        for args in [
+            &["mufc", "run", "--k", "0"][..],
+            &["mufc", "run", "--gamma=-1"],
+            &["mufc", "run", "--trials", "0"],
+            &["mufc", "unlearn", "--removals", "0"],
+            &["mufc", "unlearn", "--plot", "fig.pdf"],
+            &["mufc", "unlearn", "--batch", "0"],
+            &["mufc", "bench", "--requests", "0"],
+            &["mufc", "run", "--server-restarts", "0"],
+            &["mufc", "run", "--client-k", "0"],
+            &["mufc", "compare", "--k-prime", "11"],
+            &["mufc", "run", "--data", "no/such/file.csv"],
+        ] {
+            assert!(execute(&parse(args), false).is_err(), "{args:?}");
+        }
+    }
+}

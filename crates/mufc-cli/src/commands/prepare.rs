@@ -1,0 +1,261 @@
+//! The data of an experiment: options checked, data loaded or generated,
+//! scaled, labelled and split over clients ([`prepare`] gives a
+//! [`Prepared`]).
+
+use nalgebra::DMatrix;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::central::{best_kmeans, kmeans_labels};
+use crate::cli::{DataArgs, FedArgs, Labels, Split as SplitKind};
+use crate::data::{Header, LoadOptions, load};
+use crate::random::{derive_seed, tag};
+use crate::split::Split;
+use crate::synth::{GaussianMixture, scale_into_box};
+use crate::{CliError, checks};
+
+/// The data of an experiment, split over clients.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// Where the data came from, for people.
+    pub source: String,
+    /// The points (scaled into the box when asked, or built in), one per
+    /// column.
+    pub points: DMatrix<f64>,
+    /// The clients' points.
+    pub split: Split,
+    /// How the split was made, for people.
+    pub split_desc: String,
+    /// The number of clusters K.
+    pub k: usize,
+    /// The number of clusters each client computes (`--client-k`, else
+    /// K), for every method.
+    pub local_k: usize,
+    /// K' of a non-i.i.d. split (K-FED's clients compute K' clusters, the
+    /// number its one-shot server step is built for).
+    pub k_prime: Option<usize>,
+    /// The quantization step gamma (given, or 1/sqrt(n)).
+    pub gamma: f64,
+    /// phi_c*, when the K-means labelling already computed it.
+    phi_c_star: Option<f64>,
+}
+
+impl Prepared {
+    /// The number of points n.
+    pub fn n(&self) -> usize {
+        self.points.ncols()
+    }
+
+    /// The dimension d.
+    pub fn d(&self) -> usize {
+        self.points.nrows()
+    }
+
+    /// phi_c*, the best objective of `restarts` centralized K-means runs
+    /// (computed once; the same seed gives the same value).
+    ///
+    /// # Errors
+    ///
+    /// As [`best_kmeans`].
+    pub fn phi_c_star(&mut self, restarts: usize, seed: u64) -> Result<f64, CliError> {
+        if let Some(p) = self.phi_c_star {
+            return Ok(p);
+        }
+        let all = seeding::Dataset::new(self.points.clone())?;
+        let p = best_kmeans(&all, self.k, restarts, seed)?.phi();
+        self.phi_c_star = Some(p);
+        Ok(p)
+    }
+
+    /// The number of clusters K-FED's clients compute: K' for a non-i.i.d.
+    /// split, else the clients' k.
+    pub fn kfed_k(&self) -> usize {
+        self.k_prime.unwrap_or(self.local_k)
+    }
+
+    /// One line describing the data and the split.
+    pub fn summary(&self) -> String {
+        format!(
+            "{}: n = {}, d = {}, K = {}; {} clients, {}; clients compute {} clusters",
+            self.source,
+            self.n(),
+            self.d(),
+            self.k,
+            self.split.num_clients(),
+            self.split_desc,
+            self.local_k
+        )
+    }
+}
+
+/// K' when not given: the paper's K' = 3 (K' ~ sqrt(K) for K = 10), or K
+/// when K is smaller.
+const DEFAULT_K_PRIME: usize = 3;
+
+pub(super) fn invalid(name: &'static str, value: impl ToString, reason: &'static str) -> CliError {
+    CliError::InvalidParameter {
+        name,
+        value: value.to_string(),
+        reason,
+    }
+}
+
+/// Loads or generates the data, scales it, and splits it over clients.
+///
+/// # Errors
+///
+/// [`CliError::InvalidParameter`] for out-of-range options, and the errors
+/// of loading ([`load`]), generating ([`GaussianMixture::sample`]) and
+/// splitting ([`Split`]).
+pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, CliError> {
+    if data.k == 0 {
+        return Err(invalid("K", 0, "must be at least 1"));
+    }
+    if data.restarts == 0 {
+        return Err(invalid("restarts", 0, "must be at least 1"));
+    }
+    if data.k_prime == Some(0) {
+        return Err(invalid("K'", 0, "must be at least 1"));
+    }
+    if fed.client_k == Some(0) {
+        return Err(invalid("client k", 0, "must be at least 1"));
+    }
+    if fed.server_restarts == 0 {
+        return Err(invalid("server restarts", 0, "must be at least 1"));
+    }
+    if let Some(g) = fed.gamma {
+        if !(g > 0.0 && g.is_finite()) {
+            return Err(invalid("gamma", g, "must be finite and positive"));
+        }
+        // The quantizer's grid has at most 2^53 bins per axis.
+        if (1.0 / g).ceil() > 9_007_199_254_740_992.0 {
+            return Err(invalid(
+                "gamma",
+                format!("{g:?}"),
+                "is too small: the grid has at most 2^53 bins per axis (gamma >= 2^-53 ~ 1.1e-16)",
+            ));
+        }
+    }
+    if !(0.0..1.0).contains(&fed.dropout) {
+        return Err(invalid(
+            "dropout",
+            fed.dropout,
+            "must be a probability in [0, 1)",
+        ));
+    }
+    if let Some(kp) = data.k_prime
+        && data.split == SplitKind::NonIid
+        && data.client_column.is_none()
+        && kp > data.k
+    {
+        return Err(CliError::KPrimeExceedsK {
+            k_prime: kp,
+            defaulted: false,
+            clusters: data.k,
+            labelled: false,
+        });
+    }
+    let (source, table, true_labels) = match &data.data {
+        None => {
+            let mix = GaussianMixture {
+                variance: data.variance,
+                ..GaussianMixture::paper()
+            };
+            let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::DATA, 0));
+            let s = mix.sample(&mut rng)?;
+            let table = crate::data::Table::new(scale_into_box(&s.points)?)?;
+            (
+                format!(
+                    "built-in Gaussian data (App. M.1, variance {}), scaled into the box",
+                    data.variance
+                ),
+                table,
+                Some(s.labels),
+            )
+        }
+        Some(path) => {
+            let opts = LoadOptions {
+                header: if data.header {
+                    Header::Present
+                } else {
+                    Header::Auto
+                },
+                client_column: data.client_column,
+            };
+            let table = load(path, &opts)?;
+            let table = if data.scale {
+                let scaled = scale_into_box(table.points())?;
+                table.with_points(scaled)?
+            } else {
+                table
+            };
+            let scaled = if data.scale {
+                ", scaled into the box"
+            } else {
+                ""
+            };
+            (format!("{}{scaled}", path.display()), table, None)
+        }
+    };
+    let points = table.points().clone();
+    let n = points.ncols();
+    checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
+    let gamma = fed.gamma.unwrap_or(1.0 / (n as f64).sqrt());
+    if fed.privacy != mufc::Privacy::Plain {
+        checks::gamma(&points, gamma, fed.gamma.is_none())?;
+    }
+    let mut phi_c_star = None;
+    let mut k_prime = None;
+    let (split, split_desc) = if let Some(clients) = table.clients() {
+        let col = data.client_column.unwrap_or(0);
+        (
+            Split::by_client(clients)?,
+            format!("clients from column {col}"),
+        )
+    } else {
+        let (labels, which) = match (true_labels, data.labels) {
+            (Some(l), Labels::True) => (l, "true labels"),
+            _ => {
+                let all = seeding::Dataset::new(points.clone())?;
+                let (l, phi) = kmeans_labels(&all, data.k, data.restarts, seed)?;
+                phi_c_star = Some(phi);
+                (l, "centralized K-means labels")
+            }
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::SPLIT, 0));
+        match data.split {
+            SplitKind::Iid => (
+                Split::iid(&labels, data.clients, &mut rng)?,
+                format!("iid split of the {which}"),
+            ),
+            SplitKind::NonIid => {
+                // The paper's K' = 3 for K = 10; never above K.
+                let kp = data.k_prime.unwrap_or(DEFAULT_K_PRIME.min(data.k));
+                k_prime = Some(kp);
+                (
+                    Split::non_iid(&labels, data.clients, kp, &mut rng)?,
+                    format!("non-iid split of the {which}, K' = {kp}"),
+                )
+            }
+        }
+    };
+    if fed.masking == mufc::Masking::SecAgg {
+        checks::dropout(
+            fed.dropout,
+            split.num_clients(),
+            fed.secagg_graph == mufc::SecAggGraph::Harary,
+        )?;
+    }
+    let local_k = fed.client_k.unwrap_or(data.k);
+    Ok(Prepared {
+        source,
+        points,
+        split,
+        split_desc,
+        k: data.k,
+        local_k,
+        k_prime,
+        gamma,
+        phi_c_star,
+    })
+}

@@ -1,0 +1,75 @@
+//! The summaries every subcommand reports: lines naming the federated
+//! options and the included clients, the JSON fields about the data, and
+//! the merging of JSON objects.
+
+use serde_json::{Value, json};
+
+use super::prepare::Prepared;
+use crate::cli::FedArgs;
+
+/// One line naming the clients a round included and dropped, for people:
+/// "92 of 100; 9 dropped (1 during unmasking, still included)".
+pub(crate) fn included_summary(
+    included: &[mufc::ClientId],
+    dropped: &[(mufc::ClientId, mufc::SecAggStep)],
+) -> String {
+    // A client that dropped during unmasking is in both lists (docs/threat-model.md D3).
+    let late = dropped.iter().filter(|(c, _)| included.contains(c)).count();
+    let total = included.len() + dropped.len() - late;
+    match (dropped.len(), late) {
+        (0, _) => format!("{} of {total}", included.len()),
+        (d, 0) => format!("{} of {total}; {d} dropped", included.len()),
+        (d, l) => format!(
+            "{} of {total}; {d} dropped ({l} during unmasking, still included)",
+            included.len()
+        ),
+    }
+}
+
+/// One line naming the federated options, for people.
+pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
+    let masking = match fed.masking {
+        mufc::Masking::SecAgg => format!(
+            "secagg ({} graph, dropout {})",
+            fed.secagg_graph, fed.dropout
+        ),
+        m => m.to_string(),
+    };
+    format!(
+        "privacy {}, masking {masking}, at least {} clients per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        fed.privacy,
+        fed.min_clients,
+        fed.min_updating_clients,
+        fed.server_points,
+        match fed.client_training {
+            mufc::ClientTraining::Seeding => "K-means++ seeding",
+            mufc::ClientTraining::Full => "full K-means",
+            other => other.name(),
+        },
+        fed.server_restarts,
+        p.gamma,
+    )
+}
+
+/// The JSON fields every command reports about its data.
+pub(super) fn data_json(p: &Prepared, seed: u64) -> Value {
+    json!({
+        "source": p.source,
+        "n": p.n(),
+        "d": p.d(),
+        "k": p.k,
+        "local_k": p.local_k,
+        "clients": p.split.num_clients(),
+        "split": p.split_desc,
+        "seed": seed,
+        "gamma": p.gamma,
+    })
+}
+
+/// Merges the fields of `extra` into the object `base`.
+pub(super) fn merged(mut base: Value, extra: Value) -> Value {
+    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
+        b.extend(e);
+    }
+    base
+}

@@ -1,0 +1,173 @@
+//! The removal requests of `mufc unlearn`: the rows given with
+//! `--remove` grouped into requests, or the next request chosen at random
+//! or adversarially among the points no deferred request names.
+
+use std::collections::{BTreeMap, HashSet};
+
+use mufc::{ClientId, Federation};
+use rand_chacha::ChaCha8Rng;
+use seeding::PointId;
+
+use crate::CliError;
+use crate::cli::{Mode, UnlearnArgs};
+use crate::commands::prepare::invalid;
+use crate::random::below;
+
+/// A request: the ids each named client loses.
+pub(super) type Entries = Vec<(ClientId, Vec<PointId>)>;
+
+/// The requests naming `rows` (data rows, which are the point ids),
+/// `batch` rows each, grouped by client.
+///
+/// # Errors
+///
+/// [`CliError::UnknownPoint`] for a row outside the data;
+/// [`CliError::InvalidParameter`] for a row named twice or every point
+/// named.
+pub(super) fn explicit(
+    rows: &[u64],
+    batch: usize,
+    client_of: &[usize],
+) -> Result<Vec<Entries>, CliError> {
+    let mut seen = HashSet::new();
+    for &r in rows {
+        if usize::try_from(r).map_or(true, |i| i >= client_of.len()) {
+            return Err(CliError::UnknownPoint { id: r });
+        }
+        if !seen.insert(r) {
+            return Err(invalid("remove", r, "a row is named twice"));
+        }
+    }
+    if rows.len() >= client_of.len() {
+        return Err(invalid(
+            "remove",
+            rows.len(),
+            "at least one point must remain",
+        ));
+    }
+    Ok(rows
+        .chunks(batch)
+        .map(|chunk| {
+            let mut by: BTreeMap<ClientId, Vec<PointId>> = BTreeMap::new();
+            for &r in chunk {
+                // Checked above: `r` is a position in `client_of`.
+                let c = client_of[usize::try_from(r).unwrap_or(0)];
+                by.entry(ClientId(c as u64)).or_default().push(PointId(r));
+            }
+            by.into_iter().collect()
+        })
+        .collect())
+}
+
+/// What the deferred requests already name (a point may be named once).
+#[derive(Debug, Default)]
+struct Named {
+    whole: HashSet<ClientId>,
+    points: HashSet<(ClientId, PointId)>,
+}
+
+impl Named {
+    fn of(fed: &Federation) -> Self {
+        let mut named = Self::default();
+        for p in fed.pending() {
+            named
+                .whole
+                .extend(p.request.clients_removed().iter().copied());
+            for (c, ids) in p.request.point_entries() {
+                named.points.extend(ids.iter().map(|id| (*c, *id)));
+            }
+        }
+        named
+    }
+
+    /// Whether a request may name `id` of `client`.
+    fn free(&self, client: ClientId, id: PointId) -> bool {
+        !self.whole.contains(&client) && !self.points.contains(&(client, id))
+    }
+}
+
+/// The next request: a client and the ids it loses, among the points that
+/// no deferred request names.
+pub(super) fn choose(
+    fed: &Federation,
+    a: &UnlearnArgs,
+    rng: &mut ChaCha8Rng,
+) -> Result<(ClientId, Vec<PointId>), CliError> {
+    let named = Named::of(fed);
+    // Positions of each client's points no deferred request names.
+    let free: Vec<(ClientId, Vec<usize>)> = fed
+        .clients()
+        .iter()
+        .map(|c| {
+            let d = c.data();
+            let pos = (0..d.len()).filter(|&p| named.free(c.id(), d.id(p)));
+            (c.id(), pos.collect::<Vec<_>>())
+        })
+        .filter(|(_, pos)| !pos.is_empty())
+        .collect();
+    if free.is_empty() {
+        return Err(CliError::NoData(
+            "every client was removed or is named by a deferred request",
+        ));
+    }
+    let data_of = |id: ClientId| {
+        fed.client(id)
+            .map(mufc::Client::data)
+            .ok_or(CliError::NoData("the chosen client vanished"))
+    };
+    match a.mode {
+        Mode::Random => {
+            let (id, mut pos) = free[below(rng, free.len())].clone();
+            let data = data_of(id)?;
+            if a.whole_clients {
+                return Ok((id, data.ids().to_vec()));
+            }
+            // A partial Fisher-Yates shuffle: `batch` distinct positions.
+            let r = a.batch.min(pos.len());
+            for i in 0..r {
+                let j = i + below(rng, pos.len() - i);
+                pos.swap(i, j);
+            }
+            Ok((id, pos[..r].iter().map(|&p| data.id(p)).collect()))
+        }
+        Mode::Adversarial => {
+            // The paper's adversarial removals: the largest contribution to
+            // the current objective phi_f (ties: the first), among the
+            // points no deferred request names.
+            let costs: Vec<(ClientId, Vec<f64>)> = fed
+                .induced_costs()?
+                .into_iter()
+                .map(|(id, v)| {
+                    let free = free.iter().find(|(c, _)| *c == id).map(|(_, p)| p);
+                    let v = (0..v.len())
+                        .map(|p| match free {
+                            Some(f) if f.contains(&p) => v[p],
+                            _ => f64::NEG_INFINITY,
+                        })
+                        .collect();
+                    (id, v)
+                })
+                .filter(|(id, _)| free.iter().any(|(c, _)| c == id))
+                .collect();
+            let total = |v: &[f64]| v.iter().filter(|x| x.is_finite()).sum::<f64>();
+            let top = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let key = |v: &[f64]| if a.whole_clients { total(v) } else { top(v) };
+            let mut best = 0;
+            for (i, (_, v)) in costs.iter().enumerate() {
+                if key(v) > key(&costs[best].1) {
+                    best = i;
+                }
+            }
+            let (id, v) = &costs[best];
+            let data = data_of(*id)?;
+            if a.whole_clients {
+                return Ok((*id, data.ids().to_vec()));
+            }
+            let mut pos: Vec<usize> = (0..v.len()).filter(|&p| v[p].is_finite()).collect();
+            // Largest first; equal costs in position order.
+            pos.sort_by(|&x, &y| v[y].total_cmp(&v[x]).then(x.cmp(&y)));
+            pos.truncate(a.batch);
+            Ok((*id, pos.iter().map(|&p| data.id(p)).collect()))
+        }
+    }
+}

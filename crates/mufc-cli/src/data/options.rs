@@ -1,0 +1,45 @@
+//! The options of loading: how the first CSV record is treated
+//! ([`Header`]) and which column names the clients ([`LoadOptions`]).
+
+/// How the first CSV record is treated.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::data::Header;
+///
+/// assert_eq!(Header::default(), Header::Auto);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Header {
+    /// A header when none of its feature fields is a number; data when all
+    /// of them are; an error when it is a mix (a typo in the first data row
+    /// must not silently turn it into a header).
+    #[default]
+    Auto,
+    /// The first record is a header and is skipped.
+    Present,
+    /// There is no header: the first record is data.
+    Absent,
+}
+
+/// Options for [`load`](super::load), [`read_csv`](super::read_csv) and
+/// [`read_npy`](super::read_npy).
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::data::{Header, LoadOptions};
+///
+/// let opts = LoadOptions { header: Header::Present, client_column: Some(0) };
+/// assert_eq!(LoadOptions::default().client_column, None);
+/// # let _ = opts;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// How the first CSV record is treated (ignored for `.npy`).
+    pub header: Header,
+    /// The 0-based column holding each row's client id; it is not a
+    /// feature. In a `.npy` file its values must be non-negative integers.
+    pub client_column: Option<usize>,
+}
