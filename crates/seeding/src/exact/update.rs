@@ -268,12 +268,13 @@ impl ExactModel {
     /// [`Self::update`] with a skip test loosened by `slack` (added to every
     /// stored margin): UNSOUND for any `slack > 0`. It exists only so that
     /// tests can check that the bit-identity comparison catches a wrong
-    /// update (the negative control); never use it otherwise.
+    /// update (the negative control); never use it otherwise. Only with
+    /// the `hazmat` feature.
     ///
     /// # Errors
     ///
     /// As [`Self::update`].
-    #[doc(hidden)]
+    #[cfg(feature = "hazmat")]
     pub fn update_with_unsound_slack(
         &mut self,
         new_data: &Dataset,
