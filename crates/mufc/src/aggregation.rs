@@ -47,11 +47,10 @@ mod secure;
 
 use std::collections::BTreeMap;
 
-use num_bigint::{BigInt, BigUint};
+use num_bigint::BigUint;
 use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::{
-    AnyParams, AnySketch, CountPolicy, LinearParams, LinearSketch, Scheme, SketchParams,
-    ValidAnyParams,
+    AnyParams, AnySketch, CountPolicy, LinearParams, Scheme, SketchParams, ValidAnyParams,
 };
 
 use crate::ids::derive_bytes;
@@ -368,7 +367,10 @@ impl Aggregation {
     #[cfg(feature = "serde")]
     pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
         if self.scheme.delta.is_some() {
-            let hist = counts.iter().map(|(b, c)| (b.clone(), BigInt::from(*c)));
+            use syndrome_agg::LinearSketch;
+            let hist = counts
+                .iter()
+                .map(|(b, c)| (b.clone(), num_bigint::BigInt::from(*c)));
             self.scheme.last = Some(AnySketch::encode(&self.scheme.params, hist)?);
         }
         Ok(())

@@ -15,13 +15,10 @@ use num_bigint::{BigInt, BigUint};
 use super::params::{ParamsInner, ValidAnyParams, mismatch};
 use super::{AnySketch, SketchInner, convert};
 use crate::error::SketchResult;
-use crate::integer::ValidIntegerParams;
-use crate::params::ValidSketchParams;
 use crate::sketch::LinearSketch;
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
 use crate::sketch::wide::WideSketch;
-use crate::sketch::wide::params::ValidWideKeyParams;
 use crate::sparse::SparseVector;
 
 mod sealed {
@@ -153,177 +150,78 @@ impl ValidAnyParams {
     }
 }
 
-/// `inner` wrapped as an [`AnySketch`] of `params`, after checking that
-/// `params` chose the same concrete parameters.
-fn wrap_checked<P: PartialEq>(
-    params: &ValidAnyParams,
-    own: &P,
-    chosen: Option<&P>,
-    inner: SketchInner,
-) -> SketchResult<AnySketch> {
-    if chosen != Some(own) {
-        return Err(mismatch());
-    }
-    Ok(AnySketch::wrap(params, inner))
+/// `ConcreteSketch` for `$sketch`, the `$variant` variant of the
+/// parameters and sketch enums: keys and counts through
+/// `convert::$insert` and `convert::$decode`, an element's bytes by
+/// `$bytes`.
+macro_rules! concrete_sketch {
+    ($sketch:ty, $variant:ident, $insert:ident, $decode:ident, $bytes:expr) => {
+        impl sealed::Sealed for $sketch {}
+
+        impl ConcreteSketch for $sketch {
+            fn params_of(params: &ValidAnyParams) -> Option<&Self::Params> {
+                match &params.inner {
+                    ParamsInner::$variant(p) => Some(p),
+                    _ => None,
+                }
+            }
+            fn of_any(sketch: &AnySketch) -> Option<&Self> {
+                match &sketch.inner {
+                    SketchInner::$variant(s) => Some(s),
+                    _ => None,
+                }
+            }
+            fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
+                if Self::params_of(params) != Some(self.params()) {
+                    return Err(mismatch());
+                }
+                Ok(AnySketch::wrap(params, SketchInner::$variant(self)))
+            }
+            fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
+                convert::$insert(self, key, count)
+            }
+            fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
+                convert::$decode(self)
+            }
+            fn element_bytes(params: &Self::Params, element: &Self::Elem) -> Vec<u8> {
+                let bytes: fn(&Self::Params, &Self::Elem) -> Vec<u8> = $bytes;
+                bytes(params, element)
+            }
+        }
+    };
 }
 
-/// A field [`AnyParams`](crate::AnyParams) can pick, with its variants of
-/// the parameters and sketch enums.
-trait PickedField: FiniteField {
-    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>>;
-    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>>;
-    fn inner(s: Sketch<Self>) -> SketchInner;
-}
-
-impl PickedField for Mersenne61 {
-    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>> {
-        if let ParamsInner::F61(p) = p {
-            Some(p)
-        } else {
-            None
-        }
-    }
-    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>> {
-        if let SketchInner::F61(s) = s {
-            Some(s)
-        } else {
-            None
-        }
-    }
-    fn inner(s: Sketch<Self>) -> SketchInner {
-        SketchInner::F61(s)
-    }
-}
-
-impl PickedField for Mersenne127 {
-    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>> {
-        if let ParamsInner::F127(p) = p {
-            Some(p)
-        } else {
-            None
-        }
-    }
-    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>> {
-        if let SketchInner::F127(s) = s {
-            Some(s)
-        } else {
-            None
-        }
-    }
-    fn inner(s: Sketch<Self>) -> SketchInner {
-        SketchInner::F127(s)
-    }
-}
-
-impl PickedField for BigPrime {
-    fn params_of(p: &ParamsInner) -> Option<&ValidSketchParams<Self>> {
-        if let ParamsInner::Big(p) = p {
-            Some(p)
-        } else {
-            None
-        }
-    }
-    fn sketch_of(s: &SketchInner) -> Option<&Sketch<Self>> {
-        if let SketchInner::Big(s) = s {
-            Some(s)
-        } else {
-            None
-        }
-    }
-    fn inner(s: Sketch<Self>) -> SketchInner {
-        SketchInner::Big(s)
-    }
-}
-
-impl<F: PickedField> sealed::Sealed for Sketch<F> {}
-
-impl<F: PickedField> ConcreteSketch for Sketch<F> {
-    fn params_of(params: &ValidAnyParams) -> Option<&ValidSketchParams<F>> {
-        F::params_of(&params.inner)
-    }
-    fn of_any(sketch: &AnySketch) -> Option<&Self> {
-        F::sketch_of(&sketch.inner)
-    }
-    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
-        let own = self.params().clone();
-        wrap_checked(params, &own, F::params_of(&params.inner), F::inner(self))
-    }
-    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
-        convert::insert_field(self, key, count)
-    }
-    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
-        convert::decode_field(self)
-    }
-    fn element_bytes(params: &ValidSketchParams<F>, element: &F::Elem) -> Vec<u8> {
-        params.field().to_bytes(element)
-    }
-}
-
-impl sealed::Sealed for WideSketch<Mersenne61> {}
-
-impl ConcreteSketch for WideSketch<Mersenne61> {
-    fn params_of(params: &ValidAnyParams) -> Option<&ValidWideKeyParams<Mersenne61>> {
-        if let ParamsInner::Wide(p) = &params.inner {
-            Some(p)
-        } else {
-            None
-        }
-    }
-    fn of_any(sketch: &AnySketch) -> Option<&Self> {
-        if let SketchInner::Wide(s) = &sketch.inner {
-            Some(s)
-        } else {
-            None
-        }
-    }
-    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
-        let own = self.params().clone();
-        let chosen = Self::params_of(params);
-        wrap_checked(params, &own, chosen, SketchInner::Wide(self))
-    }
-    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
-        convert::insert_wide(self, key, count)
-    }
-    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
-        convert::decode_wide(self)
-    }
-    fn element_bytes(params: &ValidWideKeyParams<Mersenne61>, element: &u64) -> Vec<u8> {
-        params.field().to_bytes(element)
-    }
-}
-
-impl sealed::Sealed for IntegerSketch {}
-
-impl ConcreteSketch for IntegerSketch {
-    fn params_of(params: &ValidAnyParams) -> Option<&ValidIntegerParams> {
-        if let ParamsInner::Integer(p) = &params.inner {
-            Some(p)
-        } else {
-            None
-        }
-    }
-    fn of_any(sketch: &AnySketch) -> Option<&Self> {
-        if let SketchInner::Integer(s) = &sketch.inner {
-            Some(s)
-        } else {
-            None
-        }
-    }
-    fn into_any(self, params: &ValidAnyParams) -> SketchResult<AnySketch> {
-        let own = self.params().clone();
-        let chosen = Self::params_of(params);
-        wrap_checked(params, &own, chosen, SketchInner::Integer(self))
-    }
-    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
-        convert::insert_integer(self, key, count)
-    }
-    fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
-        convert::decode_integer(self)
-    }
-    fn element_bytes(_params: &ValidIntegerParams, element: &BigUint) -> Vec<u8> {
-        element.to_bytes_le()
-    }
-}
+concrete_sketch!(
+    Sketch<Mersenne61>,
+    F61,
+    insert_field,
+    decode_field,
+    |p, e| p.field().to_bytes(e)
+);
+concrete_sketch!(
+    Sketch<Mersenne127>,
+    F127,
+    insert_field,
+    decode_field,
+    |p, e| p.field().to_bytes(e)
+);
+concrete_sketch!(Sketch<BigPrime>, Big, insert_field, decode_field, |p, e| p
+    .field()
+    .to_bytes(e));
+concrete_sketch!(
+    WideSketch<Mersenne61>,
+    Wide,
+    insert_wide,
+    decode_wide,
+    |p, e| p.field().to_bytes(e)
+);
+concrete_sketch!(
+    IntegerSketch,
+    Integer,
+    insert_integer,
+    decode_integer,
+    |_, e| e.to_bytes_le()
+);
 
 #[cfg(test)]
 mod tests {
