@@ -25,12 +25,13 @@ use std::sync::Arc;
 
 use field::FiniteField;
 
-use super::client::ct_eq;
 use super::messages::{
     AdvertiseKeys, Attestation, ClientBody, ClientEnvelope, ConsistencyRequest, EncryptedShare,
     KeyDirectory, MaskingRequest, ServerBody, ServerEnvelope, UnmaskingRequest, UnmaskingResponse,
 };
-use super::session::{AggregationOutput, SessionConfig, seed_commitment, self_mask, share_id};
+use super::session::{
+    AggregationOutput, SessionConfig, ct_eq, seed_commitment, self_mask, share_id,
+};
 use super::shamir::{
     SecretShare, decode_secret_with_errors, lagrange_at_zero, reconstruct_secret_with,
 };
