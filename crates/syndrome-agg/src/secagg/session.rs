@@ -7,6 +7,7 @@ use field::FiniteField;
 use hkdf::Hkdf;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use super::graph::Neighbourhoods;
@@ -147,6 +148,11 @@ impl<F: FiniteField> SessionConfig<F> {
     pub fn max_message(&self) -> usize {
         self.max_message
     }
+}
+
+/// Whether two 32-byte values are equal, in constant time.
+pub(crate) fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.ct_eq(b).into()
 }
 
 /// The Shamir evaluation point of a holder.
