@@ -84,12 +84,14 @@ pub struct Frame {
     pub kind: FrameKind,
     /// The field's modulus `p` (or `p' = 2^k` for integer sketches), little
     /// endian, no trailing zero bytes.
+    #[serde(with = "serde_bytes")]
     pub modulus: Vec<u8>,
     /// The capacity `t`.
     pub capacity: u64,
     /// The number `r` of extra check syndromes.
     pub extra: u64,
     /// The key domain `N`, little endian, no trailing zero bytes.
+    #[serde(with = "serde_bytes")]
     pub key_domain: Vec<u8>,
     /// Payload channels of a wide-key sketch, 0 otherwise.
     pub channels: u64,
@@ -101,6 +103,7 @@ pub struct Frame {
     pub round: u64,
     /// The elements, each in its fixed-width canonical little-endian
     /// encoding, concatenated.
+    #[serde(with = "serde_bytes")]
     pub elements: Vec<u8>,
 }
 
