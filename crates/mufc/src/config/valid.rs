@@ -1,10 +1,10 @@
 //! The checked configuration, [`ValidConfig`], and its accessors: the
-//! client, server and channel parts, and shortcuts to the settings the
-//! federation reads often.
+//! client, server and channel parts, the settings outside them, and
+//! shortcuts to the part settings read in many places.
 
 use super::builder::FederationConfig;
 use super::channel::Channel;
-use super::names::{ClientTraining, Masking, Privacy, SecAggGraph, ServerPoints};
+use super::names::{ClientTraining, Privacy};
 use super::parts::{ClientConfig, ServerConfig};
 
 /// A checked [`FederationConfig`]; [`Federation::new`](crate::Federation::new)
@@ -20,7 +20,7 @@ use super::parts::{ClientConfig, ServerConfig};
 /// use mufc::{Channel, FederationConfig, Privacy};
 ///
 /// let c = FederationConfig::new(4).gamma(0.1).channel(Channel::Plain).validate()?;
-/// assert_eq!(c.k(), 4);
+/// assert_eq!(c.server().k(), 4);
 /// assert_eq!(c.client_k(), 4);
 /// assert_eq!(c.gamma(), Some(0.1));
 /// assert_eq!(c.privacy(), Privacy::Plain);
@@ -51,12 +51,10 @@ impl ValidConfig {
         &self.0.channel
     }
 
-    // Shortcuts to the parts' settings, which the federation reads often.
+    // The settings outside the parts (grid, seed, run options), and
+    // shortcuts to the parts' settings read in many places (the others:
+    // through `client()`, `server()` and `channel()`).
 
-    /// The server's number of clusters `K`.
-    pub fn k(&self) -> usize {
-        self.0.server.k
-    }
     /// Each client's number of clusters.
     pub fn client_k(&self) -> usize {
         self.0.client.k.unwrap_or(self.0.server.k)
@@ -73,37 +71,9 @@ impl ValidConfig {
     pub fn privacy(&self) -> Privacy {
         self.0.channel.privacy()
     }
-    /// The mask source ([`Channel::masking`]).
-    pub fn masking(&self) -> Masking {
-        self.0.channel.masking()
-    }
-    /// The server points.
-    pub fn server_points(&self) -> ServerPoints {
-        self.0.server.points
-    }
     /// What the clients run.
     pub fn client_training(&self) -> ClientTraining {
         self.0.client.training
-    }
-    /// The server's tolerance.
-    pub fn tolerance(&self) -> f64 {
-        self.0.server.tolerance
-    }
-    /// The server's iteration cap.
-    pub fn max_iterations(&self) -> usize {
-        self.0.server.max_iterations
-    }
-    /// The server's number of runs.
-    pub fn restarts(&self) -> usize {
-        self.0.server.restarts
-    }
-    /// The clients' tolerance (full training).
-    pub fn client_tolerance(&self) -> f64 {
-        self.0.client.tolerance
-    }
-    /// The clients' iteration cap (full training).
-    pub fn client_max_iterations(&self) -> usize {
-        self.0.client.max_iterations
     }
     /// The federation seed.
     pub fn seed(&self) -> u64 {
@@ -112,11 +82,6 @@ impl ValidConfig {
     /// `r`, the extra check syndromes ([`Channel::extra_syndromes`]).
     pub fn extra_syndromes(&self) -> usize {
         self.0.channel.extra_syndromes()
-    }
-    /// The cap on the integer decoder's capacity
-    /// ([`Channel::integer_max_capacity`]).
-    pub fn integer_max_capacity(&self) -> usize {
-        self.0.channel.integer_max_capacity()
     }
     /// Whether clients with fewer distinct points than `k` are accepted.
     pub fn allow_fewer_distinct(&self) -> bool {
@@ -148,18 +113,6 @@ impl ValidConfig {
     /// The bound on the total count, if set.
     pub fn max_points(&self) -> Option<u64> {
         self.0.max_points
-    }
-    /// The dropout rate ([`Channel::dropout`]).
-    pub fn dropout(&self) -> f64 {
-        self.0.channel.dropout()
-    }
-    /// The colluding fraction ([`Channel::colluding`]).
-    pub fn colluding(&self) -> f64 {
-        self.0.channel.colluding()
-    }
-    /// The neighbourhood graph ([`Channel::secagg_graph`]).
-    pub fn secagg_graph(&self) -> SecAggGraph {
-        self.0.channel.secagg_graph()
     }
 
     /// This config with `gamma` and `max_points` fixed.
