@@ -212,7 +212,7 @@ impl Federation {
     pub fn estimate_phi_c_star(&self, runs: usize) -> MufcResult<f64> {
         estimate_phi_c_star(
             &self.union()?,
-            self.config().k(),
+            self.config().server().k(),
             runs,
             self.config().seed(),
         )

@@ -255,3 +255,32 @@ named_enum! {
         Full => "full" | "Full K-means: seeding and Lloyd (App. M.3)",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in Privacy::ALL {
+            assert_eq!(p.name().parse::<Privacy>().unwrap(), *p);
+        }
+        for m in Masking::ALL {
+            assert_eq!(m.to_string().parse::<Masking>().unwrap(), *m);
+        }
+        for s in ServerPoints::ALL {
+            assert_eq!(s.name().parse::<ServerPoints>().unwrap(), *s);
+        }
+        for t in ClientTraining::ALL {
+            assert_eq!(t.name().parse::<ClientTraining>().unwrap(), *t);
+        }
+        for g in SecAggGraph::ALL {
+            assert_eq!(g.name().parse::<SecAggGraph>().unwrap(), *g);
+        }
+        let err = "Scma".parse::<Privacy>().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("scma, scma-integer, scma-wide, plain")
+        );
+    }
+}

@@ -144,11 +144,12 @@ impl Setup {
     }
 
     fn local_params(&self) -> LocalParams {
+        let client = self.config.client();
         LocalParams {
             k: self.config.client_k(),
             training: self.config.client_training(),
-            tolerance: self.config.client_tolerance(),
-            max_iterations: self.config.client_max_iterations(),
+            tolerance: client.tolerance(),
+            max_iterations: client.max_iterations(),
         }
     }
 
@@ -176,37 +177,39 @@ impl Setup {
             return Ok(None);
         };
         let c = &self.config;
+        let channel = c.channel();
         let ids: Vec<ClientId> = self.clients.iter().map(|(id, _)| *id).collect();
         let spec = AggregationSpec {
             privacy: c.privacy(),
-            masking: c.masking(),
+            masking: channel.masking(),
             seed: c.seed(),
             deterministic_masks: c.insecure_deterministic_masks(),
             capacity: capacity.unwrap_or_else(|| c.client_k().saturating_mul(ids.len())),
             extra: c.extra_syndromes(),
             num_bins: q.num_bins(),
             max_points: c.max_points().unwrap_or(1),
-            integer_max_capacity: c.integer_max_capacity(),
+            integer_max_capacity: channel.integer_max_capacity(),
             min_clients: c.min_clients(),
             parallel: c.parallel(),
             record: c.record_messages(),
-            dropout: c.dropout(),
-            colluding: c.colluding(),
-            secagg_graph: c.secagg_graph(),
+            dropout: channel.dropout(),
+            colluding: channel.colluding(),
+            secagg_graph: channel.secagg_graph(),
         };
         Aggregation::new(&spec, &ids).map(Some)
     }
 
     pub(crate) fn server(&self) -> MufcResult<Server> {
         let c = &self.config;
+        let s = c.server();
         let kmeans = ExactKMeans::new(
-            KMeansParams::new(c.k())
-                .tolerance(c.tolerance())
-                .max_iterations(c.max_iterations())
-                .restarts(c.restarts())
+            KMeansParams::new(s.k())
+                .tolerance(s.tolerance())
+                .max_iterations(s.max_iterations())
+                .restarts(s.restarts())
                 .validate()?,
         );
-        let points = (c.privacy() != Privacy::Plain).then_some(c.server_points());
+        let points = (c.privacy() != Privacy::Plain).then_some(s.points());
         Server::new(
             points,
             self.quantizer.clone(),

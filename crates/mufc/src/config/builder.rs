@@ -1,0 +1,321 @@
+//! The unchecked builder of a configuration, [`FederationConfig`]: its
+//! defaults and one setter per setting. Checking it into a
+//! [`ValidConfig`](crate::ValidConfig) is in [`super::validate`].
+
+use super::channel::Channel;
+#[cfg(doc)]
+use super::names::Masking;
+use super::names::{ClientTraining, ServerPoints};
+use super::parts::{ClientConfig, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, ServerConfig};
+
+/// The configuration of a federation, unchecked; [`validate`](Self::validate)
+/// turns it into a [`ValidConfig`](crate::ValidConfig).
+///
+/// Defaults follow the paper where it has one: clients run K-means++
+/// seeding only, `gamma = 1/sqrt(n)` (n the total number of points at
+/// construction), SCMA over the cheapest field with one extra check
+/// syndrome, masks from an offline dealer. Two defaults differ, both for
+/// cheap exact unlearning: server points are bin centres with weights
+/// (the paper's default is uniform samples, [`ServerPoints::Uniform`]), and
+/// the server's K-means is [`seeding::ExactKMeans`] (tolerance `1e-4`, at
+/// most 300 iterations, one run).
+///
+/// The privacy policies of docs/threat-model.md §6 are on: the server sums
+/// the messages of at least [`DEFAULT_MIN_CLIENTS`] clients
+/// ([`Self::min_clients`]), and an unlearning round changes the messages of
+/// at least [`DEFAULT_MIN_UPDATING_CLIENTS`] clients: removal requests wait
+/// until enough clients have one ([`Self::min_updating_clients`]).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Channel, FederationConfig, Masks, Scma, ServerPoints};
+///
+/// // The paper's non-iid Gaussian setup: K = 10 at the server, K' = 3 per client.
+/// let config = FederationConfig::new(10)
+///     .client_k(3)
+///     .channel(Channel::Scma(Scma::field(Masks::Dealer)))
+///     .server_points(ServerPoints::Centers)
+///     .restarts(3)
+///     .seed(2023)
+///     .validate()?;
+/// assert_eq!(config.client_k(), 3);
+/// assert_eq!(config.gamma(), None); // 1/sqrt(n), resolved by the federation
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FederationConfig {
+    pub(super) client: ClientConfig,
+    pub(super) server: ServerConfig,
+    pub(super) channel: Channel,
+    pub(super) gamma: Option<f64>,
+    pub(super) shift: bool,
+    pub(super) seed: u64,
+    pub(super) allow_fewer_distinct: bool,
+    pub(super) parallel: bool,
+    pub(super) record_messages: bool,
+    pub(super) insecure_deterministic_masks: bool,
+    pub(super) max_points: Option<u64>,
+}
+
+impl FederationConfig {
+    /// `k` clusters at the server (and, unless [`Self::client_k`] says
+    /// otherwise, at every client); every other setting at its default.
+    pub fn new(k: usize) -> Self {
+        Self {
+            client: ClientConfig {
+                k: None,
+                training: ClientTraining::Seeding,
+                tolerance: 1e-4,
+                max_iterations: 300,
+            },
+            server: ServerConfig {
+                k,
+                points: ServerPoints::Centers,
+                tolerance: 1e-4,
+                max_iterations: 300,
+                restarts: 1,
+                min_clients: DEFAULT_MIN_CLIENTS,
+                min_updating_clients: DEFAULT_MIN_UPDATING_CLIENTS,
+            },
+            channel: Channel::default(),
+            gamma: None,
+            shift: false,
+            seed: 0,
+            allow_fewer_distinct: false,
+            parallel: true,
+            record_messages: false,
+            insecure_deterministic_masks: false,
+            max_points: None,
+        }
+    }
+
+    /// The number of clusters each client finds (the paper's `K'` for
+    /// non-iid splits; default: the server's `k`). The sketch capacity is
+    /// `t = client_k * L`.
+    #[must_use]
+    pub fn client_k(mut self, k: usize) -> Self {
+        self.client.k = Some(k);
+        self
+    }
+
+    /// The quantization step gamma (`B = ceil(1/gamma)` bins per axis).
+    /// Default: `1/sqrt(n)` with `n` the total number of points when the
+    /// federation is built.
+    #[must_use]
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.gamma = Some(gamma);
+        self
+    }
+
+    /// Whether the grid is shifted by a random offset per axis (Ginart et
+    /// al. 2019; Appendix H, footnote 2), drawn from the federation seed.
+    /// Default `false`.
+    #[must_use]
+    pub fn shift(mut self, shift: bool) -> Self {
+        self.shift = shift;
+        self
+    }
+
+    /// How clients tell the server about their clusters, and with which
+    /// masks (default: SCMA over the cheapest field, dealer masks).
+    #[must_use]
+    pub fn channel(mut self, channel: Channel) -> Self {
+        self.channel = channel;
+        self
+    }
+
+    /// The server's points.
+    #[must_use]
+    pub fn server_points(mut self, server_points: ServerPoints) -> Self {
+        self.server.points = server_points;
+        self
+    }
+
+    /// What the clients run.
+    #[must_use]
+    pub fn client_training(mut self, training: ClientTraining) -> Self {
+        self.client.training = training;
+        self
+    }
+
+    /// The relative tolerance of the server's Lloyd iterations (see
+    /// [`seeding::KMeansParams::tolerance`]; default `1e-4`).
+    #[must_use]
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.server.tolerance = tolerance;
+        self
+    }
+
+    /// The server's iteration cap (default 300).
+    #[must_use]
+    pub fn max_iterations(mut self, max_iterations: usize) -> Self {
+        self.server.max_iterations = max_iterations;
+        self
+    }
+
+    /// The number of runs of the server's K-means, the best kept (default
+    /// 1; every run is updated on unlearning).
+    #[must_use]
+    pub fn restarts(mut self, restarts: usize) -> Self {
+        self.server.restarts = restarts;
+        self
+    }
+
+    /// The tolerance of the clients' Lloyd iterations in
+    /// [`ClientTraining::Full`] (default `1e-4`).
+    #[must_use]
+    pub fn client_tolerance(mut self, tolerance: f64) -> Self {
+        self.client.tolerance = tolerance;
+        self
+    }
+
+    /// The clients' iteration cap in [`ClientTraining::Full`] (default 300).
+    #[must_use]
+    pub fn client_max_iterations(mut self, max_iterations: usize) -> Self {
+        self.client.max_iterations = max_iterations;
+        self
+    }
+
+    /// The federation seed: every client seed, the server's seed, the
+    /// samples in bins and the simulated dropouts derive from it (default
+    /// 0). The masks do not, unless
+    /// [`Self::insecure_deterministic_masks`] says so.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Whether clients with fewer distinct points than their `k` are
+    /// accepted (they then find fewer clusters). Default `false`: such a
+    /// client is an error. Removals never fail for this reason; a client
+    /// that drops below `k` distinct points simply finds fewer clusters,
+    /// which is what a federation built with this flag set on the remaining
+    /// data holds.
+    #[must_use]
+    pub fn allow_fewer_distinct(mut self, allow: bool) -> Self {
+        self.allow_fewer_distinct = allow;
+        self
+    }
+
+    /// The fewest clients whose messages the server may sum (default
+    /// [`DEFAULT_MIN_CLIENTS`], 3; docs/threat-model.md P4). The sum of two
+    /// clients reveals each to the other, and in general the server plus
+    /// `m - 1` colluding clients learn the last client of an `m`-client
+    /// aggregate (docs/threat-model.md §2.1).
+    ///
+    /// A federation of fewer clients is refused when it is built, a
+    /// removal request that would leave fewer (but not zero) clients is
+    /// refused, and a [`Masking::SecAgg`] round whose dropouts leave fewer
+    /// included clients fails: [`MufcError::TooFewClients`](crate::MufcError::TooFewClients) or
+    /// [`MufcError::TooManyDropouts`](crate::MufcError::TooManyDropouts), and nothing changes (but for the
+    /// round counter of a round that started). With [`Masking::SecAgg`]
+    /// the protocol's own threshold applies too.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Federation, FederationConfig, MufcError};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let two: Vec<Dataset> = (0..2)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+    /// assert_eq!(config.min_clients(), 3);
+    /// let err = Federation::new(two.clone(), &config).unwrap_err();
+    /// assert_eq!(err, MufcError::TooFewClients { clients: 2, min_clients: 3 });
+    /// // Accepting that the two clients learn each other's histogram:
+    /// let fed = Federation::new(two, &config.into_builder().min_clients(2).validate()?)?;
+    /// assert_eq!(fed.clients().len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn min_clients(mut self, m: usize) -> Self {
+        self.server.min_clients = m;
+        self
+    }
+
+    /// The fewest clients whose message an unlearning round may change
+    /// (default [`DEFAULT_MIN_UPDATING_CLIENTS`], 2; docs/threat-model.md
+    /// U3): the difference of two aggregates is the change of the clients
+    /// that updated, so a round in which one client alone changes reveals
+    /// that change to the server (for a removed point that is not a seed,
+    /// the bin it counted in).
+    ///
+    /// [`Federation::remove`](crate::Federation::remove) keeps a request
+    /// that, with the requests already pending, names fewer clients as
+    /// pending ([`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred)):
+    /// the model does not change until the pending requests name enough
+    /// clients, and then one round applies them all.
+    /// [`Federation::flush`](crate::Federation::flush) applies what is
+    /// pending at once, with a warning in the report. `1` applies every
+    /// request at once (the report's
+    /// [`lone_update`](crate::RemovalReport::lone_update) and
+    /// [`privacy_warning`](crate::RemovalReport::privacy_warning) then say
+    /// when a single client changed).
+    #[must_use]
+    pub fn min_updating_clients(mut self, m: usize) -> Self {
+        self.server.min_updating_clients = m;
+        self
+    }
+
+    /// Whether clients run in parallel (with the `parallel` feature;
+    /// default `true`). The results are the same bits either way.
+    #[must_use]
+    pub fn parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// Whether the federation keeps the wire frames of the last round, for
+    /// inspection (default `false`).
+    #[must_use]
+    pub fn record_messages(mut self, record: bool) -> Self {
+        self.record_messages = record;
+        self
+    }
+
+    /// **Insecure; for tests and reproduction only.** Whether the secrets
+    /// of every aggregation round (the session id, the dealer's masks, the
+    /// clients' key pairs, the SecAgg self-mask seeds, Shamir polynomials
+    /// and SecAgg+ graph) derive from the federation seed and the round
+    /// number instead of the operating system's random source (default
+    /// `false`: fresh secrets every round).
+    ///
+    /// With it, anyone who knows the seed knows every mask, and a round
+    /// number that runs twice (a reloaded older save serving another
+    /// request) masks two different inputs with the same masks: their
+    /// difference reveals the difference of the inputs. The models do not
+    /// depend on it: masks cancel in the sum, and data, seeding, K-means
+    /// and simulated dropouts derive from the seed either way.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::FederationConfig;
+    ///
+    /// let c = FederationConfig::new(3).validate()?;
+    /// assert!(!c.insecure_deterministic_masks());
+    /// let c = c.into_builder().insecure_deterministic_masks(true).validate()?;
+    /// assert!(c.insecure_deterministic_masks());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    #[must_use]
+    pub fn insecure_deterministic_masks(mut self, deterministic: bool) -> Self {
+        self.insecure_deterministic_masks = deterministic;
+        self
+    }
+
+    /// The public bound on the total count, which fixes the count policy
+    /// and with it the field. Default: the number of points when the
+    /// federation is built (removals only lower it).
+    #[must_use]
+    pub fn max_points(mut self, n: u64) -> Self {
+        self.max_points = Some(n);
+        self
+    }
+}

@@ -1,0 +1,139 @@
+//! The checked configuration, [`ValidConfig`], and its accessors: the
+//! client, server and channel parts, the settings outside them, and
+//! shortcuts to the part settings read in many places.
+
+use super::builder::FederationConfig;
+use super::channel::Channel;
+use super::names::{ClientTraining, Privacy};
+use super::parts::{ClientConfig, ServerConfig};
+
+/// A checked [`FederationConfig`]; [`Federation::new`](crate::Federation::new)
+/// takes only these. A federation's own config
+/// ([`Federation::config`](crate::Federation::config)) has `gamma` and
+/// `max_points` resolved, so that a federation built from it on other data
+/// uses the same grid and the same field: that is how to retrain from
+/// scratch for comparison.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Channel, FederationConfig, Privacy};
+///
+/// let c = FederationConfig::new(4).gamma(0.1).channel(Channel::Plain).validate()?;
+/// assert_eq!(c.server().k(), 4);
+/// assert_eq!(c.client_k(), 4);
+/// assert_eq!(c.gamma(), Some(0.1));
+/// assert_eq!(c.privacy(), Privacy::Plain);
+/// // Back to the builder, to change a setting.
+/// let c2 = c.into_builder().seed(7).validate()?;
+/// assert_eq!(c2.seed(), 7);
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ValidConfig(pub(super) FederationConfig);
+
+impl ValidConfig {
+    /// The unchecked builder, to change settings.
+    pub fn into_builder(self) -> FederationConfig {
+        self.0
+    }
+    /// The client part.
+    pub fn client(&self) -> &ClientConfig {
+        &self.0.client
+    }
+    /// The server part.
+    pub fn server(&self) -> &ServerConfig {
+        &self.0.server
+    }
+    /// The channel part.
+    pub fn channel(&self) -> &Channel {
+        &self.0.channel
+    }
+
+    // The settings outside the parts (grid, seed, run options), and
+    // shortcuts to the parts' settings read in many places (the others:
+    // through `client()`, `server()` and `channel()`).
+
+    /// Each client's number of clusters.
+    pub fn client_k(&self) -> usize {
+        self.0.client.k.unwrap_or(self.0.server.k)
+    }
+    /// The grid step, if set (else `1/sqrt(n)` at construction).
+    pub fn gamma(&self) -> Option<f64> {
+        self.0.gamma
+    }
+    /// Whether the grid is randomly shifted.
+    pub fn shift(&self) -> bool {
+        self.0.shift
+    }
+    /// The privacy mode ([`Channel::privacy`]).
+    pub fn privacy(&self) -> Privacy {
+        self.0.channel.privacy()
+    }
+    /// What the clients run.
+    pub fn client_training(&self) -> ClientTraining {
+        self.0.client.training
+    }
+    /// The federation seed.
+    pub fn seed(&self) -> u64 {
+        self.0.seed
+    }
+    /// `r`, the extra check syndromes ([`Channel::extra_syndromes`]).
+    pub fn extra_syndromes(&self) -> usize {
+        self.0.channel.extra_syndromes()
+    }
+    /// Whether clients with fewer distinct points than `k` are accepted.
+    pub fn allow_fewer_distinct(&self) -> bool {
+        self.0.allow_fewer_distinct
+    }
+    /// The fewest clients in an aggregate the server sees
+    /// ([`FederationConfig::min_clients`]).
+    pub fn min_clients(&self) -> usize {
+        self.0.server.min_clients
+    }
+    /// The fewest clients whose message an unlearning round may change
+    /// ([`FederationConfig::min_updating_clients`]).
+    pub fn min_updating_clients(&self) -> usize {
+        self.0.server.min_updating_clients
+    }
+    /// Whether clients run in parallel.
+    pub fn parallel(&self) -> bool {
+        self.0.parallel
+    }
+    /// Whether the last round's frames are kept.
+    pub fn record_messages(&self) -> bool {
+        self.0.record_messages
+    }
+    /// Whether the round secrets derive from the seed (insecure, see
+    /// [`FederationConfig::insecure_deterministic_masks`]).
+    pub fn insecure_deterministic_masks(&self) -> bool {
+        self.0.insecure_deterministic_masks
+    }
+    /// The bound on the total count, if set.
+    pub fn max_points(&self) -> Option<u64> {
+        self.0.max_points
+    }
+
+    /// This config with `gamma` and `max_points` fixed.
+    pub(crate) fn resolved(&self, gamma: f64, max_points: u64) -> Self {
+        let mut c = self.0.clone();
+        c.gamma = Some(gamma);
+        c.max_points = Some(max_points);
+        Self(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolved_config_fixes_gamma_and_the_bound() {
+        let c = FederationConfig::new(3).validate().unwrap();
+        assert_eq!((c.gamma(), c.max_points()), (None, None));
+        let r = c.resolved(0.25, 40);
+        assert_eq!((r.gamma(), r.max_points()), (Some(0.25), Some(40)));
+        assert_eq!(r.clone().into_builder().validate().unwrap(), r);
+    }
+}

@@ -1,0 +1,86 @@
+//! Checking a configuration: [`FederationConfig::validate`], and the
+//! deserialization of a [`ValidConfig`], which validates too, so that the
+//! only ways into a [`ValidConfig`] check every setting.
+
+use super::builder::FederationConfig;
+#[cfg(doc)]
+use super::channel::Channel;
+use super::valid::ValidConfig;
+use crate::MufcResult;
+use crate::error::config_error;
+
+impl FederationConfig {
+    /// Checks every setting.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) naming
+    /// the setting: `k` or `client_k` zero, `gamma` not finite and
+    /// positive, a tolerance negative or not finite, an iteration cap or
+    /// restart count of zero, `max_points` zero, `min_clients` or
+    /// `min_updating_clients` zero, a SecAgg dropout rate or colluding
+    /// fraction outside `[0, 1)`. Combinations that cannot work (SecAgg in
+    /// the integer ring or the plain mode, dropouts without SecAgg) cannot
+    /// be written: see [`Channel`].
+    pub fn validate(self) -> MufcResult<ValidConfig> {
+        if self.server.k == 0 {
+            return Err(config_error("k", "the server needs at least one cluster"));
+        }
+        if self.client.k == Some(0) {
+            return Err(config_error(
+                "client_k",
+                "clients need at least one cluster",
+            ));
+        }
+        if let Some(g) = self.gamma
+            && !(g > 0.0 && g.is_finite())
+        {
+            return Err(config_error(
+                "gamma",
+                format!("{g} is not finite and positive"),
+            ));
+        }
+        for (name, t) in [
+            ("tolerance", self.server.tolerance),
+            ("client_tolerance", self.client.tolerance),
+        ] {
+            if !(t >= 0.0 && t.is_finite()) {
+                return Err(config_error(
+                    name,
+                    format!("{t} is not finite and non-negative"),
+                ));
+            }
+        }
+        for (name, v) in [
+            ("max_iterations", self.server.max_iterations),
+            ("client_max_iterations", self.client.max_iterations),
+            ("restarts", self.server.restarts),
+        ] {
+            if v == 0 {
+                return Err(config_error(name, "must be at least 1"));
+            }
+        }
+        if self.max_points == Some(0) {
+            return Err(config_error("max_points", "must be at least 1"));
+        }
+        for (name, m) in [
+            ("min_clients", self.server.min_clients),
+            ("min_updating_clients", self.server.min_updating_clients),
+        ] {
+            if m == 0 {
+                return Err(config_error(name, "must be at least 1"));
+            }
+        }
+        self.channel.validate()?;
+        Ok(ValidConfig(self))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for ValidConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        FederationConfig::deserialize(d)?
+            .validate()
+            .map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,36 @@
+//! The body of a saved federation, the postcard part of the file: what
+//! is stored, written from references ([`ReprRef`]) and read into owned
+//! values ([`Repr`]). The two must list the same fields, in the same order
+//! and of the same types: that is the format.
+
+use num_bigint::BigUint;
+use seeding::{Dataset, PointId};
+use serde::{Deserialize, Serialize};
+
+use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig};
+
+#[derive(Serialize)]
+pub(super) struct ReprRef<'a> {
+    pub(super) config: &'a ValidConfig,
+    pub(super) dim: usize,
+    pub(super) clients: Vec<(ClientId, &'a Dataset, &'a [PointId])>,
+    pub(super) counts: Vec<(&'a BigUint, u64)>,
+    pub(super) capacity: Option<usize>,
+    pub(super) rounds: u64,
+    pub(super) fit_report: &'a FitReport,
+    pub(super) history: &'a [RemovalReport],
+    pub(super) pending: &'a [PendingRequest],
+}
+
+#[derive(Deserialize)]
+pub(super) struct Repr {
+    pub(super) config: ValidConfig,
+    pub(super) dim: usize,
+    pub(super) clients: Vec<(ClientId, Dataset, Vec<PointId>)>,
+    pub(super) counts: Vec<(BigUint, u64)>,
+    pub(super) capacity: Option<usize>,
+    pub(super) rounds: u64,
+    pub(super) fit_report: FitReport,
+    pub(super) history: Vec<RemovalReport>,
+    pub(super) pending: Vec<PendingRequest>,
+}

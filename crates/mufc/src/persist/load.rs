@@ -1,0 +1,202 @@
+//! Loading a federation: the file's header, length and checksum are
+//! checked ([`super::format`]), then the body is parsed, checked against
+//! itself, and the clients and the server are rebuilt from it and checked
+//! against the stored seeds and counts ([`Federation::from_bytes`],
+//! [`Federation::load`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use num_bigint::BigUint;
+use seeding::PointId;
+
+use super::body::Repr;
+use super::format::{bad, corrupt, open};
+use crate::federation::Setup;
+use crate::server::decode::Decoded;
+use crate::server::{InputChange, PlainCentroids};
+use crate::{ClientId, Federation, MufcResult};
+#[cfg(doc)]
+use crate::{MufcError, PersistError};
+
+/// The largest dimension a saved federation without clients may state.
+const MAX_DIM_WITHOUT_DATA: usize = 1 << 20;
+
+impl Federation {
+    /// A federation from [`Self::to_bytes`]: the header, length and
+    /// checksum are checked first (see the `persist` module docs), then
+    /// the clients' clusterings and the server's K-means are rebuilt and
+    /// checked against the stored seeds and counts.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`] for bytes that are not a saved
+    /// federation (no magic) or whose stored seeds or counts do not match
+    /// the rebuilt state; [`MufcError::Persist`] with
+    /// [`PersistError::Truncated`] for bytes cut short,
+    /// [`PersistError::Corrupt`] for a checksum mismatch, trailing bytes
+    /// or an unparsable body, [`PersistError::UnsupportedVersion`] for
+    /// another format version (versions 1 and 2 included); the validation
+    /// errors of [`Self::with_ids`] for invalid contents.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Federation, FederationConfig, MufcError, PersistError};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
+    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
+    /// let mut bytes = fed.to_bytes()?;
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x04");
+    /// // One flipped bit: refused, never another federation.
+    /// bytes[40] ^= 4;
+    /// assert!(matches!(
+    ///     Federation::from_bytes(&bytes),
+    ///     Err(MufcError::Persist(PersistError::Corrupt { .. }))
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> MufcResult<Self> {
+        let body = open(bytes)?;
+        let (r, rest): (Repr, &[u8]) = postcard::take_from_bytes(body)
+            .map_err(|e| corrupt(format!("the checked contents do not parse: {e}")))?;
+        if !rest.is_empty() {
+            return Err(corrupt(format!(
+                "{} bytes after the checked contents",
+                rest.len()
+            )));
+        }
+        // The stored dimension sizes the quantizer's grid before any data
+        // is looked at: it must be the data's (a crafted file with a valid
+        // checksum may say anything; a huge value aborted the process).
+        if let Some((id, d, _)) = r.clients.iter().find(|(_, d, _)| d.dim() != r.dim) {
+            return Err(corrupt(format!(
+                "client {id}'s data has dimension {}, the file says {}",
+                d.dim(),
+                r.dim
+            )));
+        }
+        // With no client left there is no data to check it against: a
+        // dimension beyond 2^20 (an 8 MiB grid) is refused rather than
+        // allocated.
+        if r.clients.is_empty() && r.dim > MAX_DIM_WITHOUT_DATA {
+            return Err(corrupt(format!(
+                "dimension {} with no client to check it against",
+                r.dim
+            )));
+        }
+        // Saving writes the capacity of the training report: a file whose
+        // two copies disagree would load, then save something else.
+        let reported = r.fit_report.sketch.as_ref().map(|s| s.capacity);
+        if r.capacity != reported {
+            return Err(corrupt(format!(
+                "the stored sketch capacity {:?} is not the report's {:?}",
+                r.capacity, reported
+            )));
+        }
+        let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
+            .clients
+            .iter()
+            .map(|(id, _, s)| (*id, s.clone()))
+            .collect();
+        let setup = Setup::restore(
+            r.clients.into_iter().map(|(id, d, _)| (id, d)).collect(),
+            &r.config,
+            r.dim,
+        )?;
+        let fitted = setup.fit_clients()?;
+        let clients: Vec<_> = fitted.into_iter().map(|(c, _)| c).collect();
+        for c in &clients {
+            if stored_seeds.get(&c.id()).map(Vec::as_slice) != Some(c.seed_ids()) {
+                return Err(bad(format!(
+                    "client {} does not reproduce its stored seeds",
+                    c.id()
+                )));
+            }
+        }
+        let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
+        let mut server = setup.server()?;
+        let mut aggregation = setup.aggregation(r.capacity)?;
+        let change = match &mut aggregation {
+            Some(agg) => {
+                // The decoded aggregate of the last round is the plain sum
+                // of the histograms of the clients it included (all of
+                // them unless some dropped out).
+                let included: BTreeSet<ClientId> = r
+                    .history
+                    .last()
+                    .map_or(&r.fit_report.included, |h| &h.included)
+                    .iter()
+                    .copied()
+                    .collect();
+                let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
+                for c in clients.iter().filter(|c| included.contains(&c.id())) {
+                    for (b, n) in c.histogram() {
+                        let e = sum.entry(b.clone()).or_insert(0);
+                        *e = e.saturating_add(*n);
+                    }
+                }
+                if sum != counts {
+                    return Err(bad(
+                        "the stored counts are not the sum of the included clients' histograms",
+                    ));
+                }
+                agg.restore_last(&counts)?;
+                agg.set_rounds(r.rounds);
+                InputChange::Counts(Decoded::Full(counts.into_iter().collect()))
+            }
+            None => InputChange::Plain(
+                clients
+                    .iter()
+                    .map(|c| {
+                        (
+                            PlainCentroids {
+                                client: c.id(),
+                                centroids: nalgebra::DMatrix::zeros(setup.dim, 0),
+                                sizes: Vec::new(),
+                            },
+                            PlainCentroids {
+                                client: c.id(),
+                                centroids: c.centroid_matrix(),
+                                sizes: c.sizes().to_vec(),
+                            },
+                        )
+                    })
+                    .collect(),
+            ),
+        };
+        server.apply(server.plan(change)?)?;
+        let fed = Self::from_parts(
+            setup,
+            clients,
+            aggregation,
+            server,
+            r.fit_report,
+            r.history,
+            r.pending,
+        );
+        // The pending requests must still name points the clients hold,
+        // each once.
+        fed.merged(None).map_err(|e| {
+            bad(format!(
+                "the pending removal requests do not fit the clients: {e}"
+            ))
+        })?;
+        Ok(fed)
+    }
+
+    /// Loads a federation saved by [`Self::save`] (any length field is
+    /// checked against the file's size before use).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::from_bytes`], plus [`MufcError::Persistence`] for I/O
+    /// errors.
+    pub fn load(path: impl AsRef<Path>) -> MufcResult<Self> {
+        let bytes = std::fs::read(path.as_ref())
+            .map_err(|e| bad(format!("cannot read {}: {e}", path.as_ref().display())))?;
+        Self::from_bytes(&bytes)
+    }
+}
