@@ -65,7 +65,7 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
         assert_eq!(info.modulus_bits, 61);
         let max_points = fed.config().max_points().unwrap();
         let params = SketchParams::new(info.capacity, fed.quantizer().unwrap().num_bins().clone())
-            .with_extra(fed.config().extra_syndromes())
+            .with_extra(fed.config().channel().as_scma().unwrap().extra())
             .with_counts(CountPolicy::unsigned(max_points))
             .validate(Mersenne61)
             .unwrap();

@@ -1,7 +1,7 @@
 //! The secure aggregation of the clients' histograms (Algorithm 2 of the
 //! paper, SCMA), in its three flavours, and the masks that hide each
 //! client's sketch: dealt zero-sum masks, pairwise masks, or a whole run of
-//! the dropout-tolerant protocol ([`Masking::SecAgg`], in `secure`), which
+//! the dropout-tolerant protocol ([`Masking::SecAgg`](crate::Masking::SecAgg), in `secure`), which
 //! masks inside the protocol and sums only the clients it includes.
 //!
 //! Every round is a fresh round of the protocol: every current client
@@ -29,7 +29,7 @@
 //! # Masks are never reused
 //!
 //! Every round is a fresh protocol session: its session id, the dealer's
-//! masks, the clients' key pairs, and in [`Masking::SecAgg`] the self-mask
+//! masks, the clients' key pairs, and in [`Masking::SecAgg`](crate::Masking::SecAgg) the self-mask
 //! seeds, Shamir polynomials and SecAgg+ graph come from a 256-bit secret
 //! drawn from the operating system's random source for that round alone
 //! ([`RoundSecrets`]). So two rounds never share a mask, whatever happens
@@ -55,7 +55,7 @@ use syndrome_agg::{
 
 use crate::ids::derive_bytes;
 use crate::server::decode::DeltaCheck;
-use crate::{ClientId, Masking, MufcError, MufcResult, Privacy, SecAggGraph};
+use crate::{ClientId, Masks, MufcError, MufcResult, Scma};
 use masks::MaskSource;
 use run::RoundRun;
 use secrets::{RoundSecrets, SecretSource};
@@ -132,21 +132,17 @@ pub(crate) struct Aggregation {
 
 /// The settings an aggregation is built from.
 pub(crate) struct AggregationSpec<'a> {
-    pub(crate) privacy: Privacy,
-    pub(crate) masking: Masking,
+    /// The channel's sketch and masks (the plain mode has no aggregation:
+    /// it cannot be written here).
+    pub(crate) scma: &'a Scma,
     pub(crate) seed: u64,
     pub(crate) deterministic_masks: bool,
     pub(crate) capacity: usize,
-    pub(crate) extra: usize,
     pub(crate) num_bins: &'a BigUint,
     pub(crate) max_points: u64,
-    pub(crate) integer_max_capacity: usize,
     pub(crate) min_clients: usize,
     pub(crate) parallel: bool,
     pub(crate) record: bool,
-    pub(crate) dropout: f64,
-    pub(crate) colluding: f64,
-    pub(crate) secagg_graph: SecAggGraph,
 }
 
 /// Bits of `T N^(2t + r - 1)` (the integer scheme's modulus), computed from
@@ -187,22 +183,21 @@ impl Aggregation {
     pub(crate) fn new(spec: &AggregationSpec<'_>, clients: &[ClientId]) -> MufcResult<Self> {
         let t = spec.capacity;
         let n = spec.max_points;
-        let sketch = SketchParams::new(t, spec.num_bins.clone()).with_extra(spec.extra);
-        let (params, delta) = match spec.privacy {
-            Privacy::Scma => paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?,
-            Privacy::ScmaWide => {
+        let extra = spec.scma.extra();
+        let sketch = SketchParams::new(t, spec.num_bins.clone()).with_extra(extra);
+        let (params, delta) = match spec.scma {
+            Scma::Field { .. } => paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?,
+            Scma::Wide { .. } => {
                 let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
                 paired(Scheme::WideKeys { hash_key }, sketch, spec.num_bins, n)?
             }
-            Privacy::ScmaInteger => {
-                if t > spec.integer_max_capacity {
-                    let k = integer_modulus_bits(t, spec.extra, spec.num_bins, n);
-                    let m = (t as u64)
-                        .saturating_mul(2)
-                        .saturating_add(spec.extra as u64);
+            Scma::Integer { max_capacity, .. } => {
+                if t > *max_capacity {
+                    let k = integer_modulus_bits(t, extra, spec.num_bins, n);
+                    let m = (t as u64).saturating_mul(2).saturating_add(extra as u64);
                     return Err(MufcError::IntegerDecoderTooLarge {
                         capacity: t,
-                        max: spec.integer_max_capacity,
+                        max: *max_capacity,
                         sketch_bits: m.saturating_mul(k),
                         syndrome_bits: k,
                     });
@@ -211,28 +206,18 @@ impl Aggregation {
                 let params = AnyParams::new(Scheme::Integer, sketch.with_counts(counts));
                 (params.validate()?, None)
             }
-            Privacy::Plain => {
-                return Err(crate::error::config_error(
-                    "privacy",
-                    "the plain mode has no secure aggregation",
-                ));
-            }
         };
-        let masking = match spec.masking {
-            Masking::Dealer => MaskSource::Dealer,
-            Masking::Pairwise => MaskSource::Pairwise,
-            Masking::SecAgg => {
-                if spec.privacy == Privacy::ScmaInteger {
-                    return Err(crate::error::config_error(
-                        "masking",
-                        "secagg needs a field; the integer scheme works in a ring",
-                    ));
-                }
+        // The integer ring's masks have no SecAgg variant: a SecAgg round
+        // always has a field.
+        let masking = match spec.scma.masks() {
+            Masks::Dealer => MaskSource::Dealer,
+            Masks::Pairwise => MaskSource::Pairwise,
+            Masks::SecAgg(options) => {
                 let settings = SecAggSettings {
                     seed: spec.seed,
-                    dropout: spec.dropout,
-                    colluding: spec.colluding,
-                    graph: spec.secagg_graph,
+                    dropout: options.dropout_rate(),
+                    colluding: options.colluding_fraction(),
+                    graph: options.neighbourhood(),
                     min_clients: spec.min_clients,
                 };
                 // Refuse rates no parameters suit before any round runs.

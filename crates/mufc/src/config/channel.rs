@@ -426,65 +426,19 @@ impl Channel {
         }
     }
 
-    /// The masking's name ([`Masking::Dealer`] for the plain mode, which
-    /// has none).
-    pub fn masking(&self) -> Masking {
-        self.masks().masking()
-    }
-
-    /// The masks ([`Masks::Dealer`] for the plain mode, which has none).
-    pub fn masks(&self) -> Masks {
+    /// The SCMA part, its sketch and masks; `None` for the plain mode,
+    /// which has neither.
+    pub fn as_scma(&self) -> Option<&Scma> {
         match self {
-            Self::Plain => Masks::Dealer,
-            Self::Scma(s) => s.masks(),
-        }
-    }
-
-    /// The SecAgg options, with [`Masks::SecAgg`].
-    pub fn secagg(&self) -> Option<SecAggOptions> {
-        match self.masks() {
-            Masks::SecAgg(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// The dropout rate (0 without SecAgg).
-    pub fn dropout(&self) -> f64 {
-        self.secagg().map_or(0.0, |o| o.dropout)
-    }
-
-    /// The colluding fraction ([`DEFAULT_COLLUDING`] without SecAgg).
-    pub fn colluding(&self) -> f64 {
-        self.secagg().unwrap_or_default().colluding
-    }
-
-    /// The SecAgg neighbourhood graph ([`SecAggGraph::Complete`] without
-    /// SecAgg).
-    pub fn secagg_graph(&self) -> SecAggGraph {
-        self.secagg().unwrap_or_default().graph
-    }
-
-    /// `r`, the extra check syndromes (the default for the plain mode).
-    pub fn extra_syndromes(&self) -> usize {
-        match self {
-            Self::Plain => syndrome_agg::DEFAULT_EXTRA,
-            Self::Scma(s) => s.extra(),
-        }
-    }
-
-    /// The integer decoder's capacity cap (the default unless
-    /// [`Scma::Integer`]).
-    pub fn integer_max_capacity(&self) -> usize {
-        match self {
-            Self::Scma(Scma::Integer { max_capacity, .. }) => *max_capacity,
-            _ => DEFAULT_INTEGER_MAX_CAPACITY,
+            Self::Plain => None,
+            Self::Scma(s) => Some(s),
         }
     }
 
     pub(super) fn validate(&self) -> MufcResult<()> {
-        match self.secagg() {
-            Some(o) => o.validate(),
-            None => Ok(()),
+        match self.as_scma().map(Scma::masks) {
+            Some(Masks::SecAgg(o)) => o.validate(),
+            _ => Ok(()),
         }
     }
 }
@@ -503,9 +457,8 @@ mod tests {
                 assert_eq!(c.is_err(), refused, "{p} {m}");
                 if let Ok(c) = c {
                     assert_eq!(c.privacy(), p);
-                    if p != Privacy::Plain {
-                        assert_eq!(c.masking(), m);
-                    }
+                    let masking = c.as_scma().map(|s| s.masks().masking());
+                    assert_eq!(masking, (p != Privacy::Plain).then_some(m));
                 }
             }
         }
@@ -513,6 +466,9 @@ mod tests {
         let err = Channel::from_choices(Privacy::Scma, Masking::Dealer, dropout).unwrap_err();
         assert!(err.to_string().contains("dropout"));
         let c = Channel::from_choices(Privacy::Scma, Masking::SecAgg, dropout).unwrap();
-        assert_eq!(c.dropout().to_bits(), 0.1f64.to_bits());
+        let Some(Masks::SecAgg(o)) = c.as_scma().map(Scma::masks) else {
+            panic!("expected SecAgg masks, got {c:?}");
+        };
+        assert_eq!(o.dropout_rate().to_bits(), 0.1f64.to_bits());
     }
 }

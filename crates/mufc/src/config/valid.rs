@@ -79,10 +79,6 @@ impl ValidConfig {
     pub fn seed(&self) -> u64 {
         self.0.seed
     }
-    /// `r`, the extra check syndromes ([`Channel::extra_syndromes`]).
-    pub fn extra_syndromes(&self) -> usize {
-        self.0.channel.extra_syndromes()
-    }
     /// Whether clients with fewer distinct points than `k` are accepted.
     pub fn allow_fewer_distinct(&self) -> bool {
         self.0.allow_fewer_distinct

@@ -13,7 +13,7 @@ use seeding::{Dataset, ExactKMeans, KMeansParams, Quantizer};
 use crate::aggregation::{Aggregation, AggregationSpec};
 use crate::client::LocalParams;
 use crate::ids::{client_seed, sample_seed, server_seed, shift_seed};
-use crate::{Client, ClientId, MufcError, MufcResult, Privacy, Server, ValidConfig, par};
+use crate::{Channel, Client, ClientId, MufcError, MufcResult, Privacy, Server, ValidConfig, par};
 
 /// Everything checked and derived before any client trains.
 pub(crate) struct Setup {
@@ -173,28 +173,21 @@ impl Setup {
     /// The aggregation, of capacity `client_k * L` unless given (a saved
     /// federation keeps its capacity).
     pub(crate) fn aggregation(&self, capacity: Option<usize>) -> MufcResult<Option<Aggregation>> {
-        let Some(q) = &self.quantizer else {
+        let c = &self.config;
+        let (Some(q), Channel::Scma(scma)) = (&self.quantizer, c.channel()) else {
             return Ok(None);
         };
-        let c = &self.config;
-        let channel = c.channel();
         let ids: Vec<ClientId> = self.clients.iter().map(|(id, _)| *id).collect();
         let spec = AggregationSpec {
-            privacy: c.privacy(),
-            masking: channel.masking(),
+            scma,
             seed: c.seed(),
             deterministic_masks: c.insecure_deterministic_masks(),
             capacity: capacity.unwrap_or_else(|| c.client_k().saturating_mul(ids.len())),
-            extra: c.extra_syndromes(),
             num_bins: q.num_bins(),
             max_points: c.max_points().unwrap_or(1),
-            integer_max_capacity: channel.integer_max_capacity(),
             min_clients: c.min_clients(),
             parallel: c.parallel(),
             record: c.record_messages(),
-            dropout: channel.dropout(),
-            colluding: channel.colluding(),
-            secagg_graph: channel.secagg_graph(),
         };
         Aggregation::new(&spec, &ids).map(Some)
     }
