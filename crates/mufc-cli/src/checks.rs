@@ -59,9 +59,9 @@ pub(crate) fn gamma(points: &DMatrix<f64>, gamma: f64, defaulted: bool) -> Resul
 }
 
 /// The dropout rate of `--masking secagg` against the number of clients,
-/// as the library plans the complete graph's protocol: `ceil(rate n)`
-/// dropouts, `c = floor(colluding n)` colluders, the threshold the least
-/// `t >= 2` with `2t > n + c`, and at least `t` clients must survive.
+/// as the library plans the complete graph's protocol
+/// ([`mufc::SecAggOptions::complete_graph_plan`]: `ceil(rate n)` dropouts,
+/// the threshold of a lying server), and at least `t` clients must survive.
 /// With `harary` the finder may choose a Harary graph with another
 /// threshold (and otherwise falls back to the complete graph, whose
 /// refusal names its numbers), so only a rate that leaves no client is
@@ -70,25 +70,15 @@ pub(crate) fn dropout(rate: f64, clients: usize, harary: bool) -> Result<(), Cli
     if rate <= 0.0 || clients < 2 {
         return Ok(());
     }
-    // Exact for the rates and client counts of a command line.
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
-    let (dropouts, colluding) = {
-        let n = clients as f64;
-        (
-            ((rate * n).ceil() as usize).min(clients),
-            (((mufc::DEFAULT_COLLUDING + 1e-12) * n).floor() as usize).min(clients - 1),
-        )
-    };
-    let threshold = ((clients + colluding) / 2 + 1).max(2);
+    let plan = mufc::SecAggOptions::new()
+        .dropout(rate)
+        .complete_graph_plan(clients)?;
+    let (dropouts, colluding, threshold) = (plan.dropouts, plan.colluders, plan.threshold);
     let survivors = clients - dropouts;
     let refused = if harary {
         survivors == 0
     } else {
-        survivors < threshold
+        !plan.survives()
     };
     if !refused {
         return Ok(());

@@ -8,13 +8,14 @@ mod builder;
 mod channel;
 mod names;
 mod parts;
+mod secagg;
 mod valid;
 mod validate;
 
 pub use builder::FederationConfig;
-pub use channel::{
-    Channel, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY, Masks, RingMasks, Scma, SecAggOptions,
-};
+pub use channel::{Channel, DEFAULT_INTEGER_MAX_CAPACITY, Masks, RingMasks, Scma};
 pub use names::{ClientTraining, Masking, Privacy, SecAggGraph, ServerPoints};
 pub use parts::{ClientConfig, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, ServerConfig};
+pub(crate) use secagg::planned_dropouts;
+pub use secagg::{DEFAULT_COLLUDING, SecAggOptions, SecAggPlan};
 pub use valid::ValidConfig;

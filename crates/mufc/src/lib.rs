@@ -21,7 +21,8 @@ pub use client::Client;
 pub use config::{
     Channel, ClientConfig, ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY,
     DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, Masking, Masks, Privacy,
-    RingMasks, Scma, SecAggGraph, SecAggOptions, ServerConfig, ServerPoints, ValidConfig,
+    RingMasks, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints,
+    ValidConfig,
 };
 pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;

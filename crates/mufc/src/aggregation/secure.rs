@@ -17,6 +17,7 @@ use syndrome_agg::secagg::{SessionConfig, Step};
 
 use super::round::MaskedInputs;
 use super::secrets::RoundSecrets;
+use crate::config::planned_dropouts;
 use crate::error::config_error;
 use crate::ids::dropout_draw;
 use crate::{ClientId, MufcError, MufcResult, SecAggGraph};
@@ -42,13 +43,12 @@ pub(crate) struct SecAggSettings {
     pub(crate) min_clients: usize,
 }
 
-/// The dropout fraction the parameters are planned for: the expected
-/// number of dropouts `rate n`, rounded up (the finder rounds down, which
-/// for small federations would plan for none).
+/// The dropout fraction the parameters are planned for: the planned
+/// dropouts ([`planned_dropouts`], `ceil(rate n)`) over `n`.
 fn planned_dropout(rate: f64, n: usize) -> f64 {
     #[allow(clippy::cast_precision_loss)] // n is far below 2^53
-    let n = n as f64;
-    (rate * n).ceil() / n
+    let f = planned_dropouts(rate, n) as f64 / n as f64;
+    f
 }
 
 /// What one run of the protocol gave.

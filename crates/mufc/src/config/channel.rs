@@ -5,16 +5,13 @@
 //! a ring (not SecAgg, whose Shamir sharing needs a field), and dropout and
 //! collusion rates exist only inside the SecAgg options.
 
-use super::names::{Masking, Privacy, SecAggGraph};
+use super::names::{Masking, Privacy};
+use super::secagg::SecAggOptions;
 use crate::MufcResult;
 use crate::error::config_error;
 
 /// The default cap on the capacity `t` of the Appendix K integer decoder.
 pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
-
-/// The default fraction of clients assumed to collude with the server in
-/// [`Masks::SecAgg`] ([`SecAggOptions::colluding`]).
-pub const DEFAULT_COLLUDING: f64 = 0.05;
 
 /// How clients tell the server about their clusters (Algorithm 1, line 3).
 ///
@@ -33,7 +30,7 @@ pub const DEFAULT_COLLUDING: f64 = 0.05;
 ///     .channel(Channel::Scma(Scma::field(Masks::SecAgg(secagg))))
 ///     .validate()?;
 /// assert_eq!(config.channel().privacy(), Privacy::Scma);
-/// assert_eq!(config.channel().dropout(), 0.1);
+/// assert_eq!(config.channel().as_scma().map(Scma::masks), Some(Masks::SecAgg(secagg)));
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -247,102 +244,6 @@ impl From<RingMasks> for Masks {
     }
 }
 
-/// The settings of [`Masks::SecAgg`]: the simulated dropout rate, the
-/// fraction of clients assumed to collude with the server, and the
-/// neighbourhood graph. Checked by
-/// [`FederationConfig::validate`](crate::FederationConfig::validate).
-///
-/// # Example
-///
-/// ```
-/// use mufc::{Channel, FederationConfig, Masks, MufcError, Scma, SecAggOptions};
-///
-/// let secagg = |rate| Channel::Scma(Scma::field(Masks::SecAgg(SecAggOptions::new().dropout(rate))));
-/// let c = FederationConfig::new(3).channel(secagg(0.2)).validate()?;
-/// assert_eq!(c.channel().dropout(), 0.2);
-/// let err = FederationConfig::new(3).channel(secagg(1.0)).validate();
-/// assert!(matches!(err, Err(MufcError::InvalidConfig { name: "dropout", .. })));
-/// # Ok::<(), MufcError>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct SecAggOptions {
-    dropout: f64,
-    colluding: f64,
-    graph: SecAggGraph,
-}
-
-impl Default for SecAggOptions {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl SecAggOptions {
-    /// No dropouts, [`DEFAULT_COLLUDING`] colluders, the complete graph.
-    pub fn new() -> Self {
-        Self {
-            dropout: 0.0,
-            colluding: DEFAULT_COLLUDING,
-            graph: SecAggGraph::Complete,
-        }
-    }
-
-    /// The probability that a client drops out of a round, in `[0, 1)`
-    /// (default 0). Each client that drops does so from one of the
-    /// protocol's steps (advertise keys, share keys, masked input,
-    /// unmasking), uniformly; draws are a function of the federation seed,
-    /// the round and the client (a simulation input, reproducible). A
-    /// failed round consumes its round number, so a retry draws afresh.
-    #[must_use]
-    pub fn dropout(mut self, rate: f64) -> Self {
-        self.dropout = rate;
-        self
-    }
-
-    /// The fraction of clients assumed to collude with the server, in
-    /// `[0, 1)` (default [`DEFAULT_COLLUDING`]), from which the threshold
-    /// is sized: `c = floor(fraction n)` colluders on the complete graph,
-    /// or the finder's bound on the colluders among one client's
-    /// neighbours on a Harary graph.
-    #[must_use]
-    pub fn colluding(mut self, fraction: f64) -> Self {
-        self.colluding = fraction;
-        self
-    }
-
-    /// The neighbourhood graph (default [`SecAggGraph::Complete`]).
-    #[must_use]
-    pub fn graph(mut self, graph: SecAggGraph) -> Self {
-        self.graph = graph;
-        self
-    }
-
-    /// The dropout rate.
-    pub fn dropout_rate(&self) -> f64 {
-        self.dropout
-    }
-
-    /// The colluding fraction.
-    pub fn colluding_fraction(&self) -> f64 {
-        self.colluding
-    }
-
-    /// The neighbourhood graph.
-    pub fn neighbourhood(&self) -> SecAggGraph {
-        self.graph
-    }
-
-    pub(super) fn validate(&self) -> MufcResult<()> {
-        for (name, r) in [("dropout", self.dropout), ("colluding", self.colluding)] {
-            if !(0.0..1.0).contains(&r) {
-                return Err(config_error(name, format!("{r} is not in [0, 1)")));
-            }
-        }
-        Ok(())
-    }
-}
-
 impl Channel {
     /// SCMA over the cheapest field (bin indices as keys) with `masks` and
     /// the default `r`: `Channel::Scma(Scma::field(masks))`.
@@ -376,7 +277,8 @@ impl Channel {
     /// use mufc::{Channel, Masking, Privacy, SecAggOptions};
     ///
     /// let c = Channel::from_choices(Privacy::ScmaWide, Masking::Pairwise, SecAggOptions::new())?;
-    /// assert_eq!((c.privacy(), c.masking()), (Privacy::ScmaWide, Masking::Pairwise));
+    /// let masking = c.as_scma().map(|s| s.masks().masking());
+    /// assert_eq!((c.privacy(), masking), (Privacy::ScmaWide, Some(Masking::Pairwise)));
     /// assert!(Channel::from_choices(Privacy::ScmaInteger, Masking::SecAgg, SecAggOptions::new()).is_err());
     /// # Ok::<(), mufc::MufcError>(())
     /// ```
@@ -385,7 +287,7 @@ impl Channel {
         masking: Masking,
         secagg: SecAggOptions,
     ) -> MufcResult<Self> {
-        if secagg.dropout > 0.0 && masking != Masking::SecAgg {
+        if secagg.dropout_rate() > 0.0 && masking != Masking::SecAgg {
             return Err(config_error(
                 "dropout",
                 format!("only the secagg masking survives dropouts (masking is {masking})"),
