@@ -34,7 +34,7 @@ use crate::cli::FedArgs;
 /// let cli = Cli::try_parse_from(["mufc", "run", "--privacy", "plain"]).unwrap();
 /// let Command::Run(a) = cli.command else { panic!() };
 /// let c = config(10, 3, 0.01, &a.fed, 7)?;
-/// assert_eq!((c.k(), c.client_k(), c.seed()), (10, 3, 7));
+/// assert_eq!((c.server().k(), c.client_k(), c.seed()), (10, 3, 7));
 /// assert_eq!(c.privacy(), mufc::Privacy::Plain);
 /// # Ok::<(), mufc_cli::CliError>(())
 /// ```
