@@ -206,7 +206,7 @@ pub enum Masks {
     /// pays one agreement per peer and round.
     Pairwise,
     /// The dropout-tolerant protocol of Bonawitz et al. 2017 (and SecAgg+,
-    /// Bell et al. 2020, with [`SecAggGraph::Harary`]); see [`Masking::SecAgg`]
+    /// Bell et al. 2020, with [`SecAggGraph::Harary`](crate::SecAggGraph::Harary)); see [`Masking::SecAgg`]
     /// for what a round does and [`SecAggOptions`] for its settings.
     SecAgg(SecAggOptions),
 }

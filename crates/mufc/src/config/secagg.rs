@@ -11,10 +11,10 @@ use crate::MufcResult;
 use crate::error::config_error;
 
 /// The default fraction of clients assumed to collude with the server in
-/// [`Masks::SecAgg`] ([`SecAggOptions::colluding`]).
+/// [`Masks::SecAgg`](crate::Masks::SecAgg) ([`SecAggOptions::colluding`]).
 pub const DEFAULT_COLLUDING: f64 = 0.05;
 
-/// The settings of [`Masks::SecAgg`]: the simulated dropout rate, the
+/// The settings of [`Masks::SecAgg`](crate::Masks::SecAgg): the simulated dropout rate, the
 /// fraction of clients assumed to collude with the server, and the
 /// neighbourhood graph. Checked by
 /// [`FederationConfig::validate`](crate::FederationConfig::validate).
