@@ -1,8 +1,8 @@
 //! The threat-model test cases (docs/threat-model.md §9) of the dropout-tolerant
 //! protocol for correctness and dropouts, one named test each: C2, D1-D6.
-//! The other cases of §9 are in `secagg_threats_server.rs` (S1-S5),
-//! `secagg_threats_privacy.rs` (P1-P3, R1-R3) and `secagg_threats_inputs.rs`
-//! (M3, O1, O2).
+//! The other cases of §9 are in `secagg_threats_server.rs` (S1, S1b,
+//! S2-S5), `secagg_threats_privacy.rs` (P1-P3, R1-R3) and
+//! `secagg_threats_inputs.rs` (M3, O1, O2).
 #![allow(clippy::unwrap_used)]
 // Client ids and counts in these tests are tiny: the casts are exact.
 #![allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
