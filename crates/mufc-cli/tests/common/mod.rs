@@ -1,0 +1,82 @@
+//! Helpers shared by the `mufc` end-to-end test files (`cli_*.rs`): the
+//! data they make, and running the binary.
+
+// Each test file compiles this module into its own binary and may use only
+// a part of it: what one binary leaves unused is not dead code.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Four tight blobs of 30 points in 2-D, inside the box, as CSV with a
+/// header; row `r` is point `r`.
+pub(crate) fn blobs_csv(dir: &Path) -> PathBuf {
+    let mut s = String::from("x,y\n");
+    for c in 0..4 {
+        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][c], [-0.3, -0.3, 0.3, 0.3][c]);
+        for i in 0..30 {
+            // A deterministic scatter of +-0.05 around the centre.
+            let dx = ((i * 7 + c * 3) % 13) as f64 / 130.0 - 0.05;
+            let dy = ((i * 5 + c) % 17) as f64 / 170.0 - 0.05;
+            s.push_str(&format!("{},{}\n", cx + dx, cy + dy));
+        }
+    }
+    let path = dir.join("blobs.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+pub(crate) fn mufc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Runs `mufc` on the blobs (4 clients, K = 4, K' = 2) with `--json` and
+/// returns the object, checking success.
+pub(crate) fn json_run(data: &Path, args: &[&str]) -> Value {
+    json_run_stderr(data, args).0
+}
+
+/// As [`json_run`], with what `mufc` wrote on stderr.
+pub(crate) fn json_run_stderr(data: &Path, args: &[&str]) -> (Value, String) {
+    let data = data.to_str().unwrap();
+    let mut all = vec![
+        args[0],
+        "--data",
+        data,
+        "--k",
+        "4",
+        "--clients",
+        "4",
+        "--k-prime",
+        "2",
+        // The blobs are 0.1 wide: a step below the default 1/sqrt(120).
+        "--gamma",
+        "0.01",
+        "--json",
+    ];
+    all.extend_from_slice(&args[1..]);
+    let out = mufc(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{all:?}: {stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+pub(crate) fn has_keys(j: &Value, keys: &[&str]) {
+    for k in keys {
+        assert!(j.get(k).is_some_and(|v| !v.is_null()), "missing {k} in {j}");
+    }
+}
+
+/// Runs `mufc` expecting a failure whose message contains `needle`.
+pub(crate) fn fails_with(args: &[&str], needle: &str) {
+    let out = mufc(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{args:?}: {stderr}");
+}

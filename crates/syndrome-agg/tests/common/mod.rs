@@ -1,0 +1,15 @@
+//! Helpers shared by the `secagg_threats_*` test files (the threat-model
+//! cases of docs/threat-model.md §9); the session harness and fixtures
+//! themselves are `testkit::secagg`.
+
+// Each test file compiles this module into its own binary and may use only
+// a part of it: what one binary leaves unused is not dead code.
+#![allow(dead_code)]
+
+use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
+
+/// Complete-graph parameters with threshold `t`, no colluders, a
+/// semi-honest server.
+pub(crate) fn complete(t: usize) -> SecAggParams {
+    SecAggParams::new(GraphChoice::Complete, t, 0, ServerModel::SemiHonest)
+}
