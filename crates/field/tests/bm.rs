@@ -4,7 +4,9 @@
 
 use std::sync::LazyLock;
 
-use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Mersenne61, Mersenne127, Rationals};
+use field::{
+    BigPrime, FfMersenne61, FfMersenne127, Fp64, Goldilocks, Mersenne61, Mersenne127, Rationals,
+};
 use testkit::known_primes;
 use testkit::poly::{small_rational, uniform};
 
@@ -24,6 +26,7 @@ fn brute_force_gf7() {
 }
 
 testkit::bm_suite!(mersenne61, Mersenne61, uniform, 24, 60);
+testkit::bm_suite!(goldilocks, Goldilocks, uniform, 24, 60);
 testkit::bm_suite!(mersenne127, Mersenne127, uniform, 24, 60);
 testkit::bm_suite!(ff_mersenne61, FfMersenne61::new(), uniform, 16, 40);
 testkit::bm_suite!(ff_mersenne127, FfMersenne127::new(), uniform, 16, 40);

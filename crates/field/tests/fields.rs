@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Mersenne61, Mersenne127};
+use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Goldilocks, Mersenne61, Mersenne127};
 use testkit::known_primes;
 
 static BIG256: LazyLock<BigPrime> = LazyLock::new(|| BigPrime::new(known_primes::p256()).unwrap());
@@ -13,6 +13,7 @@ static BIG8192: LazyLock<BigPrime> =
     LazyLock::new(|| BigPrime::new(known_primes::p8192()).unwrap());
 
 testkit::field_suite!(mersenne61, Mersenne61);
+testkit::field_suite!(goldilocks, Goldilocks);
 testkit::field_suite!(mersenne127, Mersenne127);
 testkit::field_suite!(ff_mersenne61, FfMersenne61::new());
 testkit::field_suite!(ff_mersenne127, FfMersenne127::new());

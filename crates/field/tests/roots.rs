@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Mersenne61, Mersenne127};
+use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Goldilocks, Mersenne61, Mersenne127};
 use testkit::known_primes;
 
 static BIG256: LazyLock<BigPrime> = LazyLock::new(|| BigPrime::new(known_primes::p256()).unwrap());
@@ -12,6 +12,7 @@ static BIG4096: LazyLock<BigPrime> =
     LazyLock::new(|| BigPrime::new(known_primes::p4096()).unwrap());
 
 testkit::roots_suite!(mersenne61, Mersenne61, 16, 200);
+testkit::roots_suite!(goldilocks, Goldilocks, 16, 200);
 testkit::roots_suite!(mersenne127, Mersenne127, 8, 200);
 testkit::roots_suite!(ff_mersenne61, FfMersenne61::new(), 6, 120);
 testkit::roots_suite!(ff_mersenne127, FfMersenne127::new(), 4, 120);

@@ -1,13 +1,14 @@
-//! Property tests over GF(2^61 - 1), GF(2^127 - 1) and a 256-bit prime
+//! Property tests over GF(2^61 - 1), GF(2^64 - 2^32 + 1), GF(2^127 - 1) and a 256-bit prime
 //! (docs/threat-model.md C1, C2, M1, M2), the two decoders cross-checked, and the
 //! uniformity of one masked sketch; the aggregator's properties for every
 //! sketch type.
 #![allow(clippy::unwrap_used)]
 
-use field::{BigPrime, Fp64, Mersenne61, Mersenne127};
+use field::{BigPrime, Fp64, Goldilocks, Mersenne61, Mersenne127};
 use testkit::sagg::props;
 
 testkit::sagg_suite!(mersenne61, Mersenne61, 8, 64);
+testkit::sagg_suite!(goldilocks, Goldilocks, 8, 64);
 testkit::sagg_suite!(mersenne127, Mersenne127, 8, 48);
 testkit::sagg_suite!(
     big256,
@@ -19,11 +20,12 @@ testkit::sagg_suite!(
 // The aggregator's properties (sum, replay, duplicate, minimum clients,
 // state unchanged on rejection), once for every sketch type.
 mod aggregator {
-    use field::{BigPrime, Mersenne61, Mersenne127};
+    use field::{BigPrime, Goldilocks, Mersenne61, Mersenne127};
     use syndrome_agg::Scheme;
     use testkit::sagg::aggregator::makers;
 
     testkit::aggregator_suite!(field61, makers::field(Mersenne61), 24);
+    testkit::aggregator_suite!(field_goldilocks, makers::field(Goldilocks), 16);
     testkit::aggregator_suite!(field127, makers::field(Mersenne127), 16);
     testkit::aggregator_suite!(
         field_big256,
