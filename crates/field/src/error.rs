@@ -104,3 +104,19 @@ pub enum FieldError {
         attempts: u32,
     },
 }
+
+/// The element of a prime field `p < 2^64` whose canonical encoding is
+/// `bytes`: exactly 8 little-endian bytes of a value below `p` (the
+/// encoding of the one-word fields).
+pub(crate) fn word_from_le_bytes(bytes: &[u8], p: u64) -> Result<u64, FieldError> {
+    let arr: [u8; 8] = bytes.try_into().map_err(|_| FieldError::WrongLength {
+        expected: 8,
+        found: bytes.len(),
+    })?;
+    let v = u64::from_le_bytes(arr);
+    if v < p {
+        Ok(v)
+    } else {
+        Err(FieldError::NonCanonical)
+    }
+}

@@ -12,6 +12,7 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
+use crate::error::word_from_le_bytes;
 use crate::{Field, FieldError, FiniteField};
 
 /// The prime `2^64 - 2^32 + 1`.
@@ -247,16 +248,7 @@ impl FiniteField for Goldilocks {
         out.extend_from_slice(&a.to_le_bytes());
     }
     fn from_bytes(&self, bytes: &[u8]) -> Result<u64, FieldError> {
-        let arr: [u8; 8] = bytes.try_into().map_err(|_| FieldError::WrongLength {
-            expected: 8,
-            found: bytes.len(),
-        })?;
-        let v = u64::from_le_bytes(arr);
-        if v < P64 {
-            Ok(v)
-        } else {
-            Err(FieldError::NonCanonical)
-        }
+        word_from_le_bytes(bytes, P64)
     }
 }
 

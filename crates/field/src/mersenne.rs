@@ -22,6 +22,7 @@ use rand::Rng;
 
 use std::sync::OnceLock;
 
+use crate::error::word_from_le_bytes;
 use crate::poly::ntt;
 use crate::{Field, FieldError, FiniteField};
 
@@ -202,16 +203,7 @@ impl FiniteField for Mersenne61 {
         out.extend_from_slice(&a.to_le_bytes());
     }
     fn from_bytes(&self, bytes: &[u8]) -> Result<u64, FieldError> {
-        let arr: [u8; 8] = bytes.try_into().map_err(|_| FieldError::WrongLength {
-            expected: 8,
-            found: bytes.len(),
-        })?;
-        let v = u64::from_le_bytes(arr);
-        if v < P61 {
-            Ok(v)
-        } else {
-            Err(FieldError::NonCanonical)
-        }
+        word_from_le_bytes(bytes, P61)
     }
 }
 
