@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use field::{
-    BigPrime, FiniteField, Mersenne61, Mersenne127, berlekamp_massey, find_roots, poly,
+    BigPrime, FiniteField, Goldilocks, Mersenne61, Mersenne127, berlekamp_massey, find_roots, poly,
     solve_transposed_vandermonde,
 };
 use testkit::known_primes;
@@ -154,6 +154,7 @@ fn bench_mul<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
 
 fn algorithms(c: &mut Criterion) {
     bench_mul(c, "mersenne61", &Mersenne61);
+    bench_mul(c, "goldilocks", &Goldilocks);
     bench_mul(c, "mersenne127", &Mersenne127);
     bench_mul(
         c,
