@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
 use syndrome_agg::secagg::Step;
+use syndrome_agg::wire::Frame;
 use syndrome_agg::{ConcreteSketch, LinearParams};
 
-use super::round::{Input, MaskedInputs, Round, RoundMetrics};
+use super::round::{Input, MaskedInputs, Round, RoundMetrics, split_elements};
 use super::secure::{SecAggSettings, SecureRound};
 use crate::client::message::{ClientMask, encode, masked_frame};
 use crate::server::decode::{parse_messages, sum};
@@ -150,18 +151,20 @@ impl MaskSource {
             .zip(sent)
             .map(|(i, m)| (i.id, m.frame))
             .collect();
-        let start = Instant::now();
-        let messages = parse_messages::<S>(params, job.max_frame, &frames)?;
         if let Some(sink) = masked {
-            *sink = inputs
+            // Recording (tests): the elements as sent, before the server
+            // parses anything.
+            let width = |f: &Frame| f.elements.len() / params.num_elements().max(1);
+            *sink = frames
                 .iter()
-                .zip(&messages)
-                .map(|(i, m)| {
-                    let bytes = m.elements().iter().map(|e| S::element_bytes(params, e));
-                    (i.id, bytes.collect())
+                .filter_map(|(id, bytes)| {
+                    let f = Frame::parse(bytes, job.max_frame).ok()?;
+                    Some((*id, split_elements(&f.elements, width(&f))))
                 })
                 .collect();
         }
+        let start = Instant::now();
+        let messages = parse_messages::<S>(params, job.max_frame, &frames)?;
         let (total, included) = sum(params, round.ctx, job.min_clients, &messages)?;
         Ok(Exchange {
             sum: total,

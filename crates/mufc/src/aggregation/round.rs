@@ -28,6 +28,12 @@ pub(crate) struct Round<'a> {
 /// two rounds).
 pub(crate) type MaskedInputs = Vec<(ClientId, Vec<Vec<u8>>)>;
 
+/// The elements of a frame or protocol message (fixed-width canonical
+/// encodings, concatenated), one vector each, for [`MaskedInputs`].
+pub(crate) fn split_elements(elements: &[u8], width: usize) -> Vec<Vec<u8>> {
+    elements.chunks(width.max(1)).map(<[u8]>::to_vec).collect()
+}
+
 /// The timings of one round, filled as it runs (the report's
 /// [`StageTimes`](crate::StageTimes) is made from them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

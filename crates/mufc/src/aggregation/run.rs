@@ -16,7 +16,7 @@ use syndrome_agg::{
 use super::masks::{Job, MaskSource, NoField, SecureRun};
 use super::round::{Input, MaskedInputs, Round, RoundMetrics};
 use super::secure::{SecAggSettings, SecureRound};
-use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, max_frame};
+use crate::server::decode::{Decoded, DeltaCheck, Previous, decode};
 use crate::{ClientId, MufcResult};
 
 /// The new aggregate, to keep once the request succeeds (`None` for a
@@ -126,7 +126,7 @@ impl RoundRun<'_> {
         let job = Job::<S> {
             round: self.round,
             params,
-            max_frame: max_frame(self.params),
+            max_frame: self.params.max_frame_len(),
             inputs: self.inputs,
             parallel: self.parallel,
             record: self.record,

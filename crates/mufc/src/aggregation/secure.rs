@@ -15,7 +15,7 @@ use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, Threa
 use syndrome_agg::secagg::transport::{Faults, InProcess};
 use syndrome_agg::secagg::{SessionConfig, Step};
 
-use super::round::MaskedInputs;
+use super::round::{MaskedInputs, split_elements};
 use super::secrets::RoundSecrets;
 use crate::config::planned_dropouts;
 use crate::error::config_error;
@@ -45,10 +45,9 @@ pub(crate) struct SecAggSettings {
 
 /// The dropout fraction the parameters are planned for: the planned
 /// dropouts ([`planned_dropouts`], `ceil(rate n)`) over `n`.
+#[allow(clippy::cast_precision_loss)] // n is far below 2^53
 fn planned_dropout(rate: f64, n: usize) -> f64 {
-    #[allow(clippy::cast_precision_loss)] // n is far below 2^53
-    let f = planned_dropouts(rate, n) as f64 / n as f64;
-    f
+    planned_dropouts(rate, n) as f64 / n as f64
 }
 
 /// What one run of the protocol gave.
@@ -215,7 +214,7 @@ fn masked_inputs<F: FiniteField>(
     field: &F,
     t: &syndrome_agg::secagg::transport::Transcript,
 ) -> MaskedInputs {
-    let width = field.byte_len().max(1);
+    let width = field.byte_len();
     t.to_server
         .iter()
         .filter(|(step, _, _)| *step == Step::MaskedInput)
@@ -224,10 +223,7 @@ fn masked_inputs<F: FiniteField>(
             let ClientBody::MaskedInput(m) = env.body else {
                 return None;
             };
-            Some((
-                ClientId(*id),
-                m.elements.chunks(width).map(<[u8]>::to_vec).collect(),
-            ))
+            Some((ClientId(*id), split_elements(&m.elements, width)))
         })
         .collect()
 }

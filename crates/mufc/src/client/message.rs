@@ -37,7 +37,7 @@ pub(crate) fn encode<S: ConcreteSketch>(
 ) -> MufcResult<S> {
     let mut sketch = S::new(params);
     for (bin, count) in histogram {
-        sketch.insert_integer(bin, &BigInt::from(*count))?;
+        sketch.insert_integer(bin, BigInt::from(*count))?;
     }
     Ok(sketch)
 }

@@ -160,18 +160,7 @@ mod tests {
     use crate::{ClientId, Federation, FederationConfig, MufcError, RemovalRequest};
 
     fn small() -> Federation {
-        let data = gaussian_clients(
-            "persist-atomic",
-            Mixture {
-                clients: 3,
-                per_client: 30,
-                dim: 2,
-                clusters: 2,
-                k_prime: 1,
-                spread: 0.2,
-                sigma: 0.1,
-            },
-        );
+        let data = gaussian_clients("persist-atomic", Mixture::TINY);
         let config = FederationConfig::new(2).gamma(0.1).validate().unwrap();
         Federation::new(data, &config).unwrap()
     }

@@ -18,10 +18,7 @@ use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::wire::Frame;
-use syndrome_agg::{
-    Aggregator, ConcreteSketch, DecodeError, LinearParams, MaskedSketch, SketchError,
-    ValidAnyParams,
-};
+use syndrome_agg::{Aggregator, ConcreteSketch, DecodeError, MaskedSketch, SketchError};
 
 use crate::{ClientId, MufcResult};
 
@@ -34,25 +31,9 @@ pub(crate) enum Decoded {
     Full(Vec<(BigUint, u64)>),
 }
 
-/// The largest frame the server parses for `params`: the elements at the
-/// modulus' width, the modulus and key domain, and room for the fixed
-/// header fields (varints). Anything longer is refused before parsing, so
-/// a client cannot make the server allocate more than a honest message.
-pub(crate) fn max_frame(params: &ValidAnyParams) -> usize {
-    let width = usize::try_from(params.modulus_bits().div_ceil(8)).unwrap_or(usize::MAX);
-    let domain = usize::try_from(params.sketch_params().key_domain().bits().div_ceil(8))
-        .unwrap_or(usize::MAX);
-    params
-        .num_elements()
-        .saturating_add(1)
-        .saturating_mul(width)
-        .saturating_add(domain)
-        .saturating_add(256)
-}
-
 /// The masked messages of a round, parsed from the frames the clients
 /// sent (in client order); a frame longer than `max` bytes (see
-/// [`max_frame`]) is refused before parsing.
+/// [`ValidAnyParams::max_frame_len`](syndrome_agg::ValidAnyParams::max_frame_len)) is refused before parsing.
 ///
 /// # Errors
 ///

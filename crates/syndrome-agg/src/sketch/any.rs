@@ -168,11 +168,11 @@ impl LinearSketch for AnySketch {
             }));
         }
         match &mut self.inner {
-            SketchInner::F61(s) => convert::insert_field(s, key, count)?,
-            SketchInner::F127(s) => convert::insert_field(s, key, count)?,
-            SketchInner::Big(s) => convert::insert_field(s, key, count)?,
-            SketchInner::Wide(s) => convert::insert_wide(s, key, count)?,
-            SketchInner::Integer(s) => convert::insert_integer(s, key, count)?,
+            SketchInner::F61(s) => convert::insert_field(s, key, count.clone())?,
+            SketchInner::F127(s) => convert::insert_field(s, key, count.clone())?,
+            SketchInner::Big(s) => convert::insert_field(s, key, count.clone())?,
+            SketchInner::Wide(s) => convert::insert_wide(s, key, count.clone())?,
+            SketchInner::Integer(s) => convert::insert_integer(s, key, count.clone())?,
         }
         self.changed();
         Ok(())

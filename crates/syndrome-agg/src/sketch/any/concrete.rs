@@ -57,7 +57,7 @@ pub trait ConcreteSketch: LinearSketch + sealed::Sealed {
     /// # Errors
     ///
     /// As [`LinearSketch::insert`].
-    fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()>;
+    fn insert_integer(&mut self, key: &BigUint, count: BigInt) -> SketchResult<()>;
 
     /// Decodes, as [`AnySketch`]'s `decode` does: integer keys, integer
     /// counts by the count policy (centered for signed policies), sorted
@@ -67,10 +67,6 @@ pub trait ConcreteSketch: LinearSketch + sealed::Sealed {
     ///
     /// As [`LinearSketch::decode`].
     fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>>;
-
-    /// One element's canonical little-endian bytes: the field's fixed
-    /// width, or minimal in the integer ring.
-    fn element_bytes(params: &Self::Params, element: &Self::Elem) -> Vec<u8>;
 }
 
 /// Generic code run on the concrete sketch of a [`ValidAnyParams`], by
@@ -93,9 +89,9 @@ pub trait ConcreteSketch: LinearSketch + sealed::Sealed {
 /// impl SumOfTwo {
 ///     fn run<S: ConcreteSketch>(params: &S::Params) -> syndrome_agg::SketchResult<Vec<u32>> {
 ///         let mut a = S::new(params);
-///         a.insert_integer(&5u32.into(), &2.into())?;
+///         a.insert_integer(&5u32.into(), 2.into())?;
 ///         let mut b = S::new(params);
-///         b.insert_integer(&9u32.into(), &1.into())?;
+///         b.insert_integer(&9u32.into(), 1.into())?;
 ///         a.add(&b)?;
 ///         Ok(a.decode_integers()?.into_entries().iter().map(|(k, _)| k.to_u32_digits()[0]).collect())
 ///     }
@@ -152,10 +148,9 @@ impl ValidAnyParams {
 
 /// `ConcreteSketch` for `$sketch`, the `$variant` variant of the
 /// parameters and sketch enums: keys and counts through
-/// `convert::$insert` and `convert::$decode`, an element's bytes by
-/// `$bytes`.
+/// `convert::$insert` and `convert::$decode`.
 macro_rules! concrete_sketch {
-    ($sketch:ty, $variant:ident, $insert:ident, $decode:ident, $bytes:expr) => {
+    ($sketch:ty, $variant:ident, $insert:ident, $decode:ident) => {
         impl sealed::Sealed for $sketch {}
 
         impl ConcreteSketch for $sketch {
@@ -177,51 +172,21 @@ macro_rules! concrete_sketch {
                 }
                 Ok(AnySketch::wrap(params, SketchInner::$variant(self)))
             }
-            fn insert_integer(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
+            fn insert_integer(&mut self, key: &BigUint, count: BigInt) -> SketchResult<()> {
                 convert::$insert(self, key, count)
             }
             fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
                 convert::$decode(self)
             }
-            fn element_bytes(params: &Self::Params, element: &Self::Elem) -> Vec<u8> {
-                let bytes: fn(&Self::Params, &Self::Elem) -> Vec<u8> = $bytes;
-                bytes(params, element)
-            }
         }
     };
 }
 
-concrete_sketch!(
-    Sketch<Mersenne61>,
-    F61,
-    insert_field,
-    decode_field,
-    |p, e| p.field().to_bytes(e)
-);
-concrete_sketch!(
-    Sketch<Mersenne127>,
-    F127,
-    insert_field,
-    decode_field,
-    |p, e| p.field().to_bytes(e)
-);
-concrete_sketch!(Sketch<BigPrime>, Big, insert_field, decode_field, |p, e| p
-    .field()
-    .to_bytes(e));
-concrete_sketch!(
-    WideSketch<Mersenne61>,
-    Wide,
-    insert_wide,
-    decode_wide,
-    |p, e| p.field().to_bytes(e)
-);
-concrete_sketch!(
-    IntegerSketch,
-    Integer,
-    insert_integer,
-    decode_integer,
-    |_, e| e.to_bytes_le()
-);
+concrete_sketch!(Sketch<Mersenne61>, F61, insert_field, decode_field);
+concrete_sketch!(Sketch<Mersenne127>, F127, insert_field, decode_field);
+concrete_sketch!(Sketch<BigPrime>, Big, insert_field, decode_field);
+concrete_sketch!(WideSketch<Mersenne61>, Wide, insert_wide, decode_wide);
+concrete_sketch!(IntegerSketch, Integer, insert_integer, decode_integer);
 
 #[cfg(test)]
 mod tests {
@@ -239,7 +204,7 @@ mod tests {
             let mut native = S::new(params);
             let mut any = AnySketch::new(&self.0);
             for (k, c) in entries {
-                native.insert_integer(&k.into(), &c.into())?;
+                native.insert_integer(&k.into(), c.into())?;
                 any.insert(&k.into(), &c.into())?;
             }
             assert_eq!(S::of_any(&any), Some(&native));
@@ -247,11 +212,6 @@ mod tests {
             let back = native.clone().into_any(&self.0)?;
             assert_eq!(back, any);
             assert_eq!(back.elements(), any.elements());
-            // Each element's bytes are its canonical value, little-endian.
-            for (e, canonical) in native.elements().iter().zip(any.elements()) {
-                let bytes = S::element_bytes(params, e);
-                assert_eq!(BigUint::from_bytes_le(&bytes), *canonical);
-            }
             Ok(())
         }
     }

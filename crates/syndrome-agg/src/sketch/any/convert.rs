@@ -28,9 +28,9 @@ fn field_count<F: FiniteField>(f: &F, policy: &CountPolicy, c: &F::Elem) -> BigI
 pub(super) fn insert_field<F: FiniteField>(
     s: &mut Sketch<F>,
     key: &BigUint,
-    count: &BigInt,
+    count: BigInt,
 ) -> SketchResult<()> {
-    let c = s.params().signed_count(count.clone())?;
+    let c = s.params().signed_count(count)?;
     s.insert(key, &c)
 }
 
@@ -39,9 +39,9 @@ pub(super) fn insert_field<F: FiniteField>(
 pub(super) fn insert_wide(
     s: &mut WideSketch<Mersenne61>,
     key: &BigUint,
-    count: &BigInt,
+    count: BigInt,
 ) -> SketchResult<()> {
-    let c = s.params().sketch_params().signed_count(count.clone())?;
+    let c = s.params().sketch_params().signed_count(count)?;
     s.insert_bytes(&key.to_bytes_le(), &c)
 }
 
@@ -49,7 +49,7 @@ pub(super) fn insert_wide(
 pub(super) fn insert_integer(
     s: &mut IntegerSketch,
     key: &BigUint,
-    count: &BigInt,
+    count: BigInt,
 ) -> SketchResult<()> {
     let c = count
         .to_biguint()

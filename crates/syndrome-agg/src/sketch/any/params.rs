@@ -180,6 +180,35 @@ impl ValidAnyParams {
             ParamsInner::Integer(p) => p.ring().bits(),
         }
     }
+
+    /// A bound on the size of an honest frame of these parameters: the
+    /// elements at the modulus' width, the modulus and the key domain, and
+    /// room for the fixed header fields (varints). A receiver passes it to
+    /// [`Frame::parse`] so that a sender cannot make it allocate more than
+    /// an honest message needs.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use syndrome_agg::{AnyParams, AnySketch, LinearSketch, Scheme, SketchParams};
+    /// use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+    ///
+    /// let params = AnyParams::new(Scheme::FieldKeys, SketchParams::new(50, 1000u32)).validate()?;
+    /// let ctx = RoundContext { session: SessionId([0; 32]), round: 0 };
+    /// let bytes = AnySketch::new(&params).to_frame(1, &ctx).to_bytes()?;
+    /// assert!(bytes.len() <= params.max_frame_len());
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    pub fn max_frame_len(&self) -> usize {
+        let bytes = |bits: u64| usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX);
+        let width = bytes(self.modulus_bits());
+        let domain = bytes(self.sketch_params().key_domain().bits());
+        self.num_elements()
+            .saturating_add(1)
+            .saturating_mul(width)
+            .saturating_add(domain)
+            .saturating_add(256)
+    }
 }
 
 /// Canonical representatives of field elements.
