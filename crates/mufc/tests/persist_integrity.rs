@@ -12,18 +12,7 @@ use testkit::mufc::{Mixture, gaussian_clients};
 /// A small saved federation (3 clients, 30 points each, 2-D) with one
 /// removal round in its history and one removal request pending.
 fn saved() -> Vec<u8> {
-    let data = gaussian_clients(
-        "persist-integrity",
-        Mixture {
-            clients: 3,
-            per_client: 30,
-            dim: 2,
-            clusters: 2,
-            k_prime: 1,
-            spread: 0.2,
-            sigma: 0.1,
-        },
-    );
+    let data = gaussian_clients("persist-integrity", Mixture::TINY);
     let config = FederationConfig::new(2).gamma(0.1).validate().unwrap();
     let mut fed = Federation::new(data, &config).unwrap();
     let id = |fed: &Federation, c: usize| vec![fed.clients()[c].data().id(4)];

@@ -100,6 +100,18 @@ impl Mixture {
         spread: 0.2,
         sigma: 0.1,
     };
+
+    /// Three clients of 30 points in 2-D from two components, one each:
+    /// the federation the persistence tests save and load.
+    pub const TINY: Self = Self {
+        clients: 3,
+        per_client: 30,
+        dim: 2,
+        clusters: 2,
+        k_prime: 1,
+        spread: 0.2,
+        sigma: 0.1,
+    };
 }
 
 /// The clients' data sets of `m`, from the randomness named `label`.

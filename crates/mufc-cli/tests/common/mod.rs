@@ -72,11 +72,13 @@ pub(crate) fn has_keys(j: &Value, keys: &[&str]) {
     }
 }
 
-/// Runs `mufc` expecting a failure whose message contains `needle`.
-pub(crate) fn fails_with(args: &[&str], needle: &str) {
+/// Runs `mufc` expecting a failure whose message contains `needle`;
+/// returns the message, for further checks.
+pub(crate) fn fails_with(args: &[&str], needle: &str) -> String {
     let out = mufc(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{args:?} succeeded");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    stderr
 }
