@@ -3,7 +3,33 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
+use crate::transform::TwoAdic;
 use crate::{Field, FieldError, FiniteField, primes};
+
+/// From this many coefficients in the shorter factor, an [`Fp64`] whose
+/// `p - 1` has enough factors of two multiplies polynomials by transforms
+/// in the field; below it, Karatsuba. The same crossover as
+/// [`Goldilocks`](crate::Goldilocks)'s (measured there, docs/benchmarks.md):
+/// the Montgomery product costs about the same as its reduction.
+const NTT_THRESHOLD: usize = 64;
+
+/// `27 * 2^59 + 1`, a Proth prime just below `2^64`: its multiplicative
+/// group has order `3^3 * 2^59`, so an [`Fp64`] over it multiplies
+/// polynomials by transforms in the field and finds roots by tangent
+/// Graeffe transforms (three of order three, the rest of order two),
+/// the fastest decoder this crate has.
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, Fp64, P_PROTH};
+///
+/// let f = Fp64::new(P_PROTH)?;
+/// assert_eq!(f, Fp64::proth());
+/// assert_eq!(P_PROTH - 1, 27 << 59);
+/// # Ok::<(), field::FieldError>(())
+/// ```
+pub const P_PROTH: u64 = 0xd800_0000_0000_0001;
 
 /// An element of an [`Fp64`] field, stored in Montgomery form.
 ///
@@ -46,6 +72,12 @@ pub struct Fp64 {
     /// How many products fit in a `u128` accumulator before a reduction:
     /// the largest `c` with `c * p < 2^64`, so that `c * p^2 < p * 2^64`.
     lazy_chunk: usize,
+    /// The largest `k` with `2^k | p - 1`.
+    two_adicity: u32,
+    /// A primitive `2^two_adicity`-th root of unity, in Montgomery form:
+    /// products of long polynomials run by transforms in the field when
+    /// `p - 1` has enough factors of two (as `27 * 2^59 + 1` does).
+    two_adic_root: Mont64,
 }
 
 impl Fp64 {
@@ -68,6 +100,11 @@ impl Fp64 {
         Ok(Self::new_prime_unchecked(p))
     }
 
+    /// GF([`P_PROTH`]), the word-size field with the fastest decoding.
+    pub fn proth() -> Self {
+        Self::new_prime_unchecked(P_PROTH)
+    }
+
     /// Builds the context for a modulus already known to be an odd prime.
     #[allow(clippy::cast_possible_truncation)] // residues mod p < 2^64
     pub(crate) fn new_prime_unchecked(p: u64) -> Self {
@@ -83,13 +120,31 @@ impl Fp64 {
         let lazy_chunk = usize::try_from(u64::MAX / p)
             .unwrap_or(usize::MAX)
             .clamp(1, 64);
-        Self {
+        let mut f = Self {
             p,
             p_inv,
             r2,
             one,
             lazy_chunk,
-        }
+            two_adicity: (p - 1).trailing_zeros(),
+            two_adic_root: Mont64(one),
+        };
+        f.two_adic_root = f.find_two_adic_root();
+        f
+    }
+
+    /// `z^((p-1) / 2^k)` for the first quadratic non-residue `z`: its order
+    /// is exactly `2^k` (its `2^(k-1)`-th power is `z^((p-1)/2) = -1`).
+    fn find_two_adic_root(&self) -> Mont64 {
+        let odd = (self.p - 1) >> self.two_adicity;
+        let minus_one = self.neg(&self.one());
+        // Half of the nonzero residues are non-residues, and the least one
+        // is small (below 2^11 for every p < 2^64 checked in the
+        // literature); the bound only keeps the loop finite.
+        (2..1 << 20)
+            .map(|z| self.to_mont(z))
+            .find(|z| self.pow_u64(z, (self.p - 1) / 2) == minus_one)
+            .map_or(self.one(), |z| self.pow_u64(&z, odd))
     }
 
     /// The modulus.
@@ -105,11 +160,10 @@ impl Fp64 {
         let mp = u128::from(m) * u128::from(self.p);
         // t and m*p agree in their low 64 bits, so t - m*p = (th - mh) * 2^64.
         let (th, mh) = ((t >> 64) as u64, (mp >> 64) as u64);
-        if th >= mh {
-            th - mh
-        } else {
-            th.wrapping_sub(mh).wrapping_add(self.p)
-        }
+        // Branch-free: in transforms the borrow is a coin flip, and a
+        // mispredicted branch costs more than the masked addition.
+        let (d, borrow) = th.overflowing_sub(mh);
+        core::hint::select_unpredictable(borrow, d.wrapping_add(self.p), d)
     }
 
     #[inline(always)]
@@ -125,6 +179,20 @@ impl Fp64 {
 
     fn bits(&self) -> u32 {
         64 - self.p.leading_zeros()
+    }
+}
+
+impl TwoAdic for Fp64 {
+    fn two_adicity(&self) -> u32 {
+        self.two_adicity
+    }
+    fn two_adic_root(&self, log: u32) -> Option<Mont64> {
+        let shift = self.two_adicity.checked_sub(log)?;
+        let mut w = self.two_adic_root;
+        for _ in 0..shift {
+            w = self.square(&w);
+        }
+        Some(w)
     }
 }
 
@@ -158,20 +226,21 @@ impl Field for Fp64 {
     }
     #[inline(always)]
     fn add(&self, a: &Mont64, b: &Mont64) -> Mont64 {
+        // a + b < 2p: subtract p once if it reached p (a carry means it
+        // passed 2^64 > p). Branch-free, as in `redc`.
         let (s, carry) = a.0.overflowing_add(b.0);
-        Mont64(if carry || s >= self.p {
-            s.wrapping_sub(self.p)
-        } else {
-            s
-        })
+        let (t, borrow) = s.overflowing_sub(self.p);
+        // Keep s when it was below p and did not carry.
+        Mont64(core::hint::select_unpredictable(borrow & !carry, s, t))
     }
     #[inline(always)]
     fn sub(&self, a: &Mont64, b: &Mont64) -> Mont64 {
-        Mont64(if a.0 >= b.0 {
-            a.0 - b.0
-        } else {
-            a.0.wrapping_sub(b.0).wrapping_add(self.p)
-        })
+        let (d, borrow) = a.0.overflowing_sub(b.0);
+        Mont64(core::hint::select_unpredictable(
+            borrow,
+            d.wrapping_add(self.p),
+            d,
+        ))
     }
     #[inline(always)]
     fn neg(&self, a: &Mont64) -> Mont64 {
@@ -191,6 +260,17 @@ impl Field for Fp64 {
     #[allow(clippy::unwrap_used)] // a residue mod p < 2^64 fits in u64
     fn from_biguint(&self, v: &BigUint) -> Mont64 {
         self.to_mont(u64::try_from(v % self.p).unwrap())
+    }
+    fn poly_mul(&self, a: &[Mont64], b: &[Mont64]) -> Vec<Mont64> {
+        if a.is_empty() || b.is_empty() {
+            return Vec::new();
+        }
+        if a.len().min(b.len()) >= NTT_THRESHOLD
+            && let Some(v) = crate::transform::ntt_mul(self, a, b)
+        {
+            return v;
+        }
+        crate::karatsuba::karatsuba(self, a, b)
     }
     fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {
         let n = a.len().min(b.len());
@@ -212,6 +292,13 @@ impl Field for Fp64 {
 }
 
 impl FiniteField for Fp64 {
+    fn split_roots<R: Rng + ?Sized>(
+        &self,
+        g: &[Mont64],
+        rng: &mut R,
+    ) -> Result<Vec<Mont64>, FieldError> {
+        crate::graeffe::split_roots(self, g, rng)
+    }
     fn characteristic(&self) -> BigUint {
         BigUint::from(self.p)
     }

@@ -13,6 +13,7 @@ use num_bigint::BigUint;
 use rand::Rng;
 
 use crate::error::word_from_le_bytes;
+use crate::transform::TwoAdic;
 use crate::{Field, FieldError, FiniteField};
 
 /// The prime `2^64 - 2^32 + 1`.
@@ -75,7 +76,7 @@ impl Goldilocks {
         let (s, carry) = t0.overflowing_add(t1);
         // A carry is 2^64 = EPSILON; s + EPSILON cannot carry again
         // (s < t1 < 2^64 - 2^32 when t0 + t1 wrapped).
-        let s = if carry { s + EPSILON } else { s };
+        let s = core::hint::select_unpredictable(carry, s.wrapping_add(EPSILON), s);
         if s >= P64 { s - P64 } else { s }
     }
 
@@ -86,71 +87,14 @@ impl Goldilocks {
             f.pow_u64(&GENERATOR, (P64 - 1) >> log)
         })
     }
+}
 
-    /// The product of `a` and `b` by transforms of length `2^k >= len`.
-    fn ntt_mul(self, a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
-        let len = a.len() + b.len() - 1;
-        let n = len.next_power_of_two();
-        let log = n.trailing_zeros();
-        let w = Self::root_of_unity(log)?;
-        let mut fa = a.to_vec();
-        fa.resize(n, 0);
-        let mut fb = b.to_vec();
-        fb.resize(n, 0);
-        self.transform(&mut fa, w);
-        self.transform(&mut fb, w);
-        for (x, y) in fa.iter_mut().zip(&fb) {
-            *x = self.mul(x, y);
-        }
-        let w_inv = self.inv(&w)?;
-        self.transform(&mut fa, w_inv);
-        let n_inv = self.inv(&self.from_u64(u64::try_from(n).ok()?))?;
-        fa.truncate(len);
-        for x in &mut fa {
-            *x = self.mul(x, &n_inv);
-        }
-        Some(fa)
+impl TwoAdic for Goldilocks {
+    fn two_adicity(&self) -> u32 {
+        TWO_ADICITY
     }
-
-    /// The in-place transform of `v` (length a power of two) at the
-    /// primitive root `w` of that order: iterative Cooley-Tukey after a
-    /// bit-reversal permutation.
-    fn transform(self, v: &mut [u64], w: u64) {
-        let n = v.len();
-        let mut j = 0;
-        for i in 1..n {
-            let mut bit = n >> 1;
-            while j & bit != 0 {
-                j ^= bit;
-                bit >>= 1;
-            }
-            j |= bit;
-            if i < j {
-                v.swap(i, j);
-            }
-        }
-        let mut len = 2;
-        while len <= n {
-            // A primitive len-th root: w^(n / len).
-            let step = self.pow_u64(&w, (n / len) as u64);
-            let half = len / 2;
-            let mut twiddles = Vec::with_capacity(half);
-            let mut t = 1u64;
-            for _ in 0..half {
-                twiddles.push(t);
-                t = self.mul(&t, &step);
-            }
-            for chunk in v.chunks_exact_mut(len) {
-                let (lo, hi) = chunk.split_at_mut(half);
-                for ((x, y), tw) in lo.iter_mut().zip(hi.iter_mut()).zip(&twiddles) {
-                    let u = *x;
-                    let t = self.mul(y, tw);
-                    *x = self.add(&u, &t);
-                    *y = self.sub(&u, &t);
-                }
-            }
-            len <<= 1;
-        }
+    fn two_adic_root(&self, log: u32) -> Option<u64> {
+        Self::root_of_unity(log)
     }
 }
 
@@ -171,22 +115,17 @@ impl Field for Goldilocks {
     }
     #[inline(always)]
     fn add(&self, a: &u64, b: &u64) -> u64 {
-        let (s, carry) = a.overflowing_add(*b);
         // a + b < 2p: subtract p once if it reached p (a carry means it
-        // passed 2^64 > p).
-        if carry || s >= P64 {
-            s.wrapping_sub(P64)
-        } else {
-            s
-        }
+        // passed 2^64 > p). Which way it goes is a coin flip in
+        // transforms: a select, not a mispredicted branch.
+        let (s, carry) = a.overflowing_add(*b);
+        let (t, borrow) = s.overflowing_sub(P64);
+        core::hint::select_unpredictable(borrow & !carry, s, t)
     }
     #[inline(always)]
     fn sub(&self, a: &u64, b: &u64) -> u64 {
-        if a >= b {
-            a - b
-        } else {
-            a.wrapping_sub(*b).wrapping_add(P64)
-        }
+        let (d, borrow) = a.overflowing_sub(*b);
+        core::hint::select_unpredictable(borrow, d.wrapping_add(P64), d)
     }
     #[inline(always)]
     fn neg(&self, a: &u64) -> u64 {
@@ -213,7 +152,7 @@ impl Field for Goldilocks {
             return Vec::new();
         }
         if a.len().min(b.len()) >= NTT_THRESHOLD
-            && let Some(v) = self.ntt_mul(a, b)
+            && let Some(v) = crate::transform::ntt_mul(self, a, b)
         {
             return v;
         }
@@ -222,6 +161,9 @@ impl Field for Goldilocks {
 }
 
 impl FiniteField for Goldilocks {
+    fn split_roots<R: Rng + ?Sized>(&self, g: &[u64], rng: &mut R) -> Result<Vec<u64>, FieldError> {
+        crate::graeffe::split_roots(self, g, rng)
+    }
     fn characteristic(&self) -> BigUint {
         BigUint::from(P64)
     }
@@ -310,7 +252,7 @@ mod tests {
         ] {
             let a: Vec<u64> = (0..la).map(|_| next()).collect();
             let b: Vec<u64> = (0..lb).map(|_| next()).collect();
-            let by_ntt = f.ntt_mul(&a, &b).unwrap();
+            let by_ntt = crate::transform::ntt_mul(&f, &a, &b).unwrap();
             assert_eq!(
                 by_ntt,
                 crate::karatsuba::karatsuba(&f, &a, &b),

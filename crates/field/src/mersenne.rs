@@ -79,12 +79,15 @@ impl Field for Mersenne61 {
     }
     #[inline(always)]
     fn add(&self, a: &u64, b: &u64) -> u64 {
+        // Selects, not branches: with random operands either way is a coin
+        // flip (polynomial products and transforms spend their time here).
         let s = a + b;
-        if s >= P61 { s - P61 } else { s }
+        core::hint::select_unpredictable(s >= P61, s.wrapping_sub(P61), s)
     }
     #[inline(always)]
     fn sub(&self, a: &u64, b: &u64) -> u64 {
-        if a >= b { a - b } else { a + P61 - b }
+        let (d, borrow) = a.overflowing_sub(*b);
+        core::hint::select_unpredictable(borrow, d.wrapping_add(P61), d)
     }
     #[inline(always)]
     fn neg(&self, a: &u64) -> u64 {

@@ -81,21 +81,35 @@ pub fn find_roots<F: FiniteField, R: Rng + ?Sized>(
         return Err(FieldError::ZeroPolynomial);
     }
     let g = monic_slice(f, p.coeffs().to_vec());
+    let mut roots = match g.len() - 1 {
+        0 => Vec::new(),
+        1 => vec![f.neg(&g[0])],
+        _ => f.split_roots(&g, rng)?,
+    };
+    roots.sort_by_cached_key(|r| f.to_biguint(r));
+    Ok(roots)
+}
+
+/// The roots of the monic `g` (degree at least one), in no particular
+/// order, by the split test and Cantor-Zassenhaus splitting (steps 1 and
+/// 2 of [`find_roots`]); the default of [`FiniteField::split_roots`].
+pub(crate) fn cantor_zassenhaus<F: FiniteField, R: Rng + ?Sized>(
+    f: &F,
+    g: &[F::Elem],
+    rng: &mut R,
+) -> Result<Vec<F::Elem>, FieldError> {
     let n = g.len() - 1;
-    if n == 0 {
-        return Ok(Vec::new());
-    }
     if n == 1 {
         return Ok(vec![f.neg(&g[0])]);
     }
     let order = f.order();
     if order < BigUint::from(3u8) {
-        return brute_force(f, &g, &order);
+        return brute_force(f, g, &order);
     }
     let mut ctx = Ctx::new(f, order);
-    split_test(f, &g, &ctx)?;
+    split_test(f, g, &ctx)?;
     let mut roots = Vec::with_capacity(n);
-    let mut stack = vec![g];
+    let mut stack = vec![g.to_vec()];
     while let Some(h) = stack.pop() {
         match h.len() - 1 {
             0 => {}
@@ -108,7 +122,6 @@ pub fn find_roots<F: FiniteField, R: Rng + ?Sized>(
             }
         }
     }
-    roots.sort_by_cached_key(|r| f.to_biguint(r));
     Ok(roots)
 }
 

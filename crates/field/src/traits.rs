@@ -346,6 +346,29 @@ pub trait FiniteField: Field {
     fn half_order_minus_one(&self) -> BigUint {
         (self.order() - BigUint::one()) >> 1u32
     }
+    /// The roots of the monic polynomial with coefficients `g` (little
+    /// endian, degree at least one), in any order, when it splits into
+    /// distinct linear factors; else the errors of
+    /// [`find_roots`](crate::find_roots), which calls this after making
+    /// its input monic and sorts the result.
+    ///
+    /// The default is the split test and Cantor-Zassenhaus splitting
+    /// (`O(M(n) log q log n)`). [`Goldilocks`](crate::Goldilocks) and
+    /// [`Fp64`](crate::Fp64) override it with the tangent Graeffe method
+    /// (`O(M(n) log q)`), which applies when `q - 1` is a power of two
+    /// times small primes (as for `27 * 2^59 + 1`) and falls back to the
+    /// default otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`find_roots`](crate::find_roots).
+    fn split_roots<R: Rng + ?Sized>(
+        &self,
+        g: &[Self::Elem],
+        rng: &mut R,
+    ) -> Result<Vec<Self::Elem>, FieldError> {
+        crate::roots::cantor_zassenhaus(self, g, rng)
+    }
     /// Whether the field has at least `n + 1` elements, so that `0..=n`
     /// map to distinct elements.
     fn holds(&self, n: &BigUint) -> bool {

@@ -33,6 +33,7 @@ testkit::bm_suite!(ff_mersenne127, FfMersenne127::new(), uniform, 16, 40);
 testkit::bm_suite!(fp64_small, Fp64::new(65_537).unwrap(), uniform, 24, 60);
 testkit::bm_suite!(fp64_tiny, Fp64::new(7).unwrap(), uniform, 24, 6);
 testkit::bm_suite!(fp64_top, Fp64::new(u64::MAX - 58).unwrap(), uniform, 24, 60);
+testkit::bm_suite!(fp64_proth, Fp64::proth(), uniform, 24, 60);
 testkit::bm_suite!(big256, *BIG256, uniform, 12, 40);
 testkit::bm_suite!(big4096, *BIG4096, uniform, 4, 20);
 testkit::bm_suite!(rationals, Rationals, small_rational, 12, 10);

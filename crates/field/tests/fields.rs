@@ -21,6 +21,7 @@ testkit::field_suite!(fp64_small, Fp64::new(65_537).unwrap());
 testkit::field_suite!(fp64_tiny, Fp64::new(3).unwrap());
 // The largest prime below 2^64: exercises every carry in Montgomery form.
 testkit::field_suite!(fp64_top, Fp64::new(u64::MAX - 58).unwrap());
+testkit::field_suite!(fp64_proth, Fp64::proth());
 testkit::field_suite!(big256, *BIG256);
 testkit::field_suite!(big4096, *BIG4096, 64);
 testkit::field_suite!(big8192, *BIG8192, 16);

@@ -22,6 +22,7 @@ testkit::poly_suite!(ff_mersenne127, FfMersenne127::new(), uniform, 150);
 testkit::poly_suite!(fp64_small, Fp64::new(65_537).unwrap(), uniform, 200);
 testkit::poly_suite!(fp64_tiny, Fp64::new(7).unwrap(), uniform, 120);
 testkit::poly_suite!(fp64_top, Fp64::new(u64::MAX - 58).unwrap(), uniform, 200);
+testkit::poly_suite!(fp64_proth, Fp64::proth(), uniform, 400);
 testkit::poly_suite!(big256, *BIG256, uniform, 150, 12);
 testkit::poly_suite!(big4096, *BIG4096, uniform, 60, 4, 24);
 /// The rationals: the same suites with smaller sizes where coefficient

@@ -17,6 +17,11 @@ testkit::roots_suite!(mersenne127, Mersenne127, 8, 200);
 testkit::roots_suite!(ff_mersenne61, FfMersenne61::new(), 6, 120);
 testkit::roots_suite!(ff_mersenne127, FfMersenne127::new(), 4, 120);
 testkit::roots_suite!(fp64_small, Fp64::new(65_537).unwrap(), 16, 200);
+// The tangent Graeffe path: a Proth prime, and small fields where
+// collisions are the rule and rounds stall into Cantor-Zassenhaus.
+testkit::roots_suite!(fp64_proth, Fp64::proth(), 12, 600);
+testkit::roots_suite!(fp64_7681, Fp64::new(7681).unwrap(), 8, 1500);
+testkit::roots_suite!(fp64_257, Fp64::new(257).unwrap(), 8, 200);
 testkit::roots_suite!(fp64_top, Fp64::new(u64::MAX - 58).unwrap(), 12, 200);
 testkit::roots_suite!(big256, *BIG256, 2, 200);
 testkit::roots_suite!(big4096, *BIG4096, 1, 3);
