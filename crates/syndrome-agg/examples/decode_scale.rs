@@ -1,0 +1,319 @@
+//! Times building and decoding one large sparse sketch, and writes its
+//! syndromes for the FLINT peer (`benches/peers/flint_decode.py`).
+//!
+//! ```text
+//! cargo run --release -p syndrome-agg --example decode_scale -- \
+//!     --field goldilocks --t 10000 [--extra R] [--seed S] [--repeat N] \
+//!     [--write FILE] [--no-decode] [--no-breakdown]
+//! python3 benches/peers/flint_decode.py FILE --repeat N
+//! ```
+//!
+//! Builds a sketch of capacity `t` with `R` extra check syndromes (default
+//! [`DEFAULT_EXTRA`]) over the chosen field (`m61` = `GF(2^61 - 1)`,
+//! `goldilocks` = `GF(2^64 - 2^32 + 1)`), holding `t` distinct keys uniform
+//! in `[1, 2^40]` with counts uniform in `1..=100` (ChaCha20 seeded by
+//! `--seed`, so the input is the same on every run). Then, with the median
+//! over `--repeat` runs, one line per stage, in seconds:
+//!
+//! * `build`: `Sketch::new` and `t` calls of `insert`;
+//! * `decode`: the full public decoder, `Sketch::decode` (checked against
+//!   the inserted vector);
+//! * unless `--no-breakdown`, the same decoder's steps one by one through
+//!   the `field` crate's public functions: `bm` (Berlekamp-Massey on all
+//!   `2t + r` syndromes), `roots` (of the reversed locator), `counts` (the
+//!   transposed Vandermonde solve) and `check` (the re-encode of all
+//!   `2t + r` syndromes), then `bm+roots+counts` (the stages the FLINT
+//!   peer times) and the sum of all four. `Sketch::decode` also converts,
+//!   sorts and checks the counts against the policy, and seeds its
+//!   root-finding RNG from a hash of the syndromes (the breakdown from
+//!   `--seed`), so its time is about, not exactly, the sum of the four.
+//!
+//! `--write FILE` writes a plain text file: the prime `p`, then `t`, then
+//! the first `2t` syndromes `s_1..s_2t`, then the `t` keys (ascending) and
+//! their `t` counts, as decimal integers, one per line. `--no-decode` stops
+//! after the build (and the write): for sizes our decoder takes too long on.
+//!
+//! A benchmark run by hand, never in CI (docs/benchmarks.md).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use field::{
+    FiniteField, Goldilocks, Mersenne61, berlekamp_massey, find_roots, poly,
+    solve_transposed_vandermonde,
+};
+use num_bigint::BigUint;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use syndrome_agg::{CountPolicy, DEFAULT_EXTRA, LinearSketch, Sketch, SketchParams};
+
+const USAGE: &str = "usage: decode_scale --field m61|goldilocks --t T [--extra R] [--seed S] \
+[--repeat N] [--write FILE] [--no-decode] [--no-breakdown]";
+
+/// Keys are uniform in `[1, KEY_DOMAIN]`.
+const KEY_DOMAIN: u64 = 1 << 40;
+/// Counts are uniform in `1..=MAX_COUNT`.
+const MAX_COUNT: u64 = 100;
+
+#[derive(Debug)]
+struct Args {
+    field: String,
+    t: usize,
+    extra: usize,
+    seed: u64,
+    repeat: usize,
+    write: Option<String>,
+    decode: bool,
+    breakdown: bool,
+}
+
+fn parse_num<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
+    let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse()
+        .map_err(|_| format!("{flag}: `{v}` is not a non-negative integer"))
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        field: "goldilocks".into(),
+        t: 0,
+        extra: DEFAULT_EXTRA,
+        seed: 0,
+        repeat: 1,
+        write: None,
+        decode: true,
+        breakdown: true,
+    };
+    let mut t = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--field" => args.field = it.next().ok_or("--field needs a value")?,
+            "--t" => t = Some(parse_num("--t", it.next())?),
+            "--extra" => args.extra = parse_num("--extra", it.next())?,
+            "--seed" => args.seed = parse_num("--seed", it.next())?,
+            "--repeat" => args.repeat = parse_num("--repeat", it.next())?,
+            "--write" => args.write = Some(it.next().ok_or("--write needs a file name")?),
+            "--no-decode" => args.decode = false,
+            "--no-breakdown" => args.breakdown = false,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    args.t = t.ok_or("--t is required")?;
+    if args.t == 0 {
+        return Err("--t must be at least 1".into());
+    }
+    // Rejection sampling of distinct keys needs room in the domain.
+    if u64::try_from(args.t).map_or(true, |t| t > KEY_DOMAIN / 2) {
+        return Err(format!("--t must be at most {}", KEY_DOMAIN / 2));
+    }
+    if args.repeat == 0 {
+        return Err("--repeat must be at least 1".into());
+    }
+    Ok(args)
+}
+
+/// The median of the samples (the mean of the middle two for an even
+/// count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Runs `f` `repeat` times; its result of the last run, and the median of
+/// the wall-clock seconds.
+fn timed<T>(repeat: usize, mut f: impl FnMut() -> T) -> (T, f64) {
+    let mut times = Vec::with_capacity(repeat);
+    let mut out = None;
+    for _ in 0..repeat {
+        let start = Instant::now();
+        out = Some(f());
+        times.push(start.elapsed().as_secs_f64());
+    }
+    match out {
+        Some(v) => (v, median(times)),
+        None => unreachable!("repeat >= 1 was checked"),
+    }
+}
+
+fn report(stage: &str, seconds: f64, repeat: usize) {
+    println!("{stage:<16} {seconds:>12.6} s   (median of {repeat})");
+}
+
+/// `t` distinct keys uniform in `[1, 2^40]`, each with a count uniform in
+/// `1..=100`, sorted by key.
+fn inputs(t: usize, seed: u64) -> Vec<(u64, u64)> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut entries = BTreeMap::new();
+    while entries.len() < t {
+        let key = rng.random_range(1..=KEY_DOMAIN);
+        let count = rng.random_range(1..=MAX_COUNT);
+        entries.entry(key).or_insert(count);
+    }
+    entries.into_iter().collect()
+}
+
+/// The whole run over one field.
+fn run<F: FiniteField>(f: F, args: &Args) -> Result<(), String> {
+    let t = args.t;
+    let max_total = u64::try_from(t)
+        .ok()
+        .and_then(|t| t.checked_mul(MAX_COUNT))
+        .ok_or("t * 100 overflows")?;
+    let params = SketchParams::new(t, KEY_DOMAIN)
+        .with_extra(args.extra)
+        .with_counts(CountPolicy::unsigned(max_total))
+        .with_max_syndromes(usize::MAX)
+        .validate(f.clone())
+        .map_err(|e| format!("parameters: {e}"))?;
+    let m = params.num_syndromes();
+    println!(
+        "field p = {}, t = {t}, r = {}, 2t + r = {m}, seed = {}",
+        f.characteristic(),
+        args.extra,
+        args.seed
+    );
+    let entries = inputs(t, args.seed);
+    let keys: Vec<BigUint> = entries.iter().map(|&(k, _)| BigUint::from(k)).collect();
+    let counts: Vec<F::Elem> = entries.iter().map(|&(_, c)| f.from_u64(c)).collect();
+
+    let (sketch, secs) = timed(args.repeat, || -> Result<_, String> {
+        let mut s = Sketch::new(&params);
+        for (k, c) in keys.iter().zip(&counts) {
+            s.insert(k, c).map_err(|e| format!("insert: {e}"))?;
+        }
+        Ok(s)
+    });
+    let sketch = sketch?;
+    report("build", secs, args.repeat);
+
+    if let Some(path) = &args.write {
+        write_file(&f, path, t, sketch.elements(), &entries)?;
+        println!("wrote {path}");
+    }
+    if !args.decode {
+        return Ok(());
+    }
+
+    let (decoded, secs) = timed(args.repeat, || sketch.decode());
+    let decoded = decoded.map_err(|e| format!("decode failed: {e}"))?;
+    let expected: Vec<(BigUint, F::Elem)> = keys.iter().cloned().zip(counts).collect();
+    if decoded.entries() != expected.as_slice() {
+        return Err(format!(
+            "decode returned {} entries that differ from the {t} inserted",
+            decoded.len()
+        ));
+    }
+    report("decode", secs, args.repeat);
+
+    if args.breakdown {
+        breakdown(&f, sketch.elements(), t, args)?;
+    }
+    Ok(())
+}
+
+/// The steps of `Sketch::decode`, timed one by one through the `field`
+/// crate's public functions.
+fn breakdown<F: FiniteField>(f: &F, s: &[F::Elem], t: usize, args: &Args) -> Result<(), String> {
+    let (rec, bm) = timed(args.repeat, || berlekamp_massey(f, s, t));
+    let rec = rec.map_err(|e| format!("berlekamp_massey: {e}"))?;
+    let rev = poly::reverse(f, &rec.connection, rec.length + 1);
+
+    let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
+    let (roots, secs_roots) = timed(args.repeat, || find_roots(f, &rev, &mut rng));
+    let roots = roots.map_err(|e| format!("find_roots: {e}"))?;
+    if roots.len() != t {
+        return Err(format!("find_roots found {} roots, not {t}", roots.len()));
+    }
+
+    let first = &s[..t];
+    let (values, secs_counts) = timed(args.repeat, || {
+        solve_transposed_vandermonde(f, &roots, first)
+    });
+    let values = values.map_err(|e| format!("solve_transposed_vandermonde: {e}"))?;
+
+    let (ok, secs_check) = timed(args.repeat, || {
+        let mut re = vec![f.zero(); s.len()];
+        for (x, v) in roots.iter().zip(&values) {
+            let mut pw = v.clone();
+            for r in &mut re {
+                f.add_assign(r, &pw);
+                pw = f.mul(&pw, x);
+            }
+        }
+        re == s
+    });
+    if !ok {
+        return Err("the re-encode of the decoded vector differs".into());
+    }
+    let n = args.repeat;
+    report("bm", bm, n);
+    report("roots", secs_roots, n);
+    report("counts", secs_counts, n);
+    report("check", secs_check, n);
+    // The first sum is what FLINT's peer times (it has no check stage).
+    report("bm+roots+counts", bm + secs_roots + secs_counts, n);
+    report("all four", bm + secs_roots + secs_counts + secs_check, n);
+    Ok(())
+}
+
+/// The peer's input file (see the module docs).
+fn write_file<F: FiniteField>(
+    f: &F,
+    path: &str,
+    t: usize,
+    s: &[F::Elem],
+    entries: &[(u64, u64)],
+) -> Result<(), String> {
+    let mut out = String::new();
+    let lines = std::iter::once(f.characteristic())
+        .chain(std::iter::once(BigUint::from(t)))
+        .chain(s[..2 * t].iter().map(|x| f.to_biguint(x)))
+        .chain(entries.iter().map(|&(k, _)| BigUint::from(k)))
+        .chain(entries.iter().map(|&(_, c)| BigUint::from(c)));
+    for v in lines {
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "{v}");
+    }
+    std::fs::write(path, out).map_err(|e| format!("writing {path}: {e}"))
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{USAGE}");
+            return if e.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            };
+        }
+    };
+    // One arm per field: a third field is one more arm.
+    let result = match args.field.as_str() {
+        "m61" => run(Mersenne61, &args),
+        "goldilocks" => run(Goldilocks, &args),
+        other => Err(format!(
+            "unknown field `{other}` (expected m61 or goldilocks)\n{USAGE}"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
