@@ -13,6 +13,7 @@
 //! | gcd | [`gcd`], [`make_monic`] |
 //! | powers | [`pow_mod`] (square and multiply with a precomputed reducer) |
 //! | evaluation | [`evaluate`], [`derivative`], [`from_roots`] (product tree), [`reverse`] |
+//! | trees | [`evaluate_many`] (remainder tree), [`power_sums`] (a sum of fractions up a tree) |
 //!
 //! # Example
 //!
@@ -42,8 +43,10 @@ mod powmod;
 
 pub use crate::karatsuba::KARATSUBA_THRESHOLD;
 pub(crate) use crate::karatsuba::{karatsuba, karatsuba_with};
+pub use crate::multipoint::{evaluate_many, power_sums};
 pub(crate) use arith::mul_slices;
 pub use arith::{add, mul, mul_karatsuba, neg, scale, sub};
+pub(crate) use div::inv_series;
 pub(crate) use div::{Modulus, div_rem_slices};
 pub use div::{NEWTON_THRESHOLD, div_rem, rem};
 pub(crate) use eval::horner_many;

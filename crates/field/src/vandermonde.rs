@@ -1,7 +1,13 @@
 //! The transposed Vandermonde solve: the values of a sparse vector from its
 //! power sums, once the positions are known.
 
-use crate::poly::{self, horner_many, mul_slices};
+use crate::multipoint::ProductTree;
+use crate::poly::{self, Poly, horner_many, mul_slices};
+
+/// Above this many nodes, [`solve_transposed_vandermonde`] evaluates by a
+/// remainder tree instead of Horner's rule (measured with the
+/// `algorithms` bench, group `vandermonde`; docs/benchmarks.md).
+pub const FAST_SOLVE_THRESHOLD: usize = 256;
 use crate::{Field, FieldError};
 
 /// The `v` with `s_i = sum_j v_j x_j^(i-1)` for `i = 1..m`, given distinct
@@ -16,9 +22,12 @@ use crate::{Field, FieldError};
 /// `N(y) = rev(P)(y) S(y) mod y^m = sum_j v_j prod_(l != j) (1 - x_l y)`
 /// and, reversing, `y^(m-1) N(1/y)` at `y = x_j` is `v_j P'(x_j)`. So
 /// `v_j = rev_(m-1)(N)(x_j) / P'(x_j)` (Forney's formula): one product tree
-/// for `P`, one polynomial product for `N`, then two Horner evaluations per
-/// node and one batched inversion, `O(m^2)` field operations in all. A node
-/// may be zero (`0^0 = 1`).
+/// for `P`, one polynomial product for `N`, the two polynomials at every
+/// node, and one batched inversion. Up to [`FAST_SOLVE_THRESHOLD`] nodes
+/// the evaluations are Horner's rule (`O(m^2)` field operations); above,
+/// one remainder tree over the product tree's nodes serves both
+/// (`O(M(m) log m)`, shared among all cores with the `parallel` feature).
+/// A node may be zero (`0^0 = 1`).
 ///
 /// # Errors
 ///
@@ -62,17 +71,27 @@ pub fn solve_transposed_vandermonde<F: Field>(
     if m == 0 {
         return Ok(Vec::new());
     }
-    let p = poly::from_roots(f, x);
+    let tree = (m > FAST_SOLVE_THRESHOLD).then(|| ProductTree::new(f, x));
+    let p = match &tree {
+        Some(t) => Poly::from_coeffs(f, t.root().to_vec()),
+        None => poly::from_roots(f, x),
+    };
     // rev(P) has m + 1 coefficients, P is monic of degree m.
     let rev_p: Vec<F::Elem> = p.coeffs().iter().rev().cloned().collect();
     let mut n = mul_slices(f, &rev_p[..m], s);
     n.resize(m, f.zero());
     n.reverse();
     let dp = poly::derivative(f, &p);
-    let mut denom = horner_many(f, dp.coeffs(), x);
+    let (numer, mut denom) = match &tree {
+        Some(t) => {
+            let mut both = t.evaluate(f, &[&n, dp.coeffs()], x);
+            let denom = both.pop().unwrap_or_default();
+            (both.pop().unwrap_or_default(), denom)
+        }
+        None => (horner_many(f, &n, x), horner_many(f, dp.coeffs(), x)),
+    };
     if !f.batch_inv(&mut denom) {
         return Err(FieldError::RepeatedNodes);
     }
-    let numer = horner_many(f, &n, x);
     Ok(numer.iter().zip(&denom).map(|(a, b)| f.mul(a, b)).collect())
 }

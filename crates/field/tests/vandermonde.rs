@@ -15,7 +15,7 @@ static BIG4096: LazyLock<BigPrime> =
     LazyLock::new(|| BigPrime::new(known_primes::p4096()).unwrap());
 
 testkit::vandermonde_suite!(mersenne61, Mersenne61, uniform, 24, 150);
-testkit::vandermonde_suite!(goldilocks, Goldilocks, uniform, 24, 150);
+testkit::vandermonde_suite!(goldilocks, Goldilocks, uniform, 24, 300);
 testkit::vandermonde_suite!(mersenne127, Mersenne127, uniform, 24, 150);
 testkit::vandermonde_suite!(ff_mersenne61, FfMersenne61::new(), uniform, 16, 100);
 testkit::vandermonde_suite!(ff_mersenne127, FfMersenne127::new(), uniform, 16, 100);

@@ -10,12 +10,12 @@
 //!
 //! Builds a sketch of capacity `t` with `R` extra check syndromes (default
 //! [`DEFAULT_EXTRA`]) over the chosen field (`m61` = `GF(2^61 - 1)`,
-//! `goldilocks` = `GF(2^64 - 2^32 + 1)`), holding `t` distinct keys uniform
+//! `goldilocks` = `GF(2^64 - 2^32 + 1)`, `proth` = `GF(27 * 2^59 + 1)`), holding `t` distinct keys uniform
 //! in `[1, 2^40]` with counts uniform in `1..=100` (ChaCha20 seeded by
 //! `--seed`, so the input is the same on every run). Then, with the median
 //! over `--repeat` runs, one line per stage, in seconds:
 //!
-//! * `build`: `Sketch::new` and `t` calls of `insert`;
+//! * `build`: `Sketch::new` and one `insert_many` of the `t` entries;
 //! * `decode`: the full public decoder, `Sketch::decode` (checked against
 //!   the inserted vector);
 //! * unless `--no-breakdown`, the same decoder's steps one by one through
@@ -41,7 +41,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use field::{
-    FiniteField, Goldilocks, Mersenne61, berlekamp_massey, find_roots, poly,
+    FiniteField, Fp64, Goldilocks, Mersenne61, berlekamp_massey, find_roots, poly,
     solve_transposed_vandermonde,
 };
 use num_bigint::BigUint;
@@ -49,7 +49,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::{CountPolicy, DEFAULT_EXTRA, LinearSketch, Sketch, SketchParams};
 
-const USAGE: &str = "usage: decode_scale --field m61|goldilocks --t T [--extra R] [--seed S] \
+const USAGE: &str = "usage: decode_scale --field m61|goldilocks|proth --t T [--extra R] [--seed S] \
 [--repeat N] [--write FILE] [--no-decode] [--no-breakdown]";
 
 /// Keys are uniform in `[1, KEY_DOMAIN]`.
@@ -187,9 +187,10 @@ fn run<F: FiniteField>(f: F, args: &Args) -> Result<(), String> {
 
     let (sketch, secs) = timed(args.repeat, || -> Result<_, String> {
         let mut s = Sketch::new(&params);
-        for (k, c) in keys.iter().zip(&counts) {
-            s.insert(k, c).map_err(|e| format!("insert: {e}"))?;
-        }
+        let entries: Vec<(BigUint, F::Elem)> =
+            keys.iter().cloned().zip(counts.iter().cloned()).collect();
+        s.insert_many(&entries)
+            .map_err(|e| format!("insert_many: {e}"))?;
         Ok(s)
     });
     let sketch = sketch?;
@@ -241,15 +242,7 @@ fn breakdown<F: FiniteField>(f: &F, s: &[F::Elem], t: usize, args: &Args) -> Res
     let values = values.map_err(|e| format!("solve_transposed_vandermonde: {e}"))?;
 
     let (ok, secs_check) = timed(args.repeat, || {
-        let mut re = vec![f.zero(); s.len()];
-        for (x, v) in roots.iter().zip(&values) {
-            let mut pw = v.clone();
-            for r in &mut re {
-                f.add_assign(r, &pw);
-                pw = f.mul(&pw, x);
-            }
-        }
-        re == s
+        poly::power_sums(f, &roots, &values, s.len()).is_ok_and(|re| re == s)
     });
     if !ok {
         return Err("the re-encode of the decoded vector differs".into());
@@ -305,8 +298,9 @@ fn main() -> ExitCode {
     let result = match args.field.as_str() {
         "m61" => run(Mersenne61, &args),
         "goldilocks" => run(Goldilocks, &args),
+        "proth" => run(Fp64::proth(), &args),
         other => Err(format!(
-            "unknown field `{other}` (expected m61 or goldilocks)\n{USAGE}"
+            "unknown field `{other}` (expected m61, goldilocks or proth)\n{USAGE}"
         )),
     };
     match result {

@@ -115,18 +115,17 @@ pub(crate) fn locator<F: Field>(
     Ok((rec.length, rev))
 }
 
-/// `S_i = sum_j v_j x_j^(i-1)` for `i = 1..m`.
+/// `S_i = sum_j v_j x_j^(i-1)` for `i = 1..m`: the re-encoding of the
+/// decoder's check, by a tree of fractions above a few dozen terms
+/// (`field::poly::power_sums`), so that the check costs `O(M(t) log t)`,
+/// not `O(t (2t + r))`.
 pub(crate) fn power_sums<F: Field>(
     f: &F,
     nodes: &[F::Elem],
     values: &[F::Elem],
     m: usize,
-) -> Vec<F::Elem> {
-    let mut out = vec![f.zero(); m];
-    for (x, v) in nodes.iter().zip(values) {
-        add_power_sums(f, &mut out, x, v);
-    }
-    out
+) -> SketchResult<Vec<F::Elem>> {
+    poly::power_sums(f, nodes, values, m).map_err(SketchError::Field)
 }
 
 /// `s_i += c * x^(i-1)` for every `i`, with running powers.
@@ -191,7 +190,7 @@ pub(crate) fn decode_field<F: FiniteField>(
             }))?;
         solve_transposed_vandermonde(f, &nodes, first).map_err(|e| locator_error(e, capacity))?
     };
-    check_all(s, &power_sums(f, &nodes, &values, s.len()))?;
+    check_all(s, &power_sums(f, &nodes, &values, s.len())?)?;
     Ok((nodes, values))
 }
 

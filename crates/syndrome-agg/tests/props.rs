@@ -1,4 +1,4 @@
-//! Property tests over GF(2^61 - 1), GF(2^64 - 2^32 + 1), GF(2^127 - 1) and a 256-bit prime
+//! Property tests over GF(2^61 - 1), GF(2^64 - 2^32 + 1), GF(27 * 2^59 + 1), GF(2^127 - 1) and a 256-bit prime
 //! (docs/threat-model.md C1, C2, M1, M2), the two decoders cross-checked, and the
 //! uniformity of one masked sketch; the aggregator's properties for every
 //! sketch type.
@@ -10,6 +10,10 @@ use testkit::sagg::props;
 testkit::sagg_suite!(mersenne61, Mersenne61, 8, 64);
 testkit::sagg_suite!(goldilocks, Goldilocks, 8, 64);
 testkit::sagg_suite!(mersenne127, Mersenne127, 8, 48);
+// Capacities above the fast paths' thresholds: Graeffe root finding, the
+// remainder-tree Vandermonde solve and the tree re-encode.
+testkit::sagg_suite!(proth, Fp64::proth(), 300, 8);
+testkit::sagg_suite!(mersenne61_large, Mersenne61, 300, 4);
 testkit::sagg_suite!(
     big256,
     BigPrime::new(testkit::known_primes::p256()).unwrap(),
@@ -26,6 +30,7 @@ mod aggregator {
 
     testkit::aggregator_suite!(field61, makers::field(Mersenne61), 24);
     testkit::aggregator_suite!(field_goldilocks, makers::field(Goldilocks), 16);
+    testkit::aggregator_suite!(field_proth, makers::field(field::Fp64::proth()), 16);
     testkit::aggregator_suite!(field127, makers::field(Mersenne127), 16);
     testkit::aggregator_suite!(
         field_big256,

@@ -6,7 +6,7 @@ use num_bigint::{BigInt, BigUint};
 
 use super::{LinearParams, LinearSketch};
 use crate::context::RoundContext;
-use crate::decode::add_power_sums;
+use crate::decode::{add_power_sums, power_sums};
 use crate::error::{ParamsError, SketchError, SketchResult, check_len};
 use crate::params::ValidSketchParams;
 use crate::sparse::SparseVector;
@@ -63,11 +63,12 @@ impl<F: FiniteField> Sketch<F> {
         K: Into<BigUint>,
         I: IntoIterator<Item = (K, u64)>,
     {
+        let entries = entries
+            .into_iter()
+            .map(|(k, c)| Ok((k.into(), params.unsigned_count(c)?)))
+            .collect::<SketchResult<Vec<_>>>()?;
         let mut s = Self::new(params);
-        for (k, c) in entries {
-            let c = params.unsigned_count(c)?;
-            s.insert(&k.into(), &c)?;
-        }
+        s.insert_many(&entries)?;
         Ok(s)
     }
 
@@ -84,12 +85,59 @@ impl<F: FiniteField> Sketch<F> {
         K: Into<BigUint>,
         I: IntoIterator<Item = (K, i64)>,
     {
+        let entries = entries
+            .into_iter()
+            .map(|(k, c)| Ok((k.into(), params.signed_count(BigInt::from(c))?)))
+            .collect::<SketchResult<Vec<_>>>()?;
         let mut s = Self::new(params);
-        for (k, c) in entries {
-            let c = params.signed_count(BigInt::from(c))?;
-            s.insert(&k.into(), &c)?;
-        }
+        s.insert_many(&entries)?;
         Ok(s)
+    }
+
+    /// Inserts every `(key, count)`: the same syndromes as calling
+    /// [`insert`](LinearSketch::insert) on each, computed together by a
+    /// tree of fractions (`field::poly::power_sums`) in `O(M(n) log n +
+    /// M(2t + r))` field operations for `n` entries, where one at a time
+    /// costs `O(n (2t + r))`. Nothing changes if a key is out of the
+    /// domain.
+    ///
+    /// # Errors
+    ///
+    /// [`ParamsError::KeyOutOfDomain`](crate::ParamsError::KeyOutOfDomain).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use field::{Field, Fp64};
+    /// use num_bigint::BigUint;
+    /// use syndrome_agg::{LinearSketch, Sketch, SketchParams};
+    ///
+    /// let f = Fp64::proth();
+    /// let params = SketchParams::new(4, 100u32).validate(f)?;
+    /// let entries: Vec<(BigUint, _)> =
+    ///     (1..=4u32).map(|k| (k.into(), f.from_u64(u64::from(k) * 10))).collect();
+    /// let mut batch = Sketch::new(&params);
+    /// batch.insert_many(&entries)?;
+    /// let mut one_by_one = Sketch::new(&params);
+    /// for (k, c) in &entries {
+    ///     one_by_one.insert(k, c)?;
+    /// }
+    /// assert_eq!(batch, one_by_one);
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    pub fn insert_many(&mut self, entries: &[(BigUint, F::Elem)]) -> SketchResult<()> {
+        let mut nodes = Vec::with_capacity(entries.len());
+        let mut counts = Vec::with_capacity(entries.len());
+        for (k, c) in entries {
+            nodes.push(self.params.key_ref(k)?);
+            counts.push(c.clone());
+        }
+        let f = self.params.field();
+        let sums = power_sums(f, &nodes, &counts, self.syndromes.len())?;
+        for (s, d) in self.syndromes.iter_mut().zip(&sums) {
+            f.add_assign(s, d);
+        }
+        Ok(())
     }
 
     /// The field.

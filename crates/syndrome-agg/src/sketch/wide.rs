@@ -248,7 +248,7 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
                     .map_err(|_| SketchError::Decode(DecodeError::RepeatedRoot))?
             };
             if let Err(SketchError::Decode(DecodeError::CheckMismatch { index })) =
-                check_all(channel, &power_sums(f, &nodes, &values, t))
+                check_all(channel, &power_sums(f, &nodes, &values, t)?)
             {
                 return Err(SketchError::Decode(DecodeError::CheckMismatch {
                     index: m + k * t + index,
