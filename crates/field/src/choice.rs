@@ -5,7 +5,7 @@ use num_bigint::BigUint;
 use num_traits::{One, ToPrimitive};
 
 use crate::primes::next_prime;
-use crate::{BigPrime, FiniteField, Fp64, Mersenne61, Mersenne127, P61, P127};
+use crate::{BigPrime, FiniteField, Fp64, Mersenne127, P_PROTH, P127};
 
 /// The cheapest field whose characteristic exceeds a bound, as chosen by
 /// [`cheapest_field`].
@@ -15,8 +15,9 @@ use crate::{BigPrime, FiniteField, Fp64, Mersenne61, Mersenne127, P61, P127};
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum FieldChoice {
-    /// GF(2^61 - 1).
-    Mersenne61(Mersenne61),
+    /// GF(27 * 2^59 + 1) ([`Fp64::proth`]): one word, products by
+    /// transforms in the field, roots by tangent Graeffe transforms.
+    Proth(Fp64),
     /// GF(2^127 - 1).
     Mersenne127(Mersenne127),
     /// GF(p) for the smallest prime `p` above the bound.
@@ -39,7 +40,7 @@ pub enum FieldChoice {
 ///         f.modulus_bits()
 ///     }
 /// }
-/// assert_eq!(cheapest_field(&BigUint::from(1000u32)).visit(Bits), 61);
+/// assert_eq!(cheapest_field(&BigUint::from(1000u32)).visit(Bits), 64);
 /// assert_eq!(cheapest_field(&(BigUint::from(1u8) << 100u32)).visit(Bits), 127);
 /// assert_eq!(cheapest_field(&(BigUint::from(1u8) << 200u32)).visit(Bits), 201);
 /// ```
@@ -54,7 +55,7 @@ impl FieldChoice {
     /// Runs `v` with the concrete field.
     pub fn visit<V: FieldVisitor>(self, v: V) -> V::Output {
         match self {
-            Self::Mersenne61(f) => v.visit(f),
+            Self::Proth(f) => v.visit(f),
             Self::Mersenne127(f) => v.visit(f),
             Self::Big(f) => v.visit(f),
         }
@@ -63,7 +64,7 @@ impl FieldChoice {
     /// The characteristic of the chosen field.
     pub fn characteristic(&self) -> BigUint {
         match self {
-            Self::Mersenne61(f) => f.characteristic(),
+            Self::Proth(f) => f.characteristic(),
             Self::Mersenne127(f) => f.characteristic(),
             Self::Big(f) => f.characteristic(),
         }
@@ -71,14 +72,21 @@ impl FieldChoice {
 }
 
 /// The cheapest field in which the integers `0..=bound` are distinct:
-/// GF(2^61 - 1) if `bound < 2^61 - 1`, else GF(2^127 - 1) if
-/// `bound < 2^127 - 1`, else GF(p) for the smallest prime `p > bound`
-/// (deterministic, so every party derives the same field).
+/// GF(27 * 2^59 + 1) if `bound < 27 * 2^59 + 1` (about `2^63.75`), else
+/// GF(2^127 - 1) if `bound < 2^127 - 1`, else GF(p) for the smallest prime
+/// `p > bound` (deterministic, so every party derives the same field).
+///
+/// "Cheapest" is the decoder's cost, which the root finding dominates:
+/// the word-size Proth field finds roots by tangent Graeffe transforms in
+/// `O(M(t) log p)` where the Mersenne fields need Cantor-Zassenhaus
+/// splitting, `O(M(t) log p log t)` (docs/benchmarks.md: 10 to 20 times
+/// faster at `t = 1000`). The Proth field replaced `GF(2^61 - 1)` here;
+/// both have 8-byte elements.
 ///
 /// See [`FieldVisitor`] for an example.
 pub fn cheapest_field(bound: &BigUint) -> FieldChoice {
-    if *bound < BigUint::from(P61) {
-        FieldChoice::Mersenne61(Mersenne61)
+    if *bound < BigUint::from(P_PROTH) {
+        FieldChoice::Proth(Fp64::proth())
     } else if *bound < BigUint::from(P127) {
         FieldChoice::Mersenne127(Mersenne127)
     } else {

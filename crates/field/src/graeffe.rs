@@ -39,6 +39,7 @@
 
 use rand::Rng;
 
+use crate::par;
 use crate::poly::{self, Poly, div_rem_slices, trim};
 use crate::roots::cantor_zassenhaus;
 use crate::transform::{Ntt, TwoAdic, bit_reverse};
@@ -177,9 +178,11 @@ fn round<F: TwoAdic, R: Rng + ?Sized>(
         return Vec::new();
     };
     let dh0 = poly::derivative(f, &Poly::from_coeffs(f, h0.clone())).into_coeffs();
-    let v0 = ntt_s.forward_padded(f, &h0);
-    let vd = ntt_s.forward_padded(f, &dh0);
-    let v1 = ntt_s.forward_padded(f, &h1);
+    let inputs = [&h0, &dh0, &h1];
+    let mut evaluated = par::map(&inputs, ntt_s.len(), |c| ntt_s.forward_padded(f, c));
+    let (Some(v1), Some(vd), Some(v0)) = (evaluated.pop(), evaluated.pop(), evaluated.pop()) else {
+        return Vec::new();
+    };
     let m = f.from_u64(p_minus_one >> log_s);
     let powers = Powers::new(f, log_s);
     let mut positions = Vec::new();
@@ -270,21 +273,27 @@ fn graeffe_two_steps<F: TwoAdic>(
             twisted_transform(f, ntt, coeffs, &w),
         )
     };
-    let (mut v0, mut v1) = (both(&a0), both(&a1));
+    let work = ntt.len();
+    let (mut v0, mut v1) = par::join(work, || both(&a0), || both(&a1));
     for step in 1..=steps {
         let (w0, w1) = pair_products(f, &v0, &v1, negate);
-        let coefficients = |values: &[F::Elem]| {
-            let mut c = values.to_vec();
+        // The two parts are independent: one core each.
+        let last = step == steps;
+        let next = |values: Vec<F::Elem>| {
+            let mut c = values.clone();
             ntt.inverse(f, &mut c);
             c.truncate(len);
-            c
+            let twisted = (!last).then(|| twisted_transform(f, ntt, &c, &w));
+            (c, values, twisted)
         };
-        let (c0, c1) = (coefficients(&w0), coefficients(&w1));
-        if step == steps {
-            return Some((c0, c1));
+        let ((c0, w0, t0), (c1, w1, t1)) = par::join(work, || next(w0), || next(w1));
+        match (t0, t1) {
+            (Some(t0), Some(t1)) => {
+                v0 = (w0, t0);
+                v1 = (w1, t1);
+            }
+            _ => return Some((c0, c1)),
         }
-        v0 = (w0, twisted_transform(f, ntt, &c0, &w));
-        v1 = (w1, twisted_transform(f, ntt, &c1, &w));
     }
     None
 }
@@ -336,15 +345,18 @@ fn graeffe_odd<F: TwoAdic>(
     let log_n = n.trailing_zeros();
     let q_us = usize::try_from(q).ok()?;
     let psi = odd_twist_root(f, log_n, q)?;
-    let mut values = Vec::with_capacity(q_us);
+    let mut twists = Vec::with_capacity(q_us);
     let mut twist = f.one();
     for _ in 0..q_us {
-        values.push((
-            twisted_transform(f, ntt, a0, &twist),
-            twisted_transform(f, ntt, a1, &twist),
-        ));
+        twists.push(twist.clone());
         twist = f.mul(&twist, &psi);
     }
+    let values = par::map(&twists, n * q_us, |c| {
+        (
+            twisted_transform(f, ntt, a0, c),
+            twisted_transform(f, ntt, a1, c),
+        )
+    });
     let mut b0 = vec![f.zero(); n];
     let mut b1 = vec![f.zero(); n];
     for i in 0..n {

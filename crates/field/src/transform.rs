@@ -151,8 +151,11 @@ pub(crate) fn ntt_mul<F: TwoAdic>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Option
     let len = a.len() + b.len() - 1;
     let log = len.next_power_of_two().trailing_zeros();
     let ntt = Ntt::new(f, log)?;
-    let mut fa = ntt.forward_padded(f, a);
-    let fb = ntt.forward_padded(f, b);
+    let (mut fa, fb) = crate::par::join(
+        ntt.len(),
+        || ntt.forward_padded(f, a),
+        || ntt.forward_padded(f, b),
+    );
     for (x, y) in fa.iter_mut().zip(&fb) {
         *x = f.mul(x, y);
     }

@@ -177,7 +177,7 @@ impl SketchParams {
         self.key_domain.clone().max(self.counts.field_bound())
     }
 
-    /// The cheapest field that holds these parameters (`GF(2^61 - 1)`,
+    /// The cheapest field that holds these parameters (`GF(27 * 2^59 + 1)`,
     /// `GF(2^127 - 1)` or the smallest prime above the bound), via
     /// [`field::primes::cheapest_field`]. Deterministic, so every client and
     /// the server agree on it from the public parameters.
@@ -190,7 +190,7 @@ impl SketchParams {
     /// use syndrome_agg::SketchParams;
     ///
     /// let small = SketchParams::new(8, 1u32 << 20);
-    /// assert!(matches!(small.cheapest_field(), FieldChoice::Mersenne61(_)));
+    /// assert!(matches!(small.cheapest_field(), FieldChoice::Proth(_)));
     /// let wide = SketchParams::new(8, BigUint::from(1u8) << 300u32);
     /// assert_eq!(wide.cheapest_field().characteristic().bits(), 301);
     /// ```

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use field::primes::{FieldChoice, cheapest_field};
-use field::{FiniteField, Mersenne61};
+use field::{FiniteField, Fp64};
 use num_bigint::{BigInt, BigUint};
 use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 use syndrome_agg::wide::{WideKeyParams, WideSketch};
@@ -55,7 +55,7 @@ fn same_as<S: LinearSketch>(any: &AnySketch, concrete: &S, decoded: Vec<(BigUint
 
 #[test]
 fn field_keys_pick_the_cheapest_field_and_match_the_concrete_sketch() {
-    for bits in [10u32, 61, 62, 127, 128, 300] {
+    for bits in [10u32, 61, 62, 63, 64, 127, 128, 300] {
         let domain = (BigUint::from(1u8) << bits) - 1u32;
         let e = entries(&domain);
         let counts = CountPolicy::unsigned(1000u32);
@@ -70,7 +70,7 @@ fn field_keys_pick_the_cheapest_field_and_match_the_concrete_sketch() {
         let mut want: Vec<(BigUint, BigInt)> = any_entries(&e);
         want.sort();
         match cheapest_field(&domain) {
-            FieldChoice::Mersenne61(f) => {
+            FieldChoice::Proth(f) => {
                 let p = base.validate(f).unwrap();
                 same_as(&any, &Sketch::from_unsigned(&p, e).unwrap(), want);
             }
@@ -100,7 +100,7 @@ fn wide_keys_match_the_concrete_sketch() {
     let any = AnySketch::encode(&any_params, any_entries(&e)).unwrap();
     let p = WideKeyParams::new(4, 25, [5; 32])
         .with_counts(CountPolicy::unsigned(1000u32))
-        .validate(Mersenne61)
+        .validate(Fp64::proth())
         .unwrap();
     let bytes: Vec<(Vec<u8>, u64)> = e.iter().map(|(k, c)| (k.to_bytes_le(), *c)).collect();
     let concrete = WideSketch::from_unsigned(&p, bytes.iter().map(|(k, c)| (&k[..], *c))).unwrap();

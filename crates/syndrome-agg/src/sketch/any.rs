@@ -14,7 +14,7 @@ pub(crate) mod params;
 
 use std::sync::OnceLock;
 
-use field::{BigPrime, Mersenne61, Mersenne127};
+use field::{BigPrime, Fp64, Mersenne127};
 use num_bigint::{BigInt, BigUint};
 use num_traits::Zero;
 
@@ -29,10 +29,10 @@ use crate::sparse::SparseVector;
 /// The concrete sketch behind an [`AnySketch`].
 #[derive(Clone, Debug, PartialEq)]
 enum SketchInner {
-    F61(Sketch<Mersenne61>),
+    Word(Sketch<Fp64>),
     F127(Sketch<Mersenne127>),
     Big(Sketch<BigPrime>),
-    Wide(WideSketch<Mersenne61>),
+    Wide(WideSketch<Fp64>),
     Integer(IntegerSketch),
 }
 
@@ -104,7 +104,7 @@ impl AnySketch {
 
     fn to_canonical(&self) -> Vec<BigUint> {
         match &self.inner {
-            SketchInner::F61(s) => canon(s.field(), s.elements()),
+            SketchInner::Word(s) => canon(s.field(), s.elements()),
             SketchInner::F127(s) => canon(s.field(), s.elements()),
             SketchInner::Big(s) => canon(s.field(), s.elements()),
             SketchInner::Wide(s) => canon(s.params().field(), s.elements()),
@@ -118,7 +118,7 @@ impl AnySketch {
             if subtract { a.subtract(b) } else { a.add(b) }
         }
         match (&mut self.inner, &other.inner) {
-            (SketchInner::F61(a), SketchInner::F61(b)) => op(a, b, subtract)?,
+            (SketchInner::Word(a), SketchInner::Word(b)) => op(a, b, subtract)?,
             (SketchInner::F127(a), SketchInner::F127(b)) => op(a, b, subtract)?,
             (SketchInner::Big(a), SketchInner::Big(b)) => op(a, b, subtract)?,
             (SketchInner::Wide(a), SketchInner::Wide(b)) => op(a, b, subtract)?,
@@ -138,7 +138,7 @@ impl LinearSketch for AnySketch {
 
     fn new(params: &ValidAnyParams) -> Self {
         let inner = match &params.inner {
-            ParamsInner::F61(p) => SketchInner::F61(Sketch::new(p)),
+            ParamsInner::Word(p) => SketchInner::Word(Sketch::new(p)),
             ParamsInner::F127(p) => SketchInner::F127(Sketch::new(p)),
             ParamsInner::Big(p) => SketchInner::Big(Sketch::new(p)),
             ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::new(p)),
@@ -168,7 +168,7 @@ impl LinearSketch for AnySketch {
             }));
         }
         match &mut self.inner {
-            SketchInner::F61(s) => convert::insert_field(s, key, count.clone())?,
+            SketchInner::Word(s) => convert::insert_field(s, key, count.clone())?,
             SketchInner::F127(s) => convert::insert_field(s, key, count.clone())?,
             SketchInner::Big(s) => convert::insert_field(s, key, count.clone())?,
             SketchInner::Wide(s) => convert::insert_wide(s, key, count.clone())?,
@@ -199,8 +199,8 @@ impl LinearSketch for AnySketch {
 
     fn from_elements(params: &ValidAnyParams, elements: Vec<BigUint>) -> SketchResult<Self> {
         let inner = match &params.inner {
-            ParamsInner::F61(p) => {
-                SketchInner::F61(Sketch::from_elements(p, uncanon(p.field(), &elements)?)?)
+            ParamsInner::Word(p) => {
+                SketchInner::Word(Sketch::from_elements(p, uncanon(p.field(), &elements)?)?)
             }
             ParamsInner::F127(p) => {
                 SketchInner::F127(Sketch::from_elements(p, uncanon(p.field(), &elements)?)?)
@@ -226,7 +226,7 @@ impl LinearSketch for AnySketch {
     /// little-endian integers, and entries are sorted by key.
     fn decode(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
         match &self.inner {
-            SketchInner::F61(s) => convert::decode_field(s),
+            SketchInner::Word(s) => convert::decode_field(s),
             SketchInner::F127(s) => convert::decode_field(s),
             SketchInner::Big(s) => convert::decode_field(s),
             SketchInner::Wide(s) => convert::decode_wide(s),

@@ -9,7 +9,7 @@
 //! (every element native) that still never names a field; the dispatch is
 //! here, once (minisketch's `Construct` does the same).
 
-use field::{BigPrime, FiniteField, Mersenne61, Mersenne127};
+use field::{BigPrime, FiniteField, Fp64, Mersenne127};
 use num_bigint::{BigInt, BigUint};
 
 use super::params::{ParamsInner, ValidAnyParams, mismatch};
@@ -32,7 +32,7 @@ mod sealed {
 /// vectors out, and the way to and from an [`AnySketch`] without touching
 /// the elements. Sealed: implemented by [`Sketch`] over the fields
 /// [`AnyParams`](crate::AnyParams) picks, the wide-key sketch over
-/// `GF(2^61 - 1)` and [`IntegerSketch`].
+/// `GF(27 * 2^59 + 1)` and [`IntegerSketch`].
 pub trait ConcreteSketch: LinearSketch + sealed::Sealed {
     /// The concrete parameters inside `params`, if they chose this sketch.
     fn params_of(params: &ValidAnyParams) -> Option<&Self::Params>;
@@ -122,7 +122,7 @@ pub trait SketchVisitor {
     type Output;
 
     /// Runs on a sketch `S` whose elements are those of `field` (the
-    /// field-key schemes, and wide keys in `GF(2^61 - 1)`).
+    /// field-key schemes, and wide keys in `GF(27 * 2^59 + 1)`).
     fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
     where
         S: ConcreteSketch,
@@ -137,10 +137,10 @@ impl ValidAnyParams {
     /// these parameters chose.
     pub fn visit<V: SketchVisitor>(&self, visitor: V) -> V::Output {
         match &self.inner {
-            ParamsInner::F61(p) => visitor.visit_field::<Sketch<Mersenne61>, _>(p, p.field()),
+            ParamsInner::Word(p) => visitor.visit_field::<Sketch<Fp64>, _>(p, p.field()),
             ParamsInner::F127(p) => visitor.visit_field::<Sketch<Mersenne127>, _>(p, p.field()),
             ParamsInner::Big(p) => visitor.visit_field::<Sketch<BigPrime>, _>(p, p.field()),
-            ParamsInner::Wide(p) => visitor.visit_field::<WideSketch<Mersenne61>, _>(p, p.field()),
+            ParamsInner::Wide(p) => visitor.visit_field::<WideSketch<Fp64>, _>(p, p.field()),
             ParamsInner::Integer(p) => visitor.visit_ring::<IntegerSketch>(p),
         }
     }
@@ -182,10 +182,10 @@ macro_rules! concrete_sketch {
     };
 }
 
-concrete_sketch!(Sketch<Mersenne61>, F61, insert_field, decode_field);
+concrete_sketch!(Sketch<Fp64>, Word, insert_field, decode_field);
 concrete_sketch!(Sketch<Mersenne127>, F127, insert_field, decode_field);
 concrete_sketch!(Sketch<BigPrime>, Big, insert_field, decode_field);
-concrete_sketch!(WideSketch<Mersenne61>, Wide, insert_wide, decode_wide);
+concrete_sketch!(WideSketch<Fp64>, Wide, insert_wide, decode_wide);
 concrete_sketch!(IntegerSketch, Integer, insert_integer, decode_integer);
 
 #[cfg(test)]
@@ -258,7 +258,7 @@ mod tests {
         let b = AnyParams::new(Scheme::FieldKeys, SketchParams::new(5, 100u32))
             .validate()
             .unwrap();
-        let s = Sketch::new(<Sketch<Mersenne61>>::params_of(&a).unwrap());
+        let s = Sketch::new(<Sketch<Fp64>>::params_of(&a).unwrap());
         assert!(s.clone().into_any(&a).is_ok());
         assert!(s.into_any(&b).is_err());
         assert!(<Sketch<Mersenne127>>::params_of(&a).is_none());

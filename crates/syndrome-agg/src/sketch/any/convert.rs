@@ -3,7 +3,7 @@
 //! visitors insert an integer key and count, and read a decoded vector
 //! back as integers. A leaf, so that both use one definition.
 
-use field::{FiniteField, Mersenne61};
+use field::{FiniteField, Fp64};
 use num_bigint::{BigInt, BigUint};
 use num_traits::Signed;
 
@@ -37,7 +37,7 @@ pub(super) fn insert_field<F: FiniteField>(
 /// Adds `count` (through the policy) at `key`, as its little-endian bytes,
 /// in a wide-key sketch.
 pub(super) fn insert_wide(
-    s: &mut WideSketch<Mersenne61>,
+    s: &mut WideSketch<Fp64>,
     key: &BigUint,
     count: BigInt,
 ) -> SketchResult<()> {
@@ -79,9 +79,7 @@ pub(super) fn decode_field<F: FiniteField>(
 
 /// A wide-key sketch's decoded vector, keys read back as little-endian
 /// integers and sorted.
-pub(super) fn decode_wide(
-    s: &WideSketch<Mersenne61>,
-) -> SketchResult<SparseVector<BigUint, BigInt>> {
+pub(super) fn decode_wide(s: &WideSketch<Fp64>) -> SketchResult<SparseVector<BigUint, BigInt>> {
     let p = s.params();
     let policy = p.sketch_params().counts();
     let mut out: Vec<(BigUint, BigInt)> = s

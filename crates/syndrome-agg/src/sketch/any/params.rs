@@ -2,7 +2,7 @@
 //! field chosen from them, and the mask domain.
 
 use field::primes::{FieldChoice, cheapest_field};
-use field::{BigPrime, FiniteField, Mersenne61, Mersenne127};
+use field::{BigPrime, FiniteField, Fp64, Mersenne127};
 use num_bigint::BigUint;
 use num_traits::Zero;
 use rand::Rng;
@@ -22,11 +22,11 @@ use crate::wire::Frame;
 pub enum Scheme {
     /// Keys are elements of the cheapest prime field that holds the key
     /// domain and the count bound (Algorithm 2 of the paper):
-    /// `GF(2^61 - 1)`, `GF(2^127 - 1)` or the smallest prime above the
+    /// `GF(27 * 2^59 + 1)`, `GF(2^127 - 1)` or the smallest prime above the
     /// bound, via [`cheapest_field`].
     FieldKeys,
     /// Keys travel as their little-endian bytes (at most
-    /// `ceil(bits(N) / 8)`) in a wide-key sketch over `GF(2^61 - 1)` (see
+    /// `ceil(bits(N) / 8)`) in a wide-key sketch over `GF(27 * 2^59 + 1)` (see
     /// [`WideSketch`](crate::wide::WideSketch)), hashed under the session's public `hash_key`.
     WideKeys {
         /// The public 32-byte hash key of the session.
@@ -51,7 +51,7 @@ pub enum Scheme {
 ///
 /// let sketch = SketchParams::new(4, 1u32 << 20).with_counts(CountPolicy::unsigned(1000u32));
 /// let params = AnyParams::new(Scheme::FieldKeys, sketch).validate()?;
-/// assert_eq!(params.modulus_bits(), 61); // GF(2^61 - 1) holds 2^20 keys
+/// assert_eq!(params.modulus_bits(), 64); // GF(27 * 2^59 + 1) holds 2^20 keys
 /// let mut s = AnySketch::new(&params);
 /// s.insert(&7u32.into(), &3.into())?;
 /// assert_eq!(s.decode()?.into_entries(), vec![(7u32.into(), 3.into())]);
@@ -97,7 +97,7 @@ impl AnyParams {
                 let base = self.sketch.clone();
                 let bound = base.field_bound().max(self.field_bound.clone());
                 match cheapest_field(&bound) {
-                    FieldChoice::Mersenne61(f) => ParamsInner::F61(base.validate(f)?),
+                    FieldChoice::Proth(f) => ParamsInner::Word(base.validate(f)?),
                     FieldChoice::Mersenne127(f) => ParamsInner::F127(base.validate(f)?),
                     FieldChoice::Big(f) => ParamsInner::Big(base.validate(f)?),
                 }
@@ -109,7 +109,7 @@ impl AnyParams {
                     WideKeyParams::new(self.sketch.capacity(), key_len, *hash_key)
                         .with_extra(self.sketch.extra())
                         .with_counts(self.sketch.counts().clone())
-                        .validate(Mersenne61)?,
+                        .validate(Fp64::proth())?,
                 )
             }
             Scheme::Integer => {
@@ -139,10 +139,10 @@ impl AnyParams {
 /// [`SketchInner`], invisible to consumers.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum ParamsInner {
-    F61(ValidSketchParams<Mersenne61>),
+    Word(ValidSketchParams<Fp64>),
     F127(ValidSketchParams<Mersenne127>),
     Big(ValidSketchParams<BigPrime>),
-    Wide(ValidWideKeyParams<Mersenne61>),
+    Wide(ValidWideKeyParams<Fp64>),
     Integer(ValidIntegerParams),
 }
 
@@ -173,7 +173,7 @@ impl ValidAnyParams {
     /// Bits of the modulus `p` (or `k` for the integer ring `Z / 2^k`).
     pub fn modulus_bits(&self) -> u64 {
         match &self.inner {
-            ParamsInner::F61(p) => p.field().modulus_bits(),
+            ParamsInner::Word(p) => p.field().modulus_bits(),
             ParamsInner::F127(p) => p.field().modulus_bits(),
             ParamsInner::Big(p) => p.field().modulus_bits(),
             ParamsInner::Wide(p) => p.field().modulus_bits(),
@@ -239,7 +239,7 @@ pub struct AnyDomain(DomainInner);
 
 #[derive(Clone, Debug, PartialEq)]
 enum DomainInner {
-    F61(Mersenne61),
+    Word(Fp64),
     F127(Mersenne127),
     Big(BigPrime),
     Ring(IntegerRing),
@@ -249,7 +249,7 @@ impl MaskDomain for AnyDomain {
     type Elem = BigUint;
     fn mask_modulus(&self) -> BigUint {
         match &self.0 {
-            DomainInner::F61(f) => f.characteristic(),
+            DomainInner::Word(f) => f.characteristic(),
             DomainInner::F127(f) => f.characteristic(),
             DomainInner::Big(f) => f.characteristic(),
             DomainInner::Ring(r) => r.mask_modulus(),
@@ -278,7 +278,7 @@ impl MaskDomain for AnyDomain {
     }
     fn mask_random<R: Rng + ?Sized>(&self, rng: &mut R) -> BigUint {
         match &self.0 {
-            DomainInner::F61(f) => f.to_biguint(&f.random(rng)),
+            DomainInner::Word(f) => f.to_biguint(&f.random(rng)),
             DomainInner::F127(f) => f.to_biguint(&f.random(rng)),
             DomainInner::Big(f) => f.to_biguint(&f.random(rng)),
             DomainInner::Ring(r) => r.mask_random(rng),
@@ -292,17 +292,17 @@ impl LinearParams for ValidAnyParams {
 
     fn mask_domain(&self) -> AnyDomain {
         AnyDomain(match &self.inner {
-            ParamsInner::F61(p) => DomainInner::F61(*p.field()),
+            ParamsInner::Word(p) => DomainInner::Word(*p.field()),
             ParamsInner::F127(p) => DomainInner::F127(*p.field()),
             ParamsInner::Big(p) => DomainInner::Big(p.field().clone()),
-            ParamsInner::Wide(p) => DomainInner::F61(*p.field()),
+            ParamsInner::Wide(p) => DomainInner::Word(*p.field()),
             ParamsInner::Integer(p) => DomainInner::Ring(p.ring().clone()),
         })
     }
 
     fn num_elements(&self) -> usize {
         match &self.inner {
-            ParamsInner::F61(p) => p.num_elements(),
+            ParamsInner::Word(p) => p.num_elements(),
             ParamsInner::F127(p) => p.num_elements(),
             ParamsInner::Big(p) => p.num_elements(),
             ParamsInner::Wide(p) => p.num_elements(),
@@ -312,7 +312,7 @@ impl LinearParams for ValidAnyParams {
 
     fn check_same(&self, other: &Self) -> SketchResult<()> {
         match (&self.inner, &other.inner) {
-            (ParamsInner::F61(a), ParamsInner::F61(b)) => a.check_same(b),
+            (ParamsInner::Word(a), ParamsInner::Word(b)) => a.check_same(b),
             (ParamsInner::F127(a), ParamsInner::F127(b)) => a.check_same(b),
             (ParamsInner::Big(a), ParamsInner::Big(b)) => a.check_same(b),
             (ParamsInner::Wide(a), ParamsInner::Wide(b)) => a.check_same(b),
@@ -330,7 +330,7 @@ impl LinearParams for ValidAnyParams {
         ctx: &RoundContext,
     ) -> Frame {
         match &self.inner {
-            ParamsInner::F61(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
+            ParamsInner::Word(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
             ParamsInner::F127(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
             ParamsInner::Big(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
             ParamsInner::Wide(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
@@ -340,7 +340,7 @@ impl LinearParams for ValidAnyParams {
 
     fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<BigUint>> {
         Ok(match &self.inner {
-            ParamsInner::F61(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
+            ParamsInner::Word(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
             ParamsInner::F127(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
             ParamsInner::Big(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
             ParamsInner::Wide(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
