@@ -13,8 +13,10 @@ use crate::poly::{Poly, mul_slices, normalized, trim};
 use crate::{Field, FieldError};
 
 /// Below this many terms [`minimal_recurrence`] runs
-/// [`berlekamp_massey`], which is faster there.
-pub(crate) const MINIMAL_RECURRENCE_THRESHOLD: usize = 256;
+/// [`berlekamp_massey`], which is faster there: measured on Goldilocks
+/// (`locator/goldilocks` in the algorithms bench), the two take the same
+/// time at 2048 syndromes, and the half-GCD is faster above.
+pub(crate) const MINIMAL_RECURRENCE_THRESHOLD: usize = 2048;
 
 /// The shortest linear recurrence of `s`, by the half-GCD: the same
 /// [`Recurrence`] as [`berlekamp_massey`] whenever the linear complexity
@@ -25,8 +27,9 @@ pub(crate) const MINIMAL_RECURRENCE_THRESHOLD: usize = 256;
 /// This is the locator step, Algorithm 2, line 3 of the paper, for long
 /// syndrome sequences: with `2t` power sums of at most `t` nonzero terms,
 /// `2L <= 2t = N` always holds, so the result is Berlekamp-Massey's, the
-/// locator `prod_j (1 - x_j x)`. Below 256 terms it simply calls
-/// [`berlekamp_massey`], which is faster there.
+/// locator `prod_j (1 - x_j x)`. Below 2048 terms it simply calls
+/// [`berlekamp_massey`], which is faster there (the half-GCD's products
+/// only win when they are long transforms).
 ///
 /// # Why the half-GCD finds Berlekamp-Massey's recurrence
 ///

@@ -11,8 +11,9 @@ use crate::poly::gcd::{gcd_euclid_slices, monic_slice};
 use crate::poly::{div_rem_slices, mul_slices, trim};
 
 /// Below this degree [`hgcd`] runs Euclid's steps one by one: the
-/// recursion only pays when its products are fast ones.
-pub(crate) const HGCD_BASE: usize = 64;
+/// recursion only pays when its products are long transforms (on
+/// Goldilocks, 128 and 256 measure alike within noise; 32 is slower).
+pub(crate) const HGCD_BASE: usize = 128;
 
 /// A 2x2 matrix `[[a, b], [c, d]]` of polynomials: a product of Euclid
 /// steps, so that `(r_j, r_(j+1)) = M (r_0, r_1)` and `c`, `d` are the
@@ -95,14 +96,70 @@ fn mat_mul<F: Field>(f: &F, x: &Matrix<F::Elem>, y: &Matrix<F::Elem>) -> Matrix<
 
 /// `[[0, 1], [1, -q]] M`: one more Euclid step with quotient `q`.
 fn step<F: Field>(f: &F, m: Matrix<F::Elem>, q: &[F::Elem]) -> Matrix<F::Elem> {
-    let c = sub(f, &m.a, mul(f, q, &m.c));
-    let d = sub(f, &m.b, mul(f, q, &m.d));
+    let c = sub_mul(f, &m.a, q, &m.c);
+    let d = sub_mul(f, &m.b, q, &m.d);
     Matrix {
         a: m.c,
         b: m.d,
         c,
         d,
     }
+}
+
+/// `x - q y`, normalized: schoolbook when `q` is short (Euclid's
+/// quotients almost always have degree one), a fast product otherwise.
+fn sub_mul<F: Field>(f: &F, x: &[F::Elem], q: &[F::Elem], y: &[F::Elem]) -> Vec<F::Elem> {
+    if q.len() > SHORT_QUOTIENT {
+        return sub(f, x, mul(f, q, y));
+    }
+    let mut out = x.to_vec();
+    if y.is_empty() || q.is_empty() {
+        return out;
+    }
+    let len = q.len() + y.len() - 1;
+    if out.len() < len {
+        out.resize(len, f.zero());
+    }
+    for (i, qi) in q.iter().enumerate() {
+        for (o, yj) in out[i..].iter_mut().zip(y) {
+            f.sub_assign(o, &f.mul(qi, yj));
+        }
+    }
+    trim(f, &mut out);
+    out
+}
+
+/// Quotients with at most this many coefficients are applied by
+/// schoolbook in [`sub_mul`].
+const SHORT_QUOTIENT: usize = 8;
+
+/// One division with remainder of normalized `x` by normalized nonzero
+/// `y` with `deg x >= deg y`, in place on a copy of `x`: the base case
+/// makes many of these, with short quotients, so it avoids the general
+/// division's reversed copies.
+fn euclid_step<F: Field>(f: &F, x: &[F::Elem], y: &[F::Elem]) -> (Vec<F::Elem>, Vec<F::Elem>) {
+    let ly = y.len();
+    if x.len() < ly || ly == 0 {
+        return (Vec::new(), x.to_vec());
+    }
+    // y is normalized, so its leading coefficient is invertible.
+    let lead_inv = f.inv(&y[ly - 1]).unwrap_or_else(|| f.zero());
+    let mut r = x.to_vec();
+    let dq = x.len() - ly;
+    let mut q = vec![f.zero(); dq + 1];
+    for i in (0..=dq).rev() {
+        let coef = f.mul(&r[i + ly - 1], &lead_inv);
+        if !f.is_zero(&coef) {
+            for (ri, yj) in r[i..].iter_mut().zip(y) {
+                f.sub_assign(ri, &f.mul(&coef, yj));
+            }
+        }
+        q[i] = coef;
+    }
+    r.truncate(ly - 1);
+    trim(f, &mut r);
+    trim(f, &mut q);
+    (q, r)
 }
 
 /// Euclid's steps on `(x, y)` until the second remainder has at most
@@ -115,9 +172,7 @@ fn euclid_steps<F: Field>(
 ) -> Matrix<F::Elem> {
     let mut m = Matrix::identity(f);
     while y.len() > stop_len {
-        let (mut q, mut r) = div_rem_slices(f, &x, &y);
-        trim(f, &mut q);
-        trim(f, &mut r);
+        let (q, r) = euclid_step(f, &x, &y);
         m = step(f, m, &q);
         x = core::mem::replace(&mut y, r);
     }
