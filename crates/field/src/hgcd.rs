@@ -130,7 +130,7 @@ pub(crate) fn minimal_recurrence_with<F: Field>(
     }
     let mut a = vec![f.zero(); n];
     a.push(f.one());
-    let t = half_gcd::hgcd(f, &a, &b, base).d;
+    let (_, t) = half_gcd::hgcd_second_row(f, &a, &b, base);
     // t is a cofactor of a Euclid step matrix, never zero; its leading
     // coefficient is invertible because it is normalized.
     let Some(lead_inv) = t.last().and_then(|l| f.inv(l)) else {

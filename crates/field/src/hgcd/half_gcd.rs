@@ -37,8 +37,29 @@ impl<E: Clone> Matrix<E> {
     }
 }
 
-/// The normalized product.
+/// The normalized product of normalized `x` and `y`. A monomial factor
+/// (the `x^N` of [`minimal_recurrence`](crate::minimal_recurrence), and its
+/// top parts down the first recursive calls) is a shift, not a transform.
 fn mul<F: Field>(f: &F, x: &[F::Elem], y: &[F::Elem]) -> Vec<F::Elem> {
+    let monomial = |v: &[F::Elem]| {
+        v.split_last()
+            .filter(|(_, low)| low.iter().all(|c| f.is_zero(c)))
+            .map(|(lead, low)| (lead.clone(), low.len()))
+    };
+    let shifted = |(c, k): (F::Elem, usize), v: &[F::Elem]| {
+        let mut out = vec![f.zero(); k];
+        out.extend(v.iter().map(|vi| f.mul(vi, &c)));
+        out
+    };
+    if x.is_empty() || y.is_empty() {
+        return Vec::new();
+    }
+    if let Some(m) = monomial(x) {
+        return shifted(m, y);
+    }
+    if let Some(m) = monomial(y) {
+        return shifted(m, x);
+    }
     let mut p = mul_slices(f, x, y);
     trim(f, &mut p);
     p
@@ -84,11 +105,24 @@ fn apply<F: Field>(
     (first, second)
 }
 
-/// `X Y`.
-fn mat_mul<F: Field>(f: &F, x: &Matrix<F::Elem>, y: &Matrix<F::Elem>) -> Matrix<F::Elem> {
+/// `X Y`; with `full` false only its second row (the first left empty).
+fn mat_mul<F: Field>(
+    f: &F,
+    x: &Matrix<F::Elem>,
+    y: &Matrix<F::Elem>,
+    full: bool,
+) -> Matrix<F::Elem> {
+    let (a, b) = if full {
+        (
+            add(f, mul(f, &x.a, &y.a), &mul(f, &x.b, &y.c)),
+            add(f, mul(f, &x.a, &y.b), &mul(f, &x.b, &y.d)),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
     Matrix {
-        a: add(f, mul(f, &x.a, &y.a), &mul(f, &x.b, &y.c)),
-        b: add(f, mul(f, &x.a, &y.b), &mul(f, &x.b, &y.d)),
+        a,
+        b,
         c: add(f, mul(f, &x.c, &y.a), &mul(f, &x.d, &y.c)),
         d: add(f, mul(f, &x.c, &y.b), &mul(f, &x.d, &y.d)),
     }
@@ -192,6 +226,31 @@ fn euclid_steps<F: Field>(
 /// that pair reaches `ceil(n/2)`. Below `base` the steps are made one by
 /// one. Cost `O(M(n) log n)`.
 pub(crate) fn hgcd<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem], base: usize) -> Matrix<F::Elem> {
+    hgcd_rows(f, a, b, base, true)
+}
+
+/// The second row `(u, t)` of [`hgcd`]'s matrix, the cofactors of the
+/// first remainder below `ceil(n/2)`: all that the locator needs, and the
+/// last matrix product of the recursion costs half as much.
+pub(crate) fn hgcd_second_row<F: Field>(
+    f: &F,
+    a: &[F::Elem],
+    b: &[F::Elem],
+    base: usize,
+) -> (Vec<F::Elem>, Vec<F::Elem>) {
+    let m = hgcd_rows(f, a, b, base, false);
+    (m.c, m.d)
+}
+
+/// [`hgcd`], with the first row of the result left empty unless `full`
+/// (on the last product only; the early returns carry both rows).
+fn hgcd_rows<F: Field>(
+    f: &F,
+    a: &[F::Elem],
+    b: &[F::Elem],
+    base: usize,
+    full: bool,
+) -> Matrix<F::Elem> {
     // Callers pass deg a > deg b; anything else (impossible when the
     // lemma holds) ends the recursion instead of panicking.
     if a.len() <= b.len() {
@@ -224,7 +283,7 @@ pub(crate) fn hgcd<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem], base: usize) -
     let k = (2 * m).saturating_sub(l).min(l);
     let d0: &[F::Elem] = d.get(k..).unwrap_or(&[]);
     let s = hgcd(f, &b1[k..], d0, base);
-    mat_mul(f, &s, &r)
+    mat_mul(f, &s, &r, full)
 }
 
 /// The monic gcd of normalized `a` and `b` (zero when both are zero) by

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::half_gcd::{Matrix, fast_gcd, hgcd};
+use super::half_gcd::{Matrix, fast_gcd, hgcd, hgcd_second_row};
 use super::{MINIMAL_RECURRENCE_THRESHOLD, minimal_recurrence, minimal_recurrence_with};
 use crate::poly::gcd::gcd_euclid_slices;
 use crate::poly::{div_rem_slices, mul_slices, trim};
@@ -129,6 +129,7 @@ fn check_hgcd<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem], base: usize) {
         trim(f, &mut p);
         p
     };
+    assert_eq!(hgcd_second_row(f, a, b, base), (m.c.clone(), m.d.clone()));
     let (r0, r1) = (row(&m.a, &m.b), row(&m.c, &m.d));
     let half = (a.len() - 1).div_ceil(2);
     let seq = remainders(f, a, b);
