@@ -12,6 +12,9 @@
 //! them, or time one call with
 //! `cargo run --release -p field --example roots_once -- big1024 1000`.
 //!
+//! `locator/goldilocks` compares Berlekamp-Massey with the half-GCD's
+//! `minimal_recurrence` on 256 to 16384 syndromes, for its threshold.
+//!
 //! Select a subset with criterion's filter, e.g.
 //! `cargo bench -p field --bench algorithms -- roots/mersenne61`.
 
@@ -21,8 +24,8 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use field::{
-    BigPrime, FiniteField, Goldilocks, Mersenne61, Mersenne127, berlekamp_massey, find_roots, poly,
-    solve_transposed_vandermonde,
+    BigPrime, FiniteField, Goldilocks, Mersenne61, Mersenne127, berlekamp_massey, find_roots,
+    minimal_recurrence, poly, solve_transposed_vandermonde,
 };
 use testkit::known_primes;
 
@@ -152,7 +155,63 @@ fn bench_mul<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
     g.finish();
 }
 
+/// The locator step on `n` syndromes of `n / 2` terms: Berlekamp-Massey
+/// against [`minimal_recurrence`] (the half-GCD; it runs Berlekamp-Massey
+/// itself below its threshold of 2048 terms), for choosing that threshold.
+/// Berlekamp-Massey at 16384 syndromes takes about a second per call, so
+/// it runs only with `FIELD_BENCH_SLOW=1`.
+fn bench_locator<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
+    let slow = std::env::var_os("FIELD_BENCH_SLOW").is_some();
+    let mut g = c.benchmark_group(format!("locator/{name}"));
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+    for n in [256usize, 1024, 2048, 4096, 16384] {
+        let inp: OnceCell<Input<F::Elem>> = OnceCell::new();
+        let s = || &inp.get_or_init(|| input(f, n / 2, name)).syndromes;
+        let param = format!("n={n}");
+        if n < 16384 || slow {
+            g.bench_function(BenchmarkId::new("bm", &param), |b| {
+                let s = s();
+                b.iter(|| black_box(berlekamp_massey(f, black_box(s), n / 2)));
+            });
+        }
+        g.bench_function(BenchmarkId::new("hgcd", &param), |b| {
+            let s = s();
+            b.iter(|| black_box(minimal_recurrence(f, black_box(s), n / 2)));
+        });
+    }
+    g.finish();
+}
+
+/// The gcd of two random polynomials of degree `n` (coprime with
+/// probability `1 - 1/p`): Euclid's algorithm below `poly`'s threshold,
+/// the half-GCD above it.
+fn bench_gcd<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
+    let mut g = c.benchmark_group(format!("gcd/{name}"));
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_millis(500));
+    g.measurement_time(Duration::from_secs(3));
+    let mut rng = testkit::rng("bench-algorithms/gcd");
+    for n in [256usize, 1024, 2048, 4096] {
+        let mut random = || {
+            let mut v: Vec<F::Elem> = (0..n).map(|_| f.random(&mut rng)).collect();
+            v.push(f.one());
+            poly::Poly::from_coeffs(f, v)
+        };
+        let (a, b) = (random(), random());
+        g.bench_function(BenchmarkId::from_parameter(format!("n={n}")), |bench| {
+            bench.iter(|| black_box(poly::gcd(f, black_box(&a), black_box(&b))));
+        });
+    }
+    g.finish();
+}
+
 fn algorithms(c: &mut Criterion) {
+    bench_gcd(c, "goldilocks", &Goldilocks);
+    bench_locator(c, "goldilocks", &Goldilocks);
     bench_mul(c, "mersenne61", &Mersenne61);
     bench_mul(c, "goldilocks", &Goldilocks);
     bench_mul(c, "mersenne127", &Mersenne127);
