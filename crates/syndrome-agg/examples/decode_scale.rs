@@ -19,10 +19,11 @@
 //! * `decode`: the full public decoder, `Sketch::decode` (checked against
 //!   the inserted vector);
 //! * unless `--no-breakdown`, the same decoder's steps one by one through
-//!   the `field` crate's public functions: `bm` (Berlekamp-Massey on all
-//!   `2t + r` syndromes), `roots` (of the reversed locator), `counts` (the
-//!   transposed Vandermonde solve) and `check` (the re-encode of all
-//!   `2t + r` syndromes), then `bm+roots+counts` (the stages the FLINT
+//!   the `field` crate's public functions: `locator` (`minimal_recurrence`
+//!   on all `2t + r` syndromes: Berlekamp-Massey, half-GCD above 2048),
+//!   `roots` (of the reversed locator), `counts` (the transposed
+//!   Vandermonde solve) and `check` (the re-encode of all `2t + r`
+//!   syndromes), then `loc+roots+counts` (the stages the FLINT
 //!   peer times) and the sum of all four. `Sketch::decode` also converts,
 //!   sorts and checks the counts against the policy, and seeds its
 //!   root-finding RNG from a hash of the syndromes (the breakdown from
@@ -41,7 +42,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use field::{
-    FiniteField, Fp64, Goldilocks, Mersenne61, berlekamp_massey, find_roots, poly,
+    FiniteField, Fp64, Goldilocks, Mersenne61, find_roots, minimal_recurrence, poly,
     solve_transposed_vandermonde,
 };
 use num_bigint::BigUint;
@@ -224,8 +225,8 @@ fn run<F: FiniteField>(f: F, args: &Args) -> Result<(), String> {
 /// The steps of `Sketch::decode`, timed one by one through the `field`
 /// crate's public functions.
 fn breakdown<F: FiniteField>(f: &F, s: &[F::Elem], t: usize, args: &Args) -> Result<(), String> {
-    let (rec, bm) = timed(args.repeat, || berlekamp_massey(f, s, t));
-    let rec = rec.map_err(|e| format!("berlekamp_massey: {e}"))?;
+    let (rec, bm) = timed(args.repeat, || minimal_recurrence(f, s, t));
+    let rec = rec.map_err(|e| format!("minimal_recurrence: {e}"))?;
     let rev = poly::reverse(f, &rec.connection, rec.length + 1);
 
     let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
@@ -248,12 +249,12 @@ fn breakdown<F: FiniteField>(f: &F, s: &[F::Elem], t: usize, args: &Args) -> Res
         return Err("the re-encode of the decoded vector differs".into());
     }
     let n = args.repeat;
-    report("bm", bm, n);
+    report("locator", bm, n);
     report("roots", secs_roots, n);
     report("counts", secs_counts, n);
     report("check", secs_check, n);
     // The first sum is what FLINT's peer times (it has no check stage).
-    report("bm+roots+counts", bm + secs_roots + secs_counts, n);
+    report("loc+roots+counts", bm + secs_roots + secs_counts, n);
     report("all four", bm + secs_roots + secs_counts + secs_check, n);
     Ok(())
 }

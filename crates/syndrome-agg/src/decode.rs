@@ -43,8 +43,8 @@
 // (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
 
 use field::{
-    Field, FieldError, FiniteField, Poly, Rational, Rationals, berlekamp_massey, find_roots,
-    integer_roots, poly, solve_transposed_vandermonde,
+    Field, FieldError, FiniteField, Poly, Rational, Rationals, find_roots, integer_roots,
+    minimal_recurrence, poly, solve_transposed_vandermonde,
 };
 use num_bigint::{BigInt, BigUint};
 use num_traits::{One, Signed, Zero};
@@ -86,8 +86,10 @@ fn locator_error(e: FieldError, capacity: usize) -> SketchError {
     }
 }
 
-/// Berlekamp-Massey on the syndromes, bounded by `t`; returns the
-/// locator's reverse polynomial `x^L C(1/x)`, whose roots are the keys.
+/// The shortest recurrence of the syndromes (`field::minimal_recurrence`:
+/// Berlekamp-Massey, or the half-GCD above a measured length), bounded by
+/// `t`; returns the locator's reverse polynomial `x^L C(1/x)`, whose roots
+/// are the keys.
 ///
 /// The paper runs Berlekamp-Massey on the first `2t` syndromes; we run it
 /// on all `2t + r`. For an aggregate of at most `t` keys both give the same
@@ -104,7 +106,7 @@ pub(crate) fn locator<F: Field>(
     s: &[F::Elem],
     capacity: usize,
 ) -> SketchResult<(usize, Poly<F::Elem>)> {
-    let rec = berlekamp_massey(f, s, capacity).map_err(|e| locator_error(e, capacity))?;
+    let rec = minimal_recurrence(f, s, capacity).map_err(|e| locator_error(e, capacity))?;
     if rec.length > capacity {
         return Err(SketchError::Decode(DecodeError::TooManyKeys {
             capacity,
