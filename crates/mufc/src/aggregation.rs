@@ -5,7 +5,9 @@
 //! masks inside the protocol and sums only the clients it includes.
 //!
 //! Every round is a fresh round of the protocol: every current client
-//! encodes its histogram, masks it with the round's masks and sends it; the
+//! encodes its histogram (its last sketch, kept unmasked, updated by the
+//! bins whose counts changed: `client/message.rs`), masks it with the
+//! round's masks and sends it; the
 //! server sums the masked messages (the masks cancel) and decodes. After
 //! the first round the server decodes the *difference* between the new sum
 //! and the previous one: a sparse signed vector with one entry per changed
@@ -271,6 +273,12 @@ impl Aggregation {
     #[cfg(feature = "serde")]
     pub(crate) fn set_rounds(&mut self, rounds: u64) {
         self.round = rounds;
+    }
+
+    /// The clients' sketch parameters.
+    #[cfg(test)]
+    pub(crate) fn params(&self) -> &ValidAnyParams {
+        &self.scheme.params
     }
 
     /// The sketch parameters, for reports.

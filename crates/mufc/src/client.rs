@@ -4,6 +4,8 @@
 
 pub(crate) mod message;
 
+use std::sync::Arc;
+
 use nalgebra::{DMatrix, DMatrixView};
 use num_bigint::BigUint;
 use seeding::{
@@ -12,6 +14,7 @@ use seeding::{
 };
 
 use crate::{ClientId, ClientTraining, MufcError, MufcResult};
+use message::Encoded;
 
 /// What a client runs, with its parameters (from the federation's config).
 #[derive(Clone, Debug)]
@@ -75,6 +78,12 @@ pub struct Client {
     id: ClientId,
     local: Local,
     histogram: Vec<(BigUint, u64)>,
+    /// The unmasked sketch of the client's last message and the histogram
+    /// it encodes (none before the first round, after loading, and in
+    /// plain mode): the next message updates it by the bins whose counts
+    /// changed instead of encoding every bin again. Shared by the copies
+    /// a removal works on; replaced, never changed, once a round commits.
+    encoded: Option<Arc<Encoded>>,
 }
 
 impl Client {
@@ -108,6 +117,7 @@ impl Client {
             id,
             local,
             histogram: Vec::new(),
+            encoded: None,
         };
         c.quantize(quantizer)?;
         Ok(c)
@@ -253,6 +263,27 @@ impl Client {
                 })
                 .collect(),
         }
+    }
+
+    /// The unmasked sketch of the client's last committed message, with
+    /// the histogram it encodes.
+    pub(crate) fn encoded(&self) -> Option<&Encoded> {
+        self.encoded.as_deref()
+    }
+
+    /// Keeps `sketch`, the unmasked sketch of the current histogram a
+    /// committed round encoded (see [`message::sketch_of`]).
+    pub(crate) fn keep_encoded(&mut self, sketch: syndrome_agg::AnySketch) {
+        self.encoded = Some(Arc::new(Encoded {
+            histogram: self.histogram.clone(),
+            sketch,
+        }));
+    }
+
+    /// Drops the kept sketch: the next message encodes every bin (tests).
+    #[cfg(test)]
+    pub(crate) fn forget_encoded(&mut self) {
+        self.encoded = None;
     }
 
     /// The bin of every local centroid (Definition 3.1 in the SCMA modes).

@@ -18,7 +18,7 @@ use crate::{
     Client, ClientId, FitReport, MufcError, MufcResult, PendingRequest, RemovalReport,
     RemovalRequest, Server, StageTimes, ValidConfig,
 };
-use exchange::{empty_plain, exchange, plain_bytes, plain_of};
+use exchange::{empty_plain, exchange, keep_encoded, plain_bytes, plain_of};
 
 /// L clients and a server running federated K-means with secure
 /// aggregation (Algorithm 1 of the paper) and exact unlearning
@@ -138,7 +138,7 @@ impl Federation {
         let mut server = setup.server()?;
         let fitted = setup.fit_clients()?;
         let own: Vec<Duration> = fitted.iter().map(|(_, t)| *t).collect();
-        let clients: Vec<Client> = fitted.into_iter().map(|(c, _)| c).collect();
+        let mut clients: Vec<Client> = fitted.into_iter().map(|(c, _)| c).collect();
         let all: Vec<&Client> = clients.iter().collect();
         let every_centroid = || {
             clients
@@ -159,6 +159,7 @@ impl Federation {
             .included
             .unwrap_or_else(|| clients.iter().map(Client::id).collect());
         let dropped = done.dropped;
+        keep_encoded(&mut clients, done.encoded);
         times.wall = wall.elapsed();
         let fit_report = FitReport {
             times,
@@ -279,6 +280,20 @@ impl Federation {
         self.aggregation.as_ref().and_then(Aggregation::last_masked)
     }
 
+    /// Drops every client's kept sketch: the next round encodes every bin
+    /// afresh, as before the clients kept them (tests).
+    #[cfg(test)]
+    pub(crate) fn forget_encoded(&mut self) {
+        self.clients.iter_mut().for_each(Client::forget_encoded);
+    }
+
+    /// The sketch parameters of the clients' messages (none in plain
+    /// mode).
+    #[cfg(test)]
+    pub(crate) fn sketch_params(&self) -> Option<&syndrome_agg::ValidAnyParams> {
+        self.aggregation.as_ref().map(Aggregation::params)
+    }
+
     /// Makes the next aggregation round fail right after its masked
     /// vectors exist (fault injection for tests).
     #[cfg(all(test, feature = "serde"))]
@@ -362,8 +377,10 @@ impl Federation {
     /// their points (a point named twice is
     /// [`MufcError::AlreadyPending`]), or its whole removal.
     ///
-    /// Only the clients named recompute; every remaining client re-encodes
-    /// and re-masks its message with fresh masks: the round draws new
+    /// Only the clients named recompute; every remaining client sends its
+    /// sketch again (the unmasked sketch of its last message, updated by
+    /// the bins whose counts changed: one insert per changed bin, none for
+    /// a client that did not change) masked with fresh masks: the round draws new
     /// secrets from the operating system (see
     /// [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks))
     /// and consumes its round number before masking, so that a retry after

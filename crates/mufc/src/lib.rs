@@ -7,6 +7,8 @@ mod config;
 mod error;
 mod federation;
 mod ids;
+#[cfg(test)]
+mod incremental_tests;
 #[cfg(all(test, feature = "serde"))]
 mod mask_freshness_tests;
 mod objective;

@@ -48,6 +48,52 @@ impl Acc {
     }
 }
 
+/// The clients' part of every removal round, for medians over the
+/// rounds: the slowest client's part of the round (its unlearning,
+/// encoding and masking), the slowest unlearning, the slowest encoding and
+/// masking, and the clients' CPU (unlearning, encoding, masking) per
+/// client.
+#[derive(Clone, Debug, Default)]
+struct ClientTimes {
+    round_max: Vec<f64>,
+    unlearn_max: Vec<f64>,
+    encode_mask_max: Vec<f64>,
+    cpu_per_client: Vec<f64>,
+}
+
+impl ClientTimes {
+    fn add(&mut self, t: &StageTimes, clients: usize) {
+        self.round_max.push(secs(t.client_round_max));
+        self.unlearn_max.push(secs(t.client_max));
+        self.encode_mask_max.push(secs(t.encode_mask_max));
+        self.cpu_per_client
+            .push(secs(t.client_sum + t.encode_mask_sum) / clients.max(1) as f64);
+    }
+
+    /// The medians: slowest client's round, slowest unlearning, slowest
+    /// encode + mask, CPU per client.
+    fn medians(&self) -> [f64; 4] {
+        [
+            &self.round_max,
+            &self.unlearn_max,
+            &self.encode_mask_max,
+            &self.cpu_per_client,
+        ]
+        .map(|v| median(v))
+    }
+}
+
+/// The median of `v` (NaN when empty).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// A random point of a random client that no deferred request names.
 fn free_point(fed: &Federation, rng: &mut ChaCha8Rng) -> Result<(ClientId, PointId), CliError> {
     let named: HashSet<(ClientId, PointId)> = fed
@@ -126,6 +172,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     );
     let mut equal = 0;
     let mut unlearn_decode = 0.0;
+    let mut client_times = ClientTimes::default();
     // Requests that change one client alone wait for another client's
     // (docs/threat-model.md U3): the figures are per applied round.
     let (mut deferred, mut waiting) = (0usize, Vec::new());
@@ -146,6 +193,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
             equal += 1;
         }
         all.add(&report.times);
+        client_times.add(&report.times, fed.clients().len());
         unlearn_decode += secs(report.times.decode);
         if report.reseeded.is_empty() {
             plain_req.add(&report.times);
@@ -217,6 +265,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         (plain_req.n > 0).then(|| retrain.ratio_over(&plain_req)),
         (seed_req.n > 0).then(|| retrain.ratio_over(&seed_req)),
     );
+    let cm = client_times.medians();
     let total = start.elapsed().as_secs_f64();
     let triple = |r: (f64, f64, f64)| json!({ "paper": r.0, "cpu": r.1, "wall": r.2 });
     let json = merged(
@@ -245,6 +294,12 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
                 "retrain_over_unlearn_no_reseed": ratio_plain.map(triple),
                 "retrain_over_unlearn_reseed": ratio_seed.map(triple),
                 "unlearn_decode_seconds_mean": unlearn_decode / all.n.max(1) as f64,
+                "unlearn_client_seconds_median": {
+                    "slowest_client_round": cm[0],
+                    "slowest_unlearn": cm[1],
+                    "slowest_encode_mask": cm[2],
+                    "cpu_per_client": cm[3],
+                },
                 "decode": decode_rows,
                 "seconds_total": total,
             }),
@@ -315,7 +370,8 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         "mufc bench: {}\n{}; seed {}\n\n\
          training: slowest client {} (its part of the round), server {} (sum, decode, K-means): server / client = {:.1}\n\
          {} random single-point removal requests in {} rounds ({} deferred until another client's request joined them, {} still waiting; {} rounds reseeded a client); retraining after each round, equal bit for bit: {} of {}\n\
-         per round: mean unlearn: paper {}, CPU {}, wall {}; mean retrain: paper {}, CPU {}, wall {}\n\n{}\n{}\n\
+         per round: mean unlearn: paper {}, CPU {}, wall {}; mean retrain: paper {}, CPU {}, wall {}\n\
+         per round, clients (medians): slowest client {} (unlearning, encoding, masking), slowest unlearning {}, slowest encode + mask {}; client CPU per client {}\n\n{}\n{}\n\
          total time {:.1} s\n",
         p.summary(),
         fed_summary(&a.fed, &p),
@@ -336,6 +392,10 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         ms(rm.0),
         ms(rm.1),
         ms(rm.2),
+        ms(cm[0]),
+        ms(cm[1]),
+        ms(cm[2]),
+        ms(cm[3]),
         t1.render(),
         t2.render(),
         total

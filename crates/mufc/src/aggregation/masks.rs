@@ -4,6 +4,7 @@
 //! and the server parses and sums the frames; with SecAgg the protocol
 //! masks inside its own run and sums only the clients it includes.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use syndrome_agg::{ConcreteSketch, LinearParams};
 
 use super::round::{Input, MaskedInputs, Round, RoundMetrics, split_elements};
 use super::secure::{SecAggSettings, SecureRound};
-use crate::client::message::{ClientMask, encode, masked_frame};
+use crate::client::message::{ClientMask, masked_frame, sketch_of};
 use crate::server::decode::{parse_messages, sum};
 use crate::{ClientId, MufcError, MufcResult, par};
 
@@ -58,6 +59,9 @@ pub(crate) struct Exchange<S> {
     pub(crate) bytes_per_client: usize,
     /// The frames the server received, when recording.
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
+    /// Each client's unmasked sketch, in input order, when it is new (the
+    /// clients keep them once the round commits).
+    pub(crate) encoded: Vec<Option<S>>,
 }
 
 /// The masks of one round, prepared before the clients mask.
@@ -143,14 +147,21 @@ impl MaskSource {
         let (prepared, offline) = prepared;
         let sent = par::map(job.parallel, inputs, |pos, input| {
             let mask = prepared.of(pos, input.id)?;
-            masked_frame::<S>(params, input.id, input.histogram, &mask, round.ctx)
+            masked_frame::<S>(
+                params,
+                input.id,
+                input.histogram,
+                input.last,
+                &mask,
+                round.ctx,
+            )
         })?;
         let encode_mask = sent.iter().map(|m| m.encode_mask).collect();
-        let frames: Vec<(ClientId, Vec<u8>)> = inputs
+        let (frames, encoded): (Vec<_>, Vec<_>) = inputs
             .iter()
             .zip(sent)
-            .map(|(i, m)| (i.id, m.frame))
-            .collect();
+            .map(|(i, m)| ((i.id, m.frame), m.encoded))
+            .unzip();
         if let Some(sink) = masked {
             // Recording (tests): the elements as sent, before the server
             // parses anything.
@@ -178,6 +189,7 @@ impl MaskSource {
             },
             bytes_per_client: frames.first().map_or(0, |(_, f)| f.len()),
             messages: job.record.then_some(frames),
+            encoded,
         })
     }
 }
@@ -231,15 +243,19 @@ fn secure_exchange<S: ConcreteSketch>(
     let (params, inputs) = (job.params, job.inputs);
     let encoded = par::map(job.parallel, inputs, |_, input| {
         let start = Instant::now();
-        let sketch: S = encode(params, input.histogram)?;
-        Ok::<_, MufcError>((sketch, start.elapsed()))
+        let sketch = sketch_of::<S>(params, input.histogram, input.last)?;
+        let (vector, new) = match sketch {
+            Cow::Borrowed(s) => (s.elements().to_vec(), None),
+            Cow::Owned(s) => (s.elements().to_vec(), Some(s)),
+        };
+        Ok::<_, MufcError>((vector, new, start.elapsed()))
     })?;
-    let encode_mask = encoded.iter().map(|(_, t)| *t).collect();
-    let vectors = inputs
+    let encode_mask = encoded.iter().map(|(_, _, t)| *t).collect();
+    let (vectors, encoded): (Vec<_>, Vec<_>) = inputs
         .iter()
         .zip(encoded)
-        .map(|(i, (s, _))| (i.id, s.into_elements()))
-        .collect();
+        .map(|(i, (v, new, _))| ((i.id, v), new))
+        .unzip();
     let run = secure.run(settings, vectors, masked)?;
     Ok(Exchange {
         sum: S::from_elements(params, run.sum)?,
@@ -254,5 +270,6 @@ fn secure_exchange<S: ConcreteSketch>(
         },
         bytes_per_client: run.bytes_per_client,
         messages: run.messages,
+        encoded,
     })
 }

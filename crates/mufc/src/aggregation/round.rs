@@ -10,11 +10,14 @@ use syndrome_agg::masking::pairwise::RoundContext;
 
 use super::secrets::RoundSecrets;
 use crate::ClientId;
+use crate::client::message::Encoded;
 
-/// One client's input to a round: its id and histogram.
+/// One client's input to a round: its id and histogram, and the sketch
+/// of its last message (which it updates rather than encoding afresh).
 pub(crate) struct Input<'a> {
     pub(crate) id: ClientId,
     pub(crate) histogram: &'a [(BigUint, u64)],
+    pub(crate) last: Option<&'a Encoded>,
 }
 
 /// The number, context and secrets of the round being run.

@@ -36,6 +36,9 @@ pub(crate) struct RoundOutput {
     pub(crate) included: Vec<ClientId>,
     pub(crate) bytes_per_client: usize,
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
+    /// Each client's unmasked sketch, in input order, when it is new: the
+    /// clients keep them once the round commits.
+    pub(crate) encoded: Vec<Option<AnySketch>>,
 }
 
 /// Everything a round needs but the concrete sketch, which the visit
@@ -149,6 +152,11 @@ impl RoundRun<'_> {
             Some(_) => Pending(Some(x.sum.into_any(self.params)?)),
             None => Pending(None),
         };
+        let encoded = x
+            .encoded
+            .into_iter()
+            .map(|s| s.map(|s| s.into_any(self.params)).transpose())
+            .collect::<Result<_, _>>()?;
         Ok(RoundOutput {
             decoded,
             pending,
@@ -157,6 +165,7 @@ impl RoundRun<'_> {
             included: x.included,
             bytes_per_client: x.bytes_per_client,
             messages: x.messages,
+            encoded,
         })
     }
 }

@@ -2,13 +2,24 @@
 //! sketch under the round's public parameters, masked with the client's
 //! mask of the round, framed for the wire (Algorithm 2 of the paper,
 //! lines 1-2).
+//!
+//! A client keeps the unmasked sketch of its last committed message
+//! ([`Encoded`]). The sketch is linear, so the next one is that sketch
+//! updated by the bins whose counts changed ([`sketch_of`]): a removal
+//! that changes one bin costs one insert (`2t + r` multiplications), not
+//! one per bin, and a client whose histogram did not change encodes
+//! nothing. Only the unmasked sketch is kept: every round masks it afresh
+//! with that round's mask (the module docs of `aggregation`, "Masks are
+//! never reused").
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use num_bigint::{BigInt, BigUint};
-use syndrome_agg::ConcreteSketch;
 use syndrome_agg::masking::MaskVector;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
+use syndrome_agg::{AnySketch, ConcreteSketch};
 
 use crate::{ClientId, MufcResult};
 
@@ -42,18 +53,80 @@ pub(crate) fn encode<S: ConcreteSketch>(
     Ok(sketch)
 }
 
+/// The unmasked sketch of a client's last committed message and the
+/// histogram it encodes.
+#[derive(Clone, Debug)]
+pub(crate) struct Encoded {
+    pub(crate) histogram: Vec<(BigUint, u64)>,
+    pub(crate) sketch: AnySketch,
+}
+
+/// The counts of `histogram` by bin (repeated bins add up).
+fn counts(histogram: &[(BigUint, u64)]) -> BTreeMap<&BigUint, u64> {
+    let mut m = BTreeMap::new();
+    for (bin, c) in histogram {
+        let e = m.entry(bin).or_insert(0u64);
+        *e = e.saturating_add(*c);
+    }
+    m
+}
+
+/// The sketch of `histogram` under `params`: `last`, the client's last
+/// sketch, as it is when it encodes this histogram, or updated by the
+/// bins whose counts changed ([`ConcreteSketch::change_integer`], one
+/// insert per changed bin); without a last sketch of these parameters,
+/// every bin encoded afresh. The same elements either way (the sketch is
+/// linear, its arithmetic exact). A new sketch is owned: the caller keeps
+/// it once the round commits.
+///
+/// # Errors
+///
+/// As [`encode`].
+pub(crate) fn sketch_of<'a, S: ConcreteSketch>(
+    params: &S::Params,
+    histogram: &[(BigUint, u64)],
+    last: Option<&'a Encoded>,
+) -> MufcResult<Cow<'a, S>> {
+    let Some((last, base)) = last.and_then(|e| {
+        S::of_any(&e.sketch)
+            .filter(|s| s.params() == params)
+            .map(|s| (e, s))
+    }) else {
+        return Ok(Cow::Owned(encode(params, histogram)?));
+    };
+    if last.histogram == histogram {
+        return Ok(Cow::Borrowed(base));
+    }
+    let (old, new) = (counts(&last.histogram), counts(histogram));
+    let mut sketch = base.clone();
+    for (bin, &from) in &old {
+        let to = new.get(bin).copied().unwrap_or(0);
+        if from != to {
+            sketch.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
+        }
+    }
+    for (bin, &to) in &new {
+        if !old.contains_key(bin) {
+            sketch.change_integer(bin, &BigInt::ZERO, &BigInt::from(to))?;
+        }
+    }
+    Ok(Cow::Owned(sketch))
+}
+
 /// What a client sends in a round, and how long it took to make.
 #[derive(Debug)]
-pub(crate) struct ClientMessage {
+pub(crate) struct ClientMessage<S> {
     /// The frame's bytes.
     pub(crate) frame: Vec<u8>,
     /// The time to encode and mask (the framing is transport, not
     /// timed, as before the frames went through the parser).
     pub(crate) encode_mask: Duration,
+    /// The unmasked sketch, when it is new (not the client's last).
+    pub(crate) encoded: Option<S>,
 }
 
 /// The frame client `id` sends in the round of `ctx`: its histogram's
-/// sketch plus `mask`, as bytes.
+/// sketch ([`sketch_of`], from its `last` sketch) plus `mask`, as bytes.
 ///
 /// # Errors
 ///
@@ -63,11 +136,12 @@ pub(crate) fn masked_frame<S: ConcreteSketch>(
     params: &S::Params,
     id: ClientId,
     histogram: &[(BigUint, u64)],
+    last: Option<&Encoded>,
     mask: &ClientMask<'_, S::Elem>,
     ctx: RoundContext,
-) -> MufcResult<ClientMessage> {
+) -> MufcResult<ClientMessage<S>> {
     let start = Instant::now();
-    let sketch: S = encode(params, histogram)?;
+    let sketch = sketch_of::<S>(params, histogram, last)?;
     let masked = match mask {
         ClientMask::Dealt(m) => sketch.mask(m, id.0, ctx)?,
         ClientMask::Pairwise { keys, directory } => {
@@ -83,5 +157,9 @@ pub(crate) fn masked_frame<S: ConcreteSketch>(
     Ok(ClientMessage {
         frame: masked.to_frame().to_bytes()?,
         encode_mask,
+        encoded: match sketch {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        },
     })
 }

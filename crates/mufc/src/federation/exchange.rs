@@ -6,6 +6,8 @@
 
 use std::time::{Duration, Instant};
 
+use syndrome_agg::AnySketch;
+
 use crate::aggregation::{Aggregation, Input, RoundOutput};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
@@ -35,6 +37,22 @@ pub(super) struct Committed {
     pub(super) included: Option<Vec<ClientId>>,
     /// The clients that dropped out of the round, with the step.
     pub(super) dropped: Vec<(ClientId, SecAggStep)>,
+    /// The unmasked sketch of every client of the round (in the order of
+    /// `after`) whose sketch is new, for [`keep_encoded`].
+    pub(super) encoded: Vec<Option<AnySketch>>,
+}
+
+/// Gives every client of a committed round (`clients`, in the round's
+/// order) the new sketch of its message, if it has one.
+pub(super) fn keep_encoded<'a>(
+    clients: impl IntoIterator<Item = &'a mut Client>,
+    encoded: Vec<Option<AnySketch>>,
+) {
+    for (c, e) in clients.into_iter().zip(encoded) {
+        if let Some(e) = e {
+            c.keep_encoded(e);
+        }
+    }
 }
 
 /// The clients' messages and the server's update (Algorithm 1, lines 3-6;
@@ -68,6 +86,7 @@ pub(super) fn exchange(
                 .map(|c| Input {
                     id: c.id(),
                     histogram: c.histogram(),
+                    last: c.encoded(),
                 })
                 .collect();
             let round = agg.round(&inputs, server.counts())?;
@@ -123,20 +142,21 @@ impl Exchanged {
         aggregation: &mut Option<Aggregation>,
         messages: &mut Option<Vec<(ClientId, Vec<u8>)>>,
     ) -> Committed {
-        let (included, dropped) = match (aggregation, self.round) {
+        let (included, dropped, encoded) = match (aggregation, self.round) {
             (Some(agg), Some(r)) => {
                 *messages = r.messages;
                 agg.commit(r.pending);
-                (Some(r.included), r.dropped)
+                (Some(r.included), r.dropped, r.encoded)
             }
-            (_, Some(r)) => (Some(r.included), r.dropped),
-            (_, None) => (None, Vec::new()),
+            (_, Some(r)) => (Some(r.included), r.dropped, r.encoded),
+            (_, None) => (None, Vec::new(), Vec::new()),
         };
         Committed {
             update: self.update,
             decode: self.decode,
             included,
             dropped,
+            encoded,
         }
     }
 }

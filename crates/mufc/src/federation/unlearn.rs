@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use seeding::PointId;
 
 use super::Federation;
-use super::exchange::{client_times, empty_plain, exchange, plain_bytes, plain_of};
+use super::exchange::{client_times, empty_plain, exchange, keep_encoded, plain_bytes, plain_of};
 use super::requests::Loss;
 use crate::{
     Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
@@ -124,6 +124,7 @@ impl Federation {
         } else {
             plain_bytes(self.config.client_k(), self.dim)
         };
+        let mut encoded = Vec::new();
         let (decode, server_update, included, dropped, bytes_per_client) = match exchanged {
             Some(x) => {
                 let bytes = x.account(&mut times, &own, no_round_bytes);
@@ -132,6 +133,7 @@ impl Federation {
                     .included
                     .unwrap_or_else(|| after.iter().map(|c| c.id()).collect());
                 let (decode, update, dropped) = (done.decode, done.update, done.dropped);
+                encoded = done.encoded;
                 (decode, update, included, dropped, bytes)
             }
             None => {
@@ -161,6 +163,8 @@ impl Federation {
         for &p in gone.iter().rev() {
             self.clients.remove(p);
         }
+        // The clients are now those of the round, in its order.
+        keep_encoded(&mut self.clients, encoded);
         times.wall = wall.elapsed();
         let privacy_warning = privacy_warning(&updated_ids, self.config.min_updating_clients());
         let report = RemovalReport {

@@ -11,10 +11,12 @@
 
 use field::{BigPrime, FiniteField, Fp64, Mersenne127};
 use num_bigint::{BigInt, BigUint};
+use num_traits::Zero;
 
 use super::params::{ParamsInner, ValidAnyParams, mismatch};
 use super::{AnySketch, SketchInner, convert};
 use crate::error::SketchResult;
+use crate::params::ValidSketchParams;
 use crate::sketch::LinearSketch;
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
@@ -58,6 +60,72 @@ pub trait ConcreteSketch: LinearSketch + sealed::Sealed {
     ///
     /// As [`LinearSketch::insert`].
     fn insert_integer(&mut self, key: &BigUint, count: BigInt) -> SketchResult<()>;
+
+    /// Changes the count at `key` from `from` to `to` in place (zero: no
+    /// entry): the sketch becomes the one built with `to` inserted at
+    /// `key` instead of `from`, element for element. Both counts go
+    /// through the count policy as in [`insert_integer`](Self::insert_integer).
+    /// It costs what one insert costs: the field and wide-key sketches
+    /// insert the field element `to - from` (one pass over the `2t + r`
+    /// elements and the payload channels), the integer sketch subtracts
+    /// the sketch of `from` and inserts `to` (its counts are positive). A
+    /// client that keeps its last sketch updates it by the keys whose
+    /// counts changed instead of encoding every key again. Nothing
+    /// changes, and nothing is checked, when `from == to`.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_integer`](Self::insert_integer), for either count; on
+    /// an error the sketch is unchanged.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use syndrome_agg::field::FiniteField;
+    /// use syndrome_agg::{
+    ///     AnyParams, ConcreteSketch, CountPolicy, LinearSketch, Scheme, SketchParams,
+    ///     SketchVisitor,
+    /// };
+    ///
+    /// // (5, 3), (9, 1) changed to (5, 2), (7, 4): the same sketch as
+    /// // encoding the new entries afresh, whatever the scheme.
+    /// struct Changed;
+    /// impl Changed {
+    ///     fn run<S: ConcreteSketch>(params: &S::Params) -> syndrome_agg::SketchResult<bool> {
+    ///         let mut s = S::new(params);
+    ///         s.insert_integer(&5u32.into(), 3.into())?;
+    ///         s.insert_integer(&9u32.into(), 1.into())?;
+    ///         s.change_integer(&5u32.into(), &3.into(), &2.into())?;
+    ///         s.change_integer(&9u32.into(), &1.into(), &0.into())?;
+    ///         s.change_integer(&7u32.into(), &0.into(), &4.into())?;
+    ///         let mut fresh = S::new(params);
+    ///         fresh.insert_integer(&5u32.into(), 2.into())?;
+    ///         fresh.insert_integer(&7u32.into(), 4.into())?;
+    ///         Ok(s == fresh)
+    ///     }
+    /// }
+    /// impl SketchVisitor for Changed {
+    ///     type Output = syndrome_agg::SketchResult<bool>;
+    ///     fn visit_field<S, F>(self, params: &S::Params, _field: &F) -> Self::Output
+    ///     where
+    ///         S: ConcreteSketch,
+    ///         F: FiniteField<Elem = S::Elem>,
+    ///     {
+    ///         Self::run::<S>(params)
+    ///     }
+    ///     fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+    ///         Self::run::<S>(params)
+    ///     }
+    /// }
+    ///
+    /// for scheme in [Scheme::FieldKeys, Scheme::WideKeys { hash_key: [3; 32] }, Scheme::Integer] {
+    ///     let sketch = SketchParams::new(3, 100u32).with_counts(CountPolicy::unsigned(10u32));
+    ///     let params = AnyParams::new(scheme, sketch).validate()?;
+    ///     assert!(params.visit(Changed)?);
+    /// }
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    fn change_integer(&mut self, key: &BigUint, from: &BigInt, to: &BigInt) -> SketchResult<()>;
 
     /// Decodes, as [`AnySketch`]'s `decode` does: integer keys, integer
     /// counts by the count policy (centered for signed policies), sorted
@@ -146,11 +214,94 @@ impl ValidAnyParams {
     }
 }
 
+/// A count through a field sketch's policy, zero for no entry.
+fn policy_count<F: FiniteField>(
+    params: &ValidSketchParams<F>,
+    count: &BigInt,
+) -> SketchResult<F::Elem> {
+    if count.is_zero() {
+        Ok(params.field().zero())
+    } else {
+        params.signed_count(count.clone())
+    }
+}
+
+/// `to - from` as a field element, both through the policy.
+fn count_change<F: FiniteField>(
+    params: &ValidSketchParams<F>,
+    from: &BigInt,
+    to: &BigInt,
+) -> SketchResult<F::Elem> {
+    let (to, from) = (policy_count(params, to)?, policy_count(params, from)?);
+    Ok(params.field().sub(&to, &from))
+}
+
+/// [`ConcreteSketch::change_integer`] on a field sketch: inserts the field
+/// element `to - from`.
+fn change_field<F: FiniteField>(
+    s: &mut Sketch<F>,
+    key: &BigUint,
+    from: &BigInt,
+    to: &BigInt,
+) -> SketchResult<()> {
+    if from == to {
+        return Ok(());
+    }
+    let d = count_change(s.params(), from, to)?;
+    s.insert(key, &d)
+}
+
+/// [`ConcreteSketch::change_integer`] on a wide-key sketch: inserts the
+/// field element `to - from` at the key's little-endian bytes (the
+/// payload channels are linear in the count too).
+fn change_wide(
+    s: &mut WideSketch<Fp64>,
+    key: &BigUint,
+    from: &BigInt,
+    to: &BigInt,
+) -> SketchResult<()> {
+    if from == to {
+        return Ok(());
+    }
+    let d = count_change(s.params().sketch_params(), from, to)?;
+    s.insert_bytes(&key.to_bytes_le(), &d)
+}
+
+/// [`ConcreteSketch::change_integer`] on an integer sketch: its counts are
+/// positive, so the sketch of `from` is subtracted (in the ring) and the
+/// sketch of `to` added, both built (and checked) first.
+fn change_ring(
+    s: &mut IntegerSketch,
+    key: &BigUint,
+    from: &BigInt,
+    to: &BigInt,
+) -> SketchResult<()> {
+    if from == to {
+        return Ok(());
+    }
+    let one = |count: &BigInt| -> SketchResult<Option<IntegerSketch>> {
+        if count.is_zero() {
+            return Ok(None);
+        }
+        let mut one = IntegerSketch::new(s.params());
+        convert::insert_integer(&mut one, key, count.clone())?;
+        Ok(Some(one))
+    };
+    let (old, new) = (one(from)?, one(to)?);
+    if let Some(old) = old {
+        s.subtract(&old)?;
+    }
+    if let Some(new) = new {
+        s.add(&new)?;
+    }
+    Ok(())
+}
+
 /// `ConcreteSketch` for `$sketch`, the `$variant` variant of the
 /// parameters and sketch enums: keys and counts through
-/// `convert::$insert` and `convert::$decode`.
+/// `convert::$insert` and `convert::$decode`, changes through `$change`.
 macro_rules! concrete_sketch {
-    ($sketch:ty, $variant:ident, $insert:ident, $decode:ident) => {
+    ($sketch:ty, $variant:ident, $insert:ident, $change:ident, $decode:ident) => {
         impl sealed::Sealed for $sketch {}
 
         impl ConcreteSketch for $sketch {
@@ -175,6 +326,14 @@ macro_rules! concrete_sketch {
             fn insert_integer(&mut self, key: &BigUint, count: BigInt) -> SketchResult<()> {
                 convert::$insert(self, key, count)
             }
+            fn change_integer(
+                &mut self,
+                key: &BigUint,
+                from: &BigInt,
+                to: &BigInt,
+            ) -> SketchResult<()> {
+                $change(self, key, from, to)
+            }
             fn decode_integers(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
                 convert::$decode(self)
             }
@@ -182,11 +341,35 @@ macro_rules! concrete_sketch {
     };
 }
 
-concrete_sketch!(Sketch<Fp64>, Word, insert_field, decode_field);
-concrete_sketch!(Sketch<Mersenne127>, F127, insert_field, decode_field);
-concrete_sketch!(Sketch<BigPrime>, Big, insert_field, decode_field);
-concrete_sketch!(WideSketch<Fp64>, Wide, insert_wide, decode_wide);
-concrete_sketch!(IntegerSketch, Integer, insert_integer, decode_integer);
+concrete_sketch!(Sketch<Fp64>, Word, insert_field, change_field, decode_field);
+concrete_sketch!(
+    Sketch<Mersenne127>,
+    F127,
+    insert_field,
+    change_field,
+    decode_field
+);
+concrete_sketch!(
+    Sketch<BigPrime>,
+    Big,
+    insert_field,
+    change_field,
+    decode_field
+);
+concrete_sketch!(
+    WideSketch<Fp64>,
+    Wide,
+    insert_wide,
+    change_wide,
+    decode_wide
+);
+concrete_sketch!(
+    IntegerSketch,
+    Integer,
+    insert_integer,
+    change_ring,
+    decode_integer
+);
 
 #[cfg(test)]
 mod tests {
@@ -248,6 +431,102 @@ mod tests {
         }
         let p = AnyParams::new(Scheme::Integer, small).validate().unwrap();
         assert_eq!(p.visit(RoundTrip(p.clone())).unwrap(), BigUint::from(0u8));
+    }
+
+    /// Random histograms changed entry by entry: the changed sketch is
+    /// the sketch of the new histogram, element for element; a refused
+    /// change leaves the sketch as it was.
+    struct Changes;
+
+    impl Changes {
+        fn run<S: ConcreteSketch>(params: &S::Params) -> SketchResult<()> {
+            // A small linear congruential generator: the cases are fixed.
+            let mut state = 0x2545_f491_4f6c_dd1d_u64;
+            let mut next = |n: u64| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (state >> 33) % n
+            };
+            let encode = |h: &[u64]| -> SketchResult<S> {
+                let mut s = S::new(params);
+                for (key, &c) in h.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    s.insert_integer(&BigUint::from(key + 1), c.into())?;
+                }
+                Ok(s)
+            };
+            for _ in 0..20 {
+                // Counts of keys 1..=12 (zero: no entry), totals within 50.
+                let mut h: Vec<u64> = (0..12).map(|_| next(3) * next(4)).collect();
+                let mut s = encode(&h)?;
+                for _ in 0..8 {
+                    let key = usize::try_from(next(12)).unwrap();
+                    let to = next(5);
+                    s.change_integer(
+                        &BigUint::from(key + 1),
+                        &BigInt::from(h[key]),
+                        &BigInt::from(to),
+                    )?;
+                    h[key] = to;
+                    assert_eq!(s, encode(&h)?);
+                }
+                // Refused: a key outside [1, N] (but for wide keys, which
+                // know only the byte length), a count above the bound, a
+                // negative count.
+                let refused = [
+                    (BigUint::from(0u8), 0i64, 1i64),
+                    (BigUint::from(3u8), 0, 51),
+                    (BigUint::from(3u8), i64::try_from(h[2]).unwrap(), -1),
+                ];
+                for (i, (key, from, to)) in refused.into_iter().enumerate() {
+                    let mut t = s.clone();
+                    let r = t.change_integer(&key, &from.into(), &to.into());
+                    // Only the key check is the sketch's own choice.
+                    assert!(i == 0 || r.is_err());
+                    if r.is_err() {
+                        assert_eq!(t, s);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl SketchVisitor for Changes {
+        type Output = SketchResult<()>;
+        fn visit_field<S, F>(self, params: &S::Params, _field: &F) -> Self::Output
+        where
+            S: ConcreteSketch,
+            F: FiniteField<Elem = S::Elem>,
+        {
+            Self::run::<S>(params)
+        }
+        fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+            Self::run::<S>(params)
+        }
+    }
+
+    #[test]
+    fn a_changed_count_gives_the_sketch_of_the_changed_vector() {
+        let counts = CountPolicy::unsigned(50u32);
+        let small = SketchParams::new(6, 100u32)
+            .with_extra(2)
+            .with_counts(counts.clone());
+        let wide = SketchParams::new(6, BigUint::from(1u8) << 100u32)
+            .with_extra(2)
+            .with_counts(counts.clone());
+        let big = SketchParams::new(6, BigUint::from(1u8) << 130u32).with_counts(counts);
+        let cases = [
+            (Scheme::FieldKeys, small.clone()),
+            (Scheme::FieldKeys, wide.clone()),
+            (Scheme::FieldKeys, big),
+            (Scheme::WideKeys { hash_key: [4; 32] }, wide),
+            (Scheme::Integer, small),
+        ];
+        for (scheme, sketch) in cases {
+            let p = AnyParams::new(scheme, sketch).validate().unwrap();
+            p.visit(Changes).unwrap();
+        }
     }
 
     #[test]

@@ -1,0 +1,292 @@
+//! A client's message after a removal is its last sketch updated by the
+//! bins whose counts changed (issue 13, item 5): the same sketch, element
+//! for element, as encoding every bin afresh, for every scheme; the same
+//! frames under the same masks; the same federation as retraining.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use num_bigint::{BigInt, BigUint};
+use proptest::prelude::*;
+use syndrome_agg::field::FiniteField;
+use syndrome_agg::{
+    AnyParams, AnySketch, ConcreteSketch, CountPolicy, LinearSketch, Scheme, SketchParams,
+    SketchVisitor, ValidAnyParams,
+};
+use testkit::mufc::{Mixture, gaussian_clients};
+
+use crate::client::message::{Encoded, encode, sketch_of};
+use crate::{
+    Channel, ClientId, Federation, FederationConfig, Masking, Privacy, RemovalRequest,
+    SecAggOptions,
+};
+
+type Histogram = Vec<(BigUint, u64)>;
+
+/// The sketch of `new` from the sketch of `old` ([`sketch_of`]) against
+/// the sketch of `new` encoded afresh ([`encode`]), on the concrete
+/// sketch of the parameters.
+struct FromLast {
+    old: Histogram,
+    new: Histogram,
+    params: ValidAnyParams,
+}
+
+impl FromLast {
+    fn run<S: ConcreteSketch>(&self, params: &S::Params) -> Result<(), String> {
+        let fresh: S = encode(params, &self.new).map_err(|e| e.to_string())?;
+        let last = Encoded {
+            histogram: self.old.clone(),
+            sketch: AnySketch::encode(
+                &self.params,
+                self.old.iter().map(|(b, c)| (b.clone(), BigInt::from(*c))),
+            )
+            .map_err(|e| e.to_string())?,
+        };
+        let updated = sketch_of::<S>(params, &self.new, Some(&last)).map_err(|e| e.to_string())?;
+        if updated.elements() != fresh.elements() {
+            return Err(format!("{:?} -> {:?}: elements differ", self.old, self.new));
+        }
+        // Without a last sketch: encoded afresh.
+        let none = sketch_of::<S>(params, &self.new, None).map_err(|e| e.to_string())?;
+        if none.elements() != fresh.elements() {
+            return Err("the fresh encoding differs".into());
+        }
+        Ok(())
+    }
+}
+
+impl SketchVisitor for FromLast {
+    type Output = Result<(), String>;
+    fn visit_field<S, F>(self, params: &S::Params, _field: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>,
+    {
+        self.run::<S>(params)
+    }
+    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+        self.run::<S>(params)
+    }
+}
+
+/// Every scheme mufc builds, with unsigned counts up to 200 and a key
+/// domain of 2^bits (the field scheme picks its field from it: 2^61 - 1,
+/// 2^127 - 1, a larger prime), and the factor that spreads bins `1..=30`
+/// over the domain.
+fn schemes() -> Vec<(ValidAnyParams, BigUint)> {
+    let mut out = Vec::new();
+    let params = |scheme: Scheme, bits: u32| {
+        let domain = BigUint::from(1u8) << bits;
+        let sketch = SketchParams::new(8, domain.clone())
+            .with_extra(2)
+            .with_counts(CountPolicy::unsigned(200u32));
+        let p = AnyParams::new(scheme, sketch)
+            .with_field_bound(domain.clone().max(BigUint::from(400u32)))
+            .validate()
+            .unwrap();
+        (p, (domain >> 5u32) - 1u8)
+    };
+    for bits in [40, 100, 140] {
+        out.push(params(Scheme::FieldKeys, bits));
+    }
+    out.push(params(Scheme::WideKeys { hash_key: [7; 32] }, 100));
+    out.push(params(Scheme::Integer, 12));
+    out
+}
+
+fn histogram(m: &BTreeMap<u64, u64>, spread: &BigUint) -> Histogram {
+    m.iter()
+        .map(|(b, c)| (BigUint::from(*b) * spread + 1u8, *c))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn a_sketch_updated_from_the_last_one_is_the_fresh_sketch(
+        old in prop::collection::btree_map(1u64..=30, 1u64..=20, 0..8),
+        new in prop::collection::btree_map(1u64..=30, 1u64..=20, 0..8),
+    ) {
+        for (params, spread) in schemes() {
+            let (old, new) = (histogram(&old, &spread), histogram(&new, &spread));
+            let run = FromLast { old, new, params: params.clone() };
+            prop_assert_eq!(params.visit(run), Ok(()));
+        }
+    }
+}
+
+const MIX: Mixture = Mixture {
+    clients: 4,
+    per_client: 12,
+    dim: 2,
+    clusters: 3,
+    k_prime: 2,
+    spread: 0.2,
+    sigma: 0.1,
+};
+
+/// The modes with sketches: every scheme, the mask sources it allows.
+const MODES: [(Privacy, Masking); 6] = [
+    (Privacy::Scma, Masking::Dealer),
+    (Privacy::Scma, Masking::Pairwise),
+    (Privacy::Scma, Masking::SecAgg),
+    (Privacy::ScmaWide, Masking::Dealer),
+    (Privacy::ScmaWide, Masking::SecAgg),
+    (Privacy::ScmaInteger, Masking::Dealer),
+];
+
+/// Deterministic masks and recorded frames, so that two federations that
+/// send the same sketches send the same bytes; every request applied at
+/// once, down to one client.
+fn config(privacy: Privacy, masking: Masking) -> crate::ValidConfig {
+    FederationConfig::new(2)
+        .client_k(2)
+        .gamma(0.1)
+        .seed(5)
+        .channel(Channel::from_choices(privacy, masking, SecAggOptions::new()).unwrap())
+        .record_messages(true)
+        .insecure_deterministic_masks(true)
+        .min_clients(1)
+        .min_updating_clients(1)
+        .validate()
+        .unwrap()
+}
+
+/// The server's counts and model, and every client's histogram, compared
+/// bit for bit (testkit's comparison takes the `mufc` of other crates).
+fn same_model(a: &Federation, b: &Federation) -> Result<(), String> {
+    let hist = |f: &Federation| -> Vec<(ClientId, Histogram)> {
+        f.clients()
+            .iter()
+            .map(|c| (c.id(), c.histogram().to_vec()))
+            .collect()
+    };
+    let bits = |f: &Federation| -> Option<Vec<u64>> {
+        let c = f.server().centroids()?;
+        Some(c.iter().map(|x| x.to_bits()).collect())
+    };
+    if hist(a) != hist(b) {
+        return Err("the clients' histograms differ".into());
+    }
+    if a.server().counts() != b.server().counts() {
+        return Err("the decoded counts differ".into());
+    }
+    if bits(a) != bits(b) {
+        return Err("the server's centroids differ".into());
+    }
+    Ok(())
+}
+
+/// Every client keeps the sketch of its current histogram, as encoded
+/// afresh.
+fn check_kept(fed: &Federation) -> Result<(), String> {
+    let params = fed.sketch_params().unwrap();
+    for c in fed.clients() {
+        let kept = c
+            .encoded()
+            .ok_or(format!("client {} keeps no sketch", c.id()))?;
+        if kept.histogram != c.histogram() {
+            return Err(format!("client {}: the kept histogram is stale", c.id()));
+        }
+        let fresh = AnySketch::encode(
+            params,
+            c.histogram()
+                .iter()
+                .map(|(b, n)| (b.clone(), BigInt::from(*n))),
+        )
+        .unwrap();
+        if kept.sketch != fresh {
+            return Err(format!("client {}: the kept sketch differs", c.id()));
+        }
+    }
+    Ok(())
+}
+
+/// One request: for each `(client, positions)`, the points at those
+/// positions (modulo the client's size) of the client at that index
+/// (modulo the number of clients).
+fn request(fed: &Federation, steps: &[(usize, Vec<usize>)]) -> Option<RemovalRequest> {
+    let mut points: BTreeMap<ClientId, Vec<seeding::PointId>> = BTreeMap::new();
+    for (c, positions) in steps {
+        let client = fed.clients().get(c % fed.clients().len())?;
+        let ids = points.entry(client.id()).or_default();
+        for p in positions {
+            let id = client.data().id(p % client.data().len());
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    let mut req = RemovalRequest::new();
+    for (c, ids) in points {
+        req = req.with_points(c, ids);
+    }
+    Some(req)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn removals_send_the_frames_of_a_fresh_encoding_and_equal_retraining(
+        requests in prop::collection::vec(
+            prop::collection::vec((0usize..4, prop::collection::vec(0usize..12, 1..4)), 1..3),
+            1..5,
+        ),
+    ) {
+        let data = gaussian_clients("incremental", MIX);
+        for (privacy, masking) in MODES {
+            let what = format!("{privacy:?}/{masking:?}");
+            let mut fed = Federation::new(data.clone(), &config(privacy, masking)).unwrap();
+            check_kept(&fed).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+            let mut removed: BTreeMap<ClientId, Vec<seeding::PointId>> = BTreeMap::new();
+            for steps in &requests {
+                let Some(req) = request(&fed, steps) else { break };
+                // The same federation, sending sketches encoded afresh.
+                let mut twin = fed.clone();
+                twin.forget_encoded();
+                let (a, b) = (fed.remove(&req), twin.remove(&req));
+                prop_assert_eq!(a.is_ok(), b.is_ok(), "{}", what);
+                if a.is_err() {
+                    continue;
+                }
+                prop_assert_eq!(fed.last_messages(), twin.last_messages(), "{}", what);
+                prop_assert!(fed.last_messages().is_some());
+                check_kept(&fed).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+                for (c, ids) in req.point_entries() {
+                    removed.entry(*c).or_default().extend(ids.iter().copied());
+                }
+            }
+            let rest: Vec<seeding::Dataset> = data
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let gone = removed.get(&ClientId(i as u64)).map_or(&[][..], Vec::as_slice);
+                    d.without(gone).unwrap()
+                })
+                .collect();
+            let retrained = Federation::new(rest, fed.config()).unwrap();
+            same_model(&fed, &retrained).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+        }
+    }
+}
+
+#[test]
+fn a_loaded_federation_encodes_once_then_updates() {
+    let data = gaussian_clients("incremental", MIX);
+    let mut fed = Federation::new(data, &config(Privacy::Scma, Masking::Dealer)).unwrap();
+    let mut loaded = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+    assert!(loaded.clients().iter().all(|c| c.encoded().is_none()));
+    let [a, b, ..] = fed.clients() else {
+        panic!("fewer than two clients")
+    };
+    let req = RemovalRequest::points(a.id(), vec![a.data().id(1)])
+        .with_points(b.id(), vec![b.data().id(2)]);
+    fed.remove(&req).unwrap();
+    loaded.remove(&req).unwrap();
+    assert_eq!(fed.last_messages(), loaded.last_messages());
+    check_kept(&loaded).unwrap();
+    same_model(&fed, &loaded).unwrap();
+}
