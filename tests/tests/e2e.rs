@@ -66,7 +66,7 @@ fn every_scma_mode_decodes_the_plain_sum_and_the_loss_ratio_is_sane() {
     check(&base, star, "scma, dealer, centres");
     let sketch = base.fit_report().sketch.clone().unwrap();
     assert_eq!(sketch.capacity, 3 * CLIENTS);
-    assert_eq!(sketch.modulus_bits, 61); // B^d = 55^4 and 2n fit in GF(2^61 - 1)
+    assert_eq!(sketch.modulus_bits, 64); // B^d = 55^4 and 2n fit in GF(27 * 2^59 + 1)
     let cases = [
         (
             "scma, pairwise",
@@ -203,7 +203,7 @@ fn wide_keys_and_the_field_decoder_agree_on_a_grid_beyond_128_bits() {
     )
     .unwrap();
     assert!(big.fit_report().sketch.as_ref().unwrap().modulus_bits > 127);
-    assert_eq!(wide.fit_report().sketch.as_ref().unwrap().modulus_bits, 61);
+    assert_eq!(wide.fit_report().sketch.as_ref().unwrap().modulus_bits, 64);
     assert_eq!(big.server().counts(), &plain_sum(&big));
     assert_eq!(wide.server().counts(), big.server().counts());
 }

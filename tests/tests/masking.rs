@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use syndrome_agg::LinearSketch;
 
-use field::Mersenne61;
+use field::Fp64;
 use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest};
 use num_bigint::BigUint;
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
@@ -27,8 +27,8 @@ const MIX: Mixture = Mixture {
 /// The messages of the last round, parsed, by client.
 fn received(
     fed: &Federation,
-    params: &syndrome_agg::ValidSketchParams<Mersenne61>,
-) -> BTreeMap<ClientId, MaskedSketch<Sketch<Mersenne61>>> {
+    params: &syndrome_agg::ValidSketchParams<Fp64>,
+) -> BTreeMap<ClientId, MaskedSketch<Sketch<Fp64>>> {
     fed.last_messages()
         .unwrap()
         .iter()
@@ -45,8 +45,8 @@ fn received(
 fn plaintext(
     fed: &Federation,
     id: ClientId,
-    params: &syndrome_agg::ValidSketchParams<Mersenne61>,
-) -> Sketch<Mersenne61> {
+    params: &syndrome_agg::ValidSketchParams<Fp64>,
+) -> Sketch<Fp64> {
     let h = fed.client(id).unwrap().histogram().iter().cloned();
     Sketch::from_unsigned(params, h).unwrap()
 }
@@ -62,15 +62,15 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
             .unwrap();
         let mut fed = Federation::new(gaussian_clients("masking", MIX), &config).unwrap();
         let info = fed.fit_report().sketch.clone().unwrap();
-        assert_eq!(info.modulus_bits, 61);
+        assert_eq!(info.modulus_bits, 64);
         let max_points = fed.config().max_points().unwrap();
         let params = SketchParams::new(info.capacity, fed.quantizer().unwrap().num_bins().clone())
             .with_extra(fed.config().channel().as_scma().unwrap().extra())
             .with_counts(CountPolicy::unsigned(max_points))
-            .validate(Mersenne61)
+            .validate(Fp64::proth())
             .unwrap();
-        let f = Mersenne61;
-        let mut previous: Option<BTreeMap<ClientId, MaskedSketch<Sketch<Mersenne61>>>> = None;
+        let f = Fp64::proth();
+        let mut previous: Option<BTreeMap<ClientId, MaskedSketch<Sketch<Fp64>>>> = None;
         for round in 0..3u64 {
             let msgs = received(&fed, &params);
             assert_eq!(msgs.len(), fed.clients().len());

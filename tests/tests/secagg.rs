@@ -43,10 +43,10 @@ fn modes() -> Vec<Mode> {
     let base = |gamma: f64| FederationConfig::new(3).client_k(2).gamma(gamma).seed(3);
     vec![
         Mode {
-            what: "GF(2^61 - 1)",
+            what: "GF(27 * 2^59 + 1)",
             data: data("secagg-61", 3),
             config: base(0.1),
-            bits: |b| b == 61,
+            bits: |b| b == 64,
         },
         Mode {
             // B^d = 1000^8, about 2^80.
@@ -63,10 +63,10 @@ fn modes() -> Vec<Mode> {
             bits: |b| b > 127,
         },
         Mode {
-            what: "wide keys over GF(2^61 - 1)",
+            what: "wide keys over GF(27 * 2^59 + 1)",
             data: data("secagg-big", 14),
             config: base(0.001).channel(Channel::Scma(Scma::wide(Masks::Dealer))),
-            bits: |b| b == 61,
+            bits: |b| b == 64,
         },
     ]
 }

@@ -3,7 +3,6 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
-use crate::transform::TwoAdic;
 use crate::{Field, FieldError, FiniteField, primes};
 
 /// From this many coefficients in the shorter factor, an [`Fp64`] whose
@@ -182,20 +181,6 @@ impl Fp64 {
     }
 }
 
-impl TwoAdic for Fp64 {
-    fn two_adicity(&self) -> u32 {
-        self.two_adicity
-    }
-    fn two_adic_root(&self, log: u32) -> Option<Mont64> {
-        let shift = self.two_adicity.checked_sub(log)?;
-        let mut w = self.two_adic_root;
-        for _ in 0..shift {
-            w = self.square(&w);
-        }
-        Some(w)
-    }
-}
-
 impl TryFrom<u64> for Fp64 {
     type Error = FieldError;
     fn try_from(p: u64) -> Result<Self, FieldError> {
@@ -292,13 +277,18 @@ impl Field for Fp64 {
 }
 
 impl FiniteField for Fp64 {
-    fn split_roots<R: Rng + ?Sized>(
-        &self,
-        g: &[Mont64],
-        rng: &mut R,
-    ) -> Result<Vec<Mont64>, FieldError> {
-        crate::graeffe::split_roots(self, g, rng)
+    fn two_adicity(&self) -> u32 {
+        self.two_adicity
     }
+    fn two_adic_root(&self, log: u32) -> Option<Mont64> {
+        let shift = self.two_adicity.checked_sub(log)?;
+        let mut w = self.two_adic_root;
+        for _ in 0..shift {
+            w = self.square(&w);
+        }
+        Some(w)
+    }
+
     fn characteristic(&self) -> BigUint {
         BigUint::from(self.p)
     }

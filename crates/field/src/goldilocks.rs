@@ -13,7 +13,6 @@ use num_bigint::BigUint;
 use rand::Rng;
 
 use crate::error::word_from_le_bytes;
-use crate::transform::TwoAdic;
 use crate::{Field, FieldError, FiniteField};
 
 /// The prime `2^64 - 2^32 + 1`.
@@ -89,15 +88,6 @@ impl Goldilocks {
     }
 }
 
-impl TwoAdic for Goldilocks {
-    fn two_adicity(&self) -> u32 {
-        TWO_ADICITY
-    }
-    fn two_adic_root(&self, log: u32) -> Option<u64> {
-        Self::root_of_unity(log)
-    }
-}
-
 impl Field for Goldilocks {
     type Elem = u64;
 
@@ -161,9 +151,13 @@ impl Field for Goldilocks {
 }
 
 impl FiniteField for Goldilocks {
-    fn split_roots<R: Rng + ?Sized>(&self, g: &[u64], rng: &mut R) -> Result<Vec<u64>, FieldError> {
-        crate::graeffe::split_roots(self, g, rng)
+    fn two_adicity(&self) -> u32 {
+        TWO_ADICITY
     }
+    fn two_adic_root(&self, log: u32) -> Option<u64> {
+        Self::root_of_unity(log)
+    }
+
     fn characteristic(&self) -> BigUint {
         BigUint::from(P64)
     }

@@ -2,11 +2,10 @@
 //! in `O(M(N) log N)` field operations instead of Berlekamp-Massey's
 //! `O(N L)`; and the fast gcd that root finding uses for long operands.
 
-mod half_gcd;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use half_gcd::{HGCD_BASE, fast_gcd};
+use crate::poly::half_gcd::{self, HGCD_BASE};
 
 use crate::bm::{Recurrence, berlekamp_massey};
 use crate::poly::{Poly, mul_slices, normalized, trim};

@@ -8,7 +8,6 @@ mod error;
 mod ff_compat;
 mod fp64;
 mod goldilocks;
-mod graeffe;
 mod hgcd;
 mod introots;
 mod karatsuba;

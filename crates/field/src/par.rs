@@ -5,6 +5,7 @@
 
 /// Below this many coefficients of work a task runs inline: spawning
 /// costs more than it saves.
+#[cfg(feature = "parallel")]
 const MIN_PARALLEL_WORK: usize = 1 << 12;
 
 /// `items.iter().map(task)`, in parallel when the feature is on and the

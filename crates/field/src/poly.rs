@@ -35,8 +35,10 @@ use crate::Field;
 
 mod arith;
 mod div;
+pub(crate) mod euclid;
 mod eval;
 pub(crate) mod gcd;
+pub(crate) mod half_gcd;
 pub(crate) mod kronecker;
 pub(crate) mod ntt;
 mod powmod;
@@ -49,9 +51,12 @@ pub use arith::{add, mul, mul_karatsuba, neg, scale, sub};
 pub(crate) use div::inv_series;
 pub(crate) use div::{Modulus, div_rem_slices};
 pub use div::{NEWTON_THRESHOLD, div_rem, rem};
+pub use euclid::make_monic;
+pub(crate) use euclid::monic_slice;
 pub(crate) use eval::horner_many;
 pub use eval::{derivative, evaluate, from_roots, reverse};
-pub use gcd::{gcd, make_monic};
+pub use gcd::gcd;
+pub(crate) use gcd::gcd_slices;
 pub use powmod::pow_mod;
 
 /// A polynomial with coefficients of type `E` (elements of some [`Field`]),

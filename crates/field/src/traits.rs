@@ -346,28 +346,35 @@ pub trait FiniteField: Field {
     fn half_order_minus_one(&self) -> BigUint {
         (self.order() - BigUint::one()) >> 1u32
     }
-    /// The roots of the monic polynomial with coefficients `g` (little
-    /// endian, degree at least one), in any order, when it splits into
-    /// distinct linear factors; else the errors of
-    /// [`find_roots`](crate::find_roots), which calls this after making
-    /// its input monic and sorts the result.
+    /// The largest `k` for which [`two_adic_root`](Self::two_adic_root)
+    /// gives primitive `2^k`-th roots of unity (at most the number of
+    /// factors of two in `q - 1`): transforms of length up to `2^k` run in
+    /// the field. The default, 0, offers none.
+    fn two_adicity(&self) -> u32 {
+        0
+    }
+    /// A primitive `2^log`-th root of unity, for `log <= two_adicity()`,
+    /// else `None`. The roots are consistent: the `2^log`-th root is the
+    /// square of the `2^(log+1)`-th one. Polynomial products by transforms
+    /// in the field and the tangent Graeffe root finder of
+    /// [`find_roots`](crate::find_roots) use them; the default offers none.
     ///
-    /// The default is the split test and Cantor-Zassenhaus splitting
-    /// (`O(M(n) log q log n)`). [`Goldilocks`](crate::Goldilocks) and
-    /// [`Fp64`](crate::Fp64) override it with the tangent Graeffe method
-    /// (`O(M(n) log q)`), which applies when `q - 1` is a power of two
-    /// times small primes (as for `27 * 2^59 + 1`) and falls back to the
-    /// default otherwise.
+    /// # Example
     ///
-    /// # Errors
+    /// ```
+    /// use field::{Field, FiniteField, Fp64, Mersenne61};
     ///
-    /// As [`find_roots`](crate::find_roots).
-    fn split_roots<R: Rng + ?Sized>(
-        &self,
-        g: &[Self::Elem],
-        rng: &mut R,
-    ) -> Result<Vec<Self::Elem>, FieldError> {
-        crate::roots::cantor_zassenhaus(self, g, rng)
+    /// let f = Fp64::proth(); // p - 1 = 27 * 2^59
+    /// assert_eq!(f.two_adicity(), 59);
+    /// let w = f.two_adic_root(10).unwrap();
+    /// assert_eq!(f.pow_u64(&w, 1 << 10), f.one());
+    /// assert_ne!(f.pow_u64(&w, 1 << 9), f.one());
+    /// assert_eq!(f.two_adic_root(11).map(|r| f.square(&r)), Some(w));
+    /// assert_eq!(Mersenne61.two_adic_root(1), None);
+    /// ```
+    fn two_adic_root(&self, log: u32) -> Option<Self::Elem> {
+        let _ = log;
+        None
     }
     /// Whether the field has at least `n + 1` elements, so that `0..=n`
     /// map to distinct elements.

@@ -1,7 +1,8 @@
 //! Number-theoretic transforms in the field itself, for the prime fields
 //! whose multiplicative group has a large power-of-two order subgroup
 //! ([`Goldilocks`](crate::Goldilocks), and [`Fp64`](crate::Fp64) with a
-//! prime such as `27 * 2^59 + 1`).
+//! prime such as `27 * 2^59 + 1`), through
+//! [`FiniteField::two_adic_root`].
 //!
 //! One implementation serves polynomial products and the tangent Graeffe
 //! root finder (`graeffe.rs`): a decimation-in-frequency forward transform
@@ -11,21 +12,6 @@
 //! direction spends a pass on the bit-reversal permutation.
 
 use crate::{Field, FiniteField};
-
-/// A field with roots of unity of large power-of-two order.
-///
-/// Crate-internal: the transforms and the root finder built on them are
-/// reached through [`Field::poly_mul`] and
-/// [`FiniteField::split_roots`]; the trait only lets one generic
-/// implementation ask a field for its roots of unity.
-pub(crate) trait TwoAdic: FiniteField {
-    /// The largest `k` with `2^k` dividing `p - 1`.
-    fn two_adicity(&self) -> u32;
-    /// A primitive `2^log`-th root of unity, for `log <= two_adicity()`;
-    /// the roots of different orders are powers of one another (the
-    /// `2^log`-th root is the `2^(log+1)`-th root squared).
-    fn two_adic_root(&self, log: u32) -> Option<Self::Elem>;
-}
 
 /// The twiddle factors of transforms of length `n = 2^log`.
 ///
@@ -45,7 +31,7 @@ pub(crate) struct Ntt<E> {
 impl<E: Clone> Ntt<E> {
     /// The tables for length `2^log`, or `None` if the field has no root
     /// of unity of that order.
-    pub(crate) fn new<F: TwoAdic<Elem = E>>(f: &F, log: u32) -> Option<Self> {
+    pub(crate) fn new<F: FiniteField<Elem = E>>(f: &F, log: u32) -> Option<Self> {
         let n = 1usize.checked_shl(log)?;
         let w = f.two_adic_root(log)?;
         let w_inv = f.inv(&w)?;
@@ -147,7 +133,7 @@ pub(crate) fn bit_reverse(i: usize, log: u32) -> usize {
 /// The product of `a` and `b` (both nonempty) by one transform of each, a
 /// pointwise product and one inverse transform, or `None` if the field
 /// has no root of unity of the needed order.
-pub(crate) fn ntt_mul<F: TwoAdic>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Option<Vec<F::Elem>> {
+pub(crate) fn ntt_mul<F: FiniteField>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Option<Vec<F::Elem>> {
     let len = a.len() + b.len() - 1;
     let log = len.next_power_of_two().trailing_zeros();
     let ntt = Ntt::new(f, log)?;
@@ -175,7 +161,7 @@ mod tests {
             .fold(f.zero(), |acc, a| f.add(&f.mul(&acc, x), a))
     }
 
-    fn check_values<F: TwoAdic>(f: &F, log: u32) {
+    fn check_values<F: FiniteField>(f: &F, log: u32) {
         let ntt = Ntt::new(f, log).unwrap();
         let n = ntt.len();
         let coeffs: Vec<F::Elem> = (0..n as u64).map(|i| f.from_u64(i * i + 3)).collect();

@@ -80,7 +80,7 @@ pub(crate) use run::{Pending, RoundOutput};
 /// let config = FederationConfig::new(2).gamma(0.1).channel(Channel::Scma(Scma::wide(Masks::Dealer))).min_clients(1).validate()?;
 /// let info = Federation::new(vec![a], &config)?.fit_report().sketch.clone().unwrap();
 /// assert_eq!(info.capacity, 2); // t = k L
-/// assert_eq!(info.modulus_bits, 61); // wide keys decode in GF(2^61 - 1)
+/// assert_eq!(info.modulus_bits, 64); // wide keys decode in GF(27 * 2^59 + 1)
 /// assert!(info.elements > 2 * info.capacity); // 2t + r locator syndromes and payload channels
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -8,9 +8,9 @@ use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::half_gcd::{Matrix, fast_gcd, hgcd, hgcd_second_row};
 use super::{MINIMAL_RECURRENCE_THRESHOLD, minimal_recurrence, minimal_recurrence_with};
-use crate::poly::gcd::gcd_euclid_slices;
+use crate::poly::euclid::gcd_euclid_slices;
+use crate::poly::half_gcd::{Matrix, fast_gcd, hgcd, hgcd_second_row};
 use crate::poly::{div_rem_slices, mul_slices, trim};
 use crate::{
     Field, FieldError, FiniteField, Fp64, Goldilocks, Mersenne61, Poly, Recurrence,

@@ -3,7 +3,7 @@
 use num_bigint::BigUint;
 use num_traits::Zero;
 
-use super::{Modulus, Poly, div_rem_slices, gcd::monic_slice, mul_slices, normalized};
+use super::{Modulus, Poly, div_rem_slices, monic_slice, mul_slices, normalized};
 use crate::{Field, FieldError};
 
 /// Bases with at most this many coefficients are multiplied in by the

@@ -6,9 +6,9 @@
 //! trailing zeros), as in [`poly`](crate::poly); every product goes through
 //! [`Field::poly_mul`], so the fields' transforms set the speed.
 
+use super::euclid::{gcd_euclid_slices, monic_slice};
+use super::{div_rem_slices, mul_slices, trim};
 use crate::Field;
-use crate::poly::gcd::{gcd_euclid_slices, monic_slice};
-use crate::poly::{div_rem_slices, mul_slices, trim};
 
 /// Below this degree [`hgcd`] runs Euclid's steps one by one: the
 /// recursion only pays when its products are long transforms (on

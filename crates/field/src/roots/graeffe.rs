@@ -39,11 +39,11 @@
 
 use rand::Rng;
 
+use super::cz::cantor_zassenhaus;
 use crate::par;
 use crate::poly::{self, Poly, div_rem_slices, trim};
-use crate::roots::cantor_zassenhaus;
-use crate::transform::{Ntt, TwoAdic, bit_reverse};
-use crate::{Field, FieldError};
+use crate::transform::{Ntt, bit_reverse};
+use crate::{Field, FieldError, FiniteField};
 
 /// Below this degree the rest goes to Cantor-Zassenhaus directly: its
 /// splitting tree is shallow there and one Graeffe round costs more than
@@ -66,7 +66,7 @@ const SPREAD_LOG: u32 = 3;
 
 /// The odd prime factors of `p - 1`, with multiplicity, if they are all
 /// at most [`MAX_ODD_ORDER`].
-fn small_odd_factors<F: TwoAdic>(f: &F) -> Option<Vec<u64>> {
+fn small_odd_factors<F: FiniteField>(f: &F) -> Option<Vec<u64>> {
     let p_minus_one = u64::try_from(f.characteristic() - 1u32).ok()?;
     let mut odd = p_minus_one >> f.two_adicity();
     let mut out = Vec::new();
@@ -85,7 +85,7 @@ fn small_odd_factors<F: TwoAdic>(f: &F) -> Option<Vec<u64>> {
 /// distinct linear factors, in no particular order; the errors of
 /// [`find_roots`](crate::find_roots). Falls back to Cantor-Zassenhaus for
 /// fields that do not fit the method and for small degrees.
-pub(crate) fn split_roots<F: TwoAdic, R: Rng + ?Sized>(
+pub(crate) fn split_roots<F: FiniteField, R: Rng + ?Sized>(
     f: &F,
     g: &[F::Elem],
     rng: &mut R,
@@ -95,7 +95,7 @@ pub(crate) fn split_roots<F: TwoAdic, R: Rng + ?Sized>(
 
 /// [`split_roots`] with Graeffe rounds down to degree `min_degree + 1`
 /// (tests run it on tiny degrees, where every case can be enumerated).
-fn split_roots_above<F: TwoAdic, R: Rng + ?Sized>(
+fn split_roots_above<F: FiniteField, R: Rng + ?Sized>(
     f: &F,
     g: &[F::Elem],
     rng: &mut R,
@@ -138,7 +138,7 @@ fn split_roots_above<F: TwoAdic, R: Rng + ?Sized>(
 
 /// One round (steps 1 to 4): the roots found, none if the round could not
 /// run (a field too small for the degree, or an unlucky shift).
-fn round<F: TwoAdic, R: Rng + ?Sized>(
+fn round<F: FiniteField, R: Rng + ?Sized>(
     f: &F,
     odd: &[u64],
     h: &[F::Elem],
@@ -255,7 +255,7 @@ type Tangent<E> = (Vec<E>, Vec<E>);
 /// each, the values at `x` and `-x` sit at adjacent positions `2v, 2v+1`
 /// (bit-reversed order), and their product is `B` at position `v` of
 /// the first half (even powers of the `n`-th root) or of the second.
-fn graeffe_two_steps<F: TwoAdic>(
+fn graeffe_two_steps<F: FiniteField>(
     f: &F,
     ntt: &Ntt<F::Elem>,
     (a0, a1): Tangent<F::Elem>,
@@ -335,7 +335,7 @@ fn pair_products<F: Field>(
 /// `q` twisted polynomials `A(psi^r x)`, and `B` at `psi^(q i)` is the
 /// product of `A` at its `q`-th roots `psi^(i + j n)`. `2q` forward
 /// transforms and two inverse ones; `None` if the roots do not exist.
-fn graeffe_odd<F: TwoAdic>(
+fn graeffe_odd<F: FiniteField>(
     f: &F,
     ntt: &Ntt<F::Elem>,
     q: u64,
@@ -402,7 +402,7 @@ fn twisted_transform<F: Field>(
 /// A primitive `q 2^log_n`-th root `psi` with `psi^q` equal to the
 /// transforms' primitive `2^log_n`-th root `w`: `psi = w^u z` for
 /// `u = q^-1 mod 2^log_n` and a primitive `q`-th root `z`.
-fn odd_twist_root<F: TwoAdic>(f: &F, log_n: u32, q: u64) -> Option<F::Elem> {
+fn odd_twist_root<F: FiniteField>(f: &F, log_n: u32, q: u64) -> Option<F::Elem> {
     let w = f.two_adic_root(log_n)?;
     let n = 1u64.checked_shl(log_n)?;
     // q is odd, so it is invertible modulo 2^log_n (Newton's iteration).
@@ -430,7 +430,7 @@ struct Powers<E> {
 }
 
 impl<E: Clone> Powers<E> {
-    fn new<F: TwoAdic<Elem = E>>(f: &F, log: u32) -> Self {
+    fn new<F: FiniteField<Elem = E>>(f: &F, log: u32) -> Self {
         let low_bits = log / 2;
         let w = f.two_adic_root(log).unwrap_or_else(|| f.one());
         let table = |base: &E, len: usize| {
@@ -464,9 +464,9 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::{FiniteField, Fp64, Goldilocks};
+    use crate::{Fp64, Goldilocks};
 
-    fn planted<F: TwoAdic>(f: &F, n: usize, rng: &mut ChaCha8Rng) -> Vec<F::Elem> {
+    fn planted<F: FiniteField>(f: &F, n: usize, rng: &mut ChaCha8Rng) -> Vec<F::Elem> {
         let mut roots: Vec<F::Elem> = Vec::with_capacity(n);
         while roots.len() < n {
             let r = f.random(rng);
@@ -477,7 +477,7 @@ mod tests {
         roots
     }
 
-    fn check<F: TwoAdic>(f: &F, n: usize, seed: u64) {
+    fn check<F: FiniteField>(f: &F, n: usize, seed: u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut roots = planted(f, n, &mut rng);
         let g = poly::from_roots(f, &roots);
