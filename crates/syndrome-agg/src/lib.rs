@@ -48,3 +48,7 @@ pub mod wide {
     pub use crate::sketch::wide::key::{KEY_HASH_PREFIX, key_hash};
     pub use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
 }
+
+// Partitioned sketches (beyond the paper): the bucket hash, the overflow
+// bound and the bytes it costs are in the module's docs.
+pub use sketch::partitioned;

@@ -12,6 +12,8 @@
 pub(crate) mod any;
 pub(crate) mod field;
 pub(crate) mod integer;
+// Public as `crate::partitioned`.
+pub mod partitioned;
 pub(crate) mod wide;
 
 use std::fmt;

@@ -74,4 +74,26 @@ pub enum DecodeError {
         /// Which check failed.
         reason: &'static str,
     },
+    /// Partitioned sketches: bucket `bucket` did not decode; `error` says
+    /// why. An overflowing bucket (more keys hashed to it than its
+    /// capacity) is `error` =
+    /// [`TooManyKeys`](Self::TooManyKeys) when it overflows by at most
+    /// `r`, and some rejection in any case, never a wrong answer.
+    #[error("bucket {bucket}: {error}")]
+    Bucket {
+        /// The index of the bucket, `0..G`.
+        bucket: usize,
+        /// The bucket's own decoder rejection.
+        error: Box<Self>,
+    },
+    /// Partitioned sketches: a bucket decoded to a key that the public
+    /// bucket hash sends to another bucket (a crafted or inconsistent
+    /// aggregate).
+    #[error("decoded key {key} hashes to bucket {hashed_to}")]
+    KeyInWrongBucket {
+        /// The key, in decimal.
+        key: String,
+        /// The bucket the key's hash names.
+        hashed_to: usize,
+    },
 }
