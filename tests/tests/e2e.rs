@@ -194,7 +194,18 @@ fn wide_keys_and_the_field_decoder_agree_on_a_grid_beyond_128_bits() {
         },
     );
     let c = FederationConfig::new(3).client_k(2).gamma(0.001);
-    let big = Federation::new(data.clone(), &c.clone().validate().unwrap()).unwrap();
+    let big = Federation::new(
+        data.clone(),
+        &c.clone()
+            .channel(Channel::Scma(Scma::field(Masks::Dealer)))
+            .validate()
+            .unwrap(),
+    )
+    .unwrap();
+    // The default picks wide keys for a bound beyond one word.
+    let auto = Federation::new(data.clone(), &c.clone().validate().unwrap()).unwrap();
+    let info = auto.fit_report().sketch.clone().unwrap();
+    assert_eq!((info.scheme.as_str(), info.modulus_bits), ("wide keys", 64));
     let wide = Federation::new(
         data,
         &c.channel(Channel::Scma(Scma::wide(Masks::Dealer)))

@@ -45,21 +45,21 @@ fn modes() -> Vec<Mode> {
         Mode {
             what: "GF(27 * 2^59 + 1)",
             data: data("secagg-61", 3),
-            config: base(0.1),
+            config: base(0.1).channel(Channel::Scma(Scma::field(Masks::Dealer))),
             bits: |b| b == 64,
         },
         Mode {
             // B^d = 1000^8, about 2^80.
             what: "GF(2^127 - 1)",
             data: data("secagg-127", 8),
-            config: base(0.001),
+            config: base(0.001).channel(Channel::Scma(Scma::field(Masks::Dealer))),
             bits: |b| b == 127,
         },
         Mode {
             // B^d = 1000^14, about 2^140.
             what: "big prime",
             data: data("secagg-big", 14),
-            config: base(0.001),
+            config: base(0.001).channel(Channel::Scma(Scma::field(Masks::Dealer))),
             bits: |b| b > 127,
         },
         Mode {
@@ -133,7 +133,7 @@ fn without_dropouts_secagg_gives_the_dealers_result_bit_for_bit() {
         let masks = Masks::SecAgg(SecAggOptions::new());
         let channel = match m.config.clone().validate().unwrap().channel() {
             Channel::Scma(Scma::Wide { .. }) => Channel::Scma(Scma::wide(masks)),
-            _ => Channel::scma(masks),
+            _ => Channel::Scma(Scma::field(masks)),
         };
         let secagg = m.config.channel(channel).validate().unwrap();
         let mut a = Federation::new(m.data.clone(), &dealer).unwrap();

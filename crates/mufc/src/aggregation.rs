@@ -53,6 +53,7 @@ use num_bigint::BigUint;
 use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::{
     AnyParams, AnySketch, CountPolicy, LinearParams, Scheme, SketchParams, ValidAnyParams,
+    fits_word_field,
 };
 
 use crate::ids::derive_bytes;
@@ -94,6 +95,9 @@ pub struct SketchInfo {
     /// The bits of the modulus the elements live in (the field's, or
     /// `k` of the integer ring `Z / 2^k`).
     pub modulus_bits: u64,
+    /// The sketch in use: `"field keys"`, `"wide keys"` or `"integer"`
+    /// (what [`Scma::Auto`] chose, or what the configuration named).
+    pub scheme: String,
 }
 
 /// The sketch parameters and the last aggregate.
@@ -158,6 +162,12 @@ fn integer_modulus_bits(capacity: usize, extra: usize, num_bins: &BigUint, n: u6
         .saturating_add(u64::from(64 - n.leading_zeros()))
 }
 
+/// Whether field keys fit the word-size field: `max(B^d, 2n) < 27 * 2^59 + 1`
+/// ([`Scma::Auto`]'s rule).
+fn fits_one_word(num_bins: &BigUint, n: u64) -> bool {
+    fits_word_field(&num_bins.clone().max(BigUint::from(n) * 2u32))
+}
+
 /// The unsigned and signed parameters of the field or wide scheme: both
 /// in one field, which holds the key domain and signed differences of
 /// totals up to `n` (`p > max(B^d, 2n)`), so a difference of two sums
@@ -188,6 +198,13 @@ impl Aggregation {
         let extra = spec.scma.extra();
         let sketch = SketchParams::new(t, spec.num_bins.clone()).with_extra(extra);
         let (params, delta) = match spec.scma {
+            Scma::Auto { .. } if fits_one_word(spec.num_bins, n) => {
+                paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?
+            }
+            Scma::Auto { .. } => {
+                let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
+                paired(Scheme::WideKeys { hash_key }, sketch, spec.num_bins, n)?
+            }
             Scma::Field { .. } => paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?,
             Scma::Wide { .. } => {
                 let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
@@ -288,6 +305,12 @@ impl Aggregation {
             capacity: p.sketch_params().capacity(),
             elements: p.num_elements(),
             modulus_bits: p.modulus_bits(),
+            scheme: match p.scheme() {
+                Scheme::FieldKeys => "field keys",
+                Scheme::WideKeys { .. } => "wide keys",
+                _ => "integer",
+            }
+            .to_string(),
         }
     }
 

@@ -34,6 +34,11 @@
 //! their `t` counts, as decimal integers, one per line. `--no-decode` stops
 //! after the build (and the write): for sizes our decoder takes too long on.
 //!
+//! `--buckets G` builds and decodes a partitioned sketch of the same
+//! inputs instead (`syndrome_agg::partitioned`; `G = 0` takes the default
+//! number of buckets for `t`), with the per-bucket capacity from the
+//! default overflow bound.
+//!
 //! A benchmark run by hand, never in CI (docs/benchmarks.md).
 
 use std::collections::BTreeMap;
@@ -48,10 +53,11 @@ use field::{
 use num_bigint::BigUint;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use syndrome_agg::{CountPolicy, DEFAULT_EXTRA, LinearSketch, Sketch, SketchParams};
+use syndrome_agg::partitioned::{PartitionParams, PartitionedSketch};
+use syndrome_agg::{CountPolicy, DEFAULT_EXTRA, LinearParams, LinearSketch, Sketch, SketchParams};
 
 const USAGE: &str = "usage: decode_scale --field m61|goldilocks|proth --t T [--extra R] [--seed S] \
-[--repeat N] [--write FILE] [--no-decode] [--no-breakdown]";
+[--repeat N] [--write FILE] [--no-decode] [--no-breakdown] [--buckets G]";
 
 /// Keys are uniform in `[1, KEY_DOMAIN]`.
 const KEY_DOMAIN: u64 = 1 << 40;
@@ -68,6 +74,9 @@ struct Args {
     write: Option<String>,
     decode: bool,
     breakdown: bool,
+    /// `Some(G)`: a partitioned sketch of `G` buckets (`0`: the default
+    /// for `t`) instead of one sketch.
+    buckets: Option<usize>,
 }
 
 fn parse_num<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
@@ -86,6 +95,7 @@ fn parse_args() -> Result<Args, String> {
         write: None,
         decode: true,
         breakdown: true,
+        buckets: None,
     };
     let mut t = None;
     let mut it = std::env::args().skip(1);
@@ -99,6 +109,7 @@ fn parse_args() -> Result<Args, String> {
             "--write" => args.write = Some(it.next().ok_or("--write needs a file name")?),
             "--no-decode" => args.decode = false,
             "--no-breakdown" => args.breakdown = false,
+            "--buckets" => args.buckets = Some(parse_num("--buckets", it.next())?),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -162,8 +173,64 @@ fn inputs(t: usize, seed: u64) -> Vec<(u64, u64)> {
     entries.into_iter().collect()
 }
 
+/// A partitioned sketch of the same inputs: build and decode, timed.
+fn run_partitioned<F: FiniteField>(f: F, args: &Args, buckets: usize) -> Result<(), String> {
+    let t = args.t;
+    let max_total = u64::try_from(t)
+        .ok()
+        .and_then(|t| t.checked_mul(MAX_COUNT))
+        .ok_or("t * 100 overflows")?;
+    let mut pp = PartitionParams::new(t, KEY_DOMAIN, [7; 32])
+        .with_extra(args.extra)
+        .with_counts(CountPolicy::unsigned(max_total))
+        .with_max_elements(usize::MAX);
+    if buckets > 0 {
+        pp = pp.with_buckets(buckets);
+    }
+    let params = pp
+        .validate(f.clone())
+        .map_err(|e| format!("parameters: {e}"))?;
+    println!(
+        "field p = {}, t = {t}, partitioned: G = {} buckets of capacity {} (r = {}), {} elements, overflow bound 2^{:.1}, seed = {}",
+        f.characteristic(),
+        params.buckets(),
+        params.bucket_capacity(),
+        args.extra,
+        params.num_elements(),
+        params.overflow_log2(),
+        args.seed
+    );
+    let entries = inputs(t, args.seed);
+    let entries: Vec<(BigUint, F::Elem)> = entries
+        .iter()
+        .map(|&(k, c)| (BigUint::from(k), f.from_u64(c)))
+        .collect();
+    let (sketch, secs) = timed(args.repeat, || {
+        let mut s = PartitionedSketch::new(&params);
+        s.insert_many(&entries).map(|()| s)
+    });
+    let sketch = sketch.map_err(|e| format!("insert_many: {e}"))?;
+    report("build", secs, args.repeat);
+    if !args.decode {
+        return Ok(());
+    }
+    let (decoded, secs) = timed(args.repeat, || sketch.decode());
+    let decoded = decoded.map_err(|e| format!("decode failed: {e}"))?;
+    if decoded.entries() != entries.as_slice() {
+        return Err(format!(
+            "decode returned {} entries that differ from the {t} inserted",
+            decoded.len()
+        ));
+    }
+    report("decode", secs, args.repeat);
+    Ok(())
+}
+
 /// The whole run over one field.
 fn run<F: FiniteField>(f: F, args: &Args) -> Result<(), String> {
+    if let Some(buckets) = args.buckets {
+        return run_partitioned(f, args, buckets);
+    }
     let t = args.t;
     let max_total = u64::try_from(t)
         .ok()

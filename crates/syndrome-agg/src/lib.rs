@@ -31,7 +31,9 @@ pub use params::{
 };
 pub use sketch::any::AnySketch;
 pub use sketch::any::concrete::{ConcreteSketch, SketchVisitor};
-pub use sketch::any::params::{AnyDomain, AnyParams, Scheme, ValidAnyParams};
+pub use sketch::any::params::{
+    AnyDomain, AnyParams, MAX_FIELD_KEY_BITS, Scheme, ValidAnyParams, fits_word_field,
+};
 pub use sketch::field::Sketch;
 pub use sketch::integer::IntegerSketch;
 pub use sketch::{LinearParams, LinearSketch, MaskedSketch};

@@ -97,6 +97,7 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
                 "sketch_capacity": sketch.map(|s| s.capacity),
                 "sketch_elements": sketch.map(|s| s.elements),
                 "modulus_bits": sketch.map(|s| s.modulus_bits),
+                "sketch_scheme": sketch.map(|s| s.scheme.clone()),
                 "rounds": fed.rounds(),
                 "seconds_total": total,
             }),
@@ -137,8 +138,11 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
     ]);
     if let Some(s) = sketch {
         table.row([
-            "sketch: capacity t, elements, modulus bits".to_string(),
-            format!("{}, {}, {}", s.capacity, s.elements, s.modulus_bits),
+            "sketch: scheme, capacity t, elements, modulus bits".to_string(),
+            format!(
+                "{}, {}, {}, {}",
+                s.scheme, s.capacity, s.elements, s.modulus_bits
+            ),
         ]);
     }
     let text = format!(

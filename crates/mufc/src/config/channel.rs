@@ -15,8 +15,8 @@ pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 
 /// How clients tell the server about their clusters (Algorithm 1, line 3).
 ///
-/// The default is SCMA over the cheapest field with one extra check
-/// syndrome and masks from an offline dealer.
+/// The default is SCMA with the fastest exact sketch ([`Scma::Auto`]), one
+/// extra check syndrome and masks from an offline dealer.
 ///
 /// # Example
 ///
@@ -27,7 +27,7 @@ pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 /// // colluding clients.
 /// let secagg = SecAggOptions::new().dropout(0.1).colluding(0.02).graph(SecAggGraph::Harary);
 /// let config = FederationConfig::new(10)
-///     .channel(Channel::Scma(Scma::field(Masks::SecAgg(secagg))))
+///     .channel(Channel::Scma(Scma::auto(Masks::SecAgg(secagg))))
 ///     .validate()?;
 /// assert_eq!(config.channel().privacy(), Privacy::Scma);
 /// assert_eq!(config.channel().as_scma().map(Scma::masks), Some(Masks::SecAgg(secagg)));
@@ -69,6 +69,20 @@ impl Default for Channel {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Scma {
+    /// The fastest exact sketch for the parameters, chosen when the
+    /// federation is built: bin indices as keys in GF(27 * 2^59 + 1) when
+    /// `max(B^d, 2n)` fits in it (one word: the decoder's fastest field),
+    /// else wide keys in that field. A field of more than one word is
+    /// never faster: its root finding has no Graeffe transforms (measured
+    /// on the built-in data, docs/benchmarks.md: 1159 ms in GF(2^127 - 1)
+    /// against 30 ms with wide keys). The default; the fit report names
+    /// the choice ([`SketchInfo::scheme`](crate::SketchInfo)).
+    Auto {
+        /// Where the masks come from.
+        masks: Masks,
+        /// `r`, the extra check syndromes.
+        extra: usize,
+    },
     /// Bin indices as keys, over the cheapest finite field with
     /// `p > max(B^d, 2n)` (the factor 2 leaves room for the signed
     /// differences that unlearning decodes).
@@ -104,11 +118,20 @@ pub enum Scma {
 
 impl Default for Scma {
     fn default() -> Self {
-        Self::field(Masks::Dealer)
+        Self::auto(Masks::Dealer)
     }
 }
 
 impl Scma {
+    /// The fastest exact sketch ([`Scma::Auto`]) with `masks` and the
+    /// default `r`.
+    pub fn auto(masks: Masks) -> Self {
+        Self::Auto {
+            masks,
+            extra: syndrome_agg::DEFAULT_EXTRA,
+        }
+    }
+
     /// Field keys with `masks` and the default `r`.
     pub fn field(masks: Masks) -> Self {
         Self::Field {
@@ -141,7 +164,10 @@ impl Scma {
     #[must_use]
     pub fn with_extra(mut self, r: usize) -> Self {
         match &mut self {
-            Self::Field { extra, .. } | Self::Wide { extra, .. } | Self::Integer { extra, .. } => {
+            Self::Auto { extra, .. }
+            | Self::Field { extra, .. }
+            | Self::Wide { extra, .. }
+            | Self::Integer { extra, .. } => {
                 *extra = r;
             }
         }
@@ -161,25 +187,29 @@ impl Scma {
     /// `r`, the extra check syndromes.
     pub fn extra(&self) -> usize {
         match self {
-            Self::Field { extra, .. } | Self::Wide { extra, .. } | Self::Integer { extra, .. } => {
-                *extra
-            }
+            Self::Auto { extra, .. }
+            | Self::Field { extra, .. }
+            | Self::Wide { extra, .. }
+            | Self::Integer { extra, .. } => *extra,
         }
     }
 
     /// The masks.
     pub fn masks(&self) -> Masks {
         match self {
-            Self::Field { masks, .. } | Self::Wide { masks, .. } => *masks,
+            Self::Auto { masks, .. } | Self::Field { masks, .. } | Self::Wide { masks, .. } => {
+                *masks
+            }
             Self::Integer { masks, .. } => (*masks).into(),
         }
     }
 
-    /// The sketch's name ([`Privacy::Scma`], [`Privacy::ScmaWide`] or
-    /// [`Privacy::ScmaInteger`]).
+    /// The sketch's name ([`Privacy::Scma`], [`Privacy::ScmaField`],
+    /// [`Privacy::ScmaWide`] or [`Privacy::ScmaInteger`]).
     pub fn privacy(&self) -> Privacy {
         match self {
-            Self::Field { .. } => Privacy::Scma,
+            Self::Auto { .. } => Privacy::Scma,
+            Self::Field { .. } => Privacy::ScmaField,
             Self::Wide { .. } => Privacy::ScmaWide,
             Self::Integer { .. } => Privacy::ScmaInteger,
         }
@@ -245,8 +275,8 @@ impl From<RingMasks> for Masks {
 }
 
 impl Channel {
-    /// SCMA over the cheapest field (bin indices as keys) with `masks` and
-    /// the default `r`: `Channel::Scma(Scma::field(masks))`.
+    /// SCMA with the fastest exact sketch ([`Scma::Auto`]), `masks` and
+    /// the default `r`: `Channel::Scma(Scma::auto(masks))`.
     ///
     /// # Example
     ///
@@ -256,7 +286,7 @@ impl Channel {
     /// assert_eq!(Channel::scma(Masks::Dealer), Channel::default());
     /// ```
     pub fn scma(masks: Masks) -> Self {
-        Self::Scma(Scma::field(masks))
+        Self::Scma(Scma::auto(masks))
     }
 
     /// The channel that flat choices name, as on a command line: a privacy
@@ -316,7 +346,8 @@ impl Channel {
                 ));
             }
             (Privacy::ScmaWide, _) => Self::Scma(Scma::wide(masks)),
-            (Privacy::Scma, _) => Self::Scma(Scma::field(masks)),
+            (Privacy::ScmaField, _) => Self::Scma(Scma::field(masks)),
+            (Privacy::Scma, _) => Self::Scma(Scma::auto(masks)),
         })
     }
 

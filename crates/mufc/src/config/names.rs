@@ -83,12 +83,17 @@ named_enum! {
     /// ```
     pub enum Privacy {
         /// Secure compressed multiset aggregation (Algorithm 2 of the
-        /// paper) over the cheapest finite field with `p > max(B^d, 2n)`
-        /// (the factor 2 leaves room for the signed differences that
-        /// unlearning decodes), with `r` extra check syndromes. The
+        /// paper) with the fastest exact sketch for the parameters
+        /// ([`Scma::Auto`](crate::Scma::Auto)): field keys in the word-size
+        /// field when `max(B^d, 2n)` fits in it, else wide keys. The
         /// default.
         #[default]
-        Scma => "scma" | "SCMA over the cheapest finite field for max(n, B^d)",
+        Scma => "scma" | "SCMA with the fastest exact sketch (field keys if B^d fits a word, else wide keys)",
+        /// SCMA over the cheapest finite field with `p > max(B^d, 2n)`
+        /// (the factor 2 leaves room for the signed differences that
+        /// unlearning decodes), with `r` extra check syndromes, whatever
+        /// its size (a giant prime for large d).
+        ScmaField => "scma-field" | "SCMA over the cheapest finite field for max(n, B^d)",
         /// SCMA with the deterministic integer decoder of Appendix K: exact
         /// integers under a power-of-two modulus, decoded over the
         /// rationals. Only feasible for a tiny capacity `t`: larger
@@ -280,7 +285,7 @@ mod tests {
         let err = "Scma".parse::<Privacy>().unwrap_err();
         assert!(
             err.to_string()
-                .contains("scma, scma-integer, scma-wide, plain")
+                .contains("scma, scma-field, scma-integer, scma-wide, plain")
         );
     }
 }

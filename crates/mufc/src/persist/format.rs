@@ -8,6 +8,10 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 5: the channel's `Scma::Auto` (the default: the fastest exact
+/// sketch) and the fit report's sketch scheme. A version 4 file is
+/// refused.
+///
 /// Version 4: the configuration in three parts (client, server, channel;
 /// docs/architecture.md), the body otherwise as version 3. A version 3
 /// file is refused: its configuration has the flat shape.
@@ -19,7 +23,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 4;
+const VERSION: u8 = 5;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;

@@ -16,6 +16,32 @@ use crate::sketch::LinearParams;
 use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
 use crate::wire::Frame;
 
+/// Whether [`Scheme::FieldKeys`] with this field bound (the largest key
+/// or count bound the field must hold) decodes in the one-word field
+/// GF(27 * 2^59 + 1), the decoder's fastest: above it the field has more
+/// than one word and no Graeffe root finding, and [`Scheme::WideKeys`]
+/// (in the one-word field whatever the key size) decodes faster.
+///
+/// # Example
+///
+/// ```
+/// use num_bigint::BigUint;
+/// use syndrome_agg::fits_word_field;
+///
+/// assert!(fits_word_field(&BigUint::from(1u64 << 62)));
+/// assert!(!fits_word_field(&(BigUint::from(1u8) << 64u32)));
+/// ```
+pub fn fits_word_field(bound: &BigUint) -> bool {
+    *bound < BigUint::from(field::P_PROTH)
+}
+
+/// The largest field bound, in bits, that [`Scheme::FieldKeys`] accepts:
+/// beyond it the search for the smallest prime above the bound takes
+/// seconds to minutes (56 s for a 2000-column grid), and the field's
+/// decoder is the slowest there is; [`Scheme::WideKeys`] decodes any key
+/// size in the one-word field.
+pub const MAX_FIELD_KEY_BITS: u64 = 2048;
+
 /// Which kind of sketch [`AnyParams`] builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -96,6 +122,12 @@ impl AnyParams {
             Scheme::FieldKeys => {
                 let base = self.sketch.clone();
                 let bound = base.field_bound().max(self.field_bound.clone());
+                if bound.bits() > MAX_FIELD_KEY_BITS {
+                    return Err(invalid(
+                        "field keys beyond 2^2048 would need a prime search of minutes and a \
+                         decoder without fast root finding: use wide keys",
+                    ));
+                }
                 match cheapest_field(&bound) {
                     FieldChoice::Proth(f) => ParamsInner::Word(base.validate(f)?),
                     FieldChoice::Mersenne127(f) => ParamsInner::F127(base.validate(f)?),
