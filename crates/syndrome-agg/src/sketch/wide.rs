@@ -233,7 +233,11 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         }
         let chunk_limit = BigUint::from(1u8) << (8 * p.chunk_bytes);
         let mut payloads = vec![Vec::with_capacity(p.channels * p.chunk_bytes); n];
-        for (k, channel) in channels.chunks_exact(t).enumerate() {
+        // Each payload channel is an independent solve and check: on all
+        // cores with the `parallel` feature; errors are taken in channel
+        // order either way, so the result does not depend on it.
+        let chans: Vec<(usize, &[F::Elem])> = channels.chunks_exact(t).enumerate().collect();
+        let solve = |&(k, channel): &(usize, &[F::Elem])| -> SketchResult<Vec<F::Elem>> {
             let values = if n == 0 {
                 Vec::new()
             } else {
@@ -251,9 +255,20 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
                 check_all(channel, &power_sums(f, &nodes, &values, t)?)
             {
                 return Err(SketchError::Decode(DecodeError::CheckMismatch {
-                    index: m + k * t + index,
+                    index: m.saturating_add(k.saturating_mul(t)).saturating_add(index),
                 }));
             }
+            Ok(values)
+        };
+        #[cfg(feature = "parallel")]
+        let solved: Vec<SketchResult<Vec<F::Elem>>> = {
+            use rayon::prelude::*;
+            chans.par_iter().map(solve).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let solved: Vec<SketchResult<Vec<F::Elem>>> = chans.iter().map(solve).collect();
+        for values in solved {
+            let values = values?;
             for ((v, inv), out) in values.iter().zip(&inv_counts).zip(payloads.iter_mut()) {
                 let chunk = f.to_biguint(&f.mul(v, inv));
                 if chunk >= chunk_limit {
