@@ -247,15 +247,7 @@ impl Field for Fp64 {
         self.to_mont(u64::try_from(v % self.p).unwrap())
     }
     fn poly_mul(&self, a: &[Mont64], b: &[Mont64]) -> Vec<Mont64> {
-        if a.is_empty() || b.is_empty() {
-            return Vec::new();
-        }
-        if a.len().min(b.len()) >= NTT_THRESHOLD
-            && let Some(v) = crate::transform::ntt_mul(self, a, b)
-        {
-            return v;
-        }
-        crate::karatsuba::karatsuba(self, a, b)
+        crate::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
     }
     fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {
         let n = a.len().min(b.len());

@@ -138,15 +138,7 @@ impl Field for Goldilocks {
         u64::try_from(v % P64).unwrap()
     }
     fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
-        if a.is_empty() || b.is_empty() {
-            return Vec::new();
-        }
-        if a.len().min(b.len()) >= NTT_THRESHOLD
-            && let Some(v) = crate::transform::ntt_mul(self, a, b)
-        {
-            return v;
-        }
-        crate::karatsuba::karatsuba(self, a, b)
+        crate::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
     }
 }
 

@@ -150,6 +150,28 @@ pub(crate) fn ntt_mul<F: FiniteField>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Op
     Some(fa)
 }
 
+/// The product for a field with transforms: by [`ntt_mul`] when the
+/// shorter factor has at least `threshold` coefficients and the field has
+/// a root of unity of the needed order, else Karatsuba's. What
+/// [`Goldilocks`](crate::Goldilocks) and [`Fp64`](crate::Fp64) use as
+/// [`Field::poly_mul`].
+pub(crate) fn poly_mul_with_ntt<F: FiniteField>(
+    f: &F,
+    a: &[F::Elem],
+    b: &[F::Elem],
+    threshold: usize,
+) -> Vec<F::Elem> {
+    if a.is_empty() || b.is_empty() {
+        return Vec::new();
+    }
+    if a.len().min(b.len()) >= threshold
+        && let Some(v) = ntt_mul(f, a, b)
+    {
+        return v;
+    }
+    crate::karatsuba::karatsuba(f, a, b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

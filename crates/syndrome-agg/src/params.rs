@@ -307,6 +307,41 @@ impl<F: FiniteField> ValidSketchParams<F> {
         Ok(self.field.from_biguint(key))
     }
 
+    /// `(key, count)` pairs of unsigned counts as field elements, for a
+    /// batch insert (`from_unsigned` of the field and partitioned sketches).
+    ///
+    /// # Errors
+    ///
+    /// As [`unsigned_count`](Self::unsigned_count), for the first count
+    /// that fails.
+    pub(crate) fn unsigned_entries<K, I>(&self, entries: I) -> SketchResult<Vec<(BigUint, F::Elem)>>
+    where
+        K: Into<BigUint>,
+        I: IntoIterator<Item = (K, u64)>,
+    {
+        entries
+            .into_iter()
+            .map(|(k, c)| Ok((k.into(), self.unsigned_count(c)?)))
+            .collect()
+    }
+
+    /// `(key, count)` pairs of signed counts as field elements, as
+    /// [`unsigned_entries`](Self::unsigned_entries).
+    ///
+    /// # Errors
+    ///
+    /// As [`signed_count`](Self::signed_count).
+    pub(crate) fn signed_entries<K, I>(&self, entries: I) -> SketchResult<Vec<(BigUint, F::Elem)>>
+    where
+        K: Into<BigUint>,
+        I: IntoIterator<Item = (K, i64)>,
+    {
+        entries
+            .into_iter()
+            .map(|(k, c)| Ok((k.into(), self.signed_count(BigInt::from(c))?)))
+            .collect()
+    }
+
     /// The field element of an unsigned count.
     ///
     /// # Errors

@@ -20,6 +20,16 @@ fn m6_wide_decode() {
 }
 
 #[test]
+fn m6_partitioned_decode() {
+    replay(
+        "sagg_partitioned_decode",
+        300,
+        256,
+        fuzz::partitioned_decode,
+    );
+}
+
+#[test]
 fn m6_frame_parse() {
     replay("sagg_frame_parse", 400, 256, fuzz::frame_parse);
 }

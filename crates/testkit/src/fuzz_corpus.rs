@@ -44,6 +44,11 @@ pub const TARGETS: &[Target] = &[
         crate::sagg::fuzz::sketch_decode,
     ),
     (
+        "sagg_partitioned_decode",
+        "testkit::sagg::fuzz::partitioned_decode",
+        crate::sagg::fuzz::partitioned_decode,
+    ),
+    (
         "sagg_integer_decode",
         "testkit::sagg::fuzz::integer_decode",
         crate::sagg::fuzz::integer_decode,
@@ -163,9 +168,24 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             ("m61-syndromes", cat(&[&[0, 2, 1, 1, 0], &random(80)])),
             ("m61-sums", cat(&[&[0, 2, 1, 0, 99, 1], &random(45)])),
             ("m127-sums", cat(&[&[1, 3, 0, 1, 1], &random(54)])),
+            ("proth-sums", cat(&[&[2, 5, 1, 1, 1], &random(60)])),
             (
                 "fp65537",
-                cat(&[&[2, 1, 2, 2], &le(1000), &[1], &random(27)]),
+                cat(&[&[3, 1, 2, 2], &le(1000), &[1], &random(27)]),
+            ),
+        ],
+        "sagg_partitioned_decode" => vec![
+            (
+                "elements",
+                cat(&[&[5, 1, 1], &le(u64::MAX), &[3, 0], &random(200)]),
+            ),
+            (
+                "sums",
+                cat(&[&[11, 2, 2], &le(1 << 40), &[9, 1], &random(180)]),
+            ),
+            (
+                "overflow",
+                cat(&[&[0, 3, 0], &le(7), &[1, 1], &random(150)]),
             ),
         ],
         "sagg_integer_decode" => vec![

@@ -2,7 +2,7 @@
 //! of the paper, line 2, without the mask).
 
 use field::FiniteField;
-use num_bigint::{BigInt, BigUint};
+use num_bigint::BigUint;
 
 use super::{LinearParams, LinearSketch};
 use crate::context::RoundContext;
@@ -63,10 +63,7 @@ impl<F: FiniteField> Sketch<F> {
         K: Into<BigUint>,
         I: IntoIterator<Item = (K, u64)>,
     {
-        let entries = entries
-            .into_iter()
-            .map(|(k, c)| Ok((k.into(), params.unsigned_count(c)?)))
-            .collect::<SketchResult<Vec<_>>>()?;
+        let entries = params.unsigned_entries(entries)?;
         let mut s = Self::new(params);
         s.insert_many(&entries)?;
         Ok(s)
@@ -85,10 +82,7 @@ impl<F: FiniteField> Sketch<F> {
         K: Into<BigUint>,
         I: IntoIterator<Item = (K, i64)>,
     {
-        let entries = entries
-            .into_iter()
-            .map(|(k, c)| Ok((k.into(), params.signed_count(BigInt::from(c))?)))
-            .collect::<SketchResult<Vec<_>>>()?;
+        let entries = params.signed_entries(entries)?;
         let mut s = Self::new(params);
         s.insert_many(&entries)?;
         Ok(s)

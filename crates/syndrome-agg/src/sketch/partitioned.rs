@@ -100,7 +100,7 @@ mod hash;
 mod params;
 
 use field::FiniteField;
-use num_bigint::{BigInt, BigUint};
+use num_bigint::BigUint;
 
 pub use self::bound::{
     DEFAULT_KEYS_PER_BUCKET, DEFAULT_OVERFLOW_EXPONENT, bucket_capacity, default_buckets,
@@ -177,10 +177,7 @@ impl<F: FiniteField> PartitionedSketch<F> {
         I: IntoIterator<Item = (K, u64)>,
     {
         let p = params.bucket_params();
-        let entries = entries
-            .into_iter()
-            .map(|(k, c)| Ok((k.into(), p.unsigned_count(c)?)))
-            .collect::<SketchResult<Vec<_>>>()?;
+        let entries = p.unsigned_entries(entries)?;
         let mut s = Self::new(params);
         s.insert_many(&entries)?;
         Ok(s)
@@ -200,10 +197,7 @@ impl<F: FiniteField> PartitionedSketch<F> {
         I: IntoIterator<Item = (K, i64)>,
     {
         let p = params.bucket_params();
-        let entries = entries
-            .into_iter()
-            .map(|(k, c)| Ok((k.into(), p.signed_count(BigInt::from(c))?)))
-            .collect::<SketchResult<Vec<_>>>()?;
+        let entries = p.signed_entries(entries)?;
         let mut s = Self::new(params);
         s.insert_many(&entries)?;
         Ok(s)

@@ -11,10 +11,11 @@ use syndrome_agg::LinearSketch;
 
 use field::{Field, FiniteField, Fp64, Mersenne61, Mersenne127};
 use num_bigint::BigUint;
+use syndrome_agg::partitioned::{PartitionParams, PartitionedSketch};
 use syndrome_agg::wide::{WideKeyParams, WideSketch};
 use syndrome_agg::wire::Frame;
 use syndrome_agg::{
-    IntegerParams, IntegerSketch, MaskedSketch, Sketch, SketchParams, SparseVector,
+    IntegerParams, IntegerSketch, LinearParams, MaskedSketch, Sketch, SketchParams, SparseVector,
 };
 
 /// A cursor over fuzz bytes that yields zeros once they run out.
@@ -92,12 +93,13 @@ fn field_decoder<F: FiniteField>(f: F, b: &mut Bytes<'_>) {
 }
 
 /// The finite-field decoder on fuzzed syndromes and fuzzed sums, over
-/// GF(2^61 - 1), GF(2^127 - 1) and GF(65537).
+/// GF(2^61 - 1), GF(2^127 - 1), GF(27 * 2^59 + 1) and GF(65537).
 pub fn sketch_decode(data: &[u8]) {
     let mut b = Bytes(data);
-    match b.byte() % 3 {
+    match b.byte() % 4 {
         0 => field_decoder(Mersenne61, &mut b),
         1 => field_decoder(Mersenne127, &mut b),
+        2 => field_decoder(Fp64::proth(), &mut b),
         _ => field_decoder(
             Fp64::new(65_537).unwrap_or_else(|_| unreachable!("65537 is prime")),
             &mut b,
@@ -232,6 +234,64 @@ pub fn frame_parse(data: &[u8]) {
         let params = SketchParams::new(t, 100u32).validate(Mersenne61).unwrap();
         if let Ok(m) = MaskedSketch::<Sketch<_>>::from_frame(&frame, &params) {
             assert_eq!(m.to_frame(), frame);
+        }
+    }
+}
+
+/// The partitioned decoder (`syndrome_agg::partitioned`) over
+/// GF(27 * 2^59 + 1) on fuzzed elements (an accepted decode re-encodes to
+/// exactly them) and on tracked sums (when no bucket holds more than its
+/// capacity the decode is the sum; an error means some bucket does).
+pub fn partitioned_decode(data: &[u8]) {
+    let mut b = Bytes(data);
+    let f = Fp64::proth();
+    let t = usize::from(b.byte() % 12) + 1;
+    let buckets = usize::from(b.byte() % 4) + 1;
+    let r = usize::from(b.byte() % 3);
+    let domain = BigUint::from(b.u64() | 1) % (f.characteristic() - 1u32) + 1u32;
+    let Ok(params) = PartitionParams::new(t, domain.clone(), [b.byte(); 32])
+        .with_buckets(buckets)
+        .with_extra(r)
+        .validate(f)
+    else {
+        return;
+    };
+    let reencode = |v: SparseVector<BigUint, _>| {
+        let mut re = PartitionedSketch::new(&params);
+        re.insert_many(&v.into_entries()).unwrap();
+        re
+    };
+    if b.byte().is_multiple_of(2) {
+        let s: Vec<_> = (0..params.num_elements())
+            .map(|_| f.from_u64(b.u64()))
+            .collect();
+        let sketch = PartitionedSketch::from_elements(&params, s.clone()).unwrap();
+        if let Ok(v) = sketch.decode() {
+            assert_eq!(
+                reencode(v).elements(),
+                &s[..],
+                "an accepted decode must re-encode"
+            );
+        }
+    } else {
+        let mut sketch = PartitionedSketch::new(&params);
+        let mut truth = Vec::new();
+        while !b.is_empty() && truth.len() < 64 {
+            let key = BigUint::from(b.u64()) % &domain + 1u32;
+            let c = f.from_i64(i64::from(b.byte() as i8));
+            sketch.insert(&key, &c).unwrap();
+            truth.push((key, c));
+        }
+        let oracle = SparseVector::from_sum(&f, truth);
+        let mut loads = vec![0usize; params.buckets()];
+        for (k, _) in oracle.iter() {
+            loads[params.bucket_of(k).unwrap()] += 1;
+        }
+        let fits = loads.iter().all(|&l| l <= params.bucket_capacity());
+        match sketch.decode() {
+            Ok(v) if fits => assert_eq!(v, oracle),
+            Ok(v) => assert_eq!(reencode(v).elements(), sketch.elements()),
+            Err(e) => assert!(!fits, "a sum that fits its buckets failed: {e}"),
         }
     }
 }
