@@ -28,7 +28,7 @@ testkit::vandermonde_suite!(
     24,
     150
 );
-testkit::vandermonde_suite!(fp64_proth, Fp64::proth(), uniform, 24, 400);
+testkit::vandermonde_suite!(fp64_proth, Fp64::proth(), uniform, 24, 1600);
 testkit::vandermonde_suite!(big256, *BIG256, uniform, 12, 80);
 testkit::vandermonde_suite!(big4096, *BIG4096, uniform, 4, 30);
 testkit::vandermonde_suite!(rationals, Rationals, small_rational, 12, 20);

@@ -10,8 +10,9 @@ use testkit::sagg::props;
 testkit::sagg_suite!(mersenne61, Mersenne61, 8, 64);
 testkit::sagg_suite!(goldilocks, Goldilocks, 8, 64);
 testkit::sagg_suite!(mersenne127, Mersenne127, 8, 48);
-// Capacities above the fast paths' thresholds: Graeffe root finding, the
-// remainder-tree Vandermonde solve and the tree re-encode.
+// Capacities above the thresholds of Graeffe root finding and the tree
+// re-encode (the remainder-tree Vandermonde solve starts at 1536 nodes:
+// field's vandermonde suite runs it).
 testkit::sagg_suite!(proth, Fp64::proth(), 300, 8);
 testkit::sagg_suite!(mersenne61_large, Mersenne61, 300, 4);
 testkit::sagg_suite!(
