@@ -3,7 +3,7 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
-use crate::{Field, FieldError, FiniteField, primes};
+use crate::{Field, FieldError, FiniteField, primes, word};
 
 /// From this many coefficients in the shorter factor, an [`Fp64`] whose
 /// `p - 1` has enough factors of two multiplies polynomials by transforms
@@ -157,12 +157,10 @@ impl Fp64 {
     fn redc(&self, t: u128) -> u64 {
         let m = (t as u64).wrapping_mul(self.p_inv);
         let mp = u128::from(m) * u128::from(self.p);
-        // t and m*p agree in their low 64 bits, so t - m*p = (th - mh) * 2^64.
+        // t and m*p agree in their low 64 bits, so t - m*p = (th - mh) * 2^64,
+        // with th < p (as t < p 2^64) and mh < p (as m < 2^64).
         let (th, mh) = ((t >> 64) as u64, (mp >> 64) as u64);
-        // Branch-free: in transforms the borrow is a coin flip, and a
-        // mispredicted branch costs more than the masked addition.
-        let (d, borrow) = th.overflowing_sub(mh);
-        core::hint::select_unpredictable(borrow, d.wrapping_add(self.p), d)
+        word::sub(th, mh, self.p)
     }
 
     #[inline(always)]
@@ -211,25 +209,15 @@ impl Field for Fp64 {
     }
     #[inline(always)]
     fn add(&self, a: &Mont64, b: &Mont64) -> Mont64 {
-        // a + b < 2p: subtract p once if it reached p (a carry means it
-        // passed 2^64 > p). Branch-free, as in `redc`.
-        let (s, carry) = a.0.overflowing_add(b.0);
-        let (t, borrow) = s.overflowing_sub(self.p);
-        // Keep s when it was below p and did not carry.
-        Mont64(core::hint::select_unpredictable(borrow & !carry, s, t))
+        Mont64(word::add(a.0, b.0, self.p))
     }
     #[inline(always)]
     fn sub(&self, a: &Mont64, b: &Mont64) -> Mont64 {
-        let (d, borrow) = a.0.overflowing_sub(b.0);
-        Mont64(core::hint::select_unpredictable(
-            borrow,
-            d.wrapping_add(self.p),
-            d,
-        ))
+        Mont64(word::sub(a.0, b.0, self.p))
     }
     #[inline(always)]
     fn neg(&self, a: &Mont64) -> Mont64 {
-        Mont64(if a.0 == 0 { 0 } else { self.p - a.0 })
+        Mont64(word::neg(a.0, self.p))
     }
     #[inline(always)]
     fn mul(&self, a: &Mont64, b: &Mont64) -> Mont64 {

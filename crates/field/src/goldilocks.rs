@@ -13,6 +13,7 @@ use num_bigint::BigUint;
 use rand::Rng;
 
 use crate::error::word_from_le_bytes;
+use crate::word;
 use crate::{Field, FieldError, FiniteField};
 
 /// The prime `2^64 - 2^32 + 1`.
@@ -105,21 +106,15 @@ impl Field for Goldilocks {
     }
     #[inline(always)]
     fn add(&self, a: &u64, b: &u64) -> u64 {
-        // a + b < 2p: subtract p once if it reached p (a carry means it
-        // passed 2^64 > p). Which way it goes is a coin flip in
-        // transforms: a select, not a mispredicted branch.
-        let (s, carry) = a.overflowing_add(*b);
-        let (t, borrow) = s.overflowing_sub(P64);
-        core::hint::select_unpredictable(borrow & !carry, s, t)
+        word::add(*a, *b, P64)
     }
     #[inline(always)]
     fn sub(&self, a: &u64, b: &u64) -> u64 {
-        let (d, borrow) = a.overflowing_sub(*b);
-        core::hint::select_unpredictable(borrow, d.wrapping_add(P64), d)
+        word::sub(*a, *b, P64)
     }
     #[inline(always)]
     fn neg(&self, a: &u64) -> u64 {
-        if *a == 0 { 0 } else { P64 - a }
+        word::neg(*a, P64)
     }
     #[inline(always)]
     fn mul(&self, a: &u64, b: &u64) -> u64 {

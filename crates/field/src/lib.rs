@@ -21,6 +21,7 @@ mod roots;
 mod traits;
 mod transform;
 mod vandermonde;
+mod word;
 
 pub use big::BigPrime;
 pub use bm::{Recurrence, berlekamp_massey};

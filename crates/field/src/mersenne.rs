@@ -24,6 +24,7 @@ use std::sync::OnceLock;
 
 use crate::error::word_from_le_bytes;
 use crate::poly::ntt;
+use crate::word;
 use crate::{Field, FieldError, FiniteField};
 
 /// The Mersenne prime `2^61 - 1`.
@@ -79,19 +80,15 @@ impl Field for Mersenne61 {
     }
     #[inline(always)]
     fn add(&self, a: &u64, b: &u64) -> u64 {
-        // Selects, not branches: with random operands either way is a coin
-        // flip (polynomial products and transforms spend their time here).
-        let s = a + b;
-        core::hint::select_unpredictable(s >= P61, s.wrapping_sub(P61), s)
+        word::add(*a, *b, P61)
     }
     #[inline(always)]
     fn sub(&self, a: &u64, b: &u64) -> u64 {
-        let (d, borrow) = a.overflowing_sub(*b);
-        core::hint::select_unpredictable(borrow, d.wrapping_add(P61), d)
+        word::sub(*a, *b, P61)
     }
     #[inline(always)]
     fn neg(&self, a: &u64) -> u64 {
-        if *a == 0 { 0 } else { P61 - a }
+        word::neg(*a, P61)
     }
     #[inline(always)]
     fn mul(&self, a: &u64, b: &u64) -> u64 {

@@ -3,7 +3,9 @@
 //! Horner's rule and running powers take `O(n^2)`.
 
 use crate::par;
-use crate::poly::{Poly, div_rem_slices, horner_many, inv_series, mul_slices};
+use crate::poly::{
+    Poly, add_power_sums, div_rem_slices, horner_many, inv_series, linear_product, mul_slices,
+};
 use crate::{Field, FieldError};
 
 /// Points per leaf: below this, Horner's rule on a short remainder and
@@ -68,21 +70,6 @@ impl<E: Clone + Send + Sync> ProductTree<E> {
             .map(|k| per_leaf.iter().flat_map(|leaf| leaf[k].clone()).collect())
             .collect()
     }
-}
-
-/// `prod_j (x - x_j)` over a few points, one linear factor at a time.
-fn linear_product<F: Field>(f: &F, points: &[F::Elem]) -> Vec<F::Elem> {
-    let mut p = Vec::with_capacity(points.len() + 1);
-    p.push(f.one());
-    for r in points {
-        // p <- p * (x - r), from the top coefficient down.
-        p.push(f.zero());
-        for i in (0..p.len()).rev() {
-            let low = if i == 0 { f.zero() } else { p[i - 1].clone() };
-            p[i] = f.sub(&low, &f.mul(r, &p[i]));
-        }
-    }
-    p
 }
 
 /// `a mod m` for a monic `m` of degree at least one.
@@ -173,11 +160,7 @@ pub fn power_sums<F: Field>(
         // alone costs a few products of length m.
         let mut out = vec![f.zero(); m];
         for (x, v) in points.iter().zip(values) {
-            let mut pw = v.clone();
-            for o in &mut out {
-                f.add_assign(o, &pw);
-                pw = f.mul(&pw, x);
-            }
+            add_power_sums(f, &mut out, x, v);
         }
         return Ok(out);
     }

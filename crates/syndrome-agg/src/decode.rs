@@ -130,18 +130,6 @@ pub(crate) fn power_sums<F: Field>(
     poly::power_sums(f, nodes, values, m).map_err(SketchError::Field)
 }
 
-/// `s_i += c * x^(i-1)` for every `i`, with running powers.
-pub(crate) fn add_power_sums<F: Field>(f: &F, s: &mut [F::Elem], x: &F::Elem, c: &F::Elem) {
-    let mut pw = c.clone();
-    let n = s.len();
-    for (i, si) in s.iter_mut().enumerate() {
-        f.add_assign(si, &pw);
-        if i.saturating_add(1) < n {
-            pw = f.mul(&pw, x);
-        }
-    }
-}
-
 /// Compares a re-encoding with the received syndromes.
 pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> SketchResult<()> {
     check_len(reencoded.len(), received.len())?;

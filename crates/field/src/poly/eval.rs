@@ -98,20 +98,50 @@ pub fn from_roots<F: Field>(f: &F, roots: &[F::Elem]) -> Poly<F::Elem> {
 
 fn product_tree<F: Field>(f: &F, roots: &[F::Elem]) -> Vec<F::Elem> {
     if roots.len() <= PRODUCT_LEAF {
-        let mut p = Vec::with_capacity(roots.len() + 1);
-        p.push(f.one());
-        for r in roots {
-            // p <- p * (x - r), from the top coefficient down.
-            p.push(f.zero());
-            for i in (0..p.len()).rev() {
-                let low = if i == 0 { f.zero() } else { p[i - 1].clone() };
-                p[i] = f.sub(&low, &f.mul(r, &p[i]));
-            }
-        }
-        return p;
+        return linear_product(f, roots);
     }
     let (l, r) = roots.split_at(roots.len() / 2);
     mul_slices(f, &product_tree(f, l), &product_tree(f, r))
+}
+
+/// `prod_j (x - x_j)` over a few points, one linear factor at a time
+/// (the leaves of the product trees).
+pub(crate) fn linear_product<F: Field>(f: &F, points: &[F::Elem]) -> Vec<F::Elem> {
+    let mut p = Vec::with_capacity(points.len() + 1);
+    p.push(f.one());
+    for r in points {
+        // p <- p * (x - r), from the top coefficient down.
+        p.push(f.zero());
+        for i in (0..p.len()).rev() {
+            let low = if i == 0 { f.zero() } else { p[i - 1].clone() };
+            p[i] = f.sub(&low, &f.mul(r, &p[i]));
+        }
+    }
+    p
+}
+
+/// `s_i += c x^(i-1)` for every `i`, with running powers: one term of
+/// [`power_sums`](crate::poly::power_sums), `2 s.len()` field operations
+/// (a sketch's insert of one key).
+///
+/// # Example
+///
+/// ```
+/// use field::{Mersenne61, poly};
+///
+/// let mut s = vec![0u64; 4];
+/// poly::add_power_sums(&Mersenne61, &mut s, &2, &7);
+/// assert_eq!(s, vec![7, 14, 28, 56]);
+/// ```
+pub fn add_power_sums<F: Field>(f: &F, s: &mut [F::Elem], x: &F::Elem, c: &F::Elem) {
+    let mut pw = c.clone();
+    let n = s.len();
+    for (i, si) in s.iter_mut().enumerate() {
+        f.add_assign(si, &pw);
+        if i + 1 < n {
+            pw = f.mul(&pw, x);
+        }
+    }
 }
 
 /// `x^(len-1) p(1/x)` for `p` taken modulo `x^len`: the first `len`

@@ -110,9 +110,10 @@ pub use self::params::{
     DEFAULT_MAX_PARTITION_ELEMENTS, MAX_OVERFLOW_EXPONENT, PartitionParams, ValidPartitionParams,
 };
 use super::{LinearParams, LinearSketch};
-use crate::decode::{NodesAndValues, add_power_sums, power_sums};
+use crate::decode::{NodesAndValues, power_sums};
 use crate::error::{SketchError, SketchResult, check_len};
 use crate::sparse::SparseVector;
+use field::poly::add_power_sums;
 
 /// A partitioned sketch: `G` field sketches of capacity `t_b`, one per
 /// bucket of the public bucket hash, stored one after the other (see the

@@ -16,9 +16,10 @@ use num_bigint::BigUint;
 use self::key::{key_hash, parse_payload, payload_chunk};
 use self::params::ValidWideKeyParams;
 use super::{LinearParams, LinearSketch};
-use crate::decode::{add_power_sums, check_all, decode_field, power_sums};
+use crate::decode::{check_all, decode_field, power_sums};
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::sparse::SparseVector;
+use field::poly::add_power_sums;
 
 /// A wide-key sketch: `2t + r` locator syndromes and `c` payload channels
 /// of `t` syndromes.
