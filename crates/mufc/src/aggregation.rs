@@ -162,23 +162,16 @@ fn integer_modulus_bits(capacity: usize, extra: usize, num_bins: &BigUint, n: u6
         .saturating_add(u64::from(64 - n.leading_zeros()))
 }
 
-/// Whether field keys fit the word-size field: `max(B^d, 2n) < 27 * 2^59 + 1`
-/// ([`Scma::Auto`]'s rule).
-fn fits_one_word(num_bins: &BigUint, n: u64) -> bool {
-    fits_word_field(&num_bins.clone().max(BigUint::from(n) * 2u32))
-}
-
 /// The unsigned and signed parameters of the field or wide scheme: both
 /// in one field, which holds the key domain and signed differences of
-/// totals up to `n` (`p > max(B^d, 2n)`), so a difference of two sums
-/// decodes under the signed ones.
+/// totals up to `n` (`p > bound = max(B^d, 2n)`), so a difference of two
+/// sums decodes under the signed ones.
 fn paired(
     scheme: Scheme,
     sketch: SketchParams,
-    num_bins: &BigUint,
+    bound: &BigUint,
     n: u64,
 ) -> MufcResult<(ValidAnyParams, Option<ValidAnyParams>)> {
-    let bound = num_bins.clone().max(BigUint::from(n) * 2u32);
     let with = |counts| {
         AnyParams::new(scheme.clone(), sketch.clone().with_counts(counts))
             .with_field_bound(bound.clone())
@@ -197,19 +190,18 @@ impl Aggregation {
         let n = spec.max_points;
         let extra = spec.scma.extra();
         let sketch = SketchParams::new(t, spec.num_bins.clone()).with_extra(extra);
+        // One field holds the key domain and signed differences of totals
+        // up to n; Auto takes field keys when that bound fits one word.
+        let bound = spec.num_bins.clone().max(BigUint::from(n) * 2u32);
+        let wide = || Scheme::WideKeys {
+            hash_key: derive_bytes(spec.seed, "wide-hash-key", 0),
+        };
         let (params, delta) = match spec.scma {
-            Scma::Auto { .. } if fits_one_word(spec.num_bins, n) => {
-                paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?
+            Scma::Auto { .. } if fits_word_field(&bound) => {
+                paired(Scheme::FieldKeys, sketch, &bound, n)?
             }
-            Scma::Auto { .. } => {
-                let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
-                paired(Scheme::WideKeys { hash_key }, sketch, spec.num_bins, n)?
-            }
-            Scma::Field { .. } => paired(Scheme::FieldKeys, sketch, spec.num_bins, n)?,
-            Scma::Wide { .. } => {
-                let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
-                paired(Scheme::WideKeys { hash_key }, sketch, spec.num_bins, n)?
-            }
+            Scma::Auto { .. } | Scma::Wide { .. } => paired(wide(), sketch, &bound, n)?,
+            Scma::Field { .. } => paired(Scheme::FieldKeys, sketch, &bound, n)?,
             Scma::Integer { max_capacity, .. } => {
                 if t > *max_capacity {
                     let k = integer_modulus_bits(t, extra, spec.num_bins, n);
@@ -305,12 +297,7 @@ impl Aggregation {
             capacity: p.sketch_params().capacity(),
             elements: p.num_elements(),
             modulus_bits: p.modulus_bits(),
-            scheme: match p.scheme() {
-                Scheme::FieldKeys => "field keys",
-                Scheme::WideKeys { .. } => "wide keys",
-                _ => "integer",
-            }
-            .to_string(),
+            scheme: p.scheme().name().to_string(),
         }
     }
 

@@ -11,6 +11,7 @@ mod decode;
 mod error;
 mod integer;
 pub mod masking;
+mod par;
 mod params;
 pub mod secagg;
 mod sketch;

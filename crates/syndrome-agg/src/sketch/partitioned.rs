@@ -112,6 +112,7 @@ pub use self::params::{
 use super::{LinearParams, LinearSketch};
 use crate::decode::{NodesAndValues, power_sums};
 use crate::error::{SketchError, SketchResult, check_len};
+use crate::par::map_all;
 use crate::sparse::SparseVector;
 use field::poly::add_power_sums;
 
@@ -143,25 +144,6 @@ use field::poly::add_power_sums;
 pub struct PartitionedSketch<F: FiniteField> {
     params: ValidPartitionParams<F>,
     elements: Vec<F::Elem>,
-}
-
-/// `f` over every item, in order; on all cores with the `parallel`
-/// feature.
-fn map_all<T, R, M>(items: &[T], f: M) -> Vec<R>
-where
-    T: Sync,
-    R: Send,
-    M: Fn(usize, &T) -> R + Sync + Send,
-{
-    #[cfg(feature = "parallel")]
-    {
-        use rayon::prelude::*;
-        items.par_iter().enumerate().map(|(i, x)| f(i, x)).collect()
-    }
-    #[cfg(not(feature = "parallel"))]
-    {
-        items.iter().enumerate().map(|(i, x)| f(i, x)).collect()
-    }
 }
 
 impl<F: FiniteField> PartitionedSketch<F> {

@@ -18,6 +18,7 @@ use self::params::ValidWideKeyParams;
 use super::{LinearParams, LinearSketch};
 use crate::decode::{check_all, decode_field, power_sums};
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
+use crate::par::map_all;
 use crate::sparse::SparseVector;
 use field::poly::add_power_sums;
 
@@ -261,14 +262,7 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
             }
             Ok(values)
         };
-        #[cfg(feature = "parallel")]
-        let solved: Vec<SketchResult<Vec<F::Elem>>> = {
-            use rayon::prelude::*;
-            chans.par_iter().map(solve).collect()
-        };
-        #[cfg(not(feature = "parallel"))]
-        let solved: Vec<SketchResult<Vec<F::Elem>>> = chans.iter().map(solve).collect();
-        for values in solved {
+        for values in map_all(&chans, |_, c| solve(c)) {
             let values = values?;
             for ((v, inv), out) in values.iter().zip(&inv_counts).zip(payloads.iter_mut()) {
                 let chunk = f.to_biguint(&f.mul(v, inv));

@@ -64,6 +64,26 @@ pub enum Scheme {
     Integer,
 }
 
+impl Scheme {
+    /// A short name for reports: `"field keys"`, `"wide keys"` or
+    /// `"integer"`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use syndrome_agg::Scheme;
+    ///
+    /// assert_eq!(Scheme::WideKeys { hash_key: [0; 32] }.name(), "wide keys");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::FieldKeys => "field keys",
+            Self::WideKeys { .. } => "wide keys",
+            Self::Integer => "integer",
+        }
+    }
+}
+
 /// The public parameters of an [`AnySketch`](crate::AnySketch): a [`Scheme`] and the
 /// [`SketchParams`](crate::SketchParams) (capacity `t`, key domain `[1, N]`, `r` extra check
 /// syndromes, count policy). [`validate`](Self::validate) picks the field.
