@@ -87,6 +87,13 @@ pub enum FieldError {
     /// A Vandermonde system has repeated nodes, so it is singular.
     #[error("repeated Vandermonde nodes: the system is singular")]
     RepeatedNodes,
+    /// A sequence is not the power sums of the solution found from its first
+    /// terms ([`TransposedVandermonde::solve`](crate::TransposedVandermonde::solve)).
+    #[error("term {index} of the sequence is not reproduced by the solution")]
+    SequenceMismatch {
+        /// The first term not reproduced, counted from 1.
+        index: usize,
+    },
     /// Slices that must have the same length do not.
     #[error("length mismatch: {left} and {right}")]
     LengthMismatch {

@@ -36,4 +36,4 @@ pub use poly::Poly;
 pub use rational::{Rational, Rationals};
 pub use roots::find_roots;
 pub use traits::{Field, FiniteField};
-pub use vandermonde::{FAST_SOLVE_THRESHOLD, solve_transposed_vandermonde};
+pub use vandermonde::{FAST_SOLVE_THRESHOLD, TransposedVandermonde, solve_transposed_vandermonde};

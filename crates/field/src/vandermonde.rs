@@ -2,6 +2,7 @@
 //! power sums, once the positions are known.
 
 use crate::multipoint::ProductTree;
+use crate::par;
 use crate::poly::{self, Poly, horner_many, mul_slices};
 
 /// Above this many nodes, [`solve_transposed_vandermonde`] evaluates by a
@@ -64,37 +65,184 @@ pub fn solve_transposed_vandermonde<F: Field>(
     x: &[F::Elem],
     s: &[F::Elem],
 ) -> Result<Vec<F::Elem>, FieldError> {
-    let m = x.len();
-    if s.len() != m {
+    if s.len() != x.len() {
         return Err(FieldError::LengthMismatch {
-            left: m,
+            left: x.len(),
             right: s.len(),
         });
     }
-    if m == 0 {
-        return Ok(Vec::new());
-    }
-    let tree = (m > FAST_SOLVE_THRESHOLD).then(|| ProductTree::new(f, x));
-    let p = match &tree {
-        Some(t) => Poly::from_coeffs(f, t.root().to_vec()),
-        None => poly::from_roots(f, x),
-    };
-    // rev(P) has m + 1 coefficients, P is monic of degree m.
-    let rev_p: Vec<F::Elem> = p.coeffs().iter().rev().cloned().collect();
-    let mut n = mul_slices(f, &rev_p[..m], s);
-    n.resize(m, f.zero());
-    n.reverse();
-    let dp = poly::derivative(f, &p);
-    let (numer, mut denom) = match &tree {
-        Some(t) => {
-            let mut both = t.evaluate(f, &[&n, dp.coeffs()], x);
-            let denom = both.pop().unwrap_or_default();
-            (both.pop().unwrap_or_default(), denom)
+    TransposedVandermonde::new(f, x)?.solve(f, s)
+}
+
+/// A transposed Vandermonde system prepared once for many right-hand
+/// sides: the solve of [`solve_transposed_vandermonde`] with the work that
+/// depends only on the nodes (the product `P`, the inverses of `P'(x_j)`
+/// and, above [`FAST_SOLVE_THRESHOLD`] nodes, the product tree) done in
+/// [`new`](Self::new), and a check of every further term of a longer
+/// sequence in [`solve`](Self::solve).
+///
+/// A decoder solves one system per payload channel over the same nodes
+/// (the wide-key sketch), and must compare every received syndrome with
+/// its answer; both come out of one polynomial product per right-hand
+/// side here.
+///
+/// # Example
+///
+/// ```
+/// use field::{Field, FieldError, Fp64, TransposedVandermonde, poly};
+///
+/// let f = Fp64::proth();
+/// let x: Vec<_> = [2u64, 5, 11].iter().map(|&v| f.from_u64(v)).collect();
+/// let v: Vec<_> = [7u64, 1, 3].iter().map(|&v| f.from_u64(v)).collect();
+/// let system = TransposedVandermonde::new(&f, &x)?;
+/// // Six power sums of a 3-sparse vector: the first three determine it,
+/// // the other three are checked.
+/// let mut s = poly::power_sums(&f, &x, &v, 6)?;
+/// assert_eq!(system.solve(&f, &s)?, v);
+/// // A wrong fifth term is named.
+/// s[4] = f.add(&s[4], &f.one());
+/// assert_eq!(system.solve(&f, &s), Err(FieldError::SequenceMismatch { index: 5 }));
+/// # Ok::<(), FieldError>(())
+/// ```
+pub struct TransposedVandermonde<F: Field> {
+    nodes: Vec<F::Elem>,
+    /// `rev(P)(y) = prod_j (1 - x_j y)`: `m + 1` coefficients, the first one.
+    rev_p: Vec<F::Elem>,
+    /// `1 / P'(x_j)`, in the order of the nodes.
+    inv_dp: Vec<F::Elem>,
+    /// The product tree over the nodes, above [`FAST_SOLVE_THRESHOLD`].
+    tree: Option<ProductTree<F::Elem>>,
+}
+
+impl<F: Field> TransposedVandermonde<F> {
+    /// The system over `nodes` (distinct; one may be zero).
+    ///
+    /// # Errors
+    ///
+    /// [`FieldError::RepeatedNodes`] if two nodes are equal.
+    pub fn new(f: &F, nodes: &[F::Elem]) -> Result<Self, FieldError> {
+        let m = nodes.len();
+        let tree = (m > FAST_SOLVE_THRESHOLD).then(|| ProductTree::new(f, nodes));
+        let p = match &tree {
+            Some(t) => Poly::from_coeffs(f, t.root().to_vec()),
+            None => poly::from_roots(f, nodes),
+        };
+        let dp = poly::derivative(f, &p);
+        let mut inv_dp = match &tree {
+            Some(t) => t
+                .evaluate(f, &[dp.coeffs()], nodes)
+                .pop()
+                .unwrap_or_default(),
+            None => horner_in_parallel(f, dp.coeffs(), nodes),
+        };
+        if !f.batch_inv(&mut inv_dp) {
+            return Err(FieldError::RepeatedNodes);
         }
-        None => (horner_many(f, &n, x), horner_many(f, dp.coeffs(), x)),
-    };
-    if !f.batch_inv(&mut denom) {
-        return Err(FieldError::RepeatedNodes);
+        // P is monic of degree m, so rev(P) has m + 1 coefficients and
+        // starts with one.
+        let rev_p = p.coeffs().iter().rev().cloned().collect();
+        Ok(Self {
+            nodes: nodes.to_vec(),
+            rev_p,
+            inv_dp,
+            tree,
+        })
     }
-    Ok(numer.iter().zip(&denom).map(|(a, b)| f.mul(a, b)).collect())
+
+    /// The nodes, in the order given.
+    pub fn nodes(&self) -> &[F::Elem] {
+        &self.nodes
+    }
+
+    /// The nodes, in the order given.
+    pub fn into_nodes(self) -> Vec<F::Elem> {
+        self.nodes
+    }
+
+    /// The number of nodes `m`.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The `v` with `s_i = sum_j v_j x_j^(i-1)` for **every** `i =
+    /// 1..s.len()`: `v` from the first `m` terms, and every further term
+    /// checked.
+    ///
+    /// # Method
+    ///
+    /// One product `rev(P) S mod y^(len s)`. Its first `m` coefficients are
+    /// the numerator `N` of [`solve_transposed_vandermonde`]. The others
+    /// are zero exactly when the sequence is the power sums of `v` through
+    /// its last term: the power sums `E` of `v` satisfy `rev(P) E = N`
+    /// (degree below `m`) and agree with `s` on the first `m` terms, so
+    /// coefficient `k >= m` of `rev(P) S = rev(P) (S - E) + N` is zero up
+    /// to the first term where `s` and `E` differ and equals that
+    /// difference there. The check costs one product, where re-encoding
+    /// `v` and comparing costs a tree of fractions.
+    ///
+    /// # Errors
+    ///
+    /// [`FieldError::LengthMismatch`] if `s` has fewer than `m` terms;
+    /// [`FieldError::SequenceMismatch`] with the 1-based index of the first
+    /// term that the solution does not reproduce.
+    pub fn solve(&self, f: &F, s: &[F::Elem]) -> Result<Vec<F::Elem>, FieldError> {
+        let m = self.nodes.len();
+        if s.len() < m {
+            return Err(FieldError::LengthMismatch {
+                left: m,
+                right: s.len(),
+            });
+        }
+        let mut n = if m == 0 {
+            s.to_vec()
+        } else {
+            mul_slices(f, &self.rev_p, s)
+        };
+        n.resize(s.len(), f.zero());
+        if let Some(i) = n
+            .get(m..)
+            .and_then(|tail| tail.iter().position(|c| !f.is_zero(c)))
+        {
+            return Err(FieldError::SequenceMismatch { index: m + i + 1 });
+        }
+        n.truncate(m);
+        n.reverse();
+        let numer = match &self.tree {
+            Some(t) => t.evaluate(f, &[&n], &self.nodes).pop().unwrap_or_default(),
+            None => horner_in_parallel(f, &n, &self.nodes),
+        };
+        Ok(numer
+            .iter()
+            .zip(&self.inv_dp)
+            .map(|(a, b)| f.mul(a, b))
+            .collect())
+    }
+}
+
+impl<F: Field> std::fmt::Debug for TransposedVandermonde<F> {
+    // The derived parts (the product, the inverses, the tree) follow from
+    // the nodes.
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.debug_struct("TransposedVandermonde")
+            .field("nodes", &self.nodes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Points per task of [`horner_in_parallel`].
+const HORNER_CHUNK: usize = 128;
+
+/// Horner's rule at every point, chunks of points on all cores with the
+/// `parallel` feature (the same values either way).
+fn horner_in_parallel<F: Field>(f: &F, c: &[F::Elem], xs: &[F::Elem]) -> Vec<F::Elem> {
+    let chunks: Vec<&[F::Elem]> = xs.chunks(HORNER_CHUNK).collect();
+    par::map(&chunks, c.len().saturating_mul(xs.len()), |chunk| {
+        horner_many(f, c, chunk)
+    })
+    .concat()
 }

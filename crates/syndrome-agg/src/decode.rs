@@ -3,9 +3,10 @@
 //!
 //! # The decoder contract (docs/threat-model.md §3)
 //!
-//! A decoder returns `Ok` only after it has re-encoded its answer and
-//! compared it with **every** one of the `2t + r` received syndromes; else
-//! it returns a typed error. It never panics, and its work is bounded:
+//! A decoder returns `Ok` only after it has checked that its answer's
+//! re-encoding equals **every** one of the `2t + r` received syndromes
+//! (over a field, by the locator's recurrence: `decode_field`); else it
+//! returns a typed error. It never panics, and its work is bounded:
 //! Berlekamp-Massey stops as soon as the locator would exceed degree `t`
 //! (`O(t^2)`), root finding has a fixed attempt budget, the Vandermonde
 //! solve and the check are `O(t (2t + r))`.
@@ -43,8 +44,8 @@
 // (docs/threat-model.md §8). Field and big-integer arithmetic cannot overflow, so
 
 use field::{
-    Field, FieldError, FiniteField, Poly, Rational, Rationals, find_roots, integer_roots,
-    minimal_recurrence, poly, solve_transposed_vandermonde,
+    Field, FieldError, FiniteField, Poly, Rational, Rationals, TransposedVandermonde, find_roots,
+    integer_roots, minimal_recurrence, poly, solve_transposed_vandermonde,
 };
 use num_bigint::{BigInt, BigUint};
 use num_traits::{One, Signed, Zero};
@@ -144,16 +145,41 @@ pub(crate) fn check_all<E: PartialEq>(received: &[E], reencoded: &[E]) -> Sketch
 /// Located keys (as field elements) and their counts.
 pub(crate) type NodesAndValues<E> = (Vec<E>, Vec<E>);
 
+/// Maps a failed solve of the decoder's check to the contract's names: a
+/// term the answer does not reproduce is [`DecodeError::CheckMismatch`]
+/// at that (1-based) index plus `offset`.
+pub(crate) fn solve_error(e: FieldError, capacity: usize, offset: usize) -> SketchError {
+    match e {
+        FieldError::SequenceMismatch { index } => SketchError::Decode(DecodeError::CheckMismatch {
+            index: index.saturating_add(offset),
+        }),
+        FieldError::LengthMismatch { left, .. } => SketchError::Decode(DecodeError::TooManyKeys {
+            capacity,
+            needed: left,
+        }),
+        other => locator_error(other, capacity),
+    }
+}
+
 /// The finite-field core: nodes and values of at most `capacity` terms that
-/// reproduce all of `s`, nodes checked by `check_node`.
+/// reproduce all of `s`, nodes checked by `check_node`. The nodes come
+/// back as the prepared [`TransposedVandermonde`] system, which the
+/// wide-key decoder reuses for its payload channels.
+///
+/// The check of every syndrome is [`TransposedVandermonde::solve`]'s: one
+/// polynomial product whose coefficients past the number of keys are zero
+/// exactly when the answer's re-encoding equals every received syndrome,
+/// the first nonzero one naming the first that differs (its proof is on
+/// that method).
 pub(crate) fn decode_field<F: FiniteField>(
     f: &F,
     s: &[F::Elem],
     capacity: usize,
     check_node: impl Fn(&F::Elem) -> SketchResult<()>,
-) -> SketchResult<NodesAndValues<F::Elem>> {
+) -> SketchResult<(TransposedVandermonde<F>, Vec<F::Elem>)> {
     if s.iter().all(|x| f.is_zero(x)) {
-        return Ok((Vec::new(), Vec::new()));
+        let none = TransposedVandermonde::new(f, &[]).map_err(|e| locator_error(e, capacity))?;
+        return Ok((none, Vec::new()));
     }
     let (len, rev) = locator(f, s, capacity)?;
     let nodes = if len == 0 {
@@ -169,19 +195,11 @@ pub(crate) fn decode_field<F: FiniteField>(
     for x in &nodes {
         check_node(x)?;
     }
-    let values = if nodes.is_empty() {
-        Vec::new()
-    } else {
-        let first = s
-            .get(..nodes.len())
-            .ok_or(SketchError::Decode(DecodeError::WrongLength {
-                expected: nodes.len(),
-                found: s.len(),
-            }))?;
-        solve_transposed_vandermonde(f, &nodes, first).map_err(|e| locator_error(e, capacity))?
-    };
-    check_all(s, &power_sums(f, &nodes, &values, s.len())?)?;
-    Ok((nodes, values))
+    let system = TransposedVandermonde::new(f, &nodes).map_err(|e| locator_error(e, capacity))?;
+    let values = system
+        .solve(f, s)
+        .map_err(|e| solve_error(e, capacity, 0))?;
+    Ok((system, values))
 }
 
 /// The root-finding RNG: ChaCha20 seeded by SHA-256 of the syndromes.
@@ -210,7 +228,7 @@ pub(crate) fn decode_sketch<F: FiniteField>(
     let expected = params.num_syndromes();
     check_len(expected, s.len())?;
     let domain = params.key_domain();
-    let (nodes, values) = decode_field(f, s, params.capacity(), |x| {
+    let (system, values) = decode_field(f, s, params.capacity(), |x| {
         let k = f.to_biguint(x);
         if k.is_zero() || k > *domain {
             return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
@@ -220,8 +238,12 @@ pub(crate) fn decode_sketch<F: FiniteField>(
         }
         Ok(())
     })?;
-    let mut entries: Vec<(BigUint, F::Elem)> =
-        nodes.iter().map(|x| f.to_biguint(x)).zip(values).collect();
+    let mut entries: Vec<(BigUint, F::Elem)> = system
+        .nodes()
+        .iter()
+        .map(|x| f.to_biguint(x))
+        .zip(values)
+        .collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let mut total = BigUint::zero();
     for (k, v) in &entries {

@@ -5,8 +5,8 @@
 //! [`vandermonde_suite!`](crate::vandermonde_suite).
 
 use field::{
-    Field, FieldError, FiniteField, Poly, berlekamp_massey, find_roots, poly,
-    solve_transposed_vandermonde,
+    Field, FieldError, FiniteField, Poly, TransposedVandermonde, berlekamp_massey, find_roots,
+    poly, solve_transposed_vandermonde,
 };
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -367,6 +367,65 @@ where
     }
 }
 
+/// The checked solve of a longer sequence against its oracle: solve the
+/// first `m` terms, re-encode every term by running powers, and take the
+/// first that differs. Sequences are power sums of a planted vector, the
+/// same with one term changed (before or after the `m`-th), or garbage;
+/// [`TransposedVandermonde::solve`] must give the oracle's answer and
+/// name the oracle's index.
+pub fn vandermonde_checked<F: Field, S>(f: &F, sample: S, cases: usize, max_m: usize)
+where
+    S: Fn(&F, &mut ChaCha8Rng) -> F::Elem,
+{
+    let n = crate::cases(u32::try_from(cases).unwrap()) as usize;
+    for i in 0..n {
+        let rng = &mut case_rng("vandermonde/checked", i);
+        // The last case takes the largest system (the tree path above the
+        // threshold, where the suite's bound reaches it).
+        let m = if i + 1 == n {
+            max_m
+        } else {
+            rng.random_range(0..=max_m)
+        };
+        let len = m + rng.random_range(0..=m + 3);
+        let mut x = distinct(f, &sample, rng, m);
+        if m > 0 && i % 3 == 0 && !x.contains(&f.zero()) {
+            x[0] = f.zero();
+        }
+        let v: Vec<F::Elem> = (0..m).map(|_| sample(f, rng)).collect();
+        let mut s = power_sums(f, &x, &v, len);
+        match i % 3 {
+            0 => {}
+            1 if len > 0 => {
+                let j = rng.random_range(0..len);
+                s[j] = f.add(&s[j], &nonzero(f, &sample, rng));
+            }
+            _ => s = (0..len).map(|_| sample(f, rng)).collect(),
+        }
+        let oracle = solve_transposed_vandermonde(f, &x, &s[..m]).unwrap();
+        let reencoded = power_sums(f, &x, &oracle, len);
+        let expected = match s.iter().zip(&reencoded).position(|(a, b)| a != b) {
+            Some(j) => Err(FieldError::SequenceMismatch { index: j + 1 }),
+            None => Ok(oracle),
+        };
+        let system = TransposedVandermonde::new(f, &x).unwrap();
+        assert_eq!(
+            system.solve(f, &s),
+            expected,
+            "case {i}: m = {m}, len = {len}"
+        );
+        if m > 0 {
+            assert_eq!(
+                system.solve(f, &s[..m - 1]),
+                Err(FieldError::LengthMismatch {
+                    left: m,
+                    right: m - 1
+                })
+            );
+        }
+    }
+}
+
 /// The solve rejects repeated nodes and mismatched lengths, and accepts the
 /// empty system.
 pub fn vandermonde_rejections<F: Field, S>(f: &F, sample: S)
@@ -423,6 +482,10 @@ macro_rules! vandermonde_suite {
             #[test]
             fn vandermonde_random() {
                 $crate::decoding::vandermonde_random(&$field, $sample, $cases, $max_m);
+            }
+            #[test]
+            fn vandermonde_checked() {
+                $crate::decoding::vandermonde_checked(&$field, $sample, $cases, $max_m);
             }
             #[test]
             fn vandermonde_rejections() {

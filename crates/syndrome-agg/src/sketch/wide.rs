@@ -10,13 +10,13 @@
 pub(crate) mod key;
 pub(crate) mod params;
 
-use field::{FiniteField, solve_transposed_vandermonde};
+use field::FiniteField;
 use num_bigint::BigUint;
 
 use self::key::{key_hash, parse_payload, payload_chunk};
 use self::params::ValidWideKeyParams;
 use super::{LinearParams, LinearSketch};
-use crate::decode::{check_all, decode_field, power_sums};
+use crate::decode::{decode_field, solve_error};
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::par::map_all;
 use crate::sparse::SparseVector;
@@ -210,7 +210,7 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         let m = p.sketch.num_syndromes();
         let t = p.sketch.capacity();
         let (locator, channels) = self.elements.split_at(m);
-        let (nodes, counts) = decode_field(f, locator, t, |x| {
+        let (system, counts) = decode_field(f, locator, t, |x| {
             if f.is_zero(x) {
                 return Err(SketchError::Decode(DecodeError::KeyOutOfRange {
                     key: "0".into(),
@@ -220,11 +220,11 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
             Ok(())
         })?;
         let mut total = BigUint::from(0u8);
-        for (x, c) in nodes.iter().zip(&counts) {
+        for (x, c) in system.nodes().iter().zip(&counts) {
             p.sketch
                 .check_decoded_count(&f.to_biguint(x), c, &mut total)?;
         }
-        let n = nodes.len();
+        let n = system.len();
         let mut inv_counts = counts.clone();
         if !f.batch_inv(&mut inv_counts) {
             return Err(SketchError::Decode(DecodeError::CountOutOfRange {
@@ -235,32 +235,16 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         }
         let chunk_limit = BigUint::from(1u8) << (8 * p.chunk_bytes);
         let mut payloads = vec![Vec::with_capacity(p.channels * p.chunk_bytes); n];
-        // Each payload channel is an independent solve and check: on all
-        // cores with the `parallel` feature; errors are taken in channel
-        // order either way, so the result does not depend on it.
+        // Each payload channel is an independent solve and check over the
+        // locator's nodes (one prepared system): on all cores with the
+        // `parallel` feature; errors are taken in channel order either way,
+        // so the result does not depend on it.
         let chans: Vec<(usize, &[F::Elem])> = channels.chunks_exact(t).enumerate().collect();
         let solve = |&(k, channel): &(usize, &[F::Elem])| -> SketchResult<Vec<F::Elem>> {
-            let values = if n == 0 {
-                Vec::new()
-            } else {
-                let first =
-                    channel
-                        .get(..n)
-                        .ok_or(SketchError::Decode(DecodeError::TooManyKeys {
-                            capacity: t,
-                            needed: n,
-                        }))?;
-                solve_transposed_vandermonde(f, &nodes, first)
-                    .map_err(|_| SketchError::Decode(DecodeError::RepeatedRoot))?
-            };
-            if let Err(SketchError::Decode(DecodeError::CheckMismatch { index })) =
-                check_all(channel, &power_sums(f, &nodes, &values, t)?)
-            {
-                return Err(SketchError::Decode(DecodeError::CheckMismatch {
-                    index: m.saturating_add(k.saturating_mul(t)).saturating_add(index),
-                }));
-            }
-            Ok(values)
+            let offset = m.saturating_add(k.saturating_mul(t));
+            system
+                .solve(f, channel)
+                .map_err(|e| solve_error(e, t, offset))
         };
         for values in map_all(&chans, |_, c| solve(c)) {
             let values = values?;
@@ -277,7 +261,7 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
             }
         }
         let mut out = Vec::with_capacity(n);
-        for ((payload, x), c) in payloads.into_iter().zip(&nodes).zip(counts) {
+        for ((payload, x), c) in payloads.into_iter().zip(system.nodes()).zip(counts) {
             let key = parse_payload(&payload, p.max_key_len)?;
             if key_hash(f, &p.hash_key, &key)? != *x {
                 return Err(SketchError::Decode(DecodeError::HashMismatch {
