@@ -55,3 +55,11 @@ pub mod wide {
 // Partitioned sketches (beyond the paper): the bucket hash, the overflow
 // bound and the bytes it costs are in the module's docs.
 pub use sketch::partitioned;
+
+/// The cost model that picks the default scheme (see [`fastest_scheme`]).
+pub mod cost {
+    pub use crate::sketch::any::cost::{
+        BIG348, CHANNEL, M127, SchemeEstimate, TIE, WORD, default_partition, scheme_estimates,
+    };
+}
+pub use sketch::any::cost::fastest_scheme;

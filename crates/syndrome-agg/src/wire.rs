@@ -52,6 +52,9 @@ pub enum FrameKind {
     Integer,
     /// A wide-key sketch (see [`crate::wide`]).
     WideKey,
+    /// A partitioned sketch (see [`crate::partitioned`]), masked or not;
+    /// its `channels` field holds the number of buckets.
+    Partitioned,
 }
 
 /// One message on the wire.

@@ -6,6 +6,7 @@ use field::primes::{FieldChoice, cheapest_field};
 use field::{FiniteField, Fp64};
 use num_bigint::{BigInt, BigUint};
 use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
+use syndrome_agg::partitioned::{PartitionParams, PartitionedSketch};
 use syndrome_agg::wide::{WideKeyParams, WideSketch};
 use syndrome_agg::{
     AnyParams, AnySketch, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch,
@@ -107,6 +108,56 @@ fn wide_keys_match_the_concrete_sketch() {
     let mut want = any_entries(&e);
     want.sort();
     same_as(&any, &concrete, want);
+}
+
+#[test]
+fn partitioned_keys_match_the_concrete_sketch() {
+    // Three keys under the default bucket count (one bucket), and 5000
+    // keys under three buckets.
+    for (t, keys) in [(4usize, 3u64), (5000, 5000)] {
+        let domain = BigUint::from(1u64 << 40);
+        let e: Vec<(BigUint, u64)> = if keys == 3 {
+            entries(&domain)
+        } else {
+            (1..=keys)
+                .map(|k| (BigUint::from(k * 7919), k % 5 + 1))
+                .collect()
+        };
+        let counts = CountPolicy::unsigned(100_000u32);
+        let any_params = AnyParams::new(
+            Scheme::Partitioned { hash_key: [6; 32] },
+            SketchParams::new(t, domain.clone()).with_counts(counts.clone()),
+        )
+        .validate()
+        .unwrap();
+        assert_eq!(any_params.modulus_bits(), 64);
+        let any = AnySketch::encode(&any_params, any_entries(&e)).unwrap();
+        let p = PartitionParams::new(t, domain, [6; 32])
+            .with_counts(counts)
+            .validate(Fp64::proth())
+            .unwrap();
+        assert_eq!(p.buckets(), if t == 4 { 1 } else { 3 });
+        let concrete = PartitionedSketch::from_unsigned(&p, e.clone()).unwrap();
+        let mut want = any_entries(&e);
+        want.sort();
+        same_as(&any, &concrete, want);
+    }
+}
+
+#[test]
+fn partitioned_keys_beyond_one_word_are_refused() {
+    let r = AnyParams::new(
+        Scheme::Partitioned { hash_key: [6; 32] },
+        SketchParams::new(4, BigUint::from(1u8) << 70u32),
+    )
+    .validate();
+    assert!(
+        matches!(
+            r,
+            Err(SketchError::Params(ParamsError::InvalidParams { .. }))
+        ),
+        "{r:?}"
+    );
 }
 
 #[test]

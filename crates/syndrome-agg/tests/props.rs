@@ -47,6 +47,11 @@ mod aggregator {
         8
     );
     testkit::aggregator_suite!(any_integer, makers::any(Scheme::Integer), 8);
+    testkit::aggregator_suite!(
+        any_partitioned,
+        makers::any(Scheme::Partitioned { hash_key: [6; 32] }),
+        8
+    );
 }
 
 #[test]

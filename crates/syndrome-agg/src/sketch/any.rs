@@ -10,6 +10,7 @@
 
 pub(crate) mod concrete;
 mod convert;
+pub(crate) mod cost;
 pub(crate) mod params;
 
 use std::sync::OnceLock;
@@ -23,10 +24,14 @@ use super::LinearSketch;
 use crate::error::{ParamsError, SketchError, SketchResult};
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
+use crate::sketch::partitioned::PartitionedSketch;
 use crate::sketch::wide::WideSketch;
 use crate::sparse::SparseVector;
 
 /// The concrete sketch behind an [`AnySketch`].
+// The partitioned sketch holds its parameters (and their keyed hasher);
+// sketches are few and long-lived, so the variant's size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 enum SketchInner {
     Word(Sketch<Fp64>),
@@ -34,6 +39,7 @@ enum SketchInner {
     Big(Sketch<BigPrime>),
     Wide(WideSketch<Fp64>),
     Integer(IntegerSketch),
+    Partitioned(PartitionedSketch<Fp64>),
 }
 
 /// A sketch whose scheme and field were chosen at run time from
@@ -109,6 +115,7 @@ impl AnySketch {
             SketchInner::Big(s) => canon(s.field(), s.elements()),
             SketchInner::Wide(s) => canon(s.params().field(), s.elements()),
             SketchInner::Integer(s) => s.elements().to_vec(),
+            SketchInner::Partitioned(s) => canon(s.field(), s.elements()),
         }
     }
 
@@ -123,6 +130,7 @@ impl AnySketch {
             (SketchInner::Big(a), SketchInner::Big(b)) => op(a, b, subtract)?,
             (SketchInner::Wide(a), SketchInner::Wide(b)) => op(a, b, subtract)?,
             (SketchInner::Integer(a), SketchInner::Integer(b)) => op(a, b, subtract)?,
+            (SketchInner::Partitioned(a), SketchInner::Partitioned(b)) => op(a, b, subtract)?,
             _ => return Err(mismatch()),
         }
         self.changed();
@@ -143,6 +151,7 @@ impl LinearSketch for AnySketch {
             ParamsInner::Big(p) => SketchInner::Big(Sketch::new(p)),
             ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::new(p)),
             ParamsInner::Integer(p) => SketchInner::Integer(IntegerSketch::new(p)),
+            ParamsInner::Partitioned(p) => SketchInner::Partitioned(PartitionedSketch::new(p)),
         };
         Self::wrap(params, inner)
     }
@@ -173,6 +182,7 @@ impl LinearSketch for AnySketch {
             SketchInner::Big(s) => convert::insert_field(s, key, count.clone())?,
             SketchInner::Wide(s) => convert::insert_wide(s, key, count.clone())?,
             SketchInner::Integer(s) => convert::insert_integer(s, key, count.clone())?,
+            SketchInner::Partitioned(s) => convert::insert_partitioned(s, key, count.clone())?,
         }
         self.changed();
         Ok(())
@@ -215,6 +225,9 @@ impl LinearSketch for AnySketch {
             ParamsInner::Integer(p) => {
                 SketchInner::Integer(IntegerSketch::from_elements(p, elements.clone())?)
             }
+            ParamsInner::Partitioned(p) => SketchInner::Partitioned(
+                PartitionedSketch::from_elements(p, uncanon(p.field(), &elements)?)?,
+            ),
         };
         let s = Self::wrap(params, inner);
         // The elements are canonical (checked above): keep them.
@@ -231,6 +244,7 @@ impl LinearSketch for AnySketch {
             SketchInner::Big(s) => convert::decode_field(s),
             SketchInner::Wide(s) => convert::decode_wide(s),
             SketchInner::Integer(s) => convert::decode_integer(s),
+            SketchInner::Partitioned(s) => convert::decode_partitioned(s),
         }
     }
 

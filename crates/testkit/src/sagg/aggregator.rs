@@ -225,12 +225,15 @@ pub mod makers {
     }
 
     /// A run-time chosen sketch: `scheme` over a key domain of 1 to 200
-    /// bits (so that every field of [`Scheme::FieldKeys`] occurs).
+    /// bits (so that every field of [`Scheme::FieldKeys`] occurs); 1 to 12
+    /// bits for the integer scheme and 1 to 62 for partitioned sketches,
+    /// whose keys are one-word field elements.
     pub fn any(scheme: Scheme) -> impl Fn(&mut ChaCha8Rng) -> Case<AnySketch> {
         move |rng| {
             let t = rng.random_range(1..=3usize);
             let bits = match scheme {
                 Scheme::Integer => rng.random_range(1..=12u32),
+                Scheme::Partitioned { .. } => rng.random_range(1..=62u32),
                 _ => rng.random_range(1..=200u32),
             };
             let domain = (BigUint::from(1u8) << bits) - 1u32;

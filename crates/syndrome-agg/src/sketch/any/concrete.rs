@@ -20,6 +20,7 @@ use crate::params::ValidSketchParams;
 use crate::sketch::LinearSketch;
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
+use crate::sketch::partitioned::PartitionedSketch;
 use crate::sketch::wide::WideSketch;
 use crate::sparse::SparseVector;
 
@@ -210,6 +211,9 @@ impl ValidAnyParams {
             ParamsInner::Big(p) => visitor.visit_field::<Sketch<BigPrime>, _>(p, p.field()),
             ParamsInner::Wide(p) => visitor.visit_field::<WideSketch<Fp64>, _>(p, p.field()),
             ParamsInner::Integer(p) => visitor.visit_ring::<IntegerSketch>(p),
+            ParamsInner::Partitioned(p) => {
+                visitor.visit_field::<PartitionedSketch<Fp64>, _>(p, p.field())
+            }
         }
     }
 }
@@ -270,6 +274,19 @@ fn change_wide(
 /// [`ConcreteSketch::change_integer`] on an integer sketch: its counts are
 /// positive, so the sketch of `from` is subtracted (in the ring) and the
 /// sketch of `to` added, both built (and checked) first.
+fn change_partitioned(
+    s: &mut PartitionedSketch<Fp64>,
+    key: &BigUint,
+    from: &BigInt,
+    to: &BigInt,
+) -> SketchResult<()> {
+    if from == to {
+        return Ok(());
+    }
+    let d = count_change(s.params().bucket_params(), from, to)?;
+    s.insert(key, &d)
+}
+
 fn change_ring(
     s: &mut IntegerSketch,
     key: &BigUint,
@@ -364,6 +381,13 @@ concrete_sketch!(
     decode_wide
 );
 concrete_sketch!(
+    PartitionedSketch<Fp64>,
+    Partitioned,
+    insert_partitioned,
+    change_partitioned,
+    decode_partitioned
+);
+concrete_sketch!(
     IntegerSketch,
     Integer,
     insert_integer,
@@ -424,6 +448,7 @@ mod tests {
             (Scheme::FieldKeys, small.clone()),
             (Scheme::FieldKeys, big),
             (Scheme::WideKeys { hash_key: [1; 32] }, small.clone()),
+            (Scheme::Partitioned { hash_key: [1; 32] }, small.clone()),
         ];
         for (scheme, sketch) in cases {
             let p = AnyParams::new(scheme, sketch).validate().unwrap();
@@ -521,6 +546,7 @@ mod tests {
             (Scheme::FieldKeys, wide.clone()),
             (Scheme::FieldKeys, big),
             (Scheme::WideKeys { hash_key: [4; 32] }, wide),
+            (Scheme::Partitioned { hash_key: [4; 32] }, small.clone()),
             (Scheme::Integer, small),
         ];
         for (scheme, sketch) in cases {

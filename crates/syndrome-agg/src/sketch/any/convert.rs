@@ -12,6 +12,7 @@ use crate::params::CountPolicy;
 use crate::sketch::LinearSketch;
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
+use crate::sketch::partitioned::PartitionedSketch;
 use crate::sketch::wide::WideSketch;
 use crate::sparse::SparseVector;
 
@@ -46,6 +47,15 @@ pub(super) fn insert_wide(
 }
 
 /// Adds a positive `count` at `key` in an integer sketch.
+pub(super) fn insert_partitioned(
+    s: &mut PartitionedSketch<Fp64>,
+    key: &BigUint,
+    count: BigInt,
+) -> SketchResult<()> {
+    let c = s.params().bucket_params().signed_count(count)?;
+    s.insert(key, &c)
+}
+
 pub(super) fn insert_integer(
     s: &mut IntegerSketch,
     key: &BigUint,
@@ -97,6 +107,19 @@ pub(super) fn decode_wide(s: &WideSketch<Fp64>) -> SketchResult<SparseVector<Big
 }
 
 /// An integer sketch's decoded vector with signed counts.
+pub(super) fn decode_partitioned(
+    s: &PartitionedSketch<Fp64>,
+) -> SketchResult<SparseVector<BigUint, BigInt>> {
+    let f = s.field();
+    let policy = s.params().bucket_params().counts();
+    Ok(SparseVector::from_sorted(
+        s.decode()?
+            .into_iter()
+            .map(|(k, c)| (k, field_count(f, policy, &c)))
+            .collect(),
+    ))
+}
+
 pub(super) fn decode_integer(s: &IntegerSketch) -> SketchResult<SparseVector<BigUint, BigInt>> {
     Ok(SparseVector::from_sorted(
         s.decode()?

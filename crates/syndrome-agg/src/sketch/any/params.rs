@@ -13,6 +13,7 @@ use crate::integer::{IntegerParams, IntegerRing, ValidIntegerParams};
 use crate::masking::MaskDomain;
 use crate::params::{CountPolicy, SketchParams, ValidSketchParams};
 use crate::sketch::LinearParams;
+use crate::sketch::partitioned::{PartitionParams, ValidPartitionParams};
 use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
 use crate::wire::Frame;
 
@@ -62,11 +63,20 @@ pub enum Scheme {
     /// ([`IntegerSketch`](crate::IntegerSketch)); the count policy must be
     /// [`CountPolicy::Unsigned`].
     Integer,
+    /// Keys in `GF(27 * 2^59 + 1)` hashed into buckets, each an independent
+    /// field sketch (see [`partitioned`](crate::partitioned)): the default
+    /// bucket count [`default_buckets`](crate::partitioned::default_buckets)
+    /// and overflow bound `2^-30`. The key domain and the field bound must
+    /// fit that field ([`fits_word_field`](crate::fits_word_field)).
+    Partitioned {
+        /// The public 32-byte bucket hash key of the session.
+        hash_key: [u8; 32],
+    },
 }
 
 impl Scheme {
-    /// A short name for reports: `"field keys"`, `"wide keys"` or
-    /// `"integer"`.
+    /// A short name for reports: `"field keys"`, `"wide keys"`,
+    /// `"integer"` or `"partitioned"`.
     ///
     /// # Example
     ///
@@ -80,6 +90,7 @@ impl Scheme {
             Self::FieldKeys => "field keys",
             Self::WideKeys { .. } => "wide keys",
             Self::Integer => "integer",
+            Self::Partitioned { .. } => "partitioned",
         }
     }
 }
@@ -164,6 +175,22 @@ impl AnyParams {
                         .validate(Fp64::proth())?,
                 )
             }
+            Scheme::Partitioned { hash_key } => {
+                let base = &self.sketch;
+                let bound = base.field_bound().max(self.field_bound.clone());
+                if !fits_word_field(&bound) {
+                    return Err(invalid(
+                        "partitioned sketches need keys and counts in GF(27 * 2^59 + 1): \
+                         use wide keys",
+                    ));
+                }
+                ParamsInner::Partitioned(
+                    PartitionParams::new(base.capacity(), base.key_domain().clone(), *hash_key)
+                        .with_extra(base.extra())
+                        .with_counts(base.counts().clone())
+                        .validate(Fp64::proth())?,
+                )
+            }
             Scheme::Integer => {
                 let CountPolicy::Unsigned { max_total } = self.sketch.counts() else {
                     return Err(invalid("the integer scheme needs unsigned counts"));
@@ -189,6 +216,10 @@ impl AnyParams {
 /// The concrete parameters behind [`ValidAnyParams`]. A new field (an
 /// NTT-friendly prime, say) is one more variant here and in
 /// [`SketchInner`], invisible to consumers.
+// The partitioned parameters carry the bucket hasher's keyed state; one
+// value per session, so its size does not matter and boxing it would only
+// add an indirection to every access.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum ParamsInner {
     Word(ValidSketchParams<Fp64>),
@@ -196,6 +227,7 @@ pub(super) enum ParamsInner {
     Big(ValidSketchParams<BigPrime>),
     Wide(ValidWideKeyParams<Fp64>),
     Integer(ValidIntegerParams),
+    Partitioned(ValidPartitionParams<Fp64>),
 }
 
 /// [`AnyParams`] validated, with the field (or ring) chosen.
@@ -230,6 +262,7 @@ impl ValidAnyParams {
             ParamsInner::Big(p) => p.field().modulus_bits(),
             ParamsInner::Wide(p) => p.field().modulus_bits(),
             ParamsInner::Integer(p) => p.ring().bits(),
+            ParamsInner::Partitioned(p) => p.field().modulus_bits(),
         }
     }
 
@@ -348,6 +381,7 @@ impl LinearParams for ValidAnyParams {
             ParamsInner::F127(p) => DomainInner::F127(*p.field()),
             ParamsInner::Big(p) => DomainInner::Big(p.field().clone()),
             ParamsInner::Wide(p) => DomainInner::Word(*p.field()),
+            ParamsInner::Partitioned(p) => DomainInner::Word(*p.field()),
             ParamsInner::Integer(p) => DomainInner::Ring(p.ring().clone()),
         })
     }
@@ -359,6 +393,7 @@ impl LinearParams for ValidAnyParams {
             ParamsInner::Big(p) => p.num_elements(),
             ParamsInner::Wide(p) => p.num_elements(),
             ParamsInner::Integer(p) => p.num_elements(),
+            ParamsInner::Partitioned(p) => p.num_elements(),
         }
     }
 
@@ -369,6 +404,7 @@ impl LinearParams for ValidAnyParams {
             (ParamsInner::Big(a), ParamsInner::Big(b)) => a.check_same(b),
             (ParamsInner::Wide(a), ParamsInner::Wide(b)) => a.check_same(b),
             (ParamsInner::Integer(a), ParamsInner::Integer(b)) => a.check_same(b),
+            (ParamsInner::Partitioned(a), ParamsInner::Partitioned(b)) => a.check_same(b),
             _ => Err(mismatch()),
         }
     }
@@ -387,6 +423,9 @@ impl LinearParams for ValidAnyParams {
             ParamsInner::Big(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
             ParamsInner::Wide(p) => p.frame(masked, &reduced(p.field(), elements), client_id, ctx),
             ParamsInner::Integer(p) => p.frame(masked, elements, client_id, ctx),
+            ParamsInner::Partitioned(p) => {
+                p.frame(masked, &reduced(p.field(), elements), client_id, ctx)
+            }
         }
     }
 
@@ -397,6 +436,7 @@ impl LinearParams for ValidAnyParams {
             ParamsInner::Big(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
             ParamsInner::Wide(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
             ParamsInner::Integer(p) => p.parse_frame(masked, frame)?,
+            ParamsInner::Partitioned(p) => canon(p.field(), &p.parse_frame(masked, frame)?),
         })
     }
 }

@@ -333,21 +333,20 @@ impl<F: FiniteField> LinearParams for ValidPartitionParams<F> {
         Ok(())
     }
 
-    /// Kind [`FrameKind::Sketch`], or [`FrameKind::Masked`] for a message,
-    /// as a plain [`Sketch`](crate::Sketch), with capacity `t_b` and the
-    /// bucket count `G >= 1` in the `channels` field (a plain sketch's is
-    /// 0, so neither receiver accepts the other's frames). The hash key is
-    /// not on the wire: it is agreed with the rest of the parameters.
+    /// Kind [`FrameKind::Partitioned`], masked or not (as the wide-key and
+    /// integer sketches; the message layer says which), with capacity `t_b`
+    /// and the bucket count `G >= 1` in the `channels` field. The hash key
+    /// is not on the wire: it is agreed with the rest of the parameters.
     fn frame(
         &self,
-        masked: bool,
+        _masked: bool,
         elements: &[F::Elem],
         client_id: u64,
         ctx: &RoundContext,
     ) -> Frame {
         let f = self.field();
         Frame::build(
-            kind(masked),
+            FrameKind::Partitioned,
             &f.characteristic(),
             self.bucket_capacity(),
             self.bucket.extra(),
@@ -359,8 +358,8 @@ impl<F: FiniteField> LinearParams for ValidPartitionParams<F> {
         )
     }
 
-    fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<F::Elem>> {
-        frame.expect_kind(kind(masked))?;
+    fn parse_frame(&self, _masked: bool, frame: &Frame) -> SketchResult<Vec<F::Elem>> {
+        frame.expect_kind(FrameKind::Partitioned)?;
         let f = self.field();
         frame.expect_shape(
             &f.characteristic(),
@@ -370,13 +369,5 @@ impl<F: FiniteField> LinearParams for ValidPartitionParams<F> {
             self.buckets,
         )?;
         frame.field_elements(f, self.num_elements())
-    }
-}
-
-fn kind(masked: bool) -> FrameKind {
-    if masked {
-        FrameKind::Masked
-    } else {
-        FrameKind::Sketch
     }
 }
