@@ -53,7 +53,7 @@ use num_bigint::BigUint;
 use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::{
     AnyParams, AnySketch, CountPolicy, LinearParams, Scheme, SketchParams, ValidAnyParams,
-    fits_word_field,
+    fastest_scheme,
 };
 
 use crate::ids::derive_bytes;
@@ -191,16 +191,19 @@ impl Aggregation {
         let extra = spec.scma.extra();
         let sketch = SketchParams::new(t, spec.num_bins.clone()).with_extra(extra);
         // One field holds the key domain and signed differences of totals
-        // up to n; Auto takes field keys when that bound fits one word.
+        // up to n; Auto asks the cost model for the fastest scheme.
         let bound = spec.num_bins.clone().max(BigUint::from(n) * 2u32);
-        let wide = || Scheme::WideKeys {
-            hash_key: derive_bytes(spec.seed, "wide-hash-key", 0),
-        };
+        // The public hash key of wide keys and partitioned buckets.
+        let hash_key = derive_bytes(spec.seed, "wide-hash-key", 0);
         let (params, delta) = match spec.scma {
-            Scma::Auto { .. } if fits_word_field(&bound) => {
-                paired(Scheme::FieldKeys, sketch, &bound, n)?
+            Scma::Auto { .. } => {
+                let scheme = fastest_scheme(&sketch, &bound, hash_key)?;
+                paired(scheme, sketch, &bound, n)?
             }
-            Scma::Auto { .. } | Scma::Wide { .. } => paired(wide(), sketch, &bound, n)?,
+            Scma::Wide { .. } => paired(Scheme::WideKeys { hash_key }, sketch, &bound, n)?,
+            Scma::Partitioned { .. } => {
+                paired(Scheme::Partitioned { hash_key }, sketch, &bound, n)?
+            }
             Scma::Field { .. } => paired(Scheme::FieldKeys, sketch, &bound, n)?,
             Scma::Integer { max_capacity, .. } => {
                 if t > *max_capacity {

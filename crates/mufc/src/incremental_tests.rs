@@ -91,6 +91,7 @@ fn schemes() -> Vec<(ValidAnyParams, BigUint)> {
         out.push(params(Scheme::FieldKeys, bits));
     }
     out.push(params(Scheme::WideKeys { hash_key: [7; 32] }, 100));
+    out.push(params(Scheme::Partitioned { hash_key: [7; 32] }, 40));
     out.push(params(Scheme::Integer, 12));
     out
 }
@@ -128,12 +129,14 @@ const MIX: Mixture = Mixture {
 };
 
 /// The modes with sketches: every scheme, the mask sources it allows.
-const MODES: [(Privacy, Masking); 6] = [
+const MODES: [(Privacy, Masking); 8] = [
     (Privacy::Scma, Masking::Dealer),
     (Privacy::Scma, Masking::Pairwise),
     (Privacy::Scma, Masking::SecAgg),
     (Privacy::ScmaWide, Masking::Dealer),
     (Privacy::ScmaWide, Masking::SecAgg),
+    (Privacy::ScmaPartitioned, Masking::Dealer),
+    (Privacy::ScmaPartitioned, Masking::SecAgg),
     (Privacy::ScmaInteger, Masking::Dealer),
 ];
 

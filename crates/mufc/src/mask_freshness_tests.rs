@@ -26,13 +26,14 @@ const MIX: Mixture = Mixture {
     sigma: 0.1,
 };
 
-/// Every mode with masks: the three schemes, the three mask sources.
-const MODES: [(Privacy, Masking); 6] = [
+/// Every mode with masks: the four schemes, the three mask sources.
+const MODES: [(Privacy, Masking); 7] = [
     (Privacy::Scma, Masking::Dealer),
     (Privacy::Scma, Masking::Pairwise),
     (Privacy::Scma, Masking::SecAgg),
     (Privacy::ScmaWide, Masking::Dealer),
     (Privacy::ScmaWide, Masking::SecAgg),
+    (Privacy::ScmaPartitioned, Masking::Pairwise),
     (Privacy::ScmaInteger, Masking::Pairwise),
 ];
 

@@ -70,13 +70,15 @@ impl Default for Channel {
 #[non_exhaustive]
 pub enum Scma {
     /// The fastest exact sketch for the parameters, chosen when the
-    /// federation is built: bin indices as keys in GF(27 * 2^59 + 1) when
-    /// `max(B^d, 2n)` fits in it (one word: the decoder's fastest field),
-    /// else wide keys in that field. A field of more than one word is
-    /// never faster: its root finding has no Graeffe transforms (measured
-    /// on the built-in data, docs/benchmarks.md: 1159 ms in GF(2^127 - 1)
-    /// against 30 ms with wide keys). The default; the fit report names
-    /// the choice ([`SketchInfo::scheme`](crate::SketchInfo)).
+    /// federation is built by `syndrome-agg`'s measured cost model
+    /// ([`syndrome_agg::fastest_scheme`]) among field keys, wide keys and
+    /// partitioned sketches: in practice bin indices as keys in
+    /// GF(27 * 2^59 + 1) when `max(B^d, 2n)` fits in it and `t <= 2000`, a
+    /// partitioned sketch in that field for larger `t`, and wide keys in
+    /// that field when the bound needs more than one word (a field of more
+    /// than one word is 35 to 500 times slower on the built-in and
+    /// scikit-learn data, docs/benchmarks.md). The default; the fit report
+    /// names the choice ([`SketchInfo::scheme`](crate::SketchInfo)).
     Auto {
         /// Where the masks come from.
         masks: Masks,
@@ -99,6 +101,16 @@ pub enum Scma {
         /// Where the masks come from.
         masks: Masks,
         /// `r`, the extra check syndromes.
+        extra: usize,
+    },
+    /// Partitioned sketches (`syndrome_agg::partitioned`): bin indices
+    /// hashed into `ceil(t / 2000)` buckets, each a field sketch in
+    /// GF(27 * 2^59 + 1), decoded side by side (beyond the paper; for
+    /// large `t`). Needs `max(B^d, 2n)` to fit that field.
+    Partitioned {
+        /// Where the masks come from.
+        masks: Masks,
+        /// `r`, the extra check syndromes (per bucket).
         extra: usize,
     },
     /// The deterministic integer decoder of Appendix K: exact integers
@@ -148,6 +160,14 @@ impl Scma {
         }
     }
 
+    /// Partitioned sketches with `masks` and the default `r`.
+    pub fn partitioned(masks: Masks) -> Self {
+        Self::Partitioned {
+            masks,
+            extra: syndrome_agg::DEFAULT_EXTRA,
+        }
+    }
+
     /// The integer decoder with `masks`, the default `r` and the default
     /// capacity cap [`DEFAULT_INTEGER_MAX_CAPACITY`].
     pub fn integer(masks: RingMasks) -> Self {
@@ -167,6 +187,7 @@ impl Scma {
             Self::Auto { extra, .. }
             | Self::Field { extra, .. }
             | Self::Wide { extra, .. }
+            | Self::Partitioned { extra, .. }
             | Self::Integer { extra, .. } => {
                 *extra = r;
             }
@@ -190,6 +211,7 @@ impl Scma {
             Self::Auto { extra, .. }
             | Self::Field { extra, .. }
             | Self::Wide { extra, .. }
+            | Self::Partitioned { extra, .. }
             | Self::Integer { extra, .. } => *extra,
         }
     }
@@ -197,20 +219,23 @@ impl Scma {
     /// The masks.
     pub fn masks(&self) -> Masks {
         match self {
-            Self::Auto { masks, .. } | Self::Field { masks, .. } | Self::Wide { masks, .. } => {
-                *masks
-            }
+            Self::Auto { masks, .. }
+            | Self::Field { masks, .. }
+            | Self::Wide { masks, .. }
+            | Self::Partitioned { masks, .. } => *masks,
             Self::Integer { masks, .. } => (*masks).into(),
         }
     }
 
     /// The sketch's name ([`Privacy::Scma`], [`Privacy::ScmaField`],
-    /// [`Privacy::ScmaWide`] or [`Privacy::ScmaInteger`]).
+    /// [`Privacy::ScmaWide`], [`Privacy::ScmaPartitioned`] or
+    /// [`Privacy::ScmaInteger`]).
     pub fn privacy(&self) -> Privacy {
         match self {
             Self::Auto { .. } => Privacy::Scma,
             Self::Field { .. } => Privacy::ScmaField,
             Self::Wide { .. } => Privacy::ScmaWide,
+            Self::Partitioned { .. } => Privacy::ScmaPartitioned,
             Self::Integer { .. } => Privacy::ScmaInteger,
         }
     }
@@ -346,6 +371,7 @@ impl Channel {
                 ));
             }
             (Privacy::ScmaWide, _) => Self::Scma(Scma::wide(masks)),
+            (Privacy::ScmaPartitioned, _) => Self::Scma(Scma::partitioned(masks)),
             (Privacy::ScmaField, _) => Self::Scma(Scma::field(masks)),
             (Privacy::Scma, _) => Self::Scma(Scma::auto(masks)),
         })

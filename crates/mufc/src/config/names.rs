@@ -84,11 +84,12 @@ named_enum! {
     pub enum Privacy {
         /// Secure compressed multiset aggregation (Algorithm 2 of the
         /// paper) with the fastest exact sketch for the parameters
-        /// ([`Scma::Auto`](crate::Scma::Auto)): field keys in the word-size
-        /// field when `max(B^d, 2n)` fits in it, else wide keys. The
-        /// default.
+        /// ([`Scma::Auto`](crate::Scma::Auto), by a measured cost model):
+        /// field keys in the word-size field when `max(B^d, 2n)` fits in
+        /// it, partitioned sketches there for `t` above 2000, else wide
+        /// keys. The default.
         #[default]
-        Scma => "scma" | "SCMA with the fastest exact sketch (field keys if B^d fits a word, else wide keys)",
+        Scma => "scma" | "SCMA with the fastest exact sketch by a measured cost model (field keys if B^d fits a word, partitioned for t > 2000, else wide keys)",
         /// SCMA over the cheapest finite field with `p > max(B^d, 2n)`
         /// (the factor 2 leaves room for the signed differences that
         /// unlearning decodes), with `r` extra check syndromes, whatever
@@ -104,6 +105,11 @@ named_enum! {
         /// index travel as the key, decoded in GF(2^61 - 1) whatever the
         /// size of `B^d` (beyond the paper; for large d).
         ScmaWide => "scma-wide" | "SCMA with wide (hashed) keys, for large d",
+        /// SCMA with partitioned sketches (`syndrome_agg::partitioned`):
+        /// bin indices hashed into buckets of about 2000 keys in the
+        /// word-size field, decoded side by side (beyond the paper; for
+        /// large `t` when `max(B^d, 2n)` fits one word).
+        ScmaPartitioned => "scma-partitioned" | "SCMA with partitioned sketches (buckets of about 2000 keys), for large t",
         /// The simplified scheme of Algorithm 5 (Appendix I): each client
         /// sends its exact local centroids and cluster sizes in the clear;
         /// no quantization (no box, no `gamma`); the server clusters the
@@ -285,7 +291,7 @@ mod tests {
         let err = "Scma".parse::<Privacy>().unwrap_err();
         assert!(
             err.to_string()
-                .contains("scma, scma-field, scma-integer, scma-wide, plain")
+                .contains("scma, scma-field, scma-integer, scma-wide, scma-partitioned, plain")
         );
     }
 }

@@ -8,6 +8,11 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 6: `Scma::Auto` chooses by `syndrome-agg`'s measured cost
+/// model, which may pick a partitioned sketch (and `Scma::Partitioned`);
+/// a version 5 file could rebuild a different scheme than it was saved
+/// with, so it is refused.
+///
 /// Version 5: the channel's `Scma::Auto` (the default: the fastest exact
 /// sketch) and the fit report's sketch scheme. A version 4 file is
 /// refused.
@@ -23,7 +28,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 5;
+const VERSION: u8 = 6;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;
