@@ -475,7 +475,9 @@ mod tests {
     #[ignore = "timing: cargo test -p field --release --lib -- --ignored --nocapture timing_"]
     fn timing_ntt_threshold() {
         fn run<F: FiniteField>(name: &str, f: &F) {
-            for n in [16usize, 24, 32, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512] {
+            for n in [
+                8usize, 12, 16, 24, 32, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512,
+            ] {
                 let a = random_coeffs(f, n, 3);
                 let b = random_coeffs(f, n, 4);
                 let reps = (1 << 14) / n;
