@@ -7,10 +7,15 @@ use crate::{Field, FieldError, FiniteField, primes, word};
 
 /// From this many coefficients in the shorter factor, an [`Fp64`] whose
 /// `p - 1` has enough factors of two multiplies polynomials by transforms
-/// in the field; below it, Karatsuba. The same crossover as
-/// [`Goldilocks`](crate::Goldilocks)'s (measured there, docs/benchmarks.md):
-/// the Montgomery product costs about the same as its reduction.
-const NTT_THRESHOLD: usize = 64;
+/// in the field; below it, Karatsuba. Measured over [`Fp64::proth`] with
+/// two factors of `n` terms (the ignored test
+/// `transform::tests::timing_ntt_threshold`, medians of 31 alternating
+/// rounds, transform tables cached): Karatsuba takes 0.67 times the
+/// transform product's time at 12 terms, 1.15 times at 16, 2.1 times at
+/// 32 and 3.6 to 4.1 times at 64 (docs/benchmarks.md). Far below
+/// [`Goldilocks`](crate::Goldilocks)'s crossover: Karatsuba's Montgomery
+/// products cost more there than the special reduction of `2^64 - 2^32 + 1`.
+const NTT_THRESHOLD: usize = 16;
 
 /// `27 * 2^59 + 1`, a Proth prime just below `2^64`: its multiplicative
 /// group has order `3^3 * 2^59`, so an [`Fp64`] over it multiplies

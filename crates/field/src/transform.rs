@@ -11,35 +11,57 @@
 //! back. A product never needs the natural order of the values, so neither
 //! direction spends a pass on the bit-reversal permutation.
 
+use std::any::Any;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use crate::{Field, FiniteField};
 
-/// The twiddle factors of transforms of length `n = 2^log`.
+/// The transforms of length `n = 2^log`: their twiddle factors and `1/n`.
 ///
 /// Stage `h` (a butterfly span of `2h`, for `h = 1, 2, 4, ..., n/2`) uses
 /// the `h` powers `w_(2h)^j`, `j < h`, of a primitive `2h`-th root: they
 /// are stored contiguously at `[h, 2h)`, so every stage reads its factors
 /// in order (a single table read with a stride would miss the cache at
 /// the small stages of a large transform).
+///
+/// Stage `h`'s factors do not depend on `n`, so the tables of a length
+/// `N >= n` begin with those of `n`: the tables are built once per field,
+/// for the largest length used so far, and shared (see [`tables`]).
 pub(crate) struct Ntt<E> {
     log: u32,
-    forward: Vec<E>,
-    inverse: Vec<E>,
+    /// At least `2^log` entries; the transforms read the first `2^log`.
+    forward: Arc<Vec<E>>,
+    inverse: Arc<Vec<E>>,
     /// `1/n`, applied by the inverse transform.
     n_inv: E,
 }
 
 impl<E: Clone> Ntt<E> {
-    /// The tables for length `2^log`, or `None` if the field has no root
-    /// of unity of that order.
+    /// The transforms of length `2^log`, or `None` if the field has no
+    /// root of unity of that order. The tables come from the cache of
+    /// [`tables`] when it holds this field's.
     pub(crate) fn new<F: FiniteField<Elem = E>>(f: &F, log: u32) -> Option<Self> {
-        let n = 1usize.checked_shl(log)?;
-        let w = f.two_adic_root(log)?;
-        let w_inv = f.inv(&w)?;
-        let n_inv = f.inv(&f.from_u64(u64::try_from(n).ok()?))?;
+        let (w, n_inv) = root_and_scale(f, log)?;
+        let (forward, inverse) = tables(f, log, &w)?;
         Some(Self {
             log,
-            forward: stage_tables(f, &w, n),
-            inverse: stage_tables(f, &w_inv, n),
+            forward,
+            inverse,
+            n_inv,
+        })
+    }
+
+    /// As [`new`](Self::new), with the tables built afresh and not cached:
+    /// what every product did before the cache, kept for the test that
+    /// the cached tables are the same and for timing the two.
+    #[cfg(test)]
+    fn new_uncached<F: FiniteField<Elem = E>>(f: &F, log: u32) -> Option<Self> {
+        let (w, n_inv) = root_and_scale(f, log)?;
+        let (forward, inverse) = build_tables(f, log, &w)?;
+        Some(Self {
+            log,
+            forward,
+            inverse,
             n_inv,
         })
     }
@@ -103,6 +125,118 @@ impl<E: Clone> Ntt<E> {
     }
 }
 
+/// A primitive `2^log`-th root of unity and `1/2^log`, if they exist.
+fn root_and_scale<F: FiniteField>(f: &F, log: u32) -> Option<(F::Elem, F::Elem)> {
+    let n = 1usize.checked_shl(log)?;
+    let w = f.two_adic_root(log)?;
+    let n_inv = f.inv(&f.from_u64(u64::try_from(n).ok()?))?;
+    Some((w, n_inv))
+}
+
+/// The forward and inverse stage tables of length `2^log` for the
+/// primitive root `w`.
+type Tables<E> = (Arc<Vec<E>>, Arc<Vec<E>>);
+
+/// The forward and inverse stage tables of [`Ntt`] for the primitive
+/// `2^log`-th root `w`, built afresh.
+fn build_tables<F: Field>(f: &F, log: u32, w: &F::Elem) -> Option<Tables<F::Elem>> {
+    let n = 1usize.checked_shl(log)?;
+    let w_inv = f.inv(w)?;
+    Some((
+        Arc::new(stage_tables(f, w, n)),
+        Arc::new(stage_tables(f, &w_inv, n)),
+    ))
+}
+
+/// How many fields' tables [`tables`] keeps, most recently used first. A
+/// program multiplies in one or two transform fields (the decoder's); the
+/// bound keeps the memory bounded in one that cycles through many moduli.
+const CACHED_FIELDS: usize = 4;
+
+/// The longest transform whose tables [`tables`] keeps: `2^20` points,
+/// 16 MiB of tables (forward and inverse) per field of 8-byte elements.
+/// Longer transforms build theirs on each call, which then costs a small
+/// part of the transforms themselves, and the memory is returned.
+const MAX_CACHED_LOG: u32 = 20;
+
+/// One field's tables in the cache of [`tables`]: those of `2^log`
+/// points, which serve every shorter transform too.
+struct Cached<F: Field> {
+    field: F,
+    log: u32,
+    forward: Arc<Vec<F::Elem>>,
+    inverse: Arc<Vec<F::Elem>>,
+}
+
+/// The tables cached per field value, most recently used first, of
+/// whatever field types the program uses (hence `Any`, and a list rather
+/// than a map: the fields are compared with `==`, and there are at most
+/// [`CACHED_FIELDS`] of them).
+///
+/// A cache in the context types themselves would not fit them: `Fp64` is
+/// `Copy` and serialized as its bare modulus, and `Goldilocks` is
+/// zero-sized. The lock is held only to look up and to insert, never
+/// while a table is built.
+static CACHE: Mutex<Vec<Box<dyn Any + Send + Sync>>> = Mutex::new(Vec::new());
+
+/// The stage tables of length `2^log` for `f`, whose primitive `2^log`-th
+/// root is `w` (from [`FiniteField::two_adic_root`]): the first `2^log`
+/// entries of `f`'s cached tables if they are at least that long, else
+/// tables built for `2^log` and cached for the next call.
+///
+/// A cached table serves a shorter length only if its stage of that
+/// length holds the powers of `w` itself: true when the field's roots
+/// are squares of one another, as in `Fp64` and `Goldilocks`, and checked,
+/// so that a field whose roots are not gets fresh tables instead of
+/// wrong ones. With it the entries are exactly those of fresh tables (the
+/// same field elements, and elements are reduced, so the same values).
+fn tables<F: FiniteField>(f: &F, log: u32, w: &F::Elem) -> Option<Tables<F::Elem>> {
+    if log > MAX_CACHED_LOG {
+        return build_tables(f, log, w);
+    }
+    let n = 1usize << log;
+    {
+        let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+        let hit = cache.iter().position(|entry| {
+            entry.downcast_ref::<Cached<F>>().is_some_and(|c| {
+                c.field == *f && c.log >= log && (log < 2 || c.forward[n / 2 + 1] == *w)
+            })
+        });
+        if let Some(i) = hit {
+            cache[..=i].rotate_right(1);
+            let c = cache[0].downcast_ref::<Cached<F>>()?;
+            return Some((Arc::clone(&c.forward), Arc::clone(&c.inverse)));
+        }
+    }
+    let (forward, inverse) = build_tables(f, log, w)?;
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    let same_field = cache.iter().position(|entry| {
+        entry
+            .downcast_ref::<Cached<F>>()
+            .is_some_and(|c| c.field == *f)
+    });
+    // Another thread may have cached longer tables meanwhile; keep those.
+    let longer_cached = same_field
+        .and_then(|i| cache[i].downcast_ref::<Cached<F>>())
+        .is_some_and(|c| c.log >= log);
+    if !longer_cached {
+        if let Some(i) = same_field {
+            cache.remove(i);
+        }
+        cache.insert(
+            0,
+            Box::new(Cached {
+                field: f.clone(),
+                log,
+                forward: Arc::clone(&forward),
+                inverse: Arc::clone(&inverse),
+            }),
+        );
+        cache.truncate(CACHED_FIELDS);
+    }
+    Some((forward, inverse))
+}
+
 /// The stage tables of [`Ntt`] for a primitive `n`-th root `w`.
 fn stage_tables<F: Field>(f: &F, w: &F::Elem, n: usize) -> Vec<F::Elem> {
     let mut table = vec![f.zero(); n.max(2)];
@@ -137,6 +271,14 @@ pub(crate) fn ntt_mul<F: FiniteField>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Op
     let len = a.len() + b.len() - 1;
     let log = len.next_power_of_two().trailing_zeros();
     let ntt = Ntt::new(f, log)?;
+    Some(product(f, &ntt, a, b))
+}
+
+/// The product of `a` and `b` by the transforms `ntt`, long enough for
+/// it (`a.len() + b.len() - 1 <= ntt.len()`).
+fn product<F: Field>(f: &F, ntt: &Ntt<F::Elem>, a: &[F::Elem], b: &[F::Elem]) -> Vec<F::Elem> {
+    let len = a.len() + b.len() - 1;
+    debug_assert!(len <= ntt.len());
     let (mut fa, fb) = crate::par::join(
         ntt.len(),
         || ntt.forward_padded(f, a),
@@ -147,7 +289,7 @@ pub(crate) fn ntt_mul<F: FiniteField>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Op
     }
     ntt.inverse(f, &mut fa);
     fa.truncate(len);
-    Some(fa)
+    fa
 }
 
 /// The product for a field with transforms: by [`ntt_mul`] when the
@@ -208,6 +350,32 @@ mod tests {
     }
 
     #[test]
+    fn cached_tables_are_the_fresh_ones_at_every_length() {
+        fn check<F: FiniteField>(f: &F, logs: &[u32]) {
+            for &log in logs {
+                let cached = Ntt::new(f, log).unwrap();
+                let fresh = Ntt::new_uncached(f, log).unwrap();
+                let n = fresh.len();
+                assert!(cached.forward.len() >= n && cached.inverse.len() >= n);
+                // Entry 0 is unused (and a placeholder in both).
+                assert_eq!(cached.forward[1..n], fresh.forward[1..n], "log {log}");
+                assert_eq!(cached.inverse[1..n], fresh.inverse[1..n], "log {log}");
+                assert_eq!(cached.n_inv, fresh.n_inv);
+            }
+        }
+        // Growing, then shorter lengths read from the longest tables.
+        let logs: Vec<u32> = (0..=12).chain((0..12).rev()).collect();
+        check(&Goldilocks, &logs);
+        check(&Fp64::proth(), &logs);
+        check(&Fp64::new(65_537).unwrap(), &logs);
+        // More fields than the cache holds, in turn: evicted and rebuilt.
+        let primes = [7_340_033, 12_289, 40_961, 65_537, 786_433, 5_767_169];
+        for p in primes.into_iter().chain(primes) {
+            check(&Fp64::new(p).unwrap(), &[9, 3, 11, 2]);
+        }
+    }
+
+    #[test]
     fn products_match_karatsuba() {
         let f = Fp64::new(7681).unwrap(); // 15 * 2^9 + 1
         let a: Vec<_> = (0..37u64).map(|i| f.from_u64(i * 7 + 1)).collect();
@@ -219,5 +387,117 @@ mod tests {
         // 2^10 > 2^9 points: no root of unity of that order.
         let long: Vec<_> = (0..600u64).map(|i| f.from_u64(i)).collect();
         assert!(ntt_mul(&f, &long, &long).is_none());
+    }
+
+    /// The median of `samples` seconds, in microseconds.
+    fn median_us(samples: &mut [f64]) -> f64 {
+        samples.sort_by(f64::total_cmp);
+        samples[samples.len() / 2] * 1e6
+    }
+
+    /// Runs `a` and `b` for `rounds` rounds of `reps` calls each,
+    /// alternating which goes first, and returns their medians per call
+    /// in microseconds.
+    fn alternate(
+        rounds: usize,
+        reps: usize,
+        mut a: impl FnMut(),
+        mut b: impl FnMut(),
+    ) -> (f64, f64) {
+        let time = |g: &mut dyn FnMut()| {
+            let start = std::time::Instant::now();
+            for _ in 0..reps {
+                g();
+            }
+            start.elapsed().as_secs_f64() / reps as f64
+        };
+        let (mut ta, mut tb) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                ta.push(time(&mut a));
+                tb.push(time(&mut b));
+            } else {
+                tb.push(time(&mut b));
+                ta.push(time(&mut a));
+            }
+        }
+        (median_us(&mut ta), median_us(&mut tb))
+    }
+
+    fn random_coeffs<F: FiniteField>(f: &F, n: usize, seed: u64) -> Vec<F::Elem> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                f.from_u64(s)
+            })
+            .collect()
+    }
+
+    /// Products of two factors of `2^log / 2` terms (transforms of `2^log`
+    /// points), with the tables built on every product as before the
+    /// cache against [`ntt_mul`] with the cache. Timing, not a test; the
+    /// figures are in docs/benchmarks.md.
+    #[test]
+    #[ignore = "timing: cargo test -p field --release --lib -- --ignored --nocapture timing_"]
+    fn timing_twiddle_cache() {
+        fn run<F: FiniteField>(name: &str, f: &F) {
+            for log in [10u32, 13, 15] {
+                let half = 1usize << (log - 1);
+                let a = random_coeffs(f, half, 1);
+                let b = random_coeffs(f, half, 2);
+                let reps = (1usize << 16 >> log).max(2);
+                let (fresh, cached) = alternate(
+                    31,
+                    reps,
+                    || {
+                        let ntt = Ntt::new_uncached(f, log).unwrap();
+                        std::hint::black_box(product(f, &ntt, &a, &b));
+                    },
+                    || {
+                        std::hint::black_box(ntt_mul(f, &a, &b));
+                    },
+                );
+                println!(
+                    "{name} 2^{log} points: tables per product {fresh:.1} us, cached {cached:.1} us, ratio {:.3}",
+                    fresh / cached
+                );
+            }
+        }
+        run("fp64-proth", &Fp64::proth());
+        run("goldilocks", &Goldilocks);
+    }
+
+    /// The transform product (tables cached) against Karatsuba's for two
+    /// factors of `n` terms, for the fields' `NTT_THRESHOLD`s. Timing, not
+    /// a test; the figures are in docs/benchmarks.md.
+    #[test]
+    #[ignore = "timing: cargo test -p field --release --lib -- --ignored --nocapture timing_"]
+    fn timing_ntt_threshold() {
+        fn run<F: FiniteField>(name: &str, f: &F) {
+            for n in [
+                8usize, 12, 16, 24, 32, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512,
+            ] {
+                let a = random_coeffs(f, n, 3);
+                let b = random_coeffs(f, n, 4);
+                let reps = (1 << 14) / n;
+                let (ntt, kara) = alternate(
+                    31,
+                    reps,
+                    || {
+                        std::hint::black_box(ntt_mul(f, &a, &b));
+                    },
+                    || {
+                        std::hint::black_box(crate::karatsuba::karatsuba(f, &a, &b));
+                    },
+                );
+                println!(
+                    "{name} n={n}: ntt {ntt:.2} us, karatsuba {kara:.2} us, karatsuba/ntt {:.3}",
+                    kara / ntt
+                );
+            }
+        }
+        run("fp64-proth", &Fp64::proth());
+        run("goldilocks", &Goldilocks);
     }
 }
