@@ -44,8 +44,9 @@
 //! with IEEE basic operations only, so every platform derives the same
 //! `t_b` from the same public parameters. The default `lambda` is
 //! [`DEFAULT_OVERFLOW_EXPONENT`] (30), the default `G`
-//! [`default_buckets`]`(t) = ceil(t / 2000)` ([`DEFAULT_KEYS_PER_BUCKET`],
-//! a placeholder to tune).
+//! [`default_buckets`]`(t) = ceil(t / 2000)` ([`DEFAULT_KEYS_PER_BUCKET`]:
+//! the bytes stay within 1.17 times one sketch's; smaller buckets decode
+//! faster for more bytes, measured in docs/benchmarks.md).
 //!
 //! An adversary who knows the hash key can of course put more than `t_b`
 //! keys in one bucket; like any over-capacity aggregate, that is a typed
