@@ -61,7 +61,14 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
         // 300`, where the default is a partitioned sketch).
         ("iris (L = 10)", 150, 4, 3, 10, None),
         ("wine (L = 10)", 178, 13, 3, 10, None),
-        ("Gaussian, gamma = 0.05, L = 300", 30_000, 10, 10, 300, Some(20)),
+        (
+            "Gaussian, gamma = 0.05, L = 300",
+            30_000,
+            10,
+            10,
+            300,
+            Some(20),
+        ),
     ];
     println!(
         "| data set | n | d | K | L | t | B | log2 N | field keys (bits) | wide keys (c) | partitioned (G) | integer (k bits) | dense masked vector | default (cost model) |"
@@ -101,10 +108,7 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
         let partitioned = if bound < BigUint::from(P_PROTH) {
             let p = validate(Scheme::Partitioned { hash_key: [0; 32] })?;
             let (g, _) = syndrome_agg::cost::default_partition(t);
-            format!(
-                "{} ({g})",
-                human(bytes(p.num_elements(), p.modulus_bits()))
-            )
+            format!("{} ({g})", human(bytes(p.num_elements(), p.modulus_bits())))
         } else {
             "- (N beyond one word)".to_string()
         };

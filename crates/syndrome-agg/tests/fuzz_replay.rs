@@ -29,6 +29,18 @@ fn m6_partitioned_decode() {
     );
 }
 
+/// Few inputs: each builds and decodes a sketch of capacity 1100 to 4000
+/// (the half-GCD, the remainder tree and the buckets' fast paths).
+#[test]
+fn m6_large_decode() {
+    replay(
+        "sagg_large_decode",
+        6,
+        48,
+        testkit::sagg::fuzz_large::large_decode,
+    );
+}
+
 #[test]
 fn m6_frame_parse() {
     replay("sagg_frame_parse", 400, 256, fuzz::frame_parse);

@@ -49,6 +49,11 @@ pub const TARGETS: &[Target] = &[
         crate::sagg::fuzz::partitioned_decode,
     ),
     (
+        "sagg_large_decode",
+        "testkit::sagg::fuzz_large::large_decode",
+        crate::sagg::fuzz_large::large_decode,
+    ),
+    (
         "sagg_integer_decode",
         "testkit::sagg::fuzz::integer_decode",
         crate::sagg::fuzz::integer_decode,
@@ -172,6 +177,17 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             (
                 "fp65537",
                 cat(&[&[3, 1, 2, 2], &le(1000), &[1], &random(27)]),
+            ),
+        ],
+        "sagg_large_decode" => vec![
+            // Shape 0 (t = 1100, r = 1), exactly t keys, uncorrupted.
+            ("half-gcd-exact", cat(&[&[4, 1], &le(1)])),
+            // Shape 1 (t = 1600: the remainder tree), t + 1 keys, r = 2.
+            ("tree-over-capacity", cat(&[&[10, 3], &le(2)])),
+            // Shape 2 (partitioned), fewer keys, two corruptions.
+            (
+                "partitioned-corrupted",
+                cat(&[&[2, 40], &le(3), &[7, 0], &le(1), &[0, 4], &le(u64::MAX)]),
             ),
         ],
         "sagg_partitioned_decode" => vec![

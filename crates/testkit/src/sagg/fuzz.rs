@@ -19,10 +19,10 @@ use syndrome_agg::{
 };
 
 /// A cursor over fuzz bytes that yields zeros once they run out.
-struct Bytes<'a>(&'a [u8]);
+pub(crate) struct Bytes<'a>(pub(crate) &'a [u8]);
 
 impl Bytes<'_> {
-    fn byte(&mut self) -> u8 {
+    pub(crate) fn byte(&mut self) -> u8 {
         match self.0.split_first() {
             Some((&b, rest)) => {
                 self.0 = rest;
@@ -31,7 +31,7 @@ impl Bytes<'_> {
             None => 0,
         }
     }
-    fn u64(&mut self) -> u64 {
+    pub(crate) fn u64(&mut self) -> u64 {
         let mut v = [0u8; 8];
         v.iter_mut().for_each(|b| *b = self.byte());
         u64::from_le_bytes(v)
@@ -39,7 +39,7 @@ impl Bytes<'_> {
     fn take(&mut self, n: usize) -> Vec<u8> {
         (0..n).map(|_| self.byte()).collect()
     }
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
