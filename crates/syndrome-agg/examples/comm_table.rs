@@ -45,9 +45,11 @@ fn bytes(elements: usize, bits: u64) -> u64 {
         .saturating_mul(bits.div_ceil(8))
 }
 
+/// A data set's shape: name, n, d, K, L, and B (`None`: `ceil(sqrt(n))`).
+type Shape = (&'static str, u64, u32, u64, u64, Option<u64>);
+
 fn main() -> Result<(), syndrome_agg::SketchError> {
-    // (name, n, d, K, L, B): B = None takes ceil(sqrt(n)).
-    let sets: [(&str, u64, u32, u64, u64, Option<u64>); 10] = [
+    let sets: [Shape; 10] = [
         ("Celltype", 12_009, 10, 4, 100, None),
         ("Postures", 74_975, 15, 5, 100, None),
         ("Covtype", 15_120, 52, 7, 100, None),
