@@ -209,18 +209,33 @@ fn check_kept(fed: &Federation) -> Result<(), String> {
 
 /// One request: for each `(client, positions)`, the points at those
 /// positions (modulo the client's size) of the client at that index
-/// (modulo the number of clients).
-fn request(fed: &Federation, steps: &[(usize, Vec<usize>)]) -> Option<RemovalRequest> {
+/// (modulo the number of clients), never a point requested before
+/// (`removed`, deferred requests included) and leaving every client of
+/// `data` at least two points (the retrained oracle needs the clients'
+/// `k = 2` distinct points).
+fn request(
+    fed: &Federation,
+    steps: &[(usize, Vec<usize>)],
+    removed: &BTreeMap<ClientId, Vec<seeding::PointId>>,
+    data: &[seeding::Dataset],
+) -> Option<RemovalRequest> {
     let mut points: BTreeMap<ClientId, Vec<seeding::PointId>> = BTreeMap::new();
     for (c, positions) in steps {
-        let client = fed.clients().get(c % fed.clients().len())?;
+        let index = c % fed.clients().len();
+        let client = fed.clients().get(index)?;
+        let before = removed.get(&client.id()).map_or(&[][..], Vec::as_slice);
         let ids = points.entry(client.id()).or_default();
         for p in positions {
             let id = client.data().id(p % client.data().len());
-            if !ids.contains(&id) {
+            let left = data[index].len() - before.len() - ids.len();
+            if !ids.contains(&id) && !before.contains(&id) && left > 2 {
                 ids.push(id);
             }
         }
+    }
+    points.retain(|_, ids| !ids.is_empty());
+    if points.is_empty() {
+        return None;
     }
     let mut req = RemovalRequest::new();
     for (c, ids) in points {
@@ -246,7 +261,7 @@ proptest! {
             check_kept(&fed).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
             let mut removed: BTreeMap<ClientId, Vec<seeding::PointId>> = BTreeMap::new();
             for steps in &requests {
-                let Some(req) = request(&fed, steps) else { break };
+                let Some(req) = request(&fed, steps, &removed, &data) else { break };
                 // The same federation, sending sketches encoded afresh.
                 let mut twin = fed.clone();
                 twin.forget_encoded();
