@@ -62,6 +62,14 @@
 //! change) is committed as pending: its points are still in the model, and
 //! in the store, until a later request or [`Store::flush`] applies it.
 //!
+//! # Several processes
+//!
+//! Each [`Store`] holds the federation in memory. A request takes SQLite's
+//! write lock, then checks that no other connection served a request since
+//! its state was read (the journal's last entry); if one did, the request is
+//! refused with [`StoreError::Stale`] and the store reloaded, never written
+//! over the other's work.
+//!
 //! # What this store holds
 //!
 //! The federation is simulated in one process, so this one file holds every

@@ -346,3 +346,24 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn a_request_computed_from_a_stale_state_is_refused_not_lost() {
+    // Two handles on one file (two processes): the second must not write
+    // a state computed before the first's request.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, path) = fitted(dir.path());
+    let mut b = Store::open(&path).unwrap();
+    a.forget(&records(&[1, 31])).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let err = b.forget(&records(&[2, 32])).unwrap_err();
+    assert!(matches!(err, StoreError::Stale), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // Reloaded: it knows the first request now, and serves its own.
+    assert_eq!(b.record(RecordId(1)), None);
+    assert_eq!(b.model_version(), 2);
+    b.forget(&records(&[2, 32])).unwrap();
+    let c = Store::open(&path).unwrap();
+    compare(c.federation(), &retrained(&c, &[1, 31, 2, 32], &[])).unwrap();
+    assert_eq!(c.history().unwrap().len(), 4);
+}

@@ -127,6 +127,13 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// Another connection (another process) served a request since this
+    /// store was opened: the request was not applied, and the store was
+    /// reloaded from the file; serve it again.
+    #[error(
+        "the store changed since it was opened (another process served a request); reloaded: serve the request again"
+    )]
+    Stale,
     /// A fault injected by a test
     /// ([`Store::inject_fault`](super::Store::inject_fault)); the
     /// request was rolled back.

@@ -15,6 +15,7 @@ use seeding::PointId;
 use super::error::StoreError;
 use super::fault::{FaultPoint, abort_if_asked};
 use super::handle::{Store, unix_now, write_client, write_server};
+use super::load::last_entry;
 use super::record::RecordId;
 use super::types::{AuditEntry, AuditOutcome, ForgetReport};
 use crate::federation::Loss;
@@ -307,11 +308,18 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(StoreError::db("starting the transaction"))?;
+        // The write lock is held from here: if another connection served
+        // a request since this state was read, this one was computed from
+        // a stale state and must not overwrite it.
+        if last_entry(&tx)? != self.last_entry {
+            return Err(StoreError::Stale);
+        }
         tx.execute(
             "INSERT INTO journal (request, time, kind, named) VALUES (?1, ?2, ?3, ?4)",
             params![sql(plan.request), sql(plan.time), plan.kind, plan.named],
         )
         .map_err(StoreError::db("writing the journal"))?;
+        let entry = tx.last_insert_rowid();
         Self::fault_at(fault, FaultPoint::AfterJournal)?;
         for (c, loss) in &plan.merged {
             write_changed_client(&tx, fed, *c, loss)?;
@@ -339,7 +347,9 @@ impl Store {
             .map_err(StoreError::db("writing the audit log"))?;
         }
         Self::fault_at(fault, FaultPoint::BeforeCommit)?;
-        tx.commit().map_err(StoreError::db("committing"))
+        tx.commit().map_err(StoreError::db("committing"))?;
+        self.last_entry = entry;
+        Ok(())
     }
 
     /// The audit log: one entry per request and client, oldest first.

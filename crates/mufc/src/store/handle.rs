@@ -56,6 +56,7 @@ pub struct Store {
     pub(super) fed: Federation,
     pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
     pub(super) model_version: u64,
+    pub(super) last_entry: i64,
     pub(super) fault: Option<FaultPoint>,
     pub(super) poisoned: bool,
 }
@@ -94,6 +95,10 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(StoreError::db("opening the database"))?;
+    // Another process's request holds the write lock for milliseconds:
+    // wait for it rather than fail at once.
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(StoreError::db("setting the busy timeout"))?;
     Ok(conn)
 }
 
@@ -271,6 +276,7 @@ impl Store {
                 fed,
                 records,
                 model_version: 1,
+                last_entry: 0,
                 fault: None,
                 poisoned: false,
             },
@@ -318,6 +324,7 @@ impl Store {
             fed,
             records,
             model_version,
+            last_entry,
         } = load(&conn)?;
         Ok(Self {
             conn,
@@ -325,6 +332,7 @@ impl Store {
             fed,
             records,
             model_version,
+            last_entry,
             fault: None,
             poisoned: false,
         })
@@ -338,6 +346,7 @@ impl Store {
                 self.fed = l.fed;
                 self.records = l.records;
                 self.model_version = l.model_version;
+                self.last_entry = l.last_entry;
             }
             Err(_) => self.poisoned = true,
         }

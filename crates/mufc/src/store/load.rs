@@ -20,6 +20,8 @@ pub(super) struct Loaded {
     pub(super) fed: Federation,
     pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
     pub(super) model_version: u64,
+    /// The last journal entry: another connection's request adds one.
+    pub(super) last_entry: i64,
 }
 
 /// Refuses a file that is not a store of this schema version.
@@ -150,7 +152,16 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
         fed,
         records,
         model_version,
+        last_entry: last_entry(conn)?,
     })
+}
+
+/// The last journal entry (0 for none).
+pub(super) fn last_entry(conn: &Connection) -> Result<i64, StoreError> {
+    conn.query_row("SELECT coalesce(max(entry), 0) FROM journal", [], |r| {
+        r.get(0)
+    })
+    .map_err(StoreError::db("reading the journal"))
 }
 
 /// The records, checked to name every point of every client once.
