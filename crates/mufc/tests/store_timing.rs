@@ -76,6 +76,12 @@ fn one_request_on_the_built_in_data() {
             wall.push(start.elapsed());
             assert!(!r.outcome.is_deferred());
             assert!(r.reseeded.is_empty());
+            if run == 8 {
+                println!(
+                    "policy {policy}, last request's stages: {:?}",
+                    r.removal.times
+                );
+            }
             apply.push(r.apply_time);
             commit.push(r.commit_time);
         }
