@@ -116,6 +116,7 @@
     clippy::arithmetic_side_effects
 )]
 
+mod audit;
 mod error;
 mod fault;
 mod forget;

@@ -2,8 +2,7 @@
 //! [`Store::flush`]): the library applies the request in memory, then one
 //! transaction writes the journal row, the changed clients' rows and
 //! records, the server row and the audit rows; the request is
-//! acknowledged only once that commits. And the audit log
-//! ([`Store::history`]).
+//! acknowledged only once that commits.
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
@@ -12,14 +11,15 @@ use nalgebra::DMatrix;
 use rusqlite::{Connection, TransactionBehavior, params};
 use seeding::PointId;
 
+use super::audit::audit_rows;
 use super::error::StoreError;
 use super::fault::{FaultPoint, abort_if_asked};
 use super::handle::{Store, unix_now, write_client, write_server};
 use super::load::last_entry;
 use super::record::RecordId;
-use super::types::{AuditEntry, AuditOutcome, ForgetReport};
+use super::types::{AuditEntry, ForgetReport};
 use crate::federation::Loss;
-use crate::{ClientId, MufcError, RemovalReport, RemovalRequest};
+use crate::{ClientId, MufcError, RemovalRequest};
 
 /// What one request writes, worked out before the transaction.
 struct Plan {
@@ -146,7 +146,7 @@ impl Store {
     }
 
     /// Applies the pending requests now, however few clients they name
-    /// (the report's [`RemovalReport::privacy_warning`] says what the
+    /// (the report's [`RemovalReport::privacy_warning`](crate::RemovalReport::privacy_warning) says what the
     /// server learns); `None` when nothing is pending.
     ///
     /// # Errors
@@ -351,57 +351,6 @@ impl Store {
         self.last_entry = entry;
         Ok(())
     }
-
-    /// The audit log: one entry per request and client, oldest first.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Database`], and [`StoreError::Corrupt`] for a row
-    /// that does not read back.
-    ///
-    /// # Example
-    ///
-    /// See [`ForgetReport`](super::ForgetReport) and the module docs.
-    pub fn history(&self) -> Result<Vec<AuditEntry>, StoreError> {
-        let db = |e| StoreError::db("reading the audit log")(e);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT request, time, client, points, whole_client, reseeded, outcome, \
-                 applied, version_before, version_after FROM audit ORDER BY entry",
-            )
-            .map_err(db)?;
-        let mut rows = stmt.query([]).map_err(db)?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next().map_err(db)? {
-            let int = |i: usize| -> Result<u64, StoreError> {
-                let v: i64 = r.get(i).map_err(db)?;
-                u64::try_from(v).map_err(|_| StoreError::corrupt(format!("audit: negative {v}")))
-            };
-            let outcome: String = r.get(6).map_err(db)?;
-            let applied: String = r.get(7).map_err(db)?;
-            out.push(AuditEntry {
-                request: int(0)?,
-                time: int(1)?,
-                client: ClientId(int(2)?),
-                points: usize::try_from(int(3)?)
-                    .map_err(|_| StoreError::corrupt("audit: points out of range"))?,
-                whole_client: r.get(4).map_err(db)?,
-                reseeded: r.get(5).map_err(db)?,
-                outcome: AuditOutcome::from_name(&outcome)
-                    .ok_or_else(|| StoreError::corrupt(format!("audit: outcome {outcome:?}")))?,
-                applied: applied
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| StoreError::corrupt(format!("audit: applied {applied:?}")))?,
-                version_before: int(8)?,
-                version_after: int(9)?,
-            });
-        }
-        Ok(out)
-    }
 }
 
 /// The clients a request names, in id order.
@@ -449,54 +398,4 @@ fn write_changed_client(
         }
     }
     Ok(())
-}
-
-/// The audit rows of a request: per client it names (deferred) or the
-/// round changes (applied).
-fn audit_rows(
-    removal: &RemovalReport,
-    request: Option<&RemovalRequest>,
-    sizes: &BTreeMap<ClientId, (usize, bool)>,
-    touch: &BTreeMap<ClientId, Vec<u64>>,
-    time: u64,
-    version_before: u64,
-    version_after: u64,
-) -> Vec<AuditEntry> {
-    let entry = |client: ClientId, points: usize, whole_client: bool| AuditEntry {
-        request: removal.request,
-        time,
-        client,
-        points,
-        whole_client,
-        reseeded: false,
-        outcome: AuditOutcome::Deferred,
-        applied: Vec::new(),
-        version_before,
-        version_after,
-    };
-    if removal.outcome.is_deferred() {
-        let Some(r) = request else {
-            return Vec::new();
-        };
-        let mut rows: Vec<AuditEntry> = r
-            .point_entries()
-            .iter()
-            .map(|(c, ids)| entry(*c, ids.len(), false))
-            .chain(r.clients_removed().iter().map(|c| {
-                let (n, _) = sizes.get(c).copied().unwrap_or((0, true));
-                entry(*c, n, true)
-            }))
-            .collect();
-        rows.sort_unstable_by_key(|a| a.client);
-        return rows;
-    }
-    sizes
-        .iter()
-        .map(|(c, &(points, whole))| AuditEntry {
-            reseeded: removal.reseeded.contains(c),
-            outcome: AuditOutcome::Applied,
-            applied: touch.get(c).cloned().unwrap_or_default(),
-            ..entry(*c, points, whole)
-        })
-        .collect()
 }
