@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use seeding::{Dataset, Quantizer};
 
+#[cfg(feature = "store")]
+pub(crate) use requests::Loss;
 pub(crate) use setup::Setup;
 
 use crate::aggregation::Aggregation;

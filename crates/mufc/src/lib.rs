@@ -17,6 +17,8 @@ mod par;
 mod persist;
 mod report;
 mod server;
+#[cfg(feature = "store")]
+pub mod store;
 
 pub use aggregation::SketchInfo;
 pub use client::Client;

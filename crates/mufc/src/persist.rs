@@ -55,7 +55,7 @@
     clippy::arithmetic_side_effects
 )]
 
-mod body;
+pub(crate) mod body;
 mod format;
 mod load;
 mod save;

@@ -23,14 +23,14 @@ pub(super) struct ReprRef<'a> {
 }
 
 #[derive(Deserialize)]
-pub(super) struct Repr {
-    pub(super) config: ValidConfig,
-    pub(super) dim: usize,
-    pub(super) clients: Vec<(ClientId, Dataset, Vec<PointId>)>,
-    pub(super) counts: Vec<(BigUint, u64)>,
-    pub(super) capacity: Option<usize>,
-    pub(super) rounds: u64,
-    pub(super) fit_report: FitReport,
-    pub(super) history: Vec<RemovalReport>,
-    pub(super) pending: Vec<PendingRequest>,
+pub(crate) struct Repr {
+    pub(crate) config: ValidConfig,
+    pub(crate) dim: usize,
+    pub(crate) clients: Vec<(ClientId, Dataset, Vec<PointId>)>,
+    pub(crate) counts: Vec<(BigUint, u64)>,
+    pub(crate) capacity: Option<usize>,
+    pub(crate) rounds: u64,
+    pub(crate) fit_report: FitReport,
+    pub(crate) history: Vec<RemovalReport>,
+    pub(crate) pending: Vec<PendingRequest>,
 }

@@ -68,6 +68,13 @@ impl Federation {
                 rest.len()
             )));
         }
+        Self::from_repr(r)
+    }
+
+    /// A federation from its parsed saved state (a saved file's body, or
+    /// the rows of a model store): every check and
+    /// rebuild of [`Self::from_bytes`] after the body is parsed.
+    pub(crate) fn from_repr(r: Repr) -> MufcResult<Self> {
         // The stored dimension sizes the quantizer's grid before any data
         // is looked at: it must be the data's (a crafted file with a valid
         // checksum may say anything; a huge value aborted the process).

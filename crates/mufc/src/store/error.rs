@@ -1,0 +1,176 @@
+//! The errors of the model store.
+
+use std::path::PathBuf;
+
+use super::fault::FaultPoint;
+use super::record::RecordId;
+use crate::{ClientId, MufcError};
+
+/// Everything that can go wrong with a [`Store`](super::Store). A request
+/// that returns an error changed nothing in the file, and the store in
+/// memory is the file's state (reloaded if need be; if even that fails,
+/// [`Self::Poisoned`] until the store is opened again).
+///
+/// # Example
+///
+/// ```
+/// use mufc::store::{RecordId, StoreError};
+///
+/// let err = StoreError::UnknownRecords { ids: vec![RecordId(17), RecordId(42)] };
+/// assert_eq!(err.to_string(), "unknown record ids (not in the store, or already forgotten): 17, 42");
+/// let err = StoreError::SchemaVersion { found: 7, supported: 1 };
+/// assert!(err.to_string().contains("version 7"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// [`Store::fit`](super::Store::fit) with
+    /// [`IfExists::Refuse`](super::IfExists::Refuse) and a file there.
+    #[error("{} already exists: not overwritten (IfExists::Replace replaces it)", path.display())]
+    Exists {
+        /// The file that exists (the store, or its rollback journal).
+        path: PathBuf,
+    },
+    /// The file is not a model store (not SQLite, or another
+    /// application's database).
+    #[error("{} is not a mufc model store: {reason}", path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+    /// The store was written with another schema version.
+    #[error("the store has schema version {found}; this build of mufc reads version {supported}")]
+    SchemaVersion {
+        /// The store's version (`PRAGMA user_version`).
+        found: i64,
+        /// The version this build reads and writes.
+        supported: i64,
+    },
+    /// The store is damaged: SQLite's integrity check fails, a state blob
+    /// does not match its checksum or does not parse, rows are missing,
+    /// or the contents disagree with each other.
+    #[error("the store is damaged: {reason}")]
+    Corrupt {
+        /// What is wrong, and where.
+        reason: String,
+    },
+    /// A request names records the store does not hold (never, or no
+    /// longer); nothing was changed.
+    #[error(
+        "unknown record ids (not in the store, or already forgotten): {}",
+        list(ids)
+    )]
+    UnknownRecords {
+        /// The unknown ids, in increasing order.
+        ids: Vec<RecordId>,
+    },
+    /// A record id occurs twice (in a request, or in the data of
+    /// [`Store::fit`](super::Store::fit)).
+    #[error("record id {0} occurs twice")]
+    DuplicateRecord(RecordId),
+    /// A record id above [`RecordId::MAX`].
+    #[error("record id {0} is above the largest a store holds, 2^63 - 1")]
+    RecordOutOfRange(RecordId),
+    /// A client id above `2^63 - 1` (SQLite's integers are signed).
+    #[error("client id {0} is above the largest a store holds, 2^63 - 1")]
+    ClientOutOfRange(ClientId),
+    /// A client's record ids are not one per point.
+    #[error("client {client} has {points} points but {records} record ids")]
+    RecordCount {
+        /// The client.
+        client: ClientId,
+        /// Its points.
+        points: usize,
+        /// Its record ids.
+        records: usize,
+    },
+    /// Points to predict have another dimension than the model's.
+    #[error("points of dimension {found}; the model's is {expected}")]
+    Dimension {
+        /// The model's dimension.
+        expected: usize,
+        /// The points'.
+        found: usize,
+    },
+    /// A point to predict has a coordinate that is NaN or infinite.
+    #[error("point {index} has a coordinate that is not finite")]
+    NotFinite {
+        /// The point's column.
+        index: usize,
+    },
+    /// The model has no centroids (every client was removed).
+    #[error("the model has no centroids: every client was removed")]
+    NoModel,
+    /// The federation refused (an invalid configuration or data at
+    /// training, a request the policy refuses, ...).
+    #[error(transparent)]
+    Mufc(#[from] MufcError),
+    /// SQLite failed (I/O, a locked database, ...).
+    #[error("database error while {context}: {source}")]
+    Database {
+        /// What the store was doing.
+        context: &'static str,
+        /// SQLite's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A file operation failed.
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        /// What the store was doing.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another connection (another process) served a request since this
+    /// store was opened: the request was not applied, and the store was
+    /// reloaded from the file; serve it again.
+    #[error(
+        "the store changed since it was opened (another process served a request); reloaded: serve the request again"
+    )]
+    Stale,
+    /// A fault injected by a test
+    /// ([`Store::inject_fault`](super::Store::inject_fault)); the
+    /// request was rolled back.
+    #[error("fault injected {0} (the request was rolled back)")]
+    InjectedFault(FaultPoint),
+    /// A write failed and the state could not be reloaded from the file:
+    /// open the store again.
+    #[error("the store's state in memory is lost after a failed write: open the store again")]
+    Poisoned,
+}
+
+fn list(ids: &[RecordId]) -> String {
+    ids.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl StoreError {
+    /// An SQLite error while doing `context`; damage and foreign files
+    /// get their own variants.
+    pub(super) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt) => Self::Corrupt {
+                reason: format!("{context}: {e}"),
+            },
+            _ => Self::Database {
+                context,
+                source: Box::new(e),
+            },
+        }
+    }
+
+    /// Damage described by `reason`.
+    pub(super) fn corrupt(reason: impl Into<String>) -> Self {
+        Self::Corrupt {
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Fault injection inside a request's transaction, for crash tests.
+//!
+//! Two ways, both for tests only:
+//!
+//! - In the process: [`Store::inject_fault`](super::Store::inject_fault)
+//!   (hidden from the docs) makes the next request fail with
+//!   [`StoreError::InjectedFault`](super::StoreError::InjectedFault) at a
+//!   [`FaultPoint`]; the transaction is rolled back, as after any error.
+//! - In a child process: with the environment variable [`FAULT_ENV`] set
+//!   to a point's [name](FaultPoint::name), a **debug build** aborts the
+//!   process there (`std::process::abort`, no unwinding, no destructors:
+//!   as close to `SIGKILL` as a process can do to itself). Release builds
+//!   never read the variable.
+
+use std::fmt;
+
+/// The environment variable that makes a debug build abort inside a
+/// request's transaction: its value is a [`FaultPoint::name`].
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(mufc::store::FAULT_ENV, "MUFC_STORE_FAULT");
+/// ```
+pub const FAULT_ENV: &str = "MUFC_STORE_FAULT";
+
+/// A point inside the transaction of a request (see [`FAULT_ENV`]), in the
+/// order they are reached.
+///
+/// # Example
+///
+/// ```
+/// use mufc::store::FaultPoint;
+///
+/// assert_eq!(FaultPoint::from_name("after-journal"), Some(FaultPoint::AfterJournal));
+/// for p in FaultPoint::ALL {
+///     assert_eq!(FaultPoint::from_name(p.name()), Some(p));
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FaultPoint {
+    /// The journal row is written, nothing else.
+    AfterJournal,
+    /// The journal row and the changed clients' rows (and records) are
+    /// written; not the server row nor the audit rows.
+    AfterClients,
+    /// Everything is written; the transaction is not committed.
+    BeforeCommit,
+}
+
+impl FaultPoint {
+    /// Every point, in order.
+    pub const ALL: [Self; 3] = [Self::AfterJournal, Self::AfterClients, Self::BeforeCommit];
+
+    /// The point's name, as [`FAULT_ENV`] takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AfterJournal => "after-journal",
+            Self::AfterClients => "after-clients",
+            Self::BeforeCommit => "before-commit",
+        }
+    }
+
+    /// The point named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for FaultPoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Aborts the process if a debug build runs with [`FAULT_ENV`] naming
+/// `at` (read at every point, so that a test can set it per child).
+pub(super) fn abort_if_asked(at: FaultPoint) {
+    if cfg!(debug_assertions) && std::env::var(FAULT_ENV).ok().as_deref() == Some(at.name()) {
+        std::process::abort();
+    }
+}

@@ -1,0 +1,213 @@
+//! Opening a store: the header (is it a store, of which version), SQLite's
+//! own integrity check, then every row checked against its checksum,
+//! parsed, and the federation rebuilt and checked against the records.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use rusqlite::Connection;
+use seeding::{Dataset, PointId};
+
+use super::error::StoreError;
+use super::record::RecordId;
+use super::rows::{assemble, checksum, parse_client, parse_server};
+use super::schema::{APPLICATION_ID, SCHEMA_VERSION};
+use crate::{ClientId, Federation};
+
+/// What a store holds, loaded.
+#[derive(Debug)]
+pub(super) struct Loaded {
+    pub(super) fed: Federation,
+    pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
+    pub(super) model_version: u64,
+    /// The last journal entry: another connection's request adds one.
+    pub(super) last_entry: i64,
+}
+
+/// Refuses a file that is not a store of this schema version.
+pub(super) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let not_a_store = |reason: String| StoreError::NotAStore {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let read = |name: &str| {
+        conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0))
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::NotADatabase) => not_a_store(e.to_string()),
+                _ => StoreError::db("reading the header")(e),
+            })
+    };
+    let app = read("application_id")?;
+    if app != APPLICATION_ID {
+        return Err(not_a_store(format!(
+            "its application id is {app:#x}, a store's is {APPLICATION_ID:#x}"
+        )));
+    }
+    let version = read("user_version")?;
+    if version != SCHEMA_VERSION {
+        return Err(StoreError::SchemaVersion {
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// SQLite's `quick_check` (the b-trees, their pages and their counts),
+/// after the file's length: SQLite reads the pages missing from a
+/// truncated file as zeros, and the check does not read free pages.
+pub(super) fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let read = |name: &str| {
+        conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0))
+            .map_err(StoreError::db("reading the page count"))
+    };
+    let expected = read("page_count")?.checked_mul(read("page_size")?);
+    let found = std::fs::metadata(path)
+        .map_err(|source| StoreError::Io {
+            what: "read the length of",
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    if expected.and_then(|e| u64::try_from(e).ok()) != Some(found) {
+        return Err(StoreError::corrupt(format!(
+            "the file has {found} bytes, its header says {} (truncated or extended)",
+            expected.map_or_else(|| "an impossible size".to_string(), |e| e.to_string())
+        )));
+    }
+    let mut stmt = conn
+        .prepare("PRAGMA quick_check")
+        .map_err(StoreError::db("checking integrity"))?;
+    let found: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .and_then(Iterator::collect)
+        .map_err(StoreError::db("checking integrity"))?;
+    if found.len() == 1 && found.first().is_some_and(|s| s == "ok") {
+        Ok(())
+    } else {
+        Err(StoreError::corrupt(format!(
+            "SQLite's integrity check: {}",
+            found.join("; ")
+        )))
+    }
+}
+
+fn client_id(raw: i64) -> Result<ClientId, StoreError> {
+    u64::try_from(raw)
+        .map(ClientId)
+        .map_err(|_| StoreError::corrupt(format!("negative client id {raw}")))
+}
+
+fn verified(table: &str, key: i64, blob: &[u8], sum: &[u8]) -> Result<(), StoreError> {
+    if checksum(table, key, blob).as_slice() == sum {
+        Ok(())
+    } else {
+        Err(StoreError::corrupt(format!(
+            "the {table} row {key} does not match its checksum"
+        )))
+    }
+}
+
+/// Every row, checked, and the federation rebuilt from them.
+pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
+    let db = StoreError::db("reading the state");
+    let (blob, sum): (Vec<u8>, Vec<u8>) = conn
+        .query_row("SELECT state, sha256 FROM server WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => {
+                StoreError::corrupt("the server row is missing")
+            }
+            e => db(e),
+        })?;
+    verified("server", 1, &blob, &sum)?;
+    let server = parse_server(&blob)?;
+    let model_version = server.model_version;
+
+    let mut clients: Vec<(ClientId, Dataset, Vec<PointId>)> = Vec::new();
+    let mut stmt = conn
+        .prepare("SELECT id, state, sha256 FROM clients ORDER BY id")
+        .map_err(StoreError::db("reading the clients"))?;
+    let mut rows = stmt
+        .query([])
+        .map_err(StoreError::db("reading the clients"))?;
+    while let Some(row) = rows.next().map_err(StoreError::db("reading the clients"))? {
+        let get = |e| StoreError::db("reading the clients")(e);
+        let key: i64 = row.get(0).map_err(get)?;
+        let blob: Vec<u8> = row.get(1).map_err(get)?;
+        let sum: Vec<u8> = row.get(2).map_err(get)?;
+        verified("clients", key, &blob, &sum)?;
+        let id = client_id(key)?;
+        let (data, seeds) = parse_client(&blob, id)?;
+        clients.push((id, data, seeds));
+    }
+    drop(rows);
+    drop(stmt);
+
+    let fed = Federation::from_repr(assemble(server, clients))
+        .map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
+    let records = load_records(conn, &fed)?;
+    Ok(Loaded {
+        fed,
+        records,
+        model_version,
+        last_entry: last_entry(conn)?,
+    })
+}
+
+/// The last journal entry (0 for none).
+pub(super) fn last_entry(conn: &Connection) -> Result<i64, StoreError> {
+    conn.query_row("SELECT coalesce(max(entry), 0) FROM journal", [], |r| {
+        r.get(0)
+    })
+    .map_err(StoreError::db("reading the journal"))
+}
+
+/// The records, checked to name every point of every client once.
+fn load_records(
+    conn: &Connection,
+    fed: &Federation,
+) -> Result<HashMap<RecordId, (ClientId, PointId)>, StoreError> {
+    let db = |e| StoreError::db("reading the records")(e);
+    let mut stmt = conn
+        .prepare("SELECT record, client, point FROM records")
+        .map_err(db)?;
+    let mut rows = stmt.query([]).map_err(db)?;
+    let mut records = HashMap::new();
+    let mut points = HashSet::new();
+    while let Some(row) = rows.next().map_err(db)? {
+        let (record, client, point): (i64, i64, i64) = (
+            row.get(0).map_err(db)?,
+            row.get(1).map_err(db)?,
+            row.get(2).map_err(db)?,
+        );
+        let record = u64::try_from(record)
+            .map(RecordId)
+            .map_err(|_| StoreError::corrupt(format!("negative record id {record}")))?;
+        let client = client_id(client)?;
+        let point = u64::try_from(point)
+            .map(PointId)
+            .map_err(|_| StoreError::corrupt(format!("record {record}: negative point id")))?;
+        let held = fed.client(client).is_some_and(|c| c.data().contains(point));
+        if !held || !points.insert((client, point)) {
+            return Err(StoreError::corrupt(format!(
+                "record {record} names point {point} of client {client}, which {}",
+                if held {
+                    "another record names too"
+                } else {
+                    "the store does not hold"
+                }
+            )));
+        }
+        records.insert(record, (client, point));
+    }
+    if records.len() != fed.num_points() {
+        return Err(StoreError::corrupt(format!(
+            "{} records for {} points",
+            records.len(),
+            fed.num_points()
+        )));
+    }
+    Ok(records)
+}

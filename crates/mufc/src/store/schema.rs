@@ -1,0 +1,91 @@
+//! The database's layout (see the module docs, "Schema") and the settings
+//! every connection runs with.
+
+use rusqlite::Connection;
+
+use super::error::StoreError;
+
+/// The schema version, `PRAGMA user_version`.
+pub(super) const SCHEMA_VERSION: i64 = 1;
+
+/// `PRAGMA application_id`: "MUFC", so that another application's SQLite
+/// file is refused as such.
+pub(super) const APPLICATION_ID: i64 = 0x4D55_4643;
+
+/// The tables (STRICT: SQLite refuses a value of the wrong type).
+const TABLES: &str = "
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value ANY NOT NULL
+) STRICT;
+CREATE TABLE server (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    state BLOB NOT NULL,
+    sha256 BLOB NOT NULL
+) STRICT;
+CREATE TABLE clients (
+    id INTEGER PRIMARY KEY,
+    state BLOB NOT NULL,
+    sha256 BLOB NOT NULL
+) STRICT;
+CREATE TABLE records (
+    record INTEGER PRIMARY KEY,
+    client INTEGER NOT NULL,
+    point INTEGER NOT NULL,
+    UNIQUE (client, point)
+) STRICT;
+CREATE TABLE journal (
+    entry INTEGER PRIMARY KEY,
+    request INTEGER NOT NULL,
+    time INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    named TEXT NOT NULL
+) STRICT;
+CREATE TABLE audit (
+    entry INTEGER PRIMARY KEY,
+    request INTEGER NOT NULL,
+    time INTEGER NOT NULL,
+    client INTEGER NOT NULL,
+    points INTEGER NOT NULL,
+    whole_client INTEGER NOT NULL,
+    reseeded INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    applied TEXT NOT NULL,
+    version_before INTEGER NOT NULL,
+    version_after INTEGER NOT NULL
+) STRICT;
+";
+
+/// The settings of every connection: crash safety (a rollback journal,
+/// flushed at every commit) and deleted data overwritten (see the module
+/// docs, "Crash safety and deleted data"). Setting the journal mode reads
+/// the database, so a hot journal left by a crash is rolled back here.
+pub(super) fn configure(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "secure_delete", "ON")
+        .map_err(StoreError::db("setting secure_delete"))?;
+    // `journal_mode` answers with the mode it set: anything but `delete`
+    // (an in-memory or read-only database) would keep old pages around.
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "DELETE", |r| r.get(0))
+        .map_err(StoreError::db("setting the journal mode"))?;
+    if !mode.eq_ignore_ascii_case("delete") {
+        return Err(StoreError::Database {
+            context: "setting the journal mode",
+            source: format!("SQLite kept journal mode {mode}").into(),
+        });
+    }
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(StoreError::db("setting synchronous"))?;
+    Ok(())
+}
+
+/// Creates the tables of an empty database and stamps its version.
+pub(super) fn create(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(TABLES)
+        .map_err(StoreError::db("creating the tables"))?;
+    conn.pragma_update(None, "application_id", APPLICATION_ID)
+        .map_err(StoreError::db("setting the application id"))?;
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(StoreError::db("setting the schema version"))?;
+    Ok(())
+}

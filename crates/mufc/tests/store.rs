@@ -1,0 +1,369 @@
+//! The model store (issue 14, library part): a store opens as it was
+//! written, serving requests from it equals retraining without the
+//! forgotten points, bad requests change nothing, and the audit log says
+//! what happened.
+#![cfg(feature = "store")]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mufc::store::{AuditOutcome, ClientRecords, IfExists, RecordId, Store, StoreError};
+use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
+use nalgebra::DMatrix;
+use seeding::{Dataset, PointId};
+use testkit::mufc::{Mixture, compare, gaussian_clients};
+
+fn data() -> Vec<Dataset> {
+    gaussian_clients("store", Mixture::SMALL)
+}
+
+fn config() -> ValidConfig {
+    FederationConfig::new(3)
+        .gamma(0.1)
+        .seed(5)
+        .validate()
+        .unwrap()
+}
+
+/// A store of [`data`] with records numbered by row (client `l`'s point
+/// at position `i` is record `30 l + i`).
+fn fitted(dir: &Path) -> (Store, PathBuf) {
+    let path = dir.join("model.mufc");
+    let (store, _) = Store::fit(
+        &path,
+        ClientRecords::numbered(data()),
+        &config(),
+        IfExists::Refuse,
+    )
+    .unwrap();
+    (store, path)
+}
+
+/// The federation trained from scratch without `forgotten` records and
+/// `gone` clients, with the store's resolved configuration.
+fn retrained(store: &Store, forgotten: &[u64], gone: &[u64]) -> Federation {
+    let mut rest = Vec::new();
+    for (l, d) in data().into_iter().enumerate() {
+        let l = l as u64;
+        if gone.contains(&l) {
+            continue;
+        }
+        let ids: Vec<PointId> = forgotten
+            .iter()
+            .filter(|&&r| r / 30 == l)
+            .map(|&r| d.id((r % 30) as usize))
+            .collect();
+        let d = d.without(&ids).unwrap();
+        if !d.is_empty() {
+            rest.push((ClientId(l), d));
+        }
+    }
+    Federation::with_ids(rest, store.config()).unwrap()
+}
+
+fn records(ids: &[u64]) -> Vec<RecordId> {
+    ids.iter().copied().map(RecordId).collect()
+}
+
+#[test]
+fn a_store_opens_with_the_model_it_was_written_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    let fresh = Federation::new(data(), &config()).unwrap();
+    compare(store.federation(), &fresh).unwrap();
+    let probe = DMatrix::from_fn(2, 25, |r, c| ((c * 7 + r * 3) % 11) as f64 / 11.0 - 0.5);
+    let labels = store.predict(&probe).unwrap();
+    let centroids = store.centroids();
+    drop(store);
+
+    let opened = Store::open(&path).unwrap();
+    compare(opened.federation(), &fresh).unwrap();
+    assert_eq!(opened.centroids(), centroids);
+    assert_eq!(opened.predict(&probe).unwrap(), labels);
+    assert_eq!(centroids.len(), opened.k());
+    assert_eq!(centroids.iter().map(|c| c.weight).sum::<u64>(), 120);
+    // Nearest centroid, checked by hand.
+    for (j, x) in probe.column_iter().enumerate() {
+        let d = |c: &mufc::store::Centroid| {
+            c.coords
+                .iter()
+                .zip(x.iter())
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+        };
+        let best = (0..centroids.len())
+            .min_by(|&a, &b| d(&centroids[a]).total_cmp(&d(&centroids[b])))
+            .unwrap();
+        assert_eq!(labels[j], best);
+    }
+    assert_eq!(opened.model_version(), 1);
+    assert_eq!(opened.num_points(), 120);
+    assert_eq!(opened.client_ids().len(), 4);
+    assert_eq!(opened.record(RecordId(31)), Some((ClientId(1), PointId(1))));
+    assert!(opened.history().unwrap().is_empty());
+    // Bad input to predict is an error, not a panic.
+    assert!(matches!(
+        opened.predict(&DMatrix::zeros(3, 1)),
+        Err(StoreError::Dimension {
+            expected: 2,
+            found: 3
+        })
+    ));
+    assert!(matches!(
+        opened.predict(&DMatrix::from_element(2, 2, f64::NAN)),
+        Err(StoreError::NotFinite { index: 0 })
+    ));
+}
+
+#[test]
+fn fit_refuses_to_overwrite_unless_told_and_bad_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    drop(store);
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::fit(
+        &path,
+        ClientRecords::numbered(data()),
+        &config(),
+        IfExists::Refuse,
+    )
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Exists { .. }), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Replace: a new store (here with one client fewer).
+    let mut three = ClientRecords::numbered(data());
+    three.pop();
+    let (store, _) = Store::fit(&path, three, &config(), IfExists::Replace).unwrap();
+    assert_eq!(store.num_points(), 90);
+    drop(store);
+    assert_eq!(Store::open(&path).unwrap().num_points(), 90);
+    // Only the store is left in the directory (no temporary file).
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1);
+
+    // A record id twice, or beyond 2^63 - 1.
+    let d = data();
+    let twice = vec![
+        ClientRecords::new(
+            ClientId(0),
+            d[0].clone(),
+            records(&(0..30).collect::<Vec<_>>()),
+        )
+        .unwrap(),
+        ClientRecords::new(
+            ClientId(1),
+            d[1].clone(),
+            records(&(29..59).collect::<Vec<_>>()),
+        )
+        .unwrap(),
+    ];
+    let other = dir.path().join("other.mufc");
+    let err = Store::fit(&other, twice, &config(), IfExists::Refuse).unwrap_err();
+    assert!(
+        matches!(err, StoreError::DuplicateRecord(RecordId(29))),
+        "{err}"
+    );
+    let mut huge: Vec<RecordId> = records(&(0..30).collect::<Vec<_>>());
+    huge[3] = RecordId(u64::MAX);
+    let err = Store::fit(
+        &other,
+        vec![ClientRecords::new(ClientId(0), d[0].clone(), huge).unwrap()],
+        &config(),
+        IfExists::Refuse,
+    )
+    .unwrap_err();
+    assert!(matches!(err, StoreError::RecordOutOfRange(_)), "{err}");
+    assert!(!other.exists());
+}
+
+#[test]
+fn forgetting_equals_retraining_without_the_records_and_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path());
+    // Two clients at once: applied.
+    let r = store.forget(&records(&[3, 40, 41])).unwrap();
+    assert!(!r.outcome.is_deferred());
+    assert_eq!(r.clients, vec![ClientId(0), ClientId(1)]);
+    assert_eq!((r.version_before, r.version_after), (1, 2));
+    assert_eq!(r.removed_points, 3);
+    compare(store.federation(), &retrained(&store, &[3, 40, 41], &[])).unwrap();
+    // One client alone: deferred (nothing removed yet), then applied with
+    // the next request.
+    let r = store.forget(&records(&[65])).unwrap();
+    assert!(r.outcome.is_deferred());
+    assert_eq!(store.num_points(), 117);
+    compare(store.federation(), &retrained(&store, &[3, 40, 41], &[])).unwrap();
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.pending().len(), 1);
+    let r = store.forget(&records(&[100, 7])).unwrap();
+    assert_eq!(r.applied_requests, vec![2, 3]);
+    let forgotten = [3, 40, 41, 65, 100, 7];
+    compare(store.federation(), &retrained(&store, &forgotten, &[])).unwrap();
+    // A whole client: alone it waits too; applied by a flush.
+    assert!(
+        store
+            .forget_client(ClientId(1))
+            .unwrap()
+            .outcome
+            .is_deferred()
+    );
+    let r = store.flush().unwrap().unwrap();
+    assert_eq!(r.removed_clients, vec![ClientId(1)]);
+    assert_eq!(r.removed_points, 28);
+    compare(store.federation(), &retrained(&store, &forgotten, &[1])).unwrap();
+    let in_memory = store.centroids();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    compare(store.federation(), &retrained(&store, &forgotten, &[1])).unwrap();
+    assert_eq!(store.centroids(), in_memory);
+    assert_eq!(store.model_version(), 4);
+    for r in forgotten.iter().chain(&[30, 59]) {
+        assert_eq!(store.record(RecordId(*r)), None, "record {r}");
+    }
+    assert_eq!(store.record(RecordId(8)), Some((ClientId(0), PointId(8))));
+}
+
+/// What a refused request's error must match.
+type Expected = fn(&StoreError) -> bool;
+
+#[test]
+fn a_refused_request_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path());
+    store.forget(&records(&[1, 31])).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let centroids = store.centroids();
+    let history = store.history().unwrap();
+    let refused: Vec<(Vec<RecordId>, Expected)> = vec![
+        // Unknown ids, named in order, the known ones among them untouched.
+        (
+            records(&[5, 1000, 31, 999]),
+            |e| matches!(e, StoreError::UnknownRecords { ids } if ids == &records(&[31, 999, 1000])),
+        ),
+        (records(&[5, 6, 5]), |e| {
+            matches!(e, StoreError::DuplicateRecord(RecordId(5)))
+        }),
+        (Vec::new(), |e| {
+            matches!(e, StoreError::Mufc(MufcError::EmptyRequest))
+        }),
+    ];
+    for (ids, expected) in refused {
+        let err = store.forget(&ids).unwrap_err();
+        assert!(expected(&err), "{ids:?}: {err}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{ids:?}");
+        assert_eq!(store.centroids(), centroids);
+        assert_eq!(store.history().unwrap(), history);
+        assert_eq!(store.num_points(), 118);
+    }
+    let err = store.forget_client(ClientId(9)).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Mufc(MufcError::UnknownClient(ClientId(9)))),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // The message names the ids.
+    let err = store.forget(&records(&[1000, 999])).unwrap_err();
+    assert!(err.to_string().contains("999, 1000"), "{err}");
+}
+
+#[test]
+fn the_audit_log_records_every_request_and_no_coordinates() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = fitted(dir.path());
+    store.forget(&records(&[2])).unwrap(); // deferred: request 1
+    store.forget(&records(&[33, 34])).unwrap(); // applies 1 and 2
+    store.forget_client(ClientId(3)).unwrap(); // deferred: request 3
+    store.flush().unwrap().unwrap(); // applies 3 alone
+    assert!(store.flush().unwrap().is_none());
+    let h = store.history().unwrap();
+    let rows: Vec<_> = h
+        .iter()
+        .map(|e| {
+            (
+                e.request,
+                e.client.0,
+                e.points,
+                e.whole_client,
+                e.outcome,
+                e.applied.clone(),
+                e.version_before,
+                e.version_after,
+            )
+        })
+        .collect();
+    use AuditOutcome::{Applied, Deferred};
+    assert_eq!(
+        rows,
+        vec![
+            (1, 0, 1, false, Deferred, vec![], 1, 1),
+            (2, 0, 1, false, Applied, vec![1], 1, 2),
+            (2, 1, 2, false, Applied, vec![2], 1, 2),
+            (3, 3, 30, true, Deferred, vec![], 2, 2),
+            (3, 3, 30, true, Applied, vec![3], 2, 3),
+        ]
+    );
+    let reseeded: BTreeMap<u64, bool> = h
+        .iter()
+        .filter(|e| e.outcome == Applied)
+        .map(|e| (e.client.0, e.reseeded))
+        .collect();
+    let fed_reseeded: Vec<ClientId> = store
+        .federation()
+        .history()
+        .iter()
+        .flat_map(|r| r.reseeded.clone())
+        .collect();
+    for (c, re) in reseeded {
+        assert_eq!(re, fed_reseeded.contains(&ClientId(c)), "client {c}");
+    }
+    assert!(h.iter().all(|e| e.time > 1_700_000_000));
+    // The audit and journal tables hold integers and short texts only: no
+    // real number, so no coordinate.
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    for table in ["audit", "journal"] {
+        let n: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM {table} WHERE typeof(time) <> 'integer'"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+    let texts: Vec<String> = conn
+        .prepare("SELECT named FROM journal UNION ALL SELECT applied FROM audit")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        texts
+            .iter()
+            .all(|t| t.chars().all(|c| c.is_ascii_digit() || c == ',')),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn a_request_computed_from_a_stale_state_is_refused_not_lost() {
+    // Two handles on one file (two processes): the second must not write
+    // a state computed before the first's request.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, path) = fitted(dir.path());
+    let mut b = Store::open(&path).unwrap();
+    a.forget(&records(&[1, 31])).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let err = b.forget(&records(&[2, 32])).unwrap_err();
+    assert!(matches!(err, StoreError::Stale), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // Reloaded: it knows the first request now, and serves its own.
+    assert_eq!(b.record(RecordId(1)), None);
+    assert_eq!(b.model_version(), 2);
+    b.forget(&records(&[2, 32])).unwrap();
+    let c = Store::open(&path).unwrap();
+    compare(c.federation(), &retrained(&c, &[1, 31, 2, 32], &[])).unwrap();
+    assert_eq!(c.history().unwrap().len(), 4);
+}

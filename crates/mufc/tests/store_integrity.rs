@@ -1,0 +1,328 @@
+//! The model store refuses damage with typed errors, forgets for real
+//! (the bytes of a forgotten point are in none of its files), and a
+//! request that fails or crashes inside its transaction leaves the store
+//! as it was (issue 14, library part).
+#![cfg(feature = "store")]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+
+use mufc::store::{ClientRecords, FAULT_ENV, FaultPoint, IfExists, RecordId, Store, StoreError};
+use mufc::{ClientId, FederationConfig, ValidConfig};
+use seeding::Dataset;
+use testkit::mufc::{Mixture, compare, gaussian_clients};
+
+fn data() -> Vec<Dataset> {
+    gaussian_clients("store-integrity", Mixture::SMALL)
+}
+
+fn config() -> ValidConfig {
+    FederationConfig::new(3)
+        .gamma(0.1)
+        .seed(9)
+        .validate()
+        .unwrap()
+}
+
+/// Record `30 l + i` is client `l`'s point at position `i`.
+fn fitted(dir: &Path) -> (Store, PathBuf) {
+    let path = dir.join("model.mufc");
+    let (store, _) = Store::fit(
+        &path,
+        ClientRecords::numbered(data()),
+        &config(),
+        IfExists::Refuse,
+    )
+    .unwrap();
+    (store, path)
+}
+
+fn coords(record: u64) -> Vec<f64> {
+    let d = &data()[(record / 30) as usize];
+    d.point((record % 30) as usize).to_vec()
+}
+
+/// Every encoding of `x` the store could hold: postcard writes an `f64` as
+/// its 8 bytes, little endian; the others are looked for too.
+fn encodings(x: f64) -> Vec<Vec<u8>> {
+    vec![
+        x.to_le_bytes().to_vec(),
+        x.to_be_bytes().to_vec(),
+        format!("{x}").into_bytes(),
+        format!("{x:e}").into_bytes(),
+    ]
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether any file in `dir` (the database, a journal, a WAL, ...)
+/// contains `needle`.
+fn anywhere(dir: &Path, needle: &[u8]) -> bool {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .any(|e| contains(&std::fs::read(e.unwrap().path()).unwrap(), needle))
+}
+
+#[test]
+fn forgotten_coordinates_are_in_none_of_the_stores_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path());
+    let all: Vec<f64> = (0..120).flat_map(coords).collect();
+    // Points whose every coordinate occurs once in the data (a duplicate
+    // coordinate of a kept point would be found, rightly).
+    let unique = |r: u64| {
+        coords(r)
+            .iter()
+            .all(|x| all.iter().filter(|y| y.to_bits() == x.to_bits()).count() == 1)
+    };
+    let forgotten: Vec<u64> = [4, 5, 36, 70, 71, 72]
+        .into_iter()
+        .filter(|&r| unique(r))
+        .collect();
+    assert!(forgotten.len() >= 4);
+    let kept: u64 = (100..120).find(|&r| unique(r)).unwrap();
+    // Before: the search finds them (postcard's 8 bytes, little endian).
+    for &r in &forgotten {
+        for x in coords(r) {
+            assert!(anywhere(dir.path(), &x.to_le_bytes()), "record {r} before");
+        }
+    }
+    // Three clients in one request: applied at once.
+    let ids: Vec<RecordId> = forgotten.iter().copied().map(RecordId).collect();
+    assert!(!store.forget(&ids).unwrap().outcome.is_deferred());
+    for &r in &forgotten {
+        for x in coords(r) {
+            for e in encodings(x) {
+                assert!(
+                    !anywhere(dir.path(), &e),
+                    "record {r}: {e:?} still in the store"
+                );
+            }
+        }
+    }
+    // The negative control: a kept point's bytes are found.
+    for x in coords(kept) {
+        assert!(anywhere(dir.path(), &x.to_le_bytes()), "kept record {kept}");
+    }
+    // No journal is left, and the same holds after reopening (a rollback
+    // of nothing) and another request.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("model.mufc")]);
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    store.forget_client(ClientId(1)).unwrap();
+    store.flush().unwrap();
+    for r in forgotten.iter().copied().chain(30..60) {
+        for x in coords(r) {
+            assert!(!anywhere(dir.path(), &x.to_le_bytes()), "record {r}");
+        }
+    }
+}
+
+#[test]
+fn a_deferred_request_keeps_its_points_until_applied() {
+    // Documented: a request the privacy policy defers is pending, its
+    // points still in the model and in the file.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = fitted(dir.path());
+    let r = 10;
+    assert!(store.forget(&[RecordId(r)]).unwrap().outcome.is_deferred());
+    assert!(anywhere(dir.path(), &coords(r)[0].to_le_bytes()));
+    store.flush().unwrap().unwrap();
+    assert!(!anywhere(dir.path(), &coords(r)[0].to_le_bytes()));
+}
+
+fn open_err(path: &Path) -> StoreError {
+    Store::open(path).unwrap_err()
+}
+
+#[test]
+fn a_flipped_byte_in_a_state_blob_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    drop(store);
+    let good = std::fs::read(&path).unwrap();
+    // Flip a byte of a client's coordinate in the file, where it lies.
+    let x = coords(45)[0].to_le_bytes();
+    let at = good.windows(8).position(|w| w == x).unwrap();
+    for bit in [0u8, 3, 7] {
+        let mut bad = good.clone();
+        bad[at + 3] ^= 1 << bit;
+        std::fs::write(&path, &bad).unwrap();
+        let err = open_err(&path);
+        assert!(
+            matches!(&err, StoreError::Corrupt { reason } if reason.contains("checksum")),
+            "{err}"
+        );
+    }
+    // Through SQLite: a changed blob, a blob moved to another client's row,
+    // a missing server row.
+    let edits = [
+        "UPDATE clients SET state = CAST(state || x'00' AS BLOB) WHERE id = 2",
+        "UPDATE clients SET state = (SELECT state FROM clients WHERE id = 0), \
+         sha256 = (SELECT sha256 FROM clients WHERE id = 0) WHERE id = 1",
+        "UPDATE server SET state = substr(state, 1, length(state) - 1)",
+        "DELETE FROM server",
+        "DELETE FROM records WHERE record = 7",
+        "UPDATE records SET point = 99 WHERE record = 7",
+    ];
+    for sql in edits {
+        std::fs::write(&path, &good).unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        let err = open_err(&path);
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{sql}: {err}");
+    }
+    std::fs::write(&path, &good).unwrap();
+    Store::open(&path).unwrap();
+}
+
+#[test]
+fn a_truncated_or_foreign_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    drop(store);
+    let good = std::fs::read(&path).unwrap();
+    assert!(good.len() >= 4 * 4096, "{} bytes", good.len());
+    for len in [
+        0,
+        50,
+        100,
+        4096,
+        good.len() / 2,
+        good.len() - 4096,
+        good.len() - 1,
+    ] {
+        std::fs::write(&path, &good[..len]).unwrap();
+        let err = open_err(&path);
+        assert!(
+            matches!(
+                err,
+                StoreError::Corrupt { .. } | StoreError::NotAStore { .. }
+            ),
+            "{len} bytes: {err}"
+        );
+    }
+    // Another application's SQLite database.
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    let err = open_err(&other);
+    assert!(
+        matches!(&err, StoreError::NotAStore { reason, .. } if reason.contains("application id")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_store_of_another_schema_version_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    drop(store);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 7)
+        .unwrap();
+    let err = open_err(&path);
+    assert!(
+        matches!(
+            err,
+            StoreError::SchemaVersion {
+                found: 7,
+                supported: 1
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("version 7"), "{err}");
+}
+
+#[test]
+fn a_request_failing_inside_its_transaction_changes_nothing() {
+    for at in FaultPoint::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, path) = fitted(dir.path());
+        store.forget(&[RecordId(1), RecordId(31)]).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let before = Store::open(&path).unwrap();
+        store.inject_fault(Some(at));
+        let err = store.forget(&[RecordId(2), RecordId(62)]).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InjectedFault(p) if p == at),
+            "{err}"
+        );
+        // The file and the store in memory: as before the request.
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{at}");
+        compare(store.federation(), before.federation()).unwrap();
+        assert_eq!(store.model_version(), 2);
+        assert_eq!(store.record(RecordId(2)), before.record(RecordId(2)));
+        assert_eq!(store.history().unwrap(), before.history().unwrap());
+        let reopened = Store::open(&path).unwrap();
+        compare(reopened.federation(), before.federation()).unwrap();
+        // Without the fault the same request goes through.
+        store.inject_fault(None);
+        store.forget(&[RecordId(2), RecordId(62)]).unwrap();
+        assert_eq!(store.model_version(), 3);
+    }
+}
+
+/// The child of [`an_abort_inside_the_transaction_is_rolled_back_on_open`]:
+/// serves one request with [`FAULT_ENV`] set, and aborts inside it.
+const CHILD: &str = "MUFC_STORE_TEST_CHILD";
+
+#[test]
+fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
+    if let Ok(path) = std::env::var(CHILD) {
+        let mut store = Store::open(&path).unwrap();
+        let _ = store.forget(&[RecordId(2), RecordId(62)]);
+        // Not reached when the fault aborts the process.
+        std::process::exit(0);
+    }
+    if !cfg!(debug_assertions) {
+        // Release builds never read the variable (by design).
+        return;
+    }
+    for at in FaultPoint::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, path) = fitted(dir.path());
+        store.forget(&[RecordId(1), RecordId(31)]).unwrap();
+        drop(store);
+        let before = Store::open(&path).unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "an_abort_inside_the_transaction_is_rolled_back_on_open",
+                "--test-threads=1",
+            ])
+            .env(CHILD, &path)
+            .env(FAULT_ENV, at.name())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!status.success(), "{at}: the child was not aborted");
+        // The crash left a hot journal; opening rolls it back.
+        let mut journal = path.clone().into_os_string();
+        journal.push("-journal");
+        assert!(Path::new(&journal).exists(), "{at}: no journal left");
+        let after = Store::open(&path).unwrap();
+        compare(after.federation(), before.federation()).unwrap();
+        assert_eq!(after.model_version(), 2);
+        assert_eq!(after.history().unwrap(), before.history().unwrap());
+        // The request can be served again; its commit deletes the journal
+        // (a crash may leave a journal that is not hot, holding pages of
+        // the committed state only: SQLite ignores it).
+        drop(before);
+        let mut after = after;
+        after.forget(&[RecordId(2), RecordId(62)]).unwrap();
+        assert!(!Path::new(&journal).exists(), "{at}");
+    }
+}
