@@ -4,6 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod store;
+
+pub use store::{
+    ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs, StoreOutput,
+};
+
 /// Machine unlearning of federated clusters (Pan et al., ICLR 2023):
 /// federated K-means with secure aggregation and exact unlearning, on your
 /// data or on the paper's Gaussian data set.
@@ -44,26 +50,71 @@ pub enum Command {
     Compare(CompareArgs),
     /// Performance figures as ratios measured in one run.
     Bench(BenchArgs),
+    /// Train (Algorithm 1) and write the model store: one SQLite file
+    /// holding the federation, the record ids and the audit log.
+    Fit(FitArgs),
+    /// Serve one removal request from the store (Algorithm 4, exact),
+    /// committed before it is reported, with an audit row per client.
+    Forget(ForgetArgs),
+    /// The nearest centroid of each point of a data file.
+    Predict(PredictArgs),
+    /// The store's centroids and their weights, as CSV or JSON.
+    Export(ExportArgs),
+    /// What a store holds: clients, points, configuration, pending
+    /// requests and the audit history.
+    Inspect(InspectArgs),
 }
 
 impl Command {
-    /// The options every subcommand has.
-    pub fn common(&self) -> &Common {
+    /// The common options of the subcommands that train (`None` for those
+    /// that only read or change a store).
+    pub fn common(&self) -> Option<&Common> {
         match self {
-            Self::Run(a) => &a.common,
-            Self::Unlearn(a) => &a.common,
-            Self::Compare(a) => &a.common,
-            Self::Bench(a) => &a.common,
+            Self::Run(a) => Some(&a.common),
+            Self::Unlearn(a) => Some(&a.common),
+            Self::Compare(a) => Some(&a.common),
+            Self::Bench(a) => Some(&a.common),
+            Self::Fit(a) => Some(&a.common),
+            Self::Forget(_) | Self::Predict(_) | Self::Export(_) | Self::Inspect(_) => None,
         }
     }
 
-    /// The federated options every subcommand has.
-    pub fn fed(&self) -> &FedArgs {
+    /// The output options of the subcommands without [`Common`].
+    fn store_output(&self) -> Option<&StoreOutput> {
         match self {
-            Self::Run(a) => &a.fed,
-            Self::Unlearn(a) => &a.fed,
-            Self::Compare(a) => &a.fed,
-            Self::Bench(a) => &a.fed,
+            Self::Forget(a) => Some(&a.out),
+            Self::Predict(a) => Some(&a.out),
+            Self::Export(a) => Some(&a.out),
+            Self::Inspect(a) => Some(&a.out),
+            _ => None,
+        }
+    }
+
+    /// Whether `--json` was given.
+    pub fn json(&self) -> bool {
+        self.common()
+            .map(|c| c.json)
+            .or(self.store_output().map(|o| o.json))
+            .unwrap_or(false)
+    }
+
+    /// Whether `--quiet` was given.
+    pub fn quiet(&self) -> bool {
+        self.common()
+            .map(|c| c.quiet)
+            .or(self.store_output().map(|o| o.quiet))
+            .unwrap_or(false)
+    }
+
+    /// The federated options of the subcommands that train.
+    pub fn fed(&self) -> Option<&FedArgs> {
+        match self {
+            Self::Run(a) => Some(&a.fed),
+            Self::Unlearn(a) => Some(&a.fed),
+            Self::Compare(a) => Some(&a.fed),
+            Self::Bench(a) => Some(&a.fed),
+            Self::Fit(a) => Some(&a.fed),
+            Self::Forget(_) | Self::Predict(_) | Self::Export(_) | Self::Inspect(_) => None,
         }
     }
 
@@ -74,6 +125,11 @@ impl Command {
             Self::Unlearn(_) => "unlearn",
             Self::Compare(_) => "compare",
             Self::Bench(_) => "bench",
+            Self::Fit(_) => "fit",
+            Self::Forget(_) => "forget",
+            Self::Predict(_) => "predict",
+            Self::Export(_) => "export",
+            Self::Inspect(_) => "inspect",
         }
     }
 }
@@ -437,7 +493,7 @@ mod tests {
             "5",
         ])
         .unwrap();
-        assert_eq!(cli.command.common().seed, 2023);
+        assert_eq!(cli.command.common().map(|c| c.seed), Some(2023));
         // A client column names the clients: --clients contradicts it.
         assert!(
             Cli::try_parse_from(["mufc", "run", "--client-column", "0", "--clients", "5"]).is_err()

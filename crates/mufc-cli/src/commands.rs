@@ -11,8 +11,10 @@
 mod bench;
 mod compare;
 mod execute;
+mod ids;
 mod prepare;
 mod run;
+mod store;
 mod summary;
 mod trials;
 mod unlearn;
@@ -22,4 +24,5 @@ pub use compare::compare;
 pub use execute::execute;
 pub use prepare::{Prepared, prepare};
 pub use run::run;
+pub use store::{export, fit, forget, inspect, predict};
 pub use unlearn::unlearn;

@@ -249,6 +249,18 @@ pub enum CliError {
     /// Data outside the quantizer's box `[-1/2, 1/2]^d` (SCMA modes).
     #[error("{0}; pass --scale to map the data into the box")]
     OutsideBox(MufcError),
+    /// An error of the model store (`mufc::store`), with its message.
+    #[error("{0}")]
+    Store(String),
+    /// A record id column that does not give every point a distinct
+    /// non-negative integer id.
+    #[error("{path}: {message}")]
+    BadRecordId {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the data row.
+        message: String,
+    },
     /// An error of the federation (for instance a client with fewer
     /// distinct points than its k, or data outside the quantizer's box).
     #[error(transparent)]
@@ -274,6 +286,22 @@ impl From<BaselineError> for CliError {
             BaselineError::UnknownPoint { id } => Self::UnknownPoint { id },
             BaselineError::Seeding(e) => Self::Seeding(e),
             other => Self::Baseline(other),
+        }
+    }
+}
+
+/// The store's errors as their messages (the federation's keep their own
+/// variant), with the option that overrides a refusal to overwrite.
+impl From<mufc::store::StoreError> for CliError {
+    fn from(e: mufc::store::StoreError) -> Self {
+        use mufc::store::StoreError;
+        match e {
+            StoreError::Mufc(m) => Self::Mufc(m),
+            e @ StoreError::Exists { .. } => Self::Store(format!("{e}").replace(
+                "(IfExists::Replace replaces it)",
+                "(pass --force to replace it)",
+            )),
+            e => Self::Store(e.to_string()),
         }
     }
 }

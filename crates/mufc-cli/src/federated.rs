@@ -83,9 +83,9 @@ pub fn config(
 /// use mufc_cli::federated::privacy_warnings;
 ///
 /// let cli = Cli::try_parse_from(["mufc", "run"]).unwrap();
-/// assert!(privacy_warnings(cli.command.fed()).is_empty());
+/// assert!(privacy_warnings(cli.command.fed().unwrap()).is_empty());
 /// let cli = Cli::try_parse_from(["mufc", "run", "--min-clients", "2", "--privacy", "plain"]).unwrap();
-/// let w = privacy_warnings(cli.command.fed());
+/// let w = privacy_warnings(cli.command.fed().unwrap());
 /// assert_eq!(w.len(), 2);
 /// assert!(w[0].starts_with("--min-clients 2 is below 3"));
 /// ```

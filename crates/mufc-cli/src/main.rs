@@ -10,19 +10,19 @@ use mufc_cli::progress::Progress;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let common = cli.command.common().clone();
-    let result = execute(&cli.command, Progress::wanted(common.quiet, common.json))
+    let json = cli.command.json();
+    let result = execute(&cli.command, Progress::wanted(cli.command.quiet(), json))
         .map_err(anyhow::Error::from);
     match result {
         Ok(report) => {
             for w in &report.warnings {
                 eprintln!("warning: {w}");
             }
-            print!("{}", report.render(common.json));
+            print!("{}", report.render(json));
             ExitCode::SUCCESS
         }
         Err(err) => {
-            if common.json {
+            if json {
                 // stdout stays one JSON object, even on failure.
                 println!(
                     "{}",

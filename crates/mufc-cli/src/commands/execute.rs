@@ -7,6 +7,7 @@ use serde_json::json;
 use super::bench::bench;
 use super::compare::compare;
 use super::run::run;
+use super::store;
 use super::summary::merged;
 use super::unlearn::unlearn;
 use crate::CliError;
@@ -28,13 +29,22 @@ pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
         Command::Unlearn(a) => unlearn(a, progress),
         Command::Bench(a) => bench(a, progress),
         Command::Compare(a) => compare(a, progress),
+        Command::Fit(a) => store::fit(a, progress),
+        Command::Forget(a) => store::forget(a),
+        Command::Predict(a) => store::predict(a),
+        Command::Export(a) => store::export(a),
+        Command::Inspect(a) => store::inspect(a),
     };
     let mut report = result.map_err(|e| match e {
         CliError::Mufc(m @ mufc::MufcError::OutsideBox { .. }) => CliError::OutsideBox(m),
         other => other,
     })?;
     // The options' warnings first, then the run's own.
-    let fed = command.fed();
+    let Some(fed) = command.fed() else {
+        // A command on an existing store: its own warnings only.
+        report.json = merged(report.json, json!({ "warnings": report.warnings }));
+        return Ok(report);
+    };
     let mut warnings = federated::privacy_warnings(fed);
     warnings.append(&mut report.warnings);
     report.json = merged(

@@ -108,6 +108,25 @@ pub(super) fn invalid(name: &'static str, value: impl ToString, reason: &'static
 /// of loading ([`load`]), generating ([`GaussianMixture::sample`]) and
 /// splitting ([`Split`]).
 pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, CliError> {
+    prepare_with_ids(data, fed, seed, None).map(|(p, _)| p)
+}
+
+/// As [`prepare`], with column `id_column` (0-based, counted in the file)
+/// of a data file taken out of the features as each row's record id
+/// (`mufc fit --id-column`); the ids are returned by data row.
+///
+/// # Errors
+///
+/// As [`prepare`], and [`CliError::BadRecordId`] for a column that does
+/// not exist, is the client column, or holds a value that is not a
+/// non-negative integer up to 2^53 or occurs twice (naming the rows).
+pub(crate) fn prepare_with_ids(
+    data: &DataArgs,
+    fed: &FedArgs,
+    seed: u64,
+    id_column: Option<usize>,
+) -> Result<(Prepared, Option<Vec<u64>>), CliError> {
+    let mut ids = None;
     if data.k == 0 {
         return Err(invalid("K", 0, "must be at least 1"));
     }
@@ -182,7 +201,12 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
                 },
                 client_column: data.client_column,
             };
-            let table = load(path, &opts)?;
+            let mut table = load(path, &opts)?;
+            if let Some(col) = id_column {
+                let (t, v) = super::ids::take_id_column(table, col, data.client_column, path)?;
+                table = t;
+                ids = Some(v);
+            }
             let table = if data.scale {
                 let scaled = scale_into_box(table.points())?;
                 table.with_points(scaled)?
@@ -247,15 +271,18 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
         )?;
     }
     let local_k = fed.client_k.unwrap_or(data.k);
-    Ok(Prepared {
-        source,
-        points,
-        split,
-        split_desc,
-        k: data.k,
-        local_k,
-        k_prime,
-        gamma,
-        phi_c_star,
-    })
+    Ok((
+        Prepared {
+            source,
+            points,
+            split,
+            split_desc,
+            k: data.k,
+            local_k,
+            k_prime,
+            gamma,
+            phi_c_star,
+        },
+        ids,
+    ))
 }

@@ -1,0 +1,14 @@
+//! The model-store commands (`fit`, `forget`, `predict`, `export`,
+//! `inspect`): thin layers over `mufc::store`, which does the work; these
+//! read the options, call it, and print what it reports.
+
+mod fit;
+mod forget;
+mod inspect;
+mod read;
+mod show;
+
+pub use fit::fit;
+pub use forget::forget;
+pub use inspect::inspect;
+pub use read::{export, predict};

@@ -1,0 +1,131 @@
+//! `mufc predict` and `mufc export`: what a store tells without changing
+//! it ([`Store::predict`], [`Store::centroids`]).
+
+use std::fmt::Write as _;
+
+use mufc::store::Store;
+use serde_json::json;
+
+use super::show::centroids_json;
+use crate::CliError;
+use crate::cli::{ExportArgs, ExportFormat, PredictArgs};
+use crate::data::{Header, LoadOptions, load};
+use crate::output::{Report, TextTable};
+
+/// `mufc predict`: the index of the nearest centroid of each row of
+/// `--data`, on stdout (one per line) or in `--out`.
+///
+/// # Errors
+///
+/// The store's errors, the data's, and [`CliError::InvalidParameter`]
+/// when the data's columns are not the model's dimension.
+pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
+    let store = Store::open(&a.model)?;
+    let opts = LoadOptions {
+        header: if a.header {
+            Header::Present
+        } else {
+            Header::Auto
+        },
+        client_column: None,
+    };
+    let table = load(&a.data, &opts)?;
+    if table.dim() != store.dim() {
+        return Err(CliError::Store(format!(
+            "{}: {} columns, but the model {} has dimension {} (one column per coordinate, \
+             no id or client column)",
+            a.data.display(),
+            table.dim(),
+            a.model.display(),
+            store.dim()
+        )));
+    }
+    let labels = store.predict(table.points())?;
+    let mut counts = vec![0usize; store.k().max(1)];
+    for &l in &labels {
+        if let Some(c) = counts.get_mut(l) {
+            *c += 1;
+        }
+    }
+    let mut lines = String::with_capacity(labels.len() * 3);
+    for l in &labels {
+        let _ = writeln!(lines, "{l}");
+    }
+    let text = match &a.out_file {
+        Some(f) => {
+            std::fs::write(f, &lines).map_err(|e| CliError::io(f, &e))?;
+            let mut t = TextTable::new(&["centroid", "points"]);
+            for (j, c) in counts.iter().enumerate() {
+                t.row([j.to_string(), c.to_string()]);
+            }
+            format!(
+                "mufc predict: wrote {} labels to {} (model {}, version {})\n\n{}",
+                labels.len(),
+                f.display(),
+                a.model.display(),
+                store.model_version(),
+                t.render()
+            )
+        }
+        None => lines,
+    };
+    let json = json!({
+        "command": "predict",
+        "model": a.model.display().to_string(),
+        "model_version": store.model_version(),
+        "data": a.data.display().to_string(),
+        "points": labels.len(),
+        "out": a.out_file.as_ref().map(|f| f.display().to_string()),
+        "counts": counts,
+        "labels": labels,
+    });
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
+}
+
+/// `mufc export`: the centroids and their weights as CSV or JSON.
+///
+/// # Errors
+///
+/// The store's errors.
+pub fn export(a: &ExportArgs) -> Result<Report, CliError> {
+    let store = Store::open(&a.model)?;
+    let centroids = store.centroids();
+    let body = json!({
+        "k": centroids.len(),
+        "dim": store.dim(),
+        "model_version": store.model_version(),
+        "centroids": centroids_json(&centroids),
+    });
+    let text = match a.format {
+        ExportFormat::Json => format!("{body}\n"),
+        ExportFormat::Csv => {
+            let mut s = String::from("centroid,weight");
+            for i in 0..store.dim() {
+                let _ = write!(s, ",x{i}");
+            }
+            s.push('\n');
+            for (j, c) in centroids.iter().enumerate() {
+                let _ = write!(s, "{j},{}", c.weight);
+                for x in &c.coords {
+                    // Shortest text that reads back to the same f64.
+                    let _ = write!(s, ",{x:?}");
+                }
+                s.push('\n');
+            }
+            s
+        }
+    };
+    let mut json = json!({ "command": "export", "model": a.model.display().to_string() });
+    if let (Some(o), serde_json::Value::Object(b)) = (json.as_object_mut(), body) {
+        o.extend(b);
+    }
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
+}

@@ -1,0 +1,296 @@
+//! The model-store commands end to end (`fit`, `forget`, `predict`,
+//! `export`, `inspect`), running the binary on a store in a temporary
+//! directory: 120 points in 2-D, 4 clients named by a column, record ids
+//! from another column.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use std::path::{Path, PathBuf};
+
+use common::{fails_with, has_keys, mufc};
+use serde_json::Value;
+
+/// Rows `client,id,x,y`: row `r` lies in blob `r % 4` (four tight blobs
+/// inside the box), on client `c(r / 4 % 4)`, with record id `1000 + 3 r`.
+fn data_csv(dir: &Path) -> PathBuf {
+    let mut s = String::from("client,id,x,y\n");
+    for r in 0..120usize {
+        let b = r % 4;
+        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][b], [-0.3, -0.3, 0.3, 0.3][b]);
+        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
+        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
+        s.push_str(&format!(
+            "c{},{},{},{}\n",
+            r / 4 % 4,
+            1000 + 3 * r,
+            cx + dx,
+            cy + dy
+        ));
+    }
+    let path = dir.join("data.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+/// Runs `mufc` with `args`, checking success; stdout.
+fn ok(args: &[&str]) -> String {
+    let out = mufc(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// As [`ok`] with `--json`: the one JSON object on stdout.
+fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let s = ok(&all);
+    assert_eq!(s.lines().count(), 1, "{s}");
+    serde_json::from_str(&s).unwrap()
+}
+
+/// A store fitted on [`data_csv`] in `dir`: (store, data).
+fn fitted(dir: &Path) -> (String, String) {
+    let data = data_csv(dir);
+    let model = dir.join("model.mufc");
+    let (d, m) = (data.to_str().unwrap(), model.to_str().unwrap());
+    let j = json(&[
+        "fit",
+        "--data",
+        d,
+        "--model",
+        m,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+        "--k",
+        "4",
+        "--gamma",
+        "0.01",
+        "--quiet",
+    ]);
+    has_keys(
+        &j,
+        &["centroids", "points", "model_version", "included_clients"],
+    );
+    assert_eq!(j["command"], "fit");
+    assert_eq!(j["points"], 120);
+    assert_eq!(j["dim"], 2);
+    assert_eq!(j["record_ids"], "id column");
+    let c = j["centroids"].as_array().unwrap();
+    assert_eq!(c.len(), 4);
+    assert_eq!(
+        c.iter().map(|c| c["weight"].as_u64().unwrap()).sum::<u64>(),
+        120
+    );
+    (m.to_string(), d.to_string())
+}
+
+#[test]
+fn fit_then_inspect_export_predict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, d) = fitted(dir.path());
+
+    let j = json(&["inspect", "--model", &m]);
+    assert_eq!(
+        (j["clients"].as_u64(), j["points"].as_u64()),
+        (Some(4), Some(120))
+    );
+    assert_eq!((j["k"].as_u64(), j["dim"].as_u64()), (Some(4), Some(2)));
+    assert_eq!(j["model_version"], 1);
+    assert_eq!(j["history"].as_array().unwrap().len(), 0);
+    assert_eq!(j["config"]["min_updating_clients"], 2);
+    let text = ok(&["inspect", "--model", &m]);
+    assert!(text.contains("no request served yet"), "{text}");
+
+    let csv = ok(&["export", "--model", &m, "--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "centroid,weight,x0,x1");
+    assert_eq!(lines.len(), 5, "{csv}");
+    let e: Value =
+        serde_json::from_str(&ok(&["export", "--model", &m, "--format", "json"])).unwrap();
+    assert_eq!(e["centroids"].as_array().unwrap().len(), 4);
+    assert_eq!(json(&["export", "--model", &m])["k"], 4);
+
+    // Predicting the training points (without their client and id
+    // columns): one label per line, the same in the file and in JSON.
+    let mut pts = String::new();
+    for line in std::fs::read_to_string(&d).unwrap().lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        pts.push_str(&format!("{},{}\n", f[2], f[3]));
+    }
+    let new = dir.path().join("new.csv");
+    std::fs::write(&new, pts).unwrap();
+    let new = new.to_str().unwrap();
+    let labels = ok(&["predict", "--model", &m, "--data", new]);
+    assert_eq!(labels.lines().count(), 120);
+    assert!(labels.lines().all(|l| l.parse::<usize>().unwrap() < 4));
+    // Same blob, same label: row r is in blob r % 4.
+    let l: Vec<&str> = labels.lines().collect();
+    for r in 4..120 {
+        assert_eq!(l[r], l[r % 4], "row {r}");
+    }
+    let out = dir.path().join("labels.csv");
+    let o = out.to_str().unwrap();
+    let j = json(&["predict", "--model", &m, "--data", new, "--out", o]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), labels);
+    assert_eq!(j["labels"].as_array().unwrap().len(), 120);
+}
+
+#[test]
+fn forget_of_two_clients_is_applied_and_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = fitted(dir.path());
+    // Rows 0 and 4: clients c0 and c1, ids 1000 and 1012.
+    let j = json(&["forget", "--model", &m, "--ids", "1000,1012"]);
+    let r = &j["requests"][0];
+    assert_eq!(r["outcome"], "applied", "{j}");
+    assert_eq!(r["removed_points"], 2);
+    assert_eq!(
+        (r["version_before"].as_u64(), r["version_after"].as_u64()),
+        (Some(1), Some(2))
+    );
+    has_keys(r, &["centroid_shift", "reseeded_clients", "apply_seconds"]);
+    assert_eq!(j["points"], 118);
+
+    let j = json(&["inspect", "--model", &m]);
+    let h = j["history"].as_array().unwrap();
+    assert_eq!(h.len(), 2, "{j}");
+    for (e, client) in h.iter().zip([0, 1]) {
+        assert_eq!(
+            (e["client"].as_u64(), e["points"].as_u64()),
+            (Some(client), Some(1))
+        );
+        assert_eq!(e["outcome"], "applied");
+        assert_eq!(e["version_after"], 2);
+    }
+    let text = ok(&["inspect", "--model", &m]);
+    assert!(
+        text.contains("applied") && text.contains("1 -> 2"),
+        "{text}"
+    );
+
+    // A lone client's request waits; --flush applies it with a warning.
+    let j = json(&["forget", "--model", &m, "--ids", "1024"]);
+    assert_eq!(j["requests"][0]["outcome"], "deferred");
+    assert!(
+        j["requests"][0]["deferred_reason"]
+            .as_str()
+            .unwrap()
+            .contains("privacy policy")
+    );
+    assert_eq!(j["pending"].as_array().unwrap().len(), 1);
+    let out = mufc(&["forget", "--model", &m, "--flush"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: --flush"));
+    assert_eq!(json(&["inspect", "--model", &m])["points"], 117);
+}
+
+#[test]
+fn an_unknown_id_is_named_and_nothing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = fitted(dir.path());
+    let before = std::fs::read(&m).unwrap();
+    let err = fails_with(
+        &["forget", "--model", &m, "--ids", "1000,1001,77"],
+        "unknown record ids",
+    );
+    assert!(err.contains("77") && err.contains("1001"), "{err}");
+    assert_eq!(std::fs::read(&m).unwrap(), before);
+    // With --json: one JSON object naming the error, and a failure code.
+    let out = mufc(&["forget", "--model", &m, "--ids", "5", "--json"]);
+    assert!(!out.status.success());
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j["error"].as_str().unwrap().contains('5'));
+    assert_eq!(std::fs::read(&m).unwrap(), before);
+}
+
+#[test]
+fn fit_refuses_an_existing_store_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, d) = fitted(dir.path());
+    let before = std::fs::read(&m).unwrap();
+    let args = [
+        "fit",
+        "--data",
+        &d,
+        "--model",
+        &m,
+        "--client-column",
+        "0",
+        "--k",
+        "4",
+        "--gamma",
+        "0.01",
+        "--quiet",
+    ];
+    fails_with(&args, "--force");
+    assert_eq!(std::fs::read(&m).unwrap(), before);
+    let mut forced = args.to_vec();
+    forced.extend(["--id-column", "1", "--force"]);
+    assert_eq!(json(&forced)["model_version"], 1);
+    // Without --id-column (on the data without its id column) the ids are
+    // row numbers, and fit says so.
+    let rows = dir.path().join("rows.csv");
+    let text: String = std::fs::read_to_string(&d)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{},{},{}\n", f[0], f[2], f[3])
+        })
+        .collect();
+    std::fs::write(&rows, text).unwrap();
+    let mut plain = args.to_vec();
+    plain[2] = rows.to_str().unwrap();
+    plain.push("--force");
+    assert_eq!(json(&plain)["record_ids"], "row numbers");
+    let text = ok(&plain);
+    assert!(
+        text.contains("record ids are the 0-based data row numbers"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_ids_and_bad_columns_fail_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = fitted(dir.path());
+    // Predict on three columns for a model of dimension 2.
+    let three = dir.path().join("three.csv");
+    std::fs::write(&three, "0.1,0.2,0.3\n0.0,0.1,0.2\n").unwrap();
+    fails_with(
+        &["predict", "--model", &m, "--data", three.to_str().unwrap()],
+        "3 columns, but the model",
+    );
+    // A duplicate or non-integer id names its rows.
+    let dup = dir.path().join("dup.csv");
+    std::fs::write(&dup, "id,x,y\n5,0.1,0.1\n6,0.2,0.2\n5,0.1,0.2\n").unwrap();
+    let m2 = dir.path().join("m2.mufc");
+    let base = [
+        "fit",
+        "--model",
+        m2.to_str().unwrap(),
+        "--id-column",
+        "0",
+        "--clients",
+        "1",
+        "--k",
+        "1",
+        "--min-clients",
+        "1",
+        "--quiet",
+        "--data",
+    ];
+    let mut a = base.to_vec();
+    a.push(dup.to_str().unwrap());
+    fails_with(&a, "record id 5 (column 0) occurs twice: data rows 0 and 2");
+    let frac = dir.path().join("frac.csv");
+    std::fs::write(&frac, "id,x,y\n5,0.1,0.1\n6.5,0.2,0.2\n").unwrap();
+    let mut a = base.to_vec();
+    a.push(frac.to_str().unwrap());
+    fails_with(&a, "data row 1");
+    assert!(!m2.exists());
+}
