@@ -271,9 +271,8 @@ fn change_wide(
     s.insert_bytes(&key.to_bytes_le(), &d)
 }
 
-/// [`ConcreteSketch::change_integer`] on an integer sketch: its counts are
-/// positive, so the sketch of `from` is subtracted (in the ring) and the
-/// sketch of `to` added, both built (and checked) first.
+/// [`ConcreteSketch::change_integer`] on a partitioned sketch: inserts the
+/// field element `to - from` at the key, in its bucket.
 fn change_partitioned(
     s: &mut PartitionedSketch<Fp64>,
     key: &BigUint,
@@ -287,6 +286,9 @@ fn change_partitioned(
     s.insert(key, &d)
 }
 
+/// [`ConcreteSketch::change_integer`] on an integer sketch: its counts are
+/// positive, so the sketch of `from` is subtracted (in the ring) and the
+/// sketch of `to` added, both built (and checked) first.
 fn change_ring(
     s: &mut IntegerSketch,
     key: &BigUint,
