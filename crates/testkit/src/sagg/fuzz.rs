@@ -44,6 +44,28 @@ impl Bytes<'_> {
     }
 }
 
+/// Up to 64 entries read from the fuzz bytes (keys in `[1, domain]`,
+/// signed byte counts) inserted into `sketch`; their sum, the oracle.
+fn tracked_sum<F, S>(
+    f: &F,
+    b: &mut Bytes<'_>,
+    domain: &BigUint,
+    sketch: &mut S,
+) -> SparseVector<BigUint, F::Elem>
+where
+    F: FiniteField,
+    S: LinearSketch<Key = BigUint, Count = F::Elem>,
+{
+    let mut truth = Vec::new();
+    while !b.is_empty() && truth.len() < 64 {
+        let key = BigUint::from(b.u64()) % domain + 1u32;
+        let c = f.from_i64(i64::from(b.byte() as i8));
+        sketch.insert(&key, &c).unwrap();
+        truth.push((key, c));
+    }
+    SparseVector::from_sum(f, truth)
+}
+
 fn field_decoder<F: FiniteField>(f: F, b: &mut Bytes<'_>) {
     let t = usize::from(b.byte() % 6) + 1;
     let r = usize::from(b.byte() % 3);
@@ -71,14 +93,7 @@ fn field_decoder<F: FiniteField>(f: F, b: &mut Bytes<'_>) {
     } else {
         // Tracked sum of entries added to and subtracted from a sketch.
         let mut sketch = Sketch::new(&params);
-        let mut truth = Vec::new();
-        while !b.is_empty() && truth.len() < 64 {
-            let key = BigUint::from(b.u64()) % &domain + 1u32;
-            let c = f.from_i64(i64::from(b.byte() as i8));
-            sketch.insert(&key, &c).unwrap();
-            truth.push((key, c));
-        }
-        let oracle = SparseVector::from_sum(&f, truth);
+        let oracle = tracked_sum(&f, b, &domain, &mut sketch);
         match sketch.decode() {
             // Beyond t + r nonzeros a false accept is possible (about p^-r),
             // but it must still re-encode to the syndromes.
@@ -275,14 +290,7 @@ pub fn partitioned_decode(data: &[u8]) {
         }
     } else {
         let mut sketch = PartitionedSketch::new(&params);
-        let mut truth = Vec::new();
-        while !b.is_empty() && truth.len() < 64 {
-            let key = BigUint::from(b.u64()) % &domain + 1u32;
-            let c = f.from_i64(i64::from(b.byte() as i8));
-            sketch.insert(&key, &c).unwrap();
-            truth.push((key, c));
-        }
-        let oracle = SparseVector::from_sum(&f, truth);
+        let oracle = tracked_sum(&f, &mut b, &domain, &mut sketch);
         let mut loads = vec![0usize; params.buckets()];
         for (k, _) in oracle.iter() {
             loads[params.bucket_of(k).unwrap()] += 1;

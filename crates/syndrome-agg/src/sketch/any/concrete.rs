@@ -230,60 +230,60 @@ fn policy_count<F: FiniteField>(
     }
 }
 
-/// `to - from` as a field element, both through the policy.
+/// `to - from` as a field element, both through the policy; `None` when
+/// the count does not change (nothing to insert). The field, wide-key and
+/// partitioned sketches are linear in the count, so each inserts this.
 fn count_change<F: FiniteField>(
     params: &ValidSketchParams<F>,
     from: &BigInt,
     to: &BigInt,
-) -> SketchResult<F::Elem> {
+) -> SketchResult<Option<F::Elem>> {
+    if from == to {
+        return Ok(None);
+    }
     let (to, from) = (policy_count(params, to)?, policy_count(params, from)?);
-    Ok(params.field().sub(&to, &from))
+    Ok(Some(params.field().sub(&to, &from)))
 }
 
-/// [`ConcreteSketch::change_integer`] on a field sketch: inserts the field
-/// element `to - from`.
+/// [`ConcreteSketch::change_integer`] on a field sketch.
 fn change_field<F: FiniteField>(
     s: &mut Sketch<F>,
     key: &BigUint,
     from: &BigInt,
     to: &BigInt,
 ) -> SketchResult<()> {
-    if from == to {
-        return Ok(());
+    match count_change(s.params(), from, to)? {
+        Some(d) => s.insert(key, &d),
+        None => Ok(()),
     }
-    let d = count_change(s.params(), from, to)?;
-    s.insert(key, &d)
 }
 
-/// [`ConcreteSketch::change_integer`] on a wide-key sketch: inserts the
-/// field element `to - from` at the key's little-endian bytes (the
-/// payload channels are linear in the count too).
+/// [`ConcreteSketch::change_integer`] on a wide-key sketch, at the key's
+/// little-endian bytes (the payload channels are linear in the count too).
 fn change_wide(
     s: &mut WideSketch<Fp64>,
     key: &BigUint,
     from: &BigInt,
     to: &BigInt,
 ) -> SketchResult<()> {
-    if from == to {
-        return Ok(());
+    match count_change(s.params().sketch_params(), from, to)? {
+        Some(d) => s.insert_bytes(&key.to_bytes_le(), &d),
+        None => Ok(()),
     }
-    let d = count_change(s.params().sketch_params(), from, to)?;
-    s.insert_bytes(&key.to_bytes_le(), &d)
 }
 
-/// [`ConcreteSketch::change_integer`] on a partitioned sketch: inserts the
-/// field element `to - from` at the key, in its bucket.
+/// [`ConcreteSketch::change_integer`] on a partitioned sketch, in the
+/// key's bucket.
 fn change_partitioned(
     s: &mut PartitionedSketch<Fp64>,
     key: &BigUint,
     from: &BigInt,
     to: &BigInt,
 ) -> SketchResult<()> {
-    if from == to {
-        return Ok(());
+    match count_change(s.params().bucket_params(), from, to)? {
+        Some(d) => s.insert(key, &d),
+        None => Ok(()),
     }
-    let d = count_change(s.params().bucket_params(), from, to)?;
-    s.insert(key, &d)
 }
 
 /// [`ConcreteSketch::change_integer`] on an integer sketch: its counts are
