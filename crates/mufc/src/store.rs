@@ -128,7 +128,7 @@ mod schema;
 mod types;
 
 pub use error::StoreError;
-pub use fault::{FAULT_ENV, FaultPoint};
+pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;
 pub use record::RecordId;
 pub use types::{AuditEntry, AuditOutcome, Centroid, ClientRecords, ForgetReport, IfExists};

@@ -9,8 +9,12 @@
 //! - In a child process: with the environment variable [`FAULT_ENV`] set
 //!   to a point's [name](FaultPoint::name), a **debug build** aborts the
 //!   process there (`std::process::abort`, no unwinding, no destructors:
-//!   as close to `SIGKILL` as a process can do to itself). Release builds
-//!   never read the variable.
+//!   as close to `SIGKILL` as a process can do to itself). Set to the name
+//!   followed by [`WAIT_SUFFIX`], it writes [`WAITING`] and the name as one
+//!   line to stderr and waits there, so that the parent can kill it with a
+//!   real `SIGKILL` in the middle of the transaction; a child nobody kills
+//!   aborts after 60 seconds, so that a broken test stops by itself.
+//!   Release builds never read the variable.
 
 use std::fmt;
 
@@ -23,6 +27,23 @@ use std::fmt;
 /// assert_eq!(mufc::store::FAULT_ENV, "MUFC_STORE_FAULT");
 /// ```
 pub const FAULT_ENV: &str = "MUFC_STORE_FAULT";
+
+/// Appended to a point's name in [`FAULT_ENV`]: wait there to be killed
+/// instead of aborting.
+///
+/// # Example
+///
+/// ```
+/// use mufc::store::{FaultPoint, WAIT_SUFFIX};
+///
+/// let value = format!("{}{WAIT_SUFFIX}", FaultPoint::AfterClients.name());
+/// assert_eq!(value, "after-clients:wait");
+/// ```
+pub const WAIT_SUFFIX: &str = ":wait";
+
+/// What a debug build waiting at a fault point writes to stderr, before
+/// the point's name.
+pub const WAITING: &str = "mufc-store-fault: waiting at ";
 
 /// A point inside the transaction of a request (see [`FAULT_ENV`]), in the
 /// order they are reached.
@@ -74,10 +95,28 @@ impl fmt::Display for FaultPoint {
     }
 }
 
-/// Aborts the process if a debug build runs with [`FAULT_ENV`] naming
-/// `at` (read at every point, so that a test can set it per child).
+/// Aborts the process, or waits to be killed, if a debug build runs with
+/// [`FAULT_ENV`] naming `at` (read at every point, so that a test can set
+/// it per child).
 pub(super) fn abort_if_asked(at: FaultPoint) {
-    if cfg!(debug_assertions) && std::env::var(FAULT_ENV).ok().as_deref() == Some(at.name()) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let Ok(value) = std::env::var(FAULT_ENV) else {
+        return;
+    };
+    if value == at.name() {
+        std::process::abort();
+    }
+    if value.strip_suffix(WAIT_SUFFIX) == Some(at.name()) {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        // Nothing to do about a failed write: the parent then kills the
+        // child on its timeout instead.
+        let _ = writeln!(err, "{WAITING}{}", at.name());
+        let _ = err.flush();
+        drop(err);
+        std::thread::sleep(std::time::Duration::from_secs(60));
         std::process::abort();
     }
 }

@@ -1,0 +1,389 @@
+//! The model store survives `SIGKILL` (issue 14): a sequence of removal
+//! requests is served by `mufc forget` child processes, and most of them
+//! are killed with `SIGKILL`, either after a random delay or in the middle
+//! of the request's transaction (the fault hook of `mufc::store`, which
+//! makes a debug build wait at a point of the transaction until it is
+//! killed). After every attempt the test opens the store and checks:
+//!
+//! - it opens (a hot journal left by the kill is rolled back);
+//! - the request is applied wholly or not at all (its records are all
+//!   still held, or none is);
+//! - an acknowledged request (the child exited successfully) is applied;
+//! - every applied request is applied exactly once: the model version is
+//!   one more than training's per applied request, the audit log has each
+//!   applied request once with its two clients, and serving a request
+//!   again after a kill that came after its commit is refused (unknown
+//!   records) and changes nothing;
+//! - the model equals retraining from scratch on the records still held
+//!   (clients' data, seeds, histograms and the server's counts and
+//!   clustering, bit for bit: `testkit::mufc::compare`).
+//!
+//! The kinds of kill, the delays and the requests are drawn from a seeded
+//! generator (set `MUFC_CRASH_SEED` to vary it); the test stops by itself
+//! (every child is killed or waited for, and a child waiting at a fault
+//! point aborts after 60 seconds if nobody kills it).
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mufc::store::{FAULT_ENV, FaultPoint, RecordId, Store, WAIT_SUFFIX, WAITING};
+use mufc::{ClientId, Federation};
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use seeding::{Dataset, PointId};
+use testkit::mufc::compare;
+
+/// Clients, points a client, and points a client may lose.
+const CLIENTS: usize = 6;
+const POINTS: usize = 40;
+const REMOVABLE: usize = 28;
+/// Kills to reach (the issue asks for at least 50).
+const KILLS: usize = 60;
+
+/// Rows `client,id,x,y`: three blobs in 2-D; row `r` is on client
+/// `r % CLIENTS` with record id `5000 + 7 r`.
+fn data_csv(dir: &Path) -> std::path::PathBuf {
+    let mut s = String::from("client,id,x,y\n");
+    for r in 0..CLIENTS * POINTS {
+        let b = r % 3;
+        let (cx, cy) = ([-0.3, 0.3, 0.0][b], [-0.3, -0.2, 0.3][b]);
+        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
+        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
+        s.push_str(&format!(
+            "c{},{},{},{}\n",
+            r % CLIENTS,
+            5000 + 7 * r,
+            cx + dx,
+            cy + dy
+        ));
+    }
+    let path = dir.join("data.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+/// The requests: each names one or two records of each of two clients
+/// (so that no request is deferred by the default policy of two updating
+/// clients), drawn until every client has lost [`REMOVABLE`] points.
+fn requests(rng: &mut ChaCha8Rng, records: &BTreeMap<RecordId, ClientId>) -> Vec<Vec<RecordId>> {
+    let mut per: BTreeMap<ClientId, Vec<RecordId>> = BTreeMap::new();
+    for (&r, &c) in records {
+        per.entry(c).or_default().push(r);
+    }
+    for v in per.values_mut() {
+        v.shuffle(rng);
+        v.truncate(REMOVABLE);
+    }
+    let mut out = Vec::new();
+    loop {
+        let open: Vec<ClientId> = per
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(c, _)| *c)
+            .collect();
+        if open.len() < 2 {
+            return out;
+        }
+        let two: Vec<ClientId> = open.sample(rng, 2).copied().collect();
+        let mut req = Vec::new();
+        for c in two {
+            let v = per.get_mut(&c).unwrap();
+            for _ in 0..rng.random_range(1..=2) {
+                if let Some(r) = v.pop() {
+                    req.push(r);
+                }
+            }
+        }
+        out.push(req);
+    }
+}
+
+/// How an attempt ends.
+#[derive(Clone, Copy, Debug)]
+enum Kill {
+    /// Not killed: runs to its end.
+    None,
+    /// `SIGKILL` after this delay (the child may have finished by then).
+    After(Duration),
+    /// `SIGKILL` while the child waits at this point of the transaction.
+    At(FaultPoint),
+}
+
+/// What became of a child.
+struct Ended {
+    /// Exited successfully: the request is acknowledged.
+    acknowledged: bool,
+    /// Ended by `SIGKILL`.
+    killed: bool,
+    stderr: String,
+}
+
+fn spawn(model: &str, request: &[RecordId], fault: Option<FaultPoint>) -> Child {
+    let ids: Vec<String> = request.iter().map(|r| r.0.to_string()).collect();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mufc"));
+    cmd.args([
+        "forget",
+        "--model",
+        model,
+        "--ids",
+        &ids.join(","),
+        "--json",
+    ])
+    .env_remove(FAULT_ENV)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    if let Some(at) = fault {
+        cmd.env(FAULT_ENV, format!("{}{WAIT_SUFFIX}", at.name()));
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Waits for `child`; a child that was not killed must have exited
+/// successfully unless `may_fail`.
+fn ended(mut child: Child, may_fail: bool) -> Ended {
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut e, &mut stderr).unwrap();
+    }
+    let killed = status.signal() == Some(9);
+    assert!(
+        status.success() || killed || may_fail,
+        "the child failed on its own ({status}): {stderr}"
+    );
+    Ended {
+        acknowledged: status.success(),
+        killed,
+        stderr,
+    }
+}
+
+/// Runs one attempt of `request`; unless `may_fail`, a child that is not
+/// killed must succeed.
+fn attempt(model: &str, request: &[RecordId], kill: Kill, may_fail: bool) -> Ended {
+    match kill {
+        Kill::None => ended(spawn(model, request, None), may_fail),
+        Kill::After(delay) => {
+            let mut child = spawn(model, request, None);
+            std::thread::sleep(delay);
+            // Killing a child that has exited (not yet waited for) is
+            // harmless: its status then says it exited.
+            let _ = child.kill();
+            ended(child, false)
+        }
+        Kill::At(at) => {
+            let mut child = spawn(model, request, Some(at));
+            let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+            let expected = format!("{WAITING}{}", at.name());
+            let mut seen = Vec::new();
+            // The child writes the line when it reaches the point, then
+            // waits; a child that ends first closes the pipe.
+            let reached = loop {
+                match lines.next() {
+                    Some(Ok(l)) if l == expected => break true,
+                    Some(Ok(l)) => seen.push(l),
+                    _ => break false,
+                }
+            };
+            child.kill().unwrap();
+            let mut e = ended(child, false);
+            assert!(
+                reached && e.killed,
+                "the child did not stop at {at}: {}",
+                seen.join("\n")
+            );
+            e.stderr = seen.join("\n");
+            e
+        }
+    }
+}
+
+/// The federation retrained from scratch on `initial`'s data without the
+/// `gone` records, with the store's resolved configuration.
+fn retrained(
+    initial: &BTreeMap<ClientId, Dataset>,
+    place: &BTreeMap<RecordId, (ClientId, PointId)>,
+    gone: &BTreeSet<RecordId>,
+    config: &mufc::ValidConfig,
+) -> Federation {
+    let mut lost: BTreeMap<ClientId, Vec<PointId>> = BTreeMap::new();
+    for r in gone {
+        let (c, p) = place[r];
+        lost.entry(c).or_default().push(p);
+    }
+    let rest = initial
+        .iter()
+        .map(|(c, d)| {
+            let d = d
+                .without(lost.get(c).map_or(&[][..], Vec::as_slice))
+                .unwrap();
+            (*c, d)
+        })
+        .collect();
+    Federation::with_ids(rest, config).unwrap()
+}
+
+#[test]
+fn forget_survives_sigkill_at_random_points_and_mid_transaction() {
+    let seed: u64 = std::env::var("MUFC_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(14);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let data = data_csv(dir.path());
+    let model = dir.path().join("model.mufc");
+    let m = model.to_str().unwrap();
+    let out = common::mufc(&[
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--model",
+        m,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+        "--k",
+        "3",
+        "--gamma",
+        "0.02",
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // What training wrote: every client's data and where each record is.
+    let store = Store::open(&model).unwrap();
+    let config = store.config().clone();
+    let initial: BTreeMap<ClientId, Dataset> = store
+        .federation()
+        .clients()
+        .iter()
+        .map(|c| (c.id(), c.data().clone()))
+        .collect();
+    let place: BTreeMap<RecordId, (ClientId, PointId)> = (0..CLIENTS * POINTS)
+        .map(|r| {
+            let id = RecordId(5000 + 7 * r as u64);
+            (id, store.record(id).unwrap())
+        })
+        .collect();
+    drop(store);
+    let owners = place.iter().map(|(r, (c, _))| (*r, *c)).collect();
+    let queue = requests(&mut rng, &owners);
+
+    // The fault hook exists in debug builds only; a release test run kills
+    // after random delays alone.
+    let hook = cfg!(debug_assertions);
+    // A first request run to its end gives the scale of the delays.
+    let mut typical = Duration::from_millis(200);
+    let mut applied: Vec<usize> = Vec::new();
+    let mut gone: BTreeSet<RecordId> = BTreeSet::new();
+    let (mut kills, mut mid_transaction, mut committed_then_killed) = (0, 0, 0);
+    let mut next = 0;
+    while next < queue.len() && (kills < KILLS || applied.len() < 10) {
+        let request = &queue[next];
+        let kill = match rng.random_range(0..10) {
+            _ if next == 0 && applied.is_empty() && kills == 0 => Kill::None,
+            0..=2 => Kill::None,
+            3..=5 => Kill::After(typical.mul_f64(rng.random_range(0.0..1.2))),
+            _ if hook => Kill::At(*FaultPoint::ALL.choose(&mut rng).unwrap()),
+            _ => Kill::After(typical.mul_f64(rng.random_range(0.5..1.2))),
+        };
+        let start = Instant::now();
+        let e = attempt(m, request, kill, false);
+        if matches!(kill, Kill::None) {
+            typical = start.elapsed();
+        }
+        if e.killed {
+            kills += 1;
+            if matches!(kill, Kill::At(_)) {
+                mid_transaction += 1;
+            }
+        }
+
+        // The store opens; the request is all there or not at all.
+        let store = Store::open(&model)
+            .unwrap_or_else(|err| panic!("after {kill:?} of request {next}: {err}"));
+        let held = request
+            .iter()
+            .filter(|r| store.record(**r).is_some())
+            .count();
+        assert!(
+            held == 0 || held == request.len(),
+            "request {next} half-applied after {kill:?}: {held} of {} records held",
+            request.len()
+        );
+        let committed = held == 0;
+        assert!(
+            committed || !e.acknowledged,
+            "request {next} acknowledged but not applied: {}",
+            e.stderr
+        );
+        assert!(
+            !(committed && matches!(kill, Kill::At(_))),
+            "request {next} committed although killed before its commit"
+        );
+        if committed {
+            applied.push(next);
+            gone.extend(request.iter().copied());
+            next += 1;
+        }
+
+        // Exactly once: one model version and one audit entry per
+        // applied request, each naming the request's two clients.
+        assert_eq!(store.model_version(), 1 + applied.len() as u64);
+        let history = store.history().unwrap();
+        let mut audited: BTreeMap<u64, BTreeSet<ClientId>> = BTreeMap::new();
+        for a in &history {
+            assert!(audited.entry(a.request).or_default().insert(a.client));
+        }
+        assert_eq!(audited.len(), applied.len(), "audit: {history:?}");
+        for (entry, &i) in audited.values().zip(&applied) {
+            let clients: BTreeSet<ClientId> = queue[i].iter().map(|r| place[r].0).collect();
+            assert_eq!(entry, &clients);
+        }
+        compare(
+            store.federation(),
+            &retrained(&initial, &place, &gone, &config),
+        )
+        .unwrap_or_else(|d| panic!("after request {next} and {kill:?}: {d}"));
+        drop(store);
+
+        // Killed after its commit: serving it again is refused and
+        // changes nothing.
+        if committed && e.killed {
+            committed_then_killed += 1;
+            let again = attempt(m, request, Kill::None, true);
+            assert!(!again.acknowledged);
+            assert!(again.stderr.contains("unknown"), "{}", again.stderr);
+            let store = Store::open(&model).unwrap();
+            assert_eq!(store.model_version(), 1 + applied.len() as u64);
+        }
+    }
+    eprintln!(
+        "seed {seed}: {kills} kills ({mid_transaction} mid-transaction), {} requests applied, \
+         {committed_then_killed} killed after their commit",
+        applied.len()
+    );
+    assert!(kills >= KILLS, "only {kills} kills");
+    if hook {
+        assert!(
+            mid_transaction >= 10,
+            "only {mid_transaction} mid-transaction kills"
+        );
+    }
+}
