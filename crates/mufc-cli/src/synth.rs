@@ -169,9 +169,31 @@ impl GaussianMixture {
 /// # Ok::<(), mufc_cli::CliError>(())
 /// ```
 pub fn scale_into_box(points: &DMatrix<f64>) -> Result<DMatrix<f64>, CliError> {
+    Ok(fit_into_box(points)?.0)
+}
+
+/// As [`scale_into_box`], with the map it applied (which `mufc fit`
+/// stores, so that `mufc predict` takes points as the data has them).
+///
+/// # Errors
+///
+/// As [`scale_into_box`].
+///
+/// # Example
+///
+/// ```
+/// use nalgebra::DMatrix;
+/// use mufc_cli::synth::fit_into_box;
+///
+/// let m = DMatrix::from_column_slice(1, 3, &[-4.0, 0.0, 6.0]);
+/// let (s, t) = fit_into_box(&m)?;
+/// assert_eq!(t.apply(&[6.0]), vec![s[(0, 2)]]);
+/// # Ok::<(), mufc_cli::CliError>(())
+/// ```
+pub fn fit_into_box(points: &DMatrix<f64>) -> Result<(DMatrix<f64>, BoxTransform), CliError> {
     let data = Dataset::new(points.clone())?;
     let t = BoxTransform::fit(&data)?;
-    Ok(t.apply_dataset(&data)?.points().clone())
+    Ok((t.apply_dataset(&data)?.points().clone(), t))
 }
 
 #[cfg(test)]

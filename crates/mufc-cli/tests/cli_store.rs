@@ -139,6 +139,77 @@ fn fit_then_inspect_export_predict() {
     assert_eq!(j["labels"].as_array().unwrap().len(), 120);
 }
 
+/// With `--scale` the store keeps the map into the box: `predict` takes
+/// the points as the file has them and `export` gives the centroids in the
+/// file's units.
+#[test]
+fn a_scaled_fit_predicts_and_exports_in_the_datas_units() {
+    let dir = tempfile::tempdir().unwrap();
+    // The blobs of `data_csv`, in units a thousand times larger and offset:
+    // far outside the box, so unscaled points would all be clamped.
+    let mut s = String::from("client,id,x,y\n");
+    let mut pts = String::new();
+    for line in std::fs::read_to_string(data_csv(dir.path()))
+        .unwrap()
+        .lines()
+        .skip(1)
+    {
+        let f: Vec<&str> = line.split(',').collect();
+        let x = f[2].parse::<f64>().unwrap() * 1000.0 + 5000.0;
+        let y = f[3].parse::<f64>().unwrap() * 1000.0 - 300.0;
+        s.push_str(&format!("{},{},{x},{y}\n", f[0], f[1]));
+        pts.push_str(&format!("{x},{y}\n"));
+    }
+    let data = dir.path().join("big.csv");
+    std::fs::write(&data, s).unwrap();
+    let new = dir.path().join("big-points.csv");
+    std::fs::write(&new, pts).unwrap();
+    let model = dir.path().join("big.mufc");
+    let (d, m, n) = (
+        data.to_str().unwrap(),
+        model.to_str().unwrap(),
+        new.to_str().unwrap(),
+    );
+    let j = json(&[
+        "fit",
+        "--data",
+        d,
+        "--model",
+        m,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+        "--k",
+        "4",
+        "--scale",
+        "--quiet",
+    ]);
+    assert!(j["warnings"].as_array().is_none_or(Vec::is_empty), "{j}");
+    // Centroids in the file's units: inside the data's range.
+    let e: Value =
+        serde_json::from_str(&ok(&["export", "--model", m, "--format", "json"])).unwrap();
+    let cs = e["centroids"].as_array().unwrap();
+    assert_eq!(cs.len(), 4);
+    for c in cs {
+        let x = c["coords"][0].as_f64().unwrap();
+        let y = c["coords"][1].as_f64().unwrap();
+        assert!(
+            (4600.0..=5400.0).contains(&x) && (-700.0..=100.0).contains(&y),
+            "{c}"
+        );
+    }
+    // The file's own points: one label per blob, four different labels.
+    let labels = ok(&["predict", "--model", m, "--data", n]);
+    let l: Vec<&str> = labels.lines().collect();
+    assert_eq!(l.len(), 120);
+    for r in 4..120 {
+        assert_eq!(l[r], l[r % 4], "row {r}");
+    }
+    let distinct: std::collections::BTreeSet<&str> = l.iter().copied().collect();
+    assert_eq!(distinct.len(), 4, "{labels}");
+}
+
 #[test]
 fn forget_of_two_clients_is_applied_and_audited() {
     let dir = tempfile::tempdir().unwrap();

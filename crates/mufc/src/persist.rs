@@ -58,7 +58,7 @@
 pub(crate) mod body;
 mod format;
 mod load;
-mod save;
+pub(crate) mod save;
 
 #[cfg(doc)]
 use crate::{Federation, MufcError, PersistError};

@@ -17,7 +17,7 @@
 //! point's [`PointId`](seeding::PointId) there, which is how
 //! [`RemovalRequest`](crate::RemovalRequest) names points.
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! `PRAGMA application_id` is `0x4D554643` ("MUFC") and `PRAGMA
 //! user_version` the schema version. Tables:
@@ -25,7 +25,7 @@
 //! | table     | one row per                  | contents                                              |
 //! |-----------|------------------------------|-------------------------------------------------------|
 //! | `meta`    | setting                      | `created` (unix seconds), `mufc_version` (informative) |
-//! | `server`  | store (`id = 1`)             | `state`: model version, configuration, dimension, decoded counts, sketch capacity, round counter, training report, removal reports, pending requests (postcard); `sha256` |
+//! | `server`  | store (`id = 1`)             | `state`: model version, input transform ([`InputTransform`]), configuration, dimension, decoded counts, sketch capacity, round counter, training report, removal reports, pending requests (postcard); `sha256` |
 //! | `clients` | client (`id` = client id)    | `state`: the client's points and seeds (postcard); `sha256` |
 //! | `records` | point still held             | `record`, `client`, `point`                           |
 //! | `journal` | request served               | `request`, `time`, `kind`, the record ids or client named |
@@ -122,13 +122,16 @@ mod fault;
 mod forget;
 mod handle;
 mod load;
+mod query;
 mod record;
 mod rows;
 mod schema;
+mod transform;
 mod types;
 
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;
 pub use record::RecordId;
+pub use transform::InputTransform;
 pub use types::{AuditEntry, AuditOutcome, Centroid, ClientRecords, ForgetReport, IfExists};

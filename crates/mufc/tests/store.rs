@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mufc::store::{AuditOutcome, ClientRecords, IfExists, RecordId, Store, StoreError};
+use mufc::store::{
+    AuditOutcome, ClientRecords, IfExists, InputTransform, RecordId, Store, StoreError,
+};
 use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
 use nalgebra::DMatrix;
 use seeding::{Dataset, PointId};
@@ -114,6 +116,64 @@ fn a_store_opens_with_the_model_it_was_written_with() {
         opened.predict(&DMatrix::from_element(2, 2, f64::NAN)),
         Err(StoreError::NotFinite { index: 0 })
     ));
+}
+
+#[test]
+fn a_transformed_store_predicts_and_reports_in_the_datas_coordinates() {
+    // The data "as the user has it": the model's points mapped back by
+    // x = y / 0.002 + (500, -40), so thousands of units wide.
+    let t = InputTransform::new(vec![500.0, -40.0], vec![0.002, 0.004]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.mufc");
+    // A transform of another dimension is refused before anything is written.
+    let wrong = InputTransform::uniform(vec![0.0; 3], 1.0).unwrap();
+    let err = Store::fit_transformed(
+        &path,
+        ClientRecords::numbered(data()),
+        &config(),
+        IfExists::Refuse,
+        Some(wrong),
+    )
+    .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidTransform { .. }), "{err}");
+    assert!(!path.exists());
+
+    let (store, _) = Store::fit_transformed(
+        &path,
+        ClientRecords::numbered(data()),
+        &config(),
+        IfExists::Refuse,
+        Some(t.clone()),
+    )
+    .unwrap();
+    let plain = Federation::new(data(), &config()).unwrap();
+    // The model is the one trained on the mapped points.
+    compare(store.federation(), &plain).unwrap();
+    let model = plain.server().centroids().unwrap().clone_owned();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.transform(), Some(&t));
+    let centroids = store.centroids();
+    for (c, m) in centroids.iter().zip(model.column_iter()) {
+        let m: Vec<f64> = m.iter().copied().collect();
+        let back = t.invert(&m);
+        for (a, b) in c.coords.iter().zip(&back) {
+            assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} {b}");
+        }
+    }
+    // Every client's point, in the data's coordinates, is predicted as the
+    // model predicts the mapped point.
+    let server = plain.server().model().unwrap();
+    for d in data() {
+        for p in 0..d.len() {
+            let y = d.point(p).to_vec();
+            let x = DMatrix::from_column_slice(2, 1, &t.invert(&y));
+            assert_eq!(
+                store.predict(&x).unwrap(),
+                vec![server.predict(&y).unwrap()]
+            );
+        }
+    }
 }
 
 #[test]

@@ -87,8 +87,8 @@ pub struct PredictArgs {
     pub model: PathBuf,
     /// The points to assign: CSV (.csv, .txt; .tsv tab-separated) or .npy,
     /// one point per row, as many columns as the model's dimension, in the
-    /// model's coordinates (if `fit` used --scale, scaled the same way: the
-    /// scaling is not stored).
+    /// data's own coordinates (if `fit` scaled the data, with --scale or
+    /// for the built-in data, the store keeps the map and applies it).
     #[arg(long, value_name = "PATH")]
     pub data: PathBuf,
     /// The CSV's first row is a header (default: detected).

@@ -11,7 +11,7 @@ use crate::cli::{DataArgs, FedArgs, Labels, Split as SplitKind};
 use crate::data::{Header, LoadOptions, load};
 use crate::random::{derive_seed, tag};
 use crate::split::Split;
-use crate::synth::{GaussianMixture, scale_into_box};
+use crate::synth::{GaussianMixture, fit_into_box};
 use crate::{CliError, checks};
 
 /// The data of an experiment, split over clients.
@@ -36,6 +36,9 @@ pub struct Prepared {
     pub k_prime: Option<usize>,
     /// The quantization step gamma (given, or 1/sqrt(n)).
     pub gamma: f64,
+    /// The map that scaled the points into the box (the built-in data,
+    /// or `--scale`), if any.
+    pub transform: Option<seeding::BoxTransform>,
     /// phi_c*, when the K-means labelling already computed it.
     phi_c_star: Option<f64>,
 }
@@ -174,6 +177,7 @@ pub(crate) fn prepare_with_ids(
             labelled: false,
         });
     }
+    let mut transform = None;
     let (source, table, true_labels) = match &data.data {
         None => {
             let mix = GaussianMixture {
@@ -182,7 +186,9 @@ pub(crate) fn prepare_with_ids(
             };
             let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::DATA, 0));
             let s = mix.sample(&mut rng)?;
-            let table = crate::data::Table::new(scale_into_box(&s.points)?)?;
+            let (scaled, t) = fit_into_box(&s.points)?;
+            transform = Some(t);
+            let table = crate::data::Table::new(scaled)?;
             (
                 format!(
                     "built-in Gaussian data (App. M.1, variance {}), scaled into the box",
@@ -208,7 +214,8 @@ pub(crate) fn prepare_with_ids(
                 ids = Some(v);
             }
             let table = if data.scale {
-                let scaled = scale_into_box(table.points())?;
+                let (scaled, t) = fit_into_box(table.points())?;
+                transform = Some(t);
                 table.with_points(scaled)?
             } else {
                 table
@@ -281,6 +288,7 @@ pub(crate) fn prepare_with_ids(
             local_k,
             k_prime,
             gamma,
+            transform,
             phi_c_star,
         },
         ids,

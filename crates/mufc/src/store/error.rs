@@ -100,6 +100,14 @@ pub enum StoreError {
         /// The point's column.
         index: usize,
     },
+    /// An [`InputTransform`](super::InputTransform) that cannot be (see
+    /// [`InputTransform::new`](super::InputTransform::new)), or one of
+    /// another dimension than the data's.
+    #[error("invalid input transform: {reason}")]
+    InvalidTransform {
+        /// What is wrong.
+        reason: String,
+    },
     /// The model has no centroids (every client was removed).
     #[error("the model has no centroids: every client was removed")]
     NoModel,

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
-use nalgebra::DMatrix;
 use rusqlite::{Connection, TransactionBehavior, params};
 use seeding::PointId;
 
@@ -17,7 +16,7 @@ use super::fault::{FaultPoint, abort_if_asked};
 use super::handle::{Store, unix_now, write_client, write_server};
 use super::load::last_entry;
 use super::record::RecordId;
-use super::types::{AuditEntry, ForgetReport};
+use super::types::{AuditEntry, Centroid, ForgetReport};
 use crate::federation::Loss;
 use crate::{ClientId, MufcError, RemovalRequest};
 
@@ -48,23 +47,28 @@ fn joined<T: ToString>(v: &[T]) -> String {
         .join(",")
 }
 
-/// The largest distance a centroid moved, matched by index.
-fn shift(before: Option<&DMatrix<f64>>, after: Option<&DMatrix<f64>>) -> Option<f64> {
-    match (before, after) {
-        (Some(b), Some(a)) if b.shape() == a.shape() => Some(
-            b.column_iter()
-                .zip(a.column_iter())
-                .map(|(x, y)| {
-                    x.iter()
-                        .zip(y.iter())
-                        .map(|(a, b)| (a - b) * (a - b))
-                        .sum::<f64>()
-                        .sqrt()
-                })
-                .fold(0.0, f64::max),
-        ),
-        _ => None,
+/// How far the centroids moved: the Hausdorff distance between the two
+/// sets (the largest distance from a centroid of either to the nearest
+/// of the other), so that it does not depend on the order the server's
+/// K-means lists them in; `None` when either set is empty.
+fn shift(before: &[Centroid], after: &[Centroid]) -> Option<f64> {
+    let dist = |a: &Centroid, b: &Centroid| {
+        a.coords
+            .iter()
+            .zip(&b.coords)
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let one_way = |from: &[Centroid], to: &[Centroid]| {
+        from.iter()
+            .map(|a| to.iter().map(|b| dist(a, b)).fold(f64::INFINITY, f64::min))
+            .fold(0.0, f64::max)
+    };
+    if before.is_empty() || after.is_empty() {
+        return None;
     }
+    Some(one_way(before, after).max(one_way(after, before)))
 }
 
 impl Store {
@@ -200,7 +204,7 @@ impl Store {
             Some(r) => request_clients(r),
             None => self.fed.pending_clients(),
         };
-        let before = self.fed.server().centroids().map(|c| c.clone_owned());
+        let before = self.centroids();
         let version_before = self.model_version;
 
         let start = Instant::now();
@@ -229,7 +233,7 @@ impl Store {
             version_before,
             version_after,
         );
-        let after = self.fed.server().centroids().map(|c| c.clone_owned());
+        let after = self.centroids();
         let plan = Plan {
             request: removal.request,
             time,
@@ -261,7 +265,7 @@ impl Store {
             removed_clients: removal.removed_clients.clone(),
             reseeded: removal.reseeded.clone(),
             centroid_shift: if applied {
-                shift(before.as_ref(), after.as_ref())
+                shift(&before, &after)
             } else {
                 Some(0.0)
             },
@@ -325,7 +329,7 @@ impl Store {
             write_changed_client(&tx, fed, *c, loss)?;
         }
         Self::fault_at(fault, FaultPoint::AfterClients)?;
-        write_server(&tx, fed, plan.version_after)?;
+        write_server(&tx, fed, plan.version_after, self.transform.as_ref())?;
         for a in &plan.audit {
             tx.execute(
                 "INSERT INTO audit (request, time, client, points, whole_client, reseeded, \
@@ -398,4 +402,31 @@ fn write_changed_client(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Centroid, shift};
+
+    fn c(x: f64, y: f64) -> Centroid {
+        Centroid {
+            coords: vec![x, y],
+            weight: 1,
+        }
+    }
+
+    #[test]
+    fn the_shift_does_not_depend_on_the_centroids_order() {
+        let before = [c(0.0, 0.0), c(1.0, 0.0), c(0.0, 1.0)];
+        let permuted = [c(0.0, 1.0), c(0.0, 0.0), c(1.0, 0.0)];
+        assert_eq!(shift(&before, &permuted), Some(0.0));
+        // One centroid moved by 0.25, listed elsewhere.
+        let moved = [c(1.0, 0.0), c(0.0, 1.25), c(0.0, 0.0)];
+        assert_eq!(shift(&before, &moved), Some(0.25));
+        // Both ways: a centroid of `after` far from every one of `before`.
+        let extra = [c(0.0, 0.0), c(1.0, 0.0), c(0.0, 1.0), c(3.0, 4.0)];
+        // (3, 4) is nearest to (0, 1): sqrt(9 + 9).
+        assert_eq!(shift(&before, &extra), Some(18.0_f64.sqrt()));
+        assert_eq!(shift(&[], &before), None);
+    }
 }

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use nalgebra::DMatrix;
 use rusqlite::{Connection, OpenFlags, params};
 use seeding::PointId;
 
@@ -15,8 +14,9 @@ use super::load::{Loaded, check_header, load, quick_check};
 use super::record::RecordId;
 use super::rows::{checksum, client_blob, server_blob};
 use super::schema::{configure, create};
-use super::types::{Centroid, ClientRecords, IfExists};
-use crate::{ClientId, Federation, FitReport, PendingRequest, ValidConfig};
+use super::transform::InputTransform;
+use super::types::{ClientRecords, IfExists};
+use crate::{ClientId, Federation, FitReport, ValidConfig};
 
 /// A trained federation in an SQLite file, served request by request (see
 /// the [module docs](super) for the schema and the guarantees).
@@ -56,6 +56,9 @@ pub struct Store {
     pub(super) fed: Federation,
     pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
     pub(super) model_version: u64,
+    /// The map from the data's coordinates to the model's, if training
+    /// used one.
+    pub(super) transform: Option<InputTransform>,
     pub(super) last_entry: i64,
     pub(super) fault: Option<FaultPoint>,
     pub(super) poisoned: bool,
@@ -120,8 +123,9 @@ pub(super) fn write_server(
     conn: &Connection,
     fed: &Federation,
     model_version: u64,
+    transform: Option<&InputTransform>,
 ) -> Result<(), StoreError> {
-    let blob = server_blob(fed, model_version)?;
+    let blob = server_blob(fed, model_version, transform)?;
     let sum = checksum("server", 1, &blob);
     conn.execute(
         "INSERT OR REPLACE INTO server (id, state, sha256) VALUES (1, ?1, ?2)",
@@ -137,6 +141,7 @@ fn write_new(
     conn: &mut Connection,
     fed: &Federation,
     records: &HashMap<RecordId, (ClientId, PointId)>,
+    transform: Option<&InputTransform>,
 ) -> Result<(), StoreError> {
     let tx = conn
         .transaction()
@@ -151,7 +156,7 @@ fn write_new(
         ],
     )
     .map_err(meta)?;
-    write_server(&tx, fed, 1)?;
+    write_server(&tx, fed, 1, transform)?;
     for c in fed.clients() {
         write_client(&tx, c)?;
     }
@@ -195,6 +200,53 @@ impl Store {
         config: &ValidConfig,
         if_exists: IfExists,
     ) -> Result<(Self, FitReport), StoreError> {
+        Self::fit_transformed(path, clients, config, if_exists, None)
+    }
+
+    /// As [`Self::fit`], for data that `transform` mapped into the
+    /// model's coordinates (the clients' points are the mapped ones): the
+    /// store keeps the map, so that [`Self::predict`] takes points in the
+    /// data's own coordinates and [`Self::centroids`] gives them there.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::fit`]; [`StoreError::InvalidTransform`] for a transform
+    /// of another dimension than the points'.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::FederationConfig;
+    /// use mufc::store::{ClientRecords, IfExists, InputTransform, Store};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// // Data in metres, mapped into the box by (x - 100) / 400.
+    /// let t = InputTransform::uniform(vec![100.0, 100.0], 1.0 / 400.0)?;
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let dir = tempfile::tempdir()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+    /// let (store, _) = Store::fit_transformed(
+    ///     dir.path().join("m.mufc"), ClientRecords::numbered(clients), &config, IfExists::Refuse, Some(t.clone()),
+    /// )?;
+    /// // Centroids in metres; a point in metres is predicted as its
+    /// // mapped point would be.
+    /// let c = store.centroids();
+    /// assert!(c.iter().all(|c| c.coords.iter().all(|x| (0.0..=300.0).contains(x))));
+    /// let metres = DMatrix::from_column_slice(2, 1, &c[0].coords);
+    /// assert_eq!(store.predict(&metres)?, vec![0]);
+    /// assert_eq!(store.transform(), Some(&t));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fit_transformed(
+        path: impl AsRef<Path>,
+        clients: Vec<ClientRecords>,
+        config: &ValidConfig,
+        if_exists: IfExists,
+        transform: Option<InputTransform>,
+    ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
         let journal = journal_of(path);
         if if_exists == IfExists::Refuse {
@@ -222,6 +274,17 @@ impl Store {
             data.push((id, d));
         }
         let fed = Federation::with_ids(data, config)?;
+        if let Some(t) = &transform
+            && t.dim() != fed.dim()
+        {
+            return Err(StoreError::InvalidTransform {
+                reason: format!(
+                    "of dimension {} for points of dimension {}",
+                    t.dim(),
+                    fed.dim()
+                ),
+            });
+        }
 
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -235,7 +298,7 @@ impl Store {
         {
             let mut conn = connect(tmp.path())?;
             configure(&conn)?;
-            write_new(&mut conn, &fed, &records)?;
+            write_new(&mut conn, &fed, &records, transform.as_ref())?;
             conn.close()
                 .map_err(|(_, e)| StoreError::db("closing the new store")(e))?;
         }
@@ -262,10 +325,8 @@ impl Store {
                     .map_err(|e| io("rename the new store to", path)(e.error))?
             }
         };
-        #[cfg(unix)]
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io("flush the directory", dir))?;
+        // The rename is durable once the directory's entries are.
+        crate::persist::save::sync_dir(dir).map_err(io("flush the directory", dir))?;
         let conn = connect(path)?;
         configure(&conn)?;
         let report = fed.fit_report().clone();
@@ -276,6 +337,7 @@ impl Store {
                 fed,
                 records,
                 model_version: 1,
+                transform,
                 last_entry: 0,
                 fault: None,
                 poisoned: false,
@@ -324,6 +386,7 @@ impl Store {
             fed,
             records,
             model_version,
+            transform,
             last_entry,
         } = load(&conn)?;
         Ok(Self {
@@ -332,6 +395,7 @@ impl Store {
             fed,
             records,
             model_version,
+            transform,
             last_entry,
             fault: None,
             poisoned: false,
@@ -346,124 +410,10 @@ impl Store {
                 self.fed = l.fed;
                 self.records = l.records;
                 self.model_version = l.model_version;
+                self.transform = l.transform;
                 self.last_entry = l.last_entry;
             }
             Err(_) => self.poisoned = true,
         }
-    }
-
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The federation: clients, server, reports (read only: requests go
-    /// through [`Self::forget`] so that they are committed).
-    pub fn federation(&self) -> &Federation {
-        &self.fed
-    }
-
-    /// The configuration (resolved, as [`Federation::config`]).
-    pub fn config(&self) -> &ValidConfig {
-        self.fed.config()
-    }
-
-    /// The number of server clusters, K.
-    pub fn k(&self) -> usize {
-        self.fed.config().server().k()
-    }
-
-    /// The dimension of the points.
-    pub fn dim(&self) -> usize {
-        self.fed.dim()
-    }
-
-    /// The clients' ids, in order.
-    pub fn client_ids(&self) -> Vec<ClientId> {
-        self.fed.client_ids()
-    }
-
-    /// The number of points the clients hold (those of pending requests
-    /// included).
-    pub fn num_points(&self) -> usize {
-        self.fed.num_points()
-    }
-
-    /// The model version: 1 after training, one more for every applied
-    /// request.
-    pub fn model_version(&self) -> u64 {
-        self.model_version
-    }
-
-    /// The aggregation rounds run (as [`Federation::rounds`]).
-    pub fn rounds(&self) -> u64 {
-        self.fed.rounds()
-    }
-
-    /// The requests deferred by the privacy policy, not applied yet.
-    pub fn pending(&self) -> &[PendingRequest] {
-        self.fed.pending()
-    }
-
-    /// Where record `id` is: its client and its point id there (`None`
-    /// once forgotten, or if never held).
-    pub fn record(&self, id: RecordId) -> Option<(ClientId, PointId)> {
-        self.records.get(&id).copied()
-    }
-
-    /// The server's centroids with their weights (empty once every client
-    /// is removed).
-    pub fn centroids(&self) -> Vec<Centroid> {
-        let Some(m) = self.fed.server().model() else {
-            return Vec::new();
-        };
-        m.centroids()
-            .column_iter()
-            .zip(m.sizes())
-            .map(|(c, &weight)| Centroid {
-                coords: c.iter().copied().collect(),
-                weight,
-            })
-            .collect()
-    }
-
-    /// The index of the nearest centroid of each point (a column of
-    /// `points`; the lowest index on ties), in [`Self::centroids`]'
-    /// order.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Dimension`], [`StoreError::NotFinite`],
-    /// [`StoreError::NoModel`].
-    ///
-    /// # Example
-    ///
-    /// See [`Store`].
-    pub fn predict(&self, points: &DMatrix<f64>) -> Result<Vec<usize>, StoreError> {
-        let model = self.fed.server().model().ok_or(StoreError::NoModel)?;
-        if points.nrows() != self.fed.dim() {
-            return Err(StoreError::Dimension {
-                expected: self.fed.dim(),
-                found: points.nrows(),
-            });
-        }
-        points
-            .column_iter()
-            .enumerate()
-            .map(|(index, x)| {
-                let x: Vec<f64> = x.iter().copied().collect();
-                if !x.iter().all(|v| v.is_finite()) {
-                    return Err(StoreError::NotFinite { index });
-                }
-                model.predict(&x).ok_or(StoreError::NoModel)
-            })
-            .collect()
-    }
-
-    /// Test hook: the next requests fail at `at` (`None`: no more), rolled
-    /// back with [`StoreError::InjectedFault`]. See [`FaultPoint`].
-    #[doc(hidden)]
-    pub fn inject_fault(&mut self, at: Option<FaultPoint>) {
-        self.fault = at;
     }
 }

@@ -20,6 +20,7 @@ pub(super) struct Loaded {
     pub(super) fed: Federation,
     pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
     pub(super) model_version: u64,
+    pub(super) transform: Option<super::InputTransform>,
     /// The last journal entry: another connection's request adds one.
     pub(super) last_entry: i64,
 }
@@ -122,8 +123,16 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
             e => db(e),
         })?;
     verified("server", 1, &blob, &sum)?;
-    let server = parse_server(&blob)?;
+    let mut server = parse_server(&blob)?;
     let model_version = server.model_version;
+    let transform = server
+        .transform
+        .take()
+        .map(|t| {
+            t.checked()
+                .map_err(|e| StoreError::corrupt(format!("the server state: {e}")))
+        })
+        .transpose()?;
 
     let mut clients: Vec<(ClientId, Dataset, Vec<PointId>)> = Vec::new();
     let mut stmt = conn
@@ -147,11 +156,21 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
 
     let fed = Federation::from_repr(assemble(server, clients))
         .map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
+    if let Some(t) = &transform
+        && t.dim() != fed.dim()
+    {
+        return Err(StoreError::corrupt(format!(
+            "an input transform of dimension {} for points of dimension {}",
+            t.dim(),
+            fed.dim()
+        )));
+    }
     let records = load_records(conn, &fed)?;
     Ok(Loaded {
         fed,
         records,
         model_version,
+        transform,
         last_entry: last_entry(conn)?,
     })
 }

@@ -8,15 +8,17 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::error::StoreError;
+use super::transform::InputTransform;
 use crate::persist::body::Repr;
 use crate::{Client, ClientId, Federation, FitReport, PendingRequest, RemovalReport, ValidConfig};
 
 /// The server row, written from references. The fields of a saved
-/// federation's body but the clients (`persist::body`), and the model
-/// version.
+/// federation's body but the clients (`persist::body`), the model version
+/// and the input transform.
 #[derive(Serialize)]
 struct ServerRef<'a> {
     model_version: u64,
+    transform: Option<&'a InputTransform>,
     config: &'a ValidConfig,
     dim: usize,
     counts: Vec<(&'a BigUint, u64)>,
@@ -31,6 +33,7 @@ struct ServerRef<'a> {
 #[derive(Deserialize)]
 pub(super) struct ServerState {
     pub(super) model_version: u64,
+    pub(super) transform: Option<InputTransform>,
     config: ValidConfig,
     dim: usize,
     counts: Vec<(BigUint, u64)>,
@@ -42,9 +45,14 @@ pub(super) struct ServerState {
 }
 
 /// The server row of `fed` at `model_version`.
-pub(super) fn server_blob(fed: &Federation, model_version: u64) -> Result<Vec<u8>, StoreError> {
+pub(super) fn server_blob(
+    fed: &Federation,
+    model_version: u64,
+    transform: Option<&InputTransform>,
+) -> Result<Vec<u8>, StoreError> {
     let state = ServerRef {
         model_version,
+        transform,
         config: fed.config(),
         dim: fed.dim(),
         counts: fed.server().counts().iter().map(|(b, &n)| (b, n)).collect(),

@@ -6,7 +6,8 @@ use rusqlite::Connection;
 use super::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-pub(super) const SCHEMA_VERSION: i64 = 1;
+/// Version 2 added the input transform to the server row.
+pub(super) const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite
 /// file is refused as such.

@@ -181,9 +181,12 @@ pub struct ForgetReport {
     pub removed_clients: Vec<ClientId>,
     /// The clients that reseeded (Algorithm 3).
     pub reseeded: Vec<ClientId>,
-    /// The largest distance a server centroid moved (centroid `j` before
-    /// against centroid `j` after); `None` when the number of centroids
-    /// changed or there is no model; `Some(0.0)` when deferred.
+    /// How far the server's centroids moved, in the data's coordinates:
+    /// the Hausdorff distance between the centroids before and after (the
+    /// largest distance from a centroid of either set to the nearest of
+    /// the other, so the order K-means lists them in does not matter);
+    /// `None` when there is no model before or after; `Some(0.0)` when
+    /// deferred.
     pub centroid_shift: Option<f64>,
     /// The model version before the request (1 after training).
     pub version_before: u64,

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use mufc::ClientId;
-use mufc::store::{ClientRecords, IfExists, RecordId, Store};
+use mufc::store::{ClientRecords, IfExists, InputTransform, RecordId, Store};
 use serde_json::json;
 
 use super::super::prepare::prepare_with_ids;
@@ -18,7 +18,8 @@ use crate::progress::Progress;
 
 /// `mufc fit`: the data prepared and split as `mufc run` does (trial 0's
 /// federation seed), each point given its record id (the id column, or
-/// its data row), then [`Store::fit`].
+/// its data row), then [`Store::fit_transformed`] (with the map into the box,
+/// if the data was scaled).
 ///
 /// # Errors
 ///
@@ -66,7 +67,14 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     bar.inc(1);
-    let (store, report) = Store::fit(&a.model, clients, &config, if_exists)?;
+    // The map into the box (the built-in data, --scale) is stored, so that
+    // `predict` and the centroids are in the data's own coordinates.
+    let transform = p
+        .transform
+        .as_ref()
+        .map(|t| InputTransform::uniform(t.offset().to_vec(), t.scale()))
+        .transpose()?;
+    let (store, report) = Store::fit_transformed(&a.model, clients, &config, if_exists, transform)?;
     bar.inc(1);
     bar.finish();
     let centroids = store.centroids();
@@ -135,17 +143,9 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         t.render(),
         total
     );
-    let mut warnings = Vec::new();
-    if a.data.scale {
-        warnings.push(
-            "--scale: the scaling is not stored in the model; `mufc predict` takes points in \
-             the scaled coordinates"
-                .to_string(),
-        );
-    }
     Ok(Report {
         json,
         text,
-        warnings,
+        warnings: Vec::new(),
     })
 }

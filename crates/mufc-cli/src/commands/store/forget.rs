@@ -155,7 +155,7 @@ fn describe(r: &ForgetReport) -> String {
     ]);
     t.row(["clients reseeded".to_string(), list(&ids(&r.reseeded))]);
     t.row([
-        "largest centroid shift (centroid j before vs j after)".to_string(),
+        "centroid shift (Hausdorff distance, data units)".to_string(),
         r.centroid_shift
             .map_or("- (number of centroids changed)".to_string(), |s| {
                 format!("{s:.6}")
