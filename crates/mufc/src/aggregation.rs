@@ -41,6 +41,7 @@
 //! do they derive from the federation seed and the round number (the
 //! masks of earlier versions, for tests and reproduction).
 
+mod change;
 mod masks;
 mod round;
 mod run;
@@ -60,7 +61,7 @@ use crate::ids::derive_bytes;
 use crate::server::decode::DeltaCheck;
 use crate::{ClientId, Masks, MufcError, MufcResult, Scma};
 use masks::MaskSource;
-use run::RoundRun;
+use run::{ChangeRun, RoundRun};
 use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
@@ -110,6 +111,11 @@ struct SchemeState {
     delta: Option<ValidAnyParams>,
     /// The last committed sum.
     last: Option<AnySketch>,
+    /// The bound the field must exceed (key domain, signed totals).
+    bound: BigUint,
+    /// The signed parameters of change rounds, by capacity (built once:
+    /// validating may search a prime).
+    small: BTreeMap<usize, ValidAnyParams>,
 }
 
 /// The aggregation state of a federation in an SCMA mode: the sketch
@@ -249,6 +255,8 @@ impl Aggregation {
                 params,
                 delta,
                 last: None,
+                bound,
+                small: BTreeMap::new(),
             },
             masking,
             secrets,

@@ -148,7 +148,7 @@ impl Federation {
                 .map(|c| (empty_plain(c.id(), setup.dim), plain_of(c)))
                 .collect()
         };
-        let exchanged = exchange(&mut aggregation, &mut server, &all, every_centroid)?;
+        let exchanged = exchange(&mut aggregation, &mut server, &all, every_centroid, None)?;
         let mut times = StageTimes::default();
         let bytes_per_client = exchanged.account(
             &mut times,

@@ -2,6 +2,8 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod aggregation;
+#[cfg(all(test, feature = "serde"))]
+mod change_round_tests;
 mod client;
 mod config;
 mod error;

@@ -13,11 +13,17 @@ use crate::ClientId;
 use crate::client::message::Encoded;
 
 /// One client's input to a round: its id and histogram, and the sketch
-/// of its last message (which it updates rather than encoding afresh).
+/// of its last message (which it updates rather than encoding afresh);
+/// in a change round, the change of its histogram instead.
 pub(crate) struct Input<'a> {
     pub(crate) id: ClientId,
     pub(crate) histogram: &'a [(BigUint, u64)],
     pub(crate) last: Option<&'a Encoded>,
+    /// A change round (see `Aggregation::change_round`): the change of the
+    /// client's histogram since the last committed round, `(bin, change)`,
+    /// empty for a client that did not change. Sent instead of the
+    /// histogram; never kept as the client's last sketch.
+    pub(crate) change: Option<&'a [(BigUint, i128)]>,
 }
 
 /// The number, context and secrets of the round being run.

@@ -7,6 +7,8 @@
 
 use std::time::Instant;
 
+use num_bigint::BigInt;
+
 use syndrome_agg::field::FiniteField;
 use syndrome_agg::secagg::Step;
 use syndrome_agg::{
@@ -168,4 +170,102 @@ impl RoundRun<'_> {
             encoded,
         })
     }
+}
+
+/// A change round (see `Aggregation::change_round`): every client sends
+/// the sketch of its histogram's change under small signed parameters, and
+/// the server decodes the sum of the changes directly.
+pub(super) struct ChangeRun<'a> {
+    pub(super) round: &'a Round<'a>,
+    /// The clients' parameters (unsigned counts, full capacity): the
+    /// aggregate kept for later rounds is of these.
+    pub(super) full: &'a ValidAnyParams,
+    /// The small signed parameters the changes are sent under.
+    pub(super) small: &'a ValidAnyParams,
+    /// The last committed sum (of the full parameters).
+    pub(super) last: &'a AnySketch,
+    pub(super) inputs: &'a [Input<'a>],
+    pub(super) masking: &'a MaskSource,
+    pub(super) check: DeltaCheck<'a>,
+    pub(super) parallel: bool,
+    pub(super) record: bool,
+    pub(super) min_clients: usize,
+    pub(super) masked: &'a mut Option<MaskedInputs>,
+}
+
+impl SketchVisitor for ChangeRun<'_> {
+    type Output = MufcResult<Option<RoundOutput>>;
+
+    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>,
+    {
+        // No protocol run: change rounds are for dealt and pairwise masks.
+        self.run::<S>(params)
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+        self.run::<S>(params)
+    }
+}
+
+impl ChangeRun<'_> {
+    /// The round on `S`; `None` when the sum of the changes does not
+    /// decode to counts the check accepts (the caller then runs a whole
+    /// round).
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<Option<RoundOutput>> {
+        let job = Job::<S> {
+            round: self.round,
+            params,
+            max_frame: self.small.max_frame_len(),
+            inputs: self.inputs,
+            parallel: self.parallel,
+            record: self.record,
+            min_clients: self.min_clients,
+        };
+        let x = self.masking.exchange(&job, self.masked, NoField)?;
+        let start = Instant::now();
+        let decoded = match decode_change(&x.sum, &self.check) {
+            Some(d) => d,
+            None => return Ok(None),
+        };
+        // The aggregate of the full parameters, moved by the same change,
+        // for the rounds that decode against it later.
+        let mut last = S::of_any(self.last).ok_or_else(inconsistent)?.clone();
+        for (bin, change) in &decoded {
+            let from = self.check.last.get(bin).copied().unwrap_or(0);
+            let to = i128::from(from) + change;
+            last.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
+        }
+        let mut metrics = x.metrics;
+        metrics.decode = start.elapsed();
+        Ok(Some(RoundOutput {
+            decoded: Decoded::Delta(decoded),
+            pending: Pending(Some(last.into_any(self.full)?)),
+            metrics,
+            dropped: x.dropped,
+            included: x.included,
+            bytes_per_client: x.bytes_per_client,
+            messages: x.messages,
+            // The clients keep their last sketches: a change is not one.
+            encoded: vec![None; self.inputs.len()],
+        }))
+    }
+}
+
+/// The sum of the clients' changes, decoded, if it decodes to `(bin,
+/// change)` entries that the check accepts.
+fn decode_change<S: ConcreteSketch>(
+    sum: &S,
+    check: &DeltaCheck<'_>,
+) -> Option<Vec<(num_bigint::BigUint, i128)>> {
+    use num_traits::ToPrimitive;
+    let entries = sum.decode_integers().ok()?;
+    let delta = entries
+        .entries()
+        .iter()
+        .map(|(k, c)| Some((k.clone(), c.to_i128()?)))
+        .collect::<Option<Vec<_>>>()?;
+    check.accepts(&delta).then_some(delta)
 }

@@ -21,7 +21,8 @@ use syndrome_agg::masking::MaskVector;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
 use syndrome_agg::{AnySketch, ConcreteSketch};
 
-use crate::{ClientId, MufcResult};
+use crate::MufcResult;
+use crate::aggregation::Input;
 
 /// The mask a client adds to its sketch in one round.
 #[derive(Debug)]
@@ -113,6 +114,31 @@ pub(crate) fn sketch_of<'a, S: ConcreteSketch>(
     Ok(Cow::Owned(sketch))
 }
 
+/// The sketch client `input` sends under `params`: its histogram's
+/// ([`sketch_of`]), or in a change round the sketch of its change (signed
+/// counts: `params` are signed then), encoded afresh. The second value
+/// says whether the client keeps a new sketch as its last: never for a
+/// change.
+///
+/// # Errors
+///
+/// As [`encode`].
+pub(crate) fn input_sketch<'a, S: ConcreteSketch>(
+    params: &S::Params,
+    input: &Input<'a>,
+) -> MufcResult<(Cow<'a, S>, bool)> {
+    match input.change {
+        Some(change) => {
+            let mut sketch = S::new(params);
+            for (bin, c) in change {
+                sketch.insert_integer(bin, BigInt::from(*c))?;
+            }
+            Ok((Cow::Owned(sketch), false))
+        }
+        None => Ok((sketch_of(params, input.histogram, input.last)?, true)),
+    }
+}
+
 /// What a client sends in a round, and how long it took to make.
 #[derive(Debug)]
 pub(crate) struct ClientMessage<S> {
@@ -125,8 +151,8 @@ pub(crate) struct ClientMessage<S> {
     pub(crate) encoded: Option<S>,
 }
 
-/// The frame client `id` sends in the round of `ctx`: its histogram's
-/// sketch ([`sketch_of`], from its `last` sketch) plus `mask`, as bytes.
+/// The frame client `input` sends in the round of `ctx`: its sketch
+/// ([`input_sketch`]) plus `mask`, as bytes.
 ///
 /// # Errors
 ///
@@ -134,14 +160,13 @@ pub(crate) struct ClientMessage<S> {
 /// that fails.
 pub(crate) fn masked_frame<S: ConcreteSketch>(
     params: &S::Params,
-    id: ClientId,
-    histogram: &[(BigUint, u64)],
-    last: Option<&Encoded>,
+    input: &Input<'_>,
     mask: &ClientMask<'_, S::Elem>,
     ctx: RoundContext,
 ) -> MufcResult<ClientMessage<S>> {
     let start = Instant::now();
-    let sketch = sketch_of::<S>(params, histogram, last)?;
+    let id = input.id;
+    let (sketch, keep) = input_sketch::<S>(params, input)?;
     let masked = match mask {
         ClientMask::Dealt(m) => sketch.mask(m, id.0, ctx)?,
         ClientMask::Pairwise { keys, directory } => {
@@ -158,8 +183,8 @@ pub(crate) fn masked_frame<S: ConcreteSketch>(
         frame: masked.to_frame().to_bytes()?,
         encode_mask,
         encoded: match sketch {
-            Cow::Owned(s) => Some(s),
-            Cow::Borrowed(_) => None,
+            Cow::Owned(s) if keep => Some(s),
+            _ => None,
         },
     })
 }

@@ -15,6 +15,36 @@ use crate::{
     Client, ClientId, DecodeKind, MufcResult, SecAggStep, Server, ServerUpdate, StageTimes,
 };
 
+/// The changes of a removal's clients, for a change round (the module
+/// docs of `aggregation/change.rs`).
+pub(super) struct Changes {
+    /// The change of each client of the round (in its order), `(bin,
+    /// change)`; empty for a client that did not change.
+    pub(super) per_client: Vec<Vec<(num_bigint::BigUint, i128)>>,
+    /// The most nonzero entries the sum of the changes may have.
+    pub(super) bound: usize,
+}
+
+/// The change from histogram `old` to `new`, by bin (repeated bins add
+/// up).
+pub(super) fn histogram_change(
+    old: &[(num_bigint::BigUint, u64)],
+    new: &[(num_bigint::BigUint, u64)],
+) -> Vec<(num_bigint::BigUint, i128)> {
+    let mut m: std::collections::BTreeMap<&num_bigint::BigUint, i128> =
+        std::collections::BTreeMap::new();
+    for (bin, c) in old {
+        *m.entry(bin).or_insert(0) -= i128::from(*c);
+    }
+    for (bin, c) in new {
+        *m.entry(bin).or_insert(0) += i128::from(*c);
+    }
+    m.into_iter()
+        .filter(|(_, c)| *c != 0)
+        .map(|(b, c)| (b.clone(), c))
+        .collect()
+}
+
 /// What one exchange of messages did, before it is committed.
 pub(super) struct Exchanged {
     /// The server's update (applied: the server changed).
@@ -72,6 +102,7 @@ pub(super) fn exchange(
     server: &mut Server,
     after: &[&Client],
     plain: impl FnOnce() -> Vec<(PlainCentroids, PlainCentroids)>,
+    changes: Option<&Changes>,
 ) -> MufcResult<Exchanged> {
     let (change, decode, round) = match aggregation {
         // Every client left: nothing to aggregate, the aggregate is empty.
@@ -81,15 +112,35 @@ pub(super) fn exchange(
             None,
         ),
         Some(agg) => {
-            let inputs: Vec<Input<'_>> = after
-                .iter()
-                .map(|c| Input {
-                    id: c.id(),
-                    histogram: c.histogram(),
-                    last: c.encoded(),
-                })
-                .collect();
-            let round = agg.round(&inputs, server.counts())?;
+            let mut round = None;
+            if let Some(ch) = changes {
+                let inputs: Vec<Input<'_>> = after
+                    .iter()
+                    .zip(&ch.per_client)
+                    .map(|(c, change)| Input {
+                        id: c.id(),
+                        histogram: c.histogram(),
+                        last: c.encoded(),
+                        change: Some(change),
+                    })
+                    .collect();
+                round = agg.change_round(&inputs, server.counts(), ch.bound)?;
+            }
+            let round = match round {
+                Some(r) => r,
+                None => {
+                    let inputs: Vec<Input<'_>> = after
+                        .iter()
+                        .map(|c| Input {
+                            id: c.id(),
+                            histogram: c.histogram(),
+                            last: c.encoded(),
+                            change: None,
+                        })
+                        .collect();
+                    agg.round(&inputs, server.counts())?
+                }
+            };
             let decode = decode_kind(&round.decoded);
             (
                 InputChange::Counts(round.decoded.clone()),

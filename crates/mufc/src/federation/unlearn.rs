@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use seeding::PointId;
 
 use super::Federation;
-use super::exchange::{client_times, empty_plain, exchange, keep_encoded, plain_bytes, plain_of};
+use super::exchange::{
+    Changes, client_times, empty_plain, exchange, histogram_change, keep_encoded, plain_bytes,
+    plain_of,
+};
 use super::requests::Loss;
 use crate::{
     Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
@@ -109,11 +112,32 @@ impl Federation {
                     })
                     .collect()
             };
+            // Without a removed client every change is a client's own: a
+            // change round carries them (a removed client would have to
+            // send minus its histogram; it sends nothing, so the round is
+            // whole).
+            let changes = gone.is_empty().then(|| Changes {
+                per_client: (0..self.clients.len())
+                    .map(|p| match replaced.get(&p) {
+                        Some(&j) => histogram_change(
+                            self.clients[p].histogram(),
+                            unlearned[j].0.histogram(),
+                        ),
+                        None => Vec::new(),
+                    })
+                    .collect(),
+                // Each updated client changes at most its k old bins and
+                // its k new ones.
+                bound: updated
+                    .len()
+                    .saturating_mul(self.config.client_k().saturating_mul(2)),
+            });
             Some(exchange(
                 &mut self.aggregation,
                 &mut self.server,
                 &after,
                 changed_plain,
+                changes.as_ref(),
             )?)
         };
 

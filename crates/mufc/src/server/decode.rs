@@ -87,7 +87,7 @@ impl DeltaCheck<'_> {
     /// Whether `last + delta` has at most `capacity` nonzero counts, each
     /// in `0..=max_points`. A bin named twice is refused (the server
     /// applies entries one by one).
-    fn accepts(&self, delta: &[(BigUint, i128)]) -> bool {
+    pub(crate) fn accepts(&self, delta: &[(BigUint, i128)]) -> bool {
         let mut nonzero = self.last.values().filter(|c| **c > 0).count();
         let mut seen = BTreeSet::new();
         for (bin, change) in delta {

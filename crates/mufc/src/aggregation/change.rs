@@ -1,0 +1,129 @@
+//! Change rounds: the aggregation round of a removal that carries each
+//! client's *change* instead of its whole histogram.
+//!
+//! A removal changes few bins: a client that loses points which were not
+//! seeds changes the counts of at most `k` bins, one that reseeds at most
+//! `2k` (its old bins and its new ones). So the change of the aggregate,
+//! summed over the `m` clients whose histograms changed, has at most
+//! `t' = 2 k m` nonzero entries, and a sketch of capacity `t'` carries it:
+//! `2t' + r` syndromes instead of the `2t + r`, `t = k L`, of a whole
+//! histogram. Every current client sends the sketch of its change under
+//! those small signed parameters (an empty change for a client that did
+//! not change), masked with fresh masks of the round as in any round; the
+//! server sums them and decodes the sum of the changes directly.
+//!
+//! What the server learns is what a whole round teaches it: the difference
+//! of two aggregates is this sum of changes (the server of a whole round
+//! decodes exactly that difference, `server/decode.rs`), and `t'` is
+//! computed from `m`, which the privacy policy's count of updating clients
+//! already tells. The masks hide each client's change as they hide its
+//! histogram.
+//!
+//! Exactness: the true sum of changes has at most `t'` nonzero entries
+//! (honest clients), a decoded one too, and both have the same `2t' + r`
+//! syndromes, so they are equal; the decoded change is also checked to
+//! lead to counts within the capacity and the count bound, as a decoded
+//! difference is. Should it fail to decode or be refused, the request
+//! runs a whole round instead. Change rounds need every client of the last
+//! round to send (dealt or pairwise masks): with SecAgg a client may drop
+//! and its change would be lost, so SecAgg rounds are always whole.
+
+use std::collections::BTreeMap;
+
+use num_bigint::BigUint;
+use syndrome_agg::{AnyParams, CountPolicy, SketchParams, ValidAnyParams};
+
+use super::masks::MaskSource;
+use super::round::{self, Input};
+use super::secrets::RoundSecrets;
+use super::{Aggregation, ChangeRun, RoundOutput};
+use crate::MufcResult;
+use crate::server::decode::DeltaCheck;
+use syndrome_agg::masking::pairwise::RoundContext;
+
+impl Aggregation {
+    /// Runs a change round (see the module docs) over `inputs` (every
+    /// current client, in id order, each with its `change`) for changes
+    /// with at most `bound` nonzero entries in all; `last` are the counts
+    /// the server decoded in the last round. `None` when a change round
+    /// does not apply (SecAgg masking, a scheme that decodes only whole
+    /// sums, no committed aggregate yet, a bound not below the capacity)
+    /// or when its sum does not decode to counts the check accepts: the
+    /// caller runs a whole round then.
+    ///
+    /// Like [`Self::round`], the round number is consumed first and
+    /// nothing is committed.
+    ///
+    /// # Errors
+    ///
+    /// An encoding, masking, parsing or summing error.
+    pub(crate) fn change_round(
+        &mut self,
+        inputs: &[Input<'_>],
+        last: &BTreeMap<BigUint, u64>,
+        bound: usize,
+    ) -> MufcResult<Option<RoundOutput>> {
+        let capacity = self.info().capacity;
+        let applies = !matches!(self.masking, MaskSource::SecAgg(_))
+            && self.scheme.delta.is_some()
+            && self.scheme.last.is_some()
+            && bound < capacity;
+        if !applies {
+            return Ok(None);
+        }
+        let small = self.small_params(bound.max(1))?;
+        let number = self.round;
+        self.round = number.saturating_add(1);
+        self.last_masked = None;
+        let secrets = RoundSecrets::new(self.secrets)?;
+        let round = round::Round {
+            ctx: RoundContext {
+                session: secrets.session(),
+                round: number,
+            },
+            secrets: &secrets,
+        };
+        let mut masked = self.record.then(Vec::new);
+        let Some(last_sum) = self.scheme.last.as_ref() else {
+            return Ok(None);
+        };
+        let run = ChangeRun {
+            round: &round,
+            full: &self.scheme.params,
+            small: &small,
+            last: last_sum,
+            inputs,
+            masking: &self.masking,
+            check: DeltaCheck {
+                last,
+                capacity,
+                max_points: self.max_points,
+            },
+            parallel: self.parallel,
+            record: self.record,
+            min_clients: self.min_clients,
+            masked: &mut masked,
+        };
+        let out = small.visit(run);
+        self.last_masked = masked.map(|m| (number, m));
+        out
+    }
+
+    /// The signed parameters of capacity `t` in the scheme and field of
+    /// the aggregation's own (built once per capacity).
+    fn small_params(&mut self, t: usize) -> MufcResult<ValidAnyParams> {
+        if let Some(p) = self.scheme.small.get(&t) {
+            return Ok(p.clone());
+        }
+        let full = self.scheme.params.sketch_params();
+        let counts = CountPolicy::signed(self.max_points);
+        let sketch = SketchParams::new(t, full.key_domain().clone())
+            .with_extra(full.extra())
+            .with_counts(counts);
+        let p = AnyParams::new(self.scheme.params.scheme().clone(), sketch)
+            .with_field_bound(self.scheme.bound.clone())
+            .validate()?;
+        self.scheme.small.insert(t, p.clone());
+        Ok(p)
+    }
+}

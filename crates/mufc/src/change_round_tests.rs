@@ -1,0 +1,312 @@
+//! Change rounds (`aggregation/change.rs`): a removal that keeps every
+//! client sends each client's change under small parameters instead of its
+//! whole histogram; the result equals retraining; the masks stay fresh and
+//! hide which clients changed; rounds that cannot carry changes are whole.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use proptest::prelude::*;
+use rand::RngExt;
+use testkit::mufc::{Mixture, gaussian_clients};
+
+use crate::aggregation::MaskedInputs;
+use crate::{
+    Channel, ClientId, DecodeKind, Federation, FederationConfig, Masking, Privacy, RemovalRequest,
+    SecAggOptions, ValidConfig,
+};
+
+/// Twelve clients of 25 points, k = 2: the capacity t = k L = 24 leaves
+/// room for changes of up to five clients (2 k each) below it.
+const MIX: Mixture = Mixture {
+    clients: 12,
+    per_client: 25,
+    dim: 2,
+    clusters: 3,
+    k_prime: 2,
+    spread: 0.2,
+    sigma: 0.1,
+};
+
+/// The modes whose removals run change rounds (dealt and pairwise masks,
+/// every scheme that decodes differences).
+const CHANGE_MODES: [(Privacy, Masking); 6] = [
+    (Privacy::Scma, Masking::Dealer),
+    (Privacy::Scma, Masking::Pairwise),
+    (Privacy::ScmaField, Masking::Dealer),
+    (Privacy::ScmaWide, Masking::Dealer),
+    (Privacy::ScmaWide, Masking::Pairwise),
+    (Privacy::ScmaPartitioned, Masking::Dealer),
+];
+
+fn config(privacy: Privacy, masking: Masking) -> ValidConfig {
+    config_k(privacy, masking, 2)
+}
+
+/// As [`config`], with clients computing `k` clusters.
+fn config_k(privacy: Privacy, masking: Masking, k: usize) -> ValidConfig {
+    FederationConfig::new(3)
+        .client_k(k)
+        .gamma(0.1)
+        .seed(11)
+        .channel(Channel::from_choices(privacy, masking, SecAggOptions::new()).unwrap())
+        .record_messages(true)
+        .validate()
+        .unwrap()
+}
+
+/// The clients' points, seeds and histograms, the server's counts and
+/// centroids, bit for bit (testkit's comparison takes the `mufc` of other
+/// crates).
+fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
+    let clients = |f: &Federation| {
+        f.clients()
+            .iter()
+            .map(|c| {
+                // By point id: a removal may reorder a client's points.
+                let mut points: Vec<(seeding::PointId, Vec<u64>)> = (0..c.data().len())
+                    .map(|p| {
+                        let bits = c.data().point(p).iter().map(|x| x.to_bits()).collect();
+                        (c.data().id(p), bits)
+                    })
+                    .collect();
+                points.sort();
+                (
+                    c.id(),
+                    points.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+                    points.into_iter().map(|(_, b)| b).collect::<Vec<_>>(),
+                    c.seed_ids().to_vec(),
+                    c.histogram().to_vec(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let server = |f: &Federation| {
+        f.server()
+            .centroids()
+            .map(|c| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+    };
+    for (x, y) in clients(a).iter().zip(clients(b).iter()) {
+        if x != y {
+            return Err(format!(
+                "client {}: ids {} / points {} / seeds {} / histogram {}",
+                x.0,
+                x.1 == y.1,
+                x.2 == y.2,
+                x.3 == y.3,
+                x.4 == y.4
+            ));
+        }
+    }
+    if a.clients().len() != b.clients().len() {
+        return Err("the clients differ".into());
+    }
+    if a.server().counts() != b.server().counts() {
+        return Err("the decoded counts differ".into());
+    }
+    if server(a) != server(b) {
+        return Err("the server's centroids differ".into());
+    }
+    Ok(())
+}
+
+/// The federation retrained without the points `gone` removed so far.
+fn retrained(fed: &Federation, gone: &[(ClientId, seeding::PointId)]) -> Federation {
+    let rest = gaussian_clients("change-rounds", MIX)
+        .into_iter()
+        .enumerate()
+        .map(|(l, d)| {
+            let id = ClientId(l as u64);
+            let ids: Vec<_> = gone
+                .iter()
+                .filter(|(c, _)| *c == id)
+                .map(|(_, p)| *p)
+                .collect();
+            (id, d.without(&ids).unwrap())
+        })
+        .collect();
+    Federation::with_ids(rest, fed.config()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// Requests naming two or three clients, some of their points seeds
+    /// (the client reseeds), each served by a change round: the message is
+    /// smaller than a whole one, the decoded difference is the change, and
+    /// the federation equals retraining after every request.
+    #[test]
+    fn removals_that_keep_every_client_send_changes_and_equal_retraining(
+        requests in prop::collection::vec(
+            (prop::sample::subsequence((0usize..12).collect::<Vec<_>>(), 2..=3), 0usize..25, any::<bool>()),
+            1..4,
+        ),
+    ) {
+        let data = gaussian_clients("change-rounds", MIX);
+        for (privacy, masking) in CHANGE_MODES {
+            let what = format!("{privacy:?}/{masking:?}");
+            let mut fed = Federation::new(data.clone(), &config(privacy, masking)).unwrap();
+            let whole = fed.fit_report().bytes_per_client;
+            let mut gone = Vec::new();
+            for (clients, pos, seed) in &requests {
+                let mut req = RemovalRequest::new();
+                for &l in clients {
+                    let c = &fed.clients()[l];
+                    // A seed (the client reseeds from it on) or any point
+                    // not removed yet.
+                    let p = if *seed {
+                        c.seed_ids()[0]
+                    } else {
+                        c.data().id(pos % c.data().len())
+                    };
+                    req = req.with_points(c.id(), vec![p]);
+                    gone.push((c.id(), p));
+                }
+                let r = fed.remove(&req).unwrap();
+                prop_assert!(!r.outcome.is_deferred(), "{}", what);
+                if matches!(r.decode, DecodeKind::Skipped) {
+                    continue;
+                }
+                prop_assert!(matches!(r.decode, DecodeKind::Delta { .. }), "{}: {:?}", what, r.decode);
+                prop_assert!(
+                    r.bytes_per_client < whole,
+                    "{}: {} bytes against {} for a whole round", what, r.bytes_per_client, whole
+                );
+                compare(&fed, &retrained(&fed, &gone))
+                    .map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+            }
+        }
+    }
+}
+
+/// SecAgg (a client may drop, and its change would be lost), the integer
+/// scheme (it decodes only whole sums) and a removed client (it would have
+/// to send minus its histogram) run whole rounds; the result equals
+/// retraining all the same.
+#[test]
+fn rounds_that_cannot_carry_changes_are_whole() {
+    let data = gaussian_clients("change-rounds", MIX);
+    let two = |fed: &Federation| {
+        let [a, b, ..] = fed.clients() else {
+            panic!("fewer than two clients")
+        };
+        RemovalRequest::points(a.id(), vec![a.data().id(4)])
+            .with_points(b.id(), vec![b.data().id(4)])
+    };
+    // k = 1 for the integer scheme: its decoder is limited to t = 16.
+    for (privacy, masking, k) in [
+        (Privacy::Scma, Masking::SecAgg, 2),
+        (Privacy::ScmaInteger, Masking::Dealer, 1),
+    ] {
+        let mut fed = Federation::new(data.clone(), &config_k(privacy, masking, k)).unwrap();
+        let req = two(&fed);
+        let r = fed.remove(&req).unwrap();
+        assert_eq!(
+            r.bytes_per_client,
+            fed.fit_report().bytes_per_client,
+            "{privacy:?}/{masking:?}"
+        );
+        let gone: Vec<_> = req
+            .point_entries()
+            .iter()
+            .flat_map(|(c, ids)| ids.iter().map(|p| (*c, *p)))
+            .collect();
+        compare(&fed, &retrained(&fed, &gone)).unwrap();
+    }
+    let mut fed = Federation::new(data, &config(Privacy::Scma, Masking::Dealer)).unwrap();
+    let whole = fed.fit_report().bytes_per_client;
+    let r = fed
+        .remove(&RemovalRequest::clients(vec![ClientId(3), ClientId(5)]))
+        .unwrap();
+    assert_eq!(r.bytes_per_client, whole);
+    // The next request keeps every client: a change round again, decoded
+    // against the aggregate the whole round left.
+    let r = fed.remove(&two(&fed)).unwrap();
+    assert!(r.bytes_per_client < whole);
+}
+
+/// The elements of a recorded masked vector, as integers (wide keys work
+/// in GF(27 * 2^59 + 1): eight little-endian bytes each).
+fn elements(v: &[Vec<u8>]) -> Vec<u128> {
+    v.iter()
+        .map(|e| {
+            let mut b = [0u8; 16];
+            b[..e.len()].copy_from_slice(e);
+            u128::from_le_bytes(b)
+        })
+        .collect()
+}
+
+const P: u128 = 27 * (1 << 59) + 1;
+
+/// The element-wise sum modulo `P` of the masked vectors of `clients`.
+fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
+    let mut sum: Vec<u128> = Vec::new();
+    for (c, v) in m {
+        if !clients.contains(c) {
+            continue;
+        }
+        let e = elements(v);
+        if sum.is_empty() {
+            sum = vec![0; e.len()];
+        }
+        for (s, x) in sum.iter_mut().zip(e) {
+            *s = (*s + x) % P;
+        }
+    }
+    sum
+}
+
+/// The server of a change round sees every masked message and tries to
+/// learn which clients changed: it sums a subset of the messages, drawn at
+/// random, hoping the masks cancel there and leave those clients' changes
+/// (zero for clients that did not change). They cancel only over every
+/// client: the sum of all the messages is the sum of the changes, with a
+/// nonzero element (a positive control), and no proper subset's sum is
+/// zero. And two change rounds never share a mask.
+#[test]
+fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
+    let data = gaussian_clients("change-rounds", MIX);
+    let mut fed = Federation::new(data, &config(Privacy::ScmaWide, Masking::Dealer)).unwrap();
+    let whole = fed.fit_report().bytes_per_client;
+    let mut rng = testkit::rng("change-round-server");
+    let mut previous: Option<MaskedInputs> = None;
+    for round in 0..4usize {
+        let (a, b) = (fed.clients()[1].clone(), fed.clients()[7].clone());
+        let req = RemovalRequest::points(a.id(), vec![a.data().id(round)])
+            .with_points(b.id(), vec![b.data().id(round)]);
+        let r = fed.remove(&req).unwrap();
+        assert!(r.bytes_per_client < whole, "round {round} was whole");
+        let (_, m) = fed.last_masked_inputs().cloned().unwrap();
+        let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
+        assert_eq!(ids.len(), 12);
+        // Positive control: over every client the masks cancel, leaving
+        // the sum of the changes (two points left: not zero).
+        assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
+        for _ in 0..200 {
+            let subset: Vec<ClientId> = ids
+                .iter()
+                .copied()
+                .filter(|_| rng.random_bool(0.5))
+                .collect();
+            if subset.is_empty() || subset.len() == ids.len() {
+                continue;
+            }
+            let s = subset_sum(&m, &subset);
+            assert!(
+                s.iter().all(|&x| x != 0),
+                "round {round}: the masks of {subset:?} cancel somewhere"
+            );
+        }
+        // Fresh masks: every element of every client's message differs
+        // from the last change round's (same length: same t').
+        if let Some(p) = &previous {
+            for ((c, x), (_, y)) in m.iter().zip(p) {
+                assert_eq!(x.len(), y.len());
+                assert!(
+                    x.iter().zip(y).all(|(u, v)| u != v),
+                    "client {c}: a mask reused"
+                );
+            }
+        }
+        previous = Some(m);
+    }
+}
