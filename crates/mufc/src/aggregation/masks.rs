@@ -16,7 +16,7 @@ use syndrome_agg::{ConcreteSketch, LinearParams};
 
 use super::round::{Input, MaskedInputs, Round, RoundMetrics, split_elements};
 use super::secure::{SecAggSettings, SecureRound};
-use crate::client::message::{ClientMask, input_sketch, masked_frame};
+use crate::client::message::{ClientMask, masked_frame};
 use crate::server::decode::{parse_messages, sum};
 use crate::{ClientId, MufcError, MufcResult, par};
 
@@ -147,7 +147,7 @@ impl MaskSource {
         let (prepared, offline) = prepared;
         let sent = par::map(job.parallel, inputs, |pos, input| {
             let mask = prepared.of(pos, input.id)?;
-            masked_frame::<S>(params, input, &mask, round.ctx)
+            masked_frame::<S>(input.id, || input.sketch(params), &mask, round.ctx)
         })?;
         let encode_mask = sent.iter().map(|m| m.encode_mask).collect();
         let (frames, encoded): (Vec<_>, Vec<_>) = inputs
@@ -236,7 +236,7 @@ fn secure_exchange<S: ConcreteSketch>(
     let (params, inputs) = (job.params, job.inputs);
     let encoded = par::map(job.parallel, inputs, |_, input| {
         let start = Instant::now();
-        let (sketch, keep) = input_sketch::<S>(params, input)?;
+        let (sketch, keep) = input.sketch::<S>(params)?;
         let (vector, new) = match sketch {
             Cow::Owned(s) if keep => (s.elements().to_vec(), Some(s)),
             s => (s.elements().to_vec(), None),

@@ -1,16 +1,18 @@
 //! What every part of a round shares: its inputs, number and secrets,
 //! the timings it fills, and the masked vectors it records for tests.
-//! A leaf: the mask sources, the protocol run and the aggregation all
-//! read it, and it reads none of them.
+//! The mask sources, the protocol run and the aggregation all read it,
+//! and it reads none of them (only the client's message encoding).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
-use num_bigint::BigUint;
+use num_bigint::{BigInt, BigUint};
+use syndrome_agg::ConcreteSketch;
 use syndrome_agg::masking::pairwise::RoundContext;
 
 use super::secrets::RoundSecrets;
-use crate::ClientId;
-use crate::client::message::Encoded;
+use crate::client::message::{Encoded, sketch_of};
+use crate::{ClientId, MufcResult};
 
 /// One client's input to a round: its id and histogram, and the sketch
 /// of its last message (which it updates rather than encoding afresh);
@@ -24,6 +26,33 @@ pub(crate) struct Input<'a> {
     /// empty for a client that did not change. Sent instead of the
     /// histogram; never kept as the client's last sketch.
     pub(crate) change: Option<&'a [(BigUint, i128)]>,
+}
+
+impl<'a> Input<'a> {
+    /// The sketch the client sends under `params`: its histogram's
+    /// ([`sketch_of`], from its last sketch), or in a change round the
+    /// sketch of its change (signed counts: `params` are signed then),
+    /// encoded afresh. The second value says whether the client keeps a
+    /// new sketch as its last: never a change.
+    ///
+    /// # Errors
+    ///
+    /// A bin outside the key domain, or a count the parameters refuse.
+    pub(crate) fn sketch<S: ConcreteSketch>(
+        &self,
+        params: &S::Params,
+    ) -> MufcResult<(Cow<'a, S>, bool)> {
+        match self.change {
+            Some(change) => {
+                let mut sketch = S::new(params);
+                for (bin, c) in change {
+                    sketch.insert_integer(bin, BigInt::from(*c))?;
+                }
+                Ok((Cow::Owned(sketch), false))
+            }
+            None => Ok((sketch_of(params, self.histogram, self.last)?, true)),
+        }
+    }
 }
 
 /// The number, context and secrets of the round being run.

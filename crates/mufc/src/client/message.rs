@@ -21,8 +21,7 @@ use syndrome_agg::masking::MaskVector;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
 use syndrome_agg::{AnySketch, ConcreteSketch};
 
-use crate::MufcResult;
-use crate::aggregation::Input;
+use crate::{ClientId, MufcResult};
 
 /// The mask a client adds to its sketch in one round.
 #[derive(Debug)]
@@ -114,31 +113,6 @@ pub(crate) fn sketch_of<'a, S: ConcreteSketch>(
     Ok(Cow::Owned(sketch))
 }
 
-/// The sketch client `input` sends under `params`: its histogram's
-/// ([`sketch_of`]), or in a change round the sketch of its change (signed
-/// counts: `params` are signed then), encoded afresh. The second value
-/// says whether the client keeps a new sketch as its last: never for a
-/// change.
-///
-/// # Errors
-///
-/// As [`encode`].
-pub(crate) fn input_sketch<'a, S: ConcreteSketch>(
-    params: &S::Params,
-    input: &Input<'a>,
-) -> MufcResult<(Cow<'a, S>, bool)> {
-    match input.change {
-        Some(change) => {
-            let mut sketch = S::new(params);
-            for (bin, c) in change {
-                sketch.insert_integer(bin, BigInt::from(*c))?;
-            }
-            Ok((Cow::Owned(sketch), false))
-        }
-        None => Ok((sketch_of(params, input.histogram, input.last)?, true)),
-    }
-}
-
 /// What a client sends in a round, and how long it took to make.
 #[derive(Debug)]
 pub(crate) struct ClientMessage<S> {
@@ -151,22 +125,22 @@ pub(crate) struct ClientMessage<S> {
     pub(crate) encoded: Option<S>,
 }
 
-/// The frame client `input` sends in the round of `ctx`: its sketch
-/// ([`input_sketch`]) plus `mask`, as bytes.
+/// The frame client `id` sends in the round of `ctx`: the sketch `sketch`
+/// makes (and whether the client keeps it as its last), plus `mask`, as
+/// bytes; the time covers making the sketch and masking it.
 ///
 /// # Errors
 ///
-/// As [`encode`]; a mask of the wrong length; a pairwise key agreement
-/// that fails.
-pub(crate) fn masked_frame<S: ConcreteSketch>(
-    params: &S::Params,
-    input: &Input<'_>,
+/// As `sketch`; a mask of the wrong length; a pairwise key agreement that
+/// fails.
+pub(crate) fn masked_frame<'a, S: ConcreteSketch + 'a>(
+    id: ClientId,
+    sketch: impl FnOnce() -> MufcResult<(Cow<'a, S>, bool)>,
     mask: &ClientMask<'_, S::Elem>,
     ctx: RoundContext,
 ) -> MufcResult<ClientMessage<S>> {
     let start = Instant::now();
-    let id = input.id;
-    let (sketch, keep) = input_sketch::<S>(params, input)?;
+    let (sketch, keep) = sketch()?;
     let masked = match mask {
         ClientMask::Dealt(m) => sketch.mask(m, id.0, ctx)?,
         ClientMask::Pairwise { keys, directory } => {
