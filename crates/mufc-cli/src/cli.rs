@@ -350,8 +350,8 @@ pub struct UnlearnArgs {
         conflicts_with = "whole_clients"
     )]
     pub remove: Option<Vec<u64>>,
-    /// Draw the paper's Fig. 3 (accumulated removal time, loss ratio) into
-    /// FILE.svg or FILE.png.
+    /// Draw the paper's Fig. 3 (accumulated removal time on a logarithmic
+    /// axis, loss ratio) into FILE.svg or FILE.png.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Serve the same requests with DC-KMeans too.
