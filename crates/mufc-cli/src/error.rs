@@ -174,7 +174,7 @@ pub enum CliError {
         "--gamma {gamma}{}: every one of the {points} points falls into one quantization bin \
          (the grid has {bins_per_axis} bin(s) per axis), so the server would see a single point; \
          pass a smaller --gamma, for instance {}",
-        if *defaulted { " (the default 1/sqrt(n))" } else { "" },
+        if *defaulted { " (the default 1/sqrt(n d))" } else { "" },
         significant(*suggestion)
     )]
     GammaOneBin {

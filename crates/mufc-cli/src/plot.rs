@@ -1,7 +1,9 @@
 //! The figure of `mufc unlearn --plot`, after the paper's Fig. 3: on the
 //! left, the accumulated removal time of MUFC, of complete retraining and
-//! (when given) of DC-KMeans against the request number; on the right, the
-//! loss ratio after each request.
+//! (when given) of DC-KMeans against the request number, on a logarithmic
+//! time axis as in the paper (MUFC is orders of magnitude below retraining
+//! and would lie flat on zero on a linear one); on the right, the loss ratio
+//! after each request.
 //!
 //! The backend follows the file's extension: `.svg` or `.png`. Text needs a
 //! TrueType font, looked up at run time (`MUFC_FONT`, then common system
@@ -217,6 +219,41 @@ fn accumulate(xs: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// The smallest time the logarithmic axis shows, in seconds. A log scale
+/// cannot draw zero (an accumulated time is zero when the first requests
+/// cost nothing measurable, e.g. deferred ones): such points are drawn at
+/// this floor instead.
+const TIME_FLOOR: f64 = 1e-6;
+
+/// The range of the logarithmic time axis: from half the smallest positive
+/// time (at least [`TIME_FLOOR`]) to twice the largest, so that every line
+/// sits inside with some room; a decade when all times are at the floor.
+fn log_time_range<'a>(times: impl Iterator<Item = &'a f64>) -> (f64, f64) {
+    let (lo, hi) = times
+        .map(|&t| t.max(TIME_FLOOR))
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), t| {
+            (lo.min(t), hi.max(t))
+        });
+    let lo = if lo.is_finite() {
+        (lo / 2.0).max(TIME_FLOOR)
+    } else {
+        TIME_FLOOR
+    };
+    let hi = (hi * 2.0).max(lo * 10.0);
+    (lo, hi)
+}
+
+/// A tick label of the time axis: plain seconds from 0.01 s up, powers of
+/// ten below (the axis spans decades, `0.000001` would be unreadable).
+fn format_seconds(t: f64) -> String {
+    if t >= 0.01 {
+        let s = format!("{t:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        format!("{t:.0e}")
+    }
+}
+
 fn draw_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     s: &UnlearnSeries,
@@ -232,13 +269,7 @@ fn draw_panels<DB: DrawingBackend>(
     let mufc = accumulate(&s.mufc_seconds);
     let retrain = accumulate(&s.retrain_seconds);
     let dc = s.dc_kmeans_seconds.as_deref().map(accumulate);
-    let t_max = retrain
-        .iter()
-        .chain(&mufc)
-        .chain(dc.iter().flatten())
-        .copied()
-        .fold(0.0, f64::max)
-        .max(1e-9);
+    let (t_lo, t_hi) = log_time_range(retrain.iter().chain(&mufc).chain(dc.iter().flatten()));
     let mut b = ChartBuilder::on(&left);
     b.margin(15);
     if text {
@@ -247,13 +278,14 @@ fn draw_panels<DB: DrawingBackend>(
             .y_label_area_size(60);
     }
     let mut chart = b
-        .build_cartesian_2d(0.0..r as f64, 0.0..t_max * 1.05)
+        .build_cartesian_2d(0.0..r as f64, (t_lo..t_hi).log_scale())
         .map_err(e)?;
     let mut mesh = chart.configure_mesh();
     if text {
         mesh.x_desc("removal request")
-            .y_desc("seconds")
-            .x_label_formatter(&|x| format!("{x:.0}"));
+            .y_desc("seconds (log scale)")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|t| format_seconds(*t));
     } else {
         mesh.x_labels(0).y_labels(0);
     }
@@ -267,7 +299,7 @@ fn draw_panels<DB: DrawingBackend>(
         let Some(ys) = ys else { continue };
         let series = chart
             .draw_series(LineSeries::new(
-                xs(r).zip(ys.iter().copied()),
+                xs(r).zip(ys.iter().map(|&t| t.max(TIME_FLOOR))),
                 color.stroke_width(2),
             ))
             .map_err(e)?;
@@ -380,6 +412,46 @@ mod tests {
         draw_with(&png2, &series(), false).unwrap();
         check_svg(&svg2);
         check_png(&png2);
+    }
+
+    #[test]
+    fn time_axis_is_logarithmic() {
+        // Times spanning 1e-5 s to 10 s, zeros included, draw on the log
+        // axis: the zeros at the floor, the range covering every line.
+        let r = 20;
+        let s = UnlearnSeries {
+            mufc_seconds: (0..r).map(|i| if i < 2 { 0.0 } else { 1e-5 }).collect(),
+            retrain_seconds: vec![0.5; r],
+            dc_kmeans_seconds: Some(vec![1e-3; r]),
+            loss_ratio: vec![1.3; r + 1],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["log.svg", "log.png"] {
+            let path = dir.path().join(name);
+            let outcome = draw_unlearn_figure(&path, &s).unwrap();
+            if name.ends_with("svg") {
+                check_svg(&path);
+                if outcome.text {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    assert!(text.contains("seconds (log scale)"));
+                }
+            } else {
+                check_png(&path);
+            }
+        }
+        let close = |(lo, hi): (f64, f64), (a, b): (f64, f64)| {
+            assert!(
+                (lo - a).abs() <= 1e-12 * a && (hi - b).abs() <= 1e-12 * b,
+                "{lo} {hi}"
+            );
+        };
+        close(log_time_range([0.0, 1e-5, 10.0].iter()), (TIME_FLOOR, 20.0));
+        close(log_time_range([0.0, 0.0].iter()), (TIME_FLOOR, 1e-5));
+        close(log_time_range([].iter()), (TIME_FLOOR, 1e-5));
+        close(log_time_range([0.004, 3.0].iter()), (0.002, 6.0));
+        assert_eq!(format_seconds(10.0), "10");
+        assert_eq!(format_seconds(0.25), "0.25");
+        assert_eq!(format_seconds(1e-5), "1e-5");
     }
 
     #[test]

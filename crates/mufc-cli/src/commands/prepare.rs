@@ -34,7 +34,7 @@ pub struct Prepared {
     /// K' of a non-i.i.d. split (K-FED's clients compute K' clusters, the
     /// number its one-shot server step is built for).
     pub k_prime: Option<usize>,
-    /// The quantization step gamma (given, or 1/sqrt(n)).
+    /// The quantization step gamma (given, or 1/sqrt(n d)).
     pub gamma: f64,
     /// The map that scaled the points into the box (the built-in data,
     /// or `--scale`), if any.
@@ -231,7 +231,10 @@ pub(crate) fn prepare_with_ids(
     let points = table.points().clone();
     let n = points.ncols();
     checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
-    let gamma = fed.gamma.unwrap_or(1.0 / (n as f64).sqrt());
+    // 1/sqrt(n d), not the paper's 1/sqrt(n): see `FedArgs::gamma`.
+    let gamma = fed
+        .gamma
+        .unwrap_or(1.0 / (n as f64 * points.nrows() as f64).sqrt());
     if fed.privacy != mufc::Privacy::Plain {
         checks::gamma(&points, gamma, fed.gamma.is_none())?;
     }
@@ -293,4 +296,43 @@ pub(crate) fn prepare_with_ids(
         },
         ids,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn prepared(path: &std::path::Path, extra: &[&str]) -> Prepared {
+        let p = path.to_str().unwrap();
+        let mut args = vec!["mufc", "run", "--data", p, "--scale", "--k", "2"];
+        args.extend_from_slice(&["--clients", "3", "--restarts", "1"]);
+        args.extend_from_slice(extra);
+        let Command::Run(a) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("not run")
+        };
+        prepare(&a.data, &a.fed, 1).unwrap()
+    }
+
+    #[test]
+    fn the_default_gamma_is_one_over_sqrt_n_d() {
+        // 60 points of d = 3 in two groups.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pts.csv");
+        let rows: Vec<String> = (0..60)
+            .map(|i| {
+                let (g, j) = (f64::from(i % 2), f64::from(i));
+                format!("{},{},{}", 5.0 * g + 0.01 * j, 0.02 * j, -0.03 * j)
+            })
+            .collect();
+        std::fs::write(&path, rows.join("\n")).unwrap();
+        let p = prepared(&path, &[]);
+        assert_eq!((p.n(), p.d()), (60, 3));
+        // Exactly the formula (bits), and a given step untouched.
+        assert_eq!(p.gamma.to_bits(), (1.0 / 180f64.sqrt()).to_bits());
+        let given = prepared(&path, &["--gamma", "0.1"]).gamma;
+        assert_eq!(given.to_bits(), 0.1f64.to_bits());
+    }
 }
