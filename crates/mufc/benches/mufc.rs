@@ -1,7 +1,7 @@
 //! Federated training (Algorithm 1) and single-point removal (Algorithm 4)
 //! on the paper's Gaussian setup (Appendix M.1: n = 30000, d = 10, K = 10,
 //! L = 100 clients, non-iid with K' = 3 clusters per client, gamma =
-//! 1/sqrt(n)), with bin centres and with uniform samples at the server.
+//! 1/sqrt(n d), the default), with bin centres and with uniform samples at the server.
 //!
 //! `remove-non-seed` removes a random point that is not its client's seed
 //! (counts change, no reseeding); `remove-seed` a random seed (the client

@@ -1,6 +1,6 @@
 //! Unlearning against retraining on the paper's Gaussian setup (App. M.1:
 //! n = 30000, d = 10, K = 10, L = 100 clients, non-iid with K' = 3,
-//! gamma = 1/sqrt(n)), measured in one run: a sequence of single-point
+//! gamma = 1/sqrt(n d), the default), measured in one run: a sequence of single-point
 //! removals (a random point of a random client, as the paper's random
 //! removals), each timed as the paper counts time (slowest client plus
 //! server) and as total CPU time, against retraining from scratch on the

@@ -12,10 +12,11 @@ use super::parts::{ClientConfig, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIEN
 /// turns it into a [`ValidConfig`](crate::ValidConfig).
 ///
 /// Defaults follow the paper where it has one: clients run K-means++
-/// seeding only, `gamma = 1/sqrt(n)` (n the total number of points at
-/// construction), SCMA over the cheapest field with one extra check
-/// syndrome, masks from an offline dealer. Two defaults differ, both for
-/// cheap exact unlearning: server points are bin centres with weights
+/// seeding only, SCMA over the cheapest field with one extra check
+/// syndrome, masks from an offline dealer. Three defaults differ:
+/// `gamma = 1/sqrt(n d)` (n points of dimension d at construction; the
+/// paper's `1/sqrt(n)` lost on real data, see [`Self::gamma`]), and, both
+/// for cheap exact unlearning, server points are bin centres with weights
 /// (the paper's default is uniform samples, [`ServerPoints::Uniform`]), and
 /// the server's K-means is [`seeding::ExactKMeans`] (tolerance `1e-4`, at
 /// most 300 iterations, one run).
@@ -40,7 +41,7 @@ use super::parts::{ClientConfig, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIEN
 ///     .seed(2023)
 ///     .validate()?;
 /// assert_eq!(config.client_k(), 3);
-/// assert_eq!(config.gamma(), None); // 1/sqrt(n), resolved by the federation
+/// assert_eq!(config.gamma(), None); // 1/sqrt(n d), resolved by the federation
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -101,8 +102,12 @@ impl FederationConfig {
     }
 
     /// The quantization step gamma (`B = ceil(1/gamma)` bins per axis).
-    /// Default: `1/sqrt(n)` with `n` the total number of points when the
-    /// federation is built.
+    /// Default: `1/sqrt(n d)` with `n` the total number of points when the
+    /// federation is built and `d` their dimension. Quantizing adds about
+    /// `n d gamma^2 / 12` to the objective (the box has side 1): with the
+    /// paper's `1/sqrt(n)` that is `d/12` whatever `n`, which on
+    /// scikit-learn's wine and breast_cancer sets was 90 % and 53 % of
+    /// the best objective (docs/benchmarks.md).
     #[must_use]
     pub fn gamma(mut self, gamma: f64) -> Self {
         self.gamma = Some(gamma);

@@ -59,7 +59,7 @@ impl ValidConfig {
     pub fn client_k(&self) -> usize {
         self.0.client.k.unwrap_or(self.0.server.k)
     }
-    /// The grid step, if set (else `1/sqrt(n)` at construction).
+    /// The grid step, if set (else `1/sqrt(n d)` at construction).
     pub fn gamma(&self) -> Option<f64> {
         self.0.gamma
     }

@@ -88,9 +88,13 @@ impl Setup {
             }
             n = n.saturating_add(data.len() as u64);
         }
+        // 1/sqrt(n d), not the paper's 1/sqrt(n): quantizing adds about
+        // n d gamma^2 / 12 to the objective, d/12 whatever n with the
+        // paper's step, which on real data with few points was most of
+        // phi_c* (docs/benchmarks.md, "The defaults on real data").
         let gamma = config
             .gamma()
-            .unwrap_or_else(|| 1.0 / (n.max(1) as f64).sqrt());
+            .unwrap_or_else(|| 1.0 / (n.max(1) as f64 * dim.max(1) as f64).sqrt());
         let max_points = config.max_points().unwrap_or(n);
         if n > max_points {
             return Err(crate::error::config_error(
