@@ -81,6 +81,9 @@ pub struct Federation {
     server: Server,
     fit_report: FitReport,
     history: Vec<RemovalReport>,
+    /// Requests applied by rounds whose reports are not in `history` (a
+    /// federation loaded from a store keeps only the last report).
+    earlier_requests: u64,
     pending: Vec<PendingRequest>,
     messages: Option<Vec<(ClientId, Vec<u8>)>>,
 }
@@ -181,6 +184,7 @@ impl Federation {
             server,
             fit_report,
             history: Vec::new(),
+            earlier_requests: 0,
             pending: Vec::new(),
             messages,
         })
@@ -206,6 +210,7 @@ impl Federation {
             server,
             fit_report,
             history,
+            earlier_requests: 0,
             pending,
             messages: None,
         }
@@ -264,6 +269,21 @@ impl Federation {
     /// requests have no entry until a round applies them).
     pub fn history(&self) -> &[RemovalReport] {
         &self.history
+    }
+
+    /// The number of requests applied, by every round since training
+    /// (those of reports a store no longer keeps included).
+    pub fn applied_requests(&self) -> u64 {
+        let kept: u64 = self.history.iter().map(|r| r.requests.len() as u64).sum();
+        self.earlier_requests.saturating_add(kept)
+    }
+
+    /// Says that `n` requests were applied by rounds whose reports are
+    /// not in the history (a store keeps only the last report: its audit
+    /// log is the history).
+    #[cfg(feature = "store")]
+    pub(crate) fn set_earlier_requests(&mut self, n: u64) {
+        self.earlier_requests = n;
     }
 
     /// The number of aggregation rounds started (training included, and

@@ -427,3 +427,34 @@ fn a_request_computed_from_a_stale_state_is_refused_not_lost() {
     compare(c.federation(), &retrained(&c, &[1, 31, 2, 32], &[])).unwrap();
     assert_eq!(c.history().unwrap().len(), 4);
 }
+
+/// The server row keeps the last removal report, not one per request: a
+/// commit does not slow down as requests pile up, and the requests are
+/// still numbered on across reopening.
+#[test]
+fn the_server_row_does_not_grow_with_the_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path());
+    let row = |path: &Path| -> i64 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row("SELECT length(state) FROM server", [], |r| r.get(0))
+            .unwrap()
+    };
+    let mut sizes = Vec::new();
+    for i in 0..8u64 {
+        // Points 10..18 of clients 0 and 2: two clients, applied at once.
+        store.forget(&records(&[10 + i, 70 + i])).unwrap();
+        sizes.push(row(&path));
+        if i == 3 {
+            drop(store);
+            store = Store::open(&path).unwrap();
+        }
+    }
+    let (first, last) = (sizes[1], sizes[7]);
+    assert!(last <= first + 16, "the server row grew: {sizes:?}");
+    let numbers: Vec<u64> = store.history().unwrap().iter().map(|a| a.request).collect();
+    let mut distinct = numbers.clone();
+    distinct.dedup();
+    assert_eq!(distinct, (1..=8).collect::<Vec<u64>>(), "{numbers:?}");
+    assert_eq!(store.federation().applied_requests(), 8);
+}

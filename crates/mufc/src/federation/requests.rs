@@ -16,8 +16,9 @@ use crate::{
 impl Federation {
     /// The number the next accepted request gets.
     pub(super) fn next_request_number(&self) -> u64 {
-        let applied: u64 = self.history.iter().map(|r| r.requests.len() as u64).sum();
-        applied + self.pending.len() as u64 + 1
+        self.applied_requests()
+            .saturating_add(self.pending.len() as u64)
+            .saturating_add(1)
     }
 
     /// The pending requests, then `extra`, each checked against the

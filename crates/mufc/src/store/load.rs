@@ -154,8 +154,18 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
     drop(rows);
     drop(stmt);
 
-    let fed = Federation::from_repr(assemble(server, clients))
+    let applied = server.applied_requests;
+    let mut fed = Federation::from_repr(assemble(server, clients))
         .map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
+    // The row keeps the last report only; the requests of the others
+    // still count in the numbering.
+    let kept = fed.applied_requests();
+    let earlier = applied.checked_sub(kept).ok_or_else(|| {
+        StoreError::corrupt(format!(
+            "{applied} requests applied, fewer than the {kept} of the last report"
+        ))
+    })?;
+    fed.set_earlier_requests(earlier);
     if let Some(t) = &transform
         && t.dim() != fed.dim()
     {
