@@ -51,7 +51,6 @@ mod secure;
 use std::collections::BTreeMap;
 
 use num_bigint::BigUint;
-use syndrome_agg::masking::pairwise::RoundContext;
 use syndrome_agg::{
     AnyParams, AnySketch, CountPolicy, LinearParams, Scheme, SketchParams, ValidAnyParams,
     fastest_scheme,
@@ -325,17 +324,8 @@ impl Aggregation {
         inputs: &[Input<'_>],
         last: &BTreeMap<BigUint, u64>,
     ) -> MufcResult<RoundOutput> {
-        let number = self.round;
-        self.round = number.saturating_add(1);
-        self.last_masked = None;
-        let secrets = RoundSecrets::new(self.secrets)?;
-        let round = round::Round {
-            ctx: RoundContext {
-                session: secrets.session(),
-                round: number,
-            },
-            secrets: &secrets,
-        };
+        let (number, secrets) = self.next_round()?;
+        let round = round::Round::new(number, &secrets);
         let mut masked = self.record.then(Vec::new);
         let run = RoundRun {
             round: &round,
@@ -366,6 +356,15 @@ impl Aggregation {
             .into());
         }
         out
+    }
+
+    /// Starts a round: consumes its number (first, so that a failed round
+    /// is never run again under it) and draws its secrets.
+    fn next_round(&mut self) -> MufcResult<(u64, RoundSecrets)> {
+        let number = self.round;
+        self.round = number.saturating_add(1);
+        self.last_masked = None;
+        Ok((number, RoundSecrets::new(self.secrets)?))
     }
 
     /// Keeps a round's aggregate (the round counter advanced when the

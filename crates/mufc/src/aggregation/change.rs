@@ -35,11 +35,9 @@ use syndrome_agg::{AnyParams, CountPolicy, SketchParams, ValidAnyParams};
 
 use super::masks::MaskSource;
 use super::round::{self, Input};
-use super::secrets::RoundSecrets;
 use super::{Aggregation, ChangeRun, RoundOutput};
 use crate::MufcResult;
 use crate::server::decode::DeltaCheck;
-use syndrome_agg::masking::pairwise::RoundContext;
 
 impl Aggregation {
     /// Runs a change round (see the module docs) over `inputs` (every
@@ -72,17 +70,8 @@ impl Aggregation {
             return Ok(None);
         }
         let small = self.small_params(bound.max(1))?;
-        let number = self.round;
-        self.round = number.saturating_add(1);
-        self.last_masked = None;
-        let secrets = RoundSecrets::new(self.secrets)?;
-        let round = round::Round {
-            ctx: RoundContext {
-                session: secrets.session(),
-                round: number,
-            },
-            secrets: &secrets,
-        };
+        let (number, secrets) = self.next_round()?;
+        let round = round::Round::new(number, &secrets);
         let mut masked = self.record.then(Vec::new);
         let Some(last_sum) = self.scheme.last.as_ref() else {
             return Ok(None);

@@ -61,6 +61,19 @@ pub(crate) struct Round<'a> {
     pub(crate) secrets: &'a RoundSecrets,
 }
 
+impl<'a> Round<'a> {
+    /// Round `number` of the session the secrets name.
+    pub(crate) fn new(number: u64, secrets: &'a RoundSecrets) -> Self {
+        Self {
+            ctx: RoundContext {
+                session: secrets.session(),
+                round: number,
+            },
+            secrets,
+        }
+    }
+}
+
 /// The masked vectors of one round, by client: each element in its
 /// canonical little-endian encoding (for tests: they compare the masks of
 /// two rounds).
