@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod store;
 
 pub use store::{
-    ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs, StoreOutput,
+    CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs, StoreOutput,
 };
 
 /// Machine unlearning of federated clusters (Pan et al., ICLR 2023):
@@ -63,6 +63,10 @@ pub enum Command {
     /// What a store holds: clients, points, configuration, pending
     /// requests and the audit history.
     Inspect(InspectArgs),
+    /// Create a federation's certificate authority and certificates for
+    /// its server and clients (mutual TLS 1.3, for `mufc-net`), or issue
+    /// more with an existing authority.
+    Certs(CertsArgs),
 }
 
 impl Command {
@@ -75,7 +79,11 @@ impl Command {
             Self::Compare(a) => Some(&a.common),
             Self::Bench(a) => Some(&a.common),
             Self::Fit(a) => Some(&a.common),
-            Self::Forget(_) | Self::Predict(_) | Self::Export(_) | Self::Inspect(_) => None,
+            Self::Forget(_)
+            | Self::Predict(_)
+            | Self::Export(_)
+            | Self::Inspect(_)
+            | Self::Certs(_) => None,
         }
     }
 
@@ -86,6 +94,7 @@ impl Command {
             Self::Predict(a) => Some(&a.out),
             Self::Export(a) => Some(&a.out),
             Self::Inspect(a) => Some(&a.out),
+            Self::Certs(a) => Some(&a.out),
             _ => None,
         }
     }
@@ -114,7 +123,11 @@ impl Command {
             Self::Compare(a) => Some(&a.fed),
             Self::Bench(a) => Some(&a.fed),
             Self::Fit(a) => Some(&a.fed),
-            Self::Forget(_) | Self::Predict(_) | Self::Export(_) | Self::Inspect(_) => None,
+            Self::Forget(_)
+            | Self::Predict(_)
+            | Self::Export(_)
+            | Self::Inspect(_)
+            | Self::Certs(_) => None,
         }
     }
 
@@ -130,6 +143,7 @@ impl Command {
             Self::Predict(_) => "predict",
             Self::Export(_) => "export",
             Self::Inspect(_) => "inspect",
+            Self::Certs(_) => "certs",
         }
     }
 }

@@ -9,6 +9,7 @@
 //! uses every subcommand.
 
 mod bench;
+mod certs;
 mod compare;
 mod execute;
 mod ids;

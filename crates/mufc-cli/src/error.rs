@@ -249,6 +249,9 @@ pub enum CliError {
     /// Data outside the quantizer's box `[-1/2, 1/2]^d` (SCMA modes).
     #[error("{0}; pass --scale to map the data into the box")]
     OutsideBox(MufcError),
+    /// Certificates or TLS (`mufc-net`).
+    #[error(transparent)]
+    Net(#[from] mufc_net::NetError),
     /// An error of the model store (`mufc::store`), with its message.
     #[error("{0}")]
     Store(String),

@@ -134,3 +134,32 @@ pub struct InspectArgs {
     #[arg(long, value_name = "STORE")]
     pub model: PathBuf,
 }
+
+/// Options of `mufc certs`.
+#[derive(Clone, Debug, Args)]
+pub struct CertsArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// The directory to write to (created if missing). If it holds an
+    /// authority's key (`ca-key.pem`), that authority issues the new
+    /// certificates; otherwise a new one is created.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+    /// The federation's name (one DNS label): it names the authority.
+    #[arg(long, value_name = "NAME")]
+    pub federation: String,
+    /// Clients to issue certificates for, comma-separated (each one DNS
+    /// label: letters, digits, hyphens).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub clients: Vec<String>,
+    /// Hosts the server is reached at (IP addresses or DNS names),
+    /// comma-separated; a server certificate is written when given, or
+    /// when the directory has none [default when none exists: 127.0.0.1,
+    /// localhost].
+    #[arg(long, value_name = "HOSTS", value_delimiter = ',')]
+    pub hosts: Vec<String>,
+    /// Overwrite certificates that exist (never the authority's key).
+    #[arg(long)]
+    pub force: bool,
+}

@@ -34,6 +34,7 @@ pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
         Command::Predict(a) => store::predict(a),
         Command::Export(a) => store::export(a),
         Command::Inspect(a) => store::inspect(a),
+        Command::Certs(a) => super::certs::certs(a),
     };
     let mut report = result.map_err(|e| match e {
         CliError::Mufc(m @ mufc::MufcError::OutsideBox { .. }) => CliError::OutsideBox(m),

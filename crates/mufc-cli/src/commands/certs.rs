@@ -1,0 +1,140 @@
+//! `mufc certs`: a federation's certificate authority and the
+//! certificates of its server and clients (`mufc_net::certs`), written as
+//! PEM files into one directory.
+//!
+//! Files: `ca.pem` (the authority's certificate: every party trusts it),
+//! `ca-key.pem` (its key: whoever holds it can make clients; keep it
+//! offline), `server.pem` and `server-key.pem`, `client-<name>.pem` and
+//! `client-<name>-key.pem`. Keys are written readable by their owner only.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use mufc_net::certs::{FederationCa, Issued};
+use serde_json::json;
+
+use crate::CliError;
+use crate::cli::CertsArgs;
+use crate::output::{Report, TextTable};
+
+/// Writes `text` to `path`: never over an existing file unless `force`,
+/// and readable by the owner only when `secret` (Unix).
+fn write(path: &Path, text: &str, force: bool, secret: bool) -> Result<(), CliError> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true);
+    if force {
+        o.create(true).truncate(true);
+    } else {
+        o.create_new(true);
+    }
+    #[cfg(unix)]
+    if secret {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = secret;
+    let mut f = o.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            CliError::Io {
+                path: path.to_path_buf(),
+                message: "exists: not overwritten (pass --force to replace certificates)".into(),
+            }
+        } else {
+            CliError::io(path, &e)
+        }
+    })?;
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| CliError::io(path, &e))
+}
+
+/// Writes a certificate and its key as `<stem>.pem` and `<stem>-key.pem`.
+fn write_pair(dir: &Path, stem: &str, c: &Issued, force: bool) -> Result<[PathBuf; 2], CliError> {
+    let cert = dir.join(format!("{stem}.pem"));
+    let key = dir.join(format!("{stem}-key.pem"));
+    // Both checked before either is written, so that a refusal leaves no
+    // certificate without its key.
+    if !force {
+        for p in [&cert, &key] {
+            if p.exists() {
+                return Err(CliError::Io {
+                    path: p.clone(),
+                    message: "exists: not overwritten (pass --force to replace certificates)"
+                        .into(),
+                });
+            }
+        }
+    }
+    write(&cert, &c.cert_pem, force, false)?;
+    write(&key, &c.key_pem, force, true)?;
+    Ok([cert, key])
+}
+
+/// `mufc certs`.
+///
+/// # Errors
+///
+/// A name that is not one DNS label, a file that exists (without
+/// `--force`), an authority key that does not parse, I/O errors.
+pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
+    let dir = &a.out_dir;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, &e))?;
+    let key_path = dir.join("ca-key.pem");
+    let mut written: Vec<(String, PathBuf)> = Vec::new();
+    let ca = if key_path.exists() {
+        let key = std::fs::read_to_string(&key_path).map_err(|e| CliError::io(&key_path, &e))?;
+        FederationCa::from_key_pem(&a.federation, &key)?
+    } else {
+        let ca = FederationCa::new(&a.federation)?;
+        let cert = dir.join("ca.pem");
+        // The key first: a directory with a certificate but no key could
+        // never issue again.
+        write(&key_path, &ca.key_pem(), false, true)?;
+        write(&cert, ca.cert_pem(), a.force, false)?;
+        written.push(("authority key".into(), key_path));
+        written.push(("authority certificate".into(), cert));
+        ca
+    };
+    // Check every client name before writing any client.
+    for c in &a.clients {
+        mufc_net::certs::client_dns_name(c)?;
+    }
+    let has_server = dir.join("server.pem").exists();
+    if !a.hosts.is_empty() || !has_server {
+        let hosts: Vec<&str> = if a.hosts.is_empty() {
+            vec!["127.0.0.1", "localhost"]
+        } else {
+            a.hosts.iter().map(String::as_str).collect()
+        };
+        let [cert, key] = write_pair(dir, "server", &ca.issue_server(&hosts)?, a.force)?;
+        written.push((format!("server certificate ({})", hosts.join(", ")), cert));
+        written.push(("server key".into(), key));
+    }
+    for c in &a.clients {
+        let [cert, key] = write_pair(dir, &format!("client-{c}"), &ca.issue_client(c)?, a.force)?;
+        written.push((format!("client {c} certificate"), cert));
+        written.push((format!("client {c} key"), key));
+    }
+    let mut t = TextTable::new(&["file", "holds"]);
+    for (what, p) in &written {
+        t.row([p.display().to_string(), what.clone()]);
+    }
+    let text = format!(
+        "mufc certs: federation {} in {}\n\n{}\nKeep ca-key.pem offline: whoever holds it can make clients.\n",
+        a.federation,
+        dir.display(),
+        t.render()
+    );
+    let json = json!({
+        "command": "certs",
+        "federation": a.federation,
+        "dir": dir,
+        "files": written.iter().map(|(w, p)| json!({"file": p, "holds": w})).collect::<Vec<_>>(),
+    });
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+    })
+}

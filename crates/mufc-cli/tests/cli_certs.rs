@@ -1,0 +1,149 @@
+//! `mufc certs`: the files it writes make a mutually authenticated TLS 1.3
+//! handshake between the server and a client (pumped in memory through
+//! rustls), an authority read back from its directory issues more
+//! clients, and nothing is overwritten without `--force`.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::mufc;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConnection, ServerConnection};
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+/// Runs the handshake of client `client` with the server of `dir`; the
+/// claimed name is then checked as the server checks it.
+fn handshake(dir: &Path, client: &str, claimed: &str) -> Result<String, String> {
+    let ca = read(dir, "ca.pem");
+    let server =
+        mufc_net::tls::server_config(&ca, &read(dir, "server.pem"), &read(dir, "server-key.pem"))
+            .unwrap();
+    let cfg = mufc_net::tls::client_config(
+        &ca,
+        &read(dir, &format!("client-{client}.pem")),
+        &read(dir, &format!("client-{client}-key.pem")),
+    )
+    .unwrap();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let mut c = ClientConnection::new(cfg, name).map_err(|e| e.to_string())?;
+    let mut s = ServerConnection::new(server).map_err(|e| e.to_string())?;
+    for _ in 0..20 {
+        let mut buf = Vec::new();
+        c.write_tls(&mut buf).unwrap();
+        let mut r = &buf[..];
+        while !r.is_empty() {
+            s.read_tls(&mut r).unwrap();
+        }
+        s.process_new_packets().map_err(|e| e.to_string())?;
+        let mut buf = Vec::new();
+        s.write_tls(&mut buf).unwrap();
+        let mut r = &buf[..];
+        while !r.is_empty() {
+            c.read_tls(&mut r).unwrap();
+        }
+        c.process_new_packets().map_err(|e| e.to_string())?;
+        if !c.is_handshaking() && !s.is_handshaking() {
+            break;
+        }
+    }
+    assert_eq!(s.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
+    mufc_net::tls::authenticate(s.peer_certificates(), claimed).map_err(|e| e.to_string())
+}
+
+#[test]
+fn certs_make_a_mutually_authenticated_federation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("certs");
+    let ds = d.to_str().unwrap();
+    let out = mufc(&[
+        "certs",
+        "--out-dir",
+        ds,
+        "--federation",
+        "three-hospitals",
+        "--clients",
+        "a,b",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["files"].as_array().unwrap().len(), 8);
+    #[cfg(unix)]
+    for key in ["ca-key.pem", "server-key.pem", "client-a-key.pem"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d.join(key)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{key} is readable by others");
+    }
+    assert_eq!(handshake(&d, "a", "a").unwrap(), "a");
+    assert!(handshake(&d, "a", "b").is_err());
+
+    // The authority in the directory issues another client, which the
+    // server of the first run accepts.
+    let out = mufc(&[
+        "certs",
+        "--out-dir",
+        ds,
+        "--federation",
+        "three-hospitals",
+        "--clients",
+        "c",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(handshake(&d, "c", "c").unwrap(), "c");
+
+    // Nothing overwritten without --force; a bad name is refused before
+    // anything is written.
+    let before = read(&d, "client-a.pem");
+    let out = mufc(&[
+        "certs",
+        "--out-dir",
+        ds,
+        "--federation",
+        "three-hospitals",
+        "--clients",
+        "a",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    assert_eq!(read(&d, "client-a.pem"), before);
+    let out = mufc(&[
+        "certs",
+        "--out-dir",
+        ds,
+        "--federation",
+        "three-hospitals",
+        "--clients",
+        "d,bad.name",
+    ]);
+    assert!(!out.status.success());
+    assert!(!d.join("client-d.pem").exists());
+
+    // Another federation's client does not get through this server.
+    let other = dir.path().join("other");
+    let out = mufc(&[
+        "certs",
+        "--out-dir",
+        other.to_str().unwrap(),
+        "--federation",
+        "elsewhere",
+        "--clients",
+        "a",
+    ]);
+    assert!(out.status.success());
+    std::fs::copy(other.join("client-a.pem"), d.join("client-x.pem")).unwrap();
+    std::fs::copy(other.join("client-a-key.pem"), d.join("client-x-key.pem")).unwrap();
+    assert!(handshake(&d, "x", "a").is_err());
+}

@@ -1,0 +1,258 @@
+//! A federation's certificates: one certificate authority per federation,
+//! which issues the server's certificate and one per client (rcgen).
+//!
+//! A client's identity is a DNS name in its certificate,
+//! `<name>.client.mufc` ([`client_dns_name`]): the server checks that the
+//! certificate a client authenticated with names the client it claims to
+//! be ([`crate::tls::authenticate`]). The authority is what separates
+//! federations: a certificate of another federation's authority does not
+//! verify, whatever its names.
+//!
+//! The authority's certificate parameters follow from the federation's
+//! name alone, so an authority read back from its key and name
+//! ([`FederationCa::from_key_pem`]) issues certificates that verify
+//! against the certificate written when it was created (the handshake
+//! test checks it).
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
+};
+
+use crate::NetError;
+
+/// A certificate and its private key, PEM encoded.
+#[derive(Clone)]
+pub struct Issued {
+    /// The certificate (`-----BEGIN CERTIFICATE-----`).
+    pub cert_pem: String,
+    /// Its private key (PKCS #8, `-----BEGIN PRIVATE KEY-----`): secret.
+    pub key_pem: String,
+}
+
+impl std::fmt::Debug for Issued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("Issued")
+            .field("cert_pem", &self.cert_pem)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The DNS name a client's certificate carries: `<name>.client.mufc`.
+///
+/// # Errors
+///
+/// [`NetError::BadName`] unless `name` is 1 to 63 ASCII letters, digits
+/// and hyphens, not starting or ending with a hyphen (one DNS label).
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(mufc_net::certs::client_dns_name("hospital-a")?, "hospital-a.client.mufc");
+/// assert!(mufc_net::certs::client_dns_name("a.b").is_err());
+/// # Ok::<(), mufc_net::NetError>(())
+/// ```
+pub fn client_dns_name(name: &str) -> Result<String, NetError> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if ok {
+        Ok(format!("{name}.client.mufc"))
+    } else {
+        Err(NetError::BadName {
+            name: name.to_string(),
+            reason: "a name is 1 to 63 ASCII letters, digits and hyphens, not starting or \
+                     ending with a hyphen",
+        })
+    }
+}
+
+/// The DNS name every server certificate carries besides its hosts.
+pub const SERVER_DNS_NAME: &str = "server.mufc";
+
+/// A federation's certificate authority.
+///
+/// # Example
+///
+/// ```
+/// use mufc_net::certs::FederationCa;
+///
+/// let ca = FederationCa::new("three-hospitals")?;
+/// let server = ca.issue_server(&["127.0.0.1", "localhost"])?;
+/// let client = ca.issue_client("hospital-a")?;
+/// assert!(client.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
+/// // The authority comes back from its key and name, and still issues
+/// // (its certificate is signed again: the same name and key, another
+/// // ECDSA signature).
+/// let again = FederationCa::from_key_pem("three-hospitals", &ca.key_pem())?;
+/// again.issue_client("hospital-b")?;
+/// # let _ = server;
+/// # Ok::<(), mufc_net::NetError>(())
+/// ```
+pub struct FederationCa {
+    federation: String,
+    key: KeyPair,
+    cert_pem: String,
+}
+
+impl std::fmt::Debug for FederationCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FederationCa")
+            .field("federation", &self.federation)
+            .finish_non_exhaustive()
+    }
+}
+
+fn rc(what: &'static str) -> impl FnOnce(rcgen::Error) -> NetError {
+    move |e| NetError::Certificate {
+        what,
+        reason: e.to_string(),
+    }
+}
+
+/// The authority's parameters: they follow from the federation's name.
+fn ca_params(federation: &str) -> CertificateParams {
+    let mut p = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    dn.push(
+        DnType::CommonName,
+        format!("{federation} MUFC federation CA"),
+    );
+    dn.push(DnType::OrganizationName, federation);
+    p.distinguished_name = dn;
+    p.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    p
+}
+
+impl FederationCa {
+    /// A new authority for federation `federation`, with a new key.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::BadName`] for a name that is not one DNS label (see
+    /// [`client_dns_name`]), [`NetError::Certificate`] if generating fails.
+    pub fn new(federation: &str) -> Result<Self, NetError> {
+        let key = KeyPair::generate().map_err(rc("generating the authority's key"))?;
+        Self::with_key(federation, key)
+    }
+
+    /// The authority of federation `federation` from its key (PEM, as
+    /// [`Self::key_pem`] wrote it): its certificate is made again from
+    /// the name and the key.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::new`]; [`NetError::Certificate`] for a key that does not
+    /// parse.
+    pub fn from_key_pem(federation: &str, key_pem: &str) -> Result<Self, NetError> {
+        let key = KeyPair::from_pem(key_pem).map_err(rc("reading the authority's key"))?;
+        Self::with_key(federation, key)
+    }
+
+    fn with_key(federation: &str, key: KeyPair) -> Result<Self, NetError> {
+        client_dns_name(federation)?;
+        let cert = ca_params(federation)
+            .self_signed(&key)
+            .map_err(rc("signing the authority's certificate"))?;
+        Ok(Self {
+            federation: federation.to_string(),
+            key,
+            cert_pem: cert.pem(),
+        })
+    }
+
+    /// The federation's name.
+    pub fn federation(&self) -> &str {
+        &self.federation
+    }
+
+    /// The authority's certificate (what every party trusts).
+    pub fn cert_pem(&self) -> &str {
+        &self.cert_pem
+    }
+
+    /// The authority's private key: whoever holds it can make clients.
+    pub fn key_pem(&self) -> String {
+        self.key.serialize_pem()
+    }
+
+    fn issue(
+        &self,
+        names: Vec<SanType>,
+        common_name: String,
+        usage: ExtendedKeyUsagePurpose,
+    ) -> Result<Issued, NetError> {
+        let mut p = CertificateParams::default();
+        p.subject_alt_names = names;
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, common_name);
+        dn.push(DnType::OrganizationName, self.federation.as_str());
+        p.distinguished_name = dn;
+        p.is_ca = IsCa::ExplicitNoCa;
+        p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        p.extended_key_usages = vec![usage];
+        p.use_authority_key_identifier_extension = true;
+        let key = KeyPair::generate().map_err(rc("generating a key"))?;
+        let issuer = Issuer::new(ca_params(&self.federation), &self.key);
+        let cert = p
+            .signed_by(&key, &issuer)
+            .map_err(rc("signing a certificate"))?;
+        Ok(Issued {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+
+    /// The server's certificate, valid for `hosts` (IP addresses or DNS
+    /// names the clients connect to) and [`SERVER_DNS_NAME`].
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::BadName`] for a host that is neither an IP address nor a
+    /// DNS name; [`NetError::Certificate`] if signing fails.
+    pub fn issue_server(&self, hosts: &[&str]) -> Result<Issued, NetError> {
+        let mut names = vec![dns(SERVER_DNS_NAME)?];
+        for h in hosts {
+            names.push(match h.parse::<std::net::IpAddr>() {
+                Ok(ip) => SanType::IpAddress(ip),
+                Err(_) => dns(h)?,
+            });
+        }
+        self.issue(
+            names,
+            format!("{} MUFC server", self.federation),
+            ExtendedKeyUsagePurpose::ServerAuth,
+        )
+    }
+
+    /// Client `name`'s certificate, valid for [`client_dns_name`]`(name)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`client_dns_name`]; [`NetError::Certificate`] if signing fails.
+    pub fn issue_client(&self, name: &str) -> Result<Issued, NetError> {
+        let names = vec![dns(&client_dns_name(name)?)?];
+        self.issue(
+            names,
+            format!("{name} ({} MUFC client)", self.federation),
+            ExtendedKeyUsagePurpose::ClientAuth,
+        )
+    }
+}
+
+fn dns(name: &str) -> Result<SanType, NetError> {
+    name.try_into()
+        .map(SanType::DnsName)
+        .map_err(|e: rcgen::Error| NetError::BadName {
+            name: name.to_string(),
+            reason: if matches!(e, rcgen::Error::InvalidAsn1String(_)) {
+                "not a DNS name"
+            } else {
+                "not usable in a certificate"
+            },
+        })
+}
