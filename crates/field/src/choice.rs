@@ -87,13 +87,60 @@ impl FieldChoice {
 ///
 /// See [`FieldVisitor`] for an example.
 pub fn cheapest_field(bound: &BigUint) -> FieldChoice {
+    match cheapest_field_kind(bound) {
+        FieldKind::Proth => FieldChoice::Proth(Fp64::proth()),
+        FieldKind::Mersenne127 => FieldChoice::Mersenne127(Mersenne127),
+        FieldKind::Big => {
+            let p = next_prime(&(bound + BigUint::one()));
+            FieldChoice::Big(BigPrime::new_prime_unchecked(p))
+        }
+    }
+}
+
+/// Which field [`cheapest_field`] picks for `bound`, without searching
+/// for a prime (a cost model asks this of many bounds).
+///
+/// # Example
+///
+/// ```
+/// use field::primes::{FieldKind, cheapest_field_kind};
+/// use num_bigint::BigUint;
+///
+/// assert_eq!(cheapest_field_kind(&BigUint::from(1u64 << 62)), FieldKind::Proth);
+/// assert_eq!(cheapest_field_kind(&BigUint::from(u64::MAX)), FieldKind::Mersenne127);
+/// assert_eq!(cheapest_field_kind(&(BigUint::from(1u8) << 200u32)), FieldKind::Big);
+/// ```
+pub fn cheapest_field_kind(bound: &BigUint) -> FieldKind {
     if *bound < BigUint::from(P_PROTH) {
-        FieldChoice::Proth(Fp64::proth())
+        FieldKind::Proth
     } else if *bound < BigUint::from(P127) {
-        FieldChoice::Mersenne127(Mersenne127)
+        FieldKind::Mersenne127
     } else {
-        let p = next_prime(&(bound + BigUint::one()));
-        FieldChoice::Big(BigPrime::new_prime_unchecked(p))
+        FieldKind::Big
+    }
+}
+
+/// The kinds of field [`cheapest_field`] chooses from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// GF(27 * 2^59 + 1), one word.
+    Proth,
+    /// GF(2^127 - 1).
+    Mersenne127,
+    /// GF(p), `p` the smallest prime above the bound.
+    Big,
+}
+
+impl FieldKind {
+    /// The bits of the modulus for `bound`: exact for the two fixed
+    /// fields; for [`FieldKind::Big`] the bound's bits plus one, an upper
+    /// bound (the prime above the bound may have as many bits as it).
+    pub fn modulus_bits_at_most(self, bound: &BigUint) -> u64 {
+        match self {
+            Self::Proth => 64,
+            Self::Mersenne127 => 127,
+            Self::Big => bound.bits() + 1,
+        }
     }
 }
 

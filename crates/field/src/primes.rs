@@ -14,7 +14,9 @@ use num_traits::ToPrimitive;
 
 // The field choice lives in its own file (it uses the fields, which use
 // the primality test here); its public path stays `field::primes`.
-pub use crate::choice::{FieldChoice, FieldVisitor, cheapest_field, fp64_above};
+pub use crate::choice::{
+    FieldChoice, FieldKind, FieldVisitor, cheapest_field, cheapest_field_kind, fp64_above,
+};
 
 /// `glass_pumpkin` keeps an RNG parameter in its Baillie-PSW entry point for
 /// API compatibility but never draws from it; this stand-in makes that

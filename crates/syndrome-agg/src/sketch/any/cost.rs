@@ -119,16 +119,10 @@ fn field_keys_seconds(t: f64, words: f64) -> f64 {
     }
 }
 
-/// Bits of the modulus `cheapest_field` picks for `bound`: the one-word
-/// Proth prime, `2^127 - 1`, or a prime one bit longer than the bound.
+/// Bits of the modulus `cheapest_field` picks for `bound` (at most: the
+/// prime above a large bound is not searched for).
 fn cheapest_modulus_bits(bound: &BigUint) -> u64 {
-    if super::params::fits_word_field(bound) {
-        64
-    } else if *bound < (BigUint::from(1u8) << 127u32) - 1u32 {
-        127
-    } else {
-        bound.bits() + 1
-    }
+    field::primes::cheapest_field_kind(bound).modulus_bits_at_most(bound)
 }
 
 fn partitioned_seconds(buckets: usize, bucket_capacity: usize) -> f64 {
