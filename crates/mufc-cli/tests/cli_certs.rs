@@ -55,27 +55,39 @@ fn handshake(dir: &Path, client: &str, claimed: &str) -> Result<String, String> 
     mufc_net::tls::authenticate(s.peer_certificates(), claimed).map_err(|e| e.to_string())
 }
 
-#[test]
-fn certs_make_a_mutually_authenticated_federation() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("certs");
-    let ds = d.to_str().unwrap();
-    let out = mufc(&[
+/// `mufc certs` for `federation` into `dir`, issuing `clients`, with
+/// `extra` options.
+fn certs(dir: &Path, federation: &str, clients: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "certs",
         "--out-dir",
-        ds,
+        dir.to_str().unwrap(),
         "--federation",
-        "three-hospitals",
+        federation,
         "--clients",
-        "a,b",
-        "--json",
-    ]);
+        clients,
+    ];
+    args.extend_from_slice(extra);
+    mufc(&args)
+}
+
+/// As [`certs`], checking success.
+fn certs_ok(dir: &Path, federation: &str, clients: &str, extra: &[&str]) -> Vec<u8> {
+    let out = certs(dir, federation, clients, extra);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    out.stdout
+}
+
+#[test]
+fn certs_make_a_mutually_authenticated_federation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("certs");
+    let stdout = certs_ok(&d, "three-hospitals", "a,b", &["--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(j["files"].as_array().unwrap().len(), 8);
     #[cfg(unix)]
     for key in ["ca-key.pem", "server-key.pem", "client-a-key.pem"] {
@@ -88,61 +100,23 @@ fn certs_make_a_mutually_authenticated_federation() {
 
     // The authority in the directory issues another client, which the
     // server of the first run accepts.
-    let out = mufc(&[
-        "certs",
-        "--out-dir",
-        ds,
-        "--federation",
-        "three-hospitals",
-        "--clients",
-        "c",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    certs_ok(&d, "three-hospitals", "c", &[]);
     assert_eq!(handshake(&d, "c", "c").unwrap(), "c");
 
     // Nothing overwritten without --force; a bad name is refused before
     // anything is written.
     let before = read(&d, "client-a.pem");
-    let out = mufc(&[
-        "certs",
-        "--out-dir",
-        ds,
-        "--federation",
-        "three-hospitals",
-        "--clients",
-        "a",
-    ]);
+    let out = certs(&d, "three-hospitals", "a", &[]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
     assert_eq!(read(&d, "client-a.pem"), before);
-    let out = mufc(&[
-        "certs",
-        "--out-dir",
-        ds,
-        "--federation",
-        "three-hospitals",
-        "--clients",
-        "d,bad.name",
-    ]);
+    let out = certs(&d, "three-hospitals", "d,bad.name", &[]);
     assert!(!out.status.success());
     assert!(!d.join("client-d.pem").exists());
 
     // Another federation's client does not get through this server.
     let other = dir.path().join("other");
-    let out = mufc(&[
-        "certs",
-        "--out-dir",
-        other.to_str().unwrap(),
-        "--federation",
-        "elsewhere",
-        "--clients",
-        "a",
-    ]);
-    assert!(out.status.success());
+    certs_ok(&other, "elsewhere", "a", &[]);
     std::fs::copy(other.join("client-a.pem"), d.join("client-x.pem")).unwrap();
     std::fs::copy(other.join("client-a-key.pem"), d.join("client-x-key.pem")).unwrap();
     assert!(handshake(&d, "x", "a").is_err());
