@@ -25,7 +25,7 @@
 //! | table     | one row per                  | contents                                              |
 //! |-----------|------------------------------|-------------------------------------------------------|
 //! | `meta`    | setting                      | `created` (unix seconds), `mufc_version` (informative) |
-//! | `server`  | store (`id = 1`)             | `state`: model version, input transform ([`InputTransform`]), configuration, dimension, decoded counts, sketch capacity, round counter, training report, the number of requests applied and the last removal report (the audit log is the history: a row growing with every request would slow every commit), pending requests (postcard); `sha256` |
+//! | `server`  | store (`id = 1`)             | `state`: model version, the map into the box ([`seeding::BoxTransform`]), configuration, dimension, decoded counts, sketch capacity, round counter, training report, the number of requests applied and the last removal report (the audit log is the history: a row growing with every request would slow every commit), pending requests (postcard); `sha256` |
 //! | `clients` | client (`id` = client id)    | `state`: the client's points and seeds (postcard); `sha256` |
 //! | `records` | point still held             | `record`, `client`, `point`                           |
 //! | `journal` | request served               | `request`, `time`, `kind`, the record ids or client named |
@@ -126,12 +126,10 @@ mod query;
 mod record;
 mod rows;
 mod schema;
-mod transform;
 mod types;
 
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;
 pub use record::RecordId;
-pub use transform::InputTransform;
 pub use types::{AuditEntry, AuditOutcome, Centroid, ClientRecords, ForgetReport, IfExists};

@@ -8,12 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mufc::store::{
-    AuditOutcome, ClientRecords, IfExists, InputTransform, RecordId, Store, StoreError,
-};
+use mufc::store::{AuditOutcome, ClientRecords, IfExists, RecordId, Store, StoreError};
 use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
 use nalgebra::DMatrix;
-use seeding::{Dataset, PointId};
+use seeding::{BoxTransform, Dataset, PointId};
 use testkit::mufc::{Mixture, compare, gaussian_clients};
 
 fn data() -> Vec<Dataset> {
@@ -121,12 +119,12 @@ fn a_store_opens_with_the_model_it_was_written_with() {
 #[test]
 fn a_transformed_store_predicts_and_reports_in_the_datas_coordinates() {
     // The data "as the user has it": the model's points mapped back by
-    // x = y / 0.002 + (500, -40), so thousands of units wide.
-    let t = InputTransform::new(vec![500.0, -40.0], vec![0.002, 0.004]).unwrap();
+    // x = y / 0.002 + (500, -40), so hundreds of units wide.
+    let t = BoxTransform::new(vec![500.0, -40.0], 0.002).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("model.mufc");
     // A transform of another dimension is refused before anything is written.
-    let wrong = InputTransform::uniform(vec![0.0; 3], 1.0).unwrap();
+    let wrong = BoxTransform::new(vec![0.0; 3], 1.0).unwrap();
     let err = Store::fit_transformed(
         &path,
         ClientRecords::numbered(data()),

@@ -100,9 +100,8 @@ pub enum StoreError {
         /// The point's column.
         index: usize,
     },
-    /// An [`InputTransform`](super::InputTransform) that cannot be (see
-    /// [`InputTransform::new`](super::InputTransform::new)), or one of
-    /// another dimension than the data's.
+    /// A transform ([`seeding::BoxTransform`]) of another dimension than
+    /// the data's.
     #[error("invalid input transform: {reason}")]
     InvalidTransform {
         /// What is wrong.

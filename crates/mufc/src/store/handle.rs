@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, params};
-use seeding::PointId;
+use seeding::{BoxTransform, PointId};
 
 use super::error::StoreError;
 use super::fault::FaultPoint;
@@ -14,7 +14,6 @@ use super::load::{Loaded, check_header, load, quick_check};
 use super::record::RecordId;
 use super::rows::{checksum, client_blob, server_blob};
 use super::schema::{configure, create};
-use super::transform::InputTransform;
 use super::types::{ClientRecords, IfExists};
 use crate::{ClientId, Federation, FitReport, ValidConfig};
 
@@ -58,7 +57,7 @@ pub struct Store {
     pub(super) model_version: u64,
     /// The map from the data's coordinates to the model's, if training
     /// used one.
-    pub(super) transform: Option<InputTransform>,
+    pub(super) transform: Option<BoxTransform>,
     pub(super) last_entry: i64,
     pub(super) fault: Option<FaultPoint>,
     pub(super) poisoned: bool,
@@ -123,7 +122,7 @@ pub(super) fn write_server(
     conn: &Connection,
     fed: &Federation,
     model_version: u64,
-    transform: Option<&InputTransform>,
+    transform: Option<&BoxTransform>,
 ) -> Result<(), StoreError> {
     let blob = server_blob(fed, model_version, transform)?;
     let sum = checksum("server", 1, &blob);
@@ -141,7 +140,7 @@ fn write_new(
     conn: &mut Connection,
     fed: &Federation,
     records: &HashMap<RecordId, (ClientId, PointId)>,
-    transform: Option<&InputTransform>,
+    transform: Option<&BoxTransform>,
 ) -> Result<(), StoreError> {
     let tx = conn
         .transaction()
@@ -217,12 +216,12 @@ impl Store {
     ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, IfExists, InputTransform, Store};
+    /// use mufc::store::{ClientRecords, IfExists, Store};
     /// use nalgebra::DMatrix;
-    /// use seeding::Dataset;
+    /// use seeding::{BoxTransform, Dataset};
     ///
     /// // Data in metres, mapped into the box by (x - 100) / 400.
-    /// let t = InputTransform::uniform(vec![100.0, 100.0], 1.0 / 400.0)?;
+    /// let t = BoxTransform::new(vec![100.0, 100.0], 1.0 / 400.0)?;
     /// let clients: Vec<Dataset> = (0..3)
     ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
     ///     .collect::<Result<_, _>>()?;
@@ -245,7 +244,7 @@ impl Store {
         clients: Vec<ClientRecords>,
         config: &ValidConfig,
         if_exists: IfExists,
-        transform: Option<InputTransform>,
+        transform: Option<BoxTransform>,
     ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
         let journal = journal_of(path);
@@ -275,12 +274,12 @@ impl Store {
         }
         let fed = Federation::with_ids(data, config)?;
         if let Some(t) = &transform
-            && t.dim() != fed.dim()
+            && t.offset().len() != fed.dim()
         {
             return Err(StoreError::InvalidTransform {
                 reason: format!(
                     "of dimension {} for points of dimension {}",
-                    t.dim(),
+                    t.offset().len(),
                     fed.dim()
                 ),
             });

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::Connection;
-use seeding::{Dataset, PointId};
+use seeding::{BoxTransform, Dataset, PointId};
 
 use super::error::StoreError;
 use super::record::RecordId;
@@ -20,7 +20,7 @@ pub(super) struct Loaded {
     pub(super) fed: Federation,
     pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
     pub(super) model_version: u64,
-    pub(super) transform: Option<super::InputTransform>,
+    pub(super) transform: Option<BoxTransform>,
     /// The last journal entry: another connection's request adds one.
     pub(super) last_entry: i64,
 }
@@ -123,16 +123,10 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
             e => db(e),
         })?;
     verified("server", 1, &blob, &sum)?;
+    // The transform is checked as it is parsed (`BoxTransform`'s serde).
     let mut server = parse_server(&blob)?;
     let model_version = server.model_version;
-    let transform = server
-        .transform
-        .take()
-        .map(|t| {
-            t.checked()
-                .map_err(|e| StoreError::corrupt(format!("the server state: {e}")))
-        })
-        .transpose()?;
+    let transform = server.transform.take();
 
     let mut clients: Vec<(ClientId, Dataset, Vec<PointId>)> = Vec::new();
     let mut stmt = conn
@@ -167,11 +161,11 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
     })?;
     fed.set_earlier_requests(earlier);
     if let Some(t) = &transform
-        && t.dim() != fed.dim()
+        && t.offset().len() != fed.dim()
     {
         return Err(StoreError::corrupt(format!(
             "an input transform of dimension {} for points of dimension {}",
-            t.dim(),
+            t.offset().len(),
             fed.dim()
         )));
     }

@@ -4,20 +4,19 @@
 use std::path::Path;
 
 use nalgebra::DMatrix;
-use seeding::PointId;
+use seeding::{BoxTransform, PointId};
 
 use super::error::StoreError;
 use super::fault::FaultPoint;
 use super::handle::Store;
 use super::record::RecordId;
-use super::transform::InputTransform;
 use super::types::Centroid;
 use crate::{ClientId, Federation, PendingRequest, ValidConfig};
 
 impl Store {
     /// The map from the data's coordinates to the model's, if training
     /// used one ([`Self::fit_transformed`]).
-    pub fn transform(&self) -> Option<&InputTransform> {
+    pub fn transform(&self) -> Option<&BoxTransform> {
         self.transform.as_ref()
     }
 

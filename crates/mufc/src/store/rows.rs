@@ -3,12 +3,11 @@
 //! checksums.
 
 use num_bigint::BigUint;
-use seeding::{Dataset, PointId};
+use seeding::{BoxTransform, Dataset, PointId};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::error::StoreError;
-use super::transform::InputTransform;
 use crate::persist::body::Repr;
 use crate::{Client, ClientId, Federation, FitReport, PendingRequest, RemovalReport, ValidConfig};
 
@@ -18,7 +17,7 @@ use crate::{Client, ClientId, Federation, FitReport, PendingRequest, RemovalRepo
 #[derive(Serialize)]
 struct ServerRef<'a> {
     model_version: u64,
-    transform: Option<&'a InputTransform>,
+    transform: Option<&'a BoxTransform>,
     config: &'a ValidConfig,
     dim: usize,
     counts: Vec<(&'a BigUint, u64)>,
@@ -34,7 +33,7 @@ struct ServerRef<'a> {
 #[derive(Deserialize)]
 pub(super) struct ServerState {
     pub(super) model_version: u64,
-    pub(super) transform: Option<InputTransform>,
+    pub(super) transform: Option<BoxTransform>,
     config: ValidConfig,
     dim: usize,
     counts: Vec<(BigUint, u64)>,
@@ -50,7 +49,7 @@ pub(super) struct ServerState {
 pub(super) fn server_blob(
     fed: &Federation,
     model_version: u64,
-    transform: Option<&InputTransform>,
+    transform: Option<&BoxTransform>,
 ) -> Result<Vec<u8>, StoreError> {
     let state = ServerRef {
         model_version,

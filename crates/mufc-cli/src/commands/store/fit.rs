@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use mufc::ClientId;
-use mufc::store::{ClientRecords, IfExists, InputTransform, RecordId, Store};
+use mufc::store::{ClientRecords, IfExists, RecordId, Store};
 use serde_json::json;
 
 use super::super::prepare::prepare_with_ids;
@@ -69,11 +69,7 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     bar.inc(1);
     // The map into the box (the built-in data, --scale) is stored, so that
     // `predict` and the centroids are in the data's own coordinates.
-    let transform = p
-        .transform
-        .as_ref()
-        .map(|t| InputTransform::uniform(t.offset().to_vec(), t.scale()))
-        .transpose()?;
+    let transform = p.transform.clone();
     let (store, report) = Store::fit_transformed(&a.model, clients, &config, if_exists, transform)?;
     bar.inc(1);
     bar.finish();
