@@ -18,7 +18,7 @@ use syndrome_agg::{
 use super::masks::{Job, MaskSource, NoField, SecureRun};
 use super::round::{Input, MaskedInputs, Round, RoundMetrics};
 use super::secure::{SecAggSettings, SecureRound};
-use crate::server::decode::{Decoded, DeltaCheck, Previous, decode};
+use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, decode_change};
 use crate::{ClientId, MufcResult};
 
 /// The new aggregate, to keep once the request succeeds (`None` for a
@@ -252,20 +252,4 @@ impl ChangeRun<'_> {
             encoded: vec![None; self.inputs.len()],
         }))
     }
-}
-
-/// The sum of the clients' changes, decoded, if it decodes to `(bin,
-/// change)` entries that the check accepts.
-fn decode_change<S: ConcreteSketch>(
-    sum: &S,
-    check: &DeltaCheck<'_>,
-) -> Option<Vec<(num_bigint::BigUint, i128)>> {
-    use num_traits::ToPrimitive;
-    let entries = sum.decode_integers().ok()?;
-    let delta = entries
-        .entries()
-        .iter()
-        .map(|(k, c)| Some((k.clone(), c.to_i128()?)))
-        .collect::<Option<Vec<_>>>()?;
-    check.accepts(&delta).then_some(delta)
 }

@@ -136,17 +136,8 @@ pub(crate) fn decode<S: ConcreteSketch>(
         let diff = S::from_elements(p.delta, diff.into_elements())?;
         // Over capacity the difference is refused, or leads to counts the
         // check rejects; the whole sum is always within capacity.
-        if let Ok(v) = diff.decode_integers() {
-            let delta = v
-                .entries()
-                .iter()
-                .map(|(k, c)| Ok((k.clone(), change_i128(k, c)?)))
-                .collect::<MufcResult<Vec<_>>>();
-            if let Ok(delta) = delta
-                && check.accepts(&delta)
-            {
-                return Ok(Decoded::Delta(delta));
-            }
+        if let Some(delta) = decode_change(&diff, check) {
+            return Ok(Decoded::Delta(delta));
         }
     }
     Ok(Decoded::Full(
@@ -158,23 +149,28 @@ pub(crate) fn decode<S: ConcreteSketch>(
     ))
 }
 
+/// A sketch of signed changes (the difference of two sums, or the sum of
+/// a change round's messages) decoded to `(bin, change)` entries, if it
+/// decodes and the counts it leads to pass `check`.
+pub(crate) fn decode_change<S: ConcreteSketch>(
+    diff: &S,
+    check: &DeltaCheck<'_>,
+) -> Option<Vec<(BigUint, i128)>> {
+    let entries = diff.decode_integers().ok()?;
+    let delta = entries
+        .entries()
+        .iter()
+        .map(|(k, c)| c.to_i128().map(|c| (k.clone(), c)))
+        .collect::<Option<Vec<_>>>()?;
+    check.accepts(&delta).then_some(delta)
+}
+
 fn count_u64(c: &BigInt) -> MufcResult<u64> {
     c.to_u64().ok_or_else(|| {
         SketchError::Decode(DecodeError::CountOutOfRange {
             key: "(aggregate)".into(),
             count: c.to_string(),
             reason: "a count does not fit in 64 bits",
-        })
-        .into()
-    })
-}
-
-fn change_i128(key: &BigUint, c: &BigInt) -> MufcResult<i128> {
-    c.to_i128().ok_or_else(|| {
-        SketchError::Decode(DecodeError::CountOutOfRange {
-            key: key.to_string(),
-            count: c.to_string(),
-            reason: "a change does not fit in 128 bits",
         })
         .into()
     })
