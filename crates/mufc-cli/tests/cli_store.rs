@@ -50,27 +50,33 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_str(&s).unwrap()
 }
 
-/// A store fitted on [`data_csv`] in `dir`: (store, data).
-fn fitted(dir: &Path) -> (String, String) {
-    let data = data_csv(dir);
-    let model = dir.join("model.mufc");
-    let (d, m) = (data.to_str().unwrap(), model.to_str().unwrap());
-    let j = json(&[
+/// `mufc fit --json` of `data` (client column 0, id column 1, K = 4) into
+/// `model`, with `extra` options.
+fn fit_json(data: &str, model: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
         "fit",
         "--data",
-        d,
+        data,
         "--model",
-        m,
+        model,
         "--client-column",
         "0",
         "--id-column",
         "1",
         "--k",
         "4",
-        "--gamma",
-        "0.01",
         "--quiet",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    json(&args)
+}
+
+/// A store fitted on [`data_csv`] in `dir`: (store, data).
+fn fitted(dir: &Path) -> (String, String) {
+    let data = data_csv(dir);
+    let model = dir.join("model.mufc");
+    let (d, m) = (data.to_str().unwrap(), model.to_str().unwrap());
+    let j = fit_json(d, m, &["--gamma", "0.01"]);
     has_keys(
         &j,
         &["centroids", "points", "model_version", "included_clients"],
@@ -170,21 +176,7 @@ fn a_scaled_fit_predicts_and_exports_in_the_datas_units() {
         model.to_str().unwrap(),
         new.to_str().unwrap(),
     );
-    let j = json(&[
-        "fit",
-        "--data",
-        d,
-        "--model",
-        m,
-        "--client-column",
-        "0",
-        "--id-column",
-        "1",
-        "--k",
-        "4",
-        "--scale",
-        "--quiet",
-    ]);
+    let j = fit_json(d, m, &["--scale"]);
     assert!(j["warnings"].as_array().is_none_or(Vec::is_empty), "{j}");
     // Centroids in the file's units: inside the data's range.
     let e: Value =
