@@ -184,6 +184,19 @@ fn gof_z(observed: &BTreeMap<Hist, usize>, expected: &Dist, n: usize) -> f64 {
     ((chi / df).cbrt() - (1.0 - h)) / h.sqrt()
 }
 
+/// The configuration of federation seed `seed`: aggregates of two clients
+/// and one lone removal round, both privacy policies
+/// (docs/threat-model.md P4, U3) lowered, to enumerate exactly.
+fn lowered(seed: u64) -> mufc::ValidConfig {
+    FederationConfig::new(K)
+        .gamma(GAMMA)
+        .seed(seed)
+        .min_clients(2)
+        .min_updating_clients(1)
+        .validate()
+        .unwrap()
+}
+
 #[test]
 fn the_federation_unlearns_with_the_distribution_of_retraining() {
     const TRIALS: usize = 3000;
@@ -191,15 +204,7 @@ fn the_federation_unlearns_with_the_distribution_of_retraining() {
     let removal = [PointId(2)];
     let mut observed: BTreeMap<Hist, usize> = BTreeMap::new();
     for seed in 0..TRIALS as u64 {
-        // Two clients and one lone removal round: both privacy policies
-        // (docs/threat-model.md P4, U3) lowered, to enumerate exactly.
-        let config = FederationConfig::new(K)
-            .gamma(GAMMA)
-            .seed(seed)
-            .min_clients(2)
-            .min_updating_clients(1)
-            .validate()
-            .unwrap();
+        let config = lowered(seed);
         let mut fed = Federation::new(vec![a.clone(), b.clone()], &config).unwrap();
         fed.remove(&RemovalRequest::points(ClientId(0), removal.to_vec()))
             .unwrap();
@@ -224,6 +229,85 @@ fn the_federation_unlearns_with_the_distribution_of_retraining() {
     // is rejected.
     let wrong = retrain_dist(&[PointId(3)], &quantizer);
     assert_ne!(wrong, right);
+    let z_wrong = gof_z(&observed, &wrong, TRIALS);
+    assert!(
+        z_wrong > 6.0,
+        "the test cannot tell another removal apart: z = {z_wrong}"
+    );
+}
+
+/// A small tree (issue 16): two groups of two clients under a root. After
+/// a removal in group 0, the pair (group 0's `q`, group 1's `q`) follows
+/// the exact distribution of retraining, the product of the groups'
+/// (independent) distributions, enumerated exactly; the root's `q` is
+/// their sum; and the test tells another removal apart.
+#[test]
+fn a_small_tree_unlearns_with_the_distribution_of_retraining() {
+    use mufc::{Layout, NodeId};
+    const TRIALS: usize = 2000;
+    let [a, b] = clients();
+    let removal = [PointId(2)];
+    let data = vec![
+        (ClientId(0), a.clone()),
+        (ClientId(1), b.clone()),
+        (ClientId(2), a.clone()),
+        (ClientId(3), b.clone()),
+    ];
+    let layout = Layout::from_groups(
+        vec![
+            vec![ClientId(0), ClientId(1)],
+            vec![ClientId(2), ClientId(3)],
+        ],
+        Some(2),
+    )
+    .unwrap();
+    let hist = |fed: &Federation, n: usize| -> Hist {
+        fed.node(NodeId(n))
+            .unwrap()
+            .counts()
+            .iter()
+            .map(|(k, &c)| (k.clone(), c))
+            .collect()
+    };
+    let mut observed: BTreeMap<Hist, usize> = BTreeMap::new();
+    for seed in 0..TRIALS as u64 {
+        let config = lowered(seed);
+        let mut fed = Federation::with_layout(data.clone(), &config, layout.clone()).unwrap();
+        fed.remove(&RemovalRequest::points(ClientId(0), removal.to_vec()))
+            .unwrap();
+        assert_eq!(fed.last_involvement().unwrap().groups, vec![0]);
+        let (g0, g1) = (hist(&fed, 0), hist(&fed, 1));
+        // The root's counts are the groups' sum (not enumerated again).
+        let mut root: BTreeMap<BigUint, u64> = g0.iter().cloned().collect();
+        for (k, c) in &g1 {
+            *root.entry(k.clone()).or_insert(0) += c;
+        }
+        assert_eq!(fed.server().counts(), &root);
+        // The pair as one key: group 0's bins, then group 1's shifted
+        // past every bin of the grid.
+        let shift = BigUint::from(1u32) << 32;
+        let key: Hist = g0
+            .into_iter()
+            .chain(g1.into_iter().map(|(k, c)| (k + &shift, c)))
+            .collect();
+        *observed.entry(key).or_insert(0) += 1;
+    }
+    let q = Quantizer::new(1, GAMMA).unwrap();
+    let pair = |g0: &Dist, g1: &Dist| -> Dist {
+        let shift = BigUint::from(1u32) << 32;
+        let shifted: Dist = g1
+            .iter()
+            .map(|(h, p)| (h.iter().map(|(k, c)| (k + &shift, *c)).collect(), p.clone()))
+            .collect();
+        convolve(g0, &shifted)
+    };
+    let group1 = convolve(&fit_dist(&a, &q), &fit_dist(&b, &q));
+    let right = pair(&retrain_dist(&removal, &q), &group1);
+    let total = right.values().fold(Rational::zero(), |s, p| &s + p);
+    assert_eq!(total, Rational::one());
+    let z = gof_z(&observed, &right, TRIALS);
+    assert!(z < 3.5, "the tree's q does not follow retraining: z = {z}");
+    let wrong = pair(&retrain_dist(&[PointId(3)], &q), &group1);
     let z_wrong = gof_z(&observed, &wrong, TRIALS);
     assert!(
         z_wrong > 6.0,

@@ -43,6 +43,8 @@
 
 mod change;
 mod masks;
+#[cfg(feature = "serde")]
+mod remote;
 mod round;
 mod run;
 mod secrets;
@@ -64,6 +66,10 @@ use run::{ChangeRun, RoundRun};
 use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
+#[cfg(feature = "serde")]
+pub use remote::RoundSpec;
+#[cfg(feature = "serde")]
+pub(crate) use remote::{ClientHalf, ServerHalf};
 pub(crate) use round::{Input, MaskedInputs};
 pub(crate) use run::{Pending, RoundOutput};
 
@@ -268,6 +274,24 @@ impl Aggregation {
             parallel: spec.parallel,
             record: spec.record,
         })
+    }
+
+    /// This aggregation for group `group` of a federation with groups:
+    /// the same sketch parameters (so that group sums add up), but
+    /// derived round secrets of its own, so that no two groups share a
+    /// mask even with
+    /// [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks)
+    /// (fresh secrets are drawn per round anyway).
+    pub(crate) fn in_group(mut self, group: u64) -> Self {
+        if let SecretSource::Derived { seed } = self.secrets {
+            let bytes = derive_bytes(seed, "group-secrets", group);
+            let mut first = [0u8; 8];
+            first.copy_from_slice(&bytes[..8]);
+            self.secrets = SecretSource::Derived {
+                seed: u64::from_le_bytes(first),
+            };
+        }
+        self
     }
 
     /// The number of rounds started so far (failed ones included).

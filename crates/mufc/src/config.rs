@@ -9,6 +9,7 @@ mod channel;
 mod names;
 mod parts;
 mod secagg;
+mod topology;
 mod valid;
 mod validate;
 
@@ -18,4 +19,6 @@ pub use names::{ClientTraining, Masking, Privacy, SecAggGraph, ServerPoints};
 pub use parts::{ClientConfig, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, ServerConfig};
 pub(crate) use secagg::planned_dropouts;
 pub use secagg::{DEFAULT_COLLUDING, SecAggOptions, SecAggPlan};
+pub use topology::Topology;
 pub use valid::ValidConfig;
+pub(crate) use validate::groups_need_scma;

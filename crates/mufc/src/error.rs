@@ -135,6 +135,29 @@ pub enum MufcError {
         /// The policy's minimum.
         min_clients: usize,
     },
+    /// A group of a federation with groups
+    /// ([`Topology`](crate::Topology)) would hold fewer clients than the
+    /// policy's minimum, but some: the server decodes each group's sum
+    /// (docs/threat-model.md §11). Nothing changed.
+    #[error(
+        "group {group} would hold {clients} clients, fewer than the minimum of {min_clients}: the \
+         server decodes each group's sum (docs/threat-model.md §11); nothing changed"
+    )]
+    GroupTooSmall {
+        /// The group (its index in the layout).
+        group: usize,
+        /// The clients the group would hold.
+        clients: usize,
+        /// The policy's minimum.
+        min_clients: usize,
+    },
+    /// A layout of groups that does not name each of the federation's
+    /// clients exactly once.
+    #[error("the layout does not fit the clients: {0}")]
+    InvalidLayout(String),
+    /// Something a federation with groups cannot do yet.
+    #[error("{0} is not supported with groups or trees yet (only with Topology::Flat)")]
+    TopologyUnsupported(&'static str),
     /// The Appendix K integer decoder is only feasible for a tiny capacity
     /// `t`; larger configurations are refused up front instead of running
     /// for hours.
@@ -216,6 +239,20 @@ pub enum MufcError {
     /// round counter.
     #[error("randomness: {0}")]
     Randomness(String),
+    /// A client refused the round a server announced across processes
+    /// (see [`crate::remote`]): it does not name the client, or its
+    /// protocol parameters are not those the configuration gives.
+    #[error("round {round} refused: {reason}")]
+    RoundRefused {
+        /// The round announced.
+        round: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A message or state of the federation across processes is not what
+    /// the protocol allows at this point (see [`crate::remote`]).
+    #[error("remote federation: {0}")]
+    Remote(String),
 }
 
 /// Why a saved federation (from

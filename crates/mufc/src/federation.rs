@@ -3,24 +3,25 @@
 
 mod exchange;
 mod requests;
-mod setup;
+pub(crate) mod setup;
+mod train;
+mod tree;
 mod unlearn;
 
-use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
-use seeding::{Dataset, Quantizer};
+use seeding::Quantizer;
 
-#[cfg(feature = "store")]
 pub(crate) use requests::Loss;
 pub(crate) use setup::Setup;
 
 use crate::aggregation::Aggregation;
 use crate::{
-    Client, ClientId, FitReport, MufcError, MufcResult, PendingRequest, RemovalReport,
-    RemovalRequest, Server, StageTimes, ValidConfig,
+    Client, ClientId, FitReport, Layout, MufcError, MufcResult, NodeId, PendingRequest,
+    RemovalReport, RemovalRequest, Server, ValidConfig,
 };
-use exchange::{empty_plain, exchange, keep_encoded, plain_bytes, plain_of};
+use tree::Tree;
 
 /// L clients and a server running federated K-means with secure
 /// aggregation (Algorithm 1 of the paper) and exact unlearning
@@ -86,112 +87,26 @@ pub struct Federation {
     earlier_requests: u64,
     pending: Vec<PendingRequest>,
     messages: Option<Vec<(ClientId, Vec<u8>)>>,
+    /// The groups and the nodes' models ([`Topology::Groups`](crate::Topology::Groups),
+    /// [`Topology::Tree`](crate::Topology::Tree)); `server` is the root's.
+    tree: Option<Tree>,
+    /// Who took part in the last round applied (not saved).
+    involvement: Option<crate::Involvement>,
+}
+
+/// The server's parts of a federation.
+#[cfg(feature = "serde")]
+pub(crate) struct ServingParts {
+    pub(crate) config: ValidConfig,
+    pub(crate) dim: usize,
+    pub(crate) aggregation: Option<Aggregation>,
+    pub(crate) server: Server,
+    pub(crate) fit_report: FitReport,
 }
 
 impl Federation {
-    /// Trains a federation (Algorithm 1) over `clients`, whose ids are
-    /// their positions: `ClientId(0)`, `ClientId(1)`, ...
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::with_ids`].
-    pub fn new(clients: Vec<Dataset>, config: &ValidConfig) -> MufcResult<Self> {
-        let clients = clients
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| (ClientId(i as u64), d))
-            .collect();
-        Self::with_ids(clients, config)
-    }
-
-    /// Trains a federation (Algorithm 1) over named clients.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
-    /// [`MufcError::EmptyClient`], [`MufcError::DimensionMismatch`],
-    /// [`MufcError::OutsideBox`] (SCMA modes),
-    /// [`MufcError::TooFewDistinctPoints`], [`MufcError::TooFewClients`]
-    /// (fewer clients than
-    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
-    /// default 3, in every privacy mode),
-    /// [`MufcError::InvalidConfig`] when the points exceed `max_points`,
-    /// [`MufcError::IntegerDecoderTooLarge`],
-    /// [`MufcError::TooManyDropouts`] (with
-    /// [`Masking::SecAgg`](crate::Masking::SecAgg)), and the errors of the lower
-    /// crates (for instance coordinates beyond the fixed-point range of
-    /// [`seeding::ExactKMeans`], 2^16, in the full and plain modes).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{ClientId, Federation, FederationConfig, MufcError};
-    /// use nalgebra::DMatrix;
-    /// use seeding::Dataset;
-    ///
-    /// let inside = Dataset::new(DMatrix::from_fn(1, 10, |_, c| c as f64 / 20.0))?;
-    /// let outside = Dataset::new(DMatrix::from_fn(1, 10, |_, c| c as f64))?;
-    /// let config = FederationConfig::new(2).validate()?;
-    /// let err = Federation::with_ids(vec![(ClientId(7), inside), (ClientId(9), outside)], &config).unwrap_err();
-    /// assert!(matches!(err, MufcError::OutsideBox { client: ClientId(9), .. }));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn with_ids(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
-        let wall = Instant::now();
-        let setup = Setup::new(clients, config)?;
-        let mut aggregation = setup.aggregation(None)?;
-        let mut server = setup.server()?;
-        let fitted = setup.fit_clients()?;
-        let own: Vec<Duration> = fitted.iter().map(|(_, t)| *t).collect();
-        let mut clients: Vec<Client> = fitted.into_iter().map(|(c, _)| c).collect();
-        let all: Vec<&Client> = clients.iter().collect();
-        let every_centroid = || {
-            clients
-                .iter()
-                .map(|c| (empty_plain(c.id(), setup.dim), plain_of(c)))
-                .collect()
-        };
-        let exchanged = exchange(&mut aggregation, &mut server, &all, every_centroid, None)?;
-        let mut times = StageTimes::default();
-        let bytes_per_client = exchanged.account(
-            &mut times,
-            &own,
-            plain_bytes(setup.config.client_k(), setup.dim),
-        );
-        let mut messages = None;
-        let done = exchanged.commit(&mut aggregation, &mut messages);
-        let included = done
-            .included
-            .unwrap_or_else(|| clients.iter().map(Client::id).collect());
-        let dropped = done.dropped;
-        keep_encoded(&mut clients, done.encoded);
-        times.wall = wall.elapsed();
-        let fit_report = FitReport {
-            times,
-            bytes_per_client,
-            nonzero_bins: server.nonzero_bins(),
-            sketch: aggregation.as_ref().map(Aggregation::info),
-            server_points: server.data().len(),
-            included,
-            dropped,
-        };
-        Ok(Self {
-            config: setup.config,
-            dim: setup.dim,
-            quantizer: setup.quantizer,
-            clients,
-            aggregation,
-            server,
-            fit_report,
-            history: Vec::new(),
-            earlier_requests: 0,
-            pending: Vec::new(),
-            messages,
-        })
-    }
-
-    /// Assembles a federation from restored parts (used by loading).
-    #[cfg(feature = "serde")]
+    /// Assembles a federation from its parts (trained, or restored by
+    /// loading), flat, with no recorded messages.
     pub(crate) fn from_parts(
         setup: Setup,
         clients: Vec<Client>,
@@ -213,6 +128,40 @@ impl Federation {
             earlier_requests: 0,
             pending,
             messages: None,
+            tree: None,
+            involvement: None,
+        }
+    }
+
+    /// A federation without clients: the server's half of one run across
+    /// processes (`remote`), as a store keeps it.
+    #[cfg(feature = "serde")]
+    pub(crate) fn serving(
+        setup: Setup,
+        aggregation: Aggregation,
+        server: Server,
+        fit_report: FitReport,
+    ) -> Self {
+        Self::from_parts(
+            setup,
+            Vec::new(),
+            Some(aggregation),
+            server,
+            fit_report,
+            Vec::new(),
+            Vec::new(),
+        )
+    }
+
+    /// The server's parts of a federation (`remote`'s resume).
+    #[cfg(feature = "serde")]
+    pub(crate) fn into_serving_parts(self) -> ServingParts {
+        ServingParts {
+            config: self.config,
+            dim: self.dim,
+            aggregation: self.aggregation,
+            server: self.server,
+            fit_report: self.fit_report,
         }
     }
 
@@ -291,7 +240,55 @@ impl Federation {
     /// before any mask exists, so no round number is ever run twice by one
     /// federation; the counter is saved with it.
     pub fn rounds(&self) -> u64 {
+        if let Some(t) = &self.tree {
+            return t.rounds();
+        }
         self.aggregation.as_ref().map_or(0, Aggregation::rounds)
+    }
+
+    /// Who took part in the last removal round this federation applied:
+    /// the clients that sent a message, the groups that ran a round, the
+    /// models updated and the bytes sent. `None` before the first round
+    /// (and after loading: it is not saved).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..4)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// assert!(fed.last_involvement().is_none());
+    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]).with_points(ClientId(1), vec![PointId(1)]))?;
+    /// // Flat: every client sends again, one model (the server's) updates.
+    /// let who = fed.last_involvement().unwrap();
+    /// assert_eq!((who.clients, who.nodes), (4, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn last_involvement(&self) -> Option<&crate::Involvement> {
+        self.involvement.as_ref()
+    }
+
+    /// The groups and the tree above them (`None` for a flat federation,
+    /// [`Topology::Flat`](crate::Topology::Flat)).
+    pub fn layout(&self) -> Option<&Layout> {
+        self.tree.as_ref().map(Tree::layout)
+    }
+
+    /// The model of `node` of the layout: a group's (of its clients'
+    /// data), an inner node's (of its subtree's), or the root's, which is
+    /// [`Self::server`]. A flat federation has one node, the root,
+    /// `NodeId(0)`. `None` for a node out of range.
+    pub fn node(&self, node: NodeId) -> Option<&Server> {
+        match &self.tree {
+            Some(t) if node == t.layout().root() => Some(&self.server),
+            Some(t) => t.node(node),
+            None => (node == NodeId(0)).then_some(&self.server),
+        }
     }
 
     /// The number and the masked vectors of the last aggregation round
@@ -397,7 +394,14 @@ impl Federation {
     /// covers ([`RemovalReport::requests`]). [`Self::flush`] applies what
     /// is pending at once. Requests of one client merge: the union of
     /// their points (a point named twice is
-    /// [`MufcError::AlreadyPending`]), or its whole removal.
+    /// [`MufcError::AlreadyPending`]), or its whole removal. With groups
+    /// ([`Topology`](crate::Topology)) the server decodes each group's
+    /// difference, so the policy holds per group: a request is applied
+    /// once every group it names has enough clients named (by it and the
+    /// pending requests); the round then applies the pending requests' parts
+    /// in those groups too, and the parts in other groups keep waiting (a
+    /// pending request may so be applied in parts, its number in the
+    /// [`RemovalReport::requests`] of each round that applies one).
     ///
     /// Only the clients named recompute; every remaining client sends its
     /// sketch again (the unmasked sketch of its last message, updated by
@@ -465,23 +469,72 @@ impl Federation {
         self.check_remaining(&merged)?;
         let number = self.next_request_number();
         let needed = self.config.min_updating_clients();
-        if merged.len() < needed {
-            self.pending.push(PendingRequest {
-                number,
-                request: request.clone(),
-            });
-            return Ok(self.deferred_report(
-                number,
-                merged.keys().copied().collect(),
-                needed,
-                wall,
-            ));
+        let named: Vec<ClientId> = merged.keys().copied().collect();
+        let Some(tree) = &self.tree else {
+            if named.len() < needed {
+                return Ok(self.defer(request, number, named, needed, wall));
+            }
+            let mut numbers: Vec<u64> = self.pending.iter().map(|p| p.number).collect();
+            numbers.push(number);
+            let report = self.apply(&merged, number, numbers, wall)?;
+            self.pending.clear();
+            return Ok(report);
+        };
+        // With groups the server decodes each group's difference: a group
+        // changes in a round only with `needed` clients of its own. The
+        // groups that have them run; the others' requests keep waiting.
+        let ready: BTreeSet<ClientId> = tree
+            .by_group(&named)
+            .into_iter()
+            .filter(|g| g.len() >= needed)
+            .flatten()
+            .collect();
+        if !request.named().all(|c| ready.contains(&c)) {
+            return Ok(self.defer(request, number, named, needed, wall));
         }
-        let mut numbers: Vec<u64> = self.pending.iter().map(|p| p.number).collect();
-        numbers.push(number);
-        let report = self.apply(&merged, number, numbers, wall)?;
-        self.pending.clear();
+        let mut all = self.pending.clone();
+        all.push(PendingRequest {
+            number,
+            request: request.clone(),
+        });
+        let numbers: Vec<u64> = all
+            .iter()
+            .filter(|p| p.request.named().any(|c| ready.contains(&c)))
+            .map(|p| p.number)
+            .collect();
+        let part: BTreeMap<ClientId, Loss> = merged
+            .into_iter()
+            .filter(|(c, _)| ready.contains(c))
+            .collect();
+        let report = self.apply(&part, number, numbers, wall)?;
+        self.pending = all
+            .into_iter()
+            .filter_map(|p| {
+                let rest = p.request.restricted(|c| !ready.contains(&c));
+                (!rest.is_empty()).then_some(PendingRequest {
+                    number: p.number,
+                    request: rest,
+                })
+            })
+            .collect();
         Ok(report)
+    }
+
+    /// Keeps `request` pending (numbered `number`; the pending requests
+    /// with it name `named`) and reports it deferred.
+    fn defer(
+        &mut self,
+        request: &RemovalRequest,
+        number: u64,
+        named: Vec<ClientId>,
+        needed: usize,
+        wall: Instant,
+    ) -> RemovalReport {
+        self.pending.push(PendingRequest {
+            number,
+            request: request.clone(),
+        });
+        self.deferred_report(number, named, needed, wall)
     }
 
     /// Applies every pending request now, in one round, however few

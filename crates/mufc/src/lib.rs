@@ -11,12 +11,17 @@ mod federation;
 mod ids;
 #[cfg(test)]
 mod incremental_tests;
+mod layout;
 #[cfg(all(test, feature = "serde"))]
 mod mask_freshness_tests;
 mod objective;
 mod par;
 #[cfg(feature = "serde")]
 mod persist;
+#[cfg(feature = "serde")]
+pub mod remote;
+#[cfg(all(test, feature = "serde"))]
+mod remote_tests;
 mod report;
 mod server;
 #[cfg(feature = "store")]
@@ -27,16 +32,17 @@ pub use client::Client;
 pub use config::{
     Channel, ClientConfig, ClientTraining, DEFAULT_COLLUDING, DEFAULT_INTEGER_MAX_CAPACITY,
     DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, Masking, Masks, Privacy,
-    RingMasks, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints,
+    RingMasks, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
     ValidConfig,
 };
 pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;
 pub use ids::ClientId;
+pub use layout::{Layout, NodeId};
 pub use objective::{Objectives, estimate_phi_c_star, union};
 pub use report::{
-    DecodeKind, FitReport, PendingRequest, RemovalOutcome, RemovalReport, RemovalRequest,
-    StageTimes,
+    DecodeKind, FitReport, Involvement, PendingRequest, RemovalOutcome, RemovalReport,
+    RemovalRequest, StageTimes,
 };
 pub use server::{Server, ServerUpdate, UpdateSummary};
 /// The steps of the [`Masking::SecAgg`] protocol, as the reports name the

@@ -142,6 +142,18 @@ pub enum DecodeKind {
 }
 
 impl DecodeKind {
+    /// How a round was decoded: the entries of a difference, or the
+    /// nonzero bins of a whole aggregate.
+    pub(crate) fn of(decoded: &crate::server::decode::Decoded) -> Self {
+        use crate::server::decode::Decoded;
+        match decoded {
+            Decoded::Delta(v) => Self::Delta { nonzeros: v.len() },
+            Decoded::Full(v) => Self::Full {
+                nonzeros: v.iter().filter(|(_, c)| *c > 0).count(),
+            },
+        }
+    }
+
     /// The number of nonzero entries decoded (0 for `Skipped` and
     /// `Plain`).
     pub fn nonzeros(&self) -> usize {
@@ -150,6 +162,35 @@ impl DecodeKind {
             Self::Skipped | Self::Plain => 0,
         }
     }
+}
+
+/// Who took part in a round: how much of the federation a removal
+/// involves ([`Topology`](crate::Topology): one group's clients rather
+/// than all L, and the nodes on its path); see
+/// [`Federation::last_involvement`](crate::Federation::last_involvement).
+///
+/// # Example
+///
+/// ```
+/// use mufc::Involvement;
+///
+/// let i = Involvement { clients: 5, groups: vec![2], nodes: 3, bytes: 5 * 800 };
+/// assert_eq!(i.bytes / i.clients, 800);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Involvement {
+    /// The clients that sent a masked message (one each; with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg), a run of the
+    /// protocol each): a removal is one round for each, so this is also
+    /// the rounds across all clients as the TreeAvg poster counts them.
+    pub clients: usize,
+    /// The groups that ran a round (empty when flat).
+    pub groups: Vec<usize>,
+    /// The models updated: the root's, and with groups those of the
+    /// nodes on the paths from the affected groups.
+    pub nodes: usize,
+    /// The bytes the involved clients sent, in all.
+    pub bytes: usize,
 }
 
 /// What training the federation (Algorithm 1) cost and produced.
@@ -278,6 +319,27 @@ impl RemovalRequest {
     /// Whether the request names nothing.
     pub fn is_empty(&self) -> bool {
         self.clients.is_empty() && self.points.iter().all(|(_, ids)| ids.is_empty())
+    }
+
+    /// Every client the request names, points or whole.
+    pub(crate) fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.clients
+            .iter()
+            .copied()
+            .chain(self.points.iter().map(|(c, _)| *c))
+    }
+
+    /// The part of this request that names the clients `keep` accepts.
+    pub(crate) fn restricted(&self, keep: impl Fn(ClientId) -> bool) -> Self {
+        Self {
+            points: self
+                .points
+                .iter()
+                .filter(|(c, _)| keep(*c))
+                .cloned()
+                .collect(),
+            clients: self.clients.iter().copied().filter(|c| keep(*c)).collect(),
+        }
     }
 }
 

@@ -126,10 +126,13 @@ mod query;
 mod record;
 mod rows;
 mod schema;
+mod serving;
 mod types;
 
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;
 pub use record::RecordId;
+pub use schema::configure;
+pub use serving::RoundEntry;
 pub use types::{AuditEntry, AuditOutcome, Centroid, ClientRecords, ForgetReport, IfExists};

@@ -113,7 +113,7 @@ impl SketchVisitor for RoundRun<'_> {
 /// The last sum or the signed parameters were made for another sketch
 /// than this round's: an internal inconsistency, refused rather than
 /// decoded.
-fn inconsistent() -> SketchError {
+pub(super) fn inconsistent() -> SketchError {
     SketchError::Params(ParamsError::ParamsMismatch {
         what: "the last aggregate's sketch",
     })
@@ -138,22 +138,10 @@ impl RoundRun<'_> {
             min_clients: self.min_clients,
         };
         let x = self.masking.exchange(&job, self.masked, secure)?;
-        let previous = match (self.last, self.delta) {
-            (Some(last), Some(delta)) => Some(Previous {
-                last: S::of_any(last).ok_or_else(inconsistent)?,
-                delta: S::params_of(delta).ok_or_else(inconsistent)?,
-            }),
-            _ => None,
-        };
-        let start = Instant::now();
-        let decoded = decode(&x.sum, previous, &self.check)?;
+        let (decoded, pending, decode_time) =
+            conclude(x.sum, self.params, self.delta, self.last, &self.check)?;
         let mut metrics = x.metrics;
-        metrics.decode = start.elapsed();
-        // Only a scheme that decodes differences keeps its sum.
-        let pending = match self.delta {
-            Some(_) => Pending(Some(x.sum.into_any(self.params)?)),
-            None => Pending(None),
-        };
+        metrics.decode = decode_time;
         let encoded = x
             .encoded
             .into_iter()
@@ -170,6 +158,36 @@ impl RoundRun<'_> {
             encoded,
         })
     }
+}
+
+/// Decodes a round's `sum` (of `params`): its difference against the
+/// `last` committed sum under the signed `delta` parameters when it passes
+/// the `check`, else the whole sum; with the aggregate to keep (only a
+/// scheme that decodes differences keeps one) and the decoding time.
+/// Shared by the rounds run in one process and those run across processes
+/// (`aggregation/remote.rs`).
+pub(super) fn conclude<S: ConcreteSketch>(
+    sum: S,
+    params: &ValidAnyParams,
+    delta: Option<&ValidAnyParams>,
+    last: Option<&AnySketch>,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<(Decoded, Pending, std::time::Duration)> {
+    let previous = match (last, delta) {
+        (Some(last), Some(delta)) => Some(Previous {
+            last: S::of_any(last).ok_or_else(inconsistent)?,
+            delta: S::params_of(delta).ok_or_else(inconsistent)?,
+        }),
+        _ => None,
+    };
+    let start = Instant::now();
+    let decoded = decode(&sum, previous, check)?;
+    let time = start.elapsed();
+    let pending = match delta {
+        Some(_) => Pending(Some(sum.into_any(params)?)),
+        None => Pending(None),
+    };
+    Ok((decoded, pending, time))
 }
 
 /// A change round (see `Aggregation::change_round`): every client sends

@@ -50,6 +50,39 @@ fn planned_dropout(rate: f64, n: usize) -> f64 {
     planned_dropouts(rate, n) as f64 / n as f64
 }
 
+/// What the error of a failed round names: the protocol's "not enough
+/// clients" becomes [`MufcError::TooManyDropouts`], in one process
+/// (simulated dropouts) and across processes (`remote.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RoundFailure {
+    pub(super) round: u64,
+    pub(super) clients: usize,
+    pub(super) threshold: usize,
+    pub(super) min_clients: usize,
+}
+
+impl RoundFailure {
+    /// The library's error for the protocol's `e`, with `dropped` of the
+    /// round's clients out.
+    pub(super) fn error(&self, e: SketchError, dropped: usize) -> MufcError {
+        match e {
+            SketchError::Protocol(ProtocolError::NotEnoughClients { step, have, need }) => {
+                MufcError::TooManyDropouts {
+                    round: self.round,
+                    clients: self.clients,
+                    dropped,
+                    step,
+                    have,
+                    need,
+                    threshold: self.threshold,
+                    min_clients: self.min_clients,
+                }
+            }
+            other => other.into(),
+        }
+    }
+}
+
 /// What one run of the protocol gave.
 pub(crate) struct SecureRound<E> {
     /// The sum of the included clients' vectors.
@@ -158,23 +191,18 @@ impl SecAggSettings {
         if let (Some(sink), Some(t)) = (masked.as_mut(), &report.transcript) {
             *sink = masked_inputs(&field, t);
         }
-        let out = report.output.map_err(|e| match e {
-            SketchError::Protocol(ProtocolError::NotEnoughClients { step, have, need }) => {
-                MufcError::TooManyDropouts {
-                    round: ctx.round,
-                    clients: n,
-                    dropped: ids
-                        .iter()
-                        .filter(|c| faults.dropped_from(c.0).is_some())
-                        .count(),
-                    step,
-                    have,
-                    need,
-                    threshold,
-                    min_clients: self.min_clients,
-                }
-            }
-            other => other.into(),
+        let failure = RoundFailure {
+            round: ctx.round,
+            clients: n,
+            threshold,
+            min_clients: self.min_clients,
+        };
+        let out = report.output.map_err(|e| {
+            let dropped = ids
+                .iter()
+                .filter(|c| faults.dropped_from(c.0).is_some())
+                .count();
+            failure.error(e, dropped)
         })?;
         let mut times = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         let mut bytes_up = 0u64;

@@ -7,6 +7,7 @@ use super::channel::Channel;
 use super::names::Masking;
 use super::names::{ClientTraining, ServerPoints};
 use super::parts::{ClientConfig, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, ServerConfig};
+use super::topology::Topology;
 
 /// The configuration of a federation, unchecked; [`validate`](Self::validate)
 /// turns it into a [`ValidConfig`](crate::ValidConfig).
@@ -58,6 +59,10 @@ pub struct FederationConfig {
     pub(super) record_messages: bool,
     pub(super) insecure_deterministic_masks: bool,
     pub(super) max_points: Option<u64>,
+    /// Not in saved federations (their format predates topologies): saving
+    /// a federation with groups is refused, so nothing is lost silently.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub(super) topology: Topology,
 }
 
 impl FederationConfig {
@@ -89,7 +94,27 @@ impl FederationConfig {
             record_messages: false,
             insecure_deterministic_masks: false,
             max_points: None,
+            topology: Topology::Flat,
         }
+    }
+
+    /// How the clients are organised for aggregation (default
+    /// [`Topology::Flat`]): one aggregate, groups, or a tree of groups
+    /// whose removals involve one group, not the whole federation.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{FederationConfig, Topology};
+    ///
+    /// let c = FederationConfig::new(2).topology(Topology::Groups { size: 5 }).validate()?;
+    /// assert_eq!(c.topology().group_size(), Some(5));
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    #[must_use]
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = topology;
+        self
     }
 
     /// The number of clusters each client finds (the paper's `K'` for

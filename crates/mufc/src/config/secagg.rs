@@ -185,3 +185,63 @@ pub(crate) fn planned_dropouts(rate: f64, n: usize) -> usize {
     let d = (rate * n as f64).ceil() as usize;
     d.min(n)
 }
+
+impl SecAggOptions {
+    /// The group size for `clients` clients by the dynamic-users paper's
+    /// ParGen (`syndrome_agg::secagg::groups::GroupParams::par_gen`, with
+    /// the corrections its module docs give), for
+    /// [`Topology::Groups`](crate::Topology::Groups) and
+    /// [`Topology::Tree`](crate::Topology::Tree): the least size at which,
+    /// with these colluding and dropout rates and a fraction
+    /// `removal_rate` of a group removed, every group keeps fewer
+    /// colluders than its threshold and more survivors than it, except
+    /// with probability `2^-40`. The threshold rate is the one that needs
+    /// the smallest groups: halfway between the colluding rate and
+    /// `1 - dropout - removal_rate`, so that both margins are equal.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) when
+    /// the rates leave no margin or no size up to `clients` meets the
+    /// conditions (small federations: take the whole federation as one
+    /// group, or accept a weaker guarantee with a size of your own).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::SecAggOptions;
+    ///
+    /// let options = SecAggOptions::new().dropout(0.05).colluding(0.05);
+    /// let b = options.group_size(1000, 0.05)?;
+    /// assert!(b > 50 && b < 500);
+    /// // No size fits among 100 clients with 30 % dropping out.
+    /// assert!(SecAggOptions::new().dropout(0.3).group_size(100, 0.05).is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn group_size(&self, clients: usize, removal_rate: f64) -> MufcResult<usize> {
+        use syndrome_agg::secagg::groups::GroupParams;
+        let margin = 1.0 - self.dropout - removal_rate;
+        if !(0.0..1.0).contains(&removal_rate) || margin <= self.colluding {
+            return Err(config_error(
+                "removal_rate",
+                format!(
+                    "colluding {} + dropout {} + removal {removal_rate} leave no room for a threshold",
+                    self.colluding, self.dropout
+                ),
+            ));
+        }
+        let params = GroupParams {
+            clients,
+            colluding_rate: self.colluding,
+            dropout_rate: self.dropout,
+            removal_rate,
+            threshold_rate: f64::midpoint(self.colluding, margin),
+            security_bits: 40.0,
+            correctness_bits: 40.0,
+        };
+        params
+            .par_gen()
+            .map(|s| s.group_size)
+            .map_err(|e| config_error("group_size", e.to_string()))
+    }
+}

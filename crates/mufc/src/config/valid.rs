@@ -106,6 +106,10 @@ impl ValidConfig {
     pub fn insecure_deterministic_masks(&self) -> bool {
         self.0.insecure_deterministic_masks
     }
+    /// How the clients are organised for aggregation.
+    pub fn topology(&self) -> crate::Topology {
+        self.0.topology
+    }
     /// The bound on the total count, if set.
     pub fn max_points(&self) -> Option<u64> {
         self.0.max_points

@@ -19,7 +19,9 @@ impl FederationConfig {
     /// positive, a tolerance negative or not finite, an iteration cap or
     /// restart count of zero, `max_points` zero, `min_clients` or
     /// `min_updating_clients` zero, a SecAgg dropout rate or colluding
-    /// fraction outside `[0, 1)`. Combinations that cannot work (SecAgg in
+    /// fraction outside `[0, 1)`, a [`Topology`](crate::Topology) whose
+    /// groups are smaller than `min_clients` or whose fan-out is below 2,
+    /// or groups in the plain mode. Combinations that cannot work (SecAgg in
     /// the integer ring or the plain mode, dropouts without SecAgg) cannot
     /// be written: see [`Channel`].
     pub fn validate(self) -> MufcResult<ValidConfig> {
@@ -72,8 +74,46 @@ impl FederationConfig {
             }
         }
         self.channel.validate()?;
+        self.validate_topology()?;
         Ok(ValidConfig(self))
     }
+}
+
+impl FederationConfig {
+    /// Groups of at least `min_clients` (the server decodes each group's
+    /// sum), a fan-out of at least 2, and an aggregate to split (the plain
+    /// mode sends centroids in the clear: groups would hide nothing).
+    fn validate_topology(&self) -> MufcResult<()> {
+        let Some(size) = self.topology.group_size() else {
+            return Ok(());
+        };
+        if size < self.server.min_clients {
+            return Err(config_error(
+                "group_size",
+                format!(
+                    "{size} is below min_clients ({}): the server decodes each group's sum",
+                    self.server.min_clients
+                ),
+            ));
+        }
+        if let Some(f) = self.topology.fan_out()
+            && f < 2
+        {
+            return Err(config_error("fan_out", "must be at least 2"));
+        }
+        if self.channel.privacy() == crate::Privacy::Plain {
+            return Err(groups_need_scma());
+        }
+        Ok(())
+    }
+}
+
+/// The error of groups without an aggregate to split.
+pub(crate) fn groups_need_scma() -> crate::MufcError {
+    config_error(
+        "topology",
+        "groups need an SCMA channel (the plain mode sends centroids in the clear)",
+    )
 }
 
 #[cfg(feature = "serde")]

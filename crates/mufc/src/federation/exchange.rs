@@ -105,49 +105,23 @@ pub(super) fn exchange(
     changes: Option<&Changes>,
 ) -> MufcResult<Exchanged> {
     let (change, decode, round) = match aggregation {
-        // Every client left: nothing to aggregate, the aggregate is empty.
-        Some(_) if after.is_empty() => (
-            InputChange::Counts(Decoded::Full(Vec::new())),
-            DecodeKind::Skipped,
-            None,
-        ),
-        Some(agg) => {
-            let mut round = None;
-            if let Some(ch) = changes {
-                let inputs: Vec<Input<'_>> = after
-                    .iter()
-                    .zip(&ch.per_client)
-                    .map(|(c, change)| Input {
-                        id: c.id(),
-                        histogram: c.histogram(),
-                        last: c.encoded(),
-                        change: Some(change),
-                    })
-                    .collect();
-                round = agg.change_round(&inputs, server.counts(), ch.bound)?;
+        Some(agg) => match run_round(agg, server.counts(), after, changes)? {
+            Some(round) => {
+                let decode = DecodeKind::of(&round.decoded);
+                (
+                    InputChange::Counts(round.decoded.clone()),
+                    decode,
+                    Some(round),
+                )
             }
-            let round = match round {
-                Some(r) => r,
-                None => {
-                    let inputs: Vec<Input<'_>> = after
-                        .iter()
-                        .map(|c| Input {
-                            id: c.id(),
-                            histogram: c.histogram(),
-                            last: c.encoded(),
-                            change: None,
-                        })
-                        .collect();
-                    agg.round(&inputs, server.counts())?
-                }
-            };
-            let decode = decode_kind(&round.decoded);
-            (
-                InputChange::Counts(round.decoded.clone()),
-                decode,
-                Some(round),
-            )
-        }
+            // Every client left: nothing to aggregate, the aggregate is
+            // empty.
+            None => (
+                InputChange::Counts(Decoded::Full(Vec::new())),
+                DecodeKind::Skipped,
+                None,
+            ),
+        },
         None => (InputChange::Plain(plain()), DecodeKind::Plain, None),
     };
     let start = Instant::now();
@@ -159,6 +133,46 @@ pub(super) fn exchange(
         round,
         server_time: start.elapsed(),
     })
+}
+
+/// One masked round over `after` (a change round when `changes` are
+/// given and it applies, else a whole one), decoded against `last`, the
+/// counts of the last committed round; `None` when no client is left.
+/// Nothing is committed.
+pub(super) fn run_round(
+    agg: &mut Aggregation,
+    last: &std::collections::BTreeMap<num_bigint::BigUint, u64>,
+    after: &[&Client],
+    changes: Option<&Changes>,
+) -> MufcResult<Option<RoundOutput>> {
+    if after.is_empty() {
+        return Ok(None);
+    }
+    if let Some(ch) = changes {
+        let inputs: Vec<Input<'_>> = after
+            .iter()
+            .zip(&ch.per_client)
+            .map(|(c, change)| Input {
+                id: c.id(),
+                histogram: c.histogram(),
+                last: c.encoded(),
+                change: Some(change),
+            })
+            .collect();
+        if let Some(round) = agg.change_round(&inputs, last, ch.bound)? {
+            return Ok(Some(round));
+        }
+    }
+    let inputs: Vec<Input<'_>> = after
+        .iter()
+        .map(|c| Input {
+            id: c.id(),
+            histogram: c.histogram(),
+            last: c.encoded(),
+            change: None,
+        })
+        .collect();
+    agg.round(&inputs, last).map(Some)
 }
 
 impl Exchanged {
@@ -212,11 +226,6 @@ impl Exchanged {
     }
 }
 
-/// The nonzero counts of a decoded histogram.
-fn nonzero(v: &[(num_bigint::BigUint, u64)]) -> usize {
-    v.iter().filter(|(_, c)| *c > 0).count()
-}
-
 /// The bytes of a plain-mode message: `k` centroids of `d` f64 and `k`
 /// sizes as u64.
 pub(super) fn plain_bytes(k: usize, dim: usize) -> usize {
@@ -242,7 +251,7 @@ pub(super) fn empty_plain(id: ClientId, dim: usize) -> PlainCentroids {
 /// Adds a round's times into `times`: the client side (in client order,
 /// with each client's own training time), the protocol and the server's
 /// sum and decoding.
-fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOutput) {
+pub(super) fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOutput) {
     let m = &r.metrics;
     client_times(times, own, &m.encode_mask);
     times.protocol_client_max = m.protocol_client_max;
@@ -265,14 +274,5 @@ pub(super) fn client_times(times: &mut StageTimes, own: &[Duration], encode: &[D
         times.client_max = times.client_max.max(o);
         times.client_sum += o;
         times.client_round_max = times.client_round_max.max(o);
-    }
-}
-
-fn decode_kind(d: &Decoded) -> DecodeKind {
-    match d {
-        Decoded::Delta(v) => DecodeKind::Delta { nonzeros: v.len() },
-        Decoded::Full(v) => DecodeKind::Full {
-            nonzeros: nonzero(v),
-        },
     }
 }

@@ -116,7 +116,7 @@ impl Federation {
     /// Refuses a removal that would leave fewer clients than the policy's
     /// minimum aggregate, but some (docs/threat-model.md P4).
     pub(super) fn check_remaining(&self, merged: &BTreeMap<ClientId, Loss>) -> MufcResult<()> {
-        let gone = merged
+        let gone: std::collections::BTreeSet<ClientId> = merged
             .iter()
             .filter(|(c, loss)| match loss {
                 Loss::Whole => true,
@@ -124,8 +124,12 @@ impl Federation {
                     .client(**c)
                     .is_some_and(|x| ids.len() == x.data().len()),
             })
-            .count();
-        let left = self.clients.len().saturating_sub(gone);
+            .map(|(c, _)| *c)
+            .collect();
+        if let Some(layout) = self.layout() {
+            layout.check_sizes(self.config.min_clients(), &gone)?;
+        }
+        let left = self.clients.len().saturating_sub(gone.len());
         let min_clients = self.config.min_clients();
         if left > 0 && left < min_clients {
             return Err(MufcError::TooFewClients {

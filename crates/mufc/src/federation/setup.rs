@@ -88,48 +88,9 @@ impl Setup {
             }
             n = n.saturating_add(data.len() as u64);
         }
-        // 1/sqrt(n d), not the paper's 1/sqrt(n): quantizing adds about
-        // n d gamma^2 / 12 to the objective, d/12 whatever n with the
-        // paper's step, which on real data with few points was most of
-        // phi_c* (docs/benchmarks.md, "The defaults on real data").
-        let gamma = config
-            .gamma()
-            .unwrap_or_else(|| 1.0 / (n.max(1) as f64 * dim.max(1) as f64).sqrt());
-        let max_points = config.max_points().unwrap_or(n);
-        if n > max_points {
-            return Err(crate::error::config_error(
-                "max_points",
-                format!("{n} points exceed the bound {max_points}"),
-            ));
-        }
-        let config = config.resolved(gamma, max_points);
-        let quantizer = if config.privacy() == Privacy::Plain {
-            None
-        } else {
-            let q = if config.shift() {
-                let mut rng = ChaCha8Rng::seed_from_u64(shift_seed(config.seed()));
-                Quantizer::with_random_shift(dim, gamma, &mut rng)?
-            } else {
-                Quantizer::new(dim, gamma)?
-            };
-            for (id, data) in &clients {
-                check_box(*id, data)?;
-            }
-            Some(q)
-        };
-        if !config.allow_fewer_distinct() {
-            let k = config.client_k();
-            for (id, data) in &clients {
-                let distinct = distinct_up_to(data, k);
-                if distinct < k {
-                    return Err(MufcError::TooFewDistinctPoints {
-                        client: *id,
-                        k,
-                        distinct,
-                    });
-                }
-            }
-        }
+        let config = resolve(config, n, dim)?;
+        let quantizer = quantizer(&config, dim)?;
+        check_data(&clients, &config, quantizer.as_ref())?;
         // The policy last: data errors are named first (docs/threat-model.md
         // P4). A saved federation may have no client left.
         let min_clients = config.min_clients();
@@ -177,11 +138,21 @@ impl Setup {
     /// The aggregation, of capacity `client_k * L` unless given (a saved
     /// federation keeps its capacity).
     pub(crate) fn aggregation(&self, capacity: Option<usize>) -> MufcResult<Option<Aggregation>> {
+        let ids: Vec<ClientId> = self.clients.iter().map(|(id, _)| *id).collect();
+        self.aggregation_for(&ids, capacity)
+    }
+
+    /// The aggregation for the clients `ids` (the roster of a federation
+    /// run across processes, whose points this setup does not hold).
+    pub(crate) fn aggregation_for(
+        &self,
+        ids: &[ClientId],
+        capacity: Option<usize>,
+    ) -> MufcResult<Option<Aggregation>> {
         let c = &self.config;
         let (Some(q), Channel::Scma(scma)) = (&self.quantizer, c.channel()) else {
             return Ok(None);
         };
-        let ids: Vec<ClientId> = self.clients.iter().map(|(id, _)| *id).collect();
         let spec = AggregationSpec {
             scma,
             seed: c.seed(),
@@ -193,7 +164,7 @@ impl Setup {
             parallel: c.parallel(),
             record: c.record_messages(),
         };
-        Aggregation::new(&spec, &ids).map(Some)
+        Aggregation::new(&spec, ids).map(Some)
     }
 
     pub(crate) fn server(&self) -> MufcResult<Server> {
@@ -216,6 +187,69 @@ impl Setup {
             self.dim,
         )
     }
+}
+
+/// The checks of the clients' points under a resolved configuration: in
+/// the box when there is a grid, and at least `client_k` distinct points
+/// each unless allowed fewer.
+pub(crate) fn check_data(
+    clients: &[(ClientId, Dataset)],
+    config: &ValidConfig,
+    quantizer: Option<&Quantizer>,
+) -> MufcResult<()> {
+    if quantizer.is_some() {
+        for (id, data) in clients {
+            check_box(*id, data)?;
+        }
+    }
+    if !config.allow_fewer_distinct() {
+        let k = config.client_k();
+        for (id, data) in clients {
+            let distinct = distinct_up_to(data, k);
+            if distinct < k {
+                return Err(MufcError::TooFewDistinctPoints {
+                    client: *id,
+                    k,
+                    distinct,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `config` with `gamma` and `max_points` resolved for `n` points of
+/// dimension `dim`.
+pub(crate) fn resolve(config: &ValidConfig, n: u64, dim: usize) -> MufcResult<ValidConfig> {
+    // 1/sqrt(n d), not the paper's 1/sqrt(n): quantizing adds about
+    // n d gamma^2 / 12 to the objective, d/12 whatever n with the
+    // paper's step, which on real data with few points was most of
+    // phi_c* (docs/benchmarks.md, "The defaults on real data").
+    let gamma = config
+        .gamma()
+        .unwrap_or_else(|| 1.0 / (n.max(1) as f64 * dim.max(1) as f64).sqrt());
+    let max_points = config.max_points().unwrap_or(n);
+    if n > max_points {
+        return Err(crate::error::config_error(
+            "max_points",
+            format!("{n} points exceed the bound {max_points}"),
+        ));
+    }
+    Ok(config.resolved(gamma, max_points))
+}
+
+/// The grid of a resolved configuration (none in plain mode).
+pub(crate) fn quantizer(config: &ValidConfig, dim: usize) -> MufcResult<Option<Quantizer>> {
+    if config.privacy() == Privacy::Plain {
+        return Ok(None);
+    }
+    let gamma = config.gamma().unwrap_or(1.0);
+    Ok(Some(if config.shift() {
+        let mut rng = ChaCha8Rng::seed_from_u64(shift_seed(config.seed()));
+        Quantizer::with_random_shift(dim, gamma, &mut rng)?
+    } else {
+        Quantizer::new(dim, gamma)?
+    }))
 }
 
 /// Every coordinate in `[-1/2, 1/2]`, else the first offending one.

@@ -2,7 +2,7 @@
 //! unlearn on copies, one round of messages, the server's update, then the
 //! commit and the report.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use seeding::PointId;
@@ -13,6 +13,7 @@ use super::exchange::{
     plain_of,
 };
 use super::requests::Loss;
+use super::tree::TreeRequest;
 use crate::{
     Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
     ServerUpdate, StageTimes, par,
@@ -93,6 +94,62 @@ impl Federation {
             .filter(|p| !gone_set.contains(p))
             .map(|p| replaced.get(&p).map_or(Duration::ZERO, |&j| unlearned[j].2))
             .collect();
+
+        if let Some(tree) = self.tree.as_mut() {
+            let updated_set: BTreeSet<ClientId> =
+                updated.iter().map(|&p| self.clients[p].id()).collect();
+            let gone_ids: BTreeSet<ClientId> = gone.iter().map(|&p| self.clients[p].id()).collect();
+            let changes: BTreeMap<ClientId, Vec<(num_bigint::BigUint, i128)>> = jobs
+                .iter()
+                .zip(&unlearned)
+                .map(|((pos, _), (c, _, _))| {
+                    let old = &self.clients[*pos];
+                    (old.id(), histogram_change(old.histogram(), c.histogram()))
+                })
+                .collect();
+            let own_by_id: BTreeMap<ClientId, Duration> = jobs
+                .iter()
+                .zip(&unlearned)
+                .map(|((pos, _), (_, _, t))| (self.clients[*pos].id(), *t))
+                .collect();
+            let request = TreeRequest {
+                after: &after,
+                updated: &updated_set,
+                gone: &gone_ids,
+                changes: &changes,
+                own: &own_by_id,
+                client_k: self.config.client_k(),
+                parallel: self.config.parallel(),
+            };
+            let mut round = tree.remove(&mut self.server, &request)?;
+            let removed = Removed {
+                updated: updated.iter().map(|&p| self.clients[p].id()).collect(),
+                gone: gone_ids.into_iter().collect(),
+                reseeded,
+                removed_points,
+            };
+            self.commit_clients(&jobs, unlearned, &gone);
+            round.keep_encoded(&mut self.clients);
+            if round.messages.is_some() {
+                self.messages = round.messages;
+            }
+            let mut times = round.times;
+            times.wall = wall.elapsed();
+            return Ok(self.record_applied(
+                number,
+                numbers,
+                removed,
+                Outcome {
+                    decode: round.decode,
+                    server: round.update,
+                    times,
+                    bytes_per_client: round.bytes_per_client,
+                    included: round.included,
+                    dropped: round.dropped,
+                    involved: round.involved,
+                },
+            ));
+        }
 
         // A new aggregation round (Algorithm 4, line 7), then the server
         // (lines 8-13); no round when no client's message changed.
@@ -179,38 +236,120 @@ impl Federation {
                 )
             }
         };
-        let updated_ids: Vec<ClientId> = updated.iter().map(|&p| self.clients[p].id()).collect();
-        let removed_clients: Vec<ClientId> = gone.iter().map(|&p| self.clients[p].id()).collect();
+        let removed = Removed {
+            updated: updated.iter().map(|&p| self.clients[p].id()).collect(),
+            gone: gone.iter().map(|&p| self.clients[p].id()).collect(),
+            reseeded,
+            removed_points,
+        };
+        self.commit_clients(&jobs, unlearned, &gone);
+        // The clients are now those of the round, in its order.
+        keep_encoded(&mut self.clients, encoded);
+        times.wall = wall.elapsed();
+        let involved = match decode {
+            DecodeKind::Skipped => crate::Involvement::default(),
+            _ => crate::Involvement {
+                clients: self.clients.len(),
+                groups: Vec::new(),
+                nodes: 1,
+                bytes: bytes_per_client.saturating_mul(self.clients.len()),
+            },
+        };
+        Ok(self.record_applied(
+            number,
+            numbers,
+            removed,
+            Outcome {
+                decode,
+                server: server_update,
+                times,
+                bytes_per_client,
+                included,
+                dropped,
+                involved,
+            },
+        ))
+    }
+}
+
+/// The clients a removal round changed.
+struct Removed {
+    /// Those whose message changed (removed ones included), in id order.
+    updated: Vec<ClientId>,
+    /// Those removed whole.
+    gone: Vec<ClientId>,
+    reseeded: Vec<ClientId>,
+    removed_points: usize,
+}
+
+/// What a removal round did at the server.
+struct Outcome {
+    decode: DecodeKind,
+    server: ServerUpdate,
+    times: StageTimes,
+    bytes_per_client: usize,
+    included: Vec<ClientId>,
+    dropped: Vec<(ClientId, crate::SecAggStep)>,
+    involved: crate::Involvement,
+}
+
+impl Federation {
+    /// The clients after a committed round: the unlearned copies of those
+    /// in `jobs` (positions, in order) replace them, those at positions
+    /// `gone` (sorted) leave.
+    fn commit_clients<T>(
+        &mut self,
+        jobs: &[(usize, T)],
+        unlearned: Vec<(Client, bool, Duration)>,
+        gone: &[usize],
+    ) {
         for ((pos, _), (c, _, _)) in jobs.iter().zip(unlearned) {
             self.clients[*pos] = c;
         }
         for &p in gone.iter().rev() {
             self.clients.remove(p);
         }
-        // The clients are now those of the round, in its order.
-        keep_encoded(&mut self.clients, encoded);
-        times.wall = wall.elapsed();
-        let privacy_warning = privacy_warning(&updated_ids, self.config.min_updating_clients());
+    }
+
+    /// Records an applied round: its report enters the history, and who
+    /// took part is kept for [`Federation::last_involvement`].
+    fn record_applied(
+        &mut self,
+        number: u64,
+        numbers: Vec<u64>,
+        removed: Removed,
+        out: Outcome,
+    ) -> RemovalReport {
+        // With groups the server decodes each group's difference: the
+        // policy holds per group.
+        let parts: Vec<Vec<ClientId>> = match &self.tree {
+            Some(t) => t.by_group(&removed.updated),
+            None => vec![removed.updated.clone()],
+        };
+        let needed = self.config.min_updating_clients();
+        let privacy_warning = parts.iter().find_map(|p| privacy_warning(p, needed));
+        let lone_update = parts.iter().any(|p| p.len() == 1);
         let report = RemovalReport {
             request: number,
             outcome: RemovalOutcome::Applied,
             requests: numbers,
-            removed_points,
-            removed_clients,
-            reseeded,
-            lone_update: updated_ids.len() == 1,
-            updated_clients: updated_ids,
-            decode,
-            server: server_update,
-            times,
-            bytes_per_client,
+            removed_points: removed.removed_points,
+            removed_clients: removed.gone,
+            reseeded: removed.reseeded,
+            lone_update,
+            updated_clients: removed.updated,
+            decode: out.decode,
+            server: out.server,
+            times: out.times,
+            bytes_per_client: out.bytes_per_client,
             nonzero_bins: self.server.nonzero_bins(),
-            included,
-            dropped,
+            included: out.included,
+            dropped: out.dropped,
             privacy_warning,
         };
+        self.involvement = Some(out.involved);
         self.history.push(report.clone());
-        Ok(report)
+        report
     }
 }
 

@@ -8,9 +8,7 @@ use std::path::Path;
 
 use super::body::ReprRef;
 use super::format::{bad, seal};
-#[cfg(doc)]
-use crate::MufcError;
-use crate::{Federation, MufcResult};
+use crate::{Federation, MufcError, MufcResult};
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// directory, written by `write`, flushed, renamed over `path`, then the
@@ -57,7 +55,9 @@ impl Federation {
     ///
     /// # Errors
     ///
-    /// [`MufcError::Persistence`] if serialization fails.
+    /// [`MufcError::Persistence`] if serialization fails;
+    /// [`MufcError::TopologyUnsupported`] for a federation with groups
+    /// (the format predates them).
     ///
     /// # Example
     ///
@@ -81,6 +81,9 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> MufcResult<Vec<u8>> {
+        if self.layout().is_some() {
+            return Err(MufcError::TopologyUnsupported("saving a federation"));
+        }
         let repr = ReprRef {
             config: self.config(),
             dim: self.dim(),

@@ -3,8 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
+
 use super::error::StoreError;
 use super::handle::Store;
+use super::load::last_entry;
 use super::types::{AuditEntry, AuditOutcome};
 use crate::{ClientId, RemovalReport, RemovalRequest};
 
@@ -109,4 +112,70 @@ pub(super) fn audit_rows(
             ..entry(*c, points, whole)
         })
         .collect()
+}
+
+/// A `u64` as SQLite's integer (saturating: ids and times stay far below).
+pub(super) fn sql(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+pub(super) fn joined<T: ToString>(v: &[T]) -> String {
+    v.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The journal entry of a request (or a round), in the caller's
+/// transaction; returns its row.
+pub(super) fn write_journal(
+    conn: &Connection,
+    request: u64,
+    time: u64,
+    kind: &str,
+    named: &str,
+) -> Result<i64, StoreError> {
+    conn.execute(
+        "INSERT INTO journal (request, time, kind, named) VALUES (?1, ?2, ?3, ?4)",
+        params![sql(request), sql(time), kind, named],
+    )
+    .map_err(StoreError::db("writing the journal"))?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// One audit row, in the caller's transaction.
+pub(super) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO audit (request, time, client, points, whole_client, reseeded, \
+         outcome, applied, version_before, version_after) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            sql(a.request),
+            sql(a.time),
+            sql(a.client.0),
+            i64::try_from(a.points).unwrap_or(i64::MAX),
+            a.whole_client,
+            a.reseeded,
+            a.outcome.name(),
+            joined(&a.applied),
+            sql(a.version_before),
+            sql(a.version_after),
+        ],
+    )
+    .map_err(StoreError::db("writing the audit log"))?;
+    Ok(())
+}
+
+/// Starts the write transaction of a request (or a round): takes SQLite's
+/// write lock, then checks that no other connection wrote since this
+/// store's state was read (its last journal entry `seen`): a request
+/// computed from a stale state must not overwrite another's work.
+pub(super) fn begin(conn: &mut Connection, seen: i64) -> Result<Transaction<'_>, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(StoreError::db("starting the transaction"))?;
+    if last_entry(&tx)? != seen {
+        return Err(StoreError::Stale);
+    }
+    Ok(tx)
 }

@@ -7,14 +7,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, params};
 use seeding::PointId;
 
-use super::audit::audit_rows;
+use super::audit::{audit_rows, begin, joined, sql, write_audit, write_journal};
 use super::error::StoreError;
 use super::fault::{FaultPoint, abort_if_asked};
 use super::handle::{Store, unix_now, write_client, write_server};
-use super::load::last_entry;
 use super::record::RecordId;
 use super::types::{AuditEntry, Centroid, ForgetReport};
 use crate::federation::Loss;
@@ -30,21 +29,6 @@ struct Plan {
     merged: BTreeMap<ClientId, Loss>,
     audit: Vec<AuditEntry>,
     version_after: u64,
-}
-
-fn sql(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn sql_usize(v: usize) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn joined<T: ToString>(v: &[T]) -> String {
-    v.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// How far the centroids moved: the Hausdorff distance between the two
@@ -308,22 +292,8 @@ impl Store {
     fn commit(&mut self, plan: &Plan) -> Result<(), StoreError> {
         let fault = self.fault;
         let fed = &self.fed;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::db("starting the transaction"))?;
-        // The write lock is held from here: if another connection served
-        // a request since this state was read, this one was computed from
-        // a stale state and must not overwrite it.
-        if last_entry(&tx)? != self.last_entry {
-            return Err(StoreError::Stale);
-        }
-        tx.execute(
-            "INSERT INTO journal (request, time, kind, named) VALUES (?1, ?2, ?3, ?4)",
-            params![sql(plan.request), sql(plan.time), plan.kind, plan.named],
-        )
-        .map_err(StoreError::db("writing the journal"))?;
-        let entry = tx.last_insert_rowid();
+        let tx = begin(&mut self.conn, self.last_entry)?;
+        let entry = write_journal(&tx, plan.request, plan.time, plan.kind, &plan.named)?;
         Self::fault_at(fault, FaultPoint::AfterJournal)?;
         for (c, loss) in &plan.merged {
             write_changed_client(&tx, fed, *c, loss)?;
@@ -331,24 +301,7 @@ impl Store {
         Self::fault_at(fault, FaultPoint::AfterClients)?;
         write_server(&tx, fed, plan.version_after, self.transform.as_ref())?;
         for a in &plan.audit {
-            tx.execute(
-                "INSERT INTO audit (request, time, client, points, whole_client, reseeded, \
-                 outcome, applied, version_before, version_after) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    sql(a.request),
-                    sql(a.time),
-                    sql(a.client.0),
-                    sql_usize(a.points),
-                    a.whole_client,
-                    a.reseeded,
-                    a.outcome.name(),
-                    joined(&a.applied),
-                    sql(a.version_before),
-                    sql(a.version_after),
-                ],
-            )
-            .map_err(StoreError::db("writing the audit log"))?;
+            write_audit(&tx, a)?;
         }
         Self::fault_at(fault, FaultPoint::BeforeCommit)?;
         tx.commit().map_err(StoreError::db("committing"))?;

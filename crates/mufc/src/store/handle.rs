@@ -141,6 +141,7 @@ fn write_new(
     fed: &Federation,
     records: &HashMap<RecordId, (ClientId, PointId)>,
     transform: Option<&BoxTransform>,
+    roster: Option<&[String]>,
 ) -> Result<(), StoreError> {
     let tx = conn
         .transaction()
@@ -155,6 +156,17 @@ fn write_new(
         ],
     )
     .map_err(meta)?;
+    if let Some(names) = roster {
+        let blob = postcard::to_allocvec(names).map_err(|e| StoreError::Database {
+            context: "writing the roster",
+            source: e.to_string().into(),
+        })?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('roster', ?1)",
+            params![blob],
+        )
+        .map_err(StoreError::db("writing the roster"))?;
+    }
     write_server(&tx, fed, 1, transform)?;
     for c in fed.clients() {
         write_client(&tx, c)?;
@@ -247,6 +259,11 @@ impl Store {
         transform: Option<BoxTransform>,
     ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
+        if config.topology() != crate::Topology::Flat {
+            return Err(StoreError::Mufc(crate::MufcError::TopologyUnsupported(
+                "a store",
+            )));
+        }
         let journal = journal_of(path);
         if if_exists == IfExists::Refuse {
             // Checked before training, which may take long; the rename
@@ -273,6 +290,24 @@ impl Store {
             data.push((id, d));
         }
         let fed = Federation::with_ids(data, config)?;
+        let report = fed.fit_report().clone();
+        let store = Self::create_new(path, fed, records, transform, if_exists, None)?;
+        Ok((store, report))
+    }
+
+    /// Writes `fed` (and its `records`, its input `transform`, the
+    /// `roster` of a federation run across processes) to a new store at
+    /// `path`, atomically: a temporary file next to `path`, renamed to it
+    /// once committed.
+    pub(super) fn create_new(
+        path: &Path,
+        fed: Federation,
+        records: HashMap<RecordId, (ClientId, PointId)>,
+        transform: Option<BoxTransform>,
+        if_exists: IfExists,
+        roster: Option<&[String]>,
+    ) -> Result<Self, StoreError> {
+        let journal = journal_of(path);
         if let Some(t) = &transform
             && t.offset().len() != fed.dim()
         {
@@ -297,7 +332,7 @@ impl Store {
         {
             let mut conn = connect(tmp.path())?;
             configure(&conn)?;
-            write_new(&mut conn, &fed, &records, transform.as_ref())?;
+            write_new(&mut conn, &fed, &records, transform.as_ref(), roster)?;
             conn.close()
                 .map_err(|(_, e)| StoreError::db("closing the new store")(e))?;
         }
@@ -328,21 +363,17 @@ impl Store {
         crate::persist::save::sync_dir(dir).map_err(io("flush the directory", dir))?;
         let conn = connect(path)?;
         configure(&conn)?;
-        let report = fed.fit_report().clone();
-        Ok((
-            Self {
-                conn,
-                path: path.to_path_buf(),
-                fed,
-                records,
-                model_version: 1,
-                transform,
-                last_entry: 0,
-                fault: None,
-                poisoned: false,
-            },
-            report,
-        ))
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+            fed,
+            records,
+            model_version: 1,
+            transform,
+            last_entry: 0,
+            fault: None,
+            poisoned: false,
+        })
     }
 
     /// Opens the store at `path`: refuses a file that is not a store or

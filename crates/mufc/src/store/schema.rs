@@ -57,11 +57,27 @@ CREATE TABLE audit (
 ) STRICT;
 ";
 
-/// The settings of every connection: crash safety (a rollback journal,
-/// flushed at every commit) and deleted data overwritten (see the module
-/// docs, "Crash safety and deleted data"). Setting the journal mode reads
-/// the database, so a hot journal left by a crash is rolled back here.
-pub(super) fn configure(conn: &Connection) -> Result<(), StoreError> {
+/// The settings of every connection of a store: crash safety (a rollback
+/// journal, flushed at every commit) and deleted data overwritten (see the
+/// module docs, "Crash safety and deleted data"). Setting the journal mode
+/// reads the database, so a hot journal left by a crash is rolled back
+/// here. Public so that other stores of the family (a client's store in
+/// `mufc-net`) keep the same promises.
+///
+/// # Errors
+///
+/// [`StoreError::Database`] if SQLite refuses a setting (an in-memory or
+/// read-only database keeps another journal mode).
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let conn = rusqlite::Connection::open(dir.path().join("x.db"))?;
+/// mufc::store::configure(&conn)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn configure(conn: &Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "secure_delete", "ON")
         .map_err(StoreError::db("setting secure_delete"))?;
     // `journal_mode` answers with the mode it set: anything but `delete`

@@ -1,0 +1,207 @@
+//! Training (Algorithm 1): every client fits its data, then one masked
+//! round over every client (flat) or one per group, then the server.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use seeding::Dataset;
+
+use super::Federation;
+use super::exchange::{empty_plain, exchange, keep_encoded, plain_bytes, plain_of};
+use super::setup::Setup;
+use super::tree::{Fitted, Tree};
+#[cfg(doc)]
+use crate::MufcError;
+use crate::aggregation::Aggregation;
+use crate::{Client, ClientId, FitReport, Layout, MufcResult, StageTimes, Topology, ValidConfig};
+
+impl Federation {
+    /// Trains a federation (Algorithm 1) over `clients`, whose ids are
+    /// their positions: `ClientId(0)`, `ClientId(1)`, ...
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::with_ids`].
+    pub fn new(clients: Vec<Dataset>, config: &ValidConfig) -> MufcResult<Self> {
+        let clients = clients
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (ClientId(i as u64), d))
+            .collect();
+        Self::with_ids(clients, config)
+    }
+
+    /// Trains a federation (Algorithm 1) over named clients.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
+    /// [`MufcError::EmptyClient`], [`MufcError::DimensionMismatch`],
+    /// [`MufcError::OutsideBox`] (SCMA modes),
+    /// [`MufcError::TooFewDistinctPoints`], [`MufcError::TooFewClients`]
+    /// (fewer clients than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
+    /// default 3, in every privacy mode),
+    /// [`MufcError::InvalidConfig`] when the points exceed `max_points`,
+    /// [`MufcError::IntegerDecoderTooLarge`],
+    /// [`MufcError::TooManyDropouts`] (with
+    /// [`Masking::SecAgg`](crate::Masking::SecAgg)), and the errors of the lower
+    /// crates (for instance coordinates beyond the fixed-point range of
+    /// [`seeding::ExactKMeans`], 2^16, in the full and plain modes).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, MufcError};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let inside = Dataset::new(DMatrix::from_fn(1, 10, |_, c| c as f64 / 20.0))?;
+    /// let outside = Dataset::new(DMatrix::from_fn(1, 10, |_, c| c as f64))?;
+    /// let config = FederationConfig::new(2).validate()?;
+    /// let err = Federation::with_ids(vec![(ClientId(7), inside), (ClientId(9), outside)], &config).unwrap_err();
+    /// assert!(matches!(err, MufcError::OutsideBox { client: ClientId(9), .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_ids(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
+        let wall = Instant::now();
+        let setup = Setup::new(clients, config)?;
+        let layout = match setup.config.topology() {
+            Topology::Flat => None,
+            t => {
+                let ids: Vec<ClientId> = setup.clients.iter().map(|(id, _)| *id).collect();
+                Some(Layout::new(&ids, t))
+            }
+        };
+        Self::train(setup, layout, wall)
+    }
+
+    /// Trains a federation with groups (Algorithm 1 inside every group)
+    /// laid out as `layout` says, whatever the configuration's
+    /// [`Topology`] (whose sizes only [`Self::with_ids`] reads): groups by
+    /// region, say, or the layout of a trained federation without the
+    /// clients it removed ([`Layout::without`]), to retrain it for
+    /// comparison. The root's model is the flat federation's, bit for bit.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::with_ids`], and [`MufcError::InvalidLayout`] when the
+    /// layout does not name each client exactly once,
+    /// [`MufcError::GroupTooSmall`] for a group of fewer than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients)
+    /// clients but some, and [`MufcError::InvalidConfig`] in the plain
+    /// mode.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, Layout, NodeId, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<(ClientId, Dataset)> = (0..6)
+    ///     .map(|l| Ok((ClientId(l), Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l as usize) + r * 7) % 17) as f64 / 40.0 - 0.2))?)))
+    ///     .collect::<Result<_, seeding::SeedingError>>()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+    /// let layout = Layout::from_groups(vec![(0..3).map(ClientId).collect(), (3..6).map(ClientId).collect()], None)?;
+    /// let mut fed = Federation::with_layout(clients.clone(), &config, layout)?;
+    /// // The root's model is the flat federation's.
+    /// let flat = Federation::with_ids(clients, &config)?;
+    /// assert_eq!(fed.server().centroids(), flat.server().centroids());
+    /// // Each group has its own model, of its own clients' data.
+    /// assert_eq!(fed.node(NodeId(0)).unwrap().total_count(), 60);
+    /// // A removal in group 1 involves its three clients only.
+    /// fed.remove(&RemovalRequest::points(ClientId(3), vec![PointId(0)]).with_points(ClientId(4), vec![PointId(1)]))?;
+    /// let who = fed.last_involvement().unwrap();
+    /// assert_eq!(who.clients, 3);
+    /// assert_eq!(who.groups, vec![1]);
+    /// assert_eq!(fed.node(NodeId(0)).unwrap().total_count(), 60);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_layout(
+        clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+        layout: Layout,
+    ) -> MufcResult<Self> {
+        let wall = Instant::now();
+        let setup = Setup::new(clients, config)?;
+        if setup.quantizer.is_none() {
+            return Err(crate::config::groups_need_scma());
+        }
+        let ids: Vec<ClientId> = setup.clients.iter().map(|(id, _)| *id).collect();
+        layout.check_clients(&ids)?;
+        layout.check_sizes(setup.config.min_clients(), &BTreeSet::new())?;
+        Self::train(setup, Some(layout), wall)
+    }
+
+    /// Algorithm 1: every client fits its data, then one masked round
+    /// (flat) or one per group (with a layout), then the server.
+    fn train(setup: Setup, layout: Option<Layout>, wall: Instant) -> MufcResult<Self> {
+        let mut aggregation = setup.aggregation(None)?;
+        let mut server = setup.server()?;
+        let fitted = setup.fit_clients()?;
+        let own: Vec<Duration> = fitted.iter().map(|(_, t)| *t).collect();
+        let mut clients: Vec<Client> = fitted.into_iter().map(|(c, _)| c).collect();
+        // One masked round per group, or one over every client.
+        let (fitted, tree) = match layout {
+            Some(layout) => {
+                let (tree, fitted) = Tree::train(&setup, layout, &mut clients, &own, &mut server)?;
+                (fitted, Some(tree))
+            }
+            None => {
+                let all: Vec<&Client> = clients.iter().collect();
+                let every_centroid = || {
+                    clients
+                        .iter()
+                        .map(|c| (empty_plain(c.id(), setup.dim), plain_of(c)))
+                        .collect()
+                };
+                let exchanged =
+                    exchange(&mut aggregation, &mut server, &all, every_centroid, None)?;
+                let mut times = StageTimes::default();
+                let bytes_per_client = exchanged.account(
+                    &mut times,
+                    &own,
+                    plain_bytes(setup.config.client_k(), setup.dim),
+                );
+                let mut messages = None;
+                let done = exchanged.commit(&mut aggregation, &mut messages);
+                let included = done
+                    .included
+                    .unwrap_or_else(|| clients.iter().map(Client::id).collect());
+                keep_encoded(&mut clients, done.encoded);
+                let fitted = Fitted {
+                    times,
+                    bytes_per_client,
+                    included,
+                    dropped: done.dropped,
+                    messages,
+                };
+                (fitted, None)
+            }
+        };
+        let mut times = fitted.times;
+        times.wall = wall.elapsed();
+        let fit_report = FitReport {
+            times,
+            bytes_per_client: fitted.bytes_per_client,
+            nonzero_bins: server.nonzero_bins(),
+            sketch: aggregation.as_ref().map(Aggregation::info),
+            server_points: server.data().len(),
+            included: fitted.included,
+            dropped: fitted.dropped,
+        };
+        let mut fed = Self::from_parts(
+            setup,
+            clients,
+            aggregation,
+            server,
+            fit_report,
+            Vec::new(),
+            Vec::new(),
+        );
+        fed.messages = fitted.messages;
+        fed.tree = tree;
+        Ok(fed)
+    }
+}

@@ -1,0 +1,314 @@
+//! The federation split by party, for running it across processes
+//! (feature `serde`): the server's half ([`RemoteServer`]) and a client's
+//! ([`RemoteClient`]), each a state machine over bytes with no I/O, as the
+//! SecAgg protocol itself is. `mufc-net` carries the bytes over
+//! authenticated TLS; any other transport may drive them the same way.
+//!
+//! # A round
+//!
+//! 1. The clients register ([`Registration`]: their id, number of points
+//!    and dimension); the server resolves the configuration for the whole
+//!    federation ([`RemoteSetup`]: the grid step and the bound on the
+//!    points depend on the totals).
+//! 2. [`RemoteServer::start_round`] draws a fresh session and SecAgg+ ring
+//!    and gives the [`Announcement`] to send to every client, and the
+//!    server's half of the round.
+//! 3. Each client [`RemoteClient::join`]s: it checks the announcement
+//!    against its own copy of the configuration (its place in the ring,
+//!    the protocol's threshold and graph), trains on its first round
+//!    (Algorithm 1, line 2, seeded exactly as in [`Federation`]),
+//!    encodes its histogram (lines 3-4) and answers with its first
+//!    protocol message.
+//! 4. The server relays the protocol's steps ([`ServerRound::receive`],
+//!    [`ServerRound::advance`]); the clients answer
+//!    ([`ClientRound::handle`]). A client that does not answer a step in
+//!    time is left out by the server (the protocol tolerates it up to its
+//!    threshold).
+//! 5. [`RemoteServer::finish_round`] decodes the unmasked sum, updates
+//!    the model (lines 5-6, or Algorithm 4, lines 8-13) and commits; each
+//!    client the round included then [`RemoteClient::commit`]s.
+//!
+//! A removal ([`RemoteClient::forget`], Algorithm 4, lines 1-6) changes a
+//! client's points and seeds at once; the next round carries its new
+//! histogram. Every round carries every client's whole sketch, so a round
+//! that fails changes nothing a later round does not repair, and the
+//! model after any sequence of committed rounds with no dropout is the
+//! model of [`Federation`] trained on the points that remain, bit for bit
+//! (the masks cancel; the sum is the same).
+//!
+//! # Example
+//!
+//! Driving both halves by hand, in one process:
+//!
+//! ```
+//! use mufc::remote::{Announcement, Registration, RemoteClient, RemoteServer, RemoteSetup, RoundStep};
+//! use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, SecAggOptions};
+//! use nalgebra::DMatrix;
+//! use seeding::{Dataset, PointId};
+//!
+//! let data: Vec<Dataset> = (0..3)
+//!     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+//!     .collect::<Result<_, _>>()?;
+//! let secagg = Channel::scma(Masks::SecAgg(SecAggOptions::new()));
+//! let config = FederationConfig::new(2).channel(secagg).seed(5).validate()?;
+//! let mut clients: Vec<RemoteClient> = data.iter().enumerate()
+//!     .map(|(i, d)| RemoteClient::new(ClientId(i as u64), d.clone()))
+//!     .collect::<Result<_, _>>()?;
+//! let regs: Vec<Registration> = clients.iter().map(RemoteClient::registration).collect();
+//! let mut server = RemoteServer::new(RemoteSetup::new(&config, &regs)?)?;
+//!
+//! let run = |server: &mut RemoteServer, clients: &mut Vec<RemoteClient>| -> Result<(), Box<dyn std::error::Error>> {
+//!     let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
+//!     let (announcement, mut round) = server.start_round(&ids)?;
+//!     let bytes = announcement.to_bytes()?; // what goes on the wire
+//!     let mut halves = Vec::new();
+//!     for c in clients.iter_mut() {
+//!         let (half, first) = c.join(&Announcement::from_bytes(&bytes)?)?;
+//!         round.receive(c.id(), &first)?;
+//!         halves.push(half);
+//!     }
+//!     while let RoundStep::Send(msgs) = round.advance()? {
+//!         for (to, msg) in msgs {
+//!             let reply = halves[to.0 as usize].handle(&msg)?;
+//!             round.receive(to, &reply)?;
+//!         }
+//!     }
+//!     server.finish_round(round)?;
+//!     for (c, half) in clients.iter_mut().zip(halves) {
+//!         c.commit(half);
+//!     }
+//!     Ok(())
+//! };
+//! run(&mut server, &mut clients)?;
+//! let fed = Federation::new(data.clone(), server.setup().config())?;
+//! assert_eq!(server.server().centroids(), fed.server().centroids());
+//!
+//! // Client 1 forgets a point; the next round serves it, exactly.
+//! clients[1].forget(&[PointId(4)])?;
+//! run(&mut server, &mut clients)?;
+//! let mut rest = data;
+//! rest[1] = rest[1].without(&[PointId(4)])?;
+//! let retrained = Federation::new(rest, server.setup().config())?;
+//! assert_eq!(server.server().counts(), retrained.server().counts());
+//! assert_eq!(server.server().centroids(), retrained.server().centroids());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`Federation`]: crate::Federation
+
+mod client;
+mod server;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::aggregation::RoundSpec;
+pub use client::{ClientRound, RemoteClient};
+pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
+
+use crate::aggregation::Aggregation;
+use crate::federation::Setup;
+use crate::federation::setup::{quantizer, resolve};
+use crate::{ClientId, MufcError, MufcResult, ValidConfig};
+
+/// What a client tells the server when it registers: its id (from its
+/// authenticated identity), how many points it holds and their dimension.
+/// The server learns these counts; the grid step and the field depend on
+/// their total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Registration {
+    /// The client.
+    pub id: ClientId,
+    /// Its number of points.
+    pub points: u64,
+    /// Their dimension.
+    pub dim: usize,
+}
+
+/// The federation as every party must see it: the configuration resolved
+/// for the registered clients, the dimension and the roster (the clients
+/// the sketch capacity `client_k * L` is sized for, in id order).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RemoteSetup {
+    config: ValidConfig,
+    dim: usize,
+    roster: Vec<ClientId>,
+}
+
+impl RemoteSetup {
+    /// Resolves `config` for the registered clients (`gamma` and
+    /// `max_points` from the total of their points, as
+    /// [`Federation::new`](crate::Federation::new) does).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
+    /// [`MufcError::DimensionMismatch`], [`MufcError::TooFewClients`],
+    /// [`MufcError::InvalidConfig`] (points beyond `max_points`, or masks
+    /// other than SecAgg: across processes the protocol runs for real).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{Registration, RemoteSetup};
+    /// use mufc::{Channel, ClientId, FederationConfig, Masks, MufcError, SecAggOptions};
+    ///
+    /// let regs: Vec<Registration> = (0..3).map(|i| Registration { id: ClientId(i), points: 50, dim: 2 }).collect();
+    /// let secagg = FederationConfig::new(2).channel(Channel::scma(Masks::SecAgg(SecAggOptions::new()))).validate()?;
+    /// let setup = RemoteSetup::new(&secagg, &regs)?;
+    /// assert_eq!(setup.config().max_points(), Some(150));
+    /// // Dealt masks need a dealer no party may be: refused.
+    /// let dealt = FederationConfig::new(2).validate()?;
+    /// assert!(matches!(RemoteSetup::new(&dealt, &regs), Err(MufcError::InvalidConfig { name: "masking", .. })));
+    /// # Ok::<(), MufcError>(())
+    /// ```
+    pub fn new(config: &ValidConfig, registrations: &[Registration]) -> MufcResult<Self> {
+        if config.topology() != crate::Topology::Flat {
+            return Err(MufcError::TopologyUnsupported(
+                "the federation across processes",
+            ));
+        }
+        let mut regs = registrations.to_vec();
+        regs.sort_by_key(|r| r.id);
+        let first = regs.first().ok_or(MufcError::NoClients)?;
+        let dim = first.dim;
+        let mut n: u64 = 0;
+        for (i, r) in regs.iter().enumerate() {
+            if i > 0 && regs.get(i - 1).is_some_and(|p| p.id == r.id) {
+                return Err(MufcError::DuplicateClient(r.id));
+            }
+            if r.points == 0 {
+                return Err(MufcError::EmptyClient(r.id));
+            }
+            if r.dim != dim {
+                return Err(MufcError::DimensionMismatch {
+                    client: r.id,
+                    expected: dim,
+                    found: r.dim,
+                });
+            }
+            n = n.saturating_add(r.points);
+        }
+        if !matches!(
+            config.channel(),
+            crate::Channel::Scma(s) if matches!(s.masks(), crate::Masks::SecAgg(_))
+        ) {
+            return Err(crate::error::config_error(
+                "masking",
+                "a federation across processes runs secure aggregation: use secagg masks \
+                 (the dealer and the pairwise simulation have no party that may deal)",
+            ));
+        }
+        if regs.len() < config.min_clients() {
+            return Err(MufcError::TooFewClients {
+                clients: regs.len(),
+                min_clients: config.min_clients(),
+            });
+        }
+        Ok(Self {
+            config: resolve(config, n, dim)?,
+            dim,
+            roster: regs.into_iter().map(|r| r.id).collect(),
+        })
+    }
+
+    /// The resolved configuration (build a [`Federation`](crate::Federation)
+    /// from it to compare).
+    pub fn config(&self) -> &ValidConfig {
+        &self.config
+    }
+
+    /// The dimension of the points.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The clients of the federation, in id order.
+    pub fn roster(&self) -> &[ClientId] {
+        &self.roster
+    }
+
+    /// The sketch capacity: `client_k` bins per client of the roster.
+    pub fn capacity(&self) -> usize {
+        self.config.client_k().saturating_mul(self.roster.len())
+    }
+
+    /// The federation's parts every party derives alike (the grid), with
+    /// no client's points.
+    pub(crate) fn parts(&self) -> MufcResult<Setup> {
+        Ok(Setup {
+            quantizer: quantizer(&self.config, self.dim)?,
+            config: self.config.clone(),
+            dim: self.dim,
+            clients: Vec::new(),
+        })
+    }
+
+    /// The aggregation of the roster over `parts` (the same parameters on
+    /// every party).
+    pub(crate) fn aggregation(&self, parts: &Setup) -> MufcResult<Aggregation> {
+        parts.aggregation_for(&self.roster, None)?.ok_or_else(|| {
+            crate::error::config_error(
+                "privacy",
+                "a federation across processes aggregates sketches: the plain mode sends centroids",
+            )
+        })
+    }
+}
+
+/// The format version of an [`Announcement`]'s bytes.
+const ANNOUNCEMENT_VERSION: u8 = 1;
+
+/// The largest announcement accepted: the configuration and a ring of a
+/// million clients fit far below it.
+pub const MAX_ANNOUNCEMENT: usize = 64 << 20;
+
+/// What the server sends every client to start a round: the federation's
+/// setup and the round's public description.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Announcement {
+    /// The federation.
+    pub setup: RemoteSetup,
+    /// The round.
+    pub spec: RoundSpec,
+}
+
+impl Announcement {
+    /// The announcement's bytes: a version byte, then postcard.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`] if serialization fails.
+    pub fn to_bytes(&self) -> MufcResult<Vec<u8>> {
+        let mut out = vec![ANNOUNCEMENT_VERSION];
+        let body = postcard::to_allocvec(self)
+            .map_err(|e| MufcError::Persistence(format!("encoding an announcement: {e}")))?;
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+
+    /// Parses bytes from [`Self::to_bytes`], checking the version, the
+    /// size and the configuration (which validates as it parses).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Remote`] for bytes that are not an announcement of
+    /// this version, too long, or trailing bytes.
+    pub fn from_bytes(bytes: &[u8]) -> MufcResult<Self> {
+        let bad = |why: String| MufcError::Remote(format!("not a round announcement: {why}"));
+        if bytes.len() > MAX_ANNOUNCEMENT {
+            return Err(bad(format!("{} bytes", bytes.len())));
+        }
+        let (&version, body) = bytes.split_first().ok_or_else(|| bad("no bytes".into()))?;
+        if version != ANNOUNCEMENT_VERSION {
+            return Err(bad(format!(
+                "format version {version}, this build reads {ANNOUNCEMENT_VERSION}"
+            )));
+        }
+        let (a, rest): (Self, &[u8]) =
+            postcard::take_from_bytes(body).map_err(|e| bad(e.to_string()))?;
+        if !rest.is_empty() {
+            return Err(bad(format!("{} trailing bytes", rest.len())));
+        }
+        Ok(a)
+    }
+}

@@ -1,0 +1,362 @@
+//! A client's half: its own points and seeding, which never leave it, and
+//! the rounds it joins.
+
+use std::collections::BTreeSet;
+
+use seeding::{Dataset, PointId, Quantizer};
+use syndrome_agg::AnySketch;
+
+use super::{Announcement, Registration, RemoteSetup};
+use crate::aggregation::{Aggregation, ClientHalf};
+use crate::federation::setup::check_data;
+use crate::{Client, ClientId, MufcError, MufcResult};
+
+/// A client of a federation run across processes: its points, its local
+/// clustering once the first round set the federation up, and the
+/// sessions it joined (it joins none twice). See the [module
+/// docs](super) for a round.
+#[derive(Clone, Debug)]
+pub struct RemoteClient {
+    id: ClientId,
+    state: State,
+    sessions: BTreeSet<[u8; 32]>,
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    /// Registered, not yet trained.
+    Waiting(Dataset),
+    /// Trained in the federation of `setup`.
+    Trained(Box<Trained>),
+}
+
+#[derive(Clone, Debug)]
+struct Trained {
+    setup: RemoteSetup,
+    quantizer: Option<Quantizer>,
+    aggregation: Aggregation,
+    local: Local,
+}
+
+#[derive(Clone, Debug)]
+enum Local {
+    /// The client's clustering (it holds the points).
+    Active(Client),
+    /// Every point forgotten: the client sends an empty histogram.
+    Empty(Dataset),
+}
+
+/// A client's half of one round in progress.
+pub struct ClientRound {
+    half: Box<dyn ClientHalf>,
+    round: u64,
+    encoded: Option<AnySketch>,
+}
+
+impl std::fmt::Debug for ClientRound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientRound")
+            .field("round", &self.round)
+            .field("done", &self.half.is_done())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientRound {
+    /// The round number.
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// The client's answer to the server's next message of the round.
+    ///
+    /// # Errors
+    ///
+    /// The protocol's refusals: a message of another round, step or
+    /// client is refused and the round goes on; a key directory, masking
+    /// or unmasking request that breaks the protocol's checks (a lying
+    /// server) aborts the client for this round.
+    pub fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>> {
+        self.half.handle(bytes)
+    }
+
+    /// Whether the client answered the unmasking request (its part of the
+    /// round is over).
+    pub fn is_done(&self) -> bool {
+        self.half.is_done()
+    }
+}
+
+impl RemoteClient {
+    /// Client `id` holding `data` (coordinates in `[-1/2, 1/2]`, as for
+    /// [`Federation`](crate::Federation)).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::EmptyClient`] for no points.
+    pub fn new(id: ClientId, data: Dataset) -> MufcResult<Self> {
+        if data.is_empty() {
+            return Err(MufcError::EmptyClient(id));
+        }
+        Ok(Self {
+            id,
+            state: State::Waiting(data),
+            sessions: BTreeSet::new(),
+        })
+    }
+
+    /// A client restored from what its store kept: its points (after
+    /// every removal), the setup it trained in (none before its first
+    /// round) and the sessions it joined. Its clustering is rebuilt from
+    /// its points, as [`Federation::load`](crate::Federation::load) does,
+    /// and checked against the `seeds` it had.
+    ///
+    /// # Errors
+    ///
+    /// As training; [`MufcError::Remote`] if the rebuilt seeds differ.
+    pub fn restore(
+        id: ClientId,
+        data: Dataset,
+        setup: Option<RemoteSetup>,
+        seeds: &[PointId],
+        sessions: BTreeSet<[u8; 32]>,
+    ) -> MufcResult<Self> {
+        let state = match setup {
+            None => State::Waiting(data),
+            Some(setup) => {
+                let trained = train(id, data, setup, None)?;
+                if trained.seeds() != seeds {
+                    return Err(MufcError::Remote(format!(
+                        "client {id}'s stored state does not rebuild: its seeds differ"
+                    )));
+                }
+                State::Trained(Box::new(trained))
+            }
+        };
+        Ok(Self {
+            id,
+            state,
+            sessions,
+        })
+    }
+
+    /// The client's id.
+    pub fn id(&self) -> ClientId {
+        self.id
+    }
+
+    /// The points the client holds (forgotten ones are gone).
+    pub fn data(&self) -> &Dataset {
+        match &self.state {
+            State::Waiting(d) => d,
+            State::Trained(t) => t.data(),
+        }
+    }
+
+    /// What the client registers with.
+    pub fn registration(&self) -> Registration {
+        let d = self.data();
+        Registration {
+            id: self.id,
+            points: d.len() as u64,
+            dim: d.dim(),
+        }
+    }
+
+    /// The setup of the federation, once the first round trained the
+    /// client.
+    pub fn setup(&self) -> Option<&RemoteSetup> {
+        match &self.state {
+            State::Waiting(_) => None,
+            State::Trained(t) => Some(&t.setup),
+        }
+    }
+
+    /// The ids of the client's seeds (empty before training).
+    pub fn seeds(&self) -> &[PointId] {
+        match &self.state {
+            State::Waiting(_) => &[],
+            State::Trained(t) => t.seeds(),
+        }
+    }
+
+    /// The sessions the client joined.
+    pub fn sessions(&self) -> &BTreeSet<[u8; 32]> {
+        &self.sessions
+    }
+
+    /// Joins the round `announcement` describes: checks it (the client is
+    /// in the ring once; the ring names only clients of the roster; the
+    /// protocol parameters are those the setup's configuration gives; the
+    /// setup is the one it trained in; the session is new to it), trains
+    /// on the first round, encodes its histogram and starts its part of
+    /// the protocol. Returns its half of the round and its first message.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::RoundRefused`] for a round the client must not join;
+    /// the training errors on the first round
+    /// ([`MufcError::OutsideBox`], [`MufcError::DimensionMismatch`], ...).
+    pub fn join(&mut self, announcement: &Announcement) -> MufcResult<(ClientRound, Vec<u8>)> {
+        let spec = &announcement.spec;
+        let refuse = |reason: &str| MufcError::RoundRefused {
+            round: spec.round,
+            reason: reason.into(),
+        };
+        if self.sessions.contains(&spec.session) {
+            return Err(refuse("the client already joined this session (a replay)"));
+        }
+        if !announcement.setup.roster.contains(&self.id) {
+            return Err(refuse("the client is not in the federation's roster"));
+        }
+        // A ring beyond the roster would let a server add parties of its
+        // own, enough of them to hold a threshold of every client's shares.
+        if let Some(c) = spec
+            .ring
+            .iter()
+            .find(|c| !announcement.setup.roster.contains(c))
+        {
+            return Err(refuse(&format!(
+                "the ring names client {c}, outside the federation's roster"
+            )));
+        }
+        if let State::Waiting(data) = &self.state {
+            let trained = train(
+                self.id,
+                data.clone(),
+                announcement.setup.clone(),
+                Some(spec),
+            )?;
+            self.state = State::Trained(Box::new(trained));
+        }
+        let State::Trained(t) = &self.state else {
+            return Err(refuse("the client is not trained"));
+        };
+        if t.setup != announcement.setup {
+            return Err(refuse(
+                "the federation's setup is not the one the client trained in",
+            ));
+        }
+        let (histogram, last) = match &t.local {
+            Local::Active(c) => (c.histogram(), c.encoded()),
+            Local::Empty(_) => (&[][..], None),
+        };
+        let (half, first, encoded) = t.aggregation.join_remote(spec, self.id, histogram, last)?;
+        self.sessions.insert(spec.session);
+        Ok((
+            ClientRound {
+                half,
+                round: spec.round,
+                encoded,
+            },
+            first,
+        ))
+    }
+
+    /// Keeps the sketch of a round that committed with this client
+    /// included (the next round updates it rather than encoding afresh).
+    pub fn commit(&mut self, round: ClientRound) {
+        if let (State::Trained(t), Some(e)) = (&mut self.state, round.encoded)
+            && let Local::Active(c) = &mut t.local
+        {
+            c.keep_encoded(e);
+        }
+    }
+
+    /// Forgets the points `ids` (Algorithm 4, lines 1-6): the client's
+    /// clustering is updated at once (reseeded from the first removed
+    /// seed, if one is); the next round carries its new histogram. Returns
+    /// whether it reseeded. On error nothing changes.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Seeding`] for an id the client does not hold, or one
+    /// named twice; [`MufcError::EmptyRequest`] for no id.
+    pub fn forget(&mut self, ids: &[PointId]) -> MufcResult<bool> {
+        if ids.is_empty() {
+            return Err(MufcError::EmptyRequest);
+        }
+        match &mut self.state {
+            State::Waiting(data) => {
+                data.remove(ids)?;
+                Ok(false)
+            }
+            State::Trained(t) => {
+                let data = t.data();
+                data.positions_of(ids)?;
+                if ids.len() == data.len() {
+                    t.local = Local::Empty(data.without(ids)?);
+                    return Ok(true);
+                }
+                let Local::Active(c) = &t.local else {
+                    return Err(MufcError::EmptyRequest);
+                };
+                let (next, reseeded) = c.unlearned(ids, t.quantizer.as_ref())?;
+                t.local = Local::Active(next);
+                Ok(reseeded)
+            }
+        }
+    }
+}
+
+impl Trained {
+    fn data(&self) -> &Dataset {
+        match &self.local {
+            Local::Active(c) => c.data(),
+            Local::Empty(d) => d,
+        }
+    }
+
+    fn seeds(&self) -> &[PointId] {
+        match &self.local {
+            Local::Active(c) => c.seed_ids(),
+            Local::Empty(_) => &[],
+        }
+    }
+}
+
+/// Trains client `id` on `data` in the federation of `setup`, exactly as
+/// [`Federation::new`](crate::Federation::new) trains it (the same seed,
+/// grid and parameters). With `first`, the round that asks for it is
+/// checked before any training (a refused round costs no training).
+fn train(
+    id: ClientId,
+    data: Dataset,
+    setup: RemoteSetup,
+    first: Option<&crate::aggregation::RoundSpec>,
+) -> MufcResult<Trained> {
+    if data.dim() != setup.dim {
+        return Err(MufcError::DimensionMismatch {
+            client: id,
+            expected: setup.dim,
+            found: data.dim(),
+        });
+    }
+    let mut parts = setup.parts()?;
+    let aggregation = setup.aggregation(&parts)?;
+    if let Some(spec) = first {
+        aggregation.check_remote(spec, id)?;
+    }
+    if data.is_empty() {
+        return Ok(Trained {
+            setup,
+            quantizer: parts.quantizer,
+            aggregation,
+            local: Local::Empty(data),
+        });
+    }
+    parts.clients = vec![(id, data)];
+    check_data(&parts.clients, &parts.config, parts.quantizer.as_ref())?;
+    let client = parts
+        .fit_clients()?
+        .into_iter()
+        .next()
+        .map(|(c, _)| c)
+        .ok_or(MufcError::NoClients)?;
+    Ok(Trained {
+        setup,
+        quantizer: parts.quantizer,
+        aggregation,
+        local: Local::Active(client),
+    })
+}

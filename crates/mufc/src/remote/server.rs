@@ -1,0 +1,316 @@
+//! The server's half: the aggregate, the model and the rounds, and never a
+//! client's points.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use super::{Announcement, RemoteSetup};
+use crate::aggregation::{Aggregation, RoundSpec, ServerHalf};
+use crate::server::InputChange;
+use crate::server::decode::DeltaCheck;
+use crate::{
+    ClientId, DecodeKind, Federation, FitReport, MufcError, MufcResult, SecAggStep, Server,
+    ServerUpdate, StageTimes,
+};
+
+/// The server of a federation run across processes: the aggregation's
+/// state (the sketch parameters, the last unmasked sum, the round
+/// counter) and the model. See the [module docs](super) for a round.
+#[derive(Debug)]
+pub struct RemoteServer {
+    setup: RemoteSetup,
+    aggregation: Aggregation,
+    server: Server,
+    fit_report: Option<FitReport>,
+}
+
+/// What to do after [`ServerRound::advance`].
+#[derive(Debug)]
+pub enum RoundStep {
+    /// Send each message to its client and collect their answers.
+    Send(Vec<(ClientId, Vec<u8>)>),
+    /// The sum is unmasked: [`RemoteServer::finish_round`].
+    Finished,
+}
+
+/// The server's half of one round in progress.
+pub struct ServerRound {
+    half: Box<dyn ServerHalf>,
+    spec: RoundSpec,
+    started: Instant,
+}
+
+impl std::fmt::Debug for ServerRound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerRound")
+            .field("round", &self.spec.round)
+            .field("step", &self.half.step())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerRound {
+    /// The round's public description.
+    pub fn spec(&self) -> &RoundSpec {
+        &self.spec
+    }
+
+    /// The step whose messages the server collects (`None` once the sum
+    /// is unmasked).
+    pub fn step(&self) -> Option<SecAggStep> {
+        self.half.step()
+    }
+
+    /// The clients expected to answer the current step: those still in.
+    pub fn expected(&self) -> BTreeSet<ClientId> {
+        self.half.expected()
+    }
+
+    /// The clients that answered the current step so far.
+    pub fn answered(&self) -> BTreeSet<ClientId> {
+        self.half.answered()
+    }
+
+    /// One message of the current step from client `from`, whose identity
+    /// the transport authenticated.
+    ///
+    /// # Errors
+    ///
+    /// The protocol's refusal (unparsable bytes, a message in another
+    /// client's name, of another session, round or step, a second message
+    /// from one client, ...). The round is unchanged by a refused message:
+    /// the client may still answer, and the others are not disturbed.
+    pub fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {
+        self.half.receive(from, bytes)
+    }
+
+    /// Closes the current step (its deadline has passed or every client
+    /// answered): the clients that did not answer are out from here on.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::TooManyDropouts`] when fewer clients remain than the
+    /// protocol's threshold or the federation's minimum aggregate: the
+    /// round fails and nothing is unmasked.
+    pub fn advance(&mut self) -> MufcResult<RoundStep> {
+        Ok(match self.half.advance()? {
+            Some(msgs) => RoundStep::Send(msgs),
+            None => RoundStep::Finished,
+        })
+    }
+}
+
+/// What one round across processes did.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RoundReport {
+    /// The round number.
+    pub round: u64,
+    /// Whether this round trained the model (the first committed round).
+    pub training: bool,
+    /// The clients whose sketches the sum holds.
+    pub included: Vec<ClientId>,
+    /// The clients that dropped out, with the first step they missed.
+    pub dropped: Vec<(ClientId, SecAggStep)>,
+    /// How the server decoded.
+    pub decode: DecodeKind,
+    /// What the server's K-means did.
+    pub update: ServerUpdate,
+    /// The nonzero bins of the aggregate after the round.
+    pub nonzero_bins: usize,
+    /// The total count of the aggregate after the round.
+    pub total_count: u64,
+    /// The server's protocol time (every step, the unmasking included).
+    pub protocol: Duration,
+    /// The server's decoding time.
+    pub decode_time: Duration,
+    /// The server's clustering time.
+    pub server_time: Duration,
+    /// From [`RemoteServer::start_round`] to the commit.
+    pub wall: Duration,
+}
+
+impl RemoteServer {
+    /// The server of the federation `setup` describes, before training.
+    ///
+    /// # Errors
+    ///
+    /// As building a [`Federation`] with this configuration (the field,
+    /// the SecAgg parameters for the roster).
+    pub fn new(setup: RemoteSetup) -> MufcResult<Self> {
+        let parts = setup.parts()?;
+        let aggregation = setup.aggregation(&parts)?;
+        let server = parts.server()?;
+        Ok(Self {
+            setup,
+            aggregation,
+            server,
+            fit_report: None,
+        })
+    }
+
+    /// The server of a trained federation, resumed from what a store
+    /// keeps of it ([`Self::federation`]: a federation without clients)
+    /// and the roster it was set up for.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Remote`] if `fed` holds clients' points, has no
+    /// aggregation (the plain mode) or no roster; the errors of
+    /// [`RemoteSetup`]'s checks.
+    pub fn resume(fed: Federation, roster: Vec<ClientId>) -> MufcResult<Self> {
+        if !fed.clients().is_empty() {
+            return Err(MufcError::Remote(
+                "a server's state holds no client's points; this federation does".into(),
+            ));
+        }
+        if roster.is_empty() {
+            return Err(MufcError::NoClients);
+        }
+        let parts = fed.into_serving_parts();
+        let aggregation = parts
+            .aggregation
+            .ok_or_else(|| MufcError::Remote("a plain-mode federation has no aggregate".into()))?;
+        Ok(Self {
+            setup: RemoteSetup {
+                config: parts.config,
+                dim: parts.dim,
+                roster,
+            },
+            aggregation,
+            server: parts.server,
+            fit_report: Some(parts.fit_report),
+        })
+    }
+
+    /// The federation's setup.
+    pub fn setup(&self) -> &RemoteSetup {
+        &self.setup
+    }
+
+    /// The model and the decoded aggregate.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Whether a round has trained the model.
+    pub fn is_trained(&self) -> bool {
+        self.fit_report.is_some()
+    }
+
+    /// The number of rounds started so far (failed ones included).
+    pub fn rounds(&self) -> u64 {
+        self.aggregation.rounds()
+    }
+
+    /// Starts a round for `clients` (those connected; a subset of the
+    /// roster): its announcement for every one of them, and the server's
+    /// half. The round number is consumed here, whatever happens next.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::UnknownClient`] for a client outside the roster,
+    /// [`MufcError::TooFewClients`] below the minimum aggregate, the
+    /// protocol's parameter errors, [`MufcError::Randomness`].
+    pub fn start_round(&mut self, clients: &[ClientId]) -> MufcResult<(Announcement, ServerRound)> {
+        let started = Instant::now();
+        let mut ids = clients.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        if let Some(c) = ids.iter().find(|c| !self.setup.roster.contains(c)) {
+            return Err(MufcError::UnknownClient(*c));
+        }
+        let min = self.setup.config.min_clients();
+        if ids.len() < min {
+            return Err(MufcError::TooFewClients {
+                clients: ids.len(),
+                min_clients: min,
+            });
+        }
+        let (spec, half) = self.aggregation.open_remote(&ids)?;
+        let announcement = Announcement {
+            setup: self.setup.clone(),
+            spec: spec.clone(),
+        };
+        Ok((
+            announcement,
+            ServerRound {
+                half,
+                spec,
+                started,
+            },
+        ))
+    }
+
+    /// Decodes a finished round, updates the model and commits. On an
+    /// error nothing changed (the round number stays consumed).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Remote`] for a round that is not finished; the
+    /// decoders' errors (a sum beyond the capacity); the K-means errors.
+    pub fn finish_round(&mut self, round: ServerRound) -> MufcResult<RoundReport> {
+        let number = round.spec.round;
+        let check = DeltaCheck {
+            last: self.server.counts(),
+            capacity: self.setup.capacity(),
+            max_points: self.setup.config.max_points().unwrap_or(0),
+        };
+        let out = round.half.conclude(&check)?;
+        let decode = DecodeKind::of(&out.decoded);
+        let start = Instant::now();
+        let plan = self.server.plan(InputChange::Counts(out.decoded))?;
+        let update = self.server.apply(plan)?;
+        let server_time = start.elapsed();
+        self.aggregation.commit_remote(out.pending, number);
+        let training = self.fit_report.is_none();
+        if training {
+            self.fit_report = Some(FitReport {
+                times: StageTimes {
+                    sum: out.protocol,
+                    decode: out.decode,
+                    server: server_time,
+                    wall: round.started.elapsed(),
+                    ..StageTimes::default()
+                },
+                bytes_per_client: 0,
+                nonzero_bins: self.server.nonzero_bins(),
+                sketch: Some(self.aggregation.info()),
+                server_points: self.server.data().len(),
+                included: out.included.clone(),
+                dropped: out.dropped.clone(),
+            });
+        }
+        Ok(RoundReport {
+            round: number,
+            training,
+            included: out.included,
+            dropped: out.dropped,
+            decode,
+            update,
+            nonzero_bins: self.server.nonzero_bins(),
+            total_count: self.server.total_count(),
+            protocol: out.protocol,
+            decode_time: out.decode,
+            server_time,
+            wall: round.started.elapsed(),
+        })
+    }
+
+    /// What a store keeps of the server: a [`Federation`] without clients
+    /// (its configuration, decoded counts, model and round counter), which
+    /// [`Self::resume`] takes back.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoServerModel`] before the first round committed.
+    pub fn federation(&self) -> MufcResult<Federation> {
+        let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
+        Ok(Federation::serving(
+            self.setup.parts()?,
+            self.aggregation.clone(),
+            self.server.clone(),
+            fit_report,
+        ))
+    }
+}

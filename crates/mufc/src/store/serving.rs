@@ -1,0 +1,193 @@
+//! The store of a server run across processes (`mufc::remote`): the same
+//! file, with no client rows and no records (the server never holds a
+//! client's points), the roster in `meta`, and one journal entry per
+//! committed round.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::audit::{begin, joined, write_audit, write_journal};
+use super::error::StoreError;
+use super::handle::{Store, unix_now, write_server};
+use super::types::{AuditEntry, AuditOutcome, IfExists};
+use crate::{ClientId, Federation};
+
+/// What the journal and the audit log keep of one committed round across
+/// processes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoundEntry {
+    /// The round number.
+    pub round: u64,
+    /// The removal requests the round served: the client and its own
+    /// number for the request.
+    pub requests: Vec<(ClientId, u64)>,
+    /// The clients whose sketches the sum holds.
+    pub included: Vec<ClientId>,
+    /// The clients that dropped out of the round.
+    pub dropped: Vec<ClientId>,
+}
+
+fn ids(v: &[ClientId]) -> String {
+    joined(&v.iter().map(|c| c.0).collect::<Vec<_>>())
+}
+
+impl Store {
+    /// A new store for the server of a federation run across processes:
+    /// `fed` holds no client (see
+    /// [`RemoteServer::federation`](crate::remote::RemoteServer::federation)),
+    /// `roster` names the clients, in id order.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Mufc`] if `fed` holds clients' points; as
+    /// [`Store::fit`] otherwise.
+    pub fn create_serving(
+        path: impl AsRef<Path>,
+        fed: Federation,
+        roster: &[String],
+        if_exists: IfExists,
+    ) -> Result<Self, StoreError> {
+        if !fed.clients().is_empty() {
+            return Err(crate::MufcError::Remote(
+                "a server's store holds no client's points; this federation does".into(),
+            )
+            .into());
+        }
+        Self::create_new(
+            path.as_ref(),
+            fed,
+            HashMap::new(),
+            None,
+            if_exists,
+            Some(roster),
+        )
+    }
+
+    /// The roster of a server's store (`None` for a store of a federation
+    /// run in one process).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a roster that does not parse.
+    pub fn roster(&self) -> Result<Option<Vec<String>>, StoreError> {
+        let blob: Option<Vec<u8>> =
+            match self
+                .conn
+                .query_row("SELECT value FROM meta WHERE key = 'roster'", [], |r| {
+                    r.get(0)
+                }) {
+                Ok(b) => Some(b),
+                Err(rusqlite::Error::QueryReturnedNoRows) => None,
+                Err(e) => return Err(StoreError::db("reading the roster")(e)),
+            };
+        blob.map(|b| {
+            postcard::from_bytes(&b)
+                .map_err(|e| StoreError::corrupt(format!("the roster does not parse: {e}")))
+        })
+        .transpose()
+    }
+
+    /// Commits a round run across processes: `fed` (the server's state
+    /// after it) replaces the server row, with one journal entry and one
+    /// audit row per request served, in one transaction; the model version
+    /// moves on.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Stale`] if another connection wrote since this store
+    /// was read; [`StoreError::Database`] if writing fails (nothing is
+    /// written then, and the store keeps its state before the round).
+    pub fn commit_round(&mut self, fed: Federation, entry: &RoundEntry) -> Result<(), StoreError> {
+        if !fed.clients().is_empty() {
+            return Err(crate::MufcError::Remote(
+                "a server's store holds no client's points; this federation does".into(),
+            )
+            .into());
+        }
+        let time = unix_now();
+        let version_before = self.model_version;
+        let version_after = version_before.saturating_add(1);
+        let named = format!(
+            "round {}; requests {}; included {}; dropped {}",
+            entry.round,
+            entry
+                .requests
+                .iter()
+                .map(|(c, r)| format!("{c}:{r}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            ids(&entry.included),
+            ids(&entry.dropped)
+        );
+        let tx = begin(&mut self.conn, self.last_entry)?;
+        let journal = write_journal(&tx, entry.round, time, "round", &named)?;
+        write_server(&tx, &fed, version_after, None)?;
+        for (client, request) in &entry.requests {
+            // A client's points are its own: the server knows only that
+            // its request was served (or waits for the next round).
+            let applied = entry.included.contains(client);
+            write_audit(
+                &tx,
+                &AuditEntry {
+                    request: *request,
+                    time,
+                    client: *client,
+                    points: 0,
+                    whole_client: false,
+                    reseeded: false,
+                    outcome: if applied {
+                        AuditOutcome::Applied
+                    } else {
+                        AuditOutcome::Deferred
+                    },
+                    applied: if applied { vec![*request] } else { Vec::new() },
+                    version_before,
+                    version_after,
+                },
+            )?;
+        }
+        tx.commit().map_err(StoreError::db("committing"))?;
+        self.last_entry = journal;
+        self.model_version = version_after;
+        self.fed = fed;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_listed_in_order() {
+        assert_eq!(ids(&[ClientId(2), ClientId(5)]), "2,5");
+        assert_eq!(ids(&[]), "");
+    }
+
+    #[test]
+    fn a_store_with_clients_is_no_server_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<seeding::Dataset> = (0..3)
+            .map(|l| {
+                seeding::Dataset::new(nalgebra::DMatrix::from_fn(2, 20, |r, c| {
+                    ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
+                }))
+                .unwrap()
+            })
+            .collect();
+        let config = crate::FederationConfig::new(2)
+            .gamma(0.1)
+            .validate()
+            .unwrap();
+        let fed = Federation::new(data, &config).unwrap();
+        let err = Store::create_serving(
+            dir.path().join("s.db"),
+            fed,
+            &["a".into()],
+            IfExists::Refuse,
+        )
+        .unwrap_err();
+        assert!(matches!(err, StoreError::Mufc(_)), "{err}");
+        assert!(!dir.path().join("s.db").exists());
+    }
+}
