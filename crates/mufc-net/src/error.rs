@@ -1,6 +1,9 @@
 //! The errors of the network layer.
 
-/// What went wrong with certificates or TLS.
+use std::path::PathBuf;
+
+/// What went wrong with certificates, TLS, the connection, a store or a
+/// round.
 ///
 /// # Example
 ///
@@ -9,7 +12,7 @@
 /// assert!(matches!(err, mufc_net::NetError::BadName { .. }));
 /// assert!(err.to_string().contains("name"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NetError {
     /// A federation, client or host name that cannot be used.
@@ -53,4 +56,36 @@ pub enum NetError {
         /// Why not.
         reason: String,
     },
+    /// The connection failed or broke (the server is down, the
+    /// handshake failed, ...).
+    #[error("transport: {0}")]
+    Transport(String),
+    /// The peer broke the protocol or refused us (a message out of order,
+    /// an unknown client, a refused registration).
+    #[error("protocol: {0}")]
+    Protocol(String),
+    /// An error of the federation (configuration, training, a round).
+    #[error(transparent)]
+    Mufc(#[from] mufc::MufcError),
+    /// An error of the server's store (its message: a store error holds
+    /// I/O errors, which cannot be cloned).
+    #[error("server store: {0}")]
+    Store(String),
+    /// An error of a client's store.
+    #[error("client store {path}: {reason}")]
+    ClientStore {
+        /// The store's file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl From<mufc::store::StoreError> for NetError {
+    fn from(e: mufc::store::StoreError) -> Self {
+        match e {
+            mufc::store::StoreError::Mufc(m) => Self::Mufc(m),
+            other => Self::Store(other.to_string()),
+        }
+    }
 }

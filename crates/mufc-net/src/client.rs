@@ -1,0 +1,440 @@
+//! The client process: holds its own points and seeding state in its
+//! store ([`ClientStore`]), joins the rounds the server announces
+//! ([`mufc::remote::RemoteClient`]), and serves its operator's removal
+//! requests: it applies each at once (the points leave its store in the
+//! same transaction), asks the server for a round, and acknowledges the
+//! request once a round that included it committed. A lost connection is
+//! retried; nothing the client stored is lost with it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mufc::remote::{Announcement, ClientRound, RemoteClient};
+use mufc::{ClientId, SecAggStep};
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
+
+use crate::NetError;
+use crate::client_store::ClientStore;
+use crate::fault::Asked;
+use crate::proto::client_message::Body as ClientBody;
+use crate::proto::server_message::Body as ServerBody;
+use crate::proto::{ClientMessage, Forget, Hello, Refusal, RoundEnd};
+use crate::running::Running;
+use crate::running::off_runtime;
+use crate::server::PROTOCOL_VERSION;
+
+/// How the client runs.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// The server's address, `host:port`.
+    pub server: String,
+    /// The client's store (created beforehand with its points:
+    /// [`ClientStore::create`]).
+    pub store: PathBuf,
+    /// How often the store is read for new removal requests.
+    pub poll: Duration,
+    /// How long to wait before connecting again after a lost session.
+    pub reconnect: Duration,
+    /// Where to count the bytes the client's connections carry (none
+    /// counted if `None`).
+    pub traffic: Option<Arc<crate::transport::Traffic>>,
+}
+
+impl ClientOptions {
+    /// Options with the defaults: the store read every 200 ms, a lost
+    /// session retried after 1 s.
+    pub fn new(server: impl Into<String>, store: impl Into<PathBuf>) -> Self {
+        Self {
+            server: server.into(),
+            store: store.into(),
+            poll: Duration::from_millis(200),
+            reconnect: Duration::from_secs(1),
+            traffic: None,
+        }
+    }
+}
+
+/// What the client reports as it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientEvent {
+    /// The server welcomed the client.
+    Connected {
+        /// Its id in the federation.
+        id: ClientId,
+    },
+    /// The client joined a round.
+    Joined {
+        /// The round.
+        round: u64,
+    },
+    /// The client refused a round (its announcement broke a check).
+    RefusedRound {
+        /// The round.
+        round: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A protocol message of the round was refused or aborted the client.
+    RoundError {
+        /// The round.
+        round: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A removal request was applied to the client's state.
+    Applied {
+        /// The request.
+        request: u64,
+        /// Whether the client reseeded.
+        reseeded: bool,
+    },
+    /// A removal request was refused (an id the client does not hold).
+    RequestRefused {
+        /// The request.
+        request: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A round ended.
+    RoundEnded {
+        /// The round.
+        round: u64,
+        /// Whether it committed.
+        committed: bool,
+        /// Whether its sum holds this client.
+        included: bool,
+        /// The requests it acknowledged.
+        acknowledged: Vec<u64>,
+    },
+    /// The session ended; the client connects again.
+    Disconnected {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A running client.
+#[derive(Debug)]
+pub struct ClientHandle {
+    events: mpsc::UnboundedReceiver<ClientEvent>,
+    running: Running,
+}
+
+impl ClientHandle {
+    /// The next event (`None` once the client stopped).
+    pub async fn next_event(&mut self) -> Option<ClientEvent> {
+        self.events.recv().await
+    }
+
+    /// Stops the client and waits for it.
+    ///
+    /// # Errors
+    ///
+    /// The error the client stopped on, if any.
+    pub async fn stop(self) -> Result<(), NetError> {
+        self.running.stop().await
+    }
+}
+
+/// Starts the client with the TLS configuration `tls`
+/// ([`crate::tls::client_config`]).
+///
+/// # Errors
+///
+/// [`NetError::ClientStore`] if the store does not open.
+pub fn start_client(
+    options: ClientOptions,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<ClientHandle, NetError> {
+    let store = ClientStore::open(&options.store)?;
+    let (report, events) = mpsc::unbounded_channel();
+    let (shutdown_tx, shutdown_rx) = oneshot::channel();
+    let task = tokio::spawn(run(options, tls, store, report, shutdown_rx));
+    Ok(ClientHandle {
+        events,
+        running: Running::new("client", shutdown_tx, task),
+    })
+}
+
+/// Whether a session's error ends the client (retrying cannot help).
+fn fatal(e: &NetError) -> bool {
+    !matches!(e, NetError::Transport(_))
+}
+
+fn status_error(s: &tonic::Status) -> NetError {
+    match s.code() {
+        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded => {
+            NetError::Transport(s.message().to_string())
+        }
+        _ => NetError::Protocol(format!("the server refused the session: {}", s.message())),
+    }
+}
+
+async fn run(
+    options: ClientOptions,
+    tls: Arc<rustls::ClientConfig>,
+    store: ClientStore,
+    report: mpsc::UnboundedSender<ClientEvent>,
+    mut shutdown: oneshot::Receiver<()>,
+) -> Result<(), NetError> {
+    // The client's state outlives its sessions: loaded (and retrained)
+    // from the store once, kept in step with it by every change.
+    let mut party: Option<RemoteClient> = None;
+    loop {
+        let outcome = tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            r = session(&options, &tls, &store, &report, &mut party) => r,
+        };
+        let reason = match outcome {
+            Ok(()) => "the server closed the session".to_string(),
+            Err(e) if fatal(&e) => return Err(e),
+            Err(e) => e.to_string(),
+        };
+        let _ = report.send(ClientEvent::Disconnected { reason });
+        tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            () = tokio::time::sleep(options.reconnect) => {}
+        }
+    }
+}
+
+/// The state of one session.
+struct Session<'a> {
+    store: &'a ClientStore,
+    report: &'a mpsc::UnboundedSender<ClientEvent>,
+    outbox: mpsc::Sender<ClientMessage>,
+    party: &'a mut Option<RemoteClient>,
+    /// The round in progress, with the requests it will acknowledge and
+    /// the number of steps the server asked for so far.
+    current: Option<(ClientRound, Vec<u64>, usize)>,
+}
+
+async fn session(
+    options: &ClientOptions,
+    tls: &Arc<rustls::ClientConfig>,
+    store: &ClientStore,
+    report: &mpsc::UnboundedSender<ClientEvent>,
+    party: &mut Option<RemoteClient>,
+) -> Result<(), NetError> {
+    let traffic = options.traffic.clone().unwrap_or_default();
+    let mut rpc = crate::transport::connect_counted(&options.server, tls.clone(), traffic).await?;
+    let (outbox, rx) = mpsc::channel(64);
+    // What the client holds: its state once loaded, else its store's.
+    let (points, dim) = match party.as_ref() {
+        Some(c) => (c.data().len(), c.data().dim()),
+        None => {
+            let data = store.data()?;
+            (data.len(), data.dim())
+        }
+    };
+    let hello = Hello {
+        protocol: PROTOCOL_VERSION,
+        name: store.name()?,
+        points: points as u64,
+        dim: dim as u64,
+    };
+    send(&outbox, ClientBody::Hello(hello)).await?;
+    let mut inbound = rpc
+        .join(ReceiverStream::new(rx))
+        .await
+        .map_err(|s| status_error(&s))?
+        .into_inner();
+    let mut s = Session {
+        store,
+        report,
+        outbox,
+        party,
+        current: None,
+    };
+    let mut poll = tokio::time::interval(options.poll);
+    loop {
+        tokio::select! {
+            msg = inbound.message() => match msg {
+                Ok(Some(m)) => {
+                    if let Some(body) = m.body {
+                        s.on_message(body).await?;
+                    }
+                }
+                Ok(None) => return Ok(()),
+                Err(status) => return Err(status_error(&status)),
+            },
+            _ = poll.tick() => s.serve_requests().await?,
+        }
+    }
+}
+
+async fn send(outbox: &mpsc::Sender<ClientMessage>, body: ClientBody) -> Result<(), NetError> {
+    outbox
+        .send(ClientMessage { body: Some(body) })
+        .await
+        .map_err(|_| NetError::Transport("the session closed".into()))
+}
+
+impl Session<'_> {
+    async fn on_message(&mut self, body: ServerBody) -> Result<(), NetError> {
+        match body {
+            ServerBody::Welcome(w) => {
+                let id = ClientId(w.client_id);
+                match self.party.as_ref().map(RemoteClient::id) {
+                    Some(known) if known == id => {}
+                    Some(known) => {
+                        return Err(NetError::Protocol(format!(
+                            "the server welcomed this client as {id}, earlier as {known}"
+                        )));
+                    }
+                    None => {
+                        // Restoring retrains: CPU work, off the runtime.
+                        let store = self.store.path().to_path_buf();
+                        let (_, restored) = off_runtime((), move |()| {
+                            ClientStore::open(&store).and_then(|s| s.client(id))
+                        })
+                        .await;
+                        let client = restored?;
+                        self.store.save(&client)?;
+                        *self.party = Some(client);
+                    }
+                }
+                let _ = self.report.send(ClientEvent::Connected { id });
+                // The server may have restarted since: it hears again of
+                // every request not yet acknowledged.
+                for request in self.store.unacknowledged()? {
+                    send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
+                }
+            }
+            ServerBody::Announcement(bytes) => self.join(&bytes).await?,
+            ServerBody::Secagg(bytes) => {
+                if let Some((half, _, asked)) = self.current.as_mut() {
+                    let round = half.round();
+                    *asked += 1;
+                    let fault = SecAggStep::ALL
+                        .get(*asked)
+                        .map_or(Asked::Nothing, |&step| crate::fault::asked(round, step));
+                    match fault {
+                        Asked::Reconnect => {
+                            return Err(NetError::Transport("dropped the session (fault)".into()));
+                        }
+                        Asked::Delay => tokio::time::sleep(crate::fault::DELAY).await,
+                        Asked::Nothing => {}
+                    }
+                    let taken = self.current.take();
+                    let (back, handled) = off_runtime(taken, move |current| match current {
+                        Some((half, _, _)) => half.handle(&bytes),
+                        None => Err(mufc::MufcError::Remote("no round in progress".into())),
+                    })
+                    .await;
+                    self.current = back;
+                    match handled {
+                        Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
+                        Err(e) => {
+                            let _ = self.report.send(ClientEvent::RoundError {
+                                round,
+                                reason: e.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
+            ServerBody::End(end) => self.end(&end)?,
+        }
+        Ok(())
+    }
+
+    async fn join(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        let Some(party) = self.party.take() else {
+            return Ok(());
+        };
+        let bytes = bytes.to_vec();
+        let (party, joined) = off_runtime(party, move |client: &mut RemoteClient| {
+            Announcement::from_bytes(&bytes).and_then(|a| {
+                crate::fault::asked(a.spec.round, SecAggStep::AdvertiseKeys);
+                client.join(&a)
+            })
+        })
+        .await;
+        let client = self.party.insert(party);
+        match joined {
+            Ok((half, first)) => {
+                // The session is on disk before any message of it leaves:
+                // a restarted client never joins it again.
+                self.store.save(client)?;
+                let acks = self.store.unacknowledged()?;
+                let round = half.round();
+                self.current = Some((half, acks, 0));
+                send(&self.outbox, ClientBody::Secagg(first)).await?;
+                let _ = self.report.send(ClientEvent::Joined { round });
+            }
+            Err(e) => {
+                let round = match &e {
+                    mufc::MufcError::RoundRefused { round, .. } => *round,
+                    _ => 0,
+                };
+                let reason = e.to_string();
+                send(
+                    &self.outbox,
+                    ClientBody::Refusal(Refusal {
+                        round,
+                        reason: reason.clone(),
+                    }),
+                )
+                .await?;
+                let _ = self
+                    .report
+                    .send(ClientEvent::RefusedRound { round, reason });
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, end: &RoundEnd) -> Result<(), NetError> {
+        let Some(client) = self.party.as_mut() else {
+            return Ok(());
+        };
+        let Some((half, acks, _)) = self.current.take_if(|(h, _, _)| h.round() == end.round) else {
+            return Ok(());
+        };
+        let included = end.included.contains(&client.id().0);
+        let acknowledged = if end.committed && included {
+            client.commit(half);
+            self.store.acknowledge(&acks, end.round, client)?;
+            acks
+        } else {
+            Vec::new()
+        };
+        let _ = self.report.send(ClientEvent::RoundEnded {
+            round: end.round,
+            committed: end.committed,
+            included,
+            acknowledged,
+        });
+        Ok(())
+    }
+
+    /// Applies the operator's new requests and asks the server for a
+    /// round.
+    async fn serve_requests(&mut self) -> Result<(), NetError> {
+        let Some(client) = self.party.as_mut() else {
+            return Ok(());
+        };
+        for (request, ids) in self.store.pending()? {
+            match client.forget(&ids) {
+                Ok(reseeded) => {
+                    self.store.applied(request, client)?;
+                    let _ = self.report.send(ClientEvent::Applied { request, reseeded });
+                    send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    self.store.refuse(request, &reason)?;
+                    let _ = self
+                        .report
+                        .send(ClientEvent::RequestRefused { request, reason });
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,482 @@
+//! A client's store: its own points and seeding state, the sessions it
+//! joined, and its operator's removal requests, in one SQLite file with
+//! the settings of the server's store (`mufc::store::configure`: a
+//! rollback journal flushed at every commit, deleted data overwritten).
+//!
+//! | table      | one row per        | contents                                                  |
+//! |------------|--------------------|-----------------------------------------------------------|
+//! | `meta`     | setting            | `name` (the client's name), `created`                     |
+//! | `state`    | store (`id = 1`)   | `state`: id, points, setup, seeds, sessions (postcard); `sha256` |
+//! | `requests` | removal request    | `request`, `time`, `points` (ids), `status`, `round`, `detail` |
+//!
+//! A request is `pending` when the operator asks (`mufc client forget`),
+//! `applied` once the running client has removed the points from its
+//! state (in the same transaction as the new state), `acknowledged` once a
+//! round that included the client committed at the server, or `refused`
+//! (an id the client does not hold). The points of an applied request are
+//! gone from this file at once; the model forgets them when the round
+//! commits.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use mufc::ClientId;
+use mufc::remote::{RemoteClient, RemoteSetup};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use seeding::{Dataset, PointId};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::NetError;
+
+const TABLES: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
+CREATE TABLE state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    state BLOB NOT NULL,
+    sha256 BLOB NOT NULL
+) STRICT;
+CREATE TABLE requests (
+    request INTEGER PRIMARY KEY AUTOINCREMENT,
+    time INTEGER NOT NULL,
+    points TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'acknowledged', 'refused')),
+    round INTEGER,
+    detail TEXT NOT NULL DEFAULT ''
+) STRICT;
+";
+
+/// `PRAGMA application_id` of a client's store: "MUFc".
+const APPLICATION_ID: i64 = 0x4D55_4663;
+
+/// Where a removal request stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestStatus {
+    /// Asked; the running client has not applied it yet.
+    Pending,
+    /// The client removed the points; a round has not committed since.
+    Applied,
+    /// A round that included the client committed: the model forgot them.
+    Acknowledged {
+        /// The round.
+        round: u64,
+    },
+    /// The client refused it.
+    Refused {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What the state row holds.
+#[derive(Serialize, Deserialize)]
+struct State {
+    id: Option<ClientId>,
+    data: Dataset,
+    setup: Option<RemoteSetup>,
+    seeds: Vec<PointId>,
+    sessions: Vec<[u8; 32]>,
+}
+
+/// A client's store (see the module docs).
+#[derive(Debug)]
+pub struct ClientStore {
+    /// Behind a mutex so that the store may be shared by the tasks of an
+    /// async runtime (a connection is `Send`, not `Sync`).
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+fn checksum(blob: &[u8]) -> Vec<u8> {
+    let mut h = Sha256::new();
+    h.update(b"mufc-client-state/");
+    h.update(blob);
+    h.finalize().to_vec()
+}
+
+/// Point ids as the `points` column holds them.
+fn joined(ids: &[PointId]) -> String {
+    ids.iter()
+        .map(|p| p.0.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl ClientStore {
+    /// The connection (a panic of another holder left it as it was:
+    /// every write is one transaction).
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn error(&self, what: &str, e: impl std::fmt::Display) -> NetError {
+        NetError::ClientStore {
+            path: self.path.clone(),
+            reason: format!("{what}: {e}"),
+        }
+    }
+
+    /// Creates the store of client `name` holding `data`.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if `path` exists or cannot be written.
+    pub fn create(path: impl AsRef<Path>, name: &str, data: &Dataset) -> Result<Self, NetError> {
+        let path = path.as_ref().to_path_buf();
+        let at = path.clone();
+        let fail = |what: &str, e: &dyn std::fmt::Display| NetError::ClientStore {
+            path: at.clone(),
+            reason: format!("{what}: {e}"),
+        };
+        if path.symlink_metadata().is_ok() {
+            return Err(fail("creating it", &"the file exists"));
+        }
+        let mut conn = Connection::open(&path).map_err(|e| fail("creating it", &e))?;
+        mufc::store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        let state = State {
+            id: None,
+            data: data.clone(),
+            setup: None,
+            seeds: Vec::new(),
+            sessions: Vec::new(),
+        };
+        let blob = postcard::to_allocvec(&state).map_err(|e| fail("encoding", &e))?;
+        let tx = conn
+            .transaction()
+            .map_err(|e| fail("starting a transaction", &e))?;
+        tx.execute_batch(TABLES)
+            .map_err(|e| fail("creating the tables", &e))?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(|e| fail("stamping it", &e))?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('name', ?1), ('created', ?2)",
+            params![name, unix_now()],
+        )
+        .map_err(|e| fail("writing the metadata", &e))?;
+        tx.execute(
+            "INSERT INTO state (id, state, sha256) VALUES (1, ?1, ?2)",
+            params![blob, checksum(&blob)],
+        )
+        .map_err(|e| fail("writing the state", &e))?;
+        tx.commit().map_err(|e| fail("committing", &e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| fail("configuring it", &e))?;
+        let store = Self {
+            conn: Mutex::new(conn),
+            path,
+        };
+        Ok(store)
+    }
+
+    /// Opens an existing store (never creates one).
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if `path` is missing, not a client's
+    /// store, or damaged.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, NetError> {
+        let path = path.as_ref().to_path_buf();
+        let at = path.clone();
+        let fail = |what: &str, e: &dyn std::fmt::Display| NetError::ClientStore {
+            path: at.clone(),
+            reason: format!("{what}: {e}"),
+        };
+        std::fs::metadata(&path).map_err(|e| fail("opening it", &e))?;
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| fail("opening it", &e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| fail("opening it", &e))?;
+        let app: i64 = conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(|_| fail("opening it", &"not a client's store"))?;
+        if app != APPLICATION_ID {
+            return Err(fail("opening it", &"not a client's store"));
+        }
+        mufc::store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        let store = Self {
+            conn: Mutex::new(conn),
+            path,
+        };
+        store.state()?;
+        Ok(store)
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The client's name.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if it cannot be read.
+    pub fn name(&self) -> Result<String, NetError> {
+        self.db()
+            .query_row("SELECT value FROM meta WHERE key = 'name'", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.error("reading the name", e))
+    }
+
+    fn state(&self) -> Result<State, NetError> {
+        let (blob, sum): (Vec<u8>, Vec<u8>) = self
+            .db()
+            .query_row("SELECT state, sha256 FROM state WHERE id = 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.error("reading the state", e))?;
+        if checksum(&blob) != sum {
+            return Err(self.error("reading the state", "it does not match its checksum"));
+        }
+        postcard::from_bytes(&blob).map_err(|e| self.error("parsing the state", e))
+    }
+
+    /// The client's id in the federation, once a server welcomed it.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if the state cannot be read.
+    pub fn id(&self) -> Result<Option<ClientId>, NetError> {
+        Ok(self.state()?.id)
+    }
+
+    /// The points the client holds now.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if the state cannot be read.
+    pub fn data(&self) -> Result<Dataset, NetError> {
+        Ok(self.state()?.data)
+    }
+
+    /// The client as stored, with id `id` (the server's welcome): rebuilt
+    /// and checked by [`RemoteClient::restore`].
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Protocol`] if the store was welcomed under another id;
+    /// the errors of the restore.
+    pub fn client(&self, id: ClientId) -> Result<RemoteClient, NetError> {
+        let s = self.state()?;
+        if let Some(stored) = s.id
+            && stored != id
+        {
+            return Err(NetError::Protocol(format!(
+                "the server welcomed this client as {id}, its store as {stored}"
+            )));
+        }
+        let sessions: BTreeSet<[u8; 32]> = s.sessions.into_iter().collect();
+        Ok(RemoteClient::restore(
+            id, s.data, s.setup, &s.seeds, sessions,
+        )?)
+    }
+
+    fn write_state(tx: &Connection, client: &RemoteClient) -> Result<(), rusqlite::Error> {
+        let state = State {
+            id: Some(client.id()),
+            data: client.data().clone(),
+            setup: client.setup().cloned(),
+            seeds: client.seeds().to_vec(),
+            sessions: client.sessions().iter().copied().collect(),
+        };
+        let blob = postcard::to_allocvec(&state)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        tx.execute(
+            "INSERT OR REPLACE INTO state (id, state, sha256) VALUES (1, ?1, ?2)",
+            params![blob, checksum(&blob)],
+        )?;
+        Ok(())
+    }
+
+    /// Writes the client's state.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails (the old state stays).
+    pub fn save(&self, client: &RemoteClient) -> Result<(), NetError> {
+        Self::write_state(&self.db(), client).map_err(|e| self.error("writing the state", e))
+    }
+
+    /// Records the operator's request to forget the points `ids`
+    /// (pending until the running client applies it). Returns its number.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] for no id, or if writing fails.
+    pub fn request(&self, ids: &[PointId]) -> Result<u64, NetError> {
+        if ids.is_empty() {
+            return Err(self.error("recording a request", "it names no point"));
+        }
+        let conn = self.db();
+        conn.execute(
+            "INSERT INTO requests (time, points, status) VALUES (?1, ?2, 'pending')",
+            params![unix_now(), joined(ids)],
+        )
+        .map_err(|e| self.error("recording a request", e))?;
+        u64::try_from(conn.last_insert_rowid()).map_err(|e| self.error("recording a request", e))
+    }
+
+    /// The requests not yet applied, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if they cannot be read or parsed.
+    pub fn pending(&self) -> Result<Vec<(u64, Vec<PointId>)>, NetError> {
+        let conn = self.db();
+        let mut stmt = conn
+            .prepare(
+                "SELECT request, points FROM requests WHERE status = 'pending' ORDER BY request",
+            )
+            .map_err(|e| self.error("reading the requests", e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.error("reading the requests", e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (n, points) = row.map_err(|e| self.error("reading the requests", e))?;
+            let ids = points
+                .split(',')
+                .map(|p| p.parse::<u64>().map(PointId))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| self.error("parsing a request", e))?;
+            out.push((u64::try_from(n).unwrap_or(0), ids));
+        }
+        Ok(out)
+    }
+
+    fn set_status(
+        &self,
+        request: u64,
+        status: &str,
+        round: Option<u64>,
+        detail: &str,
+        client: Option<&RemoteClient>,
+    ) -> Result<(), NetError> {
+        let fail = |e: rusqlite::Error| self.error("updating a request", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        if let Some(c) = client {
+            Self::write_state(&tx, c).map_err(fail)?;
+        }
+        tx.execute(
+            "UPDATE requests SET status = ?1, round = ?2, detail = ?3 WHERE request = ?4",
+            params![
+                status,
+                round.and_then(|r| i64::try_from(r).ok()),
+                detail,
+                i64::try_from(request).unwrap_or(i64::MAX)
+            ],
+        )
+        .map_err(fail)?;
+        tx.commit().map_err(fail)
+    }
+
+    /// Marks `request` applied, with the client's state after it, in one
+    /// transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails (nothing changes).
+    pub fn applied(&self, request: u64, client: &RemoteClient) -> Result<(), NetError> {
+        self.set_status(request, "applied", None, "", Some(client))
+    }
+
+    /// Marks `request` refused, saying why.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails.
+    pub fn refuse(&self, request: u64, reason: &str) -> Result<(), NetError> {
+        self.set_status(request, "refused", None, reason, None)
+    }
+
+    /// The requests applied and not yet acknowledged, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if they cannot be read.
+    pub fn unacknowledged(&self) -> Result<Vec<u64>, NetError> {
+        let conn = self.db();
+        let mut stmt = conn
+            .prepare("SELECT request FROM requests WHERE status = 'applied' ORDER BY request")
+            .map_err(|e| self.error("reading the requests", e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, i64>(0))
+            .map_err(|e| self.error("reading the requests", e))?;
+        rows.map(|r| {
+            r.map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(|e| self.error("reading the requests", e))
+        })
+        .collect()
+    }
+
+    /// Acknowledges `requests` (committed in `round`) and writes the
+    /// client's state, in one transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails (nothing changes).
+    pub fn acknowledge(
+        &self,
+        requests: &[u64],
+        round: u64,
+        client: &RemoteClient,
+    ) -> Result<(), NetError> {
+        let fail = |e: rusqlite::Error| self.error("acknowledging", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        Self::write_state(&tx, client).map_err(fail)?;
+        for r in requests {
+            tx.execute(
+                "UPDATE requests SET status = 'acknowledged', round = ?1 \
+                 WHERE request = ?2 AND status = 'applied'",
+                params![
+                    i64::try_from(round).unwrap_or(i64::MAX),
+                    i64::try_from(*r).unwrap_or(i64::MAX)
+                ],
+            )
+            .map_err(fail)?;
+        }
+        tx.commit().map_err(fail)
+    }
+
+    /// Where `request` stands (`None` for no such request).
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if it cannot be read.
+    pub fn status(&self, request: u64) -> Result<Option<RequestStatus>, NetError> {
+        let row: Option<(String, Option<i64>, String)> = self
+            .db()
+            .query_row(
+                "SELECT status, round, detail FROM requests WHERE request = ?1",
+                params![i64::try_from(request).unwrap_or(i64::MAX)],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| self.error("reading a request", e))?;
+        Ok(row.map(|(status, round, detail)| match status.as_str() {
+            "pending" => RequestStatus::Pending,
+            "applied" => RequestStatus::Applied,
+            "acknowledged" => RequestStatus::Acknowledged {
+                round: round.and_then(|r| u64::try_from(r).ok()).unwrap_or(0),
+            },
+            _ => RequestStatus::Refused { reason: detail },
+        }))
+    }
+}

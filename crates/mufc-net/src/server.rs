@@ -1,0 +1,216 @@
+//! The server process: registers the roster's clients, drives training
+//! and unlearning rounds ([`mufc::remote::RemoteServer`]) over their gRPC
+//! sessions with a deadline on every step, and commits each round to its
+//! store ([`mufc::store::Store`], without a client's point) before it tells
+//! the clients. A restarted server resumes from its store.
+//!
+//! # Example
+//!
+//! See `tests/federation.rs` of this crate: a server and clients in one
+//! process, over loopback.
+
+mod coordinator;
+mod handler;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use mufc::remote::{Registration, RoundReport};
+use mufc::{ClientId, ValidConfig};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
+use tonic::Status;
+
+pub use handler::PROTOCOL_VERSION;
+
+use crate::NetError;
+use crate::proto::ServerMessage;
+use crate::proto::client_message::Body as ClientBody;
+use crate::running::Running;
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// The server's store: created after the training round, resumed from
+    /// if it exists.
+    pub store: PathBuf,
+    /// The federation's configuration (a resumed store keeps its own).
+    pub config: ValidConfig,
+    /// The clients' names, in id order (a resumed store keeps its own;
+    /// an empty roster takes it).
+    pub roster: Vec<String>,
+    /// The longest the server waits for the answers of one protocol step;
+    /// a client that has not answered by then is dropped at that step.
+    pub step_timeout: Duration,
+    /// The longest a removal round waits for clients of the roster that
+    /// are not connected before it runs without them.
+    pub join_timeout: Duration,
+    /// The longest a session may take to say Hello.
+    pub hello_timeout: Duration,
+}
+
+impl ServerOptions {
+    /// Options with the default timeouts: 30 s per step, 60 s for absent
+    /// clients, 10 s for a Hello.
+    pub fn new(store: impl Into<PathBuf>, config: ValidConfig, roster: Vec<String>) -> Self {
+        Self {
+            store: store.into(),
+            config,
+            roster,
+            step_timeout: Duration::from_secs(30),
+            join_timeout: Duration::from_secs(60),
+            hello_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What the server reports as it runs (the CLI prints them; tests and
+/// benchmarks read them).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum ServerEvent {
+    /// Listening on this address.
+    Listening(SocketAddr),
+    /// Resumed from the store, trained, after this many rounds.
+    Resumed {
+        /// Rounds started before the restart.
+        rounds: u64,
+    },
+    /// A client of the roster opened a session.
+    Connected {
+        /// The client.
+        id: ClientId,
+        /// Its name.
+        name: String,
+    },
+    /// A session was refused (no valid certificate, not in the roster,
+    /// no Hello, ...).
+    Refused {
+        /// Why.
+        reason: String,
+    },
+    /// A client's message was refused in a round (it goes on without it).
+    Rejected {
+        /// The client.
+        id: ClientId,
+        /// Why.
+        reason: String,
+    },
+    /// A round started.
+    RoundStarted {
+        /// The round.
+        round: u64,
+        /// Its clients.
+        clients: Vec<ClientId>,
+    },
+    /// A round committed (and is stored).
+    RoundCommitted(RoundReport),
+    /// A round failed: nothing changed but the round counter.
+    RoundFailed {
+        /// The round (`None` if it did not start).
+        round: Option<u64>,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What the sessions tell the coordinator.
+#[derive(Debug)]
+enum Event {
+    Connected {
+        conn: u64,
+        registration: Registration,
+        outbox: mpsc::Sender<Result<ServerMessage, Status>>,
+    },
+    Message {
+        id: ClientId,
+        conn: u64,
+        body: ClientBody,
+    },
+    Gone {
+        id: ClientId,
+        conn: u64,
+    },
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct ServerHandle {
+    addr: SocketAddr,
+    events: mpsc::UnboundedReceiver<ServerEvent>,
+    running: Running,
+}
+
+impl ServerHandle {
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The next event (`None` once the server stopped).
+    pub async fn next_event(&mut self) -> Option<ServerEvent> {
+        self.events.recv().await
+    }
+
+    /// Stops the server and waits for it.
+    ///
+    /// # Errors
+    ///
+    /// The error the server stopped on, if any.
+    pub async fn stop(self) -> Result<(), NetError> {
+        self.running.stop().await
+    }
+}
+
+/// Starts the server on `listener` with the TLS configuration `tls`
+/// ([`crate::tls::server_config`]): resumes from the store if it exists,
+/// else waits for every client of the roster to register and trains.
+///
+/// # Errors
+///
+/// [`NetError::Store`] for a store that does not open; [`NetError::Protocol`]
+/// for a roster that contradicts the store's.
+pub async fn start_server(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    options: ServerOptions,
+) -> Result<ServerHandle, NetError> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| NetError::Transport(e.to_string()))?;
+    let (report, events) = mpsc::unbounded_channel();
+    let (event_tx, event_rx) = mpsc::channel(1024);
+    let coordinator = coordinator::Coordinator::open(options.clone(), event_rx, report.clone())?;
+    let handler = handler::Handler {
+        roster: Arc::new(coordinator.roster().to_vec()),
+        events: event_tx,
+        report: report.clone(),
+        next_conn: AtomicU64::new(0),
+        hello_timeout: options.hello_timeout,
+    };
+    let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
+    let _ = report.send(ServerEvent::Listening(addr));
+    let task = tokio::spawn(async move {
+        let (stop_serving, serving_stopped) = oneshot::channel::<()>();
+        let serve = tokio::spawn(crate::transport::serve(
+            listener,
+            tls,
+            handler,
+            async move {
+                let _ = serving_stopped.await;
+            },
+        ));
+        let result = coordinator.run(shutdown_rx).await;
+        let _ = stop_serving.send(());
+        let _ = serve.await;
+        result
+    });
+    Ok(ServerHandle {
+        addr,
+        events,
+        running: Running::new("server", shutdown_tx, task),
+    })
+}

@@ -1,0 +1,471 @@
+//! The one task that holds the federation: it registers sessions, decides
+//! when a round runs, drives it step by step with a deadline on each, and
+//! commits it to the store before it tells the clients.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use mufc::ClientId;
+use mufc::remote::{Registration, RemoteServer, RemoteSetup, RoundStep, ServerRound};
+use mufc::store::{IfExists, RoundEntry, Store};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tonic::Status;
+
+use super::{Event, ServerEvent, ServerOptions};
+use crate::NetError;
+use crate::proto::client_message::Body as ClientBody;
+use crate::proto::server_message::Body as ServerBody;
+use crate::proto::{RoundEnd, ServerMessage, Welcome};
+use crate::running::off_runtime;
+
+/// How long the server waits before it retries a round that failed.
+const RETRY: Duration = Duration::from_millis(500);
+
+/// One client's open session.
+#[derive(Debug)]
+struct Session {
+    conn: u64,
+    outbox: mpsc::Sender<Result<ServerMessage, Status>>,
+}
+
+pub(super) struct Coordinator {
+    options: ServerOptions,
+    roster: Vec<String>,
+    remote: Option<RemoteServer>,
+    store: Option<Store>,
+    sessions: BTreeMap<ClientId, Session>,
+    registrations: BTreeMap<ClientId, Registration>,
+    /// Removal requests not yet served: (client, its number).
+    queue: Vec<(ClientId, u64)>,
+    queued_since: Option<Instant>,
+    retry_at: Option<Instant>,
+    events: mpsc::Receiver<Event>,
+    report: mpsc::UnboundedSender<ServerEvent>,
+}
+
+/// What a round's events did to it.
+#[derive(Default)]
+struct InRound {
+    refused: BTreeSet<ClientId>,
+    /// The session of each client when the round started: a client that
+    /// reconnects during the round has lost its part of it (its new
+    /// session never heard the announcement), so the round neither waits
+    /// for it nor takes its messages.
+    sessions: BTreeMap<ClientId, u64>,
+}
+
+impl InRound {
+    fn in_session(&self, id: ClientId, conn: u64) -> bool {
+        self.sessions.get(&id) == Some(&conn)
+    }
+}
+
+impl Coordinator {
+    /// Resumes from the store if it exists.
+    pub(super) fn open(
+        options: ServerOptions,
+        events: mpsc::Receiver<Event>,
+        report: mpsc::UnboundedSender<ServerEvent>,
+    ) -> Result<Self, NetError> {
+        let mut roster = options.roster.clone();
+        let (remote, store) = if options.store.exists() {
+            let store = Store::open(&options.store)?;
+            let stored = store.roster()?.ok_or_else(|| {
+                NetError::Protocol(format!(
+                    "{} is the store of a federation run in one process, not a server's",
+                    options.store.display()
+                ))
+            })?;
+            if !roster.is_empty() && roster != stored {
+                return Err(NetError::Protocol(format!(
+                    "the store's roster is {} but the server was started with {}",
+                    stored.join(","),
+                    roster.join(",")
+                )));
+            }
+            roster = stored;
+            let ids = (0..roster.len() as u64).map(ClientId).collect();
+            let remote = RemoteServer::resume(store.federation().clone(), ids)?;
+            let _ = report.send(ServerEvent::Resumed {
+                rounds: remote.rounds(),
+            });
+            (Some(remote), Some(store))
+        } else {
+            (None, None)
+        };
+        if roster.is_empty() {
+            return Err(NetError::Protocol("the roster names no client".into()));
+        }
+        Ok(Self {
+            options,
+            roster,
+            remote,
+            store,
+            sessions: BTreeMap::new(),
+            registrations: BTreeMap::new(),
+            queue: Vec::new(),
+            queued_since: None,
+            retry_at: None,
+            events,
+            report,
+        })
+    }
+
+    pub(super) fn roster(&self) -> &[String] {
+        &self.roster
+    }
+
+    fn trained(&self) -> bool {
+        self.remote.as_ref().is_some_and(RemoteServer::is_trained)
+    }
+
+    fn everyone_connected(&self) -> bool {
+        (0..self.roster.len() as u64).all(|i| self.sessions.contains_key(&ClientId(i)))
+    }
+
+    fn may_retry(&self) -> bool {
+        self.retry_at.is_none_or(|t| Instant::now() >= t)
+    }
+
+    /// Whether a round should start now.
+    fn due(&self) -> bool {
+        if !self.may_retry() {
+            return false;
+        }
+        if !self.trained() {
+            return self.everyone_connected();
+        }
+        let waited = self
+            .queued_since
+            .is_some_and(|t| t.elapsed() >= self.options.join_timeout);
+        !self.queue.is_empty() && (self.everyone_connected() || waited)
+    }
+
+    /// When the idle loop must wake up by itself.
+    fn wake_at(&self) -> Option<Instant> {
+        let join = self.queued_since.map(|t| t + self.options.join_timeout);
+        match (join, self.retry_at) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub(super) async fn run(mut self, mut shutdown: oneshot::Receiver<()>) -> Result<(), NetError> {
+        loop {
+            if self.due() {
+                self.round().await?;
+                continue;
+            }
+            let wake = self.wake_at();
+            tokio::select! {
+                _ = &mut shutdown => return Ok(()),
+                ev = self.events.recv() => match ev {
+                    Some(ev) => self.idle(ev),
+                    None => return Ok(()),
+                },
+                () = sleep_until(wake) => {}
+            }
+        }
+    }
+
+    fn send(&mut self, id: ClientId, body: ServerBody) {
+        let Some(s) = self.sessions.get(&id) else {
+            return;
+        };
+        let msg = ServerMessage { body: Some(body) };
+        // Never wait for a slow reader: a client whose outbox is full is
+        // stuck, and is dropped like one that left.
+        if s.outbox.try_send(Ok(msg)).is_err() {
+            self.sessions.remove(&id);
+        }
+    }
+
+    /// Tells every connected client how a round ended.
+    fn tell_everyone(&mut self, end: &RoundEnd) {
+        for id in self.sessions.keys().copied().collect::<Vec<_>>() {
+            self.send(id, ServerBody::End(end.clone()));
+        }
+    }
+
+    /// An event outside a round.
+    fn idle(&mut self, ev: Event) {
+        match ev {
+            Event::Connected {
+                conn,
+                registration,
+                outbox,
+            } => self.connected(conn, registration, outbox),
+            Event::Message { id, conn, body } => {
+                if self.sessions.get(&id).is_some_and(|s| s.conn == conn)
+                    && let ClientBody::Forget(f) = body
+                {
+                    self.queue_request(id, f.request);
+                }
+            }
+            Event::Gone { id, conn } => self.gone(id, conn),
+        }
+    }
+
+    fn queue_request(&mut self, id: ClientId, request: u64) {
+        if !self.queue.contains(&(id, request)) {
+            self.queue.push((id, request));
+        }
+        self.queued_since.get_or_insert_with(Instant::now);
+    }
+
+    fn connected(
+        &mut self,
+        conn: u64,
+        registration: Registration,
+        outbox: mpsc::Sender<Result<ServerMessage, Status>>,
+    ) {
+        let id = registration.id;
+        self.sessions.insert(id, Session { conn, outbox });
+        self.registrations.insert(id, registration);
+        let name = self
+            .roster
+            .get(usize::try_from(id.0).unwrap_or(usize::MAX))
+            .cloned()
+            .unwrap_or_default();
+        let _ = self.report.send(ServerEvent::Connected { id, name });
+        let rounds = self.remote.as_ref().map_or(0, RemoteServer::rounds);
+        self.send(
+            id,
+            ServerBody::Welcome(Welcome {
+                client_id: id.0,
+                rounds,
+            }),
+        );
+    }
+
+    fn gone(&mut self, id: ClientId, conn: u64) {
+        if self.sessions.get(&id).is_some_and(|s| s.conn == conn) {
+            self.sessions.remove(&id);
+        }
+    }
+
+    /// An event during a round.
+    fn in_round(&mut self, ev: Event, round: &mut ServerRound, state: &mut InRound) {
+        match ev {
+            Event::Message { id, conn, body } => {
+                if self.sessions.get(&id).is_none_or(|s| s.conn != conn) {
+                    return;
+                }
+                if !state.in_session(id, conn) {
+                    // A session opened during the round: only its requests
+                    // count (they wait for the next round).
+                    if let ClientBody::Forget(f) = body {
+                        self.queue_request(id, f.request);
+                    }
+                    return;
+                }
+                match body {
+                    ClientBody::Secagg(bytes) => {
+                        if let Err(e) = round.receive(id, &bytes) {
+                            let _ = self.report.send(ServerEvent::Rejected {
+                                id,
+                                reason: e.to_string(),
+                            });
+                        }
+                    }
+                    ClientBody::Forget(f) => self.queue_request(id, f.request),
+                    ClientBody::Refusal(r) => {
+                        let _ = self.report.send(ServerEvent::Rejected {
+                            id,
+                            reason: format!("refused round {}: {}", r.round, r.reason),
+                        });
+                        state.refused.insert(id);
+                    }
+                    ClientBody::Hello(_) => {}
+                }
+            }
+            other => self.idle(other),
+        }
+    }
+
+    /// Builds the server's half on the first round: the roster has
+    /// registered.
+    fn set_up(&mut self) -> Result<&mut RemoteServer, NetError> {
+        if self.remote.is_none() {
+            let regs: Vec<Registration> = self.registrations.values().copied().collect();
+            let setup = RemoteSetup::new(&self.options.config, &regs)?;
+            self.remote = Some(RemoteServer::new(setup)?);
+        }
+        self.remote
+            .as_mut()
+            .ok_or_else(|| NetError::Protocol("no federation".into()))
+    }
+
+    /// Runs one round with the connected clients. A round that fails is
+    /// reported to the clients and retried later; an error here is fatal
+    /// (the federation cannot be set up, or the store cannot be created).
+    async fn round(&mut self) -> Result<(), NetError> {
+        let clients: Vec<ClientId> = self.sessions.keys().copied().collect();
+        let served = std::mem::take(&mut self.queue);
+        self.queued_since = None;
+        let started = self.set_up()?.start_round(&clients);
+        let (announcement, mut round) = match started {
+            Ok(x) => x,
+            Err(e) => {
+                self.failed(None, &e.to_string(), served);
+                return Ok(());
+            }
+        };
+        let number = round.spec().round;
+        let _ = self.report.send(ServerEvent::RoundStarted {
+            round: number,
+            clients: clients.clone(),
+        });
+        let bytes = announcement.to_bytes()?;
+        for id in &clients {
+            self.send(*id, ServerBody::Announcement(bytes.clone()));
+        }
+        let mut state = InRound {
+            sessions: self.sessions.iter().map(|(c, s)| (*c, s.conn)).collect(),
+            ..InRound::default()
+        };
+        let finished = loop {
+            let deadline = Instant::now() + self.options.step_timeout;
+            loop {
+                let waiting = round
+                    .expected()
+                    .difference(&round.answered())
+                    .filter(|c| {
+                        self.sessions
+                            .get(c)
+                            .is_some_and(|s| state.in_session(**c, s.conn))
+                            && !state.refused.contains(c)
+                    })
+                    .count();
+                if waiting == 0 {
+                    break;
+                }
+                tokio::select! {
+                    ev = self.events.recv() => match ev {
+                        Some(ev) => self.in_round(ev, &mut round, &mut state),
+                        None => break,
+                    },
+                    () = tokio::time::sleep_until(deadline) => break,
+                }
+            }
+            let (back, advanced) = off_runtime(round, ServerRound::advance).await;
+            round = back;
+            match advanced {
+                Ok(RoundStep::Send(msgs)) => {
+                    for (to, msg) in msgs {
+                        self.send(to, ServerBody::Secagg(msg));
+                    }
+                }
+                Ok(RoundStep::Finished) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        let remote = std::mem::take(&mut self.remote)
+            .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        let (remote, finished) = off_runtime(remote, move |remote: &mut RemoteServer| {
+            finished.and_then(|()| remote.finish_round(round))
+        })
+        .await;
+        self.remote = Some(remote);
+        let report = match finished {
+            Ok(r) => r,
+            Err(e) => {
+                self.failed(Some(number), &e.to_string(), served);
+                return Ok(());
+            }
+        };
+        if let Err(e) = self.persist(&report, &served) {
+            self.failed(
+                Some(number),
+                &format!("the store refused the round: {e}"),
+                served,
+            );
+            return Ok(());
+        }
+        let included: BTreeSet<ClientId> = report.included.iter().copied().collect();
+        // Requests of clients the round left out wait for the next one.
+        for (c, r) in served {
+            if !included.contains(&c) {
+                self.queue_request(c, r);
+            }
+        }
+        let end = RoundEnd {
+            round: number,
+            committed: true,
+            included: report.included.iter().map(|c| c.0).collect(),
+            detail: String::new(),
+        };
+        self.tell_everyone(&end);
+        let _ = self.report.send(ServerEvent::RoundCommitted(report));
+        Ok(())
+    }
+
+    /// Writes a committed round to the store (creating it after
+    /// training); on an error the server's state goes back to the
+    /// store's.
+    fn persist(
+        &mut self,
+        report: &mufc::remote::RoundReport,
+        served: &[(ClientId, u64)],
+    ) -> Result<(), NetError> {
+        let remote = self
+            .remote
+            .as_ref()
+            .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        let fed = remote.federation()?;
+        let written = match &mut self.store {
+            None => Store::create_serving(&self.options.store, fed, &self.roster, IfExists::Refuse)
+                .map(|s| self.store = Some(s)),
+            Some(store) => store.commit_round(
+                fed,
+                &RoundEntry {
+                    round: report.round,
+                    requests: served.to_vec(),
+                    included: report.included.clone(),
+                    dropped: report.dropped.iter().map(|(c, _)| *c).collect(),
+                },
+            ),
+        };
+        if let Err(e) = written {
+            self.remote = match &self.store {
+                Some(s) => Some(RemoteServer::resume(
+                    s.federation().clone(),
+                    (0..self.roster.len() as u64).map(ClientId).collect(),
+                )?),
+                None => None,
+            };
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// A round that failed: the clients hear it, its requests wait, and
+    /// the next round waits a little.
+    fn failed(&mut self, round: Option<u64>, reason: &str, served: Vec<(ClientId, u64)>) {
+        for (c, r) in served {
+            self.queue_request(c, r);
+        }
+        self.retry_at = Some(Instant::now() + RETRY);
+        if let Some(n) = round {
+            let end = RoundEnd {
+                round: n,
+                committed: false,
+                included: Vec::new(),
+                detail: reason.to_string(),
+            };
+            self.tell_everyone(&end);
+        }
+        let _ = self.report.send(ServerEvent::RoundFailed {
+            round,
+            reason: reason.to_string(),
+        });
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}

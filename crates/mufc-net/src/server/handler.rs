@@ -1,0 +1,126 @@
+//! The gRPC service: authenticates each session and turns its stream into
+//! events for the coordinator, which alone holds the federation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use mufc::ClientId;
+use mufc::remote::Registration;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::{Event, ServerEvent};
+use crate::proto::client_message::Body as ClientBody;
+use crate::proto::federation_server::Federation;
+use crate::proto::{ClientMessage, ServerMessage};
+use crate::tls::authenticate;
+use crate::transport::peer_certificates;
+
+/// The protocol version of [`crate::proto::Hello`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The messages waiting for one client before it counts as stuck (the
+/// coordinator never waits for a slow reader).
+pub(super) const OUTBOX: usize = 64;
+
+/// The service.
+pub(super) struct Handler {
+    pub(super) roster: Arc<Vec<String>>,
+    pub(super) events: mpsc::Sender<Event>,
+    pub(super) report: mpsc::UnboundedSender<ServerEvent>,
+    pub(super) next_conn: AtomicU64,
+    pub(super) hello_timeout: Duration,
+}
+
+impl Handler {
+    /// The client a session's Hello and certificates name, or why not.
+    fn identify(
+        &self,
+        certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
+        first: Option<ClientMessage>,
+    ) -> Result<Registration, Status> {
+        let Some(ClientMessage {
+            body: Some(ClientBody::Hello(hello)),
+        }) = first
+        else {
+            return Err(Status::invalid_argument("the first message must be Hello"));
+        };
+        if hello.protocol != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {} (this server speaks {PROTOCOL_VERSION})",
+                hello.protocol
+            )));
+        }
+        let name =
+            authenticate(certs, &hello.name).map_err(|e| Status::unauthenticated(e.to_string()))?;
+        let pos = self
+            .roster
+            .iter()
+            .position(|n| *n == name)
+            .ok_or_else(|| Status::permission_denied(format!("{name} is not in the roster")))?;
+        let dim = usize::try_from(hello.dim)
+            .map_err(|_| Status::invalid_argument("dimension out of range"))?;
+        Ok(Registration {
+            id: ClientId(pos as u64),
+            points: hello.points,
+            dim,
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl Federation for Handler {
+    type JoinStream = ReceiverStream<Result<ServerMessage, Status>>;
+
+    async fn join(
+        &self,
+        request: Request<Streaming<ClientMessage>>,
+    ) -> Result<Response<Self::JoinStream>, Status> {
+        let certs = peer_certificates(&request);
+        let mut inbound = request.into_inner();
+        let first = match tokio::time::timeout(self.hello_timeout, inbound.message()).await {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(Status::deadline_exceeded("no Hello in time")),
+        };
+        let registration = match self.identify(certs.as_deref().map(Vec::as_slice), first) {
+            Ok(r) => r,
+            Err(status) => {
+                let _ = self.report.send(ServerEvent::Refused {
+                    reason: status.message().to_string(),
+                });
+                return Err(status);
+            }
+        };
+        let id = registration.id;
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(OUTBOX);
+        self.events
+            .send(Event::Connected {
+                conn,
+                registration,
+                outbox: tx,
+            })
+            .await
+            .map_err(|_| Status::unavailable("the server is stopping"))?;
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            // A stream error (garbage frames, a reset) ends the session
+            // like a clean close: the coordinator sees the client gone.
+            while let Ok(Some(msg)) = inbound.message().await {
+                let Some(body) = msg.body else { continue };
+                if events
+                    .send(Event::Message { id, conn, body })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let _ = events.send(Event::Gone { id, conn }).await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

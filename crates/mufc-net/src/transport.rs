@@ -1,0 +1,240 @@
+//! gRPC over our own rustls connections: the server accepts TCP, runs the
+//! TLS 1.3 handshake with [`tls::server_config`](crate::tls::server_config)
+//! (a client certificate of the federation required) and only then serves
+//! the connection (tonic's service, over hyper's HTTP/2); a client dials with
+//! [`tls::client_config`](crate::tls::client_config), trusting only the
+//! federation's server. A peer without a valid certificate never reaches
+//! the service: it gets a failed handshake and nothing else.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use rustls::pki_types::{CertificateDer, ServerName};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+use tonic::transport::{Channel, Endpoint, Uri};
+
+use crate::NetError;
+use crate::certs::SERVER_DNS_NAME;
+use crate::proto::federation_client::FederationClient;
+use crate::proto::federation_server::{Federation, FederationServer};
+
+/// The longest a TLS handshake may take before the connection is dropped
+/// (a peer that opens connections and says nothing holds no resource
+/// longer).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often each side pings an idle connection, and how long it waits
+/// for the answer before it closes the connection: long enough that a
+/// busy party (a round's CPU work) is not taken for a dead one; a silent
+/// party is the step deadline's business.
+pub const KEEPALIVE: Duration = Duration::from_secs(30);
+/// See [`KEEPALIVE`].
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The largest gRPC message either side accepts: a sketch of a large
+/// federation (tens of thousands of elements) with its protocol envelope
+/// fits well below it.
+pub const MAX_MESSAGE: usize = 256 << 20;
+
+/// The certificates a client presented on its connection, as the server
+/// puts them in the extensions of each of its requests.
+#[derive(Clone, Debug)]
+pub struct PeerCertificates(pub Arc<Vec<CertificateDer<'static>>>);
+
+/// The certificates the client presented on the connection of `request`.
+pub fn peer_certificates<T>(
+    request: &tonic::Request<T>,
+) -> Option<Arc<Vec<CertificateDer<'static>>>> {
+    request
+        .extensions()
+        .get::<PeerCertificates>()
+        .map(|p| p.0.clone())
+}
+
+/// Serves `service` on `listener` until `shutdown` completes: every
+/// connection is a TLS 1.3 connection of `tls` (handshakes run
+/// concurrently, each bounded by [`HANDSHAKE_TIMEOUT`]), served with
+/// HTTP/2 by hyper; the client's certificates go with each request
+/// ([`peer_certificates`]). Open connections are closed at shutdown. A
+/// failed accept (out of descriptors) is retried: serving stops only at
+/// shutdown.
+pub async fn serve<S: Federation>(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    service: S,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let svc = FederationServer::new(service)
+        .max_decoding_message_size(MAX_MESSAGE)
+        .max_encoding_message_size(MAX_MESSAGE);
+    let mut connections = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            a = listener.accept() => a,
+            // Reap finished connections as they end.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let Ok((tcp, _)) = accepted else {
+            // Out of descriptors or similar: back off, keep serving.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let acceptor = acceptor.clone();
+        let svc = svc.clone();
+        connections.spawn(async move {
+            let Ok(Ok(stream)) =
+                tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
+            else {
+                // No valid certificate (or no handshake in time): the peer
+                // gets nothing.
+                return;
+            };
+            let certs = stream.get_ref().1.peer_certificates().map(|c| {
+                PeerCertificates(Arc::new(c.iter().map(|c| c.clone().into_owned()).collect()))
+            });
+            let svc = tower::ServiceExt::map_request(
+                svc,
+                move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    if let Some(c) = &certs {
+                        req.extensions_mut().insert(c.clone());
+                    }
+                    req
+                },
+            );
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .http2_only()
+                .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc))
+                .await;
+        });
+    }
+    connections.abort_all();
+}
+
+/// The bytes connections carried, counted on their TCP streams: TLS
+/// records and HTTP/2 frames included, what a network sees.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+impl Traffic {
+    /// Bytes sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// Bytes received so far.
+    pub fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+}
+
+/// A stream that adds what it carries to a [`Traffic`].
+struct Counted<T> {
+    inner: T,
+    traffic: Arc<Traffic>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let n = buf.filled().len().saturating_sub(before);
+        self.traffic.received.fetch_add(n as u64, Ordering::Relaxed);
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &r {
+            self.traffic.sent.fetch_add(*n as u64, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Connects to the federation's server at `addr` (`host:port`) over TLS
+/// 1.3 with `tls`, checking that the server's certificate names
+/// [`SERVER_DNS_NAME`] under the federation's authority.
+///
+/// # Errors
+///
+/// [`NetError::Transport`] when the connection or the handshake fails.
+pub async fn connect(
+    addr: &str,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<FederationClient<Channel>, NetError> {
+    connect_counted(addr, tls, Arc::new(Traffic::default())).await
+}
+
+/// [`connect`], adding the connection's bytes to `traffic`.
+///
+/// # Errors
+///
+/// As [`connect`].
+pub async fn connect_counted(
+    addr: &str,
+    tls: Arc<rustls::ClientConfig>,
+    traffic: Arc<Traffic>,
+) -> Result<FederationClient<Channel>, NetError> {
+    let connector = TlsConnector::from(tls);
+    let target = addr.to_string();
+    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(|e| NetError::Transport(format!("{addr}: {e}")))?
+        .connect_timeout(HANDSHAKE_TIMEOUT)
+        .http2_keep_alive_interval(KEEPALIVE)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT);
+    let channel = endpoint
+        .connect_with_connector(tower::service_fn(move |_: Uri| {
+            let connector = connector.clone();
+            let target = target.clone();
+            let traffic = traffic.clone();
+            async move {
+                let tcp = TcpStream::connect(&target).await?;
+                tcp.set_nodelay(true)?;
+                let tcp = Counted {
+                    inner: tcp,
+                    traffic,
+                };
+                let name = ServerName::try_from(SERVER_DNS_NAME)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+                let stream = connector.connect(name, tcp).await?;
+                Ok::<_, std::io::Error>(TokioIo::new(stream))
+            }
+        }))
+        .await
+        .map_err(|e| NetError::Transport(format!("connecting to {addr}: {e}")))?;
+    Ok(FederationClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE)
+        .max_encoding_message_size(MAX_MESSAGE))
+}
