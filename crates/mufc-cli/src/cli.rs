@@ -4,8 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod net;
 mod store;
 
+pub use net::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs, StoreOutput,
 };
@@ -50,6 +52,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Performance figures as ratios measured in one run.
     Bench(BenchArgs),
+    /// Flat against groups against a tree (--group-size, --fan-out): the
+    /// same removal requests served by the three in one run, with the
+    /// clients, bytes and time each removal involves.
+    Topologies(TopologiesArgs),
     /// Train (Algorithm 1) and write the model store: one SQLite file
     /// holding the federation, the record ids and the audit log.
     Fit(FitArgs),
@@ -67,6 +73,15 @@ pub enum Command {
     /// its server and clients (mutual TLS 1.3, for `mufc-net`), or issue
     /// more with an existing authority.
     Certs(CertsArgs),
+    /// The federation's server across processes: registers the clients of
+    /// its roster over mutually authenticated TLS 1.3 (gRPC), drives the
+    /// training and unlearning rounds, and keeps the model in its store
+    /// (never a client's point). Runs until interrupted.
+    Server(ServerArgs),
+    /// A client of the federation across processes: keeps its points in
+    /// its own store and joins the server's rounds; `mufc client forget`
+    /// asks it to forget points. Runs until interrupted.
+    Client(ClientArgs),
 }
 
 impl Command {
@@ -78,12 +93,15 @@ impl Command {
             Self::Unlearn(a) => Some(&a.common),
             Self::Compare(a) => Some(&a.common),
             Self::Bench(a) => Some(&a.common),
+            Self::Topologies(a) => Some(&a.common),
             Self::Fit(a) => Some(&a.common),
             Self::Forget(_)
             | Self::Predict(_)
             | Self::Export(_)
             | Self::Inspect(_)
-            | Self::Certs(_) => None,
+            | Self::Certs(_)
+            | Self::Server(_)
+            | Self::Client(_) => None,
         }
     }
 
@@ -95,6 +113,11 @@ impl Command {
             Self::Export(a) => Some(&a.out),
             Self::Inspect(a) => Some(&a.out),
             Self::Certs(a) => Some(&a.out),
+            Self::Server(a) => Some(&a.out),
+            Self::Client(a) => Some(match &a.action {
+                Some(ClientAction::Forget(f)) => &f.out,
+                None => &a.out,
+            }),
             _ => None,
         }
     }
@@ -122,12 +145,15 @@ impl Command {
             Self::Unlearn(a) => Some(&a.fed),
             Self::Compare(a) => Some(&a.fed),
             Self::Bench(a) => Some(&a.fed),
+            Self::Topologies(a) => Some(&a.fed),
             Self::Fit(a) => Some(&a.fed),
             Self::Forget(_)
             | Self::Predict(_)
             | Self::Export(_)
             | Self::Inspect(_)
-            | Self::Certs(_) => None,
+            | Self::Certs(_)
+            | Self::Server(_)
+            | Self::Client(_) => None,
         }
     }
 
@@ -138,12 +164,15 @@ impl Command {
             Self::Unlearn(_) => "unlearn",
             Self::Compare(_) => "compare",
             Self::Bench(_) => "bench",
+            Self::Topologies(_) => "topologies",
             Self::Fit(_) => "fit",
             Self::Forget(_) => "forget",
             Self::Predict(_) => "predict",
             Self::Export(_) => "export",
             Self::Inspect(_) => "inspect",
             Self::Certs(_) => "certs",
+            Self::Server(_) => "server",
+            Self::Client(_) => "client",
         }
     }
 }
@@ -304,6 +333,107 @@ pub struct FedArgs {
         default_value_t = mufc::DEFAULT_MIN_UPDATING_CLIENTS
     )]
     pub min_updating_clients: usize,
+    /// How the clients are organised for aggregation: one aggregate of
+    /// every client (flat, the paper's), groups of --group-size clients
+    /// whose masks cancel inside the group, or a tree of such groups with
+    /// --fan-out children per node. With groups a removal involves the
+    /// affected groups only, not every client, and every node keeps a
+    /// model; the root's is flat MUFC's, bit for bit. The server learns
+    /// each group's sum (docs/threat-model.md §11).
+    #[arg(long, value_enum, default_value_t = TopologyKind::Flat)]
+    pub topology: TopologyKind,
+    /// The fewest clients of a group (--topology groups or tree; groups
+    /// hold B to 2B - 1 clients); at least --min-clients. `auto`: the
+    /// size the dynamic-users paper's ParGen gives for these clients, the
+    /// --dropout rate, 5 % colluders and 5 % of a group removed, at 40
+    /// bits of security and correctness (often more than half the
+    /// clients, or none at all, for small federations).
+    #[arg(long, value_name = "B|auto", default_value = "10")]
+    pub group_size: GroupSize,
+    /// The most children of a node of the tree (--topology tree).
+    #[arg(long, value_name = "F", default_value_t = 4)]
+    pub fan_out: usize,
+}
+
+impl FedArgs {
+    /// The topology the options name, for a federation of `clients`
+    /// clients (read by `--group-size auto`).
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::Mufc`](crate::CliError::Mufc) when `auto` finds no
+    /// group size for these clients and rates.
+    pub fn topology(&self, clients: usize) -> Result<mufc::Topology, crate::CliError> {
+        if self.topology == TopologyKind::Flat {
+            return Ok(mufc::Topology::Flat);
+        }
+        let size = self.group_size(clients)?;
+        Ok(match self.topology {
+            TopologyKind::Tree => mufc::Topology::Tree {
+                group_size: size,
+                fan_out: self.fan_out,
+            },
+            _ => mufc::Topology::Groups { size },
+        })
+    }
+
+    /// The group size `--group-size` names for `clients` clients.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::topology`].
+    pub fn group_size(&self, clients: usize) -> Result<usize, crate::CliError> {
+        match self.group_size {
+            GroupSize::Fixed(b) => Ok(b),
+            GroupSize::Auto => Ok(mufc::SecAggOptions::new()
+                .dropout(self.dropout)
+                .group_size(clients, AUTO_REMOVAL_RATE)?),
+        }
+    }
+}
+
+/// The fraction of a group `--group-size auto` plans to see removed.
+pub const AUTO_REMOVAL_RATE: f64 = 0.05;
+
+/// `--group-size`: a number, or `auto` (ParGen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupSize {
+    /// This many clients at least.
+    Fixed(usize),
+    /// The dynamic-users paper's ParGen.
+    Auto,
+}
+
+impl std::str::FromStr for GroupSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(Self::Auto);
+        }
+        s.parse()
+            .map(Self::Fixed)
+            .map_err(|_| format!("{s:?} is neither a number nor `auto`"))
+    }
+}
+
+impl std::fmt::Display for GroupSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fixed(b) => write!(f, "{b}"),
+            Self::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// How the clients are organised (`--topology`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TopologyKind {
+    /// One aggregate of every client.
+    Flat,
+    /// Groups of --group-size clients under one root.
+    Groups,
+    /// Groups as the leaves of a tree of fan-out --fan-out.
+    Tree,
 }
 
 /// Options of `mufc run`.
@@ -420,6 +550,23 @@ pub struct BenchArgs {
     /// joins it.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub requests: usize,
+}
+
+/// Options of `mufc topologies`.
+#[derive(Clone, Debug, Args)]
+pub struct TopologiesArgs {
+    /// Common options.
+    #[command(flatten)]
+    pub common: Common,
+    /// Data options.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Federated options (--topology is not read: the three run).
+    #[command(flatten)]
+    pub fed: FedArgs,
+    /// Removal requests, each one point of two clients of one group.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub removals: usize,
 }
 
 #[cfg(test)]

@@ -9,21 +9,29 @@
 //! uses every subcommand.
 
 mod bench;
+#[cfg(feature = "net")]
 mod certs;
 mod compare;
+mod costs;
 mod execute;
 mod ids;
+#[cfg(feature = "net")]
+mod net;
 mod prepare;
 mod run;
 mod store;
 mod summary;
+mod topologies;
 mod trials;
 mod unlearn;
 
 pub use bench::bench;
 pub use compare::compare;
 pub use execute::execute;
+#[cfg(feature = "net")]
+pub use net::{client, server};
 pub use prepare::{Prepared, prepare};
 pub use run::run;
 pub use store::{export, fit, forget, inspect, predict};
+pub use topologies::topologies;
 pub use unlearn::unlearn;

@@ -250,6 +250,7 @@ pub enum CliError {
     #[error("{0}; pass --scale to map the data into the box")]
     OutsideBox(MufcError),
     /// Certificates or TLS (`mufc-net`).
+    #[cfg(feature = "net")]
     #[error(transparent)]
     Net(#[from] mufc_net::NetError),
     /// An error of the model store (`mufc::store`), with its message.

@@ -16,8 +16,8 @@ use crate::CliError;
 use crate::cli::FedArgs;
 
 /// The federation's configuration: `k` clusters at the server, `client_k`
-/// at each client, step `gamma`, the options of `fed`, and the federation
-/// seed `seed`.
+/// at each client, step `gamma`, the options of `fed` (their topology for
+/// `clients` clients), and the federation seed `seed`.
 ///
 /// # Errors
 ///
@@ -33,7 +33,7 @@ use crate::cli::FedArgs;
 ///
 /// let cli = Cli::try_parse_from(["mufc", "run", "--privacy", "plain"]).unwrap();
 /// let Command::Run(a) = cli.command else { panic!() };
-/// let c = config(10, 3, 0.01, &a.fed, 7)?;
+/// let c = config(10, 3, 0.01, 100, &a.fed, 7)?;
 /// assert_eq!((c.server().k(), c.client_k(), c.seed()), (10, 3, 7));
 /// assert_eq!(c.privacy(), mufc::Privacy::Plain);
 /// # Ok::<(), mufc_cli::CliError>(())
@@ -42,6 +42,7 @@ pub fn config(
     k: usize,
     client_k: usize,
     gamma: f64,
+    clients: usize,
     fed: &FedArgs,
     seed: u64,
 ) -> Result<ValidConfig, CliError> {
@@ -67,6 +68,7 @@ pub fn config(
         .restarts(fed.server_restarts)
         .min_clients(fed.min_clients)
         .min_updating_clients(fed.min_updating_clients)
+        .topology(fed.topology(clients)?)
         .seed(seed)
         .validate()?)
 }
@@ -141,17 +143,23 @@ pub fn retrain_config(fed: &Federation) -> Result<ValidConfig, CliError> {
 
 /// Complete retraining (Algorithm 1 from scratch: every client trains, a
 /// full aggregation round with a full decode, the server fits) on the
-/// remaining data.
+/// remaining data; in the groups of `layout` when given (a federation's
+/// [`Federation::layout`], which no longer names the clients it removed).
 ///
 /// # Errors
 ///
-/// As [`Federation::with_ids`].
+/// As [`Federation::with_ids`] and [`Federation::with_layout`].
 pub fn retrain(
     remaining: &BTreeMap<ClientId, Dataset>,
     config: &ValidConfig,
+    layout: Option<&mufc::Layout>,
 ) -> Result<Federation, CliError> {
     let clients = remaining.iter().map(|(id, d)| (*id, d.clone())).collect();
-    Ok(Federation::with_ids(clients, config)?)
+    Ok(match layout {
+        // The same groups, without the clients removed whole.
+        Some(l) => Federation::with_layout(clients, config, l.clone())?,
+        None => Federation::with_ids(clients, config)?,
+    })
 }
 
 /// Applies a removal to the record of the remaining data: the `ids` of
@@ -271,10 +279,10 @@ mod tests {
         fed.remove(&mufc::RemovalRequest::points(ClientId(1), vec![victim]))
             .unwrap();
         // Before the record is updated, retraining differs.
-        let stale = retrain(&remaining, &retrain_config(&fed).unwrap()).unwrap();
+        let stale = retrain(&remaining, &retrain_config(&fed).unwrap(), None).unwrap();
         assert!(difference(&fed, &stale).is_some());
         remove_from(&mut remaining, ClientId(1), &[victim]).unwrap();
-        let fresh = retrain(&remaining, &retrain_config(&fed).unwrap()).unwrap();
+        let fresh = retrain(&remaining, &retrain_config(&fed).unwrap(), None).unwrap();
         assert_eq!(difference(&fed, &fresh), None);
         // A whole client.
         let all: Vec<PointId> = remaining[&ClientId(2)].ids().to_vec();

@@ -2,6 +2,7 @@
 //! handshake between the server and a client (pumped in memory through
 //! rustls), an authority read back from its directory issues more
 //! clients, and nothing is overwritten without `--force`.
+#![cfg(feature = "net")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

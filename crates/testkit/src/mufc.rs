@@ -101,6 +101,20 @@ impl Mixture {
         sigma: 0.1,
     };
 
+    /// `clients` clients of 40 points in 2-D from three components, two
+    /// each: the federations the tests across processes run.
+    pub const fn net(clients: usize) -> Self {
+        Self {
+            clients,
+            per_client: 40,
+            dim: 2,
+            clusters: 3,
+            k_prime: 2,
+            spread: 0.3,
+            sigma: 0.05,
+        }
+    }
+
     /// Three clients of 30 points in 2-D from two components, one each:
     /// the federation the persistence tests save and load.
     pub const TINY: Self = Self {
@@ -345,13 +359,7 @@ pub fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
         same!(format!("local clusters of client {id}"), lx, ly);
     }
     let (s, t) = (a.server(), b.server());
-    same!("decoded counts", s.counts(), t.counts());
-    same!("server points", by_id(s.data()), by_id(t.data()));
-    match (s.model(), t.model()) {
-        (Some(m), Some(n)) => crate::exact::compare(m, n).map_err(|e| format!("server: {e}"))?,
-        (None, None) => {}
-        (m, n) => return Err(format!("server model: {} vs {}", m.is_some(), n.is_some())),
-    }
+    compare_server("server", s, t)?;
     if s.model().is_some() {
         let (oa, ob) = (a.objectives(None).unwrap(), b.objectives(None).unwrap());
         same!("phi_f", oa.phi_f.to_bits(), ob.phi_f.to_bits());
@@ -366,4 +374,37 @@ pub fn untimed(r: &RemovalReport) -> RemovalReport {
         times: StageTimes::default(),
         ..r.clone()
     }
+}
+
+/// Two servers' counts, points and models, bit for bit.
+fn compare_server(what: &str, s: &::mufc::Server, t: &::mufc::Server) -> Result<(), String> {
+    same!(format!("{what}: decoded counts"), s.counts(), t.counts());
+    same!(format!("{what}: points"), by_id(s.data()), by_id(t.data()));
+    match (s.model(), t.model()) {
+        (Some(m), Some(n)) => crate::exact::compare(m, n).map_err(|e| format!("{what}: {e}"))?,
+        (None, None) => {}
+        (m, n) => return Err(format!("{what}: model {} vs {}", m.is_some(), n.is_some())),
+    }
+    Ok(())
+}
+
+/// As [`compare`], and the layouts of two federations with groups and
+/// the model of every node (groups, inner nodes, root), bit for bit.
+///
+/// # Errors
+///
+/// The first difference, described.
+pub fn compare_tree(a: &Federation, b: &Federation) -> Result<(), String> {
+    compare(a, b)?;
+    same!("layout", a.layout(), b.layout());
+    if let Some(layout) = a.layout() {
+        for n in 0..layout.nodes() {
+            let node = ::mufc::NodeId(n);
+            let (Some(s), Some(t)) = (a.node(node), b.node(node)) else {
+                return Err(format!("{node} is missing"));
+            };
+            compare_server(&node.to_string(), s, t)?;
+        }
+    }
+    Ok(())
 }

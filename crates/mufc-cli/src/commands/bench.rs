@@ -10,7 +10,7 @@ use seeding::{Dataset, PointId};
 use serde_json::json;
 
 use super::prepare::{invalid, prepare};
-use super::summary::{data_json, fed_summary, merged};
+use super::summary::{data_json, fed_summary, median, merged};
 use super::trials::{fed_config, trial_seed};
 use crate::CliError;
 use crate::cli::BenchArgs;
@@ -80,17 +80,6 @@ impl ClientTimes {
             &self.cpu_per_client,
         ]
         .map(|v| median(v))
-    }
-}
-
-/// The median of `v` (NaN when empty).
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 
@@ -185,10 +174,20 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
             bar.inc(1);
             continue;
         }
-        for (c, id) in waiting.drain(..) {
+        // With groups, the parts of requests in groups without enough
+        // clients wait on: only what is no longer pending was applied.
+        let still: HashSet<(ClientId, PointId)> = fed
+            .pending()
+            .iter()
+            .flat_map(|p| p.request.point_entries())
+            .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
+            .collect();
+        let (wait, done): (Vec<_>, Vec<_>) = waiting.drain(..).partition(|e| still.contains(e));
+        waiting = wait;
+        for (c, id) in done {
             federated::remove_from(&mut remaining, c, &[id])?;
         }
-        let fresh = federated::retrain(&remaining, &retrain_config)?;
+        let fresh = federated::retrain(&remaining, &retrain_config, fed.layout())?;
         if federated::difference(&fed, &fresh).is_none() {
             equal += 1;
         }

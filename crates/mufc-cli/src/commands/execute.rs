@@ -9,6 +9,7 @@ use super::compare::compare;
 use super::run::run;
 use super::store;
 use super::summary::merged;
+use super::topologies::topologies;
 use super::unlearn::unlearn;
 use crate::CliError;
 use crate::cli::Command;
@@ -28,13 +29,27 @@ pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
         Command::Run(a) => run(a, progress),
         Command::Unlearn(a) => unlearn(a, progress),
         Command::Bench(a) => bench(a, progress),
+        Command::Topologies(a) => topologies(a, progress),
         Command::Compare(a) => compare(a, progress),
         Command::Fit(a) => store::fit(a, progress),
         Command::Forget(a) => store::forget(a),
         Command::Predict(a) => store::predict(a),
         Command::Export(a) => store::export(a),
         Command::Inspect(a) => store::inspect(a),
+        #[cfg(feature = "net")]
         Command::Certs(a) => super::certs::certs(a),
+        #[cfg(feature = "net")]
+        Command::Server(a) => super::net::server(a),
+        #[cfg(feature = "net")]
+        Command::Client(a) => super::net::client(a),
+        #[cfg(not(feature = "net"))]
+        Command::Certs(_) | Command::Server(_) | Command::Client(_) => {
+            Err(CliError::InvalidParameter {
+                name: "command",
+                value: command.name().into(),
+                reason: "this build of mufc has no network support (mufc-cli's feature `net`)",
+            })
+        }
     };
     let mut report = result.map_err(|e| match e {
         CliError::Mufc(m @ mufc::MufcError::OutsideBox { .. }) => CliError::OutsideBox(m),

@@ -35,8 +35,16 @@ pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
         ),
         m => m.to_string(),
     };
+    let topology = match fed.topology(p.split.num_clients()) {
+        Ok(mufc::Topology::Flat) | Err(_) => String::new(),
+        Ok(mufc::Topology::Groups { size }) => format!("groups of at least {size} clients, "),
+        Ok(mufc::Topology::Tree {
+            group_size,
+            fan_out,
+        }) => format!("a tree of fan-out {fan_out} over groups of at least {group_size} clients, "),
+    };
     format!(
-        "privacy {}, masking {masking}, at least {} clients per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        "{topology}privacy {}, masking {masking}, at least {} clients per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
         fed.privacy,
         fed.min_clients,
         fed.min_updating_clients,
@@ -72,4 +80,15 @@ pub(super) fn merged(mut base: Value, extra: Value) -> Value {
         b.extend(e);
     }
     base
+}
+
+/// The median of `v` (NaN when empty).
+pub(super) fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }

@@ -5,7 +5,7 @@
 //! adversarially) are made in the `requests` submodule.
 
 use baselines::{DcKMeans, DcParams};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use mufc::{ClientId, Federation, RemovalRequest, StageTimes};
@@ -27,8 +27,10 @@ use crate::progress::Progress;
 use crate::random::{derive_seed, tag};
 
 mod requests;
+mod topology;
 
 use requests::{Entries, choose, explicit};
+use topology::NextToFlat;
 
 /// What one removal round did and cost (a round applies the deferred
 /// requests and the one that completed them).
@@ -46,6 +48,40 @@ struct Served {
     included: usize,
     /// The requests the round applied (deferred ones and the last).
     requests: usize,
+}
+
+/// Moves out of `waiting` the entries a round applied: those that no
+/// pending request of `fed` names any more.
+fn split_applied(waiting: &mut Entries, fed: &Federation) -> Entries {
+    let whole: HashSet<ClientId> = fed
+        .pending()
+        .iter()
+        .flat_map(|p| p.request.clients_removed().iter().copied())
+        .collect();
+    let points: HashSet<(ClientId, seeding::PointId)> = fed
+        .pending()
+        .iter()
+        .flat_map(|p| p.request.point_entries())
+        .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
+        .collect();
+    let mut applied = Vec::new();
+    let mut kept = Vec::new();
+    for (c, ids) in waiting.drain(..) {
+        if whole.contains(&c) {
+            kept.push((c, ids));
+            continue;
+        }
+        let (wait, done): (Vec<_>, Vec<_>) =
+            ids.into_iter().partition(|id| points.contains(&(c, *id)));
+        if !done.is_empty() {
+            applied.push((c, done));
+        }
+        if !wait.is_empty() {
+            kept.push((c, wait));
+        }
+    }
+    *waiting = kept;
+    applied
 }
 
 /// `mufc unlearn`: trains (trial 0's federation seed), then serves
@@ -119,6 +155,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     let mut bar = Progress::new(removals as u64 + 2, "requests", progress);
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
     let mut fed = Federation::new(clients.clone(), &config)?;
+    let mut next_to_flat = NextToFlat::new(&clients, &config)?;
     let fit = fed.fit_report().times;
     let before = fed.objectives(Some(phi_star))?;
     let loss_before = before.loss_ratio.unwrap_or(f64::NAN);
@@ -175,6 +212,9 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
                 }
             };
             let report = fed.remove(&request)?;
+            if let Some(n) = &mut next_to_flat {
+                n.serve(Some(&request), &report, &fed)?;
+            }
             waiting.extend(entries);
             if report.outcome.is_deferred() {
                 // Nothing changed: no round, nothing to retrain or compare.
@@ -187,6 +227,9 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             let Some(report) = fed.flush()? else {
                 break;
             };
+            if let Some(n) = &mut next_to_flat {
+                n.serve(None, &report, &fed)?;
+            }
             if let Some(w) = &report.privacy_warning {
                 warnings.push(format!("--flush: {w}"));
             }
@@ -195,22 +238,24 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         } else {
             break;
         };
-        for (client, ids) in &waiting {
+        // The round applied what is no longer pending (with groups, the
+        // parts of requests in groups without enough clients wait on).
+        let applied = split_applied(&mut waiting, &fed);
+        for (client, ids) in &applied {
             federated::remove_from(&mut remaining, *client, ids)?;
         }
-        let fresh = federated::retrain(&remaining, &retrain_config)?;
+        let fresh = federated::retrain(&remaining, &retrain_config, fed.layout())?;
         let equal = federated::difference(&fed, &fresh);
         let dc_seconds = match &mut dc {
             Some(t) => {
                 let mut total = 0.0;
-                for (_, ids) in &waiting {
+                for (_, ids) in &applied {
                     total += t.delete_many(ids)?.seconds;
                 }
                 Some(total)
             }
             None => None,
         };
-        waiting.clear();
         served.push(Served {
             removed: report.removed_points,
             unlearn: report.times,
@@ -389,6 +434,8 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             "figures": "per applied removal round (a round applies the deferred requests and the one that completed them)",
             "unlearn_stage_means": unlearn_stages,
             "retrain_stage_means": retrain_stages,
+            "topology": config.topology().name(),
+            "next_to_flat": next_to_flat.as_ref().map(NextToFlat::json),
         }),
     );
 
@@ -460,6 +507,9 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             ms(v["offline_seconds"].as_f64().unwrap_or(f64::NAN)),
         )
     };
+    if let Some(n) = &next_to_flat {
+        text.push_str(&n.text());
+    }
     text.push_str(&stage_line("unlearn", &unlearn_stages));
     text.push_str(&stage_line("retrain", &retrain_stages));
     text.push_str(&format!(

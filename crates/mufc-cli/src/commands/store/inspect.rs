@@ -52,8 +52,14 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "seed": c.seed(),
     });
     let centroids = store.centroids();
+    // A server's store (`mufc server`) holds no client point: its roster
+    // and the aggregate's total stand for them.
+    let roster = store.roster()?;
+    let aggregate = store.federation().server().total_count();
     let json = json!({
         "command": "inspect",
+        "roster": roster,
+        "aggregate_points": aggregate,
         "model": a.model.display().to_string(),
         "clients": clients.len(),
         "client_ids": ids(&clients),
@@ -69,8 +75,19 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "history": history.iter().map(entry_json).collect::<Vec<_>>(),
     });
     let mut t = TextTable::new(&["", "value"]);
-    t.row(["clients".to_string(), clients.len().to_string()]);
-    t.row(["points".to_string(), store.num_points().to_string()]);
+    match &roster {
+        Some(names) => {
+            t.row([
+                "roster (a server's store: no client point)".to_string(),
+                names.join(","),
+            ]);
+            t.row(["points in the aggregate".to_string(), aggregate.to_string()]);
+        }
+        None => {
+            t.row(["clients".to_string(), clients.len().to_string()]);
+            t.row(["points".to_string(), store.num_points().to_string()]);
+        }
+    }
     t.row(["K (server clusters)".to_string(), store.k().to_string()]);
     t.row(["k (client clusters)".to_string(), c.client_k().to_string()]);
     t.row(["dimension".to_string(), store.dim().to_string()]);

@@ -1,0 +1,150 @@
+//! The options of the federation across processes: `mufc server` and
+//! `mufc client` (thin layers over `mufc_net`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::StoreOutput;
+use mufc::SecAggGraph;
+
+/// Where a party's certificates are: a directory `mufc certs` wrote, or
+/// each file named.
+#[derive(Clone, Debug, Args)]
+pub struct TlsArgs {
+    /// The directory `mufc certs` wrote (`ca.pem`, `server.pem`,
+    /// `server-key.pem`, `client-<name>.pem`, `client-<name>-key.pem`).
+    #[arg(long, value_name = "DIR")]
+    pub certs: Option<PathBuf>,
+    /// The federation's authority certificate [default: DIR/ca.pem].
+    #[arg(long, value_name = "PEM")]
+    pub ca: Option<PathBuf>,
+    /// This party's certificate [default: DIR/server.pem, or
+    /// DIR/client-NAME.pem].
+    #[arg(long, value_name = "PEM")]
+    pub cert: Option<PathBuf>,
+    /// This party's key [default: DIR/server-key.pem, or
+    /// DIR/client-NAME-key.pem].
+    #[arg(long, value_name = "PEM")]
+    pub key: Option<PathBuf>,
+}
+
+/// Options of `mufc server`.
+#[derive(Clone, Debug, Args)]
+pub struct ServerArgs {
+    /// Output options (`--json`: one JSON object per event, per line).
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// TLS options.
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// The address to listen on (`127.0.0.1:0`: a free port, printed).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7443")]
+    pub listen: String,
+    /// The server's store: written after training, resumed from when it
+    /// exists (its roster and configuration then win). It never holds a
+    /// client's point.
+    #[arg(long, value_name = "STORE")]
+    pub store: PathBuf,
+    /// The clients, comma-separated, in id order (the names of their
+    /// certificates). Training waits for all of them.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub clients: Vec<String>,
+    /// The number of clusters K the server finds.
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// The clusters each client finds [default: K].
+    #[arg(long, value_name = "K")]
+    pub client_k: Option<usize>,
+    /// Quantization step [default: 1/sqrt(n d), n the registered points].
+    #[arg(long, value_name = "G")]
+    pub gamma: Option<f64>,
+    /// The federation's seed (the clients' K-means++ and the server's).
+    #[arg(long, default_value_t = 2023)]
+    pub seed: u64,
+    /// The fraction of clients a round must survive losing: sizes the
+    /// SecAgg threshold (a real dropout beyond it fails the round and
+    /// unmasks nothing).
+    #[arg(long, value_name = "RATE", default_value_t = 0.0)]
+    pub dropout: f64,
+    /// The SecAgg neighbourhood graph.
+    #[arg(long, value_enum, default_value_t = SecAggGraph::Complete)]
+    pub secagg_graph: SecAggGraph,
+    /// The fewest clients an aggregate may hold.
+    #[arg(long, value_name = "M", default_value_t = mufc::DEFAULT_MIN_CLIENTS)]
+    pub min_clients: usize,
+    /// Seconds the server waits for the answers of one protocol step; a
+    /// client that has not answered is dropped at that step.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub step_timeout: f64,
+    /// Seconds a removal round waits for absent clients of the roster
+    /// before it runs without them.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub join_timeout: f64,
+}
+
+/// Options of `mufc client`.
+#[derive(Clone, Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ClientArgs {
+    /// `forget`: a request to the running client, through its store.
+    #[command(subcommand)]
+    pub action: Option<ClientAction>,
+    /// Output options (`--json`: one JSON object per event, per line).
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// TLS options.
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// The server, `host:port`.
+    #[arg(long, value_name = "ADDR")]
+    pub server: Option<String>,
+    /// The client's points (CSV or .npy, one per row; the point ids
+    /// are the 0-based rows), read once into its store; every coordinate
+    /// in [-1/2, 1/2] unless --bounds maps it there.
+    #[arg(long, value_name = "PATH")]
+    pub data: Option<PathBuf>,
+    /// The bounds LO,HI the consortium agreed on for every coordinate:
+    /// points are mapped from [LO, HI] into the box.
+    #[arg(
+        long,
+        value_name = "LO,HI",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub bounds: Option<Vec<f64>>,
+    /// The client's name (its certificate's).
+    #[arg(long, value_name = "NAME")]
+    pub id: Option<String>,
+    /// The client's store: created from --data on the first start, then
+    /// the source of its points.
+    #[arg(long, value_name = "STORE")]
+    pub store: Option<PathBuf>,
+}
+
+/// What `mufc client` may do besides running.
+#[derive(Clone, Debug, Subcommand)]
+pub enum ClientAction {
+    /// Ask the running client to forget points: recorded in its store,
+    /// applied by it, acknowledged once a round committed at the server.
+    Forget(ClientForgetArgs),
+}
+
+/// Options of `mufc client forget`.
+#[derive(Clone, Debug, Args)]
+pub struct ClientForgetArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// The client's store.
+    #[arg(long, value_name = "STORE")]
+    pub store: PathBuf,
+    /// Point ids to forget (0-based rows of the client's data),
+    /// comma-separated.
+    #[arg(long, value_name = "IDS", value_delimiter = ',', required = true)]
+    pub ids: Vec<u64>,
+    /// Seconds to wait for the acknowledgement (0: do not wait; the
+    /// request is served all the same).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    pub wait: f64,
+}

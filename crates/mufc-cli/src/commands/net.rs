@@ -1,0 +1,415 @@
+//! `mufc server` and `mufc client`: the federation across processes
+//! (`mufc_net`). Both run until interrupted (SIGINT, SIGTERM), printing
+//! one line per event on stdout (one JSON object per line with
+//! `--json`); `mufc client forget` records a request in a client's store
+//! and waits for its acknowledgement.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mufc::{Channel, FederationConfig, Masks, SecAggOptions};
+use mufc_net::client::{ClientEvent, ClientOptions, start_client};
+use mufc_net::client_store::{ClientStore, RequestStatus};
+use mufc_net::server::{ServerEvent, ServerOptions, start_server};
+use seeding::{BoxTransform, PointId};
+use serde_json::{Value, json};
+
+use crate::CliError;
+use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
+use crate::data::{LoadOptions, load};
+use crate::output::Report;
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Store(format!("cannot start the async runtime: {e}")))
+}
+
+fn seconds(name: &'static str, secs: f64) -> Result<Duration, CliError> {
+    Duration::try_from_secs_f64(secs).map_err(|_| CliError::InvalidParameter {
+        name,
+        value: secs.to_string(),
+        reason: "must be a non-negative number of seconds",
+    })
+}
+
+fn read(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| CliError::io(path, &e))
+}
+
+/// The PEM files of a party: named, or in the `--certs` directory under
+/// the names `mufc certs` gives them (`stem` is `server` or
+/// `client-<name>`).
+fn pems(tls: &TlsArgs, stem: &str) -> Result<[String; 3], CliError> {
+    let pick = |given: &Option<PathBuf>, file: String| -> Result<PathBuf, CliError> {
+        given
+            .clone()
+            .or_else(|| tls.certs.as_ref().map(|d| d.join(&file)))
+            .ok_or(CliError::InvalidParameter {
+                name: "certs",
+                value: String::new(),
+                reason: "name the certificates: --certs DIR, or --ca, --cert and --key",
+            })
+    };
+    let ca = pick(&tls.ca, "ca.pem".into())?;
+    let cert = pick(&tls.cert, format!("{stem}.pem"))?;
+    let key = pick(&tls.key, format!("{stem}-key.pem"))?;
+    Ok([read(&ca)?, read(&cert)?, read(&key)?])
+}
+
+/// Prints each event `next` gives, as `render` writes it (one JSON object
+/// or one line of text), until there are no more or the process is
+/// interrupted.
+async fn follow<E>(
+    mut next: impl AsyncFnMut() -> Option<E>,
+    json_out: bool,
+    mut render: impl FnMut(&E) -> (Value, String),
+) {
+    // One listener for the whole run: a signal between two events is not
+    // lost (once tokio handles SIGTERM, nothing else would stop us).
+    let stop = interrupted();
+    tokio::pin!(stop);
+    loop {
+        let ev = tokio::select! {
+            ev = next() => ev,
+            () = &mut stop => None,
+        };
+        let Some(ev) = ev else { return };
+        let (value, text) = render(&ev);
+        if json_out {
+            println!("{value}");
+        } else {
+            println!("{text}");
+        }
+    }
+}
+
+fn ids(v: &[mufc::ClientId]) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
+    v.iter()
+        .map(|c| c.0.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn server_event(ev: &ServerEvent) -> (Value, String) {
+    match ev {
+        ServerEvent::Listening(addr) => (
+            json!({ "event": "listening", "addr": addr.to_string() }),
+            format!("listening on {addr}"),
+        ),
+        ServerEvent::Resumed { rounds } => (
+            json!({ "event": "resumed", "rounds": rounds }),
+            format!("resumed from the store after {rounds} rounds"),
+        ),
+        ServerEvent::Connected { id, name } => (
+            json!({ "event": "connected", "client": id.0, "name": name }),
+            format!("client {id} ({name}) connected"),
+        ),
+        ServerEvent::Refused { reason } => (
+            json!({ "event": "refused", "reason": reason }),
+            format!("refused a session: {reason}"),
+        ),
+        ServerEvent::Rejected { id, reason } => (
+            json!({ "event": "rejected", "client": id.0, "reason": reason }),
+            format!("rejected a message of client {id}: {reason}"),
+        ),
+        ServerEvent::RoundStarted { round, clients } => (
+            json!({ "event": "round_started", "round": round, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            format!("round {round} started with clients {}", ids(clients)),
+        ),
+        ServerEvent::RoundCommitted(r) => {
+            let dropped: Vec<mufc::ClientId> = r.dropped.iter().map(|(c, _)| *c).collect();
+            (
+                json!({
+                    "event": "round_committed",
+                    "round": r.round,
+                    "training": r.training,
+                    "included": r.included.iter().map(|c| c.0).collect::<Vec<_>>(),
+                    "dropped": r.dropped.iter().map(|(c, s)| json!({ "client": c.0, "step": s.to_string() })).collect::<Vec<_>>(),
+                    "total_count": r.total_count,
+                    "nonzero_bins": r.nonzero_bins,
+                    "wall_s": r.wall.as_secs_f64(),
+                }),
+                format!(
+                    "round {} committed{}: included {}, dropped {}, {} points in {} bins, {:.3} s",
+                    r.round,
+                    if r.training { " (training)" } else { "" },
+                    ids(&r.included),
+                    ids(&dropped),
+                    r.total_count,
+                    r.nonzero_bins,
+                    r.wall.as_secs_f64()
+                ),
+            )
+        }
+        ServerEvent::RoundFailed { round, reason } => (
+            json!({ "event": "round_failed", "round": round, "reason": reason }),
+            match round {
+                Some(n) => format!("round {n} failed: {reason}"),
+                None => format!("a round could not start: {reason}"),
+            },
+        ),
+        other => (
+            json!({ "event": "other", "detail": format!("{other:?}") }),
+            format!("{other:?}"),
+        ),
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// `mufc server`.
+///
+/// # Errors
+///
+/// Bad options or certificates, a store that does not open or contradicts
+/// the options, an address that cannot be bound, a federation that cannot
+/// be set up once the clients registered.
+pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
+    let [ca, cert, key] = pems(&a.tls, "server")?;
+    let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
+    let mut config = FederationConfig::new(a.k)
+        .client_k(a.client_k.unwrap_or(a.k))
+        .channel(Channel::scma(Masks::SecAgg(
+            SecAggOptions::new()
+                .dropout(a.dropout)
+                .graph(a.secagg_graph),
+        )))
+        .min_clients(a.min_clients)
+        .seed(a.seed);
+    if let Some(g) = a.gamma {
+        config = config.gamma(g);
+    }
+    let mut options = ServerOptions::new(&a.store, config.validate()?, a.clients.clone());
+    options.step_timeout = seconds("step timeout", a.step_timeout)?;
+    options.join_timeout = seconds("join timeout", a.join_timeout)?;
+    let json_out = a.out.json;
+    runtime()?.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .map_err(|e| CliError::Io {
+                path: PathBuf::from(&a.listen),
+                message: format!("cannot listen: {e}"),
+            })?;
+        let mut handle = start_server(listener, tls, options).await?;
+        let mut committed = 0u64;
+        follow(
+            async || handle.next_event().await,
+            json_out,
+            |ev| {
+                if matches!(ev, ServerEvent::RoundCommitted(_)) {
+                    committed += 1;
+                }
+                server_event(ev)
+            },
+        )
+        .await;
+        handle.stop().await?;
+        Ok(Report {
+            json: json!({ "command": "server", "rounds_committed": committed }),
+            text: format!("server stopped after {committed} committed rounds"),
+            warnings: Vec::new(),
+        })
+    })
+}
+
+fn client_event(ev: &ClientEvent) -> (Value, String) {
+    match ev {
+        ClientEvent::Connected { id } => (
+            json!({ "event": "connected", "client": id.0 }),
+            format!("connected as client {id}"),
+        ),
+        ClientEvent::Joined { round } => (
+            json!({ "event": "joined", "round": round }),
+            format!("joined round {round}"),
+        ),
+        ClientEvent::RefusedRound { round, reason } => (
+            json!({ "event": "refused_round", "round": round, "reason": reason }),
+            format!("refused round {round}: {reason}"),
+        ),
+        ClientEvent::RoundError { round, reason } => (
+            json!({ "event": "round_error", "round": round, "reason": reason }),
+            format!("round {round}: {reason}"),
+        ),
+        ClientEvent::Applied { request, reseeded } => (
+            json!({ "event": "applied", "request": request, "reseeded": reseeded }),
+            format!(
+                "request {request} applied{}",
+                if *reseeded { " (reseeded)" } else { "" }
+            ),
+        ),
+        ClientEvent::RequestRefused { request, reason } => (
+            json!({ "event": "request_refused", "request": request, "reason": reason }),
+            format!("request {request} refused: {reason}"),
+        ),
+        ClientEvent::RoundEnded {
+            round,
+            committed,
+            included,
+            acknowledged,
+        } => (
+            json!({ "event": "round_ended", "round": round, "committed": committed, "included": included, "acknowledged": acknowledged }),
+            format!(
+                "round {round} {}{}{}",
+                if *committed { "committed" } else { "failed" },
+                if *included {
+                    ""
+                } else {
+                    " without this client"
+                },
+                if acknowledged.is_empty() {
+                    String::new()
+                } else {
+                    format!(", acknowledging requests {acknowledged:?}")
+                }
+            ),
+        ),
+        ClientEvent::Disconnected { reason } => (
+            json!({ "event": "disconnected", "reason": reason }),
+            format!("disconnected: {reason}"),
+        ),
+        other => (
+            json!({ "event": "other", "detail": format!("{other:?}") }),
+            format!("{other:?}"),
+        ),
+    }
+}
+
+fn required<'a, T>(v: &'a Option<T>, name: &'static str) -> Result<&'a T, CliError> {
+    v.as_ref().ok_or(CliError::InvalidParameter {
+        name,
+        value: String::new(),
+        reason: "is required to run a client",
+    })
+}
+
+/// Creates the client's store from its data file on the first start.
+fn client_store(a: &ClientArgs, store: &Path, name: &str) -> Result<(), CliError> {
+    if store.exists() {
+        let stored = ClientStore::open(store)?.name()?;
+        if stored != name {
+            return Err(CliError::Store(format!(
+                "{} is the store of client {stored}, not {name}",
+                store.display()
+            )));
+        }
+        return Ok(());
+    }
+    let path = required(&a.data, "data")?;
+    let mut data = load(path, &LoadOptions::default())?.dataset()?;
+    if let Some(b) = &a.bounds {
+        let (lo, hi) = match b.as_slice() {
+            [lo, hi] => (*lo, *hi),
+            _ => {
+                return Err(CliError::InvalidParameter {
+                    name: "bounds",
+                    value: format!("{b:?}"),
+                    reason: "give two numbers, LO,HI",
+                });
+            }
+        };
+        let d = data.dim();
+        let t = BoxTransform::from_bounds(&vec![lo; d], &vec![hi; d])?;
+        data = t.apply_dataset(&data)?;
+    }
+    ClientStore::create(store, name, &data)?;
+    Ok(())
+}
+
+/// `mufc client` (and `mufc client forget`).
+///
+/// # Errors
+///
+/// Missing options, bad data or certificates, a store of another client,
+/// a server that refuses the client (not in its roster, another
+/// federation's certificate).
+pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
+    if let Some(ClientAction::Forget(f)) = &a.action {
+        return forget(f);
+    }
+    let name = required(&a.id, "id")?;
+    let store = required(&a.store, "store")?;
+    let server = required(&a.server, "server")?;
+    client_store(a, store, name)?;
+    let [ca, cert, key] = pems(&a.tls, &format!("client-{name}"))?;
+    let tls = mufc_net::tls::client_config(&ca, &cert, &key)?;
+    let json_out = a.out.json;
+    runtime()?.block_on(async {
+        let mut handle = start_client(ClientOptions::new(server, store), tls)?;
+        follow(async || handle.next_event().await, json_out, client_event).await;
+        handle.stop().await?;
+        Ok(Report {
+            json: json!({ "command": "client", "stopped": true }),
+            text: "client stopped".into(),
+            warnings: Vec::new(),
+        })
+    })
+}
+
+/// `mufc client forget`.
+fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
+    let store = ClientStore::open(&f.store)?;
+    let ids: Vec<PointId> = f.ids.iter().copied().map(PointId).collect();
+    let request = store.request(&ids)?;
+    let wait = seconds("wait", f.wait)?;
+    let start = std::time::Instant::now();
+    let status = loop {
+        let status = store.status(request)?;
+        let done = matches!(
+            status,
+            Some(RequestStatus::Acknowledged { .. } | RequestStatus::Refused { .. })
+        );
+        if done || start.elapsed() >= wait {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    match status {
+        Some(RequestStatus::Acknowledged { round }) => Ok(Report {
+            json: json!({ "command": "client forget", "request": request, "acknowledged": true, "round": round }),
+            text: format!(
+                "request {request}: {} points forgotten, acknowledged in round {round}",
+                ids.len()
+            ),
+            warnings: Vec::new(),
+        }),
+        Some(RequestStatus::Refused { reason }) => Err(CliError::Store(format!(
+            "request {request} refused: {reason}"
+        ))),
+        other => {
+            let state = match other {
+                Some(RequestStatus::Applied) => {
+                    "applied by the client, its round not yet committed"
+                }
+                _ => "not yet applied: is the client running?",
+            };
+            Ok(Report {
+                json: json!({ "command": "client forget", "request": request, "acknowledged": false, "state": state }),
+                text: format!(
+                    "request {request} recorded, {state}; it is served when a round commits \
+                     (`mufc client forget` waited {:.0} s)",
+                    wait.as_secs_f64()
+                ),
+                warnings: Vec::new(),
+            })
+        }
+    }
+}

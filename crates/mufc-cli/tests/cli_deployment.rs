@@ -1,0 +1,124 @@
+//! `docs/deployment.md` is run as written: every `$ mufc ...` line of its
+//! console blocks, in order, with the host and port replaced by 127.0.0.1
+//! and a free port, and the three hospitals' data files written here. The
+//! long-running `server` and `client` commands run as background
+//! processes; the others must succeed. The model is then checked against
+//! the in-process federation on the records left.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+#[path = "common/net.rs"]
+mod net;
+
+use std::path::Path;
+
+use mufc::store::Store;
+use nalgebra::DMatrix;
+use net::{Proc, assert_model, free_port};
+use seeding::{BoxTransform, Dataset, PointId};
+
+const HOSPITALS: [&str; 3] = ["st-marys", "general", "childrens"];
+
+/// The commands of the walkthrough, in order, without the `$ mufc`.
+fn commands(port: u16) -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deployment.md"),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut in_console = false;
+    for line in doc.lines() {
+        if line.starts_with("```") {
+            in_console = line == "```console";
+            continue;
+        }
+        if let (true, Some(cmd)) = (in_console, line.strip_prefix("$ mufc ")) {
+            let cmd = cmd
+                .replace("fed.example.org:7443", &format!("127.0.0.1:{port}"))
+                .replace("0.0.0.0:7443", &format!("127.0.0.1:{port}"));
+            out.push(cmd.split_whitespace().map(str::to_string).collect());
+        }
+    }
+    out
+}
+
+/// Each hospital's records: 60 measurements in [0, 200]^2 around three
+/// centres, with a header row; returned as read back (in the box).
+fn write_data(dir: &Path) -> Vec<Dataset> {
+    let to_box = BoxTransform::from_bounds(&[0.0, 0.0], &[200.0, 200.0]).unwrap();
+    HOSPITALS
+        .iter()
+        .enumerate()
+        .map(|(h, name)| {
+            let mut csv = String::from("systolic,weight\n");
+            let mut coords = Vec::new();
+            for i in 0..60usize {
+                let c = (i + h) % 3;
+                let x = [60.0, 120.0, 150.0][c] + ((i * 7 + h) % 11) as f64;
+                let y = [40.0, 90.0, 160.0][c] + ((i * 5 + 2 * h) % 13) as f64;
+                csv.push_str(&format!("{x:?},{y:?}\n"));
+                coords.extend(to_box.apply(&[x, y]));
+            }
+            std::fs::write(dir.join(format!("{name}.csv")), csv).unwrap();
+            Dataset::new(DMatrix::from_column_slice(2, 60, &coords)).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn the_deployment_walkthrough_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = write_data(dir);
+    let port = free_port();
+    let cmds = commands(port);
+    let names: Vec<&str> = cmds.iter().map(|c| c[0].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "certs", "server", "client", "client", "client", "client", "inspect", "export"
+        ],
+        "the walkthrough's commands changed: update this test with it"
+    );
+    let mut background = Vec::new();
+    for cmd in &cmds {
+        let long_running = cmd[0] == "server" || (cmd[0] == "client" && cmd[1] != "forget");
+        if long_running {
+            let p = Proc::start(&cmd.join(" "), dir, cmd, &[]);
+            if cmd[0] == "server" {
+                p.wait_for(|l| l.starts_with("listening on"));
+            }
+            background.push(p);
+            continue;
+        }
+        if cmd[0] == "client" {
+            // The forget: after training.
+            background[0].wait_for(|l| l.contains("committed (training)"));
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+            .current_dir(dir)
+            .args(cmd)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "mufc {}: {text}{}",
+            cmd.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if cmd[0] == "client" {
+            assert!(text.contains("acknowledged in round 1"), "{text}");
+        }
+        if cmd[0] == "inspect" {
+            assert!(text.contains("audit history"), "{text}");
+        }
+    }
+
+    // The model: training on what the hospitals still hold.
+    let mut rest = data;
+    rest[1] = rest[1].without(&[PointId(17), PointId(42)]).unwrap();
+    assert_model(dir, rest);
+    let stored = Store::open(dir.join("server.db")).unwrap();
+    assert_eq!(stored.roster().unwrap().unwrap(), HOSPITALS);
+}

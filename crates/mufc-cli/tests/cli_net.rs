@@ -1,0 +1,145 @@
+//! The federation across processes (issue 15): `mufc server` and five
+//! `mufc client` processes on 127.0.0.1, over mutually authenticated TLS.
+//!
+//! - Training gives the model of the in-process `Federation` on the same
+//!   data and configuration, bit for bit; a removal asked through a
+//!   client's store is acknowledged once its round committed, and the model
+//!   is then retraining's on the points left.
+//! - The server is killed with SIGKILL and restarted: it resumes from its
+//!   store, a removal acknowledged before the kill is still applied, and
+//!   one asked afterwards is served exactly.
+//! - A client process dies in the middle of a round: the round completes
+//!   with the others and names it dropped; when too many die, the round
+//!   fails cleanly and no model is stored.
+//!
+//! The attackers (bad certificates, replays, garbage) are in
+//! `cli_net_attacks.rs`. Every wait is bounded and every child is killed
+//! when the test ends.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+#[path = "common/net.rs"]
+mod net;
+
+use std::path::Path;
+
+use net::{Proc, Processes, assert_model, server_args, write_csv};
+use seeding::{Dataset, PointId};
+use testkit::mufc::{Mixture, gaussian_clients};
+
+const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// Each client's points, written as `<name>.csv` into `dir`.
+fn data(dir: &Path, label: &str) -> Vec<Dataset> {
+    let data = gaussian_clients(label, Mixture::net(NAMES.len()));
+    for (name, d) in NAMES.iter().zip(&data) {
+        write_csv(dir, name, d);
+    }
+    data
+}
+
+fn forget(dir: &Path, client: &str, ids: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args([
+            "client",
+            "forget",
+            "--store",
+            &format!("{client}.db"),
+            "--ids",
+            ids,
+        ])
+        .args(["--wait", "60"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("acknowledged in round"), "{text}");
+    text
+}
+
+#[test]
+fn five_processes_train_exactly_and_survive_a_killed_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = data(dir, "cli-net-exact");
+    let extra = ["--k", "3", "--seed", "11"];
+    let mut fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    let args = server_args(fed.port, &fed.certs, &NAMES, &extra);
+    let server = &mut fed.server;
+    server.wait_for(|l| l.contains("committed (training)"));
+    assert_model(dir, data.clone());
+
+    // A removal acknowledged before the server dies.
+    forget(dir, "b", "7");
+    let mut rest = data;
+    rest[1] = rest[1].without(&[PointId(7)]).unwrap();
+    assert_model(dir, rest.clone());
+
+    // SIGKILL, then the same command again: it resumes from its store.
+    server.kill();
+    let server = Proc::start("restarted server", dir, &args, &[]);
+    let clients = &fed.clients;
+    server.wait_for(|l| l.starts_with("resumed from the store"));
+    forget(dir, "d", "2,30");
+    rest[3] = rest[3].without(&[PointId(2), PointId(30)]).unwrap();
+    assert_model(dir, rest);
+    for c in clients {
+        assert!(
+            !c.log().iter().any(|l| l.contains("refused")),
+            "{:?}",
+            c.log()
+        );
+    }
+}
+
+#[test]
+fn a_client_killed_mid_round_is_dropped_and_too_many_fail_cleanly() {
+    let extra = ["--k", "3", "--dropout", "0.2", "--step-timeout", "20"];
+    // One client dies before its masked input: the others complete.
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = data(dir, "cli-net-dropout");
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |n| {
+        (n == "e").then_some("0:masked-input")
+    });
+    let line = fed.server.wait_for(|l| l.contains("committed (training)"));
+    assert!(line.contains("included 0,1,2,3, dropped 4"), "{line}");
+    assert_model(dir, data[..4].to_vec());
+
+    // A client loses its connection before its masked input and comes
+    // back a second later, while another is still computing (it answers
+    // three seconds late): the new session has no part in the round, which
+    // goes on without it as soon as the slow one answers, long before the
+    // step deadline (120 s, beyond the test's every wait).
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = self::data(dir, "cli-net-dropout");
+    let slow = ["--k", "3", "--dropout", "0.2", "--step-timeout", "120"];
+    let fed = Processes::start(dir, &NAMES, &NAMES, &slow, |n| match n {
+        "d" => Some("0:masked-input:delay"),
+        "e" => Some("0:masked-input:reconnect"),
+        _ => None,
+    });
+    let line = fed.server.wait_for(|l| l.contains("committed (training)"));
+    assert!(line.contains("included 0,1,2,3, dropped 4"), "{line}");
+    assert_model(dir, data[..4].to_vec());
+    fed.clients[4].wait_for(|l| l.starts_with("disconnected"));
+
+    // Three of five die: below the threshold, the round fails, nothing is
+    // unmasked and no model is stored.
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    self::data(dir, "cli-net-dropout");
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |n| {
+        ["c", "d", "e"].contains(&n).then_some("0:share-keys")
+    });
+    let line = fed.server.wait_for(|l| l.starts_with("round 0 failed"));
+    assert!(line.contains("dropped out"), "{line}");
+    assert!(!fed.server.log().iter().any(|l| l.contains("committed")));
+    assert!(!dir.join("server.db").exists());
+}

@@ -1,0 +1,277 @@
+//! Running a federation of `mufc server` and `mufc client` processes on
+//! 127.0.0.1 for the multi-process tests: each child's stdout is read line
+//! by line into a log the test waits on (with a deadline), and every child
+//! is killed when its handle drops, so a failing test stops by itself.
+
+// Each test file compiles this module into its own binary and may use only
+// a part of it: what one binary leaves unused is not dead code.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mufc::store::Store;
+use mufc::{Channel, Federation, Masks, SecAggOptions};
+use seeding::Dataset;
+
+/// The longest any wait of these tests takes.
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
+
+/// A child process and the lines it printed.
+pub(crate) struct Proc {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    name: String,
+}
+
+impl Proc {
+    /// Starts `mufc args...` in `dir` with the environment `env`.
+    pub(crate) fn start(name: &str, dir: &Path, args: &[String], env: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mufc"));
+        cmd.args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines() {
+                    let Ok(line) = line else { return };
+                    lines.lock().unwrap().push(line);
+                }
+            });
+        }
+        Self {
+            child,
+            lines,
+            name: name.to_string(),
+        }
+    }
+
+    /// Every line so far.
+    pub(crate) fn log(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits for a line `want` accepts (after the first `skip` lines) and
+    /// returns it; panics with the log at [`LIMIT`].
+    pub(crate) fn wait_for_after(&self, skip: usize, want: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.log().iter().skip(skip).find(|l| want(l)) {
+                return l.clone();
+            }
+            assert!(
+                start.elapsed() < LIMIT,
+                "{} did not print the line awaited in time; its log:\n{}",
+                self.name,
+                self.log().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// [`Self::wait_for_after`] from the first line.
+    pub(crate) fn wait_for(&self, want: impl Fn(&str) -> bool) -> String {
+        self.wait_for_after(0, want)
+    }
+
+    /// Whether the process ended, waiting up to `within`.
+    pub(crate) fn exited_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return Some(s);
+            }
+            if start.elapsed() >= within {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// SIGKILL, and wait for it.
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A port free on 127.0.0.1 now (a restarted server must listen where its
+/// clients dial).
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Writes `data` as a CSV without header (every `f64` printed so that it
+/// parses back to itself) and returns its path.
+pub(crate) fn write_csv(dir: &Path, name: &str, data: &Dataset) -> PathBuf {
+    let mut s = String::new();
+    for p in 0..data.len() {
+        let row: Vec<String> = data.point(p).iter().map(|x| format!("{x:?}")).collect();
+        s.push_str(&row.join(","));
+        s.push('\n');
+    }
+    let path = dir.join(format!("{name}.csv"));
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+/// `mufc certs` for `clients` into `dir/certs` (federation `federation`).
+pub(crate) fn certs(dir: &Path, sub: &str, federation: &str, clients: &[&str]) -> PathBuf {
+    let out = dir.join(sub);
+    let status = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .args(["certs", "--out-dir"])
+        .arg(&out)
+        .args([
+            "--federation",
+            federation,
+            "--clients",
+            &clients.join(","),
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    out
+}
+
+/// The arguments of `mufc server` on `port` with the roster `clients`.
+pub(crate) fn server_args(
+    port: u16,
+    certs: &Path,
+    clients: &[&str],
+    extra: &[&str],
+) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "server",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--store",
+        "server.db",
+        "--clients",
+        &clients.join(","),
+        "--certs",
+        certs.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+/// The arguments of `mufc client` `name` on `port`.
+pub(crate) fn client_args(port: u16, certs: &Path, name: &str) -> Vec<String> {
+    [
+        "client",
+        "--server",
+        &format!("127.0.0.1:{port}"),
+        "--data",
+        &format!("{name}.csv"),
+        "--id",
+        name,
+        "--store",
+        &format!("{name}.db"),
+        "--certs",
+        certs.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The model in `dir/server.db` is `Federation::new(data)`'s, with the
+/// store's resolved configuration and `dropout` as the server had it.
+pub(crate) fn assert_model(dir: &Path, data: Vec<Dataset>) {
+    let stored = Store::open(dir.join("server.db")).unwrap();
+    assert!(
+        stored.federation().clients().is_empty(),
+        "no client point at the server"
+    );
+    // The in-process federation with the same configuration (no dropout
+    // simulated: every process answered).
+    let config = stored
+        .config()
+        .clone()
+        .into_builder()
+        .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+        .validate()
+        .unwrap();
+    let fed = Federation::new(data, &config).unwrap();
+    assert_eq!(stored.federation().server().counts(), fed.server().counts());
+    assert_eq!(
+        stored.federation().server().centroids(),
+        fed.server().centroids()
+    );
+}
+
+/// A federation of processes in `dir`: the server with the roster
+/// `roster` and the options `extra`, and a client process for each of
+/// `clients` (their data files written beforehand), each with the fault
+/// `fault(name)` if any (`mufc_net::fault`).
+pub(crate) struct Processes {
+    pub(crate) server: Proc,
+    pub(crate) clients: Vec<Proc>,
+    pub(crate) port: u16,
+    pub(crate) certs: PathBuf,
+}
+
+impl Processes {
+    pub(crate) fn start(
+        dir: &Path,
+        roster: &[&str],
+        clients: &[&str],
+        extra: &[&str],
+        fault: impl Fn(&str) -> Option<&'static str>,
+    ) -> Self {
+        let certs = certs(dir, "certs", "hospitals", roster);
+        let port = free_port();
+        let server = Proc::start(
+            "server",
+            dir,
+            &server_args(port, &certs, roster, extra),
+            &[],
+        );
+        server.wait_for(|l| l.starts_with("listening on"));
+        let clients = clients
+            .iter()
+            .map(|n| {
+                let env: Vec<(&str, &str)> = fault(n)
+                    .map(|f| (mufc_net::fault::FAULT_ENV, f))
+                    .into_iter()
+                    .collect();
+                Proc::start(n, dir, &client_args(port, &certs, n), &env)
+            })
+            .collect();
+        Self {
+            server,
+            clients,
+            port,
+            certs,
+        }
+    }
+}
