@@ -21,6 +21,9 @@ use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
 use syndrome_agg::{CountPolicy, LinearParams, LinearSketch, MaskedSketch, Sketch, SketchParams};
 use testkit::mufc::{Mixture, compare, compare_tree, gaussian_clients, without_request};
 
+#[path = "groups/saved.rs"]
+mod saved;
+
 const MIX: Mixture = Mixture {
     clients: 12,
     per_client: 30,
@@ -315,11 +318,6 @@ fn a_group_never_falls_below_the_minimum_and_nothing_changes() {
     assert!(matches!(
         Federation::with_layout(data(), &config, missing),
         Err(MufcError::InvalidLayout(_))
-    ));
-    // Not savable yet: refused, not silently flattened.
-    assert!(matches!(
-        before.to_bytes(),
-        Err(MufcError::TopologyUnsupported(_))
     ));
 }
 

@@ -5,7 +5,7 @@ mod exchange;
 mod requests;
 pub(crate) mod setup;
 mod train;
-mod tree;
+pub(crate) mod tree;
 mod unlearn;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -131,6 +131,20 @@ impl Federation {
             tree: None,
             involvement: None,
         }
+    }
+
+    /// What a saved federation keeps of its groups (`None` when flat).
+    #[cfg(feature = "serde")]
+    pub(crate) fn saved_tree(&self) -> Option<crate::persist::body::SavedTree> {
+        self.tree.as_ref().map(Tree::saved)
+    }
+
+    /// Gives a federation assembled by [`Self::from_parts`] its groups
+    /// (restored by [`Tree::restore`]).
+    #[cfg(feature = "serde")]
+    pub(crate) fn with_tree(mut self, tree: Tree) -> Self {
+        self.tree = Some(tree);
+        self
     }
 
     /// A federation without clients: the server's half of one run across

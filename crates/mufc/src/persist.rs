@@ -1,20 +1,24 @@
 //! Saving and loading a whole federation (postcard: every `f64` round-trips
 //! exactly).
 //!
-//! What is stored: the resolved configuration, each client's id, points
-//! and seeds, the decoded counts, the sketch capacity, the round counter,
-//! the reports and the removal requests still pending
-//! ([`Federation::pending`]). Loading rebuilds every client's clustering from its
-//! points and the configuration, and the server's K-means from the counts:
-//! by exactness (see the crate docs) that is the saved state, bit for bit,
-//! and the stored seeds and counts are checked against it.
+//! What is stored: the resolved configuration (its topology included),
+//! each client's id, points and seeds, the decoded counts, the sketch
+//! capacity, the round counter, the reports, the removal requests still
+//! pending ([`Federation::pending`]) and, for a federation with groups,
+//! each group's clients, round counter, included clients and decoded
+//! counts. Loading rebuilds every client's clustering from its points and
+//! the configuration, and the server's K-means (every node's, with groups)
+//! from the counts: by exactness (see the crate docs) that is the saved
+//! state, bit for bit, and the stored seeds and counts are checked
+//! against it (each group's counts against its included members'
+//! histograms, and the groups' sum against the root's).
 //!
-//! # File format, version 4
+//! # File format, version 7
 //!
 //! | offset       | bytes | contents                                              |
 //! |--------------|-------|-------------------------------------------------------|
 //! | 0            | 7     | magic `MUFCFED`                                       |
-//! | 7            | 1     | format version, `4`                                   |
+//! | 7            | 1     | format version, `7`                                   |
 //! | 8            | 8     | body length `n`, unsigned little endian               |
 //! | 16           | `n`   | body: the state, postcard                             |
 //! | 16 + `n`     | 32    | SHA-256 of bytes `0 .. 16 + n` (magic to body)        |
@@ -57,6 +61,8 @@
 
 pub(crate) mod body;
 mod format;
+#[cfg(test)]
+mod groups_tests;
 mod load;
 pub(crate) mod save;
 

@@ -255,8 +255,9 @@ impl RemoteSetup {
     }
 }
 
-/// The format version of an [`Announcement`]'s bytes.
-const ANNOUNCEMENT_VERSION: u8 = 1;
+/// The format version of an [`Announcement`]'s bytes. Version 2: the
+/// configuration carries its topology.
+const ANNOUNCEMENT_VERSION: u8 = 2;
 
 /// The largest announcement accepted: the configuration and a ring of a
 /// million clients fit far below it.

@@ -237,7 +237,7 @@ fn a_store_of_another_schema_version_says_which() {
             err,
             StoreError::SchemaVersion {
                 found: 7,
-                supported: 2
+                supported: 3
             }
         ),
         "{err}"

@@ -59,9 +59,6 @@ pub struct FederationConfig {
     pub(super) record_messages: bool,
     pub(super) insecure_deterministic_masks: bool,
     pub(super) max_points: Option<u64>,
-    /// Not in saved federations (their format predates topologies): saving
-    /// a federation with groups is refused, so nothing is lost silently.
-    #[cfg_attr(feature = "serde", serde(skip))]
     pub(super) topology: Topology,
 }
 

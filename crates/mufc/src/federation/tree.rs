@@ -28,6 +28,8 @@ use super::exchange::{Changes, exchange, histogram_change, round_times, run_roun
 use super::setup::Setup;
 use crate::aggregation::{Aggregation, RoundOutput};
 use crate::layout::{Layout, NodeId};
+#[cfg(feature = "serde")]
+use crate::persist::body::{SavedGroup, SavedTree};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, ServerPlan};
 use crate::{
@@ -209,21 +211,9 @@ impl Tree {
                 clients[p].keep_encoded(e);
             }
         }
-        // The inner nodes bottom-up (children have smaller indices), then
-        // the root: each fit on the sum of its children's counts.
         let start = Instant::now();
-        for n in layout.groups().len()..layout.nodes() {
-            let node = NodeId(n);
-            let counts = sum_counts(layout.children(node).iter().map(|c| &nodes[c.0]));
-            let change = InputChange::Counts(Decoded::Full(counts));
-            if node == layout.root() {
-                root.apply(root.plan(change)?)?;
-            } else {
-                let mut s = setup.server()?;
-                s.apply(s.plan(change)?)?;
-                nodes.push(s);
-            }
-        }
+        let counts = fit_inner(setup, &layout, &mut nodes)?;
+        root.apply(root.plan(InputChange::Counts(Decoded::Full(counts)))?)?;
         times.server += start.elapsed();
         let tree = Self {
             layout,
@@ -241,6 +231,115 @@ impl Tree {
         Ok((tree, fitted))
     }
 
+    /// What a saved federation keeps of the groups (persist version 7).
+    #[cfg(feature = "serde")]
+    pub(crate) fn saved(&self) -> SavedTree {
+        let groups = self
+            .layout
+            .groups()
+            .iter()
+            .zip(&self.groups)
+            .zip(&self.nodes)
+            .map(|((members, group), leaf)| SavedGroup {
+                members: members.clone(),
+                rounds: group.aggregation.rounds(),
+                included: group.included.clone(),
+                counts: leaf.counts().iter().map(|(b, c)| (b.clone(), *c)).collect(),
+            })
+            .collect();
+        SavedTree {
+            fan_out: self.layout.fan_out(),
+            groups,
+        }
+    }
+
+    /// The groups of a saved federation: each group's aggregation (its
+    /// round counter and last sum) and model from its stored counts,
+    /// checked against its included members' histograms when `clients`
+    /// (in id order) are there, then the inner nodes' models; with the
+    /// counts of the root, which the caller checks against its own.
+    /// `capacity` is the training round's sketch capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`] for groups that are not a layout of the
+    /// clients, a group below the minimum, a group including a client
+    /// not its own, or counts that are not its members' sum.
+    #[cfg(feature = "serde")]
+    pub(crate) fn restore(
+        setup: &Setup,
+        saved: SavedTree,
+        clients: &[Client],
+        capacity: Option<usize>,
+    ) -> MufcResult<(Self, Vec<(BigUint, u64)>)> {
+        let bad = |what: String| MufcError::Persistence(format!("the stored groups: {what}"));
+        let members = saved.groups.iter().map(|g| g.members.clone()).collect();
+        let layout = Layout::from_groups(members, saved.fan_out).map_err(|e| bad(e.to_string()))?;
+        // A server's state across processes holds no client to check.
+        if !clients.is_empty() {
+            let ids: Vec<ClientId> = clients.iter().map(Client::id).collect();
+            layout.check_clients(&ids).map_err(|e| bad(e.to_string()))?;
+        }
+        layout
+            .check_sizes(setup.config.min_clients(), &BTreeSet::new())
+            .map_err(|e| bad(e.to_string()))?;
+        let mut groups = Vec::with_capacity(saved.groups.len());
+        let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
+        for (g, (stored, ids)) in saved.groups.into_iter().zip(layout.groups()).enumerate() {
+            if let Some(c) = stored
+                .included
+                .iter()
+                .find(|c| ids.binary_search(c).is_err())
+            {
+                return Err(bad(format!("group {g} includes client {c}, not its own")));
+            }
+            let counts: BTreeMap<BigUint, u64> = stored.counts.iter().cloned().collect();
+            if counts.len() != stored.counts.len() || counts.values().any(|&c| c == 0) {
+                return Err(bad(format!(
+                    "group {g}'s counts repeat a bin or hold a zero"
+                )));
+            }
+            if !clients.is_empty() {
+                let included: BTreeSet<ClientId> = stored.included.iter().copied().collect();
+                if included.len() != stored.included.len() {
+                    return Err(bad(format!("group {g} includes a client twice")));
+                }
+                let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
+                for c in clients.iter().filter(|c| included.contains(&c.id())) {
+                    for (b, n) in c.histogram() {
+                        let e = sum.entry(b.clone()).or_insert(0);
+                        *e = e.saturating_add(*n);
+                    }
+                }
+                if sum != counts {
+                    return Err(bad(format!(
+                        "group {g}'s counts are not the sum of its included clients' histograms"
+                    )));
+                }
+            }
+            let mut aggregation = setup
+                .aggregation_for(ids, capacity)?
+                .ok_or_else(crate::config::groups_need_scma)?
+                .in_group(g as u64);
+            aggregation.restore_last(&counts)?;
+            aggregation.set_rounds(stored.rounds);
+            let mut leaf = setup.server()?;
+            leaf.apply(leaf.plan(InputChange::Counts(Decoded::Full(stored.counts)))?)?;
+            groups.push(Group {
+                aggregation,
+                included: stored.included,
+            });
+            nodes.push(leaf);
+        }
+        let root = fit_inner(setup, &layout, &mut nodes)?;
+        let tree = Self {
+            layout,
+            groups,
+            nodes,
+        };
+        Ok((tree, root))
+    }
+
     /// The layout.
     pub(super) fn layout(&self) -> &Layout {
         &self.layout
@@ -253,7 +352,7 @@ impl Tree {
     }
 
     /// The rounds started by every group.
-    pub(super) fn rounds(&self) -> u64 {
+    pub(crate) fn rounds(&self) -> u64 {
         self.groups.iter().map(|g| g.aggregation.rounds()).sum()
     }
 
@@ -450,6 +549,27 @@ impl Tree {
             involved,
         })
     }
+}
+
+/// Fits the inner nodes but the root, bottom-up (children have smaller
+/// indices), each on the sum of its children's counts, after the groups'
+/// models in `nodes`; gives the root's counts, the sum of its children's.
+fn fit_inner(
+    setup: &Setup,
+    layout: &Layout,
+    nodes: &mut Vec<Server>,
+) -> MufcResult<Vec<(BigUint, u64)>> {
+    for n in layout.groups().len()..layout.nodes() {
+        let node = NodeId(n);
+        let counts = sum_counts(layout.children(node).iter().map(|c| &nodes[c.0]));
+        if node == layout.root() {
+            return Ok(counts);
+        }
+        let mut s = setup.server()?;
+        s.apply(s.plan(InputChange::Counts(Decoded::Full(counts)))?)?;
+        nodes.push(s);
+    }
+    Ok(Vec::new())
 }
 
 /// The positions in `clients` (in id order) of the clients `ids`.

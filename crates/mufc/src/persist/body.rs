@@ -9,6 +9,33 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig};
 
+/// A federation's groups (version 7): the layout, and what each group's
+/// aggregate holds. The nodes' models are not stored: each is rebuilt
+/// from the counts below it, as the root's is from the stored counts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct SavedTree {
+    /// The most children of an inner node (`None`: every group under
+    /// the root).
+    pub(crate) fan_out: Option<usize>,
+    /// The groups, in order.
+    pub(crate) groups: Vec<SavedGroup>,
+}
+
+/// One group of a [`SavedTree`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct SavedGroup {
+    /// Its clients now (those removed whole have left it).
+    pub(crate) members: Vec<ClientId>,
+    /// The rounds it started (its masks' round numbers never repeat).
+    pub(crate) rounds: u64,
+    /// The members its last round included.
+    pub(crate) included: Vec<ClientId>,
+    /// Its decoded counts: the sum of the included members' histograms
+    /// (checked against them when the clients are there; a server's
+    /// state across processes holds no client).
+    pub(crate) counts: Vec<(BigUint, u64)>,
+}
+
 #[derive(Serialize)]
 pub(super) struct ReprRef<'a> {
     pub(super) config: &'a ValidConfig,
@@ -20,6 +47,7 @@ pub(super) struct ReprRef<'a> {
     pub(super) fit_report: &'a FitReport,
     pub(super) history: &'a [RemovalReport],
     pub(super) pending: &'a [PendingRequest],
+    pub(super) tree: Option<SavedTree>,
 }
 
 #[derive(Deserialize)]
@@ -33,4 +61,5 @@ pub(crate) struct Repr {
     pub(crate) fit_report: FitReport,
     pub(crate) history: Vec<RemovalReport>,
     pub(crate) pending: Vec<PendingRequest>,
+    pub(crate) tree: Option<SavedTree>,
 }

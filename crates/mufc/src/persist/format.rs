@@ -8,6 +8,12 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 7: the configuration's topology and a federation's groups
+/// (each group's clients, round counter, included clients and counts;
+/// the tree's fan-out). Version 6 had no groups: a federation with groups
+/// could not be saved. A version 6 file is refused: its configuration
+/// has no topology.
+///
 /// Version 6: `Scma::Auto` chooses by `syndrome-agg`'s measured cost
 /// model, which may pick a partitioned sketch (and `Scma::Partitioned`);
 /// a version 5 file could rebuild a different scheme than it was saved
@@ -28,7 +34,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 6;
+const VERSION: u8 = 7;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;

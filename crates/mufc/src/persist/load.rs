@@ -13,9 +13,10 @@ use seeding::PointId;
 use super::body::Repr;
 use super::format::{bad, corrupt, open};
 use crate::federation::Setup;
+use crate::federation::tree::Tree;
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
-use crate::{ClientId, Federation, MufcResult};
+use crate::{ClientId, Federation, MufcResult, Topology};
 #[cfg(doc)]
 use crate::{MufcError, PersistError};
 
@@ -49,7 +50,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x06");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x07");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(
@@ -177,7 +178,32 @@ impl Federation {
             ),
         };
         server.apply(server.plan(change)?)?;
-        let fed = Self::from_parts(
+        let tree = match r.tree {
+            Some(saved) => {
+                let (tree, root) = Tree::restore(&setup, saved, &clients, r.capacity)?;
+                // The root's counts are its children's sum: the groups'
+                // sums add up to the stored aggregate.
+                if root.iter().map(|(b, c)| (b, c)).ne(server.counts().iter()) {
+                    return Err(bad("the groups' counts do not add up to the stored counts"));
+                }
+                if tree.rounds() != r.rounds {
+                    return Err(bad(format!(
+                        "the groups started {} rounds, the file says {}",
+                        tree.rounds(),
+                        r.rounds
+                    )));
+                }
+                Some(tree)
+            }
+            None if setup.config.topology() != Topology::Flat => {
+                return Err(bad(format!(
+                    "the configuration's topology is {}, and the file holds no groups",
+                    setup.config.topology().name()
+                )));
+            }
+            None => None,
+        };
+        let mut fed = Self::from_parts(
             setup,
             clients,
             aggregation,
@@ -186,6 +212,9 @@ impl Federation {
             r.history,
             r.pending,
         );
+        if let Some(tree) = tree {
+            fed = fed.with_tree(tree);
+        }
         // The pending requests must still name points the clients hold,
         // each once.
         fed.merged(None).map_err(|e| {

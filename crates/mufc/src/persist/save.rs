@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::body::ReprRef;
 use super::format::{bad, seal};
-use crate::{Federation, MufcError, MufcResult};
+#[cfg(doc)]
+use crate::MufcError;
+use crate::{Federation, MufcResult};
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// directory, written by `write`, flushed, renamed over `path`, then the
@@ -37,6 +39,13 @@ pub(crate) fn write_atomically(
     sync_dir(dir).map_err(|e| fail("flush the directory of", e))
 }
 
+/// A body as the bytes of a saved federation: postcard, sealed.
+pub(super) fn sealed(repr: &ReprRef<'_>) -> MufcResult<Vec<u8>> {
+    postcard::to_allocvec(repr)
+        .map(|body| seal(&body))
+        .map_err(|e| bad(format!("cannot serialize: {e}")))
+}
+
 /// Flushes a directory's entries (the rename of a save) to disk.
 #[cfg(unix)]
 pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
@@ -51,13 +60,12 @@ pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 
 impl Federation {
     /// The federation as bytes: the file format of the `persist` module
-    /// docs (version 4: magic, version, length, postcard body, SHA-256).
+    /// docs (magic, version, length, postcard body, SHA-256), groups
+    /// included.
     ///
     /// # Errors
     ///
-    /// [`MufcError::Persistence`] if serialization fails;
-    /// [`MufcError::TopologyUnsupported`] for a federation with groups
-    /// (the format predates them).
+    /// [`MufcError::Persistence`] if serialization fails.
     ///
     /// # Example
     ///
@@ -81,10 +89,12 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> MufcResult<Vec<u8>> {
-        if self.layout().is_some() {
-            return Err(MufcError::TopologyUnsupported("saving a federation"));
-        }
-        let repr = ReprRef {
+        sealed(&self.repr())
+    }
+
+    /// What [`Self::to_bytes`] stores, by reference.
+    pub(super) fn repr(&self) -> ReprRef<'_> {
+        ReprRef {
             config: self.config(),
             dim: self.dim(),
             clients: self
@@ -103,10 +113,8 @@ impl Federation {
             fit_report: self.fit_report(),
             history: self.history(),
             pending: self.pending(),
-        };
-        postcard::to_allocvec(&repr)
-            .map(|body| seal(&body))
-            .map_err(|e| bad(format!("cannot serialize: {e}")))
+            tree: self.saved_tree(),
+        }
     }
 
     /// Saves the federation to a file ([`Self::to_bytes`]), atomically:

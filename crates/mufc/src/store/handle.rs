@@ -259,11 +259,6 @@ impl Store {
         transform: Option<BoxTransform>,
     ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
-        if config.topology() != crate::Topology::Flat {
-            return Err(StoreError::Mufc(crate::MufcError::TopologyUnsupported(
-                "a store",
-            )));
-        }
         let journal = journal_of(path);
         if if_exists == IfExists::Refuse {
             // Checked before training, which may take long; the rename

@@ -8,12 +8,13 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::error::StoreError;
-use crate::persist::body::Repr;
+use crate::persist::body::{Repr, SavedTree};
 use crate::{Client, ClientId, Federation, FitReport, PendingRequest, RemovalReport, ValidConfig};
 
 /// The server row, written from references. The fields of a saved
-/// federation's body but the clients (`persist::body`), the model version
-/// and the input transform.
+/// federation's body but the clients (`persist::body`; the groups
+/// included, with their counts), the model version and the input
+/// transform.
 #[derive(Serialize)]
 struct ServerRef<'a> {
     model_version: u64,
@@ -27,6 +28,7 @@ struct ServerRef<'a> {
     applied_requests: u64,
     history: &'a [RemovalReport],
     pending: &'a [PendingRequest],
+    tree: Option<SavedTree>,
 }
 
 /// The server row, read back (the same fields in the same order).
@@ -43,6 +45,7 @@ pub(super) struct ServerState {
     pub(super) applied_requests: u64,
     history: Vec<RemovalReport>,
     pending: Vec<PendingRequest>,
+    tree: Option<SavedTree>,
 }
 
 /// The server row of `fed` at `model_version`.
@@ -67,6 +70,7 @@ pub(super) fn server_blob(
         // every commit slower than the last.
         history: fed.history().last().map_or(&[][..], std::slice::from_ref),
         pending: fed.pending(),
+        tree: fed.saved_tree(),
     };
     encode(&state)
 }
@@ -134,5 +138,6 @@ pub(super) fn assemble(
         fit_report: server.fit_report,
         history: server.history,
         pending: server.pending,
+        tree: server.tree,
     }
 }

@@ -6,8 +6,9 @@ use rusqlite::Connection;
 use super::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-/// Version 2 added the input transform to the server row.
-pub(super) const SCHEMA_VERSION: i64 = 2;
+/// Version 3 added the topology to the configuration and the groups to
+/// the server row; version 2 the input transform.
+pub(super) const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite
 /// file is refused as such.
