@@ -159,3 +159,49 @@ fn groups_below_the_minimum_or_a_fan_out_of_one_are_refused() {
         "neither a number nor `auto`",
     );
 }
+
+#[test]
+fn a_store_fit_as_a_tree_forgets_and_says_its_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let model = dir.path().join("tree.mufc");
+    let m = model.to_str().unwrap();
+    let tree = [
+        "--model",
+        m,
+        "--topology",
+        "tree",
+        "--group-size",
+        "3",
+        "--fan-out",
+        "2",
+        "--min-updating-clients",
+        "1",
+    ];
+    let j = run("fit", &data, &tree);
+    assert_eq!(j["command"], "fit", "{j}");
+    let json = |args: &[&str]| -> Value {
+        let out = mufc(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let j = json(&["forget", "--model", m, "--ids", "0,1", "--json"]);
+    assert_eq!(j["requests"][0]["outcome"], "applied", "{j}");
+    // Reopened from the file: the tree, its four groups, the removal.
+    let j = json(&["inspect", "--model", m, "--json"]);
+    assert_eq!(j["config"]["topology"], "tree", "{j}");
+    let groups = j["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 4, "{j}");
+    assert!(groups.iter().all(|g| g.as_array().unwrap().len() == 3));
+    assert_eq!(j["model_version"], 2, "{j}");
+    let out = mufc(&["inspect", "--model", m]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("tree: 4 groups of 3, 3, 3, 3, fan-out 2, height 2"),
+        "{text}"
+    );
+}

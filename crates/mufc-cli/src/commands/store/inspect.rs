@@ -50,6 +50,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "min_clients": c.min_clients(),
         "min_updating_clients": c.min_updating_clients(),
         "seed": c.seed(),
+        "topology": c.topology().name(),
     });
     let centroids = store.centroids();
     // A server's store (`mufc server`) holds no client point: its roster
@@ -68,6 +69,9 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "dim": store.dim(),
         "model_version": store.model_version(),
         "rounds": store.rounds(),
+        "groups": store.federation().layout().map(|l| {
+            l.groups().iter().map(|g| ids(g)).collect::<Vec<_>>()
+        }),
         "training_included_clients": fit.included.len(),
         "config": config,
         "pending": pending,
@@ -116,6 +120,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "federation seed (derived from fit's --seed)".to_string(),
         c.seed().to_string(),
     ]);
+    t.row(["topology".to_string(), topology(&store)]);
     t.row(["aggregation rounds".to_string(), store.rounds().to_string()]);
     t.row([
         "model version".to_string(),
@@ -183,4 +188,23 @@ fn entry_json(e: &AuditEntry) -> Value {
         "version_before": e.version_before,
         "version_after": e.version_after,
     })
+}
+
+/// The topology in a line: `flat`, or the groups' sizes and the tree's
+/// shape (a group emptied by removals counts 0).
+fn topology(store: &Store) -> String {
+    let Some(layout) = store.federation().layout() else {
+        return "flat".to_string();
+    };
+    let sizes: Vec<usize> = layout.groups().iter().map(Vec::len).collect();
+    let shape = match layout.fan_out() {
+        Some(f) => format!(", fan-out {f}, height {}", layout.height()),
+        None => String::new(),
+    };
+    format!(
+        "{}: {} groups of {}{shape}",
+        store.config().topology().name(),
+        sizes.len(),
+        list(&sizes)
+    )
 }
