@@ -10,16 +10,17 @@
 
 use std::path::Path;
 
-use ::mufc::{Channel, ClientId, Federation, FederationConfig, RemovalRequest};
+use ::mufc::{Channel, ClientId, Federation, FederationConfig, RemovalRequest, Topology};
 use mufc_cli::data::{Header, LoadOptions, Table, read_csv, read_npy};
 use nalgebra::DMatrix;
 use seeding::{Dataset, PointId};
 
-/// Two tiny federations, saved now (`to_bytes`): SCMA with one removal in
-/// its history, and the plain scheme. Their reports hold measured times,
-/// so the bytes differ from run to run: the fuzz body mutates the
-/// committed copies ([`saved_federations`]) instead.
-pub fn fresh_federations() -> [Vec<u8>; 2] {
+/// Three tiny federations, saved now (`to_bytes`): SCMA with one removal
+/// in its history, the plain scheme, and two groups of two under a root
+/// with one removal. Their reports hold measured times, so the bytes
+/// differ from run to run: the fuzz body mutates the committed copies
+/// ([`saved_federations`]) instead.
+pub fn fresh_federations() -> [Vec<u8>; 3] {
     let data = |a: usize, b: usize| {
         Dataset::new(DMatrix::from_fn(2, 10, |r, c| {
             ((c * a + r * b) % 9) as f64 / 25.0 - 0.15
@@ -43,26 +44,46 @@ pub fn fresh_federations() -> [Vec<u8>; 2] {
         .validate()
         .unwrap();
     let fed_plain = Federation::new(vec![data(5, 3), data(2, 1)], &plain).unwrap();
-    [fed.to_bytes().unwrap(), fed_plain.to_bytes().unwrap()]
+    let groups = FederationConfig::new(2)
+        .gamma(0.1)
+        .min_clients(2)
+        .min_updating_clients(1)
+        .topology(Topology::Groups { size: 2 })
+        .validate()
+        .unwrap();
+    let clients = vec![data(7, 1), data(3, 2), data(5, 3), data(2, 1)];
+    let mut fed_groups = Federation::new(clients, &groups).unwrap();
+    fed_groups
+        .remove(&RemovalRequest::points(ClientId(3), vec![PointId(1)]))
+        .unwrap();
+    [
+        fed.to_bytes().unwrap(),
+        fed_plain.to_bytes().unwrap(),
+        fed_groups.to_bytes().unwrap(),
+    ]
 }
 
 /// The committed saved federations of the seed corpus
-/// (`fuzz/corpus/federation_from_bytes/seed-raw-{scma,plain}`, less their
-/// selector byte): fixed bytes, so that an input reproduces in any process.
-/// After a change of the save format they no longer load (the corpus test
-/// says so) until the corpus is regenerated.
-pub fn saved_federations() -> [&'static [u8]; 2] {
+/// (`fuzz/corpus/federation_from_bytes/seed-raw-{scma,plain,groups}`,
+/// less their selector byte): fixed bytes, so that an input reproduces in
+/// any process. After a change of the save format they no longer load
+/// (the corpus test says so) until the corpus is regenerated.
+pub fn saved_federations() -> [&'static [u8]; 3] {
     const SCMA: &[u8] = include_bytes!("../../../fuzz/corpus/federation_from_bytes/seed-raw-scma");
     const PLAIN: &[u8] =
         include_bytes!("../../../fuzz/corpus/federation_from_bytes/seed-raw-plain");
+    const GROUPS: &[u8] =
+        include_bytes!("../../../fuzz/corpus/federation_from_bytes/seed-raw-groups");
     [
         SCMA.split_first().map_or(&[], |(_, b)| b),
         PLAIN.split_first().map_or(&[], |(_, b)| b),
+        GROUPS.split_first().map_or(&[], |(_, b)| b),
     ]
 }
 
 /// Fuzz body: `Federation::from_bytes` on `data[1..]` as is
 /// (`data[0] % 3 == 0`), on one of the committed [`saved_federations`]
+/// (the SCMA, plain or grouped one by `data[0] / 3 % 3`)
 /// mutated by `data[1..]` ([`crate::fuzz_secagg::mutate`]: byte xors and a
 /// truncation; the checksum must refuse it, `1`), or on one whose body is
 /// mutated and sealed again with a valid checksum (`2`), which reaches the
@@ -75,7 +96,7 @@ pub fn federation_from_bytes(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
-    let saved = saved_federations()[usize::from(which / 3 % 2)];
+    let saved = saved_federations()[usize::from(which / 3 % 3)];
     let bytes = match which % 3 {
         0 => rest.to_vec(),
         1 => {
@@ -95,7 +116,7 @@ pub fn federation_from_bytes(data: &[u8]) {
 }
 
 /// A saved federation whose body is mutated by `data` and sealed again
-/// (format version 4: magic and version, body length, body, SHA-256 of
+/// (magic and version, body length, body, SHA-256 of
 /// what precedes it), as a crafted file with a valid checksum would be:
 /// this is how the fuzzer reaches the loader's checks past the checksum.
 fn reseal(saved: &[u8], data: &[u8]) -> Vec<u8> {

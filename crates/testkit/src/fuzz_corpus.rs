@@ -294,10 +294,11 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
         }
         #[cfg(feature = "fuzz-apps")]
         "federation_from_bytes" => {
-            let [scma, plain] = crate::fuzz_apps::fresh_federations();
+            let [scma, plain, groups] = crate::fuzz_apps::fresh_federations();
             vec![
                 // Selector % 3: raw, whole file mutated, body mutated and
-                // sealed again; selector / 3 % 2: the SCMA or plain file.
+                // sealed again; selector / 3 % 3: the SCMA, plain or
+                // grouped file.
                 ("scma", vec![1]),
                 ("plain", vec![4]),
                 ("scma-flip", vec![1, 40, 0x02]),
@@ -308,6 +309,9 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 // The bases of the mutations (see `saved_federations`).
                 ("raw-scma", cat(&[&[0], &scma])),
                 ("raw-plain", cat(&[&[0], &plain])),
+                ("raw-groups", cat(&[&[0], &groups])),
+                ("groups-resealed", vec![8]),
+                ("groups-resealed-flip", vec![8, 60, 0x04]),
                 // A header cut inside its length field (fixed bytes: a
                 // fresh save's length varies with its measured times).
                 ("raw-header", cat(&[&[0], b"MUFCFED\x04", &[0x10, 0, 0, 0]])),
@@ -424,7 +428,9 @@ fn server_receive_seeds() -> Vec<(&'static str, Vec<u8>)> {
 /// measured times), which need only load.
 pub fn seed_is_current(target: &str, name: &str, committed: &[u8], generated: &[u8]) -> bool {
     #[cfg(feature = "fuzz-apps")]
-    if target == "federation_from_bytes" && (name == "seed-raw-scma" || name == "seed-raw-plain") {
+    if target == "federation_from_bytes"
+        && matches!(name, "seed-raw-scma" | "seed-raw-plain" | "seed-raw-groups")
+    {
         return committed.split_first().is_some_and(|(&selector, saved)| {
             selector == 0 && ::mufc::Federation::from_bytes(saved).is_ok()
         });
