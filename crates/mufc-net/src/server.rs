@@ -172,12 +172,18 @@ impl ServerHandle {
 /// # Errors
 ///
 /// [`NetError::Store`] for a store that does not open; [`NetError::Protocol`]
-/// for a roster that contradicts the store's.
+/// for a roster that contradicts the store's; [`NetError::Mufc`] with
+/// [`mufc::MufcError::TopologyUnsupported`] for a configuration with
+/// groups (this coordinator runs every round over every connected
+/// client; `mufc::remote` runs groups, one group's round at a time).
 pub async fn start_server(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     options: ServerOptions,
 ) -> Result<ServerHandle, NetError> {
+    if options.config.topology() != mufc::Topology::Flat {
+        return Err(mufc::MufcError::TopologyUnsupported("mufc-net's coordinator").into());
+    }
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;

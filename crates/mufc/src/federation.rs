@@ -102,6 +102,7 @@ pub(crate) struct ServingParts {
     pub(crate) aggregation: Option<Aggregation>,
     pub(crate) server: Server,
     pub(crate) fit_report: FitReport,
+    pub(crate) tree: Option<Tree>,
 }
 
 impl Federation {
@@ -176,6 +177,7 @@ impl Federation {
             aggregation: self.aggregation,
             server: self.server,
             fit_report: self.fit_report,
+            tree: self.tree,
         }
     }
 

@@ -28,6 +28,14 @@
 //!    the model (lines 5-6, or Algorithm 4, lines 8-13) and commits; each
 //!    client the round included then [`RemoteClient::commit`]s.
 //!
+//! With groups ([`Topology::Groups`](crate::Topology::Groups),
+//! [`Topology::Tree`](crate::Topology::Tree)) every party derives the
+//! same layout from the roster ([`RemoteSetup::layout`]); a round runs
+//! inside one group (its ring is a subset of the group, which the client
+//! checks), is decoded against that group's last sum, and updates the
+//! models on the group's path to the root ([`RemoteServer::node`]). The
+//! model exists once every group has run a round.
+//!
 //! A removal ([`RemoteClient::forget`], Algorithm 4, lines 1-6) changes a
 //! client's points and seeds at once; the next round carries its new
 //! histogram. Every round carries every client's whole sketch, so a round
@@ -99,6 +107,8 @@
 mod client;
 mod server;
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 pub use crate::aggregation::RoundSpec;
@@ -108,7 +118,7 @@ pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 use crate::aggregation::Aggregation;
 use crate::federation::Setup;
 use crate::federation::setup::{quantizer, resolve};
-use crate::{ClientId, MufcError, MufcResult, ValidConfig};
+use crate::{ClientId, Layout, MufcError, MufcResult, ValidConfig};
 
 /// What a client tells the server when it registers: its id (from its
 /// authenticated identity), how many points it holds and their dimension.
@@ -162,11 +172,6 @@ impl RemoteSetup {
     /// # Ok::<(), MufcError>(())
     /// ```
     pub fn new(config: &ValidConfig, registrations: &[Registration]) -> MufcResult<Self> {
-        if config.topology() != crate::Topology::Flat {
-            return Err(MufcError::TopologyUnsupported(
-                "the federation across processes",
-            ));
-        }
         let mut regs = registrations.to_vec();
         regs.sort_by_key(|r| r.id);
         let first = regs.first().ok_or(MufcError::NoClients)?;
@@ -204,11 +209,27 @@ impl RemoteSetup {
                 min_clients: config.min_clients(),
             });
         }
-        Ok(Self {
+        let setup = Self {
             config: resolve(config, n, dim)?,
             dim,
             roster: regs.into_iter().map(|r| r.id).collect(),
-        })
+        };
+        if let Some(layout) = setup.layout() {
+            layout.check_sizes(config.min_clients(), &BTreeSet::new())?;
+        }
+        Ok(setup)
+    }
+
+    /// The groups, with [`Topology::Groups`](crate::Topology::Groups) or
+    /// [`Topology::Tree`](crate::Topology::Tree): the layout the
+    /// configuration's topology gives the roster, which every party
+    /// derives alike (`None` when flat). A round runs inside one group,
+    /// and a client joins only rounds whose ring lies inside its own.
+    pub fn layout(&self) -> Option<Layout> {
+        match self.config.topology() {
+            crate::Topology::Flat => None,
+            t => Some(Layout::new(&self.roster, t)),
+        }
     }
 
     /// The resolved configuration (build a [`Federation`](crate::Federation)

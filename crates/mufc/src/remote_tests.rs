@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod attacks;
+mod groups;
 
 use std::collections::{BTreeMap, BTreeSet};
 

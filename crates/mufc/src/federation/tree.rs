@@ -28,14 +28,17 @@ use super::exchange::{Changes, exchange, histogram_change, round_times, run_roun
 use super::setup::Setup;
 use crate::aggregation::{Aggregation, RoundOutput};
 use crate::layout::{Layout, NodeId};
-#[cfg(feature = "serde")]
-use crate::persist::body::{SavedGroup, SavedTree};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, ServerPlan};
 use crate::{
     Client, ClientId, DecodeKind, MufcError, MufcResult, SecAggStep, Server, ServerUpdate,
     StageTimes, par,
 };
+
+#[cfg(feature = "serde")]
+mod remote;
+#[cfg(feature = "serde")]
+mod saved;
 
 /// One group's aggregation and the clients its aggregate includes.
 #[derive(Clone, Debug)]
@@ -231,123 +234,14 @@ impl Tree {
         Ok((tree, fitted))
     }
 
-    /// What a saved federation keeps of the groups (persist version 7).
-    #[cfg(feature = "serde")]
-    pub(crate) fn saved(&self) -> SavedTree {
-        let groups = self
-            .layout
-            .groups()
-            .iter()
-            .zip(&self.groups)
-            .zip(&self.nodes)
-            .map(|((members, group), leaf)| SavedGroup {
-                members: members.clone(),
-                rounds: group.aggregation.rounds(),
-                included: group.included.clone(),
-                counts: leaf.counts().iter().map(|(b, c)| (b.clone(), *c)).collect(),
-            })
-            .collect();
-        SavedTree {
-            fan_out: self.layout.fan_out(),
-            groups,
-        }
-    }
-
-    /// The groups of a saved federation: each group's aggregation (its
-    /// round counter and last sum) and model from its stored counts,
-    /// checked against its included members' histograms when `clients`
-    /// (in id order) are there, then the inner nodes' models; with the
-    /// counts of the root, which the caller checks against its own.
-    /// `capacity` is the training round's sketch capacity.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Persistence`] for groups that are not a layout of the
-    /// clients, a group below the minimum, a group including a client
-    /// not its own, or counts that are not its members' sum.
-    #[cfg(feature = "serde")]
-    pub(crate) fn restore(
-        setup: &Setup,
-        saved: SavedTree,
-        clients: &[Client],
-        capacity: Option<usize>,
-    ) -> MufcResult<(Self, Vec<(BigUint, u64)>)> {
-        let bad = |what: String| MufcError::Persistence(format!("the stored groups: {what}"));
-        let members = saved.groups.iter().map(|g| g.members.clone()).collect();
-        let layout = Layout::from_groups(members, saved.fan_out).map_err(|e| bad(e.to_string()))?;
-        // A server's state across processes holds no client to check.
-        if !clients.is_empty() {
-            let ids: Vec<ClientId> = clients.iter().map(Client::id).collect();
-            layout.check_clients(&ids).map_err(|e| bad(e.to_string()))?;
-        }
-        layout
-            .check_sizes(setup.config.min_clients(), &BTreeSet::new())
-            .map_err(|e| bad(e.to_string()))?;
-        let mut groups = Vec::with_capacity(saved.groups.len());
-        let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
-        for (g, (stored, ids)) in saved.groups.into_iter().zip(layout.groups()).enumerate() {
-            if let Some(c) = stored
-                .included
-                .iter()
-                .find(|c| ids.binary_search(c).is_err())
-            {
-                return Err(bad(format!("group {g} includes client {c}, not its own")));
-            }
-            let counts: BTreeMap<BigUint, u64> = stored.counts.iter().cloned().collect();
-            if counts.len() != stored.counts.len() || counts.values().any(|&c| c == 0) {
-                return Err(bad(format!(
-                    "group {g}'s counts repeat a bin or hold a zero"
-                )));
-            }
-            if !clients.is_empty() {
-                let included: BTreeSet<ClientId> = stored.included.iter().copied().collect();
-                if included.len() != stored.included.len() {
-                    return Err(bad(format!("group {g} includes a client twice")));
-                }
-                let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
-                for c in clients.iter().filter(|c| included.contains(&c.id())) {
-                    for (b, n) in c.histogram() {
-                        let e = sum.entry(b.clone()).or_insert(0);
-                        *e = e.saturating_add(*n);
-                    }
-                }
-                if sum != counts {
-                    return Err(bad(format!(
-                        "group {g}'s counts are not the sum of its included clients' histograms"
-                    )));
-                }
-            }
-            let mut aggregation = setup
-                .aggregation_for(ids, capacity)?
-                .ok_or_else(crate::config::groups_need_scma)?
-                .in_group(g as u64);
-            aggregation.restore_last(&counts)?;
-            aggregation.set_rounds(stored.rounds);
-            let mut leaf = setup.server()?;
-            leaf.apply(leaf.plan(InputChange::Counts(Decoded::Full(stored.counts)))?)?;
-            groups.push(Group {
-                aggregation,
-                included: stored.included,
-            });
-            nodes.push(leaf);
-        }
-        let root = fit_inner(setup, &layout, &mut nodes)?;
-        let tree = Self {
-            layout,
-            groups,
-            nodes,
-        };
-        Ok((tree, root))
-    }
-
     /// The layout.
-    pub(super) fn layout(&self) -> &Layout {
+    pub(crate) fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// The model of `node` (`None` for the root, which is the
     /// federation's server, or a node out of range).
-    pub(super) fn node(&self, node: NodeId) -> Option<&Server> {
+    pub(crate) fn node(&self, node: NodeId) -> Option<&Server> {
         self.nodes.get(node.0)
     }
 
@@ -357,7 +251,7 @@ impl Tree {
     }
 
     /// Every client the groups' aggregates include, in id order.
-    pub(super) fn included(&self) -> Vec<ClientId> {
+    pub(crate) fn included(&self) -> Vec<ClientId> {
         let mut all: Vec<ClientId> = self
             .groups
             .iter()
@@ -449,65 +343,24 @@ impl Tree {
                 // Every member left: the group's aggregate is empty.
                 None => Decoded::Full(Vec::new()),
             };
-            let delta: Delta = match &decoded {
-                Decoded::Delta(v) => v.iter().filter(|(_, c)| *c != 0).cloned().collect(),
-                Decoded::Full(v) => {
-                    let old: Vec<(BigUint, u64)> =
-                        leaf.counts().iter().map(|(b, c)| (b.clone(), *c)).collect();
-                    histogram_change(&old, v).into_iter().collect()
-                }
-            };
+            let delta = delta_of(leaf, &decoded);
             let start = Instant::now();
             plans.push((g, leaf.plan(InputChange::Counts(decoded))?));
             times.server += start.elapsed();
             deltas.insert(g, delta);
             rounds.push((g, after.iter().map(|c| c.id()).collect(), round));
         }
-        // The inner nodes on the paths, bottom-up: each adds its affected
-        // children's differences (nothing is decoded above the groups).
         let start = Instant::now();
-        let mut root_plan = None;
-        for node in self.layout.inner_above(&affected) {
-            let mut delta = Delta::new();
-            for child in self.layout.children(node) {
-                if let Some(d) = deltas.get(&child.0) {
-                    add_into(&mut delta, d);
-                }
-            }
-            let change = InputChange::Counts(Decoded::Delta(
-                delta.iter().map(|(b, c)| (b.clone(), *c)).collect(),
-            ));
-            if node == self.layout.root() {
-                root_plan = Some((root.plan(change)?, delta.len()));
-            } else {
-                plans.push((node.0, self.nodes[node.0].plan(change)?));
-            }
-            deltas.insert(node.0, delta);
-        }
-        // Every round decoded and every plan computed: apply them, each
-        // node on its own (they are independent), the root last.
+        let paths = self.update_paths(root, &affected, deltas, plans, req.parallel)?;
         let mut decode = DecodeKind::Skipped;
-        involved.groups = affected.iter().copied().collect();
-        involved.nodes = plans.len() + usize::from(root_plan.is_some());
-        let mut by_node: BTreeMap<usize, ServerPlan> = plans.into_iter().collect();
-        let mut jobs: Vec<(&mut Server, ServerPlan)> = self
-            .nodes
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, s)| by_node.remove(&i).map(|p| (s, p)))
-            .collect();
-        let root_runs = root_plan.is_some();
-        if let Some((plan, nonzeros)) = root_plan {
-            jobs.push((root, plan));
-            if ran_round {
-                decode = DecodeKind::Delta { nonzeros };
-            }
+        if let Some(nonzeros) = paths.root_nonzeros
+            && ran_round
+        {
+            decode = DecodeKind::Delta { nonzeros };
         }
-        let updates = par::map_owned(req.parallel, jobs, |(s, p)| s.apply(p))?;
-        let update = match updates.last() {
-            Some(u) if root_runs => u.clone(),
-            _ => ServerUpdate::Unchanged,
-        };
+        involved.groups = affected.iter().copied().collect();
+        involved.nodes = paths.nodes;
+        let update = paths.update;
         times.server += start.elapsed();
         // Commit the groups' rounds.
         let mut encoded = BTreeMap::new();
@@ -547,6 +400,89 @@ impl Tree {
             encoded,
             messages,
             involved,
+        })
+    }
+}
+
+/// The change of a group's counts a decoded round makes: the decoded
+/// difference, or the new sum less the group's model's counts.
+fn delta_of(leaf: &Server, decoded: &Decoded) -> Delta {
+    match decoded {
+        Decoded::Delta(v) => v.iter().filter(|(_, c)| *c != 0).cloned().collect(),
+        Decoded::Full(v) => {
+            let old: Vec<(BigUint, u64)> =
+                leaf.counts().iter().map(|(b, c)| (b.clone(), *c)).collect();
+            histogram_change(&old, v).into_iter().collect()
+        }
+    }
+}
+
+/// What [`Tree::update_paths`] did.
+struct Paths {
+    /// The root's update ([`ServerUpdate::Unchanged`] when no group
+    /// below it changed).
+    update: ServerUpdate,
+    /// The nonzero entries of the root's difference, when it ran.
+    root_nonzeros: Option<usize>,
+    /// The models updated, the root's included.
+    nodes: usize,
+}
+
+impl Tree {
+    /// Updates the models on the paths from the `affected` groups to the
+    /// root: each inner node adds its affected children's differences
+    /// (`deltas`, the groups' on entry; nothing is decoded above the
+    /// groups), bottom-up; then every plan (the groups' `plans` and the
+    /// inner nodes') is applied, each node on its own (they are
+    /// independent, in parallel when `parallel`), the root last. Every
+    /// plan is computed before any model changes.
+    fn update_paths(
+        &mut self,
+        root: &mut Server,
+        affected: &BTreeSet<usize>,
+        mut deltas: BTreeMap<usize, Delta>,
+        mut plans: Vec<(usize, ServerPlan)>,
+        parallel: bool,
+    ) -> MufcResult<Paths> {
+        let mut root_plan = None;
+        for node in self.layout.inner_above(affected) {
+            let mut delta = Delta::new();
+            for child in self.layout.children(node) {
+                if let Some(d) = deltas.get(&child.0) {
+                    add_into(&mut delta, d);
+                }
+            }
+            let change = InputChange::Counts(Decoded::Delta(
+                delta.iter().map(|(b, c)| (b.clone(), *c)).collect(),
+            ));
+            if node == self.layout.root() {
+                root_plan = Some((root.plan(change)?, delta.len()));
+            } else {
+                plans.push((node.0, self.nodes[node.0].plan(change)?));
+            }
+            deltas.insert(node.0, delta);
+        }
+        let nodes = plans.len() + usize::from(root_plan.is_some());
+        let mut by_node: BTreeMap<usize, ServerPlan> = plans.into_iter().collect();
+        let mut jobs: Vec<(&mut Server, ServerPlan)> = self
+            .nodes
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, s)| by_node.remove(&i).map(|p| (s, p)))
+            .collect();
+        let root_nonzeros = root_plan.as_ref().map(|(_, n)| *n);
+        if let Some((plan, _)) = root_plan {
+            jobs.push((root, plan));
+        }
+        let updates = par::map_owned(parallel, jobs, |(s, p)| s.apply(p))?;
+        let update = match updates.last() {
+            Some(u) if root_nonzeros.is_some() => u.clone(),
+            _ => ServerUpdate::Unchanged,
+        };
+        Ok(Paths {
+            update,
+            root_nonzeros,
+            nodes,
         })
     }
 }

@@ -186,7 +186,8 @@ impl RemoteClient {
     }
 
     /// Joins the round `announcement` describes: checks it (the client is
-    /// in the ring once; the ring names only clients of the roster; the
+    /// in the ring once; the ring names only clients of the roster, and
+    /// with groups only clients of the client's own group; the
     /// protocol parameters are those the setup's configuration gives; the
     /// setup is the one it trained in; the session is new to it), trains
     /// on the first round, encodes its histogram and starts its part of
@@ -219,6 +220,17 @@ impl RemoteClient {
             return Err(refuse(&format!(
                 "the ring names client {c}, outside the federation's roster"
             )));
+        }
+        // With groups, masks cancel inside one group only: a ring across
+        // groups, or inside another, would let the server difference
+        // overlapping sums (docs/threat-model.md §11).
+        if let Some(layout) = announcement.setup.layout() {
+            let mine = layout.group_of(self.id);
+            if let Some(c) = spec.ring.iter().find(|c| layout.group_of(**c) != mine) {
+                return Err(refuse(&format!(
+                    "the ring names client {c}, outside the client's group"
+                )));
+            }
         }
         if let State::Waiting(data) = &self.state {
             let trained = train(

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use super::{Announcement, RemoteSetup};
 use crate::aggregation::{Aggregation, RoundSpec, ServerHalf};
+use crate::federation::tree::Tree;
 use crate::server::InputChange;
 use crate::server::decode::DeltaCheck;
 use crate::{
-    ClientId, DecodeKind, Federation, FitReport, MufcError, MufcResult, SecAggStep, Server,
+    ClientId, DecodeKind, Federation, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
     ServerUpdate, StageTimes,
 };
 
@@ -20,8 +21,11 @@ use crate::{
 pub struct RemoteServer {
     setup: RemoteSetup,
     aggregation: Aggregation,
+    /// The root's model (the only one when flat).
     server: Server,
     fit_report: Option<FitReport>,
+    /// The groups and the other nodes' models, with groups.
+    tree: Option<Tree>,
 }
 
 /// What to do after [`ServerRound::advance`].
@@ -38,6 +42,8 @@ pub struct ServerRound {
     half: Box<dyn ServerHalf>,
     spec: RoundSpec,
     started: Instant,
+    /// The group the round runs in, with groups.
+    group: Option<usize>,
 }
 
 impl std::fmt::Debug for ServerRound {
@@ -53,6 +59,11 @@ impl ServerRound {
     /// The round's public description.
     pub fn spec(&self) -> &RoundSpec {
         &self.spec
+    }
+
+    /// The group the round runs in (`None` when flat).
+    pub fn group(&self) -> Option<usize> {
+        self.group
     }
 
     /// The step whose messages the server collects (`None` once the sum
@@ -141,11 +152,16 @@ impl RemoteServer {
         let parts = setup.parts()?;
         let aggregation = setup.aggregation(&parts)?;
         let server = parts.server()?;
+        let tree = setup
+            .layout()
+            .map(|layout| Tree::serving(&parts, layout, setup.capacity()))
+            .transpose()?;
         Ok(Self {
             setup,
             aggregation,
             server,
             fit_report: None,
+            tree,
         })
     }
 
@@ -180,6 +196,7 @@ impl RemoteServer {
             aggregation,
             server: parts.server,
             fit_report: Some(parts.fit_report),
+            tree: parts.tree,
         })
     }
 
@@ -188,9 +205,20 @@ impl RemoteServer {
         &self.setup
     }
 
-    /// The model and the decoded aggregate.
+    /// The model and the decoded aggregate (the root's, with groups).
     pub fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// The model of `node` of the layout ([`RemoteSetup::layout`]): a
+    /// group's, an inner node's, or the root's ([`Self::server`]); when
+    /// flat, `NodeId(0)` is the root. `None` out of range.
+    pub fn node(&self, node: NodeId) -> Option<&Server> {
+        match &self.tree {
+            Some(t) if node == t.layout().root() => Some(&self.server),
+            Some(t) => t.node(node),
+            None => (node == NodeId(0)).then_some(&self.server),
+        }
     }
 
     /// Whether a round has trained the model.
@@ -198,9 +226,12 @@ impl RemoteServer {
         self.fit_report.is_some()
     }
 
-    /// The number of rounds started so far (failed ones included).
+    /// The number of rounds started so far (failed ones included; every
+    /// group's, with groups).
     pub fn rounds(&self) -> u64 {
-        self.aggregation.rounds()
+        self.tree
+            .as_ref()
+            .map_or(self.aggregation.rounds(), Tree::rounds)
     }
 
     /// Starts a round for `clients` (those connected; a subset of the
@@ -227,7 +258,20 @@ impl RemoteServer {
                 min_clients: min,
             });
         }
-        let (spec, half) = self.aggregation.open_remote(&ids)?;
+        let (spec, half, group) = match &mut self.tree {
+            Some(tree) => {
+                let g = tree.group_of_ring(&ids)?;
+                let agg = tree
+                    .group_aggregation(g)
+                    .ok_or(MufcError::UnknownClient(ids[0]))?;
+                let (spec, half) = agg.open_remote(&ids)?;
+                (spec, half, Some(g))
+            }
+            None => {
+                let (spec, half) = self.aggregation.open_remote(&ids)?;
+                (spec, half, None)
+            }
+        };
         let announcement = Announcement {
             setup: self.setup.clone(),
             spec: spec.clone(),
@@ -238,6 +282,7 @@ impl RemoteServer {
                 half,
                 spec,
                 started,
+                group,
             },
         ))
     }
@@ -251,20 +296,41 @@ impl RemoteServer {
     /// decoders' errors (a sum beyond the capacity); the K-means errors.
     pub fn finish_round(&mut self, round: ServerRound) -> MufcResult<RoundReport> {
         let number = round.spec.round;
+        // With groups the round's sum is its group's, decoded against the
+        // group's last sum.
+        let last = match (&self.tree, round.group) {
+            (Some(tree), Some(g)) => tree
+                .group_counts(g)
+                .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?,
+            _ => self.server.counts(),
+        };
         let check = DeltaCheck {
-            last: self.server.counts(),
+            last,
             capacity: self.setup.capacity(),
             max_points: self.setup.config.max_points().unwrap_or(0),
         };
         let out = round.half.conclude(&check)?;
         let decode = DecodeKind::of(&out.decoded);
         let start = Instant::now();
-        let plan = self.server.plan(InputChange::Counts(out.decoded))?;
-        let update = self.server.apply(plan)?;
+        let (update, training) = match (&mut self.tree, round.group) {
+            (Some(tree), Some(g)) => {
+                let training = !tree.group_trained(g);
+                let commit = (out.pending, number, out.included.clone());
+                let parallel = self.setup.config.parallel();
+                let update =
+                    tree.commit_group(&mut self.server, g, out.decoded, commit, parallel)?;
+                (update, training)
+            }
+            _ => {
+                let plan = self.server.plan(InputChange::Counts(out.decoded))?;
+                let update = self.server.apply(plan)?;
+                self.aggregation.commit_remote(out.pending, number);
+                (update, self.fit_report.is_none())
+            }
+        };
         let server_time = start.elapsed();
-        self.aggregation.commit_remote(out.pending, number);
-        let training = self.fit_report.is_none();
-        if training {
+        // Trained once every group (or the one flat aggregate) has been.
+        if self.fit_report.is_none() && self.tree.as_ref().is_none_or(Tree::trained) {
             self.fit_report = Some(FitReport {
                 times: StageTimes {
                     sum: out.protocol,
@@ -277,7 +343,10 @@ impl RemoteServer {
                 nonzero_bins: self.server.nonzero_bins(),
                 sketch: Some(self.aggregation.info()),
                 server_points: self.server.data().len(),
-                included: out.included.clone(),
+                included: self
+                    .tree
+                    .as_ref()
+                    .map_or_else(|| out.included.clone(), Tree::included),
                 dropped: out.dropped.clone(),
             });
         }
@@ -306,11 +375,15 @@ impl RemoteServer {
     /// [`MufcError::NoServerModel`] before the first round committed.
     pub fn federation(&self) -> MufcResult<Federation> {
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
-        Ok(Federation::serving(
+        let fed = Federation::serving(
             self.setup.parts()?,
             self.aggregation.clone(),
             self.server.clone(),
             fit_report,
-        ))
+        );
+        Ok(match &self.tree {
+            Some(tree) => fed.with_tree(tree.clone()),
+            None => fed,
+        })
     }
 }

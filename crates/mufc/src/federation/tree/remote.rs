@@ -1,0 +1,121 @@
+//! The groups of a server run across processes ([`crate::remote`]): one
+//! group's round at a time, decoded against that group's last sum, then
+//! the models on the group's path to the root, as [`Tree::remove`] does
+//! in one process.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use num_bigint::BigUint;
+
+use super::super::setup::Setup;
+use super::{Group, Tree, delta_of};
+use crate::aggregation::{Aggregation, Pending};
+use crate::layout::Layout;
+use crate::server::InputChange;
+use crate::server::decode::Decoded;
+use crate::{ClientId, MufcError, MufcResult, Server, ServerUpdate};
+
+impl Tree {
+    /// The groups of a server across processes before any round: each
+    /// group's aggregation under the roster's sketch parameters
+    /// (`capacity`, the root's), and empty models.
+    pub(crate) fn serving(setup: &Setup, layout: Layout, capacity: usize) -> MufcResult<Self> {
+        let mut groups = Vec::with_capacity(layout.groups().len());
+        for (g, ids) in layout.groups().iter().enumerate() {
+            let aggregation = setup
+                .aggregation_for(ids, Some(capacity))?
+                .ok_or_else(crate::config::groups_need_scma)?
+                .in_group(g as u64);
+            groups.push(Group {
+                aggregation,
+                included: Vec::new(),
+            });
+        }
+        let nodes = (0..layout.nodes().saturating_sub(1))
+            .map(|_| setup.server())
+            .collect::<MufcResult<_>>()?;
+        Ok(Self {
+            layout,
+            groups,
+            nodes,
+        })
+    }
+
+    /// The group every client of `ring` belongs to: a round runs inside
+    /// one group, whose masks cancel only among its members.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::UnknownClient`] for a client in no group;
+    /// [`MufcError::Remote`] for a ring across groups, or none.
+    pub(crate) fn group_of_ring(&self, ring: &[ClientId]) -> MufcResult<usize> {
+        let mut group = None;
+        for c in ring {
+            let g = self
+                .layout
+                .group_of(*c)
+                .ok_or(MufcError::UnknownClient(*c))?;
+            if group.is_some_and(|h| h != g) {
+                return Err(MufcError::Remote(format!(
+                    "a round runs inside one group: client {c} is in group {g}, not {}",
+                    group.unwrap_or_default()
+                )));
+            }
+            group = Some(g);
+        }
+        group.ok_or_else(|| MufcError::Remote("a round needs clients".into()))
+    }
+
+    /// Group `g`'s aggregation (`None` out of range).
+    pub(crate) fn group_aggregation(&mut self, g: usize) -> Option<&mut Aggregation> {
+        self.groups.get_mut(g).map(|group| &mut group.aggregation)
+    }
+
+    /// Group `g`'s decoded counts, its last sum (`None` out of range).
+    pub(crate) fn group_counts(&self, g: usize) -> Option<&BTreeMap<BigUint, u64>> {
+        self.nodes.get(g).map(Server::counts)
+    }
+
+    /// Whether group `g` has committed a round.
+    pub(crate) fn group_trained(&self, g: usize) -> bool {
+        self.groups
+            .get(g)
+            .is_some_and(|group| !group.included.is_empty())
+    }
+
+    /// Whether every group with clients has committed a round.
+    pub(crate) fn trained(&self) -> bool {
+        (0..self.groups.len()).all(|g| self.group_trained(g) || self.layout.groups()[g].is_empty())
+    }
+
+    /// Commits group `g`'s round `round`: its model takes the decoded sum
+    /// (or difference), the models on its path the difference, the root
+    /// last; then its aggregation keeps the sum and the clients it
+    /// `included`. Gives the root's update.
+    pub(crate) fn commit_group(
+        &mut self,
+        root: &mut Server,
+        g: usize,
+        decoded: Decoded,
+        (pending, round, included): (Pending, u64, Vec<ClientId>),
+        parallel: bool,
+    ) -> MufcResult<ServerUpdate> {
+        let leaf = self
+            .nodes
+            .get(g)
+            .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?;
+        let delta = delta_of(leaf, &decoded);
+        let plan = leaf.plan(InputChange::Counts(decoded))?;
+        let paths = self.update_paths(
+            root,
+            &BTreeSet::from([g]),
+            BTreeMap::from([(g, delta)]),
+            vec![(g, plan)],
+            parallel,
+        )?;
+        let group = &mut self.groups[g];
+        group.aggregation.commit_remote(pending, round);
+        group.included = included;
+        Ok(paths.update)
+    }
+}

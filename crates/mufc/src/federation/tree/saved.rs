@@ -1,0 +1,123 @@
+//! Saving and loading the groups (persist version 7): what a saved
+//! federation keeps of them, and the groups rebuilt and checked from it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use num_bigint::BigUint;
+
+use super::super::setup::Setup;
+use super::{Group, Tree, fit_inner};
+use crate::layout::Layout;
+use crate::persist::body::{SavedGroup, SavedTree};
+use crate::server::InputChange;
+use crate::server::decode::Decoded;
+use crate::{Client, ClientId, MufcError, MufcResult};
+
+impl Tree {
+    /// What a saved federation keeps of the groups (persist version 7).
+    pub(crate) fn saved(&self) -> SavedTree {
+        let groups = self
+            .layout
+            .groups()
+            .iter()
+            .zip(&self.groups)
+            .zip(&self.nodes)
+            .map(|((members, group), leaf)| SavedGroup {
+                members: members.clone(),
+                rounds: group.aggregation.rounds(),
+                included: group.included.clone(),
+                counts: leaf.counts().iter().map(|(b, c)| (b.clone(), *c)).collect(),
+            })
+            .collect();
+        SavedTree {
+            fan_out: self.layout.fan_out(),
+            groups,
+        }
+    }
+
+    /// The groups of a saved federation: each group's aggregation (its
+    /// round counter and last sum) and model from its stored counts,
+    /// checked against its included members' histograms when `clients`
+    /// (in id order) are there, then the inner nodes' models; with the
+    /// counts of the root, which the caller checks against its own.
+    /// `capacity` is the training round's sketch capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`] for groups that are not a layout of the
+    /// clients, a group below the minimum, a group including a client
+    /// not its own, or counts that are not its members' sum.
+    pub(crate) fn restore(
+        setup: &Setup,
+        saved: SavedTree,
+        clients: &[Client],
+        capacity: Option<usize>,
+    ) -> MufcResult<(Self, Vec<(BigUint, u64)>)> {
+        let bad = |what: String| MufcError::Persistence(format!("the stored groups: {what}"));
+        let members = saved.groups.iter().map(|g| g.members.clone()).collect();
+        let layout = Layout::from_groups(members, saved.fan_out).map_err(|e| bad(e.to_string()))?;
+        // A server's state across processes holds no client to check.
+        if !clients.is_empty() {
+            let ids: Vec<ClientId> = clients.iter().map(Client::id).collect();
+            layout.check_clients(&ids).map_err(|e| bad(e.to_string()))?;
+        }
+        layout
+            .check_sizes(setup.config.min_clients(), &BTreeSet::new())
+            .map_err(|e| bad(e.to_string()))?;
+        let mut groups = Vec::with_capacity(saved.groups.len());
+        let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
+        for (g, (stored, ids)) in saved.groups.into_iter().zip(layout.groups()).enumerate() {
+            if let Some(c) = stored
+                .included
+                .iter()
+                .find(|c| ids.binary_search(c).is_err())
+            {
+                return Err(bad(format!("group {g} includes client {c}, not its own")));
+            }
+            let counts: BTreeMap<BigUint, u64> = stored.counts.iter().cloned().collect();
+            if counts.len() != stored.counts.len() || counts.values().any(|&c| c == 0) {
+                return Err(bad(format!(
+                    "group {g}'s counts repeat a bin or hold a zero"
+                )));
+            }
+            if !clients.is_empty() {
+                let included: BTreeSet<ClientId> = stored.included.iter().copied().collect();
+                if included.len() != stored.included.len() {
+                    return Err(bad(format!("group {g} includes a client twice")));
+                }
+                let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
+                for c in clients.iter().filter(|c| included.contains(&c.id())) {
+                    for (b, n) in c.histogram() {
+                        let e = sum.entry(b.clone()).or_insert(0);
+                        *e = e.saturating_add(*n);
+                    }
+                }
+                if sum != counts {
+                    return Err(bad(format!(
+                        "group {g}'s counts are not the sum of its included clients' histograms"
+                    )));
+                }
+            }
+            let mut aggregation = setup
+                .aggregation_for(ids, capacity)?
+                .ok_or_else(crate::config::groups_need_scma)?
+                .in_group(g as u64);
+            aggregation.restore_last(&counts)?;
+            aggregation.set_rounds(stored.rounds);
+            let mut leaf = setup.server()?;
+            leaf.apply(leaf.plan(InputChange::Counts(Decoded::Full(stored.counts)))?)?;
+            groups.push(Group {
+                aggregation,
+                included: stored.included,
+            });
+            nodes.push(leaf);
+        }
+        let root = fit_inner(setup, &layout, &mut nodes)?;
+        let tree = Self {
+            layout,
+            groups,
+            nodes,
+        };
+        Ok((tree, root))
+    }
+}
