@@ -68,3 +68,21 @@ pub(crate) mod save;
 
 #[cfg(doc)]
 use crate::{Federation, MufcError, PersistError};
+
+/// The sum of the histograms of the clients `included` (of `clients`):
+/// what a decoded aggregate that included them holds, against which a
+/// loaded file's counts are checked (the whole federation's, or a
+/// group's).
+pub(crate) fn included_sum(
+    clients: &[crate::Client],
+    included: &std::collections::BTreeSet<crate::ClientId>,
+) -> std::collections::BTreeMap<num_bigint::BigUint, u64> {
+    let mut sum = std::collections::BTreeMap::new();
+    for c in clients.iter().filter(|c| included.contains(&c.id())) {
+        for (b, n) in c.histogram() {
+            let e = sum.entry(b.clone()).or_insert(0u64);
+            *e = e.saturating_add(*n);
+        }
+    }
+    sum
+}

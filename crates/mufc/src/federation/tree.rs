@@ -178,11 +178,7 @@ impl Tree {
         let mut messages: Option<Vec<(ClientId, Vec<u8>)>> = None;
         let mut bytes_per_client = 0;
         for (g, ids) in layout.groups().iter().enumerate() {
-            let aggregation = setup
-                .aggregation_for(ids, Some(capacity))?
-                .ok_or_else(crate::config::groups_need_scma)?
-                .in_group(g as u64);
-            let mut slot = Some(aggregation);
+            let mut slot = Some(group_aggregation(setup, g, ids, Some(capacity))?);
             let mut leaf = setup.server()?;
             let mut included = Vec::new();
             if !ids.is_empty() {
@@ -402,6 +398,20 @@ impl Tree {
             involved,
         })
     }
+}
+
+/// Group `g`'s aggregation of its clients `ids`: the root's sketch
+/// parameters (`capacity`), its own masks and derived round secrets.
+fn group_aggregation(
+    setup: &Setup,
+    g: usize,
+    ids: &[ClientId],
+    capacity: Option<usize>,
+) -> MufcResult<Aggregation> {
+    Ok(setup
+        .aggregation_for(ids, capacity)?
+        .ok_or_else(crate::config::groups_need_scma)?
+        .in_group(g as u64))
 }
 
 /// The change of a group's counts a decoded round makes: the decoded

@@ -139,13 +139,7 @@ impl Federation {
                     .iter()
                     .copied()
                     .collect();
-                let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
-                for c in clients.iter().filter(|c| included.contains(&c.id())) {
-                    for (b, n) in c.histogram() {
-                        let e = sum.entry(b.clone()).or_insert(0);
-                        *e = e.saturating_add(*n);
-                    }
-                }
+                let sum = super::included_sum(&clients, &included);
                 // A server's state run across processes (`remote`) holds
                 // no client: its counts are its own, checked by the hash.
                 if !clients.is_empty() && sum != counts {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use num_bigint::BigUint;
 
 use super::super::setup::Setup;
-use super::{Group, Tree, delta_of};
+use super::{Group, Tree, delta_of, group_aggregation};
 use crate::aggregation::{Aggregation, Pending};
 use crate::layout::Layout;
 use crate::server::InputChange;
@@ -22,12 +22,8 @@ impl Tree {
     pub(crate) fn serving(setup: &Setup, layout: Layout, capacity: usize) -> MufcResult<Self> {
         let mut groups = Vec::with_capacity(layout.groups().len());
         for (g, ids) in layout.groups().iter().enumerate() {
-            let aggregation = setup
-                .aggregation_for(ids, Some(capacity))?
-                .ok_or_else(crate::config::groups_need_scma)?
-                .in_group(g as u64);
             groups.push(Group {
-                aggregation,
+                aggregation: group_aggregation(setup, g, ids, Some(capacity))?,
                 included: Vec::new(),
             });
         }

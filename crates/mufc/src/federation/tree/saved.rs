@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use num_bigint::BigUint;
 
 use super::super::setup::Setup;
-use super::{Group, Tree, fit_inner};
+use super::{Group, Tree, fit_inner, group_aggregation};
 use crate::layout::Layout;
 use crate::persist::body::{SavedGroup, SavedTree};
 use crate::server::InputChange;
@@ -85,23 +85,13 @@ impl Tree {
                 if included.len() != stored.included.len() {
                     return Err(bad(format!("group {g} includes a client twice")));
                 }
-                let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
-                for c in clients.iter().filter(|c| included.contains(&c.id())) {
-                    for (b, n) in c.histogram() {
-                        let e = sum.entry(b.clone()).or_insert(0);
-                        *e = e.saturating_add(*n);
-                    }
-                }
-                if sum != counts {
+                if crate::persist::included_sum(clients, &included) != counts {
                     return Err(bad(format!(
                         "group {g}'s counts are not the sum of its included clients' histograms"
                     )));
                 }
             }
-            let mut aggregation = setup
-                .aggregation_for(ids, capacity)?
-                .ok_or_else(crate::config::groups_need_scma)?
-                .in_group(g as u64);
+            let mut aggregation = group_aggregation(setup, g, ids, capacity)?;
             aggregation.restore_last(&counts)?;
             aggregation.set_rounds(stored.rounds);
             let mut leaf = setup.server()?;
