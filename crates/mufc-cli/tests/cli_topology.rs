@@ -9,6 +9,10 @@ mod common;
 use common::{blobs_csv, fails_with, mufc};
 use serde_json::Value;
 
+/// Groups of 3 clients under a tree of fan-out 2 (four groups of the
+/// blobs' 12 clients).
+const TREE: &[&str] = &["--topology", "tree", "--group-size", "3", "--fan-out", "2"];
+
 /// `mufc` on the blobs split over 12 clients, with `--json`.
 fn run(command: &str, data: &std::path::Path, extra: &[&str]) -> Value {
     let mut args = vec![
@@ -38,17 +42,7 @@ fn run(command: &str, data: &std::path::Path, extra: &[&str]) -> Value {
 fn unlearn_in_a_tree_matches_the_tree_retrained_and_reports_flat_alongside() {
     let dir = tempfile::tempdir().unwrap();
     let data = blobs_csv(dir.path());
-    let tree = [
-        "--removals",
-        "6",
-        "--topology",
-        "tree",
-        "--group-size",
-        "3",
-        "--fan-out",
-        "2",
-    ];
-    let j = run("unlearn", &data, &tree);
+    let j = run("unlearn", &data, &[&["--removals", "6"], TREE].concat());
     let rounds = j["rounds"].as_u64().unwrap();
     assert!(rounds >= 1, "{j}");
     // Checked after every round against the tree retrained in the same
@@ -166,19 +160,8 @@ fn a_store_fit_as_a_tree_forgets_and_says_its_groups() {
     let data = blobs_csv(dir.path());
     let model = dir.path().join("tree.mufc");
     let m = model.to_str().unwrap();
-    let tree = [
-        "--model",
-        m,
-        "--topology",
-        "tree",
-        "--group-size",
-        "3",
-        "--fan-out",
-        "2",
-        "--min-updating-clients",
-        "1",
-    ];
-    let j = run("fit", &data, &tree);
+    let args = [&["--model", m, "--min-updating-clients", "1"], TREE].concat();
+    let j = run("fit", &data, &args);
     assert_eq!(j["command"], "fit", "{j}");
     let json = |args: &[&str]| -> Value {
         let out = mufc(args);

@@ -154,3 +154,31 @@ async fn five_clients_train_and_forget_exactly() {
     }
     server.stop().await.unwrap();
 }
+
+/// The coordinator runs every round over every connected client, which
+/// a federation with groups must not do: refused before it listens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configuration_with_groups_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = FederationCa::new("loopback").unwrap();
+    let server_cert = ca.issue_server(&["127.0.0.1"]).unwrap();
+    let tls = server_config(ca.cert_pem(), &server_cert.cert_pem, &server_cert.key_pem).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let groups = (config().into_builder())
+        .topology(mufc::Topology::Groups { size: 3 })
+        .validate()
+        .unwrap();
+    let names = NAMES.iter().map(|n| n.to_string()).collect();
+    let options = ServerOptions::new(dir.path().join("server.db"), groups, names);
+    let Err(err) = start_server(listener, tls, options).await else {
+        panic!("a configuration with groups was served");
+    };
+    assert!(
+        matches!(
+            &err,
+            mufc_net::NetError::Mufc(mufc::MufcError::TopologyUnsupported(_))
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join("server.db").exists());
+}
