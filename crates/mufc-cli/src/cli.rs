@@ -6,11 +6,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod net;
 mod store;
+mod topology;
 
 pub use net::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs, StoreOutput,
 };
+pub use topology::{AUTO_REMOVAL_RATE, GroupSize, TopologyArgs, TopologyKind};
 
 /// Machine unlearning of federated clusters (Pan et al., ICLR 2023):
 /// federated K-means with secure aggregation and exact unlearning, on your
@@ -333,107 +335,21 @@ pub struct FedArgs {
         default_value_t = mufc::DEFAULT_MIN_UPDATING_CLIENTS
     )]
     pub min_updating_clients: usize,
-    /// How the clients are organised for aggregation: one aggregate of
-    /// every client (flat, the paper's), groups of --group-size clients
-    /// whose masks cancel inside the group, or a tree of such groups with
-    /// --fan-out children per node. With groups a removal involves the
-    /// affected groups only, not every client, and every node keeps a
-    /// model; the root's is flat MUFC's, bit for bit. The server learns
-    /// each group's sum (docs/threat-model.md §11).
-    #[arg(long, value_enum, default_value_t = TopologyKind::Flat)]
-    pub topology: TopologyKind,
-    /// The fewest clients of a group (--topology groups or tree; groups
-    /// hold B to 2B - 1 clients); at least --min-clients. `auto`: the
-    /// size the dynamic-users paper's ParGen gives for these clients, the
-    /// --dropout rate, 5 % colluders and 5 % of a group removed, at 40
-    /// bits of security and correctness (often more than half the
-    /// clients, or none at all, for small federations).
-    #[arg(long, value_name = "B|auto", default_value = "10")]
-    pub group_size: GroupSize,
-    /// The most children of a node of the tree (--topology tree).
-    #[arg(long, value_name = "F", default_value_t = 4)]
-    pub fan_out: usize,
+    /// How the clients are organised for aggregation.
+    #[command(flatten)]
+    pub layout: TopologyArgs,
 }
 
 impl FedArgs {
     /// The topology the options name, for a federation of `clients`
-    /// clients (read by `--group-size auto`).
+    /// clients (read by `--group-size auto`, with `--dropout`).
     ///
     /// # Errors
     ///
-    /// [`CliError::Mufc`](crate::CliError::Mufc) when `auto` finds no
-    /// group size for these clients and rates.
+    /// As [`TopologyArgs::topology`].
     pub fn topology(&self, clients: usize) -> Result<mufc::Topology, crate::CliError> {
-        if self.topology == TopologyKind::Flat {
-            return Ok(mufc::Topology::Flat);
-        }
-        let size = self.group_size(clients)?;
-        Ok(match self.topology {
-            TopologyKind::Tree => mufc::Topology::Tree {
-                group_size: size,
-                fan_out: self.fan_out,
-            },
-            _ => mufc::Topology::Groups { size },
-        })
+        self.layout.topology(clients, self.dropout)
     }
-
-    /// The group size `--group-size` names for `clients` clients.
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::topology`].
-    pub fn group_size(&self, clients: usize) -> Result<usize, crate::CliError> {
-        match self.group_size {
-            GroupSize::Fixed(b) => Ok(b),
-            GroupSize::Auto => Ok(mufc::SecAggOptions::new()
-                .dropout(self.dropout)
-                .group_size(clients, AUTO_REMOVAL_RATE)?),
-        }
-    }
-}
-
-/// The fraction of a group `--group-size auto` plans to see removed.
-pub const AUTO_REMOVAL_RATE: f64 = 0.05;
-
-/// `--group-size`: a number, or `auto` (ParGen).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupSize {
-    /// This many clients at least.
-    Fixed(usize),
-    /// The dynamic-users paper's ParGen.
-    Auto,
-}
-
-impl std::str::FromStr for GroupSize {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("auto") {
-            return Ok(Self::Auto);
-        }
-        s.parse()
-            .map(Self::Fixed)
-            .map_err(|_| format!("{s:?} is neither a number nor `auto`"))
-    }
-}
-
-impl std::fmt::Display for GroupSize {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Fixed(b) => write!(f, "{b}"),
-            Self::Auto => f.write_str("auto"),
-        }
-    }
-}
-
-/// How the clients are organised (`--topology`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum TopologyKind {
-    /// One aggregate of every client.
-    Flat,
-    /// Groups of --group-size clients under one root.
-    Groups,
-    /// Groups as the leaves of a tree of fan-out --fan-out.
-    Tree,
 }
 
 /// Options of `mufc run`.

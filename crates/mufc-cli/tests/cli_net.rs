@@ -11,6 +11,10 @@
 //! - A client process dies in the middle of a round: the round completes
 //!   with the others and names it dropped; when too many die, the round
 //!   fails cleanly and no model is stored.
+//! - With a tree of groups (issue 16), six processes train one round per
+//!   group and every node's model is the in-process tree's; a removal is a
+//!   round of the requester's group, which the other clients never hear
+//!   of; a restarted server resumes its groups.
 //!
 //! The attackers (bad certificates, replays, garbage) are in
 //! `cli_net_attacks.rs`. Every wait is bounded and every child is killed
@@ -31,8 +35,12 @@ const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
 
 /// Each client's points, written as `<name>.csv` into `dir`.
 fn data(dir: &Path, label: &str) -> Vec<Dataset> {
-    let data = gaussian_clients(label, Mixture::net(NAMES.len()));
-    for (name, d) in NAMES.iter().zip(&data) {
+    data_of(dir, label, &NAMES)
+}
+
+fn data_of(dir: &Path, label: &str, names: &[&str]) -> Vec<Dataset> {
+    let data = gaussian_clients(label, Mixture::net(names.len()));
+    for (name, d) in names.iter().zip(&data) {
         write_csv(dir, name, d);
     }
     data
@@ -142,4 +150,74 @@ fn a_client_killed_mid_round_is_dropped_and_too_many_fail_cleanly() {
     assert!(line.contains("dropped out"), "{line}");
     assert!(!fed.server.log().iter().any(|l| l.contains("committed")));
     assert!(!dir.join("server.db").exists());
+}
+
+#[test]
+fn six_processes_in_a_tree_of_groups_forget_in_one_group() {
+    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = data_of(dir, "cli-net-tree", &SIX);
+    // Groups {a, b}, {c, d}, {e, f} under a tree of fan-out 2.
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "5",
+        "--min-clients",
+        "2",
+        "--topology",
+        "tree",
+        "--group-size",
+        "2",
+        "--fan-out",
+        "2",
+    ];
+    let mut fed = Processes::start(dir, &SIX, &SIX, &extra, |_| None);
+    let args = server_args(fed.port, &fed.certs, &SIX, &extra);
+    fed.server
+        .wait_for(|l| l.starts_with("model trained after 3 rounds"));
+    let trainings = fed.server.log();
+    let trainings: Vec<&String> = trainings
+        .iter()
+        .filter(|l| l.contains("committed (training)"))
+        .collect();
+    assert_eq!(trainings.len(), 3, "{trainings:?}");
+    assert_model(dir, data.clone());
+
+    // d (group 1) forgets: a round of c and d alone.
+    let seen = fed.server.log().len();
+    forget(dir, "d", "7,8");
+    let mut rest = data;
+    rest[3] = rest[3].without(&[PointId(7), PointId(8)]).unwrap();
+    let line = fed
+        .server
+        .wait_for_after(seen, |l| l.contains("started with"));
+    assert!(
+        line.ends_with("of group 1 started with clients 2,3"),
+        "{line}"
+    );
+    assert_model(dir, rest.clone());
+    for (name, c) in SIX.iter().zip(&fed.clients) {
+        let joined = c
+            .log()
+            .iter()
+            .filter(|l| l.starts_with("joined round"))
+            .count();
+        let want = if ["c", "d"].contains(name) { 2 } else { 1 };
+        assert_eq!(joined, want, "client {name}: {:?}", c.log());
+    }
+
+    // The server dies and resumes its tree; a's removal stays in group 0.
+    fed.server.kill();
+    let server = Proc::start("restarted server", dir, &args, &[]);
+    server.wait_for(|l| l.starts_with("resumed from the store"));
+    forget(dir, "a", "0");
+    rest[0] = rest[0].without(&[PointId(0)]).unwrap();
+    let line = server.wait_for(|l| l.contains("started with"));
+    assert!(
+        line.ends_with("of group 0 started with clients 0,1"),
+        "{line}"
+    );
+    assert_model(dir, rest);
 }

@@ -4,6 +4,11 @@
 //! store ([`mufc::store::Store`], without a client's point) before it tells
 //! the clients. A restarted server resumes from its store.
 //!
+//! With groups ([`mufc::Topology`]) every round runs in one group: the
+//! server trains each group once its members are connected, serves a
+//! removal with a round of the requester's group, and announces a round
+//! to that group's members only.
+//!
 //! # Example
 //!
 //! See `tests/federation.rs` of this crate: a server and clients in one
@@ -34,8 +39,8 @@ use crate::running::Running;
 /// How the server runs.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
-    /// The server's store: created after the training round, resumed from
-    /// if it exists.
+    /// The server's store: created once the model is trained (after the
+    /// training round, or every group's), resumed from if it exists.
     pub store: PathBuf,
     /// The federation's configuration (a resumed store keeps its own).
     pub config: ValidConfig,
@@ -45,8 +50,9 @@ pub struct ServerOptions {
     /// The longest the server waits for the answers of one protocol step;
     /// a client that has not answered by then is dropped at that step.
     pub step_timeout: Duration,
-    /// The longest a removal round waits for clients of the roster that
-    /// are not connected before it runs without them.
+    /// The longest a removal round waits for clients of its group (the
+    /// roster, when flat) that are not connected before it runs without
+    /// them.
     pub join_timeout: Duration,
     /// The longest a session may take to say Hello.
     pub hello_timeout: Duration,
@@ -101,13 +107,21 @@ pub enum ServerEvent {
     },
     /// A round started.
     RoundStarted {
-        /// The round.
+        /// The round (each group counts its own).
         round: u64,
+        /// Its group (`None` when flat).
+        group: Option<usize>,
         /// Its clients.
         clients: Vec<ClientId>,
     },
-    /// A round committed (and is stored).
+    /// A round committed (and is stored once the model is trained).
     RoundCommitted(RoundReport),
+    /// The model is trained: every group committed a round (when flat,
+    /// right after the training round). The store exists from here on.
+    Trained {
+        /// Rounds started so far (failed ones included).
+        rounds: u64,
+    },
     /// A round failed: nothing changed but the round counter.
     RoundFailed {
         /// The round (`None` if it did not start).
@@ -167,23 +181,18 @@ impl ServerHandle {
 
 /// Starts the server on `listener` with the TLS configuration `tls`
 /// ([`crate::tls::server_config`]): resumes from the store if it exists,
-/// else waits for every client of the roster to register and trains.
+/// else waits for every client of the roster to register and trains
+/// (each group once its members are connected).
 ///
 /// # Errors
 ///
 /// [`NetError::Store`] for a store that does not open; [`NetError::Protocol`]
-/// for a roster that contradicts the store's; [`NetError::Mufc`] with
-/// [`mufc::MufcError::TopologyUnsupported`] for a configuration with
-/// groups (this coordinator runs every round over every connected
-/// client; `mufc::remote` runs groups, one group's round at a time).
+/// for a roster that contradicts the store's.
 pub async fn start_server(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     options: ServerOptions,
 ) -> Result<ServerHandle, NetError> {
-    if options.config.topology() != mufc::Topology::Flat {
-        return Err(mufc::MufcError::TopologyUnsupported("mufc-net's coordinator").into());
-    }
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;

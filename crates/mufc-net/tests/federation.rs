@@ -2,14 +2,17 @@
 //! process-level tests are `mufc-cli`'s): a server and five clients train
 //! a model equal, bit for bit, to the in-process `Federation`; a removal
 //! asked of one client's store is acknowledged once its round committed,
-//! and the model is then that of retraining without the point. Every wait
-//! is bounded: the test stops by itself.
+//! and the model is then that of retraining without the point. With a
+//! tree of groups, every node's model is the in-process tree's and a
+//! removal runs in its group alone. Every wait is bounded: the test stops
+//! by itself.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used)]
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mufc::store::Store;
-use mufc::{Channel, Federation, FederationConfig, Masks, SecAggOptions};
+use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, NodeId, SecAggOptions};
 use mufc_net::certs::FederationCa;
 use mufc_net::client::{ClientEvent, ClientHandle, ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, RequestStatus};
@@ -22,10 +25,8 @@ use tokio::net::TcpListener;
 /// Bounds every wait.
 const LIMIT: Duration = Duration::from_secs(60);
 
-const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
-
-fn data() -> Vec<Dataset> {
-    gaussian_clients("mufc-net-federation", Mixture::net(NAMES.len()))
+fn data(clients: usize) -> Vec<Dataset> {
+    gaussian_clients("mufc-net-federation", Mixture::net(clients))
 }
 
 fn config() -> mufc::ValidConfig {
@@ -65,120 +66,179 @@ async fn until_client(client: &mut ClientHandle, mut want: impl FnMut(&ClientEve
     .expect("the client did not get there in time");
 }
 
+/// A running federation over loopback: the server, and each client's
+/// store and handle.
+struct Loopback {
+    _dir: tempfile::TempDir,
+    store: PathBuf,
+    server: ServerHandle,
+    clients: Vec<(PathBuf, ClientHandle)>,
+}
+
+impl Loopback {
+    async fn start(config: mufc::ValidConfig, data: &[Dataset]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = FederationCa::new("loopback").unwrap();
+        let server_cert = ca.issue_server(&["127.0.0.1"]).unwrap();
+        let tls =
+            server_config(ca.cert_pem(), &server_cert.cert_pem, &server_cert.key_pem).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let store = dir.path().join("server.db");
+        let names: Vec<String> = (0..data.len()).map(|i| format!("c{i}")).collect();
+        let mut options = ServerOptions::new(&store, config, names.clone());
+        options.step_timeout = Duration::from_secs(20);
+        options.join_timeout = Duration::from_secs(5);
+        let server = start_server(listener, tls, options).await.unwrap();
+        let addr = server.addr().to_string();
+        let mut clients = Vec::new();
+        for (name, d) in names.iter().zip(data) {
+            let path = dir.path().join(format!("{name}.db"));
+            ClientStore::create(&path, name, d).unwrap();
+            let cert = ca.issue_client(name).unwrap();
+            let tls = client_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+            let mut options = ClientOptions::new(&addr, &path);
+            options.poll = Duration::from_millis(50);
+            clients.push((path, start_client(options, tls).unwrap()));
+        }
+        Self {
+            _dir: dir,
+            store,
+            server,
+            clients,
+        }
+    }
+
+    /// Client `c` forgets `ids`; waits for the acknowledgement.
+    async fn forget(&mut self, c: usize, ids: &[PointId]) {
+        let (path, client) = &mut self.clients[c];
+        let request = ClientStore::open(&*path).unwrap().request(ids).unwrap();
+        until_client(client, |e| {
+            matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
+        })
+        .await;
+        assert!(matches!(
+            ClientStore::open(&*path).unwrap().status(request).unwrap(),
+            Some(RequestStatus::Acknowledged { .. })
+        ));
+    }
+
+    async fn stop(self) {
+        for (_, c) in self.clients {
+            c.stop().await.unwrap();
+        }
+        self.server.stop().await.unwrap();
+    }
+}
+
+/// Every node of the stored federation (the root alone when flat) is the
+/// in-process federation's on `data` with the stored configuration, bit
+/// for bit, and the server holds no point.
+fn assert_stored_model(store: &Path, data: &[Dataset]) {
+    let stored = Store::open(store).unwrap();
+    let stored = stored.federation();
+    assert!(stored.clients().is_empty(), "the server holds no point");
+    let fed = Federation::new(data.to_vec(), stored.config()).unwrap();
+    let nodes = fed.layout().map_or(1, |l| l.nodes());
+    assert_eq!(stored.layout(), fed.layout());
+    for n in 0..nodes {
+        let (mine, theirs) = match fed.layout() {
+            Some(_) => (
+                stored.node(NodeId(n)).unwrap(),
+                fed.node(NodeId(n)).unwrap(),
+            ),
+            None => (stored.server(), fed.server()),
+        };
+        assert_eq!(mine.counts(), theirs.counts(), "node {n}");
+        assert_eq!(mine.centroids(), theirs.centroids(), "node {n}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_clients_train_and_forget_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = FederationCa::new("loopback").unwrap();
-    let server_cert = ca.issue_server(&["127.0.0.1"]).unwrap();
-    let tls = server_config(ca.cert_pem(), &server_cert.cert_pem, &server_cert.key_pem).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let store = dir.path().join("server.db");
-    let mut options = ServerOptions::new(
-        &store,
-        config(),
-        NAMES.iter().map(|n| n.to_string()).collect(),
-    );
-    options.step_timeout = Duration::from_secs(20);
-    options.join_timeout = Duration::from_secs(5);
-    let mut server = start_server(listener, tls, options).await.unwrap();
-    let addr = server.addr().to_string();
-
-    let data = data();
-    let mut clients = Vec::new();
-    for (name, d) in NAMES.iter().zip(&data) {
-        let path = dir.path().join(format!("{name}.db"));
-        ClientStore::create(&path, name, d).unwrap();
-        let cert = ca.issue_client(name).unwrap();
-        let tls = client_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
-        let mut options = ClientOptions::new(&addr, &path);
-        options.poll = Duration::from_millis(50);
-        clients.push((path, start_client(options, tls).unwrap()));
-    }
+    let data = data(5);
+    let mut fed = Loopback::start(config(), &data).await;
 
     // Training: the model is the in-process federation's, bit for bit.
     until_server(
-        &mut server,
+        &mut fed.server,
         |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
     )
     .await;
-    let stored = Store::open(&store).unwrap();
-    let resolved = stored.config().clone();
-    let fed = Federation::new(data.clone(), &resolved).unwrap();
-    assert_eq!(stored.federation().server().counts(), fed.server().counts());
-    assert_eq!(
-        stored.federation().server().centroids(),
-        fed.server().centroids()
-    );
-    assert!(
-        stored.federation().clients().is_empty(),
-        "the server holds no point"
-    );
-    drop(stored);
+    assert_stored_model(&fed.store, &data);
 
-    // Client b forgets a point: acknowledged once its round committed.
-    let (b_path, b) = &mut clients[1];
-    let request = ClientStore::open(&*b_path)
-        .unwrap()
-        .request(&[PointId(7)])
-        .unwrap();
-    until_client(b, |e| {
-        matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
-    })
-    .await;
-    assert!(matches!(
-        ClientStore::open(&*b_path)
-            .unwrap()
-            .status(request)
-            .unwrap(),
-        Some(RequestStatus::Acknowledged { .. })
-    ));
+    // Client 1 forgets a point: acknowledged once its round committed.
+    fed.forget(1, &[PointId(7)]).await;
     assert_eq!(
-        ClientStore::open(&*b_path).unwrap().data().unwrap().len(),
+        ClientStore::open(&fed.clients[1].0)
+            .unwrap()
+            .data()
+            .unwrap()
+            .len(),
         39
     );
-    let stored = Store::open(&store).unwrap();
-    let mut rest = data.clone();
+    let mut rest = data;
     rest[1] = rest[1].without(&[PointId(7)]).unwrap();
-    let retrained = Federation::new(rest, &resolved).unwrap();
-    assert_eq!(
-        stored.federation().server().counts(),
-        retrained.server().counts()
-    );
-    assert_eq!(
-        stored.federation().server().centroids(),
-        retrained.server().centroids()
-    );
-
-    for (_, c) in clients {
-        c.stop().await.unwrap();
-    }
-    server.stop().await.unwrap();
+    assert_stored_model(&fed.store, &rest);
+    fed.stop().await;
 }
 
-/// The coordinator runs every round over every connected client, which
-/// a federation with groups must not do: refused before it listens.
+/// A tree of three groups of two: training is one round per group, each
+/// node's model is the in-process tree's; a removal is one round of the
+/// requester's group, which only its members hear of.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_configuration_with_groups_is_refused_up_front() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = FederationCa::new("loopback").unwrap();
-    let server_cert = ca.issue_server(&["127.0.0.1"]).unwrap();
-    let tls = server_config(ca.cert_pem(), &server_cert.cert_pem, &server_cert.key_pem).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let groups = (config().into_builder())
-        .topology(mufc::Topology::Groups { size: 3 })
+async fn a_tree_of_groups_trains_per_group_and_forgets_in_one() {
+    let config = (config().into_builder())
+        .min_clients(2)
+        .topology(mufc::Topology::Tree {
+            group_size: 2,
+            fan_out: 2,
+        })
         .validate()
         .unwrap();
-    let names = NAMES.iter().map(|n| n.to_string()).collect();
-    let options = ServerOptions::new(dir.path().join("server.db"), groups, names);
-    let Err(err) = start_server(listener, tls, options).await else {
-        panic!("a configuration with groups was served");
-    };
-    assert!(
-        matches!(
-            &err,
-            mufc_net::NetError::Mufc(mufc::MufcError::TopologyUnsupported(_))
-        ),
-        "{err}"
+    let data = data(6);
+    let mut fed = Loopback::start(config, &data).await;
+    let mut groups = Vec::new();
+    until_server(&mut fed.server, |e| {
+        if let ServerEvent::RoundCommitted(r) = e {
+            assert!(r.training, "round {} of group {:?}", r.round, r.group);
+            groups.push(r.group);
+        }
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    groups.sort_unstable();
+    assert_eq!(
+        groups,
+        [Some(0), Some(1), Some(2)],
+        "one training round per group"
     );
-    assert!(!dir.path().join("server.db").exists());
+    assert_stored_model(&fed.store, &data);
+
+    // Client 3 (group 1) forgets two points: a round of group 1 only.
+    fed.forget(3, &[PointId(0), PointId(9)]).await;
+    let mut rest = data;
+    rest[3] = rest[3].without(&[PointId(0), PointId(9)]).unwrap();
+    let mut started = None;
+    until_server(&mut fed.server, |e| {
+        if let ServerEvent::RoundStarted { group, clients, .. } = e {
+            started = Some((*group, clients.clone()));
+        }
+        matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
+    })
+    .await;
+    assert_eq!(started, Some((Some(1), vec![ClientId(2), ClientId(3)])));
+    // Clients outside group 1 joined their training round and nothing
+    // else; client 2 both its group's rounds (client 3's events were read
+    // up to its acknowledgement).
+    for (c, (_, client)) in fed.clients.iter_mut().enumerate().filter(|(c, _)| *c != 3) {
+        let mut joined = 0;
+        while let Ok(Some(ev)) =
+            tokio::time::timeout(Duration::from_millis(200), client.next_event()).await
+        {
+            joined += usize::from(matches!(ev, ClientEvent::Joined { .. }));
+        }
+        assert_eq!(joined, if c / 2 == 1 { 2 } else { 1 }, "client {c}");
+    }
+    assert_stored_model(&fed.store, &rest);
+    fed.stop().await;
 }

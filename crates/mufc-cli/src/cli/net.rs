@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::StoreOutput;
+use super::{StoreOutput, TopologyArgs};
 use mufc::SecAggGraph;
 
 /// Where a party's certificates are: a directory `mufc certs` wrote, or
@@ -70,9 +70,13 @@ pub struct ServerArgs {
     /// The SecAgg neighbourhood graph.
     #[arg(long, value_enum, default_value_t = SecAggGraph::Complete)]
     pub secagg_graph: SecAggGraph,
-    /// The fewest clients an aggregate may hold.
+    /// The fewest clients an aggregate may hold (a group's, with groups).
     #[arg(long, value_name = "M", default_value_t = mufc::DEFAULT_MIN_CLIENTS)]
     pub min_clients: usize,
+    /// Groups and trees: each round then runs in one group, and only its
+    /// members hear of it.
+    #[command(flatten)]
+    pub layout: TopologyArgs,
     /// Seconds the server waits for the answers of one protocol step; a
     /// client that has not answered is dropped at that step.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]

@@ -95,6 +95,11 @@ fn ids(v: &[mufc::ClientId]) -> String {
         .join(",")
 }
 
+/// ` of group G` with groups, nothing when flat.
+fn of_group(group: Option<usize>) -> String {
+    group.map(|g| format!(" of group {g}")).unwrap_or_default()
+}
+
 fn server_event(ev: &ServerEvent) -> (Value, String) {
     match ev {
         ServerEvent::Listening(addr) => (
@@ -117,9 +122,21 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "rejected", "client": id.0, "reason": reason }),
             format!("rejected a message of client {id}: {reason}"),
         ),
-        ServerEvent::RoundStarted { round, clients } => (
-            json!({ "event": "round_started", "round": round, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>() }),
-            format!("round {round} started with clients {}", ids(clients)),
+        ServerEvent::RoundStarted {
+            round,
+            group,
+            clients,
+        } => (
+            json!({ "event": "round_started", "round": round, "group": group, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            format!(
+                "round {round}{} started with clients {}",
+                of_group(*group),
+                ids(clients)
+            ),
+        ),
+        ServerEvent::Trained { rounds } => (
+            json!({ "event": "trained", "rounds": rounds }),
+            format!("model trained after {rounds} rounds"),
         ),
         ServerEvent::RoundCommitted(r) => {
             let dropped: Vec<mufc::ClientId> = r.dropped.iter().map(|(c, _)| *c).collect();
@@ -127,6 +144,7 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
                 json!({
                     "event": "round_committed",
                     "round": r.round,
+                    "group": r.group,
                     "training": r.training,
                     "included": r.included.iter().map(|c| c.0).collect::<Vec<_>>(),
                     "dropped": r.dropped.iter().map(|(c, s)| json!({ "client": c.0, "step": s.to_string() })).collect::<Vec<_>>(),
@@ -135,8 +153,9 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
                     "wall_s": r.wall.as_secs_f64(),
                 }),
                 format!(
-                    "round {} committed{}: included {}, dropped {}, {} points in {} bins, {:.3} s",
+                    "round {}{} committed{}: included {}, dropped {}, {} points in {} bins, {:.3} s",
                     r.round,
+                    of_group(r.group),
                     if r.training { " (training)" } else { "" },
                     ids(&r.included),
                     ids(&dropped),
@@ -194,6 +213,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
                 .graph(a.secagg_graph),
         )))
         .min_clients(a.min_clients)
+        .topology(a.layout.topology(a.clients.len(), a.dropout)?)
         .seed(a.seed);
     if let Some(g) = a.gamma {
         config = config.gamma(g);

@@ -91,7 +91,11 @@ pub fn topologies(a: &TopologiesArgs, progress: bool) -> Result<Report, CliError
     let config = fed_config(&p, &a.fed, trial_seed(seed, 0))?;
     let clients = p.split.client_datasets(&p.points)?;
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
-    let (b, f) = (a.fed.group_size(clients.len())?, a.fed.fan_out);
+    let layout = &a.fed.layout;
+    let (b, f) = (
+        layout.group_size(clients.len(), a.fed.dropout)?,
+        layout.fan_out,
+    );
     let shapes = [
         Topology::Flat,
         Topology::Groups { size: b },

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mufc::store::Store;
-use mufc::{Channel, Federation, Masks, SecAggOptions};
+use mufc::{Channel, Federation, Masks, NodeId, SecAggOptions};
 use seeding::Dataset;
 
 /// The longest any wait of these tests takes.
@@ -205,13 +205,13 @@ pub(crate) fn client_args(port: u16, certs: &Path, name: &str) -> Vec<String> {
 }
 
 /// The model in `dir/server.db` is `Federation::new(data)`'s, with the
-/// store's resolved configuration and `dropout` as the server had it.
+/// store's resolved configuration and `dropout` as the server had it:
+/// with groups, every node's model (the root's, the groups' and the inner
+/// nodes'), bit for bit.
 pub(crate) fn assert_model(dir: &Path, data: Vec<Dataset>) {
     let stored = Store::open(dir.join("server.db")).unwrap();
-    assert!(
-        stored.federation().clients().is_empty(),
-        "no client point at the server"
-    );
+    let stored = stored.federation();
+    assert!(stored.clients().is_empty(), "no client point at the server");
     // The in-process federation with the same configuration (no dropout
     // simulated: every process answered).
     let config = stored
@@ -222,11 +222,18 @@ pub(crate) fn assert_model(dir: &Path, data: Vec<Dataset>) {
         .validate()
         .unwrap();
     let fed = Federation::new(data, &config).unwrap();
-    assert_eq!(stored.federation().server().counts(), fed.server().counts());
-    assert_eq!(
-        stored.federation().server().centroids(),
-        fed.server().centroids()
-    );
+    assert_eq!(stored.layout(), fed.layout());
+    let mut nodes = vec![(stored.server(), fed.server())];
+    if let Some(layout) = fed.layout() {
+        nodes.extend((0..layout.nodes()).map(|n| {
+            let n = NodeId(n);
+            (stored.node(n).unwrap(), fed.node(n).unwrap())
+        }));
+    }
+    for (i, (mine, theirs)) in nodes.into_iter().enumerate() {
+        assert_eq!(mine.counts(), theirs.counts(), "model {i}");
+        assert_eq!(mine.centroids(), theirs.centroids(), "model {i}");
+    }
 }
 
 /// A federation of processes in `dir`: the server with the roster

@@ -1,6 +1,11 @@
 //! The one task that holds the federation: it registers sessions, decides
 //! when a round runs, drives it step by step with a deadline on each, and
 //! commits it to the store before it tells the clients.
+//!
+//! A round runs in one group ([`RemoteServer::groups`]; the whole roster
+//! when flat): training is one round per group, each once its members
+//! are connected, and a removal is a round of the requester's group. Only
+//! the group's members hear of the round, and the others go on idle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -22,6 +27,23 @@ use crate::running::off_runtime;
 /// How long the server waits before it retries a round that failed.
 const RETRY: Duration = Duration::from_millis(500);
 
+/// A removal request not yet served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Queued {
+    client: ClientId,
+    /// The client's number for it.
+    request: u64,
+    /// Since when it waits: a round of its group runs without absent
+    /// members once it has waited the join timeout.
+    since: Instant,
+}
+
+/// The round to run next: a group and those of its members connected.
+struct Next {
+    group: usize,
+    ring: Vec<ClientId>,
+}
+
 /// One client's open session.
 #[derive(Debug)]
 struct Session {
@@ -36,9 +58,8 @@ pub(super) struct Coordinator {
     store: Option<Store>,
     sessions: BTreeMap<ClientId, Session>,
     registrations: BTreeMap<ClientId, Registration>,
-    /// Removal requests not yet served: (client, its number).
-    queue: Vec<(ClientId, u64)>,
-    queued_since: Option<Instant>,
+    /// Removal requests not yet served, oldest first.
+    queue: Vec<Queued>,
     retry_at: Option<Instant>,
     events: mpsc::Receiver<Event>,
     report: mpsc::UnboundedSender<ServerEvent>,
@@ -105,7 +126,6 @@ impl Coordinator {
             sessions: BTreeMap::new(),
             registrations: BTreeMap::new(),
             queue: Vec::new(),
-            queued_since: None,
             retry_at: None,
             events,
             report,
@@ -116,35 +136,48 @@ impl Coordinator {
         &self.roster
     }
 
-    fn trained(&self) -> bool {
-        self.remote.as_ref().is_some_and(RemoteServer::is_trained)
-    }
-
-    fn everyone_connected(&self) -> bool {
-        (0..self.roster.len() as u64).all(|i| self.sessions.contains_key(&ClientId(i)))
-    }
-
     fn may_retry(&self) -> bool {
         self.retry_at.is_none_or(|t| Instant::now() >= t)
     }
 
-    /// Whether a round should start now.
-    fn due(&self) -> bool {
+    /// The round that should start now, if any: the first group, in
+    /// order, that has not trained and whose members are all connected,
+    /// or that has a request and whose members are all connected or whose
+    /// oldest request has waited the join timeout.
+    fn next(&self) -> Option<Next> {
         if !self.may_retry() {
-            return false;
+            return None;
         }
-        if !self.trained() {
-            return self.everyone_connected();
+        let remote = self.remote.as_ref()?;
+        for (group, members) in remote.groups().iter().enumerate() {
+            let ring: Vec<ClientId> = members
+                .iter()
+                .copied()
+                .filter(|c| self.sessions.contains_key(c))
+                .collect();
+            let everyone = ring.len() == members.len();
+            let due = if remote.group_trained(group) {
+                let oldest = self.queue.iter().find(|q| members.contains(&q.client));
+                oldest.is_some_and(|q| everyone || q.since.elapsed() >= self.options.join_timeout)
+            } else {
+                // Training waits for the whole group.
+                everyone && !members.is_empty()
+            };
+            if due {
+                return Some(Next { group, ring });
+            }
         }
-        let waited = self
-            .queued_since
-            .is_some_and(|t| t.elapsed() >= self.options.join_timeout);
-        !self.queue.is_empty() && (self.everyone_connected() || waited)
+        None
     }
 
-    /// When the idle loop must wake up by itself.
+    /// When the idle loop must wake up by itself: when the oldest request
+    /// has waited the join timeout, and not before a failed round may be
+    /// retried.
     fn wake_at(&self) -> Option<Instant> {
-        let join = self.queued_since.map(|t| t + self.options.join_timeout);
+        let join = self
+            .queue
+            .first()
+            .map(|q| q.since + self.options.join_timeout);
         match (join, self.retry_at) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -153,8 +186,11 @@ impl Coordinator {
 
     pub(super) async fn run(mut self, mut shutdown: oneshot::Receiver<()>) -> Result<(), NetError> {
         loop {
-            if self.due() {
-                self.round().await?;
+            if self.remote.is_none() && self.registrations.len() == self.roster.len() {
+                self.set_up()?;
+            }
+            if let Some(next) = self.next() {
+                self.round(next).await?;
                 continue;
             }
             let wake = self.wake_at();
@@ -181,10 +217,11 @@ impl Coordinator {
         }
     }
 
-    /// Tells every connected client how a round ended.
-    fn tell_everyone(&mut self, end: &RoundEnd) {
-        for id in self.sessions.keys().copied().collect::<Vec<_>>() {
-            self.send(id, ServerBody::End(end.clone()));
+    /// Tells the round's clients how it ended (the others had no part in
+    /// it: with groups, another group's round numbers are not theirs).
+    fn tell(&mut self, ring: &[ClientId], end: &RoundEnd) {
+        for id in ring {
+            self.send(*id, ServerBody::End(end.clone()));
         }
     }
 
@@ -207,11 +244,31 @@ impl Coordinator {
         }
     }
 
-    fn queue_request(&mut self, id: ClientId, request: u64) {
-        if !self.queue.contains(&(id, request)) {
-            self.queue.push((id, request));
+    /// Queues a request (again), waiting from now.
+    fn queue_request(&mut self, client: ClientId, request: u64) {
+        if !self
+            .queue
+            .iter()
+            .any(|q| q.client == client && q.request == request)
+        {
+            self.queue.push(Queued {
+                client,
+                request,
+                since: Instant::now(),
+            });
         }
-        self.queued_since.get_or_insert_with(Instant::now);
+    }
+
+    /// Takes the requests of `members` out of the queue.
+    fn take_requests(&mut self, members: &[ClientId]) -> Vec<(ClientId, u64)> {
+        let (taken, kept) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|q| members.contains(&q.client));
+        self.queue = kept;
+        taken
+            .into_iter()
+            .map(|q: Queued| (q.client, q.request))
+            .collect()
     }
 
     fn connected(
@@ -284,37 +341,48 @@ impl Coordinator {
         }
     }
 
-    /// Builds the server's half on the first round: the roster has
-    /// registered.
-    fn set_up(&mut self) -> Result<&mut RemoteServer, NetError> {
-        if self.remote.is_none() {
-            let regs: Vec<Registration> = self.registrations.values().copied().collect();
-            let setup = RemoteSetup::new(&self.options.config, &regs)?;
-            self.remote = Some(RemoteServer::new(setup)?);
-        }
+    /// Builds the server's half once the whole roster has registered
+    /// (the grid step and the field depend on every client's count).
+    fn set_up(&mut self) -> Result<(), NetError> {
+        let regs: Vec<Registration> = self.registrations.values().copied().collect();
+        let setup = RemoteSetup::new(&self.options.config, &regs)?;
+        self.remote = Some(RemoteServer::new(setup)?);
+        Ok(())
+    }
+
+    fn remote(&mut self) -> Result<&mut RemoteServer, NetError> {
         self.remote
             .as_mut()
             .ok_or_else(|| NetError::Protocol("no federation".into()))
     }
 
-    /// Runs one round with the connected clients. A round that fails is
-    /// reported to the clients and retried later; an error here is fatal
-    /// (the federation cannot be set up, or the store cannot be created).
-    async fn round(&mut self) -> Result<(), NetError> {
-        let clients: Vec<ClientId> = self.sessions.keys().copied().collect();
-        let served = std::mem::take(&mut self.queue);
-        self.queued_since = None;
-        let started = self.set_up()?.start_round(&clients);
+    /// Runs one round in `next`'s group with its connected members. A
+    /// round that fails is reported to them and retried later; an error
+    /// here is fatal (the store cannot be created).
+    async fn round(&mut self, next: Next) -> Result<(), NetError> {
+        let Next {
+            group,
+            ring: clients,
+        } = next;
+        let members = self
+            .remote()?
+            .groups()
+            .get(group)
+            .cloned()
+            .unwrap_or_default();
+        let served = self.take_requests(&members);
+        let started = self.remote()?.start_round(&clients);
         let (announcement, mut round) = match started {
             Ok(x) => x,
             Err(e) => {
-                self.failed(None, &e.to_string(), served);
+                self.failed(None, &clients, &e.to_string(), served);
                 return Ok(());
             }
         };
         let number = round.spec().round;
         let _ = self.report.send(ServerEvent::RoundStarted {
             round: number,
+            group: round.group(),
             clients: clients.clone(),
         });
         let bytes = announcement.to_bytes()?;
@@ -371,13 +439,14 @@ impl Coordinator {
         let report = match finished {
             Ok(r) => r,
             Err(e) => {
-                self.failed(Some(number), &e.to_string(), served);
+                self.failed(Some(number), &clients, &e.to_string(), served);
                 return Ok(());
             }
         };
         if let Err(e) = self.persist(&report, &served) {
             self.failed(
                 Some(number),
+                &clients,
                 &format!("the store refused the round: {e}"),
                 served,
             );
@@ -396,14 +465,20 @@ impl Coordinator {
             included: report.included.iter().map(|c| c.0).collect(),
             detail: String::new(),
         };
-        self.tell_everyone(&end);
+        self.tell(&clients, &end);
+        let trained_now = report.training && self.remote()?.is_trained();
         let _ = self.report.send(ServerEvent::RoundCommitted(report));
+        if trained_now {
+            let rounds = self.remote()?.rounds();
+            let _ = self.report.send(ServerEvent::Trained { rounds });
+        }
         Ok(())
     }
 
-    /// Writes a committed round to the store (creating it after
-    /// training); on an error the server's state goes back to the
-    /// store's.
+    /// Writes a committed round to the store (creating it once the model
+    /// is trained: with groups, after every group's first round; a server
+    /// stopped before trains its groups again); on an error the server's
+    /// state goes back to the store's.
     fn persist(
         &mut self,
         report: &mufc::remote::RoundReport,
@@ -413,6 +488,9 @@ impl Coordinator {
             .remote
             .as_ref()
             .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        if !remote.is_trained() {
+            return Ok(());
+        }
         let fed = remote.federation()?;
         let written = match &mut self.store {
             None => Store::create_serving(&self.options.store, fed, &self.roster, IfExists::Refuse)
@@ -440,9 +518,15 @@ impl Coordinator {
         Ok(())
     }
 
-    /// A round that failed: the clients hear it, its requests wait, and
+    /// A round that failed: its clients hear it, its requests wait, and
     /// the next round waits a little.
-    fn failed(&mut self, round: Option<u64>, reason: &str, served: Vec<(ClientId, u64)>) {
+    fn failed(
+        &mut self,
+        round: Option<u64>,
+        clients: &[ClientId],
+        reason: &str,
+        served: Vec<(ClientId, u64)>,
+    ) {
         for (c, r) in served {
             self.queue_request(c, r);
         }
@@ -454,7 +538,7 @@ impl Coordinator {
                 included: Vec::new(),
                 detail: reason.to_string(),
             };
-            self.tell_everyone(&end);
+            self.tell(clients, &end);
         }
         let _ = self.report.send(ServerEvent::RoundFailed {
             round,

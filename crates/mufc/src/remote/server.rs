@@ -115,9 +115,14 @@ impl ServerRound {
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RoundReport {
-    /// The round number.
+    /// The round number (each group counts its own rounds).
     pub round: u64,
-    /// Whether this round trained the model (the first committed round).
+    /// The group the round ran in ([`RemoteServer::groups`]; `None` when
+    /// flat).
+    pub group: Option<usize>,
+    /// Whether this round trained its group (the group's first committed
+    /// round; when flat, the model's). The model is trained once every
+    /// group is ([`RemoteServer::is_trained`]).
     pub training: bool,
     /// The clients whose sketches the sum holds.
     pub included: Vec<ClientId>,
@@ -221,9 +226,50 @@ impl RemoteServer {
         }
     }
 
-    /// Whether a round has trained the model.
+    /// Whether the model is trained: every group (or the one flat
+    /// aggregate) has committed a round.
     pub fn is_trained(&self) -> bool {
         self.fit_report.is_some()
+    }
+
+    /// The groups a round may run in: the layout's groups, or the whole
+    /// roster as one group when flat. The clients of a round
+    /// ([`Self::start_round`]) are members of one of them, and a client
+    /// joins only rounds of its own.
+    ///
+    /// ```
+    /// # use mufc::remote::{RemoteServer, RemoteSetup};
+    /// # use mufc::{Channel, FederationConfig, Masks, SecAggOptions, Topology};
+    /// # use mufc::remote::Registration;
+    /// # use mufc::ClientId;
+    /// let config = FederationConfig::new(2)
+    ///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    ///     .min_clients(2)
+    ///     .topology(Topology::Groups { size: 2 })
+    ///     .validate()?;
+    /// let regs: Vec<Registration> = (0..5)
+    ///     .map(|i| Registration { id: ClientId(i), points: 10, dim: 2 })
+    ///     .collect();
+    /// let server = RemoteServer::new(RemoteSetup::new(&config, &regs)?)?;
+    /// let sizes: Vec<usize> = server.groups().iter().map(Vec::len).collect();
+    /// assert_eq!(sizes, [2, 3]);
+    /// assert!(!server.group_trained(0));
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn groups(&self) -> &[Vec<ClientId>] {
+        match &self.tree {
+            Some(t) => t.layout().groups(),
+            None => std::slice::from_ref(&self.setup.roster),
+        }
+    }
+
+    /// Whether group `g` of [`Self::groups`] has committed a round (when
+    /// flat, whether the model is trained).
+    pub fn group_trained(&self, g: usize) -> bool {
+        match &self.tree {
+            Some(t) => t.group_trained(g),
+            None => g == 0 && self.is_trained(),
+        }
     }
 
     /// The number of rounds started so far (failed ones included; every
@@ -352,6 +398,7 @@ impl RemoteServer {
         }
         Ok(RoundReport {
             round: number,
+            group: round.group,
             training,
             included: out.included,
             dropped: out.dropped,
