@@ -1,7 +1,8 @@
 //! Round latency and bytes on the wire of the federation across
-//! processes, over loopback: a server and L clients (10, 100, 1000), the
-//! complete graph and the Harary graph of SecAgg+, a training round and a
-//! removal round. Every party is a task of this one process (a thousand
+//! processes, over loopback: a server and L clients (10, 100, 1000), flat
+//! with the complete graph and the Harary graph of SecAgg+, and in groups
+//! of 10 (complete graph inside each), training and a removal round.
+//! Every party is a task of this one process (a thousand
 //! processes would measure the operating system's scheduler on two cores),
 //! each with its own TLS connection, gRPC session and SQLite store, as in
 //! a deployment. Printed as a table measured in one run:
@@ -9,19 +10,23 @@
 //! ```text
 //! cargo bench -p mufc-net --bench network                  # 10, 100, 1000 clients
 //! MUFC_NET_BENCH_SIZES=10,100 cargo bench -p mufc-net --bench network
+//! MUFC_NET_BENCH_CASES=flat-harary,groups cargo bench -p mufc-net --bench network
 //! ```
 //!
 //! Bytes are counted on each client's TCP stream (TLS records and HTTP/2
-//! frames included), both directions, per client. The removal latency runs
-//! from the request written to the client's store to the server's commit
-//! (it includes the client's 20 ms poll of its store).
+//! frames included), both directions: training's per client, a removal's
+//! per client involved (the clients of its round: all L when flat, the
+//! requester's group with groups). Training runs from the first round's
+//! start to the model trained (one round, or one per group). The removal
+//! latency runs from the request written to the client's store to the
+//! server's commit (it includes the client's 20 ms poll of its store).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 #![allow(missing_docs)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mufc::{Channel, FederationConfig, Masks, SecAggGraph, SecAggOptions};
+use mufc::{Channel, FederationConfig, Masks, SecAggGraph, SecAggOptions, Topology};
 use mufc_net::certs::FederationCa;
 use mufc_net::client::{ClientOptions, start_client};
 use mufc_net::client_store::ClientStore;
@@ -31,13 +36,43 @@ use mufc_net::transport::Traffic;
 use seeding::PointId;
 use testkit::mufc::{Mixture, gaussian_clients};
 
+/// One federation measured: flat or in groups, and the SecAgg graph.
+#[derive(Clone, Copy)]
+struct Case {
+    name: &'static str,
+    topology: Topology,
+    graph: SecAggGraph,
+}
+
+const CASES: [Case; 3] = [
+    Case {
+        name: "flat-complete",
+        topology: Topology::Flat,
+        graph: SecAggGraph::Complete,
+    },
+    Case {
+        name: "flat-harary",
+        topology: Topology::Flat,
+        graph: SecAggGraph::Harary,
+    },
+    Case {
+        name: "groups",
+        topology: Topology::Groups { size: GROUP },
+        graph: SecAggGraph::Complete,
+    },
+];
+
+/// The group size of the `groups` case.
+const GROUP: usize = 10;
+
 struct Row {
     clients: usize,
-    graph: SecAggGraph,
+    case: &'static str,
     train: Duration,
     train_bytes: f64,
     removal: Duration,
     removal_round: Duration,
+    involved: usize,
     removal_bytes: f64,
 }
 
@@ -81,7 +116,21 @@ async fn started(server: &mut ServerHandle) {
     }
 }
 
-async fn run(l: usize, graph: SecAggGraph) -> Row {
+/// Waits for the model trained (every group's training round committed).
+async fn trained(server: &mut ServerHandle) {
+    loop {
+        match server.next_event().await.expect("the server stopped") {
+            ServerEvent::Trained { .. } => return,
+            ServerEvent::RoundFailed { reason, .. } => panic!("a round failed: {reason}"),
+            ServerEvent::RoundCommitted(r) if !r.dropped.is_empty() => {
+                eprintln!("training round {}: {} dropped", r.round, r.dropped.len());
+            }
+            _ => {}
+        }
+    }
+}
+
+async fn run(l: usize, case: Case) -> Row {
     let dir = tempfile::tempdir().unwrap();
     let ca = FederationCa::new("bench").unwrap();
     let cert = ca.issue_server(&["127.0.0.1"]).unwrap();
@@ -90,8 +139,9 @@ async fn run(l: usize, graph: SecAggGraph) -> Row {
     let names: Vec<String> = (0..l).map(|i| format!("c{i}")).collect();
     let config = FederationConfig::new(3)
         .channel(Channel::scma(Masks::SecAgg(
-            SecAggOptions::new().dropout(0.1).graph(graph),
+            SecAggOptions::new().dropout(0.1).graph(case.graph),
         )))
+        .topology(case.topology)
         .seed(5)
         .validate()
         .unwrap();
@@ -122,8 +172,9 @@ async fn run(l: usize, graph: SecAggGraph) -> Row {
         clients.push(start_client(o, tls).unwrap());
     }
     started(&mut server).await;
-    let before = bytes(&traffic);
-    let train = committed(&mut server, true).await;
+    let (before, from) = (bytes(&traffic), Instant::now());
+    trained(&mut server).await;
+    let train = from.elapsed();
     let train_bytes = (bytes(&traffic) - before) as f64 / l as f64;
 
     // Let the last RoundEnd messages land before counting again.
@@ -136,18 +187,20 @@ async fn run(l: usize, graph: SecAggGraph) -> Row {
         .unwrap();
     let removal_round = committed(&mut server, false).await;
     let removal = asked.elapsed();
-    let removal_bytes = (bytes(&traffic) - before) as f64 / l as f64;
+    let involved = removal_round.included.len() + removal_round.dropped.len();
+    let removal_bytes = (bytes(&traffic) - before) as f64 / involved as f64;
     for c in clients {
         c.stop().await.unwrap();
     }
     server.stop().await.unwrap();
     Row {
         clients: l,
-        graph,
-        train: train.wall,
+        case: case.name,
+        train,
         train_bytes,
         removal,
         removal_round: removal_round.wall,
+        involved,
         removal_bytes,
     }
 }
@@ -162,27 +215,58 @@ fn main() {
         .split(',')
         .map(|s| s.trim().parse().expect("sizes are numbers"))
         .collect();
+    let cases: Vec<Case> = match std::env::var("MUFC_NET_BENCH_CASES") {
+        Ok(v) => v
+            .split(',')
+            .map(|n| {
+                *CASES
+                    .iter()
+                    .find(|c| c.name == n.trim())
+                    .expect("cases: flat-complete, flat-harary, groups")
+            })
+            .collect(),
+        Err(_) => CASES.to_vec(),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     println!(
-        "{:>7}  {:>8}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}",
-        "clients", "graph", "train (s)", "train KB/cl", "removal (s)", "round (s)", "remove KB/cl"
+        "{:>7}  {:>13}  {:>10}  {:>12}  {:>12}  {:>12}  {:>9}  {:>14}",
+        "clients",
+        "case",
+        "train (s)",
+        "train KB/cl",
+        "removal (s)",
+        "round (s)",
+        "involved",
+        "remove KB/inv"
     );
     for &l in &sizes {
-        for graph in [SecAggGraph::Complete, SecAggGraph::Harary] {
-            let r = rt.block_on(run(l, graph));
+        let mut flat = None;
+        for &case in &cases {
+            let r = rt.block_on(run(l, case));
             println!(
-                "{:>7}  {:>8}  {:>10.3}  {:>12.1}  {:>12.3}  {:>12.3}  {:>12.1}",
+                "{:>7}  {:>13}  {:>10.3}  {:>12.1}  {:>12.3}  {:>12.3}  {:>9}  {:>14.1}",
                 r.clients,
-                format!("{:?}", r.graph).to_lowercase(),
+                r.case,
                 r.train.as_secs_f64(),
                 r.train_bytes / 1024.0,
                 r.removal.as_secs_f64(),
                 r.removal_round.as_secs_f64(),
+                r.involved,
                 r.removal_bytes / 1024.0,
             );
+            match flat {
+                None => flat = Some(r.removal),
+                Some(f) => println!(
+                    "{:>7}  {:>13}  removal {:.1}x faster than {}",
+                    "",
+                    "",
+                    f.as_secs_f64() / r.removal.as_secs_f64(),
+                    cases[0].name
+                ),
+            }
         }
     }
 }

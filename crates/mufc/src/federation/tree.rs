@@ -38,6 +38,8 @@ use crate::{
 #[cfg(feature = "serde")]
 mod remote;
 #[cfg(feature = "serde")]
+pub(crate) use remote::FinishedRound;
+#[cfg(feature = "serde")]
 mod saved;
 
 /// One group's aggregation and the clients its aggregate includes.

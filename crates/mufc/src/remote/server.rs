@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::{Announcement, RemoteSetup};
 use crate::aggregation::{Aggregation, RoundSpec, ServerHalf};
-use crate::federation::tree::Tree;
+use crate::federation::tree::{FinishedRound, Tree};
 use crate::server::InputChange;
 use crate::server::decode::DeltaCheck;
 use crate::{
@@ -361,7 +361,11 @@ impl RemoteServer {
         let (update, training) = match (&mut self.tree, round.group) {
             (Some(tree), Some(g)) => {
                 let training = !tree.group_trained(g);
-                let commit = (out.pending, number, out.included.clone());
+                let commit = FinishedRound {
+                    pending: out.pending,
+                    round: number,
+                    included: out.included.clone(),
+                };
                 let parallel = self.setup.config.parallel();
                 let update =
                     tree.commit_group(&mut self.server, g, out.decoded, commit, parallel)?;

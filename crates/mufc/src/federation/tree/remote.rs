@@ -15,6 +15,17 @@ use crate::server::InputChange;
 use crate::server::decode::Decoded;
 use crate::{ClientId, MufcError, MufcResult, Server, ServerUpdate};
 
+/// What a group's round across processes leaves to commit once its sum
+/// is decoded.
+pub(crate) struct FinishedRound {
+    /// The aggregation's sum after the round.
+    pub(crate) pending: Pending,
+    /// The round's number.
+    pub(crate) round: u64,
+    /// The clients the round's sum holds.
+    pub(crate) included: Vec<ClientId>,
+}
+
 impl Tree {
     /// The groups of a server across processes before any round: each
     /// group's aggregation under the roster's sketch parameters
@@ -84,18 +95,23 @@ impl Tree {
         (0..self.groups.len()).all(|g| self.group_trained(g) || self.layout.groups()[g].is_empty())
     }
 
-    /// Commits group `g`'s round `round`: its model takes the decoded sum
-    /// (or difference), the models on its path the difference, the root
-    /// last; then its aggregation keeps the sum and the clients it
-    /// `included`. Gives the root's update.
+    /// Commits group `g`'s finished round: its model takes the decoded
+    /// sum (or difference), the models on its path the difference, the
+    /// root last; then its aggregation keeps the sum and the clients the
+    /// round included. Gives the root's update.
     pub(crate) fn commit_group(
         &mut self,
         root: &mut Server,
         g: usize,
         decoded: Decoded,
-        (pending, round, included): (Pending, u64, Vec<ClientId>),
+        finished: FinishedRound,
         parallel: bool,
     ) -> MufcResult<ServerUpdate> {
+        let FinishedRound {
+            pending,
+            round,
+            included,
+        } = finished;
         let leaf = self
             .nodes
             .get(g)
