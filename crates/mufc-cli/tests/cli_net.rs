@@ -14,7 +14,10 @@
 //! - With a tree of groups (issue 16), six processes train one round per
 //!   group and every node's model is the in-process tree's; a removal is a
 //!   round of the requester's group, which the other clients never hear
-//!   of; a restarted server resumes its groups.
+//!   of; a restarted server resumes its groups. A server killed before
+//!   every group trained (one client died in its group's training round)
+//!   and after a removal in a trained group reads back the setup it kept
+//!   and finishes training once the client is back.
 //!
 //! The attackers (bad certificates, replays, garbage) are in
 //! `cli_net_attacks.rs`. Every wait is bounded and every child is killed
@@ -27,11 +30,14 @@ mod net;
 
 use std::path::Path;
 
-use net::{Proc, Processes, assert_model, server_args, write_csv};
+use net::{Proc, Processes, assert_model, client_args, server_args, write_csv};
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
 
 const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// The clients of the tests with groups.
+const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
 
 /// Each client's points, written as `<name>.csv` into `dir`.
 fn data(dir: &Path, label: &str) -> Vec<Dataset> {
@@ -154,27 +160,11 @@ fn a_client_killed_mid_round_is_dropped_and_too_many_fail_cleanly() {
 
 #[test]
 fn six_processes_in_a_tree_of_groups_forget_in_one_group() {
-    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let data = data_of(dir, "cli-net-tree", &SIX);
-    // Groups {a, b}, {c, d}, {e, f} under a tree of fan-out 2.
-    let extra = [
-        "--k",
-        "3",
-        "--seed",
-        "5",
-        "--min-clients",
-        "2",
-        "--topology",
-        "tree",
-        "--group-size",
-        "2",
-        "--fan-out",
-        "2",
-    ];
-    let mut fed = Processes::start(dir, &SIX, &SIX, &extra, |_| None);
-    let args = server_args(fed.port, &fed.certs, &SIX, &extra);
+    let mut fed = Processes::start(dir, &SIX, &SIX, &TREE, |_| None);
+    let args = server_args(fed.port, &fed.certs, &SIX, &TREE);
     fed.server
         .wait_for(|l| l.starts_with("model trained after 3 rounds"));
     let trainings = fed.server.log();
@@ -220,4 +210,59 @@ fn six_processes_in_a_tree_of_groups_forget_in_one_group() {
         "{line}"
     );
     assert_model(dir, rest);
+}
+
+/// The tree's options of these tests: groups {a, b}, {c, d}, {e, f} under
+/// a tree of fan-out 2.
+const TREE: [&str; 12] = [
+    "--k",
+    "3",
+    "--seed",
+    "5",
+    "--min-clients",
+    "2",
+    "--topology",
+    "tree",
+    "--group-size",
+    "2",
+    "--fan-out",
+    "2",
+];
+
+#[test]
+fn a_server_killed_before_every_group_trained_keeps_its_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = data_of(dir, "cli-net-setup", &SIX);
+    // f dies before its masked input in its group's training round: that
+    // round fails (a group of two cannot lose one), the other two train.
+    let mut fed = Processes::start(dir, &SIX, &SIX, &TREE, |n| {
+        (n == "f").then_some("0:masked-input")
+    });
+    let args = server_args(fed.port, &fed.certs, &SIX, &TREE);
+    fed.server
+        .wait_for(|l| l.starts_with("round 0 of group 2 failed"));
+    for g in [0, 1] {
+        fed.server
+            .wait_for(|l| l.starts_with(&format!("round 0 of group {g} committed (training)")));
+    }
+    // A removal in a trained group: d now registers fewer points.
+    forget(dir, "d", "3");
+    let mut rest = data;
+    rest[3] = rest[3].without(&[PointId(3)]).unwrap();
+    assert!(!dir.join("server.db").exists());
+    assert!(dir.join("server.db.setup").exists());
+
+    fed.server.kill();
+    let server = Proc::start("restarted server", dir, &args, &[]);
+    server.wait_for(|l| l.starts_with("set up as before the restart"));
+    let _f = Proc::start("f again", dir, &client_args(fed.port, &fed.certs, "f"), &[]);
+    server.wait_for(|l| l.starts_with("model trained after"));
+    assert!(
+        !server.log().iter().any(|l| l.contains("failed")),
+        "{:?}",
+        server.log()
+    );
+    assert_model(dir, rest);
+    assert!(!dir.join("server.db.setup").exists());
 }

@@ -16,6 +16,7 @@
 
 mod coordinator;
 mod handler;
+mod pending_setup;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -40,7 +41,10 @@ use crate::running::Running;
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
     /// The server's store: created once the model is trained (after the
-    /// training round, or every group's), resumed from if it exists.
+    /// training round, or every group's), resumed from if it exists. Until
+    /// then the setup of the first round is kept next to it, in
+    /// `<store>.setup`, so that a restarted server announces the setup the
+    /// clients trained in.
     pub store: PathBuf,
     /// The federation's configuration (a resumed store keeps its own).
     pub config: ValidConfig,
@@ -85,6 +89,10 @@ pub enum ServerEvent {
         /// Rounds started before the restart.
         rounds: u64,
     },
+    /// Started again before the model was trained: the setup of the
+    /// first start, kept next to the store, was read back (the clients
+    /// that joined a round accept no other), and training goes on.
+    SetupRestored,
     /// A client of the roster opened a session.
     Connected {
         /// The client.
@@ -126,6 +134,8 @@ pub enum ServerEvent {
     RoundFailed {
         /// The round (`None` if it did not start).
         round: Option<u64>,
+        /// Its group (`None` when flat).
+        group: Option<usize>,
         /// Why.
         reason: String,
     },

@@ -110,6 +110,10 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "resumed", "rounds": rounds }),
             format!("resumed from the store after {rounds} rounds"),
         ),
+        ServerEvent::SetupRestored => (
+            json!({ "event": "setup_restored" }),
+            "set up as before the restart: training goes on".to_string(),
+        ),
         ServerEvent::Connected { id, name } => (
             json!({ "event": "connected", "client": id.0, "name": name }),
             format!("client {id} ({name}) connected"),
@@ -165,11 +169,15 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
                 ),
             )
         }
-        ServerEvent::RoundFailed { round, reason } => (
-            json!({ "event": "round_failed", "round": round, "reason": reason }),
+        ServerEvent::RoundFailed {
+            round,
+            group,
+            reason,
+        } => (
+            json!({ "event": "round_failed", "round": round, "group": group, "reason": reason }),
             match round {
-                Some(n) => format!("round {n} failed: {reason}"),
-                None => format!("a round could not start: {reason}"),
+                Some(n) => format!("round {n}{} failed: {reason}", of_group(*group)),
+                None => format!("a round{} could not start: {reason}", of_group(*group)),
             },
         ),
         other => (

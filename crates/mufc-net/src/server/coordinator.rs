@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;
 
-use super::{Event, ServerEvent, ServerOptions};
+use super::{Event, ServerEvent, ServerOptions, pending_setup};
 use crate::NetError;
 use crate::proto::client_message::Body as ClientBody;
 use crate::proto::server_message::Body as ServerBody;
@@ -98,20 +98,23 @@ impl Coordinator {
                     options.store.display()
                 ))
             })?;
-            if !roster.is_empty() && roster != stored {
-                return Err(NetError::Protocol(format!(
-                    "the store's roster is {} but the server was started with {}",
-                    stored.join(","),
-                    roster.join(",")
-                )));
-            }
+            check_roster(&roster, &stored, "the store's")?;
             roster = stored;
             let ids = (0..roster.len() as u64).map(ClientId).collect();
             let remote = RemoteServer::resume(store.federation().clone(), ids)?;
             let _ = report.send(ServerEvent::Resumed {
                 rounds: remote.rounds(),
             });
+            // A setup left from before training is superseded.
+            let _ = pending_setup::remove(&pending_setup::path_of(&options.store));
             (Some(remote), Some(store))
+        } else if let Some((names, setup)) =
+            pending_setup::read(&pending_setup::path_of(&options.store))?
+        {
+            check_roster(&roster, &names, "the kept setup's")?;
+            roster = names;
+            let _ = report.send(ServerEvent::SetupRestored);
+            (Some(RemoteServer::new(setup)?), None)
         } else {
             (None, None)
         };
@@ -170,18 +173,17 @@ impl Coordinator {
         None
     }
 
-    /// When the idle loop must wake up by itself: when the oldest request
-    /// has waited the join timeout, and not before a failed round may be
-    /// retried.
+    /// When the idle loop must wake up by itself: when a failed round may
+    /// be retried (a group may have become due meanwhile, its members all
+    /// connected) or when the next request will have waited the join
+    /// timeout, whichever comes first. Only instants still to come: a
+    /// deadline passed without a round changes nothing more by itself (its
+    /// group waits for its members, or for an event), and waking up for it
+    /// again and again would spin.
     fn wake_at(&self) -> Option<Instant> {
-        let join = self
-            .queue
-            .first()
-            .map(|q| q.since + self.options.join_timeout);
-        match (join, self.retry_at) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        }
+        let now = Instant::now();
+        let join = (self.queue.iter()).map(|q| q.since + self.options.join_timeout);
+        join.chain(self.retry_at).filter(|t| *t > now).min()
     }
 
     pub(super) async fn run(mut self, mut shutdown: oneshot::Receiver<()>) -> Result<(), NetError> {
@@ -342,10 +344,13 @@ impl Coordinator {
     }
 
     /// Builds the server's half once the whole roster has registered
-    /// (the grid step and the field depend on every client's count).
+    /// (the grid step and the field depend on every client's count), and
+    /// keeps its setup until the store exists (`pending_setup`).
     fn set_up(&mut self) -> Result<(), NetError> {
         let regs: Vec<Registration> = self.registrations.values().copied().collect();
         let setup = RemoteSetup::new(&self.options.config, &regs)?;
+        let path = pending_setup::path_of(&self.options.store);
+        pending_setup::write(&path, &self.roster, &setup)?;
         self.remote = Some(RemoteServer::new(setup)?);
         Ok(())
     }
@@ -370,12 +375,14 @@ impl Coordinator {
             .get(group)
             .cloned()
             .unwrap_or_default();
+        // The group as events name it (`None` when flat).
+        let label = self.remote()?.setup().layout().map(|_| group);
         let served = self.take_requests(&members);
         let started = self.remote()?.start_round(&clients);
         let (announcement, mut round) = match started {
             Ok(x) => x,
             Err(e) => {
-                self.failed(None, &clients, &e.to_string(), served);
+                self.failed(None, label, &clients, &e.to_string(), served);
                 return Ok(());
             }
         };
@@ -439,13 +446,14 @@ impl Coordinator {
         let report = match finished {
             Ok(r) => r,
             Err(e) => {
-                self.failed(Some(number), &clients, &e.to_string(), served);
+                self.failed(Some(number), label, &clients, &e.to_string(), served);
                 return Ok(());
             }
         };
         if let Err(e) = self.persist(&report, &served) {
             self.failed(
                 Some(number),
+                label,
                 &clients,
                 &format!("the store refused the round: {e}"),
                 served,
@@ -494,7 +502,12 @@ impl Coordinator {
         let fed = remote.federation()?;
         let written = match &mut self.store {
             None => Store::create_serving(&self.options.store, fed, &self.roster, IfExists::Refuse)
-                .map(|s| self.store = Some(s)),
+                .map(|s| {
+                    self.store = Some(s);
+                    // The store holds the setup now (an error leaves a
+                    // file the next start ignores).
+                    let _ = pending_setup::remove(&pending_setup::path_of(&self.options.store));
+                }),
             Some(store) => store.commit_round(
                 fed,
                 &RoundEntry {
@@ -523,6 +536,7 @@ impl Coordinator {
     fn failed(
         &mut self,
         round: Option<u64>,
+        group: Option<usize>,
         clients: &[ClientId],
         reason: &str,
         served: Vec<(ClientId, u64)>,
@@ -542,9 +556,23 @@ impl Coordinator {
         }
         let _ = self.report.send(ServerEvent::RoundFailed {
             round,
+            group,
             reason: reason.to_string(),
         });
     }
+}
+
+/// Refuses a roster given on the command line that is not the one kept
+/// (`whose`: where it is kept).
+fn check_roster(given: &[String], kept: &[String], whose: &str) -> Result<(), NetError> {
+    if given.is_empty() || given == kept {
+        return Ok(());
+    }
+    Err(NetError::Protocol(format!(
+        "{whose} roster is {} but the server was started with {}",
+        kept.join(","),
+        given.join(",")
+    )))
 }
 
 async fn sleep_until(at: Option<Instant>) {

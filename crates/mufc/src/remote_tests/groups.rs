@@ -188,3 +188,32 @@ fn a_client_joins_only_rings_inside_its_group() {
         "{joined} joined, {refused} refused"
     );
 }
+
+/// A server stopped before every group trained has no store to resume
+/// from: a new one, set up from the same registrations, trains every
+/// group again, with clients that already committed their group's
+/// training round under the old one; its tree is the one trained in one
+/// process, and it serves removals exactly.
+#[test]
+fn a_server_restarted_mid_training_trains_every_group_again() {
+    let (data, config) = grouped(44);
+    let (mut first, mut clients) = federation(&data, &config);
+    run_groups(&mut first, &mut clients, &[0, 1]);
+    assert!(matches!(first.federation(), Err(MufcError::NoServerModel)));
+    drop(first);
+    let regs: Vec<Registration> = clients.iter().map(RemoteClient::registration).collect();
+    let setup = RemoteSetup::new(&config, &regs).unwrap();
+    let mut second = RemoteServer::new(setup).unwrap();
+    run_groups(&mut second, &mut clients, &[2, 0, 1]);
+    assert!(second.is_trained());
+    let mut now = with_ids(&data);
+    assert_equals_tree(&second, &now, "trained again");
+
+    let gone = [PointId(0), PointId(3)];
+    clients[4].forget(&gone).unwrap();
+    clients[5].forget(&gone[..1]).unwrap();
+    now[4].1 = now[4].1.without(&gone).unwrap();
+    now[5].1 = now[5].1.without(&gone[..1]).unwrap();
+    run_groups(&mut second, &mut clients, &[1]);
+    assert_equals_tree(&second, &now, "a removal after training again");
+}
