@@ -269,6 +269,24 @@ fn a_removal_involves_only_its_group_and_the_nodes_on_its_path() {
         .unwrap();
     assert_eq!(flat.last_involvement().unwrap().clients, 12);
     assert_eq!(flat.last_involvement().unwrap().nodes, 1);
+    // One message a client with dealt masks.
+    assert_eq!(fed.last_involvement().unwrap().messages, 3);
+    assert_eq!(flat.last_involvement().unwrap().messages, 12);
+
+    // With SecAgg every client sends a message at every step of the
+    // protocol, in its group's run or in the run of all twelve.
+    let secagg = Channel::scma(Masks::SecAgg(SecAggOptions::new()));
+    let messages = |topology| {
+        let mut f = Federation::with_ids(data(), &config(secagg.clone(), topology)).unwrap();
+        f.remove(&RemovalRequest::points(a, pt(a)).with_points(b, pt(b)))
+            .unwrap();
+        let who = f.last_involvement().unwrap().clone();
+        (who.clients, who.messages)
+    };
+    let (grouped, flat) = (messages(topology), messages(Topology::Flat));
+    assert_eq!((grouped.0, flat.0), (3, 12));
+    assert!(grouped.1 >= 4 * 3 && grouped.1 % 3 == 0, "{grouped:?}");
+    assert_eq!(flat.1, grouped.1 * 4, "{flat:?} against {grouped:?}");
 }
 
 #[test]

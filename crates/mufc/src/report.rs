@@ -174,7 +174,7 @@ impl DecodeKind {
 /// ```
 /// use mufc::Involvement;
 ///
-/// let i = Involvement { clients: 5, groups: vec![2], nodes: 3, bytes: 5 * 800 };
+/// let i = Involvement { clients: 5, messages: 5, groups: vec![2], nodes: 3, bytes: 5 * 800 };
 /// assert_eq!(i.bytes / i.clients, 800);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -184,6 +184,10 @@ pub struct Involvement {
     /// protocol each): a removal is one round for each, so this is also
     /// the rounds across all clients as the TreeAvg poster counts them.
     pub clients: usize,
+    /// The messages the involved clients sent, counted as the round ran:
+    /// one each with dealt or pairwise masks, every message of every
+    /// protocol step with SecAgg (four or five a client).
+    pub messages: usize,
     /// The groups that ran a round (empty when flat).
     pub groups: Vec<usize>,
     /// The models updated: the root's, and with groups those of the

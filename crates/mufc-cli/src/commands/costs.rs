@@ -9,11 +9,12 @@ use crate::federated::secs;
 use crate::output::TextTable;
 
 /// The figures of one round, in the order of [`LABELS`] and [`KEYS`].
-pub(super) type Figures = [f64; 6];
+pub(super) type Figures = [f64; 7];
 
 /// The rows of the table.
-const LABELS: [&str; 6] = [
+const LABELS: [&str; 7] = [
     "clients involved (client-rounds)",
+    "messages the clients sent",
     "groups that ran a round",
     "models updated",
     "bytes the clients sent",
@@ -21,9 +22,17 @@ const LABELS: [&str; 6] = [
     "wall clock",
 ];
 
+/// The rows of the groups that ran a round and of the models updated
+/// (not costs: no ratio), of the bytes, and of the two times.
+const GROUPS: usize = 2;
+const MODELS: usize = 3;
+const BYTES: usize = 4;
+const TIMES: [usize; 2] = [5, 6];
+
 /// The JSON keys.
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "clients_involved",
+    "messages",
     "groups",
     "models_updated",
     "bytes",
@@ -41,6 +50,7 @@ impl RoundCosts {
         let who = fed.last_involvement().cloned().unwrap_or_default();
         self.0.push([
             who.clients as f64,
+            who.messages as f64,
             who.groups.len() as f64,
             who.nodes as f64,
             who.bytes as f64,
@@ -105,14 +115,14 @@ pub(super) fn table(stat: &str, sides: &[(String, Figures)]) -> String {
     let mut table = TextTable::new(&refs);
     for (k, label) in LABELS.iter().enumerate() {
         let fmt = |x: f64| match k {
-            4 | 5 => format!("{:.3} ms", x * 1e3),
-            3 => format!("{x:.0}"),
+            _ if TIMES.contains(&k) => format!("{:.3} ms", x * 1e3),
+            BYTES => format!("{x:.0}"),
             _ => format!("{x:.1}"),
         };
         let mut row = vec![label.to_string()];
         for (i, (_, f)) in sides.iter().enumerate() {
             // Flat has no groups.
-            row.push(if k == 1 && i == 0 {
+            row.push(if k == GROUPS && i == 0 {
                 "-".into()
             } else {
                 fmt(f[k])
@@ -121,7 +131,7 @@ pub(super) fn table(stat: &str, sides: &[(String, Figures)]) -> String {
         let flat = sides[0].1[k];
         for (_, f) in &sides[1..] {
             // Groups and models are not costs to compare.
-            row.push(if k == 1 || k == 2 {
+            row.push(if k == GROUPS || k == MODELS {
                 String::new()
             } else {
                 format!("{:.1}x", flat / f[k])

@@ -57,6 +57,8 @@ pub(crate) struct Exchange<S> {
     /// Every timing but the decoding.
     pub(crate) metrics: RoundMetrics,
     pub(crate) bytes_per_client: usize,
+    /// The messages the clients sent: one each, or every SecAgg step's.
+    pub(crate) client_messages: usize,
     /// The frames the server received, when recording.
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
     /// Each client's unmasked sketch, in input order, when it is new (the
@@ -181,6 +183,7 @@ impl MaskSource {
                 ..RoundMetrics::default()
             },
             bytes_per_client: frames.first().map_or(0, |(_, f)| f.len()),
+            client_messages: frames.len(),
             messages: job.record.then_some(frames),
             encoded,
         })
@@ -262,6 +265,7 @@ fn secure_exchange<S: ConcreteSketch>(
             ..RoundMetrics::default()
         },
         bytes_per_client: run.bytes_per_client,
+        client_messages: run.client_messages,
         messages: run.messages,
         encoded,
     })

@@ -37,6 +37,8 @@ pub(crate) struct RoundOutput {
     pub(crate) dropped: Vec<(ClientId, Step)>,
     pub(crate) included: Vec<ClientId>,
     pub(crate) bytes_per_client: usize,
+    /// The messages the clients sent: one each, or every SecAgg step's.
+    pub(crate) client_messages: usize,
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
     /// Each client's unmasked sketch, in input order, when it is new: the
     /// clients keep them once the round commits.
@@ -154,6 +156,7 @@ impl RoundRun<'_> {
             dropped: x.dropped,
             included: x.included,
             bytes_per_client: x.bytes_per_client,
+            client_messages: x.client_messages,
             messages: x.messages,
             encoded,
         })
@@ -265,6 +268,7 @@ impl ChangeRun<'_> {
             dropped: x.dropped,
             included: x.included,
             bytes_per_client: x.bytes_per_client,
+            client_messages: x.client_messages,
             messages: x.messages,
             // The clients keep their last sketches: a change is not one.
             encoded: vec![None; self.inputs.len()],

@@ -98,6 +98,8 @@ pub(crate) struct SecureRound<E> {
     pub(crate) server: Duration,
     /// The bytes a client sends over the five steps, on average.
     pub(crate) bytes_per_client: usize,
+    /// The messages the clients sent, every step counted.
+    pub(crate) client_messages: usize,
     /// The masked inputs, when recording.
     pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
 }
@@ -206,7 +208,9 @@ impl SecAggSettings {
         })?;
         let mut times = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         let mut bytes_up = 0u64;
+        let mut client_messages = 0u64;
         for st in report.stats.values() {
+            client_messages += st.clients;
             times.0 += st.client_max;
             times.1 += st.client_time;
             times.2 += st.server_time;
@@ -231,6 +235,7 @@ impl SecAggSettings {
             client_sum: times.1,
             server: times.2,
             bytes_per_client: usize::try_from(bytes_up / n.max(1) as u64).unwrap_or(usize::MAX),
+            client_messages: usize::try_from(client_messages).unwrap_or(usize::MAX),
             messages,
         })
     }

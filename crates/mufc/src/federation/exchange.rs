@@ -176,6 +176,11 @@ pub(super) fn run_round(
 }
 
 impl Exchanged {
+    /// The messages the clients sent in the round (none without one).
+    pub(super) fn client_messages(&self) -> usize {
+        self.round.as_ref().map_or(0, |r| r.client_messages)
+    }
+
     /// Adds the round's times to `times` (with each client's own training
     /// or unlearning time `own`, in client order) and returns the bytes a
     /// client sent: the round's, else `no_round_bytes`.

@@ -333,6 +333,7 @@ impl Tree {
                     merge_times(&mut times, &t);
                     bytes_per_client = r.bytes_per_client;
                     involved.clients += after.len();
+                    involved.messages += r.client_messages;
                     involved.bytes += r.bytes_per_client.saturating_mul(after.len());
                     ran_round = true;
                     // Moved out: the commit needs the rest of the round.

@@ -9,8 +9,8 @@ use seeding::PointId;
 
 use super::Federation;
 use super::exchange::{
-    Changes, client_times, empty_plain, exchange, histogram_change, keep_encoded, plain_bytes,
-    plain_of,
+    Changes, Exchanged, client_times, empty_plain, exchange, histogram_change, keep_encoded,
+    plain_bytes, plain_of,
 };
 use super::requests::Loss;
 use super::tree::TreeRequest;
@@ -206,6 +206,7 @@ impl Federation {
             plain_bytes(self.config.client_k(), self.dim)
         };
         let mut encoded = Vec::new();
+        let messages = exchanged.as_ref().map_or(0, Exchanged::client_messages);
         let (decode, server_update, included, dropped, bytes_per_client) = match exchanged {
             Some(x) => {
                 let bytes = x.account(&mut times, &own, no_round_bytes);
@@ -250,6 +251,7 @@ impl Federation {
             DecodeKind::Skipped => crate::Involvement::default(),
             _ => crate::Involvement {
                 clients: self.clients.len(),
+                messages,
                 groups: Vec::new(),
                 nodes: 1,
                 bytes: bytes_per_client.saturating_mul(self.clients.len()),
