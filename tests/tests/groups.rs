@@ -19,27 +19,18 @@ use rand::{RngExt, SeedableRng};
 use seeding::{Dataset, PointId};
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
 use syndrome_agg::{CountPolicy, LinearParams, LinearSketch, MaskedSketch, Sketch, SketchParams};
-use testkit::mufc::{Mixture, compare, compare_tree, gaussian_clients, without_request};
+use testkit::mufc::{Mixture, compare, compare_tree, gaussian_clients, numbered, without_request};
 
 #[path = "groups/saved.rs"]
 mod saved;
 
 const MIX: Mixture = Mixture {
     clients: 12,
-    per_client: 30,
-    dim: 2,
-    clusters: 3,
-    k_prime: 2,
-    spread: 0.2,
-    sigma: 0.1,
+    ..Mixture::SMALL
 };
 
 fn data() -> Vec<(ClientId, Dataset)> {
-    gaussian_clients("groups", MIX)
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| (ClientId(i as u64), d))
-        .collect()
+    numbered(gaussian_clients("groups", MIX))
 }
 
 fn config(channel: Channel, topology: Topology) -> ValidConfig {

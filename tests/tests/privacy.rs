@@ -11,16 +11,14 @@ use mufc::{
     RemovalRequest, SecAggOptions, ServerUpdate,
 };
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, untimed, without_request};
+use testkit::mufc::{
+    Mixture, compare, gaussian_clients, numbered, plain_sum, untimed, without_request,
+};
 
 const MIX: Mixture = Mixture::SMALL;
 
 fn data() -> Vec<(ClientId, Dataset)> {
-    gaussian_clients("privacy", MIX)
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| (ClientId(i as u64), d))
-        .collect()
+    numbered(gaussian_clients("privacy", MIX))
 }
 
 fn config() -> FederationConfig {

@@ -80,11 +80,12 @@ fn bytes(t: &Traffic) -> u64 {
     t.sent() + t.received()
 }
 
-async fn committed(server: &mut ServerHandle, training: bool) -> mufc::remote::RoundReport {
+/// The next removal round committed (training is [`trained`]).
+async fn committed(server: &mut ServerHandle) -> mufc::remote::RoundReport {
     let mut rejected = 0usize;
     loop {
         match server.next_event().await.expect("the server stopped") {
-            ServerEvent::RoundCommitted(r) if r.training == training => {
+            ServerEvent::RoundCommitted(r) if !r.training => {
                 // A measurement with a dropped client or a refused
                 // message is not the round it claims to be: say so.
                 if !r.dropped.is_empty() || rejected > 0 {
@@ -185,7 +186,7 @@ async fn run(l: usize, case: Case) -> Row {
         .unwrap()
         .request(&[PointId(1)])
         .unwrap();
-    let removal_round = committed(&mut server, false).await;
+    let removal_round = committed(&mut server).await;
     let removal = asked.elapsed();
     let involved = removal_round.included.len() + removal_round.dropped.len();
     let removal_bytes = (bytes(&traffic) - before) as f64 / involved as f64;

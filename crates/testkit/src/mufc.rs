@@ -128,6 +128,12 @@ impl Mixture {
     };
 }
 
+/// Each data set with its position as its client's id, as
+/// `Federation::new` numbers them.
+pub fn numbered(data: Vec<Dataset>) -> Vec<(ClientId, Dataset)> {
+    (0u64..).map(ClientId).zip(data).collect()
+}
+
 /// The clients' data sets of `m`, from the randomness named `label`.
 pub fn gaussian_clients(label: &str, m: Mixture) -> Vec<Dataset> {
     let Mixture {

@@ -153,12 +153,7 @@ impl Coordinator {
         }
         let remote = self.remote.as_ref()?;
         for (group, members) in remote.groups().iter().enumerate() {
-            let ring: Vec<ClientId> = members
-                .iter()
-                .copied()
-                .filter(|c| self.sessions.contains_key(c))
-                .collect();
-            let everyone = ring.len() == members.len();
+            let everyone = members.iter().all(|c| self.sessions.contains_key(c));
             let due = if remote.group_trained(group) {
                 let oldest = self.queue.iter().find(|q| members.contains(&q.client));
                 oldest.is_some_and(|q| everyone || q.since.elapsed() >= self.options.join_timeout)
@@ -167,6 +162,9 @@ impl Coordinator {
                 everyone && !members.is_empty()
             };
             if due {
+                let ring = (members.iter().copied())
+                    .filter(|c| self.sessions.contains_key(c))
+                    .collect();
                 return Some(Next { group, ring });
             }
         }
@@ -376,7 +374,8 @@ impl Coordinator {
             .cloned()
             .unwrap_or_default();
         // The group as events name it (`None` when flat).
-        let label = self.remote()?.setup().layout().map(|_| group);
+        let grouped = self.remote()?.setup().config().topology() != mufc::Topology::Flat;
+        let label = grouped.then_some(group);
         let served = self.take_requests(&members);
         let started = self.remote()?.start_round(&clients);
         let (announcement, mut round) = match started {

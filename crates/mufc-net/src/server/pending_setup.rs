@@ -28,8 +28,13 @@ const VERSION: u8 = 1;
 
 /// Where the setup of the server whose store is `store` is kept.
 pub(super) fn path_of(store: &Path) -> PathBuf {
-    let mut name = store.as_os_str().to_owned();
-    name.push(".setup");
+    suffixed(store, ".setup")
+}
+
+/// `path` with `suffix` added to its file name.
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
     PathBuf::from(name)
 }
 
@@ -83,11 +88,7 @@ fn decode(path: &Path, bytes: &[u8]) -> Result<(Vec<String>, RemoteSetup), NetEr
 /// Writes the setup (replacing the file atomically).
 pub(super) fn write(path: &Path, roster: &[String], setup: &RemoteSetup) -> Result<(), NetError> {
     let bytes = encode(roster, setup)?;
-    let aside = {
-        let mut name = path.as_os_str().to_owned();
-        name.push(".new");
-        PathBuf::from(name)
-    };
+    let aside = suffixed(path, ".new");
     let io = |e: std::io::Error| NetError::Protocol(format!("writing {}: {e}", path.display()));
     let mut file = std::fs::File::create(&aside).map_err(io)?;
     file.write_all(&bytes).map_err(io)?;

@@ -33,7 +33,7 @@ use super::masks::MaskSource;
 use super::round::Input;
 use super::run::{Pending, conclude, inconsistent};
 use super::secrets::{RoundSecrets, SecretSource};
-use super::secure::{RoundFailure, SecAggSettings};
+use super::secure::{RoundFailure, SecAggSettings, clients_of};
 use crate::client::message::Encoded;
 use crate::error::config_error;
 use crate::server::decode::{Decoded, DeltaCheck};
@@ -227,16 +227,13 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
         let out = self
             .out
             .ok_or_else(|| MufcError::Remote("the round is not over: nothing to decode".into()))?;
+        let (included, dropped) = clients_of(&out);
         let (decoded, pending, decode) = (self.concluder)(out.sum, &self.sums, check)?;
         Ok(RemoteOutcome {
             decoded,
             pending,
-            included: out.included.into_iter().map(ClientId).collect(),
-            dropped: out
-                .dropped
-                .into_iter()
-                .map(|(c, s)| (ClientId(c), s))
-                .collect(),
+            included,
+            dropped,
             protocol: self.time,
             decode,
         })

@@ -223,14 +223,11 @@ impl SecAggSettings {
                 .map(|(_, id, bytes)| (ClientId(id), bytes))
                 .collect()
         });
+        let (included, dropped) = clients_of(&out);
         Ok(SecureRound {
             sum: out.sum,
-            included: out.included.into_iter().map(ClientId).collect(),
-            dropped: out
-                .dropped
-                .into_iter()
-                .map(|(id, step)| (ClientId(id), step))
-                .collect(),
+            included,
+            dropped,
             client_max: times.0,
             client_sum: times.1,
             server: times.2,
@@ -239,6 +236,21 @@ impl SecAggSettings {
             messages,
         })
     }
+}
+
+/// The included and dropped clients of a protocol run
+/// ([`syndrome_agg::secagg::AggregationOutput`]), as the federation names
+/// them.
+pub(super) fn clients_of<E>(
+    out: &syndrome_agg::secagg::AggregationOutput<E>,
+) -> (Vec<ClientId>, Vec<(ClientId, Step)>) {
+    (
+        out.included.iter().copied().map(ClientId).collect(),
+        out.dropped
+            .iter()
+            .map(|(c, s)| (ClientId(*c), *s))
+            .collect(),
+    )
 }
 
 /// The masked inputs of a transcript, each element in its canonical

@@ -26,6 +26,9 @@ pub struct RemoteServer {
     fit_report: Option<FitReport>,
     /// The groups and the other nodes' models, with groups.
     tree: Option<Tree>,
+    /// The training rounds' times so far (one round when flat, one per
+    /// group otherwise): the fit report's once the model is trained.
+    training_times: StageTimes,
 }
 
 /// What to do after [`ServerRound::advance`].
@@ -167,6 +170,7 @@ impl RemoteServer {
             server,
             fit_report: None,
             tree,
+            training_times: StageTimes::default(),
         })
     }
 
@@ -202,6 +206,7 @@ impl RemoteServer {
             server: parts.server,
             fit_report: Some(parts.fit_report),
             tree: parts.tree,
+            training_times: StageTimes::default(),
         })
     }
 
@@ -379,16 +384,18 @@ impl RemoteServer {
             }
         };
         let server_time = start.elapsed();
-        // Trained once every group (or the one flat aggregate) has been.
+        if training {
+            let t = &mut self.training_times;
+            t.sum += out.protocol;
+            t.decode += out.decode;
+            t.server += server_time;
+            t.wall += round.started.elapsed();
+        }
+        // Trained once every group (or the one flat aggregate) has been;
+        // the times are every training round's, added up.
         if self.fit_report.is_none() && self.tree.as_ref().is_none_or(Tree::trained) {
             self.fit_report = Some(FitReport {
-                times: StageTimes {
-                    sum: out.protocol,
-                    decode: out.decode,
-                    server: server_time,
-                    wall: round.started.elapsed(),
-                    ..StageTimes::default()
-                },
+                times: self.training_times,
                 bytes_per_client: 0,
                 nonzero_bins: self.server.nonzero_bins(),
                 sketch: Some(self.aggregation.info()),
