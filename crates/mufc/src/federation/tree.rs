@@ -508,17 +508,19 @@ fn fit_inner(
     layout: &Layout,
     nodes: &mut Vec<Server>,
 ) -> MufcResult<Vec<(BigUint, u64)>> {
-    for n in layout.groups().len()..layout.nodes() {
-        let node = NodeId(n);
-        let counts = sum_counts(layout.children(node).iter().map(|c| &nodes[c.0]));
-        if node == layout.root() {
-            return Ok(counts);
-        }
+    let sum_of = |node: NodeId, nodes: &[Server]| {
+        sum_counts(layout.children(node).iter().map(|c| &nodes[c.0]))
+    };
+    // The nodes between the groups and the root, level by level (a
+    // layout numbers the root last).
+    let root = layout.root();
+    for n in layout.groups().len()..root.0 {
+        let counts = sum_of(NodeId(n), nodes);
         let mut s = setup.server()?;
         s.apply(s.plan(InputChange::Counts(Decoded::Full(counts)))?)?;
         nodes.push(s);
     }
-    Ok(Vec::new())
+    Ok(sum_of(root, nodes))
 }
 
 /// The positions in `clients` (in id order) of the clients `ids`.
