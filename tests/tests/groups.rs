@@ -19,7 +19,10 @@ use rand::{RngExt, SeedableRng};
 use seeding::{Dataset, PointId};
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
 use syndrome_agg::{CountPolicy, LinearParams, LinearSketch, MaskedSketch, Sketch, SketchParams};
-use testkit::mufc::{Mixture, compare, compare_tree, gaussian_clients, numbered, without_request};
+use testkit::mufc::{
+    Mixture, compare, compare_clients, compare_tree, compare_tree_model, gaussian_clients,
+    numbered, without_request,
+};
 
 #[path = "groups/saved.rs"]
 mod saved;
@@ -446,12 +449,17 @@ fn requests_wait_per_group_and_the_groups_ready_go_ahead() {
         fed.pending()[0].request,
         RemovalRequest::points(b0, pb0.clone())
     );
-    // Exactly the tree retrained without group 0's two points.
+    // The model: exactly the tree retrained without group 0's two points;
+    // the clients: without group 1's too (erased at once, its update
+    // waits).
     let req = RemovalRequest::points(a0, pa0).with_points(a1, pa1);
     let now = without_request(&data(), &req);
-    let retrained =
-        Federation::with_layout(now.clone(), fed.config(), fed.layout().unwrap().clone()).unwrap();
-    compare_tree(&fed, &retrained).unwrap();
+    let layout = fed.layout().unwrap().clone();
+    let retrained = Federation::with_layout(now.clone(), fed.config(), layout.clone()).unwrap();
+    compare_tree_model(&fed, &retrained).unwrap();
+    let erased = without_request(&now, &RemovalRequest::points(b0, pb0.clone()));
+    let held = Federation::with_layout(erased, fed.config(), layout).unwrap();
+    compare_clients(&fed, &held).unwrap();
     // The flush applies group 1's lone part, with a warning.
     let r3 = fed.flush().unwrap().unwrap();
     assert_eq!(fed.last_involvement().unwrap().groups, vec![1]);

@@ -12,7 +12,8 @@ use mufc::{
 };
 use seeding::{Dataset, PointId};
 use testkit::mufc::{
-    Mixture, compare, gaussian_clients, numbered, plain_sum, untimed, without_request,
+    Mixture, compare, compare_model, gaussian_clients, numbered, plain_sum, untimed,
+    without_request,
 };
 
 const MIX: Mixture = Mixture::SMALL;
@@ -80,10 +81,13 @@ fn a_lone_non_seed_removal_is_deferred_and_the_model_is_unchanged() {
     assert!(!report.lone_update);
     assert_eq!(report.privacy_warning, None);
     // No round ran, no report entered the history, and the model is the
-    // one before: the server saw nothing.
+    // one before: the server saw nothing. The point is erased from the
+    // client at once.
     assert_eq!(fed.rounds(), rounds);
     assert!(fed.history().is_empty());
-    compare(&fed, &before).unwrap();
+    compare_model(&fed, &before).unwrap();
+    let held = |f: &Federation| f.client(c).unwrap().data().len();
+    assert_eq!(held(&fed) + 1, held(&before));
     assert_eq!(fed.pending().len(), 1);
     assert_eq!(fed.pending()[0].number, 1);
     assert_eq!(fed.pending()[0].request, req);
@@ -94,7 +98,8 @@ fn a_lone_non_seed_removal_is_deferred_and_the_model_is_unchanged() {
         .unwrap();
     assert_eq!(report.request, 2);
     assert!(report.outcome.is_deferred());
-    compare(&fed, &before).unwrap();
+    compare_model(&fed, &before).unwrap();
+    assert_eq!(held(&fed) + 2, held(&before));
     assert_eq!(fed.pending().len(), 2);
 }
 

@@ -10,7 +10,8 @@ mod topology;
 
 pub use net::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 pub use store::{
-    CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs, StoreOutput,
+    CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
+    StoreOutput, VerifyArgs, Wait,
 };
 pub use topology::{AUTO_REMOVAL_RATE, GroupSize, TopologyArgs, TopologyKind};
 
@@ -61,9 +62,18 @@ pub enum Command {
     /// Train (Algorithm 1) and write the model store: one SQLite file
     /// holding the federation, the record ids and the audit log.
     Fit(FitArgs),
-    /// Serve one removal request from the store (Algorithm 4, exact),
-    /// committed before it is reported, with an audit row per client.
+    /// Serve one removal request from the store (Algorithm 4, exact): the
+    /// records' data is erased at once, the model updated (or its update
+    /// deferred by the privacy policy), committed before it is reported,
+    /// with an audit row per client. Exit codes: 0 applied, 3 erased and
+    /// the model update deferred, 4 refused (nothing changed), 1 any other
+    /// error.
     Forget(ForgetArgs),
+    /// Retrain from the store's remaining records with its configuration
+    /// and compare with the served model, bit for bit; print the evidence
+    /// (versions, digests). Exit codes: 0 equal, 3 the clients equal and
+    /// the model's update is pending, 5 different, 1 any other error.
+    Verify(VerifyArgs),
     /// The nearest centroid of each point of a data file.
     Predict(PredictArgs),
     /// The store's centroids and their weights, as CSV or JSON.
@@ -98,6 +108,7 @@ impl Command {
             Self::Topologies(a) => Some(&a.common),
             Self::Fit(a) => Some(&a.common),
             Self::Forget(_)
+            | Self::Verify(_)
             | Self::Predict(_)
             | Self::Export(_)
             | Self::Inspect(_)
@@ -111,6 +122,7 @@ impl Command {
     fn store_output(&self) -> Option<&StoreOutput> {
         match self {
             Self::Forget(a) => Some(&a.out),
+            Self::Verify(a) => Some(&a.out),
             Self::Predict(a) => Some(&a.out),
             Self::Export(a) => Some(&a.out),
             Self::Inspect(a) => Some(&a.out),
@@ -150,6 +162,7 @@ impl Command {
             Self::Topologies(a) => Some(&a.fed),
             Self::Fit(a) => Some(&a.fed),
             Self::Forget(_)
+            | Self::Verify(_)
             | Self::Predict(_)
             | Self::Export(_)
             | Self::Inspect(_)
@@ -169,6 +182,7 @@ impl Command {
             Self::Topologies(_) => "topologies",
             Self::Fit(_) => "fit",
             Self::Forget(_) => "forget",
+            Self::Verify(_) => "verify",
             Self::Predict(_) => "predict",
             Self::Export(_) => "export",
             Self::Inspect(_) => "inspect",
@@ -255,7 +269,12 @@ pub struct DataArgs {
     #[arg(long)]
     pub scale: bool,
     /// Per-coordinate variance of the built-in Gaussian clusters.
-    #[arg(long, value_name = "V", default_value_t = 0.5)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "V",
+        default_value_t = 0.5
+    )]
     pub variance: f64,
     /// Centralized K-means runs whose best objective estimates phi_c*
     /// (and labels file data for splitting).
@@ -274,7 +293,7 @@ pub struct FedArgs {
     /// and cost 0.2 to 1.1 in loss ratio; on the built-in data both steps
     /// give the same loss ratio within the spread (docs/benchmarks.md, "The
     /// defaults on real data").
-    #[arg(long, value_name = "G")]
+    #[arg(allow_negative_numbers = true, long, value_name = "G")]
     pub gamma: Option<f64>,
     /// Secure aggregation mode.
     #[arg(long, value_enum, default_value_t = mufc::Privacy::Scma)]
@@ -286,7 +305,12 @@ pub struct FedArgs {
     /// an aggregation round (at a random step of the protocol; drawn from
     /// the seed, the round and the client). The server's model is then
     /// that of the clients included, which the output lists.
-    #[arg(long, value_name = "RATE", default_value_t = 0.0)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "RATE",
+        default_value_t = 0.0
+    )]
     pub dropout: f64,
     /// With `--masking secagg`: the neighbourhood graph.
     #[arg(long, value_enum, default_value_t = mufc::SecAggGraph::Complete)]

@@ -14,7 +14,6 @@ mod certs;
 mod compare;
 mod costs;
 mod execute;
-mod ids;
 #[cfg(feature = "net")]
 mod net;
 mod prepare;
@@ -32,6 +31,6 @@ pub use execute::execute;
 pub use net::{client, server};
 pub use prepare::{Prepared, prepare};
 pub use run::run;
-pub use store::{export, fit, forget, inspect, predict};
+pub use store::{export, fit, forget, inspect, predict, verify};
 pub use topologies::topologies;
 pub use unlearn::unlearn;

@@ -50,7 +50,10 @@ pub enum CliError {
         reason: &'static str,
     },
     /// A record has a different number of fields than the first one.
-    #[error("line {line}: {found} fields, but the first record has {expected}")]
+    #[error(
+        "line {line} has {found} field{}, expected {expected} (as the first record)",
+        if *found == 1 { "" } else { "s" }
+    )]
     RaggedRow {
         /// The 1-based line of the record.
         line: u64,
@@ -61,13 +64,35 @@ pub enum CliError {
     },
     /// The client column is not a column of the data.
     #[error(
-        "client column {column} (counting from 0) does not exist: the data has {columns} columns"
+        "client column {column} (counting from 0) does not exist: the data has {columns} column{}",
+        if *columns == 1 { "" } else { "s" }
     )]
     ClientColumnOutOfRange {
         /// The column asked for.
         column: usize,
         /// The number of columns.
         columns: usize,
+    },
+    /// The record id column is not a column of the data, or is the client
+    /// column.
+    #[error("--id-column {column} (counting from 0) {reason}")]
+    IdColumn {
+        /// The column asked for.
+        column: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A record id occurs on two lines (or `.npy` rows).
+    #[error(
+        "line {line}: record id {value:?} is already the id of line {first}: record ids must be unique"
+    )]
+    DuplicateRecordId {
+        /// The 1-based line (or 0-based `.npy` row) of the second.
+        line: u64,
+        /// That of the first.
+        first: u64,
+        /// The id.
+        value: String,
     },
     /// The input holds no data points, or no feature columns.
     #[error("{0}")]
@@ -256,6 +281,12 @@ pub enum CliError {
     /// An error of the model store (`mufc::store`), with its message.
     #[error("{0}")]
     Store(String),
+    /// The store refused a request (unknown or already forgotten records,
+    /// an unknown or removed client, a request the privacy policy refuses):
+    /// nothing changed. `mufc forget` exits with
+    /// [`exit::REFUSED`](crate::exit::REFUSED).
+    #[error("{0}")]
+    Refused(String),
     /// A record id column that does not give every point a distinct
     /// non-negative integer id.
     #[error("{path}: {message}")]
@@ -307,6 +338,12 @@ impl From<mufc::store::StoreError> for CliError {
             )),
             e => Self::Store(e.to_string()),
         }
+    }
+}
+
+impl From<mufc::store::InvalidName> for CliError {
+    fn from(e: mufc::store::InvalidName) -> Self {
+        Self::Store(e.to_string())
     }
 }
 

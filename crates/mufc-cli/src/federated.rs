@@ -194,6 +194,12 @@ pub fn remove_from(
 /// equals, bit for bit, one retrained on the remaining data with its
 /// configuration; this checks it where it is cheap.
 pub fn difference(a: &Federation, b: &Federation) -> Option<String> {
+    client_difference(a, b).or_else(|| model_difference(a, b))
+}
+
+/// Where the clients of two federations differ, if anywhere: which
+/// clients, each one's seeds, sizes and histogram.
+pub fn client_difference(a: &Federation, b: &Federation) -> Option<String> {
     if a.client_ids() != b.client_ids() {
         return Some("the clients differ".into());
     }
@@ -205,6 +211,12 @@ pub fn difference(a: &Federation, b: &Federation) -> Option<String> {
             return Some(format!("client {}: counts differ", x.id()));
         }
     }
+    None
+}
+
+/// Where the models of two federations differ, if anywhere: the server's
+/// decoded counts and the bits of its centroids.
+pub fn model_difference(a: &Federation, b: &Federation) -> Option<String> {
     if a.server().counts() != b.server().counts() {
         return Some("the server's decoded counts differ".into());
     }

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod commands;
 pub mod data;
 mod error;
+pub mod exit;
 pub mod federated;
 pub mod output;
 pub mod plot;

@@ -6,31 +6,39 @@ use std::process::ExitCode;
 use clap::Parser;
 use mufc_cli::cli::Cli;
 use mufc_cli::commands::execute;
+use mufc_cli::exit;
 use mufc_cli::progress::Progress;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.command.json();
-    let result = execute(&cli.command, Progress::wanted(cli.command.quiet(), json))
-        .map_err(anyhow::Error::from);
+    // -q: nothing but errors (and the JSON object asked for with --json).
+    let quiet = cli.command.quiet();
+    let result = execute(&cli.command, Progress::wanted(quiet, json));
     match result {
         Ok(report) => {
-            for w in &report.warnings {
-                eprintln!("warning: {w}");
+            if !quiet {
+                for w in &report.warnings {
+                    eprintln!("warning: {w}");
+                }
             }
-            print!("{}", report.render(json));
-            ExitCode::SUCCESS
+            if json || !quiet {
+                print!("{}", report.render(json));
+            }
+            ExitCode::from(report.exit)
         }
         Err(err) => {
+            let code = exit::of_error(&err);
+            let err = anyhow::Error::from(err);
             if json {
                 // stdout stays one JSON object, even on failure.
                 println!(
                     "{}",
-                    serde_json::json!({ "command": cli.command.name(), "error": format!("{err:#}") })
+                    serde_json::json!({ "command": cli.command.name(), "error": format!("{err:#}"), "exit": code })
                 );
             }
             eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            ExitCode::from(code)
         }
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// ```
 /// use mufc_cli::output::Report;
 ///
-/// let r = Report { json: serde_json::json!({"n": 3}), text: "n  3\n".into(), warnings: vec![] };
+/// let r = Report { json: serde_json::json!({"n": 3}), text: "n  3\n".into(), warnings: vec![], exit: 0 };
 /// assert_eq!(r.render(true), "{\"n\":3}\n");
 /// assert_eq!(r.render(false), "n  3\n");
 /// ```
@@ -24,6 +24,10 @@ pub struct Report {
     /// on stderr as `warning: ...` lines, and in the JSON object as
     /// `privacy_warnings`).
     pub warnings: Vec<String>,
+    /// The process's exit code: 0, or the code of a successful run that
+    /// has more to say ([`crate::exit`]: a deferred model update, a
+    /// verification that found a difference).
+    pub exit: u8,
 }
 
 impl Report {
@@ -36,6 +40,25 @@ impl Report {
         } else {
             format!("{}\n", self.text)
         }
+    }
+}
+
+/// `n` things for people: `1 client`, `3 clients`, `0 clients`.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::output::count;
+///
+/// assert_eq!(count(1, "client"), "1 client");
+/// assert_eq!(count(2, "request"), "2 requests");
+/// assert_eq!(count(0, "point"), "0 points");
+/// ```
+pub fn count(n: u64, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
     }
 }
 

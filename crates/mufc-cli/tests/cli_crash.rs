@@ -76,8 +76,8 @@ fn data_csv(dir: &Path) -> std::path::PathBuf {
 /// clients), drawn until every client has lost [`REMOVABLE`] points.
 fn requests(rng: &mut ChaCha8Rng, records: &BTreeMap<RecordId, ClientId>) -> Vec<Vec<RecordId>> {
     let mut per: BTreeMap<ClientId, Vec<RecordId>> = BTreeMap::new();
-    for (&r, &c) in records {
-        per.entry(c).or_default().push(r);
+    for (r, &c) in records {
+        per.entry(c).or_default().push(r.clone());
     }
     for v in per.values_mut() {
         v.shuffle(rng);
@@ -128,7 +128,7 @@ struct Ended {
 }
 
 fn spawn(model: &str, request: &[RecordId], fault: Option<FaultPoint>) -> Child {
-    let ids: Vec<String> = request.iter().map(|r| r.0.to_string()).collect();
+    let ids: Vec<String> = request.iter().map(ToString::to_string).collect();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mufc"));
     cmd.args([
         "forget",
@@ -277,12 +277,13 @@ fn forget_survives_sigkill_at_random_points_and_mid_transaction() {
         .collect();
     let place: BTreeMap<RecordId, (ClientId, PointId)> = (0..CLIENTS * POINTS)
         .map(|r| {
-            let id = RecordId(5000 + 7 * r as u64);
-            (id, store.record(id).unwrap())
+            let id = RecordId::from(5000 + 7 * r as i64);
+            let at = store.placement(&id).unwrap();
+            (id, at)
         })
         .collect();
     drop(store);
-    let owners = place.iter().map(|(r, (c, _))| (*r, *c)).collect();
+    let owners = place.iter().map(|(r, (c, _))| (r.clone(), *c)).collect();
     let queue = requests(&mut rng, &owners);
 
     // The fault hook exists in debug builds only; a release test run kills
@@ -318,10 +319,7 @@ fn forget_survives_sigkill_at_random_points_and_mid_transaction() {
         // The store opens; the request is all there or not at all.
         let store = Store::open(&model)
             .unwrap_or_else(|err| panic!("after {kill:?} of request {next}: {err}"));
-        let held = request
-            .iter()
-            .filter(|r| store.record(**r).is_some())
-            .count();
+        let held = request.iter().filter(|r| store.record(r).is_some()).count();
         assert!(
             held == 0 || held == request.len(),
             "request {next} half-applied after {kill:?}: {held} of {} records held",
@@ -339,7 +337,7 @@ fn forget_survives_sigkill_at_random_points_and_mid_transaction() {
         );
         if committed {
             applied.push(next);
-            gone.extend(request.iter().copied());
+            gone.extend(request.iter().cloned());
             next += 1;
         }
 
@@ -347,13 +345,22 @@ fn forget_survives_sigkill_at_random_points_and_mid_transaction() {
         // applied request, each naming the request's two clients.
         assert_eq!(store.model_version(), 1 + applied.len() as u64);
         let history = store.history().unwrap();
-        let mut audited: BTreeMap<u64, BTreeSet<ClientId>> = BTreeMap::new();
+        let mut audited: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
         for a in &history {
-            assert!(audited.entry(a.request).or_default().insert(a.client));
+            assert!(
+                audited
+                    .entry(a.request)
+                    .or_default()
+                    .insert(a.client.to_string())
+            );
         }
         assert_eq!(audited.len(), applied.len(), "audit: {history:?}");
         for (entry, &i) in audited.values().zip(&applied) {
-            let clients: BTreeSet<ClientId> = queue[i].iter().map(|r| place[r].0).collect();
+            // Clients are named as the data's client column writes them.
+            let clients: BTreeSet<String> = queue[i]
+                .iter()
+                .map(|r| format!("c{}", place[r].0.0))
+                .collect();
             assert_eq!(entry, &clients);
         }
         compare(
@@ -369,7 +376,11 @@ fn forget_survives_sigkill_at_random_points_and_mid_transaction() {
             committed_then_killed += 1;
             let again = attempt(m, request, Kill::None, true);
             assert!(!again.acknowledged);
-            assert!(again.stderr.contains("unknown"), "{}", again.stderr);
+            assert!(
+                again.stderr.contains("already forgotten in request"),
+                "{}",
+                again.stderr
+            );
             let store = Store::open(&model).unwrap();
             assert_eq!(store.model_version(), 1 + applied.len() as u64);
         }

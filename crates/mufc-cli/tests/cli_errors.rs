@@ -266,7 +266,7 @@ fn bad_files_name_the_file_and_the_cause() {
     );
     run(
         &write("ragged.csv", "1,2\n3\n"),
-        &["ragged.csv: line 2: 1 fields, but the first record has 2"],
+        &["ragged.csv: line 2 has 1 field, expected 2"],
     );
     run(
         &write("inf.csv", "0.1,0.2\n0.1,inf\n"),

@@ -60,8 +60,9 @@ fn privacy_flags_set_the_policies_and_weak_privacy_warns() {
         assert!(w.starts_with(needle), "{w}");
         assert!(stderr.contains(&format!("warning: {w}")), "{stderr}");
     }
-    // The text output says so too, on stderr.
-    let out = mufc(&[
+    // The text output says so too, on stderr; -q silences everything but
+    // errors.
+    let args = [
         "run",
         "--data",
         d,
@@ -71,17 +72,23 @@ fn privacy_flags_set_the_policies_and_weak_privacy_warns() {
         "4",
         "--gamma",
         "0.01",
-        "--quiet",
         "--min-clients",
         "1",
-    ]);
+    ];
+    let out = mufc(&args);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.starts_with("warning: --min-clients 1 is below 3"),
         "{stderr}"
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("at least 1 clients per aggregate"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("at least 1 client per aggregate"));
+    let quiet = mufc(&[&args[..], &["-q"]].concat());
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stdout.is_empty() && quiet.stderr.is_empty(),
+        "{quiet:?}"
+    );
     // Fewer clients than the minimum: refused, naming the way out.
     let stderr = fails_with(
         &[
@@ -160,7 +167,6 @@ fn privacy_flags_set_the_policies_and_weak_privacy_warns() {
         "4",
         "--gamma",
         "0.01",
-        "--quiet",
         "--removals",
         "3",
     ]);
@@ -172,7 +178,7 @@ fn privacy_flags_set_the_policies_and_weak_privacy_warns() {
     );
     assert!(text.contains("figures are per round"), "{text}");
     assert!(
-        text.contains("deferred until another client's request joined them"),
+        text.contains("deferred until another client's request joined"),
         "{text}"
     );
     // Every command takes both flags, and explains them.

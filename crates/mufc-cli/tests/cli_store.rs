@@ -221,9 +221,9 @@ fn forget_of_two_clients_is_applied_and_audited() {
     let j = json(&["inspect", "--model", &m]);
     let h = j["history"].as_array().unwrap();
     assert_eq!(h.len(), 2, "{j}");
-    for (e, client) in h.iter().zip([0, 1]) {
+    for (e, client) in h.iter().zip(["c0", "c1"]) {
         assert_eq!(
-            (e["client"].as_u64(), e["points"].as_u64()),
+            (e["client"].as_str(), e["points"].as_u64()),
             (Some(client), Some(1))
         );
         assert_eq!(e["outcome"], "applied");
@@ -235,9 +235,13 @@ fn forget_of_two_clients_is_applied_and_audited() {
         "{text}"
     );
 
-    // A lone client's request waits; --flush applies it with a warning.
-    let j = json(&["forget", "--model", &m, "--ids", "1024"]);
+    // A lone client's request: its record is erased at once, its model
+    // update waits (exit code 3); --flush applies it with a warning.
+    let out = mufc(&["forget", "--model", &m, "--ids", "1024", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["requests"][0]["outcome"], "deferred");
+    assert_eq!(j["requests"][0]["erased_points"], 1);
     assert!(
         j["requests"][0]["deferred_reason"]
             .as_str()
@@ -245,10 +249,15 @@ fn forget_of_two_clients_is_applied_and_audited() {
             .contains("privacy policy")
     );
     assert_eq!(j["pending"].as_array().unwrap().len(), 1);
+    assert_eq!(json(&["inspect", "--model", &m])["points"], 117);
     let out = mufc(&["forget", "--model", &m, "--flush"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning: --flush"));
-    assert_eq!(json(&["inspect", "--model", &m])["points"], 117);
+    let j = json(&["inspect", "--model", &m]);
+    assert_eq!(
+        (j["points"].as_u64(), j["model_version"].as_u64()),
+        (Some(117), Some(3))
+    );
 }
 
 #[test]
@@ -262,9 +271,10 @@ fn an_unknown_id_is_named_and_nothing_changes() {
     );
     assert!(err.contains("77") && err.contains("1001"), "{err}");
     assert_eq!(std::fs::read(&m).unwrap(), before);
-    // With --json: one JSON object naming the error, and a failure code.
+    // With --json: one JSON object naming the error, and the refusal's
+    // exit code.
     let out = mufc(&["forget", "--model", &m, "--ids", "5", "--json"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(4));
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(j["error"].as_str().unwrap().contains('5'));
     assert_eq!(std::fs::read(&m).unwrap(), before);
@@ -310,7 +320,10 @@ fn fit_refuses_an_existing_store_without_force() {
     plain[2] = rows.to_str().unwrap();
     plain.push("--force");
     assert_eq!(json(&plain)["record_ids"], "row numbers");
-    let text = ok(&plain);
+    // Without --quiet: the text says so (--quiet prints nothing).
+    let loud: Vec<&str> = plain.iter().copied().filter(|a| *a != "--quiet").collect();
+    assert!(ok(&plain).is_empty());
+    let text = ok(&loud);
     assert!(
         text.contains("record ids are the 0-based data row numbers"),
         "{text}"
@@ -328,7 +341,7 @@ fn bad_ids_and_bad_columns_fail_clearly() {
         &["predict", "--model", &m, "--data", three.to_str().unwrap()],
         "3 columns, but the model",
     );
-    // A duplicate or non-integer id names its rows.
+    // A duplicate id names its lines; ids are kept as written.
     let dup = dir.path().join("dup.csv");
     std::fs::write(&dup, "id,x,y\n5,0.1,0.1\n6,0.2,0.2\n5,0.1,0.2\n").unwrap();
     let m2 = dir.path().join("m2.mufc");
@@ -349,11 +362,17 @@ fn bad_ids_and_bad_columns_fail_clearly() {
     ];
     let mut a = base.to_vec();
     a.push(dup.to_str().unwrap());
-    fails_with(&a, "record id 5 (column 0) occurs twice: data rows 0 and 2");
-    let frac = dir.path().join("frac.csv");
-    std::fs::write(&frac, "id,x,y\n5,0.1,0.1\n6.5,0.2,0.2\n").unwrap();
+    fails_with(
+        &a,
+        "line 4: record id \"5\" is already the id of line 2: record ids must be unique",
+    );
+    let empty = dir.path().join("empty-id.csv");
+    std::fs::write(&empty, "id,x,y\n5,0.1,0.1\n,0.2,0.2\n").unwrap();
     let mut a = base.to_vec();
-    a.push(frac.to_str().unwrap());
-    fails_with(&a, "data row 1");
+    a.push(empty.to_str().unwrap());
+    fails_with(
+        &a,
+        "line 3, column 0 (counting from 0): \"\" is an empty record id",
+    );
     assert!(!m2.exists());
 }

@@ -19,7 +19,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mufc::store::{ClientRecords, IfExists, RecordId, Store};
+use mufc::store::{ClientRecords, FitOptions, RecordId, Store};
 use mufc::{ClientId, FederationConfig};
 use testkit::mufc::paper_gaussian_clients;
 
@@ -36,7 +36,7 @@ fn store(dir: &std::path::Path, policy: usize) -> Store {
         &path,
         ClientRecords::numbered(data),
         &config,
-        IfExists::Replace,
+        &FitOptions::new().replace(true),
     )
     .unwrap_or_else(|e| panic!("{e}"))
     .0
@@ -53,7 +53,7 @@ fn non_seed(store: &Store, c: u64, skip: usize) -> Option<RecordId> {
         .copied()
         .filter(|p| !client.seed_ids().contains(p))
         .nth(skip)?;
-    Some(RecordId(300 * c + p.0))
+    RecordId::try_from(300 * c + p.0).ok()
 }
 
 fn forget(c: &mut Criterion) {

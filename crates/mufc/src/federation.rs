@@ -7,19 +7,20 @@ pub(crate) mod setup;
 mod train;
 pub(crate) mod tree;
 mod unlearn;
+pub(crate) mod unsent;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 use seeding::Quantizer;
 
-pub(crate) use requests::Loss;
 pub(crate) use setup::Setup;
+pub(crate) use unlearn::privacy_warning;
+pub(crate) use unsent::Unsent;
 
 use crate::aggregation::Aggregation;
 use crate::{
     Client, ClientId, FitReport, Layout, MufcError, MufcResult, NodeId, PendingRequest,
-    RemovalReport, RemovalRequest, Server, ValidConfig,
+    RemovalReport, Server, ValidConfig,
 };
 use tree::Tree;
 
@@ -86,6 +87,9 @@ pub struct Federation {
     /// federation loaded from a store keeps only the last report).
     earlier_requests: u64,
     pending: Vec<PendingRequest>,
+    /// What the aggregate still holds of the clients whose points the
+    /// pending requests erased (their rounds wait), by client.
+    unsent: BTreeMap<ClientId, Unsent>,
     messages: Option<Vec<(ClientId, Vec<u8>)>>,
     /// The groups and the nodes' models ([`Topology::Groups`](crate::Topology::Groups),
     /// [`Topology::Tree`](crate::Topology::Tree)); `server` is the root's.
@@ -128,6 +132,7 @@ impl Federation {
             history,
             earlier_requests: 0,
             pending,
+            unsent: BTreeMap::new(),
             messages: None,
             tree: None,
             involvement: None,
@@ -389,219 +394,24 @@ impl Federation {
             .map_err(|_| MufcError::UnknownClient(id))
     }
 
-    /// Serves a removal request by Algorithm 4, exactly: the clients named
-    /// unlearn their points (Algorithm 3 when they run seeding; their
-    /// counts always change), clients removed whole leave, a fresh
-    /// aggregation round runs over the remaining clients, the server
-    /// decodes the change of the aggregate and updates its K-means.
-    ///
-    /// **Lone updates wait** (docs/threat-model.md U3). The difference of
-    /// two aggregates is the change of the clients whose message changed,
-    /// so a round that changes one client alone tells the server that
-    /// client's change (for a removed point that is not a seed: the bin
-    /// it counted in). When the request, together with the requests
-    /// already pending, names fewer clients than
-    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
-    /// (default 2), it is checked in full, then kept pending
-    /// ([`Self::pending`]) and the report says so
-    /// ([`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred)); nothing else changes. Once the
-    /// pending requests name enough clients, the call that completes them
-    /// applies them all in one round: its report lists every request it
-    /// covers ([`RemovalReport::requests`]). [`Self::flush`] applies what
-    /// is pending at once. Requests of one client merge: the union of
-    /// their points (a point named twice is
-    /// [`MufcError::AlreadyPending`]), or its whole removal. With groups
-    /// ([`Topology`](crate::Topology)) the server decodes each group's
-    /// difference, so the policy holds per group: a request is applied
-    /// once every group it names has enough clients named (by it and the
-    /// pending requests); the round then applies the pending requests' parts
-    /// in those groups too, and the parts in other groups keep waiting (a
-    /// pending request may so be applied in parts, its number in the
-    /// [`RemovalReport::requests`] of each round that applies one).
-    ///
-    /// Only the clients named recompute; every remaining client sends its
-    /// sketch again (the unmasked sketch of its last message, updated by
-    /// the bins whose counts changed: one insert per changed bin, none for
-    /// a client that did not change) masked with fresh masks: the round draws new
-    /// secrets from the operating system (see
-    /// [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks))
-    /// and consumes its round number before masking, so that a retry after
-    /// a failure, or a reloaded older save, never reuses a mask. A client all of whose
-    /// points are named is removed whole. The result is, bit for bit, the
-    /// federation built by [`Self::with_ids`] from the remaining data with
-    /// [`Self::config`] (the points of pending requests still count as
-    /// remaining).
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
-    /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
-    /// [`MufcError::RepeatedPoint`], [`MufcError::AlreadyPending`] (a point
-    /// or client a pending request names),
-    /// [`MufcError::TooFewClients`] (policy: the request would leave fewer
-    /// clients than
-    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
-    /// but some),
-    /// [`MufcError::TooManyDropouts`] (with
-    /// [`Masking::SecAgg`](crate::Masking::SecAgg): the round's dropouts
-    /// left too few clients), [`MufcError::InvalidConfig`] when no
-    /// SecAgg parameters suit the remaining clients, and decoding or
-    /// server errors of the lower crates. On any error nothing changes
-    /// (the request is not kept pending, the pending ones stay), but for
-    /// the round counter once the aggregation round has started.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{ClientId, Federation, FederationConfig, MufcError, RemovalOutcome, RemovalRequest};
-    /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, PointId};
-    ///
-    /// let clients: Vec<Dataset> = (0..3)
-    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
-    ///     .collect::<Result<_, _>>()?;
-    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
-    /// // A lone client's request waits: the server would learn its change.
-    /// let report = fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(3), PointId(4)]))?;
-    /// assert_eq!(report.outcome, RemovalOutcome::Deferred { pending_clients: vec![ClientId(0)], needed: 2 });
-    /// assert_eq!(fed.server().total_count(), 90);
-    /// // A second client's request: both are applied in one round.
-    /// let report = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)]))?;
-    /// assert_eq!(report.outcome, RemovalOutcome::Applied);
-    /// assert_eq!(report.requests, vec![1, 2]);
-    /// assert_eq!(report.updated_clients, vec![ClientId(0), ClientId(1)]);
-    /// assert_eq!(fed.server().total_count(), 87);
-    /// // An unknown point: an error, and nothing changes.
-    /// let err = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)])).unwrap_err();
-    /// assert_eq!(err, MufcError::UnknownPoint { client: ClientId(1), id: PointId(0) });
-    /// assert_eq!(fed.server().total_count(), 87);
-    /// assert!(fed.pending().is_empty());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<RemovalReport> {
-        let wall = Instant::now();
-        // Check everything before any work.
-        let merged = self.merged(Some(request))?;
-        self.check_remaining(&merged)?;
-        let number = self.next_request_number();
-        let needed = self.config.min_updating_clients();
-        let named: Vec<ClientId> = merged.keys().copied().collect();
-        let Some(tree) = &self.tree else {
-            if named.len() < needed {
-                return Ok(self.defer(request, number, named, needed, wall));
-            }
-            let mut numbers: Vec<u64> = self.pending.iter().map(|p| p.number).collect();
-            numbers.push(number);
-            let report = self.apply(&merged, number, numbers, wall)?;
-            self.pending.clear();
-            return Ok(report);
-        };
-        // With groups the server decodes each group's difference: a group
-        // changes in a round only with `needed` clients of its own. The
-        // groups that have them run; the others' requests keep waiting.
-        let ready: BTreeSet<ClientId> = tree
-            .by_group(&named)
-            .into_iter()
-            .filter(|g| g.len() >= needed)
-            .flatten()
-            .collect();
-        if !request.named().all(|c| ready.contains(&c)) {
-            return Ok(self.defer(request, number, named, needed, wall));
-        }
-        let mut all = self.pending.clone();
-        all.push(PendingRequest {
-            number,
-            request: request.clone(),
-        });
-        let numbers: Vec<u64> = all
-            .iter()
-            .filter(|p| p.request.named().any(|c| ready.contains(&c)))
-            .map(|p| p.number)
-            .collect();
-        let part: BTreeMap<ClientId, Loss> = merged
-            .into_iter()
-            .filter(|(c, _)| ready.contains(c))
-            .collect();
-        let report = self.apply(&part, number, numbers, wall)?;
-        self.pending = all
-            .into_iter()
-            .filter_map(|p| {
-                let rest = p.request.restricted(|c| !ready.contains(&c));
-                (!rest.is_empty()).then_some(PendingRequest {
-                    number: p.number,
-                    request: rest,
-                })
-            })
-            .collect();
-        Ok(report)
-    }
-
-    /// Keeps `request` pending (numbered `number`; the pending requests
-    /// with it name `named`) and reports it deferred.
-    fn defer(
-        &mut self,
-        request: &RemovalRequest,
-        number: u64,
-        named: Vec<ClientId>,
-        needed: usize,
-        wall: Instant,
-    ) -> RemovalReport {
-        self.pending.push(PendingRequest {
-            number,
-            request: request.clone(),
-        });
-        self.deferred_report(number, named, needed, wall)
-    }
-
-    /// Applies every pending request now, in one round, however few
-    /// clients they name; `None` when nothing is pending. When fewer than
-    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
-    /// clients change, the report's
-    /// [`privacy_warning`](RemovalReport::privacy_warning) says what the
-    /// server learns (docs/threat-model.md U3).
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::remove`]; on an error the requests stay pending.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
-    /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, PointId};
-    ///
-    /// let clients: Vec<Dataset> = (0..3)
-    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
-    ///     .collect::<Result<_, _>>()?;
-    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
-    /// fed.remove(&RemovalRequest::points(ClientId(2), vec![PointId(5)]))?;
-    /// assert_eq!(fed.pending().len(), 1);
-    /// let report = fed.flush()?.expect("a request was pending");
-    /// assert!(report.lone_update);
-    /// assert!(report.privacy_warning.unwrap().contains("client 2"));
-    /// assert_eq!(fed.server().total_count(), 89);
-    /// assert!(fed.flush()?.is_none());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn flush(&mut self) -> MufcResult<Option<RemovalReport>> {
-        let Some(last) = self.pending.last() else {
-            return Ok(None);
-        };
-        let number = last.number;
-        let wall = Instant::now();
-        let merged = self.merged(None)?;
-        self.check_remaining(&merged)?;
-        let numbers = self.pending.iter().map(|p| p.number).collect();
-        let report = self.apply(&merged, number, numbers, wall)?;
-        self.pending.clear();
-        Ok(Some(report))
-    }
-
     /// The removal requests accepted but not applied yet, in order (see
     /// [`Self::remove`]); saved with the federation.
     pub fn pending(&self) -> &[PendingRequest] {
         &self.pending
+    }
+
+    /// What the aggregate still holds of the clients whose rounds wait.
+    #[cfg(feature = "serde")]
+    pub(crate) fn unsent(&self) -> &BTreeMap<ClientId, Unsent> {
+        &self.unsent
+    }
+
+    /// Gives a federation assembled by [`Self::from_parts`] the clients
+    /// whose rounds wait (loading).
+    #[cfg(feature = "serde")]
+    pub(crate) fn with_unsent(mut self, unsent: BTreeMap<ClientId, Unsent>) -> Self {
+        self.unsent = unsent;
+        self
     }
 
     /// The clients the pending requests name, in id order.

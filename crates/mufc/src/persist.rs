@@ -4,7 +4,9 @@
 //! What is stored: the resolved configuration (its topology included),
 //! each client's id, points and seeds, the decoded counts, the sketch
 //! capacity, the round counter, the reports, the removal requests still
-//! pending ([`Federation::pending`]) and, for a federation with groups,
+//! pending ([`Federation::pending`]) with what the aggregate still holds
+//! of the clients they name (the histogram of each one's last message:
+//! their points are erased already) and, for a federation with groups,
 //! each group's clients, round counter, included clients and decoded
 //! counts. Loading rebuilds every client's clustering from its points and
 //! the configuration, and the server's K-means (every node's, with groups)
@@ -13,12 +15,12 @@
 //! against it (each group's counts against its included members'
 //! histograms, and the groups' sum against the root's).
 //!
-//! # File format, version 7
+//! # File format, version 8
 //!
 //! | offset       | bytes | contents                                              |
 //! |--------------|-------|-------------------------------------------------------|
 //! | 0            | 7     | magic `MUFCFED`                                       |
-//! | 7            | 1     | format version, `7`                                   |
+//! | 7            | 1     | format version, `8`                                   |
 //! | 8            | 8     | body length `n`, unsigned little endian               |
 //! | 16           | `n`   | body: the state, postcard                             |
 //! | 16 + `n`     | 32    | SHA-256 of bytes `0 .. 16 + n` (magic to body)        |
@@ -69,20 +71,31 @@ pub(crate) mod save;
 #[cfg(doc)]
 use crate::{Federation, MufcError, PersistError};
 
-/// The sum of the histograms of the clients `included` (of `clients`):
-/// what a decoded aggregate that included them holds, against which a
-/// loaded file's counts are checked (the whole federation's, or a
-/// group's).
+/// The sum of the histograms the aggregate holds of the clients
+/// `included`: each one's last message, which is its histogram (of
+/// `clients`) unless its round waits (`unsent`). What a decoded aggregate
+/// that included them holds, against which a loaded file's counts are
+/// checked (the whole federation's, or a group's); `None` when an
+/// included client is in neither.
 pub(crate) fn included_sum(
     clients: &[crate::Client],
+    unsent: &std::collections::BTreeMap<crate::ClientId, crate::federation::unsent::Unsent>,
     included: &std::collections::BTreeSet<crate::ClientId>,
-) -> std::collections::BTreeMap<num_bigint::BigUint, u64> {
+) -> Option<std::collections::BTreeMap<num_bigint::BigUint, u64>> {
     let mut sum = std::collections::BTreeMap::new();
-    for c in clients.iter().filter(|c| included.contains(&c.id())) {
-        for (b, n) in c.histogram() {
+    for c in included {
+        let histogram = match unsent.get(c) {
+            Some(u) => u.sent.as_slice(),
+            None => clients
+                .binary_search_by_key(c, crate::Client::id)
+                .ok()
+                .and_then(|p| clients.get(p))?
+                .histogram(),
+        };
+        for (b, n) in histogram {
             let e = sum.entry(b.clone()).or_insert(0u64);
             *e = e.saturating_add(*n);
         }
     }
-    sum
+    Some(sum)
 }

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mufc::store::{AuditOutcome, ClientRecords, IfExists, RecordId, Store, StoreError};
+use mufc::store::{
+    AuditOutcome, ClientName, ClientRecords, FitOptions, RecordId, RecordStatus, Store, StoreError,
+};
 use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
 use nalgebra::DMatrix;
 use seeding::{BoxTransform, Dataset, PointId};
@@ -34,7 +36,7 @@ fn fitted(dir: &Path) -> (Store, PathBuf) {
         &path,
         ClientRecords::numbered(data()),
         &config(),
-        IfExists::Refuse,
+        &FitOptions::new(),
     )
     .unwrap();
     (store, path)
@@ -63,7 +65,13 @@ fn retrained(store: &Store, forgotten: &[u64], gone: &[u64]) -> Federation {
 }
 
 fn records(ids: &[u64]) -> Vec<RecordId> {
-    ids.iter().copied().map(RecordId).collect()
+    ids.iter()
+        .map(|&r| RecordId::try_from(r).unwrap())
+        .collect()
+}
+
+fn name(s: &str) -> ClientName {
+    ClientName::new(s).unwrap()
 }
 
 #[test]
@@ -100,7 +108,7 @@ fn a_store_opens_with_the_model_it_was_written_with() {
     assert_eq!(opened.model_version(), 1);
     assert_eq!(opened.num_points(), 120);
     assert_eq!(opened.client_ids().len(), 4);
-    assert_eq!(opened.record(RecordId(31)), Some((ClientId(1), PointId(1))));
+    assert_eq!(opened.record(&RecordId::from(31)), Some(name("1")));
     assert!(opened.history().unwrap().is_empty());
     // Bad input to predict is an error, not a panic.
     assert!(matches!(
@@ -125,23 +133,21 @@ fn a_transformed_store_predicts_and_reports_in_the_datas_coordinates() {
     let path = dir.path().join("model.mufc");
     // A transform of another dimension is refused before anything is written.
     let wrong = BoxTransform::new(vec![0.0; 3], 1.0).unwrap();
-    let err = Store::fit_transformed(
+    let err = Store::fit(
         &path,
         ClientRecords::numbered(data()),
         &config(),
-        IfExists::Refuse,
-        Some(wrong),
+        &FitOptions::new().with_transform(Some(wrong)),
     )
     .unwrap_err();
     assert!(matches!(err, StoreError::InvalidTransform { .. }), "{err}");
     assert!(!path.exists());
 
-    let (store, _) = Store::fit_transformed(
+    let (store, _) = Store::fit(
         &path,
         ClientRecords::numbered(data()),
         &config(),
-        IfExists::Refuse,
-        Some(t.clone()),
+        &FitOptions::new().with_transform(Some(t.clone())),
     )
     .unwrap();
     let plain = Federation::new(data(), &config()).unwrap();
@@ -184,7 +190,7 @@ fn fit_refuses_to_overwrite_unless_told_and_bad_ids() {
         &path,
         ClientRecords::numbered(data()),
         &config(),
-        IfExists::Refuse,
+        &FitOptions::new(),
     )
     .unwrap_err();
     assert!(matches!(err, StoreError::Exists { .. }), "{err}");
@@ -192,7 +198,7 @@ fn fit_refuses_to_overwrite_unless_told_and_bad_ids() {
     // Replace: a new store (here with one client fewer).
     let mut three = ClientRecords::numbered(data());
     three.pop();
-    let (store, _) = Store::fit(&path, three, &config(), IfExists::Replace).unwrap();
+    let (store, _) = Store::fit(&path, three, &config(), &FitOptions::new().replace(true)).unwrap();
     assert_eq!(store.num_points(), 90);
     drop(store);
     assert_eq!(Store::open(&path).unwrap().num_points(), 90);
@@ -200,38 +206,47 @@ fn fit_refuses_to_overwrite_unless_told_and_bad_ids() {
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(names.len(), 1);
 
-    // A record id twice, or beyond 2^63 - 1.
+    // A record id twice, a client name twice.
     let d = data();
     let twice = vec![
         ClientRecords::new(
-            ClientId(0),
+            name("a"),
             d[0].clone(),
             records(&(0..30).collect::<Vec<_>>()),
         )
         .unwrap(),
         ClientRecords::new(
-            ClientId(1),
+            name("b"),
             d[1].clone(),
             records(&(29..59).collect::<Vec<_>>()),
         )
         .unwrap(),
     ];
     let other = dir.path().join("other.mufc");
-    let err = Store::fit(&other, twice, &config(), IfExists::Refuse).unwrap_err();
+    let err = Store::fit(&other, twice, &config(), &FitOptions::new()).unwrap_err();
     assert!(
-        matches!(err, StoreError::DuplicateRecord(RecordId(29))),
+        matches!(&err, StoreError::DuplicateRecord(r) if *r == RecordId::from(29)),
         "{err}"
     );
-    let mut huge: Vec<RecordId> = records(&(0..30).collect::<Vec<_>>());
-    huge[3] = RecordId(u64::MAX);
-    let err = Store::fit(
-        &other,
-        vec![ClientRecords::new(ClientId(0), d[0].clone(), huge).unwrap()],
-        &config(),
-        IfExists::Refuse,
-    )
-    .unwrap_err();
-    assert!(matches!(err, StoreError::RecordOutOfRange(_)), "{err}");
+    let same_name = vec![
+        ClientRecords::new(
+            name("a"),
+            d[0].clone(),
+            records(&(0..30).collect::<Vec<_>>()),
+        )
+        .unwrap(),
+        ClientRecords::new(
+            name("a"),
+            d[1].clone(),
+            records(&(30..60).collect::<Vec<_>>()),
+        )
+        .unwrap(),
+    ];
+    let err = Store::fit(&other, same_name, &config(), &FitOptions::new()).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::DuplicateClient(c) if c.as_str() == "a"),
+        "{err}"
+    );
     assert!(!other.exists());
 }
 
@@ -242,16 +257,30 @@ fn forgetting_equals_retraining_without_the_records_and_survives_reopening() {
     // Two clients at once: applied.
     let r = store.forget(&records(&[3, 40, 41])).unwrap();
     assert!(!r.outcome.is_deferred());
-    assert_eq!(r.clients, vec![ClientId(0), ClientId(1)]);
+    assert_eq!(r.clients, vec![name("0"), name("1")]);
     assert_eq!((r.version_before, r.version_after), (1, 2));
     assert_eq!(r.removed_points, 3);
     compare(store.federation(), &retrained(&store, &[3, 40, 41], &[])).unwrap();
-    // One client alone: deferred (nothing removed yet), then applied with
-    // the next request.
+    // One client alone: its record is erased at once (the clients equal
+    // retraining), the model update deferred, then applied with the next
+    // request.
+    let counts = store.federation().server().counts().clone();
     let r = store.forget(&records(&[65])).unwrap();
     assert!(r.outcome.is_deferred());
-    assert_eq!(store.num_points(), 117);
-    compare(store.federation(), &retrained(&store, &[3, 40, 41], &[])).unwrap();
+    assert_eq!(r.erased_points, 1);
+    assert_eq!(store.num_points(), 116);
+    assert_eq!(store.federation().server().counts(), &counts);
+    let erased = retrained(&store, &[3, 40, 41, 65], &[]);
+    for (a, b) in store.federation().clients().iter().zip(erased.clients()) {
+        let sorted = |c: &mufc::Client| {
+            let mut v = c.data().ids().to_vec();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(sorted(a), sorted(b));
+        assert_eq!(a.seed_ids(), b.seed_ids());
+        assert_eq!(a.histogram(), b.histogram());
+    }
     drop(store);
     let mut store = Store::open(&path).unwrap();
     assert_eq!(store.pending().len(), 1);
@@ -260,15 +289,12 @@ fn forgetting_equals_retraining_without_the_records_and_survives_reopening() {
     let forgotten = [3, 40, 41, 65, 100, 7];
     compare(store.federation(), &retrained(&store, &forgotten, &[])).unwrap();
     // A whole client: alone it waits too; applied by a flush.
-    assert!(
-        store
-            .forget_client(ClientId(1))
-            .unwrap()
-            .outcome
-            .is_deferred()
-    );
+    let r = store.forget_client("1").unwrap();
+    assert!(r.outcome.is_deferred());
+    assert_eq!(r.erased_points, 28);
+    assert_eq!(store.client_names(), vec![name("0"), name("2"), name("3")]);
     let r = store.flush().unwrap().unwrap();
-    assert_eq!(r.removed_clients, vec![ClientId(1)]);
+    assert_eq!(r.removed_clients, vec![name("1")]);
     assert_eq!(r.removed_points, 28);
     compare(store.federation(), &retrained(&store, &forgotten, &[1])).unwrap();
     let in_memory = store.centroids();
@@ -278,9 +304,13 @@ fn forgetting_equals_retraining_without_the_records_and_survives_reopening() {
     assert_eq!(store.centroids(), in_memory);
     assert_eq!(store.model_version(), 4);
     for r in forgotten.iter().chain(&[30, 59]) {
-        assert_eq!(store.record(RecordId(*r)), None, "record {r}");
+        assert_eq!(store.record(&records(&[*r])[0]), None, "record {r}");
+        assert!(matches!(
+            store.locate(&records(&[*r])[0]).unwrap(),
+            RecordStatus::Forgotten(_)
+        ));
     }
-    assert_eq!(store.record(RecordId(8)), Some((ClientId(0), PointId(8))));
+    assert_eq!(store.record(&RecordId::from(8)), Some(name("0")));
 }
 
 /// What a refused request's error must match.
@@ -297,12 +327,19 @@ fn a_refused_request_changes_nothing() {
     let refused: Vec<(Vec<RecordId>, Expected)> = vec![
         // Unknown ids, named in order, the known ones among them untouched.
         (
-            records(&[5, 1000, 31, 999]),
-            |e| matches!(e, StoreError::UnknownRecords { ids } if ids == &records(&[31, 999, 1000])),
+            records(&[5, 1000, 998, 999]),
+            |e| matches!(e, StoreError::UnknownRecords { ids } if ids == &records(&[998, 999, 1000])),
         ),
-        (records(&[5, 6, 5]), |e| {
-            matches!(e, StoreError::DuplicateRecord(RecordId(5)))
+        // A forgotten id among them: when it was forgotten, and the
+        // unknown ones too.
+        (records(&[5, 1000, 31, 999]), |e| {
+            matches!(e, StoreError::AlreadyForgotten { forgotten, unknown }
+                if forgotten.len() == 1 && forgotten[0].request == 1 && unknown == &records(&[999, 1000]))
         }),
+        (
+            records(&[5, 6, 5]),
+            |e| matches!(e, StoreError::DuplicateRecord(r) if *r == RecordId::from(5)),
+        ),
         (Vec::new(), |e| {
             matches!(e, StoreError::Mufc(MufcError::EmptyRequest))
         }),
@@ -315,9 +352,13 @@ fn a_refused_request_changes_nothing() {
         assert_eq!(store.history().unwrap(), history);
         assert_eq!(store.num_points(), 118);
     }
-    let err = store.forget_client(ClientId(9)).unwrap_err();
+    let err = store.forget_client("9").unwrap_err();
     assert!(
-        matches!(err, StoreError::Mufc(MufcError::UnknownClient(ClientId(9)))),
+        matches!(&err, StoreError::UnknownClient { name, .. } if name == "9"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("the store's clients: 0, 1, 2, 3"),
         "{err}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
@@ -332,7 +373,7 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
     let (mut store, _) = fitted(dir.path());
     store.forget(&records(&[2])).unwrap(); // deferred: request 1
     store.forget(&records(&[33, 34])).unwrap(); // applies 1 and 2
-    store.forget_client(ClientId(3)).unwrap(); // deferred: request 3
+    store.forget_client("3").unwrap(); // deferred: request 3
     store.flush().unwrap().unwrap(); // applies 3 alone
     assert!(store.flush().unwrap().is_none());
     let h = store.history().unwrap();
@@ -341,7 +382,7 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
         .map(|e| {
             (
                 e.request,
-                e.client.0,
+                e.client.to_string(),
                 e.points,
                 e.whole_client,
                 e.outcome,
@@ -355,17 +396,17 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
     assert_eq!(
         rows,
         vec![
-            (1, 0, 1, false, Deferred, vec![], 1, 1),
-            (2, 0, 1, false, Applied, vec![1], 1, 2),
-            (2, 1, 2, false, Applied, vec![2], 1, 2),
-            (3, 3, 30, true, Deferred, vec![], 2, 2),
-            (3, 3, 30, true, Applied, vec![3], 2, 3),
+            (1, "0".into(), 1, false, Deferred, vec![], 1, 1),
+            (2, "0".into(), 1, false, Applied, vec![1], 1, 2),
+            (2, "1".into(), 2, false, Applied, vec![2], 1, 2),
+            (3, "3".into(), 30, true, Deferred, vec![], 2, 2),
+            (3, "3".into(), 30, true, Applied, vec![3], 2, 3),
         ]
     );
     let reseeded: BTreeMap<u64, bool> = h
         .iter()
         .filter(|e| e.outcome == Applied)
-        .map(|e| (e.client.0, e.reseeded))
+        .map(|e| (e.client.as_str().parse::<u64>().unwrap(), e.reseeded))
         .collect();
     let fed_reseeded: Vec<ClientId> = store
         .federation()
@@ -377,6 +418,21 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
         assert_eq!(re, fed_reseeded.contains(&ClientId(c)), "client {c}");
     }
     assert!(h.iter().all(|e| e.time > 1_700_000_000));
+    // Both times: erased at the request, removed from the model at the
+    // round (the same request when applied at once).
+    assert_eq!(h[1].erased_at, h[0].time);
+    assert!(
+        h.iter()
+            .all(|e| e.removed_at.is_none() == (e.outcome == Deferred))
+    );
+    assert!(
+        h[4].warning
+            .as_deref()
+            .unwrap()
+            .contains("client 3's message"),
+        "{:?}",
+        h[4].warning
+    );
     // The audit and journal tables hold integers and short texts only: no
     // real number, so no coordinate.
     let conn = rusqlite::Connection::open(store.path()).unwrap();
@@ -391,7 +447,7 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
         assert_eq!(n, 0);
     }
     let texts: Vec<String> = conn
-        .prepare("SELECT named FROM journal UNION ALL SELECT applied FROM audit")
+        .prepare("SELECT applied FROM audit")
         .unwrap()
         .query_map([], |r| r.get(0))
         .unwrap()
@@ -406,21 +462,25 @@ fn the_audit_log_records_every_request_and_no_coordinates() {
 }
 
 #[test]
-fn a_request_computed_from_a_stale_state_is_refused_not_lost() {
+fn a_request_on_a_stale_state_is_served_on_the_files_state() {
     // Two handles on one file (two processes): the second must not write
-    // a state computed before the first's request.
+    // a state computed before the first's request; it reloads under the
+    // write lock and serves its request on the file's state.
     let dir = tempfile::tempdir().unwrap();
     let (mut a, path) = fitted(dir.path());
     let mut b = Store::open(&path).unwrap();
     a.forget(&records(&[1, 31])).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    let err = b.forget(&records(&[2, 32])).unwrap_err();
-    assert!(matches!(err, StoreError::Stale), "{err}");
-    assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    // Reloaded: it knows the first request now, and serves its own.
-    assert_eq!(b.record(RecordId(1)), None);
-    assert_eq!(b.model_version(), 2);
-    b.forget(&records(&[2, 32])).unwrap();
+    // Reading the audit of a stale state is refused, not mixed.
+    assert!(matches!(b.history(), Err(StoreError::Stale)));
+    let r = b.forget(&records(&[2, 32])).unwrap();
+    assert_eq!(r.request, 2);
+    assert_eq!((r.version_before, r.version_after), (2, 3));
+    assert_eq!(b.record(&RecordId::from(1)), None);
+    // The first's request, named again through the second: forgotten.
+    assert!(matches!(
+        b.forget(&records(&[1, 33])),
+        Err(StoreError::AlreadyForgotten { .. })
+    ));
     let c = Store::open(&path).unwrap();
     compare(c.federation(), &retrained(&c, &[1, 31, 2, 32], &[])).unwrap();
     assert_eq!(c.history().unwrap().len(), 4);

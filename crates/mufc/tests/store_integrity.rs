@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mufc::store::{ClientRecords, FAULT_ENV, FaultPoint, IfExists, RecordId, Store, StoreError};
-use mufc::{ClientId, FederationConfig, ValidConfig};
+use mufc::store::{ClientRecords, FAULT_ENV, FaultPoint, FitOptions, RecordId, Store, StoreError};
+use mufc::{FederationConfig, ValidConfig};
 use seeding::Dataset;
 use testkit::mufc::{Mixture, compare, gaussian_clients};
 
@@ -31,7 +31,7 @@ fn fitted(dir: &Path) -> (Store, PathBuf) {
         &path,
         ClientRecords::numbered(data()),
         &config(),
-        IfExists::Refuse,
+        &FitOptions::new(),
     )
     .unwrap();
     (store, path)
@@ -90,7 +90,10 @@ fn forgotten_coordinates_are_in_none_of_the_stores_files() {
         }
     }
     // Three clients in one request: applied at once.
-    let ids: Vec<RecordId> = forgotten.iter().copied().map(RecordId).collect();
+    let ids: Vec<RecordId> = forgotten
+        .iter()
+        .map(|&r| RecordId::from(r as i64))
+        .collect();
     assert!(!store.forget(&ids).unwrap().outcome.is_deferred());
     for &r in &forgotten {
         for x in coords(r) {
@@ -115,7 +118,7 @@ fn forgotten_coordinates_are_in_none_of_the_stores_files() {
     assert_eq!(names, vec![std::ffi::OsString::from("model.mufc")]);
     drop(store);
     let mut store = Store::open(&path).unwrap();
-    store.forget_client(ClientId(1)).unwrap();
+    store.forget_client("1").unwrap();
     store.flush().unwrap();
     for r in forgotten.iter().copied().chain(30..60) {
         for x in coords(r) {
@@ -125,16 +128,77 @@ fn forgotten_coordinates_are_in_none_of_the_stores_files() {
 }
 
 #[test]
-fn a_deferred_request_keeps_its_points_until_applied() {
-    // Documented: a request the privacy policy defers is pending, its
-    // points still in the model and in the file.
+fn a_deferred_request_erases_its_points_at_once() {
+    // Issue 25, item 3: the privacy policy defers the model update, not
+    // the erasure. A lone client's request (deferred), a lone whole
+    // client (deferred), then the bytes are searched before any round.
     let dir = tempfile::tempdir().unwrap();
-    let (mut store, _) = fitted(dir.path());
-    let r = 10;
-    assert!(store.forget(&[RecordId(r)]).unwrap().outcome.is_deferred());
-    assert!(anywhere(dir.path(), &coords(r)[0].to_le_bytes()));
-    store.flush().unwrap().unwrap();
-    assert!(!anywhere(dir.path(), &coords(r)[0].to_le_bytes()));
+    let (mut store, path) = fitted(dir.path());
+    let all: Vec<f64> = (0..120).flat_map(coords).collect();
+    let unique = |r: u64| {
+        coords(r)
+            .iter()
+            .all(|x| all.iter().filter(|y| y.to_bits() == x.to_bits()).count() == 1)
+    };
+    // Seeds among them too (a removed seed reseeds its client).
+    let seeds: Vec<u64> = store.federation().clients()[0]
+        .seed_ids()
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    let lone: Vec<u64> = seeds
+        .iter()
+        .copied()
+        .chain([10, 11])
+        .filter(|&r| unique(r))
+        .take(3)
+        .collect();
+    assert!(lone.len() >= 2, "{lone:?}");
+    for &r in &lone {
+        assert!(
+            anywhere(dir.path(), &coords(r)[0].to_le_bytes()),
+            "record {r} before"
+        );
+    }
+    let counts = store.federation().server().counts().clone();
+    let ids: Vec<RecordId> = lone.iter().map(|&r| RecordId::from(r as i64)).collect();
+    let r = store.forget(&ids).unwrap();
+    assert!(r.outcome.is_deferred());
+    assert_eq!(r.erased_points, lone.len());
+    assert_eq!(
+        store.federation().server().counts(),
+        &counts,
+        "the model waits"
+    );
+    drop(store);
+    for &r in &lone {
+        for x in coords(r) {
+            for e in encodings(x) {
+                assert!(
+                    !anywhere(dir.path(), &e),
+                    "record {r}: {e:?} still in the store"
+                );
+            }
+        }
+    }
+    // A whole client alone, deferred too: its rows leave at once.
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.pending().len(), 1);
+    let r = store.flush().unwrap().unwrap();
+    assert_eq!(r.applied_requests, vec![1]);
+    let r = store.forget_client("2").unwrap();
+    assert!(r.outcome.is_deferred());
+    for rec in 60..90 {
+        if unique(rec) {
+            assert!(
+                !anywhere(dir.path(), &coords(rec)[0].to_le_bytes()),
+                "record {rec}"
+            );
+        }
+    }
+    // The negative control: a kept point's bytes are found.
+    let kept = (100..120).find(|&r| unique(r)).unwrap();
+    assert!(anywhere(dir.path(), &coords(kept)[0].to_le_bytes()));
 }
 
 fn open_err(path: &Path) -> StoreError {
@@ -237,7 +301,7 @@ fn a_store_of_another_schema_version_says_which() {
             err,
             StoreError::SchemaVersion {
                 found: 7,
-                supported: 3
+                supported: 4
             }
         ),
         "{err}"
@@ -250,11 +314,15 @@ fn a_request_failing_inside_its_transaction_changes_nothing() {
     for at in FaultPoint::ALL {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, path) = fitted(dir.path());
-        store.forget(&[RecordId(1), RecordId(31)]).unwrap();
+        store
+            .forget(&[RecordId::from(1), RecordId::from(31)])
+            .unwrap();
         let bytes = std::fs::read(&path).unwrap();
         let before = Store::open(&path).unwrap();
         store.inject_fault(Some(at));
-        let err = store.forget(&[RecordId(2), RecordId(62)]).unwrap_err();
+        let err = store
+            .forget(&[RecordId::from(2), RecordId::from(62)])
+            .unwrap_err();
         assert!(
             matches!(err, StoreError::InjectedFault(p) if p == at),
             "{err}"
@@ -263,13 +331,18 @@ fn a_request_failing_inside_its_transaction_changes_nothing() {
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{at}");
         compare(store.federation(), before.federation()).unwrap();
         assert_eq!(store.model_version(), 2);
-        assert_eq!(store.record(RecordId(2)), before.record(RecordId(2)));
+        assert_eq!(
+            store.record(&RecordId::from(2)),
+            before.record(&RecordId::from(2))
+        );
         assert_eq!(store.history().unwrap(), before.history().unwrap());
         let reopened = Store::open(&path).unwrap();
         compare(reopened.federation(), before.federation()).unwrap();
         // Without the fault the same request goes through.
         store.inject_fault(None);
-        store.forget(&[RecordId(2), RecordId(62)]).unwrap();
+        store
+            .forget(&[RecordId::from(2), RecordId::from(62)])
+            .unwrap();
         assert_eq!(store.model_version(), 3);
     }
 }
@@ -282,7 +355,7 @@ const CHILD: &str = "MUFC_STORE_TEST_CHILD";
 fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
     if let Ok(path) = std::env::var(CHILD) {
         let mut store = Store::open(&path).unwrap();
-        let _ = store.forget(&[RecordId(2), RecordId(62)]);
+        let _ = store.forget(&[RecordId::from(2), RecordId::from(62)]);
         // Not reached when the fault aborts the process.
         std::process::exit(0);
     }
@@ -293,7 +366,9 @@ fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
     for at in FaultPoint::ALL {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, path) = fitted(dir.path());
-        store.forget(&[RecordId(1), RecordId(31)]).unwrap();
+        store
+            .forget(&[RecordId::from(1), RecordId::from(31)])
+            .unwrap();
         drop(store);
         let before = Store::open(&path).unwrap();
         let status = std::process::Command::new(std::env::current_exe().unwrap())
@@ -322,7 +397,9 @@ fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
         // the committed state only: SQLite ignores it).
         drop(before);
         let mut after = after;
-        after.forget(&[RecordId(2), RecordId(62)]).unwrap();
+        after
+            .forget(&[RecordId::from(2), RecordId::from(62)])
+            .unwrap();
         assert!(!Path::new(&journal).exists(), "{at}");
     }
 }

@@ -27,16 +27,21 @@ pub fn fresh_federations() -> [Vec<u8>; 3] {
         }))
         .unwrap()
     };
-    // Two clients and a lone removal: tiny files, the privacy minimums
-    // lowered on purpose.
+    // Two clients, a removal round, then a lone removal whose round waits
+    // (its point erased, the aggregate's share of it kept): tiny files,
+    // the minimum aggregate lowered on purpose.
     let scma = FederationConfig::new(2)
         .gamma(0.1)
         .min_clients(2)
-        .min_updating_clients(1)
         .validate()
         .unwrap();
     let mut fed = Federation::new(vec![data(7, 1), data(3, 2)], &scma).unwrap();
-    fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(2)]))
+    fed.remove(
+        &RemovalRequest::points(ClientId(0), vec![PointId(2)])
+            .with_points(ClientId(1), vec![PointId(5)]),
+    )
+    .unwrap();
+    fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(7)]))
         .unwrap();
     let plain = FederationConfig::new(2)
         .channel(Channel::Plain)
@@ -134,7 +139,8 @@ fn reseal(saved: &[u8], data: &[u8]) -> Vec<u8> {
 }
 
 /// The loader options a selector byte names: the header mode (bits 0-1),
-/// the client column (bits 2-3: none, 0, 1 or 2).
+/// the client column (bits 2-3: none, 0, 1 or 2), the id column (bits
+/// 5-6: none, 0, 1 or 2; bit 4 is the CSV's delimiter).
 fn options(selector: u8) -> LoadOptions {
     LoadOptions {
         header: match selector % 3 {
@@ -143,6 +149,10 @@ fn options(selector: u8) -> LoadOptions {
             _ => Header::Absent,
         },
         client_column: match (selector >> 2) % 4 {
+            0 => None,
+            c => Some(usize::from(c - 1)),
+        },
+        id_column: match (selector >> 5) % 4 {
             0 => None,
             c => Some(usize::from(c - 1)),
         },
@@ -175,6 +185,20 @@ fn check_table(t: &Table, opts: &LoadOptions) {
         }
         (None, None) => {}
         (c, o) => panic!("clients {c:?} for client column {o:?}"),
+    }
+    match (t.ids(), opts.id_column) {
+        (Some(ids), Some(_)) => {
+            assert_eq!(ids.len(), t.len());
+            let mut distinct = ids.to_vec();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), ids.len(), "a record id twice");
+            for id in ids {
+                mufc::store::RecordId::parse(id).unwrap();
+            }
+        }
+        (None, None) => {}
+        (i, o) => panic!("ids {i:?} for id column {o:?}"),
     }
 }
 

@@ -328,6 +328,25 @@ macro_rules! same {
 ///
 /// The first difference, described.
 pub fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
+    compare_clients(a, b)?;
+    compare_model(a, b)?;
+    if a.server().model().is_some() {
+        let (oa, ob) = (a.objectives(None).unwrap(), b.objectives(None).unwrap());
+        same!("phi_f", oa.phi_f.to_bits(), ob.phi_f.to_bits());
+        same!("phi_c", oa.phi_c.to_bits(), ob.phi_c.to_bits());
+    }
+    Ok(())
+}
+
+/// The clients of two federations, bit for bit: ids, points (by id),
+/// seeds, sizes, centroids, histograms and local clusters. While a
+/// request's model update waits, its points are erased from the clients
+/// already: they equal retraining, the model does not yet.
+///
+/// # Errors
+///
+/// The first difference, described.
+pub fn compare_clients(a: &Federation, b: &Federation) -> Result<(), String> {
     same!("clients", a.client_ids(), b.client_ids());
     for (x, y) in a.clients().iter().zip(b.clients()) {
         let id = x.id();
@@ -364,13 +383,18 @@ pub fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
             .collect();
         same!(format!("local clusters of client {id}"), lx, ly);
     }
+    Ok(())
+}
+
+/// The models of two federations, bit for bit: the server's counts,
+/// points and K-means.
+///
+/// # Errors
+///
+/// The first difference, described.
+pub fn compare_model(a: &Federation, b: &Federation) -> Result<(), String> {
     let (s, t) = (a.server(), b.server());
     compare_server("server", s, t)?;
-    if s.model().is_some() {
-        let (oa, ob) = (a.objectives(None).unwrap(), b.objectives(None).unwrap());
-        same!("phi_f", oa.phi_f.to_bits(), ob.phi_f.to_bits());
-        same!("phi_c", oa.phi_c.to_bits(), ob.phi_c.to_bits());
-    }
     Ok(())
 }
 
@@ -402,6 +426,18 @@ fn compare_server(what: &str, s: &::mufc::Server, t: &::mufc::Server) -> Result<
 /// The first difference, described.
 pub fn compare_tree(a: &Federation, b: &Federation) -> Result<(), String> {
     compare(a, b)?;
+    compare_tree_model(a, b)
+}
+
+/// The models of two federations with groups, bit for bit: the layout and
+/// the model of every node (groups, inner nodes, root); not the clients
+/// (see [`compare_clients`]).
+///
+/// # Errors
+///
+/// The first difference, described.
+pub fn compare_tree_model(a: &Federation, b: &Federation) -> Result<(), String> {
+    compare_model(a, b)?;
     same!("layout", a.layout(), b.layout());
     if let Some(layout) = a.layout() {
         for n in 0..layout.nodes() {

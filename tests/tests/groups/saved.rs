@@ -3,7 +3,7 @@
 //! unlearning exactly as the federation it was saved from; a store keeps
 //! a tree across reopening.
 
-use mufc::store::{ClientRecords, IfExists, RecordId, Store};
+use mufc::store::{ClientRecords, FitOptions, RecordId, Store};
 use testkit::mufc::compare_tree;
 
 use super::*;
@@ -95,14 +95,16 @@ fn a_store_keeps_a_tree_and_forgets_in_one_group() {
         &path,
         ClientRecords::numbered(datasets),
         &config,
-        IfExists::Refuse,
+        &FitOptions::new(),
     )
     .unwrap();
     let before = store.federation().clone();
     let layout = before.layout().unwrap().clone();
     assert_eq!(layout.groups().len(), 4);
     // Records of clients 3 and 4 (group 1; 30 points each).
-    let report = store.forget(&[RecordId(95), RecordId(130)]).unwrap();
+    let report = store
+        .forget(&[RecordId::from(95), RecordId::from(130)])
+        .unwrap();
     assert_eq!(report.removed_points, 2);
     let after = store.federation().clone();
     // Only group 1 and the nodes above it changed.

@@ -57,7 +57,7 @@ pub struct ServerArgs {
     #[arg(long, value_name = "K")]
     pub client_k: Option<usize>,
     /// Quantization step [default: 1/sqrt(n d), n the registered points].
-    #[arg(long, value_name = "G")]
+    #[arg(allow_negative_numbers = true, long, value_name = "G")]
     pub gamma: Option<f64>,
     /// The federation's seed (the clients' K-means++ and the server's).
     #[arg(long, default_value_t = 2023)]
@@ -65,7 +65,12 @@ pub struct ServerArgs {
     /// The fraction of clients a round must survive losing: sizes the
     /// SecAgg threshold (a real dropout beyond it fails the round and
     /// unmasks nothing).
-    #[arg(long, value_name = "RATE", default_value_t = 0.0)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "RATE",
+        default_value_t = 0.0
+    )]
     pub dropout: f64,
     /// The SecAgg neighbourhood graph.
     #[arg(long, value_enum, default_value_t = SecAggGraph::Complete)]
@@ -79,11 +84,21 @@ pub struct ServerArgs {
     pub layout: TopologyArgs,
     /// Seconds the server waits for the answers of one protocol step; a
     /// client that has not answered is dropped at that step.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECS",
+        default_value_t = 30.0
+    )]
     pub step_timeout: f64,
     /// Seconds a removal round waits for absent clients of the roster
     /// before it runs without them.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECS",
+        default_value_t = 60.0
+    )]
     pub join_timeout: f64,
 }
 
@@ -149,6 +164,11 @@ pub struct ClientForgetArgs {
     pub ids: Vec<u64>,
     /// Seconds to wait for the acknowledgement (0: do not wait; the
     /// request is served all the same).
-    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECS",
+        default_value_t = 120.0
+    )]
     pub wait: f64,
 }

@@ -2,6 +2,7 @@
 //! `export`, `inspect` (thin layers over `mufc::store`).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
@@ -13,9 +14,56 @@ pub struct StoreOutput {
     /// Print one JSON object on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar.
+    /// Print nothing but errors (and, with --json, the JSON object); the
+    /// exit code still tells the outcome.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// A duration on the command line: a number with a unit, `s`, `m`, `h`
+/// or `d` (`7d`, `36h`, `90m`, `3600s`; a bare number is seconds).
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::cli::Wait;
+///
+/// assert_eq!("7d".parse::<Wait>().unwrap().0.as_secs(), 7 * 86_400);
+/// assert_eq!("36h".parse::<Wait>().unwrap().0.as_secs(), 36 * 3_600);
+/// assert_eq!("45".parse::<Wait>().unwrap().0.as_secs(), 45);
+/// assert!("soon".parse::<Wait>().is_err());
+/// assert!("-3d".parse::<Wait>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait(pub Duration);
+
+impl std::str::FromStr for Wait {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+            Some(i) => s.split_at(i),
+            None => (s, "s"),
+        };
+        let n: u64 = number
+            .parse()
+            .map_err(|_| format!("{s:?} is not a duration (a number and s, m, h or d: 7d, 36h)"))?;
+        let scale = match unit {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3_600,
+            "d" => 86_400,
+            _ => {
+                return Err(format!(
+                    "{s:?}: the unit is s, m, h or d (7d, 36h, 90m, 3600s)"
+                ));
+            }
+        };
+        n.checked_mul(scale)
+            .map(|secs| Self(Duration::from_secs(secs)))
+            .ok_or_else(|| format!("{s:?} is too long"))
+    }
 }
 
 /// Options of `mufc fit`.
@@ -35,16 +83,29 @@ pub struct FitArgs {
     #[arg(long, value_name = "STORE")]
     pub model: PathBuf,
     /// Column (0-based, counted in the file, client column included) holding
-    /// each row's record id: a non-negative integer (at most 2^53), unique
-    /// in the file; it is not a feature. A removal request names these ids.
-    /// Default: none; each point's id is its 0-based data row (header
-    /// excluded).
+    /// each row's record id, kept as written: a string (`P-000123`, a
+    /// UUID; at most 256 bytes) or an integer, unique in the file; it is
+    /// not a feature. A removal request names these ids. Default: none;
+    /// each point's id is its 0-based data row (header excluded).
     #[arg(long, value_name = "N", requires = "data")]
     pub id_column: Option<usize>,
     /// Replace an existing store at --model (atomically; its audit history
-    /// is lost). Default: refuse.
+    /// is lost, its tombstones are kept: a record it forgot is refused).
+    /// Default: refuse.
     #[arg(long)]
     pub force: bool,
+    /// With --force: leave out of the new store the records that the
+    /// replaced store had forgotten (and say how many), instead of
+    /// refusing the data.
+    #[arg(long, requires = "force")]
+    pub skip_forgotten: bool,
+    /// How long a removal request's model update may wait for other
+    /// clients' requests (the privacy policy, --min-updating-clients)
+    /// before it runs alone, with a warning in the audit log: a number
+    /// and s, m, h or d. The records' data is erased at once whatever
+    /// this says. Default: 7d (docs/store.md, "Erasure").
+    #[arg(long, value_name = "WAIT", default_value = "7d")]
+    pub max_defer: Wait,
 }
 
 /// Options of `mufc forget`.
@@ -56,24 +117,41 @@ pub struct ForgetArgs {
     /// The model store.
     #[arg(long, value_name = "STORE")]
     pub model: PathBuf,
-    /// Record ids to forget, comma-separated (one request; may name
-    /// records of several clients).
+    /// Record ids to forget, comma-separated, as the data writes them
+    /// (one request; may name records of several clients).
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
-    pub ids: Option<Vec<u64>>,
-    /// A file of record ids to forget (separated by commas, spaces or
-    /// newlines; `#` starts a comment), joined with --ids into one request.
+    pub ids: Option<Vec<String>>,
+    /// A file of record ids to forget, one per line as the data writes
+    /// them (blank lines and lines starting with `#` are skipped), joined
+    /// with --ids into one request.
     #[arg(long, value_name = "FILE")]
     pub ids_file: Option<PathBuf>,
-    /// Forget a whole client (its id as `inspect` lists it).
-    #[arg(long, value_name = "C", conflicts_with_all = ["ids", "ids_file"])]
-    pub client: Option<u64>,
-    /// Then apply every pending (deferred) request now, even when the
+    /// Forget a whole client, by its name (as the data's client column
+    /// writes it, and `inspect` lists it).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["ids", "ids_file"])]
+    pub client: Option<String>,
+    /// Then apply every pending (deferred) model update now, even when the
     /// round changes a single client's message (a warning says what the
     /// server learns). Alone, without --ids/--ids-file/--client, only
-    /// applies the pending requests. Default: pending requests wait for
-    /// other clients' requests.
+    /// applies the pending updates. Default: pending updates wait for
+    /// other clients' requests, or their deadline (--max-defer of `fit`).
     #[arg(long)]
     pub flush: bool,
+    /// Only apply the pending model updates whose deadline passed (every
+    /// `mufc forget` does so first): for a timer.
+    #[arg(long, conflicts_with_all = ["ids", "ids_file", "client", "flush"])]
+    pub overdue: bool,
+}
+
+/// Options of `mufc verify`.
+#[derive(Clone, Debug, Args)]
+pub struct VerifyArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// The model store.
+    #[arg(long, value_name = "STORE")]
+    pub model: PathBuf,
 }
 
 /// Options of `mufc predict`.
@@ -119,9 +197,10 @@ pub struct ExportArgs {
     /// The model store.
     #[arg(long, value_name = "STORE")]
     pub model: PathBuf,
-    /// The format of the centroids and weights on stdout.
-    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
-    pub format: ExportFormat,
+    /// The format of the centroids and weights on stdout [default: csv;
+    /// with --json: json, and --format csv is refused].
+    #[arg(long, value_enum)]
+    pub format: Option<ExportFormat>,
 }
 
 /// Options of `mufc inspect`.
@@ -133,6 +212,11 @@ pub struct InspectArgs {
     /// The model store.
     #[arg(long, value_name = "STORE")]
     pub model: PathBuf,
+    /// Where record ID is: the client holding it, or when and by which
+    /// request it was forgotten and the model version that no longer
+    /// counts it (as the data writes the id).
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
 }
 
 /// Options of `mufc certs`.

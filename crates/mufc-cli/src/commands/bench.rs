@@ -403,5 +403,6 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         json,
         text,
         warnings: Vec::new(),
+        exit: 0,
     })
 }

@@ -145,6 +145,7 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         json,
         text,
         warnings: Vec::new(),
+        exit: 0,
     })
 }
 

@@ -18,6 +18,7 @@ use crate::CliError;
 use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 use crate::data::{LoadOptions, load};
 use crate::output::Report;
+use crate::output::count;
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread()
@@ -108,7 +109,7 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
         ),
         ServerEvent::Resumed { rounds } => (
             json!({ "event": "resumed", "rounds": rounds }),
-            format!("resumed from the store after {rounds} rounds"),
+            format!("resumed from the store after {}", count(*rounds, "round")),
         ),
         ServerEvent::SetupRestored => (
             json!({ "event": "setup_restored" }),
@@ -140,7 +141,7 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
         ),
         ServerEvent::Trained { rounds } => (
             json!({ "event": "trained", "rounds": rounds }),
-            format!("model trained after {rounds} rounds"),
+            format!("model trained after {}", count(*rounds, "round")),
         ),
         ServerEvent::RoundCommitted(r) => {
             let dropped: Vec<mufc::ClientId> = r.dropped.iter().map(|(c, _)| *c).collect();
@@ -157,14 +158,14 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
                     "wall_s": r.wall.as_secs_f64(),
                 }),
                 format!(
-                    "round {}{} committed{}: included {}, dropped {}, {} points in {} bins, {:.3} s",
+                    "round {}{} committed{}: included {}, dropped {}, {} in {}, {:.3} s",
                     r.round,
                     of_group(r.group),
                     if r.training { " (training)" } else { "" },
                     ids(&r.included),
                     ids(&dropped),
-                    r.total_count,
-                    r.nonzero_bins,
+                    count(r.total_count, "point"),
+                    count(r.nonzero_bins as u64, "bin"),
                     r.wall.as_secs_f64()
                 ),
             )
@@ -255,6 +256,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
             json: json!({ "command": "server", "rounds_committed": committed }),
             text: format!("server stopped after {committed} committed rounds"),
             warnings: Vec::new(),
+            exit: 0,
         })
     })
 }
@@ -388,6 +390,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
             json: json!({ "command": "client", "stopped": true }),
             text: "client stopped".into(),
             warnings: Vec::new(),
+            exit: 0,
         })
     })
 }
@@ -414,10 +417,11 @@ fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
         Some(RequestStatus::Acknowledged { round }) => Ok(Report {
             json: json!({ "command": "client forget", "request": request, "acknowledged": true, "round": round }),
             text: format!(
-                "request {request}: {} points forgotten, acknowledged in round {round}",
-                ids.len()
+                "request {request}: {} forgotten, acknowledged in round {round}",
+                count(ids.len() as u64, "point")
             ),
             warnings: Vec::new(),
+            exit: 0,
         }),
         Some(RequestStatus::Refused { reason }) => Err(CliError::Store(format!(
             "request {request} refused: {reason}"
@@ -437,6 +441,7 @@ fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
                     wait.as_secs_f64()
                 ),
                 warnings: Vec::new(),
+                exit: 0,
             })
         }
     }

@@ -39,6 +39,9 @@ pub struct Prepared {
     /// The map that scaled the points into the box (the built-in data,
     /// or `--scale`), if any.
     pub transform: Option<seeding::BoxTransform>,
+    /// The clients' names as the data's client column writes them, by
+    /// client index (`None` for a split made here: clients `0..L`).
+    pub client_names: Option<Vec<String>>,
     /// phi_c*, when the K-means labelling already computed it.
     phi_c_star: Option<f64>,
 }
@@ -79,14 +82,14 @@ impl Prepared {
     /// One line describing the data and the split.
     pub fn summary(&self) -> String {
         format!(
-            "{}: n = {}, d = {}, K = {}; {} clients, {}; clients compute {} clusters",
+            "{}: n = {}, d = {}, K = {}; {}, {}; clients compute {}",
             self.source,
             self.n(),
             self.d(),
             self.k,
-            self.split.num_clients(),
+            crate::output::count(self.split.num_clients() as u64, "client"),
             self.split_desc,
-            self.local_k
+            crate::output::count(self.local_k as u64, "cluster")
         )
     }
 }
@@ -115,20 +118,20 @@ pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, Cl
 }
 
 /// As [`prepare`], with column `id_column` (0-based, counted in the file)
-/// of a data file taken out of the features as each row's record id
+/// of a data file read as each row's record id, verbatim, not a feature
 /// (`mufc fit --id-column`); the ids are returned by data row.
 ///
 /// # Errors
 ///
-/// As [`prepare`], and [`CliError::BadRecordId`] for a column that does
-/// not exist, is the client column, or holds a value that is not a
-/// non-negative integer up to 2^53 or occurs twice (naming the rows).
+/// As [`prepare`], and the loader's errors for an id column that does not
+/// exist, is the client column, or holds an id that is empty, too long,
+/// or occurs twice (naming the lines).
 pub(crate) fn prepare_with_ids(
     data: &DataArgs,
     fed: &FedArgs,
     seed: u64,
     id_column: Option<usize>,
-) -> Result<(Prepared, Option<Vec<u64>>), CliError> {
+) -> Result<(Prepared, Option<Vec<String>>), CliError> {
     let mut ids = None;
     if data.k == 0 {
         return Err(invalid("K", 0, "must be at least 1"));
@@ -206,13 +209,10 @@ pub(crate) fn prepare_with_ids(
                     Header::Auto
                 },
                 client_column: data.client_column,
+                id_column,
             };
-            let mut table = load(path, &opts)?;
-            if let Some(col) = id_column {
-                let (t, v) = super::ids::take_id_column(table, col, data.client_column, path)?;
-                table = t;
-                ids = Some(v);
-            }
+            let table = load(path, &opts)?;
+            ids = table.ids().map(<[String]>::to_vec);
             let table = if data.scale {
                 let (scaled, t) = fit_into_box(table.points())?;
                 transform = Some(t);
@@ -229,6 +229,10 @@ pub(crate) fn prepare_with_ids(
         }
     };
     let points = table.points().clone();
+    let client_names = table
+        .clients()
+        .is_some()
+        .then(|| table.client_names().to_vec());
     let n = points.ncols();
     checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
     // 1/sqrt(n d), not the paper's 1/sqrt(n): see `FedArgs::gamma`.
@@ -292,6 +296,7 @@ pub(crate) fn prepare_with_ids(
             k_prime,
             gamma,
             transform,
+            client_names,
             phi_c_star,
         },
         ids,

@@ -1,5 +1,5 @@
-//! The model-store commands (`fit`, `forget`, `predict`, `export`,
-//! `inspect`): thin layers over `mufc::store`, which does the work; these
+//! The model-store commands (`fit`, `forget`, `verify`, `predict`,
+//! `export`, `inspect`): thin layers over `mufc::store`, which does the work; these
 //! read the options, call it, and print what it reports.
 
 mod fit;
@@ -7,8 +7,10 @@ mod forget;
 mod inspect;
 mod read;
 mod show;
+mod verify;
 
 pub use fit::fit;
 pub use forget::forget;
 pub use inspect::inspect;
 pub use read::{export, predict};
+pub use verify::verify;

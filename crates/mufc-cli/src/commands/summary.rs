@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::prepare::Prepared;
 use crate::cli::FedArgs;
+use crate::output::count;
 
 /// One line naming the clients a round included and dropped, for people:
 /// "92 of 100; 9 dropped (1 during unmasking, still included)".
@@ -37,16 +38,21 @@ pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
     };
     let topology = match fed.topology(p.split.num_clients()) {
         Ok(mufc::Topology::Flat) | Err(_) => String::new(),
-        Ok(mufc::Topology::Groups { size }) => format!("groups of at least {size} clients, "),
+        Ok(mufc::Topology::Groups { size }) => {
+            format!("groups of at least {}, ", count(size as u64, "client"))
+        }
         Ok(mufc::Topology::Tree {
             group_size,
             fan_out,
-        }) => format!("a tree of fan-out {fan_out} over groups of at least {group_size} clients, "),
+        }) => format!(
+            "a tree of fan-out {fan_out} over groups of at least {}, ",
+            count(group_size as u64, "client")
+        ),
     };
     format!(
-        "{topology}privacy {}, masking {masking}, at least {} clients per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        "{topology}privacy {}, masking {masking}, at least {} per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
         fed.privacy,
-        fed.min_clients,
+        count(fed.min_clients as u64, "client"),
         fed.min_updating_clients,
         fed.server_points,
         match fed.client_training {

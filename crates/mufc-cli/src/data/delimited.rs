@@ -6,17 +6,20 @@ use std::io::Read;
 use nalgebra::DMatrix;
 
 use super::options::{Header, LoadOptions};
-use super::table::{ClientIndex, Table, check_points, valid_coordinate};
+use super::table::{At, ClientIndex, IdIndex, Table, check_points, valid_coordinate};
 use crate::CliError;
 
 /// Reads CSV records, one point per record, every field a feature except
-/// the client column. Fields are trimmed; blank lines are skipped.
+/// the client column and the record id column (both kept verbatim).
+/// Fields are trimmed; blank lines are skipped.
 ///
 /// # Errors
 ///
 /// [`CliError::CsvSyntax`], [`CliError::RaggedRow`], [`CliError::BadField`]
-/// (naming line and column) for a field that is not a finite number or an
-/// empty client id, [`CliError::ClientColumnOutOfRange`] and
+/// (naming line and column) for a field that is not a finite number, or a
+/// client name or record id a store cannot keep (empty, over 256 bytes, a
+/// control character), [`CliError::DuplicateRecordId`],
+/// [`CliError::ClientColumnOutOfRange`], [`CliError::IdColumn`] and
 /// [`CliError::NoData`].
 ///
 /// # Example
@@ -66,6 +69,13 @@ pub fn read_csv<R: Read>(
     let mut record = csv::StringRecord::new();
     let mut coords: Vec<f64> = Vec::new();
     let mut clients = ClientIndex::default();
+    let mut ids = IdIndex::default();
+    if opts.id_column.is_some() && opts.id_column == opts.client_column {
+        return Err(CliError::IdColumn {
+            column: opts.id_column.unwrap_or(0),
+            reason: "is the client column".into(),
+        });
+    }
     let mut width: Option<usize> = None;
     let mut first = true;
     let mut header_skipped = false;
@@ -89,6 +99,17 @@ pub fn read_csv<R: Read>(
         {
             return Err(CliError::ClientColumnOutOfRange { column: c, columns });
         }
+        if let Some(c) = opts.id_column
+            && c >= columns
+        {
+            return Err(CliError::IdColumn {
+                column: c,
+                reason: format!(
+                    "does not exist: the data has {columns} column{}",
+                    if columns == 1 { "" } else { "s" }
+                ),
+            });
+        }
         match width {
             None => width = Some(columns),
             Some(w) if w != columns => {
@@ -100,7 +121,8 @@ pub fn read_csv<R: Read>(
             }
             Some(_) => {}
         }
-        let is_feature = |col: usize| opts.client_column != Some(col);
+        let is_feature =
+            |col: usize| opts.client_column != Some(col) && opts.id_column != Some(col);
         if first {
             first = false;
             let skip = match opts.header {
@@ -122,16 +144,29 @@ pub fn read_csv<R: Read>(
             }
         }
         for (column, field) in record.iter().enumerate() {
-            if !is_feature(column) {
+            let at = At { line, column };
+            if opts.client_column == Some(column) {
                 if field.is_empty() {
                     return Err(CliError::BadField {
                         line,
                         column,
                         value: field.to_string(),
-                        reason: "is an empty client id",
+                        reason: "is an empty client name",
                     });
                 }
-                clients.push(field);
+                clients.push(field, at)?;
+                continue;
+            }
+            if opts.id_column == Some(column) {
+                if field.is_empty() {
+                    return Err(CliError::BadField {
+                        line,
+                        column,
+                        value: field.to_string(),
+                        reason: "is an empty record id",
+                    });
+                }
+                ids.push(field, at)?;
                 continue;
             }
             let value = field.parse::<f64>().map_err(|_| CliError::BadField {
@@ -160,10 +195,12 @@ pub fn read_csv<R: Read>(
     let columns = width.ok_or(CliError::NoData(
         "the file has no data rows (it is empty or blank)",
     ))?;
-    let dim = columns.saturating_sub(usize::from(opts.client_column.is_some()));
+    let dim = columns
+        .saturating_sub(usize::from(opts.client_column.is_some()))
+        .saturating_sub(usize::from(opts.id_column.is_some()));
     if dim == 0 {
         return Err(CliError::NoData(
-            "the data has no feature columns (only the client column)",
+            "the data has no feature columns (only the client and id columns)",
         ));
     }
     let n = coords.len().checked_div(dim).unwrap_or(0);
@@ -180,6 +217,7 @@ pub fn read_csv<R: Read>(
         points,
         clients: opts.client_column.map(|_| clients.of_point),
         client_names: clients.names,
+        ids: opts.id_column.map(|_| ids.ids),
     })
 }
 
@@ -188,6 +226,57 @@ pub fn read_csv<R: Read>(
 #[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_ids_are_kept_as_written_and_unique() {
+        let o = LoadOptions {
+            id_column: Some(0),
+            ..LoadOptions::default()
+        };
+        let t = csv("id,x\nP-001,0.5\n17,1\n007,2\n", o).unwrap();
+        assert_eq!(t.ids().unwrap(), &["P-001", "17", "007"]);
+        assert_eq!(t.dim(), 1);
+        let err = csv("a,1\nb,2\na,3\n", o).unwrap_err();
+        assert!(
+            matches!(&err, CliError::DuplicateRecordId { line: 3, first: 1, value } if value == "a"),
+            "{err}"
+        );
+        let long = format!("{},1\n", "x".repeat(300));
+        assert!(matches!(
+            csv(&long, o),
+            Err(CliError::BadField {
+                line: 1,
+                column: 0,
+                reason: "is longer than 256 bytes",
+                ..
+            })
+        ));
+        assert!(matches!(
+            csv("1,2\n,3\n", o),
+            Err(CliError::BadField {
+                line: 2,
+                reason: "is an empty record id",
+                ..
+            })
+        ));
+        let same = LoadOptions {
+            id_column: Some(1),
+            client_column: Some(1),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            csv("1,2,3\n", same),
+            Err(CliError::IdColumn { .. })
+        ));
+        let out = LoadOptions {
+            id_column: Some(4),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            csv("1,2\n", out),
+            Err(CliError::IdColumn { column: 4, .. })
+        ));
+    }
 
     fn csv(s: &str, opts: LoadOptions) -> Result<Table, CliError> {
         read_csv(s.as_bytes(), b',', &opts)
@@ -249,6 +338,12 @@ mod tests {
                 found: 3
             })
         ));
+        // A short row says so, in words.
+        let err = csv("1,2,3\n4,5,6\n7\n", o).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 3 has 1 field, expected 3 (as the first record)"
+        );
         assert!(matches!(csv("", o), Err(CliError::NoData(_))));
         assert!(matches!(csv("x,y\n", o), Err(CliError::NoData(_))));
         // Invalid UTF-8 is a syntax error of its record.
@@ -269,6 +364,9 @@ mod tests {
         assert_eq!(t.points().as_slice(), &[0.5, 1.0, 2.0, 3.0, 4.0, 5.0]);
         assert_eq!(t.clients(), Some(&[0, 1, 0][..]));
         assert_eq!(t.client_names(), &["b", "a"]);
+        // Names verbatim: "05" and "5" are two clients.
+        let t = csv("1,05,2\n3,5,4\n", o).unwrap();
+        assert_eq!(t.client_names(), &["05", "5"]);
         let err = csv("1,,2\n", o).unwrap_err();
         assert!(matches!(
             err,
@@ -292,6 +390,7 @@ mod tests {
         let only_clients = LoadOptions {
             client_column: Some(0),
             header: Header::Absent,
+            id_column: None,
         };
         assert!(matches!(
             csv("a\nb\n", only_clients),

@@ -66,6 +66,8 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Table, CliError> {
         | CliError::CsvSyntax { .. }
         | CliError::BadField { .. }
         | CliError::RaggedRow { .. }
+        | CliError::DuplicateRecordId { .. }
+        | CliError::IdColumn { .. }
         | CliError::ClientColumnOutOfRange { .. }) => CliError::InFile {
             path: path.to_path_buf(),
             inner: Box::new(e),

@@ -8,7 +8,7 @@ use std::path::Path;
 use nalgebra::DMatrix;
 
 use super::options::LoadOptions;
-use super::table::{ClientIndex, Table, valid_coordinate};
+use super::table::{At, ClientIndex, IdIndex, Table, valid_coordinate};
 use crate::CliError;
 
 /// Refuses an `.npy` header whose shape has more elements than a `u64`
@@ -177,6 +177,20 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
     {
         return Err(CliError::ClientColumnOutOfRange { column: c, columns });
     }
+    if let Some(c) = opts.id_column {
+        if c >= columns {
+            return Err(CliError::IdColumn {
+                column: c,
+                reason: format!("does not exist: the data has {columns} columns"),
+            });
+        }
+        if opts.client_column == Some(c) {
+            return Err(CliError::IdColumn {
+                column: c,
+                reason: "is the client column".into(),
+            });
+        }
+    }
     // In range: row < n and col < columns, and `flat` holds n x columns
     // values (checked above); a miss reads as NaN, which is refused below.
     let at = |row: usize, col: usize| {
@@ -186,7 +200,9 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
         };
         i.and_then(|i| flat.get(i).copied()).unwrap_or(f64::NAN)
     };
-    let dim = columns.saturating_sub(usize::from(opts.client_column.is_some()));
+    let dim = columns
+        .saturating_sub(usize::from(opts.client_column.is_some()))
+        .saturating_sub(usize::from(opts.id_column.is_some()));
     if dim == 0 {
         return Err(CliError::NoData("the data has no feature columns"));
     }
@@ -195,9 +211,14 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
     }
     let mut coords = Vec::with_capacity(n.saturating_mul(dim));
     let mut clients = ClientIndex::default();
+    let mut ids = IdIndex::default();
     for row in 0..n {
         for col in 0..columns {
             let v = at(row, col);
+            let place = At {
+                line: row as u64,
+                column: col,
+            };
             if opts.client_column == Some(col) {
                 // Exact integers below 2^53 name clients.
                 if !(v >= 0.0 && v.fract() == 0.0 && v < 9_007_199_254_740_992.0) {
@@ -205,7 +226,15 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
                         "row {row}, column {col} (counting from 0): client id {v} is not a non-negative integer"
                     )));
                 }
-                clients.push(&format!("{v:.0}"));
+                clients.push(&format!("{v:.0}"), place)?;
+            } else if opts.id_column == Some(col) {
+                // Exact integers of magnitude below 2^53 are record ids.
+                if !(v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0) {
+                    return Err(npy_err(format!(
+                        "row {row}, column {col} (counting from 0): record id {v} is not an integer of magnitude below 2^53"
+                    )));
+                }
+                ids.push(&format!("{v:.0}"), place)?;
             } else {
                 if !valid_coordinate(v) {
                     return Err(npy_err(format!(
@@ -221,6 +250,7 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
         points,
         clients: opts.client_column.map(|_| clients.of_point),
         client_names: clients.names,
+        ids: opts.id_column.map(|_| ids.ids),
     })
 }
 

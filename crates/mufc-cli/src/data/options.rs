@@ -31,7 +31,7 @@ pub enum Header {
 /// ```
 /// use mufc_cli::data::{Header, LoadOptions};
 ///
-/// let opts = LoadOptions { header: Header::Present, client_column: Some(0) };
+/// let opts = LoadOptions { header: Header::Present, client_column: Some(0), id_column: Some(1) };
 /// assert_eq!(LoadOptions::default().client_column, None);
 /// # let _ = opts;
 /// ```
@@ -39,7 +39,13 @@ pub enum Header {
 pub struct LoadOptions {
     /// How the first CSV record is treated (ignored for `.npy`).
     pub header: Header,
-    /// The 0-based column holding each row's client id; it is not a
-    /// feature. In a `.npy` file its values must be non-negative integers.
+    /// The 0-based column holding each row's client name, kept verbatim
+    /// (a string or an integer); it is not a feature. In a `.npy` file
+    /// its values must be non-negative integers.
     pub client_column: Option<usize>,
+    /// The 0-based column (counted in the file, the client column
+    /// included) holding each row's record id, kept verbatim (a string or
+    /// an integer, unique in the file); it is not a feature. In a `.npy`
+    /// file its values must be integers.
+    pub id_column: Option<usize>,
 }

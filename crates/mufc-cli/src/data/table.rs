@@ -21,12 +21,14 @@ use crate::CliError;
 /// ```
 /// use mufc_cli::data::{read_csv, Header, LoadOptions};
 ///
-/// let csv = "client,x,y\nalice,0.5,1\nbob,2,3\nalice,4,5\n";
-/// let opts = LoadOptions { header: Header::Auto, client_column: Some(0) };
+/// let csv = "client,id,x,y\nalice,P-1,0.5,1\nbob,P-2,2,3\nalice,007,4,5\n";
+/// let opts = LoadOptions { header: Header::Auto, client_column: Some(0), id_column: Some(1) };
 /// let t = read_csv(csv.as_bytes(), b',', &opts)?;
 /// assert_eq!((t.dim(), t.len()), (2, 3));
 /// assert_eq!(t.clients(), Some(&[0, 1, 0][..]));
 /// assert_eq!(t.client_names(), &["alice".to_string(), "bob".to_string()]);
+/// // Record ids as written.
+/// assert_eq!(t.ids().unwrap(), &["P-1".to_string(), "P-2".into(), "007".into()]);
 /// assert_eq!(t.points()[(1, 2)], 5.0);
 /// # Ok::<(), mufc_cli::CliError>(())
 /// ```
@@ -35,6 +37,7 @@ pub struct Table {
     pub(super) points: DMatrix<f64>,
     pub(super) clients: Option<Vec<usize>>,
     pub(super) client_names: Vec<String>,
+    pub(super) ids: Option<Vec<String>>,
 }
 
 impl Table {
@@ -51,6 +54,7 @@ impl Table {
             points,
             clients: None,
             client_names: Vec::new(),
+            ids: None,
         })
     }
 
@@ -75,6 +79,7 @@ impl Table {
             points,
             clients: Some(clients),
             client_names: (0..count).map(|c| c.to_string()).collect(),
+            ids: None,
         })
     }
 
@@ -106,6 +111,12 @@ impl Table {
     /// The client names as written, by client index.
     pub fn client_names(&self) -> &[String] {
         &self.client_names
+    }
+
+    /// The record id of each point as written, when the input had an id
+    /// column.
+    pub fn ids(&self) -> Option<&[String]> {
+        self.ids.as_deref()
     }
 
     /// The points as a [`Dataset`] with ids `0..n` (the column positions).
@@ -165,7 +176,25 @@ pub(super) fn valid_coordinate(x: f64) -> bool {
     x.is_finite() && x.abs() <= Dataset::MAX_ABS_COORD
 }
 
-/// Maps client names to dense indices in order of first appearance.
+/// Where a field is: a CSV line or a `.npy` row, and its column.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct At {
+    pub(super) line: u64,
+    pub(super) column: usize,
+}
+
+/// A name the store cannot keep, as a bad field.
+fn bad_name(at: At, value: &str, e: mufc::store::InvalidName) -> CliError {
+    CliError::BadField {
+        line: at.line,
+        column: at.column,
+        value: value.to_string(),
+        reason: e.reason,
+    }
+}
+
+/// Maps client names (kept verbatim) to dense indices in order of first
+/// appearance.
 #[derive(Default)]
 pub(super) struct ClientIndex {
     index: HashMap<String, usize>,
@@ -174,12 +203,42 @@ pub(super) struct ClientIndex {
 }
 
 impl ClientIndex {
-    pub(super) fn push(&mut self, name: &str) {
-        let next = self.names.len();
-        let id = *self.index.entry(name.to_string()).or_insert(next);
-        if id == next {
-            self.names.push(name.to_string());
+    /// The client of the next point: `name`, at `at`.
+    pub(super) fn push(&mut self, name: &str, at: At) -> Result<(), CliError> {
+        if let Some(&id) = self.index.get(name) {
+            self.of_point.push(id);
+            return Ok(());
         }
+        mufc::store::ClientName::new(name).map_err(|e| bad_name(at, name, e))?;
+        let id = self.names.len();
+        self.index.insert(name.to_string(), id);
+        self.names.push(name.to_string());
         self.of_point.push(id);
+        Ok(())
+    }
+}
+
+/// The record ids of the points, as written, each checked to be one a
+/// store keeps and to occur once.
+#[derive(Default)]
+pub(super) struct IdIndex {
+    first: HashMap<String, u64>,
+    pub(super) ids: Vec<String>,
+}
+
+impl IdIndex {
+    /// The id of the next point: `id`, at `at`.
+    pub(super) fn push(&mut self, id: &str, at: At) -> Result<(), CliError> {
+        mufc::store::RecordId::parse(id).map_err(|e| bad_name(at, id, e))?;
+        if let Some(&first) = self.first.get(id) {
+            return Err(CliError::DuplicateRecordId {
+                line: at.line,
+                first,
+                value: id.to_string(),
+            });
+        }
+        self.first.insert(id.to_string(), at.line);
+        self.ids.push(id.to_string());
+        Ok(())
     }
 }

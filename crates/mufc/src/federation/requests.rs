@@ -1,17 +1,42 @@
-//! Removal requests before any work: each checked against the clients,
-//! merged per client with the pending ones, the policy's minimum checked,
-//! and the report of a request that waits.
+//! Removal requests before any round: each checked against the clients
+//! and the pending requests, the clients' side computed on copies
+//! ([`Staged`]), the policy's minimum checked, and what the aggregate
+//! still holds of the clients whose messages wait.
 
-use std::collections::{BTreeMap, HashSet};
-use std::time::Instant;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use seeding::{PointId, SeedingError};
 
 use super::Federation;
+use super::unsent::Unsent;
 use crate::{
-    ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport, RemovalRequest,
-    ServerUpdate, StageTimes,
+    Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
+    RemovalRequest, ServerUpdate, StageTimes, par,
 };
+
+/// One client's side of a request, computed on a copy before anything
+/// changes.
+pub(super) struct Staged {
+    pub(super) id: ClientId,
+    /// Its position in the federation's clients.
+    pub(super) pos: usize,
+    /// The client without the points (`None`: it leaves whole).
+    pub(super) next: Option<Client>,
+    /// The points it loses.
+    pub(super) points: usize,
+    /// Whether it reseeded.
+    pub(super) reseeded: bool,
+    /// Its own unlearning time.
+    pub(super) own: Duration,
+}
+
+/// The points and whole clients the pending requests name.
+#[derive(Default)]
+struct PendingNames {
+    whole: BTreeSet<ClientId>,
+    points: HashMap<ClientId, HashSet<PointId>>,
+}
 
 impl Federation {
     /// The number the next accepted request gets.
@@ -21,59 +46,79 @@ impl Federation {
             .saturating_add(1)
     }
 
-    /// The pending requests, then `extra`, each checked against the
-    /// clients and merged per client.
-    pub(crate) fn merged(
-        &self,
-        extra: Option<&RemovalRequest>,
-    ) -> MufcResult<BTreeMap<ClientId, Loss>> {
-        let mut merged = BTreeMap::new();
+    fn pending_names(&self) -> PendingNames {
+        let mut names = PendingNames::default();
         for p in &self.pending {
-            self.merge_into(&mut merged, &p.request)?;
+            names
+                .whole
+                .extend(p.request.clients_removed().iter().copied());
+            for (c, ids) in p.request.point_entries() {
+                names
+                    .points
+                    .entry(*c)
+                    .or_default()
+                    .extend(ids.iter().copied());
+            }
         }
-        if let Some(r) = extra {
-            self.merge_into(&mut merged, r)?;
-        }
-        Ok(merged)
+        names
     }
 
-    /// Checks `request` on its own, then merges it into `merged` (which is
-    /// untouched on an error).
-    fn merge_into(
-        &self,
-        merged: &mut BTreeMap<ClientId, Loss>,
-        request: &RemovalRequest,
-    ) -> MufcResult<()> {
+    /// Whether client `c` left with a request whose round waits.
+    fn left_unsent(&self, c: ClientId) -> bool {
+        self.unsent.get(&c).is_some_and(|u| u.left)
+    }
+
+    /// Checks `request` against the clients (every client and point named
+    /// is there, once), then against the pending requests (nothing named
+    /// twice); the first error found, nothing changed.
+    pub(super) fn check_request(&self, request: &RemovalRequest) -> MufcResult<()> {
         if request.is_empty() {
             return Err(MufcError::EmptyRequest);
         }
+        let pending = self.pending_names();
         let mut named = HashSet::new();
+        let known = |c: ClientId| {
+            if self.position(c).is_ok() || self.left_unsent(c) {
+                Ok(())
+            } else {
+                Err(MufcError::UnknownClient(c))
+            }
+        };
         for &c in request.clients_removed() {
-            self.position(c)?;
+            known(c)?;
             if !named.insert(c) {
                 return Err(MufcError::RepeatedClient(c));
             }
         }
         for (c, ids) in request.point_entries() {
-            let pos = self.position(*c)?;
+            known(*c)?;
             if !named.insert(*c) {
                 return Err(MufcError::RepeatedClient(*c));
             }
             if ids.is_empty() {
                 return Err(MufcError::EmptyRequest);
             }
-            self.clients[pos]
-                .data()
-                .positions_of(ids)
-                .map_err(|e| match e {
+            // A pending point is erased already: it is a conflict (below),
+            // not an unknown point.
+            let earlier = pending.points.get(c);
+            let rest: Vec<PointId> = ids
+                .iter()
+                .copied()
+                .filter(|id| !earlier.is_some_and(|s| s.contains(id)))
+                .collect();
+            // A client that left with a pending request has no point to
+            // look for: naming it again is a conflict (below).
+            if let Some(client) = self.client(*c) {
+                client.data().positions_of(&rest).map_err(|e| match e {
                     SeedingError::UnknownId(id) => MufcError::UnknownPoint { client: *c, id },
                     SeedingError::RepeatedId(id) => MufcError::RepeatedPoint { client: *c, id },
                     other => other.into(),
                 })?;
+            }
         }
-        // Against the pending requests: every conflict before any change.
+        // Against the pending requests.
         for &c in request.clients_removed() {
-            if matches!(merged.get(&c), Some(Loss::Whole)) {
+            if pending.whole.contains(&c) || self.left_unsent(c) {
                 return Err(MufcError::AlreadyPending {
                     client: c,
                     id: None,
@@ -81,55 +126,120 @@ impl Federation {
             }
         }
         for (c, ids) in request.point_entries() {
-            match merged.get(c) {
-                Some(Loss::Whole) => {
-                    return Err(MufcError::AlreadyPending {
-                        client: *c,
-                        id: ids.first().copied(),
-                    });
-                }
-                Some(Loss::Points(prev)) => {
-                    let prev: HashSet<PointId> = prev.iter().copied().collect();
-                    if let Some(&id) = ids.iter().find(|id| prev.contains(id)) {
-                        return Err(MufcError::AlreadyPending {
-                            client: *c,
-                            id: Some(id),
-                        });
-                    }
-                }
-                None => {}
+            if pending.whole.contains(c) || self.left_unsent(*c) {
+                return Err(MufcError::AlreadyPending {
+                    client: *c,
+                    id: ids.first().copied(),
+                });
             }
-        }
-        for &c in request.clients_removed() {
-            // A whole removal takes in the client's pending points.
-            merged.insert(c, Loss::Whole);
-        }
-        for (c, ids) in request.point_entries() {
-            match merged.entry(*c).or_insert_with(|| Loss::Points(Vec::new())) {
-                Loss::Points(prev) => prev.extend_from_slice(ids),
-                Loss::Whole => {}
+            if let Some(earlier) = pending.points.get(c)
+                && let Some(&id) = ids.iter().find(|id| earlier.contains(id))
+            {
+                return Err(MufcError::AlreadyPending {
+                    client: *c,
+                    id: Some(id),
+                });
             }
         }
         Ok(())
     }
 
+    /// The clients' side of a checked `request`, on copies: each client
+    /// named unlearns its points (Algorithm 3 for seeding, the exact
+    /// update for full K-means), in parallel; a client named whole, or
+    /// all of whose points are named, leaves.
+    pub(super) fn stage(&self, request: &RemovalRequest) -> MufcResult<Vec<Staged>> {
+        let mut staged = Vec::new();
+        let mut jobs: Vec<(usize, &[PointId])> = Vec::new();
+        for &c in request.clients_removed() {
+            // A client that left already has nothing more to lose.
+            if let Ok(pos) = self.position(c) {
+                let points = self.clients[pos].data().len();
+                staged.push(Staged {
+                    id: c,
+                    pos,
+                    next: None,
+                    points,
+                    reseeded: false,
+                    own: Duration::ZERO,
+                });
+            }
+        }
+        for (c, ids) in request.point_entries() {
+            let pos = self.position(*c)?;
+            if ids.len() == self.clients[pos].data().len() {
+                staged.push(Staged {
+                    id: *c,
+                    pos,
+                    next: None,
+                    points: ids.len(),
+                    reseeded: false,
+                    own: Duration::ZERO,
+                });
+            } else {
+                jobs.push((pos, ids.as_slice()));
+            }
+        }
+        let quantizer = self.quantizer.as_ref();
+        let clients = &self.clients;
+        let unlearned = par::map(self.config.parallel(), &jobs, |_, (pos, ids)| {
+            let start = Instant::now();
+            let (c, reseeded) = clients[*pos].unlearned(ids, quantizer)?;
+            Ok::<_, MufcError>((c, reseeded, start.elapsed()))
+        })?;
+        for ((pos, ids), (next, reseeded, own)) in jobs.into_iter().zip(unlearned) {
+            staged.push(Staged {
+                id: self.clients[pos].id(),
+                pos,
+                next: Some(next),
+                points: ids.len(),
+                reseeded,
+                own,
+            });
+        }
+        staged.sort_unstable_by_key(|s| s.pos);
+        Ok(staged)
+    }
+
+    /// The clients whose messages would wait after `staged`: the waiting
+    /// ones and those `staged` changes (each keeps the histogram of its
+    /// last message, the first time it changes).
+    pub(super) fn unsent_with(&self, staged: &[Staged]) -> BTreeMap<ClientId, Unsent> {
+        let mut unsent = self.unsent.clone();
+        for s in staged {
+            let u = unsent.entry(s.id).or_insert_with(|| Unsent {
+                sent: self.clients[s.pos].histogram().to_vec(),
+                points: 0,
+                left: false,
+                reseeded: false,
+            });
+            u.points = u.points.saturating_add(s.points as u64);
+            u.left |= s.next.is_none();
+            u.reseeded |= s.reseeded;
+        }
+        unsent
+    }
+
     /// Refuses a removal that would leave fewer clients than the policy's
-    /// minimum aggregate, but some (docs/threat-model.md P4).
-    pub(super) fn check_remaining(&self, merged: &BTreeMap<ClientId, Loss>) -> MufcResult<()> {
-        let gone: std::collections::BTreeSet<ClientId> = merged
+    /// minimum aggregate, but some (docs/threat-model.md P4): the clients
+    /// that left while their round waits, and those `staged` removes.
+    pub(super) fn check_remaining(&self, staged: &[Staged]) -> MufcResult<()> {
+        let leaving: BTreeSet<ClientId> = staged
             .iter()
-            .filter(|(c, loss)| match loss {
-                Loss::Whole => true,
-                Loss::Points(ids) => self
-                    .client(**c)
-                    .is_some_and(|x| ids.len() == x.data().len()),
-            })
-            .map(|(c, _)| *c)
+            .filter(|s| s.next.is_none())
+            .map(|s| s.id)
             .collect();
         if let Some(layout) = self.layout() {
+            let gone: BTreeSet<ClientId> = self
+                .unsent
+                .iter()
+                .filter(|(_, u)| u.left)
+                .map(|(c, _)| *c)
+                .chain(leaving.iter().copied())
+                .collect();
             layout.check_sizes(self.config.min_clients(), &gone)?;
         }
-        let left = self.clients.len().saturating_sub(gone.len());
+        let left = self.clients.len().saturating_sub(leaving.len());
         let min_clients = self.config.min_clients();
         if left > 0 && left < min_clients {
             return Err(MufcError::TooFewClients {
@@ -140,14 +250,39 @@ impl Federation {
         Ok(())
     }
 
-    /// The report of a request kept pending: nothing changed.
+    /// Commits the clients' side of a request: the unlearned copies
+    /// replace the clients, those leaving leave (their points are gone
+    /// from the federation; the aggregate's share of them is in
+    /// [`Self::unsent`] until a round).
+    pub(super) fn commit_staged(&mut self, staged: Vec<Staged>) {
+        let mut gone = Vec::new();
+        for s in staged {
+            match s.next {
+                Some(c) => self.clients[s.pos] = c,
+                None => gone.push(s.pos),
+            }
+        }
+        gone.sort_unstable();
+        for &p in gone.iter().rev() {
+            self.clients.remove(p);
+        }
+    }
+
+    /// The report of a request kept pending: its points are erased from
+    /// the clients, the model is unchanged.
     pub(super) fn deferred_report(
         &self,
         number: u64,
         pending_clients: Vec<ClientId>,
         needed: usize,
         wall: Instant,
+        own: &[Duration],
     ) -> RemovalReport {
+        let mut times = StageTimes {
+            wall: wall.elapsed(),
+            ..StageTimes::default()
+        };
+        super::exchange::client_times(&mut times, own, &[]);
         RemovalReport {
             request: number,
             outcome: RemovalOutcome::Deferred {
@@ -161,10 +296,7 @@ impl Federation {
             updated_clients: Vec::new(),
             decode: DecodeKind::Skipped,
             server: ServerUpdate::Unchanged,
-            times: StageTimes {
-                wall: wall.elapsed(),
-                ..StageTimes::default()
-            },
+            times,
             bytes_per_client: 0,
             nonzero_bins: self.server.nonzero_bins(),
             included: self.last_included().to_vec(),
@@ -173,13 +305,49 @@ impl Federation {
             privacy_warning: None,
         }
     }
-}
 
-/// What a client loses in the merged removal requests.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Loss {
-    /// The whole client.
-    Whole,
-    /// These points (distinct; all of them removes the client whole).
-    Points(Vec<PointId>),
+    /// Checks, on loading, that the waiting clients and the pending
+    /// requests agree: every client a pending request names waits, every
+    /// waiting client is named, a client that left is gone, and no point
+    /// a pending request names is still held (it was erased when the
+    /// request was accepted).
+    #[cfg(feature = "serde")]
+    pub(crate) fn check_unsent(&self) -> Result<(), String> {
+        let named: BTreeSet<ClientId> = self
+            .pending
+            .iter()
+            .flat_map(|p| p.request.named())
+            .collect();
+        let waiting: BTreeSet<ClientId> = self.unsent.keys().copied().collect();
+        if named != waiting {
+            return Err(format!(
+                "the pending requests name clients {named:?}, the waiting messages are of {waiting:?}"
+            ));
+        }
+        for (c, u) in &self.unsent {
+            if u.left == self.client(*c).is_some() {
+                return Err(format!(
+                    "client {c} {} the federation",
+                    if u.left {
+                        "left, yet is still in"
+                    } else {
+                        "waits to send, yet is not in"
+                    }
+                ));
+            }
+        }
+        for p in &self.pending {
+            for (c, ids) in p.request.point_entries() {
+                if let Some(client) = self.client(*c)
+                    && let Some(id) = ids.iter().find(|id| client.data().contains(**id))
+                {
+                    return Err(format!(
+                        "request {} named point {id} of client {c}, which is still held",
+                        p.number
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }

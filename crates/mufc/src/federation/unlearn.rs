@@ -1,138 +1,406 @@
-//! Serving merged removal requests (Algorithm 4): the affected clients
-//! unlearn on copies, one round of messages, the server's update, then the
-//! commit and the report.
+//! Serving removal requests (Algorithm 4): the clients named unlearn at
+//! once, then, when the privacy policy allows, one round of messages, the
+//! server's update, the commit and the report.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
-
-use seeding::PointId;
 
 use super::Federation;
 use super::exchange::{
     Changes, Exchanged, client_times, empty_plain, exchange, histogram_change, keep_encoded,
     plain_bytes, plain_of,
 };
-use super::requests::Loss;
+use super::requests::Staged;
 use super::tree::TreeRequest;
+use super::unsent::Unsent;
 use crate::{
-    Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
-    ServerUpdate, StageTimes, par,
+    Client, ClientId, DecodeKind, MufcResult, PendingRequest, RemovalOutcome, RemovalReport,
+    RemovalRequest, ServerUpdate, StageTimes,
 };
 
 impl Federation {
-    /// Applies the merged requests `numbers` in one round (Algorithm 4);
-    /// the report answers request `number`.
-    pub(super) fn apply(
+    /// Serves a removal request by Algorithm 4, exactly: the clients named
+    /// unlearn their points (Algorithm 3 when they run seeding; their
+    /// counts always change) and clients removed whole leave, at once;
+    /// then a fresh aggregation round runs over the remaining clients, the
+    /// server decodes the change of the aggregate and updates its K-means.
+    ///
+    /// **Lone updates wait; erasure does not** (docs/threat-model.md U3).
+    /// The difference of two aggregates is the change of the clients whose
+    /// message changed, so a round that changes one client alone tells
+    /// the server that client's change (for a removed point that is not a
+    /// seed: the bin it counted in). When the request, together with the
+    /// requests already pending, names fewer clients than
+    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
+    /// (default 2), it is checked in full and its points are erased from
+    /// the clients at once (each named client's points, seeding and
+    /// histogram are already those without them), but the round waits:
+    /// the request is kept pending ([`Self::pending`]), the server's model
+    /// still counts the points, and the report says so
+    /// ([`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred)).
+    /// Once the pending requests name enough clients, the call that
+    /// completes them runs one round for them all: its report lists every
+    /// request it covers ([`RemovalReport::requests`]). [`Self::flush`]
+    /// runs the round at once. A point named twice is
+    /// [`MufcError::AlreadyPending`](crate::MufcError::AlreadyPending).
+    /// With groups ([`Topology`](crate::Topology)) the server decodes
+    /// each group's difference, so the policy holds per group: a request
+    /// is applied once every group it names has enough clients named (by
+    /// it and the pending requests); the round then applies the pending
+    /// requests' parts in those groups too, and the parts in other groups
+    /// keep waiting (a pending request may so be applied in parts, its
+    /// number in the [`RemovalReport::requests`] of each round that
+    /// applies one). In the plain mode of Algorithm 5 nothing waits: the
+    /// server receives every client's centroids in the clear, so a round
+    /// changing one client hides nothing that waiting would.
+    ///
+    /// Only the clients named recompute; every remaining client sends its
+    /// sketch again (the unmasked sketch of its last message, updated by
+    /// the bins whose counts changed: one insert per changed bin, none for
+    /// a client that did not change) masked with fresh masks: the round draws new
+    /// secrets from the operating system (see
+    /// [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks))
+    /// and consumes its round number before masking, so that a retry after
+    /// a failure, or a reloaded older save, never reuses a mask. A client all of whose
+    /// points are named is removed whole. The clients are at once, and
+    /// the whole federation once no request is pending, bit for bit the
+    /// federation built by [`Self::with_ids`] from the remaining data with
+    /// [`Self::config`].
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::EmptyRequest`](crate::MufcError::EmptyRequest),
+    /// [`MufcError::UnknownClient`](crate::MufcError::UnknownClient),
+    /// [`MufcError::RepeatedClient`](crate::MufcError::RepeatedClient),
+    /// [`MufcError::UnknownPoint`](crate::MufcError::UnknownPoint),
+    /// [`MufcError::RepeatedPoint`](crate::MufcError::RepeatedPoint),
+    /// [`MufcError::AlreadyPending`](crate::MufcError::AlreadyPending) (a
+    /// point or client a pending request names),
+    /// [`MufcError::TooFewClients`](crate::MufcError::TooFewClients)
+    /// (policy: the request would leave fewer clients than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
+    /// but some),
+    /// [`MufcError::TooManyDropouts`](crate::MufcError::TooManyDropouts)
+    /// (with [`Masking::SecAgg`](crate::Masking::SecAgg): the round's
+    /// dropouts left too few clients),
+    /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) when
+    /// no SecAgg parameters suit the remaining clients, and decoding or
+    /// server errors of the lower crates. On any error nothing changes
+    /// (the request is neither applied nor kept pending, its points stay,
+    /// the pending ones stay), but for the round counter once the
+    /// aggregation round has started.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, MufcError, RemovalOutcome, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// // A lone client's request waits: the server would learn its change.
+    /// let report = fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(3), PointId(4)]))?;
+    /// assert_eq!(report.outcome, RemovalOutcome::Deferred { pending_clients: vec![ClientId(0)], needed: 2 });
+    /// // The points are gone from the client at once; the model still counts them.
+    /// assert_eq!(fed.client(ClientId(0)).unwrap().data().len(), 28);
+    /// assert_eq!(fed.server().total_count(), 90);
+    /// // A second client's request: both are applied in one round.
+    /// let report = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)]))?;
+    /// assert_eq!(report.outcome, RemovalOutcome::Applied);
+    /// assert_eq!(report.requests, vec![1, 2]);
+    /// assert_eq!(report.updated_clients, vec![ClientId(0), ClientId(1)]);
+    /// assert_eq!(fed.server().total_count(), 87);
+    /// // An unknown point: an error, and nothing changes.
+    /// let err = fed.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)])).unwrap_err();
+    /// assert_eq!(err, MufcError::UnknownPoint { client: ClientId(1), id: PointId(0) });
+    /// assert_eq!(fed.server().total_count(), 87);
+    /// assert!(fed.pending().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<RemovalReport> {
+        let wall = Instant::now();
+        // Check everything before any work, then unlearn on copies.
+        self.check_request(request)?;
+        let staged = self.stage(request)?;
+        self.check_remaining(&staged)?;
+        let number = self.next_request_number();
+        let needed = self.config.min_updating_clients();
+        let unsent = self.unsent_with(&staged);
+        let named: Vec<ClientId> = unsent.keys().copied().collect();
+        let ready: BTreeSet<ClientId> = match &self.tree {
+            None if self.aggregation.is_none() || named.len() >= needed => {
+                named.iter().copied().collect()
+            }
+            None => BTreeSet::new(),
+            // With groups the server decodes each group's difference: a
+            // group changes in a round only with `needed` clients of its
+            // own. The groups that have them run; the others keep waiting.
+            Some(tree) => tree
+                .by_group(&named)
+                .into_iter()
+                .filter(|g| g.len() >= needed)
+                .flatten()
+                .collect(),
+        };
+        if !request.named().all(|c| ready.contains(&c)) {
+            // Erased at once; the round waits.
+            let own: Vec<Duration> = staged.iter().map(|s| s.own).collect();
+            self.commit_staged(staged);
+            self.unsent = unsent;
+            self.pending.push(PendingRequest {
+                number,
+                request: request.clone(),
+            });
+            return Ok(self.deferred_report(number, named, needed, wall, &own));
+        }
+        let mut all = self.pending.clone();
+        all.push(PendingRequest {
+            number,
+            request: request.clone(),
+        });
+        let report = self.serve(&ready, staged, unsent, number, &all, wall)?;
+        self.pending = waiting(all, &ready);
+        Ok(report)
+    }
+
+    /// Applies every pending request now, in one round, however few
+    /// clients they name; `None` when nothing is pending. When fewer than
+    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)
+    /// clients change, the report's
+    /// [`privacy_warning`](RemovalReport::privacy_warning) says what the
+    /// server learns (docs/threat-model.md U3).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::remove`]; on an error the requests stay pending.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// fed.remove(&RemovalRequest::points(ClientId(2), vec![PointId(5)]))?;
+    /// assert_eq!(fed.pending().len(), 1);
+    /// let report = fed.flush()?.expect("a request was pending");
+    /// assert!(report.lone_update);
+    /// assert!(report.privacy_warning.unwrap().contains("client 2"));
+    /// assert_eq!(fed.server().total_count(), 89);
+    /// assert!(fed.flush()?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn flush(&mut self) -> MufcResult<Option<RemovalReport>> {
+        let all: BTreeSet<ClientId> = self.unsent.keys().copied().collect();
+        self.flush_ready(all)
+    }
+
+    /// Applies now the pending requests' parts that name `clients`, in
+    /// one round, however few clients they name (as [`Self::flush`] does
+    /// all of them); `None` when no pending request names any of them. A
+    /// round sends the current message of every client it includes, so
+    /// it applies too the pending parts of the other clients it includes:
+    /// of every client of a flat federation, of every client of the
+    /// groups of `clients` with groups. This is how a deadline is kept:
+    /// the requests whose model update waited too long run, the newer
+    /// ones of other groups keep waiting.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::flush`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// fed.remove(&RemovalRequest::points(ClientId(2), vec![PointId(5)]))?;
+    /// assert!(fed.flush_clients(&[ClientId(0)])?.is_none());
+    /// let report = fed.flush_clients(&[ClientId(2)])?.expect("client 2 was pending");
+    /// assert_eq!(report.requests, vec![1]);
+    /// assert!(fed.pending().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn flush_clients(&mut self, clients: &[ClientId]) -> MufcResult<Option<RemovalReport>> {
+        if !clients.iter().any(|c| self.unsent.contains_key(c)) {
+            return Ok(None);
+        }
+        let ready: BTreeSet<ClientId> = match &self.tree {
+            None => self.unsent.keys().copied().collect(),
+            Some(tree) => {
+                let groups: BTreeSet<usize> = clients
+                    .iter()
+                    .filter_map(|c| tree.layout().group_of(*c))
+                    .collect();
+                self.unsent
+                    .keys()
+                    .copied()
+                    .filter(|c| {
+                        tree.layout()
+                            .group_of(*c)
+                            .is_some_and(|g| groups.contains(&g))
+                    })
+                    .collect()
+            }
+        };
+        self.flush_ready(ready)
+    }
+
+    /// One round for the pending parts of the clients `ready`.
+    fn flush_ready(&mut self, ready: BTreeSet<ClientId>) -> MufcResult<Option<RemovalReport>> {
+        let wall = Instant::now();
+        let Some(number) = self
+            .pending
+            .iter()
+            .rev()
+            .find(|p| p.request.named().any(|c| ready.contains(&c)))
+            .map(|p| p.number)
+        else {
+            return Ok(None);
+        };
+        let all = self.pending.clone();
+        let unsent = self.unsent.clone();
+        let report = self.serve(&ready, Vec::new(), unsent, number, &all, wall)?;
+        self.pending = waiting(all, &ready);
+        Ok(Some(report))
+    }
+
+    /// The round of the clients `ready` (Algorithm 4, lines 7-13): the
+    /// clients after `staged` (this request's side, not committed yet)
+    /// send their messages, the server updates; on success the clients,
+    /// the aggregate and `unsent` (less `ready`) are committed and the
+    /// report answers request `number`, listing the requests of `pending`
+    /// the round applies.
+    fn serve(
         &mut self,
-        merged: &BTreeMap<ClientId, Loss>,
+        ready: &BTreeSet<ClientId>,
+        staged: Vec<Staged>,
+        mut unsent: BTreeMap<ClientId, Unsent>,
         number: u64,
-        numbers: Vec<u64>,
+        pending: &[PendingRequest],
         wall: Instant,
     ) -> MufcResult<RemovalReport> {
-        let mut gone: Vec<usize> = Vec::new();
-        let mut jobs: Vec<(usize, &[PointId])> = Vec::new();
-        let mut removed_points = 0usize;
-        for (c, loss) in merged {
-            let pos = self.position(*c)?;
-            let len = self.clients[pos].data().len();
-            match loss {
-                Loss::Whole => {
-                    removed_points += len;
-                    gone.push(pos);
-                }
-                Loss::Points(ids) => {
-                    removed_points += ids.len();
-                    if ids.len() == len {
-                        gone.push(pos);
-                    } else {
-                        jobs.push((pos, ids.as_slice()));
+        let numbers: Vec<u64> = pending
+            .iter()
+            .filter(|p| p.request.named().any(|c| ready.contains(&c)))
+            .map(|p| p.number)
+            .collect();
+        let plain = self.aggregation.is_none() && self.tree.is_none();
+        let by_pos: HashMap<usize, usize> =
+            staged.iter().enumerate().map(|(i, s)| (s.pos, i)).collect();
+        // The clients after the request, in id order, with their own
+        // unlearning times.
+        let mut after: Vec<&Client> = Vec::with_capacity(self.clients.len());
+        let mut own: Vec<Duration> = Vec::with_capacity(self.clients.len());
+        for (p, c) in self.clients.iter().enumerate() {
+            match by_pos.get(&p).map(|&i| &staged[i]) {
+                Some(s) => {
+                    if let Some(next) = &s.next {
+                        after.push(next);
+                        own.push(s.own);
                     }
                 }
+                None => {
+                    after.push(c);
+                    own.push(Duration::ZERO);
+                }
             }
         }
-        gone.sort_unstable();
-        jobs.sort_unstable_by_key(|(pos, _)| *pos);
-
-        // The affected clients unlearn, on copies (Algorithm 4, line 3).
-        let quantizer = self.quantizer.as_ref();
+        let current = |id: ClientId| {
+            after
+                .binary_search_by_key(&id, |c| c.id())
+                .ok()
+                .map(|i| after[i])
+        };
         let clients = &self.clients;
-        let unlearned = par::map(self.config.parallel(), &jobs, |_, (pos, ids)| {
-            let start = Instant::now();
-            let (c, reseeded) = clients[*pos].unlearned(ids, quantizer)?;
-            Ok::<_, MufcError>((c, reseeded, start.elapsed()))
-        })?;
-        let mut replaced: HashMap<usize, usize> = HashMap::new();
-        let mut updated = Vec::new();
-        let mut reseeded = Vec::new();
-        for (j, ((pos, _), (c, re, _))) in jobs.iter().zip(&unlearned).enumerate() {
-            replaced.insert(*pos, j);
-            let old = &self.clients[*pos];
-            let changed = match self.aggregation {
-                Some(_) => old.histogram() != c.histogram(),
-                None => old.sizes() != c.sizes() || old.centroids() != c.centroids(),
-            };
-            if changed {
-                updated.push(*pos);
-            }
-            if *re {
-                reseeded.push(old.id());
-            }
-        }
-        updated.extend(gone.iter().copied());
-        updated.sort_unstable();
-
-        // The clients after the request, in id order.
-        let gone_set: HashSet<usize> = gone.iter().copied().collect();
-        let after: Vec<&Client> = (0..self.clients.len())
-            .filter(|p| !gone_set.contains(p))
-            .map(|p| match replaced.get(&p) {
-                Some(&j) => &unlearned[j].0,
-                None => &self.clients[p],
+        let before = |id: ClientId| {
+            clients
+                .binary_search_by_key(&id, Client::id)
+                .ok()
+                .map(|p| &clients[p])
+        };
+        let gone: BTreeSet<ClientId> = ready
+            .iter()
+            .copied()
+            .filter(|c| unsent.get(c).is_some_and(|u| u.left))
+            .collect();
+        // The clients whose message changes: those that left, and those
+        // whose message (the histogram; the centroids in the plain mode)
+        // differs from the last one sent.
+        let updated: Vec<ClientId> = ready
+            .iter()
+            .copied()
+            .filter(|c| match (unsent.get(c), current(*c)) {
+                (None, _) => false,
+                (Some(u), _) if u.left => true,
+                (Some(_), None) => true,
+                (Some(u), Some(now)) if !plain => u.sent.as_slice() != now.histogram(),
+                (Some(_), Some(now)) => before(*c).is_none_or(|old| {
+                    old.sizes() != now.sizes() || old.centroids() != now.centroids()
+                }),
             })
             .collect();
-        let own: Vec<Duration> = (0..self.clients.len())
-            .filter(|p| !gone_set.contains(p))
-            .map(|p| replaced.get(&p).map_or(Duration::ZERO, |&j| unlearned[j].2))
-            .collect();
+        let change_of = |c: &Client| {
+            unsent
+                .get(&c.id())
+                .map(|u| histogram_change(&u.sent, c.histogram()))
+                .unwrap_or_default()
+        };
+        let waited = |c: &ClientId| unsent.get(c);
+        let removed = Removed {
+            updated: updated.clone(),
+            gone: gone.iter().copied().collect(),
+            reseeded: ready
+                .iter()
+                .copied()
+                .filter(|c| waited(c).is_some_and(|u| u.reseeded))
+                .collect(),
+            removed_points: ready
+                .iter()
+                .filter_map(waited)
+                .map(|u| usize::try_from(u.points).unwrap_or(usize::MAX))
+                .fold(0usize, usize::saturating_add),
+        };
 
         if let Some(tree) = self.tree.as_mut() {
-            let updated_set: BTreeSet<ClientId> =
-                updated.iter().map(|&p| self.clients[p].id()).collect();
-            let gone_ids: BTreeSet<ClientId> = gone.iter().map(|&p| self.clients[p].id()).collect();
-            let changes: BTreeMap<ClientId, Vec<(num_bigint::BigUint, i128)>> = jobs
+            let updated_set: BTreeSet<ClientId> = updated.iter().copied().collect();
+            let changes: BTreeMap<ClientId, Vec<(num_bigint::BigUint, i128)>> = after
                 .iter()
-                .zip(&unlearned)
-                .map(|((pos, _), (c, _, _))| {
-                    let old = &self.clients[*pos];
-                    (old.id(), histogram_change(old.histogram(), c.histogram()))
-                })
+                .filter(|c| updated_set.contains(&c.id()))
+                .map(|c| (c.id(), change_of(c)))
                 .collect();
-            let own_by_id: BTreeMap<ClientId, Duration> = jobs
-                .iter()
-                .zip(&unlearned)
-                .map(|((pos, _), (_, _, t))| (self.clients[*pos].id(), *t))
-                .collect();
+            let own_by_id: BTreeMap<ClientId, Duration> =
+                after.iter().zip(&own).map(|(c, t)| (c.id(), *t)).collect();
             let request = TreeRequest {
                 after: &after,
                 updated: &updated_set,
-                gone: &gone_ids,
+                gone: &gone,
                 changes: &changes,
                 own: &own_by_id,
                 client_k: self.config.client_k(),
                 parallel: self.config.parallel(),
             };
             let mut round = tree.remove(&mut self.server, &request)?;
-            let removed = Removed {
-                updated: updated.iter().map(|&p| self.clients[p].id()).collect(),
-                gone: gone_ids.into_iter().collect(),
-                reseeded,
-                removed_points,
-            };
-            self.commit_clients(&jobs, unlearned, &gone);
+            self.commit_staged(staged);
             round.keep_encoded(&mut self.clients);
             if round.messages.is_some() {
                 self.messages = round.messages;
             }
+            unsent.retain(|c, _| !ready.contains(c));
+            self.unsent = unsent;
             let mut times = round.times;
             times.wall = wall.elapsed();
             return Ok(self.record_applied(
@@ -159,13 +427,10 @@ impl Federation {
             let changed_plain = || {
                 updated
                     .iter()
-                    .map(|&p| {
-                        let before = plain_of(&self.clients[p]);
-                        let after = match replaced.get(&p) {
-                            Some(&j) => plain_of(&unlearned[j].0),
-                            None => empty_plain(self.clients[p].id(), self.dim),
-                        };
-                        (before, after)
+                    .filter_map(|&c| {
+                        let old = plain_of(before(c)?);
+                        let new = current(c).map_or_else(|| empty_plain(c, self.dim), plain_of);
+                        Some((old, new))
                     })
                     .collect()
             };
@@ -174,15 +439,7 @@ impl Federation {
             // send minus its histogram; it sends nothing, so the round is
             // whole).
             let changes = gone.is_empty().then(|| Changes {
-                per_client: (0..self.clients.len())
-                    .map(|p| match replaced.get(&p) {
-                        Some(&j) => histogram_change(
-                            self.clients[p].histogram(),
-                            unlearned[j].0.histogram(),
-                        ),
-                        None => Vec::new(),
-                    })
-                    .collect(),
+                per_client: after.iter().map(|c| change_of(c)).collect(),
                 // Each updated client changes at most its k old bins and
                 // its k new ones.
                 bound: updated
@@ -205,18 +462,16 @@ impl Federation {
         } else {
             plain_bytes(self.config.client_k(), self.dim)
         };
-        let mut encoded = Vec::new();
+        let after_ids: Vec<ClientId> = after.iter().map(|c| c.id()).collect();
         let messages = exchanged.as_ref().map_or(0, Exchanged::client_messages);
+        let mut encoded = Vec::new();
         let (decode, server_update, included, dropped, bytes_per_client) = match exchanged {
             Some(x) => {
                 let bytes = x.account(&mut times, &own, no_round_bytes);
                 let done = x.commit(&mut self.aggregation, &mut self.messages);
-                let included = done
-                    .included
-                    .unwrap_or_else(|| after.iter().map(|c| c.id()).collect());
-                let (decode, update, dropped) = (done.decode, done.update, done.dropped);
+                let included = done.included.unwrap_or_else(|| after_ids.clone());
                 encoded = done.encoded;
-                (decode, update, included, dropped, bytes)
+                (done.decode, done.update, included, done.dropped, bytes)
             }
             None => {
                 client_times(&mut times, &own, &[]);
@@ -226,7 +481,7 @@ impl Federation {
                 let included = if self.aggregation.is_some() {
                     self.last_included().to_vec()
                 } else {
-                    after.iter().map(|c| c.id()).collect()
+                    after_ids
                 };
                 (
                     DecodeKind::Skipped,
@@ -237,15 +492,11 @@ impl Federation {
                 )
             }
         };
-        let removed = Removed {
-            updated: updated.iter().map(|&p| self.clients[p].id()).collect(),
-            gone: gone.iter().map(|&p| self.clients[p].id()).collect(),
-            reseeded,
-            removed_points,
-        };
-        self.commit_clients(&jobs, unlearned, &gone);
+        self.commit_staged(staged);
         // The clients are now those of the round, in its order.
         keep_encoded(&mut self.clients, encoded);
+        unsent.retain(|c, _| !ready.contains(c));
+        self.unsent = unsent;
         times.wall = wall.elapsed();
         let involved = match decode {
             DecodeKind::Skipped => crate::Involvement::default(),
@@ -274,6 +525,20 @@ impl Federation {
     }
 }
 
+/// The pending requests `all` without their parts the round of the
+/// clients `ready` applied.
+fn waiting(all: Vec<PendingRequest>, ready: &BTreeSet<ClientId>) -> Vec<PendingRequest> {
+    all.into_iter()
+        .filter_map(|p| {
+            let rest = p.request.restricted(|c| !ready.contains(&c));
+            (!rest.is_empty()).then_some(PendingRequest {
+                number: p.number,
+                request: rest,
+            })
+        })
+        .collect()
+}
+
 /// The clients a removal round changed.
 struct Removed {
     /// Those whose message changed (removed ones included), in id order.
@@ -296,23 +561,6 @@ struct Outcome {
 }
 
 impl Federation {
-    /// The clients after a committed round: the unlearned copies of those
-    /// in `jobs` (positions, in order) replace them, those at positions
-    /// `gone` (sorted) leave.
-    fn commit_clients<T>(
-        &mut self,
-        jobs: &[(usize, T)],
-        unlearned: Vec<(Client, bool, Duration)>,
-        gone: &[usize],
-    ) {
-        for ((pos, _), (c, _, _)) in jobs.iter().zip(unlearned) {
-            self.clients[*pos] = c;
-        }
-        for &p in gone.iter().rev() {
-            self.clients.remove(p);
-        }
-    }
-
     /// Records an applied round: its report enters the history, and who
     /// took part is kept for [`Federation::last_involvement`].
     fn record_applied(
@@ -329,7 +577,12 @@ impl Federation {
             None => vec![removed.updated.clone()],
         };
         let needed = self.config.min_updating_clients();
-        let privacy_warning = parts.iter().find_map(|p| privacy_warning(p, needed));
+        // In the plain mode the server sees every client's centroids: no
+        // round hides more than another.
+        let scma = self.aggregation.is_some() || self.tree.is_some();
+        let privacy_warning = scma
+            .then(|| parts.iter().find_map(|p| privacy_warning(p, needed)))
+            .flatten();
         let lone_update = parts.iter().any(|p| p.len() == 1);
         let report = RemovalReport {
             request: number,
@@ -356,8 +609,13 @@ impl Federation {
 }
 
 /// What the server learns from a round that changed the messages of
-/// `updated` alone, beyond a policy of `needed` (docs/threat-model.md U3).
-fn privacy_warning(updated: &[ClientId], needed: usize) -> Option<String> {
+/// `updated` alone, beyond a policy of `needed` (docs/threat-model.md U3);
+/// generic over how clients are named, so that a store names them as
+/// its data does.
+pub(crate) fn privacy_warning<C: std::fmt::Display>(
+    updated: &[C],
+    needed: usize,
+) -> Option<String> {
     match updated {
         [] => None,
         [c] => Some(format!(

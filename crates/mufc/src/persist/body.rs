@@ -7,6 +7,7 @@ use num_bigint::BigUint;
 use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 
+use crate::federation::unsent::Unsent;
 use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig};
 
 /// A federation's groups (version 7): the layout, and what each group's
@@ -47,6 +48,7 @@ pub(super) struct ReprRef<'a> {
     pub(super) fit_report: &'a FitReport,
     pub(super) history: &'a [RemovalReport],
     pub(super) pending: &'a [PendingRequest],
+    pub(super) unsent: Vec<(ClientId, &'a Unsent)>,
     pub(super) tree: Option<SavedTree>,
 }
 
@@ -61,5 +63,8 @@ pub(crate) struct Repr {
     pub(crate) fit_report: FitReport,
     pub(crate) history: Vec<RemovalReport>,
     pub(crate) pending: Vec<PendingRequest>,
+    /// What the aggregate still holds of the clients whose rounds wait
+    /// (version 8).
+    pub(crate) unsent: Vec<(ClientId, Unsent)>,
     pub(crate) tree: Option<SavedTree>,
 }

@@ -8,6 +8,12 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 8: what the aggregate still holds of the clients whose
+/// points a pending request erased (a request the privacy policy defers
+/// erases its points at once; version 7 kept them until the round). A
+/// version 7 file is refused: its pending requests' points are still in
+/// its clients.
+///
 /// Version 7: the configuration's topology and a federation's groups
 /// (each group's clients, round counter, included clients and counts;
 /// the tree's fan-out). Version 6 had no groups: a federation with groups
@@ -34,7 +40,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 7;
+const VERSION: u8 = 8;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;

@@ -50,7 +50,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x07");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x08");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(
@@ -124,6 +124,8 @@ impl Federation {
                 )));
             }
         }
+        let unsent: BTreeMap<ClientId, crate::federation::unsent::Unsent> =
+            r.unsent.into_iter().collect();
         let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
         let mut server = setup.server()?;
         let mut aggregation = setup.aggregation(r.capacity)?;
@@ -139,10 +141,10 @@ impl Federation {
                     .iter()
                     .copied()
                     .collect();
-                let sum = super::included_sum(&clients, &included);
+                let sum = super::included_sum(&clients, &unsent, &included);
                 // A server's state run across processes (`remote`) holds
                 // no client: its counts are its own, checked by the hash.
-                if !clients.is_empty() && sum != counts {
+                if !clients.is_empty() && sum.as_ref() != Some(&counts) {
                     return Err(bad(
                         "the stored counts are not the sum of the included clients' histograms",
                     ));
@@ -174,7 +176,7 @@ impl Federation {
         server.apply(server.plan(change)?)?;
         let tree = match r.tree {
             Some(saved) => {
-                let (tree, root) = Tree::restore(&setup, saved, &clients, r.capacity)?;
+                let (tree, root) = Tree::restore(&setup, saved, &clients, &unsent, r.capacity)?;
                 // The root's counts are its children's sum: the groups'
                 // sums add up to the stored aggregate.
                 if root.iter().map(|(b, c)| (b, c)).ne(server.counts().iter()) {
@@ -209,9 +211,10 @@ impl Federation {
         if let Some(tree) = tree {
             fed = fed.with_tree(tree);
         }
-        // The pending requests must still name points the clients hold,
-        // each once.
-        fed.merged(None).map_err(|e| {
+        let fed = fed.with_unsent(unsent);
+        // The pending requests and the waiting clients must agree, and
+        // their points be erased.
+        fed.check_unsent().map_err(|e| {
             bad(format!(
                 "the pending removal requests do not fit the clients: {e}"
             ))

@@ -113,6 +113,7 @@ impl Federation {
             fit_report: self.fit_report(),
             history: self.history(),
             pending: self.pending(),
+            unsent: self.unsent().iter().map(|(c, u)| (*c, u)).collect(),
             tree: self.saved_tree(),
         }
     }

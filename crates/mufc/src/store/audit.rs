@@ -1,34 +1,43 @@
-//! The audit log: the rows a request adds ([`audit_rows`]) and reading
-//! them back ([`Store::history`]).
-
-use std::collections::BTreeMap;
+//! The audit log and the journal: writing their rows (in a request's
+//! transaction) and reading the audit back ([`Store::history`]).
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::error::StoreError;
 use super::handle::Store;
 use super::load::last_entry;
-use super::types::{AuditEntry, AuditOutcome};
-use crate::{ClientId, RemovalReport, RemovalRequest};
+use super::record::ClientName;
+use super::reports::{AuditEntry, AuditOutcome};
 
 impl Store {
-    /// The audit log: one entry per request and client, oldest first.
+    /// The audit log: one entry per request (or round) and client, oldest
+    /// first. It is read in one read transaction and must be of the state
+    /// this store holds in memory: if another process served a request
+    /// since, [`StoreError::Stale`] (open the store again, or serve a
+    /// request, which reloads).
     ///
     /// # Errors
     ///
-    /// [`StoreError::Database`], and [`StoreError::Corrupt`] for a row
-    /// that does not read back.
+    /// [`StoreError::Stale`], [`StoreError::Database`], and
+    /// [`StoreError::Corrupt`] for a row that does not read back.
     ///
     /// # Example
     ///
     /// See [`ForgetReport`](super::ForgetReport) and the module docs.
     pub fn history(&self) -> Result<Vec<AuditEntry>, StoreError> {
         let db = |e| StoreError::db("reading the audit log")(e);
-        let mut stmt = self
+        let tx = self
             .conn
+            .unchecked_transaction()
+            .map_err(StoreError::db("starting a read transaction"))?;
+        if last_entry(&tx)? != self.state.last_entry {
+            return Err(StoreError::Stale);
+        }
+        let mut stmt = tx
             .prepare(
                 "SELECT request, time, client, points, whole_client, reseeded, outcome, \
-                 applied, version_before, version_after FROM audit ORDER BY entry",
+                 applied, erased, removed, version_before, version_after, warning \
+                 FROM audit ORDER BY entry",
             )
             .map_err(db)?;
         let mut rows = stmt.query([]).map_err(db)?;
@@ -40,10 +49,13 @@ impl Store {
             };
             let outcome: String = r.get(6).map_err(db)?;
             let applied: String = r.get(7).map_err(db)?;
+            let client: String = r.get(2).map_err(db)?;
+            let removed: Option<i64> = r.get(9).map_err(db)?;
             out.push(AuditEntry {
                 request: int(0)?,
                 time: int(1)?,
-                client: ClientId(int(2)?),
+                client: ClientName::new(&client)
+                    .map_err(|e| StoreError::corrupt(format!("audit: {e}")))?,
                 points: usize::try_from(int(3)?)
                     .map_err(|_| StoreError::corrupt("audit: points out of range"))?,
                 whole_client: r.get(4).map_err(db)?,
@@ -56,62 +68,24 @@ impl Store {
                     .map(str::parse)
                     .collect::<Result<_, _>>()
                     .map_err(|_| StoreError::corrupt(format!("audit: applied {applied:?}")))?,
-                version_before: int(8)?,
-                version_after: int(9)?,
+                erased_at: int(8)?,
+                removed_at: removed
+                    .map(|v| {
+                        u64::try_from(v)
+                            .map_err(|_| StoreError::corrupt(format!("audit: negative {v}")))
+                    })
+                    .transpose()?,
+                version_before: int(10)?,
+                version_after: int(11)?,
+                warning: r.get(12).map_err(db)?,
             });
         }
+        drop(rows);
+        drop(stmt);
+        tx.finish()
+            .map_err(StoreError::db("ending the read transaction"))?;
         Ok(out)
     }
-}
-
-/// The audit rows of a request: per client it names (deferred) or the
-/// round changes (applied).
-pub(super) fn audit_rows(
-    removal: &RemovalReport,
-    request: Option<&RemovalRequest>,
-    sizes: &BTreeMap<ClientId, (usize, bool)>,
-    touch: &BTreeMap<ClientId, Vec<u64>>,
-    time: u64,
-    version_before: u64,
-    version_after: u64,
-) -> Vec<AuditEntry> {
-    let entry = |client: ClientId, points: usize, whole_client: bool| AuditEntry {
-        request: removal.request,
-        time,
-        client,
-        points,
-        whole_client,
-        reseeded: false,
-        outcome: AuditOutcome::Deferred,
-        applied: Vec::new(),
-        version_before,
-        version_after,
-    };
-    if removal.outcome.is_deferred() {
-        let Some(r) = request else {
-            return Vec::new();
-        };
-        let mut rows: Vec<AuditEntry> = r
-            .point_entries()
-            .iter()
-            .map(|(c, ids)| entry(*c, ids.len(), false))
-            .chain(r.clients_removed().iter().map(|c| {
-                let (n, _) = sizes.get(c).copied().unwrap_or((0, true));
-                entry(*c, n, true)
-            }))
-            .collect();
-        rows.sort_unstable_by_key(|a| a.client);
-        return rows;
-    }
-    sizes
-        .iter()
-        .map(|(c, &(points, whole))| AuditEntry {
-            reseeded: removal.reseeded.contains(c),
-            outcome: AuditOutcome::Applied,
-            applied: touch.get(c).cloned().unwrap_or_default(),
-            ..entry(*c, points, whole)
-        })
-        .collect()
 }
 
 /// A `u64` as SQLite's integer (saturating: ids and times stay far below).
@@ -145,34 +119,38 @@ pub(super) fn write_journal(
 
 /// One audit row, in the caller's transaction.
 pub(super) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO audit (request, time, client, points, whole_client, reseeded, \
-         outcome, applied, version_before, version_after) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
+         outcome, applied, erased, removed, version_before, version_after, warning) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
             sql(a.request),
             sql(a.time),
-            sql(a.client.0),
+            a.client.as_str(),
             i64::try_from(a.points).unwrap_or(i64::MAX),
             a.whole_client,
             a.reseeded,
             a.outcome.name(),
             joined(&a.applied),
+            sql(a.erased_at),
+            a.removed_at.map(sql),
             sql(a.version_before),
             sql(a.version_after),
-        ],
-    )
+            a.warning,
+        ])
+    })
     .map_err(StoreError::db("writing the audit log"))?;
     Ok(())
 }
 
-/// Starts the write transaction of a request (or a round): takes SQLite's
-/// write lock, then checks that no other connection wrote since this
-/// store's state was read (its last journal entry `seen`): a request
+/// Starts the write transaction of a round across processes: takes
+/// SQLite's write lock, then checks that no other connection wrote since
+/// this store's state was read (its last journal entry `seen`): a round
 /// computed from a stale state must not overwrite another's work.
-pub(super) fn begin(conn: &mut Connection, seen: i64) -> Result<Transaction<'_>, StoreError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
+pub(super) fn begin(conn: &Connection, seen: i64) -> Result<Transaction<'_>, StoreError> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
         .map_err(StoreError::db("starting the transaction"))?;
     if last_entry(&tx)? != seen {
         return Err(StoreError::Stale);

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use super::fault::FaultPoint;
-use super::record::RecordId;
-use crate::{ClientId, MufcError};
+use super::record::{ClientName, InvalidName, RecordId};
+use super::reports::Forgotten;
+use crate::MufcError;
 
 /// Everything that can go wrong with a [`Store`](super::Store). A request
 /// that returns an error changed nothing in the file, and the store in
@@ -16,10 +17,11 @@ use crate::{ClientId, MufcError};
 /// ```
 /// use mufc::store::{RecordId, StoreError};
 ///
-/// let err = StoreError::UnknownRecords { ids: vec![RecordId(17), RecordId(42)] };
-/// assert_eq!(err.to_string(), "unknown record ids (not in the store, or already forgotten): 17, 42");
+/// let err = StoreError::UnknownRecords { ids: vec![RecordId::from(17), RecordId::parse("P-42")?] };
+/// assert_eq!(err.to_string(), "unknown record ids (the store never held them): 17, P-42");
 /// let err = StoreError::SchemaVersion { found: 7, supported: 1 };
 /// assert!(err.to_string().contains("version 7"));
+/// # Ok::<(), StoreError>(())
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -56,31 +58,70 @@ pub enum StoreError {
         /// What is wrong, and where.
         reason: String,
     },
-    /// A request names records the store does not hold (never, or no
-    /// longer); nothing was changed.
-    #[error(
-        "unknown record ids (not in the store, or already forgotten): {}",
-        list(ids)
-    )]
+    /// A request names records the store never held; nothing was
+    /// changed.
+    #[error("unknown record ids (the store never held them): {}", list(ids))]
     UnknownRecords {
         /// The unknown ids, in increasing order.
         ids: Vec<RecordId>,
+    },
+    /// A request names records the store forgot already (their
+    /// tombstones), and perhaps some it never held; nothing was changed.
+    #[error("{}{}", forgotten_list(forgotten), unknown_tail(unknown))]
+    AlreadyForgotten {
+        /// The forgotten records: when, and by which request.
+        forgotten: Vec<Forgotten>,
+        /// The ids never held, in increasing order.
+        unknown: Vec<RecordId>,
+    },
+    /// A new store's data holds records that the store it replaces had
+    /// forgotten ([`OnForgotten::Refuse`](super::OnForgotten::Refuse)):
+    /// nothing was written.
+    #[error(
+        "the data brings back {} record{} the replaced store forgot ({}{}); leave them out of the data, or skip them (OnForgotten::Skip, `mufc fit --skip-forgotten`)",
+        records.len(),
+        if records.len() == 1 { "" } else { "s" },
+        records.iter().take(5).map(|f| f.id.to_string()).collect::<Vec<_>>().join(", "),
+        if records.len() > 5 { ", ..." } else { "" }
+    )]
+    Forgotten {
+        /// The records, with their tombstones.
+        records: Vec<Forgotten>,
     },
     /// A record id occurs twice (in a request, or in the data of
     /// [`Store::fit`](super::Store::fit)).
     #[error("record id {0} occurs twice")]
     DuplicateRecord(RecordId),
-    /// A record id above [`RecordId::MAX`].
-    #[error("record id {0} is above the largest a store holds, 2^63 - 1")]
-    RecordOutOfRange(RecordId),
-    /// A client id above `2^63 - 1` (SQLite's integers are signed).
-    #[error("client id {0} is above the largest a store holds, 2^63 - 1")]
-    ClientOutOfRange(ClientId),
+    /// A client name occurs twice in the data of
+    /// [`Store::fit`](super::Store::fit).
+    #[error("client name {0} occurs twice")]
+    DuplicateClient(ClientName),
+    /// A record id or client name that a store cannot keep.
+    #[error(transparent)]
+    InvalidName(#[from] InvalidName),
+    /// A request names a client the store does not hold.
+    #[error("unknown client {name} (the store's clients: {known})")]
+    UnknownClient {
+        /// The name given.
+        name: String,
+        /// The store's clients, listed for people (the first ten).
+        known: String,
+    },
+    /// A request names a client whose whole removal was served already.
+    #[error("client {name} was already forgotten in request {request}{}", if *pending { " (erased from the store; its removal from the model is pending)" } else { "" })]
+    ClientForgotten {
+        /// The client.
+        name: ClientName,
+        /// The request that removed it.
+        request: u64,
+        /// Whether the model update still waits.
+        pending: bool,
+    },
     /// A client's record ids are not one per point.
     #[error("client {client} has {points} points but {records} record ids")]
     RecordCount {
         /// The client.
-        client: ClientId,
+        client: ClientName,
         /// Its points.
         points: usize,
         /// Its record ids.
@@ -134,11 +175,12 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// Another connection (another process) served a request since this
-    /// store was opened: the request was not applied, and the store was
-    /// reloaded from the file; serve it again.
+    /// Another connection (another process) served a request between
+    /// two reads that must agree (the state and the audit log): read
+    /// again. Requests never fail so: they reload the state under the
+    /// write lock and serve the request on it.
     #[error(
-        "the store changed since it was opened (another process served a request); reloaded: serve the request again"
+        "the store changed while it was read (another process served a request): read it again"
     )]
     Stale,
     /// A fault injected by a test
@@ -157,6 +199,25 @@ fn list(ids: &[RecordId]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+fn forgotten_list(forgotten: &[Forgotten]) -> String {
+    forgotten
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn unknown_tail(unknown: &[RecordId]) -> String {
+    if unknown.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; unknown record ids (the store never held them): {}",
+            list(unknown)
+        )
+    }
 }
 
 impl StoreError {

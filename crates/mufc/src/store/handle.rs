@@ -1,8 +1,7 @@
 //! The store: building one ([`Store::fit`]), opening one ([`Store::open`]),
-//! and what it tells ([`Store::predict`], [`Store::centroids`], the
-//! accessors).
+//! and the state it holds in memory ([`State`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, params};
@@ -10,11 +9,14 @@ use seeding::{BoxTransform, PointId};
 
 use super::error::StoreError;
 use super::fault::FaultPoint;
-use super::load::{Loaded, check_header, load, quick_check};
-use super::record::RecordId;
+use super::load::{check_header, load, quick_check};
+use super::record::{ClientName, RecordId};
+use super::reports::Forgotten;
 use super::rows::{checksum, client_blob, server_blob};
 use super::schema::{configure, create};
-use super::types::{ClientRecords, IfExists};
+pub(super) use super::state::State;
+use super::tombstone::{Buried, Inheritance, Secret};
+use super::types::{ClientRecords, FitOptions, IfExists, OnForgotten};
 use crate::{ClientId, Federation, FitReport, ValidConfig};
 
 /// A trained federation in an SQLite file, served request by request (see
@@ -24,7 +26,7 @@ use crate::{ClientId, Federation, FitReport, ValidConfig};
 ///
 /// ```
 /// use mufc::FederationConfig;
-/// use mufc::store::{ClientRecords, IfExists, Store};
+/// use mufc::store::{ClientRecords, FitOptions, Store};
 /// use nalgebra::DMatrix;
 /// use seeding::Dataset;
 ///
@@ -34,7 +36,7 @@ use crate::{ClientId, Federation, FitReport, ValidConfig};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("model.mufc");
 /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
-/// let (store, report) = Store::fit(&path, ClientRecords::numbered(clients), &config, IfExists::Refuse)?;
+/// let (store, report) = Store::fit(&path, ClientRecords::numbered(clients), &config, &FitOptions::new())?;
 /// assert_eq!(report.included.len(), 3);
 /// let centroids = store.centroids();
 /// assert_eq!(centroids.len(), 2);
@@ -45,22 +47,19 @@ use crate::{ClientId, Federation, FitReport, ValidConfig};
 /// // An existing store is not overwritten unless asked.
 /// drop(store);
 /// let again = ClientRecords::numbered(vec![Dataset::new(DMatrix::zeros(2, 4))?]);
-/// assert!(Store::fit(&path, again, &config, IfExists::Refuse).is_err());
+/// assert!(Store::fit(&path, again, &config, &FitOptions::new()).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct Store {
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
-    pub(super) fed: Federation,
-    pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
-    pub(super) model_version: u64,
-    /// The map from the data's coordinates to the model's, if training
-    /// used one.
-    pub(super) transform: Option<BoxTransform>,
-    pub(super) last_entry: i64,
+    pub(super) state: State,
     pub(super) fault: Option<FaultPoint>,
     pub(super) poisoned: bool,
+    /// The records [`Store::fit`] left out (forgotten by the store it
+    /// replaced).
+    pub(super) skipped: Vec<Forgotten>,
 }
 
 /// The rollback journal SQLite keeps next to `path` during a transaction.
@@ -70,13 +69,14 @@ fn journal_of(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
+pub(super) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
     let path = path.to_path_buf();
     move |source| StoreError::Io { what, path, source }
 }
 
-fn sql_client(id: ClientId) -> Result<i64, StoreError> {
-    i64::try_from(id.0).map_err(|_| StoreError::ClientOutOfRange(id))
+pub(super) fn sql_client(id: ClientId) -> i64 {
+    // Clients are numbered 0.. by the store: far below 2^63.
+    i64::try_from(id.0).unwrap_or(i64::MAX)
 }
 
 fn sql_point(id: PointId) -> Result<i64, StoreError> {
@@ -90,6 +90,11 @@ pub(super) fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// How long a busy connection waits for another process's transaction
+/// before it fails: requests queue behind each other, each holding the
+/// write lock for the time of one request (milliseconds to a second).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Opens `path` read-write, never creating it, with the store's settings.
 fn connect(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(
@@ -97,34 +102,40 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(StoreError::db("opening the database"))?;
-    // Another process's request holds the write lock for milliseconds:
-    // wait for it rather than fail at once.
-    conn.busy_timeout(std::time::Duration::from_secs(10))
+    conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(StoreError::db("setting the busy timeout"))?;
     Ok(conn)
 }
 
 /// Writes client `c`'s row (in a transaction of the caller's).
 pub(super) fn write_client(conn: &Connection, c: &crate::Client) -> Result<(), StoreError> {
-    let key = sql_client(c.id())?;
+    let key = sql_client(c.id());
     let blob = client_blob(c)?;
     let sum = checksum("clients", key, &blob);
-    conn.execute(
-        "INSERT OR REPLACE INTO clients (id, state, sha256) VALUES (?1, ?2, ?3)",
-        params![key, blob, sum.as_slice()],
-    )
-    .map_err(StoreError::db("writing a client's state"))?;
+    conn.prepare_cached("INSERT OR REPLACE INTO clients (id, state, sha256) VALUES (?1, ?2, ?3)")
+        .and_then(|mut s| s.execute(params![key, blob, sum.as_slice()]))
+        .map_err(StoreError::db("writing a client's state"))?;
     Ok(())
 }
 
-/// Writes the server row at `model_version`.
+/// Writes the server row of `state` at `model_version`.
 pub(super) fn write_server(
     conn: &Connection,
-    fed: &Federation,
+    state: &State,
     model_version: u64,
-    transform: Option<&BoxTransform>,
 ) -> Result<(), StoreError> {
-    let blob = server_blob(fed, model_version, transform)?;
+    write_server_of(conn, &state.fed, state, model_version)
+}
+
+/// Writes the server row of `fed`, with the rest of `state`, at
+/// `model_version`.
+pub(super) fn write_server_of(
+    conn: &Connection,
+    fed: &Federation,
+    state: &State,
+    model_version: u64,
+) -> Result<(), StoreError> {
+    let blob = server_blob(fed, model_version, state.transform.as_ref(), &state.names)?;
     let sum = checksum("server", 1, &blob);
     conn.execute(
         "INSERT OR REPLACE INTO server (id, state, sha256) VALUES (1, ?1, ?2)",
@@ -134,29 +145,37 @@ pub(super) fn write_server(
     Ok(())
 }
 
+/// What a new store is made of, besides its federation.
+pub(super) struct NewStore<'a> {
+    pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
+    pub(super) names: BTreeMap<ClientId, ClientName>,
+    pub(super) transform: Option<BoxTransform>,
+    pub(super) if_exists: IfExists,
+    pub(super) roster: Option<&'a [String]>,
+    pub(super) max_defer: u64,
+    pub(super) inheritance: Option<Inheritance>,
+}
+
 /// Writes a new store's every row into the empty database `conn`, in one
 /// transaction.
-fn write_new(
-    conn: &mut Connection,
-    fed: &Federation,
-    records: &HashMap<RecordId, (ClientId, PointId)>,
-    transform: Option<&BoxTransform>,
-    roster: Option<&[String]>,
-) -> Result<(), StoreError> {
+fn write_new(conn: &mut Connection, state: &State, new: &NewStore<'_>) -> Result<(), StoreError> {
     let tx = conn
         .transaction()
         .map_err(StoreError::db("starting the transaction"))?;
     create(&tx)?;
     let meta = StoreError::db("writing the metadata");
     tx.execute(
-        "INSERT INTO meta (key, value) VALUES ('created', ?1), ('mufc_version', ?2)",
+        "INSERT INTO meta (key, value) VALUES ('created', ?1), ('mufc_version', ?2), \
+         ('max_defer', ?3)",
         params![
             i64::try_from(unix_now()).unwrap_or(i64::MAX),
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            i64::try_from(new.max_defer).unwrap_or(i64::MAX),
         ],
     )
     .map_err(meta)?;
-    if let Some(names) = roster {
+    state.secret.write(&tx)?;
+    if let Some(names) = new.roster {
         let blob = postcard::to_allocvec(names).map_err(|e| StoreError::Database {
             context: "writing the roster",
             source: e.to_string().into(),
@@ -167,22 +186,46 @@ fn write_new(
         )
         .map_err(StoreError::db("writing the roster"))?;
     }
-    write_server(&tx, fed, 1, transform)?;
-    for c in fed.clients() {
+    write_server(&tx, state, 1)?;
+    for c in state.fed.clients() {
         write_client(&tx, c)?;
     }
     {
         let mut stmt = tx
             .prepare("INSERT INTO records (record, client, point) VALUES (?1, ?2, ?3)")
             .map_err(StoreError::db("writing the records"))?;
-        for (r, (c, p)) in records {
-            let r = r.to_sql().ok_or(StoreError::RecordOutOfRange(*r))?;
-            stmt.execute(params![r, sql_client(*c)?, sql_point(*p)?])
+        for (r, (c, p)) in &new.records {
+            stmt.execute(params![r.to_sql(), sql_client(*c), sql_point(*p)?])
                 .map_err(StoreError::db("writing the records"))?;
         }
     }
+    if let Some(i) = &new.inheritance {
+        i.write(&tx)?;
+    }
     tx.commit()
         .map_err(StoreError::db("committing the new store"))
+}
+
+/// The secret and tombstones of the store at `path` that a new store
+/// replaces: `None` when there is no file, or a file that is not a store
+/// (replacing it was asked for).
+fn inheritance(path: &Path) -> Result<Option<Inheritance>, StoreError> {
+    if path.symlink_metadata().is_err() {
+        return Ok(None);
+    }
+    let conn = connect(path)?;
+    match check_header(&conn, path) {
+        Err(StoreError::NotAStore { .. }) => return Ok(None),
+        other => other?,
+    }
+    configure(&conn)?;
+    let tx = conn
+        .unchecked_transaction()
+        .map_err(StoreError::db("reading the replaced store"))?;
+    let i = Inheritance::read(&tx).map_err(|e| StoreError::Corrupt {
+        reason: format!("the store being replaced keeps tombstones that do not read back ({e}): move it away first"),
+    })?;
+    Ok(Some(i))
 }
 
 impl Store {
@@ -190,58 +233,44 @@ impl Store {
     /// `clients` with `config` and writes it to a new store at `path`
     /// (model version 1), atomically: the database is written to a
     /// temporary file next to `path` and renamed to it once committed.
+    /// The clients are numbered `0..` in the order given (their
+    /// [`ClientId`]s, from which their seeds derive) and named as given.
     /// Returns the store and the training report.
+    ///
+    /// Replacing a store ([`FitOptions::replace`]) keeps its secret and
+    /// its tombstones: a record it had forgotten is refused, or left out
+    /// ([`OnForgotten`]), never brought back silently.
     ///
     /// # Errors
     ///
-    /// [`StoreError::Exists`] with [`IfExists::Refuse`] when `path` (or a
-    /// rollback journal of it) exists; [`StoreError::DuplicateRecord`],
-    /// [`StoreError::RecordOutOfRange`], [`StoreError::ClientOutOfRange`]
-    /// for ids a store cannot hold; [`StoreError::Mufc`] for the errors of
-    /// [`Federation::with_ids`]; [`StoreError::Io`] and
+    /// [`StoreError::Exists`] when `path` (or a rollback journal of it)
+    /// exists and replacing was not asked for;
+    /// [`StoreError::DuplicateRecord`], [`StoreError::DuplicateClient`];
+    /// [`StoreError::Forgotten`] for forgotten records (with
+    /// [`OnForgotten::Refuse`]); [`StoreError::Mufc`] for the errors of
+    /// [`Federation::with_ids`]; [`StoreError::InvalidTransform`] for a
+    /// transform of another dimension; [`StoreError::Io`] and
     /// [`StoreError::Database`] when writing fails (nothing is left at
     /// `path` then).
     ///
     /// # Example
     ///
-    /// See [`Store`].
-    pub fn fit(
-        path: impl AsRef<Path>,
-        clients: Vec<ClientRecords>,
-        config: &ValidConfig,
-        if_exists: IfExists,
-    ) -> Result<(Self, FitReport), StoreError> {
-        Self::fit_transformed(path, clients, config, if_exists, None)
-    }
-
-    /// As [`Self::fit`], for data that `transform` mapped into the
-    /// model's coordinates (the clients' points are the mapped ones): the
-    /// store keeps the map, so that [`Self::predict`] takes points in the
-    /// data's own coordinates and [`Self::centroids`] gives them there.
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::fit`]; [`StoreError::InvalidTransform`] for a transform
-    /// of another dimension than the points'.
-    ///
-    /// # Example
-    ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, IfExists, Store};
+    /// use mufc::store::{ClientRecords, FitOptions, RecordId, Store, StoreError};
     /// use nalgebra::DMatrix;
     /// use seeding::{BoxTransform, Dataset};
     ///
-    /// // Data in metres, mapped into the box by (x - 100) / 400.
-    /// let t = BoxTransform::new(vec![100.0, 100.0], 1.0 / 400.0)?;
     /// let clients: Vec<Dataset> = (0..3)
     ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
     ///     .collect::<Result<_, _>>()?;
     /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("m.mufc");
     /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
-    /// let (store, _) = Store::fit_transformed(
-    ///     dir.path().join("m.mufc"), ClientRecords::numbered(clients), &config, IfExists::Refuse, Some(t.clone()),
-    /// )?;
+    /// // Data in metres, mapped into the box by (x - 100) / 400.
+    /// let t = BoxTransform::new(vec![100.0, 100.0], 1.0 / 400.0)?;
+    /// let options = FitOptions::new().with_transform(Some(t.clone()));
+    /// let (mut store, _) = Store::fit(&path, ClientRecords::numbered(clients.clone()), &config, &options)?;
     /// // Centroids in metres; a point in metres is predicted as its
     /// // mapped point would be.
     /// let c = store.centroids();
@@ -249,17 +278,23 @@ impl Store {
     /// let metres = DMatrix::from_column_slice(2, 1, &c[0].coords);
     /// assert_eq!(store.predict(&metres)?, vec![0]);
     /// assert_eq!(store.transform(), Some(&t));
+    /// store.forget(&[RecordId::from(3), RecordId::from(40)])?;
+    /// drop(store);
+    /// // Fitting the original data again over it: the forgotten records
+    /// // are refused, not brought back.
+    /// let again = Store::fit(&path, ClientRecords::numbered(clients), &config, &options.replace(true));
+    /// assert!(matches!(again, Err(StoreError::Forgotten { records }) if records.len() == 2));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn fit_transformed(
+    pub fn fit(
         path: impl AsRef<Path>,
         clients: Vec<ClientRecords>,
         config: &ValidConfig,
-        if_exists: IfExists,
-        transform: Option<BoxTransform>,
+        options: &FitOptions,
     ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
         let journal = journal_of(path);
+        let if_exists = options.if_exists();
         if if_exists == IfExists::Refuse {
             // Checked before training, which may take long; the rename
             // below checks again.
@@ -271,39 +306,98 @@ impl Store {
                 }
             }
         }
+        let inherited = match if_exists {
+            IfExists::Replace => inheritance(path)?,
+            IfExists::Refuse => None,
+        };
+        let secret = match &inherited {
+            Some(i) => i.secret.clone(),
+            None => Secret::generate()?,
+        };
+        let buried: HashSet<[u8; 32]> = inherited
+            .iter()
+            .flat_map(|i| i.tombstones.iter().map(|t| t.tag))
+            .collect();
         let mut records = HashMap::new();
+        let mut names = BTreeMap::new();
+        let mut by_name = HashMap::new();
         let mut data = Vec::with_capacity(clients.len());
-        for c in clients {
-            let (id, d, recs) = c.into_parts();
-            sql_client(id)?;
-            for (&point, &r) in d.ids().iter().zip(&recs) {
-                r.to_sql().ok_or(StoreError::RecordOutOfRange(r))?;
-                if records.insert(r, (id, point)).is_some() {
-                    return Err(StoreError::DuplicateRecord(r));
+        let mut skipped = Vec::new();
+        for (c, l) in clients.into_iter().zip(0u64..) {
+            let (name, mut d, recs) = c.into_parts();
+            let id = ClientId(l);
+            if by_name.insert(name.clone(), id).is_some() {
+                return Err(StoreError::DuplicateClient(name));
+            }
+            let mut drop = Vec::new();
+            for (&point, r) in d.ids().iter().zip(&recs) {
+                if buried.contains(&secret.tag(r)) {
+                    skipped.push(Forgotten {
+                        id: r.clone(),
+                        request: 0,
+                        erased_at: 0,
+                        client: None,
+                        applied: None,
+                        inherited: true,
+                    });
+                    drop.push(point);
+                    continue;
+                }
+                if records.insert(r.clone(), (id, point)).is_some() {
+                    return Err(StoreError::DuplicateRecord(r.clone()));
                 }
             }
+            if !drop.is_empty() {
+                d = d.without(&drop).map_err(crate::MufcError::from)?;
+            }
+            names.insert(id, name);
             data.push((id, d));
         }
-        let fed = Federation::with_ids(data, config)?;
+        if !skipped.is_empty() {
+            // Fill in what the tombstones know.
+            if let Some(i) = &inherited {
+                let by_tag: HashMap<[u8; 32], &Buried> =
+                    i.tombstones.iter().map(|t| (t.tag, t)).collect();
+                for f in &mut skipped {
+                    if let Some(b) = by_tag.get(&secret.tag(&f.id)) {
+                        f.request = u64::try_from(b.request).unwrap_or(0);
+                        f.erased_at = u64::try_from(b.erased).unwrap_or(0);
+                    }
+                }
+            }
+            if options.forgotten() == OnForgotten::Refuse {
+                return Err(StoreError::Forgotten { records: skipped });
+            }
+        }
+        // A client all of whose records were forgotten holds nothing.
+        let kept: Vec<(ClientId, seeding::Dataset)> =
+            data.into_iter().filter(|(_, d)| !d.is_empty()).collect();
+        let fed = Federation::with_ids(kept, config)?;
         let report = fed.fit_report().clone();
-        let store = Self::create_new(path, fed, records, transform, if_exists, None)?;
+        let new = NewStore {
+            records,
+            names,
+            transform: options.transform().cloned(),
+            if_exists,
+            roster: None,
+            max_defer: options.max_defer().as_secs(),
+            inheritance: inherited,
+        };
+        let mut store = Self::create_new(path, fed, new, secret)?;
+        store.skipped = skipped;
         Ok((store, report))
     }
 
-    /// Writes `fed` (and its `records`, its input `transform`, the
-    /// `roster` of a federation run across processes) to a new store at
-    /// `path`, atomically: a temporary file next to `path`, renamed to it
-    /// once committed.
+    /// Writes `fed` and `new` to a new store at `path`, atomically: a
+    /// temporary file next to `path`, renamed to it once committed.
     pub(super) fn create_new(
         path: &Path,
         fed: Federation,
-        records: HashMap<RecordId, (ClientId, PointId)>,
-        transform: Option<BoxTransform>,
-        if_exists: IfExists,
-        roster: Option<&[String]>,
+        new: NewStore<'_>,
+        secret: Secret,
     ) -> Result<Self, StoreError> {
         let journal = journal_of(path);
-        if let Some(t) = &transform
+        if let Some(t) = &new.transform
             && t.offset().len() != fed.dim()
         {
             return Err(StoreError::InvalidTransform {
@@ -314,6 +408,26 @@ impl Store {
                 ),
             });
         }
+        let by_name = new.names.iter().map(|(c, n)| (n.clone(), *c)).collect();
+        let NewStore {
+            names,
+            transform,
+            if_exists,
+            max_defer,
+            ..
+        } = &new;
+        let mut state = State {
+            fed,
+            records: HashMap::new(),
+            names: names.clone(),
+            by_name,
+            model_version: 1,
+            transform: transform.clone(),
+            last_entry: 0,
+            secret,
+            max_defer: *max_defer,
+        };
+        let if_exists = *if_exists;
 
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -327,7 +441,7 @@ impl Store {
         {
             let mut conn = connect(tmp.path())?;
             configure(&conn)?;
-            write_new(&mut conn, &fed, &records, transform.as_ref(), roster)?;
+            write_new(&mut conn, &state, &new)?;
             conn.close()
                 .map_err(|(_, e)| StoreError::db("closing the new store")(e))?;
         }
@@ -358,16 +472,14 @@ impl Store {
         crate::persist::save::sync_dir(dir).map_err(io("flush the directory", dir))?;
         let conn = connect(path)?;
         configure(&conn)?;
+        state.records = new.records;
         Ok(Self {
             conn,
             path: path.to_path_buf(),
-            fed,
-            records,
-            model_version: 1,
-            transform,
-            last_entry: 0,
+            state,
             fault: None,
             poisoned: false,
+            skipped: Vec::new(),
         })
     }
 
@@ -377,16 +489,18 @@ impl Store {
     /// [`Federation::load`] does: each client's clustering from its
     /// points, the server's from the decoded counts, all checked against
     /// the stored seeds and counts) and checks that the records name every
-    /// point once. A crash in a request's transaction is rolled back here
-    /// (SQLite's hot journal).
+    /// point once. Everything is read in one read transaction: another
+    /// process's request is either wholly in what it reads or not at all.
+    /// A crash in a request's transaction is rolled back here (SQLite's
+    /// hot journal).
     ///
     /// # Errors
     ///
     /// [`StoreError::Io`] when `path` cannot be read (it is never
     /// created), [`StoreError::NotAStore`], [`StoreError::SchemaVersion`]
     /// (naming the version found), [`StoreError::Corrupt`] for any damage
-    /// found, [`StoreError::Database`] for other SQLite errors (a locked
-    /// database, ...).
+    /// found, [`StoreError::Database`] for other SQLite errors (a
+    /// database locked for longer than a minute, ...).
     ///
     /// # Example
     ///
@@ -406,39 +520,49 @@ impl Store {
         let conn = connect(path)?;
         check_header(&conn, path)?;
         configure(&conn)?;
-        quick_check(&conn, path)?;
-        let Loaded {
-            fed,
-            records,
-            model_version,
-            transform,
-            last_entry,
-        } = load(&conn)?;
+        let state = {
+            let tx = conn
+                .unchecked_transaction()
+                .map_err(StoreError::db("starting a read transaction"))?;
+            quick_check(&tx, path)?;
+            let state = load(&tx)?;
+            tx.finish()
+                .map_err(StoreError::db("ending the read transaction"))?;
+            state
+        };
         Ok(Self {
             conn,
             path: path.to_path_buf(),
-            fed,
-            records,
-            model_version,
-            transform,
-            last_entry,
+            state,
             fault: None,
             poisoned: false,
+            skipped: Vec::new(),
         })
     }
 
     /// Reloads the state from the file after a failed write; the store is
     /// poisoned if that fails too.
     pub(super) fn reload(&mut self) {
-        match load(&self.conn) {
-            Ok(l) => {
-                self.fed = l.fed;
-                self.records = l.records;
-                self.model_version = l.model_version;
-                self.transform = l.transform;
-                self.last_entry = l.last_entry;
-            }
+        let loaded = self
+            .conn
+            .unchecked_transaction()
+            .map_err(StoreError::db("starting a read transaction"))
+            .and_then(|tx| {
+                let s = load(&tx)?;
+                tx.finish()
+                    .map_err(StoreError::db("ending the read transaction"))?;
+                Ok(s)
+            });
+        match loaded {
+            Ok(s) => self.state = s,
             Err(_) => self.poisoned = true,
         }
+    }
+
+    /// The records [`Self::fit`] left out because the store it replaced
+    /// had forgotten them ([`OnForgotten::Skip`]); empty otherwise, and
+    /// for a store opened.
+    pub fn skipped(&self) -> &[Forgotten] {
+        &self.skipped
     }
 }

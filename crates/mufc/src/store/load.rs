@@ -6,24 +6,15 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::Connection;
-use seeding::{BoxTransform, Dataset, PointId};
+use seeding::{Dataset, PointId};
 
 use super::error::StoreError;
 use super::record::RecordId;
 use super::rows::{assemble, checksum, parse_client, parse_server};
 use super::schema::{APPLICATION_ID, SCHEMA_VERSION};
+use super::state::State;
+use super::tombstone::Secret;
 use crate::{ClientId, Federation};
-
-/// What a store holds, loaded.
-#[derive(Debug)]
-pub(super) struct Loaded {
-    pub(super) fed: Federation,
-    pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
-    pub(super) model_version: u64,
-    pub(super) transform: Option<BoxTransform>,
-    /// The last journal entry: another connection's request adds one.
-    pub(super) last_entry: i64,
-}
 
 /// Refuses a file that is not a store of this schema version.
 pub(super) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreError> {
@@ -109,8 +100,9 @@ fn verified(table: &str, key: i64, blob: &[u8], sum: &[u8]) -> Result<(), StoreE
     }
 }
 
-/// Every row, checked, and the federation rebuilt from them.
-pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
+/// Every row, checked, and the federation rebuilt from them (in the
+/// caller's read transaction, so that all is one snapshot).
+pub(super) fn load(conn: &Connection) -> Result<State, StoreError> {
     let db = StoreError::db("reading the state");
     let (blob, sum): (Vec<u8>, Vec<u8>) = conn
         .query_row("SELECT state, sha256 FROM server WHERE id = 1", [], |r| {
@@ -127,6 +119,13 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
     let mut server = parse_server(&blob)?;
     let model_version = server.model_version;
     let transform = server.transform.take();
+    let names: std::collections::BTreeMap<ClientId, super::record::ClientName> =
+        std::mem::take(&mut server.names).into_iter().collect();
+    let by_name: HashMap<super::record::ClientName, ClientId> =
+        names.iter().map(|(c, n)| (n.clone(), *c)).collect();
+    if by_name.len() != names.len() {
+        return Err(StoreError::corrupt("two clients have the same name"));
+    }
 
     let mut clients: Vec<(ClientId, Dataset, Vec<PointId>)> = Vec::new();
     let mut stmt = conn
@@ -169,13 +168,35 @@ pub(super) fn load(conn: &Connection) -> Result<Loaded, StoreError> {
             fed.dim()
         )));
     }
+    if let Some(c) = fed
+        .client_ids()
+        .into_iter()
+        .find(|c| !names.contains_key(c))
+    {
+        return Err(StoreError::corrupt(format!("client {c} has no name")));
+    }
     let records = load_records(conn, &fed)?;
-    Ok(Loaded {
+    let max_defer: i64 = conn
+        .query_row("SELECT value FROM meta WHERE key = 'max_defer'", [], |r| {
+            r.get(0)
+        })
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => {
+                StoreError::corrupt("the deferral limit (max_defer) is missing")
+            }
+            e => StoreError::db("reading the deferral limit")(e),
+        })?;
+    Ok(State {
         fed,
         records,
+        names,
+        by_name,
         model_version,
         transform,
         last_entry: last_entry(conn)?,
+        secret: Secret::read(conn)?,
+        max_defer: u64::try_from(max_defer)
+            .map_err(|_| StoreError::corrupt("a negative deferral limit"))?,
     })
 }
 
@@ -200,14 +221,9 @@ fn load_records(
     let mut records = HashMap::new();
     let mut points = HashSet::new();
     while let Some(row) = rows.next().map_err(db)? {
-        let (record, client, point): (i64, i64, i64) = (
-            row.get(0).map_err(db)?,
-            row.get(1).map_err(db)?,
-            row.get(2).map_err(db)?,
-        );
-        let record = u64::try_from(record)
-            .map(RecordId)
-            .map_err(|_| StoreError::corrupt(format!("negative record id {record}")))?;
+        let record =
+            RecordId::from_sql(row.get_ref(0).map_err(db)?).map_err(StoreError::corrupt)?;
+        let (client, point): (i64, i64) = (row.get(1).map_err(db)?, row.get(2).map_err(db)?);
         let client = client_id(client)?;
         let point = u64::try_from(point)
             .map(PointId)
@@ -223,7 +239,9 @@ fn load_records(
                 }
             )));
         }
-        records.insert(record, (client, point));
+        if records.insert(record.clone(), (client, point)).is_some() {
+            return Err(StoreError::corrupt(format!("record {record} occurs twice")));
+        }
     }
     if records.len() != fed.num_points() {
         return Err(StoreError::corrupt(format!(

@@ -8,17 +8,20 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::error::StoreError;
+use super::record::ClientName;
+use crate::federation::unsent::Unsent;
 use crate::persist::body::{Repr, SavedTree};
 use crate::{Client, ClientId, Federation, FitReport, PendingRequest, RemovalReport, ValidConfig};
 
 /// The server row, written from references. The fields of a saved
 /// federation's body but the clients (`persist::body`; the groups
-/// included, with their counts), the model version and the input
-/// transform.
+/// included, with their counts), the model version, the input transform
+/// and the name of every client the store held (version 4).
 #[derive(Serialize)]
 struct ServerRef<'a> {
     model_version: u64,
     transform: Option<&'a BoxTransform>,
+    names: Vec<(ClientId, &'a ClientName)>,
     config: &'a ValidConfig,
     dim: usize,
     counts: Vec<(&'a BigUint, u64)>,
@@ -28,6 +31,7 @@ struct ServerRef<'a> {
     applied_requests: u64,
     history: &'a [RemovalReport],
     pending: &'a [PendingRequest],
+    unsent: Vec<(ClientId, &'a Unsent)>,
     tree: Option<SavedTree>,
 }
 
@@ -36,6 +40,7 @@ struct ServerRef<'a> {
 pub(super) struct ServerState {
     pub(super) model_version: u64,
     pub(super) transform: Option<BoxTransform>,
+    pub(super) names: Vec<(ClientId, ClientName)>,
     config: ValidConfig,
     dim: usize,
     counts: Vec<(BigUint, u64)>,
@@ -45,6 +50,7 @@ pub(super) struct ServerState {
     pub(super) applied_requests: u64,
     history: Vec<RemovalReport>,
     pending: Vec<PendingRequest>,
+    unsent: Vec<(ClientId, Unsent)>,
     tree: Option<SavedTree>,
 }
 
@@ -53,10 +59,12 @@ pub(super) fn server_blob(
     fed: &Federation,
     model_version: u64,
     transform: Option<&BoxTransform>,
+    names: &std::collections::BTreeMap<ClientId, ClientName>,
 ) -> Result<Vec<u8>, StoreError> {
     let state = ServerRef {
         model_version,
         transform,
+        names: names.iter().map(|(c, n)| (*c, n)).collect(),
         config: fed.config(),
         dim: fed.dim(),
         counts: fed.server().counts().iter().map(|(b, &n)| (b, n)).collect(),
@@ -70,6 +78,7 @@ pub(super) fn server_blob(
         // every commit slower than the last.
         history: fed.history().last().map_or(&[][..], std::slice::from_ref),
         pending: fed.pending(),
+        unsent: fed.unsent().iter().map(|(c, u)| (*c, u)).collect(),
         tree: fed.saved_tree(),
     };
     encode(&state)
@@ -138,6 +147,7 @@ pub(super) fn assemble(
         fit_report: server.fit_report,
         history: server.history,
         pending: server.pending,
+        unsent: server.unsent,
         tree: server.tree,
     }
 }

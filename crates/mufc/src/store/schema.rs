@@ -6,15 +6,19 @@ use rusqlite::Connection;
 use super::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-/// Version 3 added the topology to the configuration and the groups to
-/// the server row; version 2 the input transform.
-pub(super) const SCHEMA_VERSION: i64 = 3;
+/// Version 4 added the clients' names (in the server row), record ids
+/// as written (integers or text), the tombstones of forgotten records,
+/// the per-store secret and deferral deadline, and the audit's erasure
+/// and model times; version 3 the topology and the groups; version 2 the
+/// input transform.
+pub(super) const SCHEMA_VERSION: i64 = 4;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite
 /// file is refused as such.
 pub(super) const APPLICATION_ID: i64 = 0x4D55_4643;
 
-/// The tables (STRICT: SQLite refuses a value of the wrong type).
+/// The tables (STRICT: SQLite refuses a value of the wrong type; a record
+/// id is `ANY`, kept as the integer or the text it was given as).
 const TABLES: &str = "
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
@@ -31,11 +35,21 @@ CREATE TABLE clients (
     sha256 BLOB NOT NULL
 ) STRICT;
 CREATE TABLE records (
-    record INTEGER PRIMARY KEY,
+    record ANY PRIMARY KEY,
     client INTEGER NOT NULL,
     point INTEGER NOT NULL,
     UNIQUE (client, point)
 ) STRICT;
+CREATE TABLE tombstones (
+    tag BLOB PRIMARY KEY,
+    request INTEGER NOT NULL,
+    client INTEGER NOT NULL,
+    erased INTEGER NOT NULL,
+    version INTEGER,
+    applied INTEGER,
+    inherited INTEGER NOT NULL
+) STRICT;
+CREATE INDEX tombstones_waiting ON tombstones (client) WHERE version IS NULL;
 CREATE TABLE journal (
     entry INTEGER PRIMARY KEY,
     request INTEGER NOT NULL,
@@ -47,14 +61,17 @@ CREATE TABLE audit (
     entry INTEGER PRIMARY KEY,
     request INTEGER NOT NULL,
     time INTEGER NOT NULL,
-    client INTEGER NOT NULL,
+    client TEXT NOT NULL,
     points INTEGER NOT NULL,
     whole_client INTEGER NOT NULL,
     reseeded INTEGER NOT NULL,
     outcome TEXT NOT NULL,
     applied TEXT NOT NULL,
+    erased INTEGER NOT NULL,
+    removed INTEGER,
     version_before INTEGER NOT NULL,
-    version_after INTEGER NOT NULL
+    version_after INTEGER NOT NULL,
+    warning TEXT
 ) STRICT;
 ";
 

@@ -8,8 +8,11 @@ use std::path::Path;
 
 use super::audit::{begin, joined, write_audit, write_journal};
 use super::error::StoreError;
-use super::handle::{Store, unix_now, write_server};
-use super::types::{AuditEntry, AuditOutcome, IfExists};
+use super::handle::{NewStore, Store, unix_now, write_server_of};
+use super::record::ClientName;
+use super::reports::{AuditEntry, AuditOutcome};
+use super::tombstone::Secret;
+use super::types::{DEFAULT_MAX_DEFER, IfExists};
 use crate::{ClientId, Federation};
 
 /// What the journal and the audit log keep of one committed round across
@@ -53,14 +56,21 @@ impl Store {
             )
             .into());
         }
-        Self::create_new(
-            path.as_ref(),
-            fed,
-            HashMap::new(),
-            None,
+        let names = roster
+            .iter()
+            .zip(0u64..)
+            .map(|(n, c)| Ok((ClientId(c), ClientName::new(n)?)))
+            .collect::<Result<_, StoreError>>()?;
+        let new = NewStore {
+            records: HashMap::new(),
+            names,
+            transform: None,
             if_exists,
-            Some(roster),
-        )
+            roster: Some(roster),
+            max_defer: DEFAULT_MAX_DEFER.as_secs(),
+            inheritance: None,
+        };
+        Self::create_new(path.as_ref(), fed, new, Secret::generate()?)
     }
 
     /// The roster of a server's store (`None` for a store of a federation
@@ -105,7 +115,7 @@ impl Store {
             .into());
         }
         let time = unix_now();
-        let version_before = self.model_version;
+        let version_before = self.state.model_version;
         let version_after = version_before.saturating_add(1);
         let named = format!(
             "round {}; requests {}; included {}; dropped {}",
@@ -119,9 +129,9 @@ impl Store {
             ids(&entry.included),
             ids(&entry.dropped)
         );
-        let tx = begin(&mut self.conn, self.last_entry)?;
+        let tx = begin(&self.conn, self.state.last_entry)?;
         let journal = write_journal(&tx, entry.round, time, "round", &named)?;
-        write_server(&tx, &fed, version_after, None)?;
+        write_server_of(&tx, &fed, &self.state, version_after)?;
         for (client, request) in &entry.requests {
             // A client's points are its own: the server knows only that
             // its request was served (or waits for the next round).
@@ -131,7 +141,7 @@ impl Store {
                 &AuditEntry {
                     request: *request,
                     time,
-                    client: *client,
+                    client: self.state.name(*client),
                     points: 0,
                     whole_client: false,
                     reseeded: false,
@@ -141,15 +151,19 @@ impl Store {
                         AuditOutcome::Deferred
                     },
                     applied: if applied { vec![*request] } else { Vec::new() },
+                    // The client erased the points itself when it asked.
+                    erased_at: time,
+                    removed_at: applied.then_some(time),
                     version_before,
                     version_after,
+                    warning: None,
                 },
             )?;
         }
         tx.commit().map_err(StoreError::db("committing"))?;
-        self.last_entry = journal;
-        self.model_version = version_after;
-        self.fed = fed;
+        self.state.last_entry = journal;
+        self.state.model_version = version_after;
+        self.state.fed = fed;
         Ok(())
     }
 }

@@ -1,61 +1,68 @@
-//! The store's inputs and reports: the clients' data with record ids, the
-//! report of a request, an audit entry, a centroid.
+//! The store's inputs: the clients' data with their names and record
+//! ids, the options of a new store, a centroid.
 
 use std::time::Duration;
 
-use seeding::Dataset;
+use seeding::{BoxTransform, Dataset};
 
 use super::error::StoreError;
-use super::record::RecordId;
-use crate::{ClientId, RemovalOutcome, RemovalReport};
+use super::record::{ClientName, RecordId};
 
-/// One client's data for [`Store::fit`](super::Store::fit): its id, its
-/// points and the stable id of each point ([`RecordId`], in the points'
-/// order).
+/// One client's data for [`Store::fit`](super::Store::fit): its name, its
+/// points and the id of each point ([`RecordId`], in the points' order).
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::ClientId;
-/// use mufc::store::{ClientRecords, RecordId};
+/// use mufc::store::{ClientName, ClientRecords, RecordId};
 /// use nalgebra::DMatrix;
 /// use seeding::Dataset;
 ///
 /// let data = Dataset::new(DMatrix::from_fn(2, 3, |r, c| (r + c) as f64 / 10.0))?;
-/// let c = ClientRecords::new(ClientId(4), data.clone(), vec![RecordId(900), RecordId(17), RecordId(5)])?;
-/// assert_eq!(c.records()[1], RecordId(17));
-/// assert!(ClientRecords::new(ClientId(4), data, vec![RecordId(1)]).is_err());
+/// let ids = vec![RecordId::parse("P-900")?, RecordId::from(17), RecordId::from(5)];
+/// let c = ClientRecords::new(ClientName::new("site-4")?, data.clone(), ids)?;
+/// assert_eq!(c.records()[1], RecordId::from(17));
+/// assert_eq!(c.name().as_str(), "site-4");
+/// assert!(ClientRecords::new(ClientName::new("site-4")?, data, vec![RecordId::from(1)]).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ClientRecords {
-    id: ClientId,
+    name: ClientName,
     data: Dataset,
     records: Vec<RecordId>,
 }
 
 impl ClientRecords {
-    /// Client `id` holding `data`, whose point at position `i` is record
-    /// `records[i]`.
+    /// Client `name` holding `data`, whose point at position `i` is
+    /// record `records[i]`.
     ///
     /// # Errors
     ///
     /// [`StoreError::RecordCount`] unless there is one record per point.
-    pub fn new(id: ClientId, data: Dataset, records: Vec<RecordId>) -> Result<Self, StoreError> {
+    pub fn new(
+        name: ClientName,
+        data: Dataset,
+        records: Vec<RecordId>,
+    ) -> Result<Self, StoreError> {
         if records.len() != data.len() {
             return Err(StoreError::RecordCount {
-                client: id,
+                client: name,
                 points: data.len(),
                 records: records.len(),
             });
         }
-        Ok(Self { id, data, records })
+        Ok(Self {
+            name,
+            data,
+            records,
+        })
     }
 
-    /// Clients `ClientId(0)`, `ClientId(1)`, ... holding `clients`, their
-    /// records numbered by row of the concatenated data: client 0's
-    /// points are records `0 .. n0`, client 1's `n0 .. n0 + n1`, ...
-    /// (data without an id column).
+    /// Clients named `0`, `1`, ... holding `clients`, their records
+    /// numbered by row of the concatenated data: client 0's points are
+    /// records `0 .. n0`, client 1's `n0 .. n0 + n1`, ... (data without
+    /// an id column).
     ///
     /// # Example
     ///
@@ -67,24 +74,27 @@ impl ClientRecords {
     /// let a = Dataset::new(DMatrix::from_fn(1, 2, |_, c| c as f64 / 10.0))?;
     /// let b = Dataset::new(DMatrix::from_fn(1, 3, |_, c| c as f64 / 10.0))?;
     /// let v = ClientRecords::numbered(vec![a, b]);
-    /// assert_eq!(v[1].records(), &[RecordId(2), RecordId(3), RecordId(4)]);
+    /// assert_eq!(v[1].name().as_str(), "1");
+    /// assert_eq!(v[1].records(), &[RecordId::from(2), RecordId::from(3), RecordId::from(4)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn numbered(clients: Vec<Dataset>) -> Vec<Self> {
-        let mut next = 0u64;
+        let mut next = 0i64;
         clients
             .into_iter()
             .zip(0u64..)
             .map(|(data, l)| {
                 let records = (0..data.len())
                     .map(|_| {
-                        let r = RecordId(next);
+                        let r = RecordId::from(next);
                         next = next.saturating_add(1);
                         r
                     })
                     .collect();
                 Self {
-                    id: ClientId(l),
+                    // A number is a name.
+                    name: ClientName::new(&l.to_string())
+                        .unwrap_or_else(|_| unreachable!("a number is a valid name")),
                     data,
                     records,
                 }
@@ -92,9 +102,9 @@ impl ClientRecords {
             .collect()
     }
 
-    /// The client's id.
-    pub fn id(&self) -> ClientId {
-        self.id
+    /// The client's name.
+    pub fn name(&self) -> &ClientName {
+        &self.name
     }
 
     /// The client's points.
@@ -107,8 +117,8 @@ impl ClientRecords {
         &self.records
     }
 
-    pub(super) fn into_parts(self) -> (ClientId, Dataset, Vec<RecordId>) {
-        (self.id, self.data, self.records)
+    pub(super) fn into_parts(self) -> (ClientName, Dataset, Vec<RecordId>) {
+        (self.name, self.data, self.records)
     }
 }
 
@@ -121,168 +131,138 @@ impl ClientRecords {
 ///
 /// assert_ne!(IfExists::Refuse, IfExists::Replace);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IfExists {
     /// Refuse with [`StoreError::Exists`]: a store holds the only record
     /// of the requests it served.
+    #[default]
     Refuse,
     /// Replace it (atomically: the new store is written next to it and
-    /// renamed over it).
+    /// renamed over it). The replaced store's tombstones carry over: a
+    /// record it forgot may not come back (see [`OnForgotten`]).
     Replace,
 }
 
-/// What one request did ([`Store::forget`](super::Store::forget)): returned
-/// only once it is committed.
+/// What [`Store::fit`](super::Store::fit) does with a record that the
+/// store it replaces had forgotten ([`IfExists::Replace`]): a re-import
+/// of the original data must not bring an erased record back silently.
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::FederationConfig;
-/// use mufc::store::{ClientRecords, IfExists, RecordId, Store};
-/// use nalgebra::DMatrix;
-/// use seeding::Dataset;
+/// use mufc::store::OnForgotten;
 ///
-/// let clients: Vec<Dataset> = (0..3)
-///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
-///     .collect::<Result<_, _>>()?;
-/// let dir = tempfile::tempdir()?;
-/// let config = FederationConfig::new(2).gamma(0.1).validate()?;
-/// let (mut store, _) = Store::fit(dir.path().join("m.mufc"), ClientRecords::numbered(clients), &config, IfExists::Refuse)?;
-/// // A lone client's request waits (docs/threat-model.md U3) ...
-/// let r = store.forget(&[RecordId(3)])?;
-/// assert!(r.outcome.is_deferred());
-/// assert_eq!((r.version_before, r.version_after), (1, 1));
-/// // ... until another client's request applies both.
-/// let r = store.forget(&[RecordId(40)])?;
-/// assert_eq!(r.applied_requests, vec![1, 2]);
-/// assert_eq!(r.removed_points, 2);
-/// assert_eq!((r.version_before, r.version_after), (1, 2));
-/// assert!(r.centroid_shift.is_some());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// assert_eq!(OnForgotten::default(), OnForgotten::Refuse);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct ForgetReport {
-    /// The request's number (1 for the store's first request).
-    pub request: u64,
-    /// Applied, or deferred by the privacy policy (then nothing is removed
-    /// yet; see the module docs).
-    pub outcome: RemovalOutcome,
-    /// The records this request named (0 for a whole client).
-    pub records: usize,
-    /// The clients this request named, in id order.
-    pub clients: Vec<ClientId>,
-    /// The requests this round applied (earlier deferred ones and this
-    /// one), in order; empty when deferred.
-    pub applied_requests: Vec<u64>,
-    /// The points removed by the round, whole clients included.
-    pub removed_points: usize,
-    /// The clients removed whole.
-    pub removed_clients: Vec<ClientId>,
-    /// The clients that reseeded (Algorithm 3).
-    pub reseeded: Vec<ClientId>,
-    /// How far the server's centroids moved, in the data's coordinates:
-    /// the Hausdorff distance between the centroids before and after (the
-    /// largest distance from a centroid of either set to the nearest of
-    /// the other, so the order K-means lists them in does not matter);
-    /// `None` when there is no model before or after; `Some(0.0)` when
-    /// deferred.
-    pub centroid_shift: Option<f64>,
-    /// The model version before the request (1 after training).
-    pub version_before: u64,
-    /// The model version after it (one more when applied).
-    pub version_after: u64,
-    /// When the request was served, in seconds since the Unix epoch.
-    pub time: u64,
-    /// The library's work: unlearning, the aggregation round, the server's
-    /// update.
-    pub apply_time: Duration,
-    /// Writing and committing the transaction.
-    pub commit_time: Duration,
-    /// The library's report of the request.
-    pub removal: RemovalReport,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnForgotten {
+    /// Refuse the whole fit with [`StoreError::Forgotten`], naming them.
+    #[default]
+    Refuse,
+    /// Leave them out of the new store and report them
+    /// ([`Store::skipped`](super::Store::skipped)).
+    Skip,
 }
 
-/// Whether an audited request was applied.
+/// How long a request's model update may wait for other clients'
+/// requests by default: 7 days.
+///
+/// The wait exists for the model update only: the records' data is
+/// erased from the store at once, whatever the policy. A week leaves time
+/// for another client's request to join (so that the server learns a sum
+/// of changes, not one client's), and keeps the model's own erasure well
+/// inside the month that the GDPR (Art. 12(3)) allows for acting on a
+/// request. A request still waiting then is applied alone, with a warning
+/// in the audit log that says what the server learned.
+pub const DEFAULT_MAX_DEFER: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The options of a new store ([`Store::fit`](super::Store::fit)).
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::AuditOutcome;
+/// use std::time::Duration;
+/// use mufc::store::{FitOptions, IfExists, DEFAULT_MAX_DEFER};
 ///
-/// assert_eq!(AuditOutcome::Deferred.name(), "deferred");
-/// assert_eq!(AuditOutcome::from_name("applied"), Some(AuditOutcome::Applied));
+/// let o = FitOptions::new();
+/// assert_eq!(o.if_exists(), IfExists::Refuse);
+/// assert_eq!(o.max_defer(), DEFAULT_MAX_DEFER);
+/// let o = o.replace(true).with_max_defer(Duration::from_secs(3600));
+/// assert_eq!(o.if_exists(), IfExists::Replace);
+/// assert_eq!(o.max_defer().as_secs(), 3600);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AuditOutcome {
-    /// The client's points were removed from the model in this request's
-    /// round.
-    Applied,
-    /// The request is pending (the privacy policy waits for other
-    /// clients' requests); the client's points are still in the model.
-    Deferred,
+#[derive(Clone, Debug, Default)]
+pub struct FitOptions {
+    if_exists: IfExists,
+    transform: Option<BoxTransform>,
+    max_defer: Option<Duration>,
+    on_forgotten: OnForgotten,
 }
 
-impl AuditOutcome {
-    /// The name stored in the `audit` table.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Applied => "applied",
-            Self::Deferred => "deferred",
-        }
+impl FitOptions {
+    /// Refuse an existing file, no transform, [`DEFAULT_MAX_DEFER`],
+    /// refuse forgotten records.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// The outcome named `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "applied" => Some(Self::Applied),
-            "deferred" => Some(Self::Deferred),
-            _ => None,
-        }
+    /// Replace an existing store (`true`) or refuse it.
+    #[must_use]
+    pub fn replace(mut self, replace: bool) -> Self {
+        self.if_exists = if replace {
+            IfExists::Replace
+        } else {
+            IfExists::Refuse
+        };
+        self
     }
-}
 
-/// One row of the audit log ([`Store::history`](super::Store::history)):
-/// what a request did to one client. Never the removed points'
-/// coordinates.
-///
-/// # Example
-///
-/// ```
-/// use mufc::ClientId;
-/// use mufc::store::{AuditEntry, AuditOutcome};
-///
-/// let e = AuditEntry {
-///     request: 3, time: 1_790_000_000, client: ClientId(4), points: 2, whole_client: false,
-///     reseeded: false, outcome: AuditOutcome::Applied, applied: vec![2, 3],
-///     version_before: 1, version_after: 2,
-/// };
-/// assert_eq!(e.points, 2);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuditEntry {
-    /// The request's number.
-    pub request: u64,
-    /// When it was served, in seconds since the Unix epoch.
-    pub time: u64,
-    /// The client.
-    pub client: ClientId,
-    /// The client's points removed (applied) or named (deferred).
-    pub points: usize,
-    /// Whether the client was removed whole.
-    pub whole_client: bool,
-    /// Whether the client reseeded (Algorithm 3).
-    pub reseeded: bool,
-    /// Applied or deferred.
-    pub outcome: AuditOutcome,
-    /// The requests whose points of this client the round removed (an
-    /// earlier deferred request's points are applied by a later request);
-    /// empty when deferred.
-    pub applied: Vec<u64>,
-    /// The model version before the request.
-    pub version_before: u64,
-    /// The model version after it.
-    pub version_after: u64,
+    /// The data was mapped into the model's coordinates by `transform`
+    /// (the clients' points are the mapped ones): the store keeps the
+    /// map, so that [`Store::predict`](super::Store::predict) takes
+    /// points in the data's own coordinates and
+    /// [`Store::centroids`](super::Store::centroids) gives them there.
+    #[must_use]
+    pub fn with_transform(mut self, transform: Option<BoxTransform>) -> Self {
+        self.transform = transform;
+        self
+    }
+
+    /// How long a request's model update may wait for other clients'
+    /// requests ([`DEFAULT_MAX_DEFER`]); see
+    /// [`Store::apply_overdue`](super::Store::apply_overdue).
+    #[must_use]
+    pub fn with_max_defer(mut self, max_defer: Duration) -> Self {
+        self.max_defer = Some(max_defer);
+        self
+    }
+
+    /// What to do with records the replaced store had forgotten.
+    #[must_use]
+    pub fn on_forgotten(mut self, on: OnForgotten) -> Self {
+        self.on_forgotten = on;
+        self
+    }
+
+    /// Whether an existing store is replaced.
+    pub fn if_exists(&self) -> IfExists {
+        self.if_exists
+    }
+
+    /// The input transform.
+    pub fn transform(&self) -> Option<&BoxTransform> {
+        self.transform.as_ref()
+    }
+
+    /// The longest wait of a model update.
+    pub fn max_defer(&self) -> Duration {
+        self.max_defer.unwrap_or(DEFAULT_MAX_DEFER)
+    }
+
+    /// What to do with forgotten records.
+    pub fn forgotten(&self) -> OnForgotten {
+        self.on_forgotten
+    }
 }
 
 /// A server centroid and its weight (the number of client points its

@@ -2,14 +2,13 @@
 
 use std::time::Instant;
 
-use mufc::ClientId;
-use mufc::store::{ClientRecords, IfExists, RecordId, Store};
+use mufc::store::{ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, Store};
 use serde_json::json;
 
 use super::super::prepare::prepare_with_ids;
 use super::super::summary::{data_json, fed_summary, included_summary, merged};
 use super::super::trials::{fed_config, trial_seed};
-use super::show::{centroid_table, centroids_json, ids};
+use super::show::{centroid_table, centroids_json};
 use crate::CliError;
 use crate::cli::FitArgs;
 use crate::federated::secs;
@@ -17,22 +16,19 @@ use crate::output::{Report, TextTable};
 use crate::progress::Progress;
 
 /// `mufc fit`: the data prepared and split as `mufc run` does (trial 0's
-/// federation seed), each point given its record id (the id column, or
-/// its data row), then [`Store::fit_transformed`] (with the map into the box,
-/// if the data was scaled).
+/// federation seed), each client named as the client column writes it
+/// (or `0..L` for a split made here), each point given its record id (the
+/// id column's, verbatim, or its data row), then [`Store::fit`] (with the
+/// map into the box, if the data was scaled).
 ///
 /// # Errors
 ///
-/// As [`prepare`](super::super::prepare), [`CliError::BadRecordId`], and
-/// the store's errors (an existing file without `--force`, ...).
+/// As [`prepare`](super::super::prepare), and the store's errors (an
+/// existing file without `--force`, records the replaced store forgot
+/// without `--skip-forgotten`, ...).
 pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     let seed = a.common.seed;
     let start = Instant::now();
-    let if_exists = if a.force {
-        IfExists::Replace
-    } else {
-        IfExists::Refuse
-    };
     // Fail before training (which may take long) when the store exists;
     // `Store::fit` checks again.
     if !a.force && a.model.symlink_metadata().is_ok() {
@@ -49,28 +45,43 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         .split
         .client_datasets(&p.points)?
         .into_iter()
-        .zip(0u64..)
-        .map(|(d, l)| {
+        .enumerate()
+        .map(|(l, d)| {
             // A point's id in the split is its data row.
             let records = d
                 .ids()
                 .iter()
                 .map(|row| {
-                    let r = usize::try_from(row.0).ok();
-                    RecordId(match (&column, r) {
-                        (Some(v), Some(r)) => v.get(r).copied().unwrap_or(row.0),
-                        _ => row.0,
-                    })
+                    let written = usize::try_from(row.0)
+                        .ok()
+                        .and_then(|r| column.as_ref()?.get(r));
+                    match written {
+                        Some(id) => RecordId::parse(id),
+                        None => RecordId::try_from(row.0),
+                    }
                 })
-                .collect();
-            ClientRecords::new(ClientId(l), d, records)
+                .collect::<Result<Vec<_>, _>>()?;
+            let name = match &p.client_names {
+                Some(names) => names.get(l).cloned().unwrap_or_else(|| l.to_string()),
+                None => l.to_string(),
+            };
+            Ok::<_, CliError>(ClientRecords::new(ClientName::new(&name)?, d, records)?)
         })
         .collect::<Result<Vec<_>, _>>()?;
     bar.inc(1);
     // The map into the box (the built-in data, --scale) is stored, so that
     // `predict` and the centroids are in the data's own coordinates.
-    let transform = p.transform.clone();
-    let (store, report) = Store::fit_transformed(&a.model, clients, &config, if_exists, transform)?;
+    let options = FitOptions::new()
+        .replace(a.force)
+        .with_transform(p.transform.clone())
+        .with_max_defer(a.max_defer.0)
+        .on_forgotten(if a.skip_forgotten {
+            OnForgotten::Skip
+        } else {
+            OnForgotten::Refuse
+        });
+    let (store, report) = Store::fit(&a.model, clients, &config, &options)?;
+    let skipped = store.skipped().len();
     bar.inc(1);
     bar.finish();
     let centroids = store.centroids();
@@ -93,8 +104,11 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
                 "dim": store.dim(),
                 "model_version": store.model_version(),
                 "rounds": store.rounds(),
+                "clients": store.client_names().iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "max_defer_seconds": store.max_defer().as_secs(),
+                "skipped_forgotten": skipped,
                 "centroids": centroids_json(&centroids),
-                "included_clients": ids(&report.included),
+                "included_clients": report.included.iter().map(|c| store.client_name(*c).to_string()).collect::<Vec<_>>(),
                 "dropped_clients": report.dropped.len(),
                 "bytes_per_client": report.bytes_per_client,
                 "nonzero_bins": report.nonzero_bins,
@@ -127,14 +141,24 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         "training wall clock".to_string(),
         format!("{:.2} ms", secs(report.times.wall) * 1e3),
     ]);
+    let skipped_line = if skipped > 0 {
+        format!(
+            "left out {skipped} record{} that the replaced store had forgotten (--skip-forgotten)\n",
+            if skipped == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
     let text = format!(
-        "mufc fit: wrote {} (model version {})\n{}\n{}; seed {}\n{}\n\n{}\n{}\ntotal time {:.1} s\n",
+        "mufc fit: wrote {} (model version {})\n{}\n{}; seed {}\n{}\n{}a model update may wait {} for other clients' requests (--max-defer)\n\n{}\n{}\ntotal time {:.1} s\n",
         a.model.display(),
         store.model_version(),
         p.summary(),
         fed_summary(&a.fed, &p),
         seed,
         id_source,
+        skipped_line,
+        mufc::store::duration_words(store.max_defer().as_secs()),
         centroid_table(&centroids),
         t.render(),
         total
@@ -143,5 +167,6 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         json,
         text,
         warnings: Vec::new(),
+        exit: 0,
     })
 }

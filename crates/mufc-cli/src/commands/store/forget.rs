@@ -1,104 +1,150 @@
 //! `mufc forget`: one removal request served from the store
-//! ([`Store::forget`], [`Store::forget_client`], [`Store::flush`]).
+//! ([`Store::forget`], [`Store::forget_client`], [`Store::flush`]), after
+//! the pending model updates whose deadline passed
+//! ([`Store::apply_overdue`]).
 
 use std::path::Path;
 use std::time::Instant;
 
-use mufc::store::{ForgetReport, RecordId, Store};
-use mufc::{ClientId, RemovalOutcome};
+use mufc::MufcError;
+use mufc::store::{ForgetOutcome, ForgetReport, RecordId, Store, StoreError, utc};
 use serde_json::{Value, json};
 
-use super::show::{ids, list};
-use crate::CliError;
+use super::show::list;
 use crate::cli::ForgetArgs;
 use crate::federated::secs;
 use crate::output::{Report, TextTable};
+use crate::{CliError, exit};
 
-/// The record ids of an `--ids-file`: integers separated by commas,
-/// whitespace or newlines; `#` starts a comment.
-fn read_ids_file(path: &Path) -> Result<Vec<u64>, CliError> {
+/// The record ids of an `--ids-file`: one per line, as the data writes
+/// them (trimmed); blank lines and lines starting with `#` are skipped.
+fn read_ids_file(path: &Path) -> Result<Vec<String>, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, &e))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("");
-        for tok in line.split(|c: char| c == ',' || c.is_whitespace()) {
-            if tok.is_empty() {
-                continue;
-            }
-            out.push(tok.parse().map_err(|_| CliError::BadRecordId {
-                path: path.to_path_buf(),
-                message: format!(
-                    "line {}: {tok:?} is not a record id (a non-negative integer)",
-                    i + 1
-                ),
-            })?);
-        }
-    }
-    Ok(out)
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
 }
 
-/// `mufc forget`: opens the store, serves the request (and, with
-/// `--flush`, the pending ones), each committed before it is reported.
+/// A store error of a request: a refusal (nothing changed, exit code
+/// [`exit::REFUSED`]) or another error.
+fn refusal(e: StoreError) -> CliError {
+    let refused = matches!(
+        &e,
+        StoreError::UnknownRecords { .. }
+            | StoreError::AlreadyForgotten { .. }
+            | StoreError::DuplicateRecord(_)
+            | StoreError::InvalidName { .. }
+            | StoreError::UnknownClient { .. }
+            | StoreError::ClientForgotten { .. }
+            | StoreError::Mufc(
+                MufcError::TooFewClients { .. }
+                    | MufcError::AlreadyPending { .. }
+                    | MufcError::EmptyRequest
+                    | MufcError::UnknownClient(_)
+                    | MufcError::UnknownPoint { .. }
+                    | MufcError::RepeatedPoint { .. }
+                    | MufcError::RepeatedClient(_)
+                    | MufcError::InvalidLayout(_)
+            )
+    );
+    if refused {
+        CliError::Refused(format!("request refused, nothing changed: {e}"))
+    } else {
+        e.into()
+    }
+}
+
+/// `mufc forget`: opens the store, applies the overdue model updates,
+/// serves the request (and, with `--flush`, the pending ones), each
+/// committed before it is reported. Exit code ([`exit`]): 0 when the
+/// request's model update ran, 3 when it is deferred, 4 when refused.
 ///
 /// # Errors
 ///
-/// Bad options, an unreadable ids file, and the store's errors (unknown
-/// record ids, an unknown client, ...): nothing is changed then.
+/// Bad options, an unreadable ids file, [`CliError::Refused`] for a
+/// request the store refuses (unknown or already forgotten records, an
+/// unknown client, ...: nothing is changed then), and the store's other
+/// errors.
 pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
     let start = Instant::now();
-    let mut records: Vec<u64> = a.ids.clone().unwrap_or_default();
+    let mut named: Vec<String> = a.ids.clone().unwrap_or_default();
     if let Some(f) = &a.ids_file {
-        records.extend(read_ids_file(f)?);
+        named.extend(read_ids_file(f)?);
     }
-    let named = a.ids.is_some() || a.ids_file.is_some();
-    if !named && a.client.is_none() && !a.flush {
+    let by_ids = a.ids.is_some() || a.ids_file.is_some();
+    if !by_ids && a.client.is_none() && !a.flush && !a.overdue {
         return Err(CliError::InvalidParameter {
             name: "request",
             value: "none".into(),
             reason: "name records with --ids or --ids-file, a client with --client, or pass \
-                     --flush alone to apply the pending requests",
+                     --flush or --overdue alone to apply the pending model updates",
         });
     }
-    if named && records.is_empty() {
+    if by_ids && named.is_empty() {
         return Err(CliError::InvalidParameter {
             name: "request",
             value: "no record ids".into(),
             reason: "--ids / --ids-file name no record",
         });
     }
+    let ids = named
+        .iter()
+        .map(|s| RecordId::parse(s.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| refusal(e.into()))?;
     let mut store = Store::open(&a.model)?;
     let needed = store.config().min_updating_clients();
     let mut reports = Vec::new();
-    if named {
-        let ids: Vec<RecordId> = records.iter().map(|&r| RecordId(r)).collect();
-        reports.push(store.forget(&ids)?);
-    } else if let Some(c) = a.client {
-        reports.push(store.forget_client(ClientId(c))?);
-    }
     let mut warnings = Vec::new();
+    // Deadlines first: an update that waited too long runs now.
+    if let Some(r) = store.apply_overdue()? {
+        if let Some(w) = &r.privacy_warning {
+            warnings.push(format!("past its deadline: {w}"));
+        }
+        reports.push(r);
+    }
+    let mut deferred = false;
+    if by_ids {
+        let r = store.forget(&ids).map_err(refusal)?;
+        deferred = r.outcome.is_deferred();
+        reports.push(r);
+    } else if let Some(c) = &a.client {
+        let r = store.forget_client(c).map_err(refusal)?;
+        deferred = r.outcome.is_deferred();
+        reports.push(r);
+    }
     if a.flush {
         match store.flush()? {
             Some(r) => {
-                if let Some(w) = &r.removal.privacy_warning {
+                if let Some(w) = &r.privacy_warning {
                     warnings.push(format!("--flush: {w}"));
                 }
+                deferred = false;
                 reports.push(r);
             }
-            None => warnings.push("--flush: no request was pending".to_string()),
+            None => warnings.push("--flush: no model update was pending".to_string()),
         }
     }
     let total = start.elapsed().as_secs_f64();
     let mut text = format!("mufc forget: {}\n", a.model.display());
+    if reports.is_empty() {
+        text.push_str("\nno model update was due\n");
+    }
     for r in &reports {
         text.push('\n');
         text.push_str(&describe(r));
     }
+    let pending = store.pending().len();
     text.push_str(&format!(
-        "\nstore now: model version {}, {} points, {} clients, {} pending request(s); total time {:.1} ms\n",
+        "\nstore now: model version {}, {} points, {} clients, {} pending model update{}; total time {:.1} ms\n",
         store.model_version(),
         store.num_points(),
-        store.client_ids().len(),
-        store.pending().len(),
+        store.client_names().len(),
+        pending,
+        if pending == 1 { "" } else { "s" },
         total * 1e3
     ));
     let json = json!({
@@ -107,7 +153,7 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
         "requests": reports.iter().map(|r| report_json(r, needed)).collect::<Vec<_>>(),
         "model_version": store.model_version(),
         "points": store.num_points(),
-        "clients": store.client_ids().len(),
+        "clients": store.client_names().len(),
         "pending": store.pending().iter().map(|p| p.number).collect::<Vec<_>>(),
         "seconds_total": total,
     });
@@ -115,45 +161,67 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
         json,
         text,
         warnings,
+        exit: if deferred {
+            exit::DEFERRED
+        } else {
+            exit::SUCCESS
+        },
     })
 }
 
-/// Why a request waits, for people.
-fn deferred_reason(outcome: &RemovalOutcome) -> Option<String> {
+/// Why a request's model update waits, for people.
+fn deferred_reason(outcome: &ForgetOutcome) -> Option<String> {
     match outcome {
-        RemovalOutcome::Deferred {
+        ForgetOutcome::Deferred {
             pending_clients,
             needed,
+            deadline,
         } => Some(format!(
-            "the privacy policy runs a removal round only when at least {needed} clients \
-             update (a round changing fewer tells the server their change; \
-             docs/threat-model.md U3), and the pending requests name {} (client {}). The \
-             points stay in the model and the store until another client's request joins \
-             them, or `mufc forget --model STORE --flush` applies them with a warning",
-            pending_clients.len(),
-            list(&ids(pending_clients))
+            "the records are erased from the store; the privacy policy runs a model update only \
+             when at least {needed} clients update (a round changing fewer tells the server \
+             their change; docs/threat-model.md U3), and the pending requests name {} ({}). The \
+             model still counts the records until another client's request joins them, their \
+             deadline ({} UTC), or `mufc forget --model STORE --flush`",
+            if pending_clients.len() == 1 {
+                "1 client".to_string()
+            } else {
+                format!("{} clients", pending_clients.len())
+            },
+            list(pending_clients),
+            utc(*deadline)
         )),
         _ => None,
     }
 }
 
+fn names(v: &[mufc::store::ClientName]) -> Vec<String> {
+    v.iter().map(ToString::to_string).collect()
+}
+
 fn describe(r: &ForgetReport) -> String {
     let mut t = TextTable::new(&["", "value"]);
-    let outcome = if r.outcome.is_deferred() {
-        "deferred (pending)"
-    } else {
-        "applied"
+    let outcome = match (&r.outcome, r.overdue) {
+        (ForgetOutcome::Deferred { .. }, _) => "erased; model update deferred",
+        (_, true) => "model update applied (deadline passed)",
+        _ => "applied",
     };
     t.row(["outcome", outcome]);
     t.row(["records named".to_string(), r.records.to_string()]);
-    t.row(["clients named".to_string(), list(&ids(&r.clients))]);
-    t.row(["requests applied".to_string(), list(&r.applied_requests)]);
-    t.row(["points removed".to_string(), r.removed_points.to_string()]);
     t.row([
-        "clients removed".to_string(),
-        list(&ids(&r.removed_clients)),
+        "points erased from the store".to_string(),
+        r.erased_points.to_string(),
     ]);
-    t.row(["clients reseeded".to_string(), list(&ids(&r.reseeded))]);
+    t.row(["clients named".to_string(), list(&r.clients)]);
+    t.row([
+        "requests applied to the model".to_string(),
+        list(&r.applied_requests),
+    ]);
+    t.row([
+        "points removed from the model".to_string(),
+        r.removed_points.to_string(),
+    ]);
+    t.row(["clients removed".to_string(), list(&r.removed_clients)]);
+    t.row(["clients reseeded".to_string(), list(&r.reseeded)]);
     t.row([
         "centroid shift (Hausdorff distance, data units)".to_string(),
         r.centroid_shift
@@ -181,23 +249,30 @@ fn describe(r: &ForgetReport) -> String {
 }
 
 fn report_json(r: &ForgetReport, needed: usize) -> Value {
+    let (outcome, deadline) = match &r.outcome {
+        ForgetOutcome::Deferred { deadline, .. } => ("deferred", Some(*deadline)),
+        _ => ("applied", None),
+    };
     json!({
         "request": r.request,
-        "outcome": if r.outcome.is_deferred() { "deferred" } else { "applied" },
+        "outcome": outcome,
         "deferred_reason": deferred_reason(&r.outcome),
+        "deadline": deadline,
+        "overdue": r.overdue,
         "min_updating_clients": needed,
         "records": r.records,
-        "clients": ids(&r.clients),
+        "erased_points": r.erased_points,
+        "clients": names(&r.clients),
         "applied_requests": r.applied_requests,
         "removed_points": r.removed_points,
-        "removed_clients": ids(&r.removed_clients),
-        "reseeded_clients": ids(&r.reseeded),
+        "removed_clients": names(&r.removed_clients),
+        "reseeded_clients": names(&r.reseeded),
         "centroid_shift": r.centroid_shift,
         "version_before": r.version_before,
         "version_after": r.version_after,
         "time": r.time,
         "apply_seconds": secs(r.apply_time),
         "commit_seconds": secs(r.commit_time),
-        "privacy_warning": r.removal.privacy_warning,
+        "privacy_warning": r.privacy_warning,
     })
 }

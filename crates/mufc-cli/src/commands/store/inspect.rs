@@ -1,10 +1,12 @@
 //! `mufc inspect`: what a store holds, and its audit history
 //! ([`Store::history`]).
 
-use mufc::store::{AuditEntry, Store};
+use mufc::store::{
+    AuditEntry, ClientName, RecordId, RecordStatus, Store, StoreError, duration_words, utc,
+};
 use serde_json::{Value, json};
 
-use super::show::{centroid_table, centroids_json, ids, list, utc};
+use super::show::{centroid_table, centroids_json, list};
 use crate::CliError;
 use crate::cli::InspectArgs;
 use crate::output::{Report, TextTable};
@@ -16,25 +18,36 @@ use crate::output::{Report, TextTable};
 ///
 /// The store's errors (a missing, foreign, damaged or other-version file).
 pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
-    let store = Store::open(&a.model)?;
-    let history = store.history()?;
+    // The state and the audit log of one snapshot: another process's
+    // request between the two reads means reading again.
+    let mut tries = 0;
+    let (store, history) = loop {
+        let store = Store::open(&a.model)?;
+        match store.history() {
+            Ok(h) => break (store, h),
+            Err(StoreError::Stale) if tries < 10 => tries += 1,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if let Some(id) = &a.id {
+        return locate(&store, id);
+    }
     let c = store.config();
     let masking = c
         .channel()
         .as_scma()
         .map_or("none", |s| s.masks().masking().name());
-    let clients = store.client_ids();
+    let clients = store.client_names();
     let fit = store.federation().fit_report();
+    let deadline = store.deadline()?;
+    let overdue = deadline.is_some_and(|d| d <= now());
     let pending: Vec<Value> = store
-        .pending()
+        .pending_requests()
         .iter()
-        .map(|p| {
+        .map(|(number, names)| {
             json!({
-                "request": p.number,
-                "clients": ids(&p.request.clients_removed().iter().copied()
-                    .chain(p.request.point_entries().iter().map(|(c, _)| *c))
-                    .collect::<Vec<_>>()),
-                "points": p.request.point_entries().iter().map(|(_, v)| v.len()).sum::<usize>(),
+                "request": number,
+                "clients": names.iter().map(ToString::to_string).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -49,6 +62,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "server_restarts": c.server().restarts(),
         "min_clients": c.min_clients(),
         "min_updating_clients": c.min_updating_clients(),
+        "max_defer_seconds": store.max_defer().as_secs(),
         "seed": c.seed(),
         "topology": c.topology().name(),
     });
@@ -57,24 +71,31 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
     // and the aggregate's total stand for them.
     let roster = store.roster()?;
     let aggregate = store.federation().server().total_count();
+    let group_names = |g: &[mufc::ClientId]| -> Vec<String> {
+        g.iter()
+            .map(|c| store.client_name(*c).to_string())
+            .collect()
+    };
     let json = json!({
         "command": "inspect",
         "roster": roster,
         "aggregate_points": aggregate,
         "model": a.model.display().to_string(),
         "clients": clients.len(),
-        "client_ids": ids(&clients),
+        "client_names": clients.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "points": store.num_points(),
         "k": store.k(),
         "dim": store.dim(),
         "model_version": store.model_version(),
         "rounds": store.rounds(),
         "groups": store.federation().layout().map(|l| {
-            l.groups().iter().map(|g| ids(g)).collect::<Vec<_>>()
+            l.groups().iter().map(|g| group_names(g)).collect::<Vec<_>>()
         }),
         "training_included_clients": fit.included.len(),
         "config": config,
         "pending": pending,
+        "deadline": deadline,
+        "overdue": overdue,
         "centroids": centroids_json(&centroids),
         "history": history.iter().map(entry_json).collect::<Vec<_>>(),
     });
@@ -88,7 +109,10 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
             t.row(["points in the aggregate".to_string(), aggregate.to_string()]);
         }
         None => {
-            t.row(["clients".to_string(), clients.len().to_string()]);
+            t.row([
+                "clients".to_string(),
+                format!("{}: {}", clients.len(), names_line(&clients)),
+            ]);
             t.row(["points".to_string(), store.num_points().to_string()]);
         }
     }
@@ -127,9 +151,27 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         store.model_version().to_string(),
     ]);
     t.row([
-        "pending requests".to_string(),
+        "pending model updates (records erased)".to_string(),
         list(&store.pending().iter().map(|p| p.number).collect::<Vec<_>>()),
     ]);
+    t.row([
+        "a model update waits at most".to_string(),
+        duration_words(store.max_defer().as_secs()),
+    ]);
+    if let Some(d) = deadline {
+        t.row([
+            "next deadline (UTC)".to_string(),
+            format!(
+                "{}{}",
+                utc(d),
+                if overdue {
+                    " (passed: `mufc forget --model STORE --overdue` applies it)"
+                } else {
+                    ""
+                }
+            ),
+        ]);
+    }
     let text = format!(
         "mufc inspect: {}\n\n{}\n{}\naudit history (one row per request and client; times UTC):\n{}",
         a.model.display(),
@@ -137,10 +179,96 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         centroid_table(&centroids),
         history_table(&history)
     );
+    let warnings = if overdue {
+        vec![
+            "a pending model update is past its deadline: `mufc forget --model STORE --overdue` \
+             applies it"
+                .to_string(),
+        ]
+    } else {
+        Vec::new()
+    };
     Ok(Report {
         json,
         text,
+        warnings,
+        exit: 0,
+    })
+}
+
+/// The first ten names, and how many more.
+fn names_line(names: &[ClientName]) -> String {
+    let shown: Vec<String> = names.iter().take(10).map(ToString::to_string).collect();
+    match names.len().saturating_sub(10) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `mufc inspect --id X`: where record X is.
+fn locate(store: &Store, id: &str) -> Result<Report, CliError> {
+    let record = RecordId::parse(id).map_err(|e| CliError::InvalidParameter {
+        name: "id",
+        value: id.to_string(),
+        reason: e.reason,
+    })?;
+    let (text, json) = match store.locate(&record)? {
+        RecordStatus::Held { client } => (
+            format!(
+                "record {record}: held by client {client}; the model (version {}) counts it",
+                store.model_version()
+            ),
+            json!({ "status": "held", "client": client.to_string() }),
+        ),
+        RecordStatus::Forgotten(f) => {
+            let model = match (f.applied, f.inherited) {
+                (_, true) => "never in this store's model".to_string(),
+                (Some((v, t)), false) => {
+                    format!("removed from the model in version {v} at {} UTC", utc(t))
+                }
+                (None, false) => "its removal from the model is pending (the privacy policy waits for other clients' requests)".to_string(),
+            };
+            (
+                format!(
+                    "record {record}: forgotten in request {}{}, erased from the store at {} UTC{}; {model}",
+                    f.request,
+                    if f.inherited {
+                        " of the store this one replaced"
+                    } else {
+                        ""
+                    },
+                    utc(f.erased_at),
+                    f.client
+                        .as_ref()
+                        .map_or(String::new(), |c| format!(" (client {c})")),
+                ),
+                json!({
+                    "status": "forgotten",
+                    "request": f.request,
+                    "erased_at": f.erased_at,
+                    "client": f.client.as_ref().map(ToString::to_string),
+                    "applied_version": f.applied.map(|a| a.0),
+                    "applied_at": f.applied.map(|a| a.1),
+                    "inherited": f.inherited,
+                }),
+            )
+        }
+        _ => (
+            format!("record {record}: unknown to this store (never held, or another id)"),
+            json!({ "status": "unknown" }),
+        ),
+    };
+    Ok(Report {
+        json: json!({ "command": "inspect", "model": store.path().display().to_string(), "id": id, "record": json }),
+        text: format!("{text}\n"),
         warnings: Vec::new(),
+        exit: 0,
     })
 }
 
@@ -149,13 +277,27 @@ fn history_table(history: &[AuditEntry]) -> String {
         return "(no request served yet)\n".to_string();
     }
     let mut t = TextTable::new(&[
-        "request", "time", "client", "points", "whole", "reseeded", "outcome", "applied", "version",
+        "request",
+        "time",
+        "client",
+        "points",
+        "whole",
+        "reseeded",
+        "outcome",
+        "applied",
+        "erased",
+        "removed from model",
+        "version",
     ]);
+    let mut warned = Vec::new();
     for e in history {
+        if let Some(w) = &e.warning {
+            warned.push(format!("request {}, client {}: {w}", e.request, e.client));
+        }
         t.row([
             e.request.to_string(),
             utc(e.time),
-            e.client.0.to_string(),
+            e.client.to_string(),
             e.points.to_string(),
             yes(e.whole_client),
             yes(e.reseeded),
@@ -165,10 +307,16 @@ fn history_table(history: &[AuditEntry]) -> String {
             } else {
                 list(&e.applied)
             },
+            utc(e.erased_at),
+            e.removed_at.map_or_else(|| "pending".to_string(), utc),
             format!("{} -> {}", e.version_before, e.version_after),
         ]);
     }
-    t.render()
+    let mut out = t.render();
+    for w in warned {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
 }
 
 fn yes(b: bool) -> String {
@@ -179,14 +327,17 @@ fn entry_json(e: &AuditEntry) -> Value {
     json!({
         "request": e.request,
         "time": e.time,
-        "client": e.client.0,
+        "client": e.client.to_string(),
         "points": e.points,
         "whole_client": e.whole_client,
         "reseeded": e.reseeded,
         "outcome": e.outcome.name(),
         "applied": e.applied,
+        "erased_at": e.erased_at,
+        "removed_at": e.removed_at,
         "version_before": e.version_before,
         "version_after": e.version_after,
+        "warning": e.warning,
     })
 }
 

@@ -27,7 +27,7 @@ pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
         } else {
             Header::Auto
         },
-        client_column: None,
+        ..LoadOptions::default()
     };
     let table = load(&a.data, &opts)?;
     if table.dim() != store.dim() {
@@ -83,6 +83,7 @@ pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
         json,
         text,
         warnings: Vec::new(),
+        exit: 0,
     })
 }
 
@@ -90,8 +91,17 @@ pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
 ///
 /// # Errors
 ///
-/// The store's errors.
+/// [`CliError::InvalidParameter`] for `--json` with `--format csv` (two
+/// formats asked for), and the store's errors.
 pub fn export(a: &ExportArgs) -> Result<Report, CliError> {
+    if a.out.json && a.format == Some(ExportFormat::Csv) {
+        return Err(CliError::InvalidParameter {
+            name: "--format",
+            value: "csv".into(),
+            reason: "and --json ask for two formats: pass --format csv for CSV, or --json (or \
+                     --format json) for JSON",
+        });
+    }
     let store = Store::open(&a.model)?;
     let centroids = store.centroids();
     let body = json!({
@@ -100,7 +110,7 @@ pub fn export(a: &ExportArgs) -> Result<Report, CliError> {
         "model_version": store.model_version(),
         "centroids": centroids_json(&centroids),
     });
-    let text = match a.format {
+    let text = match a.format.unwrap_or(ExportFormat::Csv) {
         ExportFormat::Json => format!("{body}\n"),
         ExportFormat::Csv => {
             let mut s = String::from("centroid,weight");
@@ -127,5 +137,6 @@ pub fn export(a: &ExportArgs) -> Result<Report, CliError> {
         json,
         text,
         warnings: Vec::new(),
+        exit: 0,
     })
 }

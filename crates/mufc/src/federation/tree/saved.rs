@@ -51,18 +51,31 @@ impl Tree {
         setup: &Setup,
         saved: SavedTree,
         clients: &[Client],
+        unsent: &BTreeMap<ClientId, crate::federation::unsent::Unsent>,
         capacity: Option<usize>,
     ) -> MufcResult<(Self, Vec<(BigUint, u64)>)> {
         let bad = |what: String| MufcError::Persistence(format!("the stored groups: {what}"));
         let members = saved.groups.iter().map(|g| g.members.clone()).collect();
         let layout = Layout::from_groups(members, saved.fan_out).map_err(|e| bad(e.to_string()))?;
         // A server's state across processes holds no client to check.
-        if !clients.is_empty() {
-            let ids: Vec<ClientId> = clients.iter().map(Client::id).collect();
+        // The clients that left while their round waits are still in
+        // their groups.
+        let left: BTreeSet<ClientId> = unsent
+            .iter()
+            .filter(|(_, u)| u.left)
+            .map(|(c, _)| *c)
+            .collect();
+        if !clients.is_empty() || !left.is_empty() {
+            let mut ids: Vec<ClientId> = clients
+                .iter()
+                .map(Client::id)
+                .chain(left.iter().copied())
+                .collect();
+            ids.sort_unstable();
             layout.check_clients(&ids).map_err(|e| bad(e.to_string()))?;
         }
         layout
-            .check_sizes(setup.config.min_clients(), &BTreeSet::new())
+            .check_sizes(setup.config.min_clients(), &left)
             .map_err(|e| bad(e.to_string()))?;
         let mut groups = Vec::with_capacity(saved.groups.len());
         let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
@@ -85,7 +98,9 @@ impl Tree {
                 if included.len() != stored.included.len() {
                     return Err(bad(format!("group {g} includes a client twice")));
                 }
-                if crate::persist::included_sum(clients, &included) != counts {
+                if crate::persist::included_sum(clients, unsent, &included).as_ref()
+                    != Some(&counts)
+                {
                     return Err(bad(format!(
                         "group {g}'s counts are not the sum of its included clients' histograms"
                     )));

@@ -1,0 +1,115 @@
+//! `mufc verify`: retrains from the store's remaining records and
+//! compares with the served model ([`Store::verify`]), printing the
+//! evidence.
+
+use mufc::store::{Store, VerifyOutcome, utc};
+use serde_json::json;
+
+use super::show::list;
+use crate::cli::VerifyArgs;
+use crate::output::{Report, TextTable};
+use crate::{CliError, exit};
+
+/// `mufc verify`: what was compared, the digests of the served and the
+/// retrained model, and the verdict. Exit code ([`exit`]): 0 equal, 3
+/// the clients equal and the model's update pending, 5 different.
+///
+/// # Errors
+///
+/// The store's errors (a missing, foreign or damaged file, ...).
+pub fn verify(a: &VerifyArgs) -> Result<Report, CliError> {
+    let store = Store::open(&a.model)?;
+    let start = std::time::Instant::now();
+    let v = store.verify()?;
+    let seconds = start.elapsed().as_secs_f64();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (verdict, code) = match v.outcome() {
+        VerifyOutcome::Equal => (
+            "EQUAL: the served model is, bit for bit, the model retrained from the store's remaining records",
+            exit::SUCCESS,
+        ),
+        VerifyOutcome::Pending => (
+            "PENDING: the clients equal retraining (the forgotten records are erased); the model \
+             still counts the records of the pending requests until their update runs \
+             (`mufc forget --model STORE --flush`, or their deadline)",
+            exit::DEFERRED,
+        ),
+        VerifyOutcome::Differs => (
+            "DIFFERENT: the served model is not the model retrained from the remaining records",
+            exit::DIFFERS,
+        ),
+    };
+    let c = store.config();
+    let mut t = TextTable::new(&["evidence", "value"]);
+    t.row(["store".to_string(), a.model.display().to_string()]);
+    t.row(["checked at (UTC)".to_string(), utc(now)]);
+    t.row(["model version".to_string(), v.model_version.to_string()]);
+    t.row(["remaining records".to_string(), v.points.to_string()]);
+    t.row(["remaining clients".to_string(), v.clients.to_string()]);
+    t.row([
+        "configuration".to_string(),
+        format!(
+            "K = {}, k = {}, gamma = {}, seed {}, {} / {}",
+            store.k(),
+            c.client_k(),
+            c.gamma().map_or("-".to_string(), |g| format!("{g}")),
+            c.seed(),
+            c.client_training().name(),
+            c.topology().name()
+        ),
+    ]);
+    t.row([
+        "pending model updates".to_string(),
+        list(&v.pending_requests),
+    ]);
+    t.row(["served model SHA-256".to_string(), v.served_digest.clone()]);
+    t.row([
+        "retrained model SHA-256".to_string(),
+        v.retrained_digest.clone(),
+    ]);
+    t.row([
+        "served clients SHA-256".to_string(),
+        v.clients_digest.0.clone(),
+    ]);
+    t.row([
+        "retrained clients SHA-256".to_string(),
+        v.clients_digest.1.clone(),
+    ]);
+    t.row(["retraining time".to_string(), format!("{seconds:.2} s")]);
+    let mut text = format!(
+        "mufc verify: {}\n\n{}\n{verdict}\n",
+        a.model.display(),
+        t.render()
+    );
+    for d in &v.differences {
+        text.push_str(&format!("difference: {d}\n"));
+    }
+    let json = json!({
+        "command": "verify",
+        "model": a.model.display().to_string(),
+        "checked_at": now,
+        "outcome": match v.outcome() {
+            VerifyOutcome::Equal => "equal",
+            VerifyOutcome::Pending => "pending",
+            VerifyOutcome::Differs => "different",
+        },
+        "model_version": v.model_version,
+        "points": v.points,
+        "clients": v.clients,
+        "pending_requests": v.pending_requests,
+        "served_digest": v.served_digest,
+        "retrained_digest": v.retrained_digest,
+        "served_clients_digest": v.clients_digest.0,
+        "retrained_clients_digest": v.clients_digest.1,
+        "differences": v.differences,
+        "seconds": seconds,
+    });
+    Ok(Report {
+        json,
+        text,
+        warnings: Vec::new(),
+        exit: code,
+    })
+}
