@@ -162,6 +162,45 @@ pub fn retrain(
     })
 }
 
+/// Retrains on `applied` (the data without the requests a round applied)
+/// and compares with `fed`: the whole federation when nothing waits; when
+/// requests wait (`waiting`: their points, erased from the clients at
+/// once, still in the model), the clients against retraining without
+/// them too and the model against retraining without the applied ones.
+/// Returns the retrained federation (its times are retraining's) and the
+/// first difference, if any.
+///
+/// # Errors
+///
+/// As [`retrain`] and [`remove_from`].
+pub fn check_retrained(
+    fed: &Federation,
+    applied: &BTreeMap<ClientId, Dataset>,
+    waiting: &[(ClientId, Vec<PointId>)],
+    config: &ValidConfig,
+) -> Result<(Federation, Option<String>), CliError> {
+    let fresh = retrain(applied, config, fed.layout())?;
+    if waiting.is_empty() {
+        let d = difference(fed, &fresh);
+        return Ok((fresh, d));
+    }
+    let mut erased = applied.clone();
+    for (client, ids) in waiting {
+        remove_from(&mut erased, *client, ids)?;
+    }
+    let layout = fed.layout().map(|l| {
+        let left: Vec<ClientId> = l
+            .clients()
+            .into_iter()
+            .filter(|c| !erased.contains_key(c))
+            .collect();
+        l.without(&left)
+    });
+    let all = retrain(&erased, config, layout.as_ref())?;
+    let d = client_difference(fed, &all).or_else(|| model_difference(fed, &fresh));
+    Ok((fresh, d))
+}
+
 /// Applies a removal to the record of the remaining data: the `ids` of
 /// `client` leave it, and a client left empty leaves.
 ///

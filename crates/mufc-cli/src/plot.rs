@@ -1,9 +1,12 @@
 //! The figure of `mufc unlearn --plot`, after the paper's Fig. 3: on the
 //! left, the accumulated removal time of MUFC, of complete retraining and
-//! (when given) of DC-KMeans against the request number, on a logarithmic
-//! time axis as in the paper (MUFC is orders of magnitude below retraining
-//! and would lie flat on zero on a linear one); on the right, the loss ratio
-//! after each request.
+//! (when given) of DC-KMeans against the request number (or the removal
+//! round's, when the privacy policy made some rounds apply several
+//! requests: the axis says which), on a logarithmic time axis as in the
+//! paper (MUFC is orders of magnitude below retraining and would lie flat
+//! on zero on a linear one); on the right, the loss ratio after each
+//! request (or round), against the phi_c* of the data before any removal
+//! (the axis says so).
 //!
 //! The backend follows the file's extension: `.svg` or `.png`. Text needs a
 //! TrueType font, looked up at run time (`MUFC_FONT`, then common system
@@ -31,6 +34,7 @@ use crate::CliError;
 ///     retrain_seconds: vec![0.1, 0.1],
 ///     dc_kmeans_seconds: None,
 ///     loss_ratio: vec![1.25, 1.25, 1.26],
+///     per_round: false,
 /// };
 /// assert_eq!(s.requests(), 2);
 /// assert!(s.check().is_ok());
@@ -43,8 +47,13 @@ pub struct UnlearnSeries {
     pub retrain_seconds: Vec<f64>,
     /// DC-KMeans' time for each request, in seconds, when compared.
     pub dc_kmeans_seconds: Option<Vec<f64>>,
-    /// The loss ratio before any request (first) and after each request.
+    /// The loss ratio before any request (first) and after each request,
+    /// against the phi_c* of the data before any removal.
     pub loss_ratio: Vec<f64>,
+    /// Whether each entry is a removal round rather than a request: the
+    /// privacy policy deferred some requests, and a round applied them
+    /// with the one that completed them (the x axes say "removal round").
+    pub per_round: bool,
 }
 
 impl UnlearnSeries {
@@ -135,6 +144,7 @@ pub struct PlotOutcome {
 ///     retrain_seconds: vec![0.2; 5],
 ///     dc_kmeans_seconds: Some(vec![0.05; 5]),
 ///     loss_ratio: vec![1.25, 1.25, 1.26, 1.25, 1.25, 1.24],
+///     per_round: false,
 /// };
 /// let dir = tempfile::tempdir().unwrap();
 /// draw_unlearn_figure(&dir.path().join("fig.svg"), &s)?;
@@ -264,6 +274,14 @@ fn draw_panels<DB: DrawingBackend>(
     let (left, right) = root.split_horizontally(600);
     let r = s.requests();
     let xs = |n: usize| (1..=n).map(|i| i as f64);
+    let (x_desc, after) = if s.per_round {
+        (
+            "removal round (deferred requests applied with the next)",
+            "Loss ratio after each round",
+        )
+    } else {
+        ("removal request", "Loss ratio after each request")
+    };
 
     // Left: accumulated removal time.
     let mufc = accumulate(&s.mufc_seconds);
@@ -282,7 +300,7 @@ fn draw_panels<DB: DrawingBackend>(
         .map_err(e)?;
     let mut mesh = chart.configure_mesh();
     if text {
-        mesh.x_desc("removal request")
+        mesh.x_desc(x_desc)
             .y_desc("seconds (log scale)")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|t| format_seconds(*t));
@@ -330,7 +348,7 @@ fn draw_panels<DB: DrawingBackend>(
     let mut b = ChartBuilder::on(&right);
     b.margin(15);
     if text {
-        b.caption("Loss ratio after each request", ("sans-serif", 20))
+        b.caption(after, ("sans-serif", 20))
             .x_label_area_size(40)
             .y_label_area_size(60);
     }
@@ -339,8 +357,8 @@ fn draw_panels<DB: DrawingBackend>(
         .map_err(e)?;
     let mut mesh = chart.configure_mesh();
     if text {
-        mesh.x_desc("removal request")
-            .y_desc("phi_f / phi_c*")
+        mesh.x_desc(x_desc)
+            .y_desc("phi_f / phi_c* (phi_c* before removals)")
             .x_label_formatter(&|x| format!("{x:.0}"));
     } else {
         mesh.x_labels(0).y_labels(0);
@@ -365,6 +383,7 @@ mod tests {
             retrain_seconds: vec![0.25; 20],
             dc_kmeans_seconds: Some(vec![0.05; 20]),
             loss_ratio: (0..=20).map(|i| 1.25 + 0.001 * f64::from(i % 4)).collect(),
+            per_round: false,
         }
     }
 
@@ -424,6 +443,7 @@ mod tests {
             retrain_seconds: vec![0.5; r],
             dc_kmeans_seconds: Some(vec![1e-3; r]),
             loss_ratio: vec![1.3; r + 1],
+            per_round: false,
         };
         let dir = tempfile::tempdir().unwrap();
         for name in ["log.svg", "log.png"] {

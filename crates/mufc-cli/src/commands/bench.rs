@@ -187,8 +187,11 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         for (c, id) in done {
             federated::remove_from(&mut remaining, c, &[id])?;
         }
-        let fresh = federated::retrain(&remaining, &retrain_config, fed.layout())?;
-        if federated::difference(&fed, &fresh).is_none() {
+        let entries: Vec<(ClientId, Vec<PointId>)> =
+            waiting.iter().map(|(c, id)| (*c, vec![*id])).collect();
+        let (fresh, diff) =
+            federated::check_retrained(&fed, &remaining, &entries, &retrain_config)?;
+        if diff.is_none() {
             equal += 1;
         }
         all.add(&report.times);

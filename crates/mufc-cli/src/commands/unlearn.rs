@@ -153,7 +153,8 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         ));
     }
     let clients = p.split.client_datasets(&p.points)?;
-    let mut bar = Progress::new(removals as u64 + 2, "requests", progress);
+    // One tick per request (a deferred one too), and one for the --flush.
+    let mut bar = Progress::new(removals as u64 + u64::from(a.flush), "requests", progress);
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
     let mut fed = Federation::new(clients.clone(), &config)?;
     let mut next_to_flat = NextToFlat::new(&clients, &config)?;
@@ -176,7 +177,6 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
                 .and_then(|f| Ok(seeding::loss_ratio(f, phi_star)?))
         })
         .transpose()?;
-    bar.inc(1);
     let mut remaining: BTreeMap<ClientId, Dataset> = clients
         .into_iter()
         .enumerate()
@@ -245,31 +245,10 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         for (client, ids) in &applied {
             federated::remove_from(&mut remaining, *client, ids)?;
         }
-        let fresh = federated::retrain(&remaining, &retrain_config, fed.layout())?;
-        let equal = if waiting.is_empty() {
-            federated::difference(&fed, &fresh)
-        } else {
-            // Requests still wait (with groups, in groups without enough
-            // clients named): their points are erased from the clients
-            // already, the model still counts them. The clients equal
-            // retraining without every point named, the model retraining
-            // without those applied.
-            let mut erased = remaining.clone();
-            for (client, ids) in &waiting {
-                federated::remove_from(&mut erased, *client, ids)?;
-            }
-            let layout = fed.layout().map(|l| {
-                let left: Vec<ClientId> = l
-                    .clients()
-                    .into_iter()
-                    .filter(|c| !erased.contains_key(c))
-                    .collect();
-                l.without(&left)
-            });
-            let all = federated::retrain(&erased, &retrain_config, layout.as_ref())?;
-            federated::client_difference(&fed, &all)
-                .or_else(|| federated::model_difference(&fed, &fresh))
-        };
+        // Requests may still wait (with groups, in groups without enough
+        // clients named): checked as such.
+        let (fresh, equal) =
+            federated::check_retrained(&fed, &remaining, &waiting, &retrain_config)?;
         let dc_seconds = match &mut dc {
             Some(t) => {
                 let mut total = 0.0;
@@ -365,6 +344,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
                 loss_ratio: std::iter::once(loss_before)
                     .chain(served.iter().map(|s| s.loss_ratio))
                     .collect(),
+                per_round: served.iter().any(|s| s.requests > 1),
             };
             let outcome = draw_unlearn_figure(path, &series)?;
             Some((path.clone(), outcome.text))
