@@ -2,7 +2,8 @@
 //! concurrent `mufc forget` runs could both print `applied`, leave two
 //! journal entries numbered 1 and a store that no longer opened.
 //!
-//! Eight workers each run `mufc forget` processes one after another (26
+//! A store of 8 clients with 150 points each (rows interleaved). Eight
+//! workers each run `mufc forget` processes one after another (26
 //! each, 208 in all) naming one to three records drawn at random from the
 //! whole store, so that they collide: a request for a record another
 //! worker's request forgot first is refused. A ninth thread reads the
@@ -27,7 +28,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,28 +43,6 @@ const CLIENTS: usize = 8;
 const POINTS: usize = 150;
 const WORKERS: usize = 8;
 const PER_WORKER: usize = 26;
-
-/// Rows `client,id,x,y`: three blobs; row `r` is on client `s<r % 8>`
-/// with record id `10000 + r`.
-fn data_csv(dir: &Path) -> std::path::PathBuf {
-    let mut s = String::from("client,id,x,y\n");
-    for r in 0..CLIENTS * POINTS {
-        let b = r % 3;
-        let (cx, cy) = ([-0.3, 0.3, 0.0][b], [-0.3, -0.2, 0.3][b]);
-        let dx = ((r * 7 + b * 3) % 29) as f64 / 290.0 - 0.05;
-        let dy = ((r * 5 + b) % 31) as f64 / 310.0 - 0.05;
-        s.push_str(&format!(
-            "s{},{},{},{}\n",
-            r % CLIENTS,
-            10_000 + r,
-            cx + dx,
-            cy + dy
-        ));
-    }
-    let path = dir.join("data.csv");
-    std::fs::write(&path, s).unwrap();
-    path
-}
 
 /// What one `mufc forget` process did.
 #[derive(Debug)]
@@ -114,7 +92,7 @@ fn eight_processes_serve_requests_on_one_store_exactly_once() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(25);
     let dir = tempfile::tempdir().unwrap();
-    let data = data_csv(dir.path());
+    let data = common::clients_csv(dir.path(), CLIENTS, POINTS, |r| 10_000 + r as i64);
     let model = dir.path().join("model.mufc");
     let m = model.to_str().unwrap().to_string();
     let out = common::mufc(&[

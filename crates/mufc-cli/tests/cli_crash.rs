@@ -56,26 +56,10 @@ const REMOVABLE: usize = 28;
 /// Kills to reach (the issue asks for at least 50).
 const KILLS: usize = 60;
 
-/// Rows `client,id,x,y`: three blobs in 2-D; row `r` is on client
-/// `r % CLIENTS` with record id `5000 + 7 r`.
+/// The data: row `r` on client `c<r % CLIENTS>` with record id
+/// `5000 + 7 r`.
 fn data_csv(dir: &Path) -> std::path::PathBuf {
-    let mut s = String::from("client,id,x,y\n");
-    for r in 0..CLIENTS * POINTS {
-        let b = r % 3;
-        let (cx, cy) = ([-0.3, 0.3, 0.0][b], [-0.3, -0.2, 0.3][b]);
-        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
-        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
-        s.push_str(&format!(
-            "c{},{},{},{}\n",
-            r % CLIENTS,
-            5000 + 7 * r,
-            cx + dx,
-            cy + dy
-        ));
-    }
-    let path = dir.join("data.csv");
-    std::fs::write(&path, s).unwrap();
-    path
+    common::clients_csv(dir, CLIENTS, POINTS, |r| 5000 + 7 * r as i64)
 }
 
 /// The requests: most name one or two records of each of two clients

@@ -208,40 +208,21 @@ fn fit_refuses_to_overwrite_unless_told_and_bad_ids() {
 
     // A record id twice, a client name twice.
     let d = data();
-    let twice = vec![
-        ClientRecords::new(
-            name("a"),
-            d[0].clone(),
-            records(&(0..30).collect::<Vec<_>>()),
-        )
-        .unwrap(),
-        ClientRecords::new(
-            name("b"),
-            d[1].clone(),
-            records(&(29..59).collect::<Vec<_>>()),
-        )
-        .unwrap(),
-    ];
+    let two = |a: &str, b: &str, second: std::ops::Range<u64>| {
+        vec![
+            ClientRecords::new(name(a), d[0].clone(), records(&(0..30).collect::<Vec<_>>()))
+                .unwrap(),
+            ClientRecords::new(name(b), d[1].clone(), records(&second.collect::<Vec<_>>()))
+                .unwrap(),
+        ]
+    };
     let other = dir.path().join("other.mufc");
-    let err = Store::fit(&other, twice, &config(), &FitOptions::new()).unwrap_err();
+    let err = Store::fit(&other, two("a", "b", 29..59), &config(), &FitOptions::new()).unwrap_err();
     assert!(
         matches!(&err, StoreError::DuplicateRecord(r) if *r == RecordId::from(29)),
         "{err}"
     );
-    let same_name = vec![
-        ClientRecords::new(
-            name("a"),
-            d[0].clone(),
-            records(&(0..30).collect::<Vec<_>>()),
-        )
-        .unwrap(),
-        ClientRecords::new(
-            name("a"),
-            d[1].clone(),
-            records(&(30..60).collect::<Vec<_>>()),
-        )
-        .unwrap(),
-    ];
+    let same_name = two("a", "a", 30..60);
     let err = Store::fit(&other, same_name, &config(), &FitOptions::new()).unwrap_err();
     assert!(
         matches!(&err, StoreError::DuplicateClient(c) if c.as_str() == "a"),

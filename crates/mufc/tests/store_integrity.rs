@@ -65,18 +65,19 @@ fn anywhere(dir: &Path, needle: &[u8]) -> bool {
         .any(|e| contains(&std::fs::read(e.unwrap().path()).unwrap(), needle))
 }
 
+/// Whether every coordinate of record `r` occurs once in the data (a
+/// duplicate coordinate of a kept point would be found, rightly).
+fn unique(r: u64) -> bool {
+    let all: Vec<f64> = (0..120).flat_map(coords).collect();
+    coords(r)
+        .iter()
+        .all(|x| all.iter().filter(|y| y.to_bits() == x.to_bits()).count() == 1)
+}
+
 #[test]
 fn forgotten_coordinates_are_in_none_of_the_stores_files() {
     let dir = tempfile::tempdir().unwrap();
     let (mut store, path) = fitted(dir.path());
-    let all: Vec<f64> = (0..120).flat_map(coords).collect();
-    // Points whose every coordinate occurs once in the data (a duplicate
-    // coordinate of a kept point would be found, rightly).
-    let unique = |r: u64| {
-        coords(r)
-            .iter()
-            .all(|x| all.iter().filter(|y| y.to_bits() == x.to_bits()).count() == 1)
-    };
     let forgotten: Vec<u64> = [4, 5, 36, 70, 71, 72]
         .into_iter()
         .filter(|&r| unique(r))
@@ -134,12 +135,6 @@ fn a_deferred_request_erases_its_points_at_once() {
     // client (deferred), then the bytes are searched before any round.
     let dir = tempfile::tempdir().unwrap();
     let (mut store, path) = fitted(dir.path());
-    let all: Vec<f64> = (0..120).flat_map(coords).collect();
-    let unique = |r: u64| {
-        coords(r)
-            .iter()
-            .all(|x| all.iter().filter(|y| y.to_bits() == x.to_bits()).count() == 1)
-    };
     // Seeds among them too (a removed seed reseeds its client).
     let seeds: Vec<u64> = store.federation().clients()[0]
         .seed_ids()

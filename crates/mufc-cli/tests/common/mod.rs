@@ -28,6 +28,34 @@ pub(crate) fn blobs_csv(dir: &Path) -> PathBuf {
     path
 }
 
+/// Rows `client,id,x,y` in three blobs in 2-D, as `data.csv` in `dir`:
+/// row `r` is on client `c<r % clients>` (so rows interleave across the
+/// clients) with record id `id(r)`.
+pub(crate) fn clients_csv(
+    dir: &Path,
+    clients: usize,
+    points: usize,
+    id: impl Fn(usize) -> i64,
+) -> PathBuf {
+    let mut s = String::from("client,id,x,y\n");
+    for r in 0..clients * points {
+        let b = r % 3;
+        let (cx, cy) = ([-0.3, 0.3, 0.0][b], [-0.3, -0.2, 0.3][b]);
+        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
+        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
+        s.push_str(&format!(
+            "c{},{},{},{}\n",
+            r % clients,
+            id(r),
+            cx + dx,
+            cy + dy
+        ));
+    }
+    let path = dir.join("data.csv");
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
 pub(crate) fn mufc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mufc"))
         .args(args)

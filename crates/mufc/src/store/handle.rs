@@ -350,8 +350,12 @@ impl Store {
             if !drop.is_empty() {
                 d = d.without(&drop).map_err(crate::MufcError::from)?;
             }
-            names.insert(id, name);
-            data.push((id, d));
+            // A client all of whose records were forgotten holds nothing:
+            // it is not in the new store.
+            if !d.is_empty() {
+                names.insert(id, name);
+                data.push((id, d));
+            }
         }
         if !skipped.is_empty() {
             // Fill in what the tombstones know.
@@ -369,10 +373,7 @@ impl Store {
                 return Err(StoreError::Forgotten { records: skipped });
             }
         }
-        // A client all of whose records were forgotten holds nothing.
-        let kept: Vec<(ClientId, seeding::Dataset)> =
-            data.into_iter().filter(|(_, d)| !d.is_empty()).collect();
-        let fed = Federation::with_ids(kept, config)?;
+        let fed = Federation::with_ids(data, config)?;
         let report = fed.fit_report().clone();
         let new = NewStore {
             records,
