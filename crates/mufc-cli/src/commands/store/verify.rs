@@ -61,7 +61,7 @@ pub fn verify(a: &VerifyArgs) -> Result<Report, CliError> {
         ),
     ]);
     t.row([
-        "pending model updates".to_string(),
+        "requests whose model update waits".to_string(),
         list(&v.pending_requests),
     ]);
     t.row(["served model SHA-256".to_string(), v.served_digest.clone()]);
