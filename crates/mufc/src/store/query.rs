@@ -18,7 +18,7 @@ use crate::{ClientId, Federation, PendingRequest, ValidConfig};
 
 impl Store {
     /// The map from the data's coordinates to the model's, if training
-    /// used one ([`Self::fit_transformed`]).
+    /// used one ([`FitOptions::with_transform`](super::FitOptions::with_transform)).
     pub fn transform(&self) -> Option<&BoxTransform> {
         self.state.transform.as_ref()
     }

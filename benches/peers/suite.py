@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""The data suite the defaults of `mufc` are chosen on (issue 26), and the
+runs that measure them.
+
+Two subcommands:
+
+  export [DIR]   Writes the suite's data sets as CSV files DIR/<name>.csv
+                 (default DIR /tmp/mufc-suite): a header, then one point a
+                 row, the first column the client's name (`site-3`), the
+                 others the features; and DIR/suite.json, which lists each
+                 set with its n, d, K, number of clients and shape. Every
+                 set is generated from a fixed seed (numpy's PCG64), or
+                 exported from scikit-learn's bundled data (no download):
+
+                   sites-iid       4 sites, n = 20 000, d = 10, K = 10,
+                                   well separated, i.i.d. across sites
+                   sites-noniid    8 sites, n = 16 000, d = 6, K = 8,
+                                   each site 3 of the clusters
+                   phones          1 000 clients of 30 to 150 points (n ~
+                                   90 000), d = 8, K = 8, two clusters a
+                                   client
+                   overlap         50 clients, n = 30 000, d = 16, K = 10,
+                                   overlapping clusters, non-i.i.d. (K' = 3)
+                   imbalanced      20 clients of Zipf-like sizes, n = 50 000,
+                                   d = 5, K = 6, cluster sizes 40 % to 2 %
+                   high-d          20 clients, n = 20 000, d = 64, K = 12,
+                                   i.i.d.
+                   low-d           10 clients, n = 10 000, d = 2, K = 5,
+                                   non-i.i.d. (K' = 2)
+                   million         200 clients, n = 1 000 000, d = 4, K = 8,
+                                   i.i.d.
+                   iris, wine,     scikit-learn's bundled sets, 10 clients
+                   breast_cancer,  each holding the points of at most two
+                   digits          classes (one class for breast_cancer's
+                                   K = 2), K the number of classes
+
+                 and the built-in Gaussian set of `mufc` (no file: `mufc`
+                 makes and splits it).
+
+  run --mufc BIN [--dir DIR] [--trials T] [--only a,b] [--variant NAME]...
+                 For every set, and every variant (a name and the options
+                 it adds; `--variant` picks some, default all of
+                 VARIANTS), runs
+                   BIN compare --data DIR/<name>.csv --client-column 0
+                       --scale --k K --trials T --json -q OPTIONS
+                 (the built-in set: BIN compare --trials T --json -q
+                 OPTIONS) and prints a markdown table: set, variant, MUFC's
+                 loss ratio (mean and std over trials), K-FED's and
+                 DC-KMeans', MUFC's margin over the better baseline, bytes
+                 per client, MUFC's fit time (the paper's count, mean), and
+                 the wall time of the command. Every JSON line is appended
+                 to DIR/runs.jsonl as it comes, so a long run can be read
+                 while it goes. The million set uses 2 trials whatever T.
+
+Run by hand, never in CI. From the workspace root:
+
+  python3 benches/peers/suite.py export
+  python3 benches/peers/suite.py run --mufc target/release/mufc --trials 5
+
+Needs: Python 3.11, numpy, scikit-learn (pip install scikit-learn). The
+CSV files are generated data: never commit them.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+DEFAULT_DIR = "/tmp/mufc-suite"
+
+def sqrt_k(s, factor=1.0):
+    """max(K, ceil(factor sqrt(n / L))): the client k of the rule studied."""
+    return max(s["k"], math.ceil(factor * math.sqrt(s["n"] / s["clients"])))
+
+
+# The variants measured: a name and the options each adds to `mufc
+# compare`, given the set (n, d, K, clients). "defaults" is whatever the
+# binary's defaults are.
+VARIANTS = {
+    "defaults": lambda s: [],
+    "paper": lambda s: ["--preset", "paper"],
+    "seeding-k=K-r1": lambda s: ["--client-training", "seeding", "--server-restarts", "1"],
+    "seeding-k=K-r10": lambda s: ["--client-training", "seeding", "--server-restarts", "10"],
+    "full-k=K-r10": lambda s: ["--client-training", "full", "--server-restarts", "10"],
+    "full-k=sqrt-r10": lambda s: ["--client-training", "full", "--server-restarts", "10", "--client-k", str(sqrt_k(s))],
+    "full-k=2sqrt-r10": lambda s: ["--client-training", "full", "--server-restarts", "10", "--client-k", str(sqrt_k(s, 2.0))],
+    "seeding-k=sqrt-r10": lambda s: ["--client-training", "seeding", "--server-restarts", "10", "--client-k", str(sqrt_k(s))],
+    "seeding-k=2sqrt-r10": lambda s: ["--client-training", "seeding", "--server-restarts", "10", "--client-k", str(sqrt_k(s, 2.0))],
+}
+
+
+def mixture(rng, n, d, k, spread, weights=None):
+    """n points of k spherical Gaussian clusters in d dimensions: centres
+    uniform in [0, 1]^d, each coordinate of standard deviation `spread`;
+    cluster sizes by `weights` (default equal). Returns points and labels."""
+    centres = rng.uniform(0.0, 1.0, size=(k, d))
+    w = np.ones(k) / k if weights is None else np.asarray(weights) / np.sum(weights)
+    labels = rng.choice(k, size=n, p=w)
+    points = centres[labels] + rng.normal(0.0, spread, size=(n, d))
+    return points, labels
+
+
+def iid(rng, n, clients, sizes=None):
+    """A client for each point, every client an even (or `sizes`) share of
+    a random order."""
+    order = rng.permutation(n)
+    if sizes is None:
+        sizes = np.full(clients, n // clients)
+        sizes[: n - sizes.sum()] += 1
+    owner = np.empty(n, dtype=int)
+    at = 0
+    for c, s in enumerate(sizes):
+        owner[order[at : at + s]] = c
+        at += s
+    return owner
+
+
+def non_iid(rng, labels, clients, k_prime):
+    """Each client takes points of at most `k_prime` clusters: every
+    cluster's points are dealt among the clients that took it."""
+    k = labels.max() + 1
+    owner = np.empty(len(labels), dtype=int)
+    takers = [[] for _ in range(k)]
+    for c in range(clients):
+        for j in rng.choice(k, size=min(k_prime, k), replace=False):
+            takers[j].append(c)
+    for j in range(k):
+        if not takers[j]:
+            takers[j].append(int(rng.integers(clients)))
+        idx = np.flatnonzero(labels == j)
+        rng.shuffle(idx)
+        for i, part in enumerate(np.array_split(idx, len(takers[j]))):
+            owner[part] = takers[j][i]
+    return owner
+
+
+def write(path, points, owner):
+    d = points.shape[1]
+    with open(path, "w") as f:
+        f.write("client," + ",".join(f"f{i}" for i in range(d)) + "\n")
+        for c, p in zip(owner, points):
+            f.write(f"site-{c}," + ",".join(repr(float(x)) for x in p) + "\n")
+
+
+def export(directory):
+    os.makedirs(directory, exist_ok=True)
+    rng = np.random.default_rng(2026_11_27)
+    sets = []
+
+    def add(name, points, owner, k, shape):
+        write(os.path.join(directory, f"{name}.csv"), points, owner)
+        n, d = points.shape
+        clients = len(set(owner.tolist()))
+        sets.append(dict(name=name, n=n, d=d, k=k, clients=clients, shape=shape))
+        print(f"{name}: n = {n}, d = {d}, K = {k}, {clients} clients ({shape})")
+
+    p, y = mixture(rng, 20_000, 10, 10, 0.03)
+    add("sites-iid", p, iid(rng, len(y), 4), 10, "4 sites, i.i.d., well separated")
+    p, y = mixture(rng, 16_000, 6, 8, 0.04)
+    add("sites-noniid", p, non_iid(rng, y, 8, 3), 8, "8 sites, K' = 3")
+    sizes = rng.integers(30, 151, size=1000)
+    p, y = mixture(rng, int(sizes.sum()), 8, 8, 0.05)
+    order = np.argsort(y, kind="stable")
+    owner = np.empty(len(y), dtype=int)
+    # Two clusters a phone: clients in a ring over the sorted labels.
+    at = 0
+    for c, s in enumerate(rng.permutation(sizes)):
+        owner[order[at : at + s]] = c
+        at += s
+    add("phones", p, owner, 8, "1000 small clients, about 2 clusters each")
+    p, y = mixture(rng, 30_000, 16, 10, 0.25)
+    add("overlap", p, non_iid(rng, y, 50, 3), 10, "50 clients, overlapping, K' = 3")
+    zipf = 1.0 / np.arange(1, 21)
+    sizes = np.maximum(50, np.round(50_000 * zipf / zipf.sum())).astype(int)
+    weights = [0.40, 0.25, 0.15, 0.10, 0.08, 0.02]
+    p, y = mixture(rng, int(sizes.sum()), 5, 6, 0.04, weights)
+    add("imbalanced", p, iid(rng, len(y), 20, sizes), 6, "20 clients of Zipf sizes, clusters 40 % to 2 %")
+    p, y = mixture(rng, 20_000, 64, 12, 0.05)
+    add("high-d", p, iid(rng, len(y), 20), 12, "20 clients, d = 64, i.i.d.")
+    p, y = mixture(rng, 10_000, 2, 5, 0.03)
+    add("low-d", p, non_iid(rng, y, 10, 2), 5, "10 clients, d = 2, K' = 2")
+    p, y = mixture(rng, 1_000_000, 4, 8, 0.03)
+    add("million", p, iid(rng, len(y), 200), 8, "200 clients, n = 10^6, i.i.d.")
+
+    from sklearn import datasets  # noqa: PLC0415
+
+    for name, loader in [
+        ("iris", datasets.load_iris),
+        ("wine", datasets.load_wine),
+        ("breast_cancer", datasets.load_breast_cancer),
+        ("digits", datasets.load_digits),
+    ]:
+        b = loader()
+        x, y = b.data.astype(float), b.target
+        k = int(y.max()) + 1
+        add(name, x, non_iid(rng, y, 10, 1 if k == 2 else 2), k, "scikit-learn, 10 clients, by class")
+    with open(os.path.join(directory, "suite.json"), "w") as f:
+        json.dump(sets, f, indent=1)
+
+
+def compare(mufc, args, log):
+    start = time.perf_counter()
+    out = subprocess.run([mufc, "compare", *args, "--json", "-q"], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        return None, wall, out.stderr.strip().splitlines()[-1] if out.stderr else "failed"
+    j = json.loads(out.stdout)
+    j["wall_seconds"] = wall
+    j["args"] = args
+    log.write(json.dumps(j) + "\n")
+    log.flush()
+    return j, wall, None
+
+
+def run(opts):
+    with open(os.path.join(opts.dir, "suite.json")) as f:
+        sets = json.load(f)
+    sets = [dict(name="builtin", n=30000, d=10, k=10, clients=100, shape="mufc's own")] + sets
+    if opts.only:
+        keep = opts.only.split(",")
+        sets = [s for s in sets if s["name"] in keep]
+    variants = {v: VARIANTS[v] for v in (opts.variant or VARIANTS)}
+    print("| set | variant | MUFC | K-FED | DC-KMeans | MUFC - best | bytes/client | fit ms | wall s |")
+    print("|---|---|---|---|---|---:|---:|---:|---:|")
+    with open(os.path.join(opts.dir, "runs.jsonl"), "a") as log:
+        for s in sets:
+            trials = 2 if s["name"] == "million" else opts.trials
+            base = ["--trials", str(trials)]
+            if s["name"] != "builtin":
+                base += ["--data", os.path.join(opts.dir, s["name"] + ".csv"), "--client-column", "0", "--scale", "--k", str(s["k"])]
+            for v, extra in variants.items():
+                j, wall, err = compare(opts.mufc, base + extra(s), log)
+                if j is None:
+                    print(f"| {s['name']} | {v} | {err} | | | | | | {wall:.1f} |")
+                    sys.stdout.flush()
+                    continue
+                m, kf, dc = j["mufc"], j["k_fed"], j["dc_kmeans"]
+                best = min(kf["loss_ratio"], dc["loss_ratio"])
+                print(
+                    f"| {s['name']} | {v}{' k=' + str(m.get('client_k', '')) if m.get('client_k') else ''} | {m['loss_ratio']:.3f} ± {m['loss_ratio_std']:.3f} "
+                    f"| {kf['loss_ratio']:.3f} ± {kf['loss_ratio_std']:.3f} "
+                    f"| {dc['loss_ratio']:.3f} ± {dc['loss_ratio_std']:.3f} "
+                    f"| {m['loss_ratio'] - best:+.3f} | {m.get('bytes_per_client', '')} "
+                    f"| {1e3 * m['seconds']:.1f} | {wall:.1f} |"
+                )
+                sys.stdout.flush()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("dir", nargs="?", default=DEFAULT_DIR)
+    r = sub.add_parser("run")
+    r.add_argument("--mufc", required=True)
+    r.add_argument("--dir", default=DEFAULT_DIR)
+    r.add_argument("--trials", type=int, default=5)
+    r.add_argument("--only")
+    r.add_argument("--variant", action="append", choices=sorted(VARIANTS))
+    opts = p.parse_args()
+    if opts.cmd == "export":
+        export(opts.dir)
+    else:
+        run(opts)
+
+
+if __name__ == "__main__":
+    main()
