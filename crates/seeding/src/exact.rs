@@ -15,6 +15,7 @@
 mod bounds;
 mod config;
 mod fixed;
+mod min_size;
 mod model;
 mod points;
 mod seeds;

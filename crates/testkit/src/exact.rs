@@ -59,6 +59,28 @@ pub fn compare(a: &ExactModel, b: &ExactModel) -> Result<(), String> {
         );
         same!(format!("point {id}"), a.point(id), b.point(id));
     }
+    // The clusters a client sends, small ones dissolved: a function of
+    // the model, so equal too.
+    for min in [1u64, 2, 3, 5] {
+        let (ma, mb) = (a.min_size(min), b.min_size(min));
+        same!(
+            format!("centroids at minimum size {min}"),
+            bits(ma.centroids()),
+            bits(mb.centroids())
+        );
+        same!(
+            format!("sizes at minimum size {min}"),
+            ma.sizes(),
+            mb.sizes()
+        );
+        for &id in b.ids() {
+            same!(
+                format!("cluster of {id} at minimum size {min}"),
+                ma.assignment(id),
+                mb.assignment(id)
+            );
+        }
+    }
     Ok(())
 }
 

@@ -5,6 +5,7 @@ use nalgebra::DMatrixView;
 
 use super::report::UnlearnReport;
 use super::state::State;
+use crate::min_size::{Centres, MinSizeClusters, collect, dissolve, nearest_alive};
 use crate::{Dataset, ExpRace, Metric, PointId, Sampler, SeedingError, SqEuclidean};
 
 /// The state a seeding leaves: its data, its seeds in the order chosen (ids
@@ -227,5 +228,74 @@ impl<M: Metric, S> Seeding<M, S> {
     /// Gives back the data and the sampler.
     pub fn into_parts(self) -> (Dataset, S) {
         (self.state.data, self.sampler)
+    }
+}
+
+/// The seeds' clusters while small ones dissolve: the seeds stay where
+/// they are (they are data points), the points move.
+struct Seeds<'a, M> {
+    metric: &'a M,
+    data: &'a Dataset,
+    centres: &'a [f64],
+}
+
+impl<M: Metric> Centres for Seeds<'_, M> {
+    fn nearest(&self, pos: usize, alive: &[bool]) -> usize {
+        nearest_alive(self.data.point(pos), self.centres, alive, |a, b| {
+            self.metric.cost(a, b)
+        })
+    }
+
+    fn moved(&mut self, _: usize, _: usize, _: usize) {}
+
+    fn settle(&mut self, _: &[usize]) {}
+}
+
+impl<M: Metric, S: Sampler> Seeding<M, S> {
+    /// The seeds' clusters once every cluster weighing less than `min` is
+    /// dissolved, smallest first (lowest index on ties): its points move to
+    /// their nearest remaining seed under the metric. The remaining seeds
+    /// stay the centres (a seed is a data point, whatever its cluster's
+    /// weight). A function of the seeding alone, so unlearning and
+    /// reseeding give the same clusters.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, ExpRace, KMeansPlusPlus, SeedingParams};
+    ///
+    /// let data = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r * 3) % 11) as f64))?;
+    /// let s = KMeansPlusPlus::new(SeedingParams::new(12).validate()?).fit(data, ExpRace::new(2));
+    /// let c = s.min_size(3);
+    /// assert!(c.sizes().iter().all(|&w| w >= 3));
+    /// assert_eq!(c.sizes().iter().sum::<u64>(), 30);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn min_size(&self, min: u64) -> MinSizeClusters {
+        let d = self.state.data.dim();
+        let mut labels = self.assignments().to_vec();
+        let mut sizes = self.sizes().to_vec();
+        let mut seeds = Seeds {
+            metric: &self.state.metric,
+            data: &self.state.data,
+            centres: &self.state.centers,
+        };
+        let alive = dissolve(
+            &mut seeds,
+            &mut labels,
+            self.state.data.weights(),
+            &mut sizes,
+            min,
+        );
+        collect(
+            d,
+            &alive,
+            &sizes,
+            &labels,
+            self.state.data.ids(),
+            min,
+            |j| self.center(j),
+        )
     }
 }
