@@ -188,7 +188,7 @@ fn gof_z(observed: &BTreeMap<Hist, usize>, expected: &Dist, n: usize) -> f64 {
 /// and one lone removal round, both privacy policies
 /// (docs/threat-model.md P4, U3) lowered, to enumerate exactly.
 fn lowered(seed: u64) -> mufc::ValidConfig {
-    FederationConfig::new(K)
+    FederationConfig::paper(K)
         .gamma(GAMMA)
         .seed(seed)
         .min_clients(2)

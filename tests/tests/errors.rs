@@ -161,7 +161,13 @@ fn invalid_federations_are_refused_with_clear_errors() {
     let ok = col(&[0.0, 0.1, 0.2, -0.3]);
     // Fewer clients than the minimum aggregate (docs/threat-model.md P4),
     // once the data is valid: refused, naming the numbers and the way out.
-    let strict = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+    // A fixed client k (the adaptive default never asks a client for more
+    // clusters than it has distinct points: see below).
+    let strict = FederationConfig::new(2)
+        .client_k(2)
+        .gamma(0.1)
+        .validate()
+        .unwrap();
     let two = vec![ok.clone(), col(&[0.3, -0.1, 0.2])];
     let err = Federation::new(two.clone(), &strict).unwrap_err();
     assert_eq!(
@@ -256,6 +262,14 @@ fn invalid_federations_are_refused_with_clear_errors() {
         .validate()
         .unwrap();
     let fed = Federation::new(vec![ok.clone(), col(&[0.25, 0.25, 0.25])], &lenient).unwrap();
+    assert_eq!(fed.client(ClientId(1)).unwrap().num_centroids(), 1);
+    // So is the adaptive client k, which follows the data.
+    let adaptive = FederationConfig::new(2)
+        .gamma(0.1)
+        .min_clients(1)
+        .validate()
+        .unwrap();
+    let fed = Federation::new(vec![ok.clone(), col(&[0.25, 0.25, 0.25])], &adaptive).unwrap();
     assert_eq!(fed.client(ClientId(1)).unwrap().num_centroids(), 1);
     // The plain mode does not quantize, so the box does not apply; the
     // fixed-point range of the exact K-means does.

@@ -36,12 +36,38 @@ fn clients(label: &str) -> Vec<(ClientId, Dataset)> {
         .collect()
 }
 
+/// The paper's clients (seeding only) with a fixed k and bin centres at
+/// the server; the modes below change one thing each.
 fn base() -> FederationConfig {
-    FederationConfig::new(3).client_k(2).gamma(0.05).seed(5)
+    FederationConfig::paper(3)
+        .client_k(2)
+        .server_points(ServerPoints::Centers)
+        .gamma(0.05)
+        .seed(5)
+}
+
+/// The library's defaults: full K-means with the adaptive k (about 15
+/// clusters a client here, and a client whose size crosses a step of the
+/// rule refits), ten server runs.
+fn defaults() -> FederationConfig {
+    FederationConfig::new(3).gamma(0.05).seed(5)
 }
 
 fn modes() -> Vec<(&'static str, FederationConfig)> {
     vec![
+        ("defaults", defaults()),
+        (
+            "defaults, minimum cluster size 3",
+            defaults().min_cluster_size(3),
+        ),
+        (
+            "plain, defaults, minimum cluster size 2",
+            defaults().channel(Channel::Plain).min_cluster_size(2),
+        ),
+        (
+            "scma, centres, seeding, minimum cluster size 3",
+            base().min_cluster_size(3),
+        ),
         ("scma, centres, seeding", base()),
         (
             "scma, uniform, seeding",
@@ -215,7 +241,14 @@ fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
                     if config.privacy() != Privacy::Plain && fed.pending().is_empty() {
                         assert_eq!(fed.server().counts(), &plain_sum(&fed), "{what}");
                     }
-                    let points: usize = truth.iter().map(|(_, d)| d.len()).sum();
+                    // A client too small for the minimum cluster size
+                    // sends nothing.
+                    let min_size = config.client().min_cluster_size();
+                    let points: usize = truth
+                        .iter()
+                        .map(|(_, d)| d.len())
+                        .filter(|&n| n as u64 >= min_size)
+                        .sum();
                     let held: usize = view.iter().map(|(_, d)| d.len()).sum();
                     assert_eq!(fed.num_points(), held);
                     assert_eq!(fed.server().total_count(), points as u64, "{what}");

@@ -45,7 +45,7 @@ fn a_non_seed_removal_changes_one_count_and_updates_the_server_incrementally() {
     let data = gaussian_clients("nonseed", mix);
     for points in [ServerPoints::Centers, ServerPoints::Uniform] {
         for channel in [Channel::default(), Channel::Scma(Scma::wide(Masks::Dealer))] {
-            let config = FederationConfig::new(4)
+            let config = FederationConfig::paper(4)
                 .client_k(3)
                 .server_points(points)
                 .channel(channel)

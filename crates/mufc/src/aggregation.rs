@@ -84,7 +84,7 @@ pub(crate) use run::{Pending, RoundOutput};
 ///
 /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
 /// // One client, for brevity: a lone aggregate needs `min_clients(1)`.
-/// let config = FederationConfig::new(2).gamma(0.1).channel(Channel::Scma(Scma::wide(Masks::Dealer))).min_clients(1).validate()?;
+/// let config = FederationConfig::new(2).client_k(2).gamma(0.1).channel(Channel::Scma(Scma::wide(Masks::Dealer))).min_clients(1).validate()?;
 /// let info = Federation::new(vec![a], &config)?.fit_report().sketch.clone().unwrap();
 /// assert_eq!(info.capacity, 2); // t = k L
 /// assert_eq!(info.modulus_bits, 64); // wide keys decode in GF(27 * 2^59 + 1)

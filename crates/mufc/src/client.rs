@@ -9,20 +9,37 @@ use std::sync::Arc;
 use nalgebra::{DMatrix, DMatrixView};
 use num_bigint::BigUint;
 use seeding::{
-    Changes, Dataset, ExactKMeans, ExactModel, ExpRace, KMeansParams, KMeansPlusPlus, PointId,
-    Quantizer, Seeding, SeedingParams, SqEuclidean,
+    Changes, Dataset, ExactKMeans, ExactModel, ExpRace, KMeansParams, KMeansPlusPlus,
+    MinSizeClusters, PointId, Quantizer, Seeding, SeedingParams, SqEuclidean,
 };
 
 use crate::{ClientId, ClientTraining, MufcError, MufcResult};
 use message::Encoded;
 
 /// What a client runs, with its parameters (from the federation's config).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LocalParams {
+    /// The federation's client `k`: every client's, or the largest.
     pub(crate) k: usize,
+    /// With [`ClientK::Adaptive`](crate::ClientK::Adaptive): a client of
+    /// `n` points finds `min(k, ceil(n / m))` clusters.
+    pub(crate) per_cluster: Option<usize>,
     pub(crate) training: ClientTraining,
     pub(crate) tolerance: f64,
     pub(crate) max_iterations: usize,
+    /// The fewest points a cluster stands for to be sent in its own bin
+    /// (smaller ones are dissolved, see [`seeding::MinSizeClusters`]).
+    pub(crate) min_cluster_size: u64,
+}
+
+impl LocalParams {
+    /// The number of clusters a client of `n` points finds.
+    pub(crate) fn k_for(&self, n: usize) -> usize {
+        match self.per_cluster {
+            Some(m) => self.k.min(n.div_ceil(m.max(1))).max(1),
+            None => self.k,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -66,17 +83,35 @@ enum Local {
 /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
 /// // Two clients: the sum reveals each to the other, so the default
 /// // minimum of 3 clients per aggregate is lowered explicitly.
-/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).min_clients(2).validate()?)?;
+/// let config = FederationConfig::new(2).gamma(0.1).min_clients(2).validate()?;
+/// let fed = Federation::new(vec![a.clone(), b.clone()], &config)?;
+/// // The adaptive k: about two points a cluster, here 15 a client, or
+/// // fewer when the client has fewer distinct points.
+/// assert_eq!(fed.config().client_k(), 15);
 /// let client = fed.client(ClientId(1)).unwrap();
-/// assert_eq!(client.num_centroids(), 2);
+/// assert!(client.num_centroids() <= 15);
 /// assert_eq!(client.sizes().iter().sum::<u64>(), 30);
 /// assert_eq!(client.histogram().iter().map(|(_, c)| c).sum::<u64>(), 30);
+///
+/// // Every cluster of at least 4 points: the small ones dissolved into
+/// // their neighbours, each bin the mean of 4 records or more.
+/// let merged = Federation::new(vec![a, b], &config.into_builder().min_cluster_size(4).validate()?)?;
+/// let client = merged.client(ClientId(1)).unwrap();
+/// assert!(client.sizes().iter().all(|&s| s >= 4));
+/// assert_eq!(client.sizes().iter().sum::<u64>(), 30);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Client {
     id: ClientId,
+    /// Its seed and what it runs: a removal that changes its number of
+    /// clusters ([`LocalParams::k_for`]) refits it with them.
+    seed: u64,
+    params: LocalParams,
     local: Local,
+    /// The clusters it sends: the local clustering with the clusters
+    /// below the minimum size dissolved (a function of `local`).
+    sent: MinSizeClusters,
     histogram: Vec<(BigUint, u64)>,
     /// The unmasked sketch of the client's last message and the histogram
     /// it encodes (none before the first round, after loading, and in
@@ -96,13 +131,14 @@ impl Client {
         seed: u64,
         quantizer: Option<&Quantizer>,
     ) -> MufcResult<Self> {
+        let k = params.k_for(data.len());
         let local = match params.training {
             ClientTraining::Seeding => {
-                let kpp = KMeansPlusPlus::new(SeedingParams::new(params.k).validate()?);
+                let kpp = KMeansPlusPlus::new(SeedingParams::new(k).validate()?);
                 Local::Seeding(kpp.fit(data, ExpRace::new(seed)))
             }
             ClientTraining::Full => {
-                let kmeans = KMeansParams::new(params.k)
+                let kmeans = KMeansParams::new(k)
                     .tolerance(params.tolerance)
                     .max_iterations(params.max_iterations)
                     .validate()?;
@@ -113,9 +149,13 @@ impl Client {
                 }
             }
         };
+        let sent = sent_clusters(&local, params.min_cluster_size);
         let mut c = Self {
             id,
+            seed,
+            params: params.clone(),
             local,
+            sent,
             histogram: Vec::new(),
             encoded: None,
         };
@@ -123,25 +163,23 @@ impl Client {
         Ok(c)
     }
 
-    /// Algorithm 1, lines 3-4: the sizes of the local clusters, each in
-    /// the bin of its centroid.
+    /// Algorithm 1, lines 3-4: the size of every cluster the client sends,
+    /// in the bin of its centre; nothing when the client is too small to
+    /// send any ([`Self::sends`]).
     fn quantize(&mut self, quantizer: Option<&Quantizer>) -> MufcResult<()> {
+        self.histogram.clear();
         let Some(q) = quantizer else {
-            self.histogram.clear();
             return Ok(());
         };
-        let hist = match &self.local {
-            Local::Seeding(s) => q.histogram(s.centers(), s.sizes()),
-            Local::Full { model, .. } => {
-                // Means of points of the box lie in the box; the clamp only
-                // guards the last rounding of the fixed-point mean.
-                let c = model.centroids().map(|x| x.clamp(-0.5, 0.5));
-                q.histogram(c.as_view(), model.sizes())
-            }
-        };
-        let mut hist = hist.map_err(|e| self.box_error(e))?;
-        // An empty local cluster (possible only at the iteration cap of
-        // full K-means) sends nothing.
+        if !self.sends() {
+            return Ok(());
+        }
+        // Means of points of the box lie in the box; the clamp only guards
+        // the last rounding of the fixed-point mean.
+        let c = self.sent.centroids().map(|x| x.clamp(-0.5, 0.5));
+        let mut hist = q
+            .histogram(c.as_view(), self.sent.sizes())
+            .map_err(|e| self.box_error(e))?;
         hist.retain(|(_, c)| *c > 0);
         self.histogram = hist;
         Ok(())
@@ -164,12 +202,21 @@ impl Client {
     /// A copy of this client with `ids` removed (Algorithm 3 for seeding,
     /// an exact update for full K-means) and its histogram recomputed;
     /// whether it reseeded. The ids must be present and distinct, and not
-    /// all of the client's points (checked by the caller).
+    /// all of the client's points (checked by the caller). A client whose
+    /// number of clusters follows its size ([`LocalParams::k_for`]) and
+    /// changes with the removal is fitted again: that is what training it
+    /// on the remaining points does.
     pub(crate) fn unlearned(
         &self,
         ids: &[PointId],
         quantizer: Option<&Quantizer>,
     ) -> MufcResult<(Self, bool)> {
+        let left = self.data().len().saturating_sub(ids.len());
+        if self.params.k_for(left) != self.k() {
+            let data = self.data().without(ids)?;
+            let next = Self::fit(self.id, data, &self.params, self.seed, quantizer)?;
+            return Ok((next, true));
+        }
         let mut next = self.clone();
         let reseeded = match &mut next.local {
             Local::Seeding(s) => s.unlearn(ids)?.reseeded(),
@@ -181,6 +228,7 @@ impl Client {
                 report.seeding_changed()
             }
         };
+        next.sent = sent_clusters(&next.local, next.params.min_cluster_size);
         next.quantize(quantizer)?;
         Ok((next, reseeded))
     }
@@ -206,22 +254,29 @@ impl Client {
         }
     }
 
-    /// The number of local centroids (`k`, or fewer when the client has
-    /// fewer distinct points).
+    /// The number of clusters the client sends: its local clusters
+    /// (`k`, or fewer when it holds fewer distinct points) less those
+    /// dissolved for being smaller than the minimum cluster size.
     pub fn num_centroids(&self) -> usize {
-        match &self.local {
-            Local::Seeding(s) => s.num_seeds(),
-            Local::Full { model, .. } => model.num_centroids(),
-        }
+        self.sent.len()
     }
 
-    /// The local centroids as the columns of a d x m matrix: the seeds in
-    /// the order chosen, or the means of full K-means.
+    /// The centres of the clusters the client sends, as the columns of a
+    /// d x m matrix, in the order of the local clusters they come from:
+    /// the seeds ([`ClientTraining::Seeding`]) or the means of full
+    /// K-means ([`ClientTraining::Full`]), once every cluster smaller than
+    /// the minimum size has been dissolved into its nearest neighbours
+    /// (for full K-means, a centre that took points in is the mean of its
+    /// new members; see [`seeding::ExactModel::min_size`]).
     pub fn centroids(&self) -> DMatrixView<'_, f64> {
-        match &self.local {
-            Local::Seeding(s) => s.centers(),
-            Local::Full { model, .. } => model.centroids(),
-        }
+        self.sent.centroids()
+    }
+
+    /// Whether the client sends its clusters: `false` when it holds fewer
+    /// points than the minimum cluster size (all of them form one cluster,
+    /// which it keeps to itself).
+    pub fn sends(&self) -> bool {
+        self.sent.is_sendable()
     }
 
     /// The ids of the K-means++ seeds, in the order chosen (of the kept run
@@ -233,12 +288,9 @@ impl Client {
         }
     }
 
-    /// The sizes of the local clusters, by centroid.
+    /// The number of points of every cluster the client sends, by centre.
     pub fn sizes(&self) -> &[u64] {
-        match &self.local {
-            Local::Seeding(s) => s.sizes(),
-            Local::Full { model, .. } => model.sizes(),
-        }
+        self.sent.sizes()
     }
 
     /// The histogram sent through the secure aggregation: `(bin, count)`
@@ -247,22 +299,20 @@ impl Client {
         &self.histogram
     }
 
-    /// The local cluster of every point, by position in [`Self::data`].
+    /// The cluster of every point (an index into [`Self::centroids`]), by
+    /// position in [`Self::data`].
     pub fn local_clusters(&self) -> Vec<u32> {
-        match &self.local {
-            Local::Seeding(s) => s.assignments().to_vec(),
-            Local::Full { data, model } => data
-                .ids()
-                .iter()
-                .map(|&id| {
-                    // Every point of `data` is in the model (same data).
-                    model
-                        .assignment(id)
-                        .and_then(|a| u32::try_from(a).ok())
-                        .unwrap_or(0)
-                })
-                .collect(),
-        }
+        self.data()
+            .ids()
+            .iter()
+            .map(|&id| {
+                // Every point of the data is in the clustering (same data).
+                self.sent
+                    .assignment(id)
+                    .and_then(|a| u32::try_from(a).ok())
+                    .unwrap_or(0)
+            })
+            .collect()
     }
 
     /// The unmasked sketch of the client's last committed message, with
@@ -297,8 +347,27 @@ impl Client {
             .collect()
     }
 
-    /// The local centroids as an owned matrix (for the plain mode).
-    pub(crate) fn centroid_matrix(&self) -> DMatrix<f64> {
-        self.centroids().into_owned()
+    /// The centroids and sizes the client sends in the plain mode (none
+    /// when it does not send, [`Self::sends`]).
+    pub(crate) fn plain_message(&self) -> (DMatrix<f64>, Vec<u64>) {
+        if self.sends() {
+            (
+                self.sent.centroids().into_owned(),
+                self.sent.sizes().to_vec(),
+            )
+        } else {
+            (DMatrix::zeros(self.data().dim(), 0), Vec::new())
+        }
+    }
+}
+
+/// The clusters a client sends: its local clustering with every cluster
+/// smaller than `min` dissolved (a seed stays a seed; a K-means centre
+/// that takes points in becomes their mean). A function of the local
+/// clustering, so unlearning stays exact.
+fn sent_clusters(local: &Local, min: u64) -> MinSizeClusters {
+    match local {
+        Local::Seeding(s) => s.min_size(min),
+        Local::Full { model, .. } => model.min_size(min),
     }
 }

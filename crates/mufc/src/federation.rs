@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seeding::Quantizer;
 
+pub(crate) use exchange::plain_of;
 pub(crate) use setup::Setup;
 pub(crate) use unlearn::privacy_warning;
 pub(crate) use unsent::Unsent;

@@ -40,27 +40,41 @@ pub struct Objectives {
 }
 
 impl Federation {
-    /// The server cluster of each local cluster of `client` (by local
-    /// centroid index).
+    /// The server cluster of each cluster `client` sends (by index into
+    /// its centroids): the cluster of the bin (or plain centroid) it was
+    /// sent in; for a client too small to send ([`crate::Client::sends`]), the
+    /// server centroid nearest to its one centre.
     fn induced_map(&self, pos: usize) -> MufcResult<Vec<u32>> {
         let client = &self.clients()[pos];
         let server = self.server();
-        let clusters: Vec<Option<usize>> = match self.quantizer() {
-            Some(q) => client
-                .centroid_bins(q)?
-                .iter()
-                .map(|b| server.cluster_of_bin(b))
-                .collect(),
-            None => (0..client.num_centroids())
-                .map(|j| server.cluster_of_plain(client.id(), j))
-                .collect(),
+        let clusters: Vec<Option<usize>> = if !client.sends() {
+            let nearest = server.centroids().and_then(|centroids| {
+                let c = client.centroids();
+                (0..centroids.ncols()).min_by(|&a, &b| {
+                    let d = |i: usize| {
+                        SqEuclidean.cost(c.column(0).as_slice(), centroids.column(i).as_slice())
+                    };
+                    d(a).total_cmp(&d(b)).then(a.cmp(&b))
+                })
+            });
+            vec![nearest; client.num_centroids()]
+        } else {
+            match self.quantizer() {
+                Some(q) => client
+                    .centroid_bins(q)?
+                    .iter()
+                    .map(|b| server.cluster_of_bin(b))
+                    .collect(),
+                None => (0..client.num_centroids())
+                    .map(|j| server.cluster_of_plain(client.id(), j))
+                    .collect(),
+            }
         };
         clusters
             .into_iter()
             .map(|c| {
-                // Every local centroid of a positive size stands behind a
-                // server point; a centroid of an empty cluster has no
-                // point and no member, so its label is never read.
+                // Every sent centre stands behind a server point; `None`
+                // only before the server has a model.
                 Ok(c.and_then(|c| u32::try_from(c).ok()).unwrap_or(0))
             })
             .collect()

@@ -210,7 +210,7 @@ impl RemoteSetup {
             });
         }
         let setup = Self {
-            config: resolve(config, n, dim)?,
+            config: resolve(config, n, dim, regs.len())?,
             dim,
             roster: regs.into_iter().map(|r| r.id).collect(),
         };

@@ -209,7 +209,7 @@ pub struct Involvement {
 /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
 /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
 /// // Two clients: the minimum aggregate is lowered explicitly.
-/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).gamma(0.1).min_clients(2).validate()?)?;
+/// let fed = Federation::new(vec![a, b], &FederationConfig::new(2).client_k(2).gamma(0.1).min_clients(2).validate()?)?;
 /// let r = fed.fit_report();
 /// assert_eq!(r.included, vec![mufc::ClientId(0), mufc::ClientId(1)]);
 /// assert!(r.bytes_per_client > 0);

@@ -17,22 +17,173 @@ pub const DEFAULT_MIN_CLIENTS: usize = 3;
 /// (docs/threat-model.md U3).
 pub const DEFAULT_MIN_UPDATING_CLIENTS: usize = 2;
 
+/// The default of [`FederationConfig::min_cluster_size`](crate::FederationConfig::min_cluster_size):
+/// a client's cluster is sent in a bin of its own only if it stands for at
+/// least this many points (docs/threat-model.md §6a).
+///
+/// 1: every cluster is sent. Chosen by measurement on the data suite
+/// (docs/benchmarks.md, "The defaults on the data suite"): a minimum of 2
+/// costs nothing on clients of hundreds of points, but 0.044 in loss ratio
+/// on scikit-learn's iris and 0.020 on wine split over 10 clients (15 to
+/// 18 points a client), which takes both above 1.05; 3 costs 0.09 and
+/// 0.05. With full client K-means a bin is then the mean of a cluster,
+/// and of a single record only for a cluster of one point; a federation
+/// that must never send one asks for 2 or more.
+pub const DEFAULT_MIN_CLUSTER_SIZE: u64 = 1;
+
+/// How many clusters each client finds
+/// ([`FederationConfig::client_k_rule`](crate::FederationConfig::client_k_rule)).
+///
+/// # Example
+///
+/// ```
+/// use mufc::ClientK;
+///
+/// // The default: a federation of 100 clients holding 30 000 points, K = 10.
+/// let rule = ClientK::ADAPTIVE;
+/// assert_eq!(rule.federation_k(10, 30_000, 100), 10);
+/// // Four sites of 5 000 points each: many more clusters a site.
+/// assert_eq!(rule.federation_k(10, 20_000, 4), 250);
+/// assert_eq!(ClientK::Fixed(3).federation_k(10, 20_000, 4), 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum ClientK {
+    /// The server's `K` at every client (the paper's App. M.2: "K is set
+    /// to be the same in both clients and server").
+    Server,
+    /// `k` clusters at every client.
+    Fixed(usize),
+    /// Adapted to the data (the default). The federation's `k` is
+    /// `max(K, min(ceil(n / (L m)), ceil(T / L)))` for `n` points over `L`
+    /// clients: about `m` points a local cluster, at most `T` server
+    /// points in all (the sketch's capacity, hence its bytes and decode
+    /// time, grows with `k L`), never fewer than the server's `K`. A
+    /// client of `n_l` points finds `min(k, ceil(n_l / m))` clusters, so
+    /// that a small client's clusters are not mostly single points. The
+    /// federation's `k` is fixed when it is built; a client's own follows
+    /// its size, and a removal that changes it refits that client.
+    Adaptive {
+        /// `m`: the points a local cluster aims at.
+        points_per_cluster: usize,
+        /// `T`: the most server points (the sketch's capacity) the rule
+        /// gives, unless `K L` is more.
+        server_points: usize,
+    },
+}
+
+impl ClientK {
+    /// The default rule: `Adaptive { points_per_cluster: 2, server_points:
+    /// 1000 }` (docs/benchmarks.md, "The defaults on the data suite").
+    pub const ADAPTIVE: Self = Self::Adaptive {
+        points_per_cluster: 2,
+        server_points: 1000,
+    };
+
+    /// The federation's client `k` for `n` points over `clients` clients
+    /// and `K = server_k` server clusters.
+    pub fn federation_k(self, server_k: usize, n: u64, clients: usize) -> usize {
+        match self {
+            Self::Server => server_k,
+            Self::Fixed(k) => k,
+            Self::Adaptive {
+                points_per_cluster,
+                server_points,
+            } => {
+                let l = clients.max(1);
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                let per = n.div_ceil(l.saturating_mul(points_per_cluster.max(1)));
+                let budget = server_points.div_ceil(l);
+                server_k.max(per.min(budget))
+            }
+        }
+    }
+}
+
+/// How the quantization step gamma is chosen when it is not given
+/// ([`FederationConfig::gamma_rule`](crate::FederationConfig::gamma_rule)),
+/// for `n` points of dimension `d` when the federation is built.
+///
+/// # Example
+///
+/// ```
+/// use mufc::GammaRule;
+///
+/// assert_eq!(GammaRule::Fine.gamma(400, 4), 1.0 / 1024.0);
+/// assert_eq!(GammaRule::Fine.gamma(4_000_000, 4), 1.0 / 4000.0);
+/// assert_eq!(GammaRule::PerPointAndAxis.gamma(400, 4), 1.0 / 40.0);
+/// assert_eq!(GammaRule::PerPoint.gamma(400, 4), 1.0 / 20.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum GammaRule {
+    /// `min(1/sqrt(n d), 1/1024)` (the default): the rule below, but at
+    /// least [`GammaRule::FINE_STEPS`] steps along each side of the box.
+    ///
+    /// Why the cap: the data is scaled into the box by one common factor,
+    /// so an axis whose values spread over less than a step (a feature in
+    /// other units than the widest, wine's colour next to its proline)
+    /// has all its centroids snapped to the same few bin centres: a bias
+    /// that does not average out over clients, up to `gamma/2` on each such
+    /// axis for every point. On scikit-learn's wine set `1/sqrt(n d)`
+    /// (0.021) cost 0.11 in loss ratio, 1/1024 nothing measurable
+    /// (docs/benchmarks.md, "The defaults on the data suite"). The price is
+    /// `d log2(1024) = 10 d` bits in a bin's index at most.
+    #[default]
+    Fine,
+    /// `1/sqrt(n d)`. Quantizing moves a point by up to `gamma/2` along
+    /// each axis, about `n d gamma^2 / 12` in the objective (the box has
+    /// side 1): `1/12` with this rule, whatever the data's size and
+    /// dimension.
+    PerPointAndAxis,
+    /// `1/sqrt(n)`: the paper's. It adds about `d/12` to the objective,
+    /// which on small real data sets is as large as the best objective
+    /// itself (docs/benchmarks.md, "The defaults on real data").
+    PerPoint,
+}
+
+impl GammaRule {
+    /// The fewest steps along a side of the box [`GammaRule::Fine`] allows.
+    pub const FINE_STEPS: u32 = 1024;
+
+    /// The step for `n` points of dimension `d`.
+    pub fn gamma(self, n: u64, d: usize) -> f64 {
+        let n = n.max(1) as f64;
+        let per_point_and_axis = 1.0 / (n * d.max(1) as f64).sqrt();
+        match self {
+            Self::Fine => per_point_and_axis.min(1.0 / f64::from(Self::FINE_STEPS)),
+            Self::PerPointAndAxis => per_point_and_axis,
+            Self::PerPoint => 1.0 / n.sqrt(),
+        }
+    }
+}
+
 /// What each client runs on its own data (the client part of a
 /// configuration; Algorithm 1, line 2).
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ClientConfig {
-    pub(super) k: Option<usize>,
+    pub(super) k: ClientK,
+    /// The federation's `k` once resolved from the data
+    /// ([`ClientK::Adaptive`]), fixed from then on.
+    pub(super) resolved_k: Option<usize>,
     pub(super) training: ClientTraining,
     pub(super) tolerance: f64,
     pub(super) max_iterations: usize,
+    pub(super) min_cluster_size: u64,
 }
 
 impl ClientConfig {
-    /// The number of clusters each client finds, if set apart from the
-    /// server's (else the server's `k`).
-    pub fn k(&self) -> Option<usize> {
+    /// How many clusters each client finds.
+    pub fn k(&self) -> ClientK {
         self.k
+    }
+    /// The fewest points a client's cluster stands for to be sent in a
+    /// bin of its own.
+    pub fn min_cluster_size(&self) -> u64 {
+        self.min_cluster_size
     }
     /// Seeding only, or full K-means.
     pub fn training(&self) -> ClientTraining {

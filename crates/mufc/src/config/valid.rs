@@ -55,11 +55,22 @@ impl ValidConfig {
     // shortcuts to the parts' settings read in many places (the others:
     // through `client()`, `server()` and `channel()`).
 
-    /// Each client's number of clusters.
+    /// The clients' number of clusters: every client's, or, with
+    /// [`ClientK::Adaptive`](crate::ClientK::Adaptive), the most a client
+    /// finds (resolved from the data when the federation is built; the
+    /// server's `k` before).
     pub fn client_k(&self) -> usize {
-        self.0.client.k.unwrap_or(self.0.server.k)
+        match self.0.client.k {
+            crate::ClientK::Server => self.0.server.k,
+            crate::ClientK::Fixed(k) => k,
+            crate::ClientK::Adaptive { .. } => self.0.client.resolved_k.unwrap_or(self.0.server.k),
+        }
     }
-    /// The grid step, if set (else `1/sqrt(n d)` at construction).
+    /// How `gamma` is chosen when not given.
+    pub fn gamma_rule(&self) -> crate::GammaRule {
+        self.0.gamma_rule
+    }
+    /// The grid step, if set (else [`Self::gamma_rule`]'s at construction).
     pub fn gamma(&self) -> Option<f64> {
         self.0.gamma
     }
@@ -121,6 +132,34 @@ impl ValidConfig {
         c.gamma = Some(gamma);
         c.max_points = Some(max_points);
         Self(c)
+    }
+
+    /// This config with the clients' `k` fixed (an adaptive rule's, from
+    /// the data; a fixed one's stays).
+    pub(crate) fn with_client_k(&self, k: usize) -> Self {
+        let mut c = self.0.clone();
+        if matches!(c.client.k, crate::ClientK::Adaptive { .. }) && c.client.resolved_k.is_none() {
+            c.client.resolved_k = Some(k);
+        }
+        Self(c)
+    }
+
+    /// What a client of this (resolved) config runs.
+    pub(crate) fn local_params(&self) -> crate::client::LocalParams {
+        let client = &self.0.client;
+        crate::client::LocalParams {
+            k: self.client_k(),
+            per_cluster: match client.k {
+                crate::ClientK::Adaptive {
+                    points_per_cluster, ..
+                } => Some(points_per_cluster),
+                _ => None,
+            },
+            training: client.training,
+            tolerance: client.tolerance,
+            max_iterations: client.max_iterations,
+            min_cluster_size: client.min_cluster_size,
+        }
     }
 }
 

@@ -28,10 +28,28 @@ impl FederationConfig {
         if self.server.k == 0 {
             return Err(config_error("k", "the server needs at least one cluster"));
         }
-        if self.client.k == Some(0) {
+        match self.client.k {
+            crate::ClientK::Fixed(0) => {
+                return Err(config_error(
+                    "client_k",
+                    "clients need at least one cluster",
+                ));
+            }
+            crate::ClientK::Adaptive {
+                points_per_cluster,
+                server_points,
+            } if points_per_cluster == 0 || server_points == 0 => {
+                return Err(config_error(
+                    "client_k",
+                    "the adaptive rule needs at least one point a cluster and one server point",
+                ));
+            }
+            _ => {}
+        }
+        if self.client.min_cluster_size == 0 {
             return Err(config_error(
-                "client_k",
-                "clients need at least one cluster",
+                "min_cluster_size",
+                "must be at least 1 (1 sends every cluster)",
             ));
         }
         if let Some(g) = self.gamma

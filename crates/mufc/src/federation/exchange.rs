@@ -237,11 +237,12 @@ pub(super) fn plain_bytes(k: usize, dim: usize) -> usize {
     k * (8 * dim + 8)
 }
 
-pub(super) fn plain_of(c: &Client) -> PlainCentroids {
+pub(crate) fn plain_of(c: &Client) -> PlainCentroids {
+    let (centroids, sizes) = c.plain_message();
     PlainCentroids {
         client: c.id(),
-        centroids: c.centroid_matrix(),
-        sizes: c.sizes().to_vec(),
+        centroids,
+        sizes,
     }
 }
 

@@ -88,7 +88,7 @@ impl Setup {
             }
             n = n.saturating_add(data.len() as u64);
         }
-        let config = resolve(config, n, dim)?;
+        let config = resolve(config, n, dim, clients.len())?;
         let quantizer = quantizer(&config, dim)?;
         check_data(&clients, &config, quantizer.as_ref())?;
         // The policy last: data errors are named first (docs/threat-model.md
@@ -109,13 +109,7 @@ impl Setup {
     }
 
     fn local_params(&self) -> LocalParams {
-        let client = self.config.client();
-        LocalParams {
-            k: self.config.client_k(),
-            training: self.config.client_training(),
-            tolerance: client.tolerance(),
-            max_iterations: client.max_iterations(),
-        }
+        self.config.local_params()
     }
 
     /// Fits every client, in parallel; each with its training time.
@@ -202,7 +196,10 @@ pub(crate) fn check_data(
             check_box(*id, data)?;
         }
     }
-    if !config.allow_fewer_distinct() {
+    // An adaptive `k` follows each client's size: a client with fewer
+    // distinct points finds fewer clusters.
+    let adaptive = matches!(config.client().k(), crate::ClientK::Adaptive { .. });
+    if !config.allow_fewer_distinct() && !adaptive {
         let k = config.client_k();
         for (id, data) in clients {
             let distinct = distinct_up_to(data, k);
@@ -218,16 +215,19 @@ pub(crate) fn check_data(
     Ok(())
 }
 
-/// `config` with `gamma` and `max_points` resolved for `n` points of
-/// dimension `dim`.
-pub(crate) fn resolve(config: &ValidConfig, n: u64, dim: usize) -> MufcResult<ValidConfig> {
-    // 1/sqrt(n d), not the paper's 1/sqrt(n): quantizing adds about
-    // n d gamma^2 / 12 to the objective, d/12 whatever n with the
-    // paper's step, which on real data with few points was most of
-    // phi_c* (docs/benchmarks.md, "The defaults on real data").
+/// `config` with `gamma`, `max_points` and the clients' `k` resolved for
+/// `n` points of dimension `dim` over `clients` clients (each kept when
+/// the config fixes it already: a federation's own config rebuilds the
+/// same one on other data).
+pub(crate) fn resolve(
+    config: &ValidConfig,
+    n: u64,
+    dim: usize,
+    clients: usize,
+) -> MufcResult<ValidConfig> {
     let gamma = config
         .gamma()
-        .unwrap_or_else(|| 1.0 / (n.max(1) as f64 * dim.max(1) as f64).sqrt());
+        .unwrap_or_else(|| config.gamma_rule().gamma(n, dim));
     let max_points = config.max_points().unwrap_or(n);
     if n > max_points {
         return Err(crate::error::config_error(
@@ -235,7 +235,11 @@ pub(crate) fn resolve(config: &ValidConfig, n: u64, dim: usize) -> MufcResult<Va
             format!("{n} points exceed the bound {max_points}"),
         ));
     }
-    Ok(config.resolved(gamma, max_points))
+    let k = config
+        .client()
+        .k()
+        .federation_k(config.server().k(), n, clients);
+    Ok(config.resolved(gamma, max_points).with_client_k(k))
 }
 
 /// The grid of a resolved configuration (none in plain mode).

@@ -163,11 +163,7 @@ impl Federation {
                                 centroids: nalgebra::DMatrix::zeros(setup.dim, 0),
                                 sizes: Vec::new(),
                             },
-                            PlainCentroids {
-                                client: c.id(),
-                                centroids: c.centroid_matrix(),
-                                sizes: c.sizes().to_vec(),
-                            },
+                            crate::federation::plain_of(c),
                         )
                     })
                     .collect(),

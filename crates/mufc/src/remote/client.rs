@@ -41,7 +41,7 @@ struct Trained {
 #[derive(Clone, Debug)]
 enum Local {
     /// The client's clustering (it holds the points).
-    Active(Client),
+    Active(Box<Client>),
     /// Every point forgotten: the client sends an empty histogram.
     Empty(Dataset),
 }
@@ -304,7 +304,7 @@ impl RemoteClient {
                     return Err(MufcError::EmptyRequest);
                 };
                 let (next, reseeded) = c.unlearned(ids, t.quantizer.as_ref())?;
-                t.local = Local::Active(next);
+                t.local = Local::Active(Box::new(next));
                 Ok(reseeded)
             }
         }
@@ -369,6 +369,6 @@ fn train(
         setup,
         quantizer: parts.quantizer,
         aggregation,
-        local: Local::Active(client),
+        local: Local::Active(Box::new(client)),
     })
 }
