@@ -2,7 +2,7 @@
 """The data suite the defaults of `mufc` are chosen on (issue 26), and the
 runs that measure them.
 
-Two subcommands:
+Three subcommands:
 
   export [DIR]   Writes the suite's data sets as CSV files DIR/<name>.csv
                  (default DIR /tmp/mufc-suite): a header, then one point a
@@ -52,10 +52,18 @@ Two subcommands:
                  to DIR/runs.jsonl as it comes, so a long run can be read
                  while it goes. The million set uses 2 trials whatever T.
 
+  report [--dir DIR]
+                 From DIR/runs.jsonl, the table of the defaults against the
+                 defaults before issue 26 (variants "defaults" and
+                 "before", the last run of each per set): loss ratios,
+                 K-FED's and DC-KMeans', bytes per client, fit time and
+                 the mean removal round.
+
 Run by hand, never in CI. From the workspace root:
 
   python3 benches/peers/suite.py export
   python3 benches/peers/suite.py run --mufc target/release/mufc --trials 5
+  python3 benches/peers/suite.py report
 
 Needs: Python 3.11, numpy, scikit-learn (pip install scikit-learn). The
 CSV files are generated data: never commit them.
@@ -73,24 +81,26 @@ import numpy as np
 
 DEFAULT_DIR = "/tmp/mufc-suite"
 
-def sqrt_k(s, factor=1.0):
-    """max(K, ceil(factor sqrt(n / L))): the client k of the rule studied."""
-    return max(s["k"], math.ceil(factor * math.sqrt(s["n"] / s["clients"])))
+def gamma(s, factor=1.0):
+    """factor / sqrt(n d): the default step, scaled."""
+    return repr(factor / math.sqrt(s["n"] * s["d"]))
 
 
 # The variants measured: a name and the options each adds to `mufc
 # compare`, given the set (n, d, K, clients). "defaults" is whatever the
-# binary's defaults are.
+# binary's defaults are; "before" the defaults before issue 26 (seeding
+# only, k = K, one server run, bin centres, 1/sqrt(n d), every cluster
+# sent); "paper" the paper's experiment.
 VARIANTS = {
     "defaults": lambda s: [],
+    "before": lambda s: ["--preset", "paper", "--server-points", "centers", "--gamma", gamma(s)],
     "paper": lambda s: ["--preset", "paper"],
-    "seeding-k=K-r1": lambda s: ["--client-training", "seeding", "--server-restarts", "1"],
-    "seeding-k=K-r10": lambda s: ["--client-training", "seeding", "--server-restarts", "10"],
-    "full-k=K-r10": lambda s: ["--client-training", "full", "--server-restarts", "10"],
-    "full-k=sqrt-r10": lambda s: ["--client-training", "full", "--server-restarts", "10", "--client-k", str(sqrt_k(s))],
-    "full-k=2sqrt-r10": lambda s: ["--client-training", "full", "--server-restarts", "10", "--client-k", str(sqrt_k(s, 2.0))],
-    "seeding-k=sqrt-r10": lambda s: ["--client-training", "seeding", "--server-restarts", "10", "--client-k", str(sqrt_k(s))],
-    "seeding-k=2sqrt-r10": lambda s: ["--client-training", "seeding", "--server-restarts", "10", "--client-k", str(sqrt_k(s, 2.0))],
+    "s1": lambda s: ["--min-cluster-size", "1"],
+    "s3": lambda s: ["--min-cluster-size", "3"],
+    "m4": lambda s: ["--client-k", "auto:4:1000"],
+    "T2000": lambda s: ["--client-k", "auto:2:2000"],
+    "gamma-nd": lambda s: ["--gamma", gamma(s)],
+    "seeding": lambda s: ["--client-training", "seeding"],
 }
 
 
@@ -203,7 +213,7 @@ def export(directory):
         json.dump(sets, f, indent=1)
 
 
-def compare(mufc, args, log):
+def compare(mufc, args, log, tags):
     start = time.perf_counter()
     out = subprocess.run([mufc, "compare", *args, "--json", "-q"], capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -212,6 +222,7 @@ def compare(mufc, args, log):
     j = json.loads(out.stdout)
     j["wall_seconds"] = wall
     j["args"] = args
+    j.update(tags)
     log.write(json.dumps(j) + "\n")
     log.flush()
     return j, wall, None
@@ -225,8 +236,8 @@ def run(opts):
         keep = opts.only.split(",")
         sets = [s for s in sets if s["name"] in keep]
     variants = {v: VARIANTS[v] for v in (opts.variant or VARIANTS)}
-    print("| set | variant | MUFC | K-FED | DC-KMeans | MUFC - best | bytes/client | fit ms | wall s |")
-    print("|---|---|---|---|---|---:|---:|---:|---:|")
+    print("| set | variant | MUFC | K-FED | DC-KMeans | MUFC - best | bytes/client | fit ms | removal ms | wall s |")
+    print("|---|---|---|---|---|---:|---:|---:|---:|---:|")
     with open(os.path.join(opts.dir, "runs.jsonl"), "a") as log:
         for s in sets:
             trials = 2 if s["name"] == "million" else opts.trials
@@ -234,21 +245,54 @@ def run(opts):
             if s["name"] != "builtin":
                 base += ["--data", os.path.join(opts.dir, s["name"] + ".csv"), "--client-column", "0", "--scale", "--k", str(s["k"])]
             for v, extra in variants.items():
-                j, wall, err = compare(opts.mufc, base + extra(s), log)
+                j, wall, err = compare(opts.mufc, base + extra(s), log, {"set": s["name"], "variant": v})
                 if j is None:
-                    print(f"| {s['name']} | {v} | {err} | | | | | | {wall:.1f} |")
+                    print(f"| {s['name']} | {v} | {err} | | | | | | | {wall:.1f} |")
                     sys.stdout.flush()
                     continue
                 m, kf, dc = j["mufc"], j["k_fed"], j["dc_kmeans"]
                 best = min(kf["loss_ratio"], dc["loss_ratio"])
+                rr = m.get("removal_round_seconds")
                 print(
-                    f"| {s['name']} | {v}{' k=' + str(m.get('client_k', '')) if m.get('client_k') else ''} | {m['loss_ratio']:.3f} ± {m['loss_ratio_std']:.3f} "
+                    f"| {s['name']} | {v} k={j.get('client_k', '')} | {m['loss_ratio']:.3f} ± {m['loss_ratio_std']:.3f} "
                     f"| {kf['loss_ratio']:.3f} ± {kf['loss_ratio_std']:.3f} "
                     f"| {dc['loss_ratio']:.3f} ± {dc['loss_ratio_std']:.3f} "
-                    f"| {m['loss_ratio'] - best:+.3f} | {m.get('bytes_per_client', '')} "
-                    f"| {1e3 * m['seconds']:.1f} | {wall:.1f} |"
+                    f"| {m['loss_ratio'] - best:+.3f} | {m.get('bytes_per_client') or 0:.0f} "
+                    f"| {1e3 * m['seconds']:.1f} | {1e3 * (rr or 0):.2f} | {wall:.1f} |"
                 )
                 sys.stdout.flush()
+
+
+def report(opts):
+    """The before/after table from DIR/runs.jsonl: per set, the last run
+    of the variants "defaults" and "before"."""
+    last = {}
+    with open(os.path.join(opts.dir, "runs.jsonl")) as f:
+        for line in f:
+            j = json.loads(line)
+            if "set" in j:
+                last[(j["set"], j["variant"])] = j
+    names = []
+    for (name, _) in last:
+        if name not in names:
+            names.append(name)
+    print("| set | MUFC after | MUFC before | K-FED | DC-KMeans | after - best | bytes/client after (before) | fit ms after (before) | removal round ms after (before) |")
+    print("|---|---|---|---|---|---:|---:|---:|---:|")
+    for name in names:
+        a, b = last.get((name, "defaults")), last.get((name, "before"))
+        if a is None or b is None:
+            continue
+        m, o = a["mufc"], b["mufc"]
+        kf, dc = a["k_fed"], a["dc_kmeans"]
+        best = min(kf["loss_ratio"], dc["loss_ratio"])
+        ms = lambda x: 1e3 * (x or 0)
+        print(
+            f"| {name} | {m['loss_ratio']:.3f} ± {m['loss_ratio_std']:.3f} | {o['loss_ratio']:.3f} ± {o['loss_ratio_std']:.3f} "
+            f"| {kf['loss_ratio']:.3f} ± {kf['loss_ratio_std']:.3f} | {dc['loss_ratio']:.3f} ± {dc['loss_ratio_std']:.3f} "
+            f"| {m['loss_ratio'] - best:+.3f} | {m['bytes_per_client']:.0f} ({o['bytes_per_client']:.0f}) "
+            f"| {ms(m['seconds']):.1f} ({ms(o['seconds']):.1f}) "
+            f"| {ms(m.get('removal_round_seconds')):.2f} ({ms(o.get('removal_round_seconds')):.2f}) |"
+        )
 
 
 def main():
@@ -262,9 +306,13 @@ def main():
     r.add_argument("--trials", type=int, default=5)
     r.add_argument("--only")
     r.add_argument("--variant", action="append", choices=sorted(VARIANTS))
+    t = sub.add_parser("report")
+    t.add_argument("--dir", default=DEFAULT_DIR)
     opts = p.parse_args()
     if opts.cmd == "export":
         export(opts.dir)
+    elif opts.cmd == "report":
+        report(opts)
     else:
         run(opts)
 

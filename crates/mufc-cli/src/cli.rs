@@ -285,14 +285,14 @@ pub struct DataArgs {
 /// Options of the federated algorithm.
 #[derive(Clone, Debug, Args)]
 pub struct FedArgs {
-    /// Quantization step gamma [default: 1/sqrt(n d), for n points of d
-    /// coordinates]. Quantizing moves a point by up to gamma/2 along each
-    /// axis, about n d gamma^2 / 12 in the objective (the box has side 1):
-    /// 1/12 with this default, d/12 with the paper's 1/sqrt(n). On small
-    /// real data (wine, breast_cancer) d/12 is as large as phi_c* itself
-    /// and cost 0.2 to 1.1 in loss ratio; on the built-in data both steps
-    /// give the same loss ratio within the spread (docs/benchmarks.md, "The
-    /// defaults on real data").
+    /// Quantization step gamma [default: min(1/sqrt(n d), 1/1024), for n
+    /// points of d coordinates; --preset paper: 1/sqrt(n)]. The data is
+    /// scaled into the box by one factor, so an axis that spreads over
+    /// less than a step (a feature in other units than the widest) has
+    /// its centroids snapped to the same bin centres, a bias that does not
+    /// average out: on scikit-learn's wine set 1/sqrt(n d) (0.021) cost
+    /// 0.11 in loss ratio, 1/1024 nothing measurable (docs/benchmarks.md,
+    /// "The defaults on the data suite").
     #[arg(allow_negative_numbers = true, long, value_name = "G")]
     pub gamma: Option<f64>,
     /// Secure aggregation mode.
@@ -315,29 +315,47 @@ pub struct FedArgs {
     /// With `--masking secagg`: the neighbourhood graph.
     #[arg(long, value_enum, default_value_t = mufc::SecAggGraph::Complete)]
     pub secagg_graph: mufc::SecAggGraph,
-    /// How the server builds its points. Default: bin centres, which give
-    /// the same loss ratio as uniform samples on the built-in data and let
-    /// the server update its K-means exactly at a fraction of a fit.
-    #[arg(long, value_enum, default_value_t = mufc::ServerPoints::Centers)]
-    pub server_points: mufc::ServerPoints,
-    /// What clients compute.
-    #[arg(long, value_enum, default_value_t = mufc::ClientTraining::Seeding)]
-    pub client_training: mufc::ClientTraining,
+    /// How the server builds its points [default: bin centres with
+    /// weights, which let the server update its K-means exactly at a
+    /// fraction of a fit; --preset paper: uniform samples in the bins].
+    #[arg(long, value_enum)]
+    pub server_points: Option<mufc::ServerPoints>,
+    /// What clients compute [default: full K-means, exactly unlearnable;
+    /// --preset paper: K-means++ seeding only].
+    #[arg(long, value_enum)]
+    pub client_training: Option<mufc::ClientTraining>,
     /// Runs of the server's K-means, the best kept (every run is updated
-    /// on unlearning, so each costs time on every request). Default 1: on
-    /// the built-in data 10 runs (the reference's scikit-learn
-    /// `KMeans(n_init = 10)`) lower MUFC's loss ratio by less than 0.01,
-    /// within the spread over trials, and make a removal about 1.5 times
-    /// slower.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub server_restarts: usize,
-    /// Clusters each client computes, for every method [default: K, as the
-    /// paper's App. M.2: "K is set to be the same in both clients and
-    /// server for all methods"]. With k = K' = 3 MUFC's loss ratio on the
-    /// built-in data is about 1.45 instead of 1.26, at a third of the
-    /// decoding time.
-    #[arg(long, value_name = "k")]
-    pub client_k: Option<usize>,
+    /// on unlearning) [default: 10, scikit-learn's n_init; the server
+    /// works on at most k L weighted points; --preset paper: 1].
+    #[arg(long, value_name = "N")]
+    pub server_restarts: Option<usize>,
+    /// Clusters each MUFC client computes: a number, or `auto` [default:
+    /// auto; --preset paper: K]. `auto` adapts to the data: the
+    /// federation's k is max(K, min(ceil(n / (2 L)), ceil(1000 / L))),
+    /// about two points a local cluster and at most 1000 server points in
+    /// all, and a client of n_l points computes min(k, ceil(n_l / 2));
+    /// `auto:M:T` sets the two (M points a cluster, T server points). A
+    /// number also sets the baselines' (K-FED, DC-KMeans), which otherwise
+    /// compute K, as in the paper's App. M.2.
+    #[arg(long, value_name = "k|auto")]
+    pub client_k: Option<ClientKArg>,
+    /// The fewest points a client's cluster must stand for to be sent in
+    /// a bin of its own [default: 1, every cluster sent]. Smaller clusters
+    /// are dissolved into the nearest remaining ones of the same client,
+    /// whose centres (with full K-means) move to the mean of their new
+    /// members, so every bin is the mean of at least S records
+    /// (docs/threat-model.md §6a). 2 costs nothing on clients of hundreds
+    /// of points and about 0.02 to 0.04 in loss ratio on clients of 15
+    /// points (docs/benchmarks.md).
+    #[arg(long, value_name = "S")]
+    pub min_cluster_size: Option<u64>,
+    /// The configuration the other options start from: `default` (chosen
+    /// for the model's quality on a suite of data sets,
+    /// docs/benchmarks.md) or `paper` (the paper's experiment: seeding-only
+    /// clients with K clusters, uniform server points, one server run,
+    /// gamma = 1/sqrt(n), to reproduce Table 1 and Fig. 3).
+    #[arg(long, value_enum, default_value_t = Preset::Default)]
+    pub preset: Preset,
     /// The fewest clients whose messages the server may sum. The server
     /// learns the sum of the clients' histograms: with two clients each
     /// learns the other's from it, and the server with m - 1 colluding
@@ -364,7 +382,107 @@ pub struct FedArgs {
     pub layout: TopologyArgs,
 }
 
+/// The configuration `mufc`'s options start from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// `mufc::FederationConfig::new`: full K-means clients with an
+    /// adaptive k, small clusters merged, ten server runs.
+    #[default]
+    Default,
+    /// `mufc::FederationConfig::paper`: the paper's experiment.
+    Paper,
+}
+
+/// `--client-k`: a number, `auto`, or `auto:M:T`.
+///
+/// # Example
+///
+/// ```
+/// use mufc::ClientK;
+/// use mufc_cli::cli::ClientKArg;
+///
+/// assert_eq!("7".parse::<ClientKArg>().unwrap().0, ClientK::Fixed(7));
+/// assert_eq!("auto".parse::<ClientKArg>().unwrap().0, ClientK::ADAPTIVE);
+/// assert_eq!(
+///     "auto:4:500".parse::<ClientKArg>().unwrap().0,
+///     ClientK::Adaptive { points_per_cluster: 4, server_points: 500 }
+/// );
+/// assert!("many".parse::<ClientKArg>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientKArg(pub mufc::ClientK);
+
+impl std::str::FromStr for ClientKArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is neither a number nor auto (or auto:M:T)");
+        if let Ok(k) = s.parse::<usize>() {
+            return Ok(Self(mufc::ClientK::Fixed(k)));
+        }
+        let mut parts = s.split(':');
+        if parts.next() != Some("auto") {
+            return Err(bad());
+        }
+        let rest: Vec<usize> = parts
+            .map(|p| p.parse::<usize>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        match rest[..] {
+            [] => Ok(Self(mufc::ClientK::ADAPTIVE)),
+            [m, t] => Ok(Self(mufc::ClientK::Adaptive {
+                points_per_cluster: m,
+                server_points: t,
+            })),
+            _ => Err(bad()),
+        }
+    }
+}
+
 impl FedArgs {
+    /// The configuration the options give for `k` server clusters, before
+    /// the data fixes gamma and the clients' k: the preset's, with every
+    /// option given.
+    pub fn base(&self, k: usize) -> mufc::FederationConfig {
+        let mut c = match self.preset {
+            Preset::Default => mufc::FederationConfig::new(k),
+            Preset::Paper => mufc::FederationConfig::paper(k),
+        };
+        if let Some(t) = self.client_training {
+            c = c.client_training(t);
+        }
+        if let Some(r) = self.server_restarts {
+            c = c.restarts(r);
+        }
+        if let Some(p) = self.server_points {
+            c = c.server_points(p);
+        }
+        if let Some(ClientKArg(rule)) = self.client_k {
+            c = c.client_k_rule(rule);
+        }
+        if let Some(s) = self.min_cluster_size {
+            c = c.min_cluster_size(s);
+        }
+        c
+    }
+
+    /// The settings the summaries print: the preset's, or the options
+    /// given (for one server cluster: the rest does not depend on `K`).
+    ///
+    /// # Errors
+    ///
+    /// [`mufc::MufcError::InvalidConfig`] for an option out of range.
+    pub fn settings(&self) -> Result<mufc::ValidConfig, mufc::MufcError> {
+        self.base(1).validate()
+    }
+
+    /// A fixed `--client-k`, which the baselines compute too.
+    pub fn fixed_client_k(&self) -> Option<usize> {
+        match self.client_k {
+            Some(ClientKArg(mufc::ClientK::Fixed(k))) => Some(k),
+            _ => None,
+        }
+    }
+
     /// The topology the options name, for a federation of `clients`
     /// clients (read by `--group-size auto`, with `--dropout`).
     ///
@@ -470,6 +588,11 @@ pub struct CompareArgs {
     /// Trials per method (the paper: 5).
     #[arg(long, value_name = "T", default_value_t = 5)]
     pub trials: usize,
+    /// Removal requests MUFC serves after each trial's training, each one
+    /// random point of each of two random clients (one round each), for
+    /// the mean time of a removal round (0: none).
+    #[arg(long, value_name = "R", default_value_t = 3)]
+    pub removals: usize,
 }
 
 /// Options of `mufc bench`.
@@ -521,7 +644,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_the_papers() {
+    fn defaults_leave_the_federation_to_the_preset() {
         let cli = Cli::try_parse_from(["mufc", "run"]).unwrap();
         let Command::Run(a) = cli.command else {
             panic!("not run")
@@ -534,13 +657,30 @@ mod tests {
         assert_eq!(a.data.k, 10);
         assert_eq!(a.fed.gamma, None);
         assert_eq!(a.fed.privacy, mufc::Privacy::Scma);
-        assert_eq!(a.fed.server_points, mufc::ServerPoints::Centers);
-        assert_eq!(a.fed.server_restarts, 1);
+        assert_eq!(a.fed.preset, Preset::Default);
+        // Unset: the preset's (the library's) values apply.
+        assert_eq!(a.fed.server_points, None);
+        assert_eq!(a.fed.server_restarts, None);
         assert_eq!(a.fed.client_k, None);
+        assert_eq!(a.fed.client_training, None);
+        assert_eq!(a.fed.min_cluster_size, None);
         assert_eq!(a.data.labels, Labels::Kmeans);
-        assert_eq!(a.fed.client_training, mufc::ClientTraining::Seeding);
         assert_eq!((a.fed.min_clients, a.fed.min_updating_clients), (3, 2));
         assert_eq!(a.trials, 1);
+        let s = a.fed.settings().unwrap();
+        assert_eq!(s.client_training(), mufc::ClientTraining::Full);
+        assert_eq!(s.client().k(), mufc::ClientK::ADAPTIVE);
+        assert_eq!(s.server().restarts(), 10);
+        let paper = Cli::try_parse_from(["mufc", "run", "--preset", "paper"]).unwrap();
+        let Command::Run(p) = paper.command else {
+            panic!("not run")
+        };
+        let s = p.fed.settings().unwrap();
+        assert_eq!(s.client_training(), mufc::ClientTraining::Seeding);
+        assert_eq!(s.client().k(), mufc::ClientK::Server);
+        assert_eq!(s.server().points(), mufc::ServerPoints::Uniform);
+        assert_eq!(s.server().restarts(), 1);
+        assert_eq!(s.gamma_rule(), mufc::GammaRule::PerPoint);
     }
 
     #[test]

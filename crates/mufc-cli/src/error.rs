@@ -199,7 +199,7 @@ pub enum CliError {
         "--gamma {gamma}{}: every one of the {points} points falls into one quantization bin \
          (the grid has {bins_per_axis} bin(s) per axis), so the server would see a single point; \
          pass a smaller --gamma, for instance {}",
-        if *defaulted { " (the default 1/sqrt(n d))" } else { "" },
+        if *defaulted { " (the default)" } else { "" },
         significant(*suggestion)
     )]
     GammaOneBin {

@@ -5,19 +5,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mufc::{
-    Channel, ClientId, Federation, FederationConfig, Privacy, SecAggOptions, StageTimes,
-    ValidConfig,
-};
+use mufc::{Channel, ClientId, Federation, Privacy, SecAggOptions, StageTimes, ValidConfig};
 use seeding::{Dataset, PointId};
 use serde_json::{Value, json};
 
 use crate::CliError;
 use crate::cli::FedArgs;
 
-/// The federation's configuration: `k` clusters at the server, `client_k`
-/// at each client, step `gamma`, the options of `fed` (their topology for
-/// `clients` clients), and the federation seed `seed`.
+/// The federation's configuration: `k` clusters at the server, step
+/// `gamma`, the options of `fed` on their preset (the clients' k, their
+/// topology for `clients` clients, ...), and the federation seed `seed`.
 ///
 /// # Errors
 ///
@@ -31,30 +28,29 @@ use crate::cli::FedArgs;
 /// use mufc_cli::cli::{Cli, Command};
 /// use mufc_cli::federated::config;
 ///
-/// let cli = Cli::try_parse_from(["mufc", "run", "--privacy", "plain"]).unwrap();
+/// let cli = Cli::try_parse_from(["mufc", "run", "--privacy", "plain", "--client-k", "3"]).unwrap();
 /// let Command::Run(a) = cli.command else { panic!() };
-/// let c = config(10, 3, 0.01, 100, &a.fed, 7)?;
+/// let c = config(10, 0.01, 100, &a.fed, 7)?;
 /// assert_eq!((c.server().k(), c.client_k(), c.seed()), (10, 3, 7));
 /// assert_eq!(c.privacy(), mufc::Privacy::Plain);
 /// # Ok::<(), mufc_cli::CliError>(())
 /// ```
 pub fn config(
     k: usize,
-    client_k: usize,
     gamma: f64,
     clients: usize,
     fed: &FedArgs,
     seed: u64,
 ) -> Result<ValidConfig, CliError> {
-    if fed.server_restarts == 0 {
+    if fed.server_restarts == Some(0) {
         return Err(CliError::InvalidParameter {
             name: "server restarts",
             value: "0".into(),
             reason: "must be at least 1",
         });
     }
-    Ok(FederationConfig::new(k)
-        .client_k(client_k)
+    Ok(fed
+        .base(k)
         .gamma(gamma)
         .channel(Channel::from_choices(
             fed.privacy,
@@ -63,9 +59,9 @@ pub fn config(
                 .dropout(fed.dropout)
                 .graph(fed.secagg_graph),
         )?)
-        .server_points(fed.server_points)
-        .client_training(fed.client_training)
-        .restarts(fed.server_restarts)
+        // A client with fewer distinct points than a fixed k finds fewer
+        // clusters, with a warning (`prepare`), rather than failing.
+        .allow_fewer_distinct(true)
         .min_clients(fed.min_clients)
         .min_updating_clients(fed.min_updating_clients)
         .topology(fed.topology(clients)?)
@@ -312,7 +308,7 @@ mod tests {
     #[test]
     fn unlearning_equals_retraining_and_a_difference_is_found() {
         let data = clients();
-        let cfg = FederationConfig::new(3)
+        let cfg = mufc::FederationConfig::paper(3)
             .client_k(2)
             .gamma(0.05)
             .seed(3)

@@ -39,9 +39,9 @@ fn run_reports_every_key_of_the_issue() {
     assert!(j["nonzero_bins"].as_u64().unwrap() > 0);
     assert!(j["bytes_per_client"].as_u64().unwrap() > 0);
     // Plain mode sends centroids in the clear.
-    let plain = json_run(&data, &["run", "--privacy", "plain"]);
+    let plain = json_run(&data, &["run", "--privacy", "plain", "--client-k", "4"]);
     assert_eq!(plain["privacy"], "plain");
-    // k = K = 4 centroids of two f64 and a u64 size each.
+    // k = 4 centroids of two f64 and a u64 size each.
     assert_eq!(plain["bytes_per_client"], 4 * (8 * 2 + 8));
 }
 

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{blobs_csv, fails_with, mufc};
+use common::{blobs_csv, fails_with, json_run_stderr, mufc};
 
 #[test]
 fn bad_input_is_a_clear_error_not_a_panic() {
@@ -50,21 +50,15 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         ],
         "point 120 is not in the data",
     );
-    // K (and with it every client's k) above a client's 30 points.
-    fails_with(
-        &[
-            "run",
-            "--data",
-            d,
-            "--k",
-            "40",
-            "--clients",
-            "4",
-            "--split",
-            "iid",
-        ],
-        "fewer than its k = 40",
+    // A fixed client k above a client's 30 points: every point its own
+    // cluster, and a warning that says so.
+    let (_, stderr) = json_run_stderr(&data, &["run", "--client-k", "40", "--split", "iid"]);
+    assert!(
+        stderr.contains("hold fewer points than the 40 clusters a client computes"),
+        "{stderr}"
     );
+    // More clusters than points in all is an error.
+    fails_with(&["run", "--data", d, "--k", "200", "--clients", "4"], "200");
     fails_with(&["run", "--data", "no/such.csv"], "no/such.csv");
     // Data outside the quantizer's box, with the way out.
     let wide = dir.path().join("wide.csv");

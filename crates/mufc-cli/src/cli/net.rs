@@ -53,10 +53,14 @@ pub struct ServerArgs {
     /// The number of clusters K the server finds.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
-    /// The clusters each client finds [default: K].
+    /// The clusters each client finds [default: adapted to the points the
+    /// clients register, as `mufc run` and `fit` do: max(K, min(ceil(n /
+    /// (2 L)), ceil(1000 / L))), a client of n_l points min(that,
+    /// ceil(n_l / 2))].
     #[arg(long, value_name = "K")]
     pub client_k: Option<usize>,
-    /// Quantization step [default: 1/sqrt(n d), n the registered points].
+    /// Quantization step [default: min(1/sqrt(n d), 1/1024), n the
+    /// registered points].
     #[arg(allow_negative_numbers = true, long, value_name = "G")]
     pub gamma: Option<f64>,
     /// The federation's seed (the clients' K-means++ and the server's).

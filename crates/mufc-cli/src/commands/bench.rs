@@ -10,7 +10,7 @@ use seeding::{Dataset, PointId};
 use serde_json::json;
 
 use super::prepare::{invalid, prepare};
-use super::summary::{data_json, fed_summary, median, merged};
+use super::summary::{data_json, fed_summary, median, merged, settings_json};
 use super::trials::{fed_config, trial_seed};
 use crate::CliError;
 use crate::cli::BenchArgs;
@@ -273,12 +273,9 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     let json = merged(
         json!({ "command": "bench" }),
         merged(
-            data_json(&p, seed),
+            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
             json!({
                 "privacy": a.fed.privacy.name(),
-                "server_points": a.fed.server_points.name(),
-                "client_training": a.fed.client_training.name(),
-                "server_restarts": a.fed.server_restarts,
                 "fit": federated::times_json(&fit),
                 "client_seconds": client_part,
                 "server_seconds": server_part,
@@ -405,7 +402,7 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     Ok(Report {
         json,
         text,
-        warnings: Vec::new(),
+        warnings: p.warnings,
         exit: 0,
     })
 }

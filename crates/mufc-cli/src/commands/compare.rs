@@ -7,7 +7,7 @@ use std::time::Instant;
 use mufc::Federation;
 use serde_json::{Value, json};
 
-use super::summary::{data_json, fed_summary, merged};
+use super::summary::{data_json, fed_summary, merged, settings_json};
 use super::trials::{fed_config, prepare_trials, trial_seed};
 use crate::CliError;
 use crate::cli::CompareArgs;
@@ -20,6 +20,48 @@ use crate::progress::Progress;
 struct MethodStats {
     ratios: Vec<f64>,
     seconds: Vec<f64>,
+}
+
+/// What MUFC's trials cost beyond training: the bytes a client sent, and
+/// the removal rounds' times (the paper's count).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct MufcCosts {
+    bytes: Vec<f64>,
+    rounds: Vec<f64>,
+}
+
+/// Serves `removals` requests on `fed`, each one random point of each of
+/// two random clients (applied at once under the default policy); the
+/// paper's count of each round, in seconds.
+fn removal_rounds(fed: &mut Federation, removals: usize, seed: u64) -> Result<Vec<f64>, CliError> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(removals);
+    for _ in 0..removals {
+        let held: Vec<(mufc::ClientId, usize)> = fed
+            .clients()
+            .iter()
+            .filter(|c| c.data().len() > 1)
+            .map(|c| (c.id(), c.data().len()))
+            .collect();
+        if held.len() < 2 {
+            break;
+        }
+        let a = crate::random::below(&mut rng, held.len());
+        let b = (a + 1 + crate::random::below(&mut rng, held.len() - 1)) % held.len();
+        let mut request = mufc::RemovalRequest::new();
+        for &i in &[a, b] {
+            let (id, len) = held[i];
+            let Some(c) = fed.client(id) else { continue };
+            let p = c.data().id(crate::random::below(&mut rng, len));
+            request = request.with_points(id, vec![p]);
+        }
+        let report = fed.remove(&request)?;
+        if !report.outcome.is_deferred() {
+            out.push(federated::secs(report.times.paper()));
+        }
+    }
+    Ok(out)
 }
 
 impl MethodStats {
@@ -66,9 +108,10 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         MethodStats::default(),
         MethodStats::default(),
     );
+    let mut costs = MufcCosts::default();
     for t in 0..a.trials {
         let s = trial_seed(seed, t);
-        let fed = Federation::new(clients.clone(), &fed_config(&p, &a.fed, s)?)?;
+        let mut fed = Federation::new(clients.clone(), &fed_config(&p, &a.fed, s)?)?;
         mu.ratios.push(
             fed.objectives(Some(phi_star))?
                 .loss_ratio
@@ -76,6 +119,10 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         );
         mu.seconds
             .push(federated::secs(fed.fit_report().times.paper()));
+        costs.bytes.push(fed.fit_report().bytes_per_client as f64);
+        costs
+            .rounds
+            .extend(removal_rounds(&mut fed, a.removals, s)?);
         bar.inc(1);
         let run = kfed(&clients, &KFedParams::new(p.k, p.kfed_k()).validate()?, s)?;
         kf.ratios.push(seeding::loss_ratio(run.phi_f, phi_star)?);
@@ -96,16 +143,16 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     let json = merged(
         json!({ "command": "compare" }),
         merged(
-            data_json(&p, seed),
+            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
             json!({
                 "trials": a.trials,
                 "phi_c_star": phi_star,
                 "phi_c_star_restarts": a.data.restarts,
                 "mufc": merged(mu.json(), json!({
+                    "bytes_per_client": mean_std(&costs.bytes).0,
+                    "removal_round_seconds": mean_std(&costs.rounds).0,
+                    "removal_rounds": costs.rounds.len(),
                     "privacy": a.fed.privacy.name(),
-                    "server_points": a.fed.server_points.name(),
-                    "client_training": a.fed.client_training.name(),
-                    "server_restarts": a.fed.server_restarts,
                 })),
                 "k_fed": merged(kf.json(), json!({ "client_k": p.kfed_k() })),
                 "dc_kmeans": dc.json(),
@@ -116,7 +163,7 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     let mut table = TextTable::new(&["method", "loss ratio", "seconds", "note"]);
     let mufc_note = format!(
         "{} clients, weighted server points",
-        match a.fed.client_training {
+        match a.fed.settings()?.client_training() {
             mufc::ClientTraining::Seeding => "seeding-only",
             mufc::ClientTraining::Full => "full K-means",
             other => other.name(),
@@ -128,23 +175,33 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         &format!("one-shot, unit weights, {} clusters per client", p.kfed_k()),
     ));
     table.row(dc.row("DC-KMeans", "tree of height 2, unit weights"));
+    let rounds = if costs.rounds.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; a removal round {:.2} ms (mean of {}, paper count)",
+            mean_std(&costs.rounds).0 * 1e3,
+            costs.rounds.len()
+        )
+    };
     let text = format!(
-        "mufc compare: {}\nMUFC: {}\nphi_c* = {:.6} (best of {} centralized K-means runs); {} trials; seed {}\n\
+        "mufc compare: {}\nMUFC: {}\nphi_c* = {:.6} (best of {} centralized K-means runs); {}; seed {}\n\
          loss ratio = phi_f / phi_c* (mean ± std over trials); seconds = slowest client + server\n\n{}\n\
-         total time {:.1} s\n",
+         MUFC: {:.0} bytes per client{rounds}\ntotal time {:.1} s\n",
         p.summary(),
         fed_summary(&a.fed, &p),
         phi_star,
         a.data.restarts,
-        a.trials,
+        crate::output::count(a.trials as u64, "trial"),
         seed,
         table.render(),
+        mean_std(&costs.bytes).0,
         total
     );
     Ok(Report {
         json,
         text,
-        warnings: Vec::new(),
+        warnings: p.warnings.clone(),
         exit: 0,
     })
 }

@@ -214,8 +214,9 @@ async fn interrupted() {
 pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     let [ca, cert, key] = pems(&a.tls, "server")?;
     let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
+    // The library's defaults (the clients' k adapted to the counts they
+    // register), as `run` and `fit` use them.
     let mut config = FederationConfig::new(a.k)
-        .client_k(a.client_k.unwrap_or(a.k))
         .channel(Channel::scma(Masks::SecAgg(
             SecAggOptions::new()
                 .dropout(a.dropout)
@@ -226,6 +227,9 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
         .seed(a.seed);
     if let Some(g) = a.gamma {
         config = config.gamma(g);
+    }
+    if let Some(k) = a.client_k {
+        config = config.client_k(k);
     }
     let mut options = ServerOptions::new(&a.store, config.validate()?, a.clients.clone());
     options.step_timeout = seconds("step timeout", a.step_timeout)?;

@@ -28,9 +28,12 @@ pub struct Prepared {
     pub split_desc: String,
     /// The number of clusters K.
     pub k: usize,
-    /// The number of clusters each client computes (`--client-k`, else
-    /// K), for every method.
+    /// The number of clusters the baselines' clients compute (a fixed
+    /// `--client-k`, else K, as the paper's App. M.2).
     pub local_k: usize,
+    /// The number of clusters MUFC's clients compute: a fixed
+    /// `--client-k`, or its rule's for this data (the most a client finds).
+    pub mufc_k: usize,
     /// K' of a non-i.i.d. split (K-FED's clients compute K' clusters, the
     /// number its one-shot server step is built for).
     pub k_prime: Option<usize>,
@@ -42,6 +45,10 @@ pub struct Prepared {
     /// The clients' names as the data's client column writes them, by
     /// client index (`None` for a split made here: clients `0..L`).
     pub client_names: Option<Vec<String>>,
+    /// What is weak about this data under these options, one sentence
+    /// each: a client holding fewer points than its clusters, seeding-only
+    /// clients on an i.i.d. split.
+    pub warnings: Vec<String>,
     /// phi_c*, when the K-means labelling already computed it.
     phi_c_star: Option<f64>,
 }
@@ -82,14 +89,14 @@ impl Prepared {
     /// One line describing the data and the split.
     pub fn summary(&self) -> String {
         format!(
-            "{}: n = {}, d = {}, K = {}; {}, {}; clients compute {}",
+            "{}: n = {}, d = {}, K = {}; {}, {}; MUFC's clients compute up to {}",
             self.source,
             self.n(),
             self.d(),
             self.k,
             crate::output::count(self.split.num_clients() as u64, "client"),
             self.split_desc,
-            crate::output::count(self.local_k as u64, "cluster")
+            crate::output::count(self.mufc_k as u64, "cluster")
         )
     }
 }
@@ -142,12 +149,20 @@ pub(crate) fn prepare_with_ids(
     if data.k_prime == Some(0) {
         return Err(invalid("K'", 0, "must be at least 1"));
     }
-    if fed.client_k == Some(0) {
+    if fed.fixed_client_k() == Some(0) {
         return Err(invalid("client k", 0, "must be at least 1"));
     }
-    if fed.server_restarts == 0 {
+    if fed.server_restarts == Some(0) {
         return Err(invalid("server restarts", 0, "must be at least 1"));
     }
+    if fed.min_cluster_size == Some(0) {
+        return Err(invalid(
+            "min cluster size",
+            0,
+            "must be at least 1 (1 sends every cluster)",
+        ));
+    }
+    let settings = fed.settings()?;
     if let Some(g) = fed.gamma {
         if !(g > 0.0 && g.is_finite()) {
             return Err(invalid("gamma", g, "must be finite and positive"));
@@ -235,10 +250,11 @@ pub(crate) fn prepare_with_ids(
         .then(|| table.client_names().to_vec());
     let n = points.ncols();
     checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
-    // 1/sqrt(n d), not the paper's 1/sqrt(n): see `FedArgs::gamma`.
+    // The preset's rule (min(1/sqrt(n d), 1/1024) by default, 1/sqrt(n)
+    // for the paper's): see `FedArgs::gamma`.
     let gamma = fed
         .gamma
-        .unwrap_or(1.0 / (n as f64 * points.nrows() as f64).sqrt());
+        .unwrap_or_else(|| settings.gamma_rule().gamma(n as u64, points.nrows()));
     if fed.privacy != mufc::Privacy::Plain {
         checks::gamma(&points, gamma, fed.gamma.is_none())?;
     }
@@ -284,7 +300,12 @@ pub(crate) fn prepare_with_ids(
             fed.secagg_graph == mufc::SecAggGraph::Harary,
         )?;
     }
-    let local_k = fed.client_k.unwrap_or(data.k);
+    let local_k = fed.fixed_client_k().unwrap_or(data.k);
+    let mufc_k = settings
+        .client()
+        .k()
+        .federation_k(data.k, n as u64, split.num_clients());
+    let warnings = data_warnings(&split, &settings, data, fed.fixed_client_k());
     Ok((
         Prepared {
             source,
@@ -293,14 +314,64 @@ pub(crate) fn prepare_with_ids(
             split_desc,
             k: data.k,
             local_k,
+            mufc_k,
             k_prime,
             gamma,
             transform,
             client_names,
+            warnings,
             phi_c_star,
         },
         ids,
     ))
+}
+
+/// The warnings of `prepare`: a client with fewer points than a fixed
+/// client k finds fewer clusters (every point its own, merged below the
+/// minimum cluster size); seeding-only clients on an i.i.d. split send a
+/// few records of every cluster each, a weak model (docs/benchmarks.md,
+/// "The defaults on the data suite").
+fn data_warnings(
+    split: &Split,
+    settings: &mufc::ValidConfig,
+    data: &DataArgs,
+    fixed: Option<usize>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    // An adaptive k never exceeds a client's points.
+    let k = fixed.unwrap_or_else(|| match settings.client().k() {
+        mufc::ClientK::Server => data.k,
+        _ => 0,
+    });
+    if k > 0 {
+        let small: Vec<(usize, usize)> = split
+            .sizes()
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, n)| n < k)
+            .collect();
+        if let Some(&(c, n)) = small.first() {
+            out.push(format!(
+                "{} hold fewer points than the {k} clusters a client computes (client {c}: {n}): \
+                 such a client finds at most one cluster a point, and with --min-cluster-size \
+                 above 1 sends them merged; --client-k auto adapts k to each client's size",
+                crate::output::count(small.len() as u64, "client")
+            ));
+        }
+    }
+    if settings.client_training() == mufc::ClientTraining::Seeding
+        && data.client_column.is_none()
+        && data.split == SplitKind::Iid
+    {
+        out.push(
+            "clients run K-means++ seeding only on an i.i.d. split: each sends a few of its \
+             records as the centroids of every cluster, and the model is weak (loss ratios of \
+             1.2 to 4 on the data suite, docs/benchmarks.md); full K-means clients (the \
+             default, --client-training full) do far better"
+                .to_string(),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -322,7 +393,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_gamma_is_one_over_sqrt_n_d() {
+    fn the_default_gamma_is_the_fine_rule() {
         // 60 points of d = 3 in two groups.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pts.csv");
@@ -335,8 +406,11 @@ mod tests {
         std::fs::write(&path, rows.join("\n")).unwrap();
         let p = prepared(&path, &[]);
         assert_eq!((p.n(), p.d()), (60, 3));
-        // Exactly the formula (bits), and a given step untouched.
-        assert_eq!(p.gamma.to_bits(), (1.0 / 180f64.sqrt()).to_bits());
+        // Exactly the formula, min(1/sqrt(n d), 1/1024) (bits), the
+        // paper's 1/sqrt(n) with its preset, and a given step untouched.
+        assert_eq!(p.gamma.to_bits(), (1.0 / 1024.0f64).to_bits());
+        let paper = prepared(&path, &["--preset", "paper"]).gamma;
+        assert_eq!(paper.to_bits(), (1.0 / 60f64.sqrt()).to_bits());
         let given = prepared(&path, &["--gamma", "0.1"]).gamma;
         assert_eq!(given.to_bits(), 0.1f64.to_bits());
     }

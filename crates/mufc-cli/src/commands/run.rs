@@ -6,7 +6,7 @@ use std::time::Instant;
 use mufc::{Federation, StageTimes};
 use serde_json::json;
 
-use super::summary::{data_json, fed_summary, included_summary, merged};
+use super::summary::{data_json, fed_summary, included_summary, merged, settings_json};
 use super::trials::{fed_config, prepare_trials, trial_seed};
 use crate::CliError;
 use crate::cli::RunArgs;
@@ -62,7 +62,7 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
     let json = merged(
         json!({ "command": "run" }),
         merged(
-            data_json(&p, seed),
+            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
             json!({
                 "trials": a.trials,
                 "privacy": a.fed.privacy.name(),
@@ -74,9 +74,6 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
                     .iter()
                     .map(|(c, step)| json!({ "client": c.0, "step": step.to_string() }))
                     .collect::<Vec<_>>(),
-                "server_points": a.fed.server_points.name(),
-                "client_training": a.fed.client_training.name(),
-                "server_restarts": a.fed.server_restarts,
                 "loss_ratio": lr,
                 "loss_ratio_std": lr_std,
                 "loss_ratios": ratios,
@@ -106,7 +103,10 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
     let mut table = TextTable::new(&["", "value"]);
     let ms = |x: f64| format!("{:.2} ms", x * 1e3);
     table.row([
-        format!("loss ratio phi_f / phi_c* ({} trials)", a.trials),
+        format!(
+            "loss ratio phi_f / phi_c* ({})",
+            crate::output::count(a.trials as u64, "trial")
+        ),
         fmt_mean_std(lr, lr_std, 4),
     ]);
     table.row(["phi_f".to_string(), format!("{pf:.4}")]);
@@ -156,7 +156,7 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
     Ok(Report {
         json,
         text,
-        warnings: Vec::new(),
+        warnings: p.warnings.clone(),
         exit: 0,
     })
 }

@@ -49,20 +49,55 @@ pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
             count(group_size as u64, "client")
         ),
     };
+    // The options were checked when the data was prepared.
+    let Ok(st) = fed.settings() else {
+        return String::new();
+    };
+    let min_size = st.client().min_cluster_size();
     format!(
-        "{topology}privacy {}, masking {masking}, at least {} per aggregate and {} per removal round, server points {}, clients run {}, server K-means best of {}, gamma = {:.5}",
+        "{topology}preset {}, privacy {}, masking {masking}, at least {} per aggregate and {} per removal round, server points {}, clients run {}{}, server K-means best of {}, gamma = {:.5}",
+        match fed.preset {
+            crate::cli::Preset::Default => "default",
+            crate::cli::Preset::Paper => "paper",
+        },
         fed.privacy,
         count(fed.min_clients as u64, "client"),
         fed.min_updating_clients,
-        fed.server_points,
-        match fed.client_training {
+        st.server().points(),
+        match st.client_training() {
             mufc::ClientTraining::Seeding => "K-means++ seeding",
             mufc::ClientTraining::Full => "full K-means",
             other => other.name(),
         },
-        fed.server_restarts,
+        if min_size > 1 {
+            format!(" (clusters of fewer than {min_size} points dissolved)")
+        } else {
+            String::new()
+        },
+        st.server().restarts(),
         p.gamma,
     )
+}
+
+/// The JSON fields of MUFC's settings (the preset's, or the options
+/// given), for the commands that train.
+///
+/// # Errors
+///
+/// An option out of range (checked earlier by `prepare`).
+pub(super) fn settings_json(fed: &FedArgs, p: &Prepared) -> Result<Value, crate::CliError> {
+    let st = fed.settings()?;
+    Ok(json!({
+        "preset": match fed.preset {
+            crate::cli::Preset::Default => "default",
+            crate::cli::Preset::Paper => "paper",
+        },
+        "server_points": st.server().points().name(),
+        "client_training": st.client_training().name(),
+        "server_restarts": st.server().restarts(),
+        "min_cluster_size": st.client().min_cluster_size(),
+        "client_k": p.mufc_k,
+    }))
 }
 
 /// The JSON fields every command reports about its data.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::costs::{Figures, RoundCosts, column_name, figures_json, table};
 use super::prepare::{invalid, prepare};
-use super::summary::{data_json, fed_summary, median, merged};
+use super::summary::{data_json, fed_summary, median, merged, settings_json};
 use super::trials::{fed_config, trial_seed};
 use crate::CliError;
 use crate::cli::TopologiesArgs;
@@ -169,7 +169,10 @@ pub fn topologies(a: &TopologiesArgs, progress: bool) -> Result<Report, CliError
         .collect();
     let total = start.elapsed().as_secs_f64();
     let json = merged(
-        merged(json!({ "command": "topologies" }), data_json(&p, seed)),
+        merged(
+            json!({ "command": "topologies" }),
+            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
+        ),
         json!({
             "removals": a.removals,
             "topologies": per,
@@ -205,14 +208,14 @@ pub fn topologies(a: &TopologiesArgs, progress: bool) -> Result<Report, CliError
         loss[2]
     ));
     text.push_str(&format!("total time {total:.1} s\n"));
-    let warnings = root_difference
+    let warnings: Vec<String> = root_difference
         .map(|d| format!("the roots differ ({d}): a bug, please report it"))
         .into_iter()
         .collect();
     Ok(Report {
         json,
         text,
-        warnings,
+        warnings: p.warnings.iter().cloned().chain(warnings).collect(),
         exit: 0,
     })
 }

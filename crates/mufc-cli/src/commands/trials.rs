@@ -18,7 +18,7 @@ pub(crate) fn trial_seed(seed: u64, t: usize) -> u64 {
 
 /// The federation's configuration for the prepared data and a trial seed.
 pub(crate) fn fed_config(p: &Prepared, fed: &FedArgs, seed: u64) -> Result<ValidConfig, CliError> {
-    federated::config(p.k, p.local_k, p.gamma, p.split.num_clients(), fed, seed)
+    federated::config(p.k, p.gamma, p.split.num_clients(), fed, seed)
 }
 
 /// The data, split and checked, of a command that runs `trials` trials:

@@ -15,7 +15,7 @@ use seeding::Dataset;
 use serde_json::{Value, json};
 
 use super::prepare::{invalid, prepare};
-use super::summary::{data_json, fed_summary, merged};
+use super::summary::{data_json, fed_summary, merged, settings_json};
 use super::trials::{fed_config, trial_seed};
 use crate::CliError;
 use crate::central::best_kmeans;
@@ -372,7 +372,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         json!({ "command": "unlearn" }),
         merged(
             merged(
-                data_json(&p, seed),
+                merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
                 json!({
                     "masking": a.fed.masking.name(),
                     "dropout": a.fed.dropout,
@@ -387,9 +387,6 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
             ),
             json!({
                 "privacy": a.fed.privacy.name(),
-                "server_points": a.fed.server_points.name(),
-                "client_training": a.fed.client_training.name(),
-                "server_restarts": a.fed.server_restarts,
                 "mode": mode,
                 "batch": if a.whole_clients { Value::Null } else { json!(a.batch) },
                 "whole_clients": a.whole_clients,
@@ -587,7 +584,7 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
     Ok(Report {
         json,
         text,
-        warnings,
+        warnings: p.warnings.iter().cloned().chain(warnings).collect(),
         exit: 0,
     })
 }

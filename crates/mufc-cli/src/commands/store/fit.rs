@@ -6,7 +6,7 @@ use mufc::store::{ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, 
 use serde_json::json;
 
 use super::super::prepare::prepare_with_ids;
-use super::super::summary::{data_json, fed_summary, included_summary, merged};
+use super::super::summary::{data_json, fed_summary, included_summary, merged, settings_json};
 use super::super::trials::{fed_config, trial_seed};
 use super::show::{centroid_table, centroids_json};
 use crate::CliError;
@@ -94,7 +94,7 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     let json = merged(
         json!({ "command": "fit" }),
         merged(
-            data_json(&p, seed),
+            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
             json!({
                 "model": a.model.display().to_string(),
                 "replaced": a.force,
@@ -166,7 +166,7 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     Ok(Report {
         json,
         text,
-        warnings: Vec::new(),
+        warnings: p.warnings,
         exit: 0,
     })
 }
