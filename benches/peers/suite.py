@@ -27,6 +27,8 @@ Three subcommands:
                                    i.i.d.
                    low-d           10 clients, n = 10 000, d = 2, K = 5,
                                    non-i.i.d. (K' = 2)
+                   iid-many        100 clients, n = 100 000, d = 8, K = 20,
+                                   i.i.d. (every client holds every cluster)
                    million         200 clients, n = 1 000 000, d = 4, K = 8,
                                    i.i.d.
                    iris, wine,     scikit-learn's bundled sets, 10 clients
@@ -95,10 +97,14 @@ VARIANTS = {
     "defaults": lambda s: [],
     "before": lambda s: ["--preset", "paper", "--server-points", "centers", "--gamma", gamma(s)],
     "paper": lambda s: ["--preset", "paper"],
-    "s1": lambda s: ["--min-cluster-size", "1"],
+    "s2": lambda s: ["--min-cluster-size", "2"],
     "s3": lambda s: ["--min-cluster-size", "3"],
-    "m4": lambda s: ["--client-k", "auto:4:1000"],
-    "T2000": lambda s: ["--client-k", "auto:2:2000"],
+    "m4": lambda s: ["--client-k", "auto:4:1000:30"],
+    "T2000": lambda s: ["--client-k", "auto:2:2000:30"],
+    "P60": lambda s: ["--client-k", "auto:2:1000:60"],
+    "no-double": lambda s: ["--client-k", "auto:2:1000:1000000000"],
+    "r1": lambda s: ["--client-restarts", "1"],
+    "r3": lambda s: ["--client-restarts", "3"],
     "gamma-nd": lambda s: ["--gamma", gamma(s)],
     "seeding": lambda s: ["--client-training", "seeding"],
 }
@@ -194,6 +200,10 @@ def export(directory):
     add("high-d", p, iid(rng, len(y), 20), 12, "20 clients, d = 64, i.i.d.")
     p, y = mixture(rng, 10_000, 2, 5, 0.03)
     add("low-d", p, non_iid(rng, y, 10, 2), 5, "10 clients, d = 2, K' = 2")
+    # Its own generator, so that adding it left the other sets as they were.
+    r2 = np.random.default_rng(2026_11_28)
+    p, y = mixture(r2, 100_000, 8, 20, 0.03)
+    add("iid-many", p, iid(r2, len(y), 100), 20, "100 clients, K = 20, i.i.d.")
     p, y = mixture(rng, 1_000_000, 4, 8, 0.03)
     add("million", p, iid(rng, len(y), 200), 8, "200 clients, n = 10^6, i.i.d.")
 

@@ -56,6 +56,7 @@ fn defaults() -> FederationConfig {
 fn modes() -> Vec<(&'static str, FederationConfig)> {
     vec![
         ("defaults", defaults()),
+        ("defaults, two client runs", defaults().client_restarts(2)),
         (
             "defaults, minimum cluster size 3",
             defaults().min_cluster_size(3),

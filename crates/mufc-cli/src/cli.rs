@@ -329,14 +329,22 @@ pub struct FedArgs {
     /// works on at most k L weighted points; --preset paper: 1].
     #[arg(long, value_name = "N")]
     pub server_restarts: Option<usize>,
+    /// K-means runs of every client with full K-means, the best kept
+    /// (every run is updated on unlearning, so each costs client time on
+    /// every removal) [default: 1]. Three gained about 0.015 in loss ratio
+    /// on clients of 15 points (docs/benchmarks.md).
+    #[arg(long, value_name = "N")]
+    pub client_restarts: Option<usize>,
     /// Clusters each MUFC client computes: a number, or `auto` [default:
     /// auto; --preset paper: K]. `auto` adapts to the data: the
-    /// federation's k is max(K, min(ceil(n / (2 L)), ceil(1000 / L))),
-    /// about two points a local cluster and at most 1000 server points in
-    /// all, and a client of n_l points computes min(k, ceil(n_l / 2));
-    /// `auto:M:T` sets the two (M points a cluster, T server points). A
-    /// number also sets the baselines' (K-FED, DC-KMeans), which otherwise
-    /// compute K, as in the paper's App. M.2.
+    /// federation's k is the largest of K, min(ceil(n / (2 L)), ceil(1000 /
+    /// L)) (about two points a local cluster, at most 1000 server points
+    /// in all) and min(2K, ceil(n / (30 L))) (twice K for clients of 30
+    /// points or more a cluster, whose one K-means run with K clusters
+    /// would merge two now and then on an i.i.d. split); a client of n_l
+    /// points computes min(k, ceil(n_l / 2)). `auto:M:T:P` sets the three
+    /// (2, 1000, 30). A number also sets the baselines' (K-FED,
+    /// DC-KMeans), which otherwise compute K, as in the paper's App. M.2.
     #[arg(long, value_name = "k|auto")]
     pub client_k: Option<ClientKArg>,
     /// The fewest points a client's cluster must stand for to be sent in
@@ -393,7 +401,7 @@ pub enum Preset {
     Paper,
 }
 
-/// `--client-k`: a number, `auto`, or `auto:M:T`.
+/// `--client-k`: a number, `auto`, or `auto:M:T:P`.
 ///
 /// # Example
 ///
@@ -404,8 +412,8 @@ pub enum Preset {
 /// assert_eq!("7".parse::<ClientKArg>().unwrap().0, ClientK::Fixed(7));
 /// assert_eq!("auto".parse::<ClientKArg>().unwrap().0, ClientK::ADAPTIVE);
 /// assert_eq!(
-///     "auto:4:500".parse::<ClientKArg>().unwrap().0,
-///     ClientK::Adaptive { points_per_cluster: 4, server_points: 500 }
+///     "auto:4:500:60".parse::<ClientKArg>().unwrap().0,
+///     ClientK::Adaptive { points_per_cluster: 4, server_points: 500, double_from: 60 }
 /// );
 /// assert!("many".parse::<ClientKArg>().is_err());
 /// ```
@@ -416,7 +424,7 @@ impl std::str::FromStr for ClientKArg {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("{s:?} is neither a number nor auto (or auto:M:T)");
+        let bad = || format!("{s:?} is neither a number nor auto (or auto:M:T:P)");
         if let Ok(k) = s.parse::<usize>() {
             return Ok(Self(mufc::ClientK::Fixed(k)));
         }
@@ -429,9 +437,10 @@ impl std::str::FromStr for ClientKArg {
             .collect::<Result<_, _>>()?;
         match rest[..] {
             [] => Ok(Self(mufc::ClientK::ADAPTIVE)),
-            [m, t] => Ok(Self(mufc::ClientK::Adaptive {
+            [m, t, p] => Ok(Self(mufc::ClientK::Adaptive {
                 points_per_cluster: m,
                 server_points: t,
+                double_from: p,
             })),
             _ => Err(bad()),
         }
@@ -452,6 +461,9 @@ impl FedArgs {
         }
         if let Some(r) = self.server_restarts {
             c = c.restarts(r);
+        }
+        if let Some(r) = self.client_restarts {
+            c = c.client_restarts(r);
         }
         if let Some(p) = self.server_points {
             c = c.server_points(p);
@@ -661,6 +673,7 @@ mod tests {
         // Unset: the preset's (the library's) values apply.
         assert_eq!(a.fed.server_points, None);
         assert_eq!(a.fed.server_restarts, None);
+        assert_eq!(a.fed.client_restarts, None);
         assert_eq!(a.fed.client_k, None);
         assert_eq!(a.fed.client_training, None);
         assert_eq!(a.fed.min_cluster_size, None);

@@ -27,6 +27,8 @@ pub(crate) struct LocalParams {
     pub(crate) training: ClientTraining,
     pub(crate) tolerance: f64,
     pub(crate) max_iterations: usize,
+    /// The K-means runs, the best kept (full K-means).
+    pub(crate) restarts: usize,
     /// The fewest points a cluster stands for to be sent in its own bin
     /// (smaller ones are dissolved, see [`seeding::MinSizeClusters`]).
     pub(crate) min_cluster_size: u64,
@@ -141,6 +143,7 @@ impl Client {
                 let kmeans = KMeansParams::new(k)
                     .tolerance(params.tolerance)
                     .max_iterations(params.max_iterations)
+                    .restarts(params.restarts)
                     .validate()?;
                 let model = ExactKMeans::new(kmeans).fit(&data, seed)?;
                 Local::Full {

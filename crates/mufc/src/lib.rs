@@ -30,7 +30,7 @@ pub mod store;
 pub use aggregation::SketchInfo;
 pub use client::Client;
 pub use config::{
-    Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_COLLUDING,
+    Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_CLIENT_RESTARTS, DEFAULT_COLLUDING,
     DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, Privacy, RingMasks,
     Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,

@@ -296,7 +296,7 @@ fn a_store_of_another_schema_version_says_which() {
             err,
             StoreError::SchemaVersion {
                 found: 7,
-                supported: 4
+                supported: 5
             }
         ),
         "{err}"

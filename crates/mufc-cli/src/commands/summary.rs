@@ -65,9 +65,12 @@ pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
         fed.min_updating_clients,
         st.server().points(),
         match st.client_training() {
-            mufc::ClientTraining::Seeding => "K-means++ seeding",
-            mufc::ClientTraining::Full => "full K-means",
-            other => other.name(),
+            mufc::ClientTraining::Seeding => "K-means++ seeding".to_string(),
+            mufc::ClientTraining::Full if st.client().restarts() > 1 => {
+                format!("full K-means (best of {})", st.client().restarts())
+            }
+            mufc::ClientTraining::Full => "full K-means".to_string(),
+            other => other.name().to_string(),
         },
         if min_size > 1 {
             format!(" (clusters of fewer than {min_size} points dissolved)")
@@ -95,6 +98,7 @@ pub(super) fn settings_json(fed: &FedArgs, p: &Prepared) -> Result<Value, crate:
         "server_points": st.server().points().name(),
         "client_training": st.client_training().name(),
         "server_restarts": st.server().restarts(),
+        "client_restarts": st.client().restarts(),
         "min_cluster_size": st.client().min_cluster_size(),
         "client_k": p.mufc_k,
     }))

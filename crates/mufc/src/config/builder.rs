@@ -7,7 +7,7 @@ use super::channel::Channel;
 use super::names::Masking;
 use super::names::{ClientTraining, ServerPoints};
 use super::parts::{
-    ClientConfig, ClientK, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
+    ClientConfig, ClientK, DEFAULT_CLIENT_RESTARTS, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerConfig,
 };
 use super::topology::Topology;
@@ -89,6 +89,7 @@ impl FederationConfig {
                 training: ClientTraining::Full,
                 tolerance: 1e-4,
                 max_iterations: 300,
+                restarts: DEFAULT_CLIENT_RESTARTS,
                 min_cluster_size: DEFAULT_MIN_CLUSTER_SIZE,
             },
             server: ServerConfig {
@@ -294,6 +295,30 @@ impl FederationConfig {
     #[must_use]
     pub fn client_max_iterations(mut self, max_iterations: usize) -> Self {
         self.client.max_iterations = max_iterations;
+        self
+    }
+
+    /// The K-means runs of every client in [`ClientTraining::Full`], the
+    /// best kept (default [`DEFAULT_CLIENT_RESTARTS`], one). Every run is
+    /// updated on unlearning, so each costs client time on every removal;
+    /// more runs spare the federation a client whose one run merged two
+    /// of its clusters (all of whose points then pay the distance to one
+    /// server centroid), which the adaptive k's spare clusters already
+    /// make rare.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::FederationConfig;
+    ///
+    /// let c = FederationConfig::new(3).client_restarts(2).validate()?;
+    /// assert_eq!(c.client().restarts(), 2);
+    /// assert!(FederationConfig::new(3).client_restarts(0).validate().is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    #[must_use]
+    pub fn client_restarts(mut self, restarts: usize) -> Self {
+        self.client.restarts = restarts;
         self
     }
 

@@ -158,6 +158,7 @@ impl ValidConfig {
             training: client.training,
             tolerance: client.tolerance,
             max_iterations: client.max_iterations,
+            restarts: client.restarts,
             min_cluster_size: client.min_cluster_size,
         }
     }

@@ -38,10 +38,12 @@ impl FederationConfig {
             crate::ClientK::Adaptive {
                 points_per_cluster,
                 server_points,
-            } if points_per_cluster == 0 || server_points == 0 => {
+                double_from,
+            } if points_per_cluster == 0 || server_points == 0 || double_from == 0 => {
                 return Err(config_error(
                     "client_k",
-                    "the adaptive rule needs at least one point a cluster and one server point",
+                    "the adaptive rule needs at least one point a cluster, one server point and \
+                     one point a cluster to double from",
                 ));
             }
             _ => {}
@@ -74,6 +76,7 @@ impl FederationConfig {
         for (name, v) in [
             ("max_iterations", self.server.max_iterations),
             ("client_max_iterations", self.client.max_iterations),
+            ("client_restarts", self.client.restarts),
             ("restarts", self.server.restarts),
         ] {
             if v == 0 {

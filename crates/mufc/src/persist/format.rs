@@ -8,6 +8,11 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 9: the client configuration's adaptive `k` (the rule and the
+/// value it resolved to), minimum cluster size and K-means runs, and the
+/// rule for gamma (issue 26). A version 8 file is refused: its client
+/// configuration has a fixed or absent `k` and no minimum size.
+///
 /// Version 8: what the aggregate still holds of the clients whose
 /// points a pending request erased (a request the privacy policy defers
 /// erases its points at once; version 7 kept them until the round). A
@@ -40,7 +45,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 8;
+const VERSION: u8 = 9;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;

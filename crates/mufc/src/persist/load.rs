@@ -50,7 +50,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x08");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x09");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(

@@ -6,12 +6,14 @@ use rusqlite::Connection;
 use super::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-/// Version 4 added the clients' names (in the server row), record ids
+/// Version 5: the configuration in the server row has the adaptive client
+/// k, the minimum cluster size, the clients' K-means runs and the gamma
+/// rule (issue 26). Version 4 added the clients' names (in the server row), record ids
 /// as written (integers or text), the tombstones of forgotten records,
 /// the per-store secret and deferral deadline, and the audit's erasure
 /// and model times; version 3 the topology and the groups; version 2 the
 /// input transform.
-pub(super) const SCHEMA_VERSION: i64 = 4;
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite
 /// file is refused as such.
