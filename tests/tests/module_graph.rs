@@ -654,3 +654,23 @@ fn the_checker_finds_a_planted_circle() {
     let c = Crate::load("planted", &src);
     assert!(circles(&c.edges()).is_empty());
 }
+
+/// The crate graph of docs/architecture.md §1: `mufc` compiles no SQLite
+/// (the store is `mufc-store`'s), and nothing below the store depends on
+/// it.
+#[test]
+fn only_the_store_and_above_depend_on_sqlite() {
+    let root = workspace_root();
+    for below in ["field", "syndrome-agg", "seeding", "baselines", "mufc"] {
+        let manifest = fs::read_to_string(root.join("crates").join(below).join("Cargo.toml"))
+            .expect("manifest");
+        for dep in ["rusqlite", "mufc-store"] {
+            assert!(
+                !manifest.lines().any(|l| l.trim_start().starts_with(dep)),
+                "crates/{below}/Cargo.toml depends on {dep}"
+            );
+        }
+    }
+    let store = fs::read_to_string(root.join("crates/mufc-store/Cargo.toml")).expect("manifest");
+    assert!(store.lines().any(|l| l.starts_with("rusqlite")));
+}

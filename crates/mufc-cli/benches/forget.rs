@@ -23,7 +23,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mufc::store::{RecordId, Store};
+use mufc_store::{RecordId, Store};
 
 const MUFC: &str = env!("CARGO_BIN_EXE_mufc");
 

@@ -278,7 +278,7 @@ pub enum CliError {
     #[cfg(feature = "net")]
     #[error(transparent)]
     Net(#[from] mufc_net::NetError),
-    /// An error of the model store (`mufc::store`), with its message.
+    /// An error of the model store (`mufc_store`), with its message.
     #[error("{0}")]
     Store(String),
     /// The store refused a request (unknown or already forgotten records,
@@ -327,9 +327,9 @@ impl From<BaselineError> for CliError {
 
 /// The store's errors as their messages (the federation's keep their own
 /// variant), with the option that overrides a refusal to overwrite.
-impl From<mufc::store::StoreError> for CliError {
-    fn from(e: mufc::store::StoreError) -> Self {
-        use mufc::store::StoreError;
+impl From<mufc_store::StoreError> for CliError {
+    fn from(e: mufc_store::StoreError) -> Self {
+        use mufc_store::StoreError;
         match e {
             StoreError::Mufc(m) => Self::Mufc(m),
             e @ StoreError::Exists { .. } => Self::Store(format!("{e}").replace(
@@ -341,8 +341,8 @@ impl From<mufc::store::StoreError> for CliError {
     }
 }
 
-impl From<mufc::store::InvalidName> for CliError {
-    fn from(e: mufc::store::InvalidName) -> Self {
+impl From<mufc_store::InvalidName> for CliError {
+    fn from(e: mufc_store::InvalidName) -> Self {
         Self::Store(e.to_string())
     }
 }

@@ -32,8 +32,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mufc::store::{RecordId, RecordStatus, Store, VerifyOutcome};
 use mufc::{ClientId, Federation};
+use mufc_store::{RecordId, RecordStatus, Store, VerifyOutcome};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};

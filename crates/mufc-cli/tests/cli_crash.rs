@@ -1,7 +1,7 @@
 //! The model store survives `SIGKILL` (issue 14): a sequence of removal
 //! requests is served by `mufc forget` child processes, and most of them
 //! are killed with `SIGKILL`, either after a random delay or in the middle
-//! of the request's transaction (the fault hook of `mufc::store`, which
+//! of the request's transaction (the fault hook of `mufc_store`, which
 //! makes a debug build wait at a point of the transaction until it is
 //! killed). After every attempt the test opens the store and checks:
 //!
@@ -41,8 +41,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mufc::store::{AuditOutcome, FAULT_ENV, FaultPoint, RecordId, Store, WAIT_SUFFIX, WAITING};
 use mufc::{ClientId, Federation};
+use mufc_store::{AuditOutcome, FAULT_ENV, FaultPoint, RecordId, Store, WAIT_SUFFIX, WAITING};
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -12,7 +12,7 @@ mod net;
 
 use std::path::Path;
 
-use mufc::store::Store;
+use mufc_store::Store;
 use nalgebra::DMatrix;
 use net::{Proc, assert_model, free_port};
 use seeding::{BoxTransform, Dataset, PointId};

@@ -1,6 +1,6 @@
 //! A client's store: its own points and seeding state, the sessions it
 //! joined, and its operator's removal requests, in one SQLite file with
-//! the settings of the server's store (`mufc::store::configure`: a
+//! the settings of the server's store (`mufc_store::configure`: a
 //! rollback journal flushed at every commit, deleted data overwritten).
 //!
 //! | table      | one row per        | contents                                                  |
@@ -141,7 +141,7 @@ impl ClientStore {
             return Err(fail("creating it", &"the file exists"));
         }
         let mut conn = Connection::open(&path).map_err(|e| fail("creating it", &e))?;
-        mufc::store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
         let state = State {
             id: None,
             data: data.clone(),
@@ -204,7 +204,7 @@ impl ClientStore {
         if app != APPLICATION_ID {
             return Err(fail("opening it", &"not a client's store"));
         }
-        mufc::store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
         let store = Self {
             conn: Mutex::new(conn),
             path,

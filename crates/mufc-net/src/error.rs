@@ -81,10 +81,10 @@ pub enum NetError {
     },
 }
 
-impl From<mufc::store::StoreError> for NetError {
-    fn from(e: mufc::store::StoreError) -> Self {
+impl From<mufc_store::StoreError> for NetError {
+    fn from(e: mufc_store::StoreError) -> Self {
         match e {
-            mufc::store::StoreError::Mufc(m) => Self::Mufc(m),
+            mufc_store::StoreError::Mufc(m) => Self::Mufc(m),
             other => Self::Store(other.to_string()),
         }
     }

@@ -1,7 +1,7 @@
 //! The server process: registers the roster's clients, drives training
 //! and unlearning rounds ([`mufc::remote::RemoteServer`]) over their gRPC
 //! sessions with a deadline on every step, and commits each round to its
-//! store ([`mufc::store::Store`], without a client's point) before it tells
+//! store ([`mufc_store::Store`], without a client's point) before it tells
 //! the clients. A restarted server resumes from its store.
 //!
 //! With groups ([`mufc::Topology`]) every round runs in one group: the

@@ -11,13 +11,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mufc::store::Store;
 use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, NodeId, SecAggOptions};
 use mufc_net::certs::FederationCa;
 use mufc_net::client::{ClientEvent, ClientHandle, ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, RequestStatus};
 use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
 use mufc_net::tls::{client_config, server_config};
+use mufc_store::Store;
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
 use tokio::net::TcpListener;

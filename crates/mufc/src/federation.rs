@@ -15,7 +15,7 @@ use seeding::Quantizer;
 
 pub(crate) use exchange::plain_of;
 pub(crate) use setup::Setup;
-pub(crate) use unlearn::privacy_warning;
+pub use unlearn::privacy_warning;
 pub(crate) use unsent::Unsent;
 
 use crate::aggregation::Aggregation;
@@ -252,7 +252,7 @@ impl Federation {
     /// Says that `n` requests were applied by rounds whose reports are
     /// not in the history (a store keeps only the last report: its audit
     /// log is the history).
-    #[cfg(feature = "store")]
+    #[cfg(feature = "serde")]
     pub(crate) fn set_earlier_requests(&mut self, n: u64) {
         self.earlier_requests = n;
     }

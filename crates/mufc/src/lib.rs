@@ -24,8 +24,6 @@ pub mod remote;
 mod remote_tests;
 mod report;
 mod server;
-#[cfg(feature = "store")]
-pub mod store;
 
 pub use aggregation::SketchInfo;
 pub use client::Client;
@@ -38,9 +36,12 @@ pub use config::{
 };
 pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;
+pub use federation::privacy_warning;
 pub use ids::ClientId;
 pub use layout::{Layout, NodeId};
 pub use objective::{Objectives, estimate_phi_c_star, union};
+#[cfg(feature = "serde")]
+pub use persist::{ClientSnapshot, ServerSnapshot};
 pub use report::{
     DecodeKind, FitReport, Involvement, PendingRequest, RemovalOutcome, RemovalReport,
     RemovalRequest, StageTimes,

@@ -67,6 +67,9 @@ mod format;
 mod groups_tests;
 mod load;
 pub(crate) mod save;
+mod snapshot;
+
+pub use snapshot::{ClientSnapshot, ServerSnapshot};
 
 #[cfg(doc)]
 use crate::{Federation, MufcError, PersistError};

@@ -325,8 +325,19 @@ impl RemovalRequest {
         self.clients.is_empty() && self.points.iter().all(|(_, ids)| ids.is_empty())
     }
 
-    /// Every client the request names, points or whole.
-    pub(crate) fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
+    /// Every client the request names, points or whole (a client may
+    /// come twice).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, RemovalRequest};
+    /// use seeding::PointId;
+    ///
+    /// let r = RemovalRequest::points(ClientId(1), vec![PointId(4)]).with_clients(vec![ClientId(2)]);
+    /// assert_eq!(r.named().collect::<Vec<_>>(), [ClientId(2), ClientId(1)]);
+    /// ```
+    pub fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
         self.clients
             .iter()
             .copied()

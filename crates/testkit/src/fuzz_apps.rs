@@ -194,7 +194,7 @@ fn check_table(t: &Table, opts: &LoadOptions) {
             distinct.dedup();
             assert_eq!(distinct.len(), ids.len(), "a record id twice");
             for id in ids {
-                mufc::store::RecordId::parse(id).unwrap();
+                mufc_store::RecordId::parse(id).unwrap();
             }
         }
         (None, None) => {}

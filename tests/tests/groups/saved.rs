@@ -3,7 +3,7 @@
 //! unlearning exactly as the federation it was saved from; a store keeps
 //! a tree across reopening.
 
-use mufc::store::{ClientRecords, FitOptions, RecordId, Store};
+use mufc_store::{ClientRecords, FitOptions, RecordId, Store};
 use testkit::mufc::compare_tree;
 
 use super::*;

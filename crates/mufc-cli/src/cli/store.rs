@@ -1,5 +1,5 @@
 //! The options of the model-store commands: `fit`, `forget`, `predict`,
-//! `export`, `inspect` (thin layers over `mufc::store`).
+//! `export`, `inspect` (thin layers over `mufc_store`).
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! The model-store commands (`fit`, `forget`, `verify`, `predict`,
-//! `export`, `inspect`): thin layers over `mufc::store`, which does the work; these
+//! `export`, `inspect`): thin layers over `mufc_store`, which does the work; these
 //! read the options, call it, and print what it reports.
 
 mod fit;

@@ -184,7 +184,7 @@ pub(super) struct At {
 }
 
 /// A name the store cannot keep, as a bad field.
-fn bad_name(at: At, value: &str, e: mufc::store::InvalidName) -> CliError {
+fn bad_name(at: At, value: &str, e: mufc_store::InvalidName) -> CliError {
     CliError::BadField {
         line: at.line,
         column: at.column,
@@ -209,7 +209,7 @@ impl ClientIndex {
             self.of_point.push(id);
             return Ok(());
         }
-        mufc::store::ClientName::new(name).map_err(|e| bad_name(at, name, e))?;
+        mufc_store::ClientName::new(name).map_err(|e| bad_name(at, name, e))?;
         let id = self.names.len();
         self.index.insert(name.to_string(), id);
         self.names.push(name.to_string());
@@ -229,7 +229,7 @@ pub(super) struct IdIndex {
 impl IdIndex {
     /// The id of the next point: `id`, at `at`.
     pub(super) fn push(&mut self, id: &str, at: At) -> Result<(), CliError> {
-        mufc::store::RecordId::parse(id).map_err(|e| bad_name(at, id, e))?;
+        mufc_store::RecordId::parse(id).map_err(|e| bad_name(at, id, e))?;
         if let Some(&first) = self.first.get(id) {
             return Err(CliError::DuplicateRecordId {
                 line: at.line,

@@ -13,8 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mufc::store::Store;
 use mufc::{Channel, Federation, Masks, NodeId, SecAggOptions};
+use mufc_store::Store;
 use seeding::Dataset;
 
 /// The longest any wait of these tests takes.

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mufc::ClientId;
 use mufc::remote::{Registration, RemoteServer, RemoteSetup, RoundStep, ServerRound};
-use mufc::store::{IfExists, RoundEntry, Store};
+use mufc_store::{IfExists, RoundEntry, Store};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;

@@ -612,10 +612,17 @@ impl Federation {
 /// `updated` alone, beyond a policy of `needed` (docs/threat-model.md U3);
 /// generic over how clients are named, so that a store names them as
 /// its data does.
-pub(crate) fn privacy_warning<C: std::fmt::Display>(
-    updated: &[C],
-    needed: usize,
-) -> Option<String> {
+///
+/// `None` when no client or at least `needed` clients updated.
+///
+/// # Example
+///
+/// ```
+/// let w = mufc::privacy_warning(&["site-5"], 2).unwrap();
+/// assert!(w.starts_with("only client site-5's message changed"));
+/// assert_eq!(mufc::privacy_warning(&["a", "b"], 2), None);
+/// ```
+pub fn privacy_warning<C: std::fmt::Display>(updated: &[C], needed: usize) -> Option<String> {
     match updated {
         [] => None,
         [c] => Some(format!(

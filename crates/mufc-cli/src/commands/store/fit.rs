@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use mufc::store::{ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, Store};
+use mufc_store::{ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, Store};
 use serde_json::json;
 
 use super::super::prepare::prepare_with_ids;
@@ -158,7 +158,7 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         seed,
         id_source,
         skipped_line,
-        mufc::store::duration_words(store.max_defer().as_secs()),
+        mufc_store::duration_words(store.max_defer().as_secs()),
         centroid_table(&centroids),
         t.render(),
         total

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use mufc::MufcError;
-use mufc::store::{ForgetOutcome, ForgetReport, RecordId, Store, StoreError, utc};
+use mufc_store::{ForgetOutcome, ForgetReport, RecordId, Store, StoreError, utc};
 use serde_json::{Value, json};
 
 use super::show::list;
@@ -194,7 +194,7 @@ fn deferred_reason(outcome: &ForgetOutcome) -> Option<String> {
     }
 }
 
-fn names(v: &[mufc::store::ClientName]) -> Vec<String> {
+fn names(v: &[mufc_store::ClientName]) -> Vec<String> {
     v.iter().map(ToString::to_string).collect()
 }
 

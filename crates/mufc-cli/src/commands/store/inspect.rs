@@ -1,7 +1,7 @@
 //! `mufc inspect`: what a store holds, and its audit history
 //! ([`Store::history`]).
 
-use mufc::store::{
+use mufc_store::{
     AuditEntry, ClientName, RecordId, RecordStatus, Store, StoreError, duration_words, utc,
 };
 use serde_json::{Value, json};

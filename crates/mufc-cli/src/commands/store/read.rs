@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use mufc::store::Store;
+use mufc_store::Store;
 use serde_json::json;
 
 use super::show::centroids_json;

@@ -1,6 +1,6 @@
 //! What the store commands print alike: centroids, times, ids.
 
-use mufc::store::Centroid;
+use mufc_store::Centroid;
 use serde_json::{Value, json};
 
 use crate::output::TextTable;

@@ -2,7 +2,7 @@
 //! compares with the served model ([`Store::verify`]), printing the
 //! evidence.
 
-use mufc::store::{Store, VerifyOutcome, utc};
+use mufc_store::{Store, VerifyOutcome, utc};
 use serde_json::json;
 
 use super::show::list;

@@ -8,16 +8,16 @@ use std::path::Path;
 use rusqlite::Connection;
 use seeding::{Dataset, PointId};
 
-use super::error::StoreError;
-use super::record::RecordId;
-use super::rows::{assemble, checksum, parse_client, parse_server};
-use super::schema::{APPLICATION_ID, SCHEMA_VERSION};
-use super::state::State;
-use super::tombstone::Secret;
-use crate::{ClientId, Federation};
+use crate::error::StoreError;
+use crate::record::RecordId;
+use crate::rows::{checksum, parse_client, parse_server};
+use crate::schema::{APPLICATION_ID, SCHEMA_VERSION};
+use crate::state::State;
+use crate::tombstone::Secret;
+use mufc::{ClientId, Federation};
 
 /// Refuses a file that is not a store of this schema version.
-pub(super) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+pub(crate) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let not_a_store = |reason: String| StoreError::NotAStore {
         path: path.to_path_buf(),
         reason,
@@ -48,7 +48,7 @@ pub(super) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreEr
 /// SQLite's `quick_check` (the b-trees, their pages and their counts),
 /// after the file's length: SQLite reads the pages missing from a
 /// truncated file as zeros, and the check does not read free pages.
-pub(super) fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+pub(crate) fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let read = |name: &str| {
         conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0))
             .map_err(StoreError::db("reading the page count"))
@@ -102,7 +102,7 @@ fn verified(table: &str, key: i64, blob: &[u8], sum: &[u8]) -> Result<(), StoreE
 
 /// Every row, checked, and the federation rebuilt from them (in the
 /// caller's read transaction, so that all is one snapshot).
-pub(super) fn load(conn: &Connection) -> Result<State, StoreError> {
+pub(crate) fn load(conn: &Connection) -> Result<State, StoreError> {
     let db = StoreError::db("reading the state");
     let (blob, sum): (Vec<u8>, Vec<u8>) = conn
         .query_row("SELECT state, sha256 FROM server WHERE id = 1", [], |r| {
@@ -119,9 +119,9 @@ pub(super) fn load(conn: &Connection) -> Result<State, StoreError> {
     let mut server = parse_server(&blob)?;
     let model_version = server.model_version;
     let transform = server.transform.take();
-    let names: std::collections::BTreeMap<ClientId, super::record::ClientName> =
+    let names: std::collections::BTreeMap<ClientId, crate::record::ClientName> =
         std::mem::take(&mut server.names).into_iter().collect();
-    let by_name: HashMap<super::record::ClientName, ClientId> =
+    let by_name: HashMap<crate::record::ClientName, ClientId> =
         names.iter().map(|(c, n)| (n.clone(), *c)).collect();
     if by_name.len() != names.len() {
         return Err(StoreError::corrupt("two clients have the same name"));
@@ -147,18 +147,8 @@ pub(super) fn load(conn: &Connection) -> Result<State, StoreError> {
     drop(rows);
     drop(stmt);
 
-    let applied = server.applied_requests;
-    let mut fed = Federation::from_repr(assemble(server, clients))
+    let fed = Federation::from_snapshot(server.federation, clients)
         .map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
-    // The row keeps the last report only; the requests of the others
-    // still count in the numbering.
-    let kept = fed.applied_requests();
-    let earlier = applied.checked_sub(kept).ok_or_else(|| {
-        StoreError::corrupt(format!(
-            "{applied} requests applied, fewer than the {kept} of the last report"
-        ))
-    })?;
-    fed.set_earlier_requests(earlier);
     if let Some(t) = &transform
         && t.offset().len() != fed.dim()
     {
@@ -201,7 +191,7 @@ pub(super) fn load(conn: &Connection) -> Result<State, StoreError> {
 }
 
 /// The last journal entry (0 for none).
-pub(super) fn last_entry(conn: &Connection) -> Result<i64, StoreError> {
+pub(crate) fn last_entry(conn: &Connection) -> Result<i64, StoreError> {
     conn.query_row("SELECT coalesce(max(entry), 0) FROM journal", [], |r| {
         r.get(0)
     })

@@ -6,8 +6,8 @@
 /// # Example
 ///
 /// ```
-/// assert_eq!(mufc::store::utc(0), "1970-01-01 00:00:00");
-/// assert_eq!(mufc::store::utc(951_782_400), "2000-02-29 00:00:00");
+/// assert_eq!(mufc_store::utc(0), "1970-01-01 00:00:00");
+/// assert_eq!(mufc_store::utc(951_782_400), "2000-02-29 00:00:00");
 /// ```
 // Bounded arithmetic: `days` is at most 2^64 / 86400 < 2^48, so every
 // step of the conversion stays far inside i64.
@@ -39,9 +39,9 @@ pub fn utc(secs: u64) -> String {
 /// # Example
 ///
 /// ```
-/// assert_eq!(mufc::store::duration_words(7 * 86_400), "7 days");
-/// assert_eq!(mufc::store::duration_words(3_600), "1 hour");
-/// assert_eq!(mufc::store::duration_words(90), "90 s");
+/// assert_eq!(mufc_store::duration_words(7 * 86_400), "7 days");
+/// assert_eq!(mufc_store::duration_words(3_600), "1 hour");
+/// assert_eq!(mufc_store::duration_words(90), "90 s");
 /// ```
 pub fn duration_words(secs: u64) -> String {
     let unit = |n: u64, one: &str| {

@@ -5,16 +5,16 @@ use std::time::Duration;
 
 use seeding::{BoxTransform, Dataset};
 
-use super::error::StoreError;
-use super::record::{ClientName, RecordId};
+use crate::error::StoreError;
+use crate::record::{ClientName, RecordId};
 
-/// One client's data for [`Store::fit`](super::Store::fit): its name, its
+/// One client's data for [`Store::fit`](crate::Store::fit): its name, its
 /// points and the id of each point ([`RecordId`], in the points' order).
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::{ClientName, ClientRecords, RecordId};
+/// use mufc_store::{ClientName, ClientRecords, RecordId};
 /// use nalgebra::DMatrix;
 /// use seeding::Dataset;
 ///
@@ -67,7 +67,7 @@ impl ClientRecords {
     /// # Example
     ///
     /// ```
-    /// use mufc::store::{ClientRecords, RecordId};
+    /// use mufc_store::{ClientRecords, RecordId};
     /// use nalgebra::DMatrix;
     /// use seeding::Dataset;
     ///
@@ -117,17 +117,17 @@ impl ClientRecords {
         &self.records
     }
 
-    pub(super) fn into_parts(self) -> (ClientName, Dataset, Vec<RecordId>) {
+    pub(crate) fn into_parts(self) -> (ClientName, Dataset, Vec<RecordId>) {
         (self.name, self.data, self.records)
     }
 }
 
-/// What [`Store::fit`](super::Store::fit) does when the file exists.
+/// What [`Store::fit`](crate::Store::fit) does when the file exists.
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::IfExists;
+/// use mufc_store::IfExists;
 ///
 /// assert_ne!(IfExists::Refuse, IfExists::Replace);
 /// ```
@@ -143,14 +143,14 @@ pub enum IfExists {
     Replace,
 }
 
-/// What [`Store::fit`](super::Store::fit) does with a record that the
+/// What [`Store::fit`](crate::Store::fit) does with a record that the
 /// store it replaces had forgotten ([`IfExists::Replace`]): a re-import
 /// of the original data must not bring an erased record back silently.
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::OnForgotten;
+/// use mufc_store::OnForgotten;
 ///
 /// assert_eq!(OnForgotten::default(), OnForgotten::Refuse);
 /// ```
@@ -160,7 +160,7 @@ pub enum OnForgotten {
     #[default]
     Refuse,
     /// Leave them out of the new store and report them
-    /// ([`Store::skipped`](super::Store::skipped)).
+    /// ([`Store::skipped`](crate::Store::skipped)).
     Skip,
 }
 
@@ -176,13 +176,13 @@ pub enum OnForgotten {
 /// in the audit log that says what the server learned.
 pub const DEFAULT_MAX_DEFER: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// The options of a new store ([`Store::fit`](super::Store::fit)).
+/// The options of a new store ([`Store::fit`](crate::Store::fit)).
 ///
 /// # Example
 ///
 /// ```
 /// use std::time::Duration;
-/// use mufc::store::{FitOptions, IfExists, DEFAULT_MAX_DEFER};
+/// use mufc_store::{FitOptions, IfExists, DEFAULT_MAX_DEFER};
 ///
 /// let o = FitOptions::new();
 /// assert_eq!(o.if_exists(), IfExists::Refuse);
@@ -219,9 +219,9 @@ impl FitOptions {
 
     /// The data was mapped into the model's coordinates by `transform`
     /// (the clients' points are the mapped ones): the store keeps the
-    /// map, so that [`Store::predict`](super::Store::predict) takes
+    /// map, so that [`Store::predict`](crate::Store::predict) takes
     /// points in the data's own coordinates and
-    /// [`Store::centroids`](super::Store::centroids) gives them there.
+    /// [`Store::centroids`](crate::Store::centroids) gives them there.
     #[must_use]
     pub fn with_transform(mut self, transform: Option<BoxTransform>) -> Self {
         self.transform = transform;
@@ -230,7 +230,7 @@ impl FitOptions {
 
     /// How long a request's model update may wait for other clients'
     /// requests ([`DEFAULT_MAX_DEFER`]); see
-    /// [`Store::apply_overdue`](super::Store::apply_overdue).
+    /// [`Store::apply_overdue`](crate::Store::apply_overdue).
     #[must_use]
     pub fn with_max_defer(mut self, max_defer: Duration) -> Self {
         self.max_defer = Some(max_defer);
@@ -271,7 +271,7 @@ impl FitOptions {
 /// # Example
 ///
 /// ```
-/// use mufc::store::Centroid;
+/// use mufc_store::Centroid;
 ///
 /// let c = Centroid { coords: vec![0.1, -0.2], weight: 40 };
 /// assert_eq!(c.coords.len(), 2);

@@ -6,14 +6,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::audit::{begin, joined, write_audit, write_journal};
-use super::error::StoreError;
-use super::handle::{NewStore, Store, unix_now, write_server_of};
-use super::record::ClientName;
-use super::reports::{AuditEntry, AuditOutcome};
-use super::tombstone::Secret;
-use super::types::{DEFAULT_MAX_DEFER, IfExists};
-use crate::{ClientId, Federation};
+use crate::audit::{begin, joined, write_audit, write_journal};
+use crate::error::StoreError;
+use crate::handle::{NewStore, Store, unix_now, write_server_of};
+use crate::record::ClientName;
+use crate::reports::{AuditEntry, AuditOutcome};
+use crate::tombstone::Secret;
+use crate::types::{DEFAULT_MAX_DEFER, IfExists};
+use mufc::{ClientId, Federation};
 
 /// What the journal and the audit log keep of one committed round across
 /// processes.
@@ -37,7 +37,7 @@ fn ids(v: &[ClientId]) -> String {
 impl Store {
     /// A new store for the server of a federation run across processes:
     /// `fed` holds no client (see
-    /// [`RemoteServer::federation`](crate::remote::RemoteServer::federation)),
+    /// [`RemoteServer::federation`](mufc::remote::RemoteServer::federation)),
     /// `roster` names the clients, in id order.
     ///
     /// # Errors
@@ -51,7 +51,7 @@ impl Store {
         if_exists: IfExists,
     ) -> Result<Self, StoreError> {
         if !fed.clients().is_empty() {
-            return Err(crate::MufcError::Remote(
+            return Err(mufc::MufcError::Remote(
                 "a server's store holds no client's points; this federation does".into(),
             )
             .into());
@@ -109,7 +109,7 @@ impl Store {
     /// written then, and the store keeps its state before the round).
     pub fn commit_round(&mut self, fed: Federation, entry: &RoundEntry) -> Result<(), StoreError> {
         if !fed.clients().is_empty() {
-            return Err(crate::MufcError::Remote(
+            return Err(mufc::MufcError::Remote(
                 "a server's store holds no client's points; this federation does".into(),
             )
             .into());
@@ -189,7 +189,7 @@ mod tests {
                 .unwrap()
             })
             .collect();
-        let config = crate::FederationConfig::new(2)
+        let config = mufc::FederationConfig::new(2)
             .gamma(0.1)
             .validate()
             .unwrap();

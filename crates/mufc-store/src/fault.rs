@@ -2,9 +2,9 @@
 //!
 //! Two ways, both for tests only:
 //!
-//! - In the process: [`Store::inject_fault`](super::Store::inject_fault)
+//! - In the process: [`Store::inject_fault`](crate::Store::inject_fault)
 //!   (hidden from the docs) makes the next request fail with
-//!   [`StoreError::InjectedFault`](super::StoreError::InjectedFault) at a
+//!   [`StoreError::InjectedFault`](crate::StoreError::InjectedFault) at a
 //!   [`FaultPoint`]; the transaction is rolled back, as after any error.
 //! - In a child process: with the environment variable [`FAULT_ENV`] set
 //!   to a point's [name](FaultPoint::name), a **debug build** aborts the
@@ -24,7 +24,7 @@ use std::fmt;
 /// # Example
 ///
 /// ```
-/// assert_eq!(mufc::store::FAULT_ENV, "MUFC_STORE_FAULT");
+/// assert_eq!(mufc_store::FAULT_ENV, "MUFC_STORE_FAULT");
 /// ```
 pub const FAULT_ENV: &str = "MUFC_STORE_FAULT";
 
@@ -34,7 +34,7 @@ pub const FAULT_ENV: &str = "MUFC_STORE_FAULT";
 /// # Example
 ///
 /// ```
-/// use mufc::store::{FaultPoint, WAIT_SUFFIX};
+/// use mufc_store::{FaultPoint, WAIT_SUFFIX};
 ///
 /// let value = format!("{}{WAIT_SUFFIX}", FaultPoint::AfterClients.name());
 /// assert_eq!(value, "after-clients:wait");
@@ -51,7 +51,7 @@ pub const WAITING: &str = "mufc-store-fault: waiting at ";
 /// # Example
 ///
 /// ```
-/// use mufc::store::FaultPoint;
+/// use mufc_store::FaultPoint;
 ///
 /// assert_eq!(FaultPoint::from_name("after-journal"), Some(FaultPoint::AfterJournal));
 /// for p in FaultPoint::ALL {
@@ -98,7 +98,7 @@ impl fmt::Display for FaultPoint {
 /// Aborts the process, or waits to be killed, if a debug build runs with
 /// [`FAULT_ENV`] naming `at` (read at every point, so that a test can set
 /// it per child).
-pub(super) fn abort_if_asked(at: FaultPoint) {
+pub(crate) fn abort_if_asked(at: FaultPoint) {
     if !cfg!(debug_assertions) {
         return;
     }

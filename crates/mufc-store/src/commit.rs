@@ -6,39 +6,39 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Connection, params};
 
-use super::audit::{write_audit, write_journal};
-use super::error::StoreError;
-use super::fault::{FaultPoint, abort_if_asked};
-use super::handle::{sql_client, write_client, write_server};
-use super::record::RecordId;
-use super::reports::{AuditEntry, AuditOutcome};
-use super::state::State;
-use super::tombstone::{applied, bury};
-use crate::{ClientId, PendingRequest, RemovalReport};
+use crate::audit::{write_audit, write_journal};
+use crate::error::StoreError;
+use crate::fault::{FaultPoint, abort_if_asked};
+use crate::handle::{sql_client, write_client, write_server};
+use crate::record::RecordId;
+use crate::reports::{AuditEntry, AuditOutcome};
+use crate::state::State;
+use crate::tombstone::{applied, bury};
+use mufc::{ClientId, PendingRequest, RemovalReport};
 
 /// What one request writes, worked out before the transaction's writes.
-pub(super) struct Plan<'a> {
-    pub(super) request: u64,
-    pub(super) time: u64,
-    pub(super) kind: &'static str,
+pub(crate) struct Plan<'a> {
+    pub(crate) request: u64,
+    pub(crate) time: u64,
+    pub(crate) kind: &'static str,
     /// What the journal says the request named (never record ids: a
     /// count, or a client's name).
-    pub(super) named: String,
+    pub(crate) named: String,
     /// The clients the request names (none for a flush), in id order.
-    pub(super) request_clients: &'a [ClientId],
+    pub(crate) request_clients: &'a [ClientId],
     /// Those it removes whole.
-    pub(super) whole: &'a [ClientId],
+    pub(crate) whole: &'a [ClientId],
     /// The records it erases, with their clients.
-    pub(super) erased: &'a [(RecordId, ClientId)],
+    pub(crate) erased: &'a [(RecordId, ClientId)],
     /// The clients whose model update the round ran (none when deferred).
-    pub(super) applied: &'a BTreeSet<ClientId>,
+    pub(crate) applied: &'a BTreeSet<ClientId>,
     /// The pending requests before this one.
-    pub(super) pending_before: &'a [PendingRequest],
-    pub(super) removal: &'a RemovalReport,
-    pub(super) version_before: u64,
-    pub(super) version_after: u64,
+    pub(crate) pending_before: &'a [PendingRequest],
+    pub(crate) removal: &'a RemovalReport,
+    pub(crate) version_before: u64,
+    pub(crate) version_after: u64,
     /// The audit's warning for the round's rows.
-    pub(super) warning: Option<String>,
+    pub(crate) warning: Option<String>,
 }
 
 /// Fails at `at` if a test asked for it (see [`FaultPoint`]).
@@ -53,7 +53,7 @@ fn fault_at(fault: Option<FaultPoint>, at: FaultPoint) -> Result<(), StoreError>
 
 /// Writes `plan` (the state after it is `state`) in the caller's
 /// transaction; returns its journal entry.
-pub(super) fn write_plan(
+pub(crate) fn write_plan(
     tx: &Connection,
     state: &State,
     plan: &Plan<'_>,

@@ -2,16 +2,15 @@
 //! written, serving requests from it equals retraining without the
 //! forgotten points, bad requests change nothing, and the audit log says
 //! what happened.
-#![cfg(feature = "store")]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mufc::store::{
+use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
+use mufc_store::{
     AuditOutcome, ClientName, ClientRecords, FitOptions, RecordId, RecordStatus, Store, StoreError,
 };
-use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
 use nalgebra::DMatrix;
 use seeding::{BoxTransform, Dataset, PointId};
 use testkit::mufc::{Mixture, compare, gaussian_clients};
@@ -93,7 +92,7 @@ fn a_store_opens_with_the_model_it_was_written_with() {
     assert_eq!(centroids.iter().map(|c| c.weight).sum::<u64>(), 120);
     // Nearest centroid, checked by hand.
     for (j, x) in probe.column_iter().enumerate() {
-        let d = |c: &mufc::store::Centroid| {
+        let d = |c: &mufc_store::Centroid| {
             c.coords
                 .iter()
                 .zip(x.iter())

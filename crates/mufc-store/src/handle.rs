@@ -7,17 +7,17 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, params};
 use seeding::{BoxTransform, PointId};
 
-use super::error::StoreError;
-use super::fault::FaultPoint;
-use super::load::{check_header, load, quick_check};
-use super::record::{ClientName, RecordId};
-use super::reports::Forgotten;
-use super::rows::{checksum, client_blob, server_blob};
-use super::schema::{configure, create};
-pub(super) use super::state::State;
-use super::tombstone::{Buried, Inheritance, Secret};
-use super::types::{ClientRecords, FitOptions, IfExists, OnForgotten};
-use crate::{ClientId, Federation, FitReport, ValidConfig};
+use crate::error::StoreError;
+use crate::fault::FaultPoint;
+use crate::load::{check_header, load, quick_check};
+use crate::record::{ClientName, RecordId};
+use crate::reports::Forgotten;
+use crate::rows::{checksum, client_blob, server_blob};
+use crate::schema::{configure, create};
+pub(crate) use crate::state::State;
+use crate::tombstone::{Buried, Inheritance, Secret};
+use crate::types::{ClientRecords, FitOptions, IfExists, OnForgotten};
+use mufc::{ClientId, Federation, FitReport, ValidConfig};
 
 /// A trained federation in an SQLite file, served request by request (see
 /// the [module docs](super) for the schema and the guarantees).
@@ -26,7 +26,7 @@ use crate::{ClientId, Federation, FitReport, ValidConfig};
 ///
 /// ```
 /// use mufc::FederationConfig;
-/// use mufc::store::{ClientRecords, FitOptions, Store};
+/// use mufc_store::{ClientRecords, FitOptions, Store};
 /// use nalgebra::DMatrix;
 /// use seeding::Dataset;
 ///
@@ -52,14 +52,14 @@ use crate::{ClientId, Federation, FitReport, ValidConfig};
 /// ```
 #[derive(Debug)]
 pub struct Store {
-    pub(super) conn: Connection,
-    pub(super) path: PathBuf,
-    pub(super) state: State,
-    pub(super) fault: Option<FaultPoint>,
-    pub(super) poisoned: bool,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+    pub(crate) state: State,
+    pub(crate) fault: Option<FaultPoint>,
+    pub(crate) poisoned: bool,
     /// The records [`Store::fit`] left out (forgotten by the store it
     /// replaced).
-    pub(super) skipped: Vec<Forgotten>,
+    pub(crate) skipped: Vec<Forgotten>,
 }
 
 /// The rollback journal SQLite keeps next to `path` during a transaction.
@@ -69,12 +69,12 @@ fn journal_of(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-pub(super) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
+pub(crate) fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
     let path = path.to_path_buf();
     move |source| StoreError::Io { what, path, source }
 }
 
-pub(super) fn sql_client(id: ClientId) -> i64 {
+pub(crate) fn sql_client(id: ClientId) -> i64 {
     // Clients are numbered 0.. by the store: far below 2^63.
     i64::try_from(id.0).unwrap_or(i64::MAX)
 }
@@ -84,7 +84,7 @@ fn sql_point(id: PointId) -> Result<i64, StoreError> {
 }
 
 /// Seconds since the Unix epoch (0 for a clock before it).
-pub(super) fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -96,6 +96,18 @@ pub(super) fn unix_now() -> u64 {
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Opens `path` read-write, never creating it, with the store's settings.
+/// Flushes a directory's entries (a rename in it is durable after this).
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Best effort: directories cannot be opened for flushing here.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 fn connect(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(
         path,
@@ -108,7 +120,7 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
 }
 
 /// Writes client `c`'s row (in a transaction of the caller's).
-pub(super) fn write_client(conn: &Connection, c: &crate::Client) -> Result<(), StoreError> {
+pub(crate) fn write_client(conn: &Connection, c: &mufc::Client) -> Result<(), StoreError> {
     let key = sql_client(c.id());
     let blob = client_blob(c)?;
     let sum = checksum("clients", key, &blob);
@@ -119,7 +131,7 @@ pub(super) fn write_client(conn: &Connection, c: &crate::Client) -> Result<(), S
 }
 
 /// Writes the server row of `state` at `model_version`.
-pub(super) fn write_server(
+pub(crate) fn write_server(
     conn: &Connection,
     state: &State,
     model_version: u64,
@@ -129,7 +141,7 @@ pub(super) fn write_server(
 
 /// Writes the server row of `fed`, with the rest of `state`, at
 /// `model_version`.
-pub(super) fn write_server_of(
+pub(crate) fn write_server_of(
     conn: &Connection,
     fed: &Federation,
     state: &State,
@@ -146,14 +158,14 @@ pub(super) fn write_server_of(
 }
 
 /// What a new store is made of, besides its federation.
-pub(super) struct NewStore<'a> {
-    pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
-    pub(super) names: BTreeMap<ClientId, ClientName>,
-    pub(super) transform: Option<BoxTransform>,
-    pub(super) if_exists: IfExists,
-    pub(super) roster: Option<&'a [String]>,
-    pub(super) max_defer: u64,
-    pub(super) inheritance: Option<Inheritance>,
+pub(crate) struct NewStore<'a> {
+    pub(crate) records: HashMap<RecordId, (ClientId, PointId)>,
+    pub(crate) names: BTreeMap<ClientId, ClientName>,
+    pub(crate) transform: Option<BoxTransform>,
+    pub(crate) if_exists: IfExists,
+    pub(crate) roster: Option<&'a [String]>,
+    pub(crate) max_defer: u64,
+    pub(crate) inheritance: Option<Inheritance>,
 }
 
 /// Writes a new store's every row into the empty database `conn`, in one
@@ -257,7 +269,7 @@ impl Store {
     ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, FitOptions, RecordId, Store, StoreError};
+    /// use mufc_store::{ClientRecords, FitOptions, RecordId, Store, StoreError};
     /// use nalgebra::DMatrix;
     /// use seeding::{BoxTransform, Dataset};
     ///
@@ -348,7 +360,7 @@ impl Store {
                 }
             }
             if !drop.is_empty() {
-                d = d.without(&drop).map_err(crate::MufcError::from)?;
+                d = d.without(&drop).map_err(mufc::MufcError::from)?;
             }
             // A client all of whose records were forgotten holds nothing:
             // it is not in the new store.
@@ -391,7 +403,7 @@ impl Store {
 
     /// Writes `fed` and `new` to a new store at `path`, atomically: a
     /// temporary file next to `path`, renamed to it once committed.
-    pub(super) fn create_new(
+    pub(crate) fn create_new(
         path: &Path,
         fed: Federation,
         new: NewStore<'_>,
@@ -470,7 +482,7 @@ impl Store {
             }
         };
         // The rename is durable once the directory's entries are.
-        crate::persist::save::sync_dir(dir).map_err(io("flush the directory", dir))?;
+        sync_dir(dir).map_err(io("flush the directory", dir))?;
         let conn = connect(path)?;
         configure(&conn)?;
         state.records = new.records;
@@ -506,7 +518,7 @@ impl Store {
     /// # Example
     ///
     /// ```
-    /// use mufc::store::{Store, StoreError};
+    /// use mufc_store::{Store, StoreError};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("notes.txt");
@@ -543,7 +555,7 @@ impl Store {
 
     /// Reloads the state from the file after a failed write; the store is
     /// poisoned if that fails too.
-    pub(super) fn reload(&mut self) {
+    pub(crate) fn reload(&mut self) {
         let loaded = self
             .conn
             .unchecked_transaction()

@@ -7,18 +7,18 @@ use std::time::Duration;
 use nalgebra::DMatrix;
 use seeding::BoxTransform;
 
-use super::error::StoreError;
-use super::fault::FaultPoint;
-use super::handle::Store;
-use super::record::{ClientName, RecordId};
-use super::reports::RecordStatus;
-use super::tombstone;
-use super::types::Centroid;
-use crate::{ClientId, Federation, PendingRequest, ValidConfig};
+use crate::error::StoreError;
+use crate::fault::FaultPoint;
+use crate::handle::Store;
+use crate::record::{ClientName, RecordId};
+use crate::reports::RecordStatus;
+use crate::tombstone;
+use crate::types::Centroid;
+use mufc::{ClientId, Federation, PendingRequest, ValidConfig};
 
 impl Store {
     /// The map from the data's coordinates to the model's, if training
-    /// used one ([`FitOptions::with_transform`](super::FitOptions::with_transform)).
+    /// used one ([`FitOptions::with_transform`](crate::FitOptions::with_transform)).
     pub fn transform(&self) -> Option<&BoxTransform> {
         self.state.transform.as_ref()
     }
@@ -151,7 +151,7 @@ impl Store {
     ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, FitOptions, RecordId, RecordStatus, Store};
+    /// use mufc_store::{ClientRecords, FitOptions, RecordId, RecordStatus, Store};
     /// use nalgebra::DMatrix;
     /// use seeding::Dataset;
     ///

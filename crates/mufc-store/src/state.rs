@@ -5,40 +5,40 @@ use std::collections::{BTreeMap, HashMap};
 
 use seeding::{BoxTransform, PointId};
 
-use super::record::{ClientName, RecordId};
-use super::tombstone::Secret;
-use crate::{ClientId, Federation};
+use crate::record::{ClientName, RecordId};
+use crate::tombstone::Secret;
+use mufc::{ClientId, Federation};
 
 /// What a store holds in memory: one consistent snapshot of the file.
 #[derive(Debug)]
-pub(super) struct State {
-    pub(super) fed: Federation,
-    pub(super) records: HashMap<RecordId, (ClientId, PointId)>,
+pub(crate) struct State {
+    pub(crate) fed: Federation,
+    pub(crate) records: HashMap<RecordId, (ClientId, PointId)>,
     /// Every client the store held, by number (those removed too: the
     /// audit and the errors name them).
-    pub(super) names: BTreeMap<ClientId, ClientName>,
-    pub(super) by_name: HashMap<ClientName, ClientId>,
-    pub(super) model_version: u64,
+    pub(crate) names: BTreeMap<ClientId, ClientName>,
+    pub(crate) by_name: HashMap<ClientName, ClientId>,
+    pub(crate) model_version: u64,
     /// The map from the data's coordinates to the model's, if training
     /// used one.
-    pub(super) transform: Option<BoxTransform>,
+    pub(crate) transform: Option<BoxTransform>,
     /// The last journal entry: another connection's request adds one.
-    pub(super) last_entry: i64,
-    pub(super) secret: Secret,
+    pub(crate) last_entry: i64,
+    pub(crate) secret: Secret,
     /// How long a model update may wait, in seconds.
-    pub(super) max_defer: u64,
+    pub(crate) max_defer: u64,
 }
 
 impl State {
     /// Client `id`'s name (its number, for a store without names).
-    pub(super) fn name(&self, id: ClientId) -> ClientName {
+    pub(crate) fn name(&self, id: ClientId) -> ClientName {
         self.names.get(&id).cloned().unwrap_or_else(|| {
             ClientName::new(&id.to_string()).unwrap_or_else(|_| unreachable!("a number is a name"))
         })
     }
 
     /// The names of `ids`, in their order.
-    pub(super) fn names_of(&self, ids: &[ClientId]) -> Vec<ClientName> {
+    pub(crate) fn names_of(&self, ids: &[ClientId]) -> Vec<ClientName> {
         ids.iter().map(|c| self.name(*c)).collect()
     }
 }

@@ -11,14 +11,14 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use super::error::StoreError;
-use super::record::{ClientName, RecordId};
-use super::reports::Forgotten;
+use crate::error::StoreError;
+use crate::record::{ClientName, RecordId};
+use crate::reports::Forgotten;
 
 /// The store's secret key for its tombstones: 32 bytes from the
 /// operating system, drawn when the store is created, kept in `meta`.
 #[derive(Clone)]
-pub(super) struct Secret(Zeroizing<[u8; 32]>);
+pub(crate) struct Secret(Zeroizing<[u8; 32]>);
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -27,11 +27,11 @@ impl std::fmt::Debug for Secret {
 }
 
 /// A tombstone's key: the keyed hash of a record id.
-pub(super) type Tag = [u8; 32];
+pub(crate) type Tag = [u8; 32];
 
 impl Secret {
     /// A new secret from the operating system's generator.
-    pub(super) fn generate() -> Result<Self, StoreError> {
+    pub(crate) fn generate() -> Result<Self, StoreError> {
         use rand::TryRng;
         let mut key = Zeroizing::new([0u8; 32]);
         rand::rngs::SysRng
@@ -44,7 +44,7 @@ impl Secret {
     }
 
     /// The secret stored in `meta`.
-    pub(super) fn read(conn: &Connection) -> Result<Self, StoreError> {
+    pub(crate) fn read(conn: &Connection) -> Result<Self, StoreError> {
         let blob: Vec<u8> = conn
             .query_row("SELECT value FROM meta WHERE key = 'secret'", [], |r| {
                 r.get(0)
@@ -60,7 +60,7 @@ impl Secret {
     }
 
     /// Writes the secret into `meta` (a new store's).
-    pub(super) fn write(&self, conn: &Connection) -> Result<(), StoreError> {
+    pub(crate) fn write(&self, conn: &Connection) -> Result<(), StoreError> {
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('secret', ?1)",
             params![self.0.as_slice()],
@@ -70,7 +70,7 @@ impl Secret {
     }
 
     /// The tag of record `id`.
-    pub(super) fn tag(&self, id: &RecordId) -> Tag {
+    pub(crate) fn tag(&self, id: &RecordId) -> Tag {
         // HMAC takes a key of any length: this cannot fail.
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(self.0.as_slice())
             .unwrap_or_else(|_| unreachable!("HMAC accepts a 32-byte key"));
@@ -82,7 +82,7 @@ impl Secret {
 
 /// The tombstone of record `id`, if it has one (the client named through
 /// `name_of`).
-pub(super) fn lookup(
+pub(crate) fn lookup(
     conn: &Connection,
     secret: &Secret,
     id: &RecordId,
@@ -136,7 +136,7 @@ pub(super) fn lookup(
 }
 
 /// One tombstone (in the caller's transaction).
-pub(super) fn bury(
+pub(crate) fn bury(
     conn: &Connection,
     tag: &Tag,
     request: u64,
@@ -166,7 +166,7 @@ pub(super) fn bury(
 /// Marks the waiting tombstones of `client` removed from the model in
 /// `version` at `time` (in the caller's transaction); how many there
 /// were and the earliest erasure among them, if any.
-pub(super) fn applied(
+pub(crate) fn applied(
     conn: &Connection,
     client: u64,
     version: u64,
@@ -192,7 +192,7 @@ pub(super) fn applied(
 
 /// The clients whose records were erased at or before `due` and whose
 /// model update still waits.
-pub(super) fn overdue(conn: &Connection, due: u64) -> Result<Vec<u64>, StoreError> {
+pub(crate) fn overdue(conn: &Connection, due: u64) -> Result<Vec<u64>, StoreError> {
     let due = i64::try_from(due).unwrap_or(i64::MAX);
     let mut stmt = conn
         .prepare(
@@ -213,7 +213,7 @@ pub(super) fn overdue(conn: &Connection, due: u64) -> Result<Vec<u64>, StoreErro
 }
 
 /// When the oldest erasure whose model update waits happened, if any.
-pub(super) fn oldest_waiting(conn: &Connection) -> Result<Option<u64>, StoreError> {
+pub(crate) fn oldest_waiting(conn: &Connection) -> Result<Option<u64>, StoreError> {
     let t: Option<i64> = conn
         .query_row(
             "SELECT min(erased) FROM tombstones WHERE version IS NULL",
@@ -226,25 +226,25 @@ pub(super) fn oldest_waiting(conn: &Connection) -> Result<Option<u64>, StoreErro
 
 /// A tombstone as a replaced store kept it.
 #[derive(Debug)]
-pub(super) struct Buried {
-    pub(super) tag: Tag,
-    pub(super) request: i64,
-    pub(super) erased: i64,
+pub(crate) struct Buried {
+    pub(crate) tag: Tag,
+    pub(crate) request: i64,
+    pub(crate) erased: i64,
     /// The model version that stopped counting it, and when.
-    pub(super) applied: Option<(i64, i64)>,
+    pub(crate) applied: Option<(i64, i64)>,
 }
 
 /// What a store being replaced leaves to its successor: its secret and
 /// its tombstones.
 #[derive(Debug)]
-pub(super) struct Inheritance {
-    pub(super) secret: Secret,
-    pub(super) tombstones: Vec<Buried>,
+pub(crate) struct Inheritance {
+    pub(crate) secret: Secret,
+    pub(crate) tombstones: Vec<Buried>,
 }
 
 impl Inheritance {
     /// The secret and tombstones of the store at `conn`.
-    pub(super) fn read(conn: &Connection) -> Result<Self, StoreError> {
+    pub(crate) fn read(conn: &Connection) -> Result<Self, StoreError> {
         let secret = Secret::read(conn)?;
         let mut stmt = conn
             .prepare("SELECT tag, request, erased, version, applied FROM tombstones")
@@ -283,7 +283,7 @@ impl Inheritance {
 
     /// Writes the inherited tombstones into a new store (its client
     /// numbers mean nothing there: -1).
-    pub(super) fn write(&self, conn: &Connection) -> Result<(), StoreError> {
+    pub(crate) fn write(&self, conn: &Connection) -> Result<(), StoreError> {
         let mut stmt = conn
             .prepare(
                 "INSERT INTO tombstones (tag, request, client, erased, version, applied, \

@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 
-use super::error::StoreError;
+use crate::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
 /// Version 5: the configuration in the server row has the adaptive client
@@ -13,11 +13,11 @@ use super::error::StoreError;
 /// the per-store secret and deferral deadline, and the audit's erasure
 /// and model times; version 3 the topology and the groups; version 2 the
 /// input transform.
-pub(super) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite
 /// file is refused as such.
-pub(super) const APPLICATION_ID: i64 = 0x4D55_4643;
+pub(crate) const APPLICATION_ID: i64 = 0x4D55_4643;
 
 /// The tables (STRICT: SQLite refuses a value of the wrong type; a record
 /// id is `ANY`, kept as the integer or the text it was given as).
@@ -94,7 +94,7 @@ CREATE TABLE audit (
 /// ```
 /// let dir = tempfile::tempdir()?;
 /// let conn = rusqlite::Connection::open(dir.path().join("x.db"))?;
-/// mufc::store::configure(&conn)?;
+/// mufc_store::configure(&conn)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn configure(conn: &Connection) -> Result<(), StoreError> {
@@ -117,7 +117,7 @@ pub fn configure(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Creates the tables of an empty database and stamps its version.
-pub(super) fn create(conn: &Connection) -> Result<(), StoreError> {
+pub(crate) fn create(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch(TABLES)
         .map_err(StoreError::db("creating the tables"))?;
     conn.pragma_update(None, "application_id", APPLICATION_ID)

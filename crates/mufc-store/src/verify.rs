@@ -3,9 +3,9 @@
 
 use sha2::{Digest, Sha256};
 
-use super::error::StoreError;
-use super::handle::Store;
-use crate::{Client, Federation, Server};
+use crate::error::StoreError;
+use crate::handle::Store;
+use mufc::{Client, Federation, Server};
 
 /// The evidence [`Store::verify`] gives: what was compared and how it
 /// came out, with digests that a data-protection officer can file.
@@ -43,7 +43,7 @@ pub struct Verification {
 /// # Example
 ///
 /// ```
-/// use mufc::store::VerifyOutcome;
+/// use mufc_store::VerifyOutcome;
 ///
 /// assert_ne!(VerifyOutcome::Equal, VerifyOutcome::Differs);
 /// ```
@@ -99,7 +99,7 @@ fn model_digest(f: &Federation) -> String {
     server_bytes(&mut h, f.server());
     if let Some(layout) = f.layout() {
         for n in 0..layout.nodes() {
-            if let Some(s) = f.node(crate::NodeId(n)) {
+            if let Some(s) = f.node(mufc::NodeId(n)) {
                 h.update(b"|node|");
                 server_bytes(&mut h, s);
             }
@@ -223,7 +223,7 @@ impl Store {
     ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, FitOptions, RecordId, Store, VerifyOutcome};
+    /// use mufc_store::{ClientRecords, FitOptions, RecordId, Store, VerifyOutcome};
     /// use nalgebra::DMatrix;
     /// use seeding::Dataset;
     ///
@@ -266,7 +266,7 @@ impl Store {
                             differences.push("the groups".to_string());
                         } else {
                             for n in 0..la.nodes() {
-                                let node = crate::NodeId(n);
+                                let node = mufc::NodeId(n);
                                 if let (Some(s), Some(t)) = (served.node(node), r.node(node)) {
                                     server_differences(
                                         &format!("the model of {node}"),

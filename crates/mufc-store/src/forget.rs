@@ -10,16 +10,16 @@ use std::time::Instant;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use seeding::PointId;
 
-use super::commit::{Plan, write_plan};
-use super::error::StoreError;
-use super::handle::{Store, unix_now};
-use super::load::{last_entry, load};
-use super::record::{ClientName, RecordId};
-use super::reports::{ForgetOutcome, ForgetReport};
-use super::state::State;
-use super::tombstone::{self, lookup};
-use super::types::Centroid;
-use crate::{ClientId, MufcError, RemovalRequest};
+use crate::commit::{Plan, write_plan};
+use crate::error::StoreError;
+use crate::handle::{Store, unix_now};
+use crate::load::{last_entry, load};
+use crate::record::{ClientName, RecordId};
+use crate::reports::{ForgetOutcome, ForgetReport};
+use crate::state::State;
+use crate::tombstone::{self, lookup};
+use crate::types::Centroid;
+use mufc::{ClientId, MufcError, RemovalRequest};
 
 /// What a call asks for.
 #[derive(Clone, Copy)]
@@ -62,7 +62,7 @@ impl Store {
     /// them) and each leaves a tombstone. The model update follows in the
     /// same request unless the privacy policy defers it (the request,
     /// with those already pending, names fewer clients than
-    /// [`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)):
+    /// [`FederationConfig::min_updating_clients`](mufc::FederationConfig::min_updating_clients)):
     /// the report says so, and a later request, [`Self::flush`], or
     /// [`Self::apply_overdue`] once the deadline passed runs it.
     ///
@@ -85,7 +85,7 @@ impl Store {
     ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, FitOptions, RecordId, Store, StoreError};
+    /// use mufc_store::{ClientRecords, FitOptions, RecordId, Store, StoreError};
     /// use nalgebra::DMatrix;
     /// use seeding::Dataset;
     ///
@@ -124,7 +124,7 @@ impl Store {
     ///
     /// ```
     /// use mufc::FederationConfig;
-    /// use mufc::store::{ClientRecords, FitOptions, Store, StoreError};
+    /// use mufc_store::{ClientRecords, FitOptions, Store, StoreError};
     /// use nalgebra::DMatrix;
     /// use seeding::Dataset;
     ///
@@ -159,7 +159,7 @@ impl Store {
 
     /// Runs the model update of the pending requests whose records were
     /// erased longer ago than the store's deferral limit
-    /// ([`FitOptions::with_max_defer`](super::FitOptions::with_max_defer),
+    /// ([`FitOptions::with_max_defer`](crate::FitOptions::with_max_defer),
     /// [`Self::max_defer`]), however few clients they name, with a warning
     /// in the audit log; `None` when none is due. A round sends every
     /// included client's current message, so it applies the other pending
@@ -302,7 +302,7 @@ fn client_named(conn: &Connection, state: &State, name: &str) -> Result<ClientId
 fn serve(
     conn: &Connection,
     state: &mut State,
-    fault: Option<super::fault::FaultPoint>,
+    fault: Option<crate::fault::FaultPoint>,
     job: Job<'_>,
 ) -> Result<Option<ForgetReport>, StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
@@ -470,7 +470,7 @@ fn serve(
 }
 
 /// "1 record", "3 records".
-pub(super) fn plural(n: usize, what: &str) -> String {
+pub(crate) fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {
@@ -493,7 +493,7 @@ fn request_clients(r: &RemovalRequest) -> Vec<ClientId> {
 
 /// The library's privacy warning of a round, with the clients named as
 /// the store names them.
-fn named_warning(state: &State, removal: &crate::RemovalReport) -> Option<String> {
+fn named_warning(state: &State, removal: &mufc::RemovalReport) -> Option<String> {
     removal.privacy_warning.as_ref()?;
     let needed = state.fed.config().min_updating_clients();
     let parts: Vec<Vec<ClientId>> = match state.fed.layout() {
@@ -510,7 +510,7 @@ fn named_warning(state: &State, removal: &crate::RemovalReport) -> Option<String
     };
     parts
         .iter()
-        .find_map(|p| crate::federation::privacy_warning(&state.names_of(p), needed))
+        .find_map(|p| mufc::privacy_warning(&state.names_of(p), needed))
 }
 
 /// The audit's warning of a round: why it ran despite the policy.
@@ -520,7 +520,7 @@ fn audit_warning(privacy: Option<&str>, overdue: bool, max_defer: u64) -> Option
         (Some(w), false) => Some(format!("applied on request (flush): {w}")),
         (w, true) => Some(format!(
             "applied past the deferral deadline ({} after erasure){}",
-            super::words::duration_words(max_defer),
+            crate::words::duration_words(max_defer),
             w.map_or(String::new(), |w| format!(": {w}"))
         )),
     }
@@ -540,7 +540,7 @@ fn named_error(state: &State, e: MufcError) -> StoreError {
 impl State {
     /// The server's centroids with their weights, in the data's
     /// coordinates.
-    pub(super) fn centroids(&self) -> Vec<Centroid> {
+    pub(crate) fn centroids(&self) -> Vec<Centroid> {
         let Some(m) = self.fed.server().model() else {
             return Vec::new();
         };

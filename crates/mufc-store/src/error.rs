@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use super::fault::FaultPoint;
-use super::record::{ClientName, InvalidName, RecordId};
-use super::reports::Forgotten;
-use crate::MufcError;
+use crate::fault::FaultPoint;
+use crate::record::{ClientName, InvalidName, RecordId};
+use crate::reports::Forgotten;
+use mufc::MufcError;
 
-/// Everything that can go wrong with a [`Store`](super::Store). A request
+/// Everything that can go wrong with a [`Store`](crate::Store). A request
 /// that returns an error changed nothing in the file, and the store in
 /// memory is the file's state (reloaded if need be; if even that fails,
 /// [`Self::Poisoned`] until the store is opened again).
@@ -15,7 +15,7 @@ use crate::MufcError;
 /// # Example
 ///
 /// ```
-/// use mufc::store::{RecordId, StoreError};
+/// use mufc_store::{RecordId, StoreError};
 ///
 /// let err = StoreError::UnknownRecords { ids: vec![RecordId::from(17), RecordId::parse("P-42")?] };
 /// assert_eq!(err.to_string(), "unknown record ids (the store never held them): 17, P-42");
@@ -26,8 +26,8 @@ use crate::MufcError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// [`Store::fit`](super::Store::fit) with
-    /// [`IfExists::Refuse`](super::IfExists::Refuse) and a file there.
+    /// [`Store::fit`](crate::Store::fit) with
+    /// [`IfExists::Refuse`](crate::IfExists::Refuse) and a file there.
     #[error("{} already exists: not overwritten (IfExists::Replace replaces it)", path.display())]
     Exists {
         /// The file that exists (the store, or its rollback journal).
@@ -75,7 +75,7 @@ pub enum StoreError {
         unknown: Vec<RecordId>,
     },
     /// A new store's data holds records that the store it replaces had
-    /// forgotten ([`OnForgotten::Refuse`](super::OnForgotten::Refuse)):
+    /// forgotten ([`OnForgotten::Refuse`](crate::OnForgotten::Refuse)):
     /// nothing was written.
     #[error(
         "the data brings back {} record{} the replaced store forgot ({}{}); leave them out of the data, or skip them (OnForgotten::Skip, `mufc fit --skip-forgotten`)",
@@ -89,11 +89,11 @@ pub enum StoreError {
         records: Vec<Forgotten>,
     },
     /// A record id occurs twice (in a request, or in the data of
-    /// [`Store::fit`](super::Store::fit)).
+    /// [`Store::fit`](crate::Store::fit)).
     #[error("record id {0} occurs twice")]
     DuplicateRecord(RecordId),
     /// A client name occurs twice in the data of
-    /// [`Store::fit`](super::Store::fit).
+    /// [`Store::fit`](crate::Store::fit).
     #[error("client name {0} occurs twice")]
     DuplicateClient(ClientName),
     /// A record id or client name that a store cannot keep.
@@ -184,7 +184,7 @@ pub enum StoreError {
     )]
     Stale,
     /// A fault injected by a test
-    /// ([`Store::inject_fault`](super::Store::inject_fault)); the
+    /// ([`Store::inject_fault`](crate::Store::inject_fault)); the
     /// request was rolled back.
     #[error("fault injected {0} (the request was rolled back)")]
     InjectedFault(FaultPoint),
@@ -223,7 +223,7 @@ fn unknown_tail(unknown: &[RecordId]) -> String {
 impl StoreError {
     /// An SQLite error while doing `context`; damage and foreign files
     /// get their own variants.
-    pub(super) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+    pub(crate) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
         move |e| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DatabaseCorrupt) => Self::Corrupt {
                 reason: format!("{context}: {e}"),
@@ -236,7 +236,7 @@ impl StoreError {
     }
 
     /// Damage described by `reason`.
-    pub(super) fn corrupt(reason: impl Into<String>) -> Self {
+    pub(crate) fn corrupt(reason: impl Into<String>) -> Self {
         Self::Corrupt {
             reason: reason.into(),
         }

@@ -9,7 +9,7 @@ use std::fmt;
 /// # Example
 ///
 /// ```
-/// use mufc::store::RecordId;
+/// use mufc_store::RecordId;
 ///
 /// let err = RecordId::parse("").unwrap_err();
 /// assert_eq!(err.reason, "is empty");
@@ -75,7 +75,7 @@ enum Repr {
     Text(Box<str>),
 }
 
-/// The id of a record (a point) in a [`Store`](super::Store): what a
+/// The id of a record (a point) in a [`Store`](crate::Store): what a
 /// deletion request names.
 ///
 /// - **As written in the data**: an integer or a string (UTF-8, at most
@@ -97,7 +97,7 @@ enum Repr {
 /// # Example
 ///
 /// ```
-/// use mufc::store::RecordId;
+/// use mufc_store::RecordId;
 ///
 /// let a = RecordId::parse("17")?;
 /// assert_eq!(a, RecordId::from(17));
@@ -108,7 +108,7 @@ enum Repr {
 /// assert_ne!(RecordId::parse("017")?, a);
 /// assert!(RecordId::parse("").is_err());
 /// assert!(RecordId::parse("two\nlines").is_err());
-/// # Ok::<(), mufc::store::InvalidName>(())
+/// # Ok::<(), mufc_store::InvalidName>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RecordId(Repr);
@@ -139,7 +139,7 @@ impl RecordId {
 
     /// The bytes that identify the id, for its tombstone's keyed hash:
     /// an integer and a string never share them.
-    pub(super) fn tag_bytes(&self) -> Vec<u8> {
+    pub(crate) fn tag_bytes(&self) -> Vec<u8> {
         match &self.0 {
             Repr::Int(i) => {
                 let mut v = vec![b'i'];
@@ -155,7 +155,7 @@ impl RecordId {
     }
 
     /// The id as SQLite stores it: an integer, or text.
-    pub(super) fn to_sql(&self) -> rusqlite::types::Value {
+    pub(crate) fn to_sql(&self) -> rusqlite::types::Value {
         match &self.0 {
             Repr::Int(i) => rusqlite::types::Value::Integer(*i),
             Repr::Text(s) => rusqlite::types::Value::Text(s.to_string()),
@@ -164,7 +164,7 @@ impl RecordId {
 
     /// The id SQLite stored: an integer, or text (checked as
     /// [`Self::parse`] checks it); what is wrong otherwise.
-    pub(super) fn from_sql(v: rusqlite::types::ValueRef<'_>) -> Result<Self, String> {
+    pub(crate) fn from_sql(v: rusqlite::types::ValueRef<'_>) -> Result<Self, String> {
         match v {
             rusqlite::types::ValueRef::Integer(i) => Ok(Self(Repr::Int(i))),
             rusqlite::types::ValueRef::Text(t) => {
@@ -217,27 +217,26 @@ impl fmt::Display for RecordId {
     }
 }
 
-/// A client's name in a [`Store`](super::Store), as written in the data
+/// A client's name in a [`Store`](crate::Store), as written in the data
 /// (`site-5`, `72`, `Hôpital Nord`), kept verbatim: UTF-8, at most
 /// [`MAX_NAME_BYTES`] bytes, no control character, no whitespace at
 /// either end. Every report, audit row and error of the store names
 /// clients so, and `forget_client` takes it; the federation's own
-/// numbering of clients ([`ClientId`](crate::ClientId)) stays inside.
+/// numbering of clients ([`ClientId`](mufc::ClientId)) stays inside.
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::ClientName;
+/// use mufc_store::ClientName;
 ///
 /// let a = ClientName::new("site-5")?;
 /// assert_eq!(a.as_str(), "site-5");
 /// // Verbatim: "05" and "5" are two clients.
 /// assert_ne!(ClientName::new("05")?, ClientName::new("5")?);
 /// assert!(ClientName::new(" padded").is_err());
-/// # Ok::<(), mufc::store::InvalidName>(())
+/// # Ok::<(), mufc_store::InvalidName>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct ClientName(Box<str>);
 
 impl ClientName {
@@ -273,7 +272,6 @@ impl fmt::Display for ClientName {
     }
 }
 
-#[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for ClientName {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

@@ -4,15 +4,15 @@
 
 use std::time::Duration;
 
-use super::record::{ClientName, RecordId};
-use crate::RemovalReport;
+use crate::record::{ClientName, RecordId};
+use mufc::RemovalReport;
 
 /// Whether a request's model update ran.
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::ForgetOutcome;
+/// use mufc_store::ForgetOutcome;
 ///
 /// assert!(!ForgetOutcome::Applied.is_deferred());
 /// ```
@@ -30,7 +30,7 @@ pub enum ForgetOutcome {
         needed: usize,
         /// When the update runs anyway, in seconds since the Unix epoch
         /// (the oldest pending erasure plus the store's deferral limit;
-        /// see [`Store::apply_overdue`](super::Store::apply_overdue)).
+        /// see [`Store::apply_overdue`](crate::Store::apply_overdue)).
         deadline: u64,
     },
 }
@@ -42,14 +42,14 @@ impl ForgetOutcome {
     }
 }
 
-/// What one request did ([`Store::forget`](super::Store::forget)):
+/// What one request did ([`Store::forget`](crate::Store::forget)):
 /// returned only once it is committed.
 ///
 /// # Example
 ///
 /// ```
 /// use mufc::FederationConfig;
-/// use mufc::store::{ClientRecords, FitOptions, RecordId, Store};
+/// use mufc_store::{ClientRecords, FitOptions, RecordId, Store};
 /// use nalgebra::DMatrix;
 /// use seeding::Dataset;
 ///
@@ -119,7 +119,7 @@ pub struct ForgetReport {
     /// update past its deadline), with the clients named.
     pub privacy_warning: Option<String>,
     /// Whether the round ran because a pending update reached its
-    /// deadline ([`Store::apply_overdue`](super::Store::apply_overdue)).
+    /// deadline ([`Store::apply_overdue`](crate::Store::apply_overdue)).
     pub overdue: bool,
     /// The library's work: unlearning, the aggregation round, the server's
     /// update.
@@ -127,7 +127,7 @@ pub struct ForgetReport {
     /// Writing and committing the transaction.
     pub commit_time: Duration,
     /// The library's report of the request (its clients by the
-    /// federation's own numbers, [`ClientId`](crate::ClientId)).
+    /// federation's own numbers, [`ClientId`](mufc::ClientId)).
     pub removal: RemovalReport,
 }
 
@@ -136,7 +136,7 @@ pub struct ForgetReport {
 /// # Example
 ///
 /// ```
-/// use mufc::store::AuditOutcome;
+/// use mufc_store::AuditOutcome;
 ///
 /// assert_eq!(AuditOutcome::Deferred.name(), "deferred");
 /// assert_eq!(AuditOutcome::from_name("applied"), Some(AuditOutcome::Applied));
@@ -169,14 +169,14 @@ impl AuditOutcome {
     }
 }
 
-/// One row of the audit log ([`Store::history`](super::Store::history)):
+/// One row of the audit log ([`Store::history`](crate::Store::history)):
 /// what a request, or a round, did to one client. Never coordinates,
 /// never record ids: names, numbers and times.
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::{AuditEntry, AuditOutcome, ClientName};
+/// use mufc_store::{AuditEntry, AuditOutcome, ClientName};
 ///
 /// let e = AuditEntry {
 ///     request: 3, time: 1_790_000_000, client: ClientName::new("site-4")?, points: 2,
@@ -185,7 +185,7 @@ impl AuditOutcome {
 ///     version_before: 1, version_after: 2, warning: None,
 /// };
 /// assert_eq!(e.points, 2);
-/// # Ok::<(), mufc::store::StoreError>(())
+/// # Ok::<(), mufc_store::StoreError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditEntry {
@@ -223,16 +223,16 @@ pub struct AuditEntry {
     pub warning: Option<String>,
 }
 
-/// Where a record is ([`Store::locate`](super::Store::locate)).
+/// Where a record is ([`Store::locate`](crate::Store::locate)).
 ///
 /// # Example
 ///
 /// ```
-/// use mufc::store::{ClientName, RecordStatus};
+/// use mufc_store::{ClientName, RecordStatus};
 ///
 /// let s = RecordStatus::Held { client: ClientName::new("site-1")? };
 /// assert!(matches!(s, RecordStatus::Held { .. }));
-/// # Ok::<(), mufc::store::StoreError>(())
+/// # Ok::<(), mufc_store::StoreError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -254,7 +254,7 @@ pub enum RecordStatus {
 /// # Example
 ///
 /// ```
-/// use mufc::store::{Forgotten, RecordId};
+/// use mufc_store::{Forgotten, RecordId};
 ///
 /// let f = Forgotten {
 ///     id: RecordId::from(17), request: 7, erased_at: 1_790_000_000, client: None,
@@ -298,7 +298,7 @@ impl std::fmt::Display for Forgotten {
             } else {
                 ""
             },
-            super::words::utc(self.erased_at)
+            crate::words::utc(self.erased_at)
         )?;
         match self.applied {
             _ if self.inherited => f.write_str(" (never in this store's model)"),

@@ -3,11 +3,11 @@
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
-use super::error::StoreError;
-use super::handle::Store;
-use super::load::last_entry;
-use super::record::ClientName;
-use super::reports::{AuditEntry, AuditOutcome};
+use crate::error::StoreError;
+use crate::handle::Store;
+use crate::load::last_entry;
+use crate::record::ClientName;
+use crate::reports::{AuditEntry, AuditOutcome};
 
 impl Store {
     /// The audit log: one entry per request (or round) and client, oldest
@@ -23,7 +23,7 @@ impl Store {
     ///
     /// # Example
     ///
-    /// See [`ForgetReport`](super::ForgetReport) and the module docs.
+    /// See [`ForgetReport`](crate::ForgetReport) and the module docs.
     pub fn history(&self) -> Result<Vec<AuditEntry>, StoreError> {
         let db = |e| StoreError::db("reading the audit log")(e);
         let tx = self
@@ -89,11 +89,11 @@ impl Store {
 }
 
 /// A `u64` as SQLite's integer (saturating: ids and times stay far below).
-pub(super) fn sql(v: u64) -> i64 {
+pub(crate) fn sql(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-pub(super) fn joined<T: ToString>(v: &[T]) -> String {
+pub(crate) fn joined<T: ToString>(v: &[T]) -> String {
     v.iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
@@ -102,7 +102,7 @@ pub(super) fn joined<T: ToString>(v: &[T]) -> String {
 
 /// The journal entry of a request (or a round), in the caller's
 /// transaction; returns its row.
-pub(super) fn write_journal(
+pub(crate) fn write_journal(
     conn: &Connection,
     request: u64,
     time: u64,
@@ -118,7 +118,7 @@ pub(super) fn write_journal(
 }
 
 /// One audit row, in the caller's transaction.
-pub(super) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), StoreError> {
+pub(crate) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO audit (request, time, client, points, whole_client, reseeded, \
          outcome, applied, erased, removed, version_before, version_after, warning) \
@@ -149,7 +149,7 @@ pub(super) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), Store
 /// SQLite's write lock, then checks that no other connection wrote since
 /// this store's state was read (its last journal entry `seen`): a round
 /// computed from a stale state must not overwrite another's work.
-pub(super) fn begin(conn: &Connection, seen: i64) -> Result<Transaction<'_>, StoreError> {
+pub(crate) fn begin(conn: &Connection, seen: i64) -> Result<Transaction<'_>, StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
         .map_err(StoreError::db("starting the transaction"))?;
     if last_entry(&tx)? != seen {

@@ -2,13 +2,12 @@
 //! (the bytes of a forgotten point are in none of its files), and a
 //! request that fails or crashes inside its transaction leaves the store
 //! as it was (issue 14, library part).
-#![cfg(feature = "store")]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
 
-use mufc::store::{ClientRecords, FAULT_ENV, FaultPoint, FitOptions, RecordId, Store, StoreError};
 use mufc::{FederationConfig, ValidConfig};
+use mufc_store::{ClientRecords, FAULT_ENV, FaultPoint, FitOptions, RecordId, Store, StoreError};
 use seeding::Dataset;
 use testkit::mufc::{Mixture, compare, gaussian_clients};
 

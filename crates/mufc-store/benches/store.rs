@@ -19,8 +19,8 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mufc::store::{ClientRecords, FitOptions, RecordId, Store};
 use mufc::{ClientId, FederationConfig};
+use mufc_store::{ClientRecords, FitOptions, RecordId, Store};
 use testkit::mufc::paper_gaussian_clients;
 
 /// A store of the built-in data in `dir` with `policy` updating clients.

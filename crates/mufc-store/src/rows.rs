@@ -1,0 +1,96 @@
+//! The state blobs: what the server row and each client's row hold
+//! (postcard, so every `f64` is its 8 bytes, little endian), and their
+//! checksums.
+
+use seeding::{BoxTransform, Dataset, PointId};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::StoreError;
+use crate::record::ClientName;
+use mufc::{Client, ClientId, Federation, ServerSnapshot};
+
+/// The server row, written from references: the model version, the
+/// input transform and the name of every client the store held, then
+/// the federation's [`ServerSnapshot`] (postcard writes a nested struct
+/// as its fields in order, so the row is what schema 5 wrote).
+#[derive(Serialize)]
+struct ServerRef<'a> {
+    model_version: u64,
+    transform: Option<&'a BoxTransform>,
+    names: Vec<(ClientId, &'a ClientName)>,
+    federation: ServerSnapshot,
+}
+
+/// The server row, read back (the same fields in the same order).
+#[derive(Deserialize)]
+pub(crate) struct ServerState {
+    pub(crate) model_version: u64,
+    pub(crate) transform: Option<BoxTransform>,
+    pub(crate) names: Vec<(ClientId, ClientName)>,
+    pub(crate) federation: ServerSnapshot,
+}
+
+/// The server row of `fed` at `model_version`.
+pub(crate) fn server_blob(
+    fed: &Federation,
+    model_version: u64,
+    transform: Option<&BoxTransform>,
+    names: &std::collections::BTreeMap<ClientId, ClientName>,
+) -> Result<Vec<u8>, StoreError> {
+    let state = ServerRef {
+        model_version,
+        transform,
+        names: names.iter().map(|(c, n)| (*c, n)).collect(),
+        federation: fed.server_snapshot(),
+    };
+    encode(&state)
+}
+
+/// A client's row: its points and its seeds.
+pub(crate) fn client_blob(client: &Client) -> Result<Vec<u8>, StoreError> {
+    encode(&(client.data(), client.seed_ids()))
+}
+
+fn encode(value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
+    postcard::to_allocvec(value).map_err(|e| StoreError::Database {
+        context: "serializing a state blob",
+        source: Box::new(e),
+    })
+}
+
+/// The whole of `blob` as a `T`.
+fn decode<'a, T: Deserialize<'a>>(blob: &'a [u8], what: &str) -> Result<T, StoreError> {
+    let (value, rest) = postcard::take_from_bytes(blob)
+        .map_err(|e| StoreError::corrupt(format!("{what} does not parse: {e}")))?;
+    if !rest.is_empty() {
+        return Err(StoreError::corrupt(format!(
+            "{what} has {} bytes after its contents",
+            rest.len()
+        )));
+    }
+    Ok(value)
+}
+
+pub(crate) fn parse_server(blob: &[u8]) -> Result<ServerState, StoreError> {
+    decode(blob, "the server state")
+}
+
+pub(crate) fn parse_client(
+    blob: &[u8],
+    id: ClientId,
+) -> Result<(Dataset, Vec<PointId>), StoreError> {
+    decode(blob, &format!("the state of client {id}"))
+}
+
+/// The checksum of a blob in row `key` of `table`: the table and the key
+/// are hashed too, so that a blob copied into another row is refused.
+pub(crate) fn checksum(table: &str, key: i64, blob: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"mufc-store\0");
+    h.update(table.as_bytes());
+    h.update([0]);
+    h.update(key.to_le_bytes());
+    h.update(blob);
+    h.finalize().into()
+}

@@ -1,0 +1,143 @@
+//! A federation's state in the parts a store keeps apart: the server's
+//! part ([`ServerSnapshot`]) and each client's points and seeds. The
+//! `mufc-store` crate writes them as rows of its SQLite file, one row a
+//! client, so that a request rewrites the clients it changed and the
+//! server's row only.
+
+use num_bigint::BigUint;
+use seeding::{Dataset, PointId};
+use serde::{Deserialize, Serialize};
+
+use super::body::{Repr, SavedTree};
+use crate::federation::unsent::Unsent;
+use crate::{
+    ClientId, Federation, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport,
+    ValidConfig,
+};
+
+/// Everything a [`Federation`] holds but its clients' points: the
+/// configuration, the decoded counts, the round counter, the reports
+/// (the last removal report only, with the number of requests applied
+/// before it), the requests whose model update waits, and the groups.
+///
+/// Serialized with serde; the field order is a stored format (the
+/// server row of `mufc-store`'s schema 5), so it only ever grows at the
+/// end, with a new schema version. Rebuilding a federation from it
+/// ([`Federation::from_snapshot`]) runs every check of
+/// [`Federation::from_bytes`].
+///
+/// # Example
+///
+/// ```
+/// use mufc::{Federation, FederationConfig};
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+///
+/// let client = |s: usize| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * 7 + r + s) % 10) as f64 / 25.0));
+/// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+/// let fed = Federation::new(vec![client(0)?, client(1)?, client(2)?], &config)?;
+///
+/// let server = fed.server_snapshot();
+/// let clients = fed
+///     .clients()
+///     .iter()
+///     .map(|c| (c.id(), c.data().clone(), c.seed_ids().to_vec()))
+///     .collect();
+/// let again = Federation::from_snapshot(server, clients)?;
+/// assert_eq!(again.server().centroids(), fed.server().centroids());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ServerSnapshot {
+    config: ValidConfig,
+    dim: usize,
+    counts: Vec<(BigUint, u64)>,
+    capacity: Option<usize>,
+    rounds: u64,
+    fit_report: FitReport,
+    applied_requests: u64,
+    history: Vec<RemovalReport>,
+    pending: Vec<PendingRequest>,
+    unsent: Vec<(ClientId, Unsent)>,
+    tree: Option<SavedTree>,
+}
+
+/// One client's part of a snapshot: its id, its points and its seeds.
+pub type ClientSnapshot = (ClientId, Dataset, Vec<PointId>);
+
+impl ServerSnapshot {
+    /// The dimension of the points.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+}
+
+impl Federation {
+    /// The server's part of the federation's state (see
+    /// [`ServerSnapshot`]); the clients' parts are each client's
+    /// [`data`](crate::Client::data) and
+    /// [`seed_ids`](crate::Client::seed_ids).
+    ///
+    /// Only the last removal report is kept (a store's audit log is the
+    /// history, and a part that grew with every request would make every
+    /// commit slower than the last); the requests of the others still
+    /// count in the numbering ([`Self::applied_requests`]).
+    pub fn server_snapshot(&self) -> ServerSnapshot {
+        ServerSnapshot {
+            config: self.config().clone(),
+            dim: self.dim(),
+            counts: self
+                .server()
+                .counts()
+                .iter()
+                .map(|(b, &n)| (b.clone(), n))
+                .collect(),
+            capacity: self.fit_report().sketch.as_ref().map(|s| s.capacity),
+            rounds: self.rounds(),
+            fit_report: self.fit_report().clone(),
+            applied_requests: self.applied_requests(),
+            history: self.history().last().cloned().into_iter().collect(),
+            pending: self.pending().to_vec(),
+            unsent: self.unsent().iter().map(|(c, u)| (*c, u.clone())).collect(),
+            tree: self.saved_tree(),
+        }
+    }
+
+    /// The federation of a snapshot: the server's part and every client's
+    /// (id, points, seeds), rebuilt and checked as
+    /// [`Self::from_bytes`] does.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`](crate::MufcError::Persistence) with
+    /// [`PersistError::Corrupt`] when the parts do not make a federation
+    /// (a client of another dimension, counts its clients' histograms do
+    /// not add up to, fewer requests applied than the last report names,
+    /// ...).
+    pub fn from_snapshot(server: ServerSnapshot, clients: Vec<ClientSnapshot>) -> MufcResult<Self> {
+        let applied = server.applied_requests;
+        let mut fed = Self::from_repr(Repr {
+            config: server.config,
+            dim: server.dim,
+            clients,
+            counts: server.counts,
+            capacity: server.capacity,
+            rounds: server.rounds,
+            fit_report: server.fit_report,
+            history: server.history,
+            pending: server.pending,
+            unsent: server.unsent,
+            tree: server.tree,
+        })?;
+        let kept = fed.applied_requests();
+        let earlier = applied
+            .checked_sub(kept)
+            .ok_or_else(|| PersistError::Corrupt {
+                reason: format!(
+                    "{applied} requests applied, fewer than the {kept} of the last report"
+                ),
+            })?;
+        fed.set_earlier_requests(earlier);
+        Ok(fed)
+    }
+}
