@@ -20,8 +20,6 @@ mod par;
 mod persist;
 #[cfg(feature = "serde")]
 pub mod remote;
-#[cfg(all(test, feature = "serde"))]
-mod remote_tests;
 mod report;
 mod server;
 

@@ -5,7 +5,7 @@
 //! ring outside its group, drawn at random by a lying server.
 
 use super::*;
-use crate::{Layout, NodeId, Topology};
+use mufc::{Layout, NodeId, Topology};
 
 const TOPOLOGY: Topology = Topology::Tree {
     group_size: 3,

@@ -5,9 +5,12 @@
 //! announcement is parsed from any bytes without panicking. The lying
 //! server and the lying client are in [`attacks`]. Strategies are drawn
 //! from `testkit::rng` and named in every failure message.
+#![cfg(feature = "serde")]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+#[path = "remote/attacks.rs"]
 mod attacks;
+#[path = "remote/groups.rs"]
 mod groups;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,11 +21,11 @@ use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
 
-use crate::remote::{
+use mufc::remote::{
     Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup, RoundReport,
     RoundStep,
 };
-use crate::{
+use mufc::{
     Channel, ClientId, Federation, FederationConfig, Masks, MufcError, MufcResult, SecAggOptions,
     SecAggStep, Server, ValidConfig,
 };
