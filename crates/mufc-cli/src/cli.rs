@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod named;
 mod net;
 mod store;
 mod topology;
@@ -296,10 +297,10 @@ pub struct FedArgs {
     #[arg(allow_negative_numbers = true, long, value_name = "G")]
     pub gamma: Option<f64>,
     /// Secure aggregation mode.
-    #[arg(long, value_enum, default_value_t = mufc::Privacy::Scma)]
+    #[arg(long, value_parser = named::named!(mufc::Privacy), default_value_t = mufc::Privacy::Scma)]
     pub privacy: mufc::Privacy,
     /// Where the masks come from (SCMA modes).
-    #[arg(long, value_enum, default_value_t = mufc::Masking::Dealer)]
+    #[arg(long, value_parser = named::named!(mufc::Masking), default_value_t = mufc::Masking::Dealer)]
     pub masking: mufc::Masking,
     /// With `--masking secagg`: the probability that a client drops out of
     /// an aggregation round (at a random step of the protocol; drawn from
@@ -313,16 +314,16 @@ pub struct FedArgs {
     )]
     pub dropout: f64,
     /// With `--masking secagg`: the neighbourhood graph.
-    #[arg(long, value_enum, default_value_t = mufc::SecAggGraph::Complete)]
+    #[arg(long, value_parser = named::named!(mufc::SecAggGraph), default_value_t = mufc::SecAggGraph::Complete)]
     pub secagg_graph: mufc::SecAggGraph,
     /// How the server builds its points [default: bin centres with
     /// weights, which let the server update its K-means exactly at a
     /// fraction of a fit; --preset paper: uniform samples in the bins].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::named!(mufc::ServerPoints))]
     pub server_points: Option<mufc::ServerPoints>,
     /// What clients compute [default: full K-means, exactly unlearnable;
     /// --preset paper: K-means++ seeding only].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::named!(mufc::ClientTraining))]
     pub client_training: Option<mufc::ClientTraining>,
     /// Runs of the server's K-means, the best kept (every run is updated
     /// on unlearning) [default: 10, scikit-learn's n_init; the server

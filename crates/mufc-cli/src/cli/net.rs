@@ -77,7 +77,7 @@ pub struct ServerArgs {
     )]
     pub dropout: f64,
     /// The SecAgg neighbourhood graph.
-    #[arg(long, value_enum, default_value_t = SecAggGraph::Complete)]
+    #[arg(long, value_parser = super::named::named!(SecAggGraph), default_value_t = SecAggGraph::Complete)]
     pub secagg_graph: SecAggGraph,
     /// The fewest clients an aggregate may hold (a group's, with groups).
     #[arg(long, value_name = "M", default_value_t = mufc::DEFAULT_MIN_CLIENTS)]

@@ -1,7 +1,7 @@
 //! The named choices of a configuration: each has the name used on
-//! command lines, in reports and in saved files, a one-line help, and (with
-//! the `clap` feature) a `clap::ValueEnum` implementation, so that the
-//! command line parses these very types.
+//! command lines, in reports and in saved files, and a one-line help
+//! (`ALL`, `name` and `help` are what a command-line parser needs:
+//! `mufc-cli` builds its possible values from them).
 
 use core::fmt;
 use core::str::FromStr;
@@ -32,17 +32,6 @@ macro_rules! named_enum {
             /// One line on what the value means, for `--help`.
             pub fn help(self) -> &'static str {
                 match self { $(Self::$variant => $help,)+ }
-            }
-        }
-
-        // The command line parses these types directly (no mirrored enums).
-        #[cfg(feature = "clap")]
-        impl clap::ValueEnum for $name {
-            fn value_variants<'a>() -> &'a [Self] {
-                Self::ALL
-            }
-            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-                Some(clap::builder::PossibleValue::new(self.name()).help(self.help()))
             }
         }
 
