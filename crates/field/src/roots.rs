@@ -3,6 +3,7 @@
 
 mod cz;
 mod graeffe;
+pub(crate) mod introots;
 
 use rand::Rng;
 

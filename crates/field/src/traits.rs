@@ -7,7 +7,7 @@ use num_traits::{One, Zero};
 use rand::Rng;
 
 use crate::FieldError;
-use crate::karatsuba::RingOps;
+use crate::poly::karatsuba::RingOps;
 
 /// A field, as a context object that knows its modulus; elements are plain
 /// values that carry nothing.
@@ -207,7 +207,7 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// word-sized primes and reconstruct each coefficient modulo `p` by the
     /// Chinese remainder theorem (see their documentation).
     fn poly_mul(&self, a: &[Self::Elem], b: &[Self::Elem]) -> Vec<Self::Elem> {
-        crate::karatsuba::karatsuba(self, a, b)
+        crate::poly::karatsuba::karatsuba(self, a, b)
     }
 }
 

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seeding::Quantizer;
 
+#[cfg(feature = "serde")]
 pub(crate) use exchange::plain_of;
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;

@@ -4,7 +4,7 @@
 
 use super::{Poly, normalized};
 use crate::Field;
-use crate::karatsuba::karatsuba;
+use crate::poly::karatsuba::karatsuba;
 
 /// `a + b`.
 ///

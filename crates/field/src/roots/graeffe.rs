@@ -41,8 +41,8 @@ use rand::Rng;
 
 use super::cz::cantor_zassenhaus;
 use crate::par;
+use crate::poly::transform::{Ntt, bit_reverse};
 use crate::poly::{self, Poly, div_rem_slices, trim};
-use crate::transform::{Ntt, bit_reverse};
 use crate::{Field, FieldError, FiniteField};
 
 /// Graeffe rounds run while the rest has a higher degree than this; a

@@ -23,8 +23,8 @@ use rand::Rng;
 use std::sync::OnceLock;
 
 use crate::error::word_from_le_bytes;
+use crate::fields::word;
 use crate::poly::ntt;
-use crate::word;
 use crate::{Field, FieldError, FiniteField};
 
 /// The Mersenne prime `2^61 - 1`.

@@ -7,8 +7,8 @@ mod tests;
 
 use crate::poly::half_gcd::{self, HGCD_BASE};
 
-use crate::bm::{Recurrence, berlekamp_massey};
 use crate::poly::{Poly, mul_slices, normalized, trim};
+use crate::recurrence::bm::{Recurrence, berlekamp_massey};
 use crate::{Field, FieldError};
 
 /// Below this many terms [`minimal_recurrence`] runs

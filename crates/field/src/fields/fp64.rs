@@ -3,7 +3,8 @@
 use num_bigint::BigUint;
 use rand::Rng;
 
-use crate::{Field, FieldError, FiniteField, primes, word};
+use crate::fields::word;
+use crate::{Field, FieldError, FiniteField, primes};
 
 /// From this many coefficients in the shorter factor, an [`Fp64`] whose
 /// `p - 1` has enough factors of two multiplies polynomials by transforms
@@ -240,7 +241,7 @@ impl Field for Fp64 {
         self.to_mont(u64::try_from(v % self.p).unwrap())
     }
     fn poly_mul(&self, a: &[Mont64], b: &[Mont64]) -> Vec<Mont64> {
-        crate::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
+        crate::poly::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
     }
     fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {
         let n = a.len().min(b.len());

@@ -14,7 +14,7 @@ use num_traits::ToPrimitive;
 
 // The field choice lives in its own file (it uses the fields, which use
 // the primality test here); its public path stays `field::primes`.
-pub use crate::choice::{
+pub use crate::fields::choice::{
     FieldChoice, FieldKind, FieldVisitor, cheapest_field, cheapest_field_kind, fp64_above,
 };
 

@@ -13,7 +13,7 @@ use num_bigint::BigUint;
 use rand::Rng;
 
 use crate::error::word_from_le_bytes;
-use crate::word;
+use crate::fields::word;
 use crate::{Field, FieldError, FiniteField};
 
 /// The prime `2^64 - 2^32 + 1`.
@@ -137,7 +137,7 @@ impl Field for Goldilocks {
         u64::try_from(v % P64).unwrap()
     }
     fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
-        crate::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
+        crate::poly::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
     }
 }
 
@@ -237,10 +237,10 @@ mod tests {
         ] {
             let a: Vec<u64> = (0..la).map(|_| next()).collect();
             let b: Vec<u64> = (0..lb).map(|_| next()).collect();
-            let by_ntt = crate::transform::ntt_mul(&f, &a, &b).unwrap();
+            let by_ntt = crate::poly::transform::ntt_mul(&f, &a, &b).unwrap();
             assert_eq!(
                 by_ntt,
-                crate::karatsuba::karatsuba(&f, &a, &b),
+                crate::poly::karatsuba::karatsuba(&f, &a, &b),
                 "{la} x {lb}"
             );
             assert_eq!(f.poly_mul(&a, &b), by_ntt);

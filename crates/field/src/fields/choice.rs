@@ -4,7 +4,7 @@
 use num_bigint::BigUint;
 use num_traits::{One, ToPrimitive};
 
-use crate::primes::next_prime;
+use crate::fields::primes::next_prime;
 use crate::{BigPrime, FiniteField, Fp64, Mersenne127, P_PROTH, P127};
 
 /// The cheapest field whose characteristic exceeds a bound, as chosen by

@@ -1,8 +1,8 @@
 //! The transposed Vandermonde solve: the values of a sparse vector from its
 //! power sums, once the positions are known.
 
-use crate::multipoint::ProductTree;
 use crate::par;
+use crate::poly::multipoint::ProductTree;
 use crate::poly::{self, Poly, horner_many, mul_slices};
 
 /// Above this many nodes, [`solve_transposed_vandermonde`] evaluates by a

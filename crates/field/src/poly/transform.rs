@@ -311,7 +311,7 @@ pub(crate) fn poly_mul_with_ntt<F: FiniteField>(
     {
         return v;
     }
-    crate::karatsuba::karatsuba(f, a, b)
+    crate::poly::karatsuba::karatsuba(f, a, b)
 }
 
 #[cfg(test)]
@@ -382,7 +382,7 @@ mod tests {
         let b: Vec<_> = (0..100u64).map(|i| f.from_u64(i * i)).collect();
         assert_eq!(
             ntt_mul(&f, &a, &b).unwrap(),
-            crate::karatsuba::karatsuba(&f, &a, &b)
+            crate::poly::karatsuba::karatsuba(&f, &a, &b)
         );
         // 2^10 > 2^9 points: no root of unity of that order.
         let long: Vec<_> = (0..600u64).map(|i| f.from_u64(i)).collect();
@@ -488,7 +488,7 @@ mod tests {
                         std::hint::black_box(ntt_mul(f, &a, &b));
                     },
                     || {
-                        std::hint::black_box(crate::karatsuba::karatsuba(f, &a, &b));
+                        std::hint::black_box(crate::poly::karatsuba::karatsuba(f, &a, &b));
                     },
                 );
                 println!(
