@@ -36,6 +36,34 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         "client column 5",
     );
     fails_with(&["run", "--privacy", "none"], "invalid value");
+    // Across processes the masks are a protocol the parties run: the
+    // dealer has none, and pairwise masks survive no dropout. Refused
+    // before anything is read or bound.
+    let server = |extra: &[&str]| {
+        let mut args = vec![
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--store",
+            "s.db",
+            "--clients",
+            "a,b,c",
+            "--certs",
+            "no/such/dir",
+        ];
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let dealer = server(&["--masking", "dealer"]);
+    fails_with(
+        &dealer.iter().map(String::as_str).collect::<Vec<_>>(),
+        "the dealer has no party across processes",
+    );
+    let lossy = server(&["--masking", "pairwise", "--dropout", "0.1"]);
+    fails_with(
+        &lossy.iter().map(String::as_str).collect::<Vec<_>>(),
+        "pairwise masks tolerate no dropout",
+    );
     fails_with(
         &[
             "unlearn",

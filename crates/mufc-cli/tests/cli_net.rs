@@ -111,6 +111,31 @@ fn five_processes_train_exactly_and_survive_a_killed_server() {
     }
 }
 
+/// `mufc server --masking pairwise`: the key directory travels through
+/// the server between processes; training and a removal equal the
+/// in-process federation, bit for bit.
+#[test]
+fn five_processes_with_pairwise_masks_train_and_forget_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = data(dir, "cli-net-pairwise");
+    let extra = ["--k", "3", "--seed", "11", "--masking", "pairwise"];
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    assert_model(dir, data.clone());
+    forget(dir, "c", "3");
+    let mut rest = data;
+    rest[2] = rest[2].without(&[PointId(3)]).unwrap();
+    assert_model(dir, rest);
+    for c in &fed.clients {
+        assert!(
+            !c.log().iter().any(|l| l.contains("refused")),
+            "{:?}",
+            c.log()
+        );
+    }
+}
+
 #[test]
 fn a_client_killed_mid_round_is_dropped_and_too_many_fail_cleanly() {
     let extra = ["--k", "3", "--dropout", "0.2", "--step-timeout", "20"];

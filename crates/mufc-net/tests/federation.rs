@@ -155,8 +155,24 @@ fn assert_stored_model(store: &Path, data: &[Dataset]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_clients_train_and_forget_exactly() {
+    train_and_forget(config()).await;
+}
+
+/// The same with pairwise masks: the key directory travels through the
+/// server like any protocol step (issue 27).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_clients_with_pairwise_masks_train_and_forget_exactly() {
+    let config = FederationConfig::new(3)
+        .channel(Channel::scma(Masks::Pairwise))
+        .seed(11)
+        .validate()
+        .unwrap();
+    train_and_forget(config).await;
+}
+
+async fn train_and_forget(config: mufc::ValidConfig) {
     let data = data(5);
-    let mut fed = Loopback::start(config(), &data).await;
+    let mut fed = Loopback::start(config, &data).await;
 
     // Training: the model is the in-process federation's, bit for bit.
     until_server(

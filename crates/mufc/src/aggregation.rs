@@ -42,11 +42,17 @@
 //! masks of earlier versions, for tests and reproduction).
 
 mod change;
+#[cfg(feature = "serde")]
+mod halves;
 mod masks;
+#[cfg(feature = "serde")]
+mod pairwise;
 #[cfg(feature = "serde")]
 mod remote;
 mod round;
 mod run;
+#[cfg(feature = "serde")]
+mod secagg_halves;
 mod secrets;
 mod secure;
 
@@ -67,9 +73,9 @@ use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
 #[cfg(feature = "serde")]
-pub use remote::RoundSpec;
+pub(crate) use halves::{ClientHalf, ServerHalf};
 #[cfg(feature = "serde")]
-pub(crate) use remote::{ClientHalf, ServerHalf};
+pub use halves::{RoundProtocol, RoundSpec};
 pub(crate) use round::{Input, MaskedInputs};
 pub(crate) use run::{Pending, RoundOutput};
 

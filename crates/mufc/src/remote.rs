@@ -10,9 +10,12 @@
 //!    and dimension); the server resolves the configuration for the whole
 //!    federation ([`RemoteSetup`]: the grid step and the bound on the
 //!    points depend on the totals).
-//! 2. [`RemoteServer::start_round`] draws a fresh session and SecAgg+ ring
-//!    and gives the [`Announcement`] to send to every client, and the
-//!    server's half of the round.
+//! 2. [`RemoteServer::start_round`] draws a fresh session (and, with
+//!    SecAgg, the SecAgg+ ring) and gives the [`Announcement`] to send to
+//!    every client, and the server's half of the round
+//!    ([`RoundProtocol`]: SecAgg's five steps, or pairwise masks' two:
+//!    fresh public keys, then the masked sketches once the server has
+//!    relayed the key directory).
 //! 3. Each client [`RemoteClient::join`]s: it checks the announcement
 //!    against its own copy of the configuration (its place in the ring,
 //!    the protocol's threshold and graph), trains on its first round
@@ -111,7 +114,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::aggregation::RoundSpec;
+pub use crate::aggregation::{RoundProtocol, RoundSpec};
 pub use client::{ClientRound, RemoteClient};
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 
@@ -153,8 +156,9 @@ impl RemoteSetup {
     ///
     /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
     /// [`MufcError::DimensionMismatch`], [`MufcError::TooFewClients`],
-    /// [`MufcError::InvalidConfig`] (points beyond `max_points`, or masks
-    /// other than SecAgg: across processes the protocol runs for real).
+    /// [`MufcError::InvalidConfig`] (points beyond `max_points`, or dealt
+    /// masks: across processes every mask source is a protocol the
+    /// parties run, SecAgg or pairwise masks).
     ///
     /// # Example
     ///
@@ -166,7 +170,10 @@ impl RemoteSetup {
     /// let secagg = FederationConfig::new(2).channel(Channel::scma(Masks::SecAgg(SecAggOptions::new()))).validate()?;
     /// let setup = RemoteSetup::new(&secagg, &regs)?;
     /// assert_eq!(setup.config().max_points(), Some(150));
-    /// // Dealt masks need a dealer no party may be: refused.
+    /// // Pairwise masks: the key directory travels through the server.
+    /// let pairwise = FederationConfig::new(2).channel(Channel::scma(Masks::Pairwise)).validate()?;
+    /// assert!(RemoteSetup::new(&pairwise, &regs).is_ok());
+    /// // Dealt masks need a dealer no party may be yet: refused.
     /// let dealt = FederationConfig::new(2).validate()?;
     /// assert!(matches!(RemoteSetup::new(&dealt, &regs), Err(MufcError::InvalidConfig { name: "masking", .. })));
     /// # Ok::<(), MufcError>(())
@@ -195,12 +202,13 @@ impl RemoteSetup {
         }
         if !matches!(
             config.channel(),
-            crate::Channel::Scma(s) if matches!(s.masks(), crate::Masks::SecAgg(_))
+            crate::Channel::Scma(s)
+                if matches!(s.masks(), crate::Masks::SecAgg(_) | crate::Masks::Pairwise)
         ) {
             return Err(crate::error::config_error(
                 "masking",
-                "a federation across processes runs secure aggregation: use secagg masks \
-                 (the dealer and the pairwise simulation have no party that may deal)",
+                "a federation across processes runs secure aggregation or pairwise masks: \
+                 use secagg or pairwise masks (the dealer has no party across processes)",
             ));
         }
         if regs.len() < config.min_clients() {
@@ -277,8 +285,9 @@ impl RemoteSetup {
 }
 
 /// The format version of an [`Announcement`]'s bytes. Version 2: the
-/// configuration carries its topology.
-const ANNOUNCEMENT_VERSION: u8 = 2;
+/// configuration carries its topology; version 3: the round names its
+/// protocol ([`RoundProtocol`]: SecAgg or pairwise masks).
+const ANNOUNCEMENT_VERSION: u8 = 3;
 
 /// The largest announcement accepted: the configuration and a ring of a
 /// million clients fit far below it.

@@ -12,6 +12,8 @@
 mod attacks;
 #[path = "remote/groups.rs"]
 mod groups;
+#[path = "remote/pairwise.rs"]
+mod pairwise;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,8 +24,8 @@ use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
 
 use mufc::remote::{
-    Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup, RoundReport,
-    RoundStep,
+    Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup,
+    RoundProtocol, RoundReport, RoundStep,
 };
 use mufc::{
     Channel, ClientId, Federation, FederationConfig, Masks, MufcError, MufcResult, SecAggOptions,
@@ -271,12 +273,11 @@ fn dropout_federation(label: &str, seed: u64) -> (Vec<Dataset>, ValidConfig, usi
     let (mut scratch, _) = federation(&data, &config);
     let ids: Vec<ClientId> = (0..6).map(ClientId).collect();
     let (a, _) = scratch.start_round(&ids).unwrap();
-    let need = a.spec.params.min_clients.max(a.spec.params.threshold);
-    assert!(
-        need < 6,
-        "the protocol tolerates no dropout: {:?}",
-        a.spec.params
-    );
+    let RoundProtocol::SecAgg(params) = a.spec.protocol else {
+        panic!("a SecAgg round")
+    };
+    let need = params.min_clients.max(params.threshold);
+    assert!(need < 6, "the protocol tolerates no dropout: {params:?}");
     (data, config, 6 - need)
 }
 

@@ -95,6 +95,12 @@ pub const TARGETS: &[Target] = &[
         crate::fuzz_apps::federation_from_bytes,
     ),
     #[cfg(feature = "fuzz-apps")]
+    (
+        "remote_pairwise",
+        "testkit::fuzz_remote::pairwise_round",
+        crate::fuzz_remote::pairwise_round,
+    ),
+    #[cfg(feature = "fuzz-apps")]
     ("cli_csv", "testkit::fuzz_apps::csv", crate::fuzz_apps::csv),
     #[cfg(feature = "fuzz-apps")]
     ("cli_npy", "testkit::fuzz_apps::npy", crate::fuzz_apps::npy),
@@ -325,6 +331,31 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("regression-v2-dim-oom", hex(OPEN_DIM_OOM)),
                 ("regression-v2-resave-parse", hex(OPEN_RESAVE_PARSE)),
                 ("regression-v2-resave-capacity", hex(OPEN_RESAVE_CAPACITY)),
+            ]
+        }
+        #[cfg(feature = "fuzz-apps")]
+        "remote_pairwise" => {
+            // The shapes of the three messages (version 1, postcard), with
+            // a session and keys no round has: refused, as any stranger's.
+            let key = cat(&[&[0, 1, 0, 0], &[7; 32], &[0], &[9; 32]]);
+            let masked = cat(&[&[1, 1, 1, 0, 4], b"MUFC"]);
+            let directory = cat(&[
+                &[2, 1],
+                &[7; 32],
+                &[0, 3],
+                &[0],
+                &[9; 32],
+                &[1],
+                &[9; 32],
+                &[2],
+                &[9; 32],
+            ]);
+            vec![
+                ("key", key),
+                ("masked", masked),
+                ("directory", directory),
+                ("empty-key", vec![0]),
+                ("other-version", vec![2, 2, 0]),
             ]
         }
         #[cfg(feature = "fuzz-apps")]

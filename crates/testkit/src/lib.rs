@@ -9,6 +9,8 @@ pub mod fuzz;
 #[cfg(feature = "fuzz-apps")]
 pub mod fuzz_apps;
 pub mod fuzz_corpus;
+#[cfg(feature = "fuzz-apps")]
+pub mod fuzz_remote;
 pub mod fuzz_secagg;
 pub mod lying;
 pub mod mufc;

@@ -76,6 +76,13 @@ pub struct ServerArgs {
         default_value_t = 0.0
     )]
     pub dropout: f64,
+    /// How the clients mask their sketches: `secagg` (the dropout-tolerant
+    /// protocol) or `pairwise` (fresh X25519 keys every round, the key
+    /// directory relayed by the server; no dropout tolerated, against an
+    /// honest-but-curious server only). The dealer has no party across
+    /// processes.
+    #[arg(long, value_parser = super::named::named!(mufc::Masking), default_value_t = mufc::Masking::SecAgg)]
+    pub masking: mufc::Masking,
     /// The SecAgg neighbourhood graph.
     #[arg(long, value_parser = super::named::named!(SecAggGraph), default_value_t = SecAggGraph::Complete)]
     pub secagg_graph: SecAggGraph,

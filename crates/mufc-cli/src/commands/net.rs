@@ -212,16 +212,35 @@ async fn interrupted() {
 /// the options, an address that cannot be bound, a federation that cannot
 /// be set up once the clients registered.
 pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
-    let [ca, cert, key] = pems(&a.tls, "server")?;
-    let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
     // The library's defaults (the clients' k adapted to the counts they
     // register), as `run` and `fit` use them.
-    let mut config = FederationConfig::new(a.k)
-        .channel(Channel::scma(Masks::SecAgg(
+    let masks = match a.masking {
+        mufc::Masking::SecAgg => Masks::SecAgg(
             SecAggOptions::new()
                 .dropout(a.dropout)
                 .graph(a.secagg_graph),
-        )))
+        ),
+        mufc::Masking::Pairwise if a.dropout > 0.0 => {
+            return Err(CliError::InvalidParameter {
+                name: "dropout",
+                value: a.dropout.to_string(),
+                reason: "pairwise masks tolerate no dropout: a client missing fails the round \
+                         (use --masking secagg to survive dropouts)",
+            });
+        }
+        mufc::Masking::Pairwise => Masks::Pairwise,
+        _ => {
+            return Err(CliError::InvalidParameter {
+                name: "masking",
+                value: a.masking.to_string(),
+                reason: "the dealer has no party across processes: use secagg or pairwise",
+            });
+        }
+    };
+    let [ca, cert, key] = pems(&a.tls, "server")?;
+    let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
+    let mut config = FederationConfig::new(a.k)
+        .channel(Channel::scma(masks))
         .min_clients(a.min_clients)
         .topology(a.layout.topology(a.clients.len(), a.dropout)?)
         .seed(a.seed);

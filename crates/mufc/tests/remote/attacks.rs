@@ -61,12 +61,14 @@ fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
         let variant = rng.random_range(0..3);
         match lie {
             Lie::LowerThreshold => {
-                a.spec.params.threshold = rng.random_range(1..a.spec.params.threshold);
+                let p = secagg(&mut a.spec);
+                p.threshold = rng.random_range(1..p.threshold);
             }
             Lie::OtherGraph => {
                 let other = syndrome_agg::secagg::params::GraphChoice::Harary { degree: 2 };
-                assert_ne!(a.spec.params.graph, other);
-                a.spec.params.graph = other;
+                let p = secagg(&mut a.spec);
+                assert_ne!(p.graph, other);
+                p.graph = other;
             }
             Lie::RingWithout => a.spec.ring.retain(|c| *c != victim),
             Lie::RingStranger => {
@@ -78,7 +80,7 @@ fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
                 }
                 // Parameters consistent with the ring's length.
                 let n = a.spec.ring.len();
-                a.spec.params = cfg_params(&cfg, &regs, n);
+                a.spec.protocol = RoundProtocol::SecAgg(cfg_params(&cfg, &regs, n));
             }
             Lie::RingTwice => {
                 let j = rng.random_range(0..a.spec.ring.len());
@@ -215,5 +217,16 @@ fn cfg_params(
     }
     let ids: Vec<ClientId> = regs.iter().take(n).map(|r| r.id).collect();
     let mut server = RemoteServer::new(RemoteSetup::new(config, &regs).unwrap()).unwrap();
-    server.start_round(&ids).unwrap().0.spec.params
+    match server.start_round(&ids).unwrap().0.spec.protocol {
+        RoundProtocol::SecAgg(p) => p,
+        other => panic!("a SecAgg round, not {other:?}"),
+    }
+}
+
+/// The SecAgg parameters of a SecAgg round's spec, to lie about.
+fn secagg(spec: &mut mufc::remote::RoundSpec) -> &mut syndrome_agg::secagg::params::SecAggParams {
+    match &mut spec.protocol {
+        RoundProtocol::SecAgg(p) => p,
+        other => panic!("a SecAgg round, not {other:?}"),
+    }
 }

@@ -1,0 +1,174 @@
+//! The halves of a round across processes, as the drivers see them: the
+//! round's public description ([`RoundSpec`], [`RoundProtocol`]) and the
+//! byte-level traits of the server's half ([`ServerHalf`]) and a client's
+//! ([`ClientHalf`]). Each mask source implements them (SecAgg in
+//! `secagg_halves.rs`, pairwise masks in `pairwise/`); `remote.rs` opens
+//! and joins rounds through them, and `mufc-net` carries their bytes
+//! without naming a field.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use syndrome_agg::field::FiniteField;
+use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
+use syndrome_agg::secagg::graph::Neighbourhoods;
+use syndrome_agg::secagg::params::{GraphChoice, SecAggParams};
+use syndrome_agg::secagg::{SessionConfig, Step};
+use syndrome_agg::{AnySketch, ValidAnyParams};
+
+use super::run::Pending;
+use crate::server::decode::{Decoded, DeltaCheck};
+use crate::{ClientId, MufcError, MufcResult};
+
+/// The public description of one round, as the server announces it:
+/// every client rebuilds the session from it and checks it against its
+/// own configuration before it joins.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RoundSpec {
+    /// The round number (every round started, failed ones included).
+    pub round: u64,
+    /// The session id, fresh for this round.
+    pub session: [u8; 32],
+    /// The clients of the round (in the order of the SecAgg+ ring; in id
+    /// order with pairwise masks).
+    pub ring: Vec<ClientId>,
+    /// How the round masks: the protocol it runs.
+    pub protocol: RoundProtocol,
+}
+
+/// The masking protocol of a round across processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RoundProtocol {
+    /// The dropout-tolerant protocol ([`Masks::SecAgg`](crate::Masks::SecAgg))
+    /// with these parameters (the neighbourhood graph over the ring,
+    /// threshold, colluders, minimum).
+    SecAgg(SecAggParams),
+    /// Pairwise masks ([`Masks::Pairwise`](crate::Masks::Pairwise)): every
+    /// client of the ring sends a fresh public key, the server relays the
+    /// directory, every client masks against every other and sends its
+    /// masked sketch. No dropout is tolerated.
+    Pairwise,
+}
+
+impl RoundSpec {
+    pub(super) fn context(&self) -> RoundContext {
+        RoundContext {
+            session: SessionId(self.session),
+            round: self.round,
+        }
+    }
+
+    /// The SecAgg parameters of a SecAgg round.
+    fn secagg(&self) -> MufcResult<SecAggParams> {
+        match self.protocol {
+            RoundProtocol::SecAgg(p) => Ok(p),
+            RoundProtocol::Pairwise => Err(MufcError::Remote(
+                "a pairwise round has no SecAgg session".into(),
+            )),
+        }
+    }
+
+    fn graph(&self) -> MufcResult<Neighbourhoods> {
+        let ring = self.ring.iter().map(|c| c.0);
+        Ok(match self.secagg()?.graph {
+            GraphChoice::Complete => Neighbourhoods::complete(ring)?,
+            GraphChoice::Harary { degree } => {
+                Neighbourhoods::harary_with_ring(ring.collect(), degree)?
+            }
+        })
+    }
+
+    /// The protocol session of this round over `field`, for vectors of
+    /// `len` elements: what the server's half and every client's half
+    /// are built on.
+    pub(super) fn session<F: FiniteField>(
+        &self,
+        field: &F,
+        len: usize,
+    ) -> MufcResult<Arc<SessionConfig<F>>> {
+        Ok(Arc::new(SessionConfig::new(
+            field.clone(),
+            self.context(),
+            self.graph()?,
+            self.secagg()?,
+            len,
+        )?))
+    }
+}
+
+/// What the server's half of a round gave once the protocol finished.
+#[derive(Debug)]
+pub(crate) struct RemoteOutcome {
+    pub(crate) decoded: Decoded,
+    pub(crate) pending: Pending,
+    pub(crate) included: Vec<ClientId>,
+    pub(crate) dropped: Vec<(ClientId, Step)>,
+    /// The server's protocol time (every step, the unmasking included).
+    pub(crate) protocol: Duration,
+    pub(crate) decode: Duration,
+}
+
+/// The messages of the next step, each with its client.
+pub(crate) type Outgoing = Vec<(ClientId, Vec<u8>)>;
+
+/// The server's half of one round, over bytes.
+pub(crate) trait ServerHalf: Send {
+    /// The step whose messages the server collects (`None` once over).
+    fn step(&self) -> Option<Step>;
+    /// The clients expected to answer the current step.
+    fn expected(&self) -> BTreeSet<ClientId>;
+    /// The clients that answered the current step so far.
+    fn answered(&self) -> BTreeSet<ClientId>;
+    /// One message from the authenticated client `from`.
+    fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()>;
+    /// Closes the current step: the next step's messages, or `None` once
+    /// the sum is unmasked.
+    fn advance(&mut self) -> MufcResult<Option<Outgoing>>;
+    /// Decodes the unmasked sum (its difference against the last one,
+    /// checked by `check`, when that decodes).
+    fn conclude(self: Box<Self>, check: &DeltaCheck<'_>) -> MufcResult<RemoteOutcome>;
+}
+
+/// A client's half of one round, over bytes.
+pub(crate) trait ClientHalf: Send {
+    /// The client's answer to the server's next message.
+    fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>>;
+    /// Whether the client answered the unmasking request.
+    fn is_done(&self) -> bool;
+}
+
+/// The sketch parameters and the last committed sum a round decodes
+/// against.
+#[derive(Clone, Debug)]
+pub(crate) struct Sums {
+    pub(super) params: ValidAnyParams,
+    pub(super) delta: Option<ValidAnyParams>,
+    pub(super) last: Option<AnySketch>,
+}
+
+/// A client's half, its first message and its new sketch.
+pub(crate) type Joined = (Box<dyn ClientHalf>, Vec<u8>, Option<AnySketch>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_rebuilds_its_graph() {
+        let spec = RoundSpec {
+            round: 0,
+            session: [1; 32],
+            ring: vec![ClientId(2), ClientId(0), ClientId(1), ClientId(3)],
+            protocol: RoundProtocol::SecAgg(SecAggParams::new(
+                GraphChoice::Complete,
+                3,
+                0,
+                syndrome_agg::secagg::params::ServerModel::SemiMalicious,
+            )),
+        };
+        let g = spec.graph().unwrap();
+        assert_eq!(g.len(), 4);
+        assert!(g.are_neighbours(2, 3));
+    }
+}

@@ -1,0 +1,99 @@
+//! Pairwise masks across processes: the key directory is something the
+//! parties do. A round has two steps, both messages a real network
+//! carries:
+//!
+//! 1. **Keys** ([`Step::AdvertiseKeys`]). Every client of the ring draws a
+//!    fresh X25519 key pair for the round from its operating system and
+//!    sends the public key.
+//! 2. **Masked input** ([`Step::MaskedInput`]). The server relays the
+//!    directory of the ring's keys to every client; each checks that it
+//!    names exactly the ring, once each, with its own key unchanged, then
+//!    masks its sketch against every other client of the ring (the masks
+//!    of each pair cancel in the sum) and sends the masked frame. The
+//!    server sums the frames.
+//!
+//! Pairwise masks tolerate no dropout: a client missing at either step
+//! leaves masks that do not cancel, so the round fails
+//! ([`MufcError::TooManyDropouts`]) and nothing is decoded. The directory
+//! is as honest as the server (nothing binds a key to a client's
+//! certificate: docs/threat-model.md §10); SecAgg's run is the choice
+//! against a server that would substitute keys, and for dropouts.
+
+mod client;
+mod server;
+
+use serde::{Deserialize, Serialize};
+use syndrome_agg::masking::pairwise::MaskPublicKey;
+use syndrome_agg::{ProtocolError, SketchError};
+
+use crate::{MufcError, MufcResult};
+
+pub(super) use client::PairwiseClient;
+pub(super) use server::PairwiseServer;
+
+/// The format version of the messages below.
+const VERSION: u8 = 1;
+
+/// A client's message to the server.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) enum ToServer {
+    /// Step 1: the client's public key for this round.
+    Key {
+        client: u64,
+        session: [u8; 32],
+        round: u64,
+        key: MaskPublicKey,
+    },
+    /// Step 2: the client's masked sketch, as a wire frame.
+    Masked { client: u64, frame: Vec<u8> },
+}
+
+/// The server's message to a client: the ring's keys.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Directory {
+    session: [u8; 32],
+    round: u64,
+    keys: Vec<(u64, MaskPublicKey)>,
+}
+
+pub(super) fn to_bytes(value: &impl Serialize) -> MufcResult<Vec<u8>> {
+    let mut out = vec![VERSION];
+    out.extend(
+        postcard::to_allocvec(value)
+            .map_err(|e| MufcError::Remote(format!("encoding a pairwise message: {e}")))?,
+    );
+    Ok(out)
+}
+
+pub(super) fn from_bytes<'a, T: Deserialize<'a>>(
+    bytes: &'a [u8],
+    max: usize,
+    what: &str,
+) -> MufcResult<T> {
+    let refuse = |reason: String| -> MufcError {
+        SketchError::Protocol(ProtocolError::MessageRejected {
+            reason: format!("{what}: {reason}"),
+        })
+        .into()
+    };
+    if bytes.len() > max {
+        return Err(refuse(format!("{} bytes, at most {max}", bytes.len())));
+    }
+    let (&version, body) = bytes
+        .split_first()
+        .ok_or_else(|| refuse("no bytes".into()))?;
+    if version != VERSION {
+        return Err(refuse(format!(
+            "format version {version}, this build reads {VERSION}"
+        )));
+    }
+    let (value, rest) = postcard::take_from_bytes(body).map_err(|e| refuse(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(refuse(format!("{} trailing bytes", rest.len())));
+    }
+    Ok(value)
+}
+
+pub(super) fn rejected(reason: String) -> MufcError {
+    SketchError::Protocol(ProtocolError::MessageRejected { reason }).into()
+}

@@ -1,0 +1,189 @@
+//! A client's half of a pairwise round: its fresh key, then, once the
+//! directory is checked, its masked sketch.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
+use syndrome_agg::{AnySketch, ConcreteSketch, SketchVisitor, ValidAnyParams};
+
+use super::{Directory, ToServer, from_bytes, to_bytes};
+use crate::aggregation::halves::{ClientHalf, Joined, RoundSpec};
+use crate::aggregation::round::Input;
+use crate::aggregation::run::inconsistent;
+use crate::client::message::{ClientMask, masked_frame};
+use crate::{ClientId, MufcError, MufcResult};
+
+/// A client's half of a pairwise round.
+pub(crate) struct PairwiseClient {
+    me: ClientId,
+    spec: RoundSpec,
+    keys: MaskKeyPair,
+    params: ValidAnyParams,
+    sketch: AnySketch,
+    done: bool,
+}
+
+impl PairwiseClient {
+    /// Client `me` joins the round `spec` with its input: its sketch is
+    /// encoded and its fresh key pair drawn; the half, its first message
+    /// (the public key) and the sketch to keep once the round commits.
+    pub(crate) fn join(
+        spec: &RoundSpec,
+        input: Input<'_>,
+        params: &ValidAnyParams,
+        secret: [u8; 32],
+    ) -> MufcResult<Joined> {
+        let me = input.id;
+        let (sketch, keep) = params.visit(Encode { input, params })?;
+        let keys = MaskKeyPair::from_secret_bytes(secret);
+        let first = to_bytes(&ToServer::Key {
+            client: me.0,
+            session: spec.session,
+            round: spec.round,
+            key: keys.public_key(),
+        })?;
+        let new = keep.then(|| sketch.clone());
+        Ok((
+            Box::new(Self {
+                me,
+                spec: spec.clone(),
+                keys,
+                params: params.clone(),
+                sketch,
+                done: false,
+            }),
+            first,
+            new,
+        ))
+    }
+
+    /// Checks the directory: this round's, naming exactly the ring once
+    /// each, with this client's own key.
+    fn check(&self, d: &Directory) -> MufcResult<()> {
+        let refuse = |reason: String| MufcError::RoundRefused {
+            round: self.spec.round,
+            reason,
+        };
+        if d.session != self.spec.session || d.round != self.spec.round {
+            return Err(refuse("a key directory of another round".into()));
+        }
+        let named: BTreeSet<u64> = d.keys.iter().map(|(c, _)| *c).collect();
+        let ring: BTreeSet<u64> = self.spec.ring.iter().map(|c| c.0).collect();
+        if named.len() != d.keys.len() || named != ring {
+            return Err(refuse(
+                "the key directory does not name the round's clients once each".into(),
+            ));
+        }
+        let own = d
+            .keys
+            .iter()
+            .find(|(c, _)| *c == self.me.0)
+            .map(|(_, k)| *k);
+        if own != Some(self.keys.public_key()) {
+            return Err(refuse("the key directory changed this client's key".into()));
+        }
+        Ok(())
+    }
+}
+
+impl ClientHalf for PairwiseClient {
+    fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>> {
+        if self.done {
+            return Err(MufcError::Remote(
+                "the client sent its masked input already".into(),
+            ));
+        }
+        // A directory of a million clients fits far below this.
+        let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
+        self.check(&d)?;
+        let frame = self.params.visit(Mask {
+            me: self.me,
+            sketch: &self.sketch,
+            keys: &self.keys,
+            directory: &d.keys,
+            ctx: self.spec.context(),
+        })?;
+        self.done = true;
+        to_bytes(&ToServer::Masked {
+            client: self.me.0,
+            frame,
+        })
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+/// Encodes a client's input on the concrete sketch, kept as an
+/// [`AnySketch`] until the directory arrives.
+struct Encode<'a> {
+    input: Input<'a>,
+    params: &'a ValidAnyParams,
+}
+
+impl Encode<'_> {
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<(AnySketch, bool)> {
+        let (sketch, keep) = self.input.sketch::<S>(params)?;
+        Ok((sketch.into_owned().into_any(self.params)?, keep))
+    }
+}
+
+impl SketchVisitor for Encode<'_> {
+    type Output = MufcResult<(AnySketch, bool)>;
+
+    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
+    {
+        self.run::<S>(params)
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+        self.run::<S>(params)
+    }
+}
+
+/// Masks a client's sketch against the directory's other keys.
+struct Mask<'a> {
+    me: ClientId,
+    sketch: &'a AnySketch,
+    keys: &'a MaskKeyPair,
+    directory: &'a [(u64, MaskPublicKey)],
+    ctx: RoundContext,
+}
+
+impl Mask<'_> {
+    fn run<S: ConcreteSketch>(self) -> MufcResult<Vec<u8>> {
+        let sketch = S::of_any(self.sketch).ok_or_else(inconsistent)?;
+        let mask = ClientMask::Pairwise {
+            keys: self.keys,
+            directory: self.directory,
+        };
+        let sent = masked_frame::<S>(
+            self.me,
+            || Ok((Cow::Borrowed(sketch), false)),
+            &mask,
+            self.ctx,
+        )?;
+        Ok(sent.frame)
+    }
+}
+
+impl SketchVisitor for Mask<'_> {
+    type Output = MufcResult<Vec<u8>>;
+
+    fn visit_field<S, F>(self, _: &S::Params, _: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
+    {
+        self.run::<S>()
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
+        self.run::<S>()
+    }
+}

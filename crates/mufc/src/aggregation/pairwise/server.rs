@@ -1,0 +1,278 @@
+//! The server's half of a pairwise round: collects the keys, relays the
+//! directory, collects and sums the masked frames.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use syndrome_agg::masking::pairwise::{MaskPublicKey, RoundContext};
+use syndrome_agg::secagg::Step;
+use syndrome_agg::{ConcreteSketch, SketchVisitor};
+
+use super::{Directory, ToServer, from_bytes, rejected, to_bytes};
+use crate::aggregation::halves::{Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
+use crate::aggregation::run::{Pending, conclude, inconsistent};
+use crate::server::decode::{Decoded, DeltaCheck, parse_messages, sum};
+use crate::{ClientId, MufcError, MufcResult};
+
+/// The decoding of the round's frames on the concrete sketch, as a plain
+/// function pointer (the server's half does not name the sketch): the
+/// sum's parse and aggregation, then the decoding against the last sum.
+type FrameConcluder = fn(
+    &[(ClientId, Vec<u8>)],
+    &FrameJob<'_>,
+    &DeltaCheck<'_>,
+) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)>;
+
+/// What the server's sum of the frames needs besides them.
+struct FrameJob<'a> {
+    sums: &'a Sums,
+    ctx: RoundContext,
+    min_clients: usize,
+    max_frame: usize,
+}
+
+fn conclude_frames<S: ConcreteSketch>(
+    frames: &[(ClientId, Vec<u8>)],
+    job: &FrameJob<'_>,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)> {
+    let start = Instant::now();
+    let params = S::params_of(&job.sums.params).ok_or_else(inconsistent)?;
+    let messages = parse_messages::<S>(params, job.max_frame, frames)?;
+    let (total, included) = sum(params, job.ctx, job.min_clients, &messages)?;
+    let summed = start.elapsed();
+    let (decoded, pending, decode) = conclude(
+        total,
+        &job.sums.params,
+        job.sums.delta.as_ref(),
+        job.sums.last.as_ref(),
+        check,
+    )?;
+    Ok((decoded, pending, included, summed, decode))
+}
+
+/// The server's half of a pairwise round.
+pub(crate) struct PairwiseServer {
+    spec: RoundSpec,
+    sums: Sums,
+    min_clients: usize,
+    max_frame: usize,
+    concluder: FrameConcluder,
+    step: Option<Step>,
+    keys: BTreeMap<ClientId, MaskPublicKey>,
+    frames: BTreeMap<ClientId, Vec<u8>>,
+    time: Duration,
+}
+
+impl PairwiseServer {
+    /// The server's half of the round `spec` over the aggregation's
+    /// parameters and last sum.
+    pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
+        let max_frame = sums.params.max_frame_len();
+        let concluder = sums.params.visit(Concluder)?;
+        Ok(Self {
+            spec,
+            sums,
+            min_clients,
+            max_frame,
+            concluder,
+            step: Some(Step::AdvertiseKeys),
+            keys: BTreeMap::new(),
+            frames: BTreeMap::new(),
+            time: Duration::ZERO,
+        })
+    }
+
+    fn ring(&self) -> BTreeSet<ClientId> {
+        self.spec.ring.iter().copied().collect()
+    }
+
+    /// Every client of the ring answered the current step, or the round
+    /// fails: the masks of a missing client do not cancel.
+    fn all_answered(&self, step: Step) -> MufcResult<()> {
+        let have = self.answered().len();
+        let need = self.spec.ring.len();
+        if have < need {
+            return Err(MufcError::TooManyDropouts {
+                round: self.spec.round,
+                clients: need,
+                dropped: need - have,
+                step,
+                have,
+                need,
+                threshold: need,
+                min_clients: self.min_clients,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Picks the concluder of the concrete sketch.
+struct Concluder;
+
+impl SketchVisitor for Concluder {
+    type Output = MufcResult<FrameConcluder>;
+
+    fn visit_field<S, F>(self, _: &S::Params, _: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
+    {
+        Ok(conclude_frames::<S>)
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
+        Ok(conclude_frames::<S>)
+    }
+}
+
+impl ServerHalf for PairwiseServer {
+    fn step(&self) -> Option<Step> {
+        self.step
+    }
+
+    fn expected(&self) -> BTreeSet<ClientId> {
+        match self.step {
+            Some(_) => self.ring(),
+            None => BTreeSet::new(),
+        }
+    }
+
+    fn answered(&self) -> BTreeSet<ClientId> {
+        match self.step {
+            Some(Step::AdvertiseKeys) => self.keys.keys().copied().collect(),
+            Some(_) => self.frames.keys().copied().collect(),
+            None => BTreeSet::new(),
+        }
+    }
+
+    fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {
+        let start = Instant::now();
+        let result = self.accept(from, bytes);
+        self.time += start.elapsed();
+        result
+    }
+
+    fn advance(&mut self) -> MufcResult<Option<Outgoing>> {
+        let start = Instant::now();
+        let out = match self.step {
+            Some(Step::AdvertiseKeys) => {
+                self.all_answered(Step::AdvertiseKeys)?;
+                let directory = to_bytes(&Directory {
+                    session: self.spec.session,
+                    round: self.spec.round,
+                    keys: self.keys.iter().map(|(c, k)| (c.0, *k)).collect(),
+                })?;
+                self.step = Some(Step::MaskedInput);
+                Some(
+                    self.spec
+                        .ring
+                        .iter()
+                        .map(|c| (*c, directory.clone()))
+                        .collect(),
+                )
+            }
+            Some(step) => {
+                self.all_answered(step)?;
+                self.step = None;
+                None
+            }
+            None => {
+                return Err(MufcError::Remote(
+                    "the round is over: nothing to advance".into(),
+                ));
+            }
+        };
+        self.time += start.elapsed();
+        Ok(out)
+    }
+
+    fn conclude(self: Box<Self>, check: &DeltaCheck<'_>) -> MufcResult<RemoteOutcome> {
+        if self.step.is_some() {
+            return Err(MufcError::Remote(
+                "the round is not over: nothing to decode".into(),
+            ));
+        }
+        let frames: Vec<(ClientId, Vec<u8>)> = self.frames.into_iter().collect();
+        let job = FrameJob {
+            sums: &self.sums,
+            ctx: self.spec.context(),
+            min_clients: self.min_clients,
+            max_frame: self.max_frame,
+        };
+        let (decoded, pending, included, summed, decode) = (self.concluder)(&frames, &job, check)?;
+        Ok(RemoteOutcome {
+            decoded,
+            pending,
+            included,
+            dropped: Vec::new(),
+            protocol: self.time + summed,
+            decode,
+        })
+    }
+}
+
+impl PairwiseServer {
+    /// One message from the authenticated client `from`, checked before
+    /// it is kept; a refused message changes nothing.
+    fn accept(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {
+        if !self.spec.ring.contains(&from) {
+            return Err(rejected(format!("client {from} is not in the round")));
+        }
+        // A frame is the largest message; the envelope adds a few bytes.
+        let msg: ToServer = from_bytes(bytes, self.max_frame + 64, "a pairwise message")?;
+        match (self.step, msg) {
+            (
+                Some(Step::AdvertiseKeys),
+                ToServer::Key {
+                    client,
+                    session,
+                    round,
+                    key,
+                },
+            ) => {
+                if client != from.0 {
+                    return Err(rejected(format!(
+                        "client {from} sent a key in the name of {client}"
+                    )));
+                }
+                if session != self.spec.session || round != self.spec.round {
+                    return Err(rejected(format!(
+                        "client {from} sent a key of another round"
+                    )));
+                }
+                if self.keys.contains_key(&from) {
+                    return Err(rejected(format!("client {from} sent a second key")));
+                }
+                self.keys.insert(from, key);
+            }
+            (Some(Step::MaskedInput), ToServer::Masked { client, frame }) => {
+                if client != from.0 {
+                    return Err(rejected(format!(
+                        "client {from} sent a frame in the name of {client}"
+                    )));
+                }
+                if self.frames.contains_key(&from) {
+                    return Err(rejected(format!("client {from} sent a second frame")));
+                }
+                // The frame names its sender and round: checked now, so
+                // that a bad frame is refused while the client may still
+                // send its own, not when the sum fails.
+                let f = syndrome_agg::wire::Frame::parse(&frame, self.max_frame)?;
+                if f.client_id != from.0 || f.context() != self.spec.context() {
+                    return Err(rejected(format!(
+                        "client {from} sent a frame of another client or round"
+                    )));
+                }
+                self.frames.insert(from, frame);
+            }
+            (step, _) => {
+                return Err(rejected(format!(
+                    "client {from} sent a message of another step (the round is at {step:?})"
+                )));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,239 @@
+//! The SecAgg halves of a round across processes: the server's and a
+//! client's protocol run (`syndrome_agg::secagg`) on the concrete sketch
+//! and field the parameters chose, behind the byte-level traits of
+//! `remote.rs`.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use rand_chacha::ChaCha20Rng;
+use syndrome_agg::field::FiniteField;
+use syndrome_agg::secagg::client::{Client as SecAggClient, RoundLedger};
+use syndrome_agg::secagg::messages::{ClientEnvelope, ServerEnvelope};
+use syndrome_agg::secagg::server::{Advance, Server as SecAggServer};
+use syndrome_agg::secagg::{AggregationOutput, Step};
+use syndrome_agg::{ConcreteSketch, ProtocolError, SketchError, SketchVisitor, ValidAnyParams};
+
+use super::halves::{ClientHalf, Joined, Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
+use super::round::Input;
+use super::run::{Pending, conclude, inconsistent};
+use super::secrets::RoundSecrets;
+use super::secure::{RoundFailure, clients_of};
+use crate::error::config_error;
+use crate::server::decode::{Decoded, DeltaCheck};
+use crate::{ClientId, MufcError, MufcResult};
+
+/// The decoding of a round's sum on the concrete sketch `S`, as a plain
+/// function pointer: the server's half keeps it without naming `S` (whose
+/// type need not be `'static`).
+type Concluder<E> = for<'a, 'b> fn(
+    Vec<E>,
+    &'a Sums,
+    &'b DeltaCheck<'b>,
+) -> MufcResult<(Decoded, Pending, Duration)>;
+
+fn conclude_elements<S: ConcreteSketch>(
+    sum: Vec<S::Elem>,
+    sums: &Sums,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<(Decoded, Pending, Duration)> {
+    let typed = S::params_of(&sums.params).ok_or_else(inconsistent)?;
+    let sum = S::from_elements(typed, sum)?;
+    conclude(
+        sum,
+        &sums.params,
+        sums.delta.as_ref(),
+        sums.last.as_ref(),
+        check,
+    )
+}
+
+struct TypedServer<F: FiniteField> {
+    server: SecAggServer<F>,
+    sums: Sums,
+    concluder: Concluder<F::Elem>,
+    max_message: usize,
+    failure: RoundFailure,
+    out: Option<AggregationOutput<F::Elem>>,
+    time: Duration,
+}
+
+impl<F: FiniteField> ServerHalf for TypedServer<F> {
+    fn step(&self) -> Option<Step> {
+        self.server.step()
+    }
+
+    fn expected(&self) -> BTreeSet<ClientId> {
+        self.server.expected().into_iter().map(ClientId).collect()
+    }
+
+    fn answered(&self) -> BTreeSet<ClientId> {
+        self.server.answered().into_iter().map(ClientId).collect()
+    }
+
+    fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {
+        let start = Instant::now();
+        let msg = ClientEnvelope::parse(bytes, self.max_message)?;
+        // The transport authenticated `from`: a message in another
+        // client's name is refused before the protocol sees it.
+        if msg.client != from.0 {
+            return Err(SketchError::Protocol(ProtocolError::MessageRejected {
+                reason: format!("client {from} sent a message in the name of {}", msg.client),
+            })
+            .into());
+        }
+        let r = self.server.receive(msg);
+        self.time += start.elapsed();
+        Ok(r?)
+    }
+
+    fn advance(&mut self) -> MufcResult<Option<Outgoing>> {
+        let start = Instant::now();
+        // Every client of the ring that has not answered this step is out.
+        let answered = self.server.answered().len();
+        let advanced = self.server.advance();
+        self.time += start.elapsed();
+        match advanced {
+            Err(e) => Err(self
+                .failure
+                .error(e, self.failure.clients.saturating_sub(answered))),
+            Ok(Advance::Finished(out)) => {
+                self.out = Some(out);
+                Ok(None)
+            }
+            Ok(Advance::Send(msgs)) => msgs
+                .into_iter()
+                .map(|m| Ok((ClientId(m.client), m.to_bytes()?)))
+                .collect::<MufcResult<Vec<_>>>()
+                .map(Some),
+        }
+    }
+
+    fn conclude(self: Box<Self>, check: &DeltaCheck<'_>) -> MufcResult<RemoteOutcome> {
+        let out = self
+            .out
+            .ok_or_else(|| MufcError::Remote("the round is not over: nothing to decode".into()))?;
+        let (included, dropped) = clients_of(&out);
+        let (decoded, pending, decode) = (self.concluder)(out.sum, &self.sums, check)?;
+        Ok(RemoteOutcome {
+            decoded,
+            pending,
+            included,
+            dropped,
+            protocol: self.time,
+            decode,
+        })
+    }
+}
+
+struct TypedClient<F: FiniteField> {
+    client: SecAggClient<F>,
+    rng: ChaCha20Rng,
+    max_message: usize,
+}
+
+impl<F: FiniteField> ClientHalf for TypedClient<F> {
+    fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>> {
+        let msg = ServerEnvelope::parse(bytes, self.max_message)?;
+        Ok(self.client.handle(&msg, &mut self.rng)?.to_bytes()?)
+    }
+
+    fn is_done(&self) -> bool {
+        self.client.is_done()
+    }
+}
+
+/// Builds the server's half on the concrete sketch.
+pub(super) struct OpenServer {
+    pub(super) spec: RoundSpec,
+    pub(super) sums: Sums,
+    pub(super) failure: RoundFailure,
+}
+
+impl SketchVisitor for OpenServer {
+    type Output = MufcResult<Box<dyn ServerHalf>>;
+
+    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>,
+    {
+        use syndrome_agg::LinearParams;
+        let config = self.spec.session(field, params.num_elements())?;
+        let max_message = config.max_message();
+        Ok(Box::new(TypedServer {
+            server: SecAggServer::new(config),
+            sums: self.sums,
+            concluder: conclude_elements::<S>,
+            max_message,
+            failure: self.failure,
+            out: None,
+            time: Duration::ZERO,
+        }))
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
+        Err(needs_field())
+    }
+}
+
+/// Builds a client's half on the concrete sketch: encodes the client's
+/// histogram and starts its protocol run.
+pub(super) struct JoinRound<'a> {
+    pub(super) spec: &'a RoundSpec,
+    pub(super) input: Input<'a>,
+    pub(super) secrets: RoundSecrets,
+    pub(super) params: &'a ValidAnyParams,
+}
+
+impl SketchVisitor for JoinRound<'_> {
+    type Output = MufcResult<Joined>;
+
+    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>,
+    {
+        use syndrome_agg::LinearParams;
+        let (sketch, keep) = self.input.sketch::<S>(params)?;
+        let vector = sketch.elements().to_vec();
+        let new = match sketch {
+            std::borrow::Cow::Owned(s) if keep => Some(s.into_any(self.params)?),
+            _ => None,
+        };
+        let config = self.spec.session(field, params.num_elements())?;
+        let max_message = config.max_message();
+        let mut rng = self.secrets.rng("secagg-client", self.input.id.0);
+        // Every round has a fresh session: a fresh ledger suffices here,
+        // the client's own record of the sessions it joined is kept by
+        // its caller (`remote::RemoteClient`).
+        let (client, first) = SecAggClient::new(
+            config,
+            self.input.id.0,
+            vector,
+            &mut RoundLedger::default(),
+            &mut rng,
+        )?;
+        Ok((
+            Box::new(TypedClient {
+                client,
+                rng,
+                max_message,
+            }),
+            first.to_bytes()?,
+            new,
+        ))
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
+        Err(needs_field())
+    }
+}
+
+fn needs_field() -> MufcError {
+    config_error(
+        "masking",
+        "a federation across processes needs secagg masks, which need a field; \
+         the integer scheme works in a ring",
+    )
+}

@@ -1,0 +1,117 @@
+//! The fuzz body of the remote parties' pairwise round (feature
+//! `fuzz-apps`, which turns on `mufc/serde`): bytes from outside given to
+//! the server at either step, or to a client as its key directory. On any
+//! input the parties return an error or take the message, never panic,
+//! and a refused message changes nothing: the honest message is taken
+//! after it, and the round completes.
+//!
+//! Written against the public API only (`mufc::remote`).
+
+use ::mufc::remote::{
+    Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup, RoundStep,
+    ServerRound,
+};
+use ::mufc::{Channel, ClientId, FederationConfig, Masks};
+use nalgebra::DMatrix;
+use seeding::Dataset;
+
+/// Three clients of twelve points in 2-D, pairwise masks.
+fn parties() -> (RemoteServer, Vec<RemoteClient>) {
+    let clients: Vec<RemoteClient> = (0..3usize)
+        .map(|l| {
+            let data = Dataset::new(DMatrix::from_fn(2, 12, |r, c| {
+                ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
+            }))
+            .expect("data");
+            RemoteClient::new(ClientId(l as u64), data).expect("client")
+        })
+        .collect();
+    let config = FederationConfig::new(2)
+        .channel(Channel::scma(Masks::Pairwise))
+        .gamma(0.05)
+        .seed(3)
+        .validate()
+        .expect("config");
+    let regs: Vec<Registration> = clients.iter().map(RemoteClient::registration).collect();
+    let setup = RemoteSetup::new(&config, &regs).expect("setup");
+    (RemoteServer::new(setup).expect("server"), clients)
+}
+
+/// The round started and every client joined: the server's half, the
+/// clients' halves and their first messages (their keys).
+fn joined(
+    server: &mut RemoteServer,
+    clients: &mut [RemoteClient],
+) -> (ServerRound, Vec<ClientRound>, Vec<Vec<u8>>) {
+    let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
+    let (announcement, round) = server.start_round(&ids).expect("start");
+    let bytes = announcement.to_bytes().expect("announcement");
+    let mut halves = Vec::new();
+    let mut keys = Vec::new();
+    for c in clients.iter_mut() {
+        let (half, first) = c
+            .join(&Announcement::from_bytes(&bytes).expect("parse"))
+            .expect("join");
+        halves.push(half);
+        keys.push(first);
+    }
+    (round, halves, keys)
+}
+
+/// `data[0] % 3` picks where the rest goes: 0, the server as client 0's
+/// key; 1, the server as client 0's masked input; 2, client 0 as its key
+/// directory.
+pub fn pairwise_round(data: &[u8]) {
+    let Some((&selector, input)) = data.split_first() else {
+        return;
+    };
+    let (mut server, mut clients) = parties();
+    let (mut round, mut halves, keys) = joined(&mut server, &mut clients);
+    let me = ClientId(0);
+    let mut took_input = false;
+    if selector % 3 == 0 {
+        took_input = round.receive(me, input).is_ok();
+    }
+    for (l, key) in keys.iter().enumerate() {
+        let taken = round.receive(ClientId(l as u64), key).is_ok();
+        // A message refused changed nothing: the client's own is taken.
+        assert!(taken || (l == 0 && took_input), "client {l}'s key refused");
+    }
+    let directories = match round.advance() {
+        Ok(RoundStep::Send(msgs)) => msgs,
+        other => panic!("the directory is sent: {other:?}"),
+    };
+    let mut masked = Vec::new();
+    for (to, directory) in &directories {
+        let at = usize::try_from(to.0).expect("a client of the three");
+        let half = &mut halves[at];
+        if *to == me && selector % 3 == 2 && half.handle(input).is_ok() {
+            // Only the real directory is taken; anything else is refused.
+            assert!(half.is_done());
+            return;
+        }
+        match half.handle(directory) {
+            Ok(m) => masked.push((*to, m)),
+            // Client 0 refuses a directory with a key it did not send.
+            Err(_) => {
+                assert!(took_input && *to == me, "client {to} refused its directory");
+                return;
+            }
+        }
+    }
+    if selector % 3 == 1 {
+        took_input = round.receive(me, input).is_ok();
+    }
+    for (to, m) in &masked {
+        let taken = round.receive(*to, m).is_ok();
+        assert!(
+            taken || (*to == me && took_input),
+            "client {to}'s input refused"
+        );
+    }
+    if let Ok(RoundStep::Finished) = round.advance() {
+        // A foreign frame taken for client 0's may fail the sum or the
+        // decode: an error, never a panic.
+        let _ = server.finish_round(round);
+    }
+}
