@@ -1,7 +1,9 @@
 //! The federation: Algorithm 1 (training) and Algorithm 4 (unlearning)
 //! over many clients in one process.
 
+mod apply;
 mod exchange;
+mod plan;
 mod requests;
 pub(crate) mod setup;
 mod train;
