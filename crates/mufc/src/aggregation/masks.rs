@@ -118,35 +118,11 @@ impl MaskSource {
             inputs,
             ..
         } = *job;
-        let prepared = match self {
+        let (prepared, offline) = match self {
             Self::SecAgg(settings) => return secure_exchange(settings, job, masked, secure),
-            Self::Dealer => {
-                let start = Instant::now();
-                let mut rng = round.secrets.rng("dealer", round.ctx.round);
-                let masks = deal_zero_sum_masks(
-                    &params.mask_domain(),
-                    inputs.len(),
-                    params.num_elements(),
-                    &mut rng,
-                );
-                (Prepared::Dealt(masks), start.elapsed())
-            }
-            Self::Pairwise => {
-                // The simulation plays every client: each draws its key
-                // pair for the round (a deployment draws it in the
-                // client's own process).
-                let keys: BTreeMap<ClientId, MaskKeyPair> = inputs
-                    .iter()
-                    .map(|i| {
-                        let secret = round.secrets.secret("pairwise-key", i.id.0);
-                        (i.id, MaskKeyPair::from_secret_bytes(secret))
-                    })
-                    .collect();
-                let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
-                (Prepared::Pairwise { keys, directory }, Duration::ZERO)
-            }
+            Self::Dealer => deal::<S>(round, params, inputs.len()),
+            Self::Pairwise => (pairwise_keys(round, inputs), Duration::ZERO),
         };
-        let (prepared, offline) = prepared;
         let sent = par::map(job.parallel, inputs, |pos, input| {
             let mask = prepared.of(pos, input.id)?;
             masked_frame::<S>(input.id, || input.sketch(params), &mask, round.ctx)
@@ -188,6 +164,40 @@ impl MaskSource {
             encoded,
         })
     }
+}
+
+/// The dealer's zero-sum masks for `clients` clients, and the time the
+/// dealing took (offline work).
+fn deal<S: ConcreteSketch>(
+    round: &Round<'_>,
+    params: &S::Params,
+    clients: usize,
+) -> (Prepared<S::Elem>, Duration) {
+    let start = Instant::now();
+    let mut rng = round.secrets.rng("dealer", round.ctx.round);
+    let masks = deal_zero_sum_masks(
+        &params.mask_domain(),
+        clients,
+        params.num_elements(),
+        &mut rng,
+    );
+    (Prepared::Dealt(masks), start.elapsed())
+}
+
+/// Every client's key pair for the round and the directory of their
+/// public keys. The simulation plays every client, drawing each client's
+/// key pair for the round (a deployment draws it in the client's own
+/// process: `aggregation/pairwise/`).
+fn pairwise_keys<E>(round: &Round<'_>, inputs: &[Input<'_>]) -> Prepared<E> {
+    let keys: BTreeMap<ClientId, MaskKeyPair> = inputs
+        .iter()
+        .map(|i| {
+            let secret = round.secrets.secret("pairwise-key", i.id.0);
+            (i.id, MaskKeyPair::from_secret_bytes(secret))
+        })
+        .collect();
+    let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
+    Prepared::Pairwise { keys, directory }
 }
 
 /// The protocol run of a round, in the field of the round's sketch: the

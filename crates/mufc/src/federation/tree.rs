@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 use num_bigint::BigUint;
 use syndrome_agg::AnySketch;
 
-use super::exchange::{Changes, exchange, histogram_change, round_times, run_round};
+use super::exchange::{exchange, histogram_change};
 use super::setup::Setup;
-use crate::aggregation::{Aggregation, RoundOutput};
+use crate::aggregation::Aggregation;
 use crate::layout::{Layout, NodeId};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, ServerPlan};
@@ -37,6 +37,7 @@ use crate::{
 
 #[cfg(feature = "serde")]
 mod remote;
+mod removal;
 #[cfg(feature = "serde")]
 pub(crate) use remote::FinishedRound;
 #[cfg(feature = "serde")]
@@ -269,137 +270,6 @@ impl Tree {
             }
         }
         parts.into_values().collect()
-    }
-
-    /// Serves a removal (Algorithm 4 inside the affected groups): one
-    /// masked round in each group with an updated client, each group's
-    /// difference decoded against its last sum, then the models of the
-    /// nodes on the paths to the root, updated by the sums of the
-    /// differences below them. Every round and every plan is computed
-    /// before any model changes; on an error nothing changes but the
-    /// groups' round counters.
-    pub(super) fn remove(
-        &mut self,
-        root: &mut Server,
-        req: &TreeRequest<'_>,
-    ) -> MufcResult<TreeRound> {
-        let affected: BTreeSet<usize> = req
-            .updated
-            .iter()
-            .filter_map(|c| self.layout.group_of(*c))
-            .collect();
-        let mut times = StageTimes::default();
-        let mut deltas: BTreeMap<usize, Delta> = BTreeMap::new();
-        let mut plans: Vec<(usize, ServerPlan)> = Vec::new();
-        // Each group's round, with the clients that sent in it.
-        let mut rounds: Vec<(usize, Vec<ClientId>, Option<RoundOutput>)> = Vec::new();
-        let mut involved = crate::Involvement::default();
-        let mut bytes_per_client = 0;
-        let mut ran_round = false;
-        for &g in &affected {
-            let ids = &self.layout.groups()[g];
-            let after: Vec<&Client> = req
-                .after
-                .iter()
-                .copied()
-                .filter(|c| ids.binary_search(&c.id()).is_ok())
-                .collect();
-            // The flat rule, inside the group: without a removed member,
-            // every change is a member's own and a change round carries
-            // them.
-            let no_gone = !ids.iter().any(|c| req.gone.contains(c));
-            let changes = no_gone.then(|| {
-                let per_client: Vec<Vec<(BigUint, i128)>> = after
-                    .iter()
-                    .map(|c| req.changes.get(&c.id()).cloned().unwrap_or_default())
-                    .collect();
-                let updated = ids.iter().filter(|c| req.updated.contains(c)).count();
-                Changes {
-                    per_client,
-                    bound: updated.saturating_mul(req.client_k.saturating_mul(2)),
-                }
-            });
-            let leaf = &self.nodes[g];
-            let agg = &mut self.groups[g].aggregation;
-            let mut round = run_round(agg, leaf.counts(), &after, changes.as_ref())?;
-            let decoded = match &mut round {
-                Some(r) => {
-                    let own: Vec<Duration> = after
-                        .iter()
-                        .map(|c| req.own.get(&c.id()).copied().unwrap_or_default())
-                        .collect();
-                    let mut t = StageTimes::default();
-                    round_times(&mut t, &own, r);
-                    merge_times(&mut times, &t);
-                    bytes_per_client = r.bytes_per_client;
-                    involved.clients += after.len();
-                    involved.messages += r.client_messages;
-                    involved.bytes += r.bytes_per_client.saturating_mul(after.len());
-                    ran_round = true;
-                    // Moved out: the commit needs the rest of the round.
-                    std::mem::replace(&mut r.decoded, Decoded::Full(Vec::new()))
-                }
-                // Every member left: the group's aggregate is empty.
-                None => Decoded::Full(Vec::new()),
-            };
-            let delta = delta_of(leaf, &decoded);
-            let start = Instant::now();
-            plans.push((g, leaf.plan(InputChange::Counts(decoded))?));
-            times.server += start.elapsed();
-            deltas.insert(g, delta);
-            rounds.push((g, after.iter().map(|c| c.id()).collect(), round));
-        }
-        let start = Instant::now();
-        let paths = self.update_paths(root, &affected, deltas, plans, req.parallel)?;
-        let mut decode = DecodeKind::Skipped;
-        if let Some(nonzeros) = paths.root_nonzeros
-            && ran_round
-        {
-            decode = DecodeKind::Delta { nonzeros };
-        }
-        involved.groups = affected.iter().copied().collect();
-        involved.nodes = paths.nodes;
-        let update = paths.update;
-        times.server += start.elapsed();
-        // Commit the groups' rounds.
-        let mut encoded = BTreeMap::new();
-        let mut dropped = Vec::new();
-        let mut messages: Option<Vec<(ClientId, Vec<u8>)>> = None;
-        for (g, sent, round) in rounds {
-            let group = &mut self.groups[g];
-            match round {
-                Some(r) => {
-                    group.aggregation.commit(r.pending);
-                    if let Some(m) = r.messages {
-                        messages.get_or_insert_with(Vec::new).extend(m);
-                    }
-                    for (c, e) in sent.into_iter().zip(r.encoded) {
-                        if let Some(e) = e {
-                            encoded.insert(c, e);
-                        }
-                    }
-                    group.included = r.included;
-                    dropped.extend(r.dropped);
-                }
-                // An emptied group never runs again.
-                None => group.included.clear(),
-            }
-        }
-        self.layout = self
-            .layout
-            .without(&req.gone.iter().copied().collect::<Vec<_>>());
-        dropped.sort_by_key(|(c, _)| *c);
-        Ok(TreeRound {
-            times,
-            bytes_per_client,
-            decode,
-            update,
-            included: self.included(),
-            dropped,
-            encoded,
-            messages,
-            involved,
-        })
     }
 }
 

@@ -10,13 +10,15 @@ use std::path::Path;
 use num_bigint::BigUint;
 use seeding::PointId;
 
-use super::body::Repr;
+use super::body::{Repr, SavedTree};
 use super::format::{bad, corrupt, open};
+use crate::aggregation::Aggregation;
 use crate::federation::Setup;
 use crate::federation::tree::Tree;
+use crate::federation::unsent::Unsent;
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
-use crate::{ClientId, Federation, MufcResult, Topology};
+use crate::{Client, ClientId, Federation, MufcResult, Topology};
 #[cfg(doc)]
 use crate::{MufcError, PersistError};
 
@@ -76,34 +78,7 @@ impl Federation {
     /// the rows of a model store): every check and
     /// rebuild of [`Self::from_bytes`] after the body is parsed.
     pub(crate) fn from_repr(r: Repr) -> MufcResult<Self> {
-        // The stored dimension sizes the quantizer's grid before any data
-        // is looked at: it must be the data's (a crafted file with a valid
-        // checksum may say anything; a huge value aborted the process).
-        if let Some((id, d, _)) = r.clients.iter().find(|(_, d, _)| d.dim() != r.dim) {
-            return Err(corrupt(format!(
-                "client {id}'s data has dimension {}, the file says {}",
-                d.dim(),
-                r.dim
-            )));
-        }
-        // With no client left there is no data to check it against: a
-        // dimension beyond 2^20 (an 8 MiB grid) is refused rather than
-        // allocated.
-        if r.clients.is_empty() && r.dim > MAX_DIM_WITHOUT_DATA {
-            return Err(corrupt(format!(
-                "dimension {} with no client to check it against",
-                r.dim
-            )));
-        }
-        // Saving writes the capacity of the training report: a file whose
-        // two copies disagree would load, then save something else.
-        let reported = r.fit_report.sketch.as_ref().map(|s| s.capacity);
-        if r.capacity != reported {
-            return Err(corrupt(format!(
-                "the stored sketch capacity {:?} is not the report's {:?}",
-                r.capacity, reported
-            )));
-        }
+        check_shape(&r)?;
         let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
             .clients
             .iter()
@@ -114,18 +89,17 @@ impl Federation {
             &r.config,
             r.dim,
         )?;
-        let fitted = setup.fit_clients()?;
-        let clients: Vec<_> = fitted.into_iter().map(|(c, _)| c).collect();
-        for c in &clients {
-            if stored_seeds.get(&c.id()).map(Vec::as_slice) != Some(c.seed_ids()) {
-                return Err(bad(format!(
-                    "client {} does not reproduce its stored seeds",
-                    c.id()
-                )));
-            }
+        let clients: Vec<Client> = setup.fit_clients()?.into_iter().map(|(c, _)| c).collect();
+        if let Some(c) = clients
+            .iter()
+            .find(|c| stored_seeds.get(&c.id()).map(Vec::as_slice) != Some(c.seed_ids()))
+        {
+            return Err(bad(format!(
+                "client {} does not reproduce its stored seeds",
+                c.id()
+            )));
         }
-        let unsent: BTreeMap<ClientId, crate::federation::unsent::Unsent> =
-            r.unsent.into_iter().collect();
+        let unsent: BTreeMap<ClientId, Unsent> = r.unsent.into_iter().collect();
         let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
         let mut server = setup.server()?;
         let mut aggregation = setup.aggregation(r.capacity)?;
@@ -141,60 +115,14 @@ impl Federation {
                     .iter()
                     .copied()
                     .collect();
-                let sum = super::included_sum(&clients, &unsent, &included);
-                // A server's state run across processes (`remote`) holds
-                // no client: its counts are its own, checked by the hash.
-                if !clients.is_empty() && sum.as_ref() != Some(&counts) {
-                    return Err(bad(
-                        "the stored counts are not the sum of the included clients' histograms",
-                    ));
-                }
-                agg.restore_last(&counts)?;
-                agg.set_rounds(r.rounds);
-                InputChange::Counts(Decoded::Full(counts.into_iter().collect()))
+                restore_aggregate(agg, &clients, &unsent, &included, counts, r.rounds)?
             }
-            None => InputChange::Plain(
-                clients
-                    .iter()
-                    .map(|c| {
-                        (
-                            PlainCentroids {
-                                client: c.id(),
-                                centroids: nalgebra::DMatrix::zeros(setup.dim, 0),
-                                sizes: Vec::new(),
-                            },
-                            crate::federation::plain_of(c),
-                        )
-                    })
-                    .collect(),
-            ),
+            None => plain_change(&clients, setup.dim),
         };
         server.apply(server.plan(change)?)?;
-        let tree = match r.tree {
-            Some(saved) => {
-                let (tree, root) = Tree::restore(&setup, saved, &clients, &unsent, r.capacity)?;
-                // The root's counts are its children's sum: the groups'
-                // sums add up to the stored aggregate.
-                if root.iter().map(|(b, c)| (b, c)).ne(server.counts().iter()) {
-                    return Err(bad("the groups' counts do not add up to the stored counts"));
-                }
-                if tree.rounds() != r.rounds {
-                    return Err(bad(format!(
-                        "the groups started {} rounds, the file says {}",
-                        tree.rounds(),
-                        r.rounds
-                    )));
-                }
-                Some(tree)
-            }
-            None if setup.config.topology() != Topology::Flat => {
-                return Err(bad(format!(
-                    "the configuration's topology is {}, and the file holds no groups",
-                    setup.config.topology().name()
-                )));
-            }
-            None => None,
-        };
+        let tree = restore_tree(
+            &setup, r.tree, &clients, &unsent, r.capacity, &server, r.rounds,
+        )?;
         let mut fed = Self::from_parts(
             setup,
             clients,
@@ -229,5 +157,121 @@ impl Federation {
         let bytes = std::fs::read(path.as_ref())
             .map_err(|e| bad(format!("cannot read {}: {e}", path.as_ref().display())))?;
         Self::from_bytes(&bytes)
+    }
+}
+
+/// The checks on a saved state's shape that come before any allocation
+/// it sizes.
+fn check_shape(r: &Repr) -> MufcResult<()> {
+    // The stored dimension sizes the quantizer's grid before any data is
+    // looked at: it must be the data's (a crafted file with a valid
+    // checksum may say anything; a huge value aborted the process).
+    if let Some((id, d, _)) = r.clients.iter().find(|(_, d, _)| d.dim() != r.dim) {
+        return Err(corrupt(format!(
+            "client {id}'s data has dimension {}, the file says {}",
+            d.dim(),
+            r.dim
+        )));
+    }
+    // With no client left there is no data to check it against: a
+    // dimension beyond 2^20 (an 8 MiB grid) is refused rather than
+    // allocated.
+    if r.clients.is_empty() && r.dim > MAX_DIM_WITHOUT_DATA {
+        return Err(corrupt(format!(
+            "dimension {} with no client to check it against",
+            r.dim
+        )));
+    }
+    // Saving writes the capacity of the training report: a file whose two
+    // copies disagree would load, then save something else.
+    let reported = r.fit_report.sketch.as_ref().map(|s| s.capacity);
+    if r.capacity != reported {
+        return Err(corrupt(format!(
+            "the stored sketch capacity {:?} is not the report's {:?}",
+            r.capacity, reported
+        )));
+    }
+    Ok(())
+}
+
+/// The aggregation's last sum and round counter, checked against the
+/// histograms of the clients the last round `included`; the server's
+/// input.
+fn restore_aggregate(
+    agg: &mut Aggregation,
+    clients: &[Client],
+    unsent: &BTreeMap<ClientId, Unsent>,
+    included: &BTreeSet<ClientId>,
+    counts: BTreeMap<BigUint, u64>,
+    rounds: u64,
+) -> MufcResult<InputChange> {
+    let sum = super::included_sum(clients, unsent, included);
+    // A server's state run across processes (`remote`) holds no client:
+    // its counts are its own, checked by the hash.
+    if !clients.is_empty() && sum.as_ref() != Some(&counts) {
+        return Err(bad(
+            "the stored counts are not the sum of the included clients' histograms",
+        ));
+    }
+    agg.restore_last(&counts)?;
+    agg.set_rounds(rounds);
+    Ok(InputChange::Counts(Decoded::Full(
+        counts.into_iter().collect(),
+    )))
+}
+
+/// The plain mode's server input: every client's centroids, from none.
+fn plain_change(clients: &[Client], dim: usize) -> InputChange {
+    InputChange::Plain(
+        clients
+            .iter()
+            .map(|c| {
+                (
+                    PlainCentroids {
+                        client: c.id(),
+                        centroids: nalgebra::DMatrix::zeros(dim, 0),
+                        sizes: Vec::new(),
+                    },
+                    crate::federation::plain_of(c),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The groups of a saved federation, checked: their sum is the root's
+/// counts (`server`'s), their rounds the stored counter; none exactly
+/// when the topology is flat.
+fn restore_tree(
+    setup: &Setup,
+    saved: Option<SavedTree>,
+    clients: &[Client],
+    unsent: &BTreeMap<ClientId, Unsent>,
+    capacity: Option<usize>,
+    server: &crate::Server,
+    rounds: u64,
+) -> MufcResult<Option<Tree>> {
+    match saved {
+        Some(saved) => {
+            let (tree, root) = Tree::restore(setup, saved, clients, unsent, capacity)?;
+            // The root's counts are its children's sum: the groups' sums
+            // add up to the stored aggregate.
+            if root.iter().map(|(b, c)| (b, c)).ne(server.counts().iter()) {
+                return Err(bad("the groups' counts do not add up to the stored counts"));
+            }
+            if tree.rounds() != rounds {
+                return Err(bad(format!(
+                    "the groups started {} rounds, the file says {}",
+                    tree.rounds(),
+                    rounds
+                )));
+            }
+            Ok(Some(tree))
+        }
+        None if setup.config.topology() != Topology::Flat => Err(bad(format!(
+            "the configuration's topology is {}, and the file holds no groups",
+            setup.config.topology().name()
+        ))),
+        None => Ok(None),
     }
 }
