@@ -231,7 +231,10 @@ impl<E> fmt::Debug for MaskVector<E> {
 /// so that `sum_l z_i^(l) = 0`"): `clients` mask vectors of length `len`
 /// that sum to zero. The first `clients - 1` are uniform and independent,
 /// the last is minus their sum, so any `clients - 1` of them are jointly
-/// uniform and one vector alone reveals nothing.
+/// uniform and one vector alone reveals nothing — as long as `rng` is a
+/// cryptographic generator, which the bound demands: masks drawn from a
+/// predictable generator (a small-state PRNG, a seed a party can guess)
+/// hide nothing.
 ///
 /// # Example
 ///
@@ -246,7 +249,7 @@ impl<E> fmt::Debug for MaskVector<E> {
 ///     assert_eq!(s, f.zero());
 /// }
 /// ```
-pub fn deal_zero_sum_masks<D: MaskDomain, R: Rng + ?Sized>(
+pub fn deal_zero_sum_masks<D: MaskDomain, R: rand::CryptoRng + ?Sized>(
     domain: &D,
     clients: usize,
     len: usize,
