@@ -1,7 +1,8 @@
 //! Round latency and bytes on the wire of the federation across
 //! processes, over loopback: a server and L clients (10, 100, 1000), flat
-//! with the complete graph and the Harary graph of SecAgg+, and in groups
-//! of 10 (complete graph inside each), training and a removal round.
+//! with the complete graph and the Harary graph of SecAgg+, in groups
+//! of 10 (complete graph inside each), and with pairwise masks (two steps,
+//! no dropout tolerated); training and a removal round.
 //! Every party is a task of this one process (a thousand
 //! processes would measure the operating system's scheduler on two cores),
 //! each with its own TLS connection, gRPC session and SQLite store, as in
@@ -36,29 +37,35 @@ use mufc_net::transport::Traffic;
 use seeding::PointId;
 use testkit::mufc::{Mixture, gaussian_clients};
 
-/// One federation measured: flat or in groups, and the SecAgg graph.
+/// One federation measured: flat or in groups, and the SecAgg graph
+/// (`None`: pairwise masks, two steps and no dropout tolerated).
 #[derive(Clone, Copy)]
 struct Case {
     name: &'static str,
     topology: Topology,
-    graph: SecAggGraph,
+    graph: Option<SecAggGraph>,
 }
 
-const CASES: [Case; 3] = [
+const CASES: [Case; 4] = [
     Case {
         name: "flat-complete",
         topology: Topology::Flat,
-        graph: SecAggGraph::Complete,
+        graph: Some(SecAggGraph::Complete),
     },
     Case {
         name: "flat-harary",
         topology: Topology::Flat,
-        graph: SecAggGraph::Harary,
+        graph: Some(SecAggGraph::Harary),
     },
     Case {
         name: "groups",
         topology: Topology::Groups { size: GROUP },
-        graph: SecAggGraph::Complete,
+        graph: Some(SecAggGraph::Complete),
+    },
+    Case {
+        name: "flat-pairwise",
+        topology: Topology::Flat,
+        graph: None,
     },
 ];
 
@@ -138,10 +145,12 @@ async fn run(l: usize, case: Case) -> Row {
     let tls = server_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let names: Vec<String> = (0..l).map(|i| format!("c{i}")).collect();
+    let masks = match case.graph {
+        Some(graph) => Masks::SecAgg(SecAggOptions::new().dropout(0.1).graph(graph)),
+        None => Masks::Pairwise,
+    };
     let config = FederationConfig::new(3)
-        .channel(Channel::scma(Masks::SecAgg(
-            SecAggOptions::new().dropout(0.1).graph(case.graph),
-        )))
+        .channel(Channel::scma(masks))
         .topology(case.topology)
         .seed(5)
         .validate()
@@ -223,7 +232,7 @@ fn main() {
                 *CASES
                     .iter()
                     .find(|c| c.name == n.trim())
-                    .expect("cases: flat-complete, flat-harary, groups")
+                    .expect("cases: flat-complete, flat-harary, groups, flat-pairwise")
             })
             .collect(),
         Err(_) => CASES.to_vec(),
