@@ -136,6 +136,24 @@ fn five_processes_with_pairwise_masks_train_and_forget_exactly() {
     }
 }
 
+/// Pairwise masks tolerate no dropout, across processes too: a client
+/// killed before its masked input (after its key went into the
+/// directory) fails the round; nothing is unmasked, committed or stored.
+#[test]
+fn a_pairwise_client_killed_mid_round_fails_the_round_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    data(dir, "cli-net-pairwise-dropout");
+    let extra = ["--k", "3", "--masking", "pairwise", "--step-timeout", "20"];
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |n| {
+        (n == "e").then_some("0:masked-input")
+    });
+    let line = fed.server.wait_for(|l| l.starts_with("round 0 failed"));
+    assert!(line.contains("dropped out"), "{line}");
+    assert!(!fed.server.log().iter().any(|l| l.contains("committed")));
+    assert!(!dir.join("server.db").exists());
+}
+
 #[test]
 fn a_client_killed_mid_round_is_dropped_and_too_many_fail_cleanly() {
     let extra = ["--k", "3", "--dropout", "0.2", "--step-timeout", "20"];

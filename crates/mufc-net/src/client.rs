@@ -310,7 +310,8 @@ impl Session<'_> {
                 if let Some((half, _, asked)) = self.current.as_mut() {
                     let round = half.round();
                     *asked += 1;
-                    let fault = SecAggStep::ALL
+                    let fault = half
+                        .steps()
                         .get(*asked)
                         .map_or(Asked::Nothing, |&step| crate::fault::asked(round, step));
                     match fault {

@@ -1,8 +1,9 @@
 //! A client process that dies or loses its connection mid-round, for the
 //! multi-process tests: in a debug build, with [`FAULT_ENV`] set to
 //! `<round>:<step>` (a step as `SecAggStep` prints it, `advertise-keys` to
-//! `unmasking`), the client aborts instead of answering that step of that
-//! round, as if killed. From `share-keys` on, `<round>:<step>:reconnect`
+//! `unmasking`; with pairwise masks `advertise-keys` and `masked-input`),
+//! the client aborts instead of answering that step of that round, as if
+//! killed. From `share-keys` on, `<round>:<step>:reconnect`
 //! drops its session there instead and connects again, and
 //! `<round>:<step>:delay` answers that step three seconds late. Release
 //! builds ignore it.

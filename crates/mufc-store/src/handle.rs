@@ -63,6 +63,21 @@ pub struct Store {
 }
 
 /// The rollback journal SQLite keeps next to `path` during a transaction.
+impl Store {
+    /// A store serving `state` from the connection `conn` to `path`, with
+    /// no fault injected, not poisoned, and nothing skipped.
+    fn serving(conn: Connection, path: &Path, state: State) -> Self {
+        Self {
+            conn,
+            path: path.to_path_buf(),
+            state,
+            fault: None,
+            poisoned: false,
+            skipped: Vec::new(),
+        }
+    }
+}
+
 fn journal_of(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push("-journal");
@@ -486,14 +501,7 @@ impl Store {
         let conn = connect(path)?;
         configure(&conn)?;
         state.records = new.records;
-        Ok(Self {
-            conn,
-            path: path.to_path_buf(),
-            state,
-            fault: None,
-            poisoned: false,
-            skipped: Vec::new(),
-        })
+        Ok(Self::serving(conn, path, state))
     }
 
     /// Opens the store at `path`: refuses a file that is not a store or
@@ -543,14 +551,7 @@ impl Store {
                 .map_err(StoreError::db("ending the read transaction"))?;
             state
         };
-        Ok(Self {
-            conn,
-            path: path.to_path_buf(),
-            state,
-            fault: None,
-            poisoned: false,
-            skipped: Vec::new(),
-        })
+        Ok(Self::serving(conn, path, state))
     }
 
     /// Reloads the state from the file after a failed write; the store is

@@ -5,64 +5,34 @@
 //! `--help` lists them and a wrong word gets clap's own error, without the
 //! library depending on clap.
 
-use std::ffi::OsStr;
+use std::str::FromStr;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-/// A clap value parser for one of the library's named enums.
-#[derive(Clone, Copy)]
-pub(crate) struct Named<T: 'static> {
+/// A clap value parser for one of the library's named enums: clap's own
+/// parser of the possible values (so `--help` lists them with their help,
+/// and a wrong word gets clap's usual error), mapped through the enum's
+/// `FromStr`.
+pub(crate) fn parser<T>(
     all: &'static [T],
     name: fn(T) -> &'static str,
     help: fn(T) -> &'static str,
-}
-
-impl<T: Copy> Named<T> {
-    /// The parser of the values `all`, named and explained by `name` and
-    /// `help` (the enum's `ALL`, `name` and `help`).
-    pub(crate) const fn new(
-        all: &'static [T],
-        name: fn(T) -> &'static str,
-        help: fn(T) -> &'static str,
-    ) -> Self {
-        Self { all, name, help }
-    }
-
-    fn values(&self) -> impl Iterator<Item = PossibleValue> + '_ {
-        self.all
-            .iter()
-            .map(|&v| PossibleValue::new((self.name)(v)).help((self.help)(v)))
-    }
-}
-
-impl<T: Copy + Send + Sync + 'static> TypedValueParser for Named<T> {
-    type Value = T;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<T, clap::Error> {
-        // clap's own parser gives the usual error ("invalid value ...
-        // [possible values: ...]") for a word that is not a name.
-        let word = PossibleValuesParser::new(self.values()).parse_ref(cmd, arg, value)?;
-        self.all
-            .iter()
-            .copied()
-            .find(|&v| (self.name)(v) == word)
-            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd))
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(self.values()))
-    }
+) -> impl TypedValueParser<Value = T>
+where
+    T: Copy + FromStr + Send + Sync + 'static,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(
+        all.iter()
+            .map(move |&v| PossibleValue::new(name(v)).help(help(v))),
+    )
+    .try_map(|word| word.parse::<T>())
 }
 
 /// The parser of a named enum of the library: `named!(mufc::Privacy)`.
 macro_rules! named {
     ($t:ty) => {
-        $crate::cli::named::Named::<$t>::new(<$t>::ALL, <$t>::name, <$t>::help)
+        $crate::cli::named::parser::<$t>(<$t>::ALL, <$t>::name, <$t>::help)
     };
 }
 pub(crate) use named;

@@ -136,6 +136,11 @@ pub(crate) trait ClientHalf: Send {
     fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>>;
     /// Whether the client answered the unmasking request.
     fn is_done(&self) -> bool;
+    /// The protocol's steps, in the order the client answers them (its
+    /// first message, at join, answers the first).
+    fn steps(&self) -> &'static [Step] {
+        &Step::ALL
+    }
 }
 
 /// The sketch parameters and the last committed sum a round decodes

@@ -56,10 +56,10 @@ impl Federation {
             .map(|p| p.number)
             .collect();
         let plain = self.aggregation.is_none() && self.tree.is_none();
-        let plan = Plan::new(&self.clients, &staged, ready, &unsent, plain);
+        let mut plan = Plan::new(&self.clients, &staged, ready, &unsent, plain);
         let out = if let Some(tree) = self.tree.as_mut() {
             let round = tree_round(tree, &mut self.server, &plan, &unsent, &self.config)?;
-            let Plan { removed, .. } = plan;
+            let removed = plan.into_removed();
             self.commit_staged(staged);
             (removed, self.commit_tree(round, wall))
         } else {
@@ -70,13 +70,9 @@ impl Federation {
                 &unsent,
                 (self.dim, self.config.client_k()),
             )?;
-            let Plan {
-                removed,
-                after,
-                own,
-                ..
-            } = plan;
-            let after: Vec<ClientId> = after.iter().map(|c| c.id()).collect();
+            let after: Vec<ClientId> = plan.after.iter().map(|c| c.id()).collect();
+            let own = std::mem::take(&mut plan.own);
+            let removed = plan.into_removed();
             let done = self.commit_flat(exchanged, &own, after, staged, wall);
             (removed, done)
         };
@@ -124,8 +120,8 @@ impl Federation {
                 } else {
                     after
                 };
-                let skipped = (DecodeKind::Skipped, ServerUpdate::Unchanged);
-                (skipped.0, skipped.1, included, Vec::new(), no_round_bytes)
+                let (decode, update) = (DecodeKind::Skipped, ServerUpdate::Unchanged);
+                (decode, update, included, Vec::new(), no_round_bytes)
             }
         };
         self.commit_staged(staged);

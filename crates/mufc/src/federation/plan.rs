@@ -35,12 +35,15 @@ pub(super) struct Plan<'a> {
     pub(super) after: Vec<&'a Client>,
     /// Each one's own unlearning time (zero for a client not named).
     pub(super) own: Vec<Duration>,
-    /// The clients whose message changes, those removed whole included.
+    /// The clients whose message changes, those removed whole included,
+    /// in id order.
     pub(super) updated: Vec<ClientId>,
     /// The clients removed whole.
     pub(super) gone: BTreeSet<ClientId>,
-    /// What the report counts.
-    pub(super) removed: Removed,
+    /// The clients that reseeded.
+    reseeded: Vec<ClientId>,
+    /// The points the round removes.
+    removed_points: usize,
 }
 
 impl<'a> Plan<'a> {
@@ -57,44 +60,46 @@ impl<'a> Plan<'a> {
         plain: bool,
     ) -> Self {
         let (after, own) = after_request(clients, staged);
+        let waited: Vec<(ClientId, &Unsent)> = ready
+            .iter()
+            .filter_map(|c| unsent.get(c).map(|u| (*c, u)))
+            .collect();
         let mut plan = Self {
             before: clients,
             after,
             own,
             updated: Vec::new(),
-            gone: ready
+            gone: waited
                 .iter()
-                .copied()
-                .filter(|c| unsent.get(c).is_some_and(|u| u.left))
+                .filter(|(_, u)| u.left)
+                .map(|(c, _)| *c)
                 .collect(),
-            removed: Removed {
-                updated: Vec::new(),
-                gone: Vec::new(),
-                reseeded: Vec::new(),
-                removed_points: 0,
-            },
-        };
-        plan.updated = ready
-            .iter()
-            .copied()
-            .filter(|&c| plan.changes_message(c, unsent.get(&c), plain))
-            .collect();
-        let waited = |c: &ClientId| unsent.get(c);
-        plan.removed = Removed {
-            updated: plan.updated.clone(),
-            gone: plan.gone.iter().copied().collect(),
-            reseeded: ready
+            reseeded: waited
                 .iter()
-                .copied()
-                .filter(|c| waited(c).is_some_and(|u| u.reseeded))
+                .filter(|(_, u)| u.reseeded)
+                .map(|(c, _)| *c)
                 .collect(),
-            removed_points: ready
+            removed_points: waited
                 .iter()
-                .filter_map(waited)
-                .map(|u| usize::try_from(u.points).unwrap_or(usize::MAX))
+                .map(|(_, u)| usize::try_from(u.points).unwrap_or(usize::MAX))
                 .fold(0usize, usize::saturating_add),
         };
+        plan.updated = waited
+            .iter()
+            .filter(|(c, u)| plan.changes_message(*c, u, plain))
+            .map(|(c, _)| *c)
+            .collect();
         plan
+    }
+
+    /// What the report counts of the round.
+    pub(super) fn into_removed(self) -> Removed {
+        Removed {
+            updated: self.updated,
+            gone: self.gone.into_iter().collect(),
+            reseeded: self.reseeded,
+            removed_points: self.removed_points,
+        }
     }
 
     /// Client `id` after the request (`None`: removed whole).
@@ -115,15 +120,14 @@ impl<'a> Plan<'a> {
 
     /// Whether client `c`'s message changes: it left, or its message (the
     /// histogram; the centroids in the plain mode) differs from the last
-    /// one sent. `waited`: what the aggregate holds of it (`None`: its
-    /// round does not wait, nothing changed).
-    fn changes_message(&self, c: ClientId, waited: Option<&Unsent>, plain: bool) -> bool {
-        match (waited, self.current(c)) {
-            (None, _) => false,
-            (Some(u), _) if u.left => true,
-            (Some(_), None) => true,
-            (Some(u), Some(now)) if !plain => u.sent.as_slice() != now.histogram(),
-            (Some(_), Some(now)) => self
+    /// one sent, `waited` (what the aggregate holds of it). A client
+    /// whose round does not wait changed nothing.
+    fn changes_message(&self, c: ClientId, waited: &Unsent, plain: bool) -> bool {
+        match self.current(c) {
+            _ if waited.left => true,
+            None => true,
+            Some(now) if !plain => waited.sent.as_slice() != now.histogram(),
+            Some(now) => self
                 .previous(c)
                 .is_none_or(|old| old.sizes() != now.sizes() || old.centroids() != now.centroids()),
         }

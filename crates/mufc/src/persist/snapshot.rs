@@ -65,13 +65,6 @@ pub struct ServerSnapshot {
 /// One client's part of a snapshot: its id, its points and its seeds.
 pub type ClientSnapshot = (ClientId, Dataset, Vec<PointId>);
 
-impl ServerSnapshot {
-    /// The dimension of the points.
-    pub fn dim(&self) -> usize {
-        self.dim
-    }
-}
-
 impl Federation {
     /// The server's part of the federation's state (see
     /// [`ServerSnapshot`]); the clients' parts are each client's

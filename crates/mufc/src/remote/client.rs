@@ -85,6 +85,13 @@ impl ClientRound {
     pub fn is_done(&self) -> bool {
         self.half.is_done()
     }
+
+    /// The steps of the round's protocol, in the order the client answers
+    /// them: SecAgg's five ([`SecAggStep::ALL`](crate::SecAggStep::ALL)),
+    /// or pairwise masks' two (keys, masked input).
+    pub fn steps(&self) -> &'static [crate::SecAggStep] {
+        self.half.steps()
+    }
 }
 
 impl RemoteClient {

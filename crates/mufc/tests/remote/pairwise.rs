@@ -156,6 +156,22 @@ fn a_client_refuses_a_directory_that_is_not_the_rings() {
         matches!(err, MufcError::RoundRefused { .. }),
         "a changed own key: {err}"
     );
+    // Entries of 33 bytes (a one-byte id, a key), in id order: the
+    // first one renamed to a stranger, or named twice. The client's own
+    // key is intact; only the ring check can catch these.
+    let first = n - 33 * ids.len();
+    assert_eq!(directory[first], 0, "the first entry is client 0's");
+    let mut stranger = directory.clone();
+    stranger[first] = 99;
+    let mut twice = directory.clone();
+    twice[first] = 1;
+    for (what, d) in [("a stranger", stranger), ("a client twice", twice)] {
+        let err = halves[me].handle(&d).unwrap_err();
+        assert!(
+            matches!(err, MufcError::RoundRefused { .. }),
+            "a directory with {what}: {err}"
+        );
+    }
     for cut in [0, 1, n / 2, n - 1] {
         assert!(
             halves[me].handle(&directory[..cut]).is_err(),

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
+use syndrome_agg::secagg::Step;
 use syndrome_agg::{AnySketch, ConcreteSketch, SketchVisitor, ValidAnyParams};
 
 use super::{Directory, ToServer, from_bytes, to_bytes};
@@ -88,6 +89,10 @@ impl PairwiseClient {
 }
 
 impl ClientHalf for PairwiseClient {
+    fn steps(&self) -> &'static [Step] {
+        &[Step::AdvertiseKeys, Step::MaskedInput]
+    }
+
     fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>> {
         if self.done {
             return Err(MufcError::Remote(

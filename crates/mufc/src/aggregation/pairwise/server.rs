@@ -6,19 +6,20 @@ use std::time::{Duration, Instant};
 
 use syndrome_agg::masking::pairwise::{MaskPublicKey, RoundContext};
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{ConcreteSketch, SketchVisitor};
+use syndrome_agg::wire::Frame;
+use syndrome_agg::{ConcreteSketch, MaskedSketch, SketchVisitor};
 
 use super::{Directory, ToServer, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
 use crate::aggregation::run::{Pending, conclude, inconsistent};
-use crate::server::decode::{Decoded, DeltaCheck, parse_messages, sum};
+use crate::server::decode::{Decoded, DeltaCheck, sum};
 use crate::{ClientId, MufcError, MufcResult};
 
 /// The decoding of the round's frames on the concrete sketch, as a plain
 /// function pointer (the server's half does not name the sketch): the
 /// sum's parse and aggregation, then the decoding against the last sum.
 type FrameConcluder = fn(
-    &[(ClientId, Vec<u8>)],
+    &[Frame],
     &FrameJob<'_>,
     &DeltaCheck<'_>,
 ) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)>;
@@ -28,17 +29,21 @@ struct FrameJob<'a> {
     sums: &'a Sums,
     ctx: RoundContext,
     min_clients: usize,
-    max_frame: usize,
 }
 
 fn conclude_frames<S: ConcreteSketch>(
-    frames: &[(ClientId, Vec<u8>)],
+    frames: &[Frame],
     job: &FrameJob<'_>,
     check: &DeltaCheck<'_>,
 ) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)> {
     let start = Instant::now();
     let params = S::params_of(&job.sums.params).ok_or_else(inconsistent)?;
-    let messages = parse_messages::<S>(params, job.max_frame, frames)?;
+    // Parsed once, as they arrived (`accept`): only their elements are
+    // read here.
+    let messages = frames
+        .iter()
+        .map(|f| MaskedSketch::<S>::from_frame(f, params))
+        .collect::<Result<Vec<_>, _>>()?;
     let (total, included) = sum(params, job.ctx, job.min_clients, &messages)?;
     let summed = start.elapsed();
     let (decoded, pending, decode) = conclude(
@@ -60,7 +65,7 @@ pub(crate) struct PairwiseServer {
     concluder: FrameConcluder,
     step: Option<Step>,
     keys: BTreeMap<ClientId, MaskPublicKey>,
-    frames: BTreeMap<ClientId, Vec<u8>>,
+    frames: BTreeMap<ClientId, Frame>,
     time: Duration,
 }
 
@@ -194,12 +199,11 @@ impl ServerHalf for PairwiseServer {
                 "the round is not over: nothing to decode".into(),
             ));
         }
-        let frames: Vec<(ClientId, Vec<u8>)> = self.frames.into_iter().collect();
+        let frames: Vec<Frame> = self.frames.into_values().collect();
         let job = FrameJob {
             sums: &self.sums,
             ctx: self.spec.context(),
             min_clients: self.min_clients,
-            max_frame: self.max_frame,
         };
         let (decoded, pending, included, summed, decode) = (self.concluder)(&frames, &job, check)?;
         Ok(RemoteOutcome {
@@ -259,13 +263,13 @@ impl PairwiseServer {
                 // The frame names its sender and round: checked now, so
                 // that a bad frame is refused while the client may still
                 // send its own, not when the sum fails.
-                let f = syndrome_agg::wire::Frame::parse(&frame, self.max_frame)?;
+                let f = Frame::parse(&frame, self.max_frame)?;
                 if f.client_id != from.0 || f.context() != self.spec.context() {
                     return Err(rejected(format!(
                         "client {from} sent a frame of another client or round"
                     )));
                 }
-                self.frames.insert(from, frame);
+                self.frames.insert(from, f);
             }
             (step, _) => {
                 return Err(rejected(format!(
