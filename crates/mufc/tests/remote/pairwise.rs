@@ -271,3 +271,68 @@ proptest! {
         }
     }
 }
+
+/// Postcard's unsigned varint.
+fn varint(mut v: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let b = u8::try_from(v & 0x7f).unwrap();
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return out;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// A member's masked frame for other sketch parameters (here another
+/// capacity) is refused when it arrives, not when the sum is taken: the
+/// member's own frame is then taken and the round completes, exactly.
+#[test]
+fn a_frame_of_other_parameters_is_refused_on_arrival() {
+    let (data, mut server, mut clients) = pairwise_federation("remote-pairwise-params", 95);
+    let data = with_ids(&data);
+    let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
+    let (announcement, mut round) = server.start_round(&ids).unwrap();
+    let mut halves = Vec::new();
+    for c in clients.iter_mut() {
+        let (half, first) = c.join(&announcement).unwrap();
+        round.receive(c.id(), &first).unwrap();
+        halves.push(half);
+    }
+    let RoundStep::Send(msgs) = round.advance().unwrap() else {
+        panic!("the directory is sent");
+    };
+    let masked: Vec<(ClientId, Vec<u8>)> = msgs
+        .iter()
+        .map(|(c, d)| (*c, halves[at(*c)].handle(d).unwrap()))
+        .collect();
+    // The message: version, variant, a one-byte client id, the frame's
+    // length (a varint), the frame.
+    let (attacker, honest) = &masked[0];
+    let mut at_frame = 3;
+    while honest[at_frame] & 0x80 != 0 {
+        at_frame += 1;
+    }
+    let frame = &honest[at_frame + 1..];
+    let mut f = syndrome_agg::wire::Frame::parse(frame, usize::MAX).unwrap();
+    f.capacity += 1;
+    let other = f.to_bytes().unwrap();
+    let mut forged = honest[..3].to_vec();
+    forged.extend(varint(other.len()));
+    forged.extend(other);
+    assert!(
+        round.receive(*attacker, &forged).is_err(),
+        "a frame of another capacity was taken"
+    );
+    for (c, m) in &masked {
+        round.receive(*c, m).unwrap();
+    }
+    assert!(matches!(round.advance().unwrap(), RoundStep::Finished));
+    server.finish_round(round).unwrap();
+    for (c, half) in clients.iter_mut().zip(halves) {
+        c.commit(half);
+    }
+    assert_equals_retraining(&server, &data, "after a refused frame");
+}

@@ -24,6 +24,19 @@ type FrameConcluder = fn(
     &DeltaCheck<'_>,
 ) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)>;
 
+/// The check of one masked frame against the round's parameters (its
+/// kind, shape and elements), on the concrete sketch, as a plain function
+/// pointer: a frame the sum would refuse is refused when it arrives, so
+/// that one member's bad frame cannot fail everybody's round.
+type FrameCheck = fn(&Frame, &Sums) -> MufcResult<()>;
+
+fn check_frame<S: ConcreteSketch>(frame: &Frame, sums: &Sums) -> MufcResult<()> {
+    use syndrome_agg::LinearParams;
+    let params = S::params_of(&sums.params).ok_or_else(inconsistent)?;
+    params.parse_frame(true, frame)?;
+    Ok(())
+}
+
 /// What the server's sum of the frames needs besides them.
 struct FrameJob<'a> {
     sums: &'a Sums,
@@ -38,8 +51,8 @@ fn conclude_frames<S: ConcreteSketch>(
 ) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)> {
     let start = Instant::now();
     let params = S::params_of(&job.sums.params).ok_or_else(inconsistent)?;
-    // Parsed once, as they arrived (`accept`): only their elements are
-    // read here.
+    // Parsed and checked as they arrived (`accept`): the elements are
+    // read again here, into the concrete sketch.
     let messages = frames
         .iter()
         .map(|f| MaskedSketch::<S>::from_frame(f, params))
@@ -63,6 +76,7 @@ pub(crate) struct PairwiseServer {
     min_clients: usize,
     max_frame: usize,
     concluder: FrameConcluder,
+    check: FrameCheck,
     step: Option<Step>,
     keys: BTreeMap<ClientId, MaskPublicKey>,
     frames: BTreeMap<ClientId, Frame>,
@@ -74,13 +88,14 @@ impl PairwiseServer {
     /// parameters and last sum.
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
         let max_frame = sums.params.max_frame_len();
-        let concluder = sums.params.visit(Concluder)?;
+        let (concluder, check) = sums.params.visit(Concluder)?;
         Ok(Self {
             spec,
             sums,
             min_clients,
             max_frame,
             concluder,
+            check,
             step: Some(Step::AdvertiseKeys),
             keys: BTreeMap::new(),
             frames: BTreeMap::new(),
@@ -113,22 +128,22 @@ impl PairwiseServer {
     }
 }
 
-/// Picks the concluder of the concrete sketch.
+/// Picks the concluder and the frame check of the concrete sketch.
 struct Concluder;
 
 impl SketchVisitor for Concluder {
-    type Output = MufcResult<FrameConcluder>;
+    type Output = MufcResult<(FrameConcluder, FrameCheck)>;
 
     fn visit_field<S, F>(self, _: &S::Params, _: &F) -> Self::Output
     where
         S: ConcreteSketch,
         F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
     {
-        Ok(conclude_frames::<S>)
+        Ok((conclude_frames::<S>, check_frame::<S>))
     }
 
     fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
-        Ok(conclude_frames::<S>)
+        Ok((conclude_frames::<S>, check_frame::<S>))
     }
 }
 
@@ -269,6 +284,7 @@ impl PairwiseServer {
                         "client {from} sent a frame of another client or round"
                     )));
                 }
+                (self.check)(&f, &self.sums)?;
                 self.frames.insert(from, f);
             }
             (step, _) => {
