@@ -1,8 +1,9 @@
 //! The secure aggregation of the clients' histograms (Algorithm 2 of the
 //! paper, SCMA), in its three flavours, and the masks that hide each
 //! client's sketch: dealt zero-sum masks, pairwise masks, or a whole run of
-//! the dropout-tolerant protocol ([`Masking::SecAgg`](crate::Masking::SecAgg), in `secure`), which
-//! masks inside the protocol and sums only the clients it includes.
+//! the dropout-tolerant protocol ([`Masking::SecAgg`](crate::Masking::SecAgg),
+//! `secagg_halves`), which masks inside the protocol and sums only the
+//! clients it includes.
 //!
 //! Every round is a fresh round of the protocol: every current client
 //! encodes its histogram (its last sketch, kept unmasked, updated by the
@@ -20,7 +21,10 @@
 //! last one, checked) is in `server/decode.rs`; what a client sends, in
 //! `client/message.rs`. This module holds the aggregation's state and
 //! runs the round: one round for every sketch scheme, through
-//! [`AnySketch`], and for every mask source ([`masks::MaskSource`]).
+//! [`AnySketch`]. With pairwise masks or SecAgg the round is the parties'
+//! own (the halves of `halves.rs`, relayed in memory by `relay.rs`
+//! exactly as `mufc-net` carries them across processes); with dealt
+//! masks, and in change rounds, it is [`masks::MaskSource::exchange`].
 //!
 //! A round is computed without touching the aggregate
 //! ([`Aggregation::round`]) and committed afterwards
@@ -38,20 +42,18 @@
 //! between them: a failed round retried, an older save reloaded, a cloned
 //! federation. Only with
 //! [`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks)
-//! do they derive from the federation seed and the round number (the
-//! masks of earlier versions, for tests and reproduction).
+//! does the round's secret derive from the federation seed and the round
+//! number (for tests and reproduction: a round number is still never
+//! masked with twice by one federation).
 
 mod change;
-#[cfg(feature = "serde")]
 mod halves;
 mod masks;
-#[cfg(feature = "serde")]
 mod pairwise;
-#[cfg(feature = "serde")]
+mod relay;
 mod remote;
 mod round;
 mod run;
-#[cfg(feature = "serde")]
 mod secagg_halves;
 mod secrets;
 mod secure;
@@ -72,9 +74,7 @@ use run::{ChangeRun, RoundRun};
 use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
-#[cfg(feature = "serde")]
 pub(crate) use halves::{ClientHalf, ServerHalf};
-#[cfg(feature = "serde")]
 pub use halves::{RoundProtocol, RoundSpec};
 pub(crate) use round::{Input, MaskedInputs};
 pub(crate) use run::{Pending, RoundOutput};
@@ -97,8 +97,7 @@ pub(crate) use run::{Pending, RoundOutput};
 /// assert!(info.elements > 2 * info.capacity); // 2t + r locator syndromes and payload channels
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SketchInfo {
     /// The capacity `t` (the most nonzero bins an aggregate may have).
     pub capacity: usize,
@@ -142,7 +141,7 @@ pub(crate) struct Aggregation {
     round: u64,
     /// The masked vectors of the last round started (failed or not), when
     /// recording; read by the tests.
-    #[cfg_attr(not(all(test, feature = "serde")), allow(dead_code))]
+    #[cfg_attr(not(test), allow(dead_code))]
     last_masked: Option<(u64, MaskedInputs)>,
     /// Makes the next round fail once its masked vectors exist (tests).
     #[cfg(test)]
@@ -307,19 +306,18 @@ impl Aggregation {
 
     /// The round number and masked vectors of the last round started,
     /// failed or not, when recording.
-    #[cfg(all(test, feature = "serde"))]
+    #[cfg(test)]
     pub(crate) fn last_masked(&self) -> Option<&(u64, MaskedInputs)> {
         self.last_masked.as_ref()
     }
 
     /// Makes the next round fail right after its masked vectors exist.
-    #[cfg(all(test, feature = "serde"))]
+    #[cfg(test)]
     pub(crate) fn fail_next_round_after_masking(&mut self) {
         self.fail_after_masking = true;
     }
 
     /// Sets the round counter (after loading a saved federation).
-    #[cfg(feature = "serde")]
     pub(crate) fn set_rounds(&mut self, rounds: u64) {
         self.round = rounds;
     }
@@ -355,27 +353,37 @@ impl Aggregation {
         last: &BTreeMap<BigUint, u64>,
     ) -> MufcResult<RoundOutput> {
         let (number, secrets) = self.next_round()?;
-        let round = round::Round::new(number, &secrets);
-        let mut masked = self.record.then(Vec::new);
-        let run = RoundRun {
-            round: &round,
-            params: &self.scheme.params,
-            delta: self.scheme.delta.as_ref(),
-            last: self.scheme.last.as_ref(),
-            inputs,
-            masking: &self.masking,
-            check: DeltaCheck {
-                last,
-                capacity: self.info().capacity,
-                max_points: self.max_points,
-            },
-            parallel: self.parallel,
-            record: self.record,
-            min_clients: self.min_clients,
-            masked: &mut masked,
+        let check = DeltaCheck {
+            last,
+            capacity: self.info().capacity,
+            max_points: self.max_points,
         };
-        let out = self.scheme.params.visit(run);
-        self.last_masked = masked.map(|m| (number, m));
+        let out = if matches!(self.masking, MaskSource::Dealer) {
+            let round = round::Round::new(number, &secrets);
+            let mut masked = self.record.then(Vec::new);
+            let run = RoundRun {
+                round: &round,
+                params: &self.scheme.params,
+                delta: self.scheme.delta.as_ref(),
+                last: self.scheme.last.as_ref(),
+                inputs,
+                masking: &self.masking,
+                check,
+                parallel: self.parallel,
+                record: self.record,
+                min_clients: self.min_clients,
+                masked: &mut masked,
+            };
+            let out = self.scheme.params.visit(run);
+            self.last_masked = masked.map(|m| (number, m));
+            out
+        } else {
+            // Pairwise masks and SecAgg: the parties' own round, relayed.
+            let mut traffic = relay::Traffic::default();
+            let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic);
+            self.last_masked = traffic.masked_inputs().map(|m| (number, m));
+            out
+        };
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {
             return Err(syndrome_agg::SketchError::Protocol(
@@ -394,7 +402,7 @@ impl Aggregation {
         let number = self.round;
         self.round = number.saturating_add(1);
         self.last_masked = None;
-        Ok((number, RoundSecrets::new(self.secrets)?))
+        Ok((number, RoundSecrets::new(self.secrets, number)?))
     }
 
     /// Keeps a round's aggregate (the round counter advanced when the
@@ -407,7 +415,6 @@ impl Aggregation {
 
     /// Sets the last aggregate to the sketch of `counts` (after loading:
     /// the sum of the masked messages of a round is exactly this sketch).
-    #[cfg(feature = "serde")]
     pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
         if self.scheme.delta.is_some() {
             use syndrome_agg::LinearSketch;

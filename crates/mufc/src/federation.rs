@@ -15,7 +15,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seeding::Quantizer;
 
-#[cfg(feature = "serde")]
 pub(crate) use exchange::plain_of;
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;
@@ -103,7 +102,6 @@ pub struct Federation {
 }
 
 /// The server's parts of a federation.
-#[cfg(feature = "serde")]
 pub(crate) struct ServingParts {
     pub(crate) config: ValidConfig,
     pub(crate) dim: usize,
@@ -144,14 +142,12 @@ impl Federation {
     }
 
     /// What a saved federation keeps of its groups (`None` when flat).
-    #[cfg(feature = "serde")]
     pub(crate) fn saved_tree(&self) -> Option<crate::persist::body::SavedTree> {
         self.tree.as_ref().map(Tree::saved)
     }
 
     /// Gives a federation assembled by [`Self::from_parts`] its groups
     /// (restored by [`Tree::restore`]).
-    #[cfg(feature = "serde")]
     pub(crate) fn with_tree(mut self, tree: Tree) -> Self {
         self.tree = Some(tree);
         self
@@ -159,7 +155,6 @@ impl Federation {
 
     /// A federation without clients: the server's half of one run across
     /// processes (`remote`), as a store keeps it.
-    #[cfg(feature = "serde")]
     pub(crate) fn serving(
         setup: Setup,
         aggregation: Aggregation,
@@ -178,7 +173,6 @@ impl Federation {
     }
 
     /// The server's parts of a federation (`remote`'s resume).
-    #[cfg(feature = "serde")]
     pub(crate) fn into_serving_parts(self) -> ServingParts {
         ServingParts {
             config: self.config,
@@ -255,7 +249,6 @@ impl Federation {
     /// Says that `n` requests were applied by rounds whose reports are
     /// not in the history (a store keeps only the last report: its audit
     /// log is the history).
-    #[cfg(feature = "serde")]
     pub(crate) fn set_earlier_requests(&mut self, n: u64) {
         self.earlier_requests = n;
     }
@@ -319,7 +312,7 @@ impl Federation {
     /// The number and the masked vectors of the last aggregation round
     /// started, failed or not (recorded with
     /// [`FederationConfig::record_messages`](crate::FederationConfig::record_messages)).
-    #[cfg(all(test, feature = "serde"))]
+    #[cfg(test)]
     pub(crate) fn last_masked_inputs(&self) -> Option<&(u64, crate::aggregation::MaskedInputs)> {
         self.aggregation.as_ref().and_then(Aggregation::last_masked)
     }
@@ -340,7 +333,7 @@ impl Federation {
 
     /// Makes the next aggregation round fail right after its masked
     /// vectors exist (fault injection for tests).
-    #[cfg(all(test, feature = "serde"))]
+    #[cfg(test)]
     pub(crate) fn fail_next_round_after_masking(&mut self) {
         if let Some(agg) = &mut self.aggregation {
             agg.fail_next_round_after_masking();
@@ -405,14 +398,12 @@ impl Federation {
     }
 
     /// What the aggregate still holds of the clients whose rounds wait.
-    #[cfg(feature = "serde")]
     pub(crate) fn unsent(&self) -> &BTreeMap<ClientId, Unsent> {
         &self.unsent
     }
 
     /// Gives a federation assembled by [`Self::from_parts`] the clients
     /// whose rounds wait (loading).
-    #[cfg(feature = "serde")]
     pub(crate) fn with_unsent(mut self, unsent: BTreeMap<ClientId, Unsent>) -> Self {
         self.unsent = unsent;
         self

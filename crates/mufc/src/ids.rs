@@ -23,11 +23,9 @@ use seeding::{PointId, derive_seed, mix64};
 /// assert_eq!(ClientId::from(3u64), ClientId(3));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(transparent)
-)]
+// Always serializable: the parties' messages name clients.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ClientId(pub u64);
 
 impl fmt::Display for ClientId {

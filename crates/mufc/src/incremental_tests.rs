@@ -294,7 +294,6 @@ proptest! {
     }
 }
 
-#[cfg(feature = "serde")]
 #[test]
 fn a_loaded_federation_encodes_once_then_updates() {
     let data = gaussian_clients("incremental", MIX);

@@ -2,7 +2,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 mod aggregation;
-#[cfg(all(test, feature = "serde"))]
+#[cfg(test)]
 mod change_round_tests;
 mod client;
 mod config;
@@ -12,13 +12,11 @@ mod ids;
 #[cfg(test)]
 mod incremental_tests;
 mod layout;
-#[cfg(all(test, feature = "serde"))]
+#[cfg(test)]
 mod mask_freshness_tests;
 mod objective;
 mod par;
-#[cfg(feature = "serde")]
 mod persist;
-#[cfg(feature = "serde")]
 pub mod remote;
 mod report;
 mod server;
@@ -38,7 +36,6 @@ pub use federation::privacy_warning;
 pub use ids::ClientId;
 pub use layout::{Layout, NodeId};
 pub use objective::{Objectives, estimate_phi_c_star, union};
-#[cfg(feature = "serde")]
 pub use persist::{ClientSnapshot, ServerSnapshot};
 pub use report::{
     DecodeKind, FitReport, Involvement, PendingRequest, RemovalOutcome, RemovalReport,

@@ -20,8 +20,7 @@ use crate::{ClientId, Federation, MufcError, MufcResult};
 /// let o = Objectives { phi_f: 12.5, phi_c: 11.0, phi_c_star: Some(10.0), loss_ratio: Some(1.25) };
 /// assert!(o.phi_c <= o.phi_f);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Objectives {
     /// The federated objective phi_f (Definition 3.1, equation (2)): every
     /// point pays its squared distance to the server centroid *its local

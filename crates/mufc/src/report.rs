@@ -42,8 +42,7 @@ use crate::{ClientId, SecAggStep, ServerUpdate, SketchInfo};
 /// assert_eq!(t.paper(), Duration::from_millis(10));
 /// assert_eq!(t.cpu(), Duration::from_millis(37));
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StageTimes {
     /// The slowest client's own training or unlearning (Algorithm 1 line
     /// 2, or Algorithm 3).
@@ -119,8 +118,7 @@ impl StageTimes {
 ///
 /// assert_eq!(DecodeKind::Delta { nonzeros: 1 }.nonzeros(), 1);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum DecodeKind {
     /// No round ran (no client's message changed).
@@ -217,8 +215,7 @@ pub struct Involvement {
 /// assert!(r.times.paper() <= r.times.cpu() + r.times.client_round_max);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FitReport {
     /// The time of each stage.
     pub times: StageTimes,
@@ -268,8 +265,7 @@ pub struct FitReport {
 /// assert_eq!(batch.clients_removed(), &[ClientId(3)]);
 /// assert!(RemovalRequest::new().is_empty());
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RemovalRequest {
     points: Vec<(ClientId, Vec<PointId>)>,
     clients: Vec<ClientId>,
@@ -372,8 +368,7 @@ impl RemovalRequest {
 /// let p = PendingRequest { number: 1, request: RemovalRequest::points(ClientId(2), vec![PointId(7)]) };
 /// assert_eq!(p.request.num_points(), 1);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PendingRequest {
     /// The request's number (1 for the first request the federation
     /// accepted; see [`RemovalReport::request`]).
@@ -394,8 +389,7 @@ pub struct PendingRequest {
 /// assert!(o.is_deferred());
 /// assert!(!RemovalOutcome::Applied.is_deferred());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum RemovalOutcome {
     /// One aggregation round (or none, when no message changed) applied
@@ -453,8 +447,7 @@ impl RemovalOutcome {
 /// assert_eq!(report.privacy_warning, None);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RemovalReport {
     /// The number of the request this report answers: every request
     /// [`Federation::remove`](crate::Federation::remove) accepts gets the

@@ -27,8 +27,7 @@ use decode::Decoded;
 /// let s = UpdateSummary::default();
 /// assert!(!s.seeding_changed && s.points_recomputed == 0);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UpdateSummary {
     /// Whether the server's K-means++ seeds changed (one pass over the
     /// server's points, then most of the first iterations recomputed).
@@ -56,8 +55,7 @@ pub struct UpdateSummary {
 /// assert!(!ServerUpdate::Unchanged.refit());
 /// assert!(ServerUpdate::Full.refit());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum ServerUpdate {
     /// The decoded aggregate did not change: the centroids stay (lines

@@ -2,7 +2,6 @@
 //! version 4 format (magic, version, body length, body, SHA-256 of all of
 //! it) refuses every flipped bit, every truncation and every extension
 //! with a typed error, and older versions with an error that names them.
-#![cfg(feature = "serde")]
 #![allow(clippy::unwrap_used)]
 
 use mufc::{ClientId, Federation, FederationConfig, MufcError, PersistError, RemovalRequest};

@@ -5,7 +5,6 @@
 //! announcement is parsed from any bytes without panicking. The lying
 //! server and the lying client are in [`attacks`]. Strategies are drawn
 //! from `testkit::rng` and named in every failure message.
-#![cfg(feature = "serde")]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 #[path = "remote/attacks.rs"]

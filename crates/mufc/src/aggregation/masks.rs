@@ -1,10 +1,10 @@
-//! Where the masks of a round come from, as one strategy the round calls:
-//! [`MaskSource::exchange`] carries every client's sketch to the server's
-//! sum. With dealt or pairwise masks each client builds its masked frame
-//! and the server parses and sums the frames; with SecAgg the protocol
-//! masks inside its own run and sums only the clients it includes.
+//! Where the masks of a round come from. Whole rounds with pairwise masks
+//! or SecAgg are the parties' own (`relay.rs` drives the halves the
+//! deployment runs); what remains here, until the dealer is a party and
+//! a change round a half, is [`MaskSource::exchange`] for dealt masks and
+//! for pairwise change rounds: each client builds its masked frame and
+//! the server parses and sums the frames.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use syndrome_agg::wire::Frame;
 use syndrome_agg::{ConcreteSketch, LinearParams};
 
 use super::round::{Input, MaskedInputs, Round, RoundMetrics, split_elements};
-use super::secure::{SecAggSettings, SecureRound};
+use super::secure::SecAggSettings;
 use crate::client::message::{ClientMask, masked_frame};
 use crate::server::decode::{parse_messages, sum};
 use crate::{ClientId, MufcError, MufcResult, par};
@@ -93,25 +93,19 @@ impl<E> Prepared<E> {
 
 impl MaskSource {
     /// Carries the sketches of the job's clients to the server's sum
-    /// under the job's parameters. SecAgg runs through `secure` (the
-    /// protocol in the sketch's field: the caller has it, this strategy
-    /// does not). When recording, the masked vectors go to `masked` as
-    /// soon as they exist, even if the round fails later.
+    /// under the job's parameters, with dealt or pairwise masks. When
+    /// recording, the masked vectors go to `masked` as soon as they
+    /// exist, even if the round fails later.
     ///
     /// # Errors
     ///
-    /// An encoding, masking, parsing or summing error; with SecAgg, the
-    /// protocol's errors (too many dropouts).
-    pub(crate) fn exchange<S, R>(
+    /// An encoding, masking, parsing or summing error; a SecAgg source
+    /// (its rounds are the parties' run).
+    pub(crate) fn exchange<S: ConcreteSketch>(
         &self,
         job: &Job<'_, S>,
         masked: &mut Option<MaskedInputs>,
-        secure: R,
-    ) -> MufcResult<Exchange<S>>
-    where
-        S: ConcreteSketch,
-        R: SecureRun<S::Elem>,
-    {
+    ) -> MufcResult<Exchange<S>> {
         let Job {
             round,
             params,
@@ -119,7 +113,11 @@ impl MaskSource {
             ..
         } = *job;
         let (prepared, offline) = match self {
-            Self::SecAgg(settings) => return secure_exchange(settings, job, masked, secure),
+            Self::SecAgg(_) => {
+                return Err(MufcError::Remote(
+                    "a SecAgg round is the parties' run (relay.rs), not an exchange".into(),
+                ));
+            }
             Self::Dealer => deal::<S>(round, params, inputs.len()),
             Self::Pairwise => (pairwise_keys(round, inputs), Duration::ZERO),
         };
@@ -198,85 +196,4 @@ fn pairwise_keys<E>(round: &Round<'_>, inputs: &[Input<'_>]) -> Prepared<E> {
         .collect();
     let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
     Prepared::Pairwise { keys, directory }
-}
-
-/// The protocol run of a round, in the field of the round's sketch: the
-/// clients' encoded vectors (in client order) in, the protocol's sum out.
-/// A round over a ring has none (SecAgg needs a field: the configuration
-/// refuses it, see [`NoField`]).
-pub(crate) trait SecureRun<E> {
-    /// Runs the protocol over `vectors`; the masked inputs go to `masked`
-    /// when recording.
-    ///
-    /// # Errors
-    ///
-    /// The protocol's errors.
-    fn run(
-        self,
-        settings: &SecAggSettings,
-        vectors: Vec<(ClientId, Vec<E>)>,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<SecureRound<E>>;
-}
-
-/// A sketch over a ring: no protocol run.
-pub(crate) struct NoField;
-
-impl<E> SecureRun<E> for NoField {
-    fn run(
-        self,
-        _: &SecAggSettings,
-        _: Vec<(ClientId, Vec<E>)>,
-        _: &mut Option<MaskedInputs>,
-    ) -> MufcResult<SecureRound<E>> {
-        Err(crate::error::config_error(
-            "masking",
-            "secagg needs a field; the integer scheme works in a ring",
-        ))
-    }
-}
-
-/// A round through the protocol: every client encodes (in parallel,
-/// timed), then the protocol runs over the encodings. Its server time is
-/// the sum stage (the server's whole protocol); nothing is offline (every
-/// step needs the clients online in the same session).
-fn secure_exchange<S: ConcreteSketch>(
-    settings: &SecAggSettings,
-    job: &Job<'_, S>,
-    masked: &mut Option<MaskedInputs>,
-    secure: impl SecureRun<S::Elem>,
-) -> MufcResult<Exchange<S>> {
-    let (params, inputs) = (job.params, job.inputs);
-    let encoded = par::map(job.parallel, inputs, |_, input| {
-        let start = Instant::now();
-        let (sketch, keep) = input.sketch::<S>(params)?;
-        let (vector, new) = match sketch {
-            Cow::Owned(s) if keep => (s.elements().to_vec(), Some(s)),
-            s => (s.elements().to_vec(), None),
-        };
-        Ok::<_, MufcError>((vector, new, start.elapsed()))
-    })?;
-    let encode_mask = encoded.iter().map(|(_, _, t)| *t).collect();
-    let (vectors, encoded): (Vec<_>, Vec<_>) = inputs
-        .iter()
-        .zip(encoded)
-        .map(|(i, (v, new, _))| ((i.id, v), new))
-        .unzip();
-    let run = secure.run(settings, vectors, masked)?;
-    Ok(Exchange {
-        sum: S::from_elements(params, run.sum)?,
-        included: run.included,
-        dropped: run.dropped,
-        metrics: RoundMetrics {
-            encode_mask,
-            protocol_client_max: run.client_max,
-            protocol_client_sum: run.client_sum,
-            sum: run.server,
-            ..RoundMetrics::default()
-        },
-        bytes_per_client: run.bytes_per_client,
-        client_messages: run.client_messages,
-        messages: run.messages,
-        encoded,
-    })
 }

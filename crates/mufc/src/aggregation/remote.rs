@@ -56,23 +56,32 @@ impl Aggregation {
         }
     }
 
-    /// Opens round number `next` across processes for `clients`: draws
-    /// its session (and SecAgg+ ring) from the operating system, and
-    /// returns its public description and the server's half. The round
-    /// number is consumed first, as in process.
+    /// Opens the next round across processes for `clients`: draws its
+    /// session (and SecAgg+ ring) from the operating system, and returns
+    /// its public description and the server's half. The round number is
+    /// consumed first, as in process.
     pub(crate) fn open_remote(
         &mut self,
         clients: &[ClientId],
     ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
-        let masks = self.remote_masks()?;
-        let settings = match masks {
-            RemoteMasks::SecAgg(s) => Some(*s),
-            RemoteMasks::Pairwise => None,
-        };
+        self.remote_masks()?;
         let number = self.round;
         self.round = number.saturating_add(1);
-        let secrets = RoundSecrets::new(SecretSource::Fresh)?;
-        let Some(settings) = settings else {
+        let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;
+        self.open_round(number, &secrets, clients)
+    }
+
+    /// Opens round `number` for `clients` with the round's `secrets`
+    /// (which draw the session id and the SecAgg+ ring): the spec every
+    /// client checks, and the server's half. Shared by the rounds across
+    /// processes and the in-process driver (`relay.rs`).
+    pub(super) fn open_round(
+        &self,
+        number: u64,
+        secrets: &RoundSecrets,
+        clients: &[ClientId],
+    ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
+        let RemoteMasks::SecAgg(settings) = self.remote_masks()? else {
             if clients.len() < self.min_clients.max(2) {
                 return Err(MufcError::TooFewClients {
                     clients: clients.len(),
@@ -170,16 +179,30 @@ impl Aggregation {
         histogram: &[(num_bigint::BigUint, u64)],
         last: Option<&Encoded>,
     ) -> MufcResult<Joined> {
-        self.check_remote(spec, me)?;
         let input = Input {
             id: me,
             histogram,
             last,
             change: None,
         };
-        let secrets = RoundSecrets::new(SecretSource::Fresh)?;
+        let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
+        self.join_round(spec, input, &secrets)
+    }
+
+    /// The client of `input` joins the round of `spec`, drawing its key
+    /// pairs and seeds from the round's `secrets`: the round is checked
+    /// ([`Self::check_remote`]), then the client's half, its first message
+    /// and its new sketch. Shared by the clients across processes and the
+    /// in-process driver (`relay.rs`).
+    pub(super) fn join_round(
+        &self,
+        spec: &RoundSpec,
+        input: Input<'_>,
+        secrets: &RoundSecrets,
+    ) -> MufcResult<Joined> {
+        self.check_remote(spec, input.id)?;
         if spec.protocol == RoundProtocol::Pairwise {
-            let secret = secrets.secret("pairwise-key", me.0);
+            let secret = secrets.secret("pairwise-key", input.id.0);
             return PairwiseClient::join(spec, input, &self.scheme.params, secret);
         }
         let join = JoinRound {

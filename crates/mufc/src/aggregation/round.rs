@@ -17,6 +17,7 @@ use crate::{ClientId, MufcResult};
 /// One client's input to a round: its id and histogram, and the sketch
 /// of its last message (which it updates rather than encoding afresh);
 /// in a change round, the change of its histogram instead.
+#[derive(Clone, Copy)]
 pub(crate) struct Input<'a> {
     pub(crate) id: ClientId,
     pub(crate) histogram: &'a [(BigUint, u64)],

@@ -15,9 +15,8 @@ use syndrome_agg::{
     AnySketch, ConcreteSketch, ParamsError, SketchError, SketchVisitor, ValidAnyParams,
 };
 
-use super::masks::{Job, MaskSource, NoField, SecureRun};
+use super::masks::{Job, MaskSource};
 use super::round::{Input, MaskedInputs, Round, RoundMetrics};
-use super::secure::{SecAggSettings, SecureRound};
 use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, decode_change};
 use crate::{ClientId, MufcResult};
 
@@ -66,49 +65,19 @@ pub(super) struct RoundRun<'a> {
     pub(super) masked: &'a mut Option<MaskedInputs>,
 }
 
-/// The protocol run in a field the visit handed over.
-struct InField<'a, F> {
-    field: &'a F,
-    round: &'a Round<'a>,
-    record: bool,
-}
-
-impl<F: FiniteField> SecureRun<F::Elem> for InField<'_, F> {
-    fn run(
-        self,
-        settings: &SecAggSettings,
-        vectors: Vec<(ClientId, Vec<F::Elem>)>,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<SecureRound<F::Elem>> {
-        settings.run(
-            self.field.clone(),
-            self.round.ctx,
-            self.round.secrets,
-            vectors,
-            self.record,
-            masked,
-        )
-    }
-}
-
 impl SketchVisitor for RoundRun<'_> {
     type Output = MufcResult<RoundOutput>;
 
-    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
+    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
     where
         S: ConcreteSketch,
         F: FiniteField<Elem = S::Elem>,
     {
-        let secure = InField {
-            field,
-            round: self.round,
-            record: self.record,
-        };
-        self.run::<S>(params, secure)
+        self.run::<S>(params)
     }
 
     fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        self.run::<S>(params, NoField)
+        self.run::<S>(params)
     }
 }
 
@@ -125,11 +94,7 @@ impl RoundRun<'_> {
     /// The round on `S`: the mask source carries every client's sketch to
     /// the server's sum, and the server decodes it (its difference against
     /// the last sum, if that passes the check).
-    fn run<S: ConcreteSketch>(
-        self,
-        params: &S::Params,
-        secure: impl SecureRun<S::Elem>,
-    ) -> MufcResult<RoundOutput> {
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<RoundOutput> {
         let job = Job::<S> {
             round: self.round,
             params,
@@ -139,7 +104,7 @@ impl RoundRun<'_> {
             record: self.record,
             min_clients: self.min_clients,
         };
-        let x = self.masking.exchange(&job, self.masked, secure)?;
+        let x = self.masking.exchange(&job, self.masked)?;
         let (decoded, pending, decode_time) =
             conclude(x.sum, self.params, self.delta, self.last, &self.check)?;
         let mut metrics = x.metrics;
@@ -245,7 +210,7 @@ impl ChangeRun<'_> {
             record: self.record,
             min_clients: self.min_clients,
         };
-        let x = self.masking.exchange(&job, self.masked, NoField)?;
+        let x = self.masking.exchange(&job, self.masked)?;
         let start = Instant::now();
         let decoded = match decode_change(&x.sum, &self.check) {
             Some(d) => d,

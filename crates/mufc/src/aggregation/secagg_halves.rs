@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::field::FiniteField;
 use syndrome_agg::secagg::client::{Client as SecAggClient, RoundLedger};
-use syndrome_agg::secagg::messages::{ClientEnvelope, ServerEnvelope};
+use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope, ServerEnvelope};
 use syndrome_agg::secagg::server::{Advance, Server as SecAggServer};
 use syndrome_agg::secagg::{AggregationOutput, Step};
 use syndrome_agg::{ConcreteSketch, ProtocolError, SketchError, SketchVisitor, ValidAnyParams};
 
 use super::halves::{ClientHalf, Joined, Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
-use super::round::Input;
+use super::round::{Input, split_elements};
 use super::run::{Pending, conclude, inconsistent};
 use super::secrets::RoundSecrets;
 use super::secure::{RoundFailure, clients_of};
@@ -50,6 +50,8 @@ fn conclude_elements<S: ConcreteSketch>(
 
 struct TypedServer<F: FiniteField> {
     server: SecAggServer<F>,
+    /// The bytes of one element.
+    width: usize,
     sums: Sums,
     concluder: Concluder<F::Elem>,
     max_message: usize,
@@ -124,6 +126,14 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
             decode,
         })
     }
+
+    fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+        let env = ClientEnvelope::parse(bytes, self.max_message).ok()?;
+        let ClientBody::MaskedInput(m) = env.body else {
+            return None;
+        };
+        Some((bytes.to_vec(), split_elements(&m.elements, self.width)))
+    }
 }
 
 struct TypedClient<F: FiniteField> {
@@ -163,6 +173,7 @@ impl SketchVisitor for OpenServer {
         let max_message = config.max_message();
         Ok(Box::new(TypedServer {
             server: SecAggServer::new(config),
+            width: field.byte_len(),
             sums: self.sums,
             concluder: conclude_elements::<S>,
             max_message,
@@ -182,7 +193,7 @@ impl SketchVisitor for OpenServer {
 pub(super) struct JoinRound<'a> {
     pub(super) spec: &'a RoundSpec,
     pub(super) input: Input<'a>,
-    pub(super) secrets: RoundSecrets,
+    pub(super) secrets: &'a RoundSecrets,
     pub(super) params: &'a ValidAnyParams,
 }
 

@@ -21,28 +21,29 @@ pub(crate) enum SecretSource {
 }
 
 /// The secrets of one round (one protocol session): every secret of the
-/// round is `secret(label, x)` for a label naming its use.
-pub(crate) enum RoundSecrets {
-    /// 256 bits from the operating system, for this round only.
-    Fresh([u8; 32]),
-    /// Derived from the federation seed (the round enters through `x`).
-    Derived { seed: u64 },
+/// round is `secret(label, x)` for a label naming its use, derived from
+/// one 256-bit key of this round alone.
+pub(crate) struct RoundSecrets {
+    key: [u8; 32],
 }
 
 impl core::fmt::Debug for RoundSecrets {
-    // The fresh key is the round's secret: never printed.
+    // The key is the round's secret: never printed.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::Fresh(_) => f.write_str("RoundSecrets::Fresh(..)"),
-            Self::Derived { seed } => write!(f, "RoundSecrets::Derived {{ seed: {seed} }}"),
-        }
+        f.write_str("RoundSecrets(..)")
     }
 }
 
 impl RoundSecrets {
-    pub(crate) fn new(source: SecretSource) -> MufcResult<Self> {
+    /// The secrets of round `round`: a key drawn from the operating
+    /// system, or derived from the federation seed and the round number
+    /// (so that even then, a round number consumed by a failed round is
+    /// never masked with again, and two rounds never share a secret).
+    pub(crate) fn new(source: SecretSource, round: u64) -> MufcResult<Self> {
         match source {
-            SecretSource::Derived { seed } => Ok(Self::Derived { seed }),
+            SecretSource::Derived { seed } => Ok(Self {
+                key: derive_bytes(seed, "round-secrets", round),
+            }),
             SecretSource::Fresh => {
                 let mut key = [0u8; 32];
                 SysRng.try_fill_bytes(&mut key).map_err(|e| {
@@ -50,28 +51,21 @@ impl RoundSecrets {
                         "the operating system's random source failed: {e}"
                     ))
                 })?;
-                Ok(Self::Fresh(key))
+                Ok(Self { key })
             }
         }
     }
 
-    /// The 32-byte secret of one use (`label`, `x`) in this round. Derived
-    /// secrets are those of earlier versions: `derive_bytes(seed, label,
-    /// x)`.
+    /// The 32-byte secret of one use (`label`, `x`) in this round.
     pub(crate) fn secret(&self, label: &str, x: u64) -> [u8; 32] {
-        match self {
-            Self::Derived { seed } => derive_bytes(*seed, label, x),
-            Self::Fresh(key) => {
-                use sha2::{Digest, Sha256};
-                let mut h = Sha256::new();
-                h.update(b"mufc/v1/round-secret/");
-                h.update(key);
-                h.update(label.as_bytes());
-                h.update([0u8]);
-                h.update(x.to_le_bytes());
-                h.finalize().into()
-            }
-        }
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"mufc/v1/round-secret/");
+        h.update(self.key);
+        h.update(label.as_bytes());
+        h.update([0u8]);
+        h.update(x.to_le_bytes());
+        h.finalize().into()
     }
 
     /// The session id of the round: fresh with the round, so that it binds

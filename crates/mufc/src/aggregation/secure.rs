@@ -1,22 +1,14 @@
-//! The dropout-tolerant aggregation of [`Masking::SecAgg`](crate::Masking::SecAgg):
-//! one run of the protocol of `syndrome_agg::secagg` (Bonawitz et al.
-//! 2017, SecAgg+) per round, over the in-process transport, with the
-//! dropouts of the round injected as faults.
+//! The settings of the dropout-tolerant aggregation of
+//! [`Masking::SecAgg`](crate::Masking::SecAgg): one run of the protocol of
+//! `syndrome_agg::secagg` (Bonawitz et al. 2017, SecAgg+) per round, by the
+//! parties (`secagg_halves.rs`), in process (`relay.rs`, with the dropouts
+//! of the round drawn here) or across processes.
 
-use std::sync::Arc;
-use std::time::Duration;
-use syndrome_agg::ProtocolError;
-
-use syndrome_agg::SketchError;
-use syndrome_agg::field::FiniteField;
-use syndrome_agg::masking::pairwise::RoundContext;
-use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
+use syndrome_agg::secagg::Step;
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
-use syndrome_agg::secagg::transport::{Faults, InProcess};
-use syndrome_agg::secagg::{SessionConfig, Step};
+use syndrome_agg::secagg::transport::Faults;
+use syndrome_agg::{ProtocolError, SketchError};
 
-use super::round::{MaskedInputs, split_elements};
-use super::secrets::RoundSecrets;
 use crate::config::planned_dropouts;
 use crate::error::config_error;
 use crate::ids::dropout_draw;
@@ -83,27 +75,6 @@ impl RoundFailure {
     }
 }
 
-/// What one run of the protocol gave.
-pub(crate) struct SecureRound<E> {
-    /// The sum of the included clients' vectors.
-    pub(crate) sum: Vec<E>,
-    pub(crate) included: Vec<ClientId>,
-    pub(crate) dropped: Vec<(ClientId, Step)>,
-    /// Per step, the slowest client's time, added up.
-    pub(crate) client_max: Duration,
-    /// Every client's protocol time.
-    pub(crate) client_sum: Duration,
-    /// The server's protocol time (every step, the unmasking and the sum
-    /// included).
-    pub(crate) server: Duration,
-    /// The bytes a client sends over the five steps, on average.
-    pub(crate) bytes_per_client: usize,
-    /// The messages the clients sent, every step counted.
-    pub(crate) client_messages: usize,
-    /// The masked inputs, when recording.
-    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
-}
-
 impl SecAggSettings {
     /// The protocol's parameters for a round of `n` clients: the server
     /// may lie about who dropped (threshold `2t > h + c`), the graph and
@@ -153,89 +124,6 @@ impl SecAggSettings {
         }
         faults
     }
-
-    /// Runs the protocol in `field` over `inputs` (in client order) for
-    /// the round of `ctx`. Its randomness (key pairs, self-mask seeds,
-    /// Shamir polynomials, the SecAgg+ ring) comes from the round's
-    /// `secrets`: the simulation plays every party. When recording, the
-    /// masked inputs the server received go to `masked`, even if the run
-    /// fails.
-    ///
-    /// # Errors
-    ///
-    /// The protocol's errors; too many dropouts.
-    pub(crate) fn run<F: FiniteField>(
-        &self,
-        field: F,
-        ctx: RoundContext,
-        secrets: &RoundSecrets,
-        inputs: Vec<(ClientId, Vec<F::Elem>)>,
-        record: bool,
-        masked: &mut Option<MaskedInputs>,
-    ) -> MufcResult<SecureRound<F::Elem>> {
-        let ids: Vec<ClientId> = inputs.iter().map(|(id, _)| *id).collect();
-        let n = ids.len();
-        let len = inputs.first().map_or(0, |(_, v)| v.len());
-        let params = self.params(n)?;
-        let threshold = params.threshold;
-        let faults = self.faults(ctx.round, &ids);
-        let mut rng = secrets.rng("secagg", ctx.round);
-        let graph = params.graph_for(ids.iter().map(|c| c.0), &mut rng)?;
-        let config = Arc::new(SessionConfig::new(field.clone(), ctx, graph, params, len)?);
-        let mut transport = InProcess::new(config).with_faults(faults.clone());
-        if record {
-            transport = transport.recording();
-        }
-        let report = transport.run(
-            inputs.into_iter().map(|(id, v)| (id.0, v)).collect(),
-            &mut rng,
-        )?;
-        if let (Some(sink), Some(t)) = (masked.as_mut(), &report.transcript) {
-            *sink = masked_inputs(&field, t);
-        }
-        let failure = RoundFailure {
-            round: ctx.round,
-            clients: n,
-            threshold,
-            min_clients: self.min_clients,
-        };
-        let out = report.output.map_err(|e| {
-            let dropped = ids
-                .iter()
-                .filter(|c| faults.dropped_from(c.0).is_some())
-                .count();
-            failure.error(e, dropped)
-        })?;
-        let mut times = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-        let mut bytes_up = 0u64;
-        let mut client_messages = 0u64;
-        for st in report.stats.values() {
-            client_messages += st.clients;
-            times.0 += st.client_max;
-            times.1 += st.client_time;
-            times.2 += st.server_time;
-            bytes_up += st.bytes_up;
-        }
-        let messages = report.transcript.map(|t| {
-            t.to_server
-                .into_iter()
-                .filter(|(step, _, _)| *step == Step::MaskedInput)
-                .map(|(_, id, bytes)| (ClientId(id), bytes))
-                .collect()
-        });
-        let (included, dropped) = clients_of(&out);
-        Ok(SecureRound {
-            sum: out.sum,
-            included,
-            dropped,
-            client_max: times.0,
-            client_sum: times.1,
-            server: times.2,
-            bytes_per_client: usize::try_from(bytes_up / n.max(1) as u64).unwrap_or(usize::MAX),
-            client_messages: usize::try_from(client_messages).unwrap_or(usize::MAX),
-            messages,
-        })
-    }
 }
 
 /// The included and dropped clients of a protocol run
@@ -251,26 +139,6 @@ pub(super) fn clients_of<E>(
             .map(|(c, s)| (ClientId(*c), *s))
             .collect(),
     )
-}
-
-/// The masked inputs of a transcript, each element in its canonical
-/// encoding (messages that do not parse are left out).
-fn masked_inputs<F: FiniteField>(
-    field: &F,
-    t: &syndrome_agg::secagg::transport::Transcript,
-) -> MaskedInputs {
-    let width = field.byte_len();
-    t.to_server
-        .iter()
-        .filter(|(step, _, _)| *step == Step::MaskedInput)
-        .filter_map(|(_, id, bytes)| {
-            let env = ClientEnvelope::parse(bytes, bytes.len()).ok()?;
-            let ClientBody::MaskedInput(m) = env.body else {
-                return None;
-            };
-            Some((ClientId(*id), split_elements(&m.elements, width)))
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -60,8 +60,7 @@ use super::topology::Topology;
 /// assert_eq!(paper.gamma(), None); // 1/sqrt(n), resolved by the federation
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FederationConfig {
     pub(super) client: ClientConfig,
     pub(super) server: ServerConfig,

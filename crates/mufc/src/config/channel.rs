@@ -33,8 +33,7 @@ pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 /// assert_eq!(config.channel().as_scma().map(Scma::masks), Some(Masks::SecAgg(secagg)));
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Channel {
     /// The simplified scheme of Algorithm 5 (Appendix I): each client
@@ -65,8 +64,7 @@ impl Default for Channel {
 /// let integer = Scma::integer(RingMasks::Dealer).with_max_capacity(8);
 /// assert_eq!(integer.masks(), Masks::Dealer);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Scma {
     /// The fastest exact sketch for the parameters, chosen when the
@@ -247,8 +245,7 @@ impl Scma {
 /// cancels in the sum over the clients of the round, so the decoded
 /// aggregate does not depend on the masking: with no dropouts all three
 /// give the same counts, bit for bit.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Masks {
     /// An offline dealer deals zero-sum masks for every round (Algorithm 2,
@@ -279,8 +276,7 @@ impl Masks {
 
 /// The masks that work in the integer ring of Appendix K: every mask
 /// source but SecAgg, whose Shamir sharing needs a field.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum RingMasks {
     /// As [`Masks::Dealer`].

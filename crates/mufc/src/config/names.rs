@@ -16,7 +16,7 @@ macro_rules! named_enum {
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        #[derive(serde::Serialize, serde::Deserialize)]
         #[non_exhaustive]
         pub enum $name { $( $(#[$vmeta])* $variant, )+ }
 

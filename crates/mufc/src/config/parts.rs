@@ -61,8 +61,7 @@ pub const DEFAULT_CLIENT_RESTARTS: usize = 1;
 /// assert_eq!(rule.federation_k(8, 1_000_000, 200), 16);
 /// assert_eq!(ClientK::Fixed(3).federation_k(10, 20_000, 4), 3);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum ClientK {
     /// The server's `K` at every client (the paper's App. M.2: "K is set
@@ -152,8 +151,7 @@ impl ClientK {
 /// assert_eq!(GammaRule::PerPointAndAxis.gamma(400, 4), 1.0 / 40.0);
 /// assert_eq!(GammaRule::PerPoint.gamma(400, 4), 1.0 / 20.0);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum GammaRule {
     /// `min(1/sqrt(n d), 1/1024)` (the default): the rule below, but at
@@ -199,8 +197,7 @@ impl GammaRule {
 
 /// What each client runs on its own data (the client part of a
 /// configuration; Algorithm 1, line 2).
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientConfig {
     pub(super) k: ClientK,
     /// The federation's `k` once resolved from the data
@@ -245,8 +242,7 @@ impl ClientConfig {
 
 /// What the server builds and runs (the server part of a configuration;
 /// Algorithm 1, lines 5-6), and the privacy policies it enforces.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ServerConfig {
     pub(super) k: usize,
     pub(super) points: ServerPoints,

@@ -32,8 +32,7 @@ pub const DEFAULT_COLLUDING: f64 = 0.05;
 /// assert!(matches!(err, Err(MufcError::InvalidConfig { name: "dropout", .. })));
 /// # Ok::<(), MufcError>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecAggOptions {
     dropout: f64,
     colluding: f64,

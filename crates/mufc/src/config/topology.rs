@@ -35,8 +35,7 @@
 /// assert!(FederationConfig::new(3).topology(Topology::Groups { size: 2 }).validate().is_err());
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Topology {
     /// One aggregate of every client.
     #[default]

@@ -29,8 +29,7 @@ use super::parts::{ClientConfig, ServerConfig};
 /// assert_eq!(c2.seed(), 7);
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ValidConfig(pub(super) FederationConfig);
 
 impl ValidConfig {

@@ -137,7 +137,6 @@ pub(crate) fn groups_need_scma() -> crate::MufcError {
     )
 }
 
-#[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for ValidConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         FederationConfig::deserialize(d)?

@@ -311,7 +311,6 @@ impl Federation {
     /// waiting client is named, a client that left is gone, and no point
     /// a pending request names is still held (it was erased when the
     /// request was accepted).
-    #[cfg(feature = "serde")]
     pub(crate) fn check_unsent(&self) -> Result<(), String> {
         let named: BTreeSet<ClientId> = self
             .pending

@@ -49,7 +49,6 @@ impl Setup {
 
     /// As [`Self::new`] for a saved federation, which may have no client
     /// left (every client removed).
-    #[cfg(feature = "serde")]
     pub(crate) fn restore(
         clients: Vec<(ClientId, Dataset)>,
         config: &ValidConfig,

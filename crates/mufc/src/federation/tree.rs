@@ -35,12 +35,9 @@ use crate::{
     StageTimes, par,
 };
 
-#[cfg(feature = "serde")]
 mod remote;
 mod removal;
-#[cfg(feature = "serde")]
 pub(crate) use remote::FinishedRound;
-#[cfg(feature = "serde")]
 mod saved;
 
 /// One group's aggregation and the clients its aggregate includes.

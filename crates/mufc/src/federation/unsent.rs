@@ -13,8 +13,7 @@ use num_bigint::BigUint;
 /// data beyond what the aggregate itself holds: it is the client's share
 /// of the server's decoded counts (bins and counts, never coordinates),
 /// which the next round replaces.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Unsent {
     /// The histogram of the client's last message, as the aggregate
     /// holds it.

@@ -115,8 +115,7 @@ impl ServerRound {
 }
 
 /// What one round across processes did.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RoundReport {
     /// The round number (each group counts its own rounds).
     pub round: u64,

@@ -11,6 +11,7 @@ use syndrome_agg::{ConcreteSketch, MaskedSketch, SketchVisitor};
 
 use super::{Directory, ToServer, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
+use crate::aggregation::round::split_elements;
 use crate::aggregation::run::{Pending, conclude, inconsistent};
 use crate::server::decode::{Decoded, DeltaCheck, sum};
 use crate::{ClientId, MufcError, MufcResult};
@@ -229,6 +230,18 @@ impl ServerHalf for PairwiseServer {
             protocol: self.time + summed,
             decode,
         })
+    }
+
+    fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+        use syndrome_agg::LinearParams;
+        let ToServer::Masked { frame, .. } = from_bytes(bytes, self.max_frame + 64, "").ok()?
+        else {
+            return None;
+        };
+        let f = Frame::parse(&frame, self.max_frame).ok()?;
+        let width = f.elements.len() / self.sums.params.num_elements().max(1);
+        let elements = split_elements(&f.elements, width);
+        Some((frame, elements))
     }
 }
 
