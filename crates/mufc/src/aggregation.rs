@@ -75,7 +75,7 @@ use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
 pub(crate) use halves::{ClientHalf, ServerHalf};
-pub use halves::{RoundProtocol, RoundSpec};
+pub use halves::{RoundProtocol, RoundSpec, Sends};
 pub(crate) use round::{Input, MaskedInputs};
 pub(crate) use run::{Pending, RoundOutput};
 
@@ -380,9 +380,11 @@ impl Aggregation {
         } else {
             // Pairwise masks and SecAgg: the parties' own round, relayed.
             let mut traffic = relay::Traffic::default();
-            let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic);
+            let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic, None);
             self.last_masked = traffic.masked_inputs().map(|m| (number, m));
-            out
+            out.and_then(|o| {
+                o.ok_or_else(|| MufcError::Remote("a whole round's sum did not decode".into()))
+            })
         };
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {

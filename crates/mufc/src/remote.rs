@@ -114,7 +114,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::aggregation::{RoundProtocol, RoundSpec};
+pub use crate::aggregation::{RoundProtocol, RoundSpec, Sends};
 pub use client::{ClientRound, RemoteClient};
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 
@@ -286,8 +286,9 @@ impl RemoteSetup {
 
 /// The format version of an [`Announcement`]'s bytes. Version 2: the
 /// configuration carries its topology; version 3: the round names its
-/// protocol ([`RoundProtocol`]: SecAgg or pairwise masks).
-const ANNOUNCEMENT_VERSION: u8 = 3;
+/// protocol ([`RoundProtocol`]: SecAgg or pairwise masks); version 4: and
+/// what the clients send ([`Sends`]: histograms, or changes).
+const ANNOUNCEMENT_VERSION: u8 = 4;
 
 /// The largest announcement accepted: the configuration and a ring of a
 /// million clients fit far below it.

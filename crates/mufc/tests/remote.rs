@@ -24,7 +24,7 @@ use testkit::mufc::{Mixture, gaussian_clients};
 
 use mufc::remote::{
     Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup,
-    RoundProtocol, RoundReport, RoundStep,
+    RoundProtocol, RoundReport, RoundStep, Sends,
 };
 use mufc::{
     Channel, ClientId, Federation, FederationConfig, Masks, MufcError, MufcResult, SecAggOptions,

@@ -71,6 +71,19 @@ impl Aggregation {
         }
         let small = self.small_params(bound.max(1))?;
         let (number, secrets) = self.next_round()?;
+        let check = DeltaCheck {
+            last,
+            capacity,
+            max_points: self.max_points,
+        };
+        if matches!(self.masking, MaskSource::Pairwise) {
+            // The parties' own round, relayed (`relay.rs`).
+            let mut traffic = super::relay::Traffic::default();
+            let out =
+                self.relay_round(number, &secrets, inputs, &check, &mut traffic, Some(&small));
+            self.last_masked = traffic.masked_inputs().map(|m| (number, m));
+            return out;
+        }
         let round = round::Round::new(number, &secrets);
         let mut masked = self.record.then(Vec::new);
         let Some(last_sum) = self.scheme.last.as_ref() else {
@@ -83,11 +96,7 @@ impl Aggregation {
             last: last_sum,
             inputs,
             masking: &self.masking,
-            check: DeltaCheck {
-                last,
-                capacity,
-                max_points: self.max_points,
-            },
+            check,
             parallel: self.parallel,
             record: self.record,
             min_clients: self.min_clients,

@@ -35,6 +35,26 @@ pub struct RoundSpec {
     pub ring: Vec<ClientId>,
     /// How the round masks: the protocol it runs.
     pub protocol: RoundProtocol,
+    /// What every client of the ring sends.
+    pub sends: Sends,
+}
+
+/// What every client of a round sends, masked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Sends {
+    /// The sketch of its whole histogram.
+    Histograms,
+    /// A change round: the sketch of its histogram's change since the
+    /// last committed round (empty if it did not change), under signed
+    /// parameters of this capacity, so that a removal's messages, masks,
+    /// sum and decode are small whatever the federation's capacity. Only
+    /// with masks that need every client of the ring (a SecAgg dropout
+    /// would lose its change).
+    Changes {
+        /// The capacity of the signed parameters: at least the number of
+        /// bins the changes touch in all.
+        capacity: u64,
+    },
 }
 
 /// The masking protocol of a round across processes.
@@ -100,7 +120,10 @@ impl RoundSpec {
 /// What the server's half of a round gave once the protocol finished.
 #[derive(Debug)]
 pub(crate) struct RemoteOutcome {
-    pub(crate) decoded: Decoded,
+    /// The decoded aggregate or difference; `None` when the sum of a
+    /// change round does not decode to counts the check accepts (the
+    /// caller then runs a whole round).
+    pub(crate) decoded: Option<Decoded>,
     pub(crate) pending: Pending,
     pub(crate) included: Vec<ClientId>,
     pub(crate) dropped: Vec<(ClientId, Step)>,
@@ -153,9 +176,22 @@ pub(crate) trait ClientHalf: Send {
 /// against.
 #[derive(Clone, Debug)]
 pub(crate) struct Sums {
+    /// The clients' histograms' parameters (unsigned counts).
     pub(super) params: ValidAnyParams,
+    /// The same with signed counts, for differences of two sums.
     pub(super) delta: Option<ValidAnyParams>,
+    /// The last committed sum, of `params`.
     pub(super) last: Option<AnySketch>,
+    /// In a change round, the small signed parameters the clients send
+    /// their changes under.
+    pub(super) change: Option<ValidAnyParams>,
+}
+
+impl Sums {
+    /// The parameters the clients' messages are made under.
+    pub(super) fn sent(&self) -> &ValidAnyParams {
+        self.change.as_ref().unwrap_or(&self.params)
+    }
 }
 
 /// A client's half, its first message and its new sketch.
@@ -177,6 +213,7 @@ mod tests {
                 0,
                 syndrome_agg::secagg::params::ServerModel::SemiMalicious,
             )),
+            sends: Sends::Histograms,
         };
         let g = spec.graph().unwrap();
         assert_eq!(g.len(), 4);

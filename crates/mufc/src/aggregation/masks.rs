@@ -1,14 +1,11 @@
-//! Where the masks of a round come from. Whole rounds with pairwise masks
-//! or SecAgg are the parties' own (`relay.rs` drives the halves the
-//! deployment runs); what remains here, until the dealer is a party and
-//! a change round a half, is [`MaskSource::exchange`] for dealt masks and
-//! for pairwise change rounds: each client builds its masked frame and
-//! the server parses and sums the frames.
+//! Where the masks of a round come from. Rounds with pairwise masks or
+//! SecAgg are the parties' own (`relay.rs` drives the halves the
+//! deployment runs); what remains here, until the dealer is a party, is
+//! [`MaskSource::exchange`] for dealt masks: each client builds its
+//! masked frame and the server parses and sums the frames.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
 use syndrome_agg::secagg::Step;
 use syndrome_agg::wire::Frame;
@@ -25,8 +22,8 @@ use crate::{ClientId, MufcError, MufcResult, par};
 pub(crate) enum MaskSource {
     /// The offline dealer.
     Dealer,
-    /// Pairwise masks; the simulation plays every client, drawing each
-    /// client's key pair for the round.
+    /// Pairwise masks: a key directory the parties exchange
+    /// (`pairwise/`).
     Pairwise,
     /// The dropout-tolerant protocol, run afresh every round.
     SecAgg(SecAggSettings),
@@ -66,41 +63,16 @@ pub(crate) struct Exchange<S> {
     pub(crate) encoded: Vec<Option<S>>,
 }
 
-/// The masks of one round, prepared before the clients mask.
-enum Prepared<E> {
-    Dealt(Vec<MaskVector<E>>),
-    Pairwise {
-        keys: BTreeMap<ClientId, MaskKeyPair>,
-        directory: Vec<(u64, MaskPublicKey)>,
-    },
-}
-
-impl<E> Prepared<E> {
-    /// The mask of the client at `pos` (id `id`) in the input order.
-    fn of(&self, pos: usize, id: ClientId) -> MufcResult<ClientMask<'_, E>> {
-        match self {
-            Self::Dealt(m) => m
-                .get(pos)
-                .map(ClientMask::Dealt)
-                .ok_or(MufcError::UnknownClient(id)),
-            Self::Pairwise { keys, directory } => Ok(ClientMask::Pairwise {
-                keys: keys.get(&id).ok_or(MufcError::UnknownClient(id))?,
-                directory,
-            }),
-        }
-    }
-}
-
 impl MaskSource {
     /// Carries the sketches of the job's clients to the server's sum
-    /// under the job's parameters, with dealt or pairwise masks. When
+    /// under the job's parameters, with dealt masks. When
     /// recording, the masked vectors go to `masked` as soon as they
     /// exist, even if the round fails later.
     ///
     /// # Errors
     ///
-    /// An encoding, masking, parsing or summing error; a SecAgg source
-    /// (its rounds are the parties' run).
+    /// An encoding, masking, parsing or summing error; another source
+    /// than the dealer (its rounds are the parties' run).
     pub(crate) fn exchange<S: ConcreteSketch>(
         &self,
         job: &Job<'_, S>,
@@ -112,17 +84,16 @@ impl MaskSource {
             inputs,
             ..
         } = *job;
-        let (prepared, offline) = match self {
-            Self::SecAgg(_) => {
-                return Err(MufcError::Remote(
-                    "a SecAgg round is the parties' run (relay.rs), not an exchange".into(),
-                ));
-            }
-            Self::Dealer => deal::<S>(round, params, inputs.len()),
-            Self::Pairwise => (pairwise_keys(round, inputs), Duration::ZERO),
+        let Self::Dealer = self else {
+            return Err(MufcError::Remote(
+                "pairwise and SecAgg rounds are the parties' run (relay.rs), not an exchange"
+                    .into(),
+            ));
         };
+        let (masks, offline) = deal::<S>(round, params, inputs.len());
         let sent = par::map(job.parallel, inputs, |pos, input| {
-            let mask = prepared.of(pos, input.id)?;
+            let mask = masks.get(pos).ok_or(MufcError::UnknownClient(input.id))?;
+            let mask = ClientMask::Dealt(mask);
             masked_frame::<S>(input.id, || input.sketch(params), &mask, round.ctx)
         })?;
         let encode_mask = sent.iter().map(|m| m.encode_mask).collect();
@@ -170,7 +141,7 @@ fn deal<S: ConcreteSketch>(
     round: &Round<'_>,
     params: &S::Params,
     clients: usize,
-) -> (Prepared<S::Elem>, Duration) {
+) -> (Vec<MaskVector<S::Elem>>, Duration) {
     let start = Instant::now();
     let mut rng = round.secrets.rng("dealer", round.ctx.round);
     let masks = deal_zero_sum_masks(
@@ -179,21 +150,5 @@ fn deal<S: ConcreteSketch>(
         params.num_elements(),
         &mut rng,
     );
-    (Prepared::Dealt(masks), start.elapsed())
-}
-
-/// Every client's key pair for the round and the directory of their
-/// public keys. The simulation plays every client, drawing each client's
-/// key pair for the round (a deployment draws it in the client's own
-/// process: `aggregation/pairwise/`).
-fn pairwise_keys<E>(round: &Round<'_>, inputs: &[Input<'_>]) -> Prepared<E> {
-    let keys: BTreeMap<ClientId, MaskKeyPair> = inputs
-        .iter()
-        .map(|i| {
-            let secret = round.secrets.secret("pairwise-key", i.id.0);
-            (i.id, MaskKeyPair::from_secret_bytes(secret))
-        })
-        .collect();
-    let directory = keys.iter().map(|(c, k)| (c.0, k.public_key())).collect();
-    Prepared::Pairwise { keys, directory }
+    (masks, start.elapsed())
 }

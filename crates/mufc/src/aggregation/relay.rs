@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use syndrome_agg::ValidAnyParams;
 use syndrome_agg::secagg::Step;
 
 use super::Aggregation;
@@ -141,7 +142,9 @@ impl Aggregation {
     /// announced round against its configuration, as across processes),
     /// the bytes relayed in memory, with the dropouts the configuration
     /// draws for a SecAgg round. What the server received goes to
-    /// `traffic` as it arrives.
+    /// `traffic` as it arrives. `change`: a change round's small signed
+    /// parameters (every input then carries its change); `None` when its
+    /// sum does not decode to counts the check accepts.
     ///
     /// # Errors
     ///
@@ -154,12 +157,13 @@ impl Aggregation {
         inputs: &[Input<'_>],
         check: &DeltaCheck<'_>,
         traffic: &mut Traffic,
-    ) -> MufcResult<RoundOutput> {
+        change: Option<&ValidAnyParams>,
+    ) -> MufcResult<Option<RoundOutput>> {
         let ids: Vec<ClientId> = inputs.iter().map(|i| i.id).collect();
-        let (spec, server) = self.open_round(number, secrets, &ids)?;
+        let (spec, server) = self.open_round(number, secrets, &ids, change)?;
         let joined = par::map(self.parallel, inputs, |_, input| {
             let start = Instant::now();
-            let (half, first, new) = self.join_round(&spec, *input, secrets)?;
+            let (half, first, new) = self.join_round(&spec, *input, secrets, change)?;
             let party = Party {
                 id: input.id,
                 half,
@@ -188,9 +192,12 @@ impl Aggregation {
             parallel: self.parallel,
         };
         let outcome = relay.run(server, parties, traffic, check)?;
+        let Some(decoded) = outcome.decoded else {
+            return Ok(None);
+        };
         let n = u64::try_from(ids.len().max(1)).unwrap_or(u64::MAX);
-        Ok(RoundOutput {
-            decoded: outcome.decoded,
+        Ok(Some(RoundOutput {
+            decoded,
             pending: outcome.pending,
             metrics: RoundMetrics {
                 encode_mask,
@@ -209,6 +216,6 @@ impl Aggregation {
                 .as_ref()
                 .map(|m| m.iter().map(|(c, bytes, _)| (*c, bytes.clone())).collect()),
             encoded,
-        })
+        }))
     }
 }

@@ -13,8 +13,10 @@
 
 use std::collections::BTreeSet;
 
+use syndrome_agg::ValidAnyParams;
+
 use super::Aggregation;
-use super::halves::{Joined, RoundProtocol, RoundSpec, ServerHalf, Sums};
+use super::halves::{Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
 use super::masks::MaskSource;
 use super::pairwise::{PairwiseClient, PairwiseServer};
 use super::round::Input;
@@ -48,11 +50,14 @@ impl Aggregation {
         }
     }
 
-    fn sums(&self) -> Sums {
+    /// The parameters and last sum a round decodes against; `change`: the
+    /// small signed parameters of a change round.
+    fn sums(&self, change: Option<&ValidAnyParams>) -> Sums {
         Sums {
             params: self.scheme.params.clone(),
             delta: self.scheme.delta.clone(),
             last: self.scheme.last.clone(),
+            change: change.cloned(),
         }
     }
 
@@ -68,20 +73,35 @@ impl Aggregation {
         let number = self.round;
         self.round = number.saturating_add(1);
         let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;
-        self.open_round(number, &secrets, clients)
+        self.open_round(number, &secrets, clients, None)
     }
 
     /// Opens round `number` for `clients` with the round's `secrets`
     /// (which draw the session id and the SecAgg+ ring): the spec every
-    /// client checks, and the server's half. Shared by the rounds across
-    /// processes and the in-process driver (`relay.rs`).
+    /// client checks, and the server's half. `change`: a change round's
+    /// small signed parameters (pairwise masks only: a SecAgg dropout
+    /// would lose its change). Shared by the rounds across processes and
+    /// the in-process driver (`relay.rs`).
     pub(super) fn open_round(
         &self,
         number: u64,
         secrets: &RoundSecrets,
         clients: &[ClientId],
+        change: Option<&ValidAnyParams>,
     ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
-        let RemoteMasks::SecAgg(settings) = self.remote_masks()? else {
+        let sends = match change {
+            None => Sends::Histograms,
+            Some(p) => Sends::Changes {
+                capacity: p.sketch_params().capacity() as u64,
+            },
+        };
+        let masks = self.remote_masks()?;
+        if change.is_some() && matches!(masks, RemoteMasks::SecAgg(_)) {
+            return Err(MufcError::Remote(
+                "a change round needs every client: not with SecAgg".into(),
+            ));
+        }
+        let RemoteMasks::SecAgg(settings) = masks else {
             if clients.len() < self.min_clients.max(2) {
                 return Err(MufcError::TooFewClients {
                     clients: clients.len(),
@@ -95,8 +115,9 @@ impl Aggregation {
                 session: secrets.session().0,
                 ring,
                 protocol: RoundProtocol::Pairwise,
+                sends,
             };
-            let half = PairwiseServer::open(spec.clone(), self.sums(), self.min_clients)?;
+            let half = PairwiseServer::open(spec.clone(), self.sums(change), self.min_clients)?;
             return Ok((spec, Box::new(half)));
         };
         let params = settings.params(clients.len())?;
@@ -107,10 +128,11 @@ impl Aggregation {
             session: secrets.session().0,
             ring: graph.ring().iter().copied().map(ClientId).collect(),
             protocol: RoundProtocol::SecAgg(params),
+            sends,
         };
         let open = OpenServer {
             spec: spec.clone(),
-            sums: self.sums(),
+            sums: self.sums(None),
             failure: RoundFailure {
                 round: number,
                 clients: clients.len(),
@@ -139,6 +161,11 @@ impl Aggregation {
         }
         if !distinct.contains(&me) {
             return Err(refuse(format!("client {me} is not in the ring")));
+        }
+        if spec.sends != Sends::Histograms && matches!(masks, RemoteMasks::SecAgg(_)) {
+            return Err(refuse(
+                "a change round with SecAgg: a dropout would lose its change".into(),
+            ));
         }
         let expected = match masks {
             RemoteMasks::SecAgg(settings) => {
@@ -185,8 +212,16 @@ impl Aggregation {
             last,
             change: None,
         };
+        if spec.sends != Sends::Histograms {
+            // Its change needs the last *committed* round, which a client
+            // across processes cannot tell yet (issue 28).
+            return Err(MufcError::RoundRefused {
+                round: spec.round,
+                reason: "a change round across processes is not supported yet".into(),
+            });
+        }
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
-        self.join_round(spec, input, &secrets)
+        self.join_round(spec, input, &secrets, None)
     }
 
     /// The client of `input` joins the round of `spec`, drawing its key
@@ -199,11 +234,29 @@ impl Aggregation {
         spec: &RoundSpec,
         input: Input<'_>,
         secrets: &RoundSecrets,
+        change: Option<&ValidAnyParams>,
     ) -> MufcResult<Joined> {
         self.check_remote(spec, input.id)?;
+        let agreed = match (spec.sends, change) {
+            (Sends::Histograms, None) => input.change.is_none(),
+            (Sends::Changes { capacity }, Some(p)) => {
+                p.sketch_params().capacity() as u64 == capacity && input.change.is_some()
+            }
+            _ => false,
+        };
+        if !agreed {
+            return Err(MufcError::RoundRefused {
+                round: spec.round,
+                reason: format!(
+                    "the round asks for {:?}, not what this client makes",
+                    spec.sends
+                ),
+            });
+        }
         if spec.protocol == RoundProtocol::Pairwise {
             let secret = secrets.secret("pairwise-key", input.id.0);
-            return PairwiseClient::join(spec, input, &self.scheme.params, secret);
+            let params = change.unwrap_or(&self.scheme.params);
+            return PairwiseClient::join(spec, input, params, secret);
         }
         let join = JoinRound {
             spec,

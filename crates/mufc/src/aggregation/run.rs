@@ -212,23 +212,15 @@ impl ChangeRun<'_> {
         };
         let x = self.masking.exchange(&job, self.masked)?;
         let start = Instant::now();
-        let decoded = match decode_change(&x.sum, &self.check) {
-            Some(d) => d,
-            None => return Ok(None),
+        let Some((decoded, pending)) = conclude_change(&x.sum, self.full, self.last, &self.check)?
+        else {
+            return Ok(None);
         };
-        // The aggregate of the full parameters, moved by the same change,
-        // for the rounds that decode against it later.
-        let mut last = S::of_any(self.last).ok_or_else(inconsistent)?.clone();
-        for (bin, change) in &decoded {
-            let from = self.check.last.get(bin).copied().unwrap_or(0);
-            let to = i128::from(from) + change;
-            last.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
-        }
         let mut metrics = x.metrics;
         metrics.decode = start.elapsed();
         Ok(Some(RoundOutput {
-            decoded: Decoded::Delta(decoded),
-            pending: Pending(Some(last.into_any(self.full)?)),
+            decoded,
+            pending,
             metrics,
             dropped: x.dropped,
             included: x.included,
@@ -239,4 +231,29 @@ impl ChangeRun<'_> {
             encoded: vec![None; self.inputs.len()],
         }))
     }
+}
+
+/// Decodes the sum of a change round's messages (of the small signed
+/// parameters) into the change of the aggregate, and moves the `last`
+/// committed sum (of the `full` parameters) by it, for the rounds that
+/// decode against it later; `None` when the sum does not decode to counts
+/// the `check` accepts (the caller then runs a whole round). Shared by the
+/// dealt change round and the parties' (`pairwise/server.rs`).
+pub(super) fn conclude_change<S: ConcreteSketch>(
+    sum: &S,
+    full: &ValidAnyParams,
+    last: &AnySketch,
+    check: &DeltaCheck<'_>,
+) -> MufcResult<Option<(Decoded, Pending)>> {
+    let Some(decoded) = decode_change(sum, check) else {
+        return Ok(None);
+    };
+    let mut moved = S::of_any(last).ok_or_else(inconsistent)?.clone();
+    for (bin, change) in &decoded {
+        let from = check.last.get(bin).copied().unwrap_or(0);
+        let to = i128::from(from) + change;
+        moved.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
+    }
+    let pending = Pending(Some(moved.into_any(full)?));
+    Ok(Some((Decoded::Delta(decoded), pending)))
 }

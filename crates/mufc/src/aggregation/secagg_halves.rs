@@ -118,7 +118,7 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
         let (included, dropped) = clients_of(&out);
         let (decoded, pending, decode) = (self.concluder)(out.sum, &self.sums, check)?;
         Ok(RemoteOutcome {
-            decoded,
+            decoded: Some(decoded),
             pending,
             included,
             dropped,

@@ -360,7 +360,12 @@ impl RemoteServer {
             max_points: self.setup.config.max_points().unwrap_or(0),
         };
         let out = round.half.conclude(&check)?;
-        let decode = DecodeKind::of(&out.decoded);
+        // Only a change round's sum may fail to decode, and this server
+        // announces none.
+        let decoded = out
+            .decoded
+            .ok_or_else(|| MufcError::Remote("a change round's sum did not decode".into()))?;
+        let decode = DecodeKind::of(&decoded);
         let start = Instant::now();
         let (update, training) = match (&mut self.tree, round.group) {
             (Some(tree), Some(g)) => {
@@ -371,12 +376,11 @@ impl RemoteServer {
                     included: out.included.clone(),
                 };
                 let parallel = self.setup.config.parallel();
-                let update =
-                    tree.commit_group(&mut self.server, g, out.decoded, commit, parallel)?;
+                let update = tree.commit_group(&mut self.server, g, decoded, commit, parallel)?;
                 (update, training)
             }
             _ => {
-                let plan = self.server.plan(InputChange::Counts(out.decoded))?;
+                let plan = self.server.plan(InputChange::Counts(decoded))?;
                 let update = self.server.apply(plan)?;
                 self.aggregation.commit_remote(out.pending, number);
                 (update, self.fit_report.is_none())

@@ -22,9 +22,12 @@ enum Lie {
     OtherSetup,
     /// The announcement of a round the client already joined.
     Replay,
+    /// A change round: with SecAgg a dropout would lose its change, and
+    /// across processes a client cannot tell its change yet.
+    AsksForChanges,
 }
 
-const LIES: [Lie; 7] = [
+const LIES: [Lie; 8] = [
     Lie::LowerThreshold,
     Lie::OtherGraph,
     Lie::RingWithout,
@@ -32,9 +35,10 @@ const LIES: [Lie; 7] = [
     Lie::RingStranger,
     Lie::OtherSetup,
     Lie::Replay,
+    Lie::AsksForChanges,
 ];
 
-/// Four clients; before each of fourteen rounds a random client is first
+/// Four clients; before each of sixteen rounds a random client is first
 /// told a lie, in random order, each lie twice (the first, before any
 /// round trained the client, neither the setup nor the replay): it
 /// refuses with `RoundRefused`, sends nothing and keeps its state; then
@@ -111,6 +115,11 @@ fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
                 a.setup = RemoteSetup::new(&c, &regs).unwrap();
             }
             Lie::Replay => a = Announcement::from_bytes(last.as_ref().unwrap()).unwrap(),
+            Lie::AsksForChanges => {
+                a.spec.sends = Sends::Changes {
+                    capacity: rng.random_range(1..1000),
+                };
+            }
         }
         let what = format!("case {case}: {lie:?} (variant {variant}) to {victim}");
         assert_ne!(a, honest, "{what}: no lie");

@@ -12,18 +12,19 @@ use syndrome_agg::{ConcreteSketch, MaskedSketch, SketchVisitor};
 use super::{Directory, ToServer, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
 use crate::aggregation::round::split_elements;
-use crate::aggregation::run::{Pending, conclude, inconsistent};
+use crate::aggregation::run::{Pending, conclude, conclude_change, inconsistent};
 use crate::server::decode::{Decoded, DeltaCheck, sum};
 use crate::{ClientId, MufcError, MufcResult};
 
 /// The decoding of the round's frames on the concrete sketch, as a plain
 /// function pointer (the server's half does not name the sketch): the
 /// sum's parse and aggregation, then the decoding against the last sum.
-type FrameConcluder = fn(
-    &[Frame],
-    &FrameJob<'_>,
-    &DeltaCheck<'_>,
-) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)>;
+type FrameConcluder = fn(&[Frame], &FrameJob<'_>, &DeltaCheck<'_>) -> MufcResult<Concluded>;
+
+/// The frames' sum decoded (`None`: a change round's sum that does not
+/// decode), the aggregate to keep, the clients included, the time to sum
+/// and the time to decode.
+type Concluded = (Option<Decoded>, Pending, Vec<ClientId>, Duration, Duration);
 
 /// The check of one masked frame against the round's parameters (its
 /// kind, shape and elements), on the concrete sketch, as a plain function
@@ -33,7 +34,7 @@ type FrameCheck = fn(&Frame, &Sums) -> MufcResult<()>;
 
 fn check_frame<S: ConcreteSketch>(frame: &Frame, sums: &Sums) -> MufcResult<()> {
     use syndrome_agg::LinearParams;
-    let params = S::params_of(&sums.params).ok_or_else(inconsistent)?;
+    let params = S::params_of(sums.sent()).ok_or_else(inconsistent)?;
     params.parse_frame(true, frame)?;
     Ok(())
 }
@@ -49,25 +50,36 @@ fn conclude_frames<S: ConcreteSketch>(
     frames: &[Frame],
     job: &FrameJob<'_>,
     check: &DeltaCheck<'_>,
-) -> MufcResult<(Decoded, Pending, Vec<ClientId>, Duration, Duration)> {
+) -> MufcResult<Concluded> {
     let start = Instant::now();
-    let params = S::params_of(&job.sums.params).ok_or_else(inconsistent)?;
+    let sums = job.sums;
+    let sent = S::params_of(sums.sent()).ok_or_else(inconsistent)?;
     // Parsed and checked as they arrived (`accept`): the elements are
     // read again here, into the concrete sketch.
     let messages = frames
         .iter()
-        .map(|f| MaskedSketch::<S>::from_frame(f, params))
+        .map(|f| MaskedSketch::<S>::from_frame(f, sent))
         .collect::<Result<Vec<_>, _>>()?;
-    let (total, included) = sum(params, job.ctx, job.min_clients, &messages)?;
+    let (total, included) = sum(sent, job.ctx, job.min_clients, &messages)?;
     let summed = start.elapsed();
+    if sums.change.is_some() {
+        let start = Instant::now();
+        let last = sums.last.as_ref().ok_or_else(inconsistent)?;
+        let concluded = conclude_change(&total, &sums.params, last, check)?;
+        let decode = start.elapsed();
+        return Ok(match concluded {
+            Some((change, pending)) => (Some(change), pending, included, summed, decode),
+            None => (None, Pending(None), included, summed, decode),
+        });
+    }
     let (decoded, pending, decode) = conclude(
         total,
-        &job.sums.params,
-        job.sums.delta.as_ref(),
-        job.sums.last.as_ref(),
+        &sums.params,
+        sums.delta.as_ref(),
+        sums.last.as_ref(),
         check,
     )?;
-    Ok((decoded, pending, included, summed, decode))
+    Ok((Some(decoded), pending, included, summed, decode))
 }
 
 /// The server's half of a pairwise round.
@@ -88,8 +100,8 @@ impl PairwiseServer {
     /// The server's half of the round `spec` over the aggregation's
     /// parameters and last sum.
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
-        let max_frame = sums.params.max_frame_len();
-        let (concluder, check) = sums.params.visit(Concluder)?;
+        let max_frame = sums.sent().max_frame_len();
+        let (concluder, check) = sums.sent().visit(Concluder)?;
         Ok(Self {
             spec,
             sums,
@@ -239,7 +251,7 @@ impl ServerHalf for PairwiseServer {
             return None;
         };
         let f = Frame::parse(&frame, self.max_frame).ok()?;
-        let width = f.elements.len() / self.sums.params.num_elements().max(1);
+        let width = f.elements.len() / self.sums.sent().num_elements().max(1);
         let elements = split_elements(&f.elements, width);
         Some((frame, elements))
     }
