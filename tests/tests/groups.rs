@@ -263,9 +263,10 @@ fn a_removal_involves_only_its_group_and_the_nodes_on_its_path() {
         .unwrap();
     assert_eq!(flat.last_involvement().unwrap().clients, 12);
     assert_eq!(flat.last_involvement().unwrap().nodes, 1);
-    // One message a client with dealt masks.
-    assert_eq!(fed.last_involvement().unwrap().messages, 3);
-    assert_eq!(flat.last_involvement().unwrap().messages, 12);
+    // Two messages a client with dealt masks: its fresh key for the
+    // dealer's seal, then its masked sketch.
+    assert_eq!(fed.last_involvement().unwrap().messages, 6);
+    assert_eq!(flat.last_involvement().unwrap().messages, 24);
 
     // With SecAgg every client sends a message at every step of the
     // protocol, in its group's run or in the run of all twelve.
@@ -359,16 +360,29 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
             .unwrap();
         let fed = Federation::with_ids(data(), &config).unwrap();
         let p = params(&fed);
-        let received: BTreeMap<ClientId, MaskedSketch<Sketch<Fp64>>> = fed
-            .last_messages()
-            .unwrap()
-            .iter()
-            .map(|(id, bytes)| {
-                let frame = Frame::parse(bytes, DEFAULT_MAX_FRAME).unwrap();
-                (*id, MaskedSketch::from_frame(&frame, &p).unwrap())
-            })
-            .collect();
+        // The clients' masked sketches, and with dealt masks each group
+        // round's correction from the dealer (the pseudo-client
+        // u64::MAX), which the server receives too.
+        let mut received: BTreeMap<ClientId, MaskedSketch<Sketch<Fp64>>> = BTreeMap::new();
+        let mut corrections: Vec<MaskedSketch<Sketch<Fp64>>> = Vec::new();
+        for (id, bytes) in fed.last_messages().unwrap() {
+            let frame = Frame::parse(bytes, DEFAULT_MAX_FRAME).unwrap();
+            let m = MaskedSketch::from_frame(&frame, &p).unwrap();
+            if id.0 == u64::MAX {
+                corrections.push(m);
+            } else {
+                received.insert(*id, m);
+            }
+        }
         assert_eq!(received.len(), 12);
+        let dealt = matches!(masks, Masks::Dealer);
+        assert_eq!(corrections.len(), if dealt { 4 } else { 0 });
+        // The correction of a group: the one of its round.
+        let correction_of = |g: &[ClientId]| {
+            corrections
+                .iter()
+                .find(|c| c.context() == received[&g[0]].context())
+        };
         let plain = |ids: &[ClientId]| {
             let mut sum: BTreeMap<BigUint, u64> = BTreeMap::new();
             for c in ids {
@@ -378,24 +392,32 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
             }
             Sketch::<Fp64>::from_unsigned(&p, sum).unwrap()
         };
-        let masked_sum = |ids: &[ClientId]| {
+        let add = |sum: &mut Vec<_>, m: &MaskedSketch<Sketch<Fp64>>| {
+            for (s, x) in sum.iter_mut().zip(m.elements()) {
+                *s = f.add(s, x);
+            }
+        };
+        let masked_sum = |ids: &[ClientId], with: &[&MaskedSketch<Sketch<Fp64>>]| {
             let mut sum = vec![f.zero(); p.num_elements()];
             for c in ids {
-                for (s, x) in sum.iter_mut().zip(received[c].elements()) {
-                    *s = f.add(s, x);
-                }
+                add(&mut sum, &received[c]);
+            }
+            for c in with {
+                add(&mut sum, c);
             }
             sum
         };
         let layout = fed.layout().unwrap();
-        // A group's masked messages sum to its plain sketch: the server
-        // decodes each group's sum.
+        // A group's masked messages (and its round's correction) sum to
+        // its plain sketch: the server decodes each group's sum.
         for g in layout.groups() {
-            assert_eq!(masked_sum(g), plain(g).elements(), "{masks:?}");
+            let with: Vec<_> = correction_of(g).into_iter().collect();
+            assert_eq!(dealt, !with.is_empty());
+            assert_eq!(masked_sum(g, &with), plain(g).elements(), "{masks:?}");
         }
         // The attacker: the server sums any set of messages that is not
-        // a union of whole groups, drawn at random; the masks never
-        // cancel.
+        // a union of whole groups, with any of the corrections, drawn at
+        // random; the masks never cancel.
         let mut rng = StdRng::seed_from_u64(11);
         let all = fed.client_ids();
         for _ in 0..200 {
@@ -411,10 +433,15 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
             if set.is_empty() || whole_groups {
                 continue;
             }
+            let with: Vec<_> = corrections
+                .iter()
+                .filter(|_| rng.random_bool(0.5))
+                .collect();
             assert_ne!(
-                masked_sum(&set),
+                masked_sum(&set, &with),
                 plain(&set).elements(),
-                "{masks:?}: {set:?}"
+                "{masks:?}: {set:?} with {} corrections",
+                with.len()
             );
         }
     }

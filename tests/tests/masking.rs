@@ -109,10 +109,20 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
         for round in 0..3u64 {
             let p = if round == 0 { &params } else { &change_params };
             let msgs = received(&fed, p);
-            assert_eq!(msgs.len(), fed.clients().len());
+            // With dealt masks the server also receives the dealer's
+            // correction (the pseudo-client u64::MAX): it sums it with the
+            // clients' messages.
+            let correction = ClientId(u64::MAX);
+            let dealt = matches!(masking, Masks::Dealer);
+            assert_eq!(msgs.contains_key(&correction), dealt);
+            assert_eq!(msgs.len(), fed.clients().len() + usize::from(dealt));
             let mut server = Aggregator::new(p, *msgs.values().next().unwrap().context(), 1);
             for (id, m) in &msgs {
                 assert_eq!(m.context().round, round);
+                if *id == correction {
+                    server.accept(m).unwrap();
+                    continue;
+                }
                 let plain = match &before {
                     None => plaintext(&fed, *id, p),
                     Some((h, _)) => plain_change(&fed, h, *id, p),

@@ -70,11 +70,10 @@ use crate::ids::derive_bytes;
 use crate::server::decode::DeltaCheck;
 use crate::{ClientId, Masks, MufcError, MufcResult, Scma};
 use masks::MaskSource;
-use run::{ChangeRun, RoundRun};
 use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
-pub(crate) use halves::{ClientHalf, ServerHalf};
+pub(crate) use halves::{Advanced, ClientHalf, ServerHalf};
 pub use halves::{RoundProtocol, RoundSpec, Sends};
 pub(crate) use round::{Input, MaskedInputs};
 pub(crate) use run::{Pending, RoundOutput};
@@ -237,10 +236,15 @@ impl Aggregation {
                 (params.validate()?, None)
             }
         };
+        let secrets = if spec.deterministic_masks {
+            SecretSource::Derived { seed: spec.seed }
+        } else {
+            SecretSource::Fresh
+        };
         // The integer ring's masks have no SecAgg variant: a SecAgg round
         // always has a field.
         let masking = match spec.scma.masks() {
-            Masks::Dealer => MaskSource::Dealer,
+            Masks::Dealer => MaskSource::Dealer(pairwise::DealerKey::new(secrets)?),
             Masks::Pairwise => MaskSource::Pairwise,
             Masks::SecAgg(options) => {
                 let settings = SecAggSettings {
@@ -254,11 +258,6 @@ impl Aggregation {
                 settings.params(clients.len())?;
                 MaskSource::SecAgg(settings)
             }
-        };
-        let secrets = if spec.deterministic_masks {
-            SecretSource::Derived { seed: spec.seed }
-        } else {
-            SecretSource::Fresh
         };
         Ok(Self {
             scheme: SchemeState {
@@ -358,34 +357,13 @@ impl Aggregation {
             capacity: self.info().capacity,
             max_points: self.max_points,
         };
-        let out = if matches!(self.masking, MaskSource::Dealer) {
-            let round = round::Round::new(number, &secrets);
-            let mut masked = self.record.then(Vec::new);
-            let run = RoundRun {
-                round: &round,
-                params: &self.scheme.params,
-                delta: self.scheme.delta.as_ref(),
-                last: self.scheme.last.as_ref(),
-                inputs,
-                masking: &self.masking,
-                check,
-                parallel: self.parallel,
-                record: self.record,
-                min_clients: self.min_clients,
-                masked: &mut masked,
-            };
-            let out = self.scheme.params.visit(run);
-            self.last_masked = masked.map(|m| (number, m));
-            out
-        } else {
-            // Pairwise masks and SecAgg: the parties' own round, relayed.
-            let mut traffic = relay::Traffic::default();
-            let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic, None);
-            self.last_masked = traffic.masked_inputs().map(|m| (number, m));
-            out.and_then(|o| {
-                o.ok_or_else(|| MufcError::Remote("a whole round's sum did not decode".into()))
-            })
-        };
+        // The parties' own round, relayed (`relay.rs`).
+        let mut traffic = relay::Traffic::default();
+        let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic, None);
+        self.last_masked = traffic.masked_inputs().map(|m| (number, m));
+        let out = out.and_then(|o| {
+            o.ok_or_else(|| MufcError::Remote("a whole round's sum did not decode".into()))
+        });
         #[cfg(test)]
         if std::mem::take(&mut self.fail_after_masking) {
             return Err(syndrome_agg::SketchError::Protocol(

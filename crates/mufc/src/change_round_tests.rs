@@ -255,13 +255,14 @@ fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
     sum
 }
 
-/// The server of a change round sees every masked message and tries to
-/// learn which clients changed: it sums a subset of the messages, drawn at
-/// random, hoping the masks cancel there and leave those clients' changes
-/// (zero for clients that did not change). They cancel only over every
-/// client: the sum of all the messages is the sum of the changes, with a
-/// nonzero element (a positive control), and no proper subset's sum is
-/// zero. And two change rounds never share a mask.
+/// The server of a change round sees every masked message (and the
+/// dealer's correction) and tries to learn which clients changed: it sums
+/// a subset of them, drawn at random, hoping the masks cancel there and
+/// leave those clients' changes (zero for clients that did not change).
+/// They cancel only over every message and the correction: that sum is
+/// the sum of the changes, with a nonzero element (a positive control),
+/// and no proper subset's sum is zero. And two change rounds never share
+/// a mask.
 #[test]
 fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
     let data = gaussian_clients("change-rounds", MIX);
@@ -276,9 +277,12 @@ fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
         let r = fed.remove(&req).unwrap();
         assert!(r.bytes_per_client < whole, "round {round} was whole");
         let (_, m) = fed.last_masked_inputs().cloned().unwrap();
+        // The twelve clients' messages and the dealer's correction (the
+        // pseudo-client u64::MAX), which the server receives too.
         let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
-        assert_eq!(ids.len(), 12);
-        // Positive control: over every client the masks cancel, leaving
+        assert_eq!(ids.len(), 13);
+        assert!(ids.contains(&ClientId(u64::MAX)));
+        // Positive control: over every message the masks cancel, leaving
         // the sum of the changes (two points left: not zero).
         assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
         for _ in 0..200 {

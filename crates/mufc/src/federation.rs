@@ -380,7 +380,10 @@ impl Federation {
     /// The wire frames of the last round, by client, when the
     /// configuration records them
     /// ([`FederationConfig::record_messages`](crate::FederationConfig::record_messages)):
-    /// what the server received, masked.
+    /// what the server received, masked. With dealt masks the dealer's
+    /// correction is among them, as the frame of the pseudo-client
+    /// `u64::MAX` (one per group's round with groups): the server's view
+    /// of a round includes it.
     pub fn last_messages(&self) -> Option<&[(ClientId, Vec<u8>)]> {
         self.messages.as_deref()
     }

@@ -3,7 +3,10 @@
 //!
 //! Two sources:
 //! - an offline dealer ([`deal_zero_sum_masks`]) that issues per-client
-//!   uniform vectors summing to zero, as the paper assumes;
+//!   uniform vectors summing to zero, as the paper assumes; across a
+//!   network, the dealer as a party ([`dealer`]) seals each client a seed
+//!   of its mask and hands the server the correction that makes the sum
+//!   zero;
 //! - pairwise masks ([`pairwise`]): each pair of clients agrees a 32-byte
 //!   seed by X25519 and HKDF-SHA256, expands it with the raw ChaCha20
 //!   keystream ([`MaskStream`]) into uniform elements, and one of the pair
@@ -14,6 +17,7 @@
 //! ([`IntegerRing`](crate::IntegerRing)) of the deterministic integer
 //! decoder.
 
+pub mod dealer;
 pub mod pairwise;
 mod stream;
 

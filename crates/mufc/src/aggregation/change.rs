@@ -34,8 +34,8 @@ use num_bigint::BigUint;
 use syndrome_agg::{AnyParams, CountPolicy, SketchParams, ValidAnyParams};
 
 use super::masks::MaskSource;
-use super::round::{self, Input};
-use super::{Aggregation, ChangeRun, RoundOutput};
+use super::round::Input;
+use super::{Aggregation, RoundOutput};
 use crate::MufcResult;
 use crate::server::decode::DeltaCheck;
 
@@ -76,34 +76,10 @@ impl Aggregation {
             capacity,
             max_points: self.max_points,
         };
-        if matches!(self.masking, MaskSource::Pairwise) {
-            // The parties' own round, relayed (`relay.rs`).
-            let mut traffic = super::relay::Traffic::default();
-            let out =
-                self.relay_round(number, &secrets, inputs, &check, &mut traffic, Some(&small));
-            self.last_masked = traffic.masked_inputs().map(|m| (number, m));
-            return out;
-        }
-        let round = round::Round::new(number, &secrets);
-        let mut masked = self.record.then(Vec::new);
-        let Some(last_sum) = self.scheme.last.as_ref() else {
-            return Ok(None);
-        };
-        let run = ChangeRun {
-            round: &round,
-            full: &self.scheme.params,
-            small: &small,
-            last: last_sum,
-            inputs,
-            masking: &self.masking,
-            check,
-            parallel: self.parallel,
-            record: self.record,
-            min_clients: self.min_clients,
-            masked: &mut masked,
-        };
-        let out = small.visit(run);
-        self.last_masked = masked.map(|m| (number, m));
+        // The parties' own round, relayed (`relay.rs`).
+        let mut traffic = super::relay::Traffic::default();
+        let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic, Some(&small));
+        self.last_masked = traffic.masked_inputs().map(|m| (number, m));
         out
     }
 

@@ -69,6 +69,14 @@ pub enum RoundProtocol {
     /// directory, every client masks against every other and sends its
     /// masked sketch. No dropout is tolerated.
     Pairwise,
+    /// The dealer as a party ([`Masks::Dealer`](crate::Masks::Dealer),
+    /// `syndrome_agg::masking::dealer`): every client of the ring sends a
+    /// fresh public key, the server forwards the directory to the dealer
+    /// and relays the seed the dealer sealed to each client (under the
+    /// dealer's key, which every client holds), every client masks with
+    /// its seed's expansion and sends its masked sketch, and the server
+    /// adds the dealer's correction to the sum. No dropout is tolerated.
+    Dealer,
 }
 
 impl RoundSpec {
@@ -83,8 +91,8 @@ impl RoundSpec {
     fn secagg(&self) -> MufcResult<SecAggParams> {
         match self.protocol {
             RoundProtocol::SecAgg(p) => Ok(p),
-            RoundProtocol::Pairwise => Err(MufcError::Remote(
-                "a pairwise round has no SecAgg session".into(),
+            RoundProtocol::Pairwise | RoundProtocol::Dealer => Err(MufcError::Remote(
+                "only a SecAgg round has a SecAgg session".into(),
             )),
         }
     }
@@ -135,6 +143,18 @@ pub(crate) struct RemoteOutcome {
 /// The messages of the next step, each with its client.
 pub(crate) type Outgoing = Vec<(ClientId, Vec<u8>)>;
 
+/// What the server's half does once a step closes.
+#[derive(Debug)]
+pub(crate) enum Advanced {
+    /// The next step's messages, to the clients.
+    Clients(Outgoing),
+    /// A request to the round's dealer, whose answer the server's half
+    /// takes ([`ServerHalf::receive_dealer`]) before it advances again.
+    Dealer(Vec<u8>),
+    /// The sum is unmasked: the round is over.
+    Finished,
+}
+
 /// The server's half of one round, over bytes.
 pub(crate) trait ServerHalf: Send {
     /// The step whose messages the server collects (`None` once over).
@@ -145,9 +165,13 @@ pub(crate) trait ServerHalf: Send {
     fn answered(&self) -> BTreeSet<ClientId>;
     /// One message from the authenticated client `from`.
     fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()>;
-    /// Closes the current step: the next step's messages, or `None` once
-    /// the sum is unmasked.
-    fn advance(&mut self) -> MufcResult<Option<Outgoing>>;
+    /// Closes the current step: the next step's messages, a request to
+    /// the dealer, or the end of the round once the sum is unmasked.
+    fn advance(&mut self) -> MufcResult<Advanced>;
+    /// The dealer's answer to the request of [`Advanced::Dealer`].
+    fn receive_dealer(&mut self, _bytes: &[u8]) -> MufcResult<()> {
+        Err(MufcError::Remote("this round has no dealer".into()))
+    }
     /// Decodes the unmasked sum (its difference against the last one,
     /// checked by `check`, when that decodes).
     fn conclude(self: Box<Self>, check: &DeltaCheck<'_>) -> MufcResult<RemoteOutcome>;
@@ -157,6 +181,12 @@ pub(crate) trait ServerHalf: Send {
     /// recording driver (`relay.rs`) and the tests that read what the
     /// server saw; `None` for a message of another step.
     fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)>;
+    /// In a dealt round, the dealer's correction as the server received
+    /// it (its frame's bytes and elements), recorded with the masked
+    /// inputs: the server's view of a round includes it.
+    fn correction(&self) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+        None
+    }
 }
 
 /// A client's half of one round, over bytes.
@@ -170,6 +200,13 @@ pub(crate) trait ClientHalf: Send {
     fn steps(&self) -> &'static [Step] {
         &Step::ALL
     }
+}
+
+/// The dealer's half of one round, over bytes: the server's request in,
+/// the sealed seeds and the correction out.
+pub(crate) trait DealerHalf: Send {
+    /// The dealer's answer to the server's request.
+    fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>>;
 }
 
 /// The sketch parameters and the last committed sum a round decodes

@@ -18,9 +18,21 @@
 //! is as honest as the server (nothing binds a key to a client's
 //! certificate: docs/threat-model.md §10); SecAgg's run is the choice
 //! against a server that would substitute keys, and for dropouts.
+//!
+//! **The dealer** ([`Mode::Dealer`], `syndrome_agg::masking::dealer`) is
+//! the same two steps with a third party between them: the server
+//! forwards the keys to the dealer (`dealer.rs`), which seals a fresh
+//! seed to each client's key and returns the correction that makes the
+//! masks sum to zero; the server relays each client its sealed seed
+//! instead of the directory, and adds the correction to the sum. A client
+//! opens its seed with the dealer's key it holds, so a server that
+//! substituted its key gets a seed the client never masks with.
 
 mod client;
+mod dealer;
 mod server;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 use syndrome_agg::masking::pairwise::MaskPublicKey;
@@ -29,7 +41,24 @@ use syndrome_agg::{ProtocolError, SketchError};
 use crate::{MufcError, MufcResult};
 
 pub(super) use client::PairwiseClient;
+pub(crate) use dealer::{DealerKey, DealerParty};
 pub(super) use server::PairwiseServer;
+
+/// Which two-step round a client's half runs.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Mode {
+    /// Pairwise masks against the directory's keys.
+    Pairwise,
+    /// The mask of a seed the dealer sealed, with the dealer's public key
+    /// as this client holds it.
+    Dealer(MaskPublicKey),
+}
+
+/// The client id the correction's frame names, and under which it is
+/// recorded with the masked inputs (no client has it: ids come from the
+/// roster, and the server checks every client frame's id against its
+/// sender).
+pub(crate) const CORRECTION: u64 = u64::MAX;
 
 /// The format version of the messages below.
 const VERSION: u8 = 1;
@@ -48,12 +77,32 @@ pub(super) enum ToServer {
     Masked { client: u64, frame: Vec<u8> },
 }
 
-/// The server's message to a client: the ring's keys.
+/// The server's message to a client (pairwise masks) or to the dealer:
+/// the ring's keys.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Directory {
     session: [u8; 32],
     round: u64,
     keys: Vec<(u64, MaskPublicKey)>,
+}
+
+/// The server's message to a client with dealt masks: its sealed seed.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct SealedSeed {
+    session: [u8; 32],
+    round: u64,
+    sealed: Vec<u8>,
+}
+
+/// The dealer's answer to the server: every client's sealed seed, and the
+/// correction as the wire frame of an empty sketch masked with it (from
+/// the pseudo-client [`CORRECTION`]).
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Dealt {
+    session: [u8; 32],
+    round: u64,
+    sealed: Vec<(u64, Vec<u8>)>,
+    correction: Vec<u8>,
 }
 
 pub(super) fn to_bytes(value: &impl Serialize) -> MufcResult<Vec<u8>> {

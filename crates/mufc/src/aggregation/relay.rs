@@ -1,7 +1,8 @@
-//! The in-process driver of a round: the server's half and every
-//! client's half are the parties a deployment runs (`halves.rs`: SecAgg's
-//! five steps, pairwise masks' two), and this driver only carries their
-//! bytes in memory, as `mufc-net` carries them over the network. It
+//! The in-process driver of a round: the server's half, every client's
+//! half and the dealer's are the parties a deployment runs (`halves.rs`:
+//! SecAgg's five steps, pairwise masks' two, the dealer's two with its
+//! request between them), and this driver only carries their bytes in
+//! memory, as `mufc-net` carries them over the network. It
 //! draws nothing and decides nothing: the round's secrets come from the
 //! aggregation, the dropouts of a simulation from the configuration's
 //! draws, and every check is the parties' own.
@@ -17,8 +18,9 @@ use syndrome_agg::ValidAnyParams;
 use syndrome_agg::secagg::Step;
 
 use super::Aggregation;
-use super::halves::{ClientHalf, RemoteOutcome, ServerHalf};
+use super::halves::{Advanced, ClientHalf, DealerHalf, RemoteOutcome, ServerHalf};
 use super::masks::MaskSource;
+use super::pairwise::{CORRECTION, DealerParty};
 use super::round::{Input, MaskedInputs, RoundMetrics};
 use super::run::RoundOutput;
 use super::secrets::RoundSecrets;
@@ -33,6 +35,8 @@ pub(super) struct Traffic {
     client_max: Duration,
     /// Every client's time in every step after joining.
     client_sum: Duration,
+    /// The dealer's time (work that needs no client online).
+    dealer: Duration,
     /// The bytes the server received.
     bytes_up: u64,
     /// The messages the server received.
@@ -64,11 +68,14 @@ struct Party {
     first: Vec<u8>,
 }
 
-/// Carries one round's bytes between the server's half and the clients'.
+/// Carries one round's bytes between the server's half, the clients'
+/// and the dealer's.
 struct Relay<'a> {
     /// The first step each client misses (a simulation's dropouts).
     dropped_from: &'a (dyn Fn(ClientId) -> Option<Step> + Sync),
     parallel: bool,
+    /// The round's dealer, with dealt masks.
+    dealer: Option<Box<dyn DealerHalf>>,
 }
 
 impl Relay<'_> {
@@ -81,7 +88,7 @@ impl Relay<'_> {
     /// server's requests to the clients (one offline gets nothing), until
     /// the server has its sum.
     fn run(
-        &self,
+        &mut self,
         mut server: Box<dyn ServerHalf>,
         parties: Vec<Party>,
         traffic: &mut Traffic,
@@ -107,8 +114,19 @@ impl Relay<'_> {
                 }
                 server.receive(id, &bytes)?;
             }
-            let Some(requests) = server.advance()? else {
-                break;
+            let requests = match server.advance()? {
+                Advanced::Finished => break,
+                Advanced::Clients(requests) => requests,
+                Advanced::Dealer(request) => {
+                    let dealer = self.dealer.as_mut().ok_or_else(|| {
+                        MufcError::Remote("the round asked for a dealer it does not have".into())
+                    })?;
+                    let start = Instant::now();
+                    let reply = dealer.handle(&request)?;
+                    traffic.dealer += start.elapsed();
+                    server.receive_dealer(&reply)?;
+                    continue;
+                }
             };
             let Some(next) = server.step() else {
                 break;
@@ -130,6 +148,11 @@ impl Relay<'_> {
             traffic.client_max += times.clone().max().unwrap_or_default();
             traffic.client_sum += times.sum::<Duration>();
             outgoing = replies.into_iter().map(|(id, r, _)| (id, r)).collect();
+        }
+        if let (Some(sink), Some((bytes, elements))) =
+            (traffic.masked.as_mut(), server.correction())
+        {
+            sink.push((ClientId(CORRECTION), bytes, elements));
         }
         server.conclude(check)
     }
@@ -173,7 +196,7 @@ impl Aggregation {
         })?;
         let faults = match &self.masking {
             MaskSource::SecAgg(settings) => Some(settings.faults(number, &ids)),
-            MaskSource::Dealer | MaskSource::Pairwise => None,
+            MaskSource::Dealer(_) | MaskSource::Pairwise => None,
         };
         let dropped_from = |c: ClientId| faults.as_ref().and_then(|f| f.dropped_from(c.0));
         let mut parties = Vec::with_capacity(joined.len());
@@ -187,9 +210,19 @@ impl Aggregation {
         if self.record {
             traffic.masked = Some(Vec::new());
         }
-        let relay = Relay {
+        let dealer = match &self.masking {
+            MaskSource::Dealer(key) => {
+                let params = change.unwrap_or(&self.scheme.params).clone();
+                let rng = secrets.rng("dealer", number);
+                let party = DealerParty::new(spec, key, params, rng);
+                Some(Box::new(party) as Box<dyn DealerHalf>)
+            }
+            MaskSource::Pairwise | MaskSource::SecAgg(_) => None,
+        };
+        let mut relay = Relay {
             dropped_from: &dropped_from,
             parallel: self.parallel,
+            dealer,
         };
         let outcome = relay.run(server, parties, traffic, check)?;
         let Some(decoded) = outcome.decoded else {
@@ -205,7 +238,7 @@ impl Aggregation {
                 protocol_client_sum: traffic.client_sum,
                 sum: outcome.protocol,
                 decode: outcome.decode,
-                offline: Duration::ZERO,
+                offline: traffic.dealer,
             },
             dropped: outcome.dropped,
             included: outcome.included,

@@ -18,35 +18,38 @@ use syndrome_agg::ValidAnyParams;
 use super::Aggregation;
 use super::halves::{Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
 use super::masks::MaskSource;
-use super::pairwise::{PairwiseClient, PairwiseServer};
+use super::pairwise::{Mode, PairwiseClient, PairwiseServer};
 use super::round::Input;
 use super::run::Pending;
 use super::secagg_halves::{JoinRound, OpenServer};
 use super::secrets::{RoundSecrets, SecretSource};
-use super::secure::{RoundFailure, SecAggSettings};
+use super::secure::RoundFailure;
 use crate::client::message::Encoded;
 use crate::error::config_error;
 use crate::{ClientId, MufcError, MufcResult};
 
-/// How rounds across processes mask.
-enum RemoteMasks<'a> {
-    SecAgg(&'a SecAggSettings),
-    Pairwise,
-}
-
 impl Aggregation {
-    /// The protocol of a federation run across processes: SecAgg or
-    /// pairwise masks, whose every step is a message a real network
-    /// carries (the dealer has no party across processes yet).
-    fn remote_masks(&self) -> MufcResult<RemoteMasks<'_>> {
+    /// Whether the federation's masks have parties across processes:
+    /// SecAgg and pairwise masks do; the dealer's party runs in process
+    /// only, until a deployment runs a dealer of its own.
+    fn across_processes(&self) -> MufcResult<()> {
         match &self.masking {
-            MaskSource::SecAgg(s) => Ok(RemoteMasks::SecAgg(s)),
-            MaskSource::Pairwise => Ok(RemoteMasks::Pairwise),
-            MaskSource::Dealer => Err(config_error(
+            MaskSource::SecAgg(_) | MaskSource::Pairwise => Ok(()),
+            MaskSource::Dealer(_) => Err(config_error(
                 "masking",
                 "a federation across processes runs secure aggregation or pairwise masks: \
                  use secagg or pairwise masks (the dealer has no party across processes)",
             )),
+        }
+    }
+
+    /// The fewest clients a round of dealt or pairwise masks may have: the
+    /// minimum aggregate, and for pairwise masks two (a ring of one would
+    /// send its sketch unmasked).
+    fn least_ring(&self) -> usize {
+        match self.masking {
+            MaskSource::Pairwise => self.min_clients.max(2),
+            _ => self.min_clients.max(1),
         }
     }
 
@@ -69,7 +72,7 @@ impl Aggregation {
         &mut self,
         clients: &[ClientId],
     ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
-        self.remote_masks()?;
+        self.across_processes()?;
         let number = self.round;
         self.round = number.saturating_add(1);
         let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;
@@ -95,17 +98,22 @@ impl Aggregation {
                 capacity: p.sketch_params().capacity() as u64,
             },
         };
-        let masks = self.remote_masks()?;
-        if change.is_some() && matches!(masks, RemoteMasks::SecAgg(_)) {
+        let (settings, protocol) = match &self.masking {
+            MaskSource::SecAgg(settings) => (Some(settings), None),
+            MaskSource::Pairwise => (None, Some(RoundProtocol::Pairwise)),
+            MaskSource::Dealer(_) => (None, Some(RoundProtocol::Dealer)),
+        };
+        if change.is_some() && settings.is_some() {
             return Err(MufcError::Remote(
                 "a change round needs every client: not with SecAgg".into(),
             ));
         }
-        let RemoteMasks::SecAgg(settings) = masks else {
-            if clients.len() < self.min_clients.max(2) {
+        let Some(settings) = settings else {
+            let least = self.least_ring();
+            if clients.len() < least {
                 return Err(MufcError::TooFewClients {
                     clients: clients.len(),
-                    min_clients: self.min_clients.max(2),
+                    min_clients: least,
                 });
             }
             let mut ring = clients.to_vec();
@@ -114,7 +122,7 @@ impl Aggregation {
                 round: number,
                 session: secrets.session().0,
                 ring,
-                protocol: RoundProtocol::Pairwise,
+                protocol: protocol.unwrap_or(RoundProtocol::Pairwise),
                 sends,
             };
             let half = PairwiseServer::open(spec.clone(), self.sums(change), self.min_clients)?;
@@ -144,13 +152,20 @@ impl Aggregation {
         Ok((spec, half))
     }
 
+    /// Checks that `spec` is a round this client may join across
+    /// processes ([`Self::check_round`], for masks that have parties
+    /// across processes).
+    pub(crate) fn check_remote(&self, spec: &RoundSpec, me: ClientId) -> MufcResult<()> {
+        self.across_processes()?;
+        self.check_round(spec, me)
+    }
+
     /// Checks that `spec` is a round this client may join: it is named in
     /// the ring, once, and the protocol is the one its own copy of the
     /// configuration gives for that many clients (a server cannot lower
-    /// the threshold, change the graph, or ask for a pairwise round of
-    /// fewer clients than the federation's minimum aggregate).
-    pub(crate) fn check_remote(&self, spec: &RoundSpec, me: ClientId) -> MufcResult<()> {
-        let masks = self.remote_masks()?;
+    /// the threshold, change the graph, or ask for a pairwise or dealt
+    /// round of fewer clients than the federation's minimum aggregate).
+    fn check_round(&self, spec: &RoundSpec, me: ClientId) -> MufcResult<()> {
         let refuse = |reason: String| MufcError::RoundRefused {
             round: spec.round,
             reason,
@@ -162,26 +177,30 @@ impl Aggregation {
         if !distinct.contains(&me) {
             return Err(refuse(format!("client {me} is not in the ring")));
         }
-        if spec.sends != Sends::Histograms && matches!(masks, RemoteMasks::SecAgg(_)) {
+        if spec.sends != Sends::Histograms && matches!(self.masking, MaskSource::SecAgg(_)) {
             return Err(refuse(
                 "a change round with SecAgg: a dropout would lose its change".into(),
             ));
         }
-        let expected = match masks {
-            RemoteMasks::SecAgg(settings) => {
+        let expected = match &self.masking {
+            MaskSource::SecAgg(settings) => {
                 RoundProtocol::SecAgg(settings.params(spec.ring.len())?)
             }
-            RemoteMasks::Pairwise => {
-                // A ring of one would send its sketch unmasked; of fewer
-                // than the minimum, an aggregate the policy refuses.
-                let least = self.min_clients.max(2);
+            masking => {
+                // A pairwise ring of one would send its sketch unmasked;
+                // any ring of fewer than the minimum, an aggregate the
+                // policy refuses.
+                let least = self.least_ring();
                 if spec.ring.len() < least {
                     return Err(refuse(format!(
-                        "a pairwise round of {} clients, fewer than {least}",
+                        "a round of {} clients, fewer than {least}",
                         spec.ring.len()
                     )));
                 }
-                RoundProtocol::Pairwise
+                match masking {
+                    MaskSource::Dealer(_) => RoundProtocol::Dealer,
+                    _ => RoundProtocol::Pairwise,
+                }
             }
         };
         if expected != spec.protocol {
@@ -220,6 +239,7 @@ impl Aggregation {
                 reason: "a change round across processes is not supported yet".into(),
             });
         }
+        self.across_processes()?;
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
         self.join_round(spec, input, &secrets, None)
     }
@@ -236,7 +256,7 @@ impl Aggregation {
         secrets: &RoundSecrets,
         change: Option<&ValidAnyParams>,
     ) -> MufcResult<Joined> {
-        self.check_remote(spec, input.id)?;
+        self.check_round(spec, input.id)?;
         let agreed = match (spec.sends, change) {
             (Sends::Histograms, None) => input.change.is_none(),
             (Sends::Changes { capacity }, Some(p)) => {
@@ -253,10 +273,18 @@ impl Aggregation {
                 ),
             });
         }
-        if spec.protocol == RoundProtocol::Pairwise {
-            let secret = secrets.secret("pairwise-key", input.id.0);
-            let params = change.unwrap_or(&self.scheme.params);
-            return PairwiseClient::join(spec, input, params, secret);
+        let params = change.unwrap_or(&self.scheme.params);
+        match (&spec.protocol, &self.masking) {
+            (RoundProtocol::Pairwise, _) => {
+                let secret = secrets.secret("pairwise-key", input.id.0);
+                return PairwiseClient::join(spec, input, params, secret, Mode::Pairwise);
+            }
+            (RoundProtocol::Dealer, MaskSource::Dealer(dealer)) => {
+                let secret = secrets.secret("dealt-key", input.id.0);
+                let mode = Mode::Dealer(dealer.public_key());
+                return PairwiseClient::join(spec, input, params, secret, mode);
+            }
+            _ => {}
         }
         let join = JoinRound {
             spec,

@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use num_bigint::{BigInt, BigUint};
 use syndrome_agg::ConcreteSketch;
-use syndrome_agg::masking::pairwise::RoundContext;
 
-use super::secrets::RoundSecrets;
 use crate::client::message::{Encoded, sketch_of};
 use crate::{ClientId, MufcResult};
 
@@ -52,25 +50,6 @@ impl<'a> Input<'a> {
                 Ok((Cow::Owned(sketch), false))
             }
             None => Ok((sketch_of(params, self.histogram, self.last)?, true)),
-        }
-    }
-}
-
-/// The number, context and secrets of the round being run.
-pub(crate) struct Round<'a> {
-    pub(crate) ctx: RoundContext,
-    pub(crate) secrets: &'a RoundSecrets,
-}
-
-impl<'a> Round<'a> {
-    /// Round `number` of the session the secrets name.
-    pub(crate) fn new(number: u64, secrets: &'a RoundSecrets) -> Self {
-        Self {
-            ctx: RoundContext {
-                session: secrets.session(),
-                round: number,
-            },
-            secrets,
         }
     }
 }

@@ -1,22 +1,16 @@
-//! One round on the concrete sketch the public parameters chose: the
-//! round is written once, generic over [`ConcreteSketch`], and
-//! [`ValidAnyParams::visit`] runs it on the field's (or ring's) own
-//! elements. The aggregation never names a field; the dispatch happens
-//! once per round, in `syndrome_agg`, not once per element as it would
-//! on [`AnySketch`]'s canonical integers.
+//! What a round gives and how its sum is decoded, on the concrete sketch
+//! the public parameters chose ([`ConcreteSketch`]): the server's halves
+//! (`pairwise/server.rs`, `secagg_halves.rs`) conclude through these, so
+//! the decoding is written once whatever masks the round ran.
 
 use std::time::Instant;
 
 use num_bigint::BigInt;
 
-use syndrome_agg::field::FiniteField;
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{
-    AnySketch, ConcreteSketch, ParamsError, SketchError, SketchVisitor, ValidAnyParams,
-};
+use syndrome_agg::{AnySketch, ConcreteSketch, ParamsError, SketchError, ValidAnyParams};
 
-use super::masks::{Job, MaskSource};
-use super::round::{Input, MaskedInputs, Round, RoundMetrics};
+use super::round::RoundMetrics;
 use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, decode_change};
 use crate::{ClientId, MufcResult};
 
@@ -44,43 +38,6 @@ pub(crate) struct RoundOutput {
     pub(crate) encoded: Vec<Option<AnySketch>>,
 }
 
-/// Everything a round needs but the concrete sketch, which the visit
-/// brings.
-pub(super) struct RoundRun<'a> {
-    pub(super) round: &'a Round<'a>,
-    /// The clients' parameters (unsigned counts).
-    pub(super) params: &'a ValidAnyParams,
-    /// The signed parameters differences decode under, and the last
-    /// committed sum (`None`: the scheme decodes only whole sums, or this
-    /// is the first round).
-    pub(super) delta: Option<&'a ValidAnyParams>,
-    pub(super) last: Option<&'a AnySketch>,
-    pub(super) inputs: &'a [Input<'a>],
-    pub(super) masking: &'a MaskSource,
-    pub(super) check: DeltaCheck<'a>,
-    pub(super) parallel: bool,
-    pub(super) record: bool,
-    pub(super) min_clients: usize,
-    /// Where the masked vectors go when recording.
-    pub(super) masked: &'a mut Option<MaskedInputs>,
-}
-
-impl SketchVisitor for RoundRun<'_> {
-    type Output = MufcResult<RoundOutput>;
-
-    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: FiniteField<Elem = S::Elem>,
-    {
-        self.run::<S>(params)
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        self.run::<S>(params)
-    }
-}
-
 /// The last sum or the signed parameters were made for another sketch
 /// than this round's: an internal inconsistency, refused rather than
 /// decoded.
@@ -90,50 +47,10 @@ pub(super) fn inconsistent() -> SketchError {
     })
 }
 
-impl RoundRun<'_> {
-    /// The round on `S`: the mask source carries every client's sketch to
-    /// the server's sum, and the server decodes it (its difference against
-    /// the last sum, if that passes the check).
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<RoundOutput> {
-        let job = Job::<S> {
-            round: self.round,
-            params,
-            max_frame: self.params.max_frame_len(),
-            inputs: self.inputs,
-            parallel: self.parallel,
-            record: self.record,
-            min_clients: self.min_clients,
-        };
-        let x = self.masking.exchange(&job, self.masked)?;
-        let (decoded, pending, decode_time) =
-            conclude(x.sum, self.params, self.delta, self.last, &self.check)?;
-        let mut metrics = x.metrics;
-        metrics.decode = decode_time;
-        let encoded = x
-            .encoded
-            .into_iter()
-            .map(|s| s.map(|s| s.into_any(self.params)).transpose())
-            .collect::<Result<_, _>>()?;
-        Ok(RoundOutput {
-            decoded,
-            pending,
-            metrics,
-            dropped: x.dropped,
-            included: x.included,
-            bytes_per_client: x.bytes_per_client,
-            client_messages: x.client_messages,
-            messages: x.messages,
-            encoded,
-        })
-    }
-}
-
 /// Decodes a round's `sum` (of `params`): its difference against the
 /// `last` committed sum under the signed `delta` parameters when it passes
 /// the `check`, else the whole sum; with the aggregate to keep (only a
 /// scheme that decodes differences keeps one) and the decoding time.
-/// Shared by the rounds run in one process and those run across processes
-/// (`aggregation/remote.rs`).
 pub(super) fn conclude<S: ConcreteSketch>(
     sum: S,
     params: &ValidAnyParams,
@@ -158,87 +75,11 @@ pub(super) fn conclude<S: ConcreteSketch>(
     Ok((decoded, pending, time))
 }
 
-/// A change round (see `Aggregation::change_round`): every client sends
-/// the sketch of its histogram's change under small signed parameters, and
-/// the server decodes the sum of the changes directly.
-pub(super) struct ChangeRun<'a> {
-    pub(super) round: &'a Round<'a>,
-    /// The clients' parameters (unsigned counts, full capacity): the
-    /// aggregate kept for later rounds is of these.
-    pub(super) full: &'a ValidAnyParams,
-    /// The small signed parameters the changes are sent under.
-    pub(super) small: &'a ValidAnyParams,
-    /// The last committed sum (of the full parameters).
-    pub(super) last: &'a AnySketch,
-    pub(super) inputs: &'a [Input<'a>],
-    pub(super) masking: &'a MaskSource,
-    pub(super) check: DeltaCheck<'a>,
-    pub(super) parallel: bool,
-    pub(super) record: bool,
-    pub(super) min_clients: usize,
-    pub(super) masked: &'a mut Option<MaskedInputs>,
-}
-
-impl SketchVisitor for ChangeRun<'_> {
-    type Output = MufcResult<Option<RoundOutput>>;
-
-    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: FiniteField<Elem = S::Elem>,
-    {
-        // No protocol run: change rounds are for dealt and pairwise masks.
-        self.run::<S>(params)
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        self.run::<S>(params)
-    }
-}
-
-impl ChangeRun<'_> {
-    /// The round on `S`; `None` when the sum of the changes does not
-    /// decode to counts the check accepts (the caller then runs a whole
-    /// round).
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<Option<RoundOutput>> {
-        let job = Job::<S> {
-            round: self.round,
-            params,
-            max_frame: self.small.max_frame_len(),
-            inputs: self.inputs,
-            parallel: self.parallel,
-            record: self.record,
-            min_clients: self.min_clients,
-        };
-        let x = self.masking.exchange(&job, self.masked)?;
-        let start = Instant::now();
-        let Some((decoded, pending)) = conclude_change(&x.sum, self.full, self.last, &self.check)?
-        else {
-            return Ok(None);
-        };
-        let mut metrics = x.metrics;
-        metrics.decode = start.elapsed();
-        Ok(Some(RoundOutput {
-            decoded,
-            pending,
-            metrics,
-            dropped: x.dropped,
-            included: x.included,
-            bytes_per_client: x.bytes_per_client,
-            client_messages: x.client_messages,
-            messages: x.messages,
-            // The clients keep their last sketches: a change is not one.
-            encoded: vec![None; self.inputs.len()],
-        }))
-    }
-}
-
 /// Decodes the sum of a change round's messages (of the small signed
 /// parameters) into the change of the aggregate, and moves the `last`
 /// committed sum (of the `full` parameters) by it, for the rounds that
 /// decode against it later; `None` when the sum does not decode to counts
-/// the `check` accepts (the caller then runs a whole round). Shared by the
-/// dealt change round and the parties' (`pairwise/server.rs`).
+/// the `check` accepts (the caller then runs a whole round).
 pub(super) fn conclude_change<S: ConcreteSketch>(
     sum: &S,
     full: &ValidAnyParams,

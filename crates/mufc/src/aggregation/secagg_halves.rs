@@ -14,7 +14,7 @@ use syndrome_agg::secagg::server::{Advance, Server as SecAggServer};
 use syndrome_agg::secagg::{AggregationOutput, Step};
 use syndrome_agg::{ConcreteSketch, ProtocolError, SketchError, SketchVisitor, ValidAnyParams};
 
-use super::halves::{ClientHalf, Joined, Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
+use super::halves::{Advanced, ClientHalf, Joined, RemoteOutcome, RoundSpec, ServerHalf, Sums};
 use super::round::{Input, split_elements};
 use super::run::{Pending, conclude, inconsistent};
 use super::secrets::RoundSecrets;
@@ -89,7 +89,7 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
         Ok(r?)
     }
 
-    fn advance(&mut self) -> MufcResult<Option<Outgoing>> {
+    fn advance(&mut self) -> MufcResult<Advanced> {
         let start = Instant::now();
         // Every client of the ring that has not answered this step is out.
         let answered = self.server.answered().len();
@@ -101,13 +101,13 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
                 .error(e, self.failure.clients.saturating_sub(answered))),
             Ok(Advance::Finished(out)) => {
                 self.out = Some(out);
-                Ok(None)
+                Ok(Advanced::Finished)
             }
             Ok(Advance::Send(msgs)) => msgs
                 .into_iter()
                 .map(|m| Ok((ClientId(m.client), m.to_bytes()?)))
                 .collect::<MufcResult<Vec<_>>>()
-                .map(Some),
+                .map(Advanced::Clients),
         }
     }
 

@@ -14,7 +14,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use num_bigint::{BigInt, BigUint};
 use syndrome_agg::masking::MaskVector;
@@ -113,34 +112,18 @@ pub(crate) fn sketch_of<'a, S: ConcreteSketch>(
     Ok(Cow::Owned(sketch))
 }
 
-/// What a client sends in a round, and how long it took to make.
-#[derive(Debug)]
-pub(crate) struct ClientMessage<S> {
-    /// The frame's bytes.
-    pub(crate) frame: Vec<u8>,
-    /// The time to encode and mask (the framing is transport, not
-    /// timed, as before the frames went through the parser).
-    pub(crate) encode_mask: Duration,
-    /// The unmasked sketch, when it is new (not the client's last).
-    pub(crate) encoded: Option<S>,
-}
-
-/// The frame client `id` sends in the round of `ctx`: the sketch `sketch`
-/// makes (and whether the client keeps it as its last), plus `mask`, as
-/// bytes; the time covers making the sketch and masking it.
+/// The frame client `id` sends in the round of `ctx`: `sketch` plus
+/// `mask`, as bytes.
 ///
 /// # Errors
 ///
-/// As `sketch`; a mask of the wrong length; a pairwise key agreement that
-/// fails.
-pub(crate) fn masked_frame<'a, S: ConcreteSketch + 'a>(
+/// A mask of the wrong length; a pairwise key agreement that fails.
+pub(crate) fn masked_frame<S: ConcreteSketch>(
     id: ClientId,
-    sketch: impl FnOnce() -> MufcResult<(Cow<'a, S>, bool)>,
+    sketch: &S,
     mask: &ClientMask<'_, S::Elem>,
     ctx: RoundContext,
-) -> MufcResult<ClientMessage<S>> {
-    let start = Instant::now();
-    let (sketch, keep) = sketch()?;
+) -> MufcResult<Vec<u8>> {
     let masked = match mask {
         ClientMask::Dealt(m) => sketch.mask(m, id.0, ctx)?,
         ClientMask::Pairwise { keys, directory } => {
@@ -152,13 +135,5 @@ pub(crate) fn masked_frame<'a, S: ConcreteSketch + 'a>(
             sketch.mask_pairwise(keys, id.0, &peers, ctx)?
         }
     };
-    let encode_mask = start.elapsed();
-    Ok(ClientMessage {
-        frame: masked.to_frame().to_bytes()?,
-        encode_mask,
-        encoded: match sketch {
-            Cow::Owned(s) if keep => Some(s),
-            _ => None,
-        },
-    })
+    Ok(masked.to_frame().to_bytes()?)
 }

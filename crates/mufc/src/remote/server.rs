@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::{Announcement, RemoteSetup};
-use crate::aggregation::{Aggregation, RoundSpec, ServerHalf};
+use crate::aggregation::{Advanced, Aggregation, RoundSpec, ServerHalf};
 use crate::federation::tree::{FinishedRound, Tree};
 use crate::server::InputChange;
 use crate::server::decode::DeltaCheck;
@@ -108,8 +108,13 @@ impl ServerRound {
     /// round fails and nothing is unmasked.
     pub fn advance(&mut self) -> MufcResult<RoundStep> {
         Ok(match self.half.advance()? {
-            Some(msgs) => RoundStep::Send(msgs),
-            None => RoundStep::Finished,
+            Advanced::Clients(msgs) => RoundStep::Send(msgs),
+            Advanced::Finished => RoundStep::Finished,
+            Advanced::Dealer(_) => {
+                return Err(MufcError::Remote(
+                    "the dealer has no party across processes yet".into(),
+                ));
+            }
         })
     }
 }

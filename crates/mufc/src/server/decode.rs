@@ -17,7 +17,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
 use syndrome_agg::masking::pairwise::RoundContext;
-use syndrome_agg::wire::Frame;
 use syndrome_agg::{Aggregator, ConcreteSketch, DecodeError, MaskedSketch, SketchError};
 
 use crate::{ClientId, MufcResult};
@@ -29,29 +28,6 @@ pub(crate) enum Decoded {
     Delta(Vec<(BigUint, i128)>),
     /// The whole aggregate.
     Full(Vec<(BigUint, u64)>),
-}
-
-/// The masked messages of a round, parsed from the frames the clients
-/// sent (in client order); a frame longer than `max` bytes (see
-/// [`ValidAnyParams::max_frame_len`](syndrome_agg::ValidAnyParams::max_frame_len)) is refused before parsing.
-///
-/// # Errors
-///
-/// A frame that does not parse, or does not match `params`.
-pub(crate) fn parse_messages<S: ConcreteSketch>(
-    params: &S::Params,
-    max: usize,
-    frames: &[(ClientId, Vec<u8>)],
-) -> MufcResult<Vec<MaskedSketch<S>>> {
-    frames
-        .iter()
-        .map(|(_, bytes)| {
-            Ok(MaskedSketch::from_frame(
-                &Frame::parse(bytes, max)?,
-                params,
-            )?)
-        })
-        .collect()
 }
 
 /// The sum of the masked messages of the round of `ctx`, and the clients

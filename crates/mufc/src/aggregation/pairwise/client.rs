@@ -1,14 +1,15 @@
-//! A client's half of a pairwise round: its fresh key, then, once the
-//! directory is checked, its masked sketch.
+//! A client's half of a pairwise or dealt round: its fresh key, then,
+//! once the directory is checked (or its sealed seed opened), its masked
+//! sketch.
 
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use syndrome_agg::masking::dealer::{open_seed, seeded_mask};
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{AnySketch, ConcreteSketch, SketchVisitor, ValidAnyParams};
+use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, SketchVisitor, ValidAnyParams};
 
-use super::{Directory, ToServer, from_bytes, to_bytes};
+use super::{Directory, Mode, SealedSeed, ToServer, from_bytes, to_bytes};
 use crate::aggregation::halves::{ClientHalf, Joined, RoundSpec};
 use crate::aggregation::round::Input;
 use crate::aggregation::run::inconsistent;
@@ -19,6 +20,7 @@ use crate::{ClientId, MufcError, MufcResult};
 pub(crate) struct PairwiseClient {
     me: ClientId,
     spec: RoundSpec,
+    mode: Mode,
     keys: MaskKeyPair,
     params: ValidAnyParams,
     sketch: AnySketch,
@@ -34,6 +36,7 @@ impl PairwiseClient {
         input: Input<'_>,
         params: &ValidAnyParams,
         secret: [u8; 32],
+        mode: Mode,
     ) -> MufcResult<Joined> {
         let me = input.id;
         let (sketch, keep) = params.visit(Encode { input, params })?;
@@ -49,6 +52,7 @@ impl PairwiseClient {
             Box::new(Self {
                 me,
                 spec: spec.clone(),
+                mode,
                 keys,
                 params: params.clone(),
                 sketch,
@@ -99,16 +103,46 @@ impl ClientHalf for PairwiseClient {
                 "the client sent its masked input already".into(),
             ));
         }
-        // A directory of a million clients fits far below this.
-        let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
-        self.check(&d)?;
-        let frame = self.params.visit(Mask {
-            me: self.me,
-            sketch: &self.sketch,
-            keys: &self.keys,
-            directory: &d.keys,
-            ctx: self.spec.context(),
-        })?;
+        let ctx = self.spec.context();
+        let frame = match self.mode {
+            Mode::Pairwise => {
+                // A directory of a million clients fits far below this.
+                let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
+                self.check(&d)?;
+                self.params.visit(Mask {
+                    me: self.me,
+                    sketch: &self.sketch,
+                    params: &self.params,
+                    source: MaskFrom::Directory {
+                        keys: &self.keys,
+                        directory: &d.keys,
+                    },
+                    ctx,
+                })?
+            }
+            Mode::Dealer(dealer) => {
+                let s: SealedSeed = from_bytes(bytes, 4096, "a sealed seed")?;
+                let refuse = |reason: String| MufcError::RoundRefused {
+                    round: self.spec.round,
+                    reason,
+                };
+                if s.session != self.spec.session || s.round != self.spec.round {
+                    return Err(refuse("a sealed seed of another round".into()));
+                }
+                // Sealed by the dealer whose key this client holds, to
+                // its own fresh key: a server that substituted the key
+                // cannot produce one that opens.
+                let seed = open_seed(&self.keys, self.me.0, &dealer, &ctx, &s.sealed)
+                    .map_err(|e| refuse(format!("the dealer's seal: {e}")))?;
+                self.params.visit(Mask {
+                    me: self.me,
+                    sketch: &self.sketch,
+                    params: &self.params,
+                    source: MaskFrom::Seed(&seed),
+                    ctx,
+                })?
+            }
+        };
         self.done = true;
         to_bytes(&ToServer::Masked {
             client: self.me.0,
@@ -151,29 +185,40 @@ impl SketchVisitor for Encode<'_> {
     }
 }
 
-/// Masks a client's sketch against the directory's other keys.
+/// Where a client's mask comes from.
+enum MaskFrom<'a> {
+    /// Pairwise masks against the directory's other keys.
+    Directory {
+        keys: &'a MaskKeyPair,
+        directory: &'a [(u64, MaskPublicKey)],
+    },
+    /// The expansion of the seed the dealer sealed to the client.
+    Seed(&'a [u8; 32]),
+}
+
+/// Masks a client's sketch.
 struct Mask<'a> {
     me: ClientId,
     sketch: &'a AnySketch,
-    keys: &'a MaskKeyPair,
-    directory: &'a [(u64, MaskPublicKey)],
+    params: &'a ValidAnyParams,
+    source: MaskFrom<'a>,
     ctx: RoundContext,
 }
 
 impl Mask<'_> {
     fn run<S: ConcreteSketch>(self) -> MufcResult<Vec<u8>> {
         let sketch = S::of_any(self.sketch).ok_or_else(inconsistent)?;
-        let mask = ClientMask::Pairwise {
-            keys: self.keys,
-            directory: self.directory,
+        let dealt;
+        let mask = match self.source {
+            MaskFrom::Directory { keys, directory } => ClientMask::Pairwise { keys, directory },
+            MaskFrom::Seed(seed) => {
+                let params = S::params_of(self.params).ok_or_else(inconsistent)?;
+                let (domain, len) = (params.mask_domain(), params.num_elements());
+                dealt = seeded_mask(&domain, seed, &self.ctx, self.me.0, len)?;
+                ClientMask::Dealt(&dealt)
+            }
         };
-        let sent = masked_frame::<S>(
-            self.me,
-            || Ok((Cow::Borrowed(sketch), false)),
-            &mask,
-            self.ctx,
-        )?;
-        Ok(sent.frame)
+        masked_frame::<S>(self.me, sketch, &mask, self.ctx)
     }
 }
 

@@ -1,16 +1,22 @@
-//! The server's half of a pairwise round: collects the keys, relays the
-//! directory, collects and sums the masked frames.
+//! The server's half of a pairwise or dealt round: collects the keys,
+//! relays the directory (or forwards it to the dealer and relays each
+//! client's sealed seed), collects and sums the masked frames (and the
+//! dealer's correction).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use syndrome_agg::masking::MaskDomain;
+use syndrome_agg::masking::dealer::SEALED_SEED_BYTES;
 use syndrome_agg::masking::pairwise::{MaskPublicKey, RoundContext};
 use syndrome_agg::secagg::Step;
 use syndrome_agg::wire::Frame;
-use syndrome_agg::{ConcreteSketch, MaskedSketch, SketchVisitor};
+use syndrome_agg::{ConcreteSketch, LinearParams, MaskedSketch, SketchVisitor};
 
-use super::{Directory, ToServer, from_bytes, rejected, to_bytes};
-use crate::aggregation::halves::{Outgoing, RemoteOutcome, RoundSpec, ServerHalf, Sums};
+use super::{CORRECTION, Dealt, Directory, SealedSeed, ToServer, from_bytes, rejected, to_bytes};
+use crate::aggregation::halves::{
+    Advanced, RemoteOutcome, RoundProtocol, RoundSpec, ServerHalf, Sums,
+};
 use crate::aggregation::round::split_elements;
 use crate::aggregation::run::{Pending, conclude, conclude_change, inconsistent};
 use crate::server::decode::{Decoded, DeltaCheck, sum};
@@ -44,6 +50,8 @@ struct FrameJob<'a> {
     sums: &'a Sums,
     ctx: RoundContext,
     min_clients: usize,
+    /// The dealer's correction, in a dealt round.
+    correction: Option<&'a Frame>,
 }
 
 fn conclude_frames<S: ConcreteSketch>(
@@ -60,7 +68,19 @@ fn conclude_frames<S: ConcreteSketch>(
         .iter()
         .map(|f| MaskedSketch::<S>::from_frame(f, sent))
         .collect::<Result<Vec<_>, _>>()?;
-    let (total, included) = sum(sent, job.ctx, job.min_clients, &messages)?;
+    let (mut total, included) = sum(sent, job.ctx, job.min_clients, &messages)?;
+    if let Some(correction) = job.correction {
+        // The dealer's correction: the masks' sum cancels with it.
+        let c = MaskedSketch::<S>::from_frame(correction, sent)?;
+        let d = sent.mask_domain();
+        let elements = total
+            .elements()
+            .iter()
+            .zip(c.elements())
+            .map(|(a, b)| d.mask_add(a, b))
+            .collect();
+        total = S::from_elements(sent, elements)?;
+    }
     let summed = start.elapsed();
     if sums.change.is_some() {
         let start = Instant::now();
@@ -82,7 +102,22 @@ fn conclude_frames<S: ConcreteSketch>(
     Ok((Some(decoded), pending, included, summed, decode))
 }
 
-/// The server's half of a pairwise round.
+/// Where a dealt round stands with its dealer.
+enum DealerStage {
+    /// Pairwise masks: no dealer.
+    None,
+    /// The keys are not all in, or the request is not sent yet.
+    Waiting,
+    /// The request went out; the answer has not come.
+    Asked,
+    /// The dealer answered: each client's sealed seed, and the correction.
+    Dealt {
+        sealed: BTreeMap<ClientId, Vec<u8>>,
+        correction: Frame,
+    },
+}
+
+/// The server's half of a pairwise or dealt round.
 pub(crate) struct PairwiseServer {
     spec: RoundSpec,
     sums: Sums,
@@ -93,6 +128,7 @@ pub(crate) struct PairwiseServer {
     step: Option<Step>,
     keys: BTreeMap<ClientId, MaskPublicKey>,
     frames: BTreeMap<ClientId, Frame>,
+    dealer: DealerStage,
     time: Duration,
 }
 
@@ -100,6 +136,7 @@ impl PairwiseServer {
     /// The server's half of the round `spec` over the aggregation's
     /// parameters and last sum.
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
+        let spec_protocol_is_dealer = spec.protocol == RoundProtocol::Dealer;
         let max_frame = sums.sent().max_frame_len();
         let (concluder, check) = sums.sent().visit(Concluder)?;
         Ok(Self {
@@ -112,6 +149,10 @@ impl PairwiseServer {
             step: Some(Step::AdvertiseKeys),
             keys: BTreeMap::new(),
             frames: BTreeMap::new(),
+            dealer: match spec_protocol_is_dealer {
+                true => DealerStage::Waiting,
+                false => DealerStage::None,
+            },
             time: Duration::ZERO,
         })
     }
@@ -187,29 +228,17 @@ impl ServerHalf for PairwiseServer {
         result
     }
 
-    fn advance(&mut self) -> MufcResult<Option<Outgoing>> {
+    fn advance(&mut self) -> MufcResult<Advanced> {
         let start = Instant::now();
         let out = match self.step {
             Some(Step::AdvertiseKeys) => {
                 self.all_answered(Step::AdvertiseKeys)?;
-                let directory = to_bytes(&Directory {
-                    session: self.spec.session,
-                    round: self.spec.round,
-                    keys: self.keys.iter().map(|(c, k)| (c.0, *k)).collect(),
-                })?;
-                self.step = Some(Step::MaskedInput);
-                Some(
-                    self.spec
-                        .ring
-                        .iter()
-                        .map(|c| (*c, directory.clone()))
-                        .collect(),
-                )
+                self.after_keys()?
             }
             Some(step) => {
                 self.all_answered(step)?;
                 self.step = None;
-                None
+                Advanced::Finished
             }
             None => {
                 return Err(MufcError::Remote(
@@ -221,6 +250,13 @@ impl ServerHalf for PairwiseServer {
         Ok(out)
     }
 
+    fn receive_dealer(&mut self, bytes: &[u8]) -> MufcResult<()> {
+        let start = Instant::now();
+        let result = self.accept_deal(bytes);
+        self.time += start.elapsed();
+        result
+    }
+
     fn conclude(self: Box<Self>, check: &DeltaCheck<'_>) -> MufcResult<RemoteOutcome> {
         if self.step.is_some() {
             return Err(MufcError::Remote(
@@ -228,10 +264,18 @@ impl ServerHalf for PairwiseServer {
             ));
         }
         let frames: Vec<Frame> = self.frames.into_values().collect();
+        let correction = match &self.dealer {
+            DealerStage::None => None,
+            DealerStage::Dealt { correction, .. } => Some(correction),
+            DealerStage::Waiting | DealerStage::Asked => {
+                return Err(MufcError::Remote("the dealer has not answered".into()));
+            }
+        };
         let job = FrameJob {
             sums: &self.sums,
             ctx: self.spec.context(),
             min_clients: self.min_clients,
+            correction,
         };
         let (decoded, pending, included, summed, decode) = (self.concluder)(&frames, &job, check)?;
         Ok(RemoteOutcome {
@@ -242,6 +286,15 @@ impl ServerHalf for PairwiseServer {
             protocol: self.time + summed,
             decode,
         })
+    }
+
+    fn correction(&self) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+        let DealerStage::Dealt { correction, .. } = &self.dealer else {
+            return None;
+        };
+        let width = correction.elements.len() / self.sums.sent().num_elements().max(1);
+        let elements = split_elements(&correction.elements, width);
+        Some((correction.to_bytes().ok()?, elements))
     }
 
     fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
@@ -258,6 +311,82 @@ impl ServerHalf for PairwiseServer {
 }
 
 impl PairwiseServer {
+    /// Every key is in: the directory to every client (pairwise masks),
+    /// or the request to the dealer, then each client's sealed seed.
+    fn after_keys(&mut self) -> MufcResult<Advanced> {
+        let directory = || -> MufcResult<Vec<u8>> {
+            to_bytes(&Directory {
+                session: self.spec.session,
+                round: self.spec.round,
+                keys: self.keys.iter().map(|(c, k)| (c.0, *k)).collect(),
+            })
+        };
+        let out = match &self.dealer {
+            DealerStage::None => {
+                let d = directory()?;
+                Advanced::Clients(self.spec.ring.iter().map(|c| (*c, d.clone())).collect())
+            }
+            DealerStage::Waiting => {
+                let request = directory()?;
+                self.dealer = DealerStage::Asked;
+                return Ok(Advanced::Dealer(request));
+            }
+            DealerStage::Asked => {
+                return Err(MufcError::Remote("the dealer has not answered".into()));
+            }
+            DealerStage::Dealt { sealed, .. } => Advanced::Clients(
+                sealed
+                    .iter()
+                    .map(|(c, s)| {
+                        let msg = SealedSeed {
+                            session: self.spec.session,
+                            round: self.spec.round,
+                            sealed: s.clone(),
+                        };
+                        Ok((*c, to_bytes(&msg)?))
+                    })
+                    .collect::<MufcResult<_>>()?,
+            ),
+        };
+        self.step = Some(Step::MaskedInput);
+        Ok(out)
+    }
+
+    /// The dealer's answer, checked before it is kept: this round's, a
+    /// sealed seed of the right size for every client of the ring once,
+    /// and a correction frame of the round's parameters.
+    fn accept_deal(&mut self, bytes: &[u8]) -> MufcResult<()> {
+        if !matches!(self.dealer, DealerStage::Asked) {
+            return Err(rejected("no deal was asked for".into()));
+        }
+        let d: Dealt = from_bytes(bytes, 64 << 20, "the dealer's answer")?;
+        if d.session != self.spec.session || d.round != self.spec.round {
+            return Err(rejected("the dealer answered for another round".into()));
+        }
+        let sealed: BTreeMap<ClientId, Vec<u8>> = d
+            .sealed
+            .into_iter()
+            .map(|(c, s)| (ClientId(c), s))
+            .collect();
+        let names_ring = sealed.keys().copied().eq(self.ring())
+            && self.spec.ring.len() == sealed.len()
+            && sealed.values().all(|s| s.len() == SEALED_SEED_BYTES);
+        if !names_ring {
+            return Err(rejected(
+                "the dealer's answer does not seal one seed to each client of the ring".into(),
+            ));
+        }
+        let correction = Frame::parse(&d.correction, self.max_frame)?;
+        if correction.client_id != CORRECTION || correction.context() != self.spec.context() {
+            return Err(rejected(
+                "the dealer's correction is not this round's".into(),
+            ));
+        }
+        (self.check)(&correction, &self.sums)?;
+        self.dealer = DealerStage::Dealt { sealed, correction };
+        Ok(())
+    }
+
     /// One message from the authenticated client `from`, checked before
     /// it is kept; a refused message changes nothing.
     fn accept(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {

@@ -1,0 +1,227 @@
+//! The dealer as a party (`masking::dealer`) against a server that tries
+//! to learn one client's mask: it substitutes a client's key in the
+//! directory it forwards, or forges, replays or alters the sealed seed it
+//! relays. Each strategy is drawn at random; the client must refuse (its
+//! seal does not open) rather than mask with a seed the server knows. And
+//! the server's view of an honest round (the masked inputs and the
+//! correction) depends on the inputs only through their sum.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use field::{Field, Mersenne61};
+use proptest::prelude::*;
+use rand::RngExt;
+use syndrome_agg::IntegerRing;
+use syndrome_agg::masking::MaskDomain;
+use syndrome_agg::masking::dealer::{SEALED_SEED_BYTES, deal_seeds, open_seed, seeded_mask};
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, SessionId};
+
+fn ctx(round: u64) -> RoundContext {
+    RoundContext {
+        session: SessionId([5; 32]),
+        round,
+    }
+}
+
+fn keys(rng: &mut impl rand::CryptoRng, n: usize) -> Vec<MaskKeyPair> {
+    (0..n).map(|_| MaskKeyPair::generate(rng)).collect()
+}
+
+fn directory(clients: &[MaskKeyPair]) -> Vec<(u64, MaskPublicKey)> {
+    clients
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (i as u64, k.public_key()))
+        .collect()
+}
+
+/// What a server that wants client `victim`'s seed does.
+#[derive(Clone, Copy, Debug)]
+enum Strategy {
+    /// Forwards its own key as the victim's, then relays the seed sealed
+    /// to it (which it can open) to the victim.
+    SubstituteKey,
+    /// Seals a seed it chose with a dealer key of its own.
+    ForgeWithOwnDealerKey,
+    /// Relays another client's sealed seed to the victim.
+    OtherClientsSeal,
+    /// Relays the victim's sealed seed of an earlier round.
+    EarlierRound,
+    /// Flips one bit of the victim's sealed seed.
+    FlipBit,
+    /// Random bytes of the right length.
+    RandomBytes,
+}
+
+const STRATEGIES: [Strategy; 6] = [
+    Strategy::SubstituteKey,
+    Strategy::ForgeWithOwnDealerKey,
+    Strategy::OtherClientsSeal,
+    Strategy::EarlierRound,
+    Strategy::FlipBit,
+    Strategy::RandomBytes,
+];
+
+#[test]
+fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
+    let mut rng = testkit::rng("dealer-threats");
+    let f = Mersenne61;
+    for case in 0..60 {
+        let strategy = STRATEGIES[rng.random_range(0..STRATEGIES.len())];
+        let n = rng.random_range(2..6usize);
+        let victim = rng.random_range(0..n);
+        let dealer = MaskKeyPair::generate(&mut rng);
+        let clients = keys(&mut rng, n);
+        let server = MaskKeyPair::generate(&mut rng);
+        let mut dir = directory(&clients);
+        if let Strategy::SubstituteKey = strategy {
+            dir[victim].1 = server.public_key();
+        }
+        let round = rng.random_range(1..100u64);
+        let deal = deal_seeds(&f, &ctx(round), &dealer, &dir, 3, &mut rng).unwrap();
+        let sealed = match strategy {
+            Strategy::SubstituteKey => {
+                // The server can open the seed sealed to its key...
+                let id = victim as u64;
+                let sealed = &deal.sealed[victim].1;
+                assert!(open_seed(&server, id, &dealer.public_key(), &ctx(round), sealed).is_ok());
+                sealed.clone()
+            }
+            Strategy::ForgeWithOwnDealerKey => {
+                let fake = MaskKeyPair::generate(&mut rng);
+                let pk = clients[victim].public_key();
+                let forged =
+                    deal_seeds(&f, &ctx(round), &fake, &[(victim as u64, pk)], 3, &mut rng)
+                        .unwrap();
+                forged.sealed[0].1.clone()
+            }
+            Strategy::OtherClientsSeal => deal.sealed[(victim + 1) % n].1.clone(),
+            Strategy::EarlierRound => {
+                let earlier = deal_seeds(&f, &ctx(round - 1), &dealer, &dir, 3, &mut rng).unwrap();
+                earlier.sealed[victim].1.clone()
+            }
+            Strategy::FlipBit => {
+                let mut s = deal.sealed[victim].1.clone();
+                let bit = rng.random_range(0..8 * s.len());
+                s[bit / 8] ^= 1 << (bit % 8);
+                s
+            }
+            Strategy::RandomBytes => {
+                let mut s = vec![0u8; SEALED_SEED_BYTES];
+                rng.fill_bytes(&mut s);
+                s
+            }
+        };
+        // ...but the victim cannot: it refuses the round.
+        let opened = open_seed(
+            &clients[victim],
+            victim as u64,
+            &dealer.public_key(),
+            &ctx(round),
+            &sealed,
+        );
+        assert!(opened.is_err(), "case {case}: {strategy:?} was opened");
+        // The honest seals of the other clients still open.
+        for (i, k) in clients.iter().enumerate().filter(|(i, _)| *i != victim) {
+            let s = &deal.sealed[i].1;
+            assert!(
+                open_seed(k, i as u64, &dealer.public_key(), &ctx(round), s).is_ok(),
+                "case {case}: client {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_dealer_refuses_a_directory_naming_a_client_twice() {
+    let mut rng = testkit::rng("dealer-twice");
+    let dealer = MaskKeyPair::generate(&mut rng);
+    let clients = keys(&mut rng, 3);
+    let mut dir = directory(&clients);
+    dir[2].0 = 0;
+    assert!(deal_seeds(&Mersenne61, &ctx(0), &dealer, &dir, 4, &mut rng).is_err());
+}
+
+/// The sum of every client's mask and the correction, in `domain`.
+fn total<D: MaskDomain>(domain: &D, n: usize, len: usize, seed: u64) -> Vec<D::Elem> {
+    let mut rng = testkit::rng(&format!("dealer-sum-{seed}"));
+    let dealer = MaskKeyPair::generate(&mut rng);
+    let clients = keys(&mut rng, n);
+    let deal = deal_seeds(
+        domain,
+        &ctx(seed),
+        &dealer,
+        &directory(&clients),
+        len,
+        &mut rng,
+    )
+    .unwrap();
+    let mut sum = deal.correction.0.clone();
+    for ((id, sealed), k) in deal.sealed.iter().zip(&clients) {
+        let s = open_seed(k, *id, &dealer.public_key(), &ctx(seed), sealed).unwrap();
+        let m = seeded_mask(domain, &s, &ctx(seed), *id, len).unwrap();
+        for (a, b) in sum.iter_mut().zip(&m.0) {
+            *a = domain.mask_add(a, b);
+        }
+    }
+    sum
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Exactness in every mask domain: the masks and the correction sum
+    /// to zero.
+    #[test]
+    fn the_masks_and_the_correction_cancel(n in 1usize..7, len in 0usize..9, seed in any::<u64>()) {
+        prop_assert!(total(&Mersenne61, n, len, seed).iter().all(|e| *e == Mersenne61.zero()));
+        let ring = IntegerRing::new(70);
+        prop_assert!(total(&ring, n, len, seed).iter().all(|e| *e == ring.mask_zero()));
+    }
+}
+
+/// In `Z / 4`, two clients of one element each: the server's view of a
+/// round, `(y_1, y_2, c)` (masked inputs and the correction), is drawn for
+/// the inputs `(0, 3)` and `(1, 2)`, which have the same sum. Both must be
+/// uniform on the same 16 views (those with `y_1 + y_2 + c = 3`): the
+/// view tells the sum and nothing else.
+#[test]
+fn the_servers_view_depends_on_the_inputs_only_through_their_sum() {
+    let ring = IntegerRing::new(2);
+    let mut rng = testkit::rng("dealer-view");
+    let dealer = MaskKeyPair::generate(&mut rng);
+    let draws = 1500;
+    let mut views: [BTreeMap<(String, String, String), usize>; 2] = Default::default();
+    for (which, inputs) in [[0u64, 3], [1, 2]].iter().enumerate() {
+        for round in 0..draws {
+            let clients = keys(&mut rng, 2);
+            let c = ctx(round);
+            let deal = deal_seeds(&ring, &c, &dealer, &directory(&clients), 1, &mut rng).unwrap();
+            let mut view = Vec::new();
+            for ((id, sealed), k) in deal.sealed.iter().zip(&clients) {
+                let s = open_seed(k, *id, &dealer.public_key(), &c, sealed).unwrap();
+                let m = seeded_mask(&ring, &s, &c, *id, 1).unwrap();
+                let x = ring.mask_from_u64(inputs[usize::try_from(*id).unwrap()]);
+                view.push(format!("{:?}", ring.mask_add(&x, &m.0[0])));
+            }
+            let key = (
+                view[0].clone(),
+                view[1].clone(),
+                format!("{:?}", deal.correction.0[0]),
+            );
+            *views[which].entry(key).or_default() += 1;
+        }
+    }
+    // The same support, and counts within a generous bound of each other
+    // (16 cells of about 94 draws each: a standard deviation near 9.4).
+    let cells: std::collections::BTreeSet<_> = views.iter().flat_map(|v| v.keys()).collect();
+    assert_eq!(cells.len(), 16, "{views:?}");
+    for cell in cells {
+        let (a, b) = (
+            views[0].get(cell).copied().unwrap_or(0),
+            views[1].get(cell).copied().unwrap_or(0),
+        );
+        assert!(a.abs_diff(b) < 60, "{cell:?}: {a} against {b}");
+    }
+}
