@@ -74,7 +74,13 @@ pub(super) enum ToServer {
         key: MaskPublicKey,
     },
     /// Step 2: the client's masked sketch, as a wire frame.
-    Masked { client: u64, frame: Vec<u8> },
+    Masked {
+        client: u64,
+        // In one piece (the same bytes on the wire): a frame read byte
+        // by byte through serde cost the server milliseconds a round.
+        #[serde(with = "serde_bytes")]
+        frame: Vec<u8>,
+    },
 }
 
 /// The server's message to a client (pairwise masks) or to the dealer:
@@ -91,6 +97,7 @@ pub(super) struct Directory {
 pub(super) struct SealedSeed {
     session: [u8; 32],
     round: u64,
+    #[serde(with = "serde_bytes")]
     sealed: Vec<u8>,
 }
 
@@ -101,9 +108,15 @@ pub(super) struct SealedSeed {
 pub(super) struct Dealt {
     session: [u8; 32],
     round: u64,
-    sealed: Vec<(u64, Vec<u8>)>,
+    sealed: Vec<(u64, SealedBytes)>,
+    #[serde(with = "serde_bytes")]
     correction: Vec<u8>,
 }
+
+/// A sealed seed's bytes, in one piece.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub(super) struct SealedBytes(#[serde(with = "serde_bytes")] pub(super) Vec<u8>);
 
 pub(super) fn to_bytes(value: &impl Serialize) -> MufcResult<Vec<u8>> {
     let mut out = vec![VERSION];

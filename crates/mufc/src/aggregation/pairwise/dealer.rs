@@ -12,7 +12,7 @@ use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 use syndrome_agg::{ConcreteSketch, LinearParams, SketchVisitor, ValidAnyParams};
 use zeroize::Zeroizing;
 
-use super::{CORRECTION, Dealt, Directory, from_bytes, rejected, to_bytes};
+use super::{CORRECTION, Dealt, Directory, SealedBytes, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{DealerHalf, RoundSpec};
 use crate::aggregation::secrets::SecretSource;
 use crate::client::message::{ClientMask, masked_frame};
@@ -134,7 +134,7 @@ struct Deal<'a> {
 }
 
 /// The sealed seeds, by client, and the correction's frame.
-type Dealing = (Vec<(u64, Vec<u8>)>, Vec<u8>);
+type Dealing = (Vec<(u64, SealedBytes)>, Vec<u8>);
 
 impl Deal<'_> {
     fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<Dealing> {
@@ -149,7 +149,12 @@ impl Deal<'_> {
         )?;
         let mask = ClientMask::Dealt(&deal.correction);
         let frame = masked_frame::<S>(ClientId(CORRECTION), &S::new(params), &mask, ctx)?;
-        Ok((deal.sealed, frame))
+        let sealed = deal
+            .sealed
+            .into_iter()
+            .map(|(c, s)| (c, SealedBytes(s)))
+            .collect();
+        Ok((sealed, frame))
     }
 }
 

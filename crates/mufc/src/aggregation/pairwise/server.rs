@@ -366,7 +366,7 @@ impl PairwiseServer {
         let sealed: BTreeMap<ClientId, Vec<u8>> = d
             .sealed
             .into_iter()
-            .map(|(c, s)| (ClientId(c), s))
+            .map(|(c, s)| (ClientId(c), s.0))
             .collect();
         let names_ring = sealed.keys().copied().eq(self.ring())
             && self.spec.ring.len() == sealed.len()
