@@ -244,7 +244,7 @@ impl Aggregation {
         // The integer ring's masks have no SecAgg variant: a SecAgg round
         // always has a field.
         let masking = match spec.scma.masks() {
-            Masks::Dealer => MaskSource::Dealer(pairwise::DealerKey::new(secrets)?),
+            Masks::Dealer => MaskSource::Dealer(pairwise::DealerKeys::new(secrets)?),
             Masks::Pairwise => MaskSource::Pairwise,
             Masks::SecAgg(options) => {
                 let settings = SecAggSettings {

@@ -1,10 +1,10 @@
 //! The dealer as a party (`masking::dealer`) against a server that tries
-//! to learn one client's mask: it substitutes a client's key in the
-//! directory it forwards, or forges, replays or alters the sealed seed it
-//! relays. Each strategy is drawn at random; the client must refuse (its
-//! seal does not open) rather than mask with a seed the server knows. And
-//! the server's view of an honest round (the masked inputs and the
-//! correction) depends on the inputs only through their sum.
+//! to learn one client's mask: it forges, replays or alters the sealed
+//! seed it relays, or asks the dealer twice for one round. Each strategy
+//! is drawn at random; the client must refuse (its seal does not open)
+//! rather than mask with a seed the server knows. And the server's view
+//! of an honest round (the masked inputs and the correction) depends on
+//! the inputs only through their sum.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -14,8 +14,10 @@ use proptest::prelude::*;
 use rand::RngExt;
 use syndrome_agg::IntegerRing;
 use syndrome_agg::masking::MaskDomain;
-use syndrome_agg::masking::dealer::{SEALED_SEED_BYTES, deal_seeds, open_seed, seeded_mask};
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, SessionId};
+use syndrome_agg::masking::dealer::{
+    SEALED_SEED_BYTES, SealKey, deal_seeds, open_seed, seeded_mask,
+};
+use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 
 fn ctx(round: u64) -> RoundContext {
     RoundContext {
@@ -24,41 +26,59 @@ fn ctx(round: u64) -> RoundContext {
     }
 }
 
-fn keys(rng: &mut impl rand::CryptoRng, n: usize) -> Vec<MaskKeyPair> {
-    (0..n).map(|_| MaskKeyPair::generate(rng)).collect()
-}
-
-fn directory(clients: &[MaskKeyPair]) -> Vec<(u64, MaskPublicKey)> {
+/// The pairs' keys, as the dealer computes them (step 0).
+fn pair_keys(dealer: &MaskKeyPair, clients: &[MaskKeyPair]) -> Vec<SealKey> {
     clients
         .iter()
         .enumerate()
-        .map(|(i, k)| (i as u64, k.public_key()))
+        .map(|(i, k)| SealKey::agree(dealer, i as u64, &k.public_key()).unwrap())
         .collect()
+}
+
+/// The same keys as each client computes them.
+fn client_keys(dealer: &MaskKeyPair, clients: &[MaskKeyPair]) -> Vec<SealKey> {
+    clients
+        .iter()
+        .enumerate()
+        .map(|(i, k)| SealKey::agree(k, i as u64, &dealer.public_key()).unwrap())
+        .collect()
+}
+
+fn ring(keys: &[SealKey]) -> Vec<(u64, &SealKey)> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, k)| (i as u64, k))
+        .collect()
+}
+
+fn keys(rng: &mut impl rand::CryptoRng, n: usize) -> Vec<MaskKeyPair> {
+    (0..n).map(|_| MaskKeyPair::generate(rng)).collect()
 }
 
 /// What a server that wants client `victim`'s seed does.
 #[derive(Clone, Copy, Debug)]
 enum Strategy {
-    /// Forwards its own key as the victim's, then relays the seed sealed
-    /// to it (which it can open) to the victim.
-    SubstituteKey,
-    /// Seals a seed it chose with a dealer key of its own.
+    /// Seals a seed it chose under a pair's key of its own with the victim
+    /// (it plays a dealer with a key of its own).
     ForgeWithOwnDealerKey,
-    /// Relays another client's sealed seed to the victim.
+    /// Relays another client's seal to the victim.
     OtherClientsSeal,
-    /// Relays the victim's sealed seed of an earlier round.
+    /// Relays the victim's seal of an earlier round.
     EarlierRound,
-    /// Flips one bit of the victim's sealed seed.
+    /// Asks the dealer twice for the round and relays the second deal's
+    /// seal, keeping the first deal's correction.
+    SecondDeal,
+    /// Flips one bit of the victim's seal.
     FlipBit,
     /// Random bytes of the right length.
     RandomBytes,
 }
 
 const STRATEGIES: [Strategy; 6] = [
-    Strategy::SubstituteKey,
     Strategy::ForgeWithOwnDealerKey,
     Strategy::OtherClientsSeal,
     Strategy::EarlierRound,
+    Strategy::SecondDeal,
     Strategy::FlipBit,
     Strategy::RandomBytes,
 ];
@@ -73,60 +93,51 @@ fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
         let victim = rng.random_range(0..n);
         let dealer = MaskKeyPair::generate(&mut rng);
         let clients = keys(&mut rng, n);
-        let server = MaskKeyPair::generate(&mut rng);
-        let mut dir = directory(&clients);
-        if let Strategy::SubstituteKey = strategy {
-            dir[victim].1 = server.public_key();
-        }
+        let at_dealer = pair_keys(&dealer, &clients);
+        let at_clients = client_keys(&dealer, &clients);
         let round = rng.random_range(1..100u64);
-        let deal = deal_seeds(&f, &ctx(round), &dealer, &dir, 3, &mut rng).unwrap();
-        let sealed = match strategy {
-            Strategy::SubstituteKey => {
-                // The server can open the seed sealed to its key...
-                let id = victim as u64;
-                let sealed = &deal.sealed[victim].1;
-                assert!(open_seed(&server, id, &dealer.public_key(), &ctx(round), sealed).is_ok());
-                sealed.clone()
-            }
+        let deal = deal_seeds(&f, &ctx(round), &ring(&at_dealer), 3, &mut rng).unwrap();
+        let id = victim as u64;
+        let (sealed, opens) = match strategy {
             Strategy::ForgeWithOwnDealerKey => {
                 let fake = MaskKeyPair::generate(&mut rng);
-                let pk = clients[victim].public_key();
-                let forged =
-                    deal_seeds(&f, &ctx(round), &fake, &[(victim as u64, pk)], 3, &mut rng)
-                        .unwrap();
-                forged.sealed[0].1.clone()
+                let key = SealKey::agree(&fake, id, &clients[victim].public_key()).unwrap();
+                let forged = deal_seeds(&f, &ctx(round), &[(id, &key)], 3, &mut rng).unwrap();
+                (forged.sealed[0].1.clone(), false)
             }
-            Strategy::OtherClientsSeal => deal.sealed[(victim + 1) % n].1.clone(),
+            Strategy::OtherClientsSeal => (deal.sealed[(victim + 1) % n].1.clone(), false),
             Strategy::EarlierRound => {
-                let earlier = deal_seeds(&f, &ctx(round - 1), &dealer, &dir, 3, &mut rng).unwrap();
-                earlier.sealed[victim].1.clone()
+                let earlier =
+                    deal_seeds(&f, &ctx(round - 1), &ring(&at_dealer), 3, &mut rng).unwrap();
+                (earlier.sealed[victim].1.clone(), false)
+            }
+            Strategy::SecondDeal => {
+                // It opens (the dealer sealed it), but its seed is not one
+                // the first deal's correction cancels, and the server
+                // learns neither: the sum fails to cancel, nothing leaks.
+                let second = deal_seeds(&f, &ctx(round), &ring(&at_dealer), 3, &mut rng).unwrap();
+                assert_ne!(second.correction, deal.correction, "case {case}");
+                (second.sealed[victim].1.clone(), true)
             }
             Strategy::FlipBit => {
                 let mut s = deal.sealed[victim].1.clone();
                 let bit = rng.random_range(0..8 * s.len());
                 s[bit / 8] ^= 1 << (bit % 8);
-                s
+                (s, false)
             }
             Strategy::RandomBytes => {
                 let mut s = vec![0u8; SEALED_SEED_BYTES];
                 rng.fill_bytes(&mut s);
-                s
+                (s, false)
             }
         };
-        // ...but the victim cannot: it refuses the round.
-        let opened = open_seed(
-            &clients[victim],
-            victim as u64,
-            &dealer.public_key(),
-            &ctx(round),
-            &sealed,
-        );
-        assert!(opened.is_err(), "case {case}: {strategy:?} was opened");
+        let opened = open_seed(&at_clients[victim], &ctx(round), id, &sealed);
+        assert_eq!(opened.is_ok(), opens, "case {case}: {strategy:?}");
         // The honest seals of the other clients still open.
-        for (i, k) in clients.iter().enumerate().filter(|(i, _)| *i != victim) {
+        for (i, k) in at_clients.iter().enumerate().filter(|(i, _)| *i != victim) {
             let s = &deal.sealed[i].1;
             assert!(
-                open_seed(k, i as u64, &dealer.public_key(), &ctx(round), s).is_ok(),
+                open_seed(k, &ctx(round), i as u64, s).is_ok(),
                 "case {case}: client {i}"
             );
         }
@@ -134,13 +145,31 @@ fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
 }
 
 #[test]
-fn the_dealer_refuses_a_directory_naming_a_client_twice() {
+fn the_dealer_refuses_a_ring_naming_a_client_twice() {
     let mut rng = testkit::rng("dealer-twice");
     let dealer = MaskKeyPair::generate(&mut rng);
     let clients = keys(&mut rng, 3);
-    let mut dir = directory(&clients);
-    dir[2].0 = 0;
-    assert!(deal_seeds(&Mersenne61, &ctx(0), &dealer, &dir, 4, &mut rng).is_err());
+    let at_dealer = pair_keys(&dealer, &clients);
+    let mut r = ring(&at_dealer);
+    r[2].0 = 0;
+    assert!(deal_seeds(&Mersenne61, &ctx(0), &r, 4, &mut rng).is_err());
+}
+
+#[test]
+fn the_pair_key_is_the_same_on_both_sides_and_differs_between_pairs() {
+    let mut rng = testkit::rng("dealer-pairs");
+    let dealer = MaskKeyPair::generate(&mut rng);
+    let clients = keys(&mut rng, 3);
+    let c = ctx(1);
+    let at_dealer = pair_keys(&dealer, &clients);
+    let at_clients = client_keys(&dealer, &clients);
+    for i in 0..3 {
+        let s = deal_seeds(&Mersenne61, &c, &ring(&at_dealer), 1, &mut rng).unwrap();
+        assert!(open_seed(&at_clients[i], &c, i as u64, &s.sealed[i].1).is_ok());
+        let other = (i + 1) % 3;
+        // Another client's key, even told it is client i, does not open.
+        assert!(open_seed(&at_clients[other], &c, i as u64, &s.sealed[i].1).is_err());
+    }
 }
 
 /// The sum of every client's mask and the correction, in `domain`.
@@ -148,18 +177,12 @@ fn total<D: MaskDomain>(domain: &D, n: usize, len: usize, seed: u64) -> Vec<D::E
     let mut rng = testkit::rng(&format!("dealer-sum-{seed}"));
     let dealer = MaskKeyPair::generate(&mut rng);
     let clients = keys(&mut rng, n);
-    let deal = deal_seeds(
-        domain,
-        &ctx(seed),
-        &dealer,
-        &directory(&clients),
-        len,
-        &mut rng,
-    )
-    .unwrap();
+    let at_dealer = pair_keys(&dealer, &clients);
+    let at_clients = client_keys(&dealer, &clients);
+    let deal = deal_seeds(domain, &ctx(seed), &ring(&at_dealer), len, &mut rng).unwrap();
     let mut sum = deal.correction.0.clone();
-    for ((id, sealed), k) in deal.sealed.iter().zip(&clients) {
-        let s = open_seed(k, *id, &dealer.public_key(), &ctx(seed), sealed).unwrap();
+    for ((id, sealed), k) in deal.sealed.iter().zip(&at_clients) {
+        let s = open_seed(k, &ctx(seed), *id, sealed).unwrap();
         let m = seeded_mask(domain, &s, &ctx(seed), *id, len).unwrap();
         for (a, b) in sum.iter_mut().zip(&m.0) {
             *a = domain.mask_add(a, b);
@@ -188,22 +211,24 @@ proptest! {
 /// view tells the sum and nothing else.
 #[test]
 fn the_servers_view_depends_on_the_inputs_only_through_their_sum() {
-    let ring = IntegerRing::new(2);
+    let ring_domain = IntegerRing::new(2);
     let mut rng = testkit::rng("dealer-view");
     let dealer = MaskKeyPair::generate(&mut rng);
     let draws = 1500;
     let mut views: [BTreeMap<(String, String, String), usize>; 2] = Default::default();
+    let clients = keys(&mut rng, 2);
+    let at_dealer = pair_keys(&dealer, &clients);
+    let at_clients = client_keys(&dealer, &clients);
     for (which, inputs) in [[0u64, 3], [1, 2]].iter().enumerate() {
         for round in 0..draws {
-            let clients = keys(&mut rng, 2);
             let c = ctx(round);
-            let deal = deal_seeds(&ring, &c, &dealer, &directory(&clients), 1, &mut rng).unwrap();
+            let deal = deal_seeds(&ring_domain, &c, &ring(&at_dealer), 1, &mut rng).unwrap();
             let mut view = Vec::new();
-            for ((id, sealed), k) in deal.sealed.iter().zip(&clients) {
-                let s = open_seed(k, *id, &dealer.public_key(), &c, sealed).unwrap();
-                let m = seeded_mask(&ring, &s, &c, *id, 1).unwrap();
-                let x = ring.mask_from_u64(inputs[usize::try_from(*id).unwrap()]);
-                view.push(format!("{:?}", ring.mask_add(&x, &m.0[0])));
+            for ((id, sealed), k) in deal.sealed.iter().zip(&at_clients) {
+                let s = open_seed(k, &c, *id, sealed).unwrap();
+                let m = seeded_mask(&ring_domain, &s, &c, *id, 1).unwrap();
+                let x = ring_domain.mask_from_u64(inputs[usize::try_from(*id).unwrap()]);
+                view.push(format!("{:?}", ring_domain.mask_add(&x, &m.0[0])));
             }
             let key = (
                 view[0].clone(),

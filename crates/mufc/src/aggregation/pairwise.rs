@@ -20,13 +20,13 @@
 //! against a server that would substitute keys, and for dropouts.
 //!
 //! **The dealer** ([`Mode::Dealer`], `syndrome_agg::masking::dealer`) is
-//! the same two steps with a third party between them: the server
-//! forwards the keys to the dealer (`dealer.rs`), which seals a fresh
-//! seed to each client's key and returns the correction that makes the
-//! masks sum to zero; the server relays each client its sealed seed
-//! instead of the directory, and adds the correction to the sum. A client
-//! opens its seed with the dealer's key it holds, so a server that
-//! substituted its key gets a seed the client never masks with.
+//! the same two steps with a third party between them: each client says
+//! it is ready, the server asks the dealer (`dealer.rs`) for the ring,
+//! and the dealer seals a fresh seed to each client under the key the two
+//! share and returns the correction that makes the masks sum to zero;
+//! the server relays each client its sealed seed instead of a directory,
+//! and adds the correction to the sum. The server holds no pair's key:
+//! it can neither open a seal nor make one that opens.
 
 mod client;
 mod dealer;
@@ -35,23 +35,25 @@ mod server;
 mod tests;
 
 use serde::{Deserialize, Serialize};
-use syndrome_agg::masking::pairwise::MaskPublicKey;
+use syndrome_agg::masking::dealer::SealKey;
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 use syndrome_agg::{ProtocolError, SketchError};
 
 use crate::{MufcError, MufcResult};
 
 pub(super) use client::PairwiseClient;
-pub(crate) use dealer::{DealerKey, DealerParty};
+pub(crate) use dealer::{DealerKeys, DealerParty};
 pub(super) use server::PairwiseServer;
 
-/// Which two-step round a client's half runs.
-#[derive(Clone, Copy, Debug)]
+/// Which two-step round a client's half runs, with what it masks with.
+#[derive(Debug)]
 pub(super) enum Mode {
-    /// Pairwise masks against the directory's keys.
-    Pairwise,
-    /// The mask of a seed the dealer sealed, with the dealer's public key
-    /// as this client holds it.
-    Dealer(MaskPublicKey),
+    /// Pairwise masks against the directory's keys, with the client's
+    /// fresh key pair of the round.
+    Pairwise(MaskKeyPair),
+    /// The mask of a seed the dealer sealed under the key this client
+    /// shares with the dealer.
+    Dealer(SealKey),
 }
 
 /// The client id the correction's frame names, and under which it is
@@ -73,6 +75,13 @@ pub(super) enum ToServer {
         round: u64,
         key: MaskPublicKey,
     },
+    /// Step 1 with dealt masks: the client is ready (the dealer seals to
+    /// the key it shares with the client: no fresh key is needed).
+    Ready {
+        client: u64,
+        session: [u8; 32],
+        round: u64,
+    },
     /// Step 2: the client's masked sketch, as a wire frame.
     Masked {
         client: u64,
@@ -83,13 +92,21 @@ pub(super) enum ToServer {
     },
 }
 
-/// The server's message to a client (pairwise masks) or to the dealer:
-/// the ring's keys.
+/// The server's message to a client with pairwise masks: the ring's
+/// keys.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Directory {
     session: [u8; 32],
     round: u64,
     keys: Vec<(u64, MaskPublicKey)>,
+}
+
+/// The server's request to the dealer: the clients of the round.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct DealRequest {
+    session: [u8; 32],
+    round: u64,
+    ring: Vec<u64>,
 }
 
 /// The server's message to a client with dealt masks: its sealed seed.

@@ -14,6 +14,7 @@
 use std::collections::BTreeSet;
 
 use syndrome_agg::ValidAnyParams;
+use syndrome_agg::masking::pairwise::MaskKeyPair;
 
 use super::Aggregation;
 use super::halves::{Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
@@ -277,12 +278,12 @@ impl Aggregation {
         match (&spec.protocol, &self.masking) {
             (RoundProtocol::Pairwise, _) => {
                 let secret = secrets.secret("pairwise-key", input.id.0);
-                return PairwiseClient::join(spec, input, params, secret, Mode::Pairwise);
+                let mode = Mode::Pairwise(MaskKeyPair::from_secret_bytes(secret));
+                return PairwiseClient::join(spec, input, params, mode);
             }
-            (RoundProtocol::Dealer, MaskSource::Dealer(dealer)) => {
-                let secret = secrets.secret("dealt-key", input.id.0);
-                let mode = Mode::Dealer(dealer.public_key());
-                return PairwiseClient::join(spec, input, params, secret, mode);
+            (RoundProtocol::Dealer, MaskSource::Dealer(keys)) => {
+                let mode = Mode::Dealer(keys.pair(input.id));
+                return PairwiseClient::join(spec, input, params, mode);
             }
             _ => {}
         }

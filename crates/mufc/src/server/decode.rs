@@ -16,10 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
-use syndrome_agg::masking::pairwise::RoundContext;
-use syndrome_agg::{Aggregator, ConcreteSketch, DecodeError, MaskedSketch, SketchError};
+use syndrome_agg::{ConcreteSketch, DecodeError, SketchError};
 
-use crate::{ClientId, MufcResult};
+use crate::MufcResult;
 
 /// What the server decoded.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,27 +27,6 @@ pub(crate) enum Decoded {
     Delta(Vec<(BigUint, i128)>),
     /// The whole aggregate.
     Full(Vec<(BigUint, u64)>),
-}
-
-/// The sum of the masked messages of the round of `ctx`, and the clients
-/// it includes.
-///
-/// # Errors
-///
-/// As [`Aggregator::accept`] and [`Aggregator::finish`] (a message of
-/// another round, a client twice, fewer than `min_clients`).
-pub(crate) fn sum<S: ConcreteSketch>(
-    params: &S::Params,
-    ctx: RoundContext,
-    min_clients: usize,
-    messages: &[MaskedSketch<S>],
-) -> MufcResult<(S, Vec<ClientId>)> {
-    let mut agg = Aggregator::new(params, ctx, min_clients);
-    for m in messages {
-        agg.accept(m)?;
-    }
-    let included = agg.clients().iter().map(|&c| ClientId(c)).collect();
-    Ok((agg.finish()?, included))
 }
 
 /// What a decoded difference must lead to: counts within the capacity and

@@ -6,31 +6,34 @@
 //! the dealer here hands each client a 32-byte *seed*, sealed to it, and
 //! the server the one vector that makes the sum zero:
 //!
-//! 1. Every client of the round draws a fresh X25519 key pair and sends
-//!    its public key; the server forwards the directory to the dealer.
-//! 2. The dealer, whose static X25519 key every client holds (pinned out of
-//!    band), draws a fresh seed `r_i` for each client `i` of the directory
-//!    and seals it to the client's key ([`seal_seed`]: ChaCha20-Poly1305
-//!    under HKDF-SHA256 of the X25519 secret of its static key and the
-//!    client's fresh key, bound to the session, round and client). It
+//! 0. Once, at setup: the dealer and each client share a key
+//!    ([`SealKey::agree`]: HKDF-SHA256 of the X25519 secret of the
+//!    dealer's static key and the client's long-term key; each side pins
+//!    the other's public key out of band). No public-key operation runs
+//!    in a round.
+//! 1. The server tells the dealer the round's ring. The dealer draws a
+//!    fresh seed `r_i` for each client `i` of the ring and seals it under
+//!    the pair's key ([`seal_seed`]: ChaCha20-Poly1305 under a key derived
+//!    for this session, round and client, with a fresh random nonce). It
 //!    returns the sealed seeds and the *correction* `c = -sum_i G(r_i)`,
 //!    where `G` expands a seed into the client's mask ([`seeded_mask`]).
-//! 3. The server relays each sealed seed; the client opens it with its
-//!    fresh secret key and the dealer's pinned public key ([`open_seed`]),
-//!    masks its sketch with `G(r_i)` and sends it. The server adds the
-//!    masked sketches and the correction: the masks cancel.
+//! 2. The server relays each sealed seed; the client opens it
+//!    ([`open_seed`]), masks its sketch with `G(r_i)` and sends it. The
+//!    server adds the masked sketches and the correction: the masks
+//!    cancel.
 //!
 //! What each party learns: the server sees `y_i = x_i + G(r_i)` and `c`;
 //! the masks `G(r_i)` are independent and uniform (the seeds are secret to
 //! the dealer and client `i`), so `(y_1 .. y_n, c)` is distributed as the
 //! masked inputs of the paper's dealer plus their sum, which the server
 //! learns anyway: nothing about one client beyond the sum. A client
-//! learns its own mask. A server that substitutes a client's key gets a
-//! seed sealed to its own key, which the client can then not open (the
-//! seal authenticates the dealer's static key, which the server does not
-//! hold), so the client refuses the round instead of masking with a seed
-//! the server knows. The dealer is trusted not to collude with the
-//! server, as in the paper.
+//! learns its own mask. The server holds no pair's key, so it can neither
+//! open a seal nor make one that opens: a client refuses a seal of another
+//! client, of another round, or altered, instead of masking with a seed
+//! the server could know. Every deal draws fresh seeds, so the dealer
+//! needs no memory of the rounds it dealt: a server that asks twice for
+//! one round gets two unrelated deals, and the clients mask with one. The
+//! dealer is trusted not to collude with the server, as in the paper.
 
 use chacha20poly1305::ChaCha20Poly1305;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -44,9 +47,11 @@ use super::{MaskDomain, MaskStream, MaskVector};
 use crate::context::RoundContext;
 use crate::error::{ProtocolError, SketchError, SketchResult};
 
-/// The bytes of a sealed seed: the 32-byte seed and the 16-byte tag.
-pub const SEALED_SEED_BYTES: usize = 32 + 16;
+/// The bytes of a sealed seed: the 12-byte nonce, the 32-byte seed and
+/// the 16-byte tag.
+pub const SEALED_SEED_BYTES: usize = 12 + 32 + 16;
 
+const PAIR_INFO: &[u8] = b"syndrome-agg/v1/dealer-pair";
 const SEAL_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/dealer-seal/";
 const MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/dealt-mask/";
 
@@ -71,13 +76,45 @@ fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
     okm
 }
 
-/// The seal's cipher for `client` in `ctx`, from the X25519 secret of
-/// the dealer's static key and the client's fresh key. The key is used
-/// once (one client, one round, one fresh client key), so the nonce is
-/// constant.
-fn cipher(shared: &[u8; 32], ctx: &RoundContext, client: u64) -> ChaCha20Poly1305 {
-    let key = hkdf32(shared, &info(SEAL_INFO_PREFIX, ctx, client));
-    ChaCha20Poly1305::new((&*key).into())
+/// The key the dealer and one client share (step 0 of the module docs).
+/// Wiped on drop, redacted in `Debug`.
+#[derive(Clone)]
+pub struct SealKey(Zeroizing<[u8; 32]>);
+
+impl core::fmt::Debug for SealKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SealKey(..)")
+    }
+}
+
+impl SealKey {
+    /// The key of the pair of `own` and the peer's public key: the dealer
+    /// calls it with its static key and client `client`'s long-term key,
+    /// the client with its long-term key and the dealer's; both get the
+    /// same key.
+    ///
+    /// # Errors
+    ///
+    /// [`ProtocolError::NonContributoryKey`] for a low-order peer key.
+    pub fn agree(own: &MaskKeyPair, client: u64, peer: &MaskPublicKey) -> SketchResult<Self> {
+        let shared = own.agree(client, peer)?;
+        let mut info = PAIR_INFO.to_vec();
+        info.extend_from_slice(&client.to_le_bytes());
+        Ok(Self(hkdf32(shared.as_ref(), &info)))
+    }
+
+    /// A pair's key from 32 secret bytes that the dealer and the client
+    /// already share (established by other means than [`Self::agree`]:
+    /// a simulation that plays both, or a key agreed out of band).
+    pub fn from_secret_bytes(bytes: [u8; 32]) -> Self {
+        Self(Zeroizing::new(bytes))
+    }
+
+    /// The seal's cipher for `client` in `ctx`.
+    fn cipher(&self, ctx: &RoundContext, client: u64) -> ChaCha20Poly1305 {
+        let key = hkdf32(self.0.as_ref(), &info(SEAL_INFO_PREFIX, ctx, client));
+        ChaCha20Poly1305::new((&*key).into())
+    }
 }
 
 fn refused(client: u64) -> SketchError {
@@ -86,76 +123,87 @@ fn refused(client: u64) -> SketchError {
     })
 }
 
-/// The dealer seals `seed` to `client`, whose fresh public key for the
-/// round is `client_key`.
+/// The dealer seals `seed` to `client` under their pair's `key`, with a
+/// fresh nonce from `rng`: nonce, then ciphertext and tag.
 ///
 /// # Errors
 ///
-/// [`ProtocolError::NonContributoryKey`] for a low-order client key.
-pub fn seal_seed(
-    dealer: &MaskKeyPair,
-    client: u64,
-    client_key: &MaskPublicKey,
+/// Only if the cipher refuses the plaintext, which a 32-byte seed never
+/// is.
+pub fn seal_seed<R: CryptoRng + ?Sized>(
+    key: &SealKey,
     ctx: &RoundContext,
+    client: u64,
     seed: &[u8; 32],
+    rng: &mut R,
 ) -> SketchResult<Vec<u8>> {
-    let shared = dealer.agree(client, client_key)?;
+    let mut nonce = [0u8; 12];
+    rng.fill_bytes(&mut nonce);
     let aad = info(SEAL_INFO_PREFIX, ctx, client);
-    cipher(&shared, ctx, client)
+    let sealed = key
+        .cipher(ctx, client)
         .encrypt(
-            &[0u8; 12].into(),
+            &nonce.into(),
             Payload {
                 msg: seed,
                 aad: &aad,
             },
         )
-        .map_err(|_| refused(client))
+        .map_err(|_| refused(client))?;
+    let mut out = Vec::with_capacity(SEALED_SEED_BYTES);
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(&sealed);
+    Ok(out)
 }
 
-/// Client `client` opens its sealed seed with its fresh key pair of the
-/// round and the dealer's pinned public key.
+/// Client `client` opens its sealed seed under its pair's `key` with the
+/// dealer.
 ///
 /// # Errors
 ///
 /// [`ProtocolError::MessageRejected`] when the seal does not open: sealed
-/// to another key (a server substituted the client's key), by another
-/// dealer, for another client or round, or altered.
+/// under another pair's key (by another dealer, or for another client),
+/// for another round, or altered.
 ///
 /// # Example
 ///
 /// ```
-/// use syndrome_agg::masking::dealer::{open_seed, seal_seed};
+/// use syndrome_agg::masking::dealer::{SealKey, open_seed, seal_seed};
 /// use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 ///
 /// let ctx = RoundContext { session: SessionId([7; 32]), round: 3 };
 /// let dealer = MaskKeyPair::from_secret_bytes([1; 32]);
 /// let client = MaskKeyPair::from_secret_bytes([2; 32]);
-/// let sealed = seal_seed(&dealer, 5, &client.public_key(), &ctx, &[9; 32])?;
-/// assert_eq!(*open_seed(&client, 5, &dealer.public_key(), &ctx, &sealed)?, [9; 32]);
+/// // Once, at setup, on each side.
+/// let at_dealer = SealKey::agree(&dealer, 5, &client.public_key())?;
+/// let at_client = SealKey::agree(&client, 5, &dealer.public_key())?;
+/// let sealed = seal_seed(&at_dealer, &ctx, 5, &[9; 32], &mut testkit::rng("seal-doc"))?;
+/// assert_eq!(*open_seed(&at_client, &ctx, 5, &sealed)?, [9; 32]);
 /// // Not for another client, nor in another round.
-/// assert!(open_seed(&client, 6, &dealer.public_key(), &ctx, &sealed).is_err());
+/// assert!(open_seed(&at_client, &ctx, 6, &sealed).is_err());
 /// let later = RoundContext { round: 4, ..ctx };
-/// assert!(open_seed(&client, 5, &dealer.public_key(), &later, &sealed).is_err());
+/// assert!(open_seed(&at_client, &later, 5, &sealed).is_err());
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
 pub fn open_seed(
-    own: &MaskKeyPair,
-    client: u64,
-    dealer_key: &MaskPublicKey,
+    key: &SealKey,
     ctx: &RoundContext,
+    client: u64,
     sealed: &[u8],
 ) -> SketchResult<Zeroizing<[u8; 32]>> {
     if sealed.len() != SEALED_SEED_BYTES {
         return Err(refused(client));
     }
-    let shared = own.agree(client, dealer_key).map_err(|_| refused(client))?;
+    let (nonce, body) = sealed.split_at(12);
+    let mut n = [0u8; 12];
+    n.copy_from_slice(nonce);
     let aad = info(SEAL_INFO_PREFIX, ctx, client);
     let plain = Zeroizing::new(
-        cipher(&shared, ctx, client)
+        key.cipher(ctx, client)
             .decrypt(
-                &[0u8; 12].into(),
+                &n.into(),
                 Payload {
-                    msg: sealed,
+                    msg: body,
                     aad: &aad,
                 },
             )
@@ -206,35 +254,38 @@ impl<E> core::fmt::Debug for Deal<E> {
     }
 }
 
-/// The dealer's work for one round (step 2 of the module docs): a fresh
-/// seed for every client of `directory` (its fresh public key for the
-/// round), sealed to it, and the correction `-sum G(r_i)` of masks of
-/// `len` elements in `domain`. The seeds come from `rng`, which must be a
+/// The dealer's work for one round (step 1 of the module docs): a fresh
+/// seed for every client of `ring` (each with its pair's key), sealed to
+/// it, and the correction `-sum G(r_i)` of masks of `len` elements in
+/// `domain`. The seeds and nonces come from `rng`, which must be a
 /// cryptographic generator: a seed the server could guess is a mask it
 /// can remove.
 ///
 /// # Errors
 ///
-/// [`ProtocolError::InvalidPeers`] for a client named twice;
-/// [`ProtocolError::NonContributoryKey`] for a low-order key.
+/// [`ProtocolError::InvalidPeers`] for a client named twice.
 ///
 /// # Example
 ///
 /// ```
 /// use field::{Field, Mersenne61};
-/// use syndrome_agg::masking::dealer::{deal_seeds, open_seed, seeded_mask};
+/// use syndrome_agg::masking::dealer::{SealKey, deal_seeds, open_seed, seeded_mask};
 /// use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 ///
 /// let f = Mersenne61;
 /// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
 /// let dealer = MaskKeyPair::from_secret_bytes([3; 32]);
 /// let clients: Vec<MaskKeyPair> = (0..3u8).map(|i| MaskKeyPair::from_secret_bytes([10 + i; 32])).collect();
-/// let directory: Vec<_> = clients.iter().enumerate().map(|(i, k)| (i as u64, k.public_key())).collect();
-/// let deal = deal_seeds(&f, &ctx, &dealer, &directory, 4, &mut testkit::rng("dealer-doc"))?;
+/// let keys: Vec<SealKey> = clients.iter().enumerate()
+///     .map(|(i, k)| SealKey::agree(&dealer, i as u64, &k.public_key()))
+///     .collect::<Result<_, _>>()?;
+/// let ring: Vec<_> = keys.iter().enumerate().map(|(i, k)| (i as u64, k)).collect();
+/// let deal = deal_seeds(&f, &ctx, &ring, 4, &mut testkit::rng("dealer-doc"))?;
 /// // The clients' masks and the correction sum to zero.
 /// let mut sum = deal.correction.0.clone();
 /// for ((id, sealed), keys) in deal.sealed.iter().zip(&clients) {
-///     let seed = open_seed(keys, *id, &dealer.public_key(), &ctx, sealed)?;
+///     let key = SealKey::agree(keys, *id, &dealer.public_key())?;
+///     let seed = open_seed(&key, &ctx, *id, sealed)?;
 ///     let mask = seeded_mask(&f, &seed, &ctx, *id, 4)?;
 ///     for (s, m) in sum.iter_mut().zip(&mask.0) {
 ///         *s = f.add(s, m);
@@ -246,18 +297,17 @@ impl<E> core::fmt::Debug for Deal<E> {
 pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
     domain: &D,
     ctx: &RoundContext,
-    dealer: &MaskKeyPair,
-    directory: &[(u64, MaskPublicKey)],
+    ring: &[(u64, &SealKey)],
     len: usize,
     rng: &mut R,
 ) -> SketchResult<Deal<D::Elem>> {
     let mut seen = std::collections::BTreeSet::new();
     let mut total = vec![domain.mask_zero(); len];
-    let mut sealed = Vec::with_capacity(directory.len());
-    for (client, key) in directory {
+    let mut sealed = Vec::with_capacity(ring.len());
+    for (client, key) in ring {
         if !seen.insert(*client) {
             return Err(SketchError::Protocol(ProtocolError::InvalidPeers {
-                reason: "the directory names a client twice",
+                reason: "the ring names a client twice",
             }));
         }
         let mut seed = Zeroizing::new([0u8; 32]);
@@ -266,7 +316,7 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
         for (t, m) in total.iter_mut().zip(&mask.0) {
             *t = domain.mask_add(t, m);
         }
-        sealed.push((*client, seal_seed(dealer, *client, key, ctx, &seed)?));
+        sealed.push((*client, seal_seed(key, ctx, *client, &seed, rng)?));
     }
     let correction = total
         .iter()

@@ -20,40 +20,45 @@ use crate::{ClientId, MufcError, MufcResult};
 pub(crate) struct PairwiseClient {
     me: ClientId,
     spec: RoundSpec,
-    mode: Mode,
-    keys: MaskKeyPair,
+    own: Mode,
     params: ValidAnyParams,
     sketch: AnySketch,
     done: bool,
 }
 
 impl PairwiseClient {
-    /// Client `me` joins the round `spec` with its input: its sketch is
-    /// encoded and its fresh key pair drawn; the half, its first message
-    /// (the public key) and the sketch to keep once the round commits.
+    /// Client `me` joins the round `spec` with its input and what it masks
+    /// with (`mode`): its sketch is encoded; the half, its first message
+    /// (its fresh public key, or with dealt masks that it is ready) and
+    /// the sketch to keep once the round commits.
     pub(crate) fn join(
         spec: &RoundSpec,
         input: Input<'_>,
         params: &ValidAnyParams,
-        secret: [u8; 32],
         mode: Mode,
     ) -> MufcResult<Joined> {
         let me = input.id;
         let (sketch, keep) = params.visit(Encode { input, params })?;
-        let keys = MaskKeyPair::from_secret_bytes(secret);
-        let first = to_bytes(&ToServer::Key {
-            client: me.0,
-            session: spec.session,
-            round: spec.round,
-            key: keys.public_key(),
-        })?;
+        let first = match &mode {
+            Mode::Pairwise(keys) => ToServer::Key {
+                client: me.0,
+                session: spec.session,
+                round: spec.round,
+                key: keys.public_key(),
+            },
+            Mode::Dealer(_) => ToServer::Ready {
+                client: me.0,
+                session: spec.session,
+                round: spec.round,
+            },
+        };
+        let first = to_bytes(&first)?;
         let new = keep.then(|| sketch.clone());
         Ok((
             Box::new(Self {
                 me,
                 spec: spec.clone(),
-                mode,
-                keys,
+                own: mode,
                 params: params.clone(),
                 sketch,
                 done: false,
@@ -65,7 +70,7 @@ impl PairwiseClient {
 
     /// Checks the directory: this round's, naming exactly the ring once
     /// each, with this client's own key.
-    fn check(&self, d: &Directory) -> MufcResult<()> {
+    fn check(&self, d: &Directory, keys: &MaskKeyPair) -> MufcResult<()> {
         let refuse = |reason: String| MufcError::RoundRefused {
             round: self.spec.round,
             reason,
@@ -85,7 +90,7 @@ impl PairwiseClient {
             .iter()
             .find(|(c, _)| *c == self.me.0)
             .map(|(_, k)| *k);
-        if own != Some(self.keys.public_key()) {
+        if own != Some(keys.public_key()) {
             return Err(refuse("the key directory changed this client's key".into()));
         }
         Ok(())
@@ -104,23 +109,23 @@ impl ClientHalf for PairwiseClient {
             ));
         }
         let ctx = self.spec.context();
-        let frame = match self.mode {
-            Mode::Pairwise => {
+        let frame = match &self.own {
+            Mode::Pairwise(keys) => {
                 // A directory of a million clients fits far below this.
                 let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
-                self.check(&d)?;
+                self.check(&d, keys)?;
                 self.params.visit(Mask {
                     me: self.me,
                     sketch: &self.sketch,
                     params: &self.params,
                     source: MaskFrom::Directory {
-                        keys: &self.keys,
+                        keys,
                         directory: &d.keys,
                     },
                     ctx,
                 })?
             }
-            Mode::Dealer(dealer) => {
+            Mode::Dealer(key) => {
                 let s: SealedSeed = from_bytes(bytes, 4096, "a sealed seed")?;
                 let refuse = |reason: String| MufcError::RoundRefused {
                     round: self.spec.round,
@@ -129,10 +134,9 @@ impl ClientHalf for PairwiseClient {
                 if s.session != self.spec.session || s.round != self.spec.round {
                     return Err(refuse("a sealed seed of another round".into()));
                 }
-                // Sealed by the dealer whose key this client holds, to
-                // its own fresh key: a server that substituted the key
-                // cannot produce one that opens.
-                let seed = open_seed(&self.keys, self.me.0, &dealer, &ctx, &s.sealed)
+                // Sealed by the dealer under the key the two share: the
+                // server can make none that opens.
+                let seed = open_seed(key, &ctx, self.me.0, &s.sealed)
                     .map_err(|e| refuse(format!("the dealer's seal: {e}")))?;
                 self.params.visit(Mask {
                     me: self.me,

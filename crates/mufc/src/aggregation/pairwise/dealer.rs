@@ -1,67 +1,66 @@
-//! The dealer's half of a dealt round: the server's forwarded key
-//! directory in, each client's sealed seed and the correction out
+//! The dealer's half of a dealt round: the server's request (the ring)
+//! in, each client's sealed seed and the correction out
 //! (`syndrome_agg::masking::dealer`). In one process the aggregation plays
-//! the dealer with a static key of its own ([`DealerKey`]); the clients
-//! hold its public key as they would hold a deployment's pinned one.
+//! the dealer; the key each pair shares ([`DealerKeys`]) is drawn for the
+//! simulation rather than agreed, as a deployment would once
+//! (`SealKey::agree`).
 
 use std::collections::BTreeSet;
 
 use rand_chacha::ChaCha20Rng;
-use syndrome_agg::masking::dealer::deal_seeds;
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
+use syndrome_agg::masking::dealer::{SealKey, deal_seeds};
 use syndrome_agg::{ConcreteSketch, LinearParams, SketchVisitor, ValidAnyParams};
 use zeroize::Zeroizing;
 
-use super::{CORRECTION, Dealt, Directory, SealedBytes, from_bytes, rejected, to_bytes};
+use super::{CORRECTION, DealRequest, Dealt, SealedBytes, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{DealerHalf, RoundSpec};
-use crate::aggregation::secrets::SecretSource;
+use crate::aggregation::secrets::{RoundSecrets, SecretSource};
 use crate::client::message::{ClientMask, masked_frame};
 use crate::ids::derive_bytes;
 use crate::{ClientId, MufcResult};
 
-/// The static key of the dealer a federation plays in process: drawn
-/// from the operating system when the aggregation is built (derived from
-/// the seed under `insecure_deterministic_masks`). Redacted in `Debug`.
+/// The keys the dealer a federation plays in process shares with its
+/// clients: each pair's key derives from one secret drawn from the
+/// operating system when the aggregation is built (from the seed under
+/// `insecure_deterministic_masks`). Redacted in `Debug`.
 #[derive(Clone)]
-pub(crate) struct DealerKey(Zeroizing<[u8; 32]>);
+pub(crate) struct DealerKeys(Zeroizing<[u8; 32]>);
 
-impl core::fmt::Debug for DealerKey {
+impl core::fmt::Debug for DealerKeys {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("DealerKey(..)")
+        f.write_str("DealerKeys(..)")
     }
 }
 
-impl DealerKey {
-    /// A key from `source`.
+impl DealerKeys {
+    /// Keys from `source`.
     ///
     /// # Errors
     ///
     /// The operating system's random source failed.
     pub(crate) fn new(source: SecretSource) -> MufcResult<Self> {
         let bytes = match source {
-            SecretSource::Derived { seed } => derive_bytes(seed, "dealer-key", 0),
-            SecretSource::Fresh => {
-                let secrets = crate::aggregation::secrets::RoundSecrets::new(source, 0)?;
-                secrets.secret("dealer-key", 0)
-            }
+            SecretSource::Derived { seed } => derive_bytes(seed, "dealer-pairs", 0),
+            SecretSource::Fresh => RoundSecrets::new(source, 0)?.secret("dealer-pairs", 0),
         };
         Ok(Self(Zeroizing::new(bytes)))
     }
 
-    fn pair(&self) -> MaskKeyPair {
-        MaskKeyPair::from_secret_bytes(*self.0)
-    }
-
-    /// The public key every client of the federation holds.
-    pub(crate) fn public_key(&self) -> MaskPublicKey {
-        self.pair().public_key()
+    /// The key the dealer and client `client` share.
+    pub(crate) fn pair(&self, client: ClientId) -> SealKey {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"mufc/v1/dealer-pair/");
+        h.update(*self.0);
+        h.update(client.0.to_le_bytes());
+        SealKey::from_secret_bytes(h.finalize().into())
     }
 }
 
 /// The dealer's half of one round: it answers one request, the round's.
 pub(crate) struct DealerParty {
     spec: RoundSpec,
-    keys: MaskKeyPair,
+    keys: DealerKeys,
     /// The parameters the clients' messages are made under (the round's
     /// mask domain and length).
     params: ValidAnyParams,
@@ -70,18 +69,19 @@ pub(crate) struct DealerParty {
 }
 
 impl DealerParty {
-    /// The dealer of round `spec`, with its static `key`, for messages
-    /// under `params`, drawing the seeds from `rng` (a cryptographic
-    /// generator seeded with a secret of this round alone).
+    /// The dealer of round `spec`, with the `keys` it shares with the
+    /// clients, for messages under `params`, drawing the seeds from `rng`
+    /// (a cryptographic generator seeded with a secret of this round
+    /// alone).
     pub(crate) fn new(
         spec: RoundSpec,
-        key: &DealerKey,
+        keys: &DealerKeys,
         params: ValidAnyParams,
         rng: ChaCha20Rng,
     ) -> Self {
         Self {
             spec,
-            keys: key.pair(),
+            keys: keys.clone(),
             params,
             rng,
             done: false,
@@ -97,21 +97,25 @@ impl DealerHalf for DealerParty {
                 self.spec.round
             )));
         }
-        let d: Directory = from_bytes(bytes, 64 << 20, "a deal request")?;
+        let d: DealRequest = from_bytes(bytes, 64 << 20, "a deal request")?;
         if d.session != self.spec.session || d.round != self.spec.round {
             return Err(rejected("a deal request of another round".into()));
         }
-        let named: BTreeSet<u64> = d.keys.iter().map(|(c, _)| *c).collect();
+        let named: BTreeSet<u64> = d.ring.iter().copied().collect();
         let ring: BTreeSet<u64> = self.spec.ring.iter().map(|c| c.0).collect();
-        if named.len() != d.keys.len() || named != ring {
+        if named.len() != d.ring.len() || named != ring {
             return Err(rejected(
                 "a deal request that does not name the round's clients once each".into(),
             ));
         }
+        let keys: Vec<(u64, SealKey)> = d
+            .ring
+            .iter()
+            .map(|c| (*c, self.keys.pair(ClientId(*c))))
+            .collect();
         let (sealed, correction) = self.params.visit(Deal {
             spec: &self.spec,
-            keys: &self.keys,
-            directory: &d.keys,
+            keys: &keys,
             rng: &mut self.rng,
         })?;
         self.done = true;
@@ -128,8 +132,7 @@ impl DealerHalf for DealerParty {
 /// as the frame of an empty sketch masked with it.
 struct Deal<'a> {
     spec: &'a RoundSpec,
-    keys: &'a MaskKeyPair,
-    directory: &'a [(u64, MaskPublicKey)],
+    keys: &'a [(u64, SealKey)],
     rng: &'a mut ChaCha20Rng,
 }
 
@@ -139,11 +142,11 @@ type Dealing = (Vec<(u64, SealedBytes)>, Vec<u8>);
 impl Deal<'_> {
     fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<Dealing> {
         let ctx = self.spec.context();
+        let ring: Vec<(u64, &SealKey)> = self.keys.iter().map(|(c, k)| (*c, k)).collect();
         let deal = deal_seeds(
             &params.mask_domain(),
             &ctx,
-            self.keys,
-            self.directory,
+            &ring,
             params.num_elements(),
             self.rng,
         )?;

@@ -8,88 +8,74 @@ use std::time::{Duration, Instant};
 
 use syndrome_agg::masking::MaskDomain;
 use syndrome_agg::masking::dealer::SEALED_SEED_BYTES;
-use syndrome_agg::masking::pairwise::{MaskPublicKey, RoundContext};
+use syndrome_agg::masking::pairwise::MaskPublicKey;
 use syndrome_agg::secagg::Step;
 use syndrome_agg::wire::Frame;
-use syndrome_agg::{ConcreteSketch, LinearParams, MaskedSketch, SketchVisitor};
+use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, MaskedSketch, SketchVisitor};
 
-use super::{CORRECTION, Dealt, Directory, SealedSeed, ToServer, from_bytes, rejected, to_bytes};
+use super::{
+    CORRECTION, DealRequest, Dealt, Directory, SealedSeed, ToServer, from_bytes, rejected, to_bytes,
+};
 use crate::aggregation::halves::{
     Advanced, RemoteOutcome, RoundProtocol, RoundSpec, ServerHalf, Sums,
 };
 use crate::aggregation::round::split_elements;
 use crate::aggregation::run::{Pending, conclude, conclude_change, inconsistent};
-use crate::server::decode::{Decoded, DeltaCheck, sum};
+use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{ClientId, MufcError, MufcResult};
 
-/// The decoding of the round's frames on the concrete sketch, as a plain
-/// function pointer (the server's half does not name the sketch): the
-/// sum's parse and aggregation, then the decoding against the last sum.
-type FrameConcluder = fn(&[Frame], &FrameJob<'_>, &DeltaCheck<'_>) -> MufcResult<Concluded>;
+/// The decoding of the round's sum on the concrete sketch, as a plain
+/// function pointer (the server's half does not name the sketch).
+type SumConcluder = fn(&AnySketch, &Sums, &DeltaCheck<'_>) -> MufcResult<Concluded>;
 
-/// The frames' sum decoded (`None`: a change round's sum that does not
-/// decode), the aggregate to keep, the clients included, the time to sum
-/// and the time to decode.
-type Concluded = (Option<Decoded>, Pending, Vec<ClientId>, Duration, Duration);
+/// The sum decoded (`None`: a change round's sum that does not decode),
+/// the aggregate to keep and the time to decode.
+type Concluded = (Option<Decoded>, Pending, Duration);
 
-/// The check of one masked frame against the round's parameters (its
-/// kind, shape and elements), on the concrete sketch, as a plain function
-/// pointer: a frame the sum would refuse is refused when it arrives, so
-/// that one member's bad frame cannot fail everybody's round.
-type FrameCheck = fn(&Frame, &Sums) -> MufcResult<()>;
+/// Adds one masked frame to the running sum, on the concrete sketch, as
+/// a plain function pointer: the frame is parsed (its kind, shape and
+/// elements checked against the round's parameters) when it arrives and
+/// only then, so that one member's bad frame is refused at once and
+/// cannot fail everybody's round, and no frame is read twice. The sum is
+/// unchanged when the frame is refused.
+type FrameAdd = fn(&Frame, &Sums, Option<&AnySketch>) -> MufcResult<AnySketch>;
 
-fn check_frame<S: ConcreteSketch>(frame: &Frame, sums: &Sums) -> MufcResult<()> {
-    use syndrome_agg::LinearParams;
-    let params = S::params_of(sums.sent()).ok_or_else(inconsistent)?;
-    params.parse_frame(true, frame)?;
-    Ok(())
+fn add_frame<S: ConcreteSketch>(
+    frame: &Frame,
+    sums: &Sums,
+    sum: Option<&AnySketch>,
+) -> MufcResult<AnySketch> {
+    let sent = sums.sent();
+    let params = S::params_of(sent).ok_or_else(inconsistent)?;
+    let m = MaskedSketch::<S>::from_frame(frame, params)?;
+    let mut total = match sum {
+        Some(s) => S::of_any(s)
+            .ok_or_else(inconsistent)?
+            .clone()
+            .into_elements(),
+        None => S::new(params).into_elements(),
+    };
+    let d = params.mask_domain();
+    for (a, b) in total.iter_mut().zip(m.elements()) {
+        *a = d.mask_add(a, b);
+    }
+    Ok(S::from_elements(params, total)?.into_any(sent)?)
 }
 
-/// What the server's sum of the frames needs besides them.
-struct FrameJob<'a> {
-    sums: &'a Sums,
-    ctx: RoundContext,
-    min_clients: usize,
-    /// The dealer's correction, in a dealt round.
-    correction: Option<&'a Frame>,
-}
-
-fn conclude_frames<S: ConcreteSketch>(
-    frames: &[Frame],
-    job: &FrameJob<'_>,
+fn conclude_sum<S: ConcreteSketch>(
+    sum: &AnySketch,
+    sums: &Sums,
     check: &DeltaCheck<'_>,
 ) -> MufcResult<Concluded> {
-    let start = Instant::now();
-    let sums = job.sums;
-    let sent = S::params_of(sums.sent()).ok_or_else(inconsistent)?;
-    // Parsed and checked as they arrived (`accept`): the elements are
-    // read again here, into the concrete sketch.
-    let messages = frames
-        .iter()
-        .map(|f| MaskedSketch::<S>::from_frame(f, sent))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (mut total, included) = sum(sent, job.ctx, job.min_clients, &messages)?;
-    if let Some(correction) = job.correction {
-        // The dealer's correction: the masks' sum cancels with it.
-        let c = MaskedSketch::<S>::from_frame(correction, sent)?;
-        let d = sent.mask_domain();
-        let elements = total
-            .elements()
-            .iter()
-            .zip(c.elements())
-            .map(|(a, b)| d.mask_add(a, b))
-            .collect();
-        total = S::from_elements(sent, elements)?;
-    }
-    let summed = start.elapsed();
+    let total = S::of_any(sum).ok_or_else(inconsistent)?.clone();
     if sums.change.is_some() {
         let start = Instant::now();
         let last = sums.last.as_ref().ok_or_else(inconsistent)?;
         let concluded = conclude_change(&total, &sums.params, last, check)?;
         let decode = start.elapsed();
         return Ok(match concluded {
-            Some((change, pending)) => (Some(change), pending, included, summed, decode),
-            None => (None, Pending(None), included, summed, decode),
+            Some((change, pending)) => (Some(change), pending, decode),
+            None => (None, Pending(None), decode),
         });
     }
     let (decoded, pending, decode) = conclude(
@@ -99,7 +85,7 @@ fn conclude_frames<S: ConcreteSketch>(
         sums.last.as_ref(),
         check,
     )?;
-    Ok((Some(decoded), pending, included, summed, decode))
+    Ok((Some(decoded), pending, decode))
 }
 
 /// Where a dealt round stands with its dealer.
@@ -123,11 +109,17 @@ pub(crate) struct PairwiseServer {
     sums: Sums,
     min_clients: usize,
     max_frame: usize,
-    concluder: FrameConcluder,
-    check: FrameCheck,
+    add: FrameAdd,
+    concluder: SumConcluder,
     step: Option<Step>,
     keys: BTreeMap<ClientId, MaskPublicKey>,
-    frames: BTreeMap<ClientId, Frame>,
+    /// With dealt masks: the clients that said they are ready.
+    ready: BTreeSet<ClientId>,
+    /// The clients whose masked frames are in the sum.
+    frames: BTreeSet<ClientId>,
+    /// The running sum of the masked frames (and the dealer's
+    /// correction).
+    sum: Option<AnySketch>,
     dealer: DealerStage,
     time: Duration,
 }
@@ -138,17 +130,19 @@ impl PairwiseServer {
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
         let spec_protocol_is_dealer = spec.protocol == RoundProtocol::Dealer;
         let max_frame = sums.sent().max_frame_len();
-        let (concluder, check) = sums.sent().visit(Concluder)?;
+        let (add, concluder) = sums.sent().visit(Concluder)?;
         Ok(Self {
             spec,
             sums,
             min_clients,
             max_frame,
+            add,
             concluder,
-            check,
             step: Some(Step::AdvertiseKeys),
             keys: BTreeMap::new(),
-            frames: BTreeMap::new(),
+            ready: BTreeSet::new(),
+            frames: BTreeSet::new(),
+            sum: None,
             dealer: match spec_protocol_is_dealer {
                 true => DealerStage::Waiting,
                 false => DealerStage::None,
@@ -182,22 +176,22 @@ impl PairwiseServer {
     }
 }
 
-/// Picks the concluder and the frame check of the concrete sketch.
+/// Picks the frame sum and the concluder of the concrete sketch.
 struct Concluder;
 
 impl SketchVisitor for Concluder {
-    type Output = MufcResult<(FrameConcluder, FrameCheck)>;
+    type Output = MufcResult<(FrameAdd, SumConcluder)>;
 
     fn visit_field<S, F>(self, _: &S::Params, _: &F) -> Self::Output
     where
         S: ConcreteSketch,
         F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
     {
-        Ok((conclude_frames::<S>, check_frame::<S>))
+        Ok((add_frame::<S>, conclude_sum::<S>))
     }
 
     fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
-        Ok((conclude_frames::<S>, check_frame::<S>))
+        Ok((add_frame::<S>, conclude_sum::<S>))
     }
 }
 
@@ -215,8 +209,8 @@ impl ServerHalf for PairwiseServer {
 
     fn answered(&self) -> BTreeSet<ClientId> {
         match self.step {
-            Some(Step::AdvertiseKeys) => self.keys.keys().copied().collect(),
-            Some(_) => self.frames.keys().copied().collect(),
+            Some(Step::AdvertiseKeys) => self.keys.keys().chain(&self.ready).copied().collect(),
+            Some(_) => self.frames.clone(),
             None => BTreeSet::new(),
         }
     }
@@ -263,27 +257,29 @@ impl ServerHalf for PairwiseServer {
                 "the round is not over: nothing to decode".into(),
             ));
         }
-        let frames: Vec<Frame> = self.frames.into_values().collect();
-        let correction = match &self.dealer {
-            DealerStage::None => None,
-            DealerStage::Dealt { correction, .. } => Some(correction),
-            DealerStage::Waiting | DealerStage::Asked => {
-                return Err(MufcError::Remote("the dealer has not answered".into()));
-            }
-        };
-        let job = FrameJob {
-            sums: &self.sums,
-            ctx: self.spec.context(),
-            min_clients: self.min_clients,
-            correction,
-        };
-        let (decoded, pending, included, summed, decode) = (self.concluder)(&frames, &job, check)?;
+        if matches!(self.dealer, DealerStage::Waiting | DealerStage::Asked) {
+            return Err(MufcError::Remote("the dealer has not answered".into()));
+        }
+        // The aggregate of fewer clients than the minimum is refused, as
+        // `syndrome_agg::Aggregator` refuses it.
+        if self.frames.len() < self.min_clients {
+            return Err(rejected(format!(
+                "only {} clients, at least {} required",
+                self.frames.len(),
+                self.min_clients
+            )));
+        }
+        let sum = self
+            .sum
+            .as_ref()
+            .ok_or_else(|| MufcError::Remote("no masked frame to decode".into()))?;
+        let (decoded, pending, decode) = (self.concluder)(sum, &self.sums, check)?;
         Ok(RemoteOutcome {
             decoded,
             pending,
-            included,
+            included: self.frames.into_iter().collect(),
             dropped: Vec::new(),
-            protocol: self.time + summed,
+            protocol: self.time,
             decode,
         })
     }
@@ -327,7 +323,11 @@ impl PairwiseServer {
                 Advanced::Clients(self.spec.ring.iter().map(|c| (*c, d.clone())).collect())
             }
             DealerStage::Waiting => {
-                let request = directory()?;
+                let request = to_bytes(&DealRequest {
+                    session: self.spec.session,
+                    round: self.spec.round,
+                    ring: self.ready.iter().map(|c| c.0).collect(),
+                })?;
                 self.dealer = DealerStage::Asked;
                 return Ok(Advanced::Dealer(request));
             }
@@ -382,7 +382,10 @@ impl PairwiseServer {
                 "the dealer's correction is not this round's".into(),
             ));
         }
-        (self.check)(&correction, &self.sums)?;
+        // Checked and summed now: a bad correction is refused before
+        // anything changes.
+        let sum = (self.add)(&correction, &self.sums, self.sum.as_ref())?;
+        self.sum = Some(sum);
         self.dealer = DealerStage::Dealt { sealed, correction };
         Ok(())
     }
@@ -398,13 +401,35 @@ impl PairwiseServer {
         match (self.step, msg) {
             (
                 Some(Step::AdvertiseKeys),
+                ToServer::Ready {
+                    client,
+                    session,
+                    round,
+                },
+            ) if !matches!(self.dealer, DealerStage::None) => {
+                if client != from.0 {
+                    return Err(rejected(format!(
+                        "client {from} said it is ready in the name of {client}"
+                    )));
+                }
+                if session != self.spec.session || round != self.spec.round {
+                    return Err(rejected(format!(
+                        "client {from} said it is ready for another round"
+                    )));
+                }
+                if !self.ready.insert(from) {
+                    return Err(rejected(format!("client {from} said it is ready twice")));
+                }
+            }
+            (
+                Some(Step::AdvertiseKeys),
                 ToServer::Key {
                     client,
                     session,
                     round,
                     key,
                 },
-            ) => {
+            ) if matches!(self.dealer, DealerStage::None) => {
                 if client != from.0 {
                     return Err(rejected(format!(
                         "client {from} sent a key in the name of {client}"
@@ -426,7 +451,7 @@ impl PairwiseServer {
                         "client {from} sent a frame in the name of {client}"
                     )));
                 }
-                if self.frames.contains_key(&from) {
+                if self.frames.contains(&from) {
                     return Err(rejected(format!("client {from} sent a second frame")));
                 }
                 // The frame names its sender and round: checked now, so
@@ -438,8 +463,9 @@ impl PairwiseServer {
                         "client {from} sent a frame of another client or round"
                     )));
                 }
-                (self.check)(&f, &self.sums)?;
-                self.frames.insert(from, f);
+                let sum = (self.add)(&f, &self.sums, self.sum.as_ref())?;
+                self.sum = Some(sum);
+                self.frames.insert(from);
             }
             (step, _) => {
                 return Err(rejected(format!(

@@ -1,10 +1,11 @@
 //! The dealt round's three parties, honest and against a lying server:
 //! the server's half, the dealer's and the clients', driven by hand.
-//! A server that substitutes a client's key in the request it forwards
-//! to the dealer, or relays a seal that is not the client's (another
-//! client's, another round's, altered), never gets that client to mask
-//! with a seed the server could know: the client refuses the round. The
-//! strategy and the victim are drawn at random.
+//! A server that relays a seal that is not the client's (forged under a
+//! key of its own, another client's, another round's, altered) never
+//! gets that client to mask with a seed the server could know: the
+//! client refuses the round; and the dealer refuses a request for a ring
+//! that is not the round's. The strategy and the victim are drawn at
+//! random.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 use num_bigint::BigUint;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use syndrome_agg::masking::pairwise::MaskKeyPair;
+use syndrome_agg::masking::dealer::{SealKey, seal_seed};
 use syndrome_agg::{AnyParams, CountPolicy, Scheme, SketchParams, ValidAnyParams};
 
 use super::*;
@@ -59,7 +60,7 @@ struct Round {
     clients: Vec<(Box<dyn ClientHalf>, Vec<u8>)>,
 }
 
-fn round(spec: &RoundSpec, key: &DealerKey, rng_seed: u64) -> Round {
+fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
     let p = params();
     let sums = Sums {
         params: p.clone(),
@@ -70,7 +71,7 @@ fn round(spec: &RoundSpec, key: &DealerKey, rng_seed: u64) -> Round {
     let server = Box::new(PairwiseServer::open(spec.clone(), sums, 1).unwrap());
     let dealer = DealerParty::new(
         spec.clone(),
-        key,
+        keys,
         p.clone(),
         ChaCha20Rng::seed_from_u64(rng_seed),
     );
@@ -85,9 +86,8 @@ fn round(spec: &RoundSpec, key: &DealerKey, rng_seed: u64) -> Round {
                 last: None,
                 change: None,
             };
-            let secret = [rng_seed as u8 ^ (c.0 as u8 + 1); 32];
-            let mode = Mode::Dealer(key.public_key());
-            let (half, first, _) = PairwiseClient::join(spec, input, &p, secret, mode).unwrap();
+            let mode = Mode::Dealer(keys.pair(*c));
+            let (half, first, _) = PairwiseClient::join(spec, input, &p, mode).unwrap();
             (half, first)
         })
         .collect();
@@ -119,7 +119,7 @@ fn sealed_to_clients(r: &mut Round, reply: &[u8]) -> BTreeMap<ClientId, Vec<u8>>
 
 #[test]
 fn an_honest_dealt_round_decodes_the_plain_sum() {
-    let key = DealerKey::new(SecretSource::Derived { seed: 3 }).unwrap();
+    let key = DealerKeys::new(SecretSource::Derived { seed: 3 }).unwrap();
     let s = spec(4, 4);
     let mut r = round(&s, &key, 1);
     let request = keys_in(&mut r);
@@ -155,8 +155,8 @@ fn an_honest_dealt_round_decodes_the_plain_sum() {
 /// What a lying server does to the victim's seal.
 #[derive(Clone, Copy, Debug)]
 enum Lie {
-    /// Forwards its own key as the victim's to the dealer.
-    SubstituteKey,
+    /// Seals a seed it chose under a key of its own.
+    Forged,
     /// Relays another client's seal to the victim.
     OtherClientsSeal,
     /// Relays the victim's seal of another round of the same dealer.
@@ -166,7 +166,7 @@ enum Lie {
 }
 
 const LIES: [Lie; 4] = [
-    Lie::SubstituteKey,
+    Lie::Forged,
     Lie::OtherClientsSeal,
     Lie::OtherRound,
     Lie::FlipBit,
@@ -175,29 +175,24 @@ const LIES: [Lie; 4] = [
 #[test]
 fn a_lying_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
     let mut rng = ChaCha20Rng::seed_from_u64(27);
-    let key = DealerKey::new(SecretSource::Derived { seed: 5 }).unwrap();
+    let key = DealerKeys::new(SecretSource::Derived { seed: 5 }).unwrap();
     for case in 0..24 {
         let lie = LIES[rng.random_range(0..LIES.len())];
         let n = rng.random_range(2..5u64);
         let victim = ClientId(rng.random_range(0..n));
         let s = spec(10 + case, n);
         let mut r = round(&s, &key, case);
-        let mut request = keys_in(&mut r);
-        if let Lie::SubstituteKey = lie {
-            let mut d: Directory = from_bytes(&request, 1 << 20, "").unwrap();
-            let own = MaskKeyPair::from_secret_bytes([200; 32]);
-            for (c, k) in &mut d.keys {
-                if *c == victim.0 {
-                    *k = own.public_key();
-                }
-            }
-            request = to_bytes(&d).unwrap();
-        }
+        let request = keys_in(&mut r);
         let reply = r.dealer.handle(&request).unwrap();
         let mut sealed = sealed_to_clients(&mut r, &reply);
         let victims_seal = |m: &[u8]| -> SealedSeed { from_bytes(m, 4096, "").unwrap() };
         match lie {
-            Lie::SubstituteKey => {}
+            Lie::Forged => {
+                let own = SealKey::from_secret_bytes([200; 32]);
+                let mut mine = victims_seal(&sealed[&victim]);
+                mine.sealed = seal_seed(&own, &s.context(), victim.0, &[7; 32], &mut rng).unwrap();
+                sealed.insert(victim, to_bytes(&mine).unwrap());
+            }
             Lie::OtherClientsSeal => {
                 let other = ClientId((victim.0 + 1) % n);
                 let mut mine = victims_seal(&sealed[&victim]);
@@ -238,8 +233,34 @@ fn a_lying_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
 }
 
 #[test]
+fn the_dealer_refuses_a_request_for_another_ring_or_round() {
+    let key = DealerKeys::new(SecretSource::Derived { seed: 9 }).unwrap();
+    let s = spec(6, 3);
+    let mut r = round(&s, &key, 2);
+    let honest = keys_in(&mut r);
+    let d: DealRequest = from_bytes(&honest, 1 << 20, "").unwrap();
+    let without = DealRequest {
+        ring: d.ring[1..].to_vec(),
+        ..from_bytes(&honest, 1 << 20, "").unwrap()
+    };
+    let twice = DealRequest {
+        ring: vec![d.ring[0], d.ring[0], d.ring[1], d.ring[2]],
+        ..from_bytes(&honest, 1 << 20, "").unwrap()
+    };
+    let other_round = DealRequest {
+        round: 7,
+        ..from_bytes(&honest, 1 << 20, "").unwrap()
+    };
+    for bad in [without, twice, other_round] {
+        assert!(r.dealer.handle(&to_bytes(&bad).unwrap()).is_err());
+    }
+    // Refused requests dealt nothing: the honest one is still served.
+    assert!(r.dealer.handle(&honest).is_ok());
+}
+
+#[test]
 fn the_server_refuses_a_dealers_answer_that_is_not_the_rounds() {
-    let key = DealerKey::new(SecretSource::Derived { seed: 8 }).unwrap();
+    let key = DealerKeys::new(SecretSource::Derived { seed: 8 }).unwrap();
     let s = spec(6, 3);
     let mut r = round(&s, &key, 2);
     let request = keys_in(&mut r);
