@@ -24,14 +24,30 @@ mod stream;
 use core::fmt;
 
 use field::FiniteField;
+use hkdf::Hkdf;
 use num_bigint::BigUint;
 use num_traits::One;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use zeroize::Zeroizing;
 
 pub use stream::MaskStream;
 
 use crate::error::SketchResult;
+
+/// 32 bytes of HKDF-SHA256 (no salt) of `ikm` for `info`: every key
+/// this crate derives from a secret (SecAgg's pair keys, the dealer's seal
+/// keys and mask seeds).
+pub(crate) fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
+    let hk = Hkdf::<Sha256>::new(None, ikm);
+    let mut okm = Zeroizing::new([0u8; 32]);
+    // 32 bytes is far below HKDF-SHA256's limit of 255 * 32.
+    if hk.expand(info, okm.as_mut()).is_err() {
+        unreachable!("HKDF-SHA256 can expand 32 bytes");
+    }
+    okm
+}
 
 /// Where masks live: an additive group `Z / M` with a canonical
 /// representation `0..M`, uniform sampling and the documented stream

@@ -37,11 +37,10 @@
 
 use chacha20poly1305::ChaCha20Poly1305;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use hkdf::Hkdf;
 use rand::CryptoRng;
-use sha2::Sha256;
 use zeroize::Zeroizing;
 
+use super::hkdf32;
 use super::pairwise::{MaskKeyPair, MaskPublicKey};
 use super::{MaskDomain, MaskStream, MaskVector};
 use crate::context::RoundContext;
@@ -64,16 +63,6 @@ fn info(prefix: &[u8], ctx: &RoundContext, client: u64) -> Vec<u8> {
     out.extend_from_slice(&ctx.round.to_le_bytes());
     out.extend_from_slice(&client.to_le_bytes());
     out
-}
-
-fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
-    let hk = Hkdf::<Sha256>::new(None, ikm);
-    let mut okm = Zeroizing::new([0u8; 32]);
-    // 32 bytes is far below HKDF-SHA256's limit of 255 * 32.
-    if hk.expand(info, okm.as_mut()).is_err() {
-        unreachable!("HKDF-SHA256 can expand 32 bytes");
-    }
-    okm
 }
 
 /// The key the dealer and one client share (step 0 of the module docs).

@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 
 use field::FiniteField;
-use hkdf::Hkdf;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -14,7 +13,7 @@ use super::graph::Neighbourhoods;
 use super::params::SecAggParams;
 use crate::context::{ClientId, RoundContext};
 use crate::error::{ProtocolError, SketchError, SketchResult, invalid};
-use crate::masking::{MaskDomain, MaskStream, MaskVector};
+use crate::masking::{MaskDomain, MaskStream, MaskVector, hkdf32};
 use crate::step::Step;
 
 hazmat! {
@@ -171,16 +170,6 @@ fn pair_info(prefix: &[u8], ctx: &RoundContext, u: ClientId, v: ClientId) -> Vec
     info.extend_from_slice(&lo.to_le_bytes());
     info.extend_from_slice(&hi.to_le_bytes());
     info
-}
-
-fn hkdf32(ikm: &[u8], info: &[u8]) -> Zeroizing<[u8; 32]> {
-    let hk = Hkdf::<Sha256>::new(None, ikm);
-    let mut okm = Zeroizing::new([0u8; 32]);
-    // 32 bytes is far below HKDF-SHA256's limit of 255 * 32.
-    if hk.expand(info, okm.as_mut()).is_err() {
-        unreachable!("HKDF-SHA256 can expand 32 bytes");
-    }
-    okm
 }
 
 hazmat! {
