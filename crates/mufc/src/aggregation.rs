@@ -47,11 +47,11 @@
 //! masked with twice by one federation).
 
 mod change;
+mod framed;
 mod halves;
 mod masks;
-mod pairwise;
+mod parties;
 mod relay;
-mod remote;
 mod round;
 mod run;
 mod secagg_halves;
@@ -244,7 +244,7 @@ impl Aggregation {
         // The integer ring's masks have no SecAgg variant: a SecAgg round
         // always has a field.
         let masking = match spec.scma.masks() {
-            Masks::Dealer => MaskSource::Dealer(pairwise::DealerKeys::new(secrets)?),
+            Masks::Dealer => MaskSource::Dealer(framed::DealerKeys::new(secrets)?),
             Masks::Pairwise => MaskSource::Pairwise,
             Masks::SecAgg(options) => {
                 let settings = SecAggSettings {

@@ -2,7 +2,7 @@
 //! round's public description ([`RoundSpec`], [`RoundProtocol`]) and the
 //! byte-level traits of the server's half ([`ServerHalf`]) and a client's
 //! ([`ClientHalf`]). Each mask source implements them (SecAgg in
-//! `secagg_halves.rs`, pairwise masks in `pairwise/`); `remote.rs` opens
+//! `secagg_halves.rs`, pairwise and dealt masks in `framed/`); `parties.rs` opens
 //! and joins rounds through them, and `mufc-net` carries their bytes
 //! without naming a field.
 

@@ -18,9 +18,9 @@ use syndrome_agg::ValidAnyParams;
 use syndrome_agg::secagg::Step;
 
 use super::Aggregation;
+use super::framed::{CORRECTION, DealerParty};
 use super::halves::{Advanced, ClientHalf, DealerHalf, RemoteOutcome, ServerHalf};
 use super::masks::MaskSource;
-use super::pairwise::{CORRECTION, DealerParty};
 use super::round::{Input, MaskedInputs, RoundMetrics};
 use super::run::RoundOutput;
 use super::secrets::RoundSecrets;

@@ -1,6 +1,6 @@
 //! What a round gives and how its sum is decoded, on the concrete sketch
 //! the public parameters chose ([`ConcreteSketch`]): the server's halves
-//! (`pairwise/server.rs`, `secagg_halves.rs`) conclude through these, so
+//! (`framed/server.rs`, `secagg_halves.rs`) conclude through these, so
 //! the decoding is written once whatever masks the round ran.
 
 use std::time::Instant;

@@ -16,8 +16,8 @@ use crate::aggregation::run::inconsistent;
 use crate::client::message::{ClientMask, masked_frame};
 use crate::{ClientId, MufcError, MufcResult};
 
-/// A client's half of a pairwise round.
-pub(crate) struct PairwiseClient {
+/// A client's half of a pairwise or dealt round.
+pub(crate) struct FramedClient {
     me: ClientId,
     spec: RoundSpec,
     own: Mode,
@@ -26,7 +26,7 @@ pub(crate) struct PairwiseClient {
     done: bool,
 }
 
-impl PairwiseClient {
+impl FramedClient {
     /// Client `me` joins the round `spec` with its input and what it masks
     /// with (`mode`): its sketch is encoded; the half, its first message
     /// (its fresh public key, or with dealt masks that it is ready) and
@@ -97,7 +97,7 @@ impl PairwiseClient {
     }
 }
 
-impl ClientHalf for PairwiseClient {
+impl ClientHalf for FramedClient {
     fn steps(&self) -> &'static [Step] {
         &[Step::AdvertiseKeys, Step::MaskedInput]
     }

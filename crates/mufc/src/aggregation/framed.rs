@@ -1,6 +1,9 @@
-//! Pairwise masks across processes: the key directory is something the
-//! parties do. A round has two steps, both messages a real network
-//! carries:
+//! Rounds of masked frames: pairwise masks and the dealer's, the two
+//! mask sources whose clients send one masked wire frame each (SecAgg's
+//! run is `secagg_halves.rs`).
+//!
+//! **Pairwise masks**: the key directory is something the parties do. A
+//! round has two steps, both messages a real network carries:
 //!
 //! 1. **Keys** ([`Step::AdvertiseKeys`]). Every client of the ring draws a
 //!    fresh X25519 key pair for the round from its operating system and
@@ -41,9 +44,9 @@ use syndrome_agg::{ProtocolError, SketchError};
 
 use crate::{MufcError, MufcResult};
 
-pub(super) use client::PairwiseClient;
+pub(super) use client::FramedClient;
 pub(crate) use dealer::{DealerKeys, DealerParty};
-pub(super) use server::PairwiseServer;
+pub(super) use server::FramedServer;
 
 /// Which two-step round a client's half runs, with what it masks with.
 #[derive(Debug)]

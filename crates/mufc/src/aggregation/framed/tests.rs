@@ -68,7 +68,7 @@ fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
         last: None,
         change: None,
     };
-    let server = Box::new(PairwiseServer::open(spec.clone(), sums, 1).unwrap());
+    let server = Box::new(FramedServer::open(spec.clone(), sums, 1).unwrap());
     let dealer = DealerParty::new(
         spec.clone(),
         keys,
@@ -87,7 +87,7 @@ fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
                 change: None,
             };
             let mode = Mode::Dealer(keys.pair(*c));
-            let (half, first, _) = PairwiseClient::join(spec, input, &p, mode).unwrap();
+            let (half, first, _) = FramedClient::join(spec, input, &p, mode).unwrap();
             (half, first)
         })
         .collect();

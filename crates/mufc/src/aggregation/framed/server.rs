@@ -104,7 +104,7 @@ enum DealerStage {
 }
 
 /// The server's half of a pairwise or dealt round.
-pub(crate) struct PairwiseServer {
+pub(crate) struct FramedServer {
     spec: RoundSpec,
     sums: Sums,
     min_clients: usize,
@@ -124,7 +124,7 @@ pub(crate) struct PairwiseServer {
     time: Duration,
 }
 
-impl PairwiseServer {
+impl FramedServer {
     /// The server's half of the round `spec` over the aggregation's
     /// parameters and last sum.
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
@@ -195,7 +195,7 @@ impl SketchVisitor for Concluder {
     }
 }
 
-impl ServerHalf for PairwiseServer {
+impl ServerHalf for FramedServer {
     fn step(&self) -> Option<Step> {
         self.step
     }
@@ -306,7 +306,7 @@ impl ServerHalf for PairwiseServer {
     }
 }
 
-impl PairwiseServer {
+impl FramedServer {
     /// Every key is in: the directory to every client (pairwise masks),
     /// or the request to the dealer, then each client's sealed seed.
     fn after_keys(&mut self) -> MufcResult<Advanced> {

@@ -1,15 +1,19 @@
-//! Rounds run across processes: the protocol of `secure.rs`, with each
-//! party holding its own half. The server's half ([`ServerHalf`]) and a
-//! client's ([`ClientHalf`]) are built here, on the concrete sketch and
-//! field the parameters chose, and handed out behind byte-level traits, so
-//! that the code that carries the bytes (`mufc-net`) never names a field.
+//! The parties of a round, opened and joined: the server's half
+//! ([`ServerHalf`]) and a client's ([`ClientHalf`]) are built here, on the
+//! concrete sketch and field the parameters chose, and handed out behind
+//! byte-level traits, so that the code that carries the bytes (the
+//! in-process relay, `relay.rs`, and `mufc-net`) never names a field.
+//! Each client checks the round it is asked to join against its own copy
+//! of the configuration before it sends anything, in one process as
+//! across processes.
 //!
-//! What differs from the in-process run: every party draws its own
-//! randomness from the operating system (the server its session id and
-//! the SecAgg+ ring, each client its key pairs and self-mask seed), the
-//! server learns who dropped from the network rather than from simulated
-//! faults, and each client checks the round it is asked to join against
-//! its own copy of the configuration before it sends anything.
+//! What differs across processes (`open_remote`, `join_remote`): every
+//! party draws its own randomness from the operating system (the server
+//! its session id and the SecAgg+ ring, each client its key pairs and
+//! self-mask seed), and the server learns who dropped from the network
+//! rather than from a simulation's draws. In one process the round's
+//! secrets come from the aggregation (fresh, or derived under
+//! `insecure_deterministic_masks`).
 
 use std::collections::BTreeSet;
 
@@ -17,9 +21,9 @@ use syndrome_agg::ValidAnyParams;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 
 use super::Aggregation;
+use super::framed::{FramedClient, FramedServer, Mode};
 use super::halves::{Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
 use super::masks::MaskSource;
-use super::pairwise::{Mode, PairwiseClient, PairwiseServer};
 use super::round::Input;
 use super::run::Pending;
 use super::secagg_halves::{JoinRound, OpenServer};
@@ -126,7 +130,7 @@ impl Aggregation {
                 protocol: protocol.unwrap_or(RoundProtocol::Pairwise),
                 sends,
             };
-            let half = PairwiseServer::open(spec.clone(), self.sums(change), self.min_clients)?;
+            let half = FramedServer::open(spec.clone(), self.sums(change), self.min_clients)?;
             return Ok((spec, Box::new(half)));
         };
         let params = settings.params(clients.len())?;
@@ -279,11 +283,11 @@ impl Aggregation {
             (RoundProtocol::Pairwise, _) => {
                 let secret = secrets.secret("pairwise-key", input.id.0);
                 let mode = Mode::Pairwise(MaskKeyPair::from_secret_bytes(secret));
-                return PairwiseClient::join(spec, input, params, mode);
+                return FramedClient::join(spec, input, params, mode);
             }
             (RoundProtocol::Dealer, MaskSource::Dealer(keys)) => {
                 let mode = Mode::Dealer(keys.pair(input.id));
-                return PairwiseClient::join(spec, input, params, mode);
+                return FramedClient::join(spec, input, params, mode);
             }
             _ => {}
         }
