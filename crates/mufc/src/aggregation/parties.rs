@@ -236,14 +236,9 @@ impl Aggregation {
             last,
             change: None,
         };
-        if spec.sends != Sends::Histograms {
-            // Its change needs the last *committed* round, which a client
-            // across processes cannot tell yet (issue 28).
-            return Err(MufcError::RoundRefused {
-                round: spec.round,
-                reason: "a change round across processes is not supported yet".into(),
-            });
-        }
+        // No change (`None`): its change needs the last *committed* round,
+        // which a client across processes cannot tell yet (issue 28), so
+        // `join_round` refuses a change round.
         self.across_processes()?;
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
         self.join_round(spec, input, &secrets, None)
@@ -270,12 +265,20 @@ impl Aggregation {
             _ => false,
         };
         if !agreed {
-            return Err(MufcError::RoundRefused {
-                round: spec.round,
-                reason: format!(
+            let reason = match (spec.sends, change) {
+                (Sends::Changes { .. }, None) => {
+                    "a change round, and this client has no change to send (across \
+                     processes it cannot tell its change since the last committed round yet)"
+                        .to_string()
+                }
+                _ => format!(
                     "the round asks for {:?}, not what this client makes",
                     spec.sends
                 ),
+            };
+            return Err(MufcError::RoundRefused {
+                round: spec.round,
+                reason,
             });
         }
         let params = change.unwrap_or(&self.scheme.params);

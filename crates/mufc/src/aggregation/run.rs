@@ -7,8 +7,11 @@ use std::time::Instant;
 
 use num_bigint::BigInt;
 
+use syndrome_agg::field::FiniteField;
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{AnySketch, ConcreteSketch, ParamsError, SketchError, ValidAnyParams};
+use syndrome_agg::{
+    AnySketch, ConcreteSketch, ParamsError, SketchError, SketchVisitor, ValidAnyParams,
+};
 
 use super::round::RoundMetrics;
 use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, decode_change};
@@ -97,4 +100,32 @@ pub(super) fn conclude_change<S: ConcreteSketch>(
     }
     let pending = Pending(Some(moved.into_any(full)?));
     Ok(Some((Decoded::Delta(decoded), pending)))
+}
+
+/// Work done the same way on every concrete sketch, field or ring: run
+/// through [`ValidAnyParams::visit`] by wrapping it in [`Concrete`], so
+/// that each piece of work writes one generic function instead of the
+/// visitor's two forwarding methods.
+pub(super) trait OnSketch {
+    type Output;
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output;
+}
+
+/// The visitor of an [`OnSketch`]: `params.visit(Concrete(work))`.
+pub(super) struct Concrete<T>(pub(super) T);
+
+impl<T: OnSketch> SketchVisitor for Concrete<T> {
+    type Output = T::Output;
+
+    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
+    where
+        S: ConcreteSketch,
+        F: FiniteField<Elem = S::Elem>,
+    {
+        self.0.run::<S>(params)
+    }
+
+    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+        self.0.run::<S>(params)
+    }
 }

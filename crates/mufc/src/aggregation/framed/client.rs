@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use syndrome_agg::masking::dealer::{open_seed, seeded_mask};
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, SketchVisitor, ValidAnyParams};
+use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, ValidAnyParams};
 
 use super::{Directory, Mode, SealedSeed, ToServer, from_bytes, to_bytes};
 use crate::aggregation::halves::{ClientHalf, Joined, RoundSpec};
 use crate::aggregation::round::Input;
-use crate::aggregation::run::inconsistent;
+use crate::aggregation::run::{Concrete, OnSketch, inconsistent};
 use crate::client::message::{ClientMask, masked_frame};
 use crate::{ClientId, MufcError, MufcResult};
 
@@ -38,7 +38,7 @@ impl FramedClient {
         mode: Mode,
     ) -> MufcResult<Joined> {
         let me = input.id;
-        let (sketch, keep) = params.visit(Encode { input, params })?;
+        let (sketch, keep) = params.visit(Concrete(Encode { input, params }))?;
         let first = match &mode {
             Mode::Pairwise(keys) => ToServer::Key {
                 client: me.0,
@@ -114,16 +114,15 @@ impl ClientHalf for FramedClient {
                 // A directory of a million clients fits far below this.
                 let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
                 self.check(&d, keys)?;
-                self.params.visit(Mask {
+                self.params.visit(Concrete(Mask {
                     me: self.me,
                     sketch: &self.sketch,
-                    params: &self.params,
                     source: MaskFrom::Directory {
                         keys,
                         directory: &d.keys,
                     },
                     ctx,
-                })?
+                }))?
             }
             Mode::Dealer(key) => {
                 let s: SealedSeed = from_bytes(bytes, 4096, "a sealed seed")?;
@@ -138,13 +137,12 @@ impl ClientHalf for FramedClient {
                 // server can make none that opens.
                 let seed = open_seed(key, &ctx, self.me.0, &s.sealed)
                     .map_err(|e| refuse(format!("the dealer's seal: {e}")))?;
-                self.params.visit(Mask {
+                self.params.visit(Concrete(Mask {
                     me: self.me,
                     sketch: &self.sketch,
-                    params: &self.params,
                     source: MaskFrom::Seed(&seed),
                     ctx,
-                })?
+                }))?
             }
         };
         self.done = true;
@@ -166,26 +164,12 @@ struct Encode<'a> {
     params: &'a ValidAnyParams,
 }
 
-impl Encode<'_> {
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<(AnySketch, bool)> {
-        let (sketch, keep) = self.input.sketch::<S>(params)?;
-        Ok((sketch.into_owned().into_any(self.params)?, keep))
-    }
-}
-
-impl SketchVisitor for Encode<'_> {
+impl OnSketch for Encode<'_> {
     type Output = MufcResult<(AnySketch, bool)>;
 
-    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
-    {
-        self.run::<S>(params)
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        self.run::<S>(params)
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
+        let (sketch, keep) = self.input.sketch::<S>(params)?;
+        Ok((sketch.into_owned().into_any(self.params)?, keep))
     }
 }
 
@@ -204,40 +188,24 @@ enum MaskFrom<'a> {
 struct Mask<'a> {
     me: ClientId,
     sketch: &'a AnySketch,
-    params: &'a ValidAnyParams,
     source: MaskFrom<'a>,
     ctx: RoundContext,
 }
 
-impl Mask<'_> {
-    fn run<S: ConcreteSketch>(self) -> MufcResult<Vec<u8>> {
+impl OnSketch for Mask<'_> {
+    type Output = MufcResult<Vec<u8>>;
+
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
         let sketch = S::of_any(self.sketch).ok_or_else(inconsistent)?;
         let dealt;
         let mask = match self.source {
             MaskFrom::Directory { keys, directory } => ClientMask::Pairwise { keys, directory },
             MaskFrom::Seed(seed) => {
-                let params = S::params_of(self.params).ok_or_else(inconsistent)?;
                 let (domain, len) = (params.mask_domain(), params.num_elements());
                 dealt = seeded_mask(&domain, seed, &self.ctx, self.me.0, len)?;
                 ClientMask::Dealt(&dealt)
             }
         };
         masked_frame::<S>(self.me, sketch, &mask, self.ctx)
-    }
-}
-
-impl SketchVisitor for Mask<'_> {
-    type Output = MufcResult<Vec<u8>>;
-
-    fn visit_field<S, F>(self, _: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
-    {
-        self.run::<S>()
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
-        self.run::<S>()
     }
 }

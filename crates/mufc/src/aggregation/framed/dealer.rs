@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::masking::dealer::{SealKey, deal_seeds};
-use syndrome_agg::{ConcreteSketch, LinearParams, SketchVisitor, ValidAnyParams};
+use syndrome_agg::{ConcreteSketch, LinearParams, ValidAnyParams};
+
+use crate::aggregation::run::{Concrete, OnSketch};
 use zeroize::Zeroizing;
 
 use super::{CORRECTION, DealRequest, Dealt, SealedBytes, from_bytes, rejected, to_bytes};
@@ -113,11 +115,11 @@ impl DealerHalf for DealerParty {
             .iter()
             .map(|c| (*c, self.keys.pair(ClientId(*c))))
             .collect();
-        let (sealed, correction) = self.params.visit(Deal {
+        let (sealed, correction) = self.params.visit(Concrete(Deal {
             spec: &self.spec,
             keys: &keys,
             rng: &mut self.rng,
-        })?;
+        }))?;
         self.done = true;
         to_bytes(&Dealt {
             session: self.spec.session,
@@ -139,8 +141,10 @@ struct Deal<'a> {
 /// The sealed seeds, by client, and the correction's frame.
 type Dealing = (Vec<(u64, SealedBytes)>, Vec<u8>);
 
-impl Deal<'_> {
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> MufcResult<Dealing> {
+impl OnSketch for Deal<'_> {
+    type Output = MufcResult<Dealing>;
+
+    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
         let ctx = self.spec.context();
         let ring: Vec<(u64, &SealKey)> = self.keys.iter().map(|(c, k)| (*c, k)).collect();
         let deal = deal_seeds(
@@ -158,21 +162,5 @@ impl Deal<'_> {
             .map(|(c, s)| (c, SealedBytes(s)))
             .collect();
         Ok((sealed, frame))
-    }
-}
-
-impl SketchVisitor for Deal<'_> {
-    type Output = MufcResult<Dealing>;
-
-    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
-    {
-        self.run::<S>(params)
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        self.run::<S>(params)
     }
 }

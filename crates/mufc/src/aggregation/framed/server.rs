@@ -11,7 +11,7 @@ use syndrome_agg::masking::dealer::SEALED_SEED_BYTES;
 use syndrome_agg::masking::pairwise::MaskPublicKey;
 use syndrome_agg::secagg::Step;
 use syndrome_agg::wire::Frame;
-use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, MaskedSketch, SketchVisitor};
+use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, MaskedSketch};
 
 use super::{
     CORRECTION, DealRequest, Dealt, Directory, SealedSeed, ToServer, from_bytes, rejected, to_bytes,
@@ -20,7 +20,9 @@ use crate::aggregation::halves::{
     Advanced, RemoteOutcome, RoundProtocol, RoundSpec, ServerHalf, Sums,
 };
 use crate::aggregation::round::split_elements;
-use crate::aggregation::run::{Pending, conclude, conclude_change, inconsistent};
+use crate::aggregation::run::{
+    Concrete, OnSketch, Pending, conclude, conclude_change, inconsistent,
+};
 use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{ClientId, MufcError, MufcResult};
 
@@ -130,7 +132,7 @@ impl FramedServer {
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
         let spec_protocol_is_dealer = spec.protocol == RoundProtocol::Dealer;
         let max_frame = sums.sent().max_frame_len();
-        let (add, concluder) = sums.sent().visit(Concluder)?;
+        let (add, concluder) = sums.sent().visit(Concrete(Concluder))?;
         Ok(Self {
             spec,
             sums,
@@ -179,18 +181,10 @@ impl FramedServer {
 /// Picks the frame sum and the concluder of the concrete sketch.
 struct Concluder;
 
-impl SketchVisitor for Concluder {
+impl OnSketch for Concluder {
     type Output = MufcResult<(FrameAdd, SumConcluder)>;
 
-    fn visit_field<S, F>(self, _: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: syndrome_agg::field::FiniteField<Elem = S::Elem>,
-    {
-        Ok((add_frame::<S>, conclude_sum::<S>))
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
+    fn run<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
         Ok((add_frame::<S>, conclude_sum::<S>))
     }
 }
