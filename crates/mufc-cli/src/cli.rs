@@ -338,14 +338,16 @@ pub struct FedArgs {
     pub client_restarts: Option<usize>,
     /// Clusters each MUFC client computes: a number, or `auto` [default:
     /// auto; --preset paper: K]. `auto` adapts to the data: the
-    /// federation's k is the largest of K, min(ceil(n / (2 L)), ceil(1000 /
-    /// L)) (about two points a local cluster, at most 1000 server points
-    /// in all) and min(2K, ceil(n / (30 L))) (twice K for clients of 30
-    /// points or more a cluster, whose one K-means run with K clusters
-    /// would merge two now and then on an i.i.d. split); a client of n_l
-    /// points computes min(k, ceil(n_l / 2)). `auto:M:T:P` sets the three
-    /// (2, 1000, 30). A number also sets the baselines' (K-FED,
-    /// DC-KMeans), which otherwise compute K, as in the paper's App. M.2.
+    /// federation's k is the largest of K, min(ceil(n / L), ceil(1000 /
+    /// L)) (every point its own cluster for data of at most 1000 points,
+    /// else at most 1000 server points in all) and, when the clients hold
+    /// about K clusters each (their survey of their own data: an i.i.d.
+    /// split, on which one K-means run with K clusters merges two now and
+    /// then), min(2K, ceil(n / (10 L))); a client of n_l points computes
+    /// min(k, n_l). `auto:M:T:P` sets the three (1, 1000, 10: M points a
+    /// cluster, T server points, twice K from P points a cluster). A
+    /// number also sets the baselines' (K-FED, DC-KMeans), which otherwise
+    /// compute K, as in the paper's App. M.2.
     #[arg(long, value_name = "k|auto")]
     pub client_k: Option<ClientKArg>,
     /// The fewest points a client's cluster must stand for to be sent in

@@ -224,18 +224,22 @@ async fn session(
     let mut rpc = crate::transport::connect_counted(&options.server, tls.clone(), traffic).await?;
     let (outbox, rx) = mpsc::channel(64);
     // What the client holds: its state once loaded, else its store's.
-    let (points, dim) = match party.as_ref() {
-        Some(c) => (c.data().len(), c.data().dim()),
+    let (points, dim, scale) = match party.as_ref() {
+        Some(c) => {
+            let r = c.registration();
+            (r.points, r.dim, r.scale)
+        }
         None => {
             let data = store.data()?;
-            (data.len(), data.dim())
+            (data.len() as u64, data.dim(), mufc::survey_scale(&data))
         }
     };
     let hello = Hello {
         protocol: PROTOCOL_VERSION,
         name: store.name()?,
-        points: points as u64,
+        points,
         dim: dim as u64,
+        scale,
     };
     send(&outbox, ClientBody::Hello(hello)).await?;
     let mut inbound = rpc

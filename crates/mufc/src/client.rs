@@ -87,11 +87,12 @@ enum Local {
 /// // minimum of 3 clients per aggregate is lowered explicitly.
 /// let config = FederationConfig::new(2).gamma(0.1).min_clients(2).validate()?;
 /// let fed = Federation::new(vec![a.clone(), b.clone()], &config)?;
-/// // The adaptive k: about two points a cluster, here 15 a client, or
-/// // fewer when the client has fewer distinct points.
-/// assert_eq!(fed.config().client_k(), 15);
+/// // The adaptive k: data of at most 1000 points is sent point by point
+/// // (30 clusters a client here; fewer when the client has fewer
+/// // distinct points).
+/// assert_eq!(fed.config().client_k(), 30);
 /// let client = fed.client(ClientId(1)).unwrap();
-/// assert!(client.num_centroids() <= 15);
+/// assert!(client.num_centroids() <= 30);
 /// assert_eq!(client.sizes().iter().sum::<u64>(), 30);
 /// assert_eq!(client.histogram().iter().map(|(_, c)| c).sum::<u64>(), 30);
 ///

@@ -9,6 +9,7 @@ mod channel;
 mod names;
 mod parts;
 mod secagg;
+mod survey;
 mod topology;
 mod valid;
 mod validate;
@@ -22,6 +23,8 @@ pub use parts::{
 };
 pub(crate) use secagg::planned_dropouts;
 pub use secagg::{DEFAULT_COLLUDING, SecAggOptions, SecAggPlan};
+pub use survey::survey_scale;
+pub(crate) use survey::{median_scale, median_scale_of};
 pub use topology::Topology;
 pub use valid::ValidConfig;
 pub(crate) use validate::groups_need_scma;

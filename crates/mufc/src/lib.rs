@@ -28,7 +28,7 @@ pub use config::{
     DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, Privacy, RingMasks,
     Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
-    ValidConfig,
+    ValidConfig, survey_scale,
 };
 pub use error::{MufcError, MufcResult, PersistError};
 pub use federation::Federation;

@@ -124,9 +124,10 @@ use crate::federation::setup::{quantizer, resolve};
 use crate::{ClientId, Layout, MufcError, MufcResult, ValidConfig};
 
 /// What a client tells the server when it registers: its id (from its
-/// authenticated identity), how many points it holds and their dimension.
-/// The server learns these counts; the grid step and the field depend on
-/// their total.
+/// authenticated identity), how many points it holds, their dimension and
+/// its survey scale. The server learns these; the grid step and the field
+/// depend on the total of the points, the clients' `k` under the adaptive
+/// rule on the median scale ([`crate::ClientK::Adaptive`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registration {
     /// The client.
@@ -135,6 +136,9 @@ pub struct Registration {
     pub points: u64,
     /// Their dimension.
     pub dim: usize,
+    /// About how many well-separated clusters its points form
+    /// ([`survey_scale`](crate::survey_scale); `1` tells nothing).
+    pub scale: u32,
 }
 
 /// The federation as every party must see it: the configuration resolved
@@ -166,7 +170,7 @@ impl RemoteSetup {
     /// use mufc::remote::{Registration, RemoteSetup};
     /// use mufc::{Channel, ClientId, FederationConfig, Masks, MufcError, SecAggOptions};
     ///
-    /// let regs: Vec<Registration> = (0..3).map(|i| Registration { id: ClientId(i), points: 50, dim: 2 }).collect();
+    /// let regs: Vec<Registration> = (0..3).map(|i| Registration { id: ClientId(i), points: 50, dim: 2, scale: 1 }).collect();
     /// let secagg = FederationConfig::new(2).channel(Channel::scma(Masks::SecAgg(SecAggOptions::new()))).validate()?;
     /// let setup = RemoteSetup::new(&secagg, &regs)?;
     /// assert_eq!(setup.config().max_points(), Some(150));
@@ -200,6 +204,7 @@ impl RemoteSetup {
             }
             n = n.saturating_add(r.points);
         }
+        let scale = crate::config::median_scale(regs.iter().map(|r| r.scale));
         if !matches!(
             config.channel(),
             crate::Channel::Scma(s)
@@ -218,7 +223,7 @@ impl RemoteSetup {
             });
         }
         let setup = Self {
-            config: resolve(config, n, dim, regs.len())?,
+            config: resolve(config, n, dim, regs.len(), || scale)?,
             dim,
             roster: regs.into_iter().map(|r| r.id).collect(),
         };

@@ -301,10 +301,15 @@ pub(crate) fn prepare_with_ids(
         )?;
     }
     let local_k = fed.fixed_client_k().unwrap_or(data.k);
-    let mufc_k = settings
-        .client()
-        .k()
-        .federation_k(data.k, n as u64, split.num_clients());
+    // The federation's own rule on the clients' data (the adaptive rule
+    // surveys it), so that the k reported is the k the clients use.
+    let clients: Vec<(mufc::ClientId, seeding::Dataset)> = split
+        .client_datasets(&points)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (mufc::ClientId(i as u64), d))
+        .collect();
+    let mufc_k = settings.client().k().federation_k_for(data.k, &clients);
     let warnings = data_warnings(&split, &settings, data, fed.fixed_client_k());
     Ok((
         Prepared {

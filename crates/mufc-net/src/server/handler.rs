@@ -66,6 +66,7 @@ impl Handler {
             id: ClientId(pos as u64),
             points: hello.points,
             dim,
+            scale: hello.scale.max(1),
         })
     }
 }

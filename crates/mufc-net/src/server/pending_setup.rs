@@ -141,6 +141,7 @@ mod tests {
                 id: ClientId(i),
                 points: 10 + i,
                 dim: 2,
+                scale: 1,
             })
             .collect();
         RemoteSetup::new(&config, &regs).unwrap()

@@ -65,6 +65,12 @@ impl ValidConfig {
             crate::ClientK::Adaptive { .. } => self.0.client.resolved_k.unwrap_or(self.0.server.k),
         }
     }
+    /// Whether an adaptive rule's `k` is fixed already (from the data the
+    /// federation was built on).
+    pub(crate) fn client_k_resolved(&self) -> bool {
+        self.0.client.resolved_k.is_some()
+    }
+
     /// How `gamma` is chosen when not given.
     pub fn gamma_rule(&self) -> crate::GammaRule {
         self.0.gamma_rule

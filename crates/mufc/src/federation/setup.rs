@@ -87,7 +87,9 @@ impl Setup {
             }
             n = n.saturating_add(data.len() as u64);
         }
-        let config = resolve(config, n, dim, clients.len())?;
+        let config = resolve(config, n, dim, clients.len(), || {
+            crate::config::median_scale_of(&clients)
+        })?;
         let quantizer = quantizer(&config, dim)?;
         check_data(&clients, &config, quantizer.as_ref())?;
         // The policy last: data errors are named first (docs/threat-model.md
@@ -215,14 +217,16 @@ pub(crate) fn check_data(
 }
 
 /// `config` with `gamma`, `max_points` and the clients' `k` resolved for
-/// `n` points of dimension `dim` over `clients` clients (each kept when
-/// the config fixes it already: a federation's own config rebuilds the
-/// same one on other data).
+/// `n` points of dimension `dim` over `clients` clients, `scale` the
+/// median of their survey scales (asked for only when the adaptive rule
+/// still has to resolve `k`; each kept when the config fixes it already:
+/// a federation's own config rebuilds the same one on other data).
 pub(crate) fn resolve(
     config: &ValidConfig,
     n: u64,
     dim: usize,
     clients: usize,
+    scale: impl FnOnce() -> u32,
 ) -> MufcResult<ValidConfig> {
     let gamma = config
         .gamma()
@@ -234,10 +238,12 @@ pub(crate) fn resolve(
             format!("{n} points exceed the bound {max_points}"),
         ));
     }
-    let k = config
-        .client()
-        .k()
-        .federation_k(config.server().k(), n, clients);
+    let rule = config.client().k();
+    let k = if matches!(rule, crate::ClientK::Adaptive { .. }) && !config.client_k_resolved() {
+        rule.federation_k(config.server().k(), n, clients, scale())
+    } else {
+        config.client_k()
+    };
     Ok(config.resolved(gamma, max_points).with_client_k(k))
 }
 

@@ -160,13 +160,15 @@ impl RemoteClient {
         }
     }
 
-    /// What the client registers with.
+    /// What the client registers with (its survey scale is computed
+    /// here: a few K-means runs on at most 1000 of its points).
     pub fn registration(&self) -> Registration {
         let d = self.data();
         Registration {
             id: self.id,
             points: d.len() as u64,
             dim: d.dim(),
+            scale: crate::survey_scale(d),
         }
     }
 

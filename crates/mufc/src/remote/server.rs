@@ -257,7 +257,7 @@ impl RemoteServer {
     ///     .topology(Topology::Groups { size: 2 })
     ///     .validate()?;
     /// let regs: Vec<Registration> = (0..5)
-    ///     .map(|i| Registration { id: ClientId(i), points: 10, dim: 2 })
+    ///     .map(|i| Registration { id: ClientId(i), points: 10, dim: 2, scale: 1 })
     ///     .collect();
     /// let server = RemoteServer::new(RemoteSetup::new(&config, &regs)?)?;
     /// let sizes: Vec<usize> = server.groups().iter().map(Vec::len).collect();

@@ -108,6 +108,7 @@ fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
                             id: ClientId(99),
                             points: 30,
                             dim: 2,
+                            scale: 1,
                         });
                         cfg.clone()
                     }
