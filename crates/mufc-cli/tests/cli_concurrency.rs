@@ -251,3 +251,113 @@ fn eight_processes_serve_requests_on_one_store_exactly_once() {
         reads.lock().unwrap()
     );
 }
+
+/// A `mufc fit --force` over a store that `mufc forget` processes are
+/// serving (the auditor's finding on issue 25): the fit replaced the file
+/// while a forget committed to the old one, and acknowledged erasures
+/// came back with the re-import. Now the fit holds the store's write lock
+/// from reading the tombstones to committing the new store in place: a
+/// forget either committed before (its tombstone is inherited, the record
+/// left out) or waits and is served on the new store. Every acknowledged
+/// id must be forgotten in the final store, no forget may fail, and the
+/// final store equals retraining on what it holds.
+#[test]
+fn a_refit_during_forgets_loses_no_acknowledged_erasure() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::clients_csv(dir.path(), 6, 60, |r| 20_000 + r as i64);
+    let model = dir.path().join("model.mufc");
+    let m = model.to_str().unwrap().to_string();
+    let fit = |force: bool| {
+        let mut args = vec![
+            "fit",
+            "--data",
+            data.to_str().unwrap(),
+            "--model",
+            &m,
+            "--client-column",
+            "0",
+            "--id-column",
+            "1",
+            "--k",
+            "3",
+            "--gamma",
+            "0.02",
+            "-q",
+        ];
+        if force {
+            args.extend(["--force", "--skip-forgotten"]);
+        }
+        common::mufc(&args)
+    };
+    assert!(fit(false).status.success());
+    let forgetter = {
+        let m = m.clone();
+        std::thread::spawn(move || {
+            (0..60)
+                .map(|i| {
+                    let id = 20_000 + 6 * i;
+                    (id, forget(&m, &[id]))
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    // Three replacements while the forgets run.
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let out = fit(true);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let outcomes = forgetter.join().unwrap();
+    let store = Store::open(&model).unwrap();
+    let mut acknowledged = 0;
+    for (id, o) in &outcomes {
+        match o {
+            Outcome::Served { .. } => {
+                acknowledged += 1;
+                assert!(
+                    matches!(
+                        store.locate(&RecordId::from(*id)).unwrap(),
+                        RecordStatus::Forgotten(_)
+                    ),
+                    "record {id}: acknowledged, but {:?}",
+                    store.locate(&RecordId::from(*id)).unwrap()
+                );
+            }
+            // Distinct ids: a refusal can only be a lost tombstone.
+            Outcome::Refused { stderr, .. } => panic!("record {id} refused: {stderr}"),
+        }
+    }
+    assert_eq!(acknowledged, 60);
+    assert!(matches!(
+        store.verify().unwrap().outcome(),
+        VerifyOutcome::Equal | VerifyOutcome::Pending
+    ));
+}
+
+/// `fit --force` replaces a store, never another file given by mistake
+/// (the auditor's `--model data.csv --force` turned the data into a
+/// database).
+#[test]
+fn fit_force_refuses_to_overwrite_what_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::clients_csv(dir.path(), 3, 20, |r| r as i64);
+    let before = std::fs::read(&data).unwrap();
+    let out = common::mufc(&[
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--model",
+        data.to_str().unwrap(),
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+        "--k",
+        "2",
+        "--force",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("replacing overwrites a store only"), "{err}");
+    assert_eq!(std::fs::read(&data).unwrap(), before);
+}

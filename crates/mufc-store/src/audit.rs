@@ -5,7 +5,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use crate::error::StoreError;
 use crate::handle::Store;
-use crate::load::last_entry;
+use crate::load::mark;
 use crate::record::ClientName;
 use crate::reports::{AuditEntry, AuditOutcome};
 
@@ -30,7 +30,7 @@ impl Store {
             .conn
             .unchecked_transaction()
             .map_err(StoreError::db("starting a read transaction"))?;
-        if last_entry(&tx)? != self.state.last_entry {
+        if mark(&tx)? != self.state.mark() {
             return Err(StoreError::Stale);
         }
         let mut stmt = tx
@@ -147,12 +147,12 @@ pub(crate) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), Store
 
 /// Starts the write transaction of a round across processes: takes
 /// SQLite's write lock, then checks that no other connection wrote since
-/// this store's state was read (its last journal entry `seen`): a round
-/// computed from a stale state must not overwrite another's work.
-pub(crate) fn begin(conn: &Connection, seen: i64) -> Result<Transaction<'_>, StoreError> {
+/// this store's state was read (its [`mark`] `seen`): a round computed
+/// from a stale state must not overwrite another's work.
+pub(crate) fn begin(conn: &Connection, seen: (i64, i64)) -> Result<Transaction<'_>, StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
         .map_err(StoreError::db("starting the transaction"))?;
-    if last_entry(&tx)? != seen {
+    if mark(&tx)? != seen {
         return Err(StoreError::Stale);
     }
     Ok(tx)

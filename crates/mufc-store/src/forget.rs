@@ -13,7 +13,7 @@ use seeding::PointId;
 use crate::commit::{Plan, write_plan};
 use crate::error::StoreError;
 use crate::handle::{Store, unix_now};
-use crate::load::{last_entry, load};
+use crate::load::{load, mark};
 use crate::record::{ClientName, RecordId};
 use crate::reports::{ForgetOutcome, ForgetReport};
 use crate::state::State;
@@ -309,7 +309,7 @@ fn serve(
         .map_err(StoreError::db("starting the transaction"))?;
     // Another process served a request since this state was read: serve
     // this one on the file's state (the write lock keeps it so).
-    if last_entry(&tx)? != state.last_entry {
+    if mark(&tx)? != state.mark() {
         *state = load(&tx)?;
     }
     let time = unix_now();

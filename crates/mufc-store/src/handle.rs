@@ -9,7 +9,7 @@ use seeding::{BoxTransform, PointId};
 
 use crate::error::StoreError;
 use crate::fault::FaultPoint;
-use crate::load::{check_header, load, quick_check};
+use crate::load::{check_header, load, quick_check, schema_cookie};
 use crate::record::{ClientName, RecordId};
 use crate::reports::Forgotten;
 use crate::rows::{checksum, client_blob, server_blob};
@@ -189,7 +189,15 @@ fn write_new(conn: &mut Connection, state: &State, new: &NewStore<'_>) -> Result
     let tx = conn
         .transaction()
         .map_err(StoreError::db("starting the transaction"))?;
-    create(&tx)?;
+    write_rows(&tx, state, new)?;
+    tx.commit()
+        .map_err(StoreError::db("committing the new store"))
+}
+
+/// Creates the tables and writes a new store's every row, in the
+/// caller's transaction.
+fn write_rows(tx: &Connection, state: &State, new: &NewStore<'_>) -> Result<(), StoreError> {
+    create(tx)?;
     let meta = StoreError::db("writing the metadata");
     tx.execute(
         "INSERT INTO meta (key, value) VALUES ('created', ?1), ('mufc_version', ?2), \
@@ -201,7 +209,7 @@ fn write_new(conn: &mut Connection, state: &State, new: &NewStore<'_>) -> Result
         ],
     )
     .map_err(meta)?;
-    state.secret.write(&tx)?;
+    state.secret.write(tx)?;
     if let Some(names) = new.roster {
         let blob = postcard::to_allocvec(names).map_err(|e| StoreError::Database {
             context: "writing the roster",
@@ -213,9 +221,9 @@ fn write_new(conn: &mut Connection, state: &State, new: &NewStore<'_>) -> Result
         )
         .map_err(StoreError::db("writing the roster"))?;
     }
-    write_server(&tx, state, 1)?;
+    write_server(tx, state, 1)?;
     for c in state.fed.clients() {
-        write_client(&tx, c)?;
+        write_client(tx, c)?;
     }
     {
         let mut stmt = tx
@@ -227,39 +235,93 @@ fn write_new(conn: &mut Connection, state: &State, new: &NewStore<'_>) -> Result
         }
     }
     if let Some(i) = &new.inheritance {
-        i.write(&tx)?;
+        i.write(tx)?;
     }
-    tx.commit()
-        .map_err(StoreError::db("committing the new store"))
+    Ok(())
 }
 
-/// The secret and tombstones of the store at `path` that a new store
-/// replaces: `None` when there is no file, or a file that is not a store
-/// (replacing it was asked for).
-fn inheritance(path: &Path) -> Result<Option<Inheritance>, StoreError> {
-    if path.symlink_metadata().is_err() {
-        return Ok(None);
+/// A store that `fit` replaces, write-locked (`BEGIN IMMEDIATE`) from
+/// before its tombstones are read until the new store is committed in
+/// its place: a `forget` of another process either committed before
+/// (and its tombstones are inherited) or waits and is then served on the
+/// new store. Dropped without [`Self::commit`], the lock is released and
+/// the old store is left as it was.
+pub(crate) struct Replaced {
+    conn: Connection,
+}
+
+impl Replaced {
+    /// Locks the store at `path` for replacing (`None` when there is no
+    /// file). A file that is not a store is refused: replacing overwrites
+    /// stores only, never a data file given by mistake.
+    fn lock(path: &Path) -> Result<Option<Self>, StoreError> {
+        if path.symlink_metadata().is_err() {
+            return Ok(None);
+        }
+        let conn = connect(path)?;
+        check_header(&conn, path).map_err(|e| match e {
+            StoreError::NotAStore { path, reason } => StoreError::NotAStore {
+                path,
+                reason: format!(
+                    "{reason}; replacing overwrites a store only: move the file away or \
+                     name another"
+                ),
+            },
+            e => e,
+        })?;
+        configure(&conn)?;
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(StoreError::db("locking the store being replaced"))?;
+        Ok(Some(Self { conn }))
     }
-    let conn = connect(path)?;
-    match check_header(&conn, path) {
-        Err(StoreError::NotAStore { .. }) => return Ok(None),
-        other => other?,
+
+    /// Its secret and tombstones.
+    fn inheritance(&self) -> Result<Inheritance, StoreError> {
+        Inheritance::read(&self.conn).map_err(|e| StoreError::Corrupt {
+            reason: format!(
+                "the store being replaced keeps tombstones that do not read back ({e}): move \
+                 it away first"
+            ),
+        })
     }
-    configure(&conn)?;
-    let tx = conn
-        .unchecked_transaction()
-        .map_err(StoreError::db("reading the replaced store"))?;
-    let i = Inheritance::read(&tx).map_err(|e| StoreError::Corrupt {
-        reason: format!("the store being replaced keeps tombstones that do not read back ({e}): move it away first"),
-    })?;
-    Ok(Some(i))
+
+    /// Writes the new store over the old one's tables and commits: one
+    /// transaction, so a crash leaves the old store or the new one.
+    /// `secure_delete` overwrites the old rows' pages.
+    fn commit(self, state: &State, new: &NewStore<'_>) -> Result<Connection, StoreError> {
+        let tables: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                .map_err(StoreError::db("listing the replaced tables"))?;
+            let rows = stmt
+                .query_map([], |r| r.get(0))
+                .map_err(StoreError::db("listing the replaced tables"))?;
+            rows.collect::<Result<_, _>>()
+                .map_err(StoreError::db("listing the replaced tables"))?
+        };
+        for t in &tables {
+            self.conn
+                .execute_batch(&format!("DROP TABLE \"{}\"", t.replace('"', "\"\"")))
+                .map_err(StoreError::db("dropping the replaced tables"))?;
+        }
+        write_rows(&self.conn, state, new)?;
+        self.conn
+            .execute_batch("COMMIT")
+            .map_err(StoreError::db("committing the new store"))?;
+        Ok(self.conn)
+    }
 }
 
 impl Store {
     /// Trains a federation (Algorithm 1, [`Federation::with_ids`]) on
     /// `clients` with `config` and writes it to a new store at `path`
     /// (model version 1), atomically: the database is written to a
-    /// temporary file next to `path` and renamed to it once committed.
+    /// temporary file next to `path` and renamed to it once committed, or,
+    /// replacing a store, written over its tables in one transaction that
+    /// holds the store's write lock from before its tombstones are read
+    /// (requests of other processes wait, then run on the new store; none
+    /// is lost to the replacement).
     /// The clients are numbered `0..` in the order given (their
     /// [`ClientId`]s, from which their seeds derive) and named as given.
     /// Returns the store and the training report.
@@ -333,10 +395,11 @@ impl Store {
                 }
             }
         }
-        let inherited = match if_exists {
-            IfExists::Replace => inheritance(path)?,
+        let replaced = match if_exists {
+            IfExists::Replace => Replaced::lock(path)?,
             IfExists::Refuse => None,
         };
+        let inherited = replaced.as_ref().map(Replaced::inheritance).transpose()?;
         let secret = match &inherited {
             Some(i) => i.secret.clone(),
             None => Secret::generate()?,
@@ -411,18 +474,20 @@ impl Store {
             max_defer: options.max_defer().as_secs(),
             inheritance: inherited,
         };
-        let mut store = Self::create_new(path, fed, new, secret)?;
+        let mut store = Self::create_new(path, fed, new, secret, replaced)?;
         store.skipped = skipped;
         Ok((store, report))
     }
 
-    /// Writes `fed` and `new` to a new store at `path`, atomically: a
+    /// Writes `fed` and `new` to a new store at `path`, atomically: over
+    /// the `replaced` store's tables in its locked transaction, else a
     /// temporary file next to `path`, renamed to it once committed.
     pub(crate) fn create_new(
         path: &Path,
         fed: Federation,
         new: NewStore<'_>,
         secret: Secret,
+        replaced: Option<Replaced>,
     ) -> Result<Self, StoreError> {
         let journal = journal_of(path);
         if let Some(t) = &new.transform
@@ -452,10 +517,17 @@ impl Store {
             model_version: 1,
             transform: transform.clone(),
             last_entry: 0,
+            schema: 0,
             secret,
             max_defer: *max_defer,
         };
         let if_exists = *if_exists;
+        if let Some(r) = replaced {
+            let conn = r.commit(&state, &new)?;
+            state.schema = schema_cookie(&conn)?;
+            state.records = new.records;
+            return Ok(Self::serving(conn, path, state));
+        }
 
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -484,22 +556,31 @@ impl Store {
                 }
             })?,
             IfExists::Replace => {
-                // A journal of the replaced store would be rolled back
-                // into the new one.
+                // No store was there to lock (else it was replaced in
+                // place above); a journal without its database is a
+                // leftover that would be rolled back into the new one.
                 match std::fs::remove_file(&journal) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                         return Err(io("remove the old journal", &journal)(e));
                     }
                     _ => {}
                 }
-                tmp.persist(path)
-                    .map_err(|e| io("rename the new store to", path)(e.error))?
+                tmp.persist_noclobber(path).map_err(|e| {
+                    if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                        StoreError::Exists {
+                            path: path.to_path_buf(),
+                        }
+                    } else {
+                        io("rename the new store to", path)(e.error)
+                    }
+                })?
             }
         };
         // The rename is durable once the directory's entries are.
         sync_dir(dir).map_err(io("flush the directory", dir))?;
         let conn = connect(path)?;
         configure(&conn)?;
+        state.schema = schema_cookie(&conn)?;
         state.records = new.records;
         Ok(Self::serving(conn, path, state))
     }

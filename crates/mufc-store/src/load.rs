@@ -184,10 +184,25 @@ pub(crate) fn load(conn: &Connection) -> Result<State, StoreError> {
         model_version,
         transform,
         last_entry: last_entry(conn)?,
+        schema: schema_cookie(conn)?,
         secret: Secret::read(conn)?,
         max_defer: u64::try_from(max_defer)
             .map_err(|_| StoreError::corrupt("a negative deferral limit"))?,
     })
+}
+
+/// What changes when another connection writes: SQLite's schema cookie
+/// (a replacing `fit` rewrites the tables) and the last journal entry (a
+/// request or round).
+pub(crate) fn mark(conn: &Connection) -> Result<(i64, i64), StoreError> {
+    Ok((schema_cookie(conn)?, last_entry(conn)?))
+}
+
+/// SQLite's schema cookie, which every change of a table's definition
+/// increments.
+pub(crate) fn schema_cookie(conn: &Connection) -> Result<i64, StoreError> {
+    conn.pragma_query_value(None, "schema_version", |r| r.get(0))
+        .map_err(StoreError::db("reading the schema cookie"))
 }
 
 /// The last journal entry (0 for none).

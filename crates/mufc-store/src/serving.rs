@@ -70,7 +70,7 @@ impl Store {
             max_defer: DEFAULT_MAX_DEFER.as_secs(),
             inheritance: None,
         };
-        Self::create_new(path.as_ref(), fed, new, Secret::generate()?)
+        Self::create_new(path.as_ref(), fed, new, Secret::generate()?, None)
     }
 
     /// The roster of a server's store (`None` for a store of a federation
@@ -129,7 +129,7 @@ impl Store {
             ids(&entry.included),
             ids(&entry.dropped)
         );
-        let tx = begin(&self.conn, self.state.last_entry)?;
+        let tx = begin(&self.conn, self.state.mark())?;
         let journal = write_journal(&tx, entry.round, time, "round", &named)?;
         write_server_of(&tx, &fed, &self.state, version_after)?;
         for (client, request) in &entry.requests {

@@ -24,12 +24,22 @@ pub(crate) struct State {
     pub(crate) transform: Option<BoxTransform>,
     /// The last journal entry: another connection's request adds one.
     pub(crate) last_entry: i64,
+    /// SQLite's schema cookie when the state was read: a `fit` that
+    /// replaces the store rewrites every table (and may leave the journal
+    /// as empty as it was), which changes it.
+    pub(crate) schema: i64,
     pub(crate) secret: Secret,
     /// How long a model update may wait, in seconds.
     pub(crate) max_defer: u64,
 }
 
 impl State {
+    /// What tells whether another connection wrote since this state was
+    /// read ([`crate::load::mark`]).
+    pub(crate) fn mark(&self) -> (i64, i64) {
+        (self.schema, self.last_entry)
+    }
+
     /// Client `id`'s name (its number, for a store without names).
     pub(crate) fn name(&self, id: ClientId) -> ClientName {
         self.names.get(&id).cloned().unwrap_or_else(|| {

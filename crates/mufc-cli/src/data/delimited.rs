@@ -10,8 +10,10 @@ use super::table::{At, ClientIndex, IdIndex, Table, check_points, valid_coordina
 use crate::CliError;
 
 /// Reads CSV records, one point per record, every field a feature except
-/// the client column and the record id column (both kept verbatim).
-/// Fields are trimmed; blank lines are skipped.
+/// the client column and the record id column (both kept verbatim: a name
+/// or id with whitespace at either end is refused, never trimmed, so that
+/// `" A"` and `"A"` are not silently one client). Spaces around a number
+/// are allowed; blank lines are skipped.
 ///
 /// # Errors
 ///
@@ -64,7 +66,7 @@ pub fn read_csv<R: Read>(
         .has_headers(false)
         .flexible(true)
         .delimiter(delimiter)
-        .trim(csv::Trim::All)
+        .trim(csv::Trim::None)
         .from_reader(&bytes[..]);
     let mut record = csv::StringRecord::new();
     let mut coords: Vec<f64> = Vec::new();
@@ -90,7 +92,7 @@ pub fn read_csv<R: Read>(
             break;
         }
         let line = line_of(record.position());
-        if record.iter().all(str::is_empty) {
+        if record.iter().all(|f| f.trim().is_empty()) {
             continue;
         }
         let columns = record.len();
@@ -133,7 +135,7 @@ pub fn read_csv<R: Read>(
                         .iter()
                         .enumerate()
                         .filter(|&(c, _)| is_feature(c))
-                        .filter(|(_, f)| f.parse::<f64>().is_ok())
+                        .filter(|(_, f)| f.trim().parse::<f64>().is_ok())
                         .count();
                     numeric == 0
                 }
@@ -154,6 +156,7 @@ pub fn read_csv<R: Read>(
                         reason: "is an empty client name",
                     });
                 }
+                padded(field, at, "client name")?;
                 clients.push(field, at)?;
                 continue;
             }
@@ -166,10 +169,11 @@ pub fn read_csv<R: Read>(
                         reason: "is an empty record id",
                     });
                 }
+                padded(field, at, "record id")?;
                 ids.push(field, at)?;
                 continue;
             }
-            let value = field.parse::<f64>().map_err(|_| CliError::BadField {
+            let value = field.trim().parse::<f64>().map_err(|_| CliError::BadField {
                 line,
                 column,
                 value: field.to_string(),
@@ -221,11 +225,59 @@ pub fn read_csv<R: Read>(
     })
 }
 
+/// A name or id with whitespace at either end: refused with its place.
+fn padded(field: &str, at: At, what: &'static str) -> Result<(), CliError> {
+    if field.trim() == field {
+        return Ok(());
+    }
+    Err(CliError::BadField {
+        line: at.line,
+        column: at.column,
+        value: field.to_string(),
+        reason: if what == "client name" {
+            "is a client name with whitespace at either end (names are kept as written, \
+             and a store takes none that begins or ends with whitespace)"
+        } else {
+            "is a record id with whitespace at either end (ids are kept as written, \
+             and a store takes none that begins or ends with whitespace)"
+        },
+    })
+}
+
 #[cfg(test)]
 // Values written as decimal literals and read back are exact.
 #[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn padded_names_and_ids_are_refused_not_trimmed() {
+        let clients = LoadOptions {
+            client_column: Some(0),
+            ..LoadOptions::default()
+        };
+        // Three strings that trimming would make one client.
+        let err = csv("A,1\n\" A\",2\nA ,3\n", clients).unwrap_err();
+        assert!(
+            matches!(&err, CliError::BadField { line: 2, column: 0, value, .. } if value == " A"),
+            "{err}"
+        );
+        let ids = LoadOptions {
+            id_column: Some(1),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            csv("1,P-1\n2,P-2 \n", ids),
+            Err(CliError::BadField {
+                line: 2,
+                column: 1,
+                ..
+            })
+        ));
+        // Spaces around numbers are fine, and names keep inner spaces.
+        let t = csv("H\u{f4}pital Nord, 0.5 , 1\n", clients).unwrap();
+        assert_eq!(t.dim(), 2);
+    }
 
     #[test]
     fn record_ids_are_kept_as_written_and_unique() {
