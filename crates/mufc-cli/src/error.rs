@@ -197,9 +197,10 @@ pub enum CliError {
     /// A quantization step so coarse that every point falls into one bin.
     #[error(
         "--gamma {gamma}{}: every one of the {points} points falls into one quantization bin \
-         (the grid has {bins_per_axis} bin(s) per axis), so the server would see a single point; \
+         (the grid has {bins_per_axis} bin{} per axis), so the server would see a single point; \
          pass a smaller --gamma, for instance {}",
         if *defaulted { " (the default)" } else { "" },
+        if *bins_per_axis == 1 { "" } else { "s" },
         significant(*suggestion)
     )]
     GammaOneBin {

@@ -255,13 +255,38 @@ fn log_time_range<'a>(times: impl Iterator<Item = &'a f64>) -> (f64, f64) {
 
 /// A tick label of the time axis: plain seconds from 0.01 s up, powers of
 /// ten below (the axis spans decades, `0.000001` would be unreadable).
+/// Seconds on the log axis, to three significant digits (two labels a
+/// few percent apart, as a log axis draws them, must not read alike).
 fn format_seconds(t: f64) -> String {
     if t >= 0.01 {
-        let s = format!("{t:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        // `t` is at least 0.01: its magnitude is at least -2.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let decimals = (2.0 - t.log10().floor()).max(0.0) as usize;
+        let s = format!("{t:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
     } else {
-        format!("{t:.0e}")
+        format!("{t:.1e}")
     }
+}
+
+/// A request number on the x axis: whole numbers only (between them a
+/// tick would repeat its neighbour's label).
+fn format_request(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else {
+        String::new()
+    }
+}
+
+/// How many x labels for `r` requests: one per request up to ten, so
+/// that the ticks fall on whole numbers.
+fn request_labels(r: usize) -> usize {
+    (r + 1).min(11)
 }
 
 fn draw_panels<DB: DrawingBackend>(
@@ -302,7 +327,8 @@ fn draw_panels<DB: DrawingBackend>(
     if text {
         mesh.x_desc(x_desc)
             .y_desc("seconds (log scale)")
-            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_labels(request_labels(r))
+            .x_label_formatter(&|x| format_request(*x))
             .y_label_formatter(&|t| format_seconds(*t));
     } else {
         mesh.x_labels(0).y_labels(0);
@@ -359,7 +385,8 @@ fn draw_panels<DB: DrawingBackend>(
     if text {
         mesh.x_desc(x_desc)
             .y_desc("phi_f / phi_c* (phi_c* before removals)")
-            .x_label_formatter(&|x| format!("{x:.0}"));
+            .x_labels(request_labels(r))
+            .x_label_formatter(&|x| format_request(*x));
     } else {
         mesh.x_labels(0).y_labels(0);
     }
@@ -471,7 +498,16 @@ mod tests {
         close(log_time_range([0.004, 3.0].iter()), (0.002, 6.0));
         assert_eq!(format_seconds(10.0), "10");
         assert_eq!(format_seconds(0.25), "0.25");
-        assert_eq!(format_seconds(1e-5), "1e-5");
+        assert_eq!(format_seconds(1e-5), "1.0e-5");
+        // Labels a few percent apart stay apart (the audit saw "0.01"
+        // twice on a log axis).
+        assert_eq!(format_seconds(0.0100), "0.01");
+        assert_eq!(format_seconds(0.0105), "0.0105");
+        assert_eq!(format_seconds(123.4), "123");
+        assert_eq!(format_request(2.0), "2");
+        assert_eq!(format_request(2.5), "");
+        assert_eq!(request_labels(3), 4);
+        assert_eq!(request_labels(100), 11);
     }
 
     #[test]

@@ -78,7 +78,7 @@ pub enum StoreError {
     /// forgotten ([`OnForgotten::Refuse`](crate::OnForgotten::Refuse)):
     /// nothing was written.
     #[error(
-        "the data brings back {} record{} the replaced store forgot ({}{}); leave them out of the data, or skip them (OnForgotten::Skip, `mufc fit --skip-forgotten`)",
+        "the data brings back {} record{} the replaced store forgot ({}{}); leave them out of the data, or skip them (`mufc fit --skip-forgotten`)",
         records.len(),
         if records.len() == 1 { "" } else { "s" },
         records.iter().take(5).map(|f| f.id.to_string()).collect::<Vec<_>>().join(", "),
@@ -108,12 +108,14 @@ pub enum StoreError {
         known: String,
     },
     /// A request names a client whose whole removal was served already.
-    #[error("client {name} was already forgotten in request {request}{}", if *pending { " (erased from the store; its removal from the model is pending)" } else { "" })]
+    #[error("client {name} was already forgotten in request {request} at {} UTC{}", crate::words::utc(*at), if *pending { " (erased from the store; its removal from the model is pending)" } else { "" })]
     ClientForgotten {
         /// The client.
         name: ClientName,
         /// The request that removed it.
         request: u64,
+        /// When (seconds since the Unix epoch).
+        at: u64,
         /// Whether the model update still waits.
         pending: bool,
     },

@@ -250,15 +250,21 @@ fn resolve(
 }
 
 /// The request that removed client `name` whole (from the audit log).
-fn removed_by(conn: &Connection, name: &ClientName) -> Result<u64, StoreError> {
-    let request: Option<i64> = conn
+fn removed_by(conn: &Connection, name: &ClientName) -> Result<(u64, u64), StoreError> {
+    let (request, time): (Option<i64>, Option<i64>) = conn
         .query_row(
-            "SELECT min(request) FROM audit WHERE client = ?1 AND whole_client = 1",
+            "SELECT request, time FROM audit WHERE client = ?1 AND whole_client = 1 \
+             ORDER BY request LIMIT 1",
             [name.as_str()],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok((None, None)),
+            e => Err(e),
+        })
         .map_err(StoreError::db("reading the audit log"))?;
-    Ok(request.and_then(|r| u64::try_from(r).ok()).unwrap_or(0))
+    let num = |v: Option<i64>| v.and_then(|r| u64::try_from(r).ok()).unwrap_or(0);
+    Ok((num(request), num(time)))
 }
 
 /// A client's name as the store knows it, or the refusal.
@@ -288,8 +294,10 @@ fn client_named(conn: &Connection, state: &State, name: &str) -> Result<ClientId
         return Err(unknown());
     };
     if state.fed.client(id).is_none() {
+        let (request, at) = removed_by(conn, &parsed)?;
         return Err(StoreError::ClientForgotten {
-            request: removed_by(conn, &parsed)?,
+            request,
+            at,
             pending: state.fed.pending_clients().contains(&id),
             name: parsed,
         });

@@ -124,10 +124,11 @@ pub enum MufcError {
     /// changed.
     #[error(
         "the aggregate would include {clients} clients, fewer than the minimum of {min_clients} \
-         (docs/threat-model.md P4: the server and {colluders} colluding clients would learn the \
-         last client's histogram from the sum); nothing changed. To accept it, lower the minimum \
-         with FederationConfig::min_clients({clients}) (mufc --min-clients {clients})",
-        colluders = clients.saturating_sub(1)
+         (docs/threat-model.md P4: the server and {colluders} colluding client{s} would learn the \
+         last client's histogram from the sum); nothing changed. To accept it, train with a lower \
+         minimum of clients per aggregate (--min-clients {clients})",
+        colluders = clients.saturating_sub(1),
+        s = if clients.saturating_sub(1) == 1 { "" } else { "s" }
     )]
     TooFewClients {
         /// The clients the aggregate would include.

@@ -102,8 +102,9 @@ pub struct FitArgs {
     /// How long a removal request's model update may wait for other
     /// clients' requests (the privacy policy, --min-updating-clients)
     /// before it runs alone, with a warning in the audit log: a number
-    /// and s, m, h or d. The records' data is erased at once whatever
-    /// this says. Default: 7d (docs/store.md, "Erasure").
+    /// and s, m, h or d (a bare number is seconds), at most 30d. The
+    /// records' data is erased at once whatever this says. Default: 7d
+    /// (docs/store.md, "Erasure").
     #[arg(long, value_name = "WAIT", default_value = "7d")]
     pub max_defer: Wait,
 }

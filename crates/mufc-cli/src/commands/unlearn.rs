@@ -515,11 +515,12 @@ pub fn unlearn(a: &UnlearnArgs, progress: bool) -> Result<Report, CliError> {
         rounds_line
     };
     let mut text = format!(
-        "mufc unlearn: {}\n{}; seed {}\n{} {mode} requests of {what}; {rounds_line}\ncomplete retraining and the check after every round; figures are per round\n\n{}\n",
+        "mufc unlearn: {}\n{}; seed {}\n{} {mode} request{} of {what}; {rounds_line}\ncomplete retraining and the check after every round; figures are per round\n\n{}\n",
         p.summary(),
         fed_summary(&a.fed, &p),
         seed,
         removals,
+        if removals == 1 { "" } else { "s" },
         table.render(),
     );
     let stage_line = |name: &str, v: &Value| {

@@ -70,7 +70,15 @@ fn refusal(e: StoreError) -> CliError {
 /// errors.
 pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
     let start = Instant::now();
-    let mut named: Vec<String> = a.ids.clone().unwrap_or_default();
+    // Blank items (`--ids ""`, `--ids a,,b`) name nothing; an id never
+    // begins or ends with whitespace, so trimming loses nothing.
+    let mut named: Vec<String> = a
+        .ids
+        .iter()
+        .flatten()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     if let Some(f) = &a.ids_file {
         named.extend(read_ids_file(f)?);
     }
@@ -90,11 +98,17 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
             reason: "--ids / --ids-file name no record",
         });
     }
+    // An id no store can hold is bad input, not a refusal.
     let ids = named
         .iter()
-        .map(|s| RecordId::parse(s.trim()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| refusal(e.into()))?;
+        .map(|s| {
+            RecordId::parse(s.trim()).map_err(|e| CliError::InvalidParameter {
+                name: "ids",
+                value: s.clone(),
+                reason: e.reason,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut store = Store::open(&a.model)?;
     let needed = store.config().min_updating_clients();
     let mut reports = Vec::new();
@@ -211,7 +225,7 @@ fn describe(r: &ForgetReport) -> String {
         "points erased from the store".to_string(),
         r.erased_points.to_string(),
     ]);
-    t.row(["clients named".to_string(), list(&r.clients)]);
+    t.row(["clients (by name)".to_string(), list(&r.clients)]);
     t.row([
         "requests applied to the model".to_string(),
         list(&r.applied_requests),

@@ -213,6 +213,8 @@ fn now() -> u64 {
 
 /// `mufc inspect --id X`: where record X is.
 fn locate(store: &Store, id: &str) -> Result<Report, CliError> {
+    // As `forget --ids`: an id never begins or ends with whitespace.
+    let id = id.trim();
     let record = RecordId::parse(id).map_err(|e| CliError::InvalidParameter {
         name: "id",
         value: id.to_string(),
