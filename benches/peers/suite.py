@@ -36,6 +36,31 @@ Three subcommands:
                    digits          classes (one class for breast_cancer's
                                    K = 2), K the number of classes
 
+                 and the shapes added after an audit of the defaults (their
+                 own generator, so that the sets above stay as they were):
+
+                   <set>-iid3,     scikit-learn's iris, wine, breast_cancer
+                   <set>-iid20,    (bc) and digits split i.i.d. over 3 and
+                   <set>-noniid5   20 clients, and by class over 5
+                   diabetes-iid8   scikit-learn's diabetes, K = 4, 8 clients
+                   digits-100      digits over 100 clients, 2 classes each
+                   aniso, varied   scikit-learn's anisotropic and
+                                   unequal-variance blobs, 6 clients
+                   k50             K = 50, d = 20, 40 clients, K' = 5
+                   d200            d = 200, K = 5, 10 clients
+                   dups            integer grid data (5 values an axis,
+                                   d = 6, many duplicates), 16 clients
+                   tiny-client     5 clients and one of 2 points
+                   500-small       500 clients of 12 points, i.i.d.
+                   overlap-iid,    overlapping clusters split i.i.d. (50
+                   overlap-d4-iid  clients; d = 16 and d = 4)
+                   ovl-iid-200     the same over 200 clients of 150 points
+                   overlap-200,    10 clusters, i.i.d. over 200 clients of
+                   mid-iid-300     250 points and 300 clients of 200
+                   gauss-blob      one elongated Gaussian cut into K = 8
+                   uniform,        uniform data (d = 6 and 2): no cluster
+                   uniform2d       structure at all
+
                  and the built-in Gaussian set of `mufc` (no file: `mufc`
                  makes and splits it).
 
@@ -219,8 +244,66 @@ def export(directory):
         x, y = b.data.astype(float), b.target
         k = int(y.max()) + 1
         add(name, x, non_iid(rng, y, 10, 1 if k == 2 else 2), k, "scikit-learn, 10 clients, by class")
+    more(add)
     with open(os.path.join(directory, "suite.json"), "w") as f:
         json.dump(sets, f, indent=1)
+
+
+def more(add):
+    """The shapes added after the audit of the defaults (issue 26): their
+    own generator, so that the sets before them stay as they were."""
+    from sklearn import datasets  # noqa: PLC0415
+
+    rng = np.random.default_rng(99)
+    for name, loader in [
+        ("iris", datasets.load_iris),
+        ("wine", datasets.load_wine),
+        ("bc", datasets.load_breast_cancer),
+        ("digits", datasets.load_digits),
+    ]:
+        b = loader()
+        x, y = b.data.astype(float), b.target
+        k = int(y.max()) + 1
+        add(f"{name}-iid3", x, iid(rng, len(y), 3), k, "scikit-learn, 3 clients, i.i.d.")
+        add(f"{name}-iid20", x, iid(rng, len(y), 20), k, "scikit-learn, 20 clients, i.i.d.")
+        add(f"{name}-noniid5", x, non_iid(rng, y, 5, 1), k, "scikit-learn, 5 clients, by class")
+    b = datasets.load_diabetes()
+    add("diabetes-iid8", b.data, iid(rng, len(b.data), 8), 4, "scikit-learn's diabetes, 8 clients")
+    b = datasets.load_digits()
+    add("digits-100", b.data.astype(float), non_iid(rng, b.target, 100, 2), 10, "digits, 100 clients")
+    x, y = datasets.make_blobs(n_samples=3000, random_state=170)
+    x = x @ np.array([[0.6, -0.6], [-0.4, 0.8]])
+    add("aniso", x, non_iid(rng, y, 6, 2), 3, "anisotropic blobs, 6 clients")
+    x, y = datasets.make_blobs(n_samples=3000, cluster_std=[1.0, 2.5, 0.5], random_state=170)
+    add("varied", x, iid(rng, len(y), 6), 3, "blobs of unequal variance, 6 clients")
+    p, y = mixture(rng, 20000, 20, 50, 0.02)
+    add("k50", p, non_iid(rng, y, 40, 5), 50, "K = 50, 40 clients, K' = 5")
+    p, y = mixture(rng, 5000, 200, 5, 0.05)
+    add("d200", p, iid(rng, len(y), 10), 5, "d = 200, 10 clients")
+    p = rng.integers(0, 5, size=(8000, 6)).astype(float)
+    add("dups", p, iid(rng, 8000, 16), 6, "integer grid data, 16 clients")
+    p, y = mixture(rng, 10000, 5, 4, 0.05)
+    o = iid(rng, len(y), 5)
+    o[:2] = 5
+    add("tiny-client", p, o, 4, "5 clients and one of 2 points")
+    p, y = mixture(rng, 6000, 3, 10, 0.04)
+    add("500-small", p, iid(rng, len(y), 500), 10, "500 clients of 12 points")
+    r2 = np.random.default_rng(7)
+    p, y = mixture(r2, 30000, 16, 10, 0.25)
+    add("overlap-iid", p, iid(r2, len(y), 50), 10, "overlapping, 50 clients, i.i.d.")
+    p, y = mixture(r2, 30000, 4, 10, 0.2)
+    add("overlap-d4-iid", p, iid(r2, len(y), 50), 10, "overlapping, d = 4, 50 clients, i.i.d.")
+    a = r2.normal(size=(8, 8))
+    add("gauss-blob", r2.normal(size=(20000, 8)) @ a, iid(r2, 20000, 20), 8, "one Gaussian, K = 8")
+    add("uniform", r2.uniform(size=(8000, 6)), iid(r2, 8000, 16), 6, "uniform, d = 6")
+    add("uniform2d", r2.uniform(size=(3000, 2)), iid(r2, 3000, 10), 5, "uniform, d = 2")
+    p, y = mixture(r2, 50000, 10, 10, 0.1)
+    add("overlap-200", p, iid(r2, len(y), 200), 10, "10 clusters, 200 clients of 250, i.i.d.")
+    r3 = np.random.default_rng(11)
+    p, y = mixture(r3, 30000, 16, 10, 0.25)
+    add("ovl-iid-200", p, iid(r3, len(y), 200), 10, "overlapping, 200 clients of 150, i.i.d.")
+    p, y = mixture(r3, 60000, 8, 10, 0.08)
+    add("mid-iid-300", p, iid(r3, len(y), 300), 10, "10 clusters, 300 clients of 200, i.i.d.")
 
 
 def compare(mufc, args, log, tags):

@@ -109,8 +109,8 @@ fn every_point_a_client_sends_stands_for_at_least_the_minimum() {
         let data = numbered(gaussian_clients(&format!("min-size-{trial}"), MIX));
         let fed = Federation::with_ids(data.clone(), &config.validate().unwrap()).unwrap();
         check_sent(&fed, s, &what);
-        // Not vacuous: the adaptive k asks for about two points a
-        // cluster, so a minimum above 2 dissolves clusters.
+        // Not vacuous: the adaptive k sends these small data sets point
+        // by point, so a minimum above 2 dissolves clusters.
         let asked: usize = fed.clients().iter().map(|c| c.k()).sum();
         let sent: usize = fed.clients().iter().map(|c| c.num_centroids()).sum();
         if s > 2 {

@@ -340,7 +340,8 @@ pub struct FedArgs {
     /// auto; --preset paper: K]. `auto` adapts to the data: the
     /// federation's k is the largest of K, min(ceil(n / L), ceil(1000 /
     /// L)) (every point its own cluster for data of at most 1000 points,
-    /// else at most 1000 server points in all) and, when the clients hold
+    /// else at most 1000 server points in all; ceil(n / L) whenever that
+    /// is at most 2K) and, when the clients hold
     /// about K clusters each (their survey of their own data: an i.i.d.
     /// split, on which one K-means run with K clusters merges two now and
     /// then), min(2K, ceil(n / (10 L))); a client of n_l points computes

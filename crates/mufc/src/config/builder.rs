@@ -25,8 +25,11 @@ use super::topology::Topology;
 ///   M.3), exactly unlearnable ([`seeding::ExactKMeans`]): their centroids
 ///   are cluster means (of a single record only for a cluster of one);
 /// - the number of clusters a client finds follows the data
-///   ([`ClientK::ADAPTIVE`]): about two points a local cluster, at most
-///   1000 server points in all, never fewer than `K` a client;
+///   ([`ClientK::ADAPTIVE`]): every point its own cluster for data of at
+///   most 1000 points or clients of at most `2K` points, else at most 1000
+///   server points in all, never fewer than `K` a client, and `2K` when
+///   the clients' survey of their own data ([`crate::survey_scale`]) says
+///   they hold about `K` clusters each;
 /// - every cluster is sent ([`DEFAULT_MIN_CLUSTER_SIZE`] is 1; a larger
 ///   [`Self::min_cluster_size`] makes every bin the mean of that many
 ///   records, at a cost in loss ratio on small clients);
