@@ -126,7 +126,8 @@ pub enum MufcError {
         "the aggregate would include {clients} clients, fewer than the minimum of {min_clients} \
          (docs/threat-model.md P4: the server and {colluders} colluding client{s} would learn the \
          last client's histogram from the sum); nothing changed. To accept it, train with a lower \
-         minimum of clients per aggregate (--min-clients {clients})",
+         minimum of clients per aggregate (--min-clients {clients} on the command line, \
+         FederationConfig::min_clients({clients}) in the library)",
         colluders = clients.saturating_sub(1),
         s = if clients.saturating_sub(1) == 1 { "" } else { "s" }
     )]
