@@ -85,6 +85,29 @@ fn forget(model: &str, ids: &[i64]) -> Outcome {
     }
 }
 
+/// `mufc fit` of the test data (client column 0, id column 1) into
+/// `model`, with `extra` options.
+fn fit(data: &std::path::Path, model: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "fit",
+        "--data",
+        data.to_str().unwrap(),
+        "--model",
+        model,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+        "--k",
+        "3",
+        "--gamma",
+        "0.02",
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    common::mufc(&args)
+}
+
 #[test]
 fn eight_processes_serve_requests_on_one_store_exactly_once() {
     let seed: u64 = std::env::var("MUFC_CONCURRENCY_SEED")
@@ -95,22 +118,7 @@ fn eight_processes_serve_requests_on_one_store_exactly_once() {
     let data = common::clients_csv(dir.path(), CLIENTS, POINTS, |r| 10_000 + r as i64);
     let model = dir.path().join("model.mufc");
     let m = model.to_str().unwrap().to_string();
-    let out = common::mufc(&[
-        "fit",
-        "--data",
-        data.to_str().unwrap(),
-        "--model",
-        &m,
-        "--client-column",
-        "0",
-        "--id-column",
-        "1",
-        "--k",
-        "3",
-        "--gamma",
-        "0.02",
-        "-q",
-    ]);
+    let out = fit(&data, &m, &[]);
     assert!(out.status.success(), "{out:?}");
     let store = Store::open(&model).unwrap();
     let config = store.config().clone();
@@ -267,29 +275,7 @@ fn a_refit_during_forgets_loses_no_acknowledged_erasure() {
     let data = common::clients_csv(dir.path(), 6, 60, |r| 20_000 + r as i64);
     let model = dir.path().join("model.mufc");
     let m = model.to_str().unwrap().to_string();
-    let fit = |force: bool| {
-        let mut args = vec![
-            "fit",
-            "--data",
-            data.to_str().unwrap(),
-            "--model",
-            &m,
-            "--client-column",
-            "0",
-            "--id-column",
-            "1",
-            "--k",
-            "3",
-            "--gamma",
-            "0.02",
-            "-q",
-        ];
-        if force {
-            args.extend(["--force", "--skip-forgotten"]);
-        }
-        common::mufc(&args)
-    };
-    assert!(fit(false).status.success());
+    assert!(fit(&data, &m, &[]).status.success());
     let forgetter = {
         let m = m.clone();
         std::thread::spawn(move || {
@@ -304,7 +290,7 @@ fn a_refit_during_forgets_loses_no_acknowledged_erasure() {
     // Three replacements while the forgets run.
     for _ in 0..3 {
         std::thread::sleep(std::time::Duration::from_millis(150));
-        let out = fit(true);
+        let out = fit(&data, &m, &["--force", "--skip-forgotten"]);
         assert!(out.status.success(), "{out:?}");
     }
     let outcomes = forgetter.join().unwrap();
