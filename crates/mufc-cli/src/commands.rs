@@ -30,7 +30,7 @@ pub use execute::execute;
 #[cfg(feature = "net")]
 pub use net::{client, server};
 pub use prepare::{Prepared, prepare};
-pub use run::{run, straddle_warning};
+pub use run::run;
 pub use store::{export, fit, forget, inspect, predict, verify};
 pub use topologies::topologies;
 pub use unlearn::unlearn;

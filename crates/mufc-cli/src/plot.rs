@@ -253,10 +253,10 @@ fn log_time_range<'a>(times: impl Iterator<Item = &'a f64>) -> (f64, f64) {
     (lo, hi)
 }
 
-/// A tick label of the time axis: plain seconds from 0.01 s up, powers of
-/// ten below (the axis spans decades, `0.000001` would be unreadable).
-/// Seconds on the log axis, to three significant digits (two labels a
-/// few percent apart, as a log axis draws them, must not read alike).
+/// A tick label of the time axis: plain seconds from 0.01 s up, to three
+/// significant digits (two labels a few percent apart, as a log axis draws
+/// them, must not read alike), powers of ten below (the axis spans
+/// decades, `0.000001` would be unreadable).
 fn format_seconds(t: f64) -> String {
     if t >= 0.01 {
         // `t` is at least 0.01: its magnitude is at least -2.

@@ -384,3 +384,28 @@ fn the_command_line_keeps_its_contract() {
     }
     assert_eq!(per.get(&1), Some(&2), "{audit:?}");
 }
+
+/// Bad input is exit code 1, not a refusal (4): a `--max-defer` beyond
+/// the store's 30 days, and an `--ids` list that names no record or an
+/// id no store can hold.
+#[test]
+fn bad_deferral_limits_and_ids_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = data_csv(dir.path());
+    let out = fit(
+        &data,
+        &dir.path().join("long.mufc"),
+        &["--max-defer", "31d"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at most 30 days"));
+    assert!(!dir.path().join("long.mufc").exists());
+    let (_, m) = fitted(dir.path());
+    for ids in ["", " , ", &"x".repeat(300)] {
+        let out = mufc(&["forget", "--model", &m, "--ids", ids]);
+        assert_eq!(out.status.code(), Some(1), "--ids {ids:?}: {out:?}");
+    }
+    // Spaces around a valid id are not part of it.
+    let out = mufc(&["forget", "--model", &m, "--ids", " P-000001 ", "-q"]);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+}

@@ -150,6 +150,15 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// A deferral limit above [`MAX_DEFER`](crate::MAX_DEFER).
+    #[error(
+        "a model update may wait at most 30 days ({secs} s asked for): longer would outlast the \
+         month the GDPR (Art. 12(3)) gives to act on a request (docs/store.md)"
+    )]
+    MaxDefer {
+        /// The limit asked for, in seconds.
+        secs: u64,
+    },
     /// The model has no centroids (every client was removed).
     #[error("the model has no centroids: every client was removed")]
     NoModel,

@@ -137,7 +137,9 @@ impl Store {
     /// let r = store.forget_client("2")?;
     /// assert_eq!(r.erased_points, 30);
     /// assert_eq!(store.num_points(), 90);
-    /// assert!(matches!(store.forget_client("2"), Err(StoreError::ClientForgotten { request: 1, .. })));
+    /// let again = store.forget_client("2").unwrap_err();
+    /// assert!(matches!(again, StoreError::ClientForgotten { request: 1, at, .. } if at > 0));
+    /// assert!(again.to_string().starts_with("client 2 was already forgotten in request 1 at "), "{again}");
     /// assert!(matches!(store.forget_client("site-9"), Err(StoreError::UnknownClient { .. })));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -382,6 +382,11 @@ impl Store {
         options: &FitOptions,
     ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
+        if options.max_defer() > crate::MAX_DEFER {
+            return Err(StoreError::MaxDefer {
+                secs: options.max_defer().as_secs(),
+            });
+        }
         let journal = journal_of(path);
         let if_exists = options.if_exists();
         if if_exists == IfExists::Refuse {

@@ -35,6 +35,8 @@ pub use record::{ClientName, InvalidName, MAX_NAME_BYTES, RecordId};
 pub use reports::{AuditEntry, AuditOutcome, ForgetOutcome, ForgetReport, Forgotten, RecordStatus};
 pub use schema::configure;
 pub use serving::RoundEntry;
-pub use types::{Centroid, ClientRecords, DEFAULT_MAX_DEFER, FitOptions, IfExists, OnForgotten};
+pub use types::{
+    Centroid, ClientRecords, DEFAULT_MAX_DEFER, FitOptions, IfExists, MAX_DEFER, OnForgotten,
+};
 pub use verify::{Verification, VerifyOutcome};
 pub use words::{duration_words, utc};

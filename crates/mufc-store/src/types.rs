@@ -176,6 +176,11 @@ pub enum OnForgotten {
 /// in the audit log that says what the server learned.
 pub const DEFAULT_MAX_DEFER: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// The longest deferral a store takes (30 days): a model update that
+/// waits longer would outlast the month the GDPR (Art. 12(3)) gives to act
+/// on a request. [`Store::fit`](crate::Store::fit) refuses more.
+pub const MAX_DEFER: Duration = Duration::from_secs(30 * 24 * 3600);
+
 /// The options of a new store ([`Store::fit`](crate::Store::fit)).
 ///
 /// # Example

@@ -466,6 +466,37 @@ fn a_request_on_a_stale_state_is_served_on_the_files_state() {
     assert_eq!(c.history().unwrap().len(), 4);
 }
 
+/// A handle opened before a `fit` replaced the store (another process's
+/// refit), when the old store had served no request: the journal is as
+/// empty after the refit as before, and only SQLite's schema cookie tells
+/// the handle that the file holds another store. Its request must be
+/// served on the new store, not write the old store's state over it.
+#[test]
+fn a_handle_opened_before_a_refit_is_served_on_the_new_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, path) = fitted(dir.path());
+    drop(a);
+    let mut b = Store::open(&path).unwrap();
+    let reseeded = config().into_builder().seed(9).validate().unwrap();
+    let (refit, _) = Store::fit(
+        &path,
+        ClientRecords::numbered(data()),
+        &reseeded,
+        &FitOptions::new().replace(true),
+    )
+    .unwrap();
+    drop(refit);
+    assert!(matches!(b.history(), Err(StoreError::Stale)));
+    b.forget(&records(&[3, 33])).unwrap();
+    let c = Store::open(&path).unwrap();
+    assert_eq!(
+        c.config().seed(),
+        9,
+        "the old store's state was written back"
+    );
+    compare(c.federation(), &retrained(&c, &[3, 33], &[])).unwrap();
+}
+
 /// The server row keeps the last removal report, not one per request: a
 /// commit does not slow down as requests pile up, and the requests are
 /// still numbered on across reopening.

@@ -514,3 +514,43 @@ proptest! {
         }
     }
 }
+
+/// The adaptive client `k` across processes: each client tells its survey
+/// scale when it registers, and the server's setup resolves the same `k`
+/// as the federation built in one process: doubled (20) for clients that
+/// hold every one of the ten clusters (an i.i.d. split), not for clients
+/// that hold two (17, the budget of 1000 server points over 60 clients).
+/// A registration that dropped the scale would give 17 in both.
+#[test]
+fn the_adaptive_k_is_the_same_in_process_and_across_processes() {
+    for (k_prime, expected) in [(10, 20), (2, 17)] {
+        let mix = Mixture {
+            clients: 60,
+            per_client: 200,
+            dim: 4,
+            clusters: 10,
+            k_prime,
+            spread: 0.4,
+            sigma: 0.01,
+        };
+        let data = gaussian_clients(&format!("survey-{k_prime}"), mix);
+        let dealt = FederationConfig::new(10).gamma(0.01).validate().unwrap();
+        let fed = Federation::new(data.clone(), &dealt).unwrap();
+        let secagg = FederationConfig::new(10)
+            .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+            .validate()
+            .unwrap();
+        let regs: Vec<Registration> = data
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| {
+                RemoteClient::new(ClientId(i as u64), d)
+                    .unwrap()
+                    .registration()
+            })
+            .collect();
+        let setup = RemoteSetup::new(&secagg, &regs).unwrap();
+        assert_eq!(fed.config().client_k(), expected, "K' = {k_prime}");
+        assert_eq!(setup.config().client_k(), expected, "K' = {k_prime}");
+    }
+}

@@ -178,24 +178,29 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
 /// `phi_c` (the same centroids, each point at its nearest): the clients'
 /// clusters straddle the server's, as on data whose clusters overlap.
 ///
-/// # Example
-///
-/// ```
-/// use mufc_cli::commands::straddle_warning;
-///
-/// assert!(straddle_warning(124.0, 101.0).unwrap().contains("23 %"));
-/// assert_eq!(straddle_warning(102.0, 100.0), None);
-/// ```
-pub fn straddle_warning(phi_f: f64, phi_c: f64) -> Option<String> {
+fn straddle_warning(phi_f: f64, phi_c: f64) -> Option<String> {
     let excess = phi_f / phi_c - 1.0;
     (phi_c > 0.0 && excess > 0.05).then(|| {
         format!(
             "phi_f is {:.0} % above the same centroids' objective with every point at its \
-             nearest (phi_c): the clients' clusters straddle the server's, as on data whose \
-             clusters overlap, and each such cluster's points pay for it in phi_f; more clusters \
-             a client (--client-k) bring it down, at bytes and decode time (docs/benchmarks.md, \
-             \"The defaults on the data suite, after an audit\")",
+             nearest (phi_c): points are charged through local clusters that lie across the \
+             server's boundaries, as on data whose clusters overlap (more clusters a client, \
+             --client-k, or full client K-means bring it down, at bytes and decode time; \
+             docs/benchmarks.md, \"The defaults on the data suite, after an audit\"), or when \
+             clients dropped out of training (their clusters never reached the server)",
             100.0 * excess
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_straddle_warning_says_by_how_much() {
+        assert!(straddle_warning(124.0, 101.0).unwrap().contains("23 %"));
+        assert_eq!(straddle_warning(102.0, 100.0), None);
+        assert_eq!(straddle_warning(1.0, 0.0), None);
+    }
 }

@@ -18,7 +18,13 @@ pub(crate) fn trial_seed(seed: u64, t: usize) -> u64 {
 
 /// The federation's configuration for the prepared data and a trial seed.
 pub(crate) fn fed_config(p: &Prepared, fed: &FedArgs, seed: u64) -> Result<ValidConfig, CliError> {
-    federated::config(p.k, p.gamma, p.split.num_clients(), fed, seed)
+    // The adaptive rule's k was resolved on this data once, by `prepare`
+    // (a survey of every client's points): each trial takes it.
+    let config = federated::config(p.k, p.gamma, p.split.num_clients(), fed, seed)?;
+    Ok(config
+        .into_builder()
+        .resolved_client_k(p.mufc_k)
+        .validate()?)
 }
 
 /// The data, split and checked, of a command that runs `trials` trials:

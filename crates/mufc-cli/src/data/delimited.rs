@@ -156,7 +156,12 @@ pub fn read_csv<R: Read>(
                         reason: "is an empty client name",
                     });
                 }
-                padded(field, at, "client name")?;
+                padded(
+                    field,
+                    at,
+                    "is a client name with whitespace at either end (names are kept as \
+                     written, and a store takes none that begins or ends with whitespace)",
+                )?;
                 clients.push(field, at)?;
                 continue;
             }
@@ -169,7 +174,12 @@ pub fn read_csv<R: Read>(
                         reason: "is an empty record id",
                     });
                 }
-                padded(field, at, "record id")?;
+                padded(
+                    field,
+                    at,
+                    "is a record id with whitespace at either end (ids are kept as written, \
+                     and a store takes none that begins or ends with whitespace)",
+                )?;
                 ids.push(field, at)?;
                 continue;
             }
@@ -226,7 +236,7 @@ pub fn read_csv<R: Read>(
 }
 
 /// A name or id with whitespace at either end: refused with its place.
-fn padded(field: &str, at: At, what: &'static str) -> Result<(), CliError> {
+fn padded(field: &str, at: At, reason: &'static str) -> Result<(), CliError> {
     if field.trim() == field {
         return Ok(());
     }
@@ -234,13 +244,7 @@ fn padded(field: &str, at: At, what: &'static str) -> Result<(), CliError> {
         line: at.line,
         column: at.column,
         value: field.to_string(),
-        reason: if what == "client name" {
-            "is a client name with whitespace at either end (names are kept as written, \
-             and a store takes none that begins or ends with whitespace)"
-        } else {
-            "is a record id with whitespace at either end (ids are kept as written, \
-             and a store takes none that begins or ends with whitespace)"
-        },
+        reason,
     })
 }
 

@@ -189,6 +189,39 @@ impl FederationConfig {
         self
     }
 
+    /// The clients' `k` that the adaptive rule gives for the data at hand
+    /// ([`ClientK::federation_k_for`]), fixed in advance: a program that
+    /// builds several federations of the same data (trials with other
+    /// seeds) surveys it once instead of at every
+    /// [`Federation::new`](crate::Federation::new). Ignored by the other
+    /// rules; a later [`Self::client_k_rule`] or [`Self::client_k`]
+    /// clears it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, ClientK, Federation, FederationConfig};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let clients: Vec<(ClientId, Dataset)> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 40, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let k = ClientK::ADAPTIVE.federation_k_for(2, &clients);
+    /// let config = FederationConfig::new(2).gamma(0.05).resolved_client_k(k).validate()?;
+    /// assert_eq!(config.client_k(), k);
+    /// let fed = Federation::with_ids(clients, &config)?;
+    /// assert_eq!(fed.config().client_k(), k);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn resolved_client_k(mut self, k: usize) -> Self {
+        if matches!(self.client.k, ClientK::Adaptive { .. }) {
+            self.client.resolved_k = Some(k);
+        }
+        self
+    }
+
     /// The fewest points a client's cluster stands for to be sent in a
     /// bin of its own (default [`DEFAULT_MIN_CLUSTER_SIZE`]). A bin is
     /// what the server's aggregate shows: with seeding-only clients a

@@ -15,10 +15,6 @@ use crate::federated::secs;
 use crate::output::{Report, TextTable};
 use crate::progress::Progress;
 
-/// The longest `--max-defer`: 30 days (docs/store.md, "A deferred update
-/// has a deadline").
-pub(super) const MAX_DEFER: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
-
 /// `mufc fit`: the data prepared and split as `mufc run` does (trial 0's
 /// federation seed), each client named as the client column writes it
 /// (or `0..L` for a split made here), each point given its record id (the
@@ -41,13 +37,12 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
             a.model.display()
         )));
     }
-    if a.max_defer.0 > MAX_DEFER {
-        return Err(CliError::InvalidParameter {
-            name: "max-defer",
-            value: format!("{}s", a.max_defer.0.as_secs()),
-            reason: "is more than 30 days: a model update that waits longer would outlast the \
-                     month the GDPR (Art. 12(3)) gives to act on a request (docs/store.md)",
-        });
+    // Checked again by the store; here before the data is read.
+    if a.max_defer.0 > mufc_store::MAX_DEFER {
+        return Err(mufc_store::StoreError::MaxDefer {
+            secs: a.max_defer.0.as_secs(),
+        }
+        .into());
     }
     let mut bar = Progress::new(3, "fit", progress);
     let (p, column) = prepare_with_ids(&a.data, &a.fed, seed, a.id_column)?;

@@ -102,7 +102,7 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
     let ids = named
         .iter()
         .map(|s| {
-            RecordId::parse(s.trim()).map_err(|e| CliError::InvalidParameter {
+            RecordId::parse(s).map_err(|e| CliError::InvalidParameter {
                 name: "ids",
                 value: s.clone(),
                 reason: e.reason,
