@@ -43,11 +43,14 @@ pub enum StoreError {
         reason: String,
     },
     /// The store was written with another schema version.
-    #[error("the store has schema version {found}; this build of mufc reads version {supported}")]
+    #[error(
+        "the store has schema version {found}; this build of mufc writes version {supported} and \
+         reads it and version 5"
+    )]
     SchemaVersion {
         /// The store's version (`PRAGMA user_version`).
         found: i64,
-        /// The version this build reads and writes.
+        /// The version this build writes (it reads version 5 too).
         supported: i64,
     },
     /// The store is damaged: SQLite's integrity check fails, a state blob

@@ -320,7 +320,7 @@ fn serve(
     // Another process served a request since this state was read: serve
     // this one on the file's state (the write lock keeps it so).
     if mark(&tx)? != state.mark() {
-        *state = load(&tx)?;
+        *state = load(&tx, None)?;
     }
     let time = unix_now();
     let mut erased: Vec<(RecordId, ClientId)> = Vec::new();

@@ -9,7 +9,7 @@ use seeding::{BoxTransform, PointId};
 
 use crate::error::StoreError;
 use crate::fault::FaultPoint;
-use crate::load::{check_header, load, quick_check, schema_cookie};
+use crate::load::{check_header, load, schema_cookie};
 use crate::record::{ClientName, RecordId};
 use crate::reports::Forgotten;
 use crate::rows::{checksum, client_blob, server_blob};
@@ -142,6 +142,10 @@ pub(crate) fn write_client(conn: &Connection, c: &mufc::Client) -> Result<(), St
     conn.prepare_cached("INSERT OR REPLACE INTO clients (id, state, sha256) VALUES (?1, ?2, ?3)")
         .and_then(|mut s| s.execute(params![key, blob, sum.as_slice()]))
         .map_err(StoreError::db("writing a client's state"))?;
+    // A row of schema 6 in a store of schema 5 makes it schema 6 (in the
+    // same transaction).
+    conn.pragma_update(None, "user_version", crate::schema::SCHEMA_VERSION)
+        .map_err(StoreError::db("setting the schema version"))?;
     Ok(())
 }
 
@@ -592,11 +596,13 @@ impl Store {
 
     /// Opens the store at `path`: refuses a file that is not a store or
     /// of another schema version, runs SQLite's `quick_check`, checks
-    /// every state blob against its SHA-256, rebuilds the federation (as
-    /// [`Federation::load`] does: each client's clustering from its
-    /// points, the server's from the decoded counts, all checked against
-    /// the stored seeds and counts) and checks that the records name every
-    /// point once. Everything is read in one read transaction: another
+    /// every state blob against its SHA-256, rebuilds the federation (the
+    /// server's K-means from the decoded counts, checked against the
+    /// clients' histograms; each client from its stored points, seeds and
+    /// clusters, without fitting it: a request fits a client it changes
+    /// and checks the fit against what was stored, and
+    /// [`Self::verify`] fits them all) and checks that the records name
+    /// every point once. Everything is read in one read transaction: another
     /// process's request is either wholly in what it reads or not at all.
     /// A crash in a request's transaction is rolled back here (SQLite's
     /// hot journal).
@@ -631,8 +637,7 @@ impl Store {
             let tx = conn
                 .unchecked_transaction()
                 .map_err(StoreError::db("starting a read transaction"))?;
-            quick_check(&tx, path)?;
-            let state = load(&tx)?;
+            let state = load(&tx, Some(path))?;
             tx.finish()
                 .map_err(StoreError::db("ending the read transaction"))?;
             state
@@ -648,7 +653,7 @@ impl Store {
             .unchecked_transaction()
             .map_err(StoreError::db("starting a read transaction"))
             .and_then(|tx| {
-                let s = load(&tx)?;
+                let s = load(&tx, None)?;
                 tx.finish()
                     .map_err(StoreError::db("ending the read transaction"))?;
                 Ok(s)

@@ -28,6 +28,9 @@ mod types;
 mod verify;
 mod words;
 
+#[cfg(test)]
+mod stored_clusters_tests;
+
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;

@@ -2,7 +2,7 @@
 //! own integrity check, then every row checked against its checksum,
 //! parsed, and the federation rebuilt and checked against the records.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -11,7 +11,7 @@ use seeding::{Dataset, PointId};
 use crate::error::StoreError;
 use crate::record::RecordId;
 use crate::rows::{checksum, parse_client, parse_server};
-use crate::schema::{APPLICATION_ID, SCHEMA_VERSION};
+use crate::schema::{APPLICATION_ID, OLDEST_READ, SCHEMA_VERSION};
 use crate::state::State;
 use crate::tombstone::Secret;
 use mufc::{ClientId, Federation};
@@ -36,7 +36,9 @@ pub(crate) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreEr
         )));
     }
     let version = read("user_version")?;
-    if version != SCHEMA_VERSION {
+    // Schema 5 differs only in client rows without clusters (read by
+    // `parse_client`); writing a client row makes the store schema 6.
+    if !(OLDEST_READ..=SCHEMA_VERSION).contains(&version) {
         return Err(StoreError::SchemaVersion {
             found: version,
             supported: SCHEMA_VERSION,
@@ -102,7 +104,18 @@ fn verified(table: &str, key: i64, blob: &[u8], sum: &[u8]) -> Result<(), StoreE
 
 /// Every row, checked, and the federation rebuilt from them (in the
 /// caller's read transaction, so that all is one snapshot).
-pub(crate) fn load(conn: &Connection) -> Result<State, StoreError> {
+///
+/// With `check`, SQLite's `quick_check` of the file at that path runs too
+/// ([`quick_check`]); when anything fails, what it finds is the error
+/// reported (damage named by SQLite rather than by what it broke).
+pub(crate) fn load(conn: &Connection, check: Option<&Path>) -> Result<State, StoreError> {
+    read_state(conn, check).map_err(|e| match check {
+        Some(path) => quick_check(conn, path).err().unwrap_or(e),
+        None => e,
+    })
+}
+
+fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreError> {
     let db = StoreError::db("reading the state");
     let (blob, sum): (Vec<u8>, Vec<u8>) = conn
         .query_row("SELECT state, sha256 FROM server WHERE id = 1", [], |r| {
@@ -128,6 +141,7 @@ pub(crate) fn load(conn: &Connection) -> Result<State, StoreError> {
     }
 
     let mut clients: Vec<(ClientId, Dataset, Vec<PointId>)> = Vec::new();
+    let mut clusters = std::collections::BTreeMap::new();
     let mut stmt = conn
         .prepare("SELECT id, state, sha256 FROM clients ORDER BY id")
         .map_err(StoreError::db("reading the clients"))?;
@@ -141,14 +155,32 @@ pub(crate) fn load(conn: &Connection) -> Result<State, StoreError> {
         let sum: Vec<u8> = row.get(2).map_err(get)?;
         verified("clients", key, &blob, &sum)?;
         let id = client_id(key)?;
-        let (data, seeds) = parse_client(&blob, id)?;
+        let (data, seeds, sent) = parse_client(&blob, id)?;
         clients.push((id, data, seeds));
+        if let Some(sent) = sent {
+            clusters.insert(id, sent);
+        }
     }
     drop(rows);
     drop(stmt);
 
-    let fed = Federation::from_snapshot(server.federation, clients)
-        .map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
+    // The federation is rebuilt (the server's K-means, the last sum's
+    // sketch) on another thread while this one reads the records (and
+    // runs SQLite's check when opening): the two take about as long.
+    let federation = server.federation;
+    let (fed, records) = std::thread::scope(|scope| {
+        let rebuilt = scope.spawn(move || Federation::from_stored(federation, clients, clusters));
+        let read = check
+            .map_or(Ok(()), |path| quick_check(conn, path))
+            .and_then(|()| read_records(conn));
+        let fed = rebuilt
+            .join()
+            .map_err(|_| StoreError::corrupt("rebuilding the federation failed"));
+        (fed, read)
+    });
+    let records = records?;
+    let fed =
+        fed?.map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
     if let Some(t) = &transform
         && t.offset().len() != fed.dim()
     {
@@ -165,7 +197,7 @@ pub(crate) fn load(conn: &Connection) -> Result<State, StoreError> {
     {
         return Err(StoreError::corrupt(format!("client {c} has no name")));
     }
-    let records = load_records(conn, &fed)?;
+    check_records(&records, &fed)?;
     let max_defer: i64 = conn
         .query_row("SELECT value FROM meta WHERE key = 'max_defer'", [], |r| {
             r.get(0)
@@ -213,18 +245,17 @@ pub(crate) fn last_entry(conn: &Connection) -> Result<i64, StoreError> {
     .map_err(StoreError::db("reading the journal"))
 }
 
-/// The records, checked to name every point of every client once.
-fn load_records(
-    conn: &Connection,
-    fed: &Federation,
-) -> Result<HashMap<RecordId, (ClientId, PointId)>, StoreError> {
+/// Every record of the table: its client and point.
+fn read_records(conn: &Connection) -> Result<HashMap<RecordId, (ClientId, PointId)>, StoreError> {
     let db = |e| StoreError::db("reading the records")(e);
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
+        .map_err(db)?;
+    let mut records = HashMap::with_capacity(usize::try_from(count).unwrap_or(0));
     let mut stmt = conn
         .prepare("SELECT record, client, point FROM records")
         .map_err(db)?;
     let mut rows = stmt.query([]).map_err(db)?;
-    let mut records = HashMap::new();
-    let mut points = HashSet::new();
     while let Some(row) = rows.next().map_err(db)? {
         let record =
             RecordId::from_sql(row.get_ref(0).map_err(db)?).map_err(StoreError::corrupt)?;
@@ -233,21 +264,18 @@ fn load_records(
         let point = u64::try_from(point)
             .map(PointId)
             .map_err(|_| StoreError::corrupt(format!("record {record}: negative point id")))?;
-        let held = fed.client(client).is_some_and(|c| c.data().contains(point));
-        if !held || !points.insert((client, point)) {
-            return Err(StoreError::corrupt(format!(
-                "record {record} names point {point} of client {client}, which {}",
-                if held {
-                    "another record names too"
-                } else {
-                    "the store does not hold"
-                }
-            )));
-        }
         if records.insert(record.clone(), (client, point)).is_some() {
             return Err(StoreError::corrupt(format!("record {record} occurs twice")));
         }
     }
+    Ok(records)
+}
+
+/// The records checked to name every point of every client of `fed` once.
+fn check_records(
+    records: &HashMap<RecordId, (ClientId, PointId)>,
+    fed: &Federation,
+) -> Result<(), StoreError> {
     if records.len() != fed.num_points() {
         return Err(StoreError::corrupt(format!(
             "{} records for {} points",
@@ -255,5 +283,29 @@ fn load_records(
             fed.num_points()
         )));
     }
-    Ok(records)
+    // As many records as points, each naming a distinct held point: every
+    // point once.
+    let mut named: HashMap<ClientId, Vec<bool>> = fed
+        .clients()
+        .iter()
+        .map(|c| (c.id(), vec![false; c.data().len()]))
+        .collect();
+    for (record, &(client, point)) in records {
+        let pos = fed.client(client).and_then(|c| c.data().position(point));
+        let slot = pos.and_then(|p| named.get_mut(&client)?.get_mut(p));
+        match slot {
+            Some(seen) if !*seen => *seen = true,
+            found => {
+                return Err(StoreError::corrupt(format!(
+                    "record {record} names point {point} of client {client}, which {}",
+                    if found.is_some() {
+                        "another record names too"
+                    } else {
+                        "the store does not hold"
+                    }
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
 use crate::record::ClientName;
-use mufc::{Client, ClientId, Federation, ServerSnapshot};
+use mufc::{Client, ClientId, Federation, ServerSnapshot, StoredClusters};
 
 /// The server row, written from references: the model version, the
 /// input transform and the name of every client the store held, then
@@ -47,9 +47,10 @@ pub(crate) fn server_blob(
     encode(&state)
 }
 
-/// A client's row: its points and its seeds.
+/// A client's row: its points, its seeds and (since schema 6) the
+/// clusters it sends, so that opening the store fits no client.
 pub(crate) fn client_blob(client: &Client) -> Result<Vec<u8>, StoreError> {
-    encode(&(client.data(), client.seed_ids()))
+    encode(&(client.data(), client.seed_ids(), client.clusters()))
 }
 
 fn encode(value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
@@ -76,11 +77,20 @@ pub(crate) fn parse_server(blob: &[u8]) -> Result<ServerState, StoreError> {
     decode(blob, "the server state")
 }
 
+/// A client's row: its points, its seeds, and its clusters (none in a
+/// row of schema 5, whose client is then fitted on opening).
 pub(crate) fn parse_client(
     blob: &[u8],
     id: ClientId,
-) -> Result<(Dataset, Vec<PointId>), StoreError> {
-    decode(blob, &format!("the state of client {id}"))
+) -> Result<(Dataset, Vec<PointId>, Option<StoredClusters>), StoreError> {
+    let what = format!("the state of client {id}");
+    let ((data, seeds), rest): ((Dataset, Vec<PointId>), &[u8]) =
+        postcard::take_from_bytes(blob)
+            .map_err(|e| StoreError::corrupt(format!("{what} does not parse: {e}")))?;
+    if rest.is_empty() {
+        return Ok((data, seeds, None));
+    }
+    Ok((data, seeds, Some(decode(rest, &what)?)))
 }
 
 /// The checksum of a blob in row `key` of `table`: the table and the key

@@ -6,14 +6,21 @@ use rusqlite::Connection;
 use crate::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-/// Version 5: the configuration in the server row has the adaptive client
+/// Version 6: a client's row also holds the clusters it sends, so that
+/// opening a store fits no client (a client is fitted, and checked
+/// against them, when a request changes it). Version 5: the configuration in the server row has the adaptive client
 /// k, the minimum cluster size, the clients' K-means runs and the gamma
 /// rule (issue 26). Version 4 added the clients' names (in the server row), record ids
 /// as written (integers or text), the tombstones of forgotten records,
 /// the per-store secret and deferral deadline, and the audit's erasure
 /// and model times; version 3 the topology and the groups; version 2 the
 /// input transform.
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
+
+/// The oldest schema this version reads: a store of schema 5 opens (its
+/// clients are fitted on opening) and becomes schema 6 with the first
+/// client row written.
+pub(crate) const OLDEST_READ: i64 = 5;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite
 /// file is refused as such.

@@ -295,7 +295,7 @@ fn a_store_of_another_schema_version_says_which() {
             err,
             StoreError::SchemaVersion {
                 found: 7,
-                supported: 5
+                supported: 6
             }
         ),
         "{err}"

@@ -53,6 +53,53 @@ enum Local {
         data: Dataset,
         model: Box<ExactModel>,
     },
+    /// Read from a store, not fitted yet: the points and the stored seeds;
+    /// the clusters it sends are the stored ones ([`Client::stored`]).
+    /// Opening a store fits no client; a client is fitted, and checked
+    /// against what was stored, when a request changes it
+    /// ([`Client::fitted`]).
+    Stored { data: Dataset, seeds: Vec<PointId> },
+}
+
+/// The clusters a client sends, as a store keeps them: the centres
+/// (column after column, `dim` coordinates each), the weight of each
+/// cluster, and the cluster of each point in the order of the client's
+/// points ([`Client::clusters`]). With them a store opens without
+/// fitting its clients again; `mufc verify` fits them and compares.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, Federation, FederationConfig};
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+///
+/// let client = |s: usize| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * 7 + r + s) % 10) as f64 / 25.0));
+/// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+/// let fed = Federation::new(vec![client(0)?, client(1)?, client(2)?], &config)?;
+/// let c = fed.client(ClientId(0)).unwrap();
+/// let stored = c.clusters();
+/// assert_eq!(stored.sizes(), c.sizes());
+/// assert_eq!(stored.labels().len(), c.data().len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredClusters {
+    centroids: Vec<f64>,
+    sizes: Vec<u64>,
+    labels: Vec<u32>,
+}
+
+impl StoredClusters {
+    /// The weight of each cluster.
+    pub fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// The cluster of each point, in the order of the client's points.
+    pub fn labels(&self) -> &[u32] {
+        &self.labels
+    }
 }
 
 /// One client: its points (with stable ids), its local clustering, and the
@@ -153,7 +200,7 @@ impl Client {
                 }
             }
         };
-        let sent = sent_clusters(&local, params.min_cluster_size);
+        let sent = sent_clusters(&local, params.min_cluster_size)?;
         let mut c = Self {
             id,
             seed,
@@ -165,6 +212,109 @@ impl Client {
         };
         c.quantize(quantizer)?;
         Ok(c)
+    }
+
+    /// A client read from a store: its points, its stored seeds and the
+    /// clusters it sends ([`Self::clusters`] when it was written),
+    /// checked against each other and quantized; its local clustering is
+    /// fitted only when a request changes it ([`Self::fitted`]).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`] when the parts do not fit together (a
+    /// seed that is not a point, clusters of another shape, a size that
+    /// is not the weight of its points); [`MufcError::OutsideBox`] as
+    /// quantizing refuses.
+    pub(crate) fn stored(
+        id: ClientId,
+        data: Dataset,
+        seeds: Vec<PointId>,
+        clusters: StoredClusters,
+        params: &LocalParams,
+        seed: u64,
+        quantizer: Option<&Quantizer>,
+    ) -> MufcResult<Self> {
+        let bad =
+            |what: String| MufcError::Persistence(format!("client {id}'s stored state: {what}"));
+        let m = clusters.sizes.len();
+        if Some(clusters.centroids.len()) != data.dim().checked_mul(m) {
+            return Err(bad(format!(
+                "{} centre coordinates for {m} clusters of dimension {}",
+                clusters.centroids.len(),
+                data.dim()
+            )));
+        }
+        let mut distinct = std::collections::HashSet::new();
+        if seeds.len() > params.k_for(data.len())
+            || !seeds
+                .iter()
+                .all(|&s| data.contains(s) && distinct.insert(s))
+        {
+            return Err(bad(format!(
+                "its {} seeds are not distinct points of its, at most {}",
+                seeds.len(),
+                params.k_for(data.len())
+            )));
+        }
+        let centroids = DMatrix::from_vec(data.dim(), m, clusters.centroids);
+        let sent = MinSizeClusters::from_parts(
+            centroids,
+            clusters.sizes,
+            &data,
+            &clusters.labels,
+            params.min_cluster_size,
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        let mut c = Self {
+            id,
+            seed,
+            params: params.clone(),
+            local: Local::Stored { data, seeds },
+            sent,
+            histogram: Vec::new(),
+            encoded: None,
+        };
+        c.quantize(quantizer)?;
+        Ok(c)
+    }
+
+    /// This client with its local clustering fitted: itself unless it was
+    /// read from a store ([`Self::stored`]); then it is fitted from its
+    /// points and checked to give the stored seeds and clusters.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Persistence`] when the fit does not give what was
+    /// stored; a fitting error.
+    fn fitted(&self, quantizer: Option<&Quantizer>) -> MufcResult<std::borrow::Cow<'_, Self>> {
+        let Local::Stored { data, seeds } = &self.local else {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        };
+        let fresh = Self::fit(self.id, data.clone(), &self.params, self.seed, quantizer)?;
+        if fresh.seed_ids() != seeds.as_slice()
+            || fresh.sent != self.sent
+            || fresh.histogram != self.histogram
+        {
+            return Err(MufcError::Persistence(format!(
+                "client {} does not reproduce its stored seeds and clusters",
+                self.id
+            )));
+        }
+        Ok(std::borrow::Cow::Owned(Self {
+            encoded: self.encoded.clone(),
+            ..fresh
+        }))
+    }
+
+    /// The clusters the client sends, as a store keeps them (see
+    /// [`StoredClusters`]).
+    pub fn clusters(&self) -> StoredClusters {
+        StoredClusters {
+            centroids: self.sent.centroids().iter().copied().collect(),
+            sizes: self.sent.sizes().to_vec(),
+            // Every point of the data is in the clustering (same data).
+            labels: self.sent.labels_of(self.data().ids()).unwrap_or_default(),
+        }
     }
 
     /// Algorithm 1, lines 3-4: the size of every cluster the client sends,
@@ -215,13 +365,16 @@ impl Client {
         ids: &[PointId],
         quantizer: Option<&Quantizer>,
     ) -> MufcResult<(Self, bool)> {
-        let left = self.data().len().saturating_sub(ids.len());
-        if self.params.k_for(left) != self.k() {
-            let data = self.data().without(ids)?;
-            let next = Self::fit(self.id, data, &self.params, self.seed, quantizer)?;
+        // A stored client is checked first, whichever way it changes: what
+        // it sent before is what the aggregate holds.
+        let this = self.fitted(quantizer)?;
+        let left = this.data().len().saturating_sub(ids.len());
+        if this.params.k_for(left) != this.k() {
+            let data = this.data().without(ids)?;
+            let next = Self::fit(this.id, data, &this.params, this.seed, quantizer)?;
             return Ok((next, true));
         }
-        let mut next = self.clone();
+        let mut next = this.into_owned();
         let reseeded = match &mut next.local {
             Local::Seeding(s) => s.unlearn(ids)?.reseeded(),
             Local::Full { data, model } => {
@@ -231,8 +384,9 @@ impl Client {
                 *data = smaller;
                 report.seeding_changed()
             }
+            Local::Stored { .. } => false,
         };
-        next.sent = sent_clusters(&next.local, next.params.min_cluster_size);
+        next.sent = sent_clusters(&next.local, next.params.min_cluster_size)?;
         next.quantize(quantizer)?;
         Ok((next, reseeded))
     }
@@ -246,7 +400,7 @@ impl Client {
     pub fn data(&self) -> &Dataset {
         match &self.local {
             Local::Seeding(s) => s.data(),
-            Local::Full { data, .. } => data,
+            Local::Full { data, .. } | Local::Stored { data, .. } => data,
         }
     }
 
@@ -255,6 +409,8 @@ impl Client {
         match &self.local {
             Local::Seeding(s) => s.k(),
             Local::Full { model, .. } => model.params().k(),
+            // The k it was fitted with: a removal that changes k_for refits.
+            Local::Stored { data, .. } => self.params.k_for(data.len()),
         }
     }
 
@@ -289,6 +445,7 @@ impl Client {
         match &self.local {
             Local::Seeding(s) => s.seed_ids(),
             Local::Full { model, .. } => model.seeds(),
+            Local::Stored { seeds, .. } => seeds,
         }
     }
 
@@ -369,9 +526,14 @@ impl Client {
 /// smaller than `min` dissolved (a seed stays a seed; a K-means centre
 /// that takes points in becomes their mean). A function of the local
 /// clustering, so unlearning stays exact.
-fn sent_clusters(local: &Local, min: u64) -> MinSizeClusters {
+fn sent_clusters(local: &Local, min: u64) -> MufcResult<MinSizeClusters> {
     match local {
-        Local::Seeding(s) => s.min_size(min),
-        Local::Full { model, .. } => model.min_size(min),
+        Local::Seeding(s) => Ok(s.min_size(min)),
+        Local::Full { model, .. } => Ok(model.min_size(min)),
+        // A stored client is built with its clusters, and fitted before
+        // it changes.
+        Local::Stored { .. } => Err(MufcError::Persistence(
+            "a stored client's clusters were asked for before it was fitted".into(),
+        )),
     }
 }

@@ -22,7 +22,7 @@ mod report;
 mod server;
 
 pub use aggregation::SketchInfo;
-pub use client::Client;
+pub use client::{Client, StoredClusters};
 pub use config::{
     Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_CLIENT_RESTARTS, DEFAULT_COLLUDING,
     DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use nalgebra::{DMatrix, DMatrixView};
 
-use crate::PointId;
+use crate::{Dataset, PointId, SeedingError};
 
 /// The clusters of a model once every cluster below a minimum weight was
 /// dissolved ([`crate::ExactModel::min_size`], [`crate::Seeding::min_size`]).
@@ -92,6 +92,96 @@ impl MinSizeClusters {
     /// The cluster of point `id`, or `None` if it is not in the model.
     pub fn assignment(&self, id: PointId) -> Option<usize> {
         self.labels.get(&id).map(|&l| l as usize)
+    }
+
+    /// The cluster of each of `ids`, in their order; `None` if one is not
+    /// in the model. With the centres and the sizes, this is what
+    /// [`Self::from_parts`] takes back (a store keeps the clusters so, and
+    /// does not fit its clients again to open).
+    pub fn labels_of(&self, ids: &[PointId]) -> Option<Vec<u32>> {
+        ids.iter().map(|id| self.labels.get(id).copied()).collect()
+    }
+
+    /// The clusters of the points of `data` from their parts: the centres
+    /// (a `data.dim()` x m matrix), the weight of each cluster, the
+    /// cluster of each point by position in `data` ([`Self::labels_of`]
+    /// of `data.ids()`) and the minimum weight asked for.
+    ///
+    /// The parts are checked against each other and against `data`, not
+    /// against a model: the caller vouches that they are a model's
+    /// clusters (a stored copy under a checksum, say).
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::InvalidState`] when the shapes disagree, a label
+    /// names no cluster, a cluster's weight is not the sum of its points'
+    /// weights, or a centre is not finite.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, ExactKMeans, KMeansParams, MinSizeClusters};
+    ///
+    /// let m = DMatrix::from_row_slice(1, 9, &[0.0, 0.1, 0.2, 0.3, 5.0, 5.1, 5.2, 5.3, 9.0]);
+    /// let data = Dataset::new(m)?;
+    /// let c = ExactKMeans::new(KMeansParams::new(3).validate()?).fit(&data, 1)?.min_size(2);
+    ///
+    /// let labels = c.labels_of(data.ids()).unwrap();
+    /// let back = MinSizeClusters::from_parts(
+    ///     c.centroids().into_owned(), c.sizes().to_vec(), &data, &labels, 2,
+    /// )?;
+    /// assert_eq!(back, c);
+    /// // A label that names no cluster is refused.
+    /// let mut bad = labels.clone();
+    /// bad[0] = 7;
+    /// assert!(MinSizeClusters::from_parts(
+    ///     c.centroids().into_owned(), c.sizes().to_vec(), &data, &bad, 2,
+    /// ).is_err());
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn from_parts(
+        centroids: DMatrix<f64>,
+        sizes: Vec<u64>,
+        data: &Dataset,
+        labels: &[u32],
+        min: u64,
+    ) -> Result<Self, SeedingError> {
+        let bad = SeedingError::InvalidState;
+        if centroids.ncols() != sizes.len()
+            || (!sizes.is_empty() && centroids.nrows() != data.dim())
+        {
+            return Err(bad("the clusters' centres and sizes do not match"));
+        }
+        if labels.len() != data.len() {
+            return Err(bad("the clusters do not label every point once"));
+        }
+        if centroids.iter().any(|x| !x.is_finite()) {
+            return Err(bad("a cluster's centre is not finite"));
+        }
+        let mut weights = vec![0u64; sizes.len()];
+        for (&l, &w) in labels.iter().zip(data.weights()) {
+            let slot = weights
+                .get_mut(l as usize)
+                .ok_or(bad("a point's cluster label names no cluster"))?;
+            *slot = slot
+                .checked_add(w)
+                .ok_or(bad("a cluster's weight overflows"))?;
+        }
+        if weights != sizes {
+            return Err(bad("a cluster's size is not the weight of its points"));
+        }
+        Ok(Self {
+            centroids,
+            sizes,
+            labels: data
+                .ids()
+                .iter()
+                .copied()
+                .zip(labels.iter().copied())
+                .collect(),
+            min,
+        })
     }
 }
 

@@ -3,17 +3,20 @@
 //! the parts built from them (the clients' fits, the aggregation, the
 //! server).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use seeding::{Dataset, ExactKMeans, KMeansParams, Quantizer};
+use seeding::{Dataset, ExactKMeans, KMeansParams, PointId, Quantizer};
 
 use crate::aggregation::{Aggregation, AggregationSpec};
 use crate::client::LocalParams;
 use crate::ids::{client_seed, sample_seed, server_seed, shift_seed};
-use crate::{Channel, Client, ClientId, MufcError, MufcResult, Privacy, Server, ValidConfig, par};
+use crate::{
+    Channel, Client, ClientId, MufcError, MufcResult, Privacy, Server, StoredClusters, ValidConfig,
+    par,
+};
 
 /// Everything checked and derived before any client trains.
 pub(crate) struct Setup {
@@ -127,6 +130,53 @@ impl Setup {
                 self.quantizer.as_ref(),
             )?;
             Ok((c, start.elapsed()))
+        })
+    }
+
+    /// The clients of a saved state: those with `stored` clusters built
+    /// from them ([`Client::stored`], no fitting), the others fitted and
+    /// checked to give their stored `seeds`; in parallel.
+    pub(crate) fn load_clients(
+        &self,
+        seeds: &BTreeMap<ClientId, Vec<PointId>>,
+        mut stored: BTreeMap<ClientId, StoredClusters>,
+    ) -> MufcResult<Vec<Client>> {
+        let params = self.local_params();
+        let seed = self.config.seed();
+        let jobs: Vec<(ClientId, Dataset, Option<StoredClusters>)> = self
+            .clients
+            .iter()
+            .map(|(id, data)| (*id, data.clone(), stored.remove(id)))
+            .collect();
+        if let Some(id) = stored.keys().next() {
+            return Err(MufcError::Persistence(format!(
+                "clusters are stored for client {id}, which the state does not hold"
+            )));
+        }
+        par::map(self.config.parallel(), &jobs, |_, (id, data, clusters)| {
+            let kept = seeds.get(id).cloned().unwrap_or_default();
+            let q = self.quantizer.as_ref();
+            let c = match clusters {
+                Some(cl) => Client::stored(
+                    *id,
+                    data.clone(),
+                    kept,
+                    cl.clone(),
+                    &params,
+                    client_seed(seed, *id),
+                    q,
+                )?,
+                None => {
+                    let c = Client::fit(*id, data.clone(), &params, client_seed(seed, *id), q)?;
+                    if c.seed_ids() != kept.as_slice() {
+                        return Err(MufcError::Persistence(format!(
+                            "client {id} does not reproduce its stored seeds"
+                        )));
+                    }
+                    c
+                }
+            };
+            Ok(c)
         })
     }
 

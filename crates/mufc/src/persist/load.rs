@@ -18,7 +18,7 @@ use crate::federation::tree::Tree;
 use crate::federation::unsent::Unsent;
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
-use crate::{Client, ClientId, Federation, MufcResult, Topology};
+use crate::{Client, ClientId, Federation, MufcResult, StoredClusters, Topology};
 #[cfg(doc)]
 use crate::{MufcError, PersistError};
 
@@ -71,13 +71,20 @@ impl Federation {
                 rest.len()
             )));
         }
-        Self::from_repr(r)
+        Self::from_repr(r, BTreeMap::new())
     }
 
     /// A federation from its parsed saved state (a saved file's body, or
     /// the rows of a model store): every check and
     /// rebuild of [`Self::from_bytes`] after the body is parsed.
-    pub(crate) fn from_repr(r: Repr) -> MufcResult<Self> {
+    ///
+    /// The clients with `clusters` are built from them without fitting
+    /// ([`StoredClusters`]); the others are fitted and checked against
+    /// their stored seeds.
+    pub(crate) fn from_repr(
+        r: Repr,
+        clusters: BTreeMap<ClientId, StoredClusters>,
+    ) -> MufcResult<Self> {
         check_shape(&r)?;
         let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
             .clients
@@ -89,16 +96,7 @@ impl Federation {
             &r.config,
             r.dim,
         )?;
-        let clients: Vec<Client> = setup.fit_clients()?.into_iter().map(|(c, _)| c).collect();
-        if let Some(c) = clients
-            .iter()
-            .find(|c| stored_seeds.get(&c.id()).map(Vec::as_slice) != Some(c.seed_ids()))
-        {
-            return Err(bad(format!(
-                "client {} does not reproduce its stored seeds",
-                c.id()
-            )));
-        }
+        let clients: Vec<Client> = setup.load_clients(&stored_seeds, clusters)?;
         let unsent: BTreeMap<ClientId, Unsent> = r.unsent.into_iter().collect();
         let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
         let mut server = setup.server()?;

@@ -4,6 +4,8 @@
 //! client, so that a request rewrites the clients it changed and the
 //! server's row only.
 
+use std::collections::BTreeMap;
+
 use num_bigint::BigUint;
 use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
@@ -12,7 +14,7 @@ use super::body::{Repr, SavedTree};
 use crate::federation::unsent::Unsent;
 use crate::{
     ClientId, Federation, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport,
-    ValidConfig,
+    StoredClusters, ValidConfig,
 };
 
 /// Everything a [`Federation`] holds but its clients' points: the
@@ -108,20 +110,61 @@ impl Federation {
     /// not add up to, fewer requests applied than the last report names,
     /// ...).
     pub fn from_snapshot(server: ServerSnapshot, clients: Vec<ClientSnapshot>) -> MufcResult<Self> {
+        Self::from_stored(server, clients, BTreeMap::new())
+    }
+
+    /// As [`Self::from_snapshot`], with the clusters each client of
+    /// `clusters` sends as it was saved ([`Client::clusters`]): those
+    /// clients are not fitted again (the caller vouches for the clusters,
+    /// as a store does with a checksum); each is fitted, and checked
+    /// against them, when a removal first changes it. Opening a model
+    /// store so takes no client training.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::from_snapshot`], and
+    /// [`MufcError::Persistence`](crate::MufcError::Persistence) for
+    /// clusters that do not fit their client's points or seeds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{Federation, FederationConfig};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let client = |s: usize| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * 7 + r + s) % 10) as f64 / 25.0));
+    /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
+    /// let fed = Federation::new(vec![client(0)?, client(1)?, client(2)?], &config)?;
+    ///
+    /// let clients = fed.clients().iter().map(|c| (c.id(), c.data().clone(), c.seed_ids().to_vec())).collect();
+    /// let clusters = fed.clients().iter().map(|c| (c.id(), c.clusters())).collect();
+    /// let again = Federation::from_stored(fed.server_snapshot(), clients, clusters)?;
+    /// assert_eq!(again.server().centroids(), fed.server().centroids());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_stored(
+        server: ServerSnapshot,
+        clients: Vec<ClientSnapshot>,
+        clusters: BTreeMap<ClientId, StoredClusters>,
+    ) -> MufcResult<Self> {
         let applied = server.applied_requests;
-        let mut fed = Self::from_repr(Repr {
-            config: server.config,
-            dim: server.dim,
-            clients,
-            counts: server.counts,
-            capacity: server.capacity,
-            rounds: server.rounds,
-            fit_report: server.fit_report,
-            history: server.history,
-            pending: server.pending,
-            unsent: server.unsent,
-            tree: server.tree,
-        })?;
+        let mut fed = Self::from_repr(
+            Repr {
+                config: server.config,
+                dim: server.dim,
+                clients,
+                counts: server.counts,
+                capacity: server.capacity,
+                rounds: server.rounds,
+                fit_report: server.fit_report,
+                history: server.history,
+                pending: server.pending,
+                unsent: server.unsent,
+                tree: server.tree,
+            },
+            clusters,
+        )?;
         let kept = fed.applied_requests();
         let earlier = applied
             .checked_sub(kept)
