@@ -120,6 +120,12 @@ struct SchemeState {
     delta: Option<ValidAnyParams>,
     /// The last committed sum.
     last: Option<AnySketch>,
+    /// Or its counts, not encoded yet (after loading, and after a change
+    /// round on them): a change round moves the counts, and only a whole
+    /// round, which decodes against the sketch, encodes them
+    /// ([`Aggregation::materialize_last`]). Encoding every bin took a
+    /// fifth of opening a store.
+    restored: Option<BTreeMap<BigUint, u64>>,
     /// The bound the field must exceed (key domain, signed totals).
     bound: BigUint,
     /// The signed parameters of change rounds, by capacity (built once:
@@ -264,6 +270,7 @@ impl Aggregation {
                 params,
                 delta,
                 last: None,
+                restored: None,
                 bound,
                 small: BTreeMap::new(),
             },
@@ -351,6 +358,7 @@ impl Aggregation {
         inputs: &[Input<'_>],
         last: &BTreeMap<BigUint, u64>,
     ) -> MufcResult<RoundOutput> {
+        self.materialize_last()?;
         let (number, secrets) = self.next_round()?;
         let check = DeltaCheck {
             last,
@@ -388,20 +396,39 @@ impl Aggregation {
     /// Keeps a round's aggregate (the round counter advanced when the
     /// round started).
     pub(crate) fn commit(&mut self, pending: Pending) {
-        if let Some(sum) = pending.0 {
-            self.scheme.last = Some(sum);
+        match pending.0 {
+            Some(run::Last::Sketch(sum)) => {
+                self.scheme.last = Some(sum);
+                self.scheme.restored = None;
+            }
+            Some(run::Last::Counts(counts)) => {
+                self.scheme.last = None;
+                self.scheme.restored = Some(counts);
+            }
+            None => {}
         }
     }
 
-    /// Sets the last aggregate to the sketch of `counts` (after loading:
-    /// the sum of the masked messages of a round is exactly this sketch).
-    pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
-        if self.scheme.delta.is_some() {
+    /// Encodes the last sum's counts, if they are not yet: a whole round
+    /// decodes against the sketch.
+    fn materialize_last(&mut self) -> MufcResult<()> {
+        if let Some(counts) = self.scheme.restored.take() {
             use syndrome_agg::LinearSketch;
             let hist = counts
                 .iter()
                 .map(|(b, c)| (b.clone(), num_bigint::BigInt::from(*c)));
             self.scheme.last = Some(AnySketch::encode(&self.scheme.params, hist)?);
+        }
+        Ok(())
+    }
+
+    /// Sets the last aggregate to the sketch of `counts` (after loading:
+    /// the sum of the masked messages of a round is exactly this sketch).
+    /// Kept as counts, encoded when a whole round needs the sketch.
+    pub(crate) fn restore_last(&mut self, counts: &BTreeMap<BigUint, u64>) -> MufcResult<()> {
+        if self.scheme.delta.is_some() {
+            self.scheme.last = None;
+            self.scheme.restored = Some(counts.clone());
         }
         Ok(())
     }

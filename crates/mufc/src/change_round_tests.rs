@@ -314,3 +314,58 @@ fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
         previous = Some(m);
     }
 }
+
+/// After loading, the last sum is kept as counts (`restore_last`) and
+/// encoded only when a whole round needs its sketch: change rounds move
+/// the counts, then a whole round (a removed client) decodes against the
+/// sketch of the moved counts, then change rounds go on. Every step equals
+/// the federation that was never saved, and at the end retraining.
+#[test]
+fn a_loaded_federation_keeps_its_last_sum_as_counts_until_a_whole_round() {
+    let data = gaussian_clients("change-rounds", MIX);
+    for (privacy, masking) in CHANGE_MODES {
+        let what = format!("{privacy:?}/{masking:?}");
+        let mut kept = Federation::new(data.clone(), &config(privacy, masking)).unwrap();
+        let mut loaded = Federation::from_bytes(&kept.to_bytes().unwrap()).unwrap();
+        let whole = kept.fit_report().bytes_per_client;
+        let mut gone = Vec::new();
+        let points = |fed: &Federation, a: usize, b: usize, pos: usize| {
+            let (ca, cb) = (&fed.clients()[a], &fed.clients()[b]);
+            RemovalRequest::points(ca.id(), vec![ca.data().id(pos)])
+                .with_points(cb.id(), vec![cb.data().id(pos)])
+        };
+        let steps = [
+            points(&kept, 0, 1, 3),
+            points(&kept, 2, 4, 5),
+            RemovalRequest::clients(vec![ClientId(7), ClientId(9)]),
+            points(&kept, 1, 3, 6),
+        ];
+        for (step, req) in steps.iter().enumerate() {
+            let a = kept.remove(req).unwrap();
+            let b = loaded.remove(req).unwrap();
+            assert_eq!(a.decode, b.decode, "{what}, step {step}");
+            assert_eq!(
+                a.bytes_per_client, b.bytes_per_client,
+                "{what}, step {step}"
+            );
+            let removes_client = step == 2;
+            assert_eq!(
+                b.bytes_per_client == whole,
+                removes_client,
+                "{what}, step {step}"
+            );
+            gone.extend(
+                req.point_entries()
+                    .iter()
+                    .flat_map(|(c, ids)| ids.iter().map(|p| (*c, *p))),
+            );
+            compare(&loaded, &kept).unwrap_or_else(|e| panic!("{what}, step {step}: {e}"));
+        }
+        // Retraining without the points, then the removal of clients 7 and 9.
+        let mut again = retrained(&loaded, &gone);
+        again
+            .remove(&RemovalRequest::clients(vec![ClientId(7), ClientId(9)]))
+            .unwrap();
+        compare(&loaded, &again).unwrap_or_else(|e| panic!("{what}, retrained: {e}"));
+    }
+}

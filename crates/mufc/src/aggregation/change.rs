@@ -64,7 +64,7 @@ impl Aggregation {
         let capacity = self.info().capacity;
         let applies = !matches!(self.masking, MaskSource::SecAgg(_))
             && self.scheme.delta.is_some()
-            && self.scheme.last.is_some()
+            && (self.scheme.last.is_some() || self.scheme.restored.is_some())
             && bound < capacity;
         if !applies {
             return Ok(None);

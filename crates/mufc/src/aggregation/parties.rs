@@ -78,6 +78,7 @@ impl Aggregation {
         clients: &[ClientId],
     ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
         self.across_processes()?;
+        self.materialize_last()?;
         let number = self.round;
         self.round = number.saturating_add(1);
         let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;

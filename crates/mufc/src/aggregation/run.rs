@@ -21,7 +21,15 @@ use crate::{ClientId, MufcResult};
 /// scheme that keeps nothing: the integer scheme always decodes the
 /// whole sum).
 #[derive(Clone, Debug)]
-pub(crate) struct Pending(pub(super) Option<AnySketch>);
+pub(crate) struct Pending(pub(super) Option<Last>);
+
+/// The last sum to keep: its sketch, or its counts (encoded when a whole
+/// round needs them, see `SchemeState::restored`).
+#[derive(Clone, Debug)]
+pub(crate) enum Last {
+    Sketch(AnySketch),
+    Counts(std::collections::BTreeMap<num_bigint::BigUint, u64>),
+}
 
 /// A computed round, not yet committed.
 #[derive(Debug)]
@@ -72,7 +80,7 @@ pub(super) fn conclude<S: ConcreteSketch>(
     let decoded = decode(&sum, previous, check)?;
     let time = start.elapsed();
     let pending = match delta {
-        Some(_) => Pending(Some(sum.into_any(params)?)),
+        Some(_) => Pending(Some(Last::Sketch(sum.into_any(params)?))),
         None => Pending(None),
     };
     Ok((decoded, pending, time))
@@ -98,8 +106,28 @@ pub(super) fn conclude_change<S: ConcreteSketch>(
         let to = i128::from(from) + change;
         moved.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
     }
-    let pending = Pending(Some(moved.into_any(full)?));
+    let pending = Pending(Some(Last::Sketch(moved.into_any(full)?)));
     Ok(Some((Decoded::Delta(decoded), pending)))
+}
+
+/// [`conclude_change`] when the last sum is kept as counts (`check.last`):
+/// the counts move by the change, and nothing is encoded.
+pub(super) fn conclude_change_counts<S: ConcreteSketch>(
+    sum: &S,
+    check: &DeltaCheck<'_>,
+) -> Option<(Decoded, Pending)> {
+    let decoded = decode_change(sum, check)?;
+    let mut counts = check.last.clone();
+    for (bin, change) in &decoded {
+        let from = counts.get(bin).copied().unwrap_or(0);
+        let to = u64::try_from(i128::from(from).checked_add(*change)?).ok()?;
+        if to == 0 {
+            counts.remove(bin);
+        } else {
+            counts.insert(bin.clone(), to);
+        }
+    }
+    Some((Decoded::Delta(decoded), Pending(Some(Last::Counts(counts)))))
 }
 
 /// Work done the same way on every concrete sketch, field or ring: run

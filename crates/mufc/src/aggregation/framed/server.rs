@@ -21,7 +21,7 @@ use crate::aggregation::halves::{
 };
 use crate::aggregation::round::split_elements;
 use crate::aggregation::run::{
-    Concrete, OnSketch, Pending, conclude, conclude_change, inconsistent,
+    Concrete, OnSketch, Pending, conclude, conclude_change, conclude_change_counts, inconsistent,
 };
 use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{ClientId, MufcError, MufcResult};
@@ -72,8 +72,11 @@ fn conclude_sum<S: ConcreteSketch>(
     let total = S::of_any(sum).ok_or_else(inconsistent)?.clone();
     if sums.change.is_some() {
         let start = Instant::now();
-        let last = sums.last.as_ref().ok_or_else(inconsistent)?;
-        let concluded = conclude_change(&total, &sums.params, last, check)?;
+        // No sketch: the last sum is kept as counts (`restored`).
+        let concluded = match sums.last.as_ref() {
+            Some(last) => conclude_change(&total, &sums.params, last, check)?,
+            None => conclude_change_counts(&total, check),
+        };
         let decode = start.elapsed();
         return Ok(match concluded {
             Some((change, pending)) => (Some(change), pending, decode),
