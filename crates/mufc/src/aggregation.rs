@@ -398,7 +398,7 @@ impl Aggregation {
     pub(crate) fn commit(&mut self, pending: Pending) {
         match pending.0 {
             Some(run::Last::Sketch(sum)) => {
-                self.scheme.last = Some(sum);
+                self.scheme.last = Some(*sum);
                 self.scheme.restored = None;
             }
             Some(run::Last::Counts(counts)) => {

@@ -27,7 +27,7 @@ pub(crate) struct Pending(pub(super) Option<Last>);
 /// round needs them, see `SchemeState::restored`).
 #[derive(Clone, Debug)]
 pub(crate) enum Last {
-    Sketch(AnySketch),
+    Sketch(Box<AnySketch>),
     Counts(std::collections::BTreeMap<num_bigint::BigUint, u64>),
 }
 
@@ -80,7 +80,7 @@ pub(super) fn conclude<S: ConcreteSketch>(
     let decoded = decode(&sum, previous, check)?;
     let time = start.elapsed();
     let pending = match delta {
-        Some(_) => Pending(Some(Last::Sketch(sum.into_any(params)?))),
+        Some(_) => Pending(Some(Last::Sketch(Box::new(sum.into_any(params)?)))),
         None => Pending(None),
     };
     Ok((decoded, pending, time))
@@ -106,7 +106,7 @@ pub(super) fn conclude_change<S: ConcreteSketch>(
         let to = i128::from(from) + change;
         moved.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
     }
-    let pending = Pending(Some(Last::Sketch(moved.into_any(full)?)));
+    let pending = Pending(Some(Last::Sketch(Box::new(moved.into_any(full)?))));
     Ok(Some((Decoded::Delta(decoded), pending)))
 }
 
