@@ -114,7 +114,7 @@ impl Federation {
     }
 
     /// As [`Self::from_snapshot`], with the clusters each client of
-    /// `clusters` sends as it was saved ([`Client::clusters`]): those
+    /// `clusters` sends as it was saved ([`Client::clusters`](crate::Client::clusters)): those
     /// clients are not fitted again (the caller vouches for the clusters,
     /// as a store does with a checksum); each is fitted, and checked
     /// against them, when a removal first changes it. Opening a model
