@@ -139,24 +139,23 @@ impl Setup {
     pub(crate) fn load_clients(
         &self,
         seeds: &BTreeMap<ClientId, Vec<PointId>>,
-        mut stored: BTreeMap<ClientId, StoredClusters>,
+        stored: BTreeMap<ClientId, StoredClusters>,
     ) -> MufcResult<Vec<Client>> {
         let params = self.local_params();
         let seed = self.config.seed();
-        let jobs: Vec<(ClientId, Dataset, Option<StoredClusters>)> = self
-            .clients
-            .iter()
-            .map(|(id, data)| (*id, data.clone(), stored.remove(id)))
-            .collect();
-        if let Some(id) = stored.keys().next() {
+        if let Some(id) = stored.keys().find(|c| {
+            self.clients
+                .binary_search_by_key(*c, |(id, _)| *id)
+                .is_err()
+        }) {
             return Err(MufcError::Persistence(format!(
                 "clusters are stored for client {id}, which the state does not hold"
             )));
         }
-        par::map(self.config.parallel(), &jobs, |_, (id, data, clusters)| {
+        par::map(self.config.parallel(), &self.clients, |_, (id, data)| {
             let kept = seeds.get(id).cloned().unwrap_or_default();
             let q = self.quantizer.as_ref();
-            let c = match clusters {
+            let c = match stored.get(id) {
                 Some(cl) => Client::stored(
                     *id,
                     data.clone(),
