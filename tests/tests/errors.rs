@@ -76,15 +76,6 @@ fn failed_removal_requests_change_nothing() {
                 MufcError::RepeatedClient(c0),
             ),
             (
-                // Two of four clients would remain: fewer than the minimum
-                // aggregate (docs/threat-model.md P4).
-                RemovalRequest::clients(vec![ClientId(0), ClientId(2)]),
-                MufcError::TooFewClients {
-                    clients: 2,
-                    min_clients: 3,
-                },
-            ),
-            (
                 // A valid request after an invalid part: nothing of it is
                 // served.
                 RemovalRequest::points(ClientId(2), vec![PointId(0)])

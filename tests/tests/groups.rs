@@ -11,7 +11,7 @@ use field::Field;
 use field::Fp64;
 use mufc::{
     Channel, ClientId, Federation, FederationConfig, Layout, Masks, MufcError, NodeId,
-    RemovalRequest, Scma, SecAggOptions, Topology, ValidConfig,
+    RemovalOutcome, RemovalRequest, Scma, SecAggOptions, Topology, ValidConfig,
 };
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
@@ -155,9 +155,13 @@ fn the_root_is_flat_mufc_bit_for_bit_for_every_scheme_masking_and_topology() {
             for step in 0..3 {
                 let req = random_request(&tree, &mut rng);
                 match tree.remove(&req) {
-                    // A group would fall below the minimum: refused, and
-                    // nothing changed (compared below).
-                    Err(MufcError::GroupTooSmall { .. }) => {}
+                    // A group would fall below the minimum: the tree's
+                    // model is withdrawn (groups do not merge yet), flat's
+                    // is not; nothing more to compare.
+                    Ok(r) if r.outcome.is_withdrawn() => {
+                        assert!(tree.server().model().is_none(), "{what}");
+                        break;
+                    }
                     // A request that names a lone client of a group waits
                     // (the policy holds per group, docs/threat-model.md
                     // §11) where flat may apply it: flushed on both.
@@ -188,11 +192,12 @@ fn an_unlearned_tree_is_the_tree_retrained_without_the_points() {
             for step in 0..4 {
                 let req = random_request(&fed, &mut rng);
                 match fed.remove(&req) {
+                    // Withdrawn: tested in `withdrawal`.
+                    Ok(r) if r.outcome.is_withdrawn() => break,
                     Ok(_) => {
                         fed.flush().unwrap();
                         now = without_request(&now, &req);
                     }
-                    Err(MufcError::GroupTooSmall { .. }) => continue,
                     Err(e) => panic!("{name}: {e}"),
                 }
                 let gone: Vec<ClientId> = config_clients(&data())
@@ -285,26 +290,31 @@ fn a_removal_involves_only_its_group_and_the_nodes_on_its_path() {
 }
 
 #[test]
-fn a_group_never_falls_below_the_minimum_and_nothing_changes() {
+fn a_group_never_falls_below_the_minimum_the_model_is_withdrawn() {
     let topology = Topology::Groups { size: 3 };
-    let mut fed =
-        Federation::with_ids(data(), &config(Channel::scma(Masks::Dealer), topology)).unwrap();
-    let group = fed.layout().unwrap().groups()[0].clone();
+    let grouped = config(Channel::scma(Masks::Dealer), topology);
+    let trained = Federation::with_ids(data(), &grouped).unwrap();
+    let group = trained.layout().unwrap().groups()[0].clone();
     assert_eq!(group.len(), 3);
-    let before = fed.clone();
-    let err = fed
+    // One of three leaving would leave an aggregate of two: the points are
+    // erased, no group decodes again, the model is withdrawn.
+    let mut fed = trained.clone();
+    let report = fed
         .remove(&RemovalRequest::clients(vec![group[0]]))
-        .unwrap_err();
+        .unwrap();
+    let w = fed.withdrawal().unwrap().clone();
+    assert_eq!(report.outcome, RemovalOutcome::Withdrawn(w.clone()));
+    assert_eq!((w.group, w.clients, w.min_clients), (Some(0), 2, 3));
+    assert!(fed.client(group[0]).is_none());
+    assert!(fed.layout().is_none() && fed.server().model().is_none());
     assert_eq!(
-        err,
-        MufcError::GroupTooSmall {
-            group: 0,
-            clients: 2,
-            min_clients: 3
-        }
+        Federation::from_bytes(&fed.to_bytes().unwrap())
+            .unwrap()
+            .withdrawal(),
+        Some(&w)
     );
-    compare_tree(&fed, &before).unwrap();
     // The whole group may leave: its aggregate becomes empty.
+    let mut fed = trained;
     fed.remove(&RemovalRequest::clients(group)).unwrap();
     assert_eq!(fed.last_involvement().unwrap().clients, 0);
     assert!(fed.node(NodeId(0)).unwrap().counts().is_empty());

@@ -280,8 +280,8 @@ fn an_unknown_id_in_a_request_while_another_is_pending_changes_nothing() {
 }
 
 #[test]
-fn an_aggregate_of_fewer_than_min_clients_is_refused_and_nothing_changes() {
-    // At fit.
+fn an_aggregate_of_fewer_than_min_clients_is_never_decoded_the_model_is_withdrawn() {
+    // At fit: refused.
     let three = data().into_iter().take(3).collect::<Vec<_>>();
     let two = data().into_iter().take(2).collect::<Vec<_>>();
     assert!(Federation::with_ids(three, &config().validate().unwrap()).is_ok());
@@ -295,46 +295,56 @@ fn an_aggregate_of_fewer_than_min_clients_is_refused_and_nothing_changes() {
     );
     let lowered = config().min_clients(2).validate().unwrap();
     assert!(Federation::with_ids(two, &lowered).is_ok());
-    // After whole clients leave: two of four would remain.
-    let mut fed = fed();
-    let before = fed.to_bytes().unwrap();
+    // After whole clients leave (two of four would remain, however the
+    // request names them): the points are erased all the same, no round
+    // runs, and the server keeps nothing of the old aggregate.
     for req in [
         RemovalRequest::clients(vec![ClientId(0), ClientId(1)]),
         RemovalRequest::clients(vec![ClientId(0)]).with_points(
             ClientId(1),
-            fed.client(ClientId(1)).unwrap().data().ids().to_vec(),
+            fed().client(ClientId(1)).unwrap().data().ids().to_vec(),
         ),
     ] {
-        assert_eq!(
-            fed.remove(&req).unwrap_err(),
-            MufcError::TooFewClients {
-                clients: 2,
-                min_clients: 3
-            }
-        );
-        assert_eq!(fed.to_bytes().unwrap(), before);
+        let mut fed = fed();
+        let rounds = fed.rounds();
+        let report = fed.remove(&req).unwrap();
+        let w = fed.withdrawal().unwrap().clone();
+        assert_eq!(report.outcome, RemovalOutcome::Withdrawn(w.clone()));
+        assert_eq!((w.clients, w.min_clients), (2, 3));
+        assert_eq!(report.server, ServerUpdate::Cleared);
+        assert_eq!(report.decode, DecodeKind::Skipped);
+        assert_eq!(fed.rounds(), rounds, "no round runs");
+        assert_eq!(fed.client_ids(), vec![ClientId(2), ClientId(3)]);
+        assert!(fed.server().counts().is_empty() && fed.server().model().is_none());
+        assert!(fed.last_messages().is_none());
     }
-    // Also when the request completes a pending one.
+    // Also when the request completes a pending one: both are covered.
+    let mut fed = fed();
     assert!(
         fed.remove(&RemovalRequest::clients(vec![ClientId(0)]))
             .unwrap()
             .outcome
             .is_deferred()
     );
-    let pending = fed.to_bytes().unwrap();
-    assert!(matches!(
-        fed.remove(&RemovalRequest::clients(vec![ClientId(1)])),
-        Err(MufcError::TooFewClients { clients: 2, .. })
-    ));
-    assert_eq!(fed.to_bytes().unwrap(), pending);
-    // Every client leaving at once leaves no aggregate to see: allowed.
+    let report = fed
+        .remove(&RemovalRequest::clients(vec![ClientId(1)]))
+        .unwrap();
+    assert!(report.outcome.is_withdrawn());
+    assert_eq!(report.requests, vec![1, 2]);
+    assert_eq!(report.removed_clients, vec![ClientId(0), ClientId(1)]);
+    assert!(fed.pending().is_empty());
+    // Every client leaving at once leaves no aggregate to see: an
+    // ordinary request, the model cleared.
+    let mut fed = self::fed();
     let report = fed
         .remove(&RemovalRequest::clients(vec![
+            ClientId(0),
             ClientId(1),
             ClientId(2),
             ClientId(3),
         ]))
         .unwrap();
+    assert_eq!(report.outcome, RemovalOutcome::Applied);
     assert_eq!(report.server, ServerUpdate::Cleared);
     assert!(fed.clients().is_empty());
 }

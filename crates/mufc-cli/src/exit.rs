@@ -9,6 +9,7 @@
 //! | 3 | `forget`: the records are erased, the model update is deferred by the privacy policy; `verify`: the clients equal retraining, the model's update is pending |
 //! | 4 | `forget`: the request was refused (unknown or already forgotten records, an unknown or removed client, a request the privacy policy refuses): nothing changed |
 //! | 5 | `verify`: the served model differs from retraining |
+//! | 6 | `forget`: the records are erased and the store serves no model: the request would have left fewer clients than the minimum aggregate (docs/threat-model.md P4), or an earlier one did; `verify`: the model is withdrawn and the clients equal their fit from scratch |
 
 /// Success.
 pub const SUCCESS: u8 = 0;
@@ -22,6 +23,8 @@ pub const DEFERRED: u8 = 3;
 pub const REFUSED: u8 = 4;
 /// `verify` found a difference.
 pub const DIFFERS: u8 = 5;
+/// Erased; the model withdrawn (below the minimum aggregate).
+pub const WITHDRAWN: u8 = 6;
 
 /// The exit code of a failed run: [`REFUSED`] for a refusal, else
 /// [`FAILURE`].

@@ -267,6 +267,55 @@ fn a_deferred_request_erases_at_once_and_its_update_has_a_deadline() {
 }
 
 #[test]
+fn a_client_leaving_at_the_minimum_is_erased_and_the_model_withdrawn() {
+    // A record could not be erased when its removal would leave fewer
+    // clients than --min-clients: `forget` refused, the coordinates stayed.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, m) = fitted(dir.path());
+    for site in ["72", "65", "site-5"] {
+        let (code, j) = json(&["forget", "--model", &m, "--client", site, "--flush"]);
+        assert_eq!(code, 0, "{j}");
+    }
+    // Three sites left, three per aggregate: the fourth to leave withdraws
+    // the model (exit code 6) and its rows are erased.
+    let (code, j) = json(&["forget", "--model", &m, "--client", "3"]);
+    assert_eq!(code, 6, "{j}");
+    let r = &j["requests"][0];
+    assert_eq!(r["outcome"], "withdrawn", "{j}");
+    assert_eq!(r["erased_points"], rows_of("3"), "{j}");
+    assert!(
+        r["withdrawn"]
+            .as_str()
+            .unwrap()
+            .contains("would have left 2 clients")
+    );
+    assert_eq!(j["points"], rows_of("Hôpital Nord") + rows_of("10"));
+    let a = inspect(&m);
+    assert!(a["withdrawn"].is_string(), "{a}");
+    assert_eq!(a["centroids"].as_array().unwrap().len(), 0);
+    let last = a["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["outcome"], "withdrawn", "{last}");
+    // verify: the clients equal their fit, no model (exit code 6).
+    let (code, v) = json(&["verify", "--model", &m]);
+    assert_eq!((code, v["outcome"].as_str()), (6, Some("withdrawn")), "{v}");
+    assert_eq!(v["served_clients_digest"], v["retrained_clients_digest"]);
+    // No model to export or to predict with: an error that says why.
+    fails_with(&["export", "--model", &m], "the store serves no model");
+    let points = dir.path().join("points.csv");
+    std::fs::write(&points, "0.1,0.2\n-0.2,0.1\n").unwrap();
+    fails_with(
+        &["predict", "--model", &m, "--data", points.to_str().unwrap()],
+        "the store serves no model",
+    );
+    // A later request erases too, with no round; -q prints nothing.
+    let out = mufc(&["forget", "--model", &m, "--ids", "P-000010", "-q"]);
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    let (_, f) = json(&["inspect", "--model", &m, "--id", "P-000010"]);
+    assert_eq!(f["record"]["status"], "forgotten", "{f}");
+}
+
+#[test]
 fn verify_prints_the_evidence_and_a_refit_cannot_bring_records_back() {
     // Defect 5: nobody could check the "equals retraining" claim from the
     // command line. And a re-import of the original data brought

@@ -160,7 +160,11 @@ fn audit_rows(
                 points: now.saturating_add(earlier.get(&c).map_or(0, |e| e.0)),
                 whole_client: plan.removal.removed_clients.contains(&c),
                 reseeded: plan.removal.reseeded.contains(&c),
-                outcome: AuditOutcome::Applied,
+                outcome: if plan.removal.outcome.is_withdrawn() {
+                    AuditOutcome::Withdrawn
+                } else {
+                    AuditOutcome::Applied
+                },
                 applied: requests,
                 erased_at: erased_at.unwrap_or(plan.time),
                 removed_at: Some(plan.time),

@@ -165,6 +165,13 @@ pub enum StoreError {
     /// The model has no centroids (every client was removed).
     #[error("the model has no centroids: every client was removed")]
     NoModel,
+    /// The model was withdrawn: a request would have left fewer clients
+    /// than the minimum aggregate ([`mufc::Withdrawal`]).
+    #[error(
+        "the store serves no model: {0}. Fit a new store from the remaining records (a lower \
+         --min-clients, FederationConfig::min_clients in the library, accepts fewer clients)"
+    )]
+    Withdrawn(mufc::Withdrawal),
     /// The federation refused (an invalid configuration or data at
     /// training, a request the policy refuses, ...).
     #[error(transparent)]

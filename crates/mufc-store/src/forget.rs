@@ -19,7 +19,7 @@ use crate::reports::{ForgetOutcome, ForgetReport};
 use crate::state::State;
 use crate::tombstone::{self, lookup};
 use crate::types::Centroid;
-use mufc::{ClientId, MufcError, RemovalRequest};
+use mufc::{ClientId, MufcError, RemovalOutcome, RemovalRequest};
 
 /// What a call asks for.
 #[derive(Clone, Copy)]
@@ -397,7 +397,11 @@ fn serve(
     };
     let apply_time = start.elapsed();
     let applied = !removal.outcome.is_deferred();
-    let version_after = if applied {
+    // A request after a withdrawal changes no model: no new version.
+    let model_changed = applied
+        && !(removal.outcome.is_withdrawn()
+            && matches!(removal.server, mufc::ServerUpdate::Unchanged));
+    let version_after = if model_changed {
         version_before.saturating_add(1)
     } else {
         version_before
@@ -431,7 +435,10 @@ fn serve(
         removal: &removal,
         version_before,
         version_after,
-        warning: audit_warning(privacy_warning.as_deref(), overdue, state.max_defer),
+        warning: match &removal.outcome {
+            RemovalOutcome::Withdrawn(w) => Some(w.to_string()),
+            _ => audit_warning(privacy_warning.as_deref(), overdue, state.max_defer),
+        },
     };
     let start = Instant::now();
     let entry = write_plan(&tx, state, &plan, fault)?;
@@ -443,7 +450,9 @@ fn serve(
         state.records.remove(r);
     }
     let after = state.centroids();
-    let outcome = if applied {
+    let outcome = if let RemovalOutcome::Withdrawn(w) = &removal.outcome {
+        ForgetOutcome::Withdrawn(w.clone())
+    } else if applied {
         ForgetOutcome::Applied
     } else {
         let oldest = tombstone::oldest_waiting(conn)?.unwrap_or(time);

@@ -142,8 +142,8 @@ pub(crate) fn write_client(conn: &Connection, c: &mufc::Client) -> Result<(), St
     conn.prepare_cached("INSERT OR REPLACE INTO clients (id, state, sha256) VALUES (?1, ?2, ?3)")
         .and_then(|mut s| s.execute(params![key, blob, sum.as_slice()]))
         .map_err(StoreError::db("writing a client's state"))?;
-    // A row of schema 6 in a store of schema 5 makes it schema 6 (in the
-    // same transaction).
+    // A row of schema 6 in a store of schema 5 makes it the current schema
+    // (in the same transaction).
     conn.pragma_update(None, "user_version", crate::schema::SCHEMA_VERSION)
         .map_err(StoreError::db("setting the schema version"))?;
     Ok(())
@@ -173,6 +173,10 @@ pub(crate) fn write_server_of(
         params![blob, sum.as_slice()],
     )
     .map_err(StoreError::db("writing the server state"))?;
+    // A server row of schema 7 makes a store of schema 5 or 6 schema 7
+    // (in the same transaction).
+    conn.pragma_update(None, "user_version", crate::schema::SCHEMA_VERSION)
+        .map_err(StoreError::db("setting the schema version"))?;
     Ok(())
 }
 

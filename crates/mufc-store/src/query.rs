@@ -195,12 +195,15 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Dimension`], [`StoreError::NotFinite`],
-    /// [`StoreError::NoModel`].
+    /// [`StoreError::NoModel`], [`StoreError::Withdrawn`].
     ///
     /// # Example
     ///
     /// See [`Store`].
     pub fn predict(&self, points: &DMatrix<f64>) -> Result<Vec<usize>, StoreError> {
+        if let Some(w) = self.state.fed.withdrawal() {
+            return Err(StoreError::Withdrawn(w.clone()));
+        }
         let model = self.state.fed.server().model().ok_or(StoreError::NoModel)?;
         if points.nrows() != self.state.fed.dim() {
             return Err(StoreError::Dimension {

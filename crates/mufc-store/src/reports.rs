@@ -33,12 +33,23 @@ pub enum ForgetOutcome {
         /// see [`Store::apply_overdue`](crate::Store::apply_overdue)).
         deadline: u64,
     },
+    /// The records are erased from the store, and the store serves no
+    /// model: the request would have left fewer clients than the minimum
+    /// aggregate (docs/threat-model.md P4), or an earlier one did (which
+    /// the [`Withdrawal`](mufc::Withdrawal) names). See
+    /// [`Federation::withdrawal`](mufc::Federation::withdrawal).
+    Withdrawn(mufc::Withdrawal),
 }
 
 impl ForgetOutcome {
     /// Whether the model update waits.
     pub fn is_deferred(&self) -> bool {
         matches!(self, Self::Deferred { .. })
+    }
+
+    /// Whether the store serves no model after the request.
+    pub fn is_withdrawn(&self) -> bool {
+        matches!(self, Self::Withdrawn(_))
     }
 }
 
@@ -148,6 +159,9 @@ pub enum AuditOutcome {
     /// The client's points were erased from the store; the model update
     /// waits (the privacy policy waits for other clients' requests).
     Deferred,
+    /// The client's points were erased from the store, and no model
+    /// counts them: the model is withdrawn (below the minimum aggregate).
+    Withdrawn,
 }
 
 impl AuditOutcome {
@@ -156,6 +170,7 @@ impl AuditOutcome {
         match self {
             Self::Applied => "applied",
             Self::Deferred => "deferred",
+            Self::Withdrawn => "withdrawn",
         }
     }
 
@@ -164,6 +179,7 @@ impl AuditOutcome {
         match name {
             "applied" => Some(Self::Applied),
             "deferred" => Some(Self::Deferred),
+            "withdrawn" => Some(Self::Withdrawn),
             _ => None,
         }
     }

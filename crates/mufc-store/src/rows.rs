@@ -74,7 +74,16 @@ fn decode<'a, T: Deserialize<'a>>(blob: &'a [u8], what: &str) -> Result<T, Store
 }
 
 pub(crate) fn parse_server(blob: &[u8]) -> Result<ServerState, StoreError> {
-    decode(blob, "the server state")
+    decode(blob, "the server state").or_else(|e| {
+        // A row of schema 5 or 6 ends before the field schema 7 added last
+        // (the federation's withdrawal, an `Option`), so it cannot parse
+        // as schema 7; with that field `None` (postcard: one zero byte)
+        // it parses as written.
+        let mut old = Vec::with_capacity(blob.len().saturating_add(1));
+        old.extend_from_slice(blob);
+        old.push(0);
+        decode(&old, "the server state").map_err(|_| e)
+    })
 }
 
 /// A client's row: its points, its seeds, and its clusters (none in a

@@ -6,7 +6,9 @@ use rusqlite::Connection;
 use crate::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-/// Version 6: a client's row also holds the clusters it sends, so that
+/// Version 7: the server row ends with the federation's withdrawal (why it
+/// serves no model, if a request left fewer clients than the minimum
+/// aggregate). Version 6: a client's row also holds the clusters it sends, so that
 /// opening a store fits no client (a client is fitted, and checked
 /// against them, when a request changes it). Version 5: the configuration in the server row has the adaptive client
 /// k, the minimum cluster size, the clients' K-means runs and the gamma
@@ -15,11 +17,12 @@ use crate::error::StoreError;
 /// the per-store secret and deferral deadline, and the audit's erasure
 /// and model times; version 3 the topology and the groups; version 2 the
 /// input transform.
-pub(crate) const SCHEMA_VERSION: i64 = 6;
+pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 /// The oldest schema this version reads: a store of schema 5 opens (its
-/// clients are fitted on opening) and becomes schema 6 with the first
-/// client row written.
+/// clients are fitted on opening) and a store of schema 5 or 6 becomes
+/// schema 7 with the first request (which writes the server row and the
+/// rows of the clients it changes).
 pub(crate) const OLDEST_READ: i64 = 5;
 
 /// `PRAGMA application_id`: "MUFC", so that another application's SQLite

@@ -93,7 +93,39 @@ fn a_store_of_schema_5_opens_and_its_first_request_upgrades_it() {
         .forget(&[RecordId::from(31), RecordId::from(62)])
         .unwrap();
     drop(store);
-    assert_eq!(user_version(&path), 6);
+    assert_eq!(user_version(&path), crate::schema::SCHEMA_VERSION);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+}
+
+#[test]
+fn a_store_of_schema_6_opens_and_its_first_request_upgrades_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fitted(dir.path());
+    let served = Store::open(&path).unwrap().centroids();
+    // Schema 6's server row ends before the withdrawal (`None`: one zero
+    // byte at the end of schema 7's).
+    let conn = Connection::open(&path).unwrap();
+    let mut row: Vec<u8> = conn
+        .query_row("SELECT state FROM server WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(row.pop(), Some(0));
+    conn.execute(
+        "UPDATE server SET state = ?1, sha256 = ?2 WHERE id = 1",
+        params![row, checksum("server", 1, &row).as_slice()],
+    )
+    .unwrap();
+    conn.pragma_update(None, "user_version", 6).unwrap();
+    drop(conn);
+
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.centroids(), served);
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    store
+        .forget(&[RecordId::from(31), RecordId::from(62)])
+        .unwrap();
+    drop(store);
+    assert_eq!(user_version(&path), crate::schema::SCHEMA_VERSION);
     let store = Store::open(&path).unwrap();
     assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
 }

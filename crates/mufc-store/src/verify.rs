@@ -36,6 +36,10 @@ pub struct Verification {
     pub clients_digest: (String, String),
     /// Every difference found, described (empty when equal).
     pub differences: Vec<String>,
+    /// Why the store serves no model, if a request withdrew it: the
+    /// clients are compared with their fit from scratch, and the server
+    /// must hold nothing.
+    pub withdrawn: Option<mufc::Withdrawal>,
 }
 
 /// What a verification concludes.
@@ -56,6 +60,10 @@ pub enum VerifyOutcome {
     Pending,
     /// Something differs.
     Differs,
+    /// The model was withdrawn (a request would have left fewer clients
+    /// than the minimum aggregate): the clients equal their fit from
+    /// scratch, and the server holds no counts and no centroids.
+    Withdrawn,
 }
 
 impl Verification {
@@ -63,6 +71,8 @@ impl Verification {
     pub fn outcome(&self) -> VerifyOutcome {
         if !self.differences.is_empty() {
             VerifyOutcome::Differs
+        } else if self.withdrawn.is_some() {
+            VerifyOutcome::Withdrawn
         } else if self.pending_requests.is_empty() {
             VerifyOutcome::Equal
         } else {
@@ -132,26 +142,27 @@ fn client_bytes(h: &mut Sha256, c: &Client) {
     }
 }
 
-fn clients_digest(f: &Federation) -> String {
+fn clients_digest(clients: &[Client]) -> String {
     let mut h = Sha256::new();
     h.update(b"mufc-clients\0");
-    for c in f.clients() {
+    for c in clients {
         client_bytes(&mut h, c);
     }
     hex(&h.finalize())
 }
 
-/// Every difference between the clients of `a` and `b`.
-fn client_differences(a: &Federation, b: &Federation, out: &mut Vec<String>) {
-    if a.client_ids() != b.client_ids() {
+/// Every difference between the clients `a` and `b`.
+fn client_differences(a: &[Client], b: &[Client], out: &mut Vec<String>) {
+    let ids = |v: &[Client]| v.iter().map(Client::id).collect::<Vec<_>>();
+    if ids(a) != ids(b) {
         out.push(format!(
             "the clients differ: {:?} served, {:?} retrained",
-            a.client_ids(),
-            b.client_ids()
+            ids(a),
+            ids(b)
         ));
         return;
     }
-    for (x, y) in a.clients().iter().zip(b.clients()) {
+    for (x, y) in a.iter().zip(b) {
         let id = x.id();
         let mut what = Vec::new();
         if x.data().ids() != y.data().ids() {
@@ -179,6 +190,11 @@ fn client_differences(a: &Federation, b: &Federation, out: &mut Vec<String>) {
             out.push(format!("client {id}: {}", what.join(", ")));
         }
     }
+}
+
+/// The digest of no model.
+fn empty_model_digest() -> String {
+    hex(&Sha256::digest(b"mufc-model\0|model|"))
 }
 
 /// Every difference between two servers' models.
@@ -249,6 +265,9 @@ impl Store {
             .iter()
             .map(|c| (c.id(), c.data().clone()))
             .collect();
+        if let Some(w) = served.withdrawal() {
+            return self.verify_withdrawn(data, w);
+        }
         let retrained = if data.is_empty() {
             None
         } else {
@@ -258,7 +277,7 @@ impl Store {
         let pending: Vec<u64> = served.pending().iter().map(|p| p.number).collect();
         let (retrained_digest, retrained_clients) = match &retrained {
             Some(r) => {
-                client_differences(served, r, &mut differences);
+                client_differences(served.clients(), r.clients(), &mut differences);
                 if pending.is_empty() {
                     server_differences("the model", served.server(), r.server(), &mut differences);
                     if let (Some(la), Some(lb)) = (served.layout(), r.layout()) {
@@ -279,7 +298,7 @@ impl Store {
                         }
                     }
                 }
-                (model_digest(r), clients_digest(r))
+                (model_digest(r), clients_digest(r.clients()))
             }
             None => {
                 // Every client was removed: retraining has no model.
@@ -287,8 +306,7 @@ impl Store {
                     differences
                         .push("the model: every client was removed, yet it has centroids".into());
                 }
-                let empty = hex(&Sha256::digest(b"mufc-model\0|model|"));
-                (empty, clients_digest(served))
+                (empty_model_digest(), clients_digest(served.clients()))
             }
         };
         Ok(Verification {
@@ -298,8 +316,39 @@ impl Store {
             pending_requests: pending,
             served_digest: model_digest(served),
             retrained_digest,
-            clients_digest: (clients_digest(served), retrained_clients),
+            clients_digest: (clients_digest(served.clients()), retrained_clients),
             differences,
+            withdrawn: None,
+        })
+    }
+
+    /// [`Self::verify`] of a store whose model was withdrawn: retraining
+    /// would be refused (too few clients for an aggregate), so the
+    /// clients are compared with their fit from scratch, and the server
+    /// must hold no counts and no centroids.
+    fn verify_withdrawn(
+        &self,
+        data: Vec<(mufc::ClientId, seeding::Dataset)>,
+        w: &mufc::Withdrawal,
+    ) -> Result<Verification, StoreError> {
+        let served = &self.state.fed;
+        let fitted = Federation::fit_clients(data, served.config())?;
+        let mut differences = Vec::new();
+        client_differences(served.clients(), &fitted, &mut differences);
+        if served.server().model().is_some() || !served.server().counts().is_empty() {
+            differences
+                .push("the model: withdrawn, yet the server holds counts or centroids".into());
+        }
+        Ok(Verification {
+            model_version: self.state.model_version,
+            points: served.num_points(),
+            clients: served.clients().len(),
+            pending_requests: Vec::new(),
+            served_digest: model_digest(served),
+            retrained_digest: empty_model_digest(),
+            clients_digest: (clients_digest(served.clients()), clients_digest(&fitted)),
+            differences,
+            withdrawn: Some(w.clone()),
         })
     }
 }

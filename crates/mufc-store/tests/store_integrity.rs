@@ -7,7 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use mufc::{FederationConfig, ValidConfig};
-use mufc_store::{ClientRecords, FAULT_ENV, FaultPoint, FitOptions, RecordId, Store, StoreError};
+use mufc_store::{
+    AuditOutcome, ClientRecords, FAULT_ENV, FaultPoint, FitOptions, ForgetOutcome, RecordId, Store,
+    StoreError, VerifyOutcome,
+};
 use seeding::Dataset;
 use testkit::mufc::{Mixture, compare, gaussian_clients};
 
@@ -195,6 +198,66 @@ fn a_deferred_request_erases_its_points_at_once() {
     assert!(anywhere(dir.path(), &coords(kept)[0].to_le_bytes()));
 }
 
+#[test]
+fn a_request_below_the_minimum_aggregate_erases_at_once_and_withdraws_the_model() {
+    // Issue 25: a whole client leaving at the minimum (three clients,
+    // three per aggregate) was refused and its coordinates stayed.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path());
+    store.forget_client("1").unwrap();
+    store.flush().unwrap();
+    let version = store.model_version();
+    // A lone request waits; the next one withdraws the model, covering it.
+    let lone = store.forget(&[RecordId::from(100)]).unwrap();
+    assert!(lone.outcome.is_deferred());
+    let r = store.forget_client("2").unwrap();
+    let ForgetOutcome::Withdrawn(w) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    assert_eq!((w.clients, w.min_clients, w.request), (2, 3, 3));
+    assert_eq!(r.applied_requests, vec![2, 3]);
+    assert_eq!(r.erased_points, 30);
+    assert_eq!(store.model_version(), version + 1);
+    assert!(store.centroids().is_empty() && store.pending().is_empty());
+    assert!(matches!(
+        store.predict(&nalgebra::DMatrix::zeros(2, 1)),
+        Err(StoreError::Withdrawn(_))
+    ));
+    for rec in (60..90).chain([100]) {
+        if unique(rec) {
+            for x in coords(rec) {
+                assert!(!anywhere(dir.path(), &x.to_le_bytes()), "record {rec}");
+            }
+        }
+    }
+    let kept = (90..120).find(|&r| r != 100 && unique(r)).unwrap();
+    assert!(anywhere(dir.path(), &coords(kept)[0].to_le_bytes()));
+    let v = store.verify().unwrap();
+    assert_eq!(v.outcome(), VerifyOutcome::Withdrawn, "{:?}", v.differences);
+    assert_eq!(v.clients_digest.0, v.clients_digest.1);
+    let audit = store.history().unwrap();
+    let last: Vec<_> = audit.iter().filter(|e| e.request == 3).collect();
+    assert_eq!(last.len(), 2, "the pending client and the leaving one");
+    assert!(last.iter().all(|e| e.outcome == AuditOutcome::Withdrawn));
+    drop(store);
+
+    // Reopened: still withdrawn; a later request erases, with no round
+    // and no new model version.
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.federation().withdrawal(), Some(w));
+    let r = store.forget(&[RecordId::from(kept as i64)]).unwrap();
+    assert_eq!(r.outcome, ForgetOutcome::Withdrawn(w.clone()));
+    assert_eq!(store.model_version(), version + 1);
+    assert!(!anywhere(dir.path(), &coords(kept)[0].to_le_bytes()));
+    assert!(store.flush().unwrap().is_none());
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Withdrawn);
+    let again = store.forget(&[RecordId::from(kept as i64)]).unwrap_err();
+    assert!(
+        matches!(again, StoreError::AlreadyForgotten { .. }),
+        "{again}"
+    );
+}
+
 fn open_err(path: &Path) -> StoreError {
     Store::open(path).unwrap_err()
 }
@@ -287,20 +350,20 @@ fn a_store_of_another_schema_version_says_which() {
     drop(store);
     rusqlite::Connection::open(&path)
         .unwrap()
-        .pragma_update(None, "user_version", 7)
+        .pragma_update(None, "user_version", 8)
         .unwrap();
     let err = open_err(&path);
     assert!(
         matches!(
             err,
             StoreError::SchemaVersion {
-                found: 7,
-                supported: 6
+                found: 8,
+                supported: 7
             }
         ),
         "{err}"
     );
-    assert!(err.to_string().contains("version 7"), "{err}");
+    assert!(err.to_string().contains("version 8"), "{err}");
 }
 
 #[test]

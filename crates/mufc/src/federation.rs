@@ -10,6 +10,7 @@ mod train;
 pub(crate) mod tree;
 mod unlearn;
 pub(crate) mod unsent;
+mod withdraw;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,7 +24,7 @@ pub(crate) use unsent::Unsent;
 use crate::aggregation::Aggregation;
 use crate::{
     Client, ClientId, FitReport, Layout, MufcError, MufcResult, NodeId, PendingRequest,
-    RemovalReport, Server, ValidConfig,
+    RemovalReport, Server, ValidConfig, Withdrawal,
 };
 use tree::Tree;
 
@@ -99,6 +100,9 @@ pub struct Federation {
     tree: Option<Tree>,
     /// Who took part in the last round applied (not saved).
     involvement: Option<crate::Involvement>,
+    /// Why no model is served (then the server is empty, and there is no
+    /// aggregation, tree, pending request or waiting message).
+    withdrawn: Option<Withdrawal>,
 }
 
 /// The server's parts of a federation.
@@ -138,6 +142,7 @@ impl Federation {
             messages: None,
             tree: None,
             involvement: None,
+            withdrawn: None,
         }
     }
 
@@ -226,6 +231,17 @@ impl Federation {
         &self.server
     }
 
+    /// Why the federation serves no model, if a request withdrew it
+    /// ([`RemovalOutcome::Withdrawn`](crate::RemovalOutcome::Withdrawn)):
+    /// the server then holds no counts and no centroids.
+    ///
+    /// # Example
+    ///
+    /// See [`Withdrawal`].
+    pub fn withdrawal(&self) -> Option<&Withdrawal> {
+        self.withdrawn.as_ref()
+    }
+
     /// What training cost (times of the first round; unchanged by
     /// removals).
     pub fn fit_report(&self) -> &FitReport {
@@ -258,6 +274,9 @@ impl Federation {
     /// before any mask exists, so no round number is ever run twice by one
     /// federation; the counter is saved with it.
     pub fn rounds(&self) -> u64 {
+        if let Some(w) = &self.withdrawn {
+            return w.rounds;
+        }
         if let Some(t) = &self.tree {
             return t.rounds();
         }

@@ -20,6 +20,8 @@ mod persist;
 pub mod remote;
 mod report;
 mod server;
+#[cfg(test)]
+mod withdraw_tests;
 
 pub use aggregation::SketchInfo;
 pub use client::{Client, StoredClusters};
@@ -39,7 +41,7 @@ pub use objective::{Objectives, estimate_phi_c_star, union};
 pub use persist::{ClientSnapshot, ServerSnapshot};
 pub use report::{
     DecodeKind, FitReport, Involvement, PendingRequest, RemovalOutcome, RemovalReport,
-    RemovalRequest, StageTimes,
+    RemovalRequest, StageTimes, Withdrawal,
 };
 pub use server::{Server, ServerUpdate, UpdateSummary};
 /// The steps of the [`Masking::SecAgg`] protocol, as the reports name the

@@ -409,12 +409,89 @@ pub enum RemovalOutcome {
         /// ([`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients)).
         needed: usize,
     },
+    /// The request would leave fewer clients than the policy's minimum
+    /// aggregate ([`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
+    /// docs/threat-model.md P4), or the federation's model was withdrawn
+    /// by an earlier request: its points are erased from the clients at
+    /// once, and the federation serves no model
+    /// ([`Federation::withdrawal`](crate::Federation::withdrawal)). No
+    /// aggregate of the remaining clients may be decoded, and the old one
+    /// counts the erased points, so the server keeps neither counts nor
+    /// centroids; the pending requests are covered too
+    /// ([`RemovalReport::requests`]).
+    Withdrawn(Withdrawal),
 }
 
 impl RemovalOutcome {
     /// Whether the request was kept pending.
     pub fn is_deferred(&self) -> bool {
         matches!(self, Self::Deferred { .. })
+    }
+
+    /// Whether the federation serves no model after the request.
+    pub fn is_withdrawn(&self) -> bool {
+        matches!(self, Self::Withdrawn { .. })
+    }
+}
+
+/// Why a federation serves no model: the request that would have left
+/// fewer clients (in a group, with groups) than the policy's minimum
+/// aggregate (docs/threat-model.md P4). Its points, and those of every
+/// request after it, are erased from the clients at once; no round runs
+/// again, because any aggregate of the clients left would tell the server
+/// (and a colluding client) too much of each.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, Federation, FederationConfig, RemovalOutcome, RemovalRequest};
+/// use nalgebra::DMatrix;
+/// use seeding::Dataset;
+///
+/// let clients: Vec<Dataset> = (0..3)
+///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+///     .collect::<Result<_, _>>()?;
+/// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+/// // Three clients, a minimum of three: the second cannot be the last.
+/// let report = fed.remove(&RemovalRequest::clients(vec![ClientId(1)]))?;
+/// let w = fed.withdrawal().expect("withdrawn");
+/// assert_eq!(report.outcome, RemovalOutcome::Withdrawn(w.clone()));
+/// assert_eq!((w.request, w.clients, w.min_clients, w.group), (1, 2, 3, None));
+/// assert!(fed.server().model().is_none());
+/// assert_eq!(fed.server().total_count(), 0);
+/// assert_eq!(fed.num_points(), 60);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct Withdrawal {
+    /// The request that withdrew the model.
+    pub request: u64,
+    /// The clients it left (in its group, with groups).
+    pub clients: usize,
+    /// The policy's minimum aggregate.
+    pub min_clients: usize,
+    /// The group that fell below the minimum, with groups.
+    pub group: Option<usize>,
+    /// The aggregation rounds started before (kept so that the counter
+    /// never goes back).
+    pub(crate) rounds: u64,
+}
+
+impl std::fmt::Display for Withdrawal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let where_ = self
+            .group
+            .map_or_else(String::new, |g| format!(" in group {g}"));
+        write!(
+            f,
+            "request {} would have left {} client{}{where_}, fewer than the minimum aggregate of {} \
+             (docs/threat-model.md P4): its records were erased and the model withdrawn",
+            self.request,
+            self.clients,
+            if self.clients == 1 { "" } else { "s" },
+            self.min_clients
+        )
     }
 }
 

@@ -380,6 +380,16 @@ impl Server {
         Ok((data, changes))
     }
 
+    /// Forgets the counts, the points and the model (a withdrawn
+    /// federation's server).
+    pub(crate) fn clear(&mut self) {
+        self.counts.clear();
+        self.model = None;
+        if let Ok(empty) = Dataset::empty(self.data.dim()) {
+            self.data = empty;
+        }
+    }
+
     /// Applies a plan: the K-means is updated (or fit, or dropped) first;
     /// if that fails nothing changes.
     pub(crate) fn apply(&mut self, plan: ServerPlan) -> MufcResult<ServerUpdate> {

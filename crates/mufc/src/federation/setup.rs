@@ -47,7 +47,7 @@ fn distinct_up_to(data: &Dataset, cap: usize) -> usize {
 impl Setup {
     /// Checks the clients and resolves `gamma` and `max_points`.
     pub(crate) fn new(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
-        Self::build(clients, config, None)
+        Self::build(clients, config, None, true)
     }
 
     /// As [`Self::new`] for a saved federation, which may have no client
@@ -57,13 +57,25 @@ impl Setup {
         config: &ValidConfig,
         dim: usize,
     ) -> MufcResult<Self> {
-        Self::build(clients, config, Some(dim))
+        Self::build(clients, config, Some(dim), true)
+    }
+
+    /// As [`Self::restore`] for a federation whose model was withdrawn
+    /// ([`crate::Withdrawal`]): it holds fewer clients than the policy's
+    /// minimum aggregate, and never aggregates again.
+    pub(crate) fn withdrawn(
+        clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+        dim: usize,
+    ) -> MufcResult<Self> {
+        Self::build(clients, config, Some(dim), false)
     }
 
     fn build(
         mut clients: Vec<(ClientId, Dataset)>,
         config: &ValidConfig,
         dim: Option<usize>,
+        policy: bool,
     ) -> MufcResult<Self> {
         let dim = match (clients.first(), dim) {
             (Some((_, d)), _) => d.dim(),
@@ -98,7 +110,7 @@ impl Setup {
         // The policy last: data errors are named first (docs/threat-model.md
         // P4). A saved federation may have no client left.
         let min_clients = config.min_clients();
-        if !clients.is_empty() && clients.len() < min_clients {
+        if policy && !clients.is_empty() && clients.len() < min_clients {
             return Err(MufcError::TooFewClients {
                 clients: clients.len(),
                 min_clients,

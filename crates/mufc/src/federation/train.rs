@@ -76,6 +76,47 @@ impl Federation {
         Self::train(setup, layout, wall)
     }
 
+    /// Fits every client as training does (Algorithm 1, lines 1-4), with
+    /// no aggregation and no privacy policy: the clients, in id order,
+    /// that a federation whose model was withdrawn
+    /// ([`Self::withdrawal`]) must equal, bit for bit. None for no client.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::with_ids`], but for the policy's minimum.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let clients: Vec<Dataset> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut fed = Federation::new(clients, &FederationConfig::new(2).gamma(0.1).validate()?)?;
+    /// fed.remove(&RemovalRequest::clients(vec![ClientId(0)]))?;
+    /// assert!(fed.withdrawal().is_some());
+    /// let data = fed.clients().iter().map(|c| (c.id(), c.data().clone())).collect();
+    /// let fitted = Federation::fit_clients(data, fed.config())?;
+    /// assert_eq!(fitted.len(), 2);
+    /// for (a, b) in fitted.iter().zip(fed.clients()) {
+    ///     assert_eq!((a.id(), a.seed_ids(), a.histogram()), (b.id(), b.seed_ids(), b.histogram()));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fit_clients(
+        clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+    ) -> MufcResult<Vec<Client>> {
+        let Some(dim) = clients.first().map(|(_, d)| d.dim()) else {
+            return Ok(Vec::new());
+        };
+        let setup = Setup::withdrawn(clients, config, dim)?;
+        Ok(setup.fit_clients()?.into_iter().map(|(c, _)| c).collect())
+    }
+
     /// Trains a federation with groups (Algorithm 1 inside every group)
     /// laid out as `layout` says, whatever the configuration's
     /// [`Topology`] (whose sizes only [`Self::with_ids`] reads): groups by

@@ -44,6 +44,17 @@ impl Federation {
     /// server receives every client's centroids in the clear, so a round
     /// changing one client hides nothing that waiting would.
     ///
+    /// **Below the minimum aggregate the model is withdrawn.** A request
+    /// that would leave fewer clients than
+    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients)
+    /// (in a group, with groups), but some, is served all the same: its
+    /// points are erased from the clients at once, and since no aggregate
+    /// of the clients left may be decoded (docs/threat-model.md P4) and the
+    /// old one counts the erased points, the server drops its counts and
+    /// centroids ([`RemovalOutcome::Withdrawn`](crate::RemovalOutcome::Withdrawn),
+    /// [`Self::withdrawal`]). The pending requests are covered by it; every
+    /// later request is served the same way, with no round.
+    ///
     /// Only the clients named recompute; every remaining client sends its
     /// sketch again (the unmasked sketch of its last message, updated by
     /// the bins whose counts changed: one insert per changed bin, none for
@@ -66,10 +77,6 @@ impl Federation {
     /// [`MufcError::RepeatedPoint`](crate::MufcError::RepeatedPoint),
     /// [`MufcError::AlreadyPending`](crate::MufcError::AlreadyPending) (a
     /// point or client a pending request names),
-    /// [`MufcError::TooFewClients`](crate::MufcError::TooFewClients)
-    /// (policy: the request would leave fewer clients than
-    /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients),
-    /// but some),
     /// [`MufcError::TooManyDropouts`](crate::MufcError::TooManyDropouts)
     /// (with [`Masking::SecAgg`](crate::Masking::SecAgg): the round's
     /// dropouts left too few clients),
@@ -115,7 +122,18 @@ impl Federation {
         // Check everything before any work, then unlearn on copies.
         self.check_request(request)?;
         let staged = self.stage(request)?;
-        self.check_remaining(&staged)?;
+        // Below the minimum aggregate no model may be served: the points
+        // are erased all the same, and the model withdrawn.
+        let withdrawal = match &self.withdrawn {
+            Some(w) => Some(w.clone()),
+            None => match self.check_remaining(&staged) {
+                Ok(()) => None,
+                Err(e) => Some(self.withdrawal_for(&e).ok_or(e)?),
+            },
+        };
+        if let Some(w) = withdrawal {
+            return Ok(self.serve_withdrawn(staged, w, wall));
+        }
         let number = self.next_request_number();
         let needed = self.config.min_updating_clients();
         let unsent = self.unsent_with(&staged);

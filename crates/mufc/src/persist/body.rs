@@ -8,7 +8,7 @@ use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 
 use crate::federation::unsent::Unsent;
-use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig};
+use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig, Withdrawal};
 
 /// A federation's groups (version 7): the layout, and what each group's
 /// aggregate holds. The nodes' models are not stored: each is rebuilt
@@ -50,6 +50,7 @@ pub(super) struct ReprRef<'a> {
     pub(super) pending: &'a [PendingRequest],
     pub(super) unsent: Vec<(ClientId, &'a Unsent)>,
     pub(super) tree: Option<SavedTree>,
+    pub(super) withdrawn: Option<&'a Withdrawal>,
 }
 
 #[derive(Deserialize)]
@@ -67,4 +68,5 @@ pub(crate) struct Repr {
     /// (version 8).
     pub(crate) unsent: Vec<(ClientId, Unsent)>,
     pub(crate) tree: Option<SavedTree>,
+    pub(crate) withdrawn: Option<Withdrawal>,
 }

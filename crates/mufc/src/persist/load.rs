@@ -52,7 +52,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x09");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x0a");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(
@@ -86,6 +86,9 @@ impl Federation {
         clusters: BTreeMap<ClientId, StoredClusters>,
     ) -> MufcResult<Self> {
         check_shape(&r)?;
+        if r.withdrawn.is_some() {
+            return restore_withdrawn(r, clusters);
+        }
         let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
             .clients
             .iter()
@@ -160,6 +163,51 @@ impl Federation {
 
 /// The checks on a saved state's shape that come before any allocation
 /// it sizes.
+/// A federation whose model was withdrawn: its clients, and nothing of
+/// an aggregate (no counts, pending request, waiting message or group).
+fn restore_withdrawn(
+    r: Repr,
+    clusters: BTreeMap<ClientId, StoredClusters>,
+) -> MufcResult<Federation> {
+    let Some(w) = r.withdrawn else {
+        return Err(corrupt("no withdrawal"));
+    };
+    if !r.counts.is_empty() || !r.pending.is_empty() || !r.unsent.is_empty() || r.tree.is_some() {
+        return Err(corrupt(
+            "a withdrawn model with counts, pending requests, waiting messages or groups",
+        ));
+    }
+    if r.rounds != w.rounds {
+        return Err(corrupt(format!(
+            "{} rounds, the withdrawal says {}",
+            r.rounds, w.rounds
+        )));
+    }
+    let seeds: BTreeMap<ClientId, Vec<PointId>> = r
+        .clients
+        .iter()
+        .map(|(id, _, s)| (*id, s.clone()))
+        .collect();
+    let setup = Setup::withdrawn(
+        r.clients.into_iter().map(|(id, d, _)| (id, d)).collect(),
+        &r.config,
+        r.dim,
+    )?;
+    let clients = setup.load_clients(&seeds, clusters)?;
+    let server = setup.server()?;
+    let mut fed = Federation::from_parts(
+        setup,
+        clients,
+        None,
+        server,
+        r.fit_report,
+        r.history,
+        Vec::new(),
+    );
+    fed.withdraw(w);
+    Ok(fed)
+}
+
 fn check_shape(r: &Repr) -> MufcResult<()> {
     // The stored dimension sizes the quantizer's grid before any data is
     // looked at: it must be the data's (a crafted file with a valid

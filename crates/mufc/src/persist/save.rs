@@ -115,6 +115,7 @@ impl Federation {
             pending: self.pending(),
             unsent: self.unsent().iter().map(|(c, u)| (*c, u)).collect(),
             tree: self.saved_tree(),
+            withdrawn: self.withdrawal(),
         }
     }
 

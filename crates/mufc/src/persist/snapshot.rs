@@ -14,7 +14,7 @@ use super::body::{Repr, SavedTree};
 use crate::federation::unsent::Unsent;
 use crate::{
     ClientId, Federation, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport,
-    StoredClusters, ValidConfig,
+    StoredClusters, ValidConfig, Withdrawal,
 };
 
 /// Everything a [`Federation`] holds but its clients' points: the
@@ -62,6 +62,7 @@ pub struct ServerSnapshot {
     pending: Vec<PendingRequest>,
     unsent: Vec<(ClientId, Unsent)>,
     tree: Option<SavedTree>,
+    withdrawn: Option<Withdrawal>,
 }
 
 /// One client's part of a snapshot: its id, its points and its seeds.
@@ -95,6 +96,7 @@ impl Federation {
             pending: self.pending().to_vec(),
             unsent: self.unsent().iter().map(|(c, u)| (*c, u.clone())).collect(),
             tree: self.saved_tree(),
+            withdrawn: self.withdrawal().cloned(),
         }
     }
 
@@ -162,6 +164,7 @@ impl Federation {
                 pending: server.pending,
                 unsent: server.unsent,
                 tree: server.tree,
+                withdrawn: server.withdrawn,
             },
             clusters,
         )?;

@@ -60,7 +60,8 @@ fn refusal(e: StoreError) -> CliError {
 /// `mufc forget`: opens the store, applies the overdue model updates,
 /// serves the request (and, with `--flush`, the pending ones), each
 /// committed before it is reported. Exit code ([`exit`]): 0 when the
-/// request's model update ran, 3 when it is deferred, 4 when refused.
+/// request's model update ran, 3 when it is deferred, 4 when refused, 6
+/// when the store serves no model (withdrawn: too few clients left).
 ///
 /// # Errors
 ///
@@ -130,6 +131,16 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
         deferred = r.outcome.is_deferred();
         reports.push(r);
     }
+    let withdrawn = reports.iter().find_map(|r| match &r.outcome {
+        ForgetOutcome::Withdrawn(w) => Some(w.clone()),
+        _ => None,
+    });
+    if let Some(w) = &withdrawn {
+        warnings.push(format!(
+            "the store serves no model: {w}. `mufc fit` on the remaining records (with a lower \
+             --min-clients) trains a new one"
+        ));
+    }
     if a.flush {
         match store.flush()? {
             Some(r) => {
@@ -175,7 +186,9 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
         json,
         text,
         warnings,
-        exit: if deferred {
+        exit: if withdrawn.is_some() {
+            exit::WITHDRAWN
+        } else if deferred {
             exit::DEFERRED
         } else {
             exit::SUCCESS
@@ -216,6 +229,7 @@ fn describe(r: &ForgetReport) -> String {
     let mut t = TextTable::new(&["", "value"]);
     let outcome = match (&r.outcome, r.overdue) {
         (ForgetOutcome::Deferred { .. }, _) => "erased; model update deferred",
+        (ForgetOutcome::Withdrawn(_), _) => "erased; model withdrawn (too few clients left)",
         (_, true) => "model update applied (deadline passed)",
         _ => "applied",
     };
@@ -265,6 +279,7 @@ fn describe(r: &ForgetReport) -> String {
 fn report_json(r: &ForgetReport, needed: usize) -> Value {
     let (outcome, deadline) = match &r.outcome {
         ForgetOutcome::Deferred { deadline, .. } => ("deferred", Some(*deadline)),
+        ForgetOutcome::Withdrawn(_) => ("withdrawn", None),
         _ => ("applied", None),
     };
     json!({
@@ -288,5 +303,9 @@ fn report_json(r: &ForgetReport, needed: usize) -> Value {
         "apply_seconds": secs(r.apply_time),
         "commit_seconds": secs(r.commit_time),
         "privacy_warning": r.privacy_warning,
+        "withdrawn": match &r.outcome {
+            ForgetOutcome::Withdrawn(w) => Some(w.to_string()),
+            _ => None,
+        },
     })
 }

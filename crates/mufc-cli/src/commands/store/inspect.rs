@@ -92,6 +92,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
             l.groups().iter().map(|g| group_names(g)).collect::<Vec<_>>()
         }),
         "training_included_clients": fit.included.len(),
+        "withdrawn": store.federation().withdrawal().map(ToString::to_string),
         "config": config,
         "pending": pending,
         "deadline": deadline,
@@ -150,6 +151,9 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "model version".to_string(),
         store.model_version().to_string(),
     ]);
+    if store.federation().withdrawal().is_some() {
+        t.row(["model", "withdrawn (see below)"]);
+    }
     t.row([
         "pending model updates (records erased)".to_string(),
         list(&store.pending().iter().map(|p| p.number).collect::<Vec<_>>()),
@@ -172,8 +176,12 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
             ),
         ]);
     }
+    let withdrawn = store
+        .federation()
+        .withdrawal()
+        .map_or_else(String::new, |w| format!("withdrawn: {w}\n\n"));
     let text = format!(
-        "mufc inspect: {}\n\n{}\n{}\naudit history (one row per request and client; times UTC):\n{}",
+        "mufc inspect: {}\n\n{}\n{withdrawn}{}\naudit history (one row per request and client; times UTC):\n{}",
         a.model.display(),
         t.render(),
         centroid_table(&centroids),

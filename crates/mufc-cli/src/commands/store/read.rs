@@ -103,6 +103,9 @@ pub fn export(a: &ExportArgs) -> Result<Report, CliError> {
         });
     }
     let store = Store::open(&a.model)?;
+    if let Some(w) = store.federation().withdrawal() {
+        return Err(mufc_store::StoreError::Withdrawn(w.clone()).into());
+    }
     let centroids = store.centroids();
     let body = json!({
         "k": centroids.len(),

@@ -12,7 +12,8 @@ use crate::{CliError, exit};
 
 /// `mufc verify`: what was compared, the digests of the served and the
 /// retrained model, and the verdict. Exit code ([`exit`]): 0 equal, 3
-/// the clients equal and the model's update pending, 5 different.
+/// the clients equal and the model's update pending, 5 different, 6 the
+/// model withdrawn and the clients equal.
 ///
 /// # Errors
 ///
@@ -39,6 +40,12 @@ pub fn verify(a: &VerifyArgs) -> Result<Report, CliError> {
         VerifyOutcome::Differs => (
             "DIFFERENT: the served model is not the model retrained from the remaining records",
             exit::DIFFERS,
+        ),
+        VerifyOutcome::Withdrawn => (
+            "WITHDRAWN: the store serves no model (retraining would be refused: too few clients \
+             for an aggregate), and every client equals, bit for bit, its fit from the store's \
+             remaining records",
+            exit::WITHDRAWN,
         ),
     };
     let c = store.config();
@@ -83,6 +90,9 @@ pub fn verify(a: &VerifyArgs) -> Result<Report, CliError> {
         a.model.display(),
         t.render()
     );
+    if let Some(w) = &v.withdrawn {
+        text.push_str(&format!("withdrawn: {w}\n"));
+    }
     for d in &v.differences {
         text.push_str(&format!("difference: {d}\n"));
     }
@@ -94,7 +104,9 @@ pub fn verify(a: &VerifyArgs) -> Result<Report, CliError> {
             VerifyOutcome::Equal => "equal",
             VerifyOutcome::Pending => "pending",
             VerifyOutcome::Differs => "different",
+            VerifyOutcome::Withdrawn => "withdrawn",
         },
+        "withdrawn": v.withdrawn.as_ref().map(ToString::to_string),
         "model_version": v.model_version,
         "points": v.points,
         "clients": v.clients,
