@@ -39,6 +39,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) version_after: u64,
     /// The audit's warning for the round's rows.
     pub(crate) warning: Option<String>,
+    /// The digest of the records left ([`crate::digest::RecordsDigest`]).
+    pub(crate) records_digest: crate::digest::RecordsDigest,
 }
 
 /// Fails at `at` if a test asked for it (see [`FaultPoint`]).
@@ -105,7 +107,7 @@ pub(crate) fn write_plan(
             earlier.insert(c, found);
         }
     }
-    write_server(tx, state, plan.version_after)?;
+    write_server(tx, state, plan.version_after, plan.records_digest)?;
     for a in audit_rows(state, plan, &erased_of, &earlier) {
         write_audit(tx, &a)?;
     }

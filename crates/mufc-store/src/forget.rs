@@ -435,17 +435,28 @@ fn serve(
         removal: &removal,
         version_before,
         version_after,
+        records_digest: {
+            let mut d = state.records_digest;
+            for (r, _) in &erased {
+                if let Some(&(c, p)) = state.records.get(r) {
+                    d.toggle(r, c, p);
+                }
+            }
+            d
+        },
         warning: match &removal.outcome {
             RemovalOutcome::Withdrawn(w) => Some(w.to_string()),
             _ => audit_warning(privacy_warning.as_deref(), overdue, state.max_defer),
         },
     };
+    let records_digest = plan.records_digest;
     let start = Instant::now();
     let entry = write_plan(&tx, state, &plan, fault)?;
     tx.commit().map_err(StoreError::db("committing"))?;
     let commit_time = start.elapsed();
     state.last_entry = entry;
     state.model_version = version_after;
+    state.records_digest = records_digest;
     for (r, _) in &erased {
         state.records.remove(r);
     }

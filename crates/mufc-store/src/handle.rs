@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags, params};
 use seeding::{BoxTransform, PointId};
 
+use crate::digest::RecordsDigest;
 use crate::error::StoreError;
 use crate::fault::FaultPoint;
 use crate::load::{check_header, load, schema_cookie};
@@ -154,8 +155,9 @@ pub(crate) fn write_server(
     conn: &Connection,
     state: &State,
     model_version: u64,
+    records: RecordsDigest,
 ) -> Result<(), StoreError> {
-    write_server_of(conn, &state.fed, state, model_version)
+    write_server_of(conn, &state.fed, state, model_version, records)
 }
 
 /// Writes the server row of `fed`, with the rest of `state`, at
@@ -165,8 +167,15 @@ pub(crate) fn write_server_of(
     fed: &Federation,
     state: &State,
     model_version: u64,
+    records: RecordsDigest,
 ) -> Result<(), StoreError> {
-    let blob = server_blob(fed, model_version, state.transform.as_ref(), &state.names)?;
+    let blob = server_blob(
+        fed,
+        model_version,
+        state.transform.as_ref(),
+        &state.names,
+        records,
+    )?;
     let sum = checksum("server", 1, &blob);
     conn.execute(
         "INSERT OR REPLACE INTO server (id, state, sha256) VALUES (1, ?1, ?2)",
@@ -229,7 +238,7 @@ fn write_rows(tx: &Connection, state: &State, new: &NewStore<'_>) -> Result<(), 
         )
         .map_err(StoreError::db("writing the roster"))?;
     }
-    write_server(tx, state, 1)?;
+    write_server(tx, state, 1, RecordsDigest::of(&new.records))?;
     for c in state.fed.clients() {
         write_client(tx, c)?;
     }
@@ -533,6 +542,7 @@ impl Store {
             schema: 0,
             secret,
             max_defer: *max_defer,
+            records_digest: RecordsDigest::of(&new.records),
         };
         let if_exists = *if_exists;
         if let Some(r) = replaced {

@@ -11,6 +11,7 @@
 
 mod audit;
 mod commit;
+mod digest;
 mod error;
 mod fault;
 mod forget;

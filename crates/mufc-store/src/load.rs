@@ -8,6 +8,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use seeding::{Dataset, PointId};
 
+use crate::digest::RecordsDigest;
 use crate::error::StoreError;
 use crate::record::RecordId;
 use crate::rows::{checksum, parse_client, parse_server};
@@ -129,7 +130,7 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
         })?;
     verified("server", 1, &blob, &sum)?;
     // The transform is checked as it is parsed (`BoxTransform`'s serde).
-    let mut server = parse_server(&blob)?;
+    let (mut server, stored_digest) = parse_server(&blob)?;
     let model_version = server.model_version;
     let transform = server.transform.take();
     let names: std::collections::BTreeMap<ClientId, crate::record::ClientName> =
@@ -178,7 +179,7 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
             .map_err(|_| StoreError::corrupt("rebuilding the federation failed"));
         (fed, read)
     });
-    let records = records?;
+    let (records, records_digest) = records?;
     let fed =
         fed?.map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
     if let Some(t) = &transform
@@ -198,6 +199,15 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
         return Err(StoreError::corrupt(format!("client {c} has no name")));
     }
     check_records(&records, &fed)?;
+    // A store of schema 5 or 6 has no digest yet (its first request
+    // writes one).
+    if stored_digest.is_some_and(|d| d != records_digest) {
+        return Err(StoreError::corrupt(
+            "the records table does not match its digest: a record was changed to name \
+             another point, added or removed outside a request (a forget would erase the wrong \
+             data)",
+        ));
+    }
     let max_defer: i64 = conn
         .query_row("SELECT value FROM meta WHERE key = 'max_defer'", [], |r| {
             r.get(0)
@@ -220,6 +230,7 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
         secret: Secret::read(conn)?,
         max_defer: u64::try_from(max_defer)
             .map_err(|_| StoreError::corrupt("a negative deferral limit"))?,
+        records_digest,
     })
 }
 
@@ -245,13 +256,17 @@ pub(crate) fn last_entry(conn: &Connection) -> Result<i64, StoreError> {
     .map_err(StoreError::db("reading the journal"))
 }
 
-/// Every record of the table: its client and point.
-fn read_records(conn: &Connection) -> Result<HashMap<RecordId, (ClientId, PointId)>, StoreError> {
+/// Every record of the table: its client and point; and their digest.
+type Records = (HashMap<RecordId, (ClientId, PointId)>, RecordsDigest);
+
+/// Every record of the table, and their digest.
+fn read_records(conn: &Connection) -> Result<Records, StoreError> {
     let db = |e| StoreError::db("reading the records")(e);
     let count: i64 = conn
         .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
         .map_err(db)?;
     let mut records = HashMap::with_capacity(usize::try_from(count).unwrap_or(0));
+    let mut digest = RecordsDigest::default();
     let mut stmt = conn
         .prepare("SELECT record, client, point FROM records")
         .map_err(db)?;
@@ -264,11 +279,12 @@ fn read_records(conn: &Connection) -> Result<HashMap<RecordId, (ClientId, PointI
         let point = u64::try_from(point)
             .map(PointId)
             .map_err(|_| StoreError::corrupt(format!("record {record}: negative point id")))?;
+        digest.toggle(&record, client, point);
         if records.insert(record.clone(), (client, point)).is_some() {
             return Err(StoreError::corrupt(format!("record {record} occurs twice")));
         }
     }
-    Ok(records)
+    Ok((records, digest))
 }
 
 /// The records checked to name every point of every client of `fed` once.

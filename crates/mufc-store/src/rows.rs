@@ -6,6 +6,7 @@ use seeding::{BoxTransform, Dataset, PointId};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::digest::RecordsDigest;
 use crate::error::StoreError;
 use crate::record::ClientName;
 use mufc::{Client, ClientId, Federation, ServerSnapshot, StoredClusters};
@@ -37,6 +38,7 @@ pub(crate) fn server_blob(
     model_version: u64,
     transform: Option<&BoxTransform>,
     names: &std::collections::BTreeMap<ClientId, ClientName>,
+    records: RecordsDigest,
 ) -> Result<Vec<u8>, StoreError> {
     let state = ServerRef {
         model_version,
@@ -44,7 +46,10 @@ pub(crate) fn server_blob(
         names: names.iter().map(|(c, n)| (*c, n)).collect(),
         federation: fed.server_snapshot(),
     };
-    encode(&state)
+    let mut blob = encode(&state)?;
+    // Since schema 7 the digest of the records follows (32 bytes).
+    blob.extend_from_slice(&records.0);
+    Ok(blob)
 }
 
 /// A client's row: its points, its seeds and (since schema 6) the
@@ -73,17 +78,37 @@ fn decode<'a, T: Deserialize<'a>>(blob: &'a [u8], what: &str) -> Result<T, Store
     Ok(value)
 }
 
-pub(crate) fn parse_server(blob: &[u8]) -> Result<ServerState, StoreError> {
-    decode(blob, "the server state").or_else(|e| {
-        // A row of schema 5 or 6 ends before the field schema 7 added last
-        // (the federation's withdrawal, an `Option`), so it cannot parse
-        // as schema 7; with that field `None` (postcard: one zero byte)
-        // it parses as written.
-        let mut old = Vec::with_capacity(blob.len().saturating_add(1));
-        old.extend_from_slice(blob);
-        old.push(0);
-        decode(&old, "the server state").map_err(|_| e)
-    })
+pub(crate) fn parse_server(
+    blob: &[u8],
+) -> Result<(ServerState, Option<RecordsDigest>), StoreError> {
+    match postcard::take_from_bytes::<ServerState>(blob) {
+        // No digest: a row written before it existed (the next request
+        // writes one). The row's checksum finds a digest cut off by damage.
+        Ok((state, [])) => Ok((state, None)),
+        Ok((state, rest)) => {
+            let digest: [u8; 32] = rest.try_into().map_err(|_| {
+                StoreError::corrupt(format!(
+                    "the server state has {} bytes after its contents, not the records' \
+                     32-byte digest",
+                    rest.len()
+                ))
+            })?;
+            Ok((state, Some(RecordsDigest(digest))))
+        }
+        // A row of schema 5 or 6 ends before the field schema 7 added
+        // last to the state (the federation's withdrawal, an `Option`),
+        // so it cannot parse as schema 7; with that field `None`
+        // (postcard: one zero byte) it parses as written, and it has no
+        // digest of the records.
+        Err(e) => {
+            let mut old = Vec::with_capacity(blob.len().saturating_add(1));
+            old.extend_from_slice(blob);
+            old.push(0);
+            decode(&old, "the server state")
+                .map(|state| (state, None))
+                .map_err(|_| StoreError::corrupt(format!("the server state does not parse: {e}")))
+        }
+    }
 }
 
 /// A client's row: its points, its seeds, and its clusters (none in a

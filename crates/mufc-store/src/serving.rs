@@ -131,7 +131,13 @@ impl Store {
         );
         let tx = begin(&self.conn, self.state.mark())?;
         let journal = write_journal(&tx, entry.round, time, "round", &named)?;
-        write_server_of(&tx, &fed, &self.state, version_after)?;
+        write_server_of(
+            &tx,
+            &fed,
+            &self.state,
+            version_after,
+            self.state.records_digest,
+        )?;
         for (client, request) in &entry.requests {
             // A client's points are its own: the server knows only that
             // its request was served (or waits for the next round).

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use seeding::{BoxTransform, PointId};
 
+use crate::digest::RecordsDigest;
 use crate::record::{ClientName, RecordId};
 use crate::tombstone::Secret;
 use mufc::{ClientId, Federation};
@@ -31,6 +32,8 @@ pub(crate) struct State {
     pub(crate) secret: Secret,
     /// How long a model update may wait, in seconds.
     pub(crate) max_defer: u64,
+    /// The digest of `records` ([`RecordsDigest`]).
+    pub(crate) records_digest: RecordsDigest,
 }
 
 impl State {

@@ -104,11 +104,12 @@ fn a_store_of_schema_6_opens_and_its_first_request_upgrades_it() {
     let path = fitted(dir.path());
     let served = Store::open(&path).unwrap().centroids();
     // Schema 6's server row ends before the withdrawal (`None`: one zero
-    // byte at the end of schema 7's).
+    // byte) and the records' digest (32 bytes) that end schema 7's.
     let conn = Connection::open(&path).unwrap();
     let mut row: Vec<u8> = conn
         .query_row("SELECT state FROM server WHERE id = 1", [], |r| r.get(0))
         .unwrap();
+    row.truncate(row.len() - 32);
     assert_eq!(row.pop(), Some(0));
     conn.execute(
         "UPDATE server SET state = ?1, sha256 = ?2 WHERE id = 1",

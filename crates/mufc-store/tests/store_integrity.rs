@@ -263,6 +263,49 @@ fn open_err(path: &Path) -> StoreError {
 }
 
 #[test]
+fn a_record_edited_to_name_another_point_is_refused() {
+    // Every record still names one held point once, so only the records'
+    // digest tells: a forget of record 3 would have erased record 4's
+    // point (or another client's).
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    drop(store);
+    let swaps = [
+        // Two points of one client.
+        "UPDATE records SET point = -1 WHERE record = 3; \
+         UPDATE records SET point = 3 WHERE record = 4; \
+         UPDATE records SET point = 4 WHERE record = -1 OR point = -1;",
+        // The same point of two clients.
+        "UPDATE records SET client = -1 WHERE record = 5; \
+         UPDATE records SET client = 0 WHERE record = 35; \
+         UPDATE records SET client = 1 WHERE client = -1;",
+    ];
+    for sql in swaps {
+        let copy = dir.path().join("copy.mufc");
+        std::fs::copy(&path, &copy).unwrap();
+        rusqlite::Connection::open(&copy)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        let err = open_err(&copy);
+        assert!(
+            err.to_string()
+                .contains("the records table does not match its digest"),
+            "{sql}: {err}"
+        );
+        std::fs::remove_file(&copy).unwrap();
+    }
+    // The digest follows the requests: the store opens after them.
+    let mut store = Store::open(&path).unwrap();
+    store
+        .forget(&[RecordId::from(3), RecordId::from(40)])
+        .unwrap();
+    store.forget_client("2").unwrap();
+    drop(store);
+    Store::open(&path).unwrap();
+}
+
+#[test]
 fn a_flipped_byte_in_a_state_blob_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (store, path) = fitted(dir.path());
