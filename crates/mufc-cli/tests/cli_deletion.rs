@@ -316,6 +316,44 @@ fn a_client_leaving_at_the_minimum_is_erased_and_the_model_withdrawn() {
 }
 
 #[test]
+fn the_file_fit_read_predicts_as_it_is() {
+    // `predict` read every column as a coordinate: the file `fit` was
+    // given (client and id columns) could not be predicted.
+    let dir = tempfile::tempdir().unwrap();
+    let (data, m) = fitted(dir.path());
+    let d = data.to_str().unwrap();
+    let out = mufc(&[
+        "predict",
+        "--model",
+        &m,
+        "--data",
+        d,
+        "--client-column",
+        "1",
+        "--id-column",
+        "2",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let labels: Vec<usize> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 180);
+    // The three blobs of the file (row r is in blob r % 3) get three
+    // labels, one each.
+    for b in 0..3 {
+        let of: std::collections::BTreeSet<usize> =
+            (b..180).step_by(3).map(|r| labels[r]).collect();
+        assert_eq!(of.len(), 1, "blob {b}: {of:?}");
+    }
+    fails_with(
+        &["predict", "--model", &m, "--data", d, "--id-column", "2"],
+        "column 1 (counting from 0): \"site-5\" is not a number",
+    );
+}
+
+#[test]
 fn verify_prints_the_evidence_and_a_refit_cannot_bring_records_back() {
     // Defect 5: nobody could check the "equals retraining" claim from the
     // command line. And a re-import of the original data brought

@@ -339,7 +339,7 @@ fn bad_ids_and_bad_columns_fail_clearly() {
     std::fs::write(&three, "0.1,0.2,0.3\n0.0,0.1,0.2\n").unwrap();
     fails_with(
         &["predict", "--model", &m, "--data", three.to_str().unwrap()],
-        "3 columns, but the model",
+        "3 feature columns, but the model",
     );
     // A duplicate id names its lines; ids are kept as written.
     let dup = dir.path().join("dup.csv");

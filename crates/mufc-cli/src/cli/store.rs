@@ -173,6 +173,14 @@ pub struct PredictArgs {
     /// The CSV's first row is a header (default: detected).
     #[arg(long)]
     pub header: bool,
+    /// A column (0-based) holding each row's client: skipped, so that the
+    /// file `fit` read predicts as it is.
+    #[arg(long, value_name = "N")]
+    pub client_column: Option<usize>,
+    /// A column (0-based, counted in the file) holding each row's record
+    /// id: skipped, as --client-column.
+    #[arg(long, value_name = "N")]
+    pub id_column: Option<usize>,
     /// Write the labels (the index of the nearest centroid, one per line)
     /// to this file instead of stdout.
     #[arg(long = "out", value_name = "FILE")]

@@ -27,13 +27,14 @@ pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
         } else {
             Header::Auto
         },
-        ..LoadOptions::default()
+        client_column: a.client_column,
+        id_column: a.id_column,
     };
     let table = load(&a.data, &opts)?;
     if table.dim() != store.dim() {
         return Err(CliError::Store(format!(
-            "{}: {} columns, but the model {} has dimension {} (one column per coordinate, \
-             no id or client column)",
+            "{}: {} feature columns, but the model {} has dimension {} (one column per \
+             coordinate; --client-column and --id-column skip a client and an id column)",
             a.data.display(),
             table.dim(),
             a.model.display(),
