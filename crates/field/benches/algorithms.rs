@@ -27,7 +27,7 @@ use field::{
     BigPrime, FiniteField, Goldilocks, Mersenne61, Mersenne127, berlekamp_massey, find_roots,
     minimal_recurrence, poly, solve_transposed_vandermonde,
 };
-use testkit::known_primes;
+use testdata::known_primes;
 
 const SIZES: [usize; 4] = [100, 400, 1000, 4000];
 
@@ -42,7 +42,7 @@ struct Input<E> {
 }
 
 fn input<F: FiniteField>(f: &F, m: usize, label: &str) -> Input<F::Elem> {
-    let mut rng = testkit::rng(&format!("bench-algorithms/{label}/{m}"));
+    let mut rng = testdata::rng(&format!("bench-algorithms/{label}/{m}"));
     let mut nodes: Vec<F::Elem> = Vec::with_capacity(m);
     let mut seen = std::collections::HashSet::new();
     while nodes.len() < m {
@@ -94,7 +94,7 @@ fn bench_field<F: FiniteField>(
         if root_sizes.contains(&m) {
             let mut g = c.benchmark_group(format!("roots/{name}"));
             configure(&mut g, m, f.modulus_bits());
-            let mut rng = testkit::rng("bench-algorithms/split");
+            let mut rng = testdata::rng("bench-algorithms/split");
             g.bench_function(id.clone(), |b| {
                 let p = locator();
                 b.iter(|| black_box(find_roots(f, black_box(p), &mut rng)));
@@ -140,7 +140,7 @@ fn bench_mul<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
     g.sample_size(20);
     g.warm_up_time(Duration::from_millis(300));
     g.measurement_time(Duration::from_secs(2));
-    let mut rng = testkit::rng("bench-algorithms/polymul");
+    let mut rng = testdata::rng("bench-algorithms/polymul");
     for n in [16usize, 32, 64, 128, 256, 512, 1000, 2000] {
         let a: Vec<F::Elem> = (0..n).map(|_| f.random(&mut rng)).collect();
         let b: Vec<F::Elem> = (0..n).map(|_| f.random(&mut rng)).collect();
@@ -194,7 +194,7 @@ fn bench_gcd<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
     g.sampling_mode(SamplingMode::Flat);
     g.warm_up_time(Duration::from_millis(500));
     g.measurement_time(Duration::from_secs(3));
-    let mut rng = testkit::rng("bench-algorithms/gcd");
+    let mut rng = testdata::rng("bench-algorithms/gcd");
     for n in [256usize, 1024, 2048, 4096] {
         let mut random = || {
             let mut v: Vec<F::Elem> = (0..n).map(|_| f.random(&mut rng)).collect();

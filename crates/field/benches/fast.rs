@@ -23,7 +23,7 @@ use field::{FiniteField, Fp64, find_roots, minimal_recurrence, poly};
 
 /// `n` distinct nonzero elements.
 fn distinct_points<F: FiniteField>(f: &F, n: usize, label: &str) -> Vec<F::Elem> {
-    let mut rng = testkit::rng(&format!("bench-fast/{label}/{n}"));
+    let mut rng = testdata::rng(&format!("bench-fast/{label}/{n}"));
     let mut seen = std::collections::HashSet::new();
     let mut points = Vec::with_capacity(n);
     while points.len() < n {
@@ -37,7 +37,7 @@ fn distinct_points<F: FiniteField>(f: &F, n: usize, label: &str) -> Vec<F::Elem>
 
 /// `n` random elements.
 fn random_elems<F: FiniteField>(f: &F, n: usize, label: &str) -> Vec<F::Elem> {
-    let mut rng = testkit::rng(&format!("bench-fast/{label}/{n}"));
+    let mut rng = testdata::rng(&format!("bench-fast/{label}/{n}"));
     (0..n).map(|_| f.random(&mut rng)).collect()
 }
 
@@ -61,7 +61,7 @@ fn fast(c: &mut Criterion) {
     let mut g = group(c, "roots");
     for d in [1000usize, 4000] {
         let split = poly::from_roots(&f, &distinct_points(&f, d, "roots"));
-        let mut rng = testkit::rng("bench-fast/roots/rng");
+        let mut rng = testdata::rng("bench-fast/roots/rng");
         g.bench_function(BenchmarkId::from_parameter(format!("d={d}")), |b| {
             b.iter(|| black_box(find_roots(&f, black_box(&split), &mut rng)));
         });

@@ -5,12 +5,12 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use field::{BigPrime, FfMersenne61, FfMersenne127, FiniteField, Fp64, Mersenne61, Mersenne127};
-use testkit::known_primes;
+use testdata::known_primes;
 
 const N: usize = 1024;
 
 fn bench_one<F: FiniteField>(c: &mut Criterion, name: &str, f: &F) {
-    let mut rng = testkit::rng("bench-field");
+    let mut rng = testdata::rng("bench-field");
     let a: Vec<F::Elem> = (0..N).map(|_| f.random(&mut rng)).collect();
     let b: Vec<F::Elem> = (0..N).map(|_| f.random(&mut rng)).collect();
     let mut g = c.benchmark_group("field");

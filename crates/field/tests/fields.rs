@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Goldilocks, Mersenne61, Mersenne127};
-use testkit::known_primes;
+use testdata::known_primes;
 
 static BIG256: LazyLock<BigPrime> = LazyLock::new(|| BigPrime::new(known_primes::p256()).unwrap());
 static BIG4096: LazyLock<BigPrime> =
@@ -12,25 +12,25 @@ static BIG4096: LazyLock<BigPrime> =
 static BIG8192: LazyLock<BigPrime> =
     LazyLock::new(|| BigPrime::new(known_primes::p8192()).unwrap());
 
-testkit::field_suite!(mersenne61, Mersenne61);
-testkit::field_suite!(goldilocks, Goldilocks);
-testkit::field_suite!(mersenne127, Mersenne127);
-testkit::field_suite!(ff_mersenne61, FfMersenne61::new());
-testkit::field_suite!(ff_mersenne127, FfMersenne127::new());
-testkit::field_suite!(fp64_small, Fp64::new(65_537).unwrap());
-testkit::field_suite!(fp64_tiny, Fp64::new(3).unwrap());
+field_testkit::field_suite!(mersenne61, Mersenne61);
+field_testkit::field_suite!(goldilocks, Goldilocks);
+field_testkit::field_suite!(mersenne127, Mersenne127);
+field_testkit::field_suite!(ff_mersenne61, FfMersenne61::new());
+field_testkit::field_suite!(ff_mersenne127, FfMersenne127::new());
+field_testkit::field_suite!(fp64_small, Fp64::new(65_537).unwrap());
+field_testkit::field_suite!(fp64_tiny, Fp64::new(3).unwrap());
 // The largest prime below 2^64: exercises every carry in Montgomery form.
-testkit::field_suite!(fp64_top, Fp64::new(u64::MAX - 58).unwrap());
-testkit::field_suite!(fp64_proth, Fp64::proth());
-testkit::field_suite!(big256, *BIG256);
-testkit::field_suite!(big4096, *BIG4096, 64);
-testkit::field_suite!(big8192, *BIG8192, 16);
+field_testkit::field_suite!(fp64_top, Fp64::new(u64::MAX - 58).unwrap());
+field_testkit::field_suite!(fp64_proth, Fp64::proth());
+field_testkit::field_suite!(big256, *BIG256);
+field_testkit::field_suite!(big4096, *BIG4096, 64);
+field_testkit::field_suite!(big8192, *BIG8192, 16);
 
 mod differential {
     use super::*;
     use field::{P61, P127};
+    use field_testkit::fields::differential;
     use num_bigint::BigUint;
-    use testkit::fields::differential;
 
     fn big(p: impl Into<BigUint>) -> BigPrime {
         BigPrime::new(p.into()).unwrap()

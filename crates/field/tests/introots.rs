@@ -69,7 +69,7 @@ fn ranges() -> Vec<(BigInt, BigInt, usize)> {
 fn random_root_sets() {
     for (k, (low, high, max_n)) in ranges().into_iter().enumerate() {
         for case in 0..8 {
-            let rng = &mut testkit::poly::case_rng(&format!("introots/{k}"), case);
+            let rng = &mut field_testkit::poly::case_rng(&format!("introots/{k}"), case);
             let n = rng.random_range(0..=max_n);
             let mut roots = root_set(rng, &low, &high, n);
             let p = planted(rng, &roots);
@@ -102,7 +102,7 @@ fn degenerate_inputs() {
 fn rejects_broken_promises() {
     for (k, (low, high, max_n)) in ranges().into_iter().enumerate() {
         for case in 0..6 {
-            let rng = &mut testkit::poly::case_rng(&format!("introots/reject/{k}"), case);
+            let rng = &mut field_testkit::poly::case_rng(&format!("introots/reject/{k}"), case);
             let n = rng.random_range(1..=max_n);
             let roots = root_set(rng, &low, &high, n);
             let base = planted(rng, &roots);

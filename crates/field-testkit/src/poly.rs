@@ -463,8 +463,8 @@ where
 /// cases (24) and the exponent size for `pow_mod` (104 bits).
 ///
 /// ```ignore
-/// testkit::poly_suite!(mersenne61, field::Mersenne61, testkit::poly::uniform, 200);
-/// testkit::poly_suite!(rationals, field::Rationals, testkit::poly::small_rational, 60, 8, 5);
+/// field_testkit::poly_suite!(mersenne61, field::Mersenne61, field_testkit::poly::uniform, 200);
+/// field_testkit::poly_suite!(rationals, field::Rationals, field_testkit::poly::small_rational, 60, 8, 5);
 /// ```
 #[macro_export]
 macro_rules! poly_suite {

@@ -287,8 +287,8 @@ pub fn batch_inversion<F: FiniteField>(f: &F) {
 /// module name and an expression that builds the field.
 ///
 /// ```ignore
-/// testkit::field_suite!(mersenne61, field::Mersenne61);
-/// testkit::field_suite!(big256, field::BigPrime::new(p256()).unwrap());
+/// field_testkit::field_suite!(mersenne61, field::Mersenne61);
+/// field_testkit::field_suite!(big256, field::BigPrime::new(p256()).unwrap());
 /// ```
 #[macro_export]
 macro_rules! field_suite {
