@@ -6,35 +6,7 @@
 
 use std::path::Path;
 
-/// The workspace crates `manifest` depends on, in any section.
-fn workspace_deps(manifest: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(manifest).expect("read the manifest");
-    let members = [
-        "field",
-        "field-testkit",
-        "testdata",
-        "testkit",
-        "syndrome-agg",
-        "seeding",
-        "mufc",
-        "mufc-store",
-        "mufc-cli",
-        "mufc-net",
-        "baselines",
-    ];
-    let mut found = Vec::new();
-    for line in text.lines() {
-        let name = line
-            .split(['=', '.', ' '])
-            .next()
-            .unwrap_or_default()
-            .trim();
-        if members.contains(&name) && !found.iter().any(|f| f == name) {
-            found.push(name.to_string());
-        }
-    }
-    found
-}
+use testdata::workspace_deps;
 
 #[test]
 fn the_field_tests_build_only_the_field_layer() {

@@ -29,7 +29,7 @@ use syndrome_agg::secagg::transport::{Faults, InProcess};
 use syndrome_agg::secagg::{SessionConfig, Step};
 
 fn session(n: usize, params: SecAggParams, len: usize) -> Arc<SessionConfig<Mersenne61>> {
-    let mut rng = testkit::rng(&format!("bench-session-{n}"));
+    let mut rng = testdata::rng(&format!("bench-session-{n}"));
     let graph = params.graph_for(1..=n as u64, &mut rng).unwrap();
     let ctx = RoundContext {
         session: SessionId([9; 32]),
@@ -58,7 +58,7 @@ fn protocol(c: &mut Criterion) {
             for t in ts {
                 let len = 2 * t + 1;
                 let cfg = session(n, params, len);
-                let mut rng = testkit::rng("bench-inputs");
+                let mut rng = testdata::rng("bench-inputs");
                 let inputs: Vec<(u64, Vec<u64>)> = (1..=n as u64)
                     .map(|id| (id, (0..len).map(|_| f.random(&mut rng)).collect()))
                     .collect();
@@ -73,7 +73,7 @@ fn protocol(c: &mut Criterion) {
                         |ins| {
                             let report = InProcess::new(cfg.clone())
                                 .with_faults(faults.clone())
-                                .run(ins, &mut testkit::rng("bench-run"))
+                                .run(ins, &mut testdata::rng("bench-run"))
                                 .unwrap();
                             black_box(report.output.unwrap())
                         },
@@ -93,7 +93,7 @@ fn shamir(c: &mut Criterion) {
     for holders in [10u64, 100, 1000] {
         let t = (holders / 2 + 1) as usize;
         let ids: Vec<u64> = (2..holders + 2).collect();
-        let mut rng = testkit::rng("bench-shamir");
+        let mut rng = testdata::rng("bench-shamir");
         g.bench_with_input(BenchmarkId::new("split-32B", holders), &holders, |b, _| {
             b.iter(|| split_secret(black_box(&secret), t, &ids, &mut rng).unwrap());
         });

@@ -35,7 +35,7 @@ fn random_entries<F: FiniteField>(
     domain_bits: u32,
     label: &str,
 ) -> Vec<(BigUint, F::Elem)> {
-    let mut rng = testkit::rng(label);
+    let mut rng = testdata::rng(label);
     (0..n)
         .map(|_| {
             let k = rng.random_biguint(u64::from(domain_bits)) + 1u32;
@@ -57,7 +57,7 @@ fn sketch_benches<F: FiniteField>(c: &mut Criterion, f: F, name: &str, domain_bi
         g.bench_with_input(BenchmarkId::new("encode", t), &t, |b, _| {
             b.iter(|| Sketch::encode(&p, black_box(client.clone())).unwrap());
         });
-        let mut rng = testkit::rng("keys");
+        let mut rng = testdata::rng("keys");
         let me = MaskKeyPair::generate(&mut rng);
         let peer = [(2u64, MaskKeyPair::generate(&mut rng).public_key())];
         g.bench_with_input(BenchmarkId::new("mask-per-peer", t), &t, |b, _| {
@@ -90,7 +90,7 @@ fn integer_decoder(c: &mut Criterion) {
         let p = IntegerParams::new(t, 1_000_000u32, 1_000_000u32)
             .validate()
             .unwrap();
-        let mut rng = testkit::rng("integer");
+        let mut rng = testdata::rng("integer");
         let entries: Vec<(u64, u64)> = (0..t)
             .map(|_| {
                 (
@@ -116,7 +116,7 @@ fn wide_keys(c: &mut Criterion) {
     let p = WideKeyParams::new(t, 64, [9; 32])
         .validate(Mersenne61)
         .unwrap();
-    let mut rng = testkit::rng("wide");
+    let mut rng = testdata::rng("wide");
     let keys: Vec<Vec<u8>> = (0..t)
         .map(|_| (0..64).map(|_| rng.random_range(0..=255u8)).collect())
         .collect();

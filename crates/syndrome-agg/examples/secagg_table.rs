@@ -90,7 +90,7 @@ fn main() -> Result<(), syndrome_agg::SketchError> {
                 let len = 2 * t + 1;
                 let mut per_run: Vec<Vec<StepStats>> = Vec::new();
                 for r in 0..runs {
-                    let mut rng = testkit::rng(&format!("{name}/{r}"));
+                    let mut rng = testdata::rng(&format!("{name}/{r}"));
                     let graph = params.graph_for(1..=n as u64, &mut rng)?;
                     let mut s = [0u8; 32];
                     rng.fill(&mut s);

@@ -85,7 +85,7 @@ const STRATEGIES: [Strategy; 6] = [
 
 #[test]
 fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
-    let mut rng = testkit::rng("dealer-threats");
+    let mut rng = testdata::rng("dealer-threats");
     let f = Mersenne61;
     for case in 0..60 {
         let strategy = STRATEGIES[rng.random_range(0..STRATEGIES.len())];
@@ -146,7 +146,7 @@ fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
 
 #[test]
 fn the_dealer_refuses_a_ring_naming_a_client_twice() {
-    let mut rng = testkit::rng("dealer-twice");
+    let mut rng = testdata::rng("dealer-twice");
     let dealer = MaskKeyPair::generate(&mut rng);
     let clients = keys(&mut rng, 3);
     let at_dealer = pair_keys(&dealer, &clients);
@@ -157,7 +157,7 @@ fn the_dealer_refuses_a_ring_naming_a_client_twice() {
 
 #[test]
 fn the_pair_key_is_the_same_on_both_sides_and_differs_between_pairs() {
-    let mut rng = testkit::rng("dealer-pairs");
+    let mut rng = testdata::rng("dealer-pairs");
     let dealer = MaskKeyPair::generate(&mut rng);
     let clients = keys(&mut rng, 3);
     let c = ctx(1);
@@ -174,7 +174,7 @@ fn the_pair_key_is_the_same_on_both_sides_and_differs_between_pairs() {
 
 /// The sum of every client's mask and the correction, in `domain`.
 fn total<D: MaskDomain>(domain: &D, n: usize, len: usize, seed: u64) -> Vec<D::Elem> {
-    let mut rng = testkit::rng(&format!("dealer-sum-{seed}"));
+    let mut rng = testdata::rng(&format!("dealer-sum-{seed}"));
     let dealer = MaskKeyPair::generate(&mut rng);
     let clients = keys(&mut rng, n);
     let at_dealer = pair_keys(&dealer, &clients);
@@ -212,7 +212,7 @@ proptest! {
 #[test]
 fn the_servers_view_depends_on_the_inputs_only_through_their_sum() {
     let ring_domain = IntegerRing::new(2);
-    let mut rng = testkit::rng("dealer-view");
+    let mut rng = testdata::rng("dealer-view");
     let dealer = MaskKeyPair::generate(&mut rng);
     let draws = 1500;
     let mut views: [BTreeMap<(String, String, String), usize>; 2] = Default::default();

@@ -1,8 +1,8 @@
 //! docs/threat-model.md M6: the bodies of the `syndrome-agg` fuzz targets, replayed on
 //! stable Rust over deterministic pseudo-random inputs.
 
-use testkit::fuzz::replay;
-use testkit::sagg::fuzz;
+use sagg_testkit::fuzz::replay;
+use sagg_testkit::sagg::fuzz;
 
 #[test]
 fn m6_sketch_decode() {
@@ -37,7 +37,7 @@ fn m6_large_decode() {
         "sagg_large_decode",
         6,
         48,
-        testkit::sagg::fuzz_large::large_decode,
+        sagg_testkit::sagg::fuzz_large::large_decode,
     );
 }
 
@@ -52,7 +52,7 @@ fn m6_secagg_client_envelope() {
         "secagg_client_envelope",
         120,
         64,
-        testkit::secagg::fuzz_client_envelope,
+        sagg_testkit::secagg::fuzz_client_envelope,
     );
 }
 
@@ -62,7 +62,7 @@ fn m6_secagg_server_envelope() {
         "secagg_server_envelope",
         120,
         64,
-        testkit::secagg::fuzz_server_envelope,
+        sagg_testkit::secagg::fuzz_server_envelope,
     );
 }
 
@@ -72,7 +72,7 @@ fn m6_secagg_server_receive() {
         "secagg_server_receive",
         200,
         512,
-        testkit::secagg::fuzz_server_receive,
+        sagg_testkit::secagg::fuzz_server_receive,
     );
 }
 
@@ -82,6 +82,6 @@ fn m6_secagg_secret_share() {
         "secagg_secret_share",
         400,
         64,
-        testkit::secagg::fuzz_secret_share,
+        sagg_testkit::secagg::fuzz_secret_share,
     );
 }

@@ -76,8 +76,8 @@ fn failing_bucket(e: &SketchError) -> Option<(usize, &DecodeError)> {
 }
 
 fn round_trips<F: FiniteField>(f: &F, label: &str, cases: u32) {
-    let mut rng = testkit::rng(label);
-    for _ in 0..testkit::cases(cases) {
+    let mut rng = testdata::rng(label);
+    for _ in 0..testdata::cases(cases) {
         let t = rng.random_range(1..=160usize);
         let g = rng.random_range(1..=8usize);
         let p = params(f, t, g, rng.random_range(0..=255u8));
@@ -126,7 +126,7 @@ fn round_trips_proth() {
 }
 
 fn sums_of_clients<F: FiniteField>(f: &F, label: &str) {
-    let mut rng = testkit::rng(label);
+    let mut rng = testdata::rng(label);
     let p = params(f, 300, 6, 1);
     let ctx = RoundContext {
         session: SessionId([2; 32]),
@@ -222,8 +222,8 @@ fn check_never_wrong<F: FiniteField>(p: &ValidPartitionParams<F>, elements: Vec<
 }
 
 fn garbage<F: FiniteField>(f: &F, label: &str, cases: u32) {
-    let mut rng = testkit::rng(label);
-    for _ in 0..testkit::cases(cases) {
+    let mut rng = testdata::rng(label);
+    for _ in 0..testdata::cases(cases) {
         let t = rng.random_range(1..=40usize);
         let g = rng.random_range(1..=5usize);
         let p = params(f, t, g, 7);
@@ -295,8 +295,8 @@ fn a_key_in_the_wrong_bucket_is_refused() {
 }
 
 fn deltas<F: FiniteField>(f: &F, label: &str, cases: u32) {
-    let mut rng = testkit::rng(label);
-    for _ in 0..testkit::cases(cases) {
+    let mut rng = testdata::rng(label);
+    for _ in 0..testdata::cases(cases) {
         let p = params(f, 400, 16, 5);
         let keys = random_keys(&mut rng, 300);
         let before: BTreeMap<u64, u64> = keys.iter().map(|&k| (k, 10)).collect();
@@ -386,7 +386,7 @@ fn the_bound_and_its_numbers() {
     // mu = 20 (G = 10, t = 200); overflows must be rarer than 1/16.
     let (t, g) = (200, 10);
     let tb = bucket_capacity(t, g, 4);
-    let mut rng = testkit::rng("partitioned/bound");
+    let mut rng = testdata::rng("partitioned/bound");
     let trials = 2000;
     let overflows = (0..trials)
         .filter(|_| {

@@ -5,19 +5,19 @@
 #![allow(clippy::unwrap_used)]
 
 use field::{BigPrime, Fp64, Goldilocks, Mersenne61, Mersenne127};
-use testkit::sagg::props;
+use sagg_testkit::sagg::props;
 
-testkit::sagg_suite!(mersenne61, Mersenne61, 8, 64);
-testkit::sagg_suite!(goldilocks, Goldilocks, 8, 64);
-testkit::sagg_suite!(mersenne127, Mersenne127, 8, 48);
+sagg_testkit::sagg_suite!(mersenne61, Mersenne61, 8, 64);
+sagg_testkit::sagg_suite!(goldilocks, Goldilocks, 8, 64);
+sagg_testkit::sagg_suite!(mersenne127, Mersenne127, 8, 48);
 // Capacities above the thresholds of Graeffe root finding and the tree
 // re-encode (the remainder-tree Vandermonde solve starts at 1536 nodes:
 // field's vandermonde suite runs it).
-testkit::sagg_suite!(proth, Fp64::proth(), 300, 8);
-testkit::sagg_suite!(mersenne61_large, Mersenne61, 300, 4);
-testkit::sagg_suite!(
+sagg_testkit::sagg_suite!(proth, Fp64::proth(), 300, 8);
+sagg_testkit::sagg_suite!(mersenne61_large, Mersenne61, 300, 4);
+sagg_testkit::sagg_suite!(
     big256,
-    BigPrime::new(testkit::known_primes::p256()).unwrap(),
+    BigPrime::new(testdata::known_primes::p256()).unwrap(),
     3,
     12
 );
@@ -26,28 +26,28 @@ testkit::sagg_suite!(
 // state unchanged on rejection), once for every sketch type.
 mod aggregator {
     use field::{BigPrime, Goldilocks, Mersenne61, Mersenne127};
+    use sagg_testkit::sagg::aggregator::makers;
     use syndrome_agg::Scheme;
-    use testkit::sagg::aggregator::makers;
 
-    testkit::aggregator_suite!(field61, makers::field(Mersenne61), 24);
-    testkit::aggregator_suite!(field_goldilocks, makers::field(Goldilocks), 16);
-    testkit::aggregator_suite!(field_proth, makers::field(field::Fp64::proth()), 16);
-    testkit::aggregator_suite!(field127, makers::field(Mersenne127), 16);
-    testkit::aggregator_suite!(
+    sagg_testkit::aggregator_suite!(field61, makers::field(Mersenne61), 24);
+    sagg_testkit::aggregator_suite!(field_goldilocks, makers::field(Goldilocks), 16);
+    sagg_testkit::aggregator_suite!(field_proth, makers::field(field::Fp64::proth()), 16);
+    sagg_testkit::aggregator_suite!(field127, makers::field(Mersenne127), 16);
+    sagg_testkit::aggregator_suite!(
         field_big256,
-        makers::field(BigPrime::new(testkit::known_primes::p256()).unwrap()),
+        makers::field(BigPrime::new(testdata::known_primes::p256()).unwrap()),
         6
     );
-    testkit::aggregator_suite!(wide61, makers::wide, 12);
-    testkit::aggregator_suite!(integer, makers::integer, 12);
-    testkit::aggregator_suite!(any_field, makers::any(Scheme::FieldKeys), 16);
-    testkit::aggregator_suite!(
+    sagg_testkit::aggregator_suite!(wide61, makers::wide, 12);
+    sagg_testkit::aggregator_suite!(integer, makers::integer, 12);
+    sagg_testkit::aggregator_suite!(any_field, makers::any(Scheme::FieldKeys), 16);
+    sagg_testkit::aggregator_suite!(
         any_wide,
         makers::any(Scheme::WideKeys { hash_key: [4; 32] }),
         8
     );
-    testkit::aggregator_suite!(any_integer, makers::any(Scheme::Integer), 8);
-    testkit::aggregator_suite!(
+    sagg_testkit::aggregator_suite!(any_integer, makers::any(Scheme::Integer), 8);
+    sagg_testkit::aggregator_suite!(
         any_partitioned,
         makers::any(Scheme::Partitioned { hash_key: [6; 32] }),
         8

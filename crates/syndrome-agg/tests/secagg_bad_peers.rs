@@ -6,12 +6,12 @@
 #![allow(clippy::unwrap_used)]
 
 use field::Mersenne61;
+use sagg_testkit::secagg::{Harness, all_but, config, inputs, oracle};
 use syndrome_agg::ProtocolError;
 use syndrome_agg::SketchError;
 use syndrome_agg::secagg::Step;
 use syndrome_agg::secagg::messages::ClientBody;
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
-use testkit::secagg::{Harness, all_but, config, inputs, oracle};
 
 #[test]
 fn bad_share_with_t_plus_one_responders_is_corrected() {

@@ -1,6 +1,6 @@
 //! A server that lies (docs/threat-model.md S6, S7 and the counting
 //! argument `2t > h + c`), played against the real clients with
-//! `testkit::lying`: the consistent-lie unmasking attack and the
+//! `sagg_testkit::lying`: the consistent-lie unmasking attack and the
 //! masking-set withholding attack, exactly, and a property test over
 //! random lying strategies (withheld shares, a different alive set for
 //! each client to attest, arbitrary unmasking lists, forged colluder
@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use field::Mersenne61;
 use rand::{Rng, RngExt};
-use syndrome_agg::secagg::ClientId;
-use testkit::lying::{
+use sagg_testkit::lying::{
     Outcome, Plan, View, held_shares, params, play, reconstruct, try_unmask_with, view_of,
 };
-use testkit::secagg::{Harness, config, inputs};
+use sagg_testkit::secagg::{Harness, config, inputs};
+use syndrome_agg::secagg::ClientId;
 
 /// Plays a plan whose callbacks are plain closures.
 fn run(
@@ -275,7 +275,7 @@ fn subset<R: Rng>(rng: &mut R, n: u64, p: f64) -> BTreeSet<ClientId> {
 #[test]
 fn lying_server_never_unmasks_an_honest_input() {
     const STRATEGIES: usize = 8;
-    let mut rng = testkit::rng("s6-s7-property");
+    let mut rng = testdata::rng("s6-s7-property");
     let (mut runs, mut answered, mut seeds_learned, mut keys_learned) = (0, 0, 0, 0);
     for n in 3..=8u64 {
         for c in 0..n as usize {

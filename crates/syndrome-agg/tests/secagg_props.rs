@@ -15,21 +15,21 @@ use std::collections::BTreeSet;
 use field::{BigPrime, FfMersenne61, FfMersenne127, Fp64, Mersenne61, Mersenne127};
 use rand::RngExt;
 use rand::seq::SliceRandom;
+use sagg_testkit::secagg::{dropouts_property, shamir_suite, shamir_vs_vsss};
 use syndrome_agg::secagg::graph::{GraphKind, Neighbourhoods};
 use syndrome_agg::secagg::groups::{GroupParams, Groups, Removal};
 use syndrome_agg::secagg::params::{GraphChoice, ServerModel, ThreatModel};
-use testkit::secagg::{dropouts_property, shamir_suite, shamir_vs_vsss};
 
 macro_rules! dropout_props {
     ($name:ident, $field:expr) => {
         mod $name {
             #[test]
             fn complete_graph() {
-                super::dropouts_property(&$field, 0, testkit::cases(24));
+                super::dropouts_property(&$field, 0, testdata::cases(24));
             }
             #[test]
             fn harary_graph() {
-                super::dropouts_property(&$field, 4, testkit::cases(24));
+                super::dropouts_property(&$field, 4, testdata::cases(24));
             }
         }
     };
@@ -40,7 +40,7 @@ dropout_props!(mersenne127, field::Mersenne127);
 dropout_props!(fp101, field::Fp64::new(101).unwrap());
 dropout_props!(
     big256,
-    field::BigPrime::new(testkit::known_primes::p256()).unwrap()
+    field::BigPrime::new(testdata::known_primes::p256()).unwrap()
 );
 
 #[test]
@@ -49,7 +49,7 @@ fn shamir_over_every_field() {
     shamir_suite(&Mersenne127, 60);
     shamir_suite(&Fp64::new(101).unwrap(), 60);
     shamir_suite(&Fp64::new(7).unwrap(), 60);
-    shamir_suite(&BigPrime::new(testkit::known_primes::p256()).unwrap(), 30);
+    shamir_suite(&BigPrime::new(testdata::known_primes::p256()).unwrap(), 30);
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn shamir_against_vsss_rs() {
 
 #[test]
 fn harary_graph_shape() {
-    let mut rng = testkit::rng("harary-shape");
+    let mut rng = testdata::rng("harary-shape");
     for (n, k) in [(5u64, 2usize), (12, 4), (31, 6), (50, 10)] {
         let g = Neighbourhoods::harary(1..=n, k, &mut rng).unwrap();
         assert_eq!(g.kind(), GraphKind::Harary { degree: k });
@@ -98,7 +98,7 @@ fn check_found(n: usize, delta: f64, gamma: f64, model: ServerModel, trials: usi
     assert!(degree.is_multiple_of(2) && degree + 1 < n);
     let a = (gamma * n as f64 + 1e-12).floor() as usize;
     let d = (delta * n as f64 + 1e-12).floor() as usize;
-    let mut rng = testkit::rng(&format!("finder-{n}-{delta}-{gamma}"));
+    let mut rng = testdata::rng(&format!("finder-{n}-{delta}-{gamma}"));
     for _ in 0..trials {
         let g = Neighbourhoods::harary(0..n as u64, degree, &mut rng).unwrap();
         let mut ids: Vec<u64> = (0..n as u64).collect();
@@ -259,7 +259,7 @@ fn groups_partition_and_removal_budget() {
         security_bits: 40.0,
         correctness_bits: 40.0,
     };
-    let mut rng = testkit::rng("groups");
+    let mut rng = testdata::rng("groups");
     let n = 20_000u64;
     let mut g = Groups::form((0..n).collect(), p, &mut rng).unwrap();
     let k = g.sizing().group_size;
@@ -319,13 +319,13 @@ fn secrets_are_redacted_and_wiped() {
     use syndrome_agg::secagg::shamir::{SecretShare, Share, split_secret};
     use zeroize::Zeroize;
 
-    let secrets = ClientSecrets::generate(&mut testkit::rng("redact"));
+    let secrets = ClientSecrets::generate(&mut testdata::rng("redact"));
     let seed_hex: String = secrets.seed.iter().map(|b| format!("{b:02x}")).collect();
     let printed = format!("{secrets:?}");
     assert!(!printed.contains(&format!("{:?}", &secrets.seed[..])));
     assert!(!printed.contains(&seed_hex));
     assert!(!printed.contains(&format!("{:?}", &secrets.mask.secret_bytes()[..])));
-    let shares = split_secret(&secrets.seed, 2, &[1, 2, 3], &mut testkit::rng("redact")).unwrap();
+    let shares = split_secret(&secrets.seed, 2, &[1, 2, 3], &mut testdata::rng("redact")).unwrap();
     let s = format!("{:?}", shares[0]);
     assert!(!s.contains(&shares[0].values[0].to_string()), "{s}");
     let r = RevealedShare {
@@ -344,7 +344,7 @@ fn secrets_are_redacted_and_wiped() {
     assert_eq!((w.id, w.values), (0, [0; 3]));
     // A client's Debug names its id and state only.
     let f = Mersenne61;
-    let cfg = testkit::secagg::config(
+    let cfg = sagg_testkit::secagg::config(
         &f,
         3,
         syndrome_agg::secagg::params::SecAggParams::new(
@@ -356,10 +356,13 @@ fn secrets_are_redacted_and_wiped() {
         1,
         "redact",
     );
-    let h =
-        testkit::secagg::Harness::new(cfg, &testkit::secagg::inputs(&f, 3, 1, "redact"), "redact");
+    let h = sagg_testkit::secagg::Harness::new(
+        cfg,
+        &sagg_testkit::secagg::inputs(&f, 3, 1, "redact"),
+        "redact",
+    );
     let c = format!("{:?}", h.clients[&1]);
-    let mine = testkit::secagg::Harness::<Mersenne61>::secrets("redact", 1);
+    let mine = sagg_testkit::secagg::Harness::<Mersenne61>::secrets("redact", 1);
     assert!(
         !c.contains(&format!("{:?}", &mine.seed[..])) && c.contains("id: 1"),
         "{c}"

@@ -8,12 +8,12 @@
 #![allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 
 use field::{FiniteField, Mersenne61};
+use sagg_testkit::secagg::{all_but, config, inputs, nothing_unmasked, oracle, run, run_exact};
 use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
 use syndrome_agg::secagg::transport::Faults;
 use syndrome_agg::secagg::{ClientId, DEFAULT_MAX_MESSAGE, Step};
 use syndrome_agg::{ProtocolError, SketchError};
-use testkit::secagg::{all_but, config, inputs, nothing_unmasked, oracle, run, run_exact};
 
 mod common;
 use common::complete;

@@ -4,13 +4,13 @@
 #![allow(clippy::unwrap_used)]
 
 use field::{FiniteField, Fp64, Mersenne61};
+use sagg_testkit::secagg::{Harness, all_but, config, context, inputs, oracle, run};
 use syndrome_agg::secagg::graph::Neighbourhoods;
 use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope, MaskedInput, ServerEnvelope};
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
 use syndrome_agg::secagg::transport::{Fault, Faults};
 use syndrome_agg::secagg::{DEFAULT_MAX_MESSAGE, SessionConfig, Step};
 use syndrome_agg::{DecodeError, ParamsError, SketchError, WireError};
-use testkit::secagg::{Harness, all_but, config, context, inputs, oracle, run};
 
 mod common;
 use common::complete;

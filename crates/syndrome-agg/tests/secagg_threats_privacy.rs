@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use field::{Field, FiniteField, Fp64, Mersenne61};
+use sagg_testkit::secagg::{Harness, all_but, config, inputs, oracle, run, run_exact};
 use syndrome_agg::masking::pairwise::{MaskPublicKey, peer_mask_terms};
 use syndrome_agg::secagg::client::{Client, RoundLedger};
 use syndrome_agg::secagg::messages::{
@@ -18,7 +19,6 @@ use syndrome_agg::secagg::{
     ClientId, DEFAULT_MAX_MESSAGE, SessionConfig, Step, self_mask, share_key,
 };
 use syndrome_agg::{LinearSketch, ProtocolError, Sketch, SketchError, SketchParams};
-use testkit::secagg::{Harness, all_but, config, inputs, oracle, run, run_exact};
 
 mod common;
 use common::complete;
@@ -398,7 +398,7 @@ fn r3_mask_reuse() {
     // A second client state for the same round (another input) is refused
     // by the client's ledger; the next round is fine.
     let mut ledger = RoundLedger::default();
-    let mut rng = testkit::rng("r3-ledger");
+    let mut rng = testdata::rng("r3-ledger");
     assert!(Client::new(cfg.clone(), 1, ins[0].1.clone(), &mut ledger, &mut rng).is_ok());
     let other = vec![f.one(), f.one()];
     assert!(matches!(

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use field::{Field, Fp64, Mersenne61};
+use sagg_testkit::secagg::{Harness, all_but, config, inputs, oracle};
 use syndrome_agg::secagg::messages::{
     AdvertiseKeys, ClientBody, ServerBody, ServerEnvelope, UnmaskingRequest,
 };
@@ -14,7 +15,6 @@ use syndrome_agg::secagg::shamir;
 use syndrome_agg::secagg::transport::InProcess;
 use syndrome_agg::secagg::{ClientId, DEFAULT_MAX_MESSAGE, SessionConfig, Step};
 use syndrome_agg::{ProtocolError, SketchError};
-use testkit::secagg::{Harness, all_but, config, inputs, oracle};
 
 mod common;
 use common::complete;
@@ -104,12 +104,12 @@ fn split_attack(
     label: &str,
 ) -> (usize, usize, bool, bool) {
     let colluders = BTreeSet::from([7]);
-    let out = testkit::lying::play_with(
+    let out = sagg_testkit::lying::play_with(
         7,
         params,
         &colluders,
         label,
-        testkit::lying::Plan {
+        sagg_testkit::lying::Plan {
             keep: &|_| None,
             set: &mut |r, truth| {
                 let keep_1 = r == 1 || told_alive.contains(&r);
@@ -273,7 +273,7 @@ fn s3_tampered_encrypted_share() {
         let cfg = config(&f, n, complete(t), 2, &format!("s3-{what}"));
         let report = InProcess::new(cfg)
             .with_server_tamper(tamper)
-            .run(ins.clone(), &mut testkit::rng("s3"))
+            .run(ins.clone(), &mut testdata::rng("s3"))
             .unwrap();
         assert!(
             report.client_errors.iter().any(|(c, s, e)| *c == 2
@@ -372,10 +372,10 @@ fn s4_bad_shamir_share_from_a_peer() {
 fn s5_shamir_input_validation() {
     let f = Fp64::new(101).unwrap();
     let s = f.from_u64(42);
-    let mut rng = testkit::rng("s5");
+    let mut rng = testdata::rng("s5");
     let zero_id = |ids: &[u64]| {
         matches!(
-            shamir::split(&f, &s, 2, ids, &mut testkit::rng("s5")),
+            shamir::split(&f, &s, 2, ids, &mut testdata::rng("s5")),
             Err(SketchError::Protocol(ProtocolError::ShareIdZero { .. }))
         )
     };
@@ -384,7 +384,7 @@ fn s5_shamir_input_validation() {
     assert!(zero_id(&[1, 2, 202]));
     let dup = |ids: &[u64]| {
         matches!(
-            shamir::split(&f, &s, 2, ids, &mut testkit::rng("s5")),
+            shamir::split(&f, &s, 2, ids, &mut testdata::rng("s5")),
             Err(SketchError::Protocol(
                 ProtocolError::DuplicateShareId { .. }
             ))
@@ -421,7 +421,7 @@ fn s5_shamir_input_validation() {
         }
         other => panic!("expected DuplicateShareId, got {other:?}"),
     }
-    match shamir::split(&f, &s, 2, &[3, 104, 5], &mut testkit::rng("s5")) {
+    match shamir::split(&f, &s, 2, &[3, 104, 5], &mut testdata::rng("s5")) {
         Err(SketchError::Protocol(ProtocolError::DuplicateShareId { id, earlier })) => {
             assert_eq!((id.as_str(), earlier.as_str()), ("104", "3"));
         }

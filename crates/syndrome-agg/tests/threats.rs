@@ -85,7 +85,7 @@ fn c2_masked_rounds_of_2_3_10_50_clients_equal_the_plaintext_oracle() {
         .with_counts(CountPolicy::unsigned(1u64 << 40))
         .validate(f)
         .unwrap();
-    let mut rng = testkit::rng("c2");
+    let mut rng = testdata::rng("c2");
     for n in [2usize, 3, 10, 50] {
         let pool: Vec<u64> = (0..20).map(|_| rng.random_range(1..=1u64 << 50)).collect();
         let sketches: Vec<Sketch<Mersenne61>> = (0..n)
@@ -100,7 +100,8 @@ fn c2_masked_rounds_of_2_3_10_50_clients_equal_the_plaintext_oracle() {
             .collect();
         let mut plain = Sketch::new(&params);
         sketches.iter().for_each(|s| plain.add(s).unwrap());
-        let masked = testkit::sagg::props::mask_all(&params, &sketches, false, ctx(3), &mut rng);
+        let masked =
+            sagg_testkit::sagg::props::mask_all(&params, &sketches, false, ctx(3), &mut rng);
         let mut agg = Aggregator::new(&params, ctx(3), n);
         for (m, s) in masked.iter().zip(&sketches) {
             assert_ne!(
@@ -121,7 +122,7 @@ fn c4_empty_aggregate_decodes_to_empty() {
         &Mersenne61,
         3,
         params.num_syndromes(),
-        &mut testkit::rng("c4"),
+        &mut testdata::rng("c4"),
     );
     let mut agg = Aggregator::new(&params, ctx(0), 3);
     for (i, m) in masks.iter().enumerate() {
@@ -163,7 +164,7 @@ fn c5_masking_and_decoding_are_deterministic() {
 fn m1_garbage_from_one_client_is_rejected() {
     let f = Mersenne61;
     let params = SketchParams::new(5, 1u64 << 50).validate(f).unwrap();
-    let mut rng = testkit::rng("m1");
+    let mut rng = testdata::rng("m1");
     for _ in 0..200 {
         let mut sum = Sketch::from_unsigned(&params, [(7u64, 3u64)]).unwrap();
         let garbage: Vec<_> = (0..params.num_syndromes())
@@ -183,7 +184,7 @@ fn m2_over_capacity_beyond_t_plus_r_rejected_in_ten_thousand_trials() {
         .with_extra(1)
         .validate(f)
         .unwrap();
-    let mut rng = testkit::rng("m2");
+    let mut rng = testdata::rng("m2");
     for _ in 0..10_000 {
         let s = rng.random_range(4..=6u64);
         let entries: Vec<(u64, i64)> = (0..s)
@@ -458,7 +459,7 @@ fn o2_parameter_abuse_is_refused_without_allocation() {
 #[test]
 fn r1_duplicate_masked_input_is_rejected() {
     let params = SketchParams::new(2, 100u32).validate(Mersenne61).unwrap();
-    let masks = deal_zero_sum_masks(&Mersenne61, 2, 5, &mut testkit::rng("r1"));
+    let masks = deal_zero_sum_masks(&Mersenne61, 2, 5, &mut testdata::rng("r1"));
     let a = Sketch::from_unsigned(&params, [(1u32, 1u64)])
         .unwrap()
         .mask(&masks[0], 1, ctx(0))
@@ -483,7 +484,7 @@ fn r1_duplicate_masked_input_is_rejected() {
 #[test]
 fn r2_cross_round_replay_is_rejected_and_would_not_cancel() {
     let params = SketchParams::new(2, 100u32).validate(Mersenne61).unwrap();
-    let mut rng = testkit::rng("r2");
+    let mut rng = testdata::rng("r2");
     let ka = MaskKeyPair::generate(&mut rng);
     let kb = MaskKeyPair::generate(&mut rng);
     let sa = Sketch::from_unsigned(&params, [(1u32, 1u64)]).unwrap();

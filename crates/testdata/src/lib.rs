@@ -103,3 +103,43 @@ pub mod known_primes {
         above_power_of_two(8192, 1911)
     }
 }
+
+/// The workspace crates a manifest names (as dependencies of any kind,
+/// or as the package itself: `name = ...` lines are not read), in the
+/// order it names them: what a layer's tests may build, checked on the
+/// manifests (`crates/*/tests/deps.rs`).
+///
+/// # Panics
+///
+/// If the manifest cannot be read.
+pub fn workspace_deps(manifest: &std::path::Path) -> Vec<String> {
+    const MEMBERS: [&str; 13] = [
+        "field",
+        "field-testkit",
+        "sagg-testkit",
+        "testdata",
+        "testkit",
+        "syndrome-agg",
+        "seeding",
+        "mufc",
+        "mufc-store",
+        "mufc-cli",
+        "mufc-net",
+        "baselines",
+        "mufc-tests",
+    ];
+    let text =
+        std::fs::read_to_string(manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let mut found: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let name = line
+            .split(['=', '.', ' '])
+            .next()
+            .unwrap_or_default()
+            .trim();
+        if MEMBERS.contains(&name) && !found.iter().any(|f| f == name) {
+            found.push(name.to_string());
+        }
+    }
+    found
+}

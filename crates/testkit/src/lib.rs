@@ -8,11 +8,7 @@ pub mod fuzz_apps;
 pub mod fuzz_corpus;
 #[cfg(feature = "fuzz-apps")]
 pub mod fuzz_remote;
-pub mod fuzz_secagg;
-pub mod lying;
 pub mod mufc;
-pub mod sagg;
-pub mod secagg;
 pub mod seeding;
 
 // The field layer's suites and fuzz bodies live in `field-testkit` (which
@@ -21,4 +17,5 @@ pub mod seeding;
 pub use field_testkit::{
     bm_suite, decoding, field_suite, fields, fuzz, poly, poly_suite, roots_suite, vandermonde_suite,
 };
+pub use sagg_testkit::{aggregator_suite, fuzz_secagg, lying, sagg, sagg_suite, secagg};
 pub use testdata::{Fnv, cases, known_primes, rng};

@@ -1,6 +1,6 @@
 //! Helpers shared by the `secagg_threats_*` test files (the threat-model
 //! cases of docs/threat-model.md §9); the session harness and fixtures
-//! themselves are `testkit::secagg`.
+//! themselves are `sagg_testkit::secagg`.
 
 // Each test file compiles this module into its own binary and may use only
 // a part of it: what one binary leaves unused is not dead code.

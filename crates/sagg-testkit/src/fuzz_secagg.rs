@@ -1,6 +1,6 @@
 //! Fuzz harness bodies for the secure-aggregation protocol of
 //! `syndrome-agg` ([`syndrome_agg::secagg`]), re-exported as
-//! `testkit::secagg::fuzz_*`.
+//! `sagg_testkit::secagg::fuzz_*`.
 //!
 //! Every body runs one session of three clients over GF(101) (threshold 2,
 //! complete graph, vectors of length 2). Running the clients for real costs
