@@ -19,7 +19,12 @@ use seeding::{
 };
 
 fn seeding(c: &mut Criterion) {
-    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
+    let data = seeding_testkit::seeding::paper_gaussian(
+        &mut testdata::rng("bench-gaussian"),
+        10,
+        10,
+        3000,
+    );
     let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate().expect("k > 0"));
     let mut g = c.benchmark_group("seeding/kmeanspp");
     g.throughput(Throughput::Elements(data.len() as u64));
@@ -35,11 +40,11 @@ fn seeding(c: &mut Criterion) {
         );
     });
     g.bench_function(BenchmarkId::new("rng", "n=30000,d=10,k=10"), |b| {
-        let mut rng = testkit::rng("bench-rng-sampler");
+        let mut rng = testdata::rng("bench-rng-sampler");
         b.iter_batched(
             || (data.clone(), rng.next_u64()),
             |(d, seed)| {
-                let r = RngSampler::new(testkit::rng(&seed.to_string()));
+                let r = RngSampler::new(testdata::rng(&seed.to_string()));
                 black_box(kpp.fit(d, r).num_seeds())
             },
             BatchSize::LargeInput,
@@ -51,7 +56,7 @@ fn seeding(c: &mut Criterion) {
     // state is cloned outside the timed routine.
     let fitted = kpp.fit(data.clone(), ExpRace::new(1));
     let mut g = c.benchmark_group("seeding/removal");
-    let mut pick = testkit::rng("bench-removal");
+    let mut pick = testdata::rng("bench-removal");
     let n = data.len() as u64;
     let (mut removals, mut reseeds) = (0u64, 0u64);
     g.bench_function("unlearn-one-random", |b| {
@@ -85,7 +90,8 @@ fn seeding(c: &mut Criterion) {
 
 fn lloyd(c: &mut Criterion) {
     // A server's data set: 100 clients x 10 weighted seeds.
-    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-server"), 10, 10, 100);
+    let data =
+        seeding_testkit::seeding::paper_gaussian(&mut testdata::rng("bench-server"), 10, 10, 100);
     let weights: Vec<u64> = (0..data.len() as u64)
         .map(|i| 1 + (i * 7919) % 300)
         .collect();
@@ -139,7 +145,7 @@ fn near(rng: &mut impl Rng, data: &Dataset, count: usize, r: f64) -> Vec<f64> {
         let x = data.point(data.position(id).expect("present"));
         out.extend(
             x.iter()
-                .map(|&v| v + (2.0 * testkit::seeding::unit(rng) - 1.0) * r),
+                .map(|&v| v + (2.0 * seeding_testkit::seeding::unit(rng) - 1.0) * r),
         );
     }
     out
@@ -158,7 +164,12 @@ fn distinct(rng: &mut impl Rng, ids: &[PointId], count: usize) -> Vec<PointId> {
 
 fn exact(c: &mut Criterion) {
     // The paper's Gaussian set, as the seeding benches.
-    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
+    let data = seeding_testkit::seeding::paper_gaussian(
+        &mut testdata::rng("bench-gaussian"),
+        10,
+        10,
+        3000,
+    );
     let km = ExactKMeans::new(KMeansParams::new(10).validate().expect("valid parameters"));
     let fitted = km.fit(&data, 1).expect("valid data");
     eprintln!(
@@ -179,7 +190,7 @@ fn exact(c: &mut Criterion) {
     g.bench_function("float-kmeans-fit", |b| {
         b.iter(|| black_box(float.fit(&data, &mut ExpRace::new(1)).expect("valid").phi()));
     });
-    let mut pick = testkit::rng("bench-exact-removal");
+    let mut pick = testdata::rng("bench-exact-removal");
     let mut recomputed = (0usize, 0usize);
     g.bench_function("update-remove-one", |b| {
         b.iter_batched(
@@ -227,7 +238,8 @@ fn exact(c: &mut Criterion) {
     // The server's data set of the Lloyd bench: 1000 weighted points
     // (total weight about 150000), where a removal at a client lowers one
     // weight by one.
-    let pts = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-server"), 10, 10, 100);
+    let pts =
+        seeding_testkit::seeding::paper_gaussian(&mut testdata::rng("bench-server"), 10, 10, 100);
     let weights: Vec<u64> = (0..pts.len() as u64)
         .map(|i| 2 + (i * 7919) % 300)
         .collect();

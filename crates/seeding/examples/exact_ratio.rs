@@ -32,7 +32,12 @@ fn main() -> Result<(), SeedingError> {
         .and_then(|a| a.parse().ok())
         .unwrap_or(60);
     let updates = updates.max(1);
-    let data = testkit::seeding::paper_gaussian(&mut testkit::rng("bench-gaussian"), 10, 10, 3000);
+    let data = seeding_testkit::seeding::paper_gaussian(
+        &mut testdata::rng("bench-gaussian"),
+        10,
+        10,
+        3000,
+    );
     let tol: f64 = std::env::args()
         .nth(2)
         .and_then(|a| a.parse().ok())
@@ -48,7 +53,7 @@ fn main() -> Result<(), SeedingError> {
         model.trace_bytes() as f64 / 1e6
     );
     let mut current = data;
-    let mut pick = testkit::rng("exact-ratio");
+    let mut pick = testdata::rng("exact-ratio");
     let mut next_id = 1_000_000u64;
     let (mut remove, mut reseed) = (Tally::default(), Tally::default());
     let (mut fit_time, mut fits) = (Duration::ZERO, 0u32);
@@ -63,7 +68,7 @@ fn main() -> Result<(), SeedingError> {
                 .collect();
             let kept = current.without(&gone)?;
             let fresh: Vec<f64> = (0..150 * 10)
-                .map(|_| testkit::seeding::unit(&mut pick) * 2.0 - 0.5)
+                .map(|_| seeding_testkit::seeding::unit(&mut pick) * 2.0 - 0.5)
                 .collect();
             let new_ids: Vec<PointId> = (0..150).map(|j| PointId(next_id + j)).collect();
             next_id += 150;

@@ -15,11 +15,11 @@ fn main() -> Result<(), SeedingError> {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(3000);
-    let mut rng = testkit::rng("bench-gaussian");
-    let data = testkit::seeding::paper_gaussian(&mut rng, 10, 10, 3000);
+    let mut rng = testdata::rng("bench-gaussian");
+    let data = seeding_testkit::seeding::paper_gaussian(&mut rng, 10, 10, 3000);
     let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate()?);
     let mut s = kpp.fit(data, ExpRace::new(1));
-    let mut pick = testkit::rng("unlearn-ratio");
+    let mut pick = testdata::rng("unlearn-ratio");
     let (mut unlearn_time, mut reseeds) = (Duration::ZERO, 0usize);
     let mut retrain_time = Duration::ZERO;
     let retrain_every = (removals / 30).max(1);

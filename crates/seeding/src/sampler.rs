@@ -33,7 +33,7 @@ use crate::derive::{GOLDEN, derive_seed, mix64};
 /// let ids = [PointId(4), PointId(5), PointId(6)];
 /// let weights = [0.0, 2.0, 0.0];
 /// assert_eq!(ExpRace::new(1).choose(0, &ids, &weights), Some(1));
-/// let mut s = RngSampler::new(testkit::rng("doc"));
+/// let mut s = RngSampler::new(testdata::rng("doc"));
 /// assert_eq!(s.choose(0, &ids, &weights), Some(1));
 /// assert_eq!(s.choose(0, &ids, &[0.0; 3]), None);
 /// ```
@@ -185,7 +185,7 @@ impl Sampler for ExpRace {
 /// ```
 /// use seeding::{PointId, RngSampler, Sampler};
 ///
-/// let mut s = RngSampler::new(testkit::rng("doc-rng"));
+/// let mut s = RngSampler::new(testdata::rng("doc-rng"));
 /// let ids = [PointId(0), PointId(1)];
 /// let hits = (0..1000).filter(|_| s.choose(0, &ids, &[1.0, 3.0]) == Some(1)).count();
 /// assert!((650..850).contains(&hits));

@@ -119,7 +119,7 @@ fn run<M: Metric + 'static>(metric: M, data: Dataset, k: usize, seed: u64, steps
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: testkit::cases(96), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: testdata::cases(96), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn unlearning_is_retraining_bit_for_bit(
@@ -143,7 +143,7 @@ proptest! {
 #[test]
 fn a_large_seeding_takes_the_parallel_path_and_stays_exact() {
     // 3 x 12000 coordinates: above the threshold for parallel passes.
-    let mut rng = testkit::rng("bit-identity-large");
+    let mut rng = testdata::rng("bit-identity-large");
     let data = testkit_gaussian(&mut rng, 3, 12_000);
     let steps = (0..4)
         .map(|i| Step {

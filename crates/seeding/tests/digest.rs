@@ -10,10 +10,10 @@
 use nalgebra::DMatrix;
 use rand::Rng;
 use seeding::{Dataset, ExpRace, KMeans, KMeansParams, KMeansPlusPlus, PointId, SeedingParams};
-use testkit::Fnv;
+use testdata::Fnv;
 
 fn run() -> u64 {
-    let mut rng = testkit::rng("seeding-digest");
+    let mut rng = testdata::rng("seeding-digest");
     let (dim, n) = (8, 6000);
     let coords: Vec<f64> = (0..dim * n)
         .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5)

@@ -9,7 +9,7 @@ use nalgebra::DMatrix;
 use proptest::prelude::*;
 use rand::Rng;
 use seeding::{Changes, Dataset, ExactKMeans, ExactModel, KMeans, KMeansParams, PointId};
-use testkit::exact::{
+use seeding_testkit::exact::{
     Coords, Points, Step, arb_points, arb_step, check_sequence, check_sequence_with,
 };
 
@@ -22,7 +22,7 @@ fn sound(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: testkit::cases(128), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: testdata::cases(128), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn updates_equal_fresh_fits_bit_for_bit(
@@ -216,7 +216,7 @@ fn bad_changes_are_errors_and_change_nothing() {
     ];
     for c in &bad {
         assert!(model.update(&smaller, c).is_err(), "{c:?} accepted");
-        testkit::exact::compare(&model, &before).unwrap();
+        seeding_testkit::exact::compare(&model, &before).unwrap();
     }
     let other_dim = Dataset::new(DMatrix::zeros(3, 4)).unwrap();
     assert!(model.update(&other_dim, &Changes::default()).is_err());
@@ -226,7 +226,7 @@ fn bad_changes_are_errors_and_change_nothing() {
             .update(&empty, &Changes::removing(data.ids().to_vec()))
             .is_err()
     );
-    testkit::exact::compare(&model, &before).unwrap();
+    seeding_testkit::exact::compare(&model, &before).unwrap();
     // A reweighted point whose coordinates changed.
     let mut moved = data.clone();
     moved.remove(&[data.id(4)]).unwrap();
@@ -245,7 +245,7 @@ fn bad_changes_are_errors_and_change_nothing() {
     let moved = Dataset::with_weights(DMatrix::from_vec(2, ids.len(), coords), ids, w).unwrap();
     let c = Changes::default().with_reweighted(vec![data.id(4)]);
     assert!(model.update(&moved, &c).is_err());
-    testkit::exact::compare(&model, &before).unwrap();
+    seeding_testkit::exact::compare(&model, &before).unwrap();
     // Out of range.
     assert!(
         km.fit(&Dataset::new(DMatrix::from_element(1, 2, 1e6)).unwrap(), 0)
@@ -264,7 +264,7 @@ fn quality_matches_the_float_kmeans_on_blobs() {
     // Blobs on the fixed-point grid (multiples of 2^-20), so that both
     // cluster the same points; the float Lloyd and the exact one differ
     // only in the rounding of their centroids.
-    let mut rng = testkit::rng("exact-blobs");
+    let mut rng = testdata::rng("exact-blobs");
     let (dim, k, per) = (5, 6, 400);
     let mut coords = Vec::new();
     let centres: Vec<f64> = (0..k * dim).map(|_| unit(&mut rng) * 10.0).collect();
@@ -324,11 +324,11 @@ fn fewer_distinct_points_than_k_then_more() {
     let added = points.apply(&Step::Add(4, 17), model.seeds()).unwrap();
     let bigger = points.dataset(1);
     let report = model.update(&bigger, &added).unwrap();
-    testkit::exact::compare(&model, &km.fit(&bigger, 3).unwrap()).unwrap();
+    seeding_testkit::exact::compare(&model, &km.fit(&bigger, 3).unwrap()).unwrap();
     assert!(report.seeding_changed());
     let back = Changes::removing(added.added.clone());
     let report = model.update(&data, &back).unwrap();
-    testkit::exact::compare(&model, &km.fit(&data, 3).unwrap()).unwrap();
+    seeding_testkit::exact::compare(&model, &km.fit(&data, 3).unwrap()).unwrap();
     assert_eq!(model.num_centroids(), 3);
     assert!(report.fell_back());
 }

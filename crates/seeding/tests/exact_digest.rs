@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used)]
 
 use seeding::{Changes, ExactKMeans, ExactModel, KMeansParams, PointId};
-use testkit::Fnv;
-use testkit::exact::{Coords, Points, Step};
+use seeding_testkit::exact::{Coords, Points, Step};
+use testdata::Fnv;
 
 /// Hashes everything a model exposes.
 fn hash_model(h: &mut Fnv, m: &ExactModel) {

@@ -6,7 +6,7 @@
 
 use nalgebra::DMatrix;
 use seeding::{Changes, ExactKMeans, ExactModel, KMeansParams};
-use testkit::exact::{Coords, Points, Step, compare};
+use seeding_testkit::exact::{Coords, Points, Step, compare};
 
 fn round_trips(model: &ExactModel) -> Vec<ExactModel> {
     vec![
@@ -61,7 +61,7 @@ fn corrupt_models_are_rejected() {
     let mut bad = v;
     bad["data"]["ids"] = serde_json::json!([]);
     assert!(serde_json::from_value::<ExactModel>(bad).is_err());
-    let mut rng = testkit::rng("exact-serde-garbage");
+    let mut rng = testdata::rng("exact-serde-garbage");
     for len in 0..200 {
         let bytes: Vec<u8> = (0..len)
             .map(|_| rand::Rng::next_u32(&mut rng).to_le_bytes()[0])

@@ -6,7 +6,7 @@
 
 use nalgebra::DMatrix;
 use seeding::{Dataset, KMeansPlusPlus, L1, PointId, SeedingParams, SqEuclidean};
-use testkit::seeding::{
+use seeding_testkit::seeding::{
     Fitted, algorithm3, algorithm3_is_exact_on_small_sets, check_small_removals, fit_distribution,
     keep_later_seeds_unlearner,
 };
@@ -53,12 +53,12 @@ fn fit_distribution_is_a_distribution_over_distinct_seeds() {
 
 #[test]
 fn algorithm3_is_exact_on_random_small_sets_sq_euclidean() {
-    algorithm3_is_exact_on_small_sets(SqEuclidean, testkit::cases(64));
+    algorithm3_is_exact_on_small_sets(SqEuclidean, testdata::cases(64));
 }
 
 #[test]
 fn algorithm3_is_exact_on_random_small_sets_l1() {
-    algorithm3_is_exact_on_small_sets(L1, testkit::cases(24));
+    algorithm3_is_exact_on_small_sets(L1, testdata::cases(24));
 }
 
 #[test]

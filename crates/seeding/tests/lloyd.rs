@@ -28,7 +28,7 @@ fn blobs(rng: &mut impl Rng, centres: &[Vec<f64>], per: usize, spread: f64) -> D
 
 #[test]
 fn separated_blobs_are_recovered() {
-    let mut rng = testkit::rng("lloyd-blobs");
+    let mut rng = testdata::rng("lloyd-blobs");
     let centres = vec![
         vec![0.0, 0.0, 0.0],
         vec![20.0, 0.0, 5.0],
@@ -61,7 +61,7 @@ fn separated_blobs_are_recovered() {
 #[test]
 fn weights_act_as_multiplicities() {
     // The same points, once with weights and once repeated.
-    let mut rng = testkit::rng("lloyd-weights");
+    let mut rng = testdata::rng("lloyd-weights");
     let pts: Vec<f64> = (0..2 * 30)
         .map(|_| (unit(&mut rng) * 20.0).round())
         .collect();
@@ -138,7 +138,7 @@ fn fewer_distinct_points_than_k_gives_fewer_centroids() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: testkit::cases(48), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: testdata::cases(48), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn lloyd_never_increases_phi(
@@ -149,7 +149,7 @@ proptest! {
         let m = DMatrix::from_column_slice(dim, n, &coords[..dim * n]);
         let data = Dataset::with_weights(m, (0..n as u64).map(PointId).collect(), weights[..n].to_vec()).unwrap();
         let km = KMeans::new(KMeansParams::new(k).tolerance(0.0).max_iterations(50).validate().unwrap());
-        let model = km.fit(&data, &mut RngSampler::new(testkit::rng(&seed.to_string()))).unwrap();
+        let model = km.fit(&data, &mut RngSampler::new(testdata::rng(&seed.to_string()))).unwrap();
         let h = model.phi_history();
         prop_assert!(!h.is_empty());
         for w in h.windows(2) {

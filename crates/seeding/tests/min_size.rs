@@ -3,7 +3,7 @@
 //! too light to send), no weight is lost, a moved centroid is the mean of
 //! its members, a minimum of 1 changes nothing; and for K-means++ seeding,
 //! unlearning gives the clusters of a reseeding, bit for bit (the exact
-//! K-means counterpart runs in every `testkit::exact::compare`).
+//! K-means counterpart runs in every `seeding_testkit::exact::compare`).
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
@@ -11,7 +11,7 @@ use seeding::{
     Dataset, ExactKMeans, ExpRace, KMeansParams, KMeansPlusPlus, MinSizeClusters, PointId,
     SeedingParams,
 };
-use testkit::exact::{Coords, Points, arb_points};
+use seeding_testkit::exact::{Coords, Points, arb_points};
 
 /// The invariants every `min_size` result keeps, for `data` and `min`.
 fn check_invariants(data: &Dataset, c: &MinSizeClusters, min: u64) -> Result<(), String> {
@@ -50,7 +50,7 @@ fn kmeans(k: usize) -> ExactKMeans {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: testkit::cases(128), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: testdata::cases(128), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn kmeans_clusters_keep_the_invariants(

@@ -13,7 +13,7 @@ fn arb_quantizer() -> impl Strategy<Value = Quantizer> {
     (1usize..=12, 0.01f64..1.2, any::<bool>(), any::<u64>()).prop_map(
         |(dim, gamma, shifted, seed)| {
             if shifted {
-                Quantizer::with_random_shift(dim, gamma, &mut testkit::rng(&seed.to_string()))
+                Quantizer::with_random_shift(dim, gamma, &mut testdata::rng(&seed.to_string()))
                     .unwrap()
             } else {
                 Quantizer::new(dim, gamma).unwrap()
@@ -29,7 +29,7 @@ fn arb_point(dim: usize) -> impl Strategy<Value = Vec<f64>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: testkit::cases(256), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: testdata::cases(256), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn index_and_coordinates_round_trip(q in arb_quantizer(), picks in prop::collection::vec(any::<u64>(), 12)) {
@@ -72,7 +72,7 @@ proptest! {
         let b = q.bins_per_axis();
         let coords: Vec<u64> = picks[..q.dim()].iter().map(|p| p % b).collect();
         let idx = q.index_of(&coords).unwrap();
-        let mut rng = testkit::rng(&seed.to_string());
+        let mut rng = testdata::rng(&seed.to_string());
         if let Err(e) = q.bin_center(&idx) {
             // A cell of a shifted grid wholly outside the box.
             prop_assert!(q.shift().is_some());
@@ -96,7 +96,7 @@ fn samples_are_uniform_in_a_clipped_bin() {
     assert_eq!(q.bins_per_axis(), 4);
     let last = q.index_of(&[3]).unwrap();
     assert!((q.bin_center(&last).unwrap()[0] - 0.45).abs() < 1e-15);
-    let mut rng = testkit::rng("quantizer-uniform");
+    let mut rng = testdata::rng("quantizer-uniform");
     let xs: Vec<f64> = (0..4000)
         .map(|_| q.sample_in_bin(&last, &mut rng).unwrap()[0])
         .collect();
@@ -172,20 +172,20 @@ fn histograms_round_trip_through_server_data() {
     assert_eq!(centres.len(), 2);
     assert_eq!(centres.total_weight(), 12);
     let samples = q
-        .samples_dataset(&hist, 1000, &mut testkit::rng("hist"))
+        .samples_dataset(&hist, 1000, &mut testdata::rng("hist"))
         .unwrap();
     assert_eq!(samples.len(), 12);
     let again = q.histogram(samples.view(), &[1; 12]).unwrap();
     assert_eq!(again, hist);
     assert!(
-        q.samples_dataset(&hist, 11, &mut testkit::rng("hist"))
+        q.samples_dataset(&hist, 11, &mut testdata::rng("hist"))
             .is_err()
     );
 }
 
 #[test]
 fn the_box_transform_brings_data_into_the_box_and_back() {
-    let mut rng = testkit::rng("box");
+    let mut rng = testdata::rng("box");
     let coords: Vec<f64> = (0..3 * 50)
         .map(|i| f64::from((i * 37) % 101) * 3.7 - 50.0 + (rng.next_u64() % 7) as f64)
         .collect();

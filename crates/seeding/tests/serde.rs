@@ -73,7 +73,7 @@ fn corrupt_states_are_rejected() {
     d["weights"][0] = serde_json::json!(0);
     assert!(serde_json::from_value::<Dataset>(d).is_err());
     // Garbage bytes never panic.
-    let mut rng = testkit::rng("serde-garbage");
+    let mut rng = testdata::rng("serde-garbage");
     for len in 0..200 {
         let bytes: Vec<u8> = (0..len)
             .map(|_| rand::Rng::next_u32(&mut rng).to_le_bytes()[0])
@@ -96,7 +96,7 @@ fn models_quantizers_and_transforms_round_trip() {
     v["assignment"][0] = serde_json::json!(17);
     assert!(serde_json::from_value::<KMeansModel>(v).is_err());
 
-    let q = Quantizer::with_random_shift(3, 0.07, &mut testkit::rng("serde-q")).unwrap();
+    let q = Quantizer::with_random_shift(3, 0.07, &mut testdata::rng("serde-q")).unwrap();
     let back: Quantizer = postcard::from_bytes(&postcard::to_allocvec(&q).unwrap()).unwrap();
     assert_eq!(back, q);
     let mut v = serde_json::to_value(&q).unwrap();

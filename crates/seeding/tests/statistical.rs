@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use nalgebra::DMatrix;
 use seeding::{Dataset, KMeansPlusPlus, PointId, RngSampler, Seeding, SeedingParams};
-use testkit::seeding::keep_later_seeds_unlearner;
+use seeding_testkit::seeding::keep_later_seeds_unlearner;
 
 const TRIALS: usize = 12_000;
 
@@ -79,12 +79,12 @@ fn observe(
     for t in 0..TRIALS {
         let s = kpp.fit(
             data.clone(),
-            RngSampler::new(testkit::rng(&format!("unlearn-{t}"))),
+            RngSampler::new(testdata::rng(&format!("unlearn-{t}"))),
         );
         *unlearned.entry(cell(&unlearn(s, &removal))).or_insert(0) += 1;
         let r = kpp.fit(
             rest.clone(),
-            RngSampler::new(testkit::rng(&format!("retrain-{t}"))),
+            RngSampler::new(testdata::rng(&format!("retrain-{t}"))),
         );
         *retrained.entry(cell(r.seed_ids())).or_insert(0) += 1;
     }

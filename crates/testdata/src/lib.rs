@@ -113,10 +113,11 @@ pub mod known_primes {
 ///
 /// If the manifest cannot be read.
 pub fn workspace_deps(manifest: &std::path::Path) -> Vec<String> {
-    const MEMBERS: [&str; 13] = [
+    const MEMBERS: [&str; 14] = [
         "field",
         "field-testkit",
         "sagg-testkit",
+        "seeding-testkit",
         "testdata",
         "testkit",
         "syndrome-agg",

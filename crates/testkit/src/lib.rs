@@ -2,14 +2,12 @@
 // Test code: these functions panic on a counterexample by design.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
-pub mod exact;
 #[cfg(feature = "fuzz-apps")]
 pub mod fuzz_apps;
 pub mod fuzz_corpus;
 #[cfg(feature = "fuzz-apps")]
 pub mod fuzz_remote;
 pub mod mufc;
-pub mod seeding;
 
 // The field layer's suites and fuzz bodies live in `field-testkit` (which
 // `cargo test -p field` builds alone), the test data in `testdata`; the
@@ -18,4 +16,5 @@ pub use field_testkit::{
     bm_suite, decoding, field_suite, fields, fuzz, poly, poly_suite, roots_suite, vandermonde_suite,
 };
 pub use sagg_testkit::{aggregator_suite, fuzz_secagg, lying, sagg, sagg_suite, secagg};
+pub use seeding_testkit::{exact, seeding};
 pub use testdata::{Fnv, cases, known_primes, rng};

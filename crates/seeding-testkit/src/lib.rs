@@ -1,0 +1,14 @@
+//! The test machinery of the `seeding` layer: the exact distribution of
+//! K-means++ seeding and of an unlearner ([`seeding`](mod@seeding)), and the
+//! bit-identity checks of exact K-means ([`exact`]). It depends on
+//! `seeding`, `field` and the test data alone, so that
+//! `cargo test -p seeding` builds nothing of the layers above; `testkit`
+//! re-exports it for them. Not published.
+
+// Test code: these functions panic on a counterexample by design.
+#![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
+
+pub mod exact;
+pub mod seeding;
+
+pub use testdata::{Fnv, cases, rng};
