@@ -73,6 +73,21 @@ fn user_version(path: &Path) -> i64 {
         .unwrap()
 }
 
+/// The store at `path`, of an older schema, serves the centroids it
+/// `served`, equals retraining, and its first request upgrades it.
+fn opens_and_is_upgraded(path: &Path, served: &[crate::Centroid]) {
+    let mut store = Store::open(path).unwrap();
+    assert_eq!(store.centroids(), served, "the clients fitted on opening");
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    store
+        .forget(&[RecordId::from(31), RecordId::from(62)])
+        .unwrap();
+    drop(store);
+    assert_eq!(user_version(path), crate::schema::SCHEMA_VERSION);
+    let store = Store::open(path).unwrap();
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+}
+
 #[test]
 fn a_store_of_schema_5_opens_and_its_first_request_upgrades_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,16 +101,7 @@ fn a_store_of_schema_5_opens_and_its_first_request_upgrades_it() {
         .pragma_update(None, "user_version", 5)
         .unwrap();
 
-    let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.centroids(), served, "the clients fitted on opening");
-    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
-    store
-        .forget(&[RecordId::from(31), RecordId::from(62)])
-        .unwrap();
-    drop(store);
-    assert_eq!(user_version(&path), crate::schema::SCHEMA_VERSION);
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    opens_and_is_upgraded(&path, &served);
 }
 
 #[test]
@@ -119,16 +125,7 @@ fn a_store_of_schema_6_opens_and_its_first_request_upgrades_it() {
     conn.pragma_update(None, "user_version", 6).unwrap();
     drop(conn);
 
-    let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.centroids(), served);
-    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
-    store
-        .forget(&[RecordId::from(31), RecordId::from(62)])
-        .unwrap();
-    drop(store);
-    assert_eq!(user_version(&path), crate::schema::SCHEMA_VERSION);
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    opens_and_is_upgraded(&path, &served);
 }
 
 #[test]

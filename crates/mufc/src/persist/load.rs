@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use num_bigint::BigUint;
-use seeding::PointId;
+use seeding::{Dataset, PointId};
 
 use super::body::{Repr, SavedTree};
 use super::format::{bad, corrupt, open};
@@ -18,7 +18,7 @@ use crate::federation::tree::Tree;
 use crate::federation::unsent::Unsent;
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
-use crate::{Client, ClientId, Federation, MufcResult, StoredClusters, Topology};
+use crate::{Client, ClientId, Federation, MufcResult, StoredClusters, Topology, ValidConfig};
 #[cfg(doc)]
 use crate::{MufcError, PersistError};
 
@@ -89,17 +89,8 @@ impl Federation {
         if r.withdrawn.is_some() {
             return restore_withdrawn(r, clusters);
         }
-        let stored_seeds: BTreeMap<ClientId, Vec<PointId>> = r
-            .clients
-            .iter()
-            .map(|(id, _, s)| (*id, s.clone()))
-            .collect();
-        let setup = Setup::restore(
-            r.clients.into_iter().map(|(id, d, _)| (id, d)).collect(),
-            &r.config,
-            r.dim,
-        )?;
-        let clients: Vec<Client> = setup.load_clients(&stored_seeds, clusters)?;
+        let (setup, clients) =
+            restore_clients(r.clients, &r.config, r.dim, clusters, Setup::restore)?;
         let unsent: BTreeMap<ClientId, Unsent> = r.unsent.into_iter().collect();
         let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
         let mut server = setup.server()?;
@@ -161,8 +152,30 @@ impl Federation {
     }
 }
 
-/// The checks on a saved state's shape that come before any allocation
-/// it sizes.
+/// How a saved state's setup is made ([`Setup::restore`], or
+/// [`Setup::withdrawn`] without the policy's minimum).
+type MakeSetup = fn(Vec<(ClientId, Dataset)>, &ValidConfig, usize) -> MufcResult<Setup>;
+
+/// The setup and the clients of a saved state: each client built from
+/// its stored clusters, or fitted and checked against its stored seeds.
+fn restore_clients(
+    saved: Vec<(ClientId, Dataset, Vec<PointId>)>,
+    config: &ValidConfig,
+    dim: usize,
+    clusters: BTreeMap<ClientId, StoredClusters>,
+    make: MakeSetup,
+) -> MufcResult<(Setup, Vec<Client>)> {
+    let seeds: BTreeMap<ClientId, Vec<PointId>> =
+        saved.iter().map(|(id, _, s)| (*id, s.clone())).collect();
+    let setup = make(
+        saved.into_iter().map(|(id, d, _)| (id, d)).collect(),
+        config,
+        dim,
+    )?;
+    let clients = setup.load_clients(&seeds, clusters)?;
+    Ok((setup, clients))
+}
+
 /// A federation whose model was withdrawn: its clients, and nothing of
 /// an aggregate (no counts, pending request, waiting message or group).
 fn restore_withdrawn(
@@ -183,17 +196,8 @@ fn restore_withdrawn(
             r.rounds, w.rounds
         )));
     }
-    let seeds: BTreeMap<ClientId, Vec<PointId>> = r
-        .clients
-        .iter()
-        .map(|(id, _, s)| (*id, s.clone()))
-        .collect();
-    let setup = Setup::withdrawn(
-        r.clients.into_iter().map(|(id, d, _)| (id, d)).collect(),
-        &r.config,
-        r.dim,
-    )?;
-    let clients = setup.load_clients(&seeds, clusters)?;
+    let (setup, clients) =
+        restore_clients(r.clients, &r.config, r.dim, clusters, Setup::withdrawn)?;
     let server = setup.server()?;
     let mut fed = Federation::from_parts(
         setup,
@@ -208,6 +212,8 @@ fn restore_withdrawn(
     Ok(fed)
 }
 
+/// The checks on a saved state's shape that come before any allocation
+/// it sizes.
 fn check_shape(r: &Repr) -> MufcResult<()> {
     // The stored dimension sizes the quantizer's grid before any data is
     // looked at: it must be the data's (a crafted file with a valid
