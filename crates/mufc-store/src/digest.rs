@@ -39,7 +39,7 @@ impl RecordsDigest {
         h.update(b"mufc-record\0");
         // The tag is the id's kind and bytes; the two fixed-size numbers
         // after it make the whole unambiguous.
-        h.update(r.tag_bytes());
+        r.tag(|b| h.update(b));
         h.update(c.0.to_le_bytes());
         h.update(p.0.to_le_bytes());
         for (a, b) in self.0.iter_mut().zip(h.finalize()) {

@@ -82,9 +82,6 @@ pub(crate) fn parse_server(
     blob: &[u8],
 ) -> Result<(ServerState, Option<RecordsDigest>), StoreError> {
     match postcard::take_from_bytes::<ServerState>(blob) {
-        // No digest: a row written before it existed (the next request
-        // writes one). The row's checksum finds a digest cut off by damage.
-        Ok((state, [])) => Ok((state, None)),
         Ok((state, rest)) => {
             let digest: [u8; 32] = rest.try_into().map_err(|_| {
                 StoreError::corrupt(format!(

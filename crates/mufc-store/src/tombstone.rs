@@ -75,7 +75,7 @@ impl Secret {
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(self.0.as_slice())
             .unwrap_or_else(|_| unreachable!("HMAC accepts a 32-byte key"));
         mac.update(b"mufc-store-record\0");
-        mac.update(&id.tag_bytes());
+        id.tag(|b| mac.update(b));
         mac.finalize().into_bytes().into()
     }
 }

@@ -207,6 +207,9 @@ fn a_request_below_the_minimum_aggregate_erases_at_once_and_withdraws_the_model(
     store.forget_client("1").unwrap();
     store.flush().unwrap();
     let version = store.model_version();
+    // A second connection, opened before the withdrawal: it must serve
+    // its request on the state the first one committed.
+    let mut other = Store::open(&path).unwrap();
     // A lone request waits; the next one withdraws the model, covering it.
     let lone = store.forget(&[RecordId::from(100)]).unwrap();
     assert!(lone.outcome.is_deferred());
@@ -230,6 +233,11 @@ fn a_request_below_the_minimum_aggregate_erases_at_once_and_withdraws_the_model(
             }
         }
     }
+    let stale = other.forget(&[RecordId::from(0)]).unwrap();
+    assert_eq!(stale.outcome, ForgetOutcome::Withdrawn(w.clone()));
+    assert_eq!(other.model_version(), version + 1);
+    drop(other);
+    store = Store::open(&path).unwrap();
     let kept = (90..120).find(|&r| r != 100 && unique(r)).unwrap();
     assert!(anywhere(dir.path(), &coords(kept)[0].to_le_bytes()));
     let v = store.verify().unwrap();
