@@ -26,7 +26,7 @@ pub const NON_IID_ATTEMPTS: usize = 100;
 /// use mufc_cli::split::Split;
 ///
 /// let labels = [0, 0, 0, 0, 1, 1, 1, 1];
-/// let s = Split::iid(&labels, 2, &mut testkit::rng("doc-split"))?;
+/// let s = Split::iid(&labels, 2, &mut rand::rng())?;
 /// assert_eq!(s.sizes(), vec![4, 4]);
 /// let client_of = s.client_of(labels.len())?;
 /// for client in 0..2 {

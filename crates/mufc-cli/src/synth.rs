@@ -23,7 +23,7 @@ use crate::random::{normal_pair, unit};
 /// use mufc_cli::synth::GaussianMixture;
 ///
 /// let g = GaussianMixture { clusters: 3, per_cluster: 5, dim: 2, variance: 0.01 };
-/// let data = g.sample(&mut testkit::rng("doc-synth"))?;
+/// let data = g.sample(&mut rand::rng())?;
 /// assert_eq!(data.points.shape(), (2, 15));
 /// assert_eq!(data.labels[14], 2);
 /// assert_eq!(GaussianMixture::paper().clusters * GaussianMixture::paper().per_cluster, 30_000);

@@ -28,12 +28,13 @@ use crate::derive::{GOLDEN, derive_seed, mix64};
 /// # Example
 ///
 /// ```
+/// use rand::{SeedableRng, rngs::StdRng};
 /// use seeding::{ExpRace, PointId, RngSampler, Sampler};
 ///
 /// let ids = [PointId(4), PointId(5), PointId(6)];
 /// let weights = [0.0, 2.0, 0.0];
 /// assert_eq!(ExpRace::new(1).choose(0, &ids, &weights), Some(1));
-/// let mut s = RngSampler::new(testdata::rng("doc"));
+/// let mut s = RngSampler::new(StdRng::seed_from_u64(7));
 /// assert_eq!(s.choose(0, &ids, &weights), Some(1));
 /// assert_eq!(s.choose(0, &ids, &[0.0; 3]), None);
 /// ```
@@ -183,9 +184,10 @@ impl Sampler for ExpRace {
 /// # Example
 ///
 /// ```
+/// use rand::{SeedableRng, rngs::StdRng};
 /// use seeding::{PointId, RngSampler, Sampler};
 ///
-/// let mut s = RngSampler::new(testdata::rng("doc-rng"));
+/// let mut s = RngSampler::new(StdRng::seed_from_u64(7));
 /// let ids = [PointId(0), PointId(1)];
 /// let hits = (0..1000).filter(|_| s.choose(0, &ids, &[1.0, 3.0]) == Some(1)).count();
 /// assert!((650..850).contains(&hits));

@@ -263,7 +263,7 @@ impl<E> fmt::Debug for MaskVector<E> {
 /// use syndrome_agg::masking::deal_zero_sum_masks;
 ///
 /// let f = Mersenne61;
-/// let masks = deal_zero_sum_masks(&f, 3, 5, &mut testdata::rng("dealer"));
+/// let masks = deal_zero_sum_masks(&f, 3, 5, &mut rand::rng());
 /// for i in 0..5 {
 ///     let s = masks.iter().fold(f.zero(), |acc, m| f.add(&acc, &m.0[i]));
 ///     assert_eq!(s, f.zero());

@@ -288,7 +288,7 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
 ///
 /// let params = SketchParams::new(2, 100u32).validate(Mersenne61)?;
 /// let ctx = RoundContext { session: SessionId([0; 32]), round: 0 };
-/// let masks = deal_zero_sum_masks(params.field(), 2, params.num_syndromes(), &mut testdata::rng("doc"));
+/// let masks = deal_zero_sum_masks(params.field(), 2, params.num_syndromes(), &mut rand::rng());
 /// let a = Sketch::from_unsigned(&params, [(3u32, 1u64)])?.mask(&masks[0], 1, ctx)?;
 /// let b = Sketch::from_unsigned(&params, [(3u32, 2u64)])?.mask(&masks[1], 2, ctx)?;
 /// let mut server = Aggregator::new(&params, ctx, 2);

@@ -43,7 +43,7 @@ const TWO_POW_53: f64 = 9_007_199_254_740_992.0;
 /// assert_eq!(q.bin_coords(&i)?, vec![0, 3]);
 /// assert_eq!(i, BigUint::from(1u32 + 0 + 3 * 4));
 /// assert_eq!(q.bin_center(&i)?, vec![-0.375, 0.375]);
-/// let x = q.sample_in_bin(&i, &mut testdata::rng("doc-q"))?;
+/// let x = q.sample_in_bin(&i, &mut rand::rng())?;
 /// assert_eq!(q.bin_of(&x)?, i);
 /// assert!(q.bin_of(&[0.0, 0.7]).is_err()); // outside the box
 /// # Ok::<(), seeding::SeedingError>(())

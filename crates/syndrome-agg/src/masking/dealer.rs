@@ -166,7 +166,7 @@ pub fn seal_seed<R: CryptoRng + ?Sized>(
 /// // Once, at setup, on each side.
 /// let at_dealer = SealKey::agree(&dealer, 5, &client.public_key())?;
 /// let at_client = SealKey::agree(&client, 5, &dealer.public_key())?;
-/// let sealed = seal_seed(&at_dealer, &ctx, 5, &[9; 32], &mut testdata::rng("seal-doc"))?;
+/// let sealed = seal_seed(&at_dealer, &ctx, 5, &[9; 32], &mut rand::rng())?;
 /// assert_eq!(*open_seed(&at_client, &ctx, 5, &sealed)?, [9; 32]);
 /// // Not for another client, nor in another round.
 /// assert!(open_seed(&at_client, &ctx, 6, &sealed).is_err());
@@ -269,7 +269,7 @@ impl<E> core::fmt::Debug for Deal<E> {
 ///     .map(|(i, k)| SealKey::agree(&dealer, i as u64, &k.public_key()))
 ///     .collect::<Result<_, _>>()?;
 /// let ring: Vec<_> = keys.iter().enumerate().map(|(i, k)| (i as u64, k)).collect();
-/// let deal = deal_seeds(&f, &ctx, &ring, 4, &mut testdata::rng("dealer-doc"))?;
+/// let deal = deal_seeds(&f, &ctx, &ring, 4, &mut rand::rng())?;
 /// // The clients' masks and the correction sum to zero.
 /// let mut sum = deal.correction.0.clone();
 /// for ((id, sealed), keys) in deal.sealed.iter().zip(&clients) {

@@ -54,7 +54,7 @@ pub struct MaskPublicKey(pub [u8; 32]);
 /// ```
 /// use syndrome_agg::masking::pairwise::MaskKeyPair;
 ///
-/// let kp = MaskKeyPair::generate(&mut testdata::rng("keys"));
+/// let kp = MaskKeyPair::generate(&mut rand::rng());
 /// let again = MaskKeyPair::from_secret_bytes(*kp.secret_bytes());
 /// assert_eq!(kp.public_key(), again.public_key());
 /// assert!(!format!("{kp:?}").contains(&format!("{:?}", *kp.secret_bytes())));
@@ -280,7 +280,7 @@ hazmat! {
 ///
 /// let f = Mersenne61;
 /// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
-/// let mut rng = testdata::rng("pairwise-doc");
+/// let mut rng = rand::rng();
 /// let a = MaskKeyPair::generate(&mut rng);
 /// let b = MaskKeyPair::generate(&mut rng);
 /// let ta = peer_mask_terms(&f, 4, &a, 10, &[(20, b.public_key())], &ctx)?;

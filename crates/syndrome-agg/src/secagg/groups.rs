@@ -304,7 +304,7 @@ pub enum Removal {
 ///
 /// let p = GroupParams { clients: 20_000, colluding_rate: 0.05, dropout_rate: 0.05,
 ///     removal_rate: 0.05, threshold_rate: 0.6, security_bits: 40.0, correctness_bits: 40.0 };
-/// let mut rng = testdata::rng("groups-doc");
+/// let mut rng = rand::rng();
 /// let mut g = Groups::form((0..20_000).collect(), p, &mut rng)?;
 /// let first = g.group_of(0).unwrap();
 /// assert!(matches!(g.remove(0, &mut rng)?, Removal::Removed { group, .. } if group == first));

@@ -90,7 +90,7 @@ enum Phase {
 /// use syndrome_agg::secagg::SessionConfig;
 ///
 /// let f = Mersenne61;
-/// let mut rng = testdata::rng("server-doc");
+/// let mut rng = rand::rng();
 /// let ctx = RoundContext { session: SessionId([2; 32]), round: 0 };
 /// let params = SecAggParams::new(GraphChoice::Complete, 2, 0, ServerModel::SemiHonest);
 /// let cfg = Arc::new(SessionConfig::new(f, ctx, Neighbourhoods::complete(1..=3)?, params, 2)?);

@@ -109,7 +109,7 @@ fn points<F: FiniteField>(f: &F, ids: impl Iterator<Item = u64>) -> SketchResult
 ///
 /// let f = Mersenne127;
 /// let secret = f.from_u64(42);
-/// let shares = split(&f, &secret, 3, &[1, 2, 3, 4, 5], &mut testdata::rng("shamir-doc"))?;
+/// let shares = split(&f, &secret, 3, &[1, 2, 3, 4, 5], &mut rand::rng())?;
 /// assert_eq!(reconstruct(&f, &shares[2..], 3)?, secret);
 /// // Two shares are too few: an error, never a value.
 /// assert!(reconstruct(&f, &shares[..2], 3).is_err());
@@ -255,7 +255,7 @@ pub fn reconstruct<F: FiniteField>(
 /// use syndrome_agg::secagg::shamir::{decode_with_errors, split};
 ///
 /// let f = Mersenne61;
-/// let mut shares = split(&f, &f.from_u64(7), 3, &[1, 2, 3, 4, 5], &mut testdata::rng("gao-doc"))?;
+/// let mut shares = split(&f, &f.from_u64(7), 3, &[1, 2, 3, 4, 5], &mut rand::rng())?;
 /// shares[1].value = f.add(&shares[1].value, &f.one()); // one bad share
 /// assert_eq!(decode_with_errors(&f, &shares, 3)?, f.from_u64(7));
 /// # Ok::<(), syndrome_agg::SketchError>(())
@@ -460,7 +460,7 @@ fn unchunk(values: &[u128; SECRET_CHUNKS]) -> SketchResult<zeroize::Zeroizing<[u
 /// use syndrome_agg::secagg::shamir::{reconstruct_secret, split_secret};
 ///
 /// let secret = [9u8; 32];
-/// let shares = split_secret(&secret, 2, &[10, 20, 30], &mut testdata::rng("bytes-doc"))?;
+/// let shares = split_secret(&secret, 2, &[10, 20, 30], &mut rand::rng())?;
 /// assert_eq!(*reconstruct_secret(&shares[1..], 2)?, secret);
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```

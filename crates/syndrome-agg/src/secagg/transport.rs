@@ -266,7 +266,7 @@ pub type ServerTamper = Box<dyn FnMut(&mut ServerEnvelope)>;
 /// let inputs = (1..=4u64).map(|id| (id, vec![id])).collect();
 /// let report = InProcess::new(cfg)
 ///     .with_faults(Faults::new().drop_from(4, Step::ShareKeys))
-///     .run(inputs, &mut testdata::rng("transport-doc"))?;
+///     .run(inputs, &mut rand::rng())?;
 /// let out = report.output?;
 /// assert_eq!(out.sum, vec![6]); // client 4 dropped before sharing its keys
 /// assert_eq!(out.dropped.get(&4), Some(&Step::ShareKeys));
@@ -502,7 +502,7 @@ fn add_client_time(st: &mut StepStats, d: Duration) {
 /// let params = SecAggParams::new(GraphChoice::Complete, 4, 1, ServerModel::SemiMalicious);
 /// // Client 5 goes silent before sending its masked input.
 /// let faults = Faults::new().drop_from(5, Step::MaskedInput);
-/// let (sum, included) = run_secure_aggregation(f, vectors, &params, &faults, &mut testdata::rng("run-doc"))?;
+/// let (sum, included) = run_secure_aggregation(f, vectors, &params, &faults, &mut rand::rng())?;
 /// assert_eq!(sum, vec![f.from_u64(10), f.from_u64(20)]);
 /// assert_eq!(included.len(), 4);
 /// # Ok::<(), syndrome_agg::SketchError>(())

@@ -38,7 +38,7 @@ use crate::wire::{Frame, FrameKind};
 ///
 /// let params = IntegerParams::new(2, 1000u32, 100u32).validate()?;
 /// let ctx = RoundContext { session: SessionId([1; 32]), round: 0 };
-/// let masks = deal_zero_sum_masks(params.ring(), 2, params.num_syndromes(), &mut testdata::rng("k"));
+/// let masks = deal_zero_sum_masks(params.ring(), 2, params.num_syndromes(), &mut rand::rng());
 /// let mut server = Aggregator::new(&params, ctx, 2);
 /// server.accept(&IntegerSketch::from_unsigned(&params, [(10u32, 3u64)])?.mask(&masks[0], 1, ctx)?)?;
 /// server.accept(&IntegerSketch::from_unsigned(&params, [(900u32, 4u64)])?.mask(&masks[1], 2, ctx)?)?;
