@@ -7,7 +7,7 @@
 //! instance the save format of `mufc`):
 //!
 //! ```sh
-//! MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test fuzz_corpus
+//! MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test integration fuzz_corpus
 //! ```
 //!
 //! Open findings (`seed-open-*`: inputs that still crash or hang library
@@ -87,7 +87,7 @@ fn check_or_write_seeds(corpus: &Path) {
         assert!(
             names(&have) == names(&want) && want.iter().all(|(f, b)| current(f, b)),
             "{name}: the committed seed corpus is stale; regenerate it with \
-             MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test fuzz_corpus"
+             MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests --test integration fuzz_corpus"
         );
     }
 }

@@ -5,7 +5,7 @@
 #![cfg(feature = "net")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

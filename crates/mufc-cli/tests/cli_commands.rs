@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 use common::{blobs_csv, fails_with, has_keys, json_run};
 
 #[test]

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-mod common;
+use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 use common::{blobs_csv, fails_with, json_run_stderr, mufc};
 
 #[test]

@@ -25,8 +25,7 @@
 #![cfg(all(unix, feature = "net"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-#[path = "common/net.rs"]
-mod net;
+use crate::common::net;
 
 use std::path::Path;
 

@@ -15,8 +15,7 @@
 #![cfg(all(unix, feature = "net"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-#[path = "common/net.rs"]
-mod net;
+use crate::common::net;
 
 use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{blobs_csv, fails_with, json_run_stderr, mufc};
 
 #[test]

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::{fails_with, has_keys, mufc};

@@ -5,7 +5,7 @@
 //! refused with the setting named.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 use common::{blobs_csv, fails_with, mufc};
 use serde_json::Value;
 

@@ -480,8 +480,9 @@ fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
         drop(store);
         let before = Store::open(&path).unwrap();
         let status = std::process::Command::new(std::env::current_exe().unwrap())
+            // A filter, not `--exact`: the test's full name carries the
+            // module of the test binary it is linked into.
             .args([
-                "--exact",
                 "an_abort_inside_the_transaction_is_rolled_back_on_open",
                 "--test-threads=1",
             ])

@@ -4,7 +4,7 @@
 //! (docs/threat-model.md §3), a crafted key in the wrong bucket refused,
 //! deltas touching only their buckets, and the parallel decode equal to the
 //! sequential one. Also run without default features:
-//! `cargo test -p syndrome-agg --no-default-features --test partitioned`.
+//! `cargo test -p syndrome-agg --no-default-features --test integration partitioned`.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};

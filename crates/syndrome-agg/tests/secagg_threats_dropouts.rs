@@ -15,7 +15,7 @@ use syndrome_agg::secagg::transport::Faults;
 use syndrome_agg::secagg::{ClientId, DEFAULT_MAX_MESSAGE, Step};
 use syndrome_agg::{ProtocolError, SketchError};
 
-mod common;
+use crate::common;
 use common::complete;
 
 fn expect_not_enough<E: std::fmt::Debug>(r: &Result<E, SketchError>, at: Step) {

@@ -12,7 +12,7 @@ use syndrome_agg::secagg::transport::{Fault, Faults};
 use syndrome_agg::secagg::{DEFAULT_MAX_MESSAGE, SessionConfig, Step};
 use syndrome_agg::{DecodeError, ParamsError, SketchError, WireError};
 
-mod common;
+use crate::common;
 use common::complete;
 
 #[test]

@@ -20,7 +20,7 @@ use syndrome_agg::secagg::{
 };
 use syndrome_agg::{LinearSketch, ProtocolError, Sketch, SketchError, SketchParams};
 
-mod common;
+use crate::common;
 use common::complete;
 
 #[test]

@@ -16,7 +16,7 @@ use syndrome_agg::secagg::transport::InProcess;
 use syndrome_agg::secagg::{ClientId, DEFAULT_MAX_MESSAGE, SessionConfig, Step};
 use syndrome_agg::{ProtocolError, SketchError};
 
-mod common;
+use crate::common;
 use common::complete;
 
 /// Drives a 5-client complete session to the unmasking request of client

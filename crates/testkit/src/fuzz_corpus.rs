@@ -7,7 +7,7 @@
 //! directory or a directory without a target. [`seed_corpus`] generates
 //! those files (a handful of small inputs per target, plus the regression
 //! inputs of past findings); `MUFC_WRITE_CORPUS=1 cargo test -p mufc-tests
-//! --test fuzz_corpus` writes them, and without the variable the same test
+//! --test integration fuzz_corpus` writes them, and without the variable the same test
 //! checks that the committed files are what it generates.
 //!
 //! Files named `seed-open-*` are open findings in library code: inputs

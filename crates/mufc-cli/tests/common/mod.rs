@@ -1,9 +1,10 @@
 //! Helpers shared by the `mufc` end-to-end test files (`cli_*.rs`): the
 //! data they make, and running the binary.
 
-// Each test file compiles this module into its own binary and may use only
-// a part of it: what one binary leaves unused is not dead code.
-#![allow(dead_code)]
+// Test helpers: a failure panics, with the failing call's location.
+#![allow(clippy::unwrap_used)]
+
+pub(crate) mod net;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,10 +3,6 @@
 //! by line into a log the test waits on (with a deadline), and every child
 //! is killed when its handle drops, so a failing test stops by itself.
 
-// Each test file compiles this module into its own binary and may use only
-// a part of it: what one binary leaves unused is not dead code.
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -86,20 +82,6 @@ impl Proc {
     /// [`Self::wait_for_after`] from the first line.
     pub(crate) fn wait_for(&self, want: impl Fn(&str) -> bool) -> String {
         self.wait_for_after(0, want)
-    }
-
-    /// Whether the process ended, waiting up to `within`.
-    pub(crate) fn exited_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
-        let start = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return Some(s);
-            }
-            if start.elapsed() >= within {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
     }
 
     /// SIGKILL, and wait for it.

@@ -2,10 +2,6 @@
 //! cases of docs/threat-model.md §9); the session harness and fixtures
 //! themselves are `sagg_testkit::secagg`.
 
-// Each test file compiles this module into its own binary and may use only
-// a part of it: what one binary leaves unused is not dead code.
-#![allow(dead_code)]
-
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel};
 
 /// Complete-graph parameters with threshold `t`, no colluders, a

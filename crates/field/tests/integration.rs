@@ -1,0 +1,14 @@
+//! The integration tests, one module per file of this folder. One test
+//! binary compiles and links the crate's test dependencies once, where a
+//! binary per file did it once per file (CI's cold build). A new file
+//! needs its `mod` line here.
+
+mod bm;
+mod deps;
+mod fields;
+mod fuzz_replay;
+mod introots;
+mod layout;
+mod poly;
+mod roots;
+mod vandermonde;

@@ -1,0 +1,18 @@
+//! The integration tests, one module per file of this folder. One test
+//! binary compiles and links the crate's test dependencies once, where a
+//! binary per file did it once per file (CI's cold build). A new file
+//! needs its `mod` line here.
+
+mod cli_certs;
+mod cli_commands;
+mod cli_concurrency;
+mod cli_crash;
+mod cli_deletion;
+mod cli_deployment;
+mod cli_errors;
+mod cli_net;
+mod cli_net_attacks;
+mod cli_privacy;
+mod cli_store;
+mod cli_topology;
+mod common;
