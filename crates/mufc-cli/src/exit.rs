@@ -4,7 +4,7 @@
 //! | code | meaning |
 //! |---:|---|
 //! | 0 | success (`forget`: applied; `verify`: equal) |
-//! | 1 | an error: bad input, a damaged store, I/O, ... (nothing changed) |
+//! | 1 | an error: bad input, a damaged store, I/O, ... (nothing changed); `inspect --id`: the store does not know the id |
 //! | 2 | the command line does not parse (clap's usage error) |
 //! | 3 | `forget`: the records are erased, the model update is deferred by the privacy policy; `verify`: the clients equal retraining, the model's update is pending |
 //! | 4 | `forget`: the request was refused (unknown or already forgotten records, an unknown or removed client, a request the privacy policy refuses): nothing changed |

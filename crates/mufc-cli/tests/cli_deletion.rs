@@ -186,6 +186,10 @@ fn record_ids_are_strings_and_a_repeated_request_says_when() {
             .contains("unknown record ids (the store never held them): 1"),
         "{out:?}"
     );
+    // inspect says so, and fails: a mistyped id is not an answer.
+    let (code, u) = json(&["inspect", "--model", &m, "--id", "1"]);
+    assert_eq!(code, 1, "{u}");
+    assert_eq!(u["record"]["status"], "unknown", "{u}");
     // Ids from a file, one per line, comments and blank lines skipped.
     let file = dir.path().join("ids.txt");
     std::fs::write(&file, "# to forget\nP-000010\n\nP-000011\n").unwrap();

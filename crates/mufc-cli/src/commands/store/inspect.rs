@@ -228,6 +228,7 @@ fn locate(store: &Store, id: &str) -> Result<Report, CliError> {
         value: id.to_string(),
         reason: e.reason,
     })?;
+    let mut exit = crate::exit::SUCCESS;
     let (text, json) = match store.locate(&record)? {
         RecordStatus::Held { client } => (
             format!(
@@ -269,16 +270,22 @@ fn locate(store: &Store, id: &str) -> Result<Report, CliError> {
                 }),
             )
         }
-        _ => (
-            format!("record {record}: unknown to this store (never held, or another id)"),
-            json!({ "status": "unknown" }),
-        ),
+        _ => {
+            // An error, as `forget` refuses such an id: a script asking
+            // whether a record is erased must not read a mistyped id as
+            // an answer.
+            exit = crate::exit::FAILURE;
+            (
+                format!("record {record}: unknown to this store (never held, or another id)"),
+                json!({ "status": "unknown" }),
+            )
+        }
     };
     Ok(Report {
         json: json!({ "command": "inspect", "model": store.path().display().to_string(), "id": id, "record": json }),
         text: format!("{text}\n"),
         warnings: Vec::new(),
-        exit: 0,
+        exit,
     })
 }
 
