@@ -1,5 +1,6 @@
 //! The `mufc` command. Parsing and printing only: the work is in the
-//! library half of this crate (`mufc_cli`).
+//! library half of this crate (`mufc_cli`). Printing never panics: a
+//! closed stdout or stderr loses the text, not the exit code.
 
 use std::process::ExitCode;
 
@@ -7,6 +8,7 @@ use clap::Parser;
 use mufc_cli::cli::Cli;
 use mufc_cli::commands::execute;
 use mufc_cli::exit;
+use mufc_cli::output::{Stdout, eprint_line};
 use mufc_cli::progress::Progress;
 
 fn main() -> ExitCode {
@@ -19,11 +21,11 @@ fn main() -> ExitCode {
         Ok(report) => {
             if !quiet {
                 for w in &report.warnings {
-                    eprintln!("warning: {w}");
+                    eprint_line(&format!("warning: {w}"));
                 }
             }
             if json || !quiet {
-                print!("{}", report.render(json));
+                Stdout::default().print(&report.render(json));
             }
             ExitCode::from(report.exit)
         }
@@ -32,12 +34,10 @@ fn main() -> ExitCode {
             let err = anyhow::Error::from(err);
             if json {
                 // stdout stays one JSON object, even on failure.
-                println!(
-                    "{}",
-                    serde_json::json!({ "command": cli.command.name(), "error": format!("{err:#}"), "exit": code })
-                );
+                let line = serde_json::json!({ "command": cli.command.name(), "error": format!("{err:#}"), "exit": code });
+                Stdout::default().print(&format!("{line}\n"));
             }
-            eprintln!("error: {err:#}");
+            eprint_line(&format!("error: {err:#}"));
             ExitCode::from(code)
         }
     }

@@ -1,7 +1,69 @@
 //! What commands print: an aligned plain-text table by default, or one
 //! JSON object with `--json`.
 
+use std::io::Write;
+
 use serde_json::Value;
+
+/// Standard output that a closed reader does not stop. Rust's `print!`
+/// panics when a write fails (the reader of a pipe went away: `mufc client
+/// ... | head`), and a client or server would die mid-federation for it.
+/// Here the first failed write turns printing off, says so once on stderr,
+/// and the process goes on with its work.
+///
+/// # Example
+///
+/// ```
+/// use mufc_cli::output::Stdout;
+///
+/// let mut out = Stdout::default();
+/// assert!(out.is_open());
+/// out.print("");
+/// ```
+#[derive(Debug)]
+pub struct Stdout {
+    open: bool,
+}
+
+impl Default for Stdout {
+    fn default() -> Self {
+        Self { open: true }
+    }
+}
+
+impl Stdout {
+    /// Writes `text` and flushes, unless an earlier write failed.
+    pub fn print(&mut self, text: &str) {
+        if !self.open {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            self.open = false;
+            eprint_line(&format!(
+                "warning: standard output failed ({e}); nothing more is printed there"
+            ));
+        }
+    }
+
+    /// Whether writes still go out.
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+}
+
+/// Writes one line on stderr; a failure is ignored (there is nowhere left
+/// to report it), where `eprintln!` would panic.
+///
+/// # Example
+///
+/// ```
+/// mufc_cli::output::eprint_line("warning: an example");
+/// ```
+pub fn eprint_line(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
 
 /// A command's result: one JSON object (for `--json`) and its text form.
 ///

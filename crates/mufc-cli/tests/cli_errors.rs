@@ -295,3 +295,47 @@ fn bad_files_name_the_file_and_the_cause() {
         &["inf.csv: line 2, column 1 (counting from 0): \"inf\" is not finite"],
     );
 }
+
+/// `mufc` with its stdout closed (`mufc ... | head` after head exited):
+/// the text is lost, never the exit code, and nothing panics; with stderr
+/// closed too, still no panic.
+#[test]
+fn a_closed_stdout_loses_the_text_not_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = blobs_csv(dir.path());
+    let d = data.to_str().unwrap();
+    let ok = [
+        "run",
+        "--data",
+        d,
+        "--k",
+        "4",
+        "--clients",
+        "4",
+        "--k-prime",
+        "2",
+        "--gamma",
+        "0.01",
+    ];
+    let missing = dir.path().join("missing.csv");
+    let bad = ["run", "--data", missing.to_str().unwrap(), "--json"];
+    for (args, code) in [(&ok[..], 0), (&bad[..], 1)] {
+        for close_stderr in [false, true] {
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+                .args(args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The reader goes away before the command prints.
+            drop(child.stdout.take());
+            if close_stderr {
+                drop(child.stderr.take());
+            }
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+        }
+    }
+}

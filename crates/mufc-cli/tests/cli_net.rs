@@ -110,6 +110,33 @@ fn five_processes_train_exactly_and_survive_a_killed_server() {
     }
 }
 
+/// A client whose stdout reader went away (`mufc client ... | head`)
+/// stays in the federation: it trains, serves a removal and does not
+/// panic on its next event (issue 28, item 11).
+#[test]
+fn a_client_whose_stdout_closes_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = data(dir, "cli-net-stdout");
+    let extra = ["--k", "3", "--seed", "11"];
+    let (last, first) = NAMES.split_last().unwrap();
+    let fed = Processes::start(dir, &NAMES, first, &extra, |_| None);
+    let mute = Proc::start_with_stdout_closed(last, dir, &client_args(fed.port, &fed.certs, last));
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    assert_model(dir, data.clone());
+    forget(dir, last, "4");
+    let mut rest = data;
+    let i = NAMES.len() - 1;
+    rest[i] = rest[i].without(&[PointId(4)]).unwrap();
+    assert_model(dir, rest);
+    let log = mute.log();
+    assert!(!log.iter().any(|l| l.contains("panicked")), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.contains("standard output failed")),
+        "{log:?}"
+    );
+}
+
 /// `mufc server --masking pairwise`: the key directory travels through
 /// the server between processes; training and a removal equal the
 /// in-process federation, bit for bit.

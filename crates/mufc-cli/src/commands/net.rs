@@ -71,6 +71,8 @@ async fn follow<E>(
     // lost (once tokio handles SIGTERM, nothing else would stop us).
     let stop = interrupted();
     tokio::pin!(stop);
+    // A closed stdout stops the printing, not the party.
+    let mut out = crate::output::Stdout::default();
     loop {
         let ev = tokio::select! {
             ev = next() => ev,
@@ -79,9 +81,9 @@ async fn follow<E>(
         let Some(ev) = ev else { return };
         let (value, text) = render(&ev);
         if json_out {
-            println!("{value}");
+            out.print(&format!("{value}\n"));
         } else {
-            println!("{text}");
+            out.print(&format!("{text}\n"));
         }
     }
 }

@@ -26,6 +26,23 @@ pub(crate) struct Proc {
 impl Proc {
     /// Starts `mufc args...` in `dir` with the environment `env`.
     pub(crate) fn start(name: &str, dir: &Path, args: &[String], env: &[(&str, &str)]) -> Self {
+        Self::spawn(name, dir, args, env, true)
+    }
+
+    /// [`Self::start`] with the reading end of its stdout closed at once,
+    /// as when its output is piped into a reader that exits (`| head`):
+    /// only its stderr is logged.
+    pub(crate) fn start_with_stdout_closed(name: &str, dir: &Path, args: &[String]) -> Self {
+        Self::spawn(name, dir, args, &[], false)
+    }
+
+    fn spawn(
+        name: &str,
+        dir: &Path,
+        args: &[String],
+        env: &[(&str, &str)],
+        read_stdout: bool,
+    ) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mufc"));
         cmd.args(args)
             .current_dir(dir)
@@ -37,10 +54,15 @@ impl Proc {
         }
         let mut child = cmd.spawn().unwrap();
         let lines = Arc::new(Mutex::new(Vec::new()));
-        for stream in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
+        let stdout = child.stdout.take().unwrap();
+        let mut streams =
+            vec![Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>];
+        if read_stdout {
+            streams.push(Box::new(stdout));
+        } else {
+            drop(stdout);
+        }
+        for stream in streams {
             let lines = lines.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines() {
