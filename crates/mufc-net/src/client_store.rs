@@ -125,7 +125,9 @@ impl ClientStore {
         }
     }
 
-    /// Creates the store of client `name` holding `data`.
+    /// Creates the store of client `name` holding `data`, a new file that
+    /// only its owner may read or write (mode 0600 on Unix: it holds the
+    /// client's records).
     ///
     /// # Errors
     ///
@@ -137,9 +139,24 @@ impl ClientStore {
             path: at.clone(),
             reason: format!("{what}: {e}"),
         };
-        if path.symlink_metadata().is_ok() {
-            return Err(fail("creating it", &"the file exists"));
+        // The file first, new and readable by its owner only: the store
+        // holds the client's records (SQLite would create it with the
+        // umask's mode, world-readable by default; its journal copies the
+        // mode of the database).
+        let mut file = std::fs::OpenOptions::new();
+        file.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            file.mode(0o600);
         }
+        file.open(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                fail("creating it", &"the file exists")
+            } else {
+                fail("creating it", &e)
+            }
+        })?;
         let mut conn = Connection::open(&path).map_err(|e| fail("creating it", &e))?;
         mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
         let state = State {

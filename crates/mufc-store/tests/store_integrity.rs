@@ -512,3 +512,16 @@ fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
         assert!(!Path::new(&journal).exists(), "{at}");
     }
 }
+
+/// The model store holds every record: it is created readable and
+/// writable by its owner alone (mode 0600), whatever the umask.
+#[cfg(unix)]
+#[test]
+fn a_new_store_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path());
+    drop(store);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+}
