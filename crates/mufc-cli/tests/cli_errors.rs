@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common;
-use common::{blobs_csv, fails_with, json_run_stderr, mufc};
+use common::{blobs_csv, blobs_options, fails_with, json_run_stderr, mufc};
 
 #[test]
 fn bad_input_is_a_clear_error_not_a_panic() {
@@ -304,19 +304,7 @@ fn a_closed_stdout_loses_the_text_not_the_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let data = blobs_csv(dir.path());
     let d = data.to_str().unwrap();
-    let ok = [
-        "run",
-        "--data",
-        d,
-        "--k",
-        "4",
-        "--clients",
-        "4",
-        "--k-prime",
-        "2",
-        "--gamma",
-        "0.01",
-    ];
+    let ok = [&["run"][..], &blobs_options(d)].concat();
     let missing = dir.path().join("missing.csv");
     let bad = ["run", "--data", missing.to_str().unwrap(), "--json"];
     for (args, code) in [(&ok[..], 0), (&bad[..], 1)] {

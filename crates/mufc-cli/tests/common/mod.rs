@@ -70,11 +70,9 @@ pub(crate) fn json_run(data: &Path, args: &[&str]) -> Value {
     json_run_stderr(data, args).0
 }
 
-/// As [`json_run`], with what `mufc` wrote on stderr.
-pub(crate) fn json_run_stderr(data: &Path, args: &[&str]) -> (Value, String) {
-    let data = data.to_str().unwrap();
-    let mut all = vec![
-        args[0],
+/// The options that fit the blobs in `data`: 4 clients, K = 4, K' = 2.
+pub(crate) fn blobs_options(data: &str) -> Vec<&str> {
+    vec![
         "--data",
         data,
         "--k",
@@ -86,8 +84,15 @@ pub(crate) fn json_run_stderr(data: &Path, args: &[&str]) -> (Value, String) {
         // The blobs are 0.1 wide: a step below the default 1/sqrt(120).
         "--gamma",
         "0.01",
-        "--json",
-    ];
+    ]
+}
+
+/// As [`json_run`], with what `mufc` wrote on stderr.
+pub(crate) fn json_run_stderr(data: &Path, args: &[&str]) -> (Value, String) {
+    let data = data.to_str().unwrap();
+    let mut all = vec![args[0]];
+    all.extend(blobs_options(data));
+    all.push("--json");
     all.extend_from_slice(&args[1..]);
     let out = mufc(&all);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
