@@ -489,6 +489,15 @@ impl Client {
         }));
     }
 
+    /// Keeps `encoded`, the sketch a committed round encoded with the
+    /// histogram it encoded then. Across processes a removal may reach
+    /// the client while a round runs: paired with the current histogram
+    /// instead, the sketch of the old points passed for the new ones, and
+    /// the next round re-sent it unchanged (issue 28, item 1).
+    pub(crate) fn keep_encoded_of(&mut self, encoded: Encoded) {
+        self.encoded = Some(Arc::new(encoded));
+    }
+
     /// Drops the kept sketch: the next message encodes every bin (tests).
     #[cfg(test)]
     pub(crate) fn forget_encoded(&mut self) {

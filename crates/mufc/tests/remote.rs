@@ -9,6 +9,8 @@
 
 #[path = "remote/attacks.rs"]
 mod attacks;
+#[path = "remote/erasure.rs"]
+mod erasure;
 #[path = "remote/groups.rs"]
 mod groups;
 #[path = "remote/pairwise.rs"]
@@ -88,6 +90,18 @@ fn run_round(
     clients: &mut [RemoteClient],
     faults: &BTreeMap<ClientId, Fault>,
 ) -> MufcResult<Outcome> {
+    run_round_with(server, clients, faults, &mut |_, _| {})
+}
+
+/// [`run_round`], calling `meanwhile` with the clients before the server
+/// collects each step: what a client does while a round runs (across
+/// processes, an operator's request reaches it at any time).
+fn run_round_with(
+    server: &mut RemoteServer,
+    clients: &mut [RemoteClient],
+    faults: &BTreeMap<ClientId, Fault>,
+    meanwhile: &mut dyn FnMut(SecAggStep, &mut [RemoteClient]),
+) -> MufcResult<Outcome> {
     let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
     let (announcement, mut round) = server.start_round(&ids)?;
     let bytes = announcement.to_bytes()?;
@@ -102,6 +116,7 @@ fn run_round(
     let mut accepted = Vec::new();
     loop {
         let step = round.step().expect("the round collects a step");
+        meanwhile(step, clients);
         for (from, honest) in &replies {
             match faults.get(from) {
                 Some(Fault::Silent(s)) if *s <= step => {

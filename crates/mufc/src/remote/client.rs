@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 
 use seeding::{Dataset, PointId, Quantizer};
-use syndrome_agg::AnySketch;
 
 use super::{Announcement, Registration, RemoteSetup};
 use crate::aggregation::{Aggregation, ClientHalf};
+use crate::client::message::Encoded;
 use crate::federation::setup::check_data;
 use crate::{Client, ClientId, MufcError, MufcResult};
 
@@ -50,7 +50,9 @@ enum Local {
 pub struct ClientRound {
     half: Box<dyn ClientHalf>,
     round: u64,
-    encoded: Option<AnySketch>,
+    /// The sketch the round carries, with the histogram it encodes (the
+    /// client's at the join: a removal may come before the commit).
+    encoded: Option<Encoded>,
 }
 
 impl std::fmt::Debug for ClientRound {
@@ -262,7 +264,11 @@ impl RemoteClient {
             Local::Active(c) => (c.histogram(), c.encoded()),
             Local::Empty(_) => (&[][..], None),
         };
-        let (half, first, encoded) = t.aggregation.join_remote(spec, self.id, histogram, last)?;
+        let (half, first, sketch) = t.aggregation.join_remote(spec, self.id, histogram, last)?;
+        let encoded = sketch.map(|sketch| Encoded {
+            histogram: histogram.to_vec(),
+            sketch,
+        });
         self.sessions.insert(spec.session);
         Ok((
             ClientRound {
@@ -276,11 +282,14 @@ impl RemoteClient {
 
     /// Keeps the sketch of a round that committed with this client
     /// included (the next round updates it rather than encoding afresh).
+    /// The sketch is kept with the histogram it encoded: points forgotten
+    /// after the join are still to be sent, and the next round sends
+    /// them.
     pub fn commit(&mut self, round: ClientRound) {
         if let (State::Trained(t), Some(e)) = (&mut self.state, round.encoded)
             && let Local::Active(c) = &mut t.local
         {
-            c.keep_encoded(e);
+            c.keep_encoded_of(e);
         }
     }
 
