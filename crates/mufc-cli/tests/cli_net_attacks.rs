@@ -69,6 +69,7 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
             points: data.len() as u64,
             dim: 2,
             scale: 1,
+            store: vec![7; 32],
         })))
         .await
         .unwrap();

@@ -1,10 +1,13 @@
 //! The client process: holds its own points and seeding state in its
 //! store ([`ClientStore`]), joins the rounds the server announces
 //! ([`mufc::remote::RemoteClient`]), and serves its operator's removal
-//! requests: it applies each at once (the points leave its store in the
-//! same transaction), asks the server for a round, and acknowledges the
-//! request once a round that included it committed. A lost connection is
-//! retried; nothing the client stored is lost with it.
+//! requests: it applies each at once, connected or not (the points leave
+//! its store in the same transaction), asks the server for a round, and
+//! acknowledges the request once a round that included it committed. A
+//! lost connection is retried; nothing the client stored is lost with it.
+//! Every Hello carries the identity of the client's store, so that a
+//! server admits the client only from the store it first spoke from (a
+//! store imported again would bring forgotten records back).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -195,11 +198,86 @@ async fn run(
             Err(e) => e.to_string(),
         };
         let _ = report.send(ClientEvent::Disconnected { reason });
-        tokio::select! {
-            _ = &mut shutdown => return Ok(()),
-            () = tokio::time::sleep(options.reconnect) => {}
+        // Erasure does not wait for the server (issue 28, item 3): while
+        // the client is between sessions, the operator's requests are
+        // still applied at once, and the server hears of them at the next
+        // welcome, as of every request not yet acknowledged.
+        let reconnect = tokio::time::sleep(options.reconnect);
+        tokio::pin!(reconnect);
+        let mut poll = tokio::time::interval(options.poll);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => return Ok(()),
+                () = &mut reconnect => break,
+                _ = poll.tick() => {
+                    apply_requests(&store, &report, &mut party).await?;
+                }
+            }
         }
     }
+}
+
+/// Applies the operator's new requests to the client's state and its
+/// store (the points leave the store in the request's transaction);
+/// returns the requests applied. A client not loaded yet is restored from
+/// its store first; one no server has welcomed has no party, and its
+/// store applies the request to the points alone.
+async fn apply_requests(
+    store: &ClientStore,
+    report: &mpsc::UnboundedSender<ClientEvent>,
+    party: &mut Option<RemoteClient>,
+) -> Result<Vec<u64>, NetError> {
+    let pending = store.pending()?;
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    if party.is_none()
+        && let Some(id) = store.id()?
+    {
+        *party = Some(restore(store, id).await?);
+    }
+    let mut applied = Vec::new();
+    for (request, ids) in pending {
+        // The request's own fault (an id the client does not hold) refuses
+        // it; the store's ends the client.
+        let outcome = match party.as_mut() {
+            Some(client) => match client.forget(&ids) {
+                Ok(reseeded) => {
+                    store.applied(request, client)?;
+                    Ok(reseeded)
+                }
+                Err(e) => Err(e),
+            },
+            None => match store.apply_unwelcomed(request, &ids) {
+                Ok(()) => Ok(false),
+                Err(NetError::Mufc(e)) => Err(e),
+                Err(e) => return Err(e),
+            },
+        };
+        match outcome {
+            Ok(reseeded) => {
+                let _ = report.send(ClientEvent::Applied { request, reseeded });
+                applied.push(request);
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                store.refuse(request, &reason)?;
+                let _ = report.send(ClientEvent::RequestRefused { request, reason });
+            }
+        }
+    }
+    Ok(applied)
+}
+
+/// The client as its store keeps it, welcomed as `id`. Restoring
+/// retrains: CPU work, off the runtime.
+async fn restore(store: &ClientStore, id: ClientId) -> Result<RemoteClient, NetError> {
+    let path = store.path().to_path_buf();
+    let (_, restored) = off_runtime((), move |()| {
+        ClientStore::open(&path).and_then(|s| s.client(id))
+    })
+    .await;
+    restored
 }
 
 /// The state of one session.
@@ -240,6 +318,7 @@ async fn session(
         points,
         dim: dim as u64,
         scale,
+        store: store.identity()?.to_vec(),
     };
     send(&outbox, ClientBody::Hello(hello)).await?;
     let mut inbound = rpc
@@ -291,13 +370,7 @@ impl Session<'_> {
                         )));
                     }
                     None => {
-                        // Restoring retrains: CPU work, off the runtime.
-                        let store = self.store.path().to_path_buf();
-                        let (_, restored) = off_runtime((), move |()| {
-                            ClientStore::open(&store).and_then(|s| s.client(id))
-                        })
-                        .await;
-                        let client = restored?;
+                        let client = restore(self.store, id).await?;
                         self.store.save(&client)?;
                         *self.party = Some(client);
                     }
@@ -419,26 +492,14 @@ impl Session<'_> {
     }
 
     /// Applies the operator's new requests and asks the server for a
-    /// round.
+    /// round. Before the welcome the client waits: its id, and so its
+    /// party, come from the server.
     async fn serve_requests(&mut self) -> Result<(), NetError> {
-        let Some(client) = self.party.as_mut() else {
+        if self.party.is_none() {
             return Ok(());
-        };
-        for (request, ids) in self.store.pending()? {
-            match client.forget(&ids) {
-                Ok(reseeded) => {
-                    self.store.applied(request, client)?;
-                    let _ = self.report.send(ClientEvent::Applied { request, reseeded });
-                    send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
-                }
-                Err(e) => {
-                    let reason = e.to_string();
-                    self.store.refuse(request, &reason)?;
-                    let _ = self
-                        .report
-                        .send(ClientEvent::RequestRefused { request, reason });
-                }
-            }
+        }
+        for request in apply_requests(self.store, self.report, self.party).await? {
+            send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
         }
         Ok(())
     }

@@ -174,9 +174,11 @@ impl ClientStore {
             .map_err(|e| fail("creating the tables", &e))?;
         tx.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(|e| fail("stamping it", &e))?;
+        let identity: [u8; 32] = rand::random();
         tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('name', ?1), ('created', ?2)",
-            params![name, unix_now()],
+            "INSERT INTO meta (key, value) VALUES ('name', ?1), ('created', ?2), \
+             ('identity', ?3)",
+            params![name, unix_now(), identity.as_slice()],
         )
         .map_err(|e| fail("writing the metadata", &e))?;
         tx.execute(
@@ -222,11 +224,20 @@ impl ClientStore {
             return Err(fail("opening it", &"not a client's store"));
         }
         mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        // A store of an earlier version has no identity: it gets one now
+        // (the server keeps the first it hears for each client).
+        let identity: [u8; 32] = rand::random();
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('identity', ?1)",
+            params![identity.as_slice()],
+        )
+        .map_err(|e| fail("stamping it", &e))?;
         let store = Self {
             conn: Mutex::new(conn),
             path,
         };
         store.state()?;
+        store.identity()?;
         Ok(store)
     }
 
@@ -246,6 +257,26 @@ impl ClientStore {
                 r.get(0)
             })
             .map_err(|e| self.error("reading the name", e))
+    }
+
+    /// The store's identity: random, from its creation, sent to the
+    /// server in every Hello. The server admits each client from the store
+    /// it first spoke from, so that a store imported again (holding
+    /// records the client forgot) cannot bring them back.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if it cannot be read or is not 32 bytes.
+    pub fn identity(&self) -> Result<[u8; 32], NetError> {
+        let bytes: Vec<u8> = self
+            .db()
+            .query_row("SELECT value FROM meta WHERE key = 'identity'", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.error("reading the identity", e))?;
+        bytes
+            .try_into()
+            .map_err(|_| self.error("reading the identity", "it is not 32 bytes"))
     }
 
     fn state(&self) -> Result<State, NetError> {
@@ -309,7 +340,11 @@ impl ClientStore {
             seeds: client.seeds().to_vec(),
             sessions: client.sessions().iter().copied().collect(),
         };
-        let blob = postcard::to_allocvec(&state)
+        Self::write_blob(tx, &state)
+    }
+
+    fn write_blob(tx: &Connection, state: &State) -> Result<(), rusqlite::Error> {
+        let blob = postcard::to_allocvec(state)
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         tx.execute(
             "INSERT OR REPLACE INTO state (id, state, sha256) VALUES (1, ?1, ?2)",
@@ -410,6 +445,43 @@ impl ClientStore {
     /// [`NetError::ClientStore`] if writing fails (nothing changes).
     pub fn applied(&self, request: u64, client: &RemoteClient) -> Result<(), NetError> {
         self.set_status(request, "applied", None, "", Some(client))
+    }
+
+    /// Applies `request` (forgetting `ids`) to a client no server has
+    /// welcomed yet, which therefore has no id, no training and no party
+    /// to apply it: its points leave the store and the request is marked
+    /// applied, in one transaction. The server hears of it after the
+    /// first welcome, as of every request not yet acknowledged.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if the store was welcomed already, or if
+    /// reading or writing fails (nothing changes); [`NetError::Mufc`] for
+    /// an id the client does not hold or one named twice (nothing
+    /// changes).
+    pub fn apply_unwelcomed(&self, request: u64, ids: &[PointId]) -> Result<(), NetError> {
+        let mut state = self.state()?;
+        if state.id.is_some() {
+            return Err(self.error(
+                "applying a request",
+                "the client was welcomed; its party applies it",
+            ));
+        }
+        state
+            .data
+            .remove(ids)
+            .map_err(|e| NetError::Mufc(mufc::MufcError::Seeding(e)))?;
+        let fail = |e: rusqlite::Error| self.error("applying a request", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        Self::write_blob(&tx, &state).map_err(fail)?;
+        tx.execute(
+            "UPDATE requests SET status = 'applied' WHERE request = ?1 AND status = 'pending'",
+            params![i64::try_from(request).unwrap_or(i64::MAX)],
+        )
+        .map_err(fail)?;
+        tx.commit().map_err(fail)
     }
 
     /// Marks `request` refused, saying why.

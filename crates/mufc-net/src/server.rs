@@ -17,6 +17,8 @@
 mod coordinator;
 mod handler;
 mod pending_setup;
+mod sealed;
+mod stores;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -215,6 +217,7 @@ pub async fn start_server(
         report: report.clone(),
         next_conn: AtomicU64::new(0),
         hello_timeout: options.hello_timeout,
+        stores: std::sync::Mutex::new(stores::ClientStores::open(&options.store)?),
     };
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
     let _ = report.send(ServerEvent::Listening(addr));

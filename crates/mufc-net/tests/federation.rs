@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, NodeId, SecAggOptions};
@@ -73,6 +74,12 @@ struct Loopback {
     store: PathBuf,
     server: ServerHandle,
     clients: Vec<(PathBuf, ClientHandle)>,
+    /// What starts the server again ([`Self::restart_server`]).
+    server_tls: Arc<rustls::ServerConfig>,
+    server_options: ServerOptions,
+    /// What issues a client's certificate, and the server's address.
+    ca: FederationCa,
+    addr: String,
 }
 
 impl Loopback {
@@ -88,23 +95,71 @@ impl Loopback {
         let mut options = ServerOptions::new(&store, config, names.clone());
         options.step_timeout = Duration::from_secs(20);
         options.join_timeout = Duration::from_secs(5);
-        let server = start_server(listener, tls, options).await.unwrap();
+        let server = start_server(listener, tls.clone(), options.clone())
+            .await
+            .unwrap();
         let addr = server.addr().to_string();
-        let mut clients = Vec::new();
-        for (name, d) in names.iter().zip(data) {
-            let path = dir.path().join(format!("{name}.db"));
-            ClientStore::create(&path, name, d).unwrap();
-            let cert = ca.issue_client(name).unwrap();
-            let tls = client_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
-            let mut options = ClientOptions::new(&addr, &path);
-            options.poll = Duration::from_millis(50);
-            clients.push((path, start_client(options, tls).unwrap()));
-        }
-        Self {
+        let mut fed = Self {
             _dir: dir,
             store,
             server,
+            clients: Vec::new(),
+            server_tls: tls,
+            server_options: options,
+            ca,
+            addr,
+        };
+        for (name, d) in names.iter().zip(data) {
+            let path = fed._dir.path().join(format!("{name}.db"));
+            ClientStore::create(&path, name, d).unwrap();
+            let client = fed.start_client(name, &path);
+            fed.clients.push((path, client));
+        }
+        fed
+    }
+
+    /// Starts client `name` (a certificate of its own) on the store
+    /// `path`.
+    fn start_client(&self, name: &str, path: &Path) -> ClientHandle {
+        let cert = self.ca.issue_client(name).unwrap();
+        let tls = client_config(self.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+        let mut options = ClientOptions::new(&self.addr, path);
+        options.poll = Duration::from_millis(50);
+        start_client(options, tls).unwrap()
+    }
+
+    /// Stops the server, runs `while_down` with the clients, and starts
+    /// the server again on the same address and store.
+    async fn restart_server(
+        self,
+        while_down: impl AsyncFnOnce(&mut [(PathBuf, ClientHandle)]),
+    ) -> Self {
+        let addr = self.server.addr();
+        let Self {
+            _dir,
+            store,
+            server,
+            mut clients,
+            server_tls,
+            server_options,
+            ca,
+            addr: address,
+        } = self;
+        server.stop().await.unwrap();
+        while_down(&mut clients).await;
+        let listener = TcpListener::bind(addr).await.unwrap();
+        let server = start_server(listener, server_tls.clone(), server_options.clone())
+            .await
+            .unwrap();
+        Self {
+            _dir,
+            store,
+            server,
             clients,
+            server_tls,
+            server_options,
+            ca,
+            addr: address,
         }
     }
 
@@ -195,6 +250,106 @@ async fn train_and_forget(config: mufc::ValidConfig) {
     let mut rest = data;
     rest[1] = rest[1].without(&[PointId(7)]).unwrap();
     assert_stored_model(&fed.store, &rest);
+    fed.stop().await;
+}
+
+/// Erasure does not wait for the server (issue 28, item 3): with the
+/// server down, a client's request is applied at once (the point leaves
+/// the client's store), and once the server is back the request is
+/// acknowledged and the model is retraining's without the point. The
+/// client kept its request pending until a server welcomed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removal_asked_while_the_server_is_down_is_applied_at_once() {
+    let data = data(5);
+    let mut fed = Loopback::start(config(), &data).await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+    )
+    .await;
+    let mut request = 0;
+    let mut fed = fed
+        .restart_server(async |clients: &mut [(PathBuf, ClientHandle)]| {
+            let (path, client) = &mut clients[2];
+            until_client(client, |e| matches!(e, ClientEvent::Disconnected { .. })).await;
+            request = ClientStore::open(&*path)
+                .unwrap()
+                .request(&[PointId(3)])
+                .unwrap();
+            until_client(
+                client,
+                |e| matches!(e, ClientEvent::Applied { request: r, .. } if *r == request),
+            )
+            .await;
+            let store = ClientStore::open(&*path).unwrap();
+            assert_eq!(store.status(request).unwrap(), Some(RequestStatus::Applied));
+            assert!(
+                !store.data().unwrap().ids().contains(&PointId(3)),
+                "the point left the client's store with the server down"
+            );
+        })
+        .await;
+    let (path, client) = &mut fed.clients[2];
+    until_client(client, |e| {
+        matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
+    })
+    .await;
+    assert!(matches!(
+        ClientStore::open(&*path).unwrap().status(request).unwrap(),
+        Some(RequestStatus::Acknowledged { .. })
+    ));
+    let mut rest = data;
+    rest[2] = rest[2].without(&[PointId(3)]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    fed.stop().await;
+}
+
+/// A re-import does not bring forgotten records back (issue 28, item 2):
+/// a client that forgot a point, started again from a new store imported
+/// from its original data, is refused by the server (its store is not
+/// the one the name spoke from) and stops saying why; the model keeps the
+/// point forgotten, and the client's own store still joins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_imported_again_into_a_new_store_is_refused() {
+    let data = data(5);
+    let mut fed = Loopback::start(config(), &data).await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+    )
+    .await;
+    fed.forget(4, &[PointId(5)]).await;
+    let mut rest = data.clone();
+    rest[4] = rest[4].without(&[PointId(5)]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+
+    let (path, client) = fed.clients.pop().unwrap();
+    client.stop().await.unwrap();
+    let again = path.with_file_name("c4-imported-again.db");
+    ClientStore::create(&again, "c4", &data[4]).unwrap();
+    let mut imported = fed.start_client("c4", &again);
+    tokio::time::timeout(LIMIT, async {
+        while let Some(e) = imported.next_event().await {
+            assert!(
+                !matches!(e, ClientEvent::Connected { .. }),
+                "the server welcomed a new store under an old name"
+            );
+        }
+    })
+    .await
+    .expect("the client imported again did not stop");
+    let err = imported.stop().await.unwrap_err().to_string();
+    assert!(err.contains("another store than before"), "{err}");
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Refused { reason } if reason.contains("another store")),
+    )
+    .await;
+    assert_stored_model(&fed.store, &rest);
+
+    let mut own = fed.start_client("c4", &path);
+    until_client(&mut own, |e| matches!(e, ClientEvent::Connected { .. })).await;
+    fed.clients.push((path, own));
     fed.stop().await;
 }
 

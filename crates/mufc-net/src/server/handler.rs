@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::stores::ClientStores;
 use super::{Event, ServerEvent};
 use crate::proto::client_message::Body as ClientBody;
 use crate::proto::federation_server::Federation;
@@ -32,6 +33,8 @@ pub(super) struct Handler {
     pub(super) report: mpsc::UnboundedSender<ServerEvent>,
     pub(super) next_conn: AtomicU64,
     pub(super) hello_timeout: Duration,
+    /// The store each client spoke from (see `stores.rs`).
+    pub(super) stores: std::sync::Mutex<ClientStores>,
 }
 
 impl Handler {
@@ -60,6 +63,14 @@ impl Handler {
             .iter()
             .position(|n| *n == name)
             .ok_or_else(|| Status::permission_denied(format!("{name} is not in the roster")))?;
+        // A new store under an old name would bring forgotten records
+        // back. The file is written under the lock: a first session is
+        // kept before it is welcomed.
+        self.stores
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .admit(&name, &hello.store)
+            .map_err(Status::failed_precondition)?;
         let dim = usize::try_from(hello.dim)
             .map_err(|_| Status::invalid_argument("dimension out of range"))?;
         Ok(Registration {

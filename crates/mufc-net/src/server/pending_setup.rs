@@ -11,89 +11,34 @@
 //! clients that trained refuse, for ever. So the setup is written before
 //! the first round and read back on a restart; the store supersedes it.
 //!
-//! The file: a version byte, postcard `(roster names, setup)`, then the
-//! SHA-256 of both (a truncated or flipped file is refused, never taken).
-//! It is replaced atomically (written aside, synced, renamed).
+//! The file: postcard `(roster names, setup)`, sealed (`sealed.rs`: a
+//! version byte, the body and their SHA-256; a truncated or flipped file
+//! is refused, never taken; replaced atomically).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mufc::remote::RemoteSetup;
-use sha2::{Digest, Sha256};
 
+use super::sealed::{Sealed, suffixed};
 use crate::NetError;
 
-/// The file's format version.
-const VERSION: u8 = 1;
+/// The file's kind: its checksum's domain and format version.
+const SETUP: Sealed = Sealed {
+    domain: b"mufc-server-setup/",
+    version: 1,
+    what: "a server's setup",
+    advice: "the clients that joined a round refuse any other setup, so restore \
+             the file rather than delete it",
+};
 
 /// Where the setup of the server whose store is `store` is kept.
 pub(super) fn path_of(store: &Path) -> PathBuf {
     suffixed(store, ".setup")
 }
 
-/// `path` with `suffix` added to its file name.
-fn suffixed(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-fn checksum(body: &[u8]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(b"mufc-server-setup/");
-    h.update(body);
-    h.finalize().into()
-}
-
-fn bad(path: &Path, why: &str) -> NetError {
-    NetError::Protocol(format!(
-        "{} is not a server's setup ({why}); the clients that joined a round \
-         refuse any other setup, so restore the file rather than delete it",
-        path.display()
-    ))
-}
-
-/// The file's bytes for `roster` and `setup`.
-fn encode(roster: &[String], setup: &RemoteSetup) -> Result<Vec<u8>, NetError> {
-    let body = postcard::to_allocvec(&(roster, setup))
-        .map_err(|e| NetError::Protocol(format!("encoding the setup: {e}")))?;
-    let mut out = Vec::with_capacity(1 + body.len() + 32);
-    out.push(VERSION);
-    out.extend_from_slice(&body);
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum);
-    Ok(out)
-}
-
-/// Parses the file's bytes.
-fn decode(path: &Path, bytes: &[u8]) -> Result<(Vec<String>, RemoteSetup), NetError> {
-    let split = bytes
-        .len()
-        .checked_sub(32)
-        .ok_or_else(|| bad(path, "too short"))?;
-    let (body, sum) = bytes.split_at(split);
-    if checksum(body) != sum {
-        return Err(bad(path, "its checksum does not match"));
-    }
-    let (&version, body) = body.split_first().ok_or_else(|| bad(path, "empty"))?;
-    if version != VERSION {
-        return Err(bad(
-            path,
-            &format!("format version {version}, this build reads {VERSION}"),
-        ));
-    }
-    postcard::from_bytes(body).map_err(|e| bad(path, &e.to_string()))
-}
-
 /// Writes the setup (replacing the file atomically).
 pub(super) fn write(path: &Path, roster: &[String], setup: &RemoteSetup) -> Result<(), NetError> {
-    let bytes = encode(roster, setup)?;
-    let aside = suffixed(path, ".new");
-    let io = |e: std::io::Error| NetError::Protocol(format!("writing {}: {e}", path.display()));
-    let mut file = std::fs::File::create(&aside).map_err(io)?;
-    file.write_all(&bytes).map_err(io)?;
-    file.sync_all().map_err(io)?;
-    std::fs::rename(&aside, path).map_err(io)
+    SETUP.write(path, &(roster, setup))
 }
 
 /// The setup kept at `path`, if there is a file.
@@ -103,14 +48,7 @@ pub(super) fn write(path: &Path, roster: &[String], setup: &RemoteSetup) -> Resu
 /// A file that cannot be read or is not a setup of this version (see the
 /// module docs): the server refuses to start rather than set up again.
 pub(super) fn read(path: &Path) -> Result<Option<(Vec<String>, RemoteSetup)>, NetError> {
-    match std::fs::read(path) {
-        Ok(bytes) => decode(path, &bytes).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(NetError::Protocol(format!(
-            "reading {}: {e}",
-            path.display()
-        ))),
-    }
+    SETUP.read(path)
 }
 
 /// Removes the file once the store holds the federation (an error is
@@ -158,12 +96,14 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         // Every truncation and every flipped bit (of a sample) is refused.
         for len in 0..bytes.len() {
-            assert!(decode(&path, &bytes[..len]).is_err(), "truncated to {len}");
+            let r: Result<(Vec<String>, RemoteSetup), _> = SETUP.decode(&path, &bytes[..len]);
+            assert!(r.is_err(), "truncated to {len}");
         }
         for i in (0..bytes.len()).step_by(3) {
             let mut b = bytes.clone();
             b[i] ^= 1 << (i % 8);
-            let err = decode(&path, &b).unwrap_err().to_string();
+            let r: Result<(Vec<String>, RemoteSetup), _> = SETUP.decode(&path, &b);
+            let err = r.unwrap_err().to_string();
             assert!(err.contains("not a server's setup"), "{err}");
         }
         remove(&path).unwrap();
