@@ -327,3 +327,41 @@ fn a_closed_stdout_loses_the_text_not_the_exit_code() {
         }
     }
 }
+
+/// A client's records outside the model's box (issue 28, item 10): data
+/// in its own units, given without `--bounds` or outside them, was
+/// imported, and every round then failed with a coordinate in the error
+/// sent to the server. `mufc client` now refuses it before it writes a
+/// store or connects to anything, and says how to map the data.
+#[test]
+fn a_client_refuses_records_outside_the_box_before_it_creates_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("units.csv");
+    std::fs::write(&csv, "x,y\n12,180\n40,35\n150,90\n").unwrap();
+    let store = dir.path().join("a.db");
+    let args = |bounds: &'static [&'static str]| -> Vec<String> {
+        let mut v: Vec<String> = ["client", "--server", "127.0.0.1:9", "--id", "a"]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        v.extend(["--data".into(), csv.to_str().unwrap().into()]);
+        v.extend(["--store".into(), store.to_str().unwrap().into()]);
+        let none = dir.path().join("no-certs");
+        v.extend(["--certs".into(), none.to_str().unwrap().into()]);
+        v.extend(bounds.iter().map(ToString::to_string));
+        v
+    };
+    for bounds in [&[][..], &["--bounds", "0,100"][..]] {
+        let a = args(bounds);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        fails_with(&a, "outside the model's box");
+        assert!(!store.exists(), "no store is written ({bounds:?})");
+    }
+    // Inside the agreed bounds the store is written (the run then stops
+    // for want of certificates: nothing listens here).
+    let a = args(&["--bounds", "0,200"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = mufc(&a);
+    assert!(!out.status.success(), "no certificates: the client stops");
+    assert!(store.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -269,6 +269,18 @@ async fn apply_requests(
     Ok(applied)
 }
 
+/// Why the client refuses a round, as the server hears it: a protocol
+/// check's reason (about the round, never the client's data), or only
+/// that the client failed. Its own error may hold a record's coordinate
+/// (a point outside the box) or its counts; the operator sees it in the
+/// client's events, the server never does (issue 28, item 10).
+fn told_the_server(e: &mufc::MufcError) -> String {
+    match e {
+        mufc::MufcError::RoundRefused { reason, .. } => reason.clone(),
+        _ => "the client could not take part in the round (its own log says why)".into(),
+    }
+}
+
 /// The client as its store keeps it, welcomed as `id`. Restoring
 /// retrains: CPU work, off the runtime.
 async fn restore(store: &ClientStore, id: ClientId) -> Result<RemoteClient, NetError> {
@@ -455,7 +467,7 @@ impl Session<'_> {
                     &self.outbox,
                     ClientBody::Refusal(Refusal {
                         round,
-                        reason: reason.clone(),
+                        reason: told_the_server(&e),
                     }),
                 )
                 .await?;
@@ -502,5 +514,34 @@ impl Session<'_> {
             send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server hears a protocol check's reason, and nothing of a
+    /// client's own failure: no coordinate, no point, no count.
+    #[test]
+    fn a_refusal_tells_the_server_nothing_of_the_data() {
+        let outside = mufc::MufcError::OutsideBox {
+            client: ClientId(3),
+            id: seeding::PointId(17),
+            axis: 1,
+            value: 12.375,
+        };
+        let told = told_the_server(&outside);
+        for secret in ["12.375", "17", "axis"] {
+            assert!(!told.contains(secret), "{told}");
+        }
+        let refused = mufc::MufcError::RoundRefused {
+            round: 4,
+            reason: "the ring names client 9, outside the federation's roster".into(),
+        };
+        assert_eq!(
+            told_the_server(&refused),
+            "the ring names client 9, outside the federation's roster"
+        );
     }
 }

@@ -129,9 +129,15 @@ impl ClientStore {
     /// only its owner may read or write (mode 0600 on Unix: it holds the
     /// client's records).
     ///
+    /// The points must lie in the model's box `[-1/2, 1/2]^d` (the
+    /// federation across processes always quantizes): a point outside
+    /// would fail every round the client joins, so it is refused here,
+    /// before anything is written.
+    ///
     /// # Errors
     ///
-    /// [`NetError::ClientStore`] if `path` exists or cannot be written.
+    /// [`NetError::ClientStore`] if a point lies outside the box, if
+    /// `path` exists or cannot be written.
     pub fn create(path: impl AsRef<Path>, name: &str, data: &Dataset) -> Result<Self, NetError> {
         let path = path.as_ref().to_path_buf();
         let at = path.clone();
@@ -139,6 +145,17 @@ impl ClientStore {
             path: at.clone(),
             reason: format!("{what}: {e}"),
         };
+        if let Some((pos, axis, value)) = outside_box(data) {
+            return Err(fail(
+                "importing the points",
+                &format!(
+                    "point {} (row {pos}) lies outside the model's box [-1/2, 1/2] on axis \
+                     {axis} (coordinate {value}); map the data into it with the bounds the \
+                     federation agreed on",
+                    data.id(pos)
+                ),
+            ));
+        }
         // The file first, new and readable by its owner only: the store
         // holds the client's records (SQLite would create it with the
         // umask's mode, world-readable by default; its journal copies the
@@ -568,4 +585,14 @@ impl ClientStore {
             _ => RequestStatus::Refused { reason: detail },
         }))
     }
+}
+
+/// The first point outside `[-1/2, 1/2]^d` (a NaN is outside): its
+/// position, axis and coordinate.
+fn outside_box(data: &Dataset) -> Option<(usize, usize, f64)> {
+    (0..data.len()).find_map(|pos| {
+        (data.point(pos).iter().enumerate())
+            .find(|(_, x)| !(-0.5..=0.5).contains(*x))
+            .map(|(axis, &value)| (pos, axis, value))
+    })
 }
