@@ -169,6 +169,14 @@ fn fatal(e: &NetError) -> bool {
 }
 
 fn status_error(s: &tonic::Status) -> NetError {
+    // TLS 1.3: a client learns that the server refused its certificate
+    // only on its first read, as a broken stream.
+    if let Some(reason) = crate::transport::permanent_tls_failure(s) {
+        return NetError::HandshakeRefused {
+            peer: "the server".into(),
+            reason,
+        };
+    }
     match s.code() {
         Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded => {
             NetError::Transport(s.message().to_string())

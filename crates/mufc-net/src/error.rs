@@ -56,10 +56,21 @@ pub enum NetError {
         /// Why not.
         reason: String,
     },
-    /// The connection failed or broke (the server is down, the
-    /// handshake failed, ...).
+    /// The connection failed or broke (the server is down, a timeout,
+    /// ...): retrying may help.
     #[error("transport: {0}")]
     Transport(String),
+    /// The TLS handshake failed for good: the peer's certificate is not
+    /// of the federation's authority, or the peer refused ours (another
+    /// federation's, expired, not a client's). Retrying cannot help, so a
+    /// client stops with this rather than retry for ever.
+    #[error("the TLS handshake with {peer} failed: {reason}; check the certificates")]
+    HandshakeRefused {
+        /// The peer's address.
+        peer: String,
+        /// rustls's reason.
+        reason: String,
+    },
     /// The peer broke the protocol or refused us (a message out of order,
     /// an unknown client, a refused registration).
     #[error("protocol: {0}")]

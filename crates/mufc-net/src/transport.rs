@@ -233,8 +233,72 @@ pub async fn connect_counted(
             }
         }))
         .await
-        .map_err(|e| NetError::Transport(format!("connecting to {addr}: {e}")))?;
+        .map_err(|e| match permanent_tls_failure(&e) {
+            Some(reason) => NetError::HandshakeRefused {
+                peer: addr.to_string(),
+                reason,
+            },
+            None => NetError::Transport(format!("connecting to {addr}: {e}")),
+        })?;
     Ok(FederationClient::new(channel)
         .max_decoding_message_size(MAX_MESSAGE)
         .max_encoding_message_size(MAX_MESSAGE))
+}
+
+/// The alerts of [`permanent_tls_failure`], as rustls names them.
+const PERMANENT_ALERTS: [&str; 10] = [
+    "BadCertificate",
+    "UnsupportedCertificate",
+    "CertificateRevoked",
+    "CertificateExpired",
+    "CertificateUnknown",
+    "UnknownCA",
+    "AccessDenied",
+    "CertificateRequired",
+    "HandshakeFailure",
+    "ProtocolVersion",
+];
+
+/// Why a TLS handshake failed for good, if `e` or anything that caused it
+/// is such a failure: the peer's certificate did not verify, or the peer
+/// refused ours with a certificate alert. A broken or slow connection is
+/// not one (retrying may help).
+pub(crate) fn permanent_tls_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(e);
+    while let Some(err) = cause {
+        // An I/O error reports its inner error's source, not the inner
+        // error itself: look inside.
+        let tls = err.downcast_ref::<rustls::Error>().or_else(|| {
+            err.downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        });
+        let permanent = tls.filter(|t| {
+            matches!(
+                t,
+                rustls::Error::InvalidCertificate(_)
+                    | rustls::Error::NoCertificatesPresented
+                    | rustls::Error::PeerIncompatible(_)
+            ) || matches!(t, rustls::Error::AlertReceived(a)
+                if PERMANENT_ALERTS.contains(&format!("{a:?}").as_str()))
+        });
+        if let Some(t) = permanent {
+            return Some(t.to_string());
+        }
+        // HTTP/2 (h2) keeps of an I/O error only its kind and message: a
+        // refusal that arrives on the stream (TLS 1.3 tells a client its
+        // certificate was refused on its first read) is rustls's text.
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::InvalidData
+        {
+            let text = io.to_string();
+            if let Some(alert) = text.strip_prefix("received fatal alert: ")
+                && PERMANENT_ALERTS.contains(&alert)
+            {
+                return Some(text);
+            }
+        }
+        cause = err.source();
+    }
+    None
 }

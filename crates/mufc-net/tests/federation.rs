@@ -353,6 +353,56 @@ async fn a_client_imported_again_into_a_new_store_is_refused() {
     fed.stop().await;
 }
 
+/// A certificate the handshake refuses is not a server that is down
+/// (issue 28, item 11): a client that cannot verify the server (it trusts
+/// another federation's authority), or whose certificate the server
+/// refuses (issued by another authority), stops at once with an error
+/// that says so, instead of retrying every second for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_refused_at_the_handshake_stops_and_says_why() {
+    let data = data(5);
+    let fed = Loopback::start(config(), &data).await;
+    let other = FederationCa::new("elsewhere").unwrap();
+    let theirs = other.issue_client("c0").unwrap();
+    let ours = fed.ca.issue_client("c0").unwrap();
+    let cases = [
+        (
+            "it trusts another authority",
+            client_config(other.cert_pem(), &ours.cert_pem, &ours.key_pem).unwrap(),
+        ),
+        (
+            "its certificate is another authority's",
+            client_config(fed.ca.cert_pem(), &theirs.cert_pem, &theirs.key_pem).unwrap(),
+        ),
+    ];
+    for (i, (what, tls)) in cases.into_iter().enumerate() {
+        let path = fed._dir.path().join(format!("refused-{i}.db"));
+        ClientStore::create(&path, "c0", &data[0]).unwrap();
+        let mut options = ClientOptions::new(&fed.addr, &path);
+        options.reconnect = Duration::from_millis(100);
+        let mut client = start_client(options, tls).unwrap();
+        let mut disconnects = 0;
+        tokio::time::timeout(LIMIT, async {
+            while let Some(e) = client.next_event().await {
+                disconnects += usize::from(matches!(e, ClientEvent::Disconnected { .. }));
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the client kept retrying"));
+        let err = client.stop().await.unwrap_err();
+        assert!(
+            matches!(err, mufc_net::NetError::HandshakeRefused { .. }),
+            "{what}: {err}"
+        );
+        assert!(err.to_string().contains("certificates"), "{what}: {err}");
+        // TLS 1.3 tells a client of a refusal on its first read, and a
+        // session may first end as a broken pipe: a retry or two, then the
+        // refusal itself.
+        assert!(disconnects < 10, "{what}: {disconnects} retries");
+    }
+    fed.stop().await;
+}
+
 /// A tree of three groups of two: training is one round per group, each
 /// node's model is the in-process tree's; a removal is one round of the
 /// requester's group, which only its members hear of.
