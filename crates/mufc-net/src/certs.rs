@@ -14,6 +14,8 @@
 //! against the certificate written when it was created (the handshake
 //! test checks it).
 
+use std::time::Duration;
+
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, SanType,
@@ -96,7 +98,21 @@ pub struct FederationCa {
     federation: String,
     key: KeyPair,
     cert_pem: String,
+    /// How long the certificates it issues are valid for.
+    validity: Duration,
 }
+
+/// How long an issued certificate is valid by default: a year. (rcgen's
+/// own default ran to the year 4096: a stolen client key would have been
+/// good for ever.)
+pub const DEFAULT_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The longest validity [`FederationCa::validity`] accepts: ten years.
+pub const MAX_VALIDITY: Duration = Duration::from_secs(10 * 366 * 24 * 3600);
+
+/// How far back an issued certificate's validity starts: parties whose
+/// clocks run behind the authority's still accept it at once.
+const CLOCK_SKEW: Duration = Duration::from_secs(3600);
 
 impl std::fmt::Debug for FederationCa {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,7 +178,40 @@ impl FederationCa {
             federation: federation.to_string(),
             key,
             cert_pem: cert.pem(),
+            validity: DEFAULT_VALIDITY,
         })
+    }
+
+    /// The authority, issuing certificates valid for `valid_for` from now
+    /// (an hour earlier, for clocks that run behind) rather than
+    /// [`DEFAULT_VALIDITY`]. The authority's own certificate is unchanged.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mufc_net::certs::FederationCa;
+    ///
+    /// let ca = FederationCa::new("trial")?.validity(Duration::from_secs(30 * 24 * 3600))?;
+    /// ca.issue_client("hospital-a")?;
+    /// assert!(FederationCa::new("trial")?.validity(Duration::ZERO).is_err());
+    /// # Ok::<(), mufc_net::NetError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Certificate`] for no time at all or more than
+    /// [`MAX_VALIDITY`].
+    pub fn validity(mut self, valid_for: Duration) -> Result<Self, NetError> {
+        if valid_for.is_zero() || valid_for > MAX_VALIDITY {
+            return Err(NetError::Certificate {
+                what: "setting the validity",
+                reason: format!(
+                    "{} days: a certificate is valid for 1 day to ten years",
+                    valid_for.as_secs() / 86_400
+                ),
+            });
+        }
+        self.validity = valid_for;
+        Ok(self)
     }
 
     /// The federation's name.
@@ -196,6 +245,17 @@ impl FederationCa {
         p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         p.extended_key_usages = vec![usage];
         p.use_authority_key_identifier_extension = true;
+        let now = time::OffsetDateTime::now_utc();
+        let span = |d: Duration| time::Duration::try_from(d).ok();
+        let (from, until) = span(CLOCK_SKEW)
+            .zip(span(self.validity))
+            .and_then(|(skew, valid)| Some((now.checked_sub(skew)?, now.checked_add(valid)?)))
+            .ok_or_else(|| NetError::Certificate {
+                what: "setting the validity",
+                reason: "the dates are out of range".into(),
+            })?;
+        p.not_before = from;
+        p.not_after = until;
         let key = KeyPair::generate().map_err(rc("generating a key"))?;
         let issuer = Issuer::new(ca_params(&self.federation), &self.key);
         let cert = p

@@ -205,3 +205,73 @@ fn authenticate_refuses_what_the_handshake_did_not_tie_to_the_name() {
     ])];
     assert!(authenticate(Some(&junk), "a").is_err());
 }
+
+/// Issued certificates expire (issue 28, item 11: they ran to the year
+/// 4096, so a stolen client key was good for ever): a year by default,
+/// what the authority was told otherwise, each checked by rustls's own
+/// verifiers at dates around the ends of the validity.
+#[test]
+fn an_issued_certificate_is_valid_for_its_validity_only() {
+    use rustls::client::WebPkiServerVerifier;
+    use rustls::client::danger::ServerCertVerifier;
+    use rustls::pki_types::{CertificateDer, UnixTime};
+    use rustls::server::WebPkiClientVerifier;
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let day = 86_400u64;
+    let at = |days_after: i64| {
+        let secs = now.checked_add_signed(days_after * 86_400).unwrap();
+        UnixTime::since_unix_epoch(Duration::from_secs(secs))
+    };
+    for (ca, days) in [
+        (FederationCa::new("expiry").unwrap(), 365i64),
+        (
+            FederationCa::new("expiry")
+                .unwrap()
+                .validity(Duration::from_secs(30 * day))
+                .unwrap(),
+            30,
+        ),
+    ] {
+        let der = |pem: &str| CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(der(ca.cert_pem())).unwrap();
+        let roots = Arc::new(roots);
+        let servers = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
+            .build()
+            .unwrap();
+        let clients = WebPkiClientVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .unwrap();
+        let server = der(&ca.issue_server(&["127.0.0.1"]).unwrap().cert_pem);
+        let client = der(&ca.issue_client("a").unwrap().cert_pem);
+        let name = ServerName::try_from("server.mufc").unwrap();
+        let server_ok = |t| {
+            servers
+                .verify_server_cert(&server, &[], &name, &[], t)
+                .is_ok()
+        };
+        let client_ok = |t| clients.verify_client_cert(&client, &[], t).is_ok();
+        for (when, valid) in [(-1, false), (0, true), (days - 1, true), (days + 1, false)] {
+            assert_eq!(
+                server_ok(at(when)),
+                valid,
+                "server, {days} days, at day {when}"
+            );
+            assert_eq!(
+                client_ok(at(when)),
+                valid,
+                "client, {days} days, at day {when}"
+            );
+        }
+    }
+    // No time at all, or more than ten years, is refused.
+    let ca = FederationCa::new("expiry").unwrap();
+    assert!(ca.validity(Duration::ZERO).is_err());
+    let ca = FederationCa::new("expiry").unwrap();
+    assert!(ca.validity(Duration::from_secs(11 * 366 * day)).is_err());
+}

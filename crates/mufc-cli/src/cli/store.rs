@@ -255,4 +255,8 @@ pub struct CertsArgs {
     /// Overwrite certificates that exist (never the authority's key).
     #[arg(long)]
     pub force: bool,
+    /// How many days the certificates written now are valid for, from
+    /// now (1 to 3660): issue new ones before they expire.
+    #[arg(long, value_name = "DAYS", default_value_t = 365)]
+    pub days: u32,
 }

@@ -82,6 +82,7 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, &e))?;
     let key_path = dir.join("ca-key.pem");
     let mut written: Vec<(String, PathBuf)> = Vec::new();
+    let validity = std::time::Duration::from_secs(u64::from(a.days) * 86_400);
     let ca = if key_path.exists() {
         let key = std::fs::read_to_string(&key_path).map_err(|e| CliError::io(&key_path, &e))?;
         FederationCa::from_key_pem(&a.federation, &key)?
@@ -96,6 +97,7 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
         written.push(("authority certificate".into(), cert));
         ca
     };
+    let ca = ca.validity(validity)?;
     // Check every client name before writing any client.
     for c in &a.clients {
         mufc_net::certs::client_dns_name(c)?;
