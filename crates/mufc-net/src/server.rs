@@ -210,14 +210,18 @@ pub async fn start_server(
         .map_err(|e| NetError::Transport(e.to_string()))?;
     let (report, events) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(1024);
-    let coordinator = coordinator::Coordinator::open(options.clone(), event_rx, report.clone())?;
+    let stores = Arc::new(std::sync::Mutex::new(stores::ClientStores::open(
+        &options.store,
+    )?));
+    let coordinator =
+        coordinator::Coordinator::open(options.clone(), event_rx, report.clone(), stores.clone())?;
     let handler = handler::Handler {
         roster: Arc::new(coordinator.roster().to_vec()),
         events: event_tx,
         report: report.clone(),
         next_conn: AtomicU64::new(0),
         hello_timeout: options.hello_timeout,
-        stores: std::sync::Mutex::new(stores::ClientStores::open(&options.store)?),
+        stores,
     };
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
     let _ = report.send(ServerEvent::Listening(addr));

@@ -118,6 +118,17 @@ impl Loopback {
         fed
     }
 
+    /// [`Self::start`], then waits for the training round to commit.
+    async fn trained(config: mufc::ValidConfig, data: &[Dataset]) -> Self {
+        let mut fed = Self::start(config, data).await;
+        until_server(
+            &mut fed.server,
+            |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+        )
+        .await;
+        fed
+    }
+
     /// Starts client `name` (a certificate of its own) on the store
     /// `path`.
     fn start_client(&self, name: &str, path: &Path) -> ClientHandle {
@@ -227,14 +238,8 @@ async fn five_clients_with_pairwise_masks_train_and_forget_exactly() {
 
 async fn train_and_forget(config: mufc::ValidConfig) {
     let data = data(5);
-    let mut fed = Loopback::start(config, &data).await;
-
     // Training: the model is the in-process federation's, bit for bit.
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
-    )
-    .await;
+    let mut fed = Loopback::trained(config, &data).await;
     assert_stored_model(&fed.store, &data);
 
     // Client 1 forgets a point: acknowledged once its round committed.
@@ -261,12 +266,7 @@ async fn train_and_forget(config: mufc::ValidConfig) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removal_asked_while_the_server_is_down_is_applied_at_once() {
     let data = data(5);
-    let mut fed = Loopback::start(config(), &data).await;
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
-    )
-    .await;
+    let fed = Loopback::trained(config(), &data).await;
     let mut request = 0;
     let mut fed = fed
         .restart_server(async |clients: &mut [(PathBuf, ClientHandle)]| {
@@ -312,12 +312,7 @@ async fn a_removal_asked_while_the_server_is_down_is_applied_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_imported_again_into_a_new_store_is_refused() {
     let data = data(5);
-    let mut fed = Loopback::start(config(), &data).await;
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
-    )
-    .await;
+    let mut fed = Loopback::trained(config(), &data).await;
     fed.forget(4, &[PointId(5)]).await;
     let mut rest = data.clone();
     rest[4] = rest[4].without(&[PointId(5)]).unwrap();
@@ -400,6 +395,51 @@ async fn a_client_refused_at_the_handshake_stops_and_says_why() {
         // refusal itself.
         assert!(disconnects < 10, "{what}: {disconnects} retries");
     }
+    fed.stop().await;
+}
+
+/// One bad Hello no longer stops the server (issue 28, item 11): a client
+/// registering points of another dimension than the others is refused
+/// before training, told why, and stops; the server keeps serving, and
+/// once the client comes back from a store of the right dimension the
+/// federation trains, exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_another_dimension_is_refused_and_the_server_goes_on() {
+    let data = data(5);
+    let mut wrong = data.clone();
+    wrong[4] = gaussian_clients(
+        "mufc-net-wrong-dim",
+        Mixture {
+            dim: 3,
+            ..Mixture::net(1)
+        },
+    )
+    .remove(0);
+    let mut fed = Loopback::start(config(), &wrong).await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Refused { reason } if reason.contains("dimension 3")),
+    )
+    .await;
+    let (path, mut client) = fed.clients.pop().unwrap();
+    tokio::time::timeout(LIMIT, async {
+        while client.next_event().await.is_some() {}
+    })
+    .await
+    .expect("the refused client did not stop");
+    let err = client.stop().await.unwrap_err().to_string();
+    assert!(err.contains("dimension 3"), "{err}");
+
+    let right = path.with_file_name("c4-right.db");
+    ClientStore::create(&right, "c4", &data[4]).unwrap();
+    let again = fed.start_client("c4", &right);
+    fed.clients.push((right, again));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+    )
+    .await;
+    assert_stored_model(&fed.store, &data);
     fed.stop().await;
 }
 

@@ -8,6 +8,7 @@
 //! the group's members hear of the round, and the others go on idle.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mufc::ClientId;
@@ -17,6 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;
 
+use super::stores::ClientStores;
 use super::{Event, ServerEvent, ServerOptions, pending_setup};
 use crate::NetError;
 use crate::proto::client_message::Body as ClientBody;
@@ -63,6 +65,8 @@ pub(super) struct Coordinator {
     retry_at: Option<Instant>,
     events: mpsc::Receiver<Event>,
     report: mpsc::UnboundedSender<ServerEvent>,
+    /// The store each client spoke from (shared with the handler).
+    stores: Arc<std::sync::Mutex<ClientStores>>,
 }
 
 /// What a round's events did to it.
@@ -88,6 +92,7 @@ impl Coordinator {
         options: ServerOptions,
         events: mpsc::Receiver<Event>,
         report: mpsc::UnboundedSender<ServerEvent>,
+        stores: Arc<std::sync::Mutex<ClientStores>>,
     ) -> Result<Self, NetError> {
         let mut roster = options.roster.clone();
         let (remote, store) = if options.store.exists() {
@@ -132,6 +137,7 @@ impl Coordinator {
             retry_at: None,
             events,
             report,
+            stores,
         })
     }
 
@@ -186,7 +192,10 @@ impl Coordinator {
 
     pub(super) async fn run(mut self, mut shutdown: oneshot::Receiver<()>) -> Result<(), NetError> {
         loop {
-            if self.remote.is_none() && self.registrations.len() == self.roster.len() {
+            if self.remote.is_none()
+                && self.registrations.len() == self.roster.len()
+                && !self.refuse_misregistered()?
+            {
                 self.set_up()?;
             }
             if let Some(next) = self.next() {
@@ -280,11 +289,7 @@ impl Coordinator {
         let id = registration.id;
         self.sessions.insert(id, Session { conn, outbox });
         self.registrations.insert(id, registration);
-        let name = self
-            .roster
-            .get(usize::try_from(id.0).unwrap_or(usize::MAX))
-            .cloned()
-            .unwrap_or_default();
+        let name = self.name_of(id);
         let _ = self.report.send(ServerEvent::Connected { id, name });
         let rounds = self.remote.as_ref().map_or(0, RemoteServer::rounds);
         self.send(
@@ -339,6 +344,73 @@ impl Coordinator {
             }
             other => self.idle(other),
         }
+    }
+
+    /// Before the set-up, refuses the clients whose registration would
+    /// stop it (issue 28, item 11: one bad Hello stopped the server): a
+    /// client that holds no point, or whose dimension is not the one
+    /// most clients registered (on a tie, the lowest id's). Each is told
+    /// why, its session closed and its registration dropped; the others
+    /// wait for it to come back, and the server keeps serving. Its
+    /// store's record is released too: nothing of that store is in a
+    /// model, and a store imported again may replace it. Returns whether
+    /// any was refused.
+    ///
+    /// Until the federation file pins the dimension (issue 28), the
+    /// majority decides: a member that lies alone is refused, it cannot
+    /// impose its dimension on the others.
+    fn refuse_misregistered(&mut self) -> Result<bool, NetError> {
+        let mut dims: BTreeMap<usize, (usize, ClientId)> = BTreeMap::new();
+        for r in self.registrations.values() {
+            let e = dims.entry(r.dim).or_insert((0, r.id));
+            e.0 += 1;
+            e.1 = e.1.min(r.id);
+        }
+        let Some(dim) = (dims.iter())
+            .max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))
+            .map(|(d, _)| *d)
+        else {
+            return Ok(false);
+        };
+        let refused: Vec<(ClientId, String)> = (self.registrations.values())
+            .filter_map(|r| {
+                let why = if r.points == 0 {
+                    "it registered no point".to_string()
+                } else if r.dim != dim {
+                    format!(
+                        "it registered points of dimension {}, the federation's are of {dim}",
+                        r.dim
+                    )
+                } else {
+                    return None;
+                };
+                Some((r.id, why))
+            })
+            .collect();
+        for (id, why) in &refused {
+            let name = self.name_of(*id);
+            let reason = format!("client {name} refused before training: {why}");
+            self.registrations.remove(id);
+            if let Some(s) = self.sessions.remove(id) {
+                let _ = s
+                    .outbox
+                    .try_send(Err(Status::failed_precondition(reason.clone())));
+            }
+            self.stores
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .release(&name)?;
+            let _ = self.report.send(ServerEvent::Refused { reason });
+        }
+        Ok(!refused.is_empty())
+    }
+
+    /// Client `id`'s name on the roster.
+    fn name_of(&self, id: ClientId) -> String {
+        self.roster
+            .get(usize::try_from(id.0).unwrap_or(usize::MAX))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Builds the server's half once the whole roster has registered

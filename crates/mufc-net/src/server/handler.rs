@@ -34,7 +34,7 @@ pub(super) struct Handler {
     pub(super) next_conn: AtomicU64,
     pub(super) hello_timeout: Duration,
     /// The store each client spoke from (see `stores.rs`).
-    pub(super) stores: std::sync::Mutex<ClientStores>,
+    pub(super) stores: Arc<std::sync::Mutex<ClientStores>>,
 }
 
 impl Handler {

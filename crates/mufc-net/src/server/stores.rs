@@ -82,6 +82,26 @@ impl ClientStores {
     }
 }
 
+impl ClientStores {
+    /// Forgets which store client `name` spoke from: the server refused
+    /// its registration before any round, so nothing of that store is in
+    /// a model, and a store imported again (say, with the right
+    /// dimension) may take its place.
+    ///
+    /// # Errors
+    ///
+    /// The record could not be written (the name stays bound).
+    pub(super) fn release(&mut self, name: &str) -> Result<(), NetError> {
+        if let Some(identity) = self.known.remove(name)
+            && let Err(e) = STORES.write(&self.path, &self.known)
+        {
+            self.known.insert(name.to_string(), identity);
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
@@ -105,6 +125,15 @@ mod tests {
         again.admit("b", &[2; 32]).unwrap();
         assert!(again.admit("a", &[9; 32]).is_err());
         again.admit("c", &[3; 32]).unwrap();
+        // A released name takes another store, and keeps it.
+        again.release("a").unwrap();
+        again.admit("a", &[9; 32]).unwrap();
+        assert!(
+            ClientStores::open(&store)
+                .unwrap()
+                .admit("a", &[1; 32])
+                .is_err()
+        );
     }
 
     #[test]
