@@ -376,3 +376,70 @@ fn bad_ids_and_bad_columns_fail_clearly() {
     );
     assert!(!m2.exists());
 }
+
+/// `predict` on a store that keeps no map of the data's coordinates (a
+/// server's, or a fit of data already in the box), given data in the
+/// sites' own units (issue 28, item 11): it answered labels of nothing
+/// with exit 0. Points outside the model's box are now refused, naming
+/// the row and `--bounds`; with `--bounds` they are mapped as the sites
+/// mapped theirs, and label as the same points in the box do. A store
+/// with its own map refuses `--bounds`.
+#[test]
+fn predict_refuses_data_in_other_units_and_maps_them_with_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = fitted(dir.path());
+    // Points in the box, and the same points in units of 0..200.
+    let inside = [(-0.3, -0.3), (0.3, -0.28), (-0.31, 0.3), (0.29, 0.3)];
+    let write = |name: &str, scale: &dyn Fn(f64) -> f64| {
+        let mut s = String::from("x,y\n");
+        for (x, y) in inside {
+            s.push_str(&format!("{},{}\n", scale(x), scale(y)));
+        }
+        let p = dir.path().join(name);
+        std::fs::write(&p, s).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let boxed = write("box.csv", &|v| v);
+    let units = write("units.csv", &|v| (v + 0.5) * 200.0);
+    let err = fails_with(
+        &["predict", "--model", &m, "--data", &units],
+        "outside the model's box",
+    );
+    assert!(err.contains("row 0") && err.contains("--bounds"), "{err}");
+    let labels = |data: &str, extra: &[&str]| {
+        let mut args = vec!["predict", "--model", m.as_str(), "--data", data, "--json"];
+        args.extend_from_slice(extra);
+        let s = ok(&args);
+        serde_json::from_str::<Value>(&s).unwrap()["labels"].clone()
+    };
+    assert_eq!(
+        labels(&units, &["--bounds", "0,200"]),
+        labels(&boxed, &[]),
+        "mapped with the bounds, the points label as in the box"
+    );
+
+    // A store with its own map (a scaled fit) takes the data's units as
+    // they are and refuses a second map.
+    let mut full = String::from("client,id,x,y\n");
+    for line in std::fs::read_to_string(data_csv(dir.path()))
+        .unwrap()
+        .lines()
+        .skip(1)
+    {
+        let f: Vec<&str> = line.split(',').collect();
+        let unit = |i: usize| (f[i].parse::<f64>().unwrap() + 0.5) * 200.0;
+        full.push_str(&format!("{},{},{},{}\n", f[0], f[1], unit(2), unit(3)));
+    }
+    let full_path = dir.path().join("units-full.csv");
+    std::fs::write(&full_path, full).unwrap();
+    let scaled = dir.path().join("scaled.mufc");
+    let s = scaled.to_str().unwrap();
+    fit_json(full_path.to_str().unwrap(), s, &["--scale"]);
+    fails_with(
+        &[
+            "predict", "--model", s, "--data", &units, "--bounds", "0,200",
+        ],
+        "keeps its own map",
+    );
+    ok(&["predict", "--model", s, "--data", &units]);
+}

@@ -185,6 +185,16 @@ pub struct PredictArgs {
     /// to this file instead of stdout.
     #[arg(long = "out", value_name = "FILE")]
     pub out_file: Option<PathBuf>,
+    /// The bounds the data's coordinates were mapped from, `LO,HI` (as
+    /// `mufc client --bounds`): for a store that keeps no map of its own,
+    /// such as a server's, whose model is in the box `[-1/2, 1/2]^d`.
+    #[arg(
+        long,
+        value_name = "LO,HI",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub bounds: Option<Vec<f64>>,
 }
 
 /// The format of `mufc export`.

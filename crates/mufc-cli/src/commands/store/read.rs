@@ -41,7 +41,8 @@ pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
             store.dim()
         )));
     }
-    let labels = store.predict(table.points())?;
+    let points = in_the_models_box(a, &store, table.points())?;
+    let labels = store.predict(&points)?;
     let mut counts = vec![0usize; store.k().max(1)];
     for &l in &labels {
         if let Some(c) = counts.get_mut(l) {
@@ -86,6 +87,66 @@ pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
         warnings: Vec::new(),
         exit: 0,
     })
+}
+
+/// The points in the model's coordinates. A store that keeps a map (a
+/// scaled fit) applies it itself. One that keeps none, such as a
+/// server's, holds a model in the box `[-1/2, 1/2]^d`: `--bounds` maps
+/// the points into it as the sites mapped theirs, and without it a point
+/// outside the box is refused (issue 28, item 11: data in the sites'
+/// units got labels of nothing, with exit 0).
+fn in_the_models_box(
+    a: &PredictArgs,
+    store: &Store,
+    points: &nalgebra::DMatrix<f64>,
+) -> Result<nalgebra::DMatrix<f64>, CliError> {
+    let bounds = match (&a.bounds, store.transform()) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::InvalidParameter {
+                name: "bounds",
+                value: format!("{:?}", a.bounds),
+                reason: "the store keeps its own map of the data's coordinates; drop --bounds",
+            });
+        }
+        (Some(b), None) => Some(b),
+        (None, Some(_)) => return Ok(points.clone()),
+        (None, None) => None,
+    };
+    let Some(b) = bounds else {
+        let outside = (points.column_iter().enumerate())
+            .find(|(_, x)| x.iter().any(|v| !(-0.5..=0.5).contains(v)));
+        if let Some((row, x)) = outside {
+            return Err(CliError::Store(format!(
+                "{}: row {row} ({}) lies outside the model's box [-1/2, 1/2]: {} keeps \
+                 no map of the data's coordinates (a server's store does not); give \
+                 --bounds LO,HI, the bounds the sites mapped their data with",
+                a.data.display(),
+                x.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                a.model.display()
+            )));
+        }
+        return Ok(points.clone());
+    };
+    let [lo, hi] = b.as_slice() else {
+        return Err(CliError::InvalidParameter {
+            name: "bounds",
+            value: format!("{b:?}"),
+            reason: "give two numbers, LO,HI",
+        });
+    };
+    let d = points.nrows();
+    let t = seeding::BoxTransform::from_bounds(&vec![*lo; d], &vec![*hi; d])?;
+    let mut mapped = points.clone();
+    for mut col in mapped.column_iter_mut() {
+        let x: Vec<f64> = col.iter().copied().collect();
+        for (c, v) in col.iter_mut().zip(t.apply(&x)) {
+            *c = v;
+        }
+    }
+    Ok(mapped)
 }
 
 /// `mufc export`: the centroids and their weights as CSV or JSON.
