@@ -75,10 +75,18 @@ fn the_deployment_walkthrough_runs_as_written() {
     assert_eq!(
         names,
         [
-            "certs", "server", "client", "client", "client", "client", "inspect", "export"
+            "certs", "server", "client", "client", "client", "client", "inspect", "export",
+            "predict"
         ],
         "the walkthrough's commands changed: update this test with it"
     );
+    // The new records `predict` labels, in the hospitals' units.
+    let new_patients = [[64.0, 45.0], [151.0, 165.0], [118.0, 92.0], [70.0, 150.0]];
+    let csv: String = std::iter::once("systolic,weight\n".to_string())
+        .chain(new_patients.iter().map(|[x, y]| format!("{x:?},{y:?}\n")))
+        .collect();
+    std::fs::write(dir.join("new-patients.csv"), csv).unwrap();
+    let mut predicted = String::new();
     let mut background = Vec::new();
     for cmd in &cmds {
         let long_running = cmd[0] == "server" || (cmd[0] == "client" && cmd[1] != "forget");
@@ -112,6 +120,9 @@ fn the_deployment_walkthrough_runs_as_written() {
         if cmd[0] == "inspect" {
             assert!(text.contains("audit history"), "{text}");
         }
+        if cmd[0] == "predict" {
+            predicted = text;
+        }
     }
 
     // The model: training on what the hospitals still hold.
@@ -120,4 +131,13 @@ fn the_deployment_walkthrough_runs_as_written() {
     assert_model(dir, rest);
     let stored = Store::open(dir.join("server.db")).unwrap();
     assert_eq!(stored.roster().unwrap().unwrap(), HOSPITALS);
+    // `predict --bounds` labelled the new records as the model labels
+    // them mapped into its box.
+    let to_box = BoxTransform::from_bounds(&[0.0, 0.0], &[200.0, 200.0]).unwrap();
+    let mapped: Vec<f64> = new_patients.iter().flat_map(|p| to_box.apply(p)).collect();
+    let want = stored
+        .predict(&DMatrix::from_column_slice(2, new_patients.len(), &mapped))
+        .unwrap();
+    let got: Vec<usize> = predicted.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(got, want, "{predicted}");
 }

@@ -28,6 +28,7 @@
 use crate::common::net;
 
 use std::path::Path;
+use std::time::Duration;
 
 use net::{Proc, Processes, assert_model, client_args, server_args, write_csv};
 use seeding::{Dataset, PointId};
@@ -178,6 +179,45 @@ fn a_pairwise_client_killed_mid_round_fails_the_round_cleanly() {
     assert!(line.contains("dropped out"), "{line}");
     assert!(!fed.server.log().iter().any(|l| l.contains("committed")));
     assert!(!dir.join("server.db").exists());
+}
+
+/// SIGTERM is not starved by a round (issue 28, item 11): a server whose
+/// removal round waits for a client that stopped answering (frozen with
+/// SIGSTOP, its connection open; a step deadline of five minutes) stops
+/// within seconds of SIGTERM, without committing the round. It waited
+/// out the deadline.
+#[test]
+fn sigterm_stops_a_server_waiting_in_a_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    data(dir, "cli-net-sigterm");
+    let extra = ["--k", "3", "--step-timeout", "300"];
+    let mut fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    fed.clients[4].signal("STOP");
+    let asked = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args([
+            "client", "forget", "--store", "a.db", "--ids", "3", "--wait", "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(asked.status.success(), "{asked:?}");
+    fed.server.wait_for(|l| l.starts_with("round 1 started"));
+    std::thread::sleep(Duration::from_millis(500));
+    let took = fed.server.terminate(Duration::from_secs(20));
+    fed.clients[4].signal("CONT");
+    assert!(
+        took.is_some_and(|t| t < Duration::from_secs(10)),
+        "the server took {took:?} to stop; its log:\n{}",
+        fed.server.log().join("\n")
+    );
+    let log = fed.server.log();
+    assert!(
+        !log.iter()
+            .any(|l| l.contains("round 1") && l.contains("committed")),
+        "{log:?}"
+    );
 }
 
 #[test]

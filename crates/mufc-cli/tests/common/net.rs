@@ -106,6 +106,31 @@ impl Proc {
         self.wait_for_after(0, want)
     }
 
+    /// SIGTERM; returns how long the process took to exit, `None` if it
+    /// had not by `limit`.
+    pub(crate) fn terminate(&mut self, limit: Duration) -> Option<Duration> {
+        self.signal("TERM");
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if self.child.try_wait().unwrap().is_some() {
+                return Some(start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        None
+    }
+
+    /// Sends the signal `name` (`TERM`, `STOP`, `CONT`) through `kill`
+    /// (the workspace forbids `unsafe`, and so `libc::kill`).
+    pub(crate) fn signal(&self, name: &str) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{name} {pid}");
+    }
+
     /// SIGKILL, and wait for it.
     pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();

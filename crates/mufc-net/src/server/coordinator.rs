@@ -199,7 +199,17 @@ impl Coordinator {
                 self.set_up()?;
             }
             if let Some(next) = self.next() {
-                self.round(next).await?;
+                // A stop is not starved by a round (issue 28, item 11): a
+                // round waiting out a step deadline, or rounds back to
+                // back, held SIGTERM for minutes. A round stopped before
+                // its commit leaves nothing: the store is written only at
+                // the commit (synchronously, never cut), and the clients
+                // repeat their unacknowledged requests to the next server.
+                tokio::select! {
+                    biased;
+                    _ = &mut shutdown => return Ok(()),
+                    r = self.round(next) => r?,
+                }
                 continue;
             }
             let wake = self.wake_at();
