@@ -39,8 +39,13 @@ pub struct ClientOptions {
     pub store: PathBuf,
     /// How often the store is read for new removal requests.
     pub poll: Duration,
-    /// How long to wait before connecting again after a lost session.
+    /// How long to wait before connecting again after a lost session;
+    /// the wait doubles with every failed attempt, up to
+    /// [`Self::max_reconnect`], and starts again from this once a server
+    /// welcomed the client.
     pub reconnect: Duration,
+    /// The longest wait between two attempts to connect.
+    pub max_reconnect: Duration,
     /// Where to count the bytes the client's connections carry (none
     /// counted if `None`).
     pub traffic: Option<Arc<crate::transport::Traffic>>,
@@ -48,13 +53,14 @@ pub struct ClientOptions {
 
 impl ClientOptions {
     /// Options with the defaults: the store read every 200 ms, a lost
-    /// session retried after 1 s.
+    /// session retried after 1 s, then 2, 4, ... up to 30 s.
     pub fn new(server: impl Into<String>, store: impl Into<PathBuf>) -> Self {
         Self {
             server: server.into(),
             store: store.into(),
             poll: Duration::from_millis(200),
             reconnect: Duration::from_secs(1),
+            max_reconnect: Duration::from_secs(30),
             traffic: None,
         }
     }
@@ -195,11 +201,18 @@ async fn run(
     // The client's state outlives its sessions: loaded (and retrained)
     // from the store once, kept in step with it by every change.
     let mut party: Option<RemoteClient> = None;
+    // Exponential backoff (issue 28, item 11): a server that is down for
+    // long is not asked once a second for ever.
+    let mut wait = options.reconnect;
     loop {
+        let mut welcomed = false;
         let outcome = tokio::select! {
             _ = &mut shutdown => return Ok(()),
-            r = session(&options, &tls, &store, &report, &mut party) => r,
+            r = session(&options, &tls, &store, &report, &mut party, &mut welcomed) => r,
         };
+        if welcomed {
+            wait = options.reconnect;
+        }
         let reason = match outcome {
             Ok(()) => "the server closed the session".to_string(),
             Err(e) if fatal(&e) => return Err(e),
@@ -210,7 +223,10 @@ async fn run(
         // the client is between sessions, the operator's requests are
         // still applied at once, and the server hears of them at the next
         // welcome, as of every request not yet acknowledged.
-        let reconnect = tokio::time::sleep(options.reconnect);
+        let reconnect = tokio::time::sleep(wait);
+        wait = wait
+            .saturating_mul(2)
+            .min(options.max_reconnect.max(options.reconnect));
         tokio::pin!(reconnect);
         let mut poll = tokio::time::interval(options.poll);
         loop {
@@ -306,6 +322,8 @@ struct Session<'a> {
     report: &'a mpsc::UnboundedSender<ClientEvent>,
     outbox: mpsc::Sender<ClientMessage>,
     party: &'a mut Option<RemoteClient>,
+    /// Set once a server welcomed the client in this session.
+    welcomed: &'a mut bool,
     /// The round in progress, with the requests it will acknowledge and
     /// the number of steps the server asked for so far.
     current: Option<(ClientRound, Vec<u64>, usize)>,
@@ -317,6 +335,7 @@ async fn session(
     store: &ClientStore,
     report: &mpsc::UnboundedSender<ClientEvent>,
     party: &mut Option<RemoteClient>,
+    welcomed: &mut bool,
 ) -> Result<(), NetError> {
     let traffic = options.traffic.clone().unwrap_or_default();
     let mut rpc = crate::transport::connect_counted(&options.server, tls.clone(), traffic).await?;
@@ -351,6 +370,7 @@ async fn session(
         report,
         outbox,
         party,
+        welcomed,
         current: None,
     };
     let mut poll = tokio::time::interval(options.poll);
@@ -395,6 +415,7 @@ impl Session<'_> {
                         *self.party = Some(client);
                     }
                 }
+                *self.welcomed = true;
                 let _ = self.report.send(ClientEvent::Connected { id });
                 // The server may have restarted since: it hears again of
                 // every request not yet acknowledged.

@@ -443,6 +443,54 @@ async fn a_client_of_another_dimension_is_refused_and_the_server_goes_on() {
     fed.stop().await;
 }
 
+/// A server that is down is asked less and less often (issue 28, item
+/// 11: a client retried once a second for ever): the wait between two
+/// attempts doubles up to its cap. Over 1.5 s with waits from 20 ms to
+/// 320 ms the client tries about seven times (75 without the backoff),
+/// and its last waits are the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_backs_off_while_the_server_is_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = FederationCa::new("backoff").unwrap();
+    let cert = ca.issue_client("c0").unwrap();
+    let tls = client_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+    let path = dir.path().join("c0.db");
+    ClientStore::create(&path, "c0", &data(1)[0]).unwrap();
+    // A port nobody listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut options = ClientOptions::new(format!("127.0.0.1:{port}"), &path);
+    options.reconnect = Duration::from_millis(20);
+    options.max_reconnect = Duration::from_millis(320);
+    let mut client = start_client(options, tls).unwrap();
+    let start = std::time::Instant::now();
+    let mut attempts = Vec::new();
+    while start.elapsed() < Duration::from_millis(1500) {
+        let left = Duration::from_millis(1500).saturating_sub(start.elapsed());
+        match tokio::time::timeout(left, client.next_event()).await {
+            Ok(Some(ClientEvent::Disconnected { .. })) => attempts.push(start.elapsed()),
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    client.stop().await.unwrap();
+    assert!(
+        (4..=12).contains(&attempts.len()),
+        "{} attempts in 1.5 s: {attempts:?}",
+        attempts.len()
+    );
+    let gaps: Vec<Duration> = attempts.windows(2).map(|w| w[1] - w[0]).collect();
+    let last = *gaps.last().unwrap();
+    assert!(last >= Duration::from_millis(250), "the cap: {gaps:?}");
+    assert!(
+        gaps[0] < Duration::from_millis(150),
+        "the first wait: {gaps:?}"
+    );
+}
+
 /// A tree of three groups of two: training is one round per group, each
 /// node's model is the in-process tree's; a removal is one round of the
 /// requester's group, which only its members hear of.
