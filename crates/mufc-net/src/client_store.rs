@@ -145,7 +145,12 @@ impl ClientStore {
             path: at.clone(),
             reason: format!("{what}: {e}"),
         };
-        if let Some((pos, axis, value)) = outside_box(data) {
+        if let Err(seeding::SeedingError::OutsideBox {
+            point: Some(pos),
+            axis,
+            value,
+        }) = data.check_in_box()
+        {
             return Err(fail(
                 "importing the points",
                 &format!(
@@ -242,13 +247,23 @@ impl ClientStore {
         }
         mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
         // A store of an earlier version has no identity: it gets one now
-        // (the server keeps the first it hears for each client).
-        let identity: [u8; 32] = rand::random();
-        conn.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('identity', ?1)",
-            params![identity.as_slice()],
-        )
-        .map_err(|e| fail("stamping it", &e))?;
+        // (the server keeps the first it hears for each client). Only
+        // then is anything written: an open, by the running client or by
+        // `mufc client forget` beside it, is otherwise a read.
+        let stamped: Option<i64> = conn
+            .query_row("SELECT 1 FROM meta WHERE key = 'identity'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| fail("opening it", &e))?;
+        if stamped.is_none() {
+            let identity: [u8; 32] = rand::random();
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('identity', ?1)",
+                params![identity.as_slice()],
+            )
+            .map_err(|e| fail("stamping it", &e))?;
+        }
         let store = Self {
             conn: Mutex::new(conn),
             path,
@@ -585,14 +600,4 @@ impl ClientStore {
             _ => RequestStatus::Refused { reason: detail },
         }))
     }
-}
-
-/// The first point outside `[-1/2, 1/2]^d` (a NaN is outside): its
-/// position, axis and coordinate.
-fn outside_box(data: &Dataset) -> Option<(usize, usize, f64)> {
-    (0..data.len()).find_map(|pos| {
-        (data.point(pos).iter().enumerate())
-            .find(|(_, x)| !(-0.5..=0.5).contains(*x))
-            .map(|(axis, &value)| (pos, axis, value))
-    })
 }

@@ -491,6 +491,43 @@ async fn a_client_backs_off_while_the_server_is_down() {
     );
 }
 
+/// A client's own failure reaches the server as a bare refusal (issue 28,
+/// item 10): a client whose points are one point repeated cannot train
+/// three clusters of its own and refuses the training round; its error names its counts,
+/// and the server hears only that it could not take part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_refusal_tells_the_server_nothing_of_its_data() {
+    let mut data = data(5);
+    let same = data[4].point(0).to_vec();
+    let repeated: Vec<f64> = (0..data[4].len()).flat_map(|_| same.clone()).collect();
+    data[4] = Dataset::new(nalgebra::DMatrix::from_column_slice(
+        2,
+        data[4].len(),
+        &repeated,
+    ))
+    .unwrap();
+    let fixed_k = (config().into_builder()).client_k(3).validate().unwrap();
+    let mut fed = Loopback::start(fixed_k, &data).await;
+    let reason = tokio::time::timeout(LIMIT, async {
+        loop {
+            if let ServerEvent::Rejected {
+                id: ClientId(4),
+                reason,
+            } = fed.server.next_event().await.expect("the server stopped")
+            {
+                return reason;
+            }
+        }
+    })
+    .await
+    .expect("the client's refusal did not reach the server");
+    assert!(reason.contains("could not take part"), "{reason}");
+    for data_word in ["distinct", "point", "40"] {
+        assert!(!reason.contains(data_word), "{reason}");
+    }
+    fed.stop().await;
+}
+
 /// A tree of three groups of two: training is one round per group, each
 /// node's model is the in-process tree's; a removal is one round of the
 /// requester's group, which only its members hear of.

@@ -229,6 +229,43 @@ impl Dataset {
         self.points.as_view()
     }
 
+    /// Whether every point lies in the quantizer's box `[-1/2, 1/2]^d`
+    /// (see [`Quantizer`](crate::Quantizer)), where the federation's data
+    /// must be before it is binned.
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, SeedingError};
+    ///
+    /// let inside = Dataset::new(DMatrix::from_column_slice(2, 2, &[0.5, -0.5, 0.1, 0.2]))?;
+    /// inside.check_in_box()?;
+    /// let outside = Dataset::new(DMatrix::from_column_slice(2, 2, &[0.1, 0.2, 0.3, 7.0]))?;
+    /// assert!(matches!(
+    ///     outside.check_in_box(),
+    ///     Err(SeedingError::OutsideBox { point: Some(1), axis: 1, .. })
+    /// ));
+    /// # Ok::<(), SeedingError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::OutsideBox`] naming the first point outside (its
+    /// position), the axis and the coordinate.
+    pub fn check_in_box(&self) -> Result<(), SeedingError> {
+        for pos in 0..self.len() {
+            if let Some((axis, &value)) =
+                (self.point(pos).iter().enumerate()).find(|(_, x)| !(-0.5..=0.5).contains(*x))
+            {
+                return Err(SeedingError::OutsideBox {
+                    point: Some(pos),
+                    axis,
+                    value,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The coordinates of the point at position `pos`.
     ///
     /// # Panics

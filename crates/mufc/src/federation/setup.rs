@@ -324,20 +324,17 @@ pub(crate) fn quantizer(config: &ValidConfig, dim: usize) -> MufcResult<Option<Q
 
 /// Every coordinate in `[-1/2, 1/2]`, else the first offending one.
 fn check_box(id: ClientId, data: &Dataset) -> MufcResult<()> {
-    for pos in 0..data.len() {
-        if let Some((axis, &value)) = data
-            .point(pos)
-            .iter()
-            .enumerate()
-            .find(|(_, x)| !(-0.5..=0.5).contains(*x))
-        {
-            return Err(MufcError::OutsideBox {
-                client: id,
-                id: data.id(pos),
-                axis,
-                value,
-            });
-        }
+    match data.check_in_box() {
+        Err(seeding::SeedingError::OutsideBox {
+            point: Some(pos),
+            axis,
+            value,
+        }) => Err(MufcError::OutsideBox {
+            client: id,
+            id: data.id(pos),
+            axis,
+            value,
+        }),
+        other => Ok(other?),
     }
-    Ok(())
 }

@@ -112,23 +112,24 @@ fn in_the_models_box(
         (None, Some(_)) => return Ok(points.clone()),
         (None, None) => None,
     };
+    let points = seeding::Dataset::new(points.clone())?;
     let Some(b) = bounds else {
-        let outside = (points.column_iter().enumerate())
-            .find(|(_, x)| x.iter().any(|v| !(-0.5..=0.5).contains(v)));
-        if let Some((row, x)) = outside {
+        if let Err(seeding::SeedingError::OutsideBox {
+            point: Some(row),
+            axis,
+            value,
+        }) = points.check_in_box()
+        {
             return Err(CliError::Store(format!(
-                "{}: row {row} ({}) lies outside the model's box [-1/2, 1/2]: {} keeps \
-                 no map of the data's coordinates (a server's store does not); give \
-                 --bounds LO,HI, the bounds the sites mapped their data with",
+                "{}: row {row} lies outside the model's box [-1/2, 1/2] (coordinate {value} \
+                 on axis {axis}): {} keeps no map of the data's coordinates (a server's \
+                 store does not); give --bounds LO,HI, the bounds the sites mapped their \
+                 data with",
                 a.data.display(),
-                x.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
                 a.model.display()
             )));
         }
-        return Ok(points.clone());
+        return Ok(points.points().clone());
     };
     let [lo, hi] = b.as_slice() else {
         return Err(CliError::InvalidParameter {
@@ -137,16 +138,9 @@ fn in_the_models_box(
             reason: "give two numbers, LO,HI",
         });
     };
-    let d = points.nrows();
+    let d = points.dim();
     let t = seeding::BoxTransform::from_bounds(&vec![*lo; d], &vec![*hi; d])?;
-    let mut mapped = points.clone();
-    for mut col in mapped.column_iter_mut() {
-        let x: Vec<f64> = col.iter().copied().collect();
-        for (c, v) in col.iter_mut().zip(t.apply(&x)) {
-            *c = v;
-        }
-    }
-    Ok(mapped)
+    Ok(t.apply_dataset(&points)?.points().clone())
 }
 
 /// `mufc export`: the centroids and their weights as CSV or JSON.
