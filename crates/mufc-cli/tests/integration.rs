@@ -12,6 +12,7 @@ mod cli_deployment;
 mod cli_errors;
 mod cli_net;
 mod cli_net_attacks;
+mod cli_net_bounds;
 mod cli_privacy;
 mod cli_store;
 mod cli_topology;

@@ -49,6 +49,10 @@ pub struct ClientOptions {
     /// Where to count the bytes the client's connections carry (none
     /// counted if `None`).
     pub traffic: Option<Arc<crate::transport::Traffic>>,
+    /// The largest message the client accepts or sends
+    /// ([`crate::transport::MAX_MESSAGE`] by default; the server's
+    /// [`crate::transport::Limits::max_message`] must allow it too).
+    pub max_message: usize,
 }
 
 impl ClientOptions {
@@ -62,6 +66,7 @@ impl ClientOptions {
             reconnect: Duration::from_secs(1),
             max_reconnect: Duration::from_secs(30),
             traffic: None,
+            max_message: crate::transport::MAX_MESSAGE,
         }
     }
 }
@@ -338,7 +343,13 @@ async fn session(
     welcomed: &mut bool,
 ) -> Result<(), NetError> {
     let traffic = options.traffic.clone().unwrap_or_default();
-    let mut rpc = crate::transport::connect_counted(&options.server, tls.clone(), traffic).await?;
+    let mut rpc = crate::transport::connect_counted(
+        &options.server,
+        tls.clone(),
+        traffic,
+        options.max_message,
+    )
+    .await?;
     let (outbox, rx) = mpsc::channel(64);
     // What the client holds: its state once loaded, else its store's.
     let (points, dim, scale) = match party.as_ref() {

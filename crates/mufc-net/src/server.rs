@@ -62,11 +62,15 @@ pub struct ServerOptions {
     pub join_timeout: Duration,
     /// The longest a session may take to say Hello.
     pub hello_timeout: Duration,
+    /// Bounds on what peers may open and send (connections, handshakes,
+    /// streams, message size).
+    pub limits: crate::transport::Limits,
 }
 
 impl ServerOptions {
-    /// Options with the default timeouts: 30 s per step, 60 s for absent
-    /// clients, 10 s for a Hello.
+    /// Options with the default timeouts (30 s per step, 60 s for absent
+    /// clients, 10 s for a Hello) and [`Limits`](crate::transport::Limits)'s
+    /// defaults.
     pub fn new(store: impl Into<PathBuf>, config: ValidConfig, roster: Vec<String>) -> Self {
         Self {
             store: store.into(),
@@ -75,6 +79,7 @@ impl ServerOptions {
             step_timeout: Duration::from_secs(30),
             join_timeout: Duration::from_secs(60),
             hello_timeout: Duration::from_secs(10),
+            limits: crate::transport::Limits::default(),
         }
     }
 }
@@ -231,6 +236,7 @@ pub async fn start_server(
             listener,
             tls,
             handler,
+            options.limits,
             async move {
                 let _ = serving_stopped.await;
             },

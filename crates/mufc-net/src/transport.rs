@@ -39,10 +39,52 @@ pub const KEEPALIVE: Duration = Duration::from_secs(30);
 /// See [`KEEPALIVE`].
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The largest gRPC message either side accepts: a sketch of a large
-/// federation (tens of thousands of elements) with its protocol envelope
-/// fits well below it.
-pub const MAX_MESSAGE: usize = 256 << 20;
+/// The largest gRPC message either side accepts by default: 16 MiB. A
+/// round's largest message is a masked sketch, 2 elements of at most 16
+/// bytes per bin of the aggregate: a federation of a thousand clients
+/// that each send a hundred centroids needs about 3.2 MB. A larger one
+/// raises [`Limits::max_message`] on both sides.
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// What the server accepts from outside before it holds anything for a
+/// peer (issue 28, item 9: 400 idle connections exhausted the server's
+/// descriptors and its commits failed; one member's streams of 256 MiB
+/// messages took 1.5 GB). Every bound holds before a byte of the
+/// protocol is parsed.
+///
+/// ```
+/// let limits = mufc_net::transport::Limits::default();
+/// assert_eq!(limits.max_message, 16 << 20);
+/// assert!(limits.max_handshakes < limits.max_connections);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest gRPC message accepted ([`MAX_MESSAGE`]).
+    pub max_message: usize,
+    /// Connections in their TLS handshake at once: a connection beyond
+    /// it is closed as soon as it is accepted (each handshake is also
+    /// bounded by [`HANDSHAKE_TIMEOUT`]).
+    pub max_handshakes: usize,
+    /// Connections open at once, handshakes included: beyond it a new
+    /// connection is closed as soon as it is accepted.
+    pub max_connections: usize,
+    /// HTTP/2 streams one connection may open at once (a client needs
+    /// one: its session).
+    pub max_streams: u32,
+}
+
+impl Default for Limits {
+    /// 16 MiB messages, 32 handshakes, 256 connections, 4 streams per
+    /// connection.
+    fn default() -> Self {
+        Self {
+            max_message: MAX_MESSAGE,
+            max_handshakes: 32,
+            max_connections: 256,
+            max_streams: 4,
+        }
+    }
+}
 
 /// The certificates a client presented on its connection, as the server
 /// puts them in the extensions of each of its requests.
@@ -63,19 +105,22 @@ pub fn peer_certificates<T>(
 /// connection is a TLS 1.3 connection of `tls` (handshakes run
 /// concurrently, each bounded by [`HANDSHAKE_TIMEOUT`]), served with
 /// HTTP/2 by hyper; the client's certificates go with each request
-/// ([`peer_certificates`]). Open connections are closed at shutdown. A
+/// ([`peer_certificates`]). Connections beyond `limits` are closed as
+/// soon as they are accepted. Open connections are closed at shutdown. A
 /// failed accept (out of descriptors) is retried: serving stops only at
 /// shutdown.
 pub async fn serve<S: Federation>(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     service: S,
+    limits: Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let svc = FederationServer::new(service)
-        .max_decoding_message_size(MAX_MESSAGE)
-        .max_encoding_message_size(MAX_MESSAGE);
+        .max_decoding_message_size(limits.max_message)
+        .max_encoding_message_size(limits.max_message);
+    let handshakes = Arc::new(tokio::sync::Semaphore::new(limits.max_handshakes));
     let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
@@ -90,12 +135,20 @@ pub async fn serve<S: Federation>(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
+        // Over a bound, the connection closes at once (dropped): a peer
+        // that opens many and says nothing holds at most the bounds.
+        let Ok(handshake) = handshakes.clone().try_acquire_owned() else {
+            continue;
+        };
+        if connections.len() >= limits.max_connections {
+            continue;
+        }
         let acceptor = acceptor.clone();
         let svc = svc.clone();
         connections.spawn(async move {
-            let Ok(Ok(stream)) =
-                tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
-            else {
+            let handshaken = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await;
+            drop(handshake);
+            let Ok(Ok(stream)) = handshaken else {
                 // No valid certificate (or no handshake in time): the peer
                 // gets nothing.
                 return;
@@ -112,8 +165,15 @@ pub async fn serve<S: Federation>(
                     req
                 },
             );
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                .http2_only()
+            let mut http =
+                hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http2_only();
+            http.http2()
+                .max_concurrent_streams(limits.max_streams)
+                // Headers are a method, a path and a few metadata: 16
+                // KiB is plenty, and the default (16 MiB) is not a bound.
+                .max_header_list_size(16 << 10)
+                .max_pending_accept_reset_streams(Some(limits.max_streams as usize));
+            let _ = http
                 .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc))
                 .await;
         });
@@ -194,10 +254,11 @@ pub async fn connect(
     addr: &str,
     tls: Arc<rustls::ClientConfig>,
 ) -> Result<FederationClient<Channel>, NetError> {
-    connect_counted(addr, tls, Arc::new(Traffic::default())).await
+    connect_counted(addr, tls, Arc::new(Traffic::default()), MAX_MESSAGE).await
 }
 
-/// [`connect`], adding the connection's bytes to `traffic`.
+/// [`connect`], adding the connection's bytes to `traffic`, accepting
+/// and sending messages of at most `max_message` bytes.
 ///
 /// # Errors
 ///
@@ -206,6 +267,7 @@ pub async fn connect_counted(
     addr: &str,
     tls: Arc<rustls::ClientConfig>,
     traffic: Arc<Traffic>,
+    max_message: usize,
 ) -> Result<FederationClient<Channel>, NetError> {
     let connector = TlsConnector::from(tls);
     let target = addr.to_string();
@@ -241,8 +303,8 @@ pub async fn connect_counted(
             None => NetError::Transport(format!("connecting to {addr}: {e}")),
         })?;
     Ok(FederationClient::new(channel)
-        .max_decoding_message_size(MAX_MESSAGE)
-        .max_encoding_message_size(MAX_MESSAGE))
+        .max_decoding_message_size(max_message)
+        .max_encoding_message_size(max_message))
 }
 
 /// The alerts of [`permanent_tls_failure`], as rustls names them.

@@ -21,8 +21,11 @@ use mufc::{ClientId, Federation};
 pub struct RoundEntry {
     /// The round number.
     pub round: u64,
-    /// The removal requests the round served: the client and its own
-    /// number for the request.
+    /// The removal requests the round served: a client and its own
+    /// number for a request. A client numbers its requests in order and
+    /// a round serves its points as they are when it joins, so a server
+    /// names each client once, with its highest number: the round served
+    /// every earlier request of that client too.
     pub requests: Vec<(ClientId, u64)>,
     /// The clients whose sketches the sum holds.
     pub included: Vec<ClientId>,

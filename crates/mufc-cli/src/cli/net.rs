@@ -111,6 +111,19 @@ pub struct ServerArgs {
         default_value_t = 60.0
     )]
     pub join_timeout: f64,
+    /// The largest message accepted from a client, in MiB (a round's
+    /// largest is a masked sketch: about 3.2 MB for a thousand clients of
+    /// a hundred centroids each).
+    #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_message_mib: u32,
+    /// Connections open at once; one beyond it is closed as soon as it
+    /// is accepted.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Connections in their TLS handshake at once (each has 10 s); one
+    /// beyond it is closed as soon as it is accepted.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_handshakes: u32,
 }
 
 /// Options of `mufc client`.
@@ -150,6 +163,9 @@ pub struct ClientArgs {
     /// the source of its points.
     #[arg(long, value_name = "STORE")]
     pub store: Option<PathBuf>,
+    /// The largest message accepted from the server, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_message_mib: u32,
 }
 
 /// What `mufc client` may do besides running.

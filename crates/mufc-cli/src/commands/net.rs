@@ -255,6 +255,12 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     let mut options = ServerOptions::new(&a.store, config.validate()?, a.clients.clone());
     options.step_timeout = seconds("step timeout", a.step_timeout)?;
     options.join_timeout = seconds("join timeout", a.join_timeout)?;
+    options.limits = mufc_net::transport::Limits {
+        max_message: mib(a.max_message_mib),
+        max_connections: a.max_connections as usize,
+        max_handshakes: a.max_handshakes as usize,
+        ..mufc_net::transport::Limits::default()
+    };
     let json_out = a.out.json;
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(&a.listen)
@@ -408,7 +414,9 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     let tls = mufc_net::tls::client_config(&ca, &cert, &key)?;
     let json_out = a.out.json;
     runtime()?.block_on(async {
-        let mut handle = start_client(ClientOptions::new(server, store), tls)?;
+        let mut options = ClientOptions::new(server, store);
+        options.max_message = mib(a.max_message_mib);
+        let mut handle = start_client(options, tls)?;
         follow(async || handle.next_event().await, json_out, client_event).await;
         handle.stop().await?;
         Ok(Report {
@@ -470,4 +478,9 @@ fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
             })
         }
     }
+}
+
+/// `n` MiB in bytes (clap bounds `n` to 4096: no overflow).
+fn mib(n: u32) -> usize {
+    (n as usize) << 20
 }

@@ -131,6 +131,11 @@ impl Proc {
         assert!(sent.success(), "kill -{name} {pid}");
     }
 
+    /// The process's id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, and wait for it.
     pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();

@@ -29,11 +29,17 @@ use crate::running::off_runtime;
 /// How long the server waits before it retries a round that failed.
 const RETRY: Duration = Duration::from_millis(500);
 
-/// A removal request not yet served.
+/// A client's removal requests not yet served: one entry per client,
+/// whatever it sends (issue 28, item 9: 200k Forget messages from one
+/// member made as many queue entries and audit rows). A round serves a
+/// client's points as they are when it joins, so one round serves every
+/// request it made before: the entry keeps the highest number heard (a
+/// client numbers its requests in order), and the round's audit row for
+/// the client names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Queued {
     client: ClientId,
-    /// The client's number for it.
+    /// The client's highest number among its waiting requests.
     request: u64,
     /// Since when it waits: a round of its group runs without absent
     /// members once it has waited the join timeout.
@@ -263,18 +269,16 @@ impl Coordinator {
         }
     }
 
-    /// Queues a request (again), waiting from now.
+    /// Queues a request (again): it joins its client's entry, which
+    /// waits from its first request (see [`Queued`]).
     fn queue_request(&mut self, client: ClientId, request: u64) {
-        if !self
-            .queue
-            .iter()
-            .any(|q| q.client == client && q.request == request)
-        {
-            self.queue.push(Queued {
+        match self.queue.iter_mut().find(|q| q.client == client) {
+            Some(q) => q.request = q.request.max(request),
+            None => self.queue.push(Queued {
                 client,
                 request,
                 since: Instant::now(),
-            });
+            }),
         }
     }
 
