@@ -7,7 +7,15 @@
 //! |------------|--------------------|-----------------------------------------------------------|
 //! | `meta`     | setting            | `name` (the client's name), `created`                     |
 //! | `state`    | store (`id = 1`)   | `state`: id, points, setup, seeds, sessions (postcard); `sha256` |
-//! | `requests` | removal request    | `request`, `time`, `points` (ids), `status`, `round`, `detail` |
+//! | `requests` | removal request    | `request`, `time`, `points` (ids), `status`, `round`, `detail`; `sha256` |
+//!
+//! Every row that matters carries a checksum (issue 28, item 10: a bit
+//! flip turned a pending erasure of points `17,22` into one of `17,23`):
+//! the state's over its blob, a request's over all its columns,
+//! rewritten with every change. [`ClientStore::open`] runs SQLite's
+//! `quick_check` and checks every row; every read checks its rows. A
+//! store of an earlier version gets its requests' checksums when it is
+//! first opened.
 //!
 //! A request is `pending` when the operator asks (`mufc client forget`),
 //! `applied` once the running client has removed the points from its
@@ -23,12 +31,14 @@ use std::sync::{Mutex, MutexGuard};
 
 use mufc::ClientId;
 use mufc::remote::{RemoteClient, RemoteSetup};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::NetError;
+
+mod requests;
 
 const TABLES: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
@@ -43,7 +53,8 @@ CREATE TABLE requests (
     points TEXT NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'acknowledged', 'refused')),
     round INTEGER,
-    detail TEXT NOT NULL DEFAULT ''
+    detail TEXT NOT NULL DEFAULT '',
+    sha256 BLOB
 ) STRICT;
 ";
 
@@ -99,14 +110,6 @@ fn checksum(blob: &[u8]) -> Vec<u8> {
     h.update(b"mufc-client-state/");
     h.update(blob);
     h.finalize().to_vec()
-}
-
-/// Point ids as the `points` column holds them.
-fn joined(ids: &[PointId]) -> String {
-    ids.iter()
-        .map(|p| p.0.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 impl ClientStore {
@@ -232,13 +235,15 @@ impl ClientStore {
             reason: format!("{what}: {e}"),
         };
         std::fs::metadata(&path).map_err(|e| fail("opening it", &e))?;
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| fail("opening it", &e))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| fail("opening it", &e))?;
+        // Damage first: a truncated file reads as "not a store" else.
+        mufc_store::quick_check(&conn, &path).map_err(|e| fail("opening it", &e))?;
         let app: i64 = conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
             .map_err(|_| fail("opening it", &"not a client's store"))?;
@@ -246,6 +251,12 @@ impl ClientStore {
             return Err(fail("opening it", &"not a client's store"));
         }
         mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        // A store of an earlier version has no request checksums: they
+        // are written now, once (nothing older can vouch for the rows).
+        let has_sums = conn.prepare("SELECT sha256 FROM requests LIMIT 0").is_ok();
+        if !has_sums {
+            Self::add_request_checksums(&mut conn).map_err(|e| fail("upgrading it", &e))?;
+        }
         // A store of an earlier version has no identity: it gets one now
         // (the server keeps the first it hears for each client). Only
         // then is anything written: an open, by the running client or by
@@ -270,6 +281,7 @@ impl ClientStore {
         };
         store.state()?;
         store.identity()?;
+        store.check_requests()?;
         Ok(store)
     }
 
@@ -392,212 +404,5 @@ impl ClientStore {
     /// [`NetError::ClientStore`] if writing fails (the old state stays).
     pub fn save(&self, client: &RemoteClient) -> Result<(), NetError> {
         Self::write_state(&self.db(), client).map_err(|e| self.error("writing the state", e))
-    }
-
-    /// Records the operator's request to forget the points `ids`
-    /// (pending until the running client applies it). Returns its number.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] for no id, or if writing fails.
-    pub fn request(&self, ids: &[PointId]) -> Result<u64, NetError> {
-        if ids.is_empty() {
-            return Err(self.error("recording a request", "it names no point"));
-        }
-        let conn = self.db();
-        conn.execute(
-            "INSERT INTO requests (time, points, status) VALUES (?1, ?2, 'pending')",
-            params![unix_now(), joined(ids)],
-        )
-        .map_err(|e| self.error("recording a request", e))?;
-        u64::try_from(conn.last_insert_rowid()).map_err(|e| self.error("recording a request", e))
-    }
-
-    /// The requests not yet applied, in order.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if they cannot be read or parsed.
-    pub fn pending(&self) -> Result<Vec<(u64, Vec<PointId>)>, NetError> {
-        let conn = self.db();
-        let mut stmt = conn
-            .prepare(
-                "SELECT request, points FROM requests WHERE status = 'pending' ORDER BY request",
-            )
-            .map_err(|e| self.error("reading the requests", e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-            .map_err(|e| self.error("reading the requests", e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (n, points) = row.map_err(|e| self.error("reading the requests", e))?;
-            let ids = points
-                .split(',')
-                .map(|p| p.parse::<u64>().map(PointId))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| self.error("parsing a request", e))?;
-            out.push((u64::try_from(n).unwrap_or(0), ids));
-        }
-        Ok(out)
-    }
-
-    fn set_status(
-        &self,
-        request: u64,
-        status: &str,
-        round: Option<u64>,
-        detail: &str,
-        client: Option<&RemoteClient>,
-    ) -> Result<(), NetError> {
-        let fail = |e: rusqlite::Error| self.error("updating a request", e);
-        let conn = self.db();
-        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        if let Some(c) = client {
-            Self::write_state(&tx, c).map_err(fail)?;
-        }
-        tx.execute(
-            "UPDATE requests SET status = ?1, round = ?2, detail = ?3 WHERE request = ?4",
-            params![
-                status,
-                round.and_then(|r| i64::try_from(r).ok()),
-                detail,
-                i64::try_from(request).unwrap_or(i64::MAX)
-            ],
-        )
-        .map_err(fail)?;
-        tx.commit().map_err(fail)
-    }
-
-    /// Marks `request` applied, with the client's state after it, in one
-    /// transaction.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if writing fails (nothing changes).
-    pub fn applied(&self, request: u64, client: &RemoteClient) -> Result<(), NetError> {
-        self.set_status(request, "applied", None, "", Some(client))
-    }
-
-    /// Applies `request` (forgetting `ids`) to a client no server has
-    /// welcomed yet, which therefore has no id, no training and no party
-    /// to apply it: its points leave the store and the request is marked
-    /// applied, in one transaction. The server hears of it after the
-    /// first welcome, as of every request not yet acknowledged.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if the store was welcomed already, or if
-    /// reading or writing fails (nothing changes); [`NetError::Mufc`] for
-    /// an id the client does not hold or one named twice (nothing
-    /// changes).
-    pub fn apply_unwelcomed(&self, request: u64, ids: &[PointId]) -> Result<(), NetError> {
-        let mut state = self.state()?;
-        if state.id.is_some() {
-            return Err(self.error(
-                "applying a request",
-                "the client was welcomed; its party applies it",
-            ));
-        }
-        state
-            .data
-            .remove(ids)
-            .map_err(|e| NetError::Mufc(mufc::MufcError::Seeding(e)))?;
-        let fail = |e: rusqlite::Error| self.error("applying a request", e);
-        let conn = self.db();
-        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        Self::write_blob(&tx, &state).map_err(fail)?;
-        tx.execute(
-            "UPDATE requests SET status = 'applied' WHERE request = ?1 AND status = 'pending'",
-            params![i64::try_from(request).unwrap_or(i64::MAX)],
-        )
-        .map_err(fail)?;
-        tx.commit().map_err(fail)
-    }
-
-    /// Marks `request` refused, saying why.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if writing fails.
-    pub fn refuse(&self, request: u64, reason: &str) -> Result<(), NetError> {
-        self.set_status(request, "refused", None, reason, None)
-    }
-
-    /// The requests applied and not yet acknowledged, in order.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if they cannot be read.
-    pub fn unacknowledged(&self) -> Result<Vec<u64>, NetError> {
-        let conn = self.db();
-        let mut stmt = conn
-            .prepare("SELECT request FROM requests WHERE status = 'applied' ORDER BY request")
-            .map_err(|e| self.error("reading the requests", e))?;
-        let rows = stmt
-            .query_map([], |r| r.get::<_, i64>(0))
-            .map_err(|e| self.error("reading the requests", e))?;
-        rows.map(|r| {
-            r.map(|n| u64::try_from(n).unwrap_or(0))
-                .map_err(|e| self.error("reading the requests", e))
-        })
-        .collect()
-    }
-
-    /// Acknowledges `requests` (committed in `round`) and writes the
-    /// client's state, in one transaction.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if writing fails (nothing changes).
-    pub fn acknowledge(
-        &self,
-        requests: &[u64],
-        round: u64,
-        client: &RemoteClient,
-    ) -> Result<(), NetError> {
-        let fail = |e: rusqlite::Error| self.error("acknowledging", e);
-        let conn = self.db();
-        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
-            .map_err(fail)?;
-        Self::write_state(&tx, client).map_err(fail)?;
-        for r in requests {
-            tx.execute(
-                "UPDATE requests SET status = 'acknowledged', round = ?1 \
-                 WHERE request = ?2 AND status = 'applied'",
-                params![
-                    i64::try_from(round).unwrap_or(i64::MAX),
-                    i64::try_from(*r).unwrap_or(i64::MAX)
-                ],
-            )
-            .map_err(fail)?;
-        }
-        tx.commit().map_err(fail)
-    }
-
-    /// Where `request` stands (`None` for no such request).
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if it cannot be read.
-    pub fn status(&self, request: u64) -> Result<Option<RequestStatus>, NetError> {
-        let row: Option<(String, Option<i64>, String)> = self
-            .db()
-            .query_row(
-                "SELECT status, round, detail FROM requests WHERE request = ?1",
-                params![i64::try_from(request).unwrap_or(i64::MAX)],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(|e| self.error("reading a request", e))?;
-        Ok(row.map(|(status, round, detail)| match status.as_str() {
-            "pending" => RequestStatus::Pending,
-            "applied" => RequestStatus::Applied,
-            "acknowledged" => RequestStatus::Acknowledged {
-                round: round.and_then(|r| u64::try_from(r).ok()).unwrap_or(0),
-            },
-            _ => RequestStatus::Refused { reason: detail },
-        }))
     }
 }

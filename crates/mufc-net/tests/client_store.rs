@@ -72,3 +72,96 @@ fn points_outside_the_box_are_refused_at_import() {
     let edge = seeding::Dataset::new(points).unwrap();
     ClientStore::create(dir.path().join("edge.db"), "a", &edge).unwrap();
 }
+
+/// The bytes of `path` with the first `from` replaced by `to` (same
+/// length): a bit flip on disk, under SQLite.
+fn flip(path: &std::path::Path, from: &[u8], to: &[u8]) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the bytes are in the file");
+    bytes[at..at + to.len()].copy_from_slice(to);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A bit flip turned a pending erasure of points `17,22` into one of
+/// `17,23` (issue 28, item 10): the request's checksum refuses it, at
+/// open and at every read, instead of erasing the wrong record.
+#[test]
+fn a_flipped_bit_in_a_request_is_refused_not_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-flip", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    let request = store
+        .request(&[seeding::PointId(17), seeding::PointId(22)])
+        .unwrap();
+    assert_eq!(store.pending().unwrap()[0].0, request);
+    drop(store);
+    // '2' is 0x32, '3' is 0x33: one bit.
+    flip(&path, b"17,22", b"17,23");
+    let err = ClientStore::open(&path).unwrap_err().to_string();
+    assert!(err.contains("checksum") && err.contains("damaged"), "{err}");
+}
+
+/// A request's status flipped on disk is refused too (a pending erasure
+/// must not vanish from the queries that look for it): here by the
+/// column's CHECK, which the quick check at open reads.
+#[test]
+fn a_flipped_status_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-status", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    store.request(&[seeding::PointId(3)]).unwrap();
+    drop(store);
+    flip(&path, b"pending", b"pendinf");
+    let err = ClientStore::open(&path).unwrap_err().to_string();
+    assert!(err.contains("damaged"), "{err}");
+}
+
+/// A truncated store is refused at open by SQLite's quick check, not
+/// read with its missing pages as zeros.
+#[test]
+fn a_truncated_store_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-cut", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    drop(ClientStore::create(&path, "a", &data[0]).unwrap());
+    let len = std::fs::metadata(&path).unwrap().len();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(len - 4096).unwrap();
+    drop(file);
+    let err = ClientStore::open(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("damaged") && err.contains("malformed"),
+        "{err}"
+    );
+}
+
+/// A store of the version before request checksums gets them at its first
+/// open, and its requests read back as they were.
+#[test]
+fn a_store_without_request_checksums_gets_them_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-upgrade", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    let first = store
+        .request(&[seeding::PointId(4), seeding::PointId(9)])
+        .unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE requests DROP COLUMN sha256")
+        .unwrap();
+    drop(conn);
+    let store = ClientStore::open(&path).unwrap();
+    assert_eq!(
+        store.pending().unwrap(),
+        vec![(first, vec![seeding::PointId(4), seeding::PointId(9)])]
+    );
+    let second = store.request(&[seeding::PointId(5)]).unwrap();
+    assert_eq!(store.pending().unwrap().len(), 2);
+    assert!(second > first);
+}

@@ -35,6 +35,7 @@ mod stored_clusters_tests;
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;
+pub use load::quick_check;
 pub use record::{ClientName, InvalidName, MAX_NAME_BYTES, RecordId};
 pub use reports::{AuditEntry, AuditOutcome, ForgetOutcome, ForgetReport, Forgotten, RecordStatus};
 pub use schema::configure;

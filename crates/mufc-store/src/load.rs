@@ -51,7 +51,25 @@ pub(crate) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreEr
 /// SQLite's `quick_check` (the b-trees, their pages and their counts),
 /// after the file's length: SQLite reads the pages missing from a
 /// truncated file as zeros, and the check does not read free pages.
-pub(crate) fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+/// [`Store::open`](crate::Store::open) runs it; a client's store across
+/// processes runs it too.
+///
+/// # Errors
+///
+/// [`StoreError::Corrupt`] saying what the check found;
+/// [`StoreError::Database`] or [`StoreError::Io`] if it cannot run.
+///
+/// # Example
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("any.db");
+/// let conn = rusqlite::Connection::open(&path)?;
+/// conn.execute_batch("CREATE TABLE t (x INTEGER)")?;
+/// mufc_store::quick_check(&conn, &path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let read = |name: &str| {
         conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0))
             .map_err(StoreError::db("reading the page count"))

@@ -1,0 +1,370 @@
+//! The `requests` table of a client's store: the operator's removal
+//! requests, each row with its checksum over every column, rewritten
+//! with every change (see the parent module).
+
+use rusqlite::{Connection, TransactionBehavior, params};
+use seeding::PointId;
+use sha2::{Digest, Sha256};
+
+use super::{ClientStore, RequestStatus, unix_now};
+use crate::NetError;
+use mufc::remote::RemoteClient;
+
+/// One row of `requests`.
+#[derive(Clone, Debug)]
+struct RequestRow {
+    request: i64,
+    time: i64,
+    points: String,
+    status: String,
+    round: Option<i64>,
+    detail: String,
+}
+
+/// The columns of `requests` a [`RequestRow`] reads, checksum last.
+const REQUEST_COLUMNS: &str = "request, time, points, status, round, detail, sha256";
+
+impl RequestRow {
+    /// The row's checksum: every column, each length-prefixed.
+    fn checksum(&self) -> Vec<u8> {
+        let mut h = Sha256::new();
+        h.update(b"mufc-client-request/");
+        h.update(self.request.to_le_bytes());
+        h.update(self.time.to_le_bytes());
+        for text in [&self.points, &self.status, &self.detail] {
+            h.update((text.len() as u64).to_le_bytes());
+            h.update(text.as_bytes());
+        }
+        match self.round {
+            Some(r) => {
+                h.update([1]);
+                h.update(r.to_le_bytes());
+            }
+            None => h.update([0]),
+        }
+        h.finalize().to_vec()
+    }
+
+    /// Reads a row of [`REQUEST_COLUMNS`], with its stored checksum.
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Self, Option<Vec<u8>>)> {
+        Ok((
+            Self {
+                request: r.get(0)?,
+                time: r.get(1)?,
+                points: r.get(2)?,
+                status: r.get(3)?,
+                round: r.get(4)?,
+                detail: r.get(5)?,
+            },
+            r.get(6)?,
+        ))
+    }
+
+    /// Writes the row (new or changed) with its checksum.
+    fn write(&self, conn: &Connection) -> rusqlite::Result<()> {
+        conn.execute(
+            "INSERT OR REPLACE INTO requests (request, time, points, status, round, detail, \
+             sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                self.request,
+                self.time,
+                self.points,
+                self.status,
+                self.round,
+                self.detail,
+                self.checksum()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The point ids it names.
+    fn ids(&self) -> Result<Vec<PointId>, std::num::ParseIntError> {
+        self.points
+            .split(',')
+            .map(|p| p.parse::<u64>().map(PointId))
+            .collect()
+    }
+}
+
+/// Point ids as the `points` column holds them.
+fn joined(ids: &[PointId]) -> String {
+    ids.iter()
+        .map(|p| p.0.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl ClientStore {
+    /// Adds the `sha256` column of `requests` to a store of an earlier
+    /// version and writes every row's checksum, in one transaction.
+    pub(super) fn add_request_checksums(conn: &mut Connection) -> rusqlite::Result<()> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch("ALTER TABLE requests ADD COLUMN sha256 BLOB")?;
+        let rows: Vec<RequestRow> = {
+            let mut stmt = tx.prepare(&format!("SELECT {REQUEST_COLUMNS} FROM requests"))?;
+            stmt.query_map([], RequestRow::read)?
+                .map(|r| r.map(|(row, _)| row))
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for row in &rows {
+            row.write(&tx)?;
+        }
+        tx.commit()
+    }
+
+    /// Checks every request against its checksum (at open).
+    pub(super) fn check_requests(&self) -> Result<(), NetError> {
+        self.requests("1 = 1", []).map(drop)
+    }
+
+    /// The requests `filter` (an SQL condition over `requests`, with
+    /// `params`) selects, in order, each checked against its checksum.
+    fn requests(
+        &self,
+        filter: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<RequestRow>, NetError> {
+        let conn = self.db();
+        Self::requests_in(&conn, filter, params).map_err(|e| self.error("reading the requests", e))
+    }
+
+    fn requests_in(
+        conn: &Connection,
+        filter: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<RequestRow>, String> {
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {REQUEST_COLUMNS} FROM requests WHERE {filter} ORDER BY request"
+            ))
+            .map_err(|e| e.to_string())?;
+        let rows = stmt
+            .query_map(params, RequestRow::read)
+            .map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (row, sum) = row.map_err(|e| e.to_string())?;
+            if sum.as_deref() != Some(row.checksum().as_slice()) {
+                return Err(format!(
+                    "request {} does not match its checksum (the store is damaged)",
+                    row.request
+                ));
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    /// Changes request `request` (checked first) with `change`, and
+    /// writes it back with its checksum.
+    fn update_request(
+        conn: &Connection,
+        request: u64,
+        change: impl FnOnce(&mut RequestRow),
+    ) -> Result<(), String> {
+        let key = i64::try_from(request).unwrap_or(i64::MAX);
+        let Some(mut row) = Self::requests_in(conn, "request = ?1", [key])?.pop() else {
+            return Ok(());
+        };
+        change(&mut row);
+        row.write(conn).map_err(|e| e.to_string())
+    }
+
+    /// Records the operator's request to forget the points `ids`
+    /// (pending until the running client applies it). Returns its number.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] for no id, or if writing fails.
+    pub fn request(&self, ids: &[PointId]) -> Result<u64, NetError> {
+        if ids.is_empty() {
+            return Err(self.error("recording a request", "it names no point"));
+        }
+        let fail = |e: rusqlite::Error| self.error("recording a request", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let mut row = RequestRow {
+            request: 0,
+            time: unix_now(),
+            points: joined(ids),
+            status: "pending".into(),
+            round: None,
+            detail: String::new(),
+        };
+        // The number first (AUTOINCREMENT), then the row with its sum.
+        tx.execute(
+            "INSERT INTO requests (time, points, status) VALUES (?1, ?2, 'pending')",
+            params![row.time, row.points],
+        )
+        .map_err(fail)?;
+        row.request = tx.last_insert_rowid();
+        row.write(&tx).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+        u64::try_from(row.request).map_err(|e| self.error("recording a request", e))
+    }
+
+    /// The requests not yet applied, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if they cannot be read or parsed.
+    pub fn pending(&self) -> Result<Vec<(u64, Vec<PointId>)>, NetError> {
+        self.requests("status = 'pending'", [])?
+            .into_iter()
+            .map(|row| {
+                let ids = row.ids().map_err(|e| self.error("parsing a request", e))?;
+                Ok((u64::try_from(row.request).unwrap_or(0), ids))
+            })
+            .collect()
+    }
+
+    fn set_status(
+        &self,
+        request: u64,
+        status: &str,
+        round: Option<u64>,
+        detail: &str,
+        client: Option<&RemoteClient>,
+    ) -> Result<(), NetError> {
+        let fail = |e: rusqlite::Error| self.error("updating a request", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        if let Some(c) = client {
+            Self::write_state(&tx, c).map_err(fail)?;
+        }
+        Self::update_request(&tx, request, |row| {
+            row.status = status.into();
+            row.round = round.and_then(|r| i64::try_from(r).ok());
+            row.detail = detail.into();
+        })
+        .map_err(|e| self.error("updating a request", e))?;
+        tx.commit().map_err(fail)
+    }
+
+    /// Marks `request` applied, with the client's state after it, in one
+    /// transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails (nothing changes).
+    pub fn applied(&self, request: u64, client: &RemoteClient) -> Result<(), NetError> {
+        self.set_status(request, "applied", None, "", Some(client))
+    }
+
+    /// Applies `request` (forgetting `ids`) to a client no server has
+    /// welcomed yet, which therefore has no id, no training and no party
+    /// to apply it: its points leave the store and the request is marked
+    /// applied, in one transaction. The server hears of it after the
+    /// first welcome, as of every request not yet acknowledged.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if the store was welcomed already, or if
+    /// reading or writing fails (nothing changes); [`NetError::Mufc`] for
+    /// an id the client does not hold or one named twice (nothing
+    /// changes).
+    pub fn apply_unwelcomed(&self, request: u64, ids: &[PointId]) -> Result<(), NetError> {
+        let mut state = self.state()?;
+        if state.id.is_some() {
+            return Err(self.error(
+                "applying a request",
+                "the client was welcomed; its party applies it",
+            ));
+        }
+        state
+            .data
+            .remove(ids)
+            .map_err(|e| NetError::Mufc(mufc::MufcError::Seeding(e)))?;
+        let fail = |e: rusqlite::Error| self.error("applying a request", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        Self::write_blob(&tx, &state).map_err(fail)?;
+        Self::update_request(&tx, request, |row| {
+            if row.status == "pending" {
+                row.status = "applied".into();
+            }
+        })
+        .map_err(|e| self.error("applying a request", e))?;
+        tx.commit().map_err(fail)
+    }
+
+    /// Marks `request` refused, saying why.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails.
+    pub fn refuse(&self, request: u64, reason: &str) -> Result<(), NetError> {
+        self.set_status(request, "refused", None, reason, None)
+    }
+
+    /// The requests applied and not yet acknowledged, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if they cannot be read.
+    pub fn unacknowledged(&self) -> Result<Vec<u64>, NetError> {
+        Ok(self
+            .requests("status = 'applied'", [])?
+            .into_iter()
+            .map(|row| u64::try_from(row.request).unwrap_or(0))
+            .collect())
+    }
+
+    /// Acknowledges `requests` (committed in `round`) and writes the
+    /// client's state, in one transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails (nothing changes).
+    pub fn acknowledge(
+        &self,
+        requests: &[u64],
+        round: u64,
+        client: &RemoteClient,
+    ) -> Result<(), NetError> {
+        let fail = |e: rusqlite::Error| self.error("acknowledging", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        Self::write_state(&tx, client).map_err(fail)?;
+        for r in requests {
+            Self::update_request(&tx, *r, |row| {
+                if row.status == "applied" {
+                    row.status = "acknowledged".into();
+                    row.round = Some(i64::try_from(round).unwrap_or(i64::MAX));
+                }
+            })
+            .map_err(|e| self.error("acknowledging", e))?;
+        }
+        tx.commit().map_err(fail)
+    }
+
+    /// Where `request` stands (`None` for no such request).
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if it cannot be read.
+    pub fn status(&self, request: u64) -> Result<Option<RequestStatus>, NetError> {
+        let key = i64::try_from(request).unwrap_or(i64::MAX);
+        let row = self.requests("request = ?1", [key])?.pop();
+        Ok(row.map(
+            |RequestRow {
+                 status,
+                 round,
+                 detail,
+                 ..
+             }| match status.as_str() {
+                "pending" => RequestStatus::Pending,
+                "applied" => RequestStatus::Applied,
+                "acknowledged" => RequestStatus::Acknowledged {
+                    round: round.and_then(|r| u64::try_from(r).ok()).unwrap_or(0),
+                },
+                _ => RequestStatus::Refused { reason: detail },
+            },
+        ))
+    }
+}
