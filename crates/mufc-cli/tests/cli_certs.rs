@@ -89,7 +89,12 @@ fn certs_make_a_mutually_authenticated_federation() {
     let d = dir.path().join("certs");
     let stdout = certs_ok(&d, "three-hospitals", "a,b", &["--json"]);
     let j: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
-    assert_eq!(j["files"].as_array().unwrap().len(), 8);
+    // The authority, the server's pair, two clients' pairs, and the
+    // federation file with the roster every party holds.
+    assert_eq!(j["files"].as_array().unwrap().len(), 9);
+    let file = mufc_net::federation_file::FederationFile::read(&d.join("federation.json")).unwrap();
+    assert_eq!(file.roster, ["a", "b"]);
+    assert_eq!(file.federation, "three-hospitals");
     #[cfg(unix)]
     for key in ["ca-key.pem", "server-key.pem", "client-a-key.pem"] {
         use std::os::unix::fs::PermissionsExt;
@@ -101,8 +106,13 @@ fn certs_make_a_mutually_authenticated_federation() {
 
     // The authority in the directory issues another client, which the
     // server of the first run accepts.
-    certs_ok(&d, "three-hospitals", "c", &[]);
+    let out = certs(&d, "three-hospitals", "c", &[]);
+    assert!(out.status.success());
     assert_eq!(handshake(&d, "c", "c").unwrap(), "c");
+    // The federation file is kept, and the operator told so.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("federation.json kept"));
+    let kept = mufc_net::federation_file::FederationFile::read(&d.join("federation.json")).unwrap();
+    assert_eq!(kept, file);
 
     // Nothing overwritten without --force; a bad name is refused before
     // anything is written.

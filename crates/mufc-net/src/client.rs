@@ -49,6 +49,12 @@ pub struct ClientOptions {
     /// Where to count the bytes the client's connections carry (none
     /// counted if `None`).
     pub traffic: Option<Arc<crate::transport::Traffic>>,
+    /// What the client agreed on out of band
+    /// ([`crate::federation_file::FederationFile::agreement`]): it joins
+    /// no round whose setup lies outside it (a finer grid step, more
+    /// points, another number of clients or dimension). `None`: it
+    /// trusts the server's setup.
+    pub agreement: Option<mufc::remote::Agreement>,
     /// The largest message the client accepts or sends
     /// ([`crate::transport::MAX_MESSAGE`] by default; the server's
     /// [`crate::transport::Limits::max_message`] must allow it too).
@@ -67,6 +73,7 @@ impl ClientOptions {
             max_reconnect: Duration::from_secs(30),
             traffic: None,
             max_message: crate::transport::MAX_MESSAGE,
+            agreement: None,
         }
     }
 }
@@ -323,6 +330,8 @@ async fn restore(store: &ClientStore, id: ClientId) -> Result<RemoteClient, NetE
 
 /// The state of one session.
 struct Session<'a> {
+    /// What the client holds the server's setups to.
+    agreement: Option<&'a mufc::remote::Agreement>,
     store: &'a ClientStore,
     report: &'a mpsc::UnboundedSender<ClientEvent>,
     outbox: mpsc::Sender<ClientMessage>,
@@ -377,6 +386,7 @@ async fn session(
         .map_err(|s| status_error(&s))?
         .into_inner();
     let mut s = Session {
+        agreement: options.agreement.as_ref(),
         store,
         report,
         outbox,
@@ -474,9 +484,12 @@ impl Session<'_> {
     }
 
     async fn join(&mut self, bytes: &[u8]) -> Result<(), NetError> {
-        let Some(party) = self.party.take() else {
+        let Some(mut party) = self.party.take() else {
             return Ok(());
         };
+        if let Some(a) = self.agreement {
+            party.agree(a.clone());
+        }
         let bytes = bytes.to_vec();
         let (party, joined) = off_runtime(party, move |client: &mut RemoteClient| {
             Announcement::from_bytes(&bytes).and_then(|a| {

@@ -5,6 +5,7 @@ pub mod client;
 pub mod client_store;
 mod error;
 pub mod fault;
+pub mod federation_file;
 pub mod proto;
 mod running;
 pub mod server;

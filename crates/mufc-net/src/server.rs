@@ -65,6 +65,12 @@ pub struct ServerOptions {
     /// Bounds on what peers may open and send (connections, handshakes,
     /// streams, message size).
     pub limits: crate::transport::Limits,
+    /// What the parties agreed on out of band
+    /// ([`crate::federation_file::FederationFile::agreement`]): a client
+    /// claiming more points or another dimension is refused, and the
+    /// setup's grid step is never finer than agreed. `None`: the claims
+    /// decide (the clients holding an agreement refuse such a setup).
+    pub agreement: Option<mufc::remote::Agreement>,
 }
 
 impl ServerOptions {
@@ -80,6 +86,7 @@ impl ServerOptions {
             join_timeout: Duration::from_secs(60),
             hello_timeout: Duration::from_secs(10),
             limits: crate::transport::Limits::default(),
+            agreement: None,
         }
     }
 }
@@ -213,6 +220,24 @@ pub async fn start_server(
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;
+    if let Some(a) = &options.agreement {
+        a.validate()?;
+        if let Some(g) = options.config.gamma()
+            && g < a.min_gamma
+        {
+            return Err(NetError::Protocol(format!(
+                "the grid step {g} is finer than the agreed {}",
+                a.min_gamma
+            )));
+        }
+        if !options.roster.is_empty() && options.roster.len() != a.clients {
+            return Err(NetError::Protocol(format!(
+                "the roster names {} clients, the agreement {}",
+                options.roster.len(),
+                a.clients
+            )));
+        }
+    }
     let (report, events) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(1024);
     let stores = Arc::new(std::sync::Mutex::new(stores::ClientStores::open(

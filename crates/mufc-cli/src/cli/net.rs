@@ -27,6 +27,13 @@ pub struct TlsArgs {
     /// DIR/client-NAME-key.pem].
     #[arg(long, value_name = "PEM")]
     pub key: Option<PathBuf>,
+    /// The federation file every party holds (`mufc certs` writes it):
+    /// the roster, the smallest grid step and the most points a client
+    /// may claim. The server refuses claims beyond it and never resolves
+    /// a finer step; a client refuses any round outside it [default:
+    /// DIR/federation.json when it exists].
+    #[arg(long = "federation-file", value_name = "JSON")]
+    pub federation_file: Option<PathBuf>,
 }
 
 /// Options of `mufc server`.

@@ -269,4 +269,16 @@ pub struct CertsArgs {
     /// now (1 to 3660): issue new ones before they expire.
     #[arg(long, value_name = "DAYS", default_value_t = 365)]
     pub days: u32,
+    /// The smallest grid step the federation file lets a setup have (the
+    /// finer the step, the closer the server sees each client's
+    /// centroids, which are records).
+    #[arg(long, value_name = "G", default_value_t = mufc::remote::DEFAULT_MIN_GAMMA)]
+    pub min_gamma: f64,
+    /// The most points one client may claim in the federation file.
+    #[arg(long, value_name = "N", default_value_t = mufc::remote::DEFAULT_MAX_CLIENT_POINTS)]
+    pub max_client_points: u64,
+    /// The dimension of the points, pinned in the federation file
+    /// [default: not pinned; most clients' decides].
+    #[arg(long, value_name = "D")]
+    pub dim: Option<usize>,
 }

@@ -5,7 +5,10 @@
 //! Files: `ca.pem` (the authority's certificate: every party trusts it),
 //! `ca-key.pem` (its key: whoever holds it can make clients; keep it
 //! offline), `server.pem` and `server-key.pem`, `client-<name>.pem` and
-//! `client-<name>-key.pem`. Keys are written readable by their owner only.
+//! `client-<name>-key.pem`, and `federation.json` (the federation file:
+//! the roster, the smallest grid step, the most points a client may
+//! claim; `mufc_net::federation_file`), which every party holds. Keys are
+//! written readable by their owner only.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -118,6 +121,31 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
         written.push((format!("client {c} certificate"), cert));
         written.push((format!("client {c} key"), key));
     }
+    // The federation file: what every party holds the others to. Written
+    // with the first clients; a later run keeps it (pass --force to
+    // write it again with this run's clients).
+    let fed_path = dir.join("federation.json");
+    let mut warnings = Vec::new();
+    if !a.clients.is_empty() && (a.force || !fed_path.exists()) {
+        let mut file =
+            mufc_net::federation_file::FederationFile::new(&a.federation, a.clients.clone());
+        file.min_gamma = a.min_gamma;
+        file.max_client_points = a.max_client_points;
+        file.dim = a.dim;
+        let text = file.to_json()?;
+        // Checked as every party will read it.
+        mufc_net::federation_file::FederationFile::parse(&text)?;
+        write(&fed_path, &text, a.force, false)?;
+        written.push((
+            "federation file (roster, grid step, claims)".into(),
+            fed_path,
+        ));
+    } else if !a.clients.is_empty() {
+        warnings.push(format!(
+            "{} kept: its roster does not name the clients issued now (--force writes it again)",
+            fed_path.display()
+        ));
+    }
     let mut t = TextTable::new(&["file", "holds"]);
     for (what, p) in &written {
         t.row([p.display().to_string(), what.clone()]);
@@ -137,7 +165,7 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
     Ok(Report {
         json,
         text,
-        warnings: Vec::new(),
+        warnings,
         exit: 0,
     })
 }

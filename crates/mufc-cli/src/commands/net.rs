@@ -59,6 +59,20 @@ fn pems(tls: &TlsArgs, stem: &str) -> Result<[String; 3], CliError> {
     Ok([read(&ca)?, read(&cert)?, read(&key)?])
 }
 
+/// The federation file the options name: `--federation-file`, else
+/// `federation.json` in the certificates' directory when it exists.
+fn federation_file(
+    tls: &TlsArgs,
+) -> Result<Option<mufc_net::federation_file::FederationFile>, CliError> {
+    let path = tls.federation_file.clone().or_else(|| {
+        let p = tls.certs.as_ref()?.join("federation.json");
+        p.exists().then_some(p)
+    });
+    Ok(path
+        .map(|p| mufc_net::federation_file::FederationFile::read(&p))
+        .transpose()?)
+}
+
 /// Prints each event `next` gives, as `render` writes it (one JSON object
 /// or one line of text), until there are no more or the process is
 /// interrupted.
@@ -241,10 +255,26 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     };
     let [ca, cert, key] = pems(&a.tls, "server")?;
     let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
+    let agreed = federation_file(&a.tls)?;
+    let roster = match &agreed {
+        Some(f) if a.clients.is_empty() || a.clients == f.roster => f.roster.clone(),
+        Some(f) => {
+            return Err(CliError::InvalidParameter {
+                name: "clients",
+                value: a.clients.join(","),
+                reason: if f.roster.len() == a.clients.len() {
+                    "the federation file's roster names these clients in another order or others"
+                } else {
+                    "the federation file's roster names other clients (leave out --clients to take it)"
+                },
+            });
+        }
+        None => a.clients.clone(),
+    };
     let mut config = FederationConfig::new(a.k)
         .channel(Channel::scma(masks))
         .min_clients(a.min_clients)
-        .topology(a.layout.topology(a.clients.len(), a.dropout)?)
+        .topology(a.layout.topology(roster.len(), a.dropout)?)
         .seed(a.seed);
     if let Some(g) = a.gamma {
         config = config.gamma(g);
@@ -252,7 +282,8 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     if let Some(k) = a.client_k {
         config = config.client_k(k);
     }
-    let mut options = ServerOptions::new(&a.store, config.validate()?, a.clients.clone());
+    let mut options = ServerOptions::new(&a.store, config.validate()?, roster);
+    options.agreement = agreed.map(|f| f.agreement());
     options.step_timeout = seconds("step timeout", a.step_timeout)?;
     options.join_timeout = seconds("join timeout", a.join_timeout)?;
     options.limits = mufc_net::transport::Limits {
@@ -409,13 +440,26 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     let name = required(&a.id, "id")?;
     let store = required(&a.store, "store")?;
     let server = required(&a.server, "server")?;
-    client_store(a, store, name)?;
     let [ca, cert, key] = pems(&a.tls, &format!("client-{name}"))?;
     let tls = mufc_net::tls::client_config(&ca, &cert, &key)?;
+    let agreed = federation_file(&a.tls)?;
+    if let Some(f) = &agreed
+        && !f.roster.iter().any(|n| n == name)
+    {
+        return Err(CliError::InvalidParameter {
+            name: "id",
+            value: name.to_string(),
+            reason: "the federation file's roster does not name this client",
+        });
+    }
+    // The store (holding the client's records) only once the options,
+    // certificates and federation file are known good.
+    client_store(a, store, name)?;
     let json_out = a.out.json;
     runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
         options.max_message = mib(a.max_message_mib);
+        options.agreement = agreed.map(|f| f.agreement());
         let mut handle = start_client(options, tls)?;
         follow(async || handle.next_event().await, json_out, client_event).await;
         handle.stop().await?;

@@ -113,6 +113,7 @@ impl Coordinator {
             roster = stored;
             let ids = (0..roster.len() as u64).map(ClientId).collect();
             let remote = RemoteServer::resume(store.federation().clone(), ids)?;
+            check_agreed(&options, remote.setup())?;
             let _ = report.send(ServerEvent::Resumed {
                 rounds: remote.rounds(),
             });
@@ -123,6 +124,7 @@ impl Coordinator {
             pending_setup::read(&pending_setup::path_of(&options.store))?
         {
             check_roster(&roster, &names, "the kept setup's")?;
+            check_agreed(&options, &setup)?;
             roster = names;
             let _ = report.send(ServerEvent::SetupRestored);
             (Some(RemoteServer::new(setup)?), None)
@@ -370,9 +372,11 @@ impl Coordinator {
     /// model, and a store imported again may replace it. Returns whether
     /// any was refused.
     ///
-    /// Until the federation file pins the dimension (issue 28), the
-    /// majority decides: a member that lies alone is refused, it cannot
-    /// impose its dimension on the others.
+    /// With an agreement (the federation file), a client claiming more
+    /// points than it allows, or another dimension, is refused too.
+    /// Without one, or when it leaves the dimension open, the majority
+    /// decides the dimension: a member that lies alone is refused, it
+    /// cannot impose its dimension on the others.
     fn refuse_misregistered(&mut self) -> Result<bool, NetError> {
         let mut dims: BTreeMap<usize, (usize, ClientId)> = BTreeMap::new();
         for r in self.registrations.values() {
@@ -380,16 +384,22 @@ impl Coordinator {
             e.0 += 1;
             e.1 = e.1.min(r.id);
         }
-        let Some(dim) = (dims.iter())
-            .max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))
-            .map(|(d, _)| *d)
-        else {
+        let agreed = self.options.agreement.as_ref();
+        let Some(dim) = (agreed.and_then(|a| a.dim)).or_else(|| {
+            (dims.iter())
+                .max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))
+                .map(|(d, _)| *d)
+        }) else {
             return Ok(false);
         };
         let refused: Vec<(ClientId, String)> = (self.registrations.values())
             .filter_map(|r| {
                 let why = if r.points == 0 {
                     "it registered no point".to_string()
+                } else if let Some(Err(why)) = agreed.map(|a| a.check_registration(r)) {
+                    // A claim beyond the agreement would set the grid
+                    // for everybody (issue 28, item 6).
+                    why
                 } else if r.dim != dim {
                     format!(
                         "it registered points of dimension {}, the federation's are of {dim}",
@@ -432,7 +442,10 @@ impl Coordinator {
     /// keeps its setup until the store exists (`pending_setup`).
     fn set_up(&mut self) -> Result<(), NetError> {
         let regs: Vec<Registration> = self.registrations.values().copied().collect();
-        let setup = RemoteSetup::new(&self.options.config, &regs)?;
+        let setup = match &self.options.agreement {
+            Some(a) => a.resolve(&self.options.config, &regs)?,
+            None => RemoteSetup::new(&self.options.config, &regs)?,
+        };
         let path = pending_setup::path_of(&self.options.store);
         pending_setup::write(&path, &self.roster, &setup)?;
         self.remote = Some(RemoteServer::new(setup)?);
@@ -644,6 +657,16 @@ impl Coordinator {
             group,
             reason: reason.to_string(),
         });
+    }
+}
+
+/// Refuses to serve a setup (kept from before) outside the agreement.
+fn check_agreed(options: &ServerOptions, setup: &RemoteSetup) -> Result<(), NetError> {
+    match &options.agreement {
+        Some(a) => a.check_setup(setup).map_err(|why| {
+            NetError::Protocol(format!("the kept setup is outside the agreement: {why}"))
+        }),
+        None => Ok(()),
     }
 }
 

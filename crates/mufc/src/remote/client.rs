@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use seeding::{Dataset, PointId, Quantizer};
 
-use super::{Announcement, Registration, RemoteSetup};
+use super::{Agreement, Announcement, Registration, RemoteSetup};
 use crate::aggregation::{Aggregation, ClientHalf};
 use crate::client::message::Encoded;
 use crate::federation::setup::check_data;
@@ -20,6 +20,9 @@ pub struct RemoteClient {
     id: ClientId,
     state: State,
     sessions: BTreeSet<[u8; 32]>,
+    /// What the client agreed on out of band: it joins no round whose
+    /// setup lies outside it.
+    agreement: Option<Agreement>,
 }
 
 #[derive(Clone, Debug)]
@@ -111,6 +114,7 @@ impl RemoteClient {
             id,
             state: State::Waiting(data),
             sessions: BTreeSet::new(),
+            agreement: None,
         })
     }
 
@@ -146,7 +150,36 @@ impl RemoteClient {
             id,
             state,
             sessions,
+            agreement: None,
         })
+    }
+
+    /// Holds the client to `agreement`: from now on it refuses to join a
+    /// round whose setup lies outside it (a finer grid step, more points,
+    /// another number of clients or dimension), before it trains or sends
+    /// anything (issue 28, item 6). A store keeps no agreement: the
+    /// client's operator gives it at every start.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{Agreement, RemoteClient};
+    /// use mufc::ClientId;
+    ///
+    /// let points = nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]);
+    /// let data = seeding::Dataset::new(points)?;
+    /// let mut client = RemoteClient::new(ClientId(0), data)?;
+    /// client.agree(Agreement::new(3).dim(2));
+    /// assert_eq!(client.agreement().map(|a| a.clients), Some(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn agree(&mut self, agreement: Agreement) {
+        self.agreement = Some(agreement);
+    }
+
+    /// The agreement the client holds to, if any.
+    pub fn agreement(&self) -> Option<&Agreement> {
+        self.agreement.as_ref()
     }
 
     /// The client's id.
@@ -217,6 +250,12 @@ impl RemoteClient {
         };
         if self.sessions.contains(&spec.session) {
             return Err(refuse("the client already joined this session (a replay)"));
+        }
+        // Before anything else: the grid step decides how finely the
+        // server sees the client's centroids, which are records.
+        if let Some(a) = &self.agreement {
+            a.check_setup(&announcement.setup)
+                .map_err(|why| refuse(&format!("outside the agreement: {why}")))?;
         }
         if !announcement.setup.roster.contains(&self.id) {
             return Err(refuse("the client is not in the federation's roster"));

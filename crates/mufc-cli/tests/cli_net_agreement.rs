@@ -1,0 +1,180 @@
+//! The grid is what the parties agreed, not what anybody claims (issue
+//! 28, item 6): the grid step sets how finely the server sees the
+//! clients' centroids, which are records. A member of the roster,
+//! `mallory` (in this test's process), claims a trillion points to make
+//! the step tiny; a server started with `--gamma 1e-6` sets it outright.
+//! With the federation file `mufc certs` writes, the server refuses the
+//! claim and the clients refuse the setup.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use crate::common::net;
+
+use std::path::{Path, PathBuf};
+
+use mufc::ClientId;
+use mufc::remote::{Announcement, RemoteClient};
+use mufc_net::proto::client_message::Body as Up;
+use mufc_net::proto::server_message::Body as Down;
+use mufc_net::proto::{ClientMessage, Hello};
+use net::{LIMIT, Proc, Processes, assert_model, client_args, free_port, server_args, write_csv};
+use seeding::Dataset;
+use testkit::mufc::{Mixture, gaussian_clients};
+
+const HONEST: [&str; 3] = ["a", "b", "c"];
+const ROSTER: [&str; 4] = ["a", "b", "c", "mallory"];
+
+/// One session of mallory's, claiming `points`: what the server first
+/// answers (`Err` with its refusal), and, when welcomed, her honest part
+/// in every round until the session ends.
+async fn mallory_session(
+    port: u16,
+    certs: &Path,
+    data: &Dataset,
+    points: u64,
+) -> Result<(), String> {
+    let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
+    let tls = mufc_net::tls::client_config(
+        &read("ca.pem"),
+        &read("client-mallory.pem"),
+        &read("client-mallory-key.pem"),
+    )
+    .unwrap();
+    let mut rpc = mufc_net::transport::connect(&format!("127.0.0.1:{port}"), tls)
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let up = |b: Up| ClientMessage { body: Some(b) };
+    tx.send(up(Up::Hello(Hello {
+        protocol: 1,
+        name: "mallory".into(),
+        points,
+        dim: 2,
+        scale: 1,
+        store: vec![9; 32],
+    })))
+    .await
+    .unwrap();
+    let mut inbound = rpc
+        .join(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .map_err(|s| s.message().to_string())?
+        .into_inner();
+    let (mut party, mut half) = (None, None);
+    loop {
+        let msg = match tokio::time::timeout(LIMIT, inbound.message()).await {
+            Ok(Ok(Some(m))) => m,
+            Ok(Err(status)) => return Err(status.message().to_string()),
+            _ => return Ok(()),
+        };
+        match msg.body.unwrap() {
+            Down::Welcome(w) => {
+                party = Some(RemoteClient::new(ClientId(w.client_id), data.clone()).unwrap());
+            }
+            Down::Announcement(bytes) => {
+                let a = Announcement::from_bytes(&bytes).unwrap();
+                let (h, first) = party.as_mut().unwrap().join(&a).unwrap();
+                half = Some(h);
+                tx.send(up(Up::Secagg(first))).await.unwrap();
+            }
+            Down::Secagg(bytes) => {
+                let reply = half.as_mut().unwrap().handle(&bytes).unwrap();
+                tx.send(up(Up::Secagg(reply))).await.unwrap();
+            }
+            Down::End(end) => {
+                if end.committed {
+                    party.as_mut().unwrap().commit(half.take().unwrap());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_member_claiming_a_trillion_points_is_refused_and_the_grid_stays_agreed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = gaussian_clients("cli-net-claim", Mixture::net(ROSTER.len()));
+    for (name, d) in HONEST.iter().zip(&data) {
+        write_csv(dir, name, d);
+    }
+    let fed = Processes::start(dir, &ROSTER, &HONEST, &["--k", "3"], |_| None);
+    let (port, certs, mine) = (fed.port, fed.certs.clone(), data[3].clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // The lie: refused, and told why.
+    let refused = rt
+        .block_on(mallory_session(port, &certs, &mine, 1_000_000_000_000))
+        .unwrap_err();
+    assert!(refused.contains("claims 1000000000000 points"), "{refused}");
+    fed.server
+        .wait_for(|l| l.starts_with("refused a session") && l.contains("claims"));
+    // Back with the truth, she trains with the others.
+    let honest = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _ = rt.block_on(mallory_session(port, &certs, &mine, mine.len() as u64));
+    });
+    fed.server.wait_for(|l| l.starts_with("model trained"));
+    let stored = mufc_store::Store::open(dir.join("server.db")).unwrap();
+    let gamma = stored.federation().config().gamma().unwrap();
+    assert!(gamma >= mufc::remote::DEFAULT_MIN_GAMMA, "{gamma}");
+    drop(stored);
+    assert_model(dir, data);
+    drop(fed);
+    honest.join().unwrap();
+}
+
+/// A copy of the certificates without the federation file: the server a
+/// test plays as malicious ignores the agreement.
+fn without_agreement(certs: &Path, dir: &Path) -> PathBuf {
+    let out = dir.join("server-certs");
+    std::fs::create_dir_all(&out).unwrap();
+    for entry in std::fs::read_dir(certs).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "federation.json" {
+            std::fs::copy(entry.path(), out.join(entry.file_name())).unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn clients_refuse_a_server_whose_grid_is_finer_than_agreed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = gaussian_clients("cli-net-fine", Mixture::net(HONEST.len()));
+    for (name, d) in HONEST.iter().zip(&data) {
+        write_csv(dir, name, d);
+    }
+    let certs = net::certs(dir, "certs", "hospitals", &HONEST);
+    let port = free_port();
+    let server_certs = without_agreement(&certs, dir);
+    let extra = ["--k", "3", "--gamma", "1e-6"];
+    let server = Proc::start(
+        "server",
+        dir,
+        &server_args(port, &server_certs, &HONEST, &extra),
+        &[],
+    );
+    server.wait_for(|l| l.starts_with("listening on"));
+    let clients: Vec<Proc> = HONEST
+        .iter()
+        .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+        .collect();
+    for c in &clients {
+        let line = c.wait_for(|l| l.starts_with("refused round 0"));
+        assert!(
+            line.contains("outside the agreement") && line.contains("finer than the agreed"),
+            "{line}"
+        );
+    }
+    // Nothing was trained, nothing sent: no model exists.
+    server.wait_for(|l| l.contains("round 0 failed"));
+    assert!(!server.log().iter().any(|l| l.contains("committed")));
+    assert!(!dir.join("server.db").exists());
+}

@@ -1,0 +1,153 @@
+//! The federation file: what every party agreed on out of band, in a
+//! small JSON file the authority writes beside its certificates
+//! (`mufc certs` writes `federation.json`) and every party holds (issue
+//! 28: clients pin what they agree to and refuse any announcement outside
+//! it).
+//!
+//! ```json
+//! {
+//!   "federation": "hospitals",
+//!   "roster": ["st-marys", "general", "childrens"],
+//!   "dim": 2,
+//!   "min_gamma": 0.0009765625,
+//!   "max_client_points": 10000000
+//! }
+//! ```
+//!
+//! The server takes its roster from it and resolves no finer grid step
+//! than `min_gamma`, refusing any client that claims more than
+//! `max_client_points` points or another dimension; every client refuses
+//! a round whose setup lies outside it ([`mufc::remote::Agreement`]).
+
+use std::path::Path;
+
+use mufc::remote::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA};
+use serde::{Deserialize, Serialize};
+
+use crate::NetError;
+
+/// The largest federation file read: a roster of a hundred thousand
+/// names fits.
+const MAX_FILE: u64 = 16 << 20;
+
+/// The federation file (see the module docs).
+///
+/// # Example
+///
+/// ```
+/// use mufc_net::federation_file::FederationFile;
+///
+/// let file = FederationFile::new("hospitals", vec!["a".into(), "b".into(), "c".into()]);
+/// let text = file.to_json()?;
+/// let back = FederationFile::parse(&text)?;
+/// assert_eq!(back, file);
+/// assert_eq!(back.agreement().clients, 3);
+/// assert!(FederationFile::parse("{\"roster\": []}").is_err());
+/// # Ok::<(), mufc_net::NetError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FederationFile {
+    /// The federation's name (its certificates').
+    pub federation: String,
+    /// The clients, in id order (their certificates' names).
+    pub roster: Vec<String>,
+    /// The dimension of the points, once agreed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dim: Option<usize>,
+    /// The smallest grid step.
+    #[serde(default = "default_min_gamma")]
+    pub min_gamma: f64,
+    /// The most points one client may claim.
+    #[serde(default = "default_max_client_points")]
+    pub max_client_points: u64,
+}
+
+fn default_min_gamma() -> f64 {
+    DEFAULT_MIN_GAMMA
+}
+
+fn default_max_client_points() -> u64 {
+    DEFAULT_MAX_CLIENT_POINTS
+}
+
+impl FederationFile {
+    /// The file of `federation` with `roster` and the defaults.
+    pub fn new(federation: &str, roster: Vec<String>) -> Self {
+        Self {
+            federation: federation.to_string(),
+            roster,
+            dim: None,
+            min_gamma: DEFAULT_MIN_GAMMA,
+            max_client_points: DEFAULT_MAX_CLIENT_POINTS,
+        }
+    }
+
+    /// What the parties hold each other to.
+    pub fn agreement(&self) -> Agreement {
+        Agreement {
+            clients: self.roster.len(),
+            dim: self.dim,
+            min_gamma: self.min_gamma,
+            max_client_points: self.max_client_points,
+        }
+    }
+
+    /// Parses and checks the file's text.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Protocol`] for text that is not such a file, a roster
+    /// that is empty or names a client twice, or an agreement out of range.
+    pub fn parse(text: &str) -> Result<Self, NetError> {
+        let bad = |why: String| NetError::Protocol(format!("the federation file: {why}"));
+        let file: Self = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut names: Vec<&String> = file.roster.iter().collect();
+        names.sort();
+        if let Some(w) = names.windows(2).find(|w| w.first() == w.get(1)) {
+            return Err(bad(format!("the roster names {:?} twice", w.first())));
+        }
+        for name in &file.roster {
+            crate::certs::client_dns_name(name)?;
+        }
+        file.agreement()
+            .validate()
+            .map_err(|e| bad(e.to_string()))?;
+        Ok(file)
+    }
+
+    /// Reads and checks the file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Protocol`] naming the path, for a file that cannot be
+    /// read, is too large, or does not parse ([`Self::parse`]).
+    pub fn read(path: &Path) -> Result<Self, NetError> {
+        let bad = |why: String| NetError::Protocol(format!("{}: {why}", path.display()));
+        let len = std::fs::metadata(path)
+            .map_err(|e| bad(e.to_string()))?
+            .len();
+        if len > MAX_FILE {
+            return Err(bad(format!(
+                "{len} bytes, more than a federation file holds"
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        Self::parse(&text).map_err(|e| bad(e.to_string()))
+    }
+
+    /// The file's text (pretty JSON).
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Protocol`] if it cannot be encoded (a step that is not
+    /// a number).
+    pub fn to_json(&self) -> Result<String, NetError> {
+        serde_json::to_string_pretty(self)
+            .map(|mut s| {
+                s.push('\n');
+                s
+            })
+            .map_err(|e| NetError::Protocol(format!("the federation file: {e}")))
+    }
+}

@@ -1,0 +1,314 @@
+//! What the parties agreed on out of band, which no announcement may
+//! change (issue 28, item 6).
+//!
+//! The grid step sets how finely the server sees the clients' centroids,
+//! and centroids seeded by K-means++ are records: with a step of 1e-6
+//! the aggregate is a list of records. Without an agreement the step
+//! comes from the point counts the clients claim about themselves, so one
+//! member claiming 10^12 points, or a server started with a tiny step,
+//! chose it for everybody. With an [`Agreement`], the server refuses a
+//! claim beyond it and never resolves a finer step than agreed
+//! ([`Agreement::resolve`]), and every client refuses a setup outside it
+//! ([`Agreement::check_setup`], run by [`RemoteClient::join`](super::RemoteClient::join)).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Registration, RemoteSetup};
+use crate::{MufcError, MufcResult, ValidConfig};
+
+/// The smallest grid step by default: 1/1024 of the box per axis, the
+/// coarsest step the default rule ever picks
+/// ([`GammaRule`](crate::GammaRule)); federations of more than about a
+/// million coordinates get this step instead of a finer one.
+pub const DEFAULT_MIN_GAMMA: f64 = 1.0 / 1024.0;
+
+/// The most points one client may claim by default: ten million.
+pub const DEFAULT_MAX_CLIENT_POINTS: u64 = 10_000_000;
+
+/// What every party of a federation across processes agreed on out of
+/// band: the number of clients, the dimension, the smallest grid step,
+/// and the most points one client may claim.
+///
+/// # Example
+///
+/// ```
+/// use mufc::remote::{Agreement, Registration, RemoteSetup};
+/// use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions};
+///
+/// let agreed = Agreement::new(3).dim(2);
+/// let config = FederationConfig::new(2)
+///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+///     .validate()?;
+/// // A member claims 10^12 points: refused before any setup.
+/// let liar = Registration { id: ClientId(2), points: 1_000_000_000_000, dim: 2, scale: 1 };
+/// assert!(agreed.check_registration(&liar).is_err());
+/// // The honest registrations resolve to a step no finer than agreed.
+/// let regs: Vec<Registration> =
+///     (0..3).map(|i| Registration { id: ClientId(i), points: 900_000, dim: 2, scale: 1 }).collect();
+/// let setup = agreed.resolve(&config, &regs)?;
+/// assert_eq!(setup.config().gamma(), Some(mufc::remote::DEFAULT_MIN_GAMMA));
+/// assert!(agreed.check_setup(&setup).is_ok());
+/// // The same registrations without the agreement get a finer step,
+/// // which a client holding the agreement refuses.
+/// let unagreed = RemoteSetup::new(&config, &regs)?;
+/// assert!(agreed.check_setup(&unagreed).is_err());
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Agreement {
+    /// The number of clients on the roster.
+    pub clients: usize,
+    /// The dimension of the points (`None`: not agreed).
+    pub dim: Option<usize>,
+    /// The smallest grid step any setup may have.
+    pub min_gamma: f64,
+    /// The most points one client may claim.
+    pub max_client_points: u64,
+}
+
+impl Agreement {
+    /// An agreement on `clients` clients with the defaults
+    /// ([`DEFAULT_MIN_GAMMA`], [`DEFAULT_MAX_CLIENT_POINTS`], no
+    /// dimension).
+    pub fn new(clients: usize) -> Self {
+        Self {
+            clients,
+            dim: None,
+            min_gamma: DEFAULT_MIN_GAMMA,
+            max_client_points: DEFAULT_MAX_CLIENT_POINTS,
+        }
+    }
+
+    /// With the dimension `dim` agreed.
+    #[must_use]
+    pub fn dim(mut self, dim: usize) -> Self {
+        self.dim = Some(dim);
+        self
+    }
+
+    /// Checks the agreement itself: at least one client, a step in
+    /// `(0, 1]`, a positive bound on the points.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`] naming the field.
+    pub fn validate(&self) -> MufcResult<()> {
+        let bad = |name, why: &str| Err(crate::error::config_error(name, why));
+        if self.clients == 0 {
+            return bad("clients", "the agreement names no client");
+        }
+        if !(self.min_gamma > 0.0 && self.min_gamma <= 1.0) {
+            return bad("min_gamma", "the smallest grid step must lie in (0, 1]");
+        }
+        if self.max_client_points == 0 || self.dim == Some(0) {
+            return bad(
+                "max_client_points",
+                "the bound on a client's points and the dimension must be positive",
+            );
+        }
+        Ok(())
+    }
+
+    /// Why the registration `r` lies outside the agreement, if it does.
+    ///
+    /// # Errors
+    ///
+    /// The reason, in words the client may be told.
+    pub fn check_registration(&self, r: &Registration) -> Result<(), String> {
+        if r.points > self.max_client_points {
+            return Err(format!(
+                "it claims {} points, the agreement allows a client {}",
+                r.points, self.max_client_points
+            ));
+        }
+        match self.dim {
+            Some(d) if d != r.dim => Err(format!(
+                "it registered points of dimension {}, the agreement's are of {d}",
+                r.dim
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Why the setup `s` lies outside the agreement, if it does: another
+    /// number of clients or dimension, a finer grid step, or a bound on
+    /// the points beyond what the clients may claim together.
+    ///
+    /// # Errors
+    ///
+    /// The reason.
+    pub fn check_setup(&self, s: &RemoteSetup) -> Result<(), String> {
+        if s.roster().len() != self.clients {
+            return Err(format!(
+                "the setup names {} clients, the agreement {}",
+                s.roster().len(),
+                self.clients
+            ));
+        }
+        if let Some(d) = self.dim
+            && d != s.dim()
+        {
+            return Err(format!(
+                "the setup's points are of dimension {}, the agreement's of {d}",
+                s.dim()
+            ));
+        }
+        match s.config().gamma() {
+            Some(g) if g >= self.min_gamma => {}
+            g => {
+                return Err(format!(
+                    "the setup's grid step {} is finer than the agreed {}",
+                    g.map_or_else(|| "(none)".into(), |g| g.to_string()),
+                    self.min_gamma
+                ));
+            }
+        }
+        let most = self.max_client_points.saturating_mul(self.clients as u64);
+        if s.config().max_points().is_none_or(|m| m > most) {
+            return Err(format!(
+                "the setup allows more points than the agreement's {most}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`RemoteSetup::new`] within the agreement: every registration is
+    /// checked, and a step resolved finer than agreed becomes the agreed
+    /// one.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`] for a registration outside the
+    /// agreement or a configuration with a finer step than agreed; as
+    /// [`RemoteSetup::new`].
+    pub fn resolve(
+        &self,
+        config: &ValidConfig,
+        registrations: &[Registration],
+    ) -> MufcResult<RemoteSetup> {
+        self.validate()?;
+        for r in registrations {
+            self.check_registration(r).map_err(|why| {
+                crate::error::config_error("registration", format!("client {}: {why}", r.id))
+            })?;
+        }
+        let mut setup = RemoteSetup::new(config, registrations)?;
+        if setup.config().gamma().is_some_and(|g| g < self.min_gamma) {
+            if config.gamma().is_some() {
+                return Err(crate::error::config_error(
+                    "gamma",
+                    format!(
+                        "the configured grid step is finer than the agreed {}",
+                        self.min_gamma
+                    ),
+                ));
+            }
+            let coarser = config
+                .clone()
+                .into_builder()
+                .gamma(self.min_gamma)
+                .validate()?;
+            setup = RemoteSetup::new(&coarser, registrations)?;
+        }
+        self.check_setup(&setup).map_err(MufcError::Remote)?;
+        Ok(setup)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::{Channel, ClientId, FederationConfig, Masks, SecAggOptions};
+
+    fn config() -> FederationConfig {
+        FederationConfig::new(2).channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    }
+
+    fn regs(n: u64, points: u64, dim: usize) -> Vec<Registration> {
+        (0..n)
+            .map(|i| Registration {
+                id: ClientId(i),
+                points,
+                dim,
+                scale: 1,
+            })
+            .collect()
+    }
+
+    /// Every way a setup can lie outside the agreement is refused, each
+    /// named; the agreed setup passes.
+    #[test]
+    fn a_setup_outside_the_agreement_is_refused_and_says_why() {
+        let agreed = Agreement::new(3).dim(2);
+        let ok = agreed
+            .resolve(&config().validate().unwrap(), &regs(3, 100, 2))
+            .unwrap();
+        assert!(agreed.check_setup(&ok).is_ok());
+        let cases = [
+            (
+                RemoteSetup::new(&config().validate().unwrap(), &regs(4, 100, 2)),
+                "clients",
+            ),
+            (
+                RemoteSetup::new(&config().validate().unwrap(), &regs(3, 100, 3)),
+                "dimension",
+            ),
+            (
+                RemoteSetup::new(&config().gamma(1e-6).validate().unwrap(), &regs(3, 100, 2)),
+                "grid step",
+            ),
+            (
+                RemoteSetup::new(
+                    &config().max_points(u64::MAX / 2).validate().unwrap(),
+                    &regs(3, 100, 2),
+                ),
+                "more points",
+            ),
+        ];
+        for (setup, what) in cases {
+            let why = agreed.check_setup(&setup.unwrap()).unwrap_err();
+            assert!(why.contains(what), "{what}: {why}");
+        }
+    }
+
+    /// The server's side: a configured step finer than agreed, a claim
+    /// beyond the bound, another dimension are refused; an agreement out
+    /// of range does not validate.
+    #[test]
+    fn resolving_refuses_what_the_agreement_forbids() {
+        let agreed = Agreement::new(3).dim(2);
+        let fine = config().gamma(1e-6).validate().unwrap();
+        assert!(agreed.resolve(&fine, &regs(3, 100, 2)).is_err());
+        let plain = config().validate().unwrap();
+        let mut liar = regs(3, 100, 2);
+        liar[2].points = DEFAULT_MAX_CLIENT_POINTS + 1;
+        assert!(agreed.resolve(&plain, &liar).is_err());
+        assert!(agreed.resolve(&plain, &regs(3, 100, 5)).is_err());
+        for bad in [
+            Agreement {
+                clients: 0,
+                ..Agreement::new(3)
+            },
+            Agreement {
+                min_gamma: 0.0,
+                ..Agreement::new(3)
+            },
+            Agreement {
+                min_gamma: f64::NAN,
+                ..Agreement::new(3)
+            },
+            Agreement {
+                min_gamma: 2.0,
+                ..Agreement::new(3)
+            },
+            Agreement {
+                max_client_points: 0,
+                ..Agreement::new(3)
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+}
