@@ -7,6 +7,7 @@ mod error;
 pub mod fault;
 pub mod federation_file;
 pub mod proto;
+pub mod revocation;
 mod running;
 pub mod server;
 pub mod tls;

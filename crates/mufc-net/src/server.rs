@@ -71,6 +71,11 @@ pub struct ServerOptions {
     /// setup's grid step is never finer than agreed. `None`: the claims
     /// decide (the clients holding an agreement refuse such a setup).
     pub agreement: Option<mufc::remote::Agreement>,
+    /// The revocation list ([`crate::revocation`]), read again whenever
+    /// it changes: a client whose certificate it lists is refused at
+    /// Hello, and its open session closed before the next round. `None`:
+    /// no certificate is revoked.
+    pub revoked: Option<PathBuf>,
 }
 
 impl ServerOptions {
@@ -87,6 +92,7 @@ impl ServerOptions {
             hello_timeout: Duration::from_secs(10),
             limits: crate::transport::Limits::default(),
             agreement: None,
+            revoked: None,
         }
     }
 }
@@ -160,6 +166,8 @@ pub enum ServerEvent {
 enum Event {
     Connected {
         conn: u64,
+        /// The fingerprint of the client's certificate.
+        fingerprint: crate::revocation::Fingerprint,
         registration: Registration,
         outbox: mpsc::Sender<Result<ServerMessage, Status>>,
     },
@@ -243,9 +251,18 @@ pub async fn start_server(
     let stores = Arc::new(std::sync::Mutex::new(stores::ClientStores::open(
         &options.store,
     )?));
-    let coordinator =
-        coordinator::Coordinator::open(options.clone(), event_rx, report.clone(), stores.clone())?;
+    let revoked = Arc::new(std::sync::Mutex::new(crate::revocation::Watched::new(
+        options.revoked.clone(),
+    )));
+    let coordinator = coordinator::Coordinator::open(
+        options.clone(),
+        event_rx,
+        report.clone(),
+        stores.clone(),
+        revoked.clone(),
+    )?;
     let handler = handler::Handler {
+        revoked,
         roster: Arc::new(coordinator.roster().to_vec()),
         events: event_tx,
         report: report.clone(),

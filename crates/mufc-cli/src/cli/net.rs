@@ -131,6 +131,10 @@ pub struct ServerArgs {
     /// beyond it is closed as soon as it is accepted.
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_handshakes: u32,
+    /// The revocation list (`mufc certs --revoke` writes it), read again
+    /// whenever it changes [default: DIR/revoked.txt].
+    #[arg(long, value_name = "FILE")]
+    pub revocation_list: Option<PathBuf>,
 }
 
 /// Options of `mufc client`.

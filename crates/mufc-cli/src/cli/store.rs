@@ -281,4 +281,10 @@ pub struct CertsArgs {
     /// [default: not pinned; most clients' decides].
     #[arg(long, value_name = "D")]
     pub dim: Option<usize>,
+    /// Revoke the certificates of these clients, comma-separated: each
+    /// `client-NAME.pem` of the directory is added to `revoked.txt`,
+    /// which the server reads again whenever it changes (its session is
+    /// closed before the next round, and it is refused from then on).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub revoke: Vec<String>,
 }

@@ -74,6 +74,32 @@ fn write_pair(dir: &Path, stem: &str, c: &Issued, force: bool) -> Result<[PathBu
     Ok([cert, key])
 }
 
+/// Adds the certificates of `names` (their `client-NAME.pem` in `dir`) to
+/// `dir/revoked.txt`, written whole to a new file and renamed over the
+/// old one, so that a server reading it never sees half a list.
+fn revoke(dir: &Path, names: &[String]) -> Result<PathBuf, CliError> {
+    use mufc_net::revocation::{RevocationList, Revoked, fingerprint_pem};
+    let path = dir.join("revoked.txt");
+    let mut list = RevocationList::read(&path)?;
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    for name in names {
+        mufc_net::certs::client_dns_name(name)?;
+        let cert = dir.join(format!("client-{name}.pem"));
+        let pem = std::fs::read_to_string(&cert).map_err(|e| CliError::io(&cert, &e))?;
+        list.add(Revoked {
+            fingerprint: fingerprint_pem(&pem)?,
+            name: name.clone(),
+            time,
+        });
+    }
+    let tmp = dir.join("revoked.txt.new");
+    write(&tmp, &list.to_text(), true, false)?;
+    std::fs::rename(&tmp, &path).map_err(|e| CliError::io(&path, &e))?;
+    Ok(path)
+}
+
 /// `mufc certs`.
 ///
 /// # Errors
@@ -144,6 +170,12 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
         warnings.push(format!(
             "{} kept: its roster does not name the clients issued now (--force writes it again)",
             fed_path.display()
+        ));
+    }
+    if !a.revoke.is_empty() {
+        written.push((
+            format!("revoked: {}", a.revoke.join(", ")),
+            revoke(dir, &a.revoke)?,
         ));
     }
     let mut t = TextTable::new(&["file", "holds"]);

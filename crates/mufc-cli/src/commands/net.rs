@@ -284,6 +284,13 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     }
     let mut options = ServerOptions::new(&a.store, config.validate()?, roster);
     options.agreement = agreed.map(|f| f.agreement());
+    options.revoked =
+        (a.revocation_list.clone()).or_else(|| a.tls.certs.as_ref().map(|d| d.join("revoked.txt")));
+    if let Some(p) = &options.revoked {
+        // A list that does not parse is refused now, not at the first
+        // Hello.
+        mufc_net::revocation::RevocationList::read(p)?;
+    }
     options.step_timeout = seconds("step timeout", a.step_timeout)?;
     options.join_timeout = seconds("join timeout", a.join_timeout)?;
     options.limits = mufc_net::transport::Limits {

@@ -57,6 +57,9 @@ struct Next {
 struct Session {
     conn: u64,
     outbox: mpsc::Sender<Result<ServerMessage, Status>>,
+    /// Its certificate's fingerprint (checked against the revocation
+    /// list before every round).
+    fingerprint: crate::revocation::Fingerprint,
 }
 
 pub(super) struct Coordinator {
@@ -73,6 +76,8 @@ pub(super) struct Coordinator {
     report: mpsc::UnboundedSender<ServerEvent>,
     /// The store each client spoke from (shared with the handler).
     stores: Arc<std::sync::Mutex<ClientStores>>,
+    /// The revocation list (shared with the handler).
+    revoked: Arc<std::sync::Mutex<crate::revocation::Watched>>,
 }
 
 /// What a round's events did to it.
@@ -99,6 +104,7 @@ impl Coordinator {
         events: mpsc::Receiver<Event>,
         report: mpsc::UnboundedSender<ServerEvent>,
         stores: Arc<std::sync::Mutex<ClientStores>>,
+        revoked: Arc<std::sync::Mutex<crate::revocation::Watched>>,
     ) -> Result<Self, NetError> {
         let mut roster = options.roster.clone();
         let (remote, store) = if options.store.exists() {
@@ -146,6 +152,7 @@ impl Coordinator {
             events,
             report,
             stores,
+            revoked,
         })
     }
 
@@ -206,6 +213,7 @@ impl Coordinator {
             {
                 self.set_up()?;
             }
+            self.close_revoked();
             if let Some(next) = self.next() {
                 // A stop is not starved by a round (issue 28, item 11): a
                 // round waiting out a step deadline, or rounds back to
@@ -257,9 +265,10 @@ impl Coordinator {
         match ev {
             Event::Connected {
                 conn,
+                fingerprint,
                 registration,
                 outbox,
-            } => self.connected(conn, registration, outbox),
+            } => self.connected(conn, fingerprint, registration, outbox),
             Event::Message { id, conn, body } => {
                 if self.sessions.get(&id).is_some_and(|s| s.conn == conn)
                     && let ClientBody::Forget(f) = body
@@ -299,11 +308,19 @@ impl Coordinator {
     fn connected(
         &mut self,
         conn: u64,
+        fingerprint: crate::revocation::Fingerprint,
         registration: Registration,
         outbox: mpsc::Sender<Result<ServerMessage, Status>>,
     ) {
         let id = registration.id;
-        self.sessions.insert(id, Session { conn, outbox });
+        self.sessions.insert(
+            id,
+            Session {
+                conn,
+                outbox,
+                fingerprint,
+            },
+        );
         self.registrations.insert(id, registration);
         let name = self.name_of(id);
         let _ = self.report.send(ServerEvent::Connected { id, name });
@@ -315,6 +332,37 @@ impl Coordinator {
                 rounds,
             }),
         );
+    }
+
+    /// Closes the sessions whose certificate the revocation list names
+    /// (issue 28, item 11): a client revoked while connected takes no
+    /// part in another round, and is refused when it comes back. A list
+    /// that cannot be read closes every session (fail closed).
+    fn close_revoked(&mut self) {
+        let mut watched = self
+            .revoked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let list = watched.current();
+        let closed: Vec<(ClientId, String)> = (self.sessions.iter())
+            .filter_map(|(id, s)| match &list {
+                Ok(l) if !l.contains(&s.fingerprint) => None,
+                Ok(_) => Some((*id, "its certificate is revoked".to_string())),
+                Err(e) => Some((*id, format!("the server cannot check revocations: {e}"))),
+            })
+            .collect();
+        drop(watched);
+        for (id, why) in closed {
+            let name = self.name_of(id);
+            if let Some(s) = self.sessions.remove(&id) {
+                let _ = s
+                    .outbox
+                    .try_send(Err(Status::permission_denied(format!("{name}: {why}"))));
+            }
+            let _ = self.report.send(ServerEvent::Refused {
+                reason: format!("closed the session of {name}: {why}"),
+            });
+        }
     }
 
     fn gone(&mut self, id: ClientId, conn: u64) {

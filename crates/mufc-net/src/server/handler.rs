@@ -16,6 +16,7 @@ use super::{Event, ServerEvent};
 use crate::proto::client_message::Body as ClientBody;
 use crate::proto::federation_server::Federation;
 use crate::proto::{ClientMessage, ServerMessage};
+use crate::revocation::{Fingerprint, Watched, fingerprint};
 use crate::tls::authenticate;
 use crate::transport::peer_certificates;
 
@@ -35,6 +36,8 @@ pub(super) struct Handler {
     pub(super) hello_timeout: Duration,
     /// The store each client spoke from (see `stores.rs`).
     pub(super) stores: Arc<std::sync::Mutex<ClientStores>>,
+    /// The revocation list (shared with the coordinator).
+    pub(super) revoked: Arc<std::sync::Mutex<Watched>>,
 }
 
 impl Handler {
@@ -43,7 +46,7 @@ impl Handler {
         &self,
         certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
         first: Option<ClientMessage>,
-    ) -> Result<Registration, Status> {
+    ) -> Result<(Registration, Fingerprint), Status> {
         let Some(ClientMessage {
             body: Some(ClientBody::Hello(hello)),
         }) = first
@@ -58,6 +61,21 @@ impl Handler {
         }
         let name =
             authenticate(certs, &hello.name).map_err(|e| Status::unauthenticated(e.to_string()))?;
+        // `authenticate` found the end-entity certificate.
+        let fp = fingerprint(certs.and_then(<[_]>::first).map_or(&[][..], |c| c.as_ref()));
+        let revoked = self
+            .revoked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .check(&fp)
+            .map_err(|e| {
+                Status::unavailable(format!("the server cannot check revocations: {e}"))
+            })?;
+        if revoked {
+            return Err(Status::permission_denied(format!(
+                "the certificate of {name} is revoked"
+            )));
+        }
         let pos = self
             .roster
             .iter()
@@ -73,12 +91,13 @@ impl Handler {
             .map_err(Status::failed_precondition)?;
         let dim = usize::try_from(hello.dim)
             .map_err(|_| Status::invalid_argument("dimension out of range"))?;
-        Ok(Registration {
+        let registration = Registration {
             id: ClientId(pos as u64),
             points: hello.points,
             dim,
             scale: hello.scale.max(1),
-        })
+        };
+        Ok((registration, fp))
     }
 }
 
@@ -97,21 +116,23 @@ impl Federation for Handler {
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(Status::deadline_exceeded("no Hello in time")),
         };
-        let registration = match self.identify(certs.as_deref().map(Vec::as_slice), first) {
-            Ok(r) => r,
-            Err(status) => {
-                let _ = self.report.send(ServerEvent::Refused {
-                    reason: status.message().to_string(),
-                });
-                return Err(status);
-            }
-        };
+        let (registration, fingerprint) =
+            match self.identify(certs.as_deref().map(Vec::as_slice), first) {
+                Ok(r) => r,
+                Err(status) => {
+                    let _ = self.report.send(ServerEvent::Refused {
+                        reason: status.message().to_string(),
+                    });
+                    return Err(status);
+                }
+            };
         let id = registration.id;
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(OUTBOX);
         self.events
             .send(Event::Connected {
                 conn,
+                fingerprint,
                 registration,
                 outbox: tx,
             })
