@@ -32,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
 
-pub use handler::PROTOCOL_VERSION;
+pub use handler::{MAX_DIM, PROTOCOL_VERSION, check_hello};
 
 use crate::NetError;
 use crate::proto::ServerMessage;

@@ -103,6 +103,30 @@ pub const TARGETS: &[Target] = &[
     #[cfg(feature = "fuzz-apps")]
     ("cli_csv", "testkit::fuzz_apps::csv", crate::fuzz_apps::csv),
     #[cfg(feature = "fuzz-apps")]
+    (
+        "net_client_message",
+        "testkit::fuzz_net::client_message",
+        crate::fuzz_net::client_message,
+    ),
+    #[cfg(feature = "fuzz-apps")]
+    (
+        "net_server_message",
+        "testkit::fuzz_net::server_message",
+        crate::fuzz_net::server_message,
+    ),
+    #[cfg(feature = "fuzz-apps")]
+    (
+        "net_federation_file",
+        "testkit::fuzz_net::federation_file",
+        crate::fuzz_net::federation_file,
+    ),
+    #[cfg(feature = "fuzz-apps")]
+    (
+        "net_revocation_list",
+        "testkit::fuzz_net::revocation_list",
+        crate::fuzz_net::revocation_list,
+    ),
+    #[cfg(feature = "fuzz-apps")]
     ("cli_npy", "testkit::fuzz_apps::npy", crate::fuzz_apps::npy),
 ];
 
@@ -358,6 +382,41 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("other-version", vec![2, 2, 0]),
             ]
         }
+        #[cfg(feature = "fuzz-apps")]
+        "net_client_message" => crate::fuzz_net::client_seeds(),
+        #[cfg(feature = "fuzz-apps")]
+        "net_server_message" => crate::fuzz_net::server_seeds(),
+        #[cfg(feature = "fuzz-apps")]
+        "net_federation_file" => vec![
+            (
+                "defaults",
+                br#"{"federation": "hospitals", "roster": ["a", "b", "c"]}"#.to_vec(),
+            ),
+            (
+                "pinned",
+                br#"{"federation":"f","roster":["x"],"dim":2,"min_gamma":0.001,"max_client_points":5}"#
+                    .to_vec(),
+            ),
+            ("twice", br#"{"federation":"f","roster":["x","x"]}"#.to_vec()),
+            ("unknown-field", br#"{"federation":"f","roster":["x"],"k":3}"#.to_vec()),
+            ("not-json", b"roster = [a]".to_vec()),
+        ],
+        #[cfg(feature = "fuzz-apps")]
+        "net_revocation_list" => vec![
+            (
+                "two",
+                cat(&[
+                    b"# list\nsha256:",
+                    &[b'a'; 64],
+                    b" mallory 1700000000\n\nsha256:",
+                    &[b'0'; 64],
+                    b" eve 1\n",
+                ]),
+            ),
+            ("short-hash", b"sha256:00 mallory 1\n".to_vec()),
+            ("no-time", cat(&[b"sha256:", &[b'f'; 64], b" mallory\n"])),
+            ("empty", Vec::new()),
+        ],
         #[cfg(feature = "fuzz-apps")]
         "cli_csv" => vec![
             ("header", cat(&[&[0], b"x,y\n0.5,1\n-2,3e2\n"])),

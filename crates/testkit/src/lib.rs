@@ -6,6 +6,8 @@
 pub mod fuzz_apps;
 pub mod fuzz_corpus;
 #[cfg(feature = "fuzz-apps")]
+pub mod fuzz_net;
+#[cfg(feature = "fuzz-apps")]
 pub mod fuzz_remote;
 pub mod mufc;
 

@@ -40,6 +40,58 @@ pub(super) struct Handler {
     pub(super) revoked: Arc<std::sync::Mutex<Watched>>,
 }
 
+/// The most coordinates a point may have across processes: far beyond
+/// any data set clustered here, and small enough that no bound derived
+/// from it overflows.
+pub const MAX_DIM: u64 = 1 << 20;
+
+/// Checks what a Hello says about itself, before anything is looked up:
+/// the protocol version, a client name, a dimension in `1..=`[`MAX_DIM`],
+/// a store identity of 32 bytes. The server runs it on every session's
+/// first message; the fuzz target `net_client_message` runs it on any
+/// bytes.
+///
+/// # Errors
+///
+/// The status the session is refused with.
+///
+/// # Example
+///
+/// ```
+/// use mufc_net::proto::Hello;
+/// use mufc_net::server::check_hello;
+///
+/// let hello = Hello { protocol: 1, name: "a".into(), points: 10, dim: 2, scale: 1, store: vec![0; 32] };
+/// assert!(check_hello(&hello).is_ok());
+/// assert!(check_hello(&Hello { dim: 0, ..hello.clone() }).is_err());
+/// assert!(check_hello(&Hello { store: vec![], ..hello }).is_err());
+/// ```
+pub fn check_hello(hello: &crate::proto::Hello) -> Result<(), Status> {
+    if hello.protocol != PROTOCOL_VERSION {
+        return Err(Status::failed_precondition(format!(
+            "protocol version {} (this server speaks {PROTOCOL_VERSION})",
+            hello.protocol
+        )));
+    }
+    crate::certs::client_dns_name(&hello.name)
+        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+    if !(1..=MAX_DIM).contains(&hello.dim) {
+        return Err(Status::invalid_argument(format!(
+            "dimension {} out of range (1 to {MAX_DIM})",
+            hello.dim
+        )));
+    }
+    if hello.store.len() != 32 {
+        return Err(Status::failed_precondition(format!(
+            "client {} sent no store identity ({} bytes); a client of this version sends \
+             the 32 bytes of its store's",
+            hello.name,
+            hello.store.len()
+        )));
+    }
+    Ok(())
+}
+
 impl Handler {
     /// The client a session's Hello and certificates name, or why not.
     fn identify(
@@ -53,12 +105,7 @@ impl Handler {
         else {
             return Err(Status::invalid_argument("the first message must be Hello"));
         };
-        if hello.protocol != PROTOCOL_VERSION {
-            return Err(Status::failed_precondition(format!(
-                "protocol version {} (this server speaks {PROTOCOL_VERSION})",
-                hello.protocol
-            )));
-        }
+        check_hello(&hello)?;
         let name =
             authenticate(certs, &hello.name).map_err(|e| Status::unauthenticated(e.to_string()))?;
         // `authenticate` found the end-entity certificate.
@@ -89,12 +136,10 @@ impl Handler {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .admit(&name, &hello.store)
             .map_err(Status::failed_precondition)?;
-        let dim = usize::try_from(hello.dim)
-            .map_err(|_| Status::invalid_argument("dimension out of range"))?;
         let registration = Registration {
             id: ClientId(pos as u64),
             points: hello.points,
-            dim,
+            dim: usize::try_from(hello.dim).unwrap_or(usize::MAX),
             scale: hello.scale.max(1),
         };
         Ok((registration, fp))
