@@ -15,6 +15,8 @@ mod compare;
 mod costs;
 mod execute;
 #[cfg(feature = "net")]
+mod log_lines;
+#[cfg(feature = "net")]
 mod net;
 mod prepare;
 mod run;

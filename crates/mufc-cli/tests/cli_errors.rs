@@ -339,29 +339,38 @@ fn a_client_refuses_records_outside_the_box_before_it_creates_its_store() {
     let csv = dir.path().join("units.csv");
     std::fs::write(&csv, "x,y\n12,180\n40,35\n150,90\n").unwrap();
     let store = dir.path().join("a.db");
-    let args = |bounds: &'static [&'static str]| -> Vec<String> {
+    let certs = dir.path().join("certs");
+    let made = mufc(&[
+        "certs",
+        "--out-dir",
+        certs.to_str().unwrap(),
+        "--federation",
+        "f",
+        "--clients",
+        "a",
+    ]);
+    assert!(made.status.success());
+    let args = |bounds: &'static [&'static str], certs: &Path| -> Vec<String> {
         let mut v: Vec<String> = ["client", "--server", "127.0.0.1:9", "--id", "a"]
             .iter()
             .map(ToString::to_string)
             .collect();
         v.extend(["--data".into(), csv.to_str().unwrap().into()]);
         v.extend(["--store".into(), store.to_str().unwrap().into()]);
-        let none = dir.path().join("no-certs");
-        v.extend(["--certs".into(), none.to_str().unwrap().into()]);
+        v.extend(["--certs".into(), certs.to_str().unwrap().into()]);
         v.extend(bounds.iter().map(ToString::to_string));
         v
     };
     for bounds in [&[][..], &["--bounds", "0,100"][..]] {
-        let a = args(bounds);
+        let a = args(bounds, &certs);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         fails_with(&a, "outside the model's box");
         assert!(!store.exists(), "no store is written ({bounds:?})");
     }
-    // Inside the agreed bounds the store is written (the run then stops
-    // for want of certificates: nothing listens here).
-    let a = args(&["--bounds", "0,200"]);
+    // Inside the agreed bounds but without its certificates, the client
+    // stops before it writes its records anywhere.
+    let a = args(&["--bounds", "0,200"], &dir.path().join("no-certs"));
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let out = mufc(&a);
-    assert!(!out.status.success(), "no certificates: the client stops");
-    assert!(store.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    fails_with(&a, "ca.pem");
+    assert!(!store.exists(), "no store without certificates");
 }

@@ -55,6 +55,18 @@ fn a_revoked_client_is_closed_out_and_refused_without_a_restart() {
     fed.clients[3].wait_for(|l| l.contains("revoked"));
     let committed = fed.server.wait_for(|l| l.starts_with("round 1 committed"));
     assert!(committed.contains("included 0,1,2,"), "{committed}");
+    // Every line the server printed says when, and how much it matters
+    // (issue 28, item 11): the revocation is a warning.
+    let raw = fed.server.raw_log();
+    assert!(!raw.is_empty());
+    for line in &raw {
+        assert_ne!(net::unstamped(line), line, "no time and level: {line}");
+    }
+    let closed = raw
+        .iter()
+        .find(|l| l.contains("closed the session of d"))
+        .unwrap();
+    assert!(closed.contains(" WARN "), "{closed}");
     let mut rest = data[..3].to_vec();
     rest[0] = rest[0].without(&[PointId(3)]).unwrap();
     assert_model(dir, rest);

@@ -14,6 +14,7 @@ use mufc_net::server::{ServerEvent, ServerOptions, start_server};
 use seeding::{BoxTransform, PointId};
 use serde_json::{Value, json};
 
+use super::log_lines::{Level, follow};
 use crate::CliError;
 use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 use crate::data::{LoadOptions, load};
@@ -73,35 +74,6 @@ fn federation_file(
         .transpose()?)
 }
 
-/// Prints each event `next` gives, as `render` writes it (one JSON object
-/// or one line of text), until there are no more or the process is
-/// interrupted.
-async fn follow<E>(
-    mut next: impl AsyncFnMut() -> Option<E>,
-    json_out: bool,
-    mut render: impl FnMut(&E) -> (Value, String),
-) {
-    // One listener for the whole run: a signal between two events is not
-    // lost (once tokio handles SIGTERM, nothing else would stop us).
-    let stop = interrupted();
-    tokio::pin!(stop);
-    // A closed stdout stops the printing, not the party.
-    let mut out = crate::output::Stdout::default();
-    loop {
-        let ev = tokio::select! {
-            ev = next() => ev,
-            () = &mut stop => None,
-        };
-        let Some(ev) = ev else { return };
-        let (value, text) = render(&ev);
-        if json_out {
-            out.print(&format!("{value}\n"));
-        } else {
-            out.print(&format!("{text}\n"));
-        }
-    }
-}
-
 fn ids(v: &[mufc::ClientId]) -> String {
     if v.is_empty() {
         return "-".into();
@@ -115,6 +87,28 @@ fn ids(v: &[mufc::ClientId]) -> String {
 /// ` of group G` with groups, nothing when flat.
 fn of_group(group: Option<usize>) -> String {
     group.map(|g| format!(" of group {g}")).unwrap_or_default()
+}
+
+/// The level of a server's line: refusals and failed rounds are warnings.
+fn server_level(ev: &ServerEvent) -> Level {
+    match ev {
+        ServerEvent::Refused { .. }
+        | ServerEvent::Rejected { .. }
+        | ServerEvent::RoundFailed { .. } => Level::Warn,
+        _ => Level::Info,
+    }
+}
+
+/// The level of a client's line: refusals, errors and a lost session are
+/// warnings.
+fn client_level(ev: &ClientEvent) -> Level {
+    match ev {
+        ClientEvent::RefusedRound { .. }
+        | ClientEvent::RoundError { .. }
+        | ClientEvent::RequestRefused { .. }
+        | ClientEvent::Disconnected { .. } => Level::Warn,
+        _ => Level::Info,
+    }
 }
 
 fn server_event(ev: &ServerEvent) -> (Value, String) {
@@ -202,22 +196,6 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             format!("{other:?}"),
         ),
     }
-}
-
-/// Waits for SIGINT or SIGTERM.
-async fn interrupted() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// `mufc server`.
@@ -318,6 +296,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
                 }
                 server_event(ev)
             },
+            server_level,
         )
         .await;
         handle.stop().await?;
@@ -468,7 +447,13 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         options.max_message = mib(a.max_message_mib);
         options.agreement = agreed.map(|f| f.agreement());
         let mut handle = start_client(options, tls)?;
-        follow(async || handle.next_event().await, json_out, client_event).await;
+        follow(
+            async || handle.next_event().await,
+            json_out,
+            client_event,
+            client_level,
+        )
+        .await;
         handle.stop().await?;
         Ok(Report {
             json: json!({ "command": "client", "stopped": true }),

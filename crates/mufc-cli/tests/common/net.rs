@@ -19,7 +19,9 @@ pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 /// A child process and the lines it printed.
 pub(crate) struct Proc {
     child: Child,
+    /// The lines without their time and level ([`unstamped`]).
     lines: Arc<Mutex<Vec<String>>>,
+    raw: Arc<Mutex<Vec<String>>>,
     name: String,
 }
 
@@ -54,6 +56,7 @@ impl Proc {
         }
         let mut child = cmd.spawn().unwrap();
         let lines = Arc::new(Mutex::new(Vec::new()));
+        let raw = Arc::new(Mutex::new(Vec::new()));
         let stdout = child.stdout.take().unwrap();
         let mut streams =
             vec![Box::new(child.stderr.take().unwrap()) as Box<dyn std::io::Read + Send>];
@@ -64,23 +67,31 @@ impl Proc {
         }
         for stream in streams {
             let lines = lines.clone();
+            let raw = raw.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines() {
                     let Ok(line) = line else { return };
-                    lines.lock().unwrap().push(line);
+                    lines.lock().unwrap().push(unstamped(&line).to_string());
+                    raw.lock().unwrap().push(line);
                 }
             });
         }
         Self {
             child,
             lines,
+            raw,
             name: name.to_string(),
         }
     }
 
-    /// Every line so far.
+    /// Every line so far, without its time and level.
     pub(crate) fn log(&self) -> Vec<String> {
         self.lines.lock().unwrap().clone()
+    }
+
+    /// Every line so far, as printed.
+    pub(crate) fn raw_log(&self) -> Vec<String> {
+        self.raw.lock().unwrap().clone()
     }
 
     /// Waits for a line `want` accepts (after the first `skip` lines) and
@@ -146,6 +157,23 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// `line` without the time and level `mufc server` and `mufc client`
+/// put before each event (`2026-11-28T19:05:12.345Z INFO `), so that the
+/// tests match what the line says.
+pub(crate) fn unstamped(line: &str) -> &str {
+    let mut parts = line.splitn(3, ' ');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(time), Some("INFO" | "WARN"), Some(rest))
+            if time.len() == 24
+                && time.ends_with('Z')
+                && time.as_bytes().get(10) == Some(&b'T') =>
+        {
+            rest
+        }
+        _ => line,
     }
 }
 
