@@ -178,3 +178,44 @@ fn clients_refuse_a_server_whose_grid_is_finer_than_agreed() {
     assert!(!server.log().iter().any(|l| l.contains("committed")));
     assert!(!dir.join("server.db").exists());
 }
+
+/// A client the server refuses for good before it ever welcomed it (not
+/// on the server's roster; another federation's certificates) leaves no
+/// store holding its records behind (issue 28, item 10).
+#[test]
+fn a_client_refused_before_its_welcome_leaves_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = gaussian_clients("cli-net-unadmitted", Mixture::net(3));
+    for (name, d) in ["a", "b", "zed"].iter().zip(&data) {
+        write_csv(dir, name, d);
+    }
+    let certs = net::certs(dir, "certs", "hospitals", &["a", "b", "zed"]);
+    let port = free_port();
+    let server_certs = without_agreement(&certs, dir);
+    let server = Proc::start(
+        "server",
+        dir,
+        &server_args(port, &server_certs, &["a", "b"], &["--k", "3"]),
+        &[],
+    );
+    server.wait_for(|l| l.starts_with("listening on"));
+    let other = net::certs(dir, "other", "elsewhere", &["a"]);
+    for (name, certs) in [("zed", &certs), ("a", &other)] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+            .current_dir(dir)
+            .args(client_args(port, certs, name))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!out.status.success(), "{name}: {err}");
+        assert!(
+            err.contains("not in the roster") || err.contains("TLS handshake"),
+            "{name}: {err}"
+        );
+        assert!(
+            !dir.join(format!("{name}.db")).exists(),
+            "{name}'s store is left"
+        );
+    }
+}

@@ -440,9 +440,10 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     }
     // The store (holding the client's records) only once the options,
     // certificates and federation file are known good.
+    let created = !store.exists();
     client_store(a, store, name)?;
     let json_out = a.out.json;
-    runtime()?.block_on(async {
+    let ran = runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
         options.max_message = mib(a.max_message_mib);
         options.agreement = agreed.map(|f| f.agreement());
@@ -461,7 +462,28 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
             warnings: Vec::new(),
             exit: 0,
         })
-    })
+    });
+    if ran.is_err() && created {
+        forget_unadmitted(store);
+    }
+    ran
+}
+
+/// Removes the store this run created from the data file when the server
+/// refused the client for good before it ever welcomed it (issue 28, item
+/// 10: a refused client was left with a store holding its records). The
+/// server keeps no binding for it then: a refusal comes before it records
+/// the store's identity, or releases it.
+fn forget_unadmitted(store: &Path) {
+    let welcomed = ClientStore::open(store)
+        .and_then(|s| s.id())
+        .map_or(true, |id| id.is_some());
+    if !welcomed {
+        let _ = std::fs::remove_file(store);
+        let mut journal = store.as_os_str().to_owned();
+        journal.push("-journal");
+        let _ = std::fs::remove_file(PathBuf::from(journal));
+    }
 }
 
 /// `mufc client forget`.
