@@ -15,6 +15,7 @@ mod cli_net_agreement;
 mod cli_net_attacks;
 mod cli_net_bounds;
 mod cli_net_erasure;
+mod cli_net_policy;
 mod cli_net_revocation;
 mod cli_privacy;
 mod cli_store;

@@ -152,6 +152,9 @@ async fn run(l: usize, case: Case) -> Row {
     let config = FederationConfig::new(3)
         .channel(Channel::scma(masks))
         .topology(case.topology)
+        // One client's removal at a time (the lone-update policy is
+        // tested across processes in mufc-cli).
+        .min_updating_clients(1)
         .seed(5)
         .validate()
         .unwrap();

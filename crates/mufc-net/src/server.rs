@@ -71,6 +71,14 @@ pub struct ServerOptions {
     /// setup's grid step is never finer than agreed. `None`: the claims
     /// decide (the clients holding an agreement refuse such a setup).
     pub agreement: Option<mufc::remote::Agreement>,
+    /// The longest a removal request waits for the lone-update policy
+    /// (issue 28, item 7): a round of a group runs once the requests
+    /// waiting name at least the configuration's
+    /// [`min_updating_clients`](mufc::ValidConfig::min_updating_clients)
+    /// clients of the group, or once the oldest has waited this long (7
+    /// days by default, [`mufc_store::DEFAULT_MAX_DEFER`]; the round then
+    /// changes one client's message, and the server learns that change).
+    pub max_defer: Duration,
     /// The revocation list ([`crate::revocation`]), read again whenever
     /// it changes: a client whose certificate it lists is refused at
     /// Hello, and its open session closed before the next round. `None`:
@@ -92,6 +100,7 @@ impl ServerOptions {
             hello_timeout: Duration::from_secs(10),
             limits: crate::transport::Limits::default(),
             agreement: None,
+            max_defer: mufc_store::DEFAULT_MAX_DEFER,
             revoked: None,
         }
     }
@@ -125,6 +134,20 @@ pub enum ServerEvent {
     Refused {
         /// Why.
         reason: String,
+    },
+    /// A removal request waits for the lone-update policy: the round
+    /// would change fewer clients' messages than the configuration's
+    /// `min_updating_clients`, which would show the server one client's
+    /// change.
+    Deferred {
+        /// The client that asked.
+        id: ClientId,
+        /// The requests waiting in its group name this many clients.
+        clients: usize,
+        /// The policy's minimum.
+        min: usize,
+        /// The longest it waits ([`ServerOptions::max_defer`]).
+        at_most: Duration,
     },
     /// A client's message was refused in a round (it goes on without it).
     Rejected {

@@ -33,6 +33,9 @@ fn data(clients: usize) -> Vec<Dataset> {
 fn config() -> mufc::ValidConfig {
     FederationConfig::new(3)
         .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+        // One client's removal at a time (the lone-update policy is
+        // tested across processes in mufc-cli).
+        .min_updating_clients(1)
         .seed(11)
         .validate()
         .unwrap()
@@ -230,6 +233,9 @@ async fn five_clients_train_and_forget_exactly() {
 async fn five_clients_with_pairwise_masks_train_and_forget_exactly() {
     let config = FederationConfig::new(3)
         .channel(Channel::scma(Masks::Pairwise))
+        // One client's removal at a time (the lone-update policy is
+        // tested across processes in mufc-cli).
+        .min_updating_clients(1)
         .seed(11)
         .validate()
         .unwrap();

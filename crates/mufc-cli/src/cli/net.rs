@@ -118,6 +118,21 @@ pub struct ServerArgs {
         default_value_t = 60.0
     )]
     pub join_timeout: f64,
+    /// The lone-update policy: a removal round runs once the waiting
+    /// requests name at least this many clients of the group (1: every
+    /// request at once; a round that changes one client's message shows
+    /// the server that change).
+    #[arg(long, value_name = "M", default_value_t = mufc::DEFAULT_MIN_UPDATING_CLIENTS)]
+    pub min_updating_clients: usize,
+    /// Seconds a removal request waits for the lone-update policy at
+    /// most; then its round runs alone [default: 7 days].
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECS",
+        default_value_t = 604_800.0
+    )]
+    pub max_defer: f64,
     /// The largest message accepted from a client, in MiB (a round's
     /// largest is a masked sketch: about 3.2 MB for a thousand clients of
     /// a hundred centroids each).

@@ -133,6 +133,19 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "refused", "reason": reason }),
             format!("refused a session: {reason}"),
         ),
+        ServerEvent::Deferred {
+            id,
+            clients,
+            min,
+            at_most,
+        } => (
+            json!({ "event": "deferred", "client": id.0, "clients": clients, "min": min, "max_defer_secs": at_most.as_secs() }),
+            format!(
+                "request of client {id} deferred: the waiting requests name {clients} of the {min} \
+                 clients a removal round must change (lone-update policy); it waits at most {}",
+                mufc_store::duration_words(at_most.as_secs())
+            ),
+        ),
         ServerEvent::Rejected { id, reason } => (
             json!({ "event": "rejected", "client": id.0, "reason": reason }),
             format!("rejected a message of client {id}: {reason}"),
@@ -252,6 +265,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     let mut config = FederationConfig::new(a.k)
         .channel(Channel::scma(masks))
         .min_clients(a.min_clients)
+        .min_updating_clients(a.min_updating_clients)
         .topology(a.layout.topology(roster.len(), a.dropout)?)
         .seed(a.seed);
     if let Some(g) = a.gamma {
@@ -271,6 +285,14 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     }
     options.step_timeout = seconds("step timeout", a.step_timeout)?;
     options.join_timeout = seconds("join timeout", a.join_timeout)?;
+    options.max_defer = seconds("max defer", a.max_defer)?;
+    if options.max_defer > mufc_store::MAX_DEFER {
+        return Err(CliError::InvalidParameter {
+            name: "max-defer",
+            value: a.max_defer.to_string(),
+            reason: "a request may wait at most 30 days (the month the GDPR gives to act on it)",
+        });
+    }
     options.limits = mufc_net::transport::Limits {
         max_message: mib(a.max_message_mib),
         max_connections: a.max_connections as usize,

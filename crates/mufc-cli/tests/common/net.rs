@@ -243,6 +243,12 @@ pub(crate) fn server_args(
     .map(|s| s.to_string())
     .collect();
     v.extend(extra.iter().map(|s| s.to_string()));
+    // Most tests serve one client's removal at a time: the lone-update
+    // policy (which holds such a round back for days) is off unless a
+    // test sets it (cli_net_policy.rs).
+    if !extra.contains(&"--min-updating-clients") {
+        v.extend(["--min-updating-clients".to_string(), "1".to_string()]);
+    }
     v
 }
 

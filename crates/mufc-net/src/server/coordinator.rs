@@ -176,8 +176,18 @@ impl Coordinator {
         for (group, members) in remote.groups().iter().enumerate() {
             let everyone = members.iter().all(|c| self.sessions.contains_key(c));
             let due = if remote.group_trained(group) {
-                let oldest = self.queue.iter().find(|q| members.contains(&q.client));
-                oldest.is_some_and(|q| everyone || q.since.elapsed() >= self.options.join_timeout)
+                // One entry per client (`Queued`): the entries are the
+                // clients whose message the round changes.
+                let waiting: Vec<&Queued> = (self.queue.iter())
+                    .filter(|q| members.contains(&q.client))
+                    .collect();
+                let oldest = waiting.iter().map(|q| q.since).min();
+                oldest.is_some_and(|since| {
+                    // The lone-update policy (issue 28, item 7).
+                    let enough = waiting.len() >= self.min_updating(members)
+                        || since.elapsed() >= self.options.max_defer;
+                    enough && (everyone || since.elapsed() >= self.options.join_timeout)
+                })
             } else {
                 // Training waits for the whole group.
                 everyone && !members.is_empty()
@@ -202,7 +212,21 @@ impl Coordinator {
     fn wake_at(&self) -> Option<Instant> {
         let now = Instant::now();
         let join = (self.queue.iter()).map(|q| q.since + self.options.join_timeout);
-        join.chain(self.retry_at).filter(|t| *t > now).min()
+        let defer = (self.queue.iter()).filter_map(|q| q.since.checked_add(self.options.max_defer));
+        join.chain(defer)
+            .chain(self.retry_at)
+            .filter(|t| *t > now)
+            .min()
+    }
+
+    /// The fewest clients a removal round of a group of `members` may
+    /// change: the configuration's `min_updating_clients`, at most the
+    /// group (a larger minimum could never be met; the deadline would
+    /// decide every time).
+    fn min_updating(&self, members: &[ClientId]) -> usize {
+        self.remote.as_ref().map_or(1, |r| {
+            (r.setup().config().min_updating_clients()).clamp(1, members.len().max(1))
+        })
     }
 
     pub(super) async fn run(mut self, mut shutdown: oneshot::Receiver<()>) -> Result<(), NetError> {
@@ -285,11 +309,35 @@ impl Coordinator {
     fn queue_request(&mut self, client: ClientId, request: u64) {
         match self.queue.iter_mut().find(|q| q.client == client) {
             Some(q) => q.request = q.request.max(request),
-            None => self.queue.push(Queued {
-                client,
-                request,
-                since: Instant::now(),
-            }),
+            None => {
+                self.queue.push(Queued {
+                    client,
+                    request,
+                    since: Instant::now(),
+                });
+                self.report_deferred(client);
+            }
+        }
+    }
+
+    /// Tells the operator when `client`'s new request waits for the
+    /// lone-update policy.
+    fn report_deferred(&self, client: ClientId) {
+        let Some(remote) = &self.remote else { return };
+        let Some(members) = remote.groups().iter().find(|g| g.contains(&client)) else {
+            return;
+        };
+        let clients = (self.queue.iter())
+            .filter(|q| members.contains(&q.client))
+            .count();
+        let min = self.min_updating(members);
+        if clients < min && remote.is_trained() {
+            let _ = self.report.send(ServerEvent::Deferred {
+                id: client,
+                clients,
+                min,
+                at_most: self.options.max_defer,
+            });
         }
     }
 

@@ -1,0 +1,97 @@
+//! The lone-update policy across processes (issue 28, item 7): a removal
+//! round that changes one client's message shows the server that change
+//! (a reseeded client's new centroid is a record's grid cell). The server
+//! holds a lone request back until another client of the group asks too,
+//! or until `--max-defer` has passed; then one round serves what waits.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use crate::common::net;
+
+use std::path::Path;
+use std::time::Duration;
+
+use mufc_net::client_store::{ClientStore, RequestStatus};
+use net::{Processes, assert_model, write_csv};
+use seeding::PointId;
+use testkit::mufc::{Mixture, gaussian_clients};
+
+const ROSTER: [&str; 3] = ["a", "b", "c"];
+
+/// `mufc client forget` of `ids` at `client`, waiting `wait` seconds for
+/// its acknowledgment; its output.
+fn forget(dir: &Path, client: &str, ids: &str, wait: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["client", "forget", "--store", &format!("{client}.db")])
+        .args(["--ids", ids, "--wait", wait])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn a_lone_removal_waits_for_another_client_or_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = gaussian_clients("cli-net-policy", Mixture::net(ROSTER.len()));
+    for (name, d) in ROSTER.iter().zip(&data) {
+        write_csv(dir, name, d);
+    }
+    let extra = [
+        "--k",
+        "3",
+        "--min-updating-clients",
+        "2",
+        "--max-defer",
+        "3",
+    ];
+    let fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
+    fed.server.wait_for(|l| l.starts_with("model trained"));
+
+    // a alone: applied at a at once, held back at the server.
+    let alone = forget(dir, "a", "3", "1.5");
+    assert!(alone.contains("not yet committed"), "{alone}");
+    let deferred = fed
+        .server
+        .wait_for(|l| l.starts_with("request of client 0 deferred"));
+    assert!(deferred.contains("lone-update policy"), "{deferred}");
+    assert!(
+        !fed.server
+            .log()
+            .iter()
+            .any(|l| l.starts_with("round 1 started")),
+        "a lone request ran at once: {:?}",
+        fed.server.log()
+    );
+    // b asks too: one round serves both.
+    let both = forget(dir, "b", "5", "60");
+    assert!(both.contains("acknowledged in round 1"), "{both}");
+    let a_store = ClientStore::open(dir.join("a.db")).unwrap();
+    assert_eq!(
+        a_store.status(1).unwrap(),
+        Some(RequestStatus::Acknowledged { round: 1 })
+    );
+    drop(a_store);
+
+    // c alone: served alone once the deadline (3 s) has passed.
+    let start = std::time::Instant::now();
+    let late = forget(dir, "c", "8", "60");
+    assert!(late.contains("acknowledged in round 2"), "{late}");
+    assert!(
+        start.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+
+    let mut rest = data;
+    rest[0] = rest[0].without(&[PointId(3)]).unwrap();
+    rest[1] = rest[1].without(&[PointId(5)]).unwrap();
+    rest[2] = rest[2].without(&[PointId(8)]).unwrap();
+    assert_model(dir, rest);
+}
