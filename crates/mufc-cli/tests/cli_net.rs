@@ -30,9 +30,8 @@ use crate::common::net;
 use std::path::Path;
 use std::time::Duration;
 
-use net::{Proc, Processes, assert_model, client_args, server_args, write_csv};
+use net::{Proc, Processes, assert_model, client_args, forget, server_args};
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
 
 const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
 
@@ -41,39 +40,7 @@ const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
 
 /// Each client's points, written as `<name>.csv` into `dir`.
 fn data(dir: &Path, label: &str) -> Vec<Dataset> {
-    data_of(dir, label, &NAMES)
-}
-
-fn data_of(dir: &Path, label: &str, names: &[&str]) -> Vec<Dataset> {
-    let data = gaussian_clients(label, Mixture::net(names.len()));
-    for (name, d) in names.iter().zip(&data) {
-        write_csv(dir, name, d);
-    }
-    data
-}
-
-fn forget(dir: &Path, client: &str, ids: &str) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args([
-            "client",
-            "forget",
-            "--store",
-            &format!("{client}.db"),
-            "--ids",
-            ids,
-        ])
-        .args(["--wait", "60"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text.contains("acknowledged in round"), "{text}");
-    text
+    net::written_data(dir, label, &NAMES)
 }
 
 #[test]
@@ -271,7 +238,7 @@ fn a_client_killed_mid_round_is_dropped_and_too_many_fail_cleanly() {
 fn six_processes_in_a_tree_of_groups_forget_in_one_group() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = data_of(dir, "cli-net-tree", &SIX);
+    let data = net::written_data(dir, "cli-net-tree", &SIX);
     let mut fed = Processes::start(dir, &SIX, &SIX, &TREE, |_| None);
     let args = server_args(fed.port, &fed.certs, &SIX, &TREE);
     fed.server
@@ -342,7 +309,7 @@ const TREE: [&str; 12] = [
 fn a_server_killed_before_every_group_trained_keeps_its_setup() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = data_of(dir, "cli-net-setup", &SIX);
+    let data = net::written_data(dir, "cli-net-setup", &SIX);
     // f dies before its masked input in its group's training round: that
     // round fails (a group of two cannot lose one), the other two train.
     let mut fed = Processes::start(dir, &SIX, &SIX, &TREE, |n| {

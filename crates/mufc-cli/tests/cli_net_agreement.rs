@@ -12,11 +12,7 @@ use crate::common::net;
 
 use std::path::{Path, PathBuf};
 
-use mufc::ClientId;
-use mufc::remote::{Announcement, RemoteClient};
-use mufc_net::proto::client_message::Body as Up;
-use mufc_net::proto::server_message::Body as Down;
-use mufc_net::proto::{ClientMessage, Hello};
+use crate::common::member::{Honest, hello, member_tls};
 use net::{LIMIT, Proc, Processes, assert_model, client_args, free_port, server_args, write_csv};
 use seeding::Dataset;
 use testkit::mufc::{Mixture, gaussian_clients};
@@ -33,59 +29,26 @@ async fn mallory_session(
     data: &Dataset,
     points: u64,
 ) -> Result<(), String> {
-    let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
-    let tls = mufc_net::tls::client_config(
-        &read("ca.pem"),
-        &read("client-mallory.pem"),
-        &read("client-mallory-key.pem"),
-    )
-    .unwrap();
+    let tls = member_tls(certs, "mallory");
     let mut rpc = mufc_net::transport::connect(&format!("127.0.0.1:{port}"), tls)
         .await
         .unwrap();
     let (tx, rx) = tokio::sync::mpsc::channel(64);
-    let up = |b: Up| ClientMessage { body: Some(b) };
-    tx.send(up(Up::Hello(Hello {
-        protocol: 1,
-        name: "mallory".into(),
-        points,
-        dim: 2,
-        scale: 1,
-        store: vec![9; 32],
-    })))
-    .await
-    .unwrap();
+    tx.send(hello("mallory", points, 9)).await.unwrap();
     let mut inbound = rpc
         .join(tokio_stream::wrappers::ReceiverStream::new(rx))
         .await
         .map_err(|s| s.message().to_string())?
         .into_inner();
-    let (mut party, mut half) = (None, None);
+    let mut honest = Honest::new(data.clone());
     loop {
         let msg = match tokio::time::timeout(LIMIT, inbound.message()).await {
             Ok(Ok(Some(m))) => m,
             Ok(Err(status)) => return Err(status.message().to_string()),
             _ => return Ok(()),
         };
-        match msg.body.unwrap() {
-            Down::Welcome(w) => {
-                party = Some(RemoteClient::new(ClientId(w.client_id), data.clone()).unwrap());
-            }
-            Down::Announcement(bytes) => {
-                let a = Announcement::from_bytes(&bytes).unwrap();
-                let (h, first) = party.as_mut().unwrap().join(&a).unwrap();
-                half = Some(h);
-                tx.send(up(Up::Secagg(first))).await.unwrap();
-            }
-            Down::Secagg(bytes) => {
-                let reply = half.as_mut().unwrap().handle(&bytes).unwrap();
-                tx.send(up(Up::Secagg(reply))).await.unwrap();
-            }
-            Down::End(end) => {
-                if end.committed {
-                    party.as_mut().unwrap().commit(half.take().unwrap());
-                }
-            }
+        if let Some(reply) = honest.answer(msg.body.unwrap()) {
+            tx.send(reply).await.unwrap();
         }
     }
 }
@@ -147,10 +110,7 @@ fn without_agreement(certs: &Path, dir: &Path) -> PathBuf {
 fn clients_refuse_a_server_whose_grid_is_finer_than_agreed() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = gaussian_clients("cli-net-fine", Mixture::net(HONEST.len()));
-    for (name, d) in HONEST.iter().zip(&data) {
-        write_csv(dir, name, d);
-    }
+    net::written_data(dir, "cli-net-fine", &HONEST);
     let certs = net::certs(dir, "certs", "hospitals", &HONEST);
     let port = free_port();
     let server_certs = without_agreement(&certs, dir);

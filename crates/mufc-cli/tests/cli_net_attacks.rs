@@ -51,13 +51,7 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
         .build()
         .unwrap();
     rt.block_on(async move {
-        let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
-        let tls = mufc_net::tls::client_config(
-            &read("ca.pem"),
-            &read("client-mallory.pem"),
-            &read("client-mallory-key.pem"),
-        )
-        .unwrap();
+        let tls = crate::common::member::member_tls(&certs, "mallory");
         let mut rpc = mufc_net::transport::connect(&format!("127.0.0.1:{port}"), tls)
             .await
             .unwrap();
@@ -214,18 +208,7 @@ fn attackers_get_nothing_and_the_honest_clients_are_not_disturbed() {
     answer(port, mtls, &[0xAB; 512]);
 
     // A removal: mallory attacks its round, the honest clients finish it.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args([
-            "client", "forget", "--store", "b.db", "--ids", "7", "--wait", "60",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success() && text.contains("acknowledged in round"),
-        "{text}"
-    );
+    net::forget(dir, "b", "7");
     let Said::Attacked(round) = said.recv_timeout(LIMIT).unwrap() else {
         panic!("mallory did not attack")
     };

@@ -15,12 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
-use mufc::ClientId;
-use mufc::remote::{Announcement, RemoteClient};
+use crate::common::member::{Honest, hello, member_tls, up};
+use mufc_net::proto::Forget;
 use mufc_net::proto::client_message::Body as Up;
 use mufc_net::proto::server_message::Body as Down;
-use mufc_net::proto::{ClientMessage, Forget, Hello};
-use net::{LIMIT, Processes, assert_model, write_csv};
+use net::{LIMIT, Processes, assert_model, forget, write_csv};
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
 use tokio::io::AsyncReadExt;
@@ -37,30 +36,6 @@ enum Attack {
     Huge(usize),
 }
 
-/// Mallory's TLS configuration.
-fn mallory_tls(certs: &Path) -> std::sync::Arc<rustls::ClientConfig> {
-    let read = |f: &str| std::fs::read_to_string(certs.join(f)).unwrap();
-    mufc_net::tls::client_config(
-        &read("ca.pem"),
-        &read("client-mallory.pem"),
-        &read("client-mallory-key.pem"),
-    )
-    .unwrap()
-}
-
-fn hello(points: usize) -> ClientMessage {
-    ClientMessage {
-        body: Some(Up::Hello(Hello {
-            protocol: 1,
-            name: "mallory".into(),
-            points: points as u64,
-            dim: 2,
-            scale: 1,
-            store: vec![7; 32],
-        })),
-    }
-}
-
 /// Mallory: an honest member that runs `attack` once the model is
 /// trained and tells the test (`said`) when it did.
 fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_mpsc::Sender<()>) {
@@ -72,59 +47,42 @@ fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_m
         // She accepts to send more than an honest client would.
         let mut rpc = mufc_net::transport::connect_counted(
             &format!("127.0.0.1:{port}"),
-            mallory_tls(&certs),
+            member_tls(&certs, "mallory"),
             Default::default(),
             512 << 20,
         )
         .await
         .unwrap();
         let (tx, rx) = tokio::sync::mpsc::channel(1024);
-        tx.send(hello(data.len())).await.unwrap();
+        tx.send(hello("mallory", data.len() as u64, 7))
+            .await
+            .unwrap();
         let mut inbound = rpc
             .join(tokio_stream::wrappers::ReceiverStream::new(rx))
             .await
             .unwrap()
             .into_inner();
-        let up = |b: Up| ClientMessage { body: Some(b) };
-        let (mut party, mut half) = (None, None);
+        let mut honest = Honest::new(data);
         while let Ok(Ok(Some(msg))) = tokio::time::timeout(LIMIT, inbound.message()).await {
-            match msg.body.unwrap() {
-                Down::Welcome(w) => {
-                    party = Some(RemoteClient::new(ClientId(w.client_id), data.clone()).unwrap());
-                }
-                Down::Announcement(bytes) => {
-                    let a = Announcement::from_bytes(&bytes).unwrap();
-                    let (h, first) = party.as_mut().unwrap().join(&a).unwrap();
-                    half = Some(h);
-                    tx.send(up(Up::Secagg(first))).await.unwrap();
-                }
-                Down::Secagg(bytes) => {
-                    if let Some(h) = half.as_mut() {
-                        tx.send(up(Up::Secagg(h.handle(&bytes).unwrap())))
-                            .await
-                            .unwrap();
+            let body = msg.body.unwrap();
+            let trained = matches!(&body, Down::End(e) if e.round == 0);
+            if let Some(reply) = honest.answer(body) {
+                tx.send(reply).await.unwrap();
+            }
+            if !trained {
+                continue;
+            }
+            match attack {
+                Attack::Flood(n) => {
+                    for request in 1..=n {
+                        tx.send(up(Up::Forget(Forget { request }))).await.unwrap();
                     }
                 }
-                Down::End(end) => {
-                    if end.committed && end.included.contains(&3) {
-                        party.as_mut().unwrap().commit(half.take().unwrap());
-                    }
-                    if end.round != 0 {
-                        continue;
-                    }
-                    match attack {
-                        Attack::Flood(n) => {
-                            for request in 1..=n {
-                                tx.send(up(Up::Forget(Forget { request }))).await.unwrap();
-                            }
-                        }
-                        Attack::Huge(bytes) => {
-                            tx.send(up(Up::Secagg(vec![0x5A; bytes]))).await.unwrap();
-                        }
-                    }
-                    said.send(()).unwrap();
+                Attack::Huge(bytes) => {
+                    tx.send(up(Up::Secagg(vec![0x5A; bytes]))).await.unwrap();
                 }
             }
+            said.send(()).unwrap();
         }
     });
 }
@@ -147,22 +105,6 @@ fn federation(
     std::thread::spawn(move || mallory(port, certs, d, attack, said_tx));
     said.recv_timeout(LIMIT).unwrap();
     (fed, data)
-}
-
-/// `mufc client forget` of `ids` on client `client`'s store, acknowledged.
-fn forget(dir: &Path, client: &str, ids: &str) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["client", "forget", "--store", &format!("{client}.db")])
-        .args(["--ids", ids, "--wait", "60"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success() && text.contains("acknowledged in round"),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The largest resident set the process `pid` had, in bytes.
@@ -222,10 +164,7 @@ fn a_huge_message_is_refused_before_the_server_holds_it() {
 fn idle_connections_beyond_the_bound_are_closed_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = gaussian_clients("cli-net-idle", Mixture::net(HONEST.len()));
-    for (name, d) in HONEST.iter().zip(&data) {
-        write_csv(dir, name, d);
-    }
+    let data = net::written_data(dir, "cli-net-idle", &HONEST);
     let extra = ["--k", "3", "--max-handshakes", "8"];
     let fed = Processes::start(dir, &HONEST, &HONEST, &extra, |_| None);
     fed.server.wait_for(|l| l.starts_with("model trained"));
@@ -282,7 +221,7 @@ fn one_connection_opens_a_bounded_number_of_sessions() {
     let answered = rt.block_on(async {
         let rpc = mufc_net::transport::connect(
             &format!("127.0.0.1:{}", fed.port),
-            mallory_tls(&fed.certs),
+            member_tls(&fed.certs, "mallory"),
         )
         .await
         .unwrap();
@@ -290,7 +229,9 @@ fn one_connection_opens_a_bounded_number_of_sessions() {
         let mut senders = Vec::new();
         for _ in 0..12 {
             let (tx, rx) = tokio::sync::mpsc::channel(4);
-            tx.send(hello(data[3].len())).await.unwrap();
+            tx.send(hello("mallory", data[3].len() as u64, 7))
+                .await
+                .unwrap();
             senders.push(tx);
             let mut rpc = rpc.clone();
             opened.spawn(async move {

@@ -13,30 +13,13 @@
 
 use crate::common::net;
 
-use std::path::Path;
 use std::time::Duration;
 
-use net::{Processes, assert_model, write_csv};
+use net::{Processes, assert_model, forget, write_csv};
 use seeding::PointId;
 use testkit::mufc::{Mixture, gaussian_clients};
 
 const ROSTER: [&str; 3] = ["a", "b", "c"];
-
-fn forget(dir: &Path, client: &str, ids: &str) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["client", "forget", "--store", &format!("{client}.db")])
-        .args(["--ids", ids, "--wait", "60"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success() && text.contains("acknowledged in round"),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
 
 #[test]
 fn a_point_forgotten_during_a_round_leaves_the_model_at_the_next() {

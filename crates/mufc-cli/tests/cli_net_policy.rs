@@ -8,41 +8,19 @@
 
 use crate::common::net;
 
-use std::path::Path;
 use std::time::Duration;
 
 use mufc_net::client_store::{ClientStore, RequestStatus};
-use net::{Processes, assert_model, write_csv};
+use net::{Processes, assert_model, forget_waiting};
 use seeding::PointId;
-use testkit::mufc::{Mixture, gaussian_clients};
 
 const ROSTER: [&str; 3] = ["a", "b", "c"];
-
-/// `mufc client forget` of `ids` at `client`, waiting `wait` seconds for
-/// its acknowledgment; its output.
-fn forget(dir: &Path, client: &str, ids: &str, wait: &str) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["client", "forget", "--store", &format!("{client}.db")])
-        .args(["--ids", ids, "--wait", wait])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
 
 #[test]
 fn a_lone_removal_waits_for_another_client_or_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = gaussian_clients("cli-net-policy", Mixture::net(ROSTER.len()));
-    for (name, d) in ROSTER.iter().zip(&data) {
-        write_csv(dir, name, d);
-    }
+    let data = net::written_data(dir, "cli-net-policy", &ROSTER);
     let extra = [
         "--k",
         "3",
@@ -55,7 +33,7 @@ fn a_lone_removal_waits_for_another_client_or_the_deadline() {
     fed.server.wait_for(|l| l.starts_with("model trained"));
 
     // a alone: applied at a at once, held back at the server.
-    let alone = forget(dir, "a", "3", "1.5");
+    let alone = forget_waiting(dir, "a", "3", "1.5");
     assert!(alone.contains("not yet committed"), "{alone}");
     let deferred = fed
         .server
@@ -70,7 +48,7 @@ fn a_lone_removal_waits_for_another_client_or_the_deadline() {
         fed.server.log()
     );
     // b asks too: one round serves both.
-    let both = forget(dir, "b", "5", "60");
+    let both = forget_waiting(dir, "b", "5", "60");
     assert!(both.contains("acknowledged in round 1"), "{both}");
     let a_store = ClientStore::open(dir.join("a.db")).unwrap();
     assert_eq!(
@@ -81,7 +59,7 @@ fn a_lone_removal_waits_for_another_client_or_the_deadline() {
 
     // c alone: served alone once the deadline (3 s) has passed.
     let start = std::time::Instant::now();
-    let late = forget(dir, "c", "8", "60");
+    let late = forget_waiting(dir, "c", "8", "60");
     assert!(late.contains("acknowledged in round 2"), "{late}");
     assert!(
         start.elapsed() >= Duration::from_secs(3),

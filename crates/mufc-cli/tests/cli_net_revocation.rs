@@ -7,9 +7,8 @@
 
 use crate::common::net;
 
-use net::{Processes, assert_model, write_csv};
+use net::{Processes, assert_model};
 use seeding::PointId;
-use testkit::mufc::{Mixture, gaussian_clients};
 
 const ROSTER: [&str; 4] = ["a", "b", "c", "d"];
 
@@ -17,10 +16,7 @@ const ROSTER: [&str; 4] = ["a", "b", "c", "d"];
 fn a_revoked_client_is_closed_out_and_refused_without_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = gaussian_clients("cli-net-revoked", Mixture::net(ROSTER.len()));
-    for (name, d) in ROSTER.iter().zip(&data) {
-        write_csv(dir, name, d);
-    }
+    let data = net::written_data(dir, "cli-net-revoked", &ROSTER);
     let extra = ["--k", "3", "--join-timeout", "2"];
     let fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
     fed.server.wait_for(|l| l.starts_with("model trained"));
@@ -36,17 +32,7 @@ fn a_revoked_client_is_closed_out_and_refused_without_a_restart() {
         String::from_utf8_lossy(&out.stderr)
     );
     // A removal at a: the server notices the list before the round.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["client", "forget", "--store", "a.db", "--ids", "3"])
-        .args(["--wait", "60"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success() && text.contains("acknowledged in round"),
-        "{text}"
-    );
+    net::forget(dir, "a", "3");
     fed.server
         .wait_for(|l| l.contains("closed the session of d: its certificate is revoked"));
     // d came back and was refused, and stopped saying why.

@@ -201,6 +201,42 @@ pub(crate) fn write_csv(dir: &Path, name: &str, data: &Dataset) -> PathBuf {
     path
 }
 
+/// Gaussian clients' points (`label` seeds them), one per name, each
+/// written as `<name>.csv` into `dir`.
+pub(crate) fn written_data(dir: &Path, label: &str, names: &[&str]) -> Vec<Dataset> {
+    let data = testkit::mufc::gaussian_clients(label, testkit::mufc::Mixture::net(names.len()));
+    for (name, d) in names.iter().zip(&data) {
+        write_csv(dir, name, d);
+    }
+    data
+}
+
+/// `mufc client forget` of `ids` at client `client` (its store
+/// `<client>.db` in `dir`), waiting up to `wait` seconds for the
+/// acknowledgment: what it printed (it must succeed).
+pub(crate) fn forget_waiting(dir: &Path, client: &str, ids: &str, wait: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["client", "forget", "--store", &format!("{client}.db")])
+        .args(["--ids", ids, "--wait", wait])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// [`forget_waiting`] a minute, acknowledged in some round.
+pub(crate) fn forget(dir: &Path, client: &str, ids: &str) -> String {
+    let text = forget_waiting(dir, client, ids, "60");
+    assert!(text.contains("acknowledged in round"), "{text}");
+    text
+}
+
 /// `mufc certs` for `clients` into `dir/certs` (federation `federation`).
 pub(crate) fn certs(dir: &Path, sub: &str, federation: &str, clients: &[&str]) -> PathBuf {
     let out = dir.join(sub);
