@@ -179,3 +179,48 @@ fn a_client_refused_before_its_welcome_leaves_no_store() {
         );
     }
 }
+
+/// The federation file pins the bounds of the clients' units (`mufc certs
+/// --bounds`): a client started without `--bounds` maps its records from
+/// them, and one started with other bounds is refused before it writes
+/// its store.
+#[test]
+fn the_federation_file_pins_the_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("a.csv"), "x,y\n12,180\n40,35\n150,90\n").unwrap();
+    let certs = dir.join("certs");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .args(["certs", "--out-dir", certs.to_str().unwrap()])
+        .args(["--federation", "f", "--clients", "a", "--bounds", "0,200"])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let port = free_port();
+    let mut other = client_args(port, &certs, "a");
+    other.extend(["--bounds".into(), "0,100".into()]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(&other)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        !out.status.success() && err.contains("pins other bounds"),
+        "{err}"
+    );
+    assert!(!dir.join("a.db").exists());
+    // Without --bounds: the file's. (Nothing listens on the port: the
+    // client waits for its server, its store written.)
+    let client = Proc::start("a", dir, &client_args(port, &certs, "a"), &[]);
+    let start = std::time::Instant::now();
+    while !dir.join("a.db").exists() {
+        assert!(start.elapsed() < LIMIT, "{:?}", client.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(client);
+    let store = mufc_net::client_store::ClientStore::open(dir.join("a.db")).unwrap();
+    let data = store.data().unwrap();
+    let to_box = seeding::BoxTransform::from_bounds(&[0.0, 0.0], &[200.0, 200.0]).unwrap();
+    assert_eq!(data.point(0), to_box.apply(&[12.0, 180.0]).as_slice());
+}

@@ -10,7 +10,8 @@
 //!   "roster": ["st-marys", "general", "childrens"],
 //!   "dim": 2,
 //!   "min_gamma": 0.0009765625,
-//!   "max_client_points": 10000000
+//!   "max_client_points": 10000000,
+//!   "bounds": [0.0, 200.0]
 //! }
 //! ```
 //!
@@ -61,6 +62,11 @@ pub struct FederationFile {
     /// The most points one client may claim.
     #[serde(default = "default_max_client_points")]
     pub max_client_points: u64,
+    /// The bounds `[LO, HI]` of every coordinate in the clients' own
+    /// units, once agreed: a client maps its records from them into the
+    /// model's box (`mufc client --bounds` may only repeat them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<[f64; 2]>,
 }
 
 fn default_min_gamma() -> f64 {
@@ -80,6 +86,7 @@ impl FederationFile {
             dim: None,
             min_gamma: DEFAULT_MIN_GAMMA,
             max_client_points: DEFAULT_MAX_CLIENT_POINTS,
+            bounds: None,
         }
     }
 
@@ -113,6 +120,13 @@ impl FederationFile {
         file.agreement()
             .validate()
             .map_err(|e| bad(e.to_string()))?;
+        if let Some([lo, hi]) = file.bounds
+            && !(lo.is_finite() && hi.is_finite() && lo < hi)
+        {
+            return Err(bad(format!(
+                "the bounds [{lo}, {hi}] must be finite with LO < HI"
+            )));
+        }
         Ok(file)
     }
 

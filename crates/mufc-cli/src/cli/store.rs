@@ -281,6 +281,16 @@ pub struct CertsArgs {
     /// [default: not pinned; most clients' decides].
     #[arg(long, value_name = "D")]
     pub dim: Option<usize>,
+    /// The bounds LO,HI of every coordinate in the clients' units, pinned
+    /// in the federation file: each client maps its records from them
+    /// into the model's box [default: not pinned; each client's --bounds].
+    #[arg(
+        long,
+        value_name = "LO,HI",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub bounds: Option<Vec<f64>>,
     /// Revoke the certificates of these clients, comma-separated: each
     /// `client-NAME.pem` of the directory is added to `revoked.txt`,
     /// which the server reads again whenever it changes (its session is

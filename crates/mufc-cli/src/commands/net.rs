@@ -401,8 +401,15 @@ fn required<'a, T>(v: &'a Option<T>, name: &'static str) -> Result<&'a T, CliErr
     })
 }
 
-/// Creates the client's store from its data file on the first start.
-fn client_store(a: &ClientArgs, store: &Path, name: &str) -> Result<(), CliError> {
+/// Creates the client's store from its data file on the first start,
+/// mapping it from the bounds `--bounds` gives or the federation file
+/// `agreed` pins (both only if they agree).
+fn client_store(
+    a: &ClientArgs,
+    store: &Path,
+    name: &str,
+    agreed: Option<[f64; 2]>,
+) -> Result<(), CliError> {
     if store.exists() {
         let stored = ClientStore::open(store)?.name()?;
         if stored != name {
@@ -415,17 +422,28 @@ fn client_store(a: &ClientArgs, store: &Path, name: &str) -> Result<(), CliError
     }
     let path = required(&a.data, "data")?;
     let mut data = load(path, &LoadOptions::default())?.dataset()?;
-    if let Some(b) = &a.bounds {
-        let (lo, hi) = match b.as_slice() {
-            [lo, hi] => (*lo, *hi),
-            _ => {
-                return Err(CliError::InvalidParameter {
-                    name: "bounds",
-                    value: format!("{b:?}"),
-                    reason: "give two numbers, LO,HI",
-                });
-            }
-        };
+    let given = match a.bounds.as_deref() {
+        None => None,
+        Some([lo, hi]) => Some([*lo, *hi]),
+        Some(b) => {
+            return Err(CliError::InvalidParameter {
+                name: "bounds",
+                value: format!("{b:?}"),
+                reason: "give two numbers, LO,HI",
+            });
+        }
+    };
+    // The same numbers, bit for bit: both are parsed from text.
+    if let (Some(g), Some(f)) = (given, agreed)
+        && g.map(f64::to_bits) != f.map(f64::to_bits)
+    {
+        return Err(CliError::InvalidParameter {
+            name: "bounds",
+            value: format!("{},{}", g[0], g[1]),
+            reason: "the federation file pins other bounds (leave out --bounds to take them)",
+        });
+    }
+    if let Some([lo, hi]) = given.or(agreed) {
         let d = data.dim();
         let t = BoxTransform::from_bounds(&vec![lo; d], &vec![hi; d])?;
         data = t.apply_dataset(&data)?;
@@ -463,7 +481,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     // The store (holding the client's records) only once the options,
     // certificates and federation file are known good.
     let created = !store.exists();
-    client_store(a, store, name)?;
+    client_store(a, store, name, agreed.as_ref().and_then(|f| f.bounds))?;
     let json_out = a.out.json;
     let ran = runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
