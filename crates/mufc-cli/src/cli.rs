@@ -4,11 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod bounds;
 mod named;
 mod net;
 mod store;
 mod topology;
 
+pub use bounds::Bounds;
 pub use net::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,

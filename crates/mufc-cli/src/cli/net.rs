@@ -175,13 +175,8 @@ pub struct ClientArgs {
     pub data: Option<PathBuf>,
     /// The bounds LO,HI the consortium agreed on for every coordinate:
     /// points are mapped from [LO, HI] into the box.
-    #[arg(
-        long,
-        value_name = "LO,HI",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub bounds: Option<Vec<f64>>,
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub bounds: Option<super::Bounds>,
     /// The client's name (its certificate's).
     #[arg(long, value_name = "NAME")]
     pub id: Option<String>,

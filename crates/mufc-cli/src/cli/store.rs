@@ -188,13 +188,8 @@ pub struct PredictArgs {
     /// The bounds the data's coordinates were mapped from, `LO,HI` (as
     /// `mufc client --bounds`): for a store that keeps no map of its own,
     /// such as a server's, whose model is in the box `[-1/2, 1/2]^d`.
-    #[arg(
-        long,
-        value_name = "LO,HI",
-        value_delimiter = ',',
-        allow_hyphen_values = true
-    )]
-    pub bounds: Option<Vec<f64>>,
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub bounds: Option<super::Bounds>,
 }
 
 /// The format of `mufc export`.
@@ -284,13 +279,8 @@ pub struct CertsArgs {
     /// The bounds LO,HI of every coordinate in the clients' units, pinned
     /// in the federation file: each client maps its records from them
     /// into the model's box [default: not pinned; each client's --bounds].
-    #[arg(
-        long,
-        value_name = "LO,HI",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub bounds: Option<Vec<f64>>,
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub bounds: Option<super::Bounds>,
     /// Revoke the certificates of these clients, comma-separated: each
     /// `client-NAME.pem` of the directory is added to `revoked.txt`,
     /// which the server reads again whenever it changes (its session is

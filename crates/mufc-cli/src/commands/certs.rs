@@ -158,17 +158,7 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
         file.min_gamma = a.min_gamma;
         file.max_client_points = a.max_client_points;
         file.dim = a.dim;
-        file.bounds = match a.bounds.as_deref() {
-            None => None,
-            Some([lo, hi]) => Some([*lo, *hi]),
-            Some(_) => {
-                return Err(CliError::InvalidParameter {
-                    name: "bounds",
-                    value: format!("{:?}", a.bounds),
-                    reason: "give two numbers, LO,HI",
-                });
-            }
-        };
+        file.bounds = a.bounds.map(crate::cli::Bounds::pair);
         let text = file.to_json()?;
         // Checked as every party will read it.
         mufc_net::federation_file::FederationFile::parse(&text)?;

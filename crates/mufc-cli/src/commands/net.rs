@@ -11,7 +11,7 @@ use mufc::{Channel, FederationConfig, Masks, SecAggOptions};
 use mufc_net::client::{ClientEvent, ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, RequestStatus};
 use mufc_net::server::{ServerEvent, ServerOptions, start_server};
-use seeding::{BoxTransform, PointId};
+use seeding::PointId;
 use serde_json::{Value, json};
 
 use super::log_lines::{Level, follow};
@@ -422,17 +422,7 @@ fn client_store(
     }
     let path = required(&a.data, "data")?;
     let mut data = load(path, &LoadOptions::default())?.dataset()?;
-    let given = match a.bounds.as_deref() {
-        None => None,
-        Some([lo, hi]) => Some([*lo, *hi]),
-        Some(b) => {
-            return Err(CliError::InvalidParameter {
-                name: "bounds",
-                value: format!("{b:?}"),
-                reason: "give two numbers, LO,HI",
-            });
-        }
-    };
+    let given = a.bounds.map(crate::cli::Bounds::pair);
     // The same numbers, bit for bit: both are parsed from text.
     if let (Some(g), Some(f)) = (given, agreed)
         && g.map(f64::to_bits) != f.map(f64::to_bits)
@@ -444,9 +434,7 @@ fn client_store(
         });
     }
     if let Some([lo, hi]) = given.or(agreed) {
-        let d = data.dim();
-        let t = BoxTransform::from_bounds(&vec![lo; d], &vec![hi; d])?;
-        data = t.apply_dataset(&data)?;
+        data = crate::cli::Bounds { lo, hi }.map(&data)?;
     }
     ClientStore::create(store, name, &data)?;
     Ok(())

@@ -237,8 +237,13 @@ impl Coordinator {
             {
                 self.set_up()?;
             }
-            self.close_revoked();
-            if let Some(next) = self.next() {
+            // The revocation list is read before a round, not at every
+            // event: a revoked client takes part in no round.
+            let next = self.next().and_then(|_| {
+                self.close_revoked();
+                self.next()
+            });
+            if let Some(next) = next {
                 // A stop is not starved by a round (issue 28, item 11): a
                 // round waiting out a step deadline, or rounds back to
                 // back, held SIGTERM for minutes. A round stopped before

@@ -131,10 +131,13 @@ impl Handler {
         // A new store under an old name would bring forgotten records
         // back. The file is written under the lock: a first session is
         // kept before it is welcomed.
+        // `check_hello` took only 32 bytes.
+        let identity = (hello.store.as_slice().try_into())
+            .map_err(|_| Status::invalid_argument("a store identity is 32 bytes"))?;
         self.stores
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .admit(&name, &hello.store)
+            .admit(&name, identity)
             .map_err(Status::failed_precondition)?;
         let registration = Registration {
             id: ClientId(pos as u64),

@@ -131,16 +131,7 @@ fn in_the_models_box(
         }
         return Ok(points.points().clone());
     };
-    let [lo, hi] = b.as_slice() else {
-        return Err(CliError::InvalidParameter {
-            name: "bounds",
-            value: format!("{b:?}"),
-            reason: "give two numbers, LO,HI",
-        });
-    };
-    let d = points.dim();
-    let t = seeding::BoxTransform::from_bounds(&vec![*lo; d], &vec![*hi; d])?;
-    Ok(t.apply_dataset(&points)?.points().clone())
+    Ok(b.map(&points)?.points().clone())
 }
 
 /// `mufc export`: the centroids and their weights as CSV or JSON.
