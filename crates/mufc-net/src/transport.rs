@@ -42,7 +42,7 @@ pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(120);
 /// The largest gRPC message either side accepts by default: 16 MiB. A
 /// round's largest message is a masked sketch, 2 elements of at most 16
 /// bytes per bin of the aggregate: a federation of a thousand clients
-/// that each send a hundred centroids needs about 3.2 MB. A larger one
+/// that each send a hundred centroids needs at most 3.2 MB by this count (an estimate, not a measurement). A larger one
 /// raises [`Limits::max_message`] on both sides.
 pub const MAX_MESSAGE: usize = 16 << 20;
 

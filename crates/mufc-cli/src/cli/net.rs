@@ -134,7 +134,7 @@ pub struct ServerArgs {
     )]
     pub max_defer: f64,
     /// The largest message accepted from a client, in MiB (a round's
-    /// largest is a masked sketch: about 3.2 MB for a thousand clients of
+    /// largest is a masked sketch: by estimate, not measured, at most 3.2 MB for a thousand clients of
     /// a hundred centroids each).
     #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_message_mib: u32,
