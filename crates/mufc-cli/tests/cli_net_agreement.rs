@@ -40,7 +40,7 @@ async fn mallory_session(
         .await
         .map_err(|s| s.message().to_string())?
         .into_inner();
-    let mut honest = Honest::new(data.clone());
+    let mut honest = Honest::new(data.clone(), certs, "mallory");
     loop {
         let msg = match tokio::time::timeout(LIMIT, inbound.message()).await {
             Ok(Ok(Some(m))) => m,

@@ -25,7 +25,7 @@ use mufc::ClientId;
 use mufc::remote::{Announcement, RemoteClient};
 use mufc_net::proto::client_message::Body as Up;
 use mufc_net::proto::server_message::Body as Down;
-use mufc_net::proto::{ClientMessage, Hello};
+use mufc_net::proto::{ClientMessage, Directory, Hello};
 use net::{LIMIT, Proc, Processes, assert_model, client_args, write_csv};
 use rustls::pki_types::ServerName;
 use rustls::pki_types::pem::PemObject;
@@ -72,9 +72,11 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
             .await
             .unwrap()
             .into_inner();
+        let key = std::fs::read_to_string(certs.join("client-mallory-key.pem")).unwrap();
+        let endorser = mufc_net::endorse::Endorser::from_key_pem(&key).unwrap();
         let mut party = None;
         let mut half = None;
-        let mut captured = Vec::new();
+        let mut captured = None;
         while let Ok(Ok(Some(msg))) = tokio::time::timeout(LIMIT, inbound.message()).await {
             match msg.body.unwrap() {
                 Down::Welcome(w) => {
@@ -84,19 +86,22 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
                     let a = Announcement::from_bytes(&bytes).unwrap();
                     if a.spec.round == 0 {
                         let (h, first) = party.as_mut().unwrap().join(&a).unwrap();
-                        captured = first.clone();
+                        let signed = endorser.sign(&first).unwrap();
+                        captured = Some(signed.clone());
                         half = Some(h);
-                        tx.send(up(Up::Secagg(first))).await.unwrap();
+                        tx.send(up(Up::First(signed))).await.unwrap();
                     } else {
-                        tx.send(up(Up::Secagg(b"\x00garbage, not an envelope".to_vec())))
+                        // Signed by her: the server checks what is inside.
+                        let garbage = endorser.sign(b"\x00garbage, not an envelope").unwrap();
+                        tx.send(up(Up::First(garbage))).await.unwrap();
+                        tx.send(up(Up::First(captured.clone().unwrap())))
                             .await
                             .unwrap();
-                        tx.send(up(Up::Secagg(captured.clone()))).await.unwrap();
                         said.send(Said::Attacked(a.spec.round)).unwrap();
                         // Silent from here on, the session kept open.
                     }
                 }
-                Down::Secagg(bytes) => {
+                Down::Secagg(bytes) | Down::Directory(Directory { secagg: bytes, .. }) => {
                     if let Some(h) = half.as_mut() {
                         let reply = h.handle(&bytes).unwrap();
                         tx.send(up(Up::Secagg(reply))).await.unwrap();

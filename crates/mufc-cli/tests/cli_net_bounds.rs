@@ -62,7 +62,7 @@ fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_m
             .await
             .unwrap()
             .into_inner();
-        let mut honest = Honest::new(data);
+        let mut honest = Honest::new(data, &certs, "mallory");
         while let Ok(Ok(Some(msg))) = tokio::time::timeout(LIMIT, inbound.message()).await {
             let body = msg.body.unwrap();
             let trained = matches!(&body, Down::End(e) if e.round == 0);

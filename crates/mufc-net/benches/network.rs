@@ -32,7 +32,7 @@ use mufc_net::certs::FederationCa;
 use mufc_net::client::{ClientOptions, start_client};
 use mufc_net::client_store::ClientStore;
 use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
-use mufc_net::tls::{client_config, server_config};
+use mufc_net::tls::{client_credentials, server_config};
 use mufc_net::transport::Traffic;
 use seeding::PointId;
 use testkit::mufc::{Mixture, gaussian_clients};
@@ -175,7 +175,7 @@ async fn run(l: usize, case: Case) -> Row {
         let path = dir.path().join(format!("{name}.db"));
         ClientStore::create(&path, name, d).unwrap();
         let c = ca.issue_client(name).unwrap();
-        let tls = client_config(ca.cert_pem(), &c.cert_pem, &c.key_pem).unwrap();
+        let tls = client_credentials(ca.cert_pem(), &c.cert_pem, &c.key_pem).unwrap();
         let mut o = ClientOptions::new(&addr, &path);
         // Only c0 is asked to forget: the others read their stores
         // rarely, so that a thousand clients polling SQLite on two cores

@@ -59,6 +59,11 @@ pub struct ClientOptions {
     /// ([`crate::transport::MAX_MESSAGE`] by default; the server's
     /// [`crate::transport::Limits::max_message`] must allow it too).
     pub max_message: usize,
+    /// The federation's clients in id order (the federation file's):
+    /// every signed key in a round's directory must be the named client's
+    /// (issue 28, item 8). `None`: each must be a client certificate of
+    /// the federation, a different one for every client.
+    pub roster: Option<Vec<String>>,
 }
 
 impl ClientOptions {
@@ -74,6 +79,7 @@ impl ClientOptions {
             traffic: None,
             max_message: crate::transport::MAX_MESSAGE,
             agreement: None,
+            roster: None,
         }
     }
 }
@@ -161,20 +167,21 @@ impl ClientHandle {
     }
 }
 
-/// Starts the client with the TLS configuration `tls`
-/// ([`crate::tls::client_config`]).
+/// Starts the client with its credentials `creds`
+/// ([`crate::tls::client_credentials`]).
 ///
 /// # Errors
 ///
 /// [`NetError::ClientStore`] if the store does not open.
 pub fn start_client(
     options: ClientOptions,
-    tls: Arc<rustls::ClientConfig>,
+    creds: crate::tls::ClientCredentials,
 ) -> Result<ClientHandle, NetError> {
     let store = ClientStore::open(&options.store)?;
+    let firsts = crate::endorse::FirstMessages::new(&creds.ca_pem, options.roster.clone())?;
     let (report, events) = mpsc::unbounded_channel();
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
-    let task = tokio::spawn(run(options, tls, store, report, shutdown_rx));
+    let task = tokio::spawn(run(options, creds, firsts, store, report, shutdown_rx));
     Ok(ClientHandle {
         events,
         running: Running::new("client", shutdown_tx, task),
@@ -205,7 +212,8 @@ fn status_error(s: &tonic::Status) -> NetError {
 
 async fn run(
     options: ClientOptions,
-    tls: Arc<rustls::ClientConfig>,
+    creds: crate::tls::ClientCredentials,
+    firsts: crate::endorse::FirstMessages,
     store: ClientStore,
     report: mpsc::UnboundedSender<ClientEvent>,
     mut shutdown: oneshot::Receiver<()>,
@@ -220,7 +228,7 @@ async fn run(
         let mut welcomed = false;
         let outcome = tokio::select! {
             _ = &mut shutdown => return Ok(()),
-            r = session(&options, &tls, &store, &report, &mut party, &mut welcomed) => r,
+            r = session(&options, &creds, &firsts, &store, &report, &mut party, &mut welcomed) => r,
         };
         if welcomed {
             wait = options.reconnect;
@@ -341,11 +349,16 @@ struct Session<'a> {
     /// The round in progress, with the requests it will acknowledge and
     /// the number of steps the server asked for so far.
     current: Option<(ClientRound, Vec<u64>, usize)>,
+    /// The client's signing key.
+    endorser: &'a crate::endorse::Endorser,
+    /// The check of its peers' signed messages.
+    firsts: &'a crate::endorse::FirstMessages,
 }
 
 async fn session(
     options: &ClientOptions,
-    tls: &Arc<rustls::ClientConfig>,
+    creds: &crate::tls::ClientCredentials,
+    firsts: &crate::endorse::FirstMessages,
     store: &ClientStore,
     report: &mpsc::UnboundedSender<ClientEvent>,
     party: &mut Option<RemoteClient>,
@@ -354,7 +367,7 @@ async fn session(
     let traffic = options.traffic.clone().unwrap_or_default();
     let mut rpc = crate::transport::connect_counted(
         &options.server,
-        tls.clone(),
+        creds.config.clone(),
         traffic,
         options.max_message,
     )
@@ -393,6 +406,8 @@ async fn session(
         party,
         welcomed,
         current: None,
+        endorser: &creds.endorser,
+        firsts,
     };
     let mut poll = tokio::time::interval(options.poll);
     loop {
@@ -445,40 +460,91 @@ impl Session<'_> {
                 }
             }
             ServerBody::Announcement(bytes) => self.join(&bytes).await?,
-            ServerBody::Secagg(bytes) => {
-                if let Some((half, _, asked)) = self.current.as_mut() {
-                    let round = half.round();
-                    *asked += 1;
-                    let fault = half
-                        .steps()
-                        .get(*asked)
-                        .map_or(Asked::Nothing, |&step| crate::fault::asked(round, step));
-                    match fault {
-                        Asked::Reconnect => {
-                            return Err(NetError::Transport("dropped the session (fault)".into()));
-                        }
-                        Asked::Delay => tokio::time::sleep(crate::fault::DELAY).await,
-                        Asked::Nothing => {}
-                    }
-                    let taken = self.current.take();
-                    let (back, handled) = off_runtime(taken, move |current| match current {
-                        Some((half, _, _)) => half.handle(&bytes),
-                        None => Err(mufc::MufcError::Remote("no round in progress".into())),
-                    })
-                    .await;
-                    self.current = back;
-                    match handled {
-                        Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
-                        Err(e) => {
-                            let _ = self.report.send(ClientEvent::RoundError {
-                                round,
-                                reason: e.to_string(),
-                            });
-                        }
-                    }
-                }
-            }
+            ServerBody::Secagg(bytes) => self.step(bytes, None).await?,
+            ServerBody::Directory(d) => self.step(d.secagg, Some(d.firsts)).await?,
             ServerBody::End(end) => self.end(&end)?,
+        }
+        Ok(())
+    }
+
+    /// Answers the server's next message of the round in progress. The
+    /// answer to the first step, the key directory, must come with the
+    /// signed first messages of the clients it names (`firsts`, issue 28,
+    /// item 8): the client checks them and the directory against them
+    /// before it uses a key; any failure aborts it for this round.
+    async fn step(
+        &mut self,
+        bytes: Vec<u8>,
+        firsts: Option<Vec<crate::proto::Endorsed>>,
+    ) -> Result<(), NetError> {
+        let Some((half, _, asked)) = self.current.as_mut() else {
+            return Ok(());
+        };
+        let round = half.round();
+        let directory = *asked == 0;
+        *asked += 1;
+        let fault = half
+            .steps()
+            .get(*asked)
+            .map_or(Asked::Nothing, |&step| crate::fault::asked(round, step));
+        match fault {
+            Asked::Reconnect => {
+                return Err(NetError::Transport("dropped the session (fault)".into()));
+            }
+            Asked::Delay => tokio::time::sleep(crate::fault::DELAY).await,
+            Asked::Nothing => {}
+        }
+        let checked = match (directory, firsts) {
+            (true, Some(firsts)) => self.firsts.check(&firsts).map(Some),
+            (true, None) => Err(NetError::Protocol(
+                "the key directory came without its clients' signed messages".into(),
+            )),
+            (false, _) => Ok(None),
+        };
+        let firsts = match checked {
+            Ok(f) => f,
+            Err(e) => {
+                // The round goes on without this client: it answers
+                // nothing more in it.
+                self.current = None;
+                let _ = self.report.send(ClientEvent::RoundError {
+                    round,
+                    reason: e.to_string(),
+                });
+                return Ok(());
+            }
+        };
+        let taken = self.current.take();
+        let (back, handled) = off_runtime(taken, move |current| match current {
+            Some((half, _, _)) => {
+                if let Some(firsts) = &firsts {
+                    half.check_directory(&bytes, firsts)?;
+                }
+                half.handle(&bytes)
+            }
+            None => Err(mufc::MufcError::Remote("no round in progress".into())),
+        })
+        .await;
+        self.current = back;
+        // Once the client knows whose inputs the round's sum holds, it
+        // keeps them (on disk before its answer leaves): every later ring
+        // must name them (issue 28, item 5).
+        if let (Some((half, _, _)), Some(party)) = (self.current.as_ref(), self.party.as_mut())
+            && party.took_part(half)
+        {
+            self.store.save(party)?;
+        }
+        match handled {
+            Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
+            Err(e) => {
+                if matches!(e, mufc::MufcError::RoundRefused { .. }) {
+                    self.current = None;
+                }
+                let _ = self.report.send(ClientEvent::RoundError {
+                    round,
+                    reason: e.to_string(),
+                });
+            }
         }
         Ok(())
     }
@@ -507,7 +573,10 @@ impl Session<'_> {
                 let acks = self.store.unacknowledged()?;
                 let round = half.round();
                 self.current = Some((half, acks, 0));
-                send(&self.outbox, ClientBody::Secagg(first)).await?;
+                // Signed with the certificate's key: the peers check that
+                // the directory gives them this client's own keys.
+                let signed = self.endorser.sign(&first)?;
+                send(&self.outbox, ClientBody::First(signed)).await?;
                 let _ = self.report.send(ClientEvent::Joined { round });
             }
             Err(e) => {

@@ -88,6 +88,33 @@ struct State {
     setup: Option<RemoteSetup>,
     seeds: Vec<PointId>,
     sessions: Vec<[u8; 32]>,
+    /// The clients of the last sum the client took part in
+    /// ([`RemoteClient::last_sum`]).
+    last_sum: Vec<ClientId>,
+}
+
+/// The state row of a store written before `last_sum` (postcard has no
+/// optional trailing field): read as a state with an empty one.
+#[derive(Deserialize)]
+struct StateV1 {
+    id: Option<ClientId>,
+    data: Dataset,
+    setup: Option<RemoteSetup>,
+    seeds: Vec<PointId>,
+    sessions: Vec<[u8; 32]>,
+}
+
+impl From<StateV1> for State {
+    fn from(s: StateV1) -> Self {
+        Self {
+            id: s.id,
+            data: s.data,
+            setup: s.setup,
+            seeds: s.seeds,
+            sessions: s.sessions,
+            last_sum: Vec::new(),
+        }
+    }
 }
 
 /// A client's store (see the module docs).
@@ -190,6 +217,7 @@ impl ClientStore {
             setup: None,
             seeds: Vec::new(),
             sessions: Vec::new(),
+            last_sum: Vec::new(),
         };
         let blob = postcard::to_allocvec(&state).map_err(|e| fail("encoding", &e))?;
         let tx = conn
@@ -333,7 +361,13 @@ impl ClientStore {
         if checksum(&blob) != sum {
             return Err(self.error("reading the state", "it does not match its checksum"));
         }
-        postcard::from_bytes(&blob).map_err(|e| self.error("parsing the state", e))
+        postcard::from_bytes::<State>(&blob)
+            .or_else(|e| {
+                postcard::from_bytes::<StateV1>(&blob)
+                    .map(State::from)
+                    .map_err(|_| e)
+            })
+            .map_err(|e| self.error("parsing the state", e))
     }
 
     /// The client's id in the federation, once a server welcomed it.
@@ -371,9 +405,10 @@ impl ClientStore {
             )));
         }
         let sessions: BTreeSet<[u8; 32]> = s.sessions.into_iter().collect();
-        Ok(RemoteClient::restore(
-            id, s.data, s.setup, &s.seeds, sessions,
-        )?)
+        Ok(
+            RemoteClient::restore(id, s.data, s.setup, &s.seeds, sessions)?
+                .with_last_sum(s.last_sum),
+        )
     }
 
     fn write_state(tx: &Connection, client: &RemoteClient) -> Result<(), rusqlite::Error> {
@@ -383,6 +418,7 @@ impl ClientStore {
             setup: client.setup().cloned(),
             seeds: client.seeds().to_vec(),
             sessions: client.sessions().iter().copied().collect(),
+            last_sum: client.last_sum().to_vec(),
         };
         Self::write_blob(tx, &state)
     }

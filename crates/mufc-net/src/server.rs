@@ -191,6 +191,9 @@ enum Event {
         conn: u64,
         /// The fingerprint of the client's certificate.
         fingerprint: crate::revocation::Fingerprint,
+        /// The client's certificate (DER): its signed first messages are
+        /// checked against it and relayed with it.
+        certificate: Vec<u8>,
         registration: Registration,
         outbox: mpsc::Sender<Result<ServerMessage, Status>>,
     },

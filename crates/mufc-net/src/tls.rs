@@ -122,6 +122,50 @@ pub fn client_config(
     Ok(Arc::new(config))
 }
 
+/// What a client connects and signs with: its TLS configuration
+/// ([`client_config`]), its certificate's key to sign its first message
+/// of every round ([`crate::endorse`]) and the federation's authority to
+/// check its peers' signed messages.
+#[derive(Clone, Debug)]
+pub struct ClientCredentials {
+    /// The TLS configuration.
+    pub config: Arc<ClientConfig>,
+    /// The client's signing key.
+    pub endorser: crate::endorse::Endorser,
+    /// The authority's certificate, PEM.
+    pub ca_pem: String,
+}
+
+/// A client's credentials: [`client_config`] with the same certificate
+/// and key, and the key as the client's signer.
+///
+/// # Errors
+///
+/// As [`client_config`].
+///
+/// # Example
+///
+/// ```
+/// use mufc_net::certs::FederationCa;
+///
+/// let ca = FederationCa::new("test")?;
+/// let c = ca.issue_client("site-a")?;
+/// let creds = mufc_net::tls::client_credentials(ca.cert_pem(), &c.cert_pem, &c.key_pem)?;
+/// assert!(creds.endorser.sign(b"keys").is_ok());
+/// # Ok::<(), mufc_net::NetError>(())
+/// ```
+pub fn client_credentials(
+    ca_pem: &str,
+    cert_pem: &str,
+    key_pem: &str,
+) -> Result<ClientCredentials, NetError> {
+    Ok(ClientCredentials {
+        config: client_config(ca_pem, cert_pem, key_pem)?,
+        endorser: crate::endorse::Endorser::from_key_pem(key_pem)?,
+        ca_pem: ca_pem.to_string(),
+    })
+}
+
 /// Checks that `peer` (the certificates a client presented on a
 /// connection the server's configuration accepted, end entity first, as
 /// `rustls::ServerConnection::peer_certificates` gives them) names client

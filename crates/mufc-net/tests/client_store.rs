@@ -165,3 +165,50 @@ fn a_store_without_request_checksums_gets_them_at_open() {
     assert_eq!(store.pending().unwrap().len(), 2);
     assert!(second > first);
 }
+
+/// A client keeps the clients of the last sum it took part in (issue 28,
+/// item 5) across restarts; a store written before it kept them (its
+/// state row one field shorter) opens with none.
+#[test]
+fn the_last_sum_survives_a_restart_and_an_older_store_opens_without_it() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-last-sum", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    let id = mufc::ClientId(0);
+    let client =
+        store
+            .client(id)
+            .unwrap()
+            .with_last_sum(vec![mufc::ClientId(2), id, mufc::ClientId(1)]);
+    store.save(&client).unwrap();
+    drop(store);
+    let store = ClientStore::open(&path).unwrap();
+    let back = store.client(id).unwrap();
+    assert_eq!(back.last_sum(), &[id, mufc::ClientId(1), mufc::ClientId(2)]);
+    // The previous layout: the same row without the list (postcard ends
+    // with its length, one byte here once emptied).
+    store.save(&back.with_last_sum(Vec::new())).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let blob: Vec<u8> = conn
+        .query_row("SELECT state FROM state WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(blob.last(), Some(&0));
+    let old = &blob[..blob.len() - 1];
+    let mut h = Sha256::new();
+    h.update(b"mufc-client-state/");
+    h.update(old);
+    let sum = h.finalize().to_vec();
+    conn.execute(
+        "UPDATE state SET state = ?1, sha256 = ?2 WHERE id = 1",
+        rusqlite::params![old, sum],
+    )
+    .unwrap();
+    drop(conn);
+    let store = ClientStore::open(&path).unwrap();
+    let old = store.client(id).unwrap();
+    assert!(old.last_sum().is_empty());
+    assert_eq!(old.data().len(), data[0].len());
+}

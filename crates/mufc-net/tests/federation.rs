@@ -17,7 +17,7 @@ use mufc_net::certs::FederationCa;
 use mufc_net::client::{ClientEvent, ClientHandle, ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, RequestStatus};
 use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
-use mufc_net::tls::{client_config, server_config};
+use mufc_net::tls::{client_credentials, server_config};
 use mufc_store::Store;
 use seeding::{Dataset, PointId};
 use testkit::mufc::{Mixture, gaussian_clients};
@@ -136,7 +136,7 @@ impl Loopback {
     /// `path`.
     fn start_client(&self, name: &str, path: &Path) -> ClientHandle {
         let cert = self.ca.issue_client(name).unwrap();
-        let tls = client_config(self.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+        let tls = client_credentials(self.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
         let mut options = ClientOptions::new(&self.addr, path);
         options.poll = Duration::from_millis(50);
         start_client(options, tls).unwrap()
@@ -369,11 +369,11 @@ async fn a_client_refused_at_the_handshake_stops_and_says_why() {
     let cases = [
         (
             "it trusts another authority",
-            client_config(other.cert_pem(), &ours.cert_pem, &ours.key_pem).unwrap(),
+            client_credentials(other.cert_pem(), &ours.cert_pem, &ours.key_pem).unwrap(),
         ),
         (
             "its certificate is another authority's",
-            client_config(fed.ca.cert_pem(), &theirs.cert_pem, &theirs.key_pem).unwrap(),
+            client_credentials(fed.ca.cert_pem(), &theirs.cert_pem, &theirs.key_pem).unwrap(),
         ),
     ];
     for (i, (what, tls)) in cases.into_iter().enumerate() {
@@ -459,7 +459,7 @@ async fn a_client_backs_off_while_the_server_is_down() {
     let dir = tempfile::tempdir().unwrap();
     let ca = FederationCa::new("backoff").unwrap();
     let cert = ca.issue_client("c0").unwrap();
-    let tls = client_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+    let tls = client_credentials(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
     let path = dir.path().join("c0.db");
     ClientStore::create(&path, "c0", &data(1)[0]).unwrap();
     // A port nobody listens on: bound, then released.

@@ -13,6 +13,8 @@ mod attacks;
 mod erasure;
 #[path = "remote/groups.rs"]
 mod groups;
+#[path = "remote/membership.rs"]
+mod membership;
 #[path = "remote/pairwise.rs"]
 mod pairwise;
 
@@ -166,6 +168,8 @@ fn run_round_with(
             "client {}",
             c.id()
         );
+        // As `mufc-net`'s client does once it knows the round's sum.
+        c.took_part(&half);
         if report.included.contains(&c.id()) {
             c.commit(half);
         }

@@ -2,11 +2,15 @@
 //! arrives from outside a party's process.
 //!
 //! - [`client_message`]: a client's message as the server decodes it
-//!   (Hello, a removal request, a refusal, a SecAgg message), with the
-//!   server's checks of a Hello ([`mufc_net::server::check_hello`]);
+//!   (Hello, a removal request, a refusal, a SecAgg message, a signed
+//!   first message), with the server's checks of a Hello
+//!   ([`mufc_net::server::check_hello`]) and of a signature
+//!   ([`mufc_net::endorse::verify`], against a real certificate);
 //! - [`server_message`]: the server's message as a client decodes it,
 //!   an announcement given to a client holding an agreement
-//!   ([`mufc::remote::RemoteClient::join`]);
+//!   ([`mufc::remote::RemoteClient::join`]), a key directory's signed
+//!   messages checked as a client checks them
+//!   ([`mufc_net::endorse::FirstMessages`]);
 //! - [`federation_file`] and [`revocation_list`]: the files the parties
 //!   read, which must parse back to themselves once written.
 //!
@@ -24,8 +28,25 @@ use nalgebra::DMatrix;
 use prost::Message;
 use seeding::Dataset;
 
+/// A federation's authority and one client certificate (DER), made once
+/// per process: the signatures and directories of the inputs are
+/// checked against them.
+fn federation() -> &'static (String, Vec<u8>) {
+    static FED: std::sync::OnceLock<(String, Vec<u8>)> = std::sync::OnceLock::new();
+    FED.get_or_init(|| {
+        use rustls::pki_types::pem::PemObject;
+        let ca = mufc_net::certs::FederationCa::new("fuzz").expect("authority");
+        let c = ca.issue_client("c0").expect("client");
+        let der =
+            rustls::pki_types::CertificateDer::from_pem_slice(c.cert_pem.as_bytes()).expect("pem");
+        (ca.cert_pem().to_string(), der.as_ref().to_vec())
+    })
+}
+
 /// A client's message from any bytes: decoded, re-encoded to the same
-/// value, and a Hello checked as the server checks it.
+/// value, a Hello checked as the server checks it, and a signed first
+/// message's signature checked against a real certificate (which it
+/// cannot match).
 pub fn client_message(data: &[u8]) {
     let Ok(msg) = ClientMessage::decode(data) else {
         return;
@@ -38,6 +59,9 @@ pub fn client_message(data: &[u8]) {
         assert!(hello.dim >= 1 && hello.dim <= mufc_net::server::MAX_DIM);
         assert_eq!(hello.store.len(), 32);
     }
+    if let Some(Up::First(signed)) = &msg.body {
+        assert!(mufc_net::endorse::verify(&federation().1, signed).is_err());
+    }
 }
 
 /// A server's message from any bytes: decoded, re-encoded to the same
@@ -49,6 +73,13 @@ pub fn server_message(data: &[u8]) {
     };
     let again = ServerMessage::decode(msg.encode_to_vec().as_slice()).expect("re-decode");
     assert_eq!(again, msg);
+    if let Some(Down::Directory(d)) = &msg.body {
+        let (ca, _) = federation();
+        let check =
+            mufc_net::endorse::FirstMessages::new(ca, Some(vec!["c0".into()])).expect("authority");
+        // No input holds a valid signature by the certificate's key.
+        assert!(d.firsts.is_empty() || check.check(&d.firsts).is_err());
+    }
     let Some(Down::Announcement(bytes)) = &msg.body else {
         return;
     };
@@ -131,7 +162,23 @@ pub(crate) fn client_seeds() -> Vec<(&'static str, Vec<u8>)> {
             })),
         ),
         ("secagg", msg(Up::Secagg(b"MUFC\x01garbage".to_vec()))),
+        ("first", msg(Up::First(signed()))),
     ]
+}
+
+/// A signed first message with a signature of the right shape (an
+/// ECDSA P-256 DER signature's length) that signs nothing: fixed bytes,
+/// so that the corpus is the same at every generation.
+fn signed() -> mufc_net::proto::Signed {
+    let mut signature = vec![0x30, 0x44, 0x02, 0x20];
+    signature.extend([7; 32]);
+    signature.extend([0x02, 0x20]);
+    signature.extend([9; 32]);
+    mufc_net::proto::Signed {
+        message: b"\x01keys of client 0".to_vec(),
+        scheme: 0x0403,
+        signature,
+    }
 }
 
 /// The seed corpus of [`server_message`]: a welcome, a round's end, and
@@ -188,5 +235,16 @@ pub(crate) fn server_seeds() -> Vec<(&'static str, Vec<u8>)> {
             msg(Down::Announcement(announce(1e-6))),
         ),
         ("secagg", msg(Down::Secagg(vec![0; 40]))),
+        (
+            "directory",
+            msg(Down::Directory(mufc_net::proto::Directory {
+                secagg: vec![0; 40],
+                firsts: vec![mufc_net::proto::Endorsed {
+                    client_id: 0,
+                    signed: Some(signed()),
+                    certificate: b"\x30\x82\x01\x00 not a certificate".to_vec(),
+                }],
+            })),
+        ),
     ]
 }

@@ -455,7 +455,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     let store = required(&a.store, "store")?;
     let server = required(&a.server, "server")?;
     let [ca, cert, key] = pems(&a.tls, &format!("client-{name}"))?;
-    let tls = mufc_net::tls::client_config(&ca, &cert, &key)?;
+    let creds = mufc_net::tls::client_credentials(&ca, &cert, &key)?;
     let agreed = federation_file(&a.tls)?;
     if let Some(f) = &agreed
         && !f.roster.iter().any(|n| n == name)
@@ -474,8 +474,9 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     let ran = runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
         options.max_message = mib(a.max_message_mib);
+        options.roster = agreed.as_ref().map(|f| f.roster.clone());
         options.agreement = agreed.map(|f| f.agreement());
-        let mut handle = start_client(options, tls)?;
+        let mut handle = start_client(options, creds)?;
         follow(
             async || handle.next_event().await,
             json_out,

@@ -47,14 +47,18 @@ pub(crate) struct Honest {
     data: Dataset,
     party: Option<RemoteClient>,
     half: Option<ClientRound>,
+    endorser: mufc_net::endorse::Endorser,
 }
 
 impl Honest {
-    pub(crate) fn new(data: Dataset) -> Self {
+    /// Client `name` (its key in `certs`) holding `data`.
+    pub(crate) fn new(data: Dataset, certs: &Path, name: &str) -> Self {
+        let key = std::fs::read_to_string(certs.join(format!("client-{name}-key.pem"))).unwrap();
         Self {
             data,
             party: None,
             half: None,
+            endorser: mufc_net::endorse::Endorser::from_key_pem(&key).unwrap(),
         }
     }
 
@@ -70,9 +74,10 @@ impl Honest {
                 let a = Announcement::from_bytes(&bytes).unwrap();
                 let (half, first) = self.party.as_mut().unwrap().join(&a).unwrap();
                 self.half = Some(half);
-                Some(up(Up::Secagg(first)))
+                Some(up(Up::First(self.endorser.sign(&first).unwrap())))
             }
-            Down::Secagg(bytes) => {
+            Down::Secagg(bytes)
+            | Down::Directory(mufc_net::proto::Directory { secagg: bytes, .. }) => {
                 let reply = self.half.as_mut()?.handle(&bytes).unwrap();
                 Some(up(Up::Secagg(reply)))
             }

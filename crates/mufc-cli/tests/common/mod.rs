@@ -4,6 +4,7 @@
 // Test helpers: a failure panics, with the failing call's location.
 #![allow(clippy::unwrap_used)]
 
+pub(crate) mod evil;
 pub(crate) mod member;
 pub(crate) mod net;
 

@@ -46,10 +46,13 @@ struct Queued {
     since: Instant,
 }
 
-/// The round to run next: a group and those of its members connected.
+/// The round to run next: a group, its ring (its members connected, and
+/// every member of the group's model even if absent: issue 28, item 5),
+/// and the members it brings back into the model (a catch-up round).
 struct Next {
     group: usize,
     ring: Vec<ClientId>,
+    catch_up: Vec<ClientId>,
 }
 
 /// One client's open session.
@@ -60,6 +63,8 @@ struct Session {
     /// Its certificate's fingerprint (checked against the revocation
     /// list before every round).
     fingerprint: crate::revocation::Fingerprint,
+    /// Its certificate (DER).
+    certificate: Vec<u8>,
 }
 
 pub(super) struct Coordinator {
@@ -78,6 +83,10 @@ pub(super) struct Coordinator {
     stores: Arc<std::sync::Mutex<ClientStores>>,
     /// The revocation list (shared with the handler).
     revoked: Arc<std::sync::Mutex<crate::revocation::Watched>>,
+    /// The session (connection) in which each client was last brought
+    /// back into the model: a catch-up round runs once per session, so a
+    /// catch-up that fails is not retried without end.
+    caught_up: BTreeMap<ClientId, u64>,
 }
 
 /// What a round's events did to it.
@@ -89,6 +98,12 @@ struct InRound {
     /// session never heard the announcement), so the round neither waits
     /// for it nor takes its messages.
     sessions: BTreeMap<ClientId, u64>,
+    /// The signed first message of each client that sent one, with its
+    /// certificate: relayed with the key directory (issue 28, item 8).
+    endorsed: BTreeMap<ClientId, crate::proto::Endorsed>,
+    /// How many times the server sent the round's clients a step's
+    /// messages: the first is the key directory.
+    steps_sent: usize,
 }
 
 impl InRound {
@@ -153,6 +168,7 @@ impl Coordinator {
             report,
             stores,
             revoked,
+            caught_up: BTreeMap::new(),
         })
     }
 
@@ -165,41 +181,81 @@ impl Coordinator {
     }
 
     /// The round that should start now, if any: the first group, in
-    /// order, that has not trained and whose members are all connected,
-    /// or that has a request and whose members are all connected or whose
-    /// oldest request has waited the join timeout.
+    /// order, that has not trained and whose members are all connected;
+    /// or that has a request (under the lone-update policy) and whose
+    /// members are all connected or whose oldest request has waited the
+    /// join timeout; or that has a member connected whose data its model
+    /// lacks, not yet brought back in this session (a catch-up round,
+    /// issue 28, item 4).
+    ///
+    /// A trained group's ring names every member of its model's sum,
+    /// connected or not (issue 28, item 5): a ring without one would let
+    /// the server difference two sums and read that member's histogram,
+    /// and its clients refuse it. An absent member is a dropout at the
+    /// protocol's first step, so such a round runs only when the members
+    /// connected are enough for the protocol's threshold; otherwise the
+    /// group waits for them.
     fn next(&self) -> Option<Next> {
         if !self.may_retry() {
             return None;
         }
         let remote = self.remote.as_ref()?;
         for (group, members) in remote.groups().iter().enumerate() {
-            let everyone = members.iter().all(|c| self.sessions.contains_key(c));
-            let due = if remote.group_trained(group) {
-                // One entry per client (`Queued`): the entries are the
-                // clients whose message the round changes.
-                let waiting: Vec<&Queued> = (self.queue.iter())
-                    .filter(|q| members.contains(&q.client))
-                    .collect();
-                let oldest = waiting.iter().map(|q| q.since).min();
-                oldest.is_some_and(|since| {
-                    // The lone-update policy (issue 28, item 7).
-                    let enough = waiting.len() >= self.min_updating(members)
-                        || since.elapsed() >= self.options.max_defer;
-                    enough && (everyone || since.elapsed() >= self.options.join_timeout)
-                })
-            } else {
+            let connected: Vec<ClientId> = (members.iter().copied())
+                .filter(|c| self.sessions.contains_key(c))
+                .collect();
+            let everyone = connected.len() == members.len();
+            if !remote.group_trained(group) {
                 // Training waits for the whole group.
-                everyone && !members.is_empty()
-            };
-            if due {
-                let ring = (members.iter().copied())
-                    .filter(|c| self.sessions.contains_key(c))
-                    .collect();
-                return Some(Next { group, ring });
+                if everyone && !members.is_empty() {
+                    return Some(Next {
+                        group,
+                        ring: members.clone(),
+                        catch_up: Vec::new(),
+                    });
+                }
+                continue;
+            }
+            let included = remote.included(group);
+            // One entry per client (`Queued`): the entries are the
+            // clients whose message the round changes.
+            let waiting: Vec<&Queued> = (self.queue.iter())
+                .filter(|q| members.contains(&q.client))
+                .collect();
+            let oldest = waiting.iter().map(|q| q.since).min();
+            let removal = oldest.is_some_and(|since| {
+                // The lone-update policy (issue 28, item 7).
+                let enough = waiting.len() >= self.min_updating(members)
+                    || since.elapsed() >= self.options.max_defer;
+                enough && (everyone || since.elapsed() >= self.options.join_timeout)
+            });
+            let catch_up: Vec<ClientId> = (connected.iter().copied())
+                .filter(|c| !included.contains(c) && self.caught_up.get(c) != self.conn_of(*c))
+                .collect();
+            if !removal && catch_up.is_empty() {
+                continue;
+            }
+            let mut ring: Vec<ClientId> = connected.clone();
+            ring.extend(included.iter().filter(|c| members.contains(c)));
+            ring.sort_unstable();
+            ring.dedup();
+            let needed = remote
+                .survivors_needed(group, ring.len())
+                .unwrap_or(usize::MAX);
+            if connected.len() >= needed {
+                return Some(Next {
+                    group,
+                    ring,
+                    catch_up,
+                });
             }
         }
         None
+    }
+
+    /// The connection of `id`'s open session.
+    fn conn_of(&self, id: ClientId) -> Option<&u64> {
+        self.sessions.get(&id).map(|s| &s.conn)
     }
 
     /// When the idle loop must wake up by itself: when a failed round may
@@ -295,9 +351,10 @@ impl Coordinator {
             Event::Connected {
                 conn,
                 fingerprint,
+                certificate,
                 registration,
                 outbox,
-            } => self.connected(conn, fingerprint, registration, outbox),
+            } => self.connected(conn, fingerprint, certificate, registration, outbox),
             Event::Message { id, conn, body } => {
                 if self.sessions.get(&id).is_some_and(|s| s.conn == conn)
                     && let ClientBody::Forget(f) = body
@@ -362,6 +419,7 @@ impl Coordinator {
         &mut self,
         conn: u64,
         fingerprint: crate::revocation::Fingerprint,
+        certificate: Vec<u8>,
         registration: Registration,
         outbox: mpsc::Sender<Result<ServerMessage, Status>>,
     ) {
@@ -372,6 +430,7 @@ impl Coordinator {
                 conn,
                 outbox,
                 fingerprint,
+                certificate,
             },
         );
         self.registrations.insert(id, registration);
@@ -418,6 +477,34 @@ impl Coordinator {
         }
     }
 
+    /// A client's signed first message: checked against the certificate
+    /// of its session (a forged one would only fail the round at its
+    /// peers), kept to be relayed with the directory, and received.
+    fn endorse(
+        &self,
+        id: ClientId,
+        signed: crate::proto::Signed,
+        round: &mut ServerRound,
+        state: &mut InRound,
+    ) -> Result<(), String> {
+        let certificate = (self.sessions.get(&id))
+            .map(|s| s.certificate.clone())
+            .unwrap_or_default();
+        crate::endorse::verify(&certificate, &signed)?;
+        round
+            .receive(id, &signed.message)
+            .map_err(|e| e.to_string())?;
+        state.endorsed.insert(
+            id,
+            crate::proto::Endorsed {
+                client_id: id.0,
+                signed: Some(signed),
+                certificate,
+            },
+        );
+        Ok(())
+    }
+
     fn gone(&mut self, id: ClientId, conn: u64) {
         if self.sessions.get(&id).is_some_and(|s| s.conn == conn) {
             self.sessions.remove(&id);
@@ -439,24 +526,33 @@ impl Coordinator {
                     }
                     return;
                 }
-                match body {
+                let received = match body {
+                    // The first step's message must be signed: the peers
+                    // check the directory against it.
+                    ClientBody::Secagg(_) if state.steps_sent == 0 => {
+                        Err("an unsigned first message (its keys must be signed)".to_string())
+                    }
                     ClientBody::Secagg(bytes) => {
-                        if let Err(e) = round.receive(id, &bytes) {
-                            let _ = self.report.send(ServerEvent::Rejected {
-                                id,
-                                reason: e.to_string(),
-                            });
-                        }
+                        round.receive(id, &bytes).map_err(|e| e.to_string())
                     }
-                    ClientBody::Forget(f) => self.queue_request(id, f.request),
+                    ClientBody::First(signed) if state.steps_sent == 0 => {
+                        self.endorse(id, signed, round, state)
+                    }
+                    ClientBody::First(_) => {
+                        Err("a signed first message after the first step".into())
+                    }
+                    ClientBody::Forget(f) => {
+                        self.queue_request(id, f.request);
+                        Ok(())
+                    }
                     ClientBody::Refusal(r) => {
-                        let _ = self.report.send(ServerEvent::Rejected {
-                            id,
-                            reason: format!("refused round {}: {}", r.round, r.reason),
-                        });
                         state.refused.insert(id);
+                        Err(format!("refused round {}: {}", r.round, r.reason))
                     }
-                    ClientBody::Hello(_) => {}
+                    ClientBody::Hello(_) => Ok(()),
+                };
+                if let Err(reason) = received {
+                    let _ = self.report.send(ServerEvent::Rejected { id, reason });
                 }
             }
             other => self.idle(other),
@@ -566,7 +662,13 @@ impl Coordinator {
         let Next {
             group,
             ring: clients,
+            catch_up,
         } = next;
+        for c in catch_up {
+            if let Some(s) = self.sessions.get(&c) {
+                self.caught_up.insert(c, s.conn);
+            }
+        }
         let members = self
             .remote()?
             .groups()
@@ -627,9 +729,20 @@ impl Coordinator {
             round = back;
             match advanced {
                 Ok(RoundStep::Send(msgs)) => {
+                    let firsts: Vec<crate::proto::Endorsed> =
+                        std::mem::take(&mut state.endorsed).into_values().collect();
                     for (to, msg) in msgs {
-                        self.send(to, ServerBody::Secagg(msg));
+                        let body = if state.steps_sent == 0 {
+                            ServerBody::Directory(crate::proto::Directory {
+                                secagg: msg,
+                                firsts: firsts.clone(),
+                            })
+                        } else {
+                            ServerBody::Secagg(msg)
+                        };
+                        self.send(to, body);
                     }
+                    state.steps_sent += 1;
                 }
                 Ok(RoundStep::Finished) => break Ok(()),
                 Err(e) => break Err(e),

@@ -98,7 +98,7 @@ impl Handler {
         &self,
         certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
         first: Option<ClientMessage>,
-    ) -> Result<(Registration, Fingerprint), Status> {
+    ) -> Result<(Registration, Fingerprint, Vec<u8>), Status> {
         let Some(ClientMessage {
             body: Some(ClientBody::Hello(hello)),
         }) = first
@@ -145,7 +145,10 @@ impl Handler {
             dim: usize::try_from(hello.dim).unwrap_or(usize::MAX),
             scale: hello.scale.max(1),
         };
-        Ok((registration, fp))
+        let certificate = certs
+            .and_then(<[_]>::first)
+            .map_or_else(Vec::new, |c| c.as_ref().to_vec());
+        Ok((registration, fp, certificate))
     }
 }
 
@@ -164,7 +167,7 @@ impl Federation for Handler {
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(Status::deadline_exceeded("no Hello in time")),
         };
-        let (registration, fingerprint) =
+        let (registration, fingerprint, certificate) =
             match self.identify(certs.as_deref().map(Vec::as_slice), first) {
                 Ok(r) => r,
                 Err(status) => {
@@ -181,6 +184,7 @@ impl Federation for Handler {
             .send(Event::Connected {
                 conn,
                 fingerprint,
+                certificate,
                 registration,
                 outbox: tx,
             })

@@ -18,9 +18,10 @@
 //! Pairwise masks tolerate no dropout: a client missing at either step
 //! leaves masks that do not cancel, so the round fails
 //! ([`MufcError::TooManyDropouts`]) and nothing is decoded. The directory
-//! is as honest as the server (nothing binds a key to a client's
-//! certificate: docs/threat-model.md §10); SecAgg's run is the choice
-//! against a server that would substitute keys, and for dropouts.
+//! is as honest as the server unless the caller checks it against the
+//! keys each client signed (`ClientHalf::check_directory`; `mufc-net`
+//! signs them with the clients' certificates: docs/threat-model.md §10,
+//! N14); SecAgg's run is the choice for dropouts.
 //!
 //! **The dealer** ([`Mode::Dealer`], `syndrome_agg::masking::dealer`) is
 //! the same two steps with a third party between them: each client says

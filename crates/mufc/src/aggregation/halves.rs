@@ -200,6 +200,22 @@ pub(crate) trait ClientHalf: Send {
     fn steps(&self) -> &'static [Step] {
         &Step::ALL
     }
+    /// Checks that the server's answer to the first step (the key
+    /// directory) gives every client it names the key of the first
+    /// message that client signed (`firsts`, by client: the message
+    /// bytes each client sent, whose signatures the caller checked), and
+    /// names no client without one. A round without a directory (dealt
+    /// masks) has nothing to check.
+    fn check_directory(
+        &self,
+        bytes: &[u8],
+        firsts: &std::collections::BTreeMap<ClientId, Vec<u8>>,
+    ) -> MufcResult<()>;
+    /// The clients whose inputs the server can sum with this client's
+    /// part, once the client knows them (SecAgg: the alive set it
+    /// attested; pairwise masks: the ring, once its masked input left),
+    /// in id order; `None` before.
+    fn summed(&self) -> Option<Vec<ClientId>>;
 }
 
 /// The dealer's half of one round, over bytes: the server's request in,

@@ -58,6 +58,20 @@ impl Aggregation {
         }
     }
 
+    /// The fewest clients of a ring of `n` that must answer for a round
+    /// to commit: SecAgg's threshold (at least the minimum aggregate);
+    /// with pairwise masks, every one (they tolerate no dropout).
+    ///
+    /// # Errors
+    ///
+    /// The SecAgg parameter errors for a ring of `n`.
+    pub(crate) fn survivors_needed(&self, n: usize) -> MufcResult<usize> {
+        match &self.masking {
+            MaskSource::SecAgg(settings) => Ok(settings.params(n)?.threshold.max(self.min_clients)),
+            _ => Ok(n),
+        }
+    }
+
     /// The parameters and last sum a round decodes against; `change`: the
     /// small signed parameters of a change round.
     fn sums(&self, change: Option<&ValidAnyParams>) -> Sums {

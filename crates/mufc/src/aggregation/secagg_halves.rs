@@ -3,13 +3,13 @@
 //! and field the parameters chose, behind the byte-level traits of
 //! `remote.rs`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::field::FiniteField;
 use syndrome_agg::secagg::client::{Client as SecAggClient, RoundLedger};
-use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope, ServerEnvelope};
+use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope, ServerBody, ServerEnvelope};
 use syndrome_agg::secagg::server::{Advance, Server as SecAggServer};
 use syndrome_agg::secagg::{AggregationOutput, Step};
 use syndrome_agg::{ConcreteSketch, ProtocolError, SketchError, SketchVisitor, ValidAnyParams};
@@ -140,6 +140,8 @@ struct TypedClient<F: FiniteField> {
     client: SecAggClient<F>,
     rng: ChaCha20Rng,
     max_message: usize,
+    session: [u8; 32],
+    round: u64,
 }
 
 impl<F: FiniteField> ClientHalf for TypedClient<F> {
@@ -150,6 +152,41 @@ impl<F: FiniteField> ClientHalf for TypedClient<F> {
 
     fn is_done(&self) -> bool {
         self.client.is_done()
+    }
+
+    fn summed(&self) -> Option<Vec<ClientId>> {
+        (self.client.summed()).map(|s| s.iter().copied().map(ClientId).collect())
+    }
+
+    fn check_directory(
+        &self,
+        bytes: &[u8],
+        firsts: &BTreeMap<ClientId, Vec<u8>>,
+    ) -> MufcResult<()> {
+        let refuse = |reason: String| MufcError::RoundRefused {
+            round: self.round,
+            reason,
+        };
+        let msg = ServerEnvelope::parse(bytes, self.max_message)?;
+        let ServerBody::KeyDirectory(d) = msg.body else {
+            return Err(refuse(
+                "the server's first message is not a key directory".into(),
+            ));
+        };
+        for (id, keys) in &d.entries {
+            let signed = (firsts.get(&ClientId(*id)))
+                .and_then(|b| ClientEnvelope::parse(b, self.max_message).ok())
+                .filter(|e| e.session == self.session && e.round == self.round && e.client == *id);
+            match signed.map(|e| e.body) {
+                Some(ClientBody::AdvertiseKeys(k)) if k == *keys => {}
+                _ => {
+                    return Err(refuse(format!(
+                        "the key directory gives client {id} keys it did not sign for this round"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -230,6 +267,8 @@ impl SketchVisitor for JoinRound<'_> {
                 client,
                 rng,
                 max_message,
+                session: self.spec.session,
+                round: self.spec.round,
             }),
             first.to_bytes()?,
             new,

@@ -23,6 +23,10 @@ pub struct RemoteClient {
     /// What the client agreed on out of band: it joins no round whose
     /// setup lies outside it.
     agreement: Option<Agreement>,
+    /// The clients of the last sum the client took part in (the server
+    /// may hold it): every later ring must name each of them (issue 28,
+    /// item 5).
+    last_sum: Vec<ClientId>,
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +95,38 @@ impl ClientRound {
         self.half.is_done()
     }
 
+    /// Checks the server's answer to the round's first step, the key
+    /// directory, against the first messages of the ring's clients as
+    /// each signed it (`firsts`, by client; the caller checked every
+    /// signature against its client's certificate): every client the
+    /// directory names must be given the keys its own first message
+    /// carries, for this session and round (issue 28, item 8: a server
+    /// that substitutes keys could otherwise play every peer of the
+    /// client inside SecAgg). Call it before [`Self::handle`] on that
+    /// message.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::RoundRefused`] naming the first client whose key the
+    /// directory changed (or named without a signed message); a protocol
+    /// error for bytes that are no directory.
+    pub fn check_directory(
+        &self,
+        bytes: &[u8],
+        firsts: &std::collections::BTreeMap<ClientId, Vec<u8>>,
+    ) -> MufcResult<()> {
+        self.half.check_directory(bytes, firsts)
+    }
+
+    /// The clients whose inputs the server can sum with this client's
+    /// part, once the client knows them (with SecAgg, the round's alive
+    /// set, which the client attested; with pairwise masks, the ring once
+    /// the client's masked input left), in id order; `None` before. See
+    /// [`RemoteClient::took_part`].
+    pub fn summed(&self) -> Option<Vec<ClientId>> {
+        self.half.summed()
+    }
+
     /// The steps of the round's protocol, in the order the client answers
     /// them: SecAgg's five ([`SecAggStep::ALL`](crate::SecAggStep::ALL)),
     /// or pairwise masks' two (keys, masked input).
@@ -115,6 +151,7 @@ impl RemoteClient {
             state: State::Waiting(data),
             sessions: BTreeSet::new(),
             agreement: None,
+            last_sum: Vec::new(),
         })
     }
 
@@ -151,6 +188,7 @@ impl RemoteClient {
             state,
             sessions,
             agreement: None,
+            last_sum: Vec::new(),
         })
     }
 
@@ -175,6 +213,40 @@ impl RemoteClient {
     /// ```
     pub fn agree(&mut self, agreement: Agreement) {
         self.agreement = Some(agreement);
+    }
+
+    /// The clients of the last sum the client took part in, in id order
+    /// (empty before its first): see [`Self::took_part`].
+    pub fn last_sum(&self) -> &[ClientId] {
+        &self.last_sum
+    }
+
+    /// Notes that the client took part in `round`'s sum, once it knows
+    /// whose inputs that sum holds ([`ClientRound::summed`]; nothing
+    /// before). From then on the client joins only rings that name every
+    /// client of that sum still in its roster and group (issue 28, item
+    /// 5): a server holding S(all) and S(all but v) would hold v's
+    /// histogram. A client the protocol dropped inside a ring that named
+    /// it is not in the sum, and may be left out of the next ring. Returns
+    /// whether the set changed (the caller saves it).
+    pub fn took_part(&mut self, round: &ClientRound) -> bool {
+        match round.summed() {
+            Some(s) if s != self.last_sum => {
+                self.last_sum = s;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The client restored with `last_sum` ([`Self::last_sum`] as it was
+    /// saved).
+    #[must_use]
+    pub fn with_last_sum(mut self, mut last_sum: Vec<ClientId>) -> Self {
+        last_sum.sort_unstable();
+        last_sum.dedup();
+        self.last_sum = last_sum;
+        self
     }
 
     /// The agreement the client holds to, if any.
@@ -281,6 +353,20 @@ impl RemoteClient {
                     "the ring names client {c}, outside the client's group"
                 )));
             }
+        }
+        // A ring that leaves out a client of the last sum this client
+        // took part in would let the server difference the two sums.
+        let layout = announcement.setup.layout();
+        let mine = layout.as_ref().and_then(|l| l.group_of(self.id));
+        if let Some(c) = self.last_sum.iter().find(|c| {
+            announcement.setup.roster.contains(c)
+                && layout.as_ref().is_none_or(|l| l.group_of(**c) == mine)
+                && !spec.ring.contains(c)
+        }) {
+            return Err(refuse(&format!(
+                "the ring omits client {c}, whose input was in the last sum this client took \
+                 part in (the server could learn that client's histogram from the two sums)"
+            )));
         }
         if let State::Waiting(data) = &self.state {
             let trained = train(

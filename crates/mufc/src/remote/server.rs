@@ -281,6 +281,41 @@ impl RemoteServer {
         }
     }
 
+    /// The clients whose data group `g`'s model holds ([`Self::groups`];
+    /// when flat, `0` is the whole roster): those its last committed round
+    /// included, in id order. Every member after training; fewer after a
+    /// round that a member missed (it was offline, or dropped out inside
+    /// the protocol), until a round includes it again. Empty before the
+    /// group trained.
+    pub fn included(&self, g: usize) -> Vec<ClientId> {
+        match &self.tree {
+            Some(t) => t.group_included(g).to_vec(),
+            None if g == 0 => self
+                .fit_report
+                .as_ref()
+                .map_or_else(Vec::new, |r| r.included.clone()),
+            None => Vec::new(),
+        }
+    }
+
+    /// The fewest clients of a ring of `n` in group `g` that must answer
+    /// for the round to commit: SecAgg's threshold (at least the minimum
+    /// aggregate); with pairwise masks, all `n`.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Remote`] for a group out of range; the SecAgg
+    /// parameter errors for a ring of `n`.
+    pub fn survivors_needed(&self, g: usize, n: usize) -> MufcResult<usize> {
+        match &self.tree {
+            Some(t) => t
+                .group_aggregation_ref(g)
+                .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?
+                .survivors_needed(n),
+            None => self.aggregation.survivors_needed(n),
+        }
+    }
+
     /// The number of rounds started so far (failed ones included; every
     /// group's, with groups).
     pub fn rounds(&self) -> u64 {
@@ -401,6 +436,16 @@ impl RemoteServer {
         }
         // Trained once every group (or the one flat aggregate) has been;
         // the times are every training round's, added up.
+        // Across processes the report's clients are the model's: those of
+        // the last committed round (with groups, every group's), so that
+        // a client a round left out is seen as missing until a round
+        // includes it again (`Self::included`).
+        if let Some(report) = &mut self.fit_report {
+            report.included = self
+                .tree
+                .as_ref()
+                .map_or_else(|| out.included.clone(), Tree::included);
+        }
         if self.fit_report.is_none() && self.tree.as_ref().is_none_or(Tree::trained) {
             self.fit_report = Some(FitReport {
                 times: self.training_times,

@@ -118,6 +118,9 @@ pub struct Client<F: FiniteField> {
     mask: MaskKeyPair,
     seed: Zeroizing<[u8; 32]>,
     state: State<F::Elem>,
+    /// The alive set of the consistency request, once the client attested
+    /// it: the clients whose inputs the server can sum.
+    summed: Option<Vec<ClientId>>,
 }
 
 impl<F: FiniteField> fmt::Debug for Client<F> {
@@ -168,6 +171,7 @@ impl<F: FiniteField> Client<F> {
                 mask,
                 seed,
                 state: State::AwaitingDirectory { input },
+                summed: None,
             },
             msg,
         ))
@@ -186,6 +190,15 @@ impl<F: FiniteField> Client<F> {
     /// Whether the client has answered the unmasking request.
     pub fn is_done(&self) -> bool {
         matches!(self.state, State::Done)
+    }
+
+    /// The clients whose inputs the server can sum, once this client
+    /// attested the round's alive set (the consistency step): that set,
+    /// in increasing id order. The unmasking request must match it, so
+    /// the only sum the server can take with this client's help is of
+    /// these clients. `None` before.
+    pub fn summed(&self) -> Option<&[ClientId]> {
+        self.summed.as_deref()
     }
 
     /// Handles the server's next message and returns the reply.
@@ -277,6 +290,9 @@ impl<F: FiniteField> Client<F> {
         };
         match result {
             Ok((next, body)) => {
+                if let State::AwaitingUnmasking { attested, .. } = &next {
+                    self.summed = Some(attested.clone());
+                }
                 self.state = next;
                 Ok(ClientEnvelope::new(&ctx, self.id, body))
             }

@@ -76,9 +76,23 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
             .map(|c| store.client_name(*c).to_string())
             .collect()
     };
+    // Whose data the model holds (issue 28, item 4): across processes a
+    // client the last round of its group left out (offline, or dropped
+    // inside the protocol) is missing until a catch-up round brings it
+    // back.
+    let included = store.federation().last_included().to_vec();
+    let missing: Vec<String> = roster.as_ref().map_or_else(Vec::new, |names| {
+        (0..names.len() as u64)
+            .map(mufc::ClientId)
+            .filter(|c| !included.contains(c))
+            .map(|c| store.client_name(c).to_string())
+            .collect()
+    });
     let json = json!({
         "command": "inspect",
         "roster": roster,
+        "model_includes": group_names(&included),
+        "model_lacks": missing,
         "aggregate_points": aggregate,
         "model": a.model.display().to_string(),
         "clients": clients.len(),
@@ -108,6 +122,18 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
                 names.join(","),
             ]);
             t.row(["points in the aggregate".to_string(), aggregate.to_string()]);
+            t.row([
+                "clients the model includes".to_string(),
+                group_names(&included).join(","),
+            ]);
+            t.row([
+                "clients the model lacks (until a catch-up round)".to_string(),
+                if missing.is_empty() {
+                    "none".to_string()
+                } else {
+                    missing.join(",")
+                },
+            ]);
         }
         None => {
             t.row([

@@ -2,7 +2,7 @@
 //! once the directory is checked (or its sealed seed opened), its masked
 //! sketch.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use syndrome_agg::masking::dealer::{open_seed, seeded_mask};
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
@@ -100,6 +100,43 @@ impl FramedClient {
 impl ClientHalf for FramedClient {
     fn steps(&self) -> &'static [Step] {
         &[Step::AdvertiseKeys, Step::MaskedInput]
+    }
+
+    fn summed(&self) -> Option<Vec<ClientId>> {
+        // No dropout: the frame sent, the server sums the whole ring.
+        self.done.then(|| {
+            let mut ring = self.spec.ring.clone();
+            ring.sort_unstable();
+            ring
+        })
+    }
+
+    fn check_directory(
+        &self,
+        bytes: &[u8],
+        firsts: &BTreeMap<ClientId, Vec<u8>>,
+    ) -> MufcResult<()> {
+        // Dealt masks have no directory: the dealer's seal is the check.
+        if let Mode::Dealer(_) = self.own {
+            return Ok(());
+        }
+        let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
+        for (c, key) in &d.keys {
+            let signed = (firsts.get(&ClientId(*c)))
+                .and_then(|b| from_bytes::<ToServer>(b, 4096, "a key").ok());
+            let ok = matches!(signed, Some(ToServer::Key { client, session, round, key: k })
+                if client == *c && session == self.spec.session
+                    && round == self.spec.round && k == *key);
+            if !ok {
+                return Err(MufcError::RoundRefused {
+                    round: self.spec.round,
+                    reason: format!(
+                        "the key directory gives client {c} a key it did not sign for this round"
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>> {

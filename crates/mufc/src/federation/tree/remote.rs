@@ -83,6 +83,17 @@ impl Tree {
         self.nodes.get(g).map(Server::counts)
     }
 
+    /// The clients group `g`'s aggregate holds: its last committed
+    /// round's included clients (empty before one, or out of range).
+    pub(crate) fn group_included(&self, g: usize) -> &[ClientId] {
+        self.groups.get(g).map_or(&[], |group| &group.included)
+    }
+
+    /// Group `g`'s aggregation, to read (`None` out of range).
+    pub(crate) fn group_aggregation_ref(&self, g: usize) -> Option<&Aggregation> {
+        self.groups.get(g).map(|group| &group.aggregation)
+    }
+
     /// Whether group `g` has committed a round.
     pub(crate) fn group_trained(&self, g: usize) -> bool {
         self.groups
