@@ -16,6 +16,7 @@ mod cli_net_attacks;
 mod cli_net_bounds;
 mod cli_net_directory;
 mod cli_net_erasure;
+mod cli_net_faults;
 mod cli_net_membership;
 mod cli_net_policy;
 mod cli_net_revocation;

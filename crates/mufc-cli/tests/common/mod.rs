@@ -7,6 +7,7 @@
 pub(crate) mod evil;
 pub(crate) mod member;
 pub(crate) mod net;
+pub(crate) mod netns;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -28,14 +28,20 @@ pub(crate) struct Proc {
 impl Proc {
     /// Starts `mufc args...` in `dir` with the environment `env`.
     pub(crate) fn start(name: &str, dir: &Path, args: &[String], env: &[(&str, &str)]) -> Self {
-        Self::spawn(name, dir, args, env, true)
+        Self::spawn(name, dir, args, env, true, None)
+    }
+
+    /// [`Self::start`] inside the network namespace `netns`
+    /// (`ip netns exec`, which execs `mufc` itself: the child is `mufc`).
+    pub(crate) fn start_in(netns: &str, name: &str, dir: &Path, args: &[String]) -> Self {
+        Self::spawn(name, dir, args, &[], true, Some(netns))
     }
 
     /// [`Self::start`] with the reading end of its stdout closed at once,
     /// as when its output is piped into a reader that exits (`| head`):
     /// only its stderr is logged.
     pub(crate) fn start_with_stdout_closed(name: &str, dir: &Path, args: &[String]) -> Self {
-        Self::spawn(name, dir, args, &[], false)
+        Self::spawn(name, dir, args, &[], false, None)
     }
 
     fn spawn(
@@ -44,8 +50,16 @@ impl Proc {
         args: &[String],
         env: &[(&str, &str)],
         read_stdout: bool,
+        netns: Option<&str>,
     ) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mufc"));
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_mufc")]);
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_mufc")),
+        };
         cmd.args(args)
             .current_dir(dir)
             .stdin(Stdio::null())

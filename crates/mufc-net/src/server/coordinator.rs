@@ -477,6 +477,32 @@ impl Coordinator {
         }
     }
 
+    /// Closes the session of every client of a committed round's ring
+    /// that stayed silent in it (connected when it started, not in its
+    /// sum, no refusal): a session the deadline passed by may sit on a
+    /// link that is down, which TCP does not report. Closed, the client
+    /// connects again once it can, and its new session brings the
+    /// catch-up round that puts its data back (issue 28, item 4); left
+    /// open, the server would take it for connected, and its catch-up
+    /// would run, once, while it cannot answer.
+    fn close_silent(&mut self, ring: &[ClientId], included: &BTreeSet<ClientId>, state: &InRound) {
+        for id in ring {
+            let same = self
+                .sessions
+                .get(id)
+                .is_some_and(|s| state.in_session(*id, s.conn));
+            if same
+                && !included.contains(id)
+                && !state.refused.contains(id)
+                && let Some(s) = self.sessions.remove(id)
+            {
+                let _ = s.outbox.try_send(Err(Status::unavailable(
+                    "the client missed the round's deadline: connect again",
+                )));
+            }
+        }
+    }
+
     /// A client's signed first message: checked against the certificate
     /// of its session (a forged one would only fail the round at its
     /// peers), kept to be relayed with the directory, and received.
@@ -786,6 +812,7 @@ impl Coordinator {
             detail: String::new(),
         };
         self.tell(&clients, &end);
+        self.close_silent(&clients, &included, &state);
         let trained_now = report.training && self.remote()?.is_trained();
         let _ = self.report.send(ServerEvent::RoundCommitted(report));
         if trained_now {
