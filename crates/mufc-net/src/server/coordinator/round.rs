@@ -1,0 +1,370 @@
+//! One round, from its announcement to its commit: the events during
+//! it, the signed first messages, the store, and what the clients hear.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mufc::ClientId;
+use mufc::remote::{RemoteServer, RoundStep, ServerRound};
+use mufc_store::{IfExists, RoundEntry, Store};
+use tokio::time::Instant;
+use tonic::Status;
+
+use super::schedule::{Next, RETRY};
+use super::{Coordinator, Event, ServerEvent};
+use crate::NetError;
+use crate::proto::RoundEnd;
+use crate::proto::client_message::Body as ClientBody;
+use crate::proto::server_message::Body as ServerBody;
+use crate::running::off_runtime;
+use crate::server::pending_setup;
+
+/// What a round's events did to it.
+#[derive(Default)]
+pub(super) struct InRound {
+    refused: BTreeSet<ClientId>,
+    /// The session of each client when the round started: a client that
+    /// reconnects during the round has lost its part of it (its new
+    /// session never heard the announcement), so the round neither waits
+    /// for it nor takes its messages.
+    sessions: BTreeMap<ClientId, u64>,
+    /// The signed first message of each client that sent one, with its
+    /// certificate: relayed with the key directory (issue 28, item 8).
+    endorsed: BTreeMap<ClientId, crate::proto::Endorsed>,
+    /// How many times the server sent the round's clients a step's
+    /// messages: the first is the key directory.
+    steps_sent: usize,
+}
+
+impl InRound {
+    pub(super) fn in_session(&self, id: ClientId, conn: u64) -> bool {
+        self.sessions.get(&id) == Some(&conn)
+    }
+}
+
+impl Coordinator {
+    /// Closes the session of every client of a committed round's ring
+    /// that stayed silent in it (connected when it started, not in its
+    /// sum, no refusal): a session the deadline passed by may sit on a
+    /// link that is down, which TCP does not report. Closed, the client
+    /// connects again once it can, and its new session brings the
+    /// catch-up round that puts its data back (issue 28, item 4); left
+    /// open, the server would take it for connected, and its catch-up
+    /// would run, once, while it cannot answer.
+    pub(super) fn close_silent(
+        &mut self,
+        ring: &[ClientId],
+        included: &BTreeSet<ClientId>,
+        state: &InRound,
+    ) {
+        for id in ring {
+            let same = self
+                .sessions
+                .get(id)
+                .is_some_and(|s| state.in_session(*id, s.conn));
+            if same
+                && !included.contains(id)
+                && !state.refused.contains(id)
+                && let Some(s) = self.sessions.remove(id)
+            {
+                let _ = s.outbox.try_send(Err(Status::unavailable(
+                    "the client missed the round's deadline: connect again",
+                )));
+            }
+        }
+    }
+
+    /// A client's signed first message: checked against the certificate
+    /// of its session (a forged one would only fail the round at its
+    /// peers), kept to be relayed with the directory, and received.
+    pub(super) fn endorse(
+        &self,
+        id: ClientId,
+        signed: crate::proto::Signed,
+        round: &mut ServerRound,
+        state: &mut InRound,
+    ) -> Result<(), String> {
+        let certificate = (self.sessions.get(&id))
+            .map(|s| s.certificate.clone())
+            .unwrap_or_default();
+        crate::endorse::verify(&certificate, &signed)?;
+        round
+            .receive(id, &signed.message)
+            .map_err(|e| e.to_string())?;
+        state.endorsed.insert(
+            id,
+            crate::proto::Endorsed {
+                client_id: id.0,
+                signed: Some(signed),
+                certificate,
+            },
+        );
+        Ok(())
+    }
+
+    /// An event during a round.
+    pub(super) fn in_round(&mut self, ev: Event, round: &mut ServerRound, state: &mut InRound) {
+        match ev {
+            Event::Message { id, conn, body } => {
+                if self.sessions.get(&id).is_none_or(|s| s.conn != conn) {
+                    return;
+                }
+                if !state.in_session(id, conn) {
+                    // A session opened during the round: only its requests
+                    // count (they wait for the next round).
+                    if let ClientBody::Forget(f) = body {
+                        self.queue_request(id, f.request);
+                    }
+                    return;
+                }
+                let received = match body {
+                    // The first step's message must be signed: the peers
+                    // check the directory against it.
+                    ClientBody::Secagg(_) if state.steps_sent == 0 => {
+                        Err("an unsigned first message (its keys must be signed)".to_string())
+                    }
+                    ClientBody::Secagg(bytes) => {
+                        round.receive(id, &bytes).map_err(|e| e.to_string())
+                    }
+                    ClientBody::First(signed) if state.steps_sent == 0 => {
+                        self.endorse(id, signed, round, state)
+                    }
+                    ClientBody::First(_) => {
+                        Err("a signed first message after the first step".into())
+                    }
+                    ClientBody::Forget(f) => {
+                        self.queue_request(id, f.request);
+                        Ok(())
+                    }
+                    ClientBody::Refusal(r) => {
+                        state.refused.insert(id);
+                        Err(format!("refused round {}: {}", r.round, r.reason))
+                    }
+                    ClientBody::Hello(_) => Ok(()),
+                };
+                if let Err(reason) = received {
+                    let _ = self.report.send(ServerEvent::Rejected { id, reason });
+                }
+            }
+            other => self.idle(other),
+        }
+    }
+
+    /// Runs one round in `next`'s group with its connected members. A
+    /// round that fails is reported to them and retried later; an error
+    /// here is fatal (the store cannot be created).
+    pub(super) async fn round(&mut self, next: Next) -> Result<(), NetError> {
+        let Next {
+            group,
+            ring: clients,
+            catch_up,
+        } = next;
+        for c in catch_up {
+            if let Some(s) = self.sessions.get(&c) {
+                self.caught_up.insert(c, s.conn);
+            }
+        }
+        let members = self
+            .remote()?
+            .groups()
+            .get(group)
+            .cloned()
+            .unwrap_or_default();
+        // The group as events name it (`None` when flat).
+        let grouped = self.remote()?.setup().config().topology() != mufc::Topology::Flat;
+        let label = grouped.then_some(group);
+        let served = self.take_requests(&members);
+        let started = self.remote()?.start_round(&clients);
+        let (announcement, mut round) = match started {
+            Ok(x) => x,
+            Err(e) => {
+                self.failed(None, label, &clients, &e.to_string(), served);
+                return Ok(());
+            }
+        };
+        let number = round.spec().round;
+        let _ = self.report.send(ServerEvent::RoundStarted {
+            round: number,
+            group: round.group(),
+            clients: clients.clone(),
+        });
+        let bytes = announcement.to_bytes()?;
+        for id in &clients {
+            self.send(*id, ServerBody::Announcement(bytes.clone()));
+        }
+        let mut state = InRound {
+            sessions: self.sessions.iter().map(|(c, s)| (*c, s.conn)).collect(),
+            ..InRound::default()
+        };
+        let finished = loop {
+            let deadline = Instant::now() + self.options.step_timeout;
+            loop {
+                let waiting = round
+                    .expected()
+                    .difference(&round.answered())
+                    .filter(|c| {
+                        self.sessions
+                            .get(c)
+                            .is_some_and(|s| state.in_session(**c, s.conn))
+                            && !state.refused.contains(c)
+                    })
+                    .count();
+                if waiting == 0 {
+                    break;
+                }
+                tokio::select! {
+                    ev = self.events.recv() => match ev {
+                        Some(ev) => self.in_round(ev, &mut round, &mut state),
+                        None => break,
+                    },
+                    () = tokio::time::sleep_until(deadline) => break,
+                }
+            }
+            let (back, advanced) = off_runtime(round, ServerRound::advance).await;
+            round = back;
+            match advanced {
+                Ok(RoundStep::Send(msgs)) => {
+                    let firsts: Vec<crate::proto::Endorsed> =
+                        std::mem::take(&mut state.endorsed).into_values().collect();
+                    for (to, msg) in msgs {
+                        let body = if state.steps_sent == 0 {
+                            ServerBody::Directory(crate::proto::Directory {
+                                secagg: msg,
+                                firsts: firsts.clone(),
+                            })
+                        } else {
+                            ServerBody::Secagg(msg)
+                        };
+                        self.send(to, body);
+                    }
+                    state.steps_sent += 1;
+                }
+                Ok(RoundStep::Finished) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        let remote = std::mem::take(&mut self.remote)
+            .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        let (remote, finished) = off_runtime(remote, move |remote: &mut RemoteServer| {
+            finished.and_then(|()| remote.finish_round(round))
+        })
+        .await;
+        self.remote = Some(remote);
+        let report = match finished {
+            Ok(r) => r,
+            Err(e) => {
+                self.failed(Some(number), label, &clients, &e.to_string(), served);
+                return Ok(());
+            }
+        };
+        if let Err(e) = self.persist(&report, &served) {
+            self.failed(
+                Some(number),
+                label,
+                &clients,
+                &format!("the store refused the round: {e}"),
+                served,
+            );
+            return Ok(());
+        }
+        let included: BTreeSet<ClientId> = report.included.iter().copied().collect();
+        // Requests of clients the round left out wait for the next one.
+        for (c, r) in served {
+            if !included.contains(&c) {
+                self.queue_request(c, r);
+            }
+        }
+        let end = RoundEnd {
+            round: number,
+            committed: true,
+            included: report.included.iter().map(|c| c.0).collect(),
+            detail: String::new(),
+        };
+        self.tell(&clients, &end);
+        self.close_silent(&clients, &included, &state);
+        let trained_now = report.training && self.remote()?.is_trained();
+        let _ = self.report.send(ServerEvent::RoundCommitted(report));
+        if trained_now {
+            let rounds = self.remote()?.rounds();
+            let _ = self.report.send(ServerEvent::Trained { rounds });
+        }
+        Ok(())
+    }
+
+    /// Writes a committed round to the store (creating it once the model
+    /// is trained: with groups, after every group's first round; a server
+    /// stopped before trains its groups again); on an error the server's
+    /// state goes back to the store's.
+    pub(super) fn persist(
+        &mut self,
+        report: &mufc::remote::RoundReport,
+        served: &[(ClientId, u64)],
+    ) -> Result<(), NetError> {
+        let remote = self
+            .remote
+            .as_ref()
+            .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        if !remote.is_trained() {
+            return Ok(());
+        }
+        let fed = remote.federation()?;
+        let written = match &mut self.store {
+            None => Store::create_serving(&self.options.store, fed, &self.roster, IfExists::Refuse)
+                .map(|s| {
+                    self.store = Some(s);
+                    // The store holds the setup now (an error leaves a
+                    // file the next start ignores).
+                    let _ = pending_setup::remove(&pending_setup::path_of(&self.options.store));
+                }),
+            Some(store) => store.commit_round(
+                fed,
+                &RoundEntry {
+                    round: report.round,
+                    requests: served.to_vec(),
+                    included: report.included.clone(),
+                    dropped: report.dropped.iter().map(|(c, _)| *c).collect(),
+                },
+            ),
+        };
+        if let Err(e) = written {
+            self.remote = match &self.store {
+                Some(s) => Some(RemoteServer::resume(
+                    s.federation().clone(),
+                    (0..self.roster.len() as u64).map(ClientId).collect(),
+                )?),
+                None => None,
+            };
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// A round that failed: its clients hear it, its requests wait, and
+    /// the next round waits a little.
+    pub(super) fn failed(
+        &mut self,
+        round: Option<u64>,
+        group: Option<usize>,
+        clients: &[ClientId],
+        reason: &str,
+        served: Vec<(ClientId, u64)>,
+    ) {
+        for (c, r) in served {
+            self.queue_request(c, r);
+        }
+        self.retry_at = Some(Instant::now() + RETRY);
+        if let Some(n) = round {
+            let end = RoundEnd {
+                round: n,
+                committed: false,
+                included: Vec::new(),
+                detail: reason.to_string(),
+            };
+            self.tell(clients, &end);
+        }
+        let _ = self.report.send(ServerEvent::RoundFailed {
+            round,
+            group,
+            reason: reason.to_string(),
+        });
+    }
+}

@@ -1,0 +1,206 @@
+//! When a round runs: the queue of removal requests, the lone-update
+//! policy, catch-up rounds, and the ring a group's round must name.
+
+use std::time::Duration;
+
+use mufc::ClientId;
+use tokio::time::Instant;
+
+use super::Coordinator;
+use crate::server::ServerEvent;
+
+/// How long the server waits before it retries a round that failed.
+pub(super) const RETRY: Duration = Duration::from_millis(500);
+
+/// A client's removal requests not yet served: one entry per client,
+/// whatever it sends (issue 28, item 9: 200k Forget messages from one
+/// member made as many queue entries and audit rows). A round serves a
+/// client's points as they are when it joins, so one round serves every
+/// request it made before: the entry keeps the highest number heard (a
+/// client numbers its requests in order), and the round's audit row for
+/// the client names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Queued {
+    client: ClientId,
+    /// The client's highest number among its waiting requests.
+    request: u64,
+    /// Since when it waits: a round of its group runs without absent
+    /// members once it has waited the join timeout.
+    since: Instant,
+}
+
+/// The round to run next: a group, its ring (its members connected, and
+/// every member of the group's model even if absent: issue 28, item 5),
+/// and the members it brings back into the model (a catch-up round).
+pub(super) struct Next {
+    pub(super) group: usize,
+    pub(super) ring: Vec<ClientId>,
+    pub(super) catch_up: Vec<ClientId>,
+}
+
+impl Coordinator {
+    pub(super) fn may_retry(&self) -> bool {
+        self.retry_at.is_none_or(|t| Instant::now() >= t)
+    }
+
+    /// The round that should start now, if any: the first group, in
+    /// order, that has not trained and whose members are all connected;
+    /// or that has a request (under the lone-update policy) and whose
+    /// members are all connected or whose oldest request has waited the
+    /// join timeout; or that has a member connected whose data its model
+    /// lacks, not yet brought back in this session (a catch-up round,
+    /// issue 28, item 4).
+    ///
+    /// A trained group's ring names every member of its model's sum,
+    /// connected or not (issue 28, item 5): a ring without one would let
+    /// the server difference two sums and read that member's histogram,
+    /// and its clients refuse it. An absent member is a dropout at the
+    /// protocol's first step, so such a round runs only when the members
+    /// connected are enough for the protocol's threshold; otherwise the
+    /// group waits for them.
+    pub(super) fn next(&self) -> Option<Next> {
+        if !self.may_retry() {
+            return None;
+        }
+        let remote = self.remote.as_ref()?;
+        for (group, members) in remote.groups().iter().enumerate() {
+            let connected: Vec<ClientId> = (members.iter().copied())
+                .filter(|c| self.sessions.contains_key(c))
+                .collect();
+            let everyone = connected.len() == members.len();
+            if !remote.group_trained(group) {
+                // Training waits for the whole group.
+                if everyone && !members.is_empty() {
+                    return Some(Next {
+                        group,
+                        ring: members.clone(),
+                        catch_up: Vec::new(),
+                    });
+                }
+                continue;
+            }
+            let included = remote.included(group);
+            // One entry per client (`Queued`): the entries are the
+            // clients whose message the round changes.
+            let waiting: Vec<&Queued> = (self.queue.iter())
+                .filter(|q| members.contains(&q.client))
+                .collect();
+            let oldest = waiting.iter().map(|q| q.since).min();
+            let removal = oldest.is_some_and(|since| {
+                // The lone-update policy (issue 28, item 7).
+                let enough = waiting.len() >= self.min_updating(members)
+                    || since.elapsed() >= self.options.max_defer;
+                enough && (everyone || since.elapsed() >= self.options.join_timeout)
+            });
+            let catch_up: Vec<ClientId> = (connected.iter().copied())
+                .filter(|c| !included.contains(c) && self.caught_up.get(c) != self.conn_of(*c))
+                .collect();
+            if !removal && catch_up.is_empty() {
+                continue;
+            }
+            let mut ring: Vec<ClientId> = connected.clone();
+            ring.extend(included.iter().filter(|c| members.contains(c)));
+            ring.sort_unstable();
+            ring.dedup();
+            let needed = remote
+                .survivors_needed(group, ring.len())
+                .unwrap_or(usize::MAX);
+            if connected.len() >= needed {
+                return Some(Next {
+                    group,
+                    ring,
+                    catch_up,
+                });
+            }
+        }
+        None
+    }
+
+    /// The connection of `id`'s open session.
+    pub(super) fn conn_of(&self, id: ClientId) -> Option<&u64> {
+        self.sessions.get(&id).map(|s| &s.conn)
+    }
+
+    /// When the idle loop must wake up by itself: when a failed round may
+    /// be retried (a group may have become due meanwhile, its members all
+    /// connected) or when the next request will have waited the join
+    /// timeout, whichever comes first. Only instants still to come: a
+    /// deadline passed without a round changes nothing more by itself (its
+    /// group waits for its members, or for an event), and waking up for it
+    /// again and again would spin.
+    pub(super) fn wake_at(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let join = (self.queue.iter()).map(|q| q.since + self.options.join_timeout);
+        let defer = (self.queue.iter()).filter_map(|q| q.since.checked_add(self.options.max_defer));
+        join.chain(defer)
+            .chain(self.retry_at)
+            .filter(|t| *t > now)
+            .min()
+    }
+
+    /// The fewest clients a removal round of a group of `members` may
+    /// change: the configuration's `min_updating_clients`, at most the
+    /// group (a larger minimum could never be met; the deadline would
+    /// decide every time).
+    pub(super) fn min_updating(&self, members: &[ClientId]) -> usize {
+        self.remote.as_ref().map_or(1, |r| {
+            (r.setup().config().min_updating_clients()).clamp(1, members.len().max(1))
+        })
+    }
+
+    /// Queues a request (again): it joins its client's entry, which
+    /// waits from its first request (see [`Queued`]).
+    pub(super) fn queue_request(&mut self, client: ClientId, request: u64) {
+        match self.queue.iter_mut().find(|q| q.client == client) {
+            Some(q) => q.request = q.request.max(request),
+            None => {
+                self.queue.push(Queued {
+                    client,
+                    request,
+                    since: Instant::now(),
+                });
+                self.report_deferred(client);
+            }
+        }
+    }
+
+    /// Tells the operator when `client`'s new request waits for the
+    /// lone-update policy.
+    pub(super) fn report_deferred(&self, client: ClientId) {
+        let Some(remote) = &self.remote else { return };
+        let Some(members) = remote.groups().iter().find(|g| g.contains(&client)) else {
+            return;
+        };
+        let clients = (self.queue.iter())
+            .filter(|q| members.contains(&q.client))
+            .count();
+        let min = self.min_updating(members);
+        if clients < min && remote.is_trained() {
+            let _ = self.report.send(ServerEvent::Deferred {
+                id: client,
+                clients,
+                min,
+                at_most: self.options.max_defer,
+            });
+        }
+    }
+
+    /// Takes the requests of `members` out of the queue.
+    pub(super) fn take_requests(&mut self, members: &[ClientId]) -> Vec<(ClientId, u64)> {
+        let (taken, kept) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|q| members.contains(&q.client));
+        self.queue = kept;
+        taken
+            .into_iter()
+            .map(|q: Queued| (q.client, q.request))
+            .collect()
+    }
+}
+
+pub(super) async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
