@@ -20,14 +20,29 @@ use tonic::Status;
 mod round;
 mod schedule;
 
-use schedule::{Queued, sleep_until};
-
 use super::stores::ClientStores;
 use super::{Event, ServerEvent, ServerOptions, pending_setup};
 use crate::NetError;
 use crate::proto::client_message::Body as ClientBody;
 use crate::proto::server_message::Body as ServerBody;
 use crate::proto::{RoundEnd, ServerMessage, Welcome};
+
+/// A client's removal requests not yet served: one entry per client,
+/// whatever it sends (issue 28, item 9: 200k Forget messages from one
+/// member made as many queue entries and audit rows). A round serves a
+/// client's points as they are when it joins, so one round serves every
+/// request it made before: the entry keeps the highest number heard (a
+/// client numbers its requests in order), and the round's audit row for
+/// the client names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Queued {
+    client: ClientId,
+    /// The client's highest number among its waiting requests.
+    request: u64,
+    /// Since when it waits: a round of its group runs without absent
+    /// members once it has waited the join timeout.
+    since: Instant,
+}
 
 /// One client's open session.
 #[derive(Debug)]
@@ -393,4 +408,11 @@ fn check_roster(given: &[String], kept: &[String], whose: &str) -> Result<(), Ne
         kept.join(","),
         given.join(",")
     )))
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
 }

@@ -6,28 +6,11 @@ use std::time::Duration;
 use mufc::ClientId;
 use tokio::time::Instant;
 
-use super::Coordinator;
+use super::{Coordinator, Queued};
 use crate::server::ServerEvent;
 
 /// How long the server waits before it retries a round that failed.
 pub(super) const RETRY: Duration = Duration::from_millis(500);
-
-/// A client's removal requests not yet served: one entry per client,
-/// whatever it sends (issue 28, item 9: 200k Forget messages from one
-/// member made as many queue entries and audit rows). A round serves a
-/// client's points as they are when it joins, so one round serves every
-/// request it made before: the entry keeps the highest number heard (a
-/// client numbers its requests in order), and the round's audit row for
-/// the client names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Queued {
-    client: ClientId,
-    /// The client's highest number among its waiting requests.
-    request: u64,
-    /// Since when it waits: a round of its group runs without absent
-    /// members once it has waited the join timeout.
-    since: Instant,
-}
 
 /// The round to run next: a group, its ring (its members connected, and
 /// every member of the group's model even if absent: issue 28, item 5),
@@ -195,12 +178,5 @@ impl Coordinator {
             .into_iter()
             .map(|q: Queued| (q.client, q.request))
             .collect()
-    }
-}
-
-pub(super) async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(t) => tokio::time::sleep_until(t).await,
-        None => std::future::pending().await,
     }
 }
