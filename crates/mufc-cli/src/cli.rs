@@ -14,7 +14,7 @@ pub use bounds::Bounds;
 pub use net::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
-    StoreOutput, VerifyArgs, Wait,
+    StoreOutput, VerifyArgs, Wait, parse_topology,
 };
 pub use topology::{AUTO_REMOVAL_RATE, GroupSize, TopologyArgs, TopologyKind};
 

@@ -13,6 +13,7 @@ use crate::common::net;
 use std::path::{Path, PathBuf};
 
 use crate::common::member::{Honest, hello, member_tls};
+use mufc_net::proto::client_message::Body as Up;
 use net::{LIMIT, Proc, Processes, assert_model, client_args, free_port, server_args, write_csv};
 use seeding::Dataset;
 use testkit::mufc::{Mixture, gaussian_clients};
@@ -223,4 +224,65 @@ fn the_federation_file_pins_the_bounds() {
     let data = store.data().unwrap();
     let to_box = seeding::BoxTransform::from_bounds(&[0.0, 0.0], &[200.0, 200.0]).unwrap();
     assert_eq!(data.point(0), to_box.apply(&[12.0, 180.0]).as_slice());
+}
+
+/// The privacy policy and the topology are pinned by the federation file
+/// (issue 28): a malicious server (played by the test) announcing a
+/// weaker lone-update policy, or another topology, than the file pins
+/// (which one drawn at random) is refused by every client before it
+/// sends anything; `mufc server` started below the pinned policy refuses
+/// to start.
+#[test]
+fn clients_refuse_a_policy_or_topology_outside_the_federation_file() {
+    use rand::{RngExt, SeedableRng};
+    const ROSTER: [&str; 3] = ["a", "b", "c"];
+    let seed: u64 = rand::rng().random();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    // The malicious server runs a flat federation whose removal rounds
+    // need two clients (the defaults).
+    let (pin, expected): (&[&str], &str) = if rng.random_bool(0.5) {
+        (&["--min-updating-clients", "3"], "the lone-update policy")
+    } else {
+        (&["--topology", "groups:3"], "topology")
+    };
+    let case = format!("seed {seed}: pinned {pin:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    net::written_data(dir, "cli-net-policy-pinned", &ROSTER);
+    let certs = net::certs_with(dir, "certs", "hospitals", &ROSTER, pin);
+    let port = free_port();
+    let mut clients = Vec::new();
+    let mut evil = crate::common::evil::Evil::start(port, &certs, &ROSTER, || {
+        clients = ROSTER
+            .iter()
+            .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+            .collect::<Vec<_>>();
+    });
+    let all = evil.ids();
+    let (_, round) = evil.announce(&all);
+    for id in &all {
+        match evil.next(*id, LIMIT) {
+            Some(Up::Refusal(r)) => {
+                assert!(
+                    r.reason.contains("outside the agreement"),
+                    "{case}: {}",
+                    r.reason
+                );
+                assert!(r.reason.contains(expected), "{case}: {}", r.reason);
+            }
+            other => panic!("{case}: client {id} answered {other:?}"),
+        }
+    }
+    assert!(round.answered().is_empty(), "{case}");
+    drop(evil);
+    drop(clients);
+    // The honest server, started below the pinned policy, says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(server_args(free_port(), &certs, &ROSTER, &[]))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{case}");
+    assert!(err.contains("outside the federation file"), "{case}: {err}");
 }

@@ -67,6 +67,14 @@ pub struct FederationFile {
     /// model's box (`mufc client --bounds` may only repeat them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<[f64; 2]>,
+    /// The privacy policy, once agreed: the masking and floors on the
+    /// smallest aggregate and the lone-update policy; a server may
+    /// announce a stricter setup, never a weaker one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<mufc::remote::Policy>,
+    /// The topology, once agreed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<mufc::Topology>,
 }
 
 fn default_min_gamma() -> f64 {
@@ -87,6 +95,8 @@ impl FederationFile {
             min_gamma: DEFAULT_MIN_GAMMA,
             max_client_points: DEFAULT_MAX_CLIENT_POINTS,
             bounds: None,
+            policy: None,
+            topology: None,
         }
     }
 
@@ -97,6 +107,8 @@ impl FederationFile {
             dim: self.dim,
             min_gamma: self.min_gamma,
             max_client_points: self.max_client_points,
+            policy: self.policy,
+            topology: self.topology,
         }
     }
 

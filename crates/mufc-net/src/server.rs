@@ -264,6 +264,10 @@ pub async fn start_server(
                 a.min_gamma
             )));
         }
+        // A server configured below the agreed policy or with another
+        // topology would only see every client refuse its rounds.
+        a.check_config(&options.config)
+            .map_err(|why| NetError::Protocol(format!("outside the federation file: {why}")))?;
         if !options.roster.is_empty() && options.roster.len() != a.clients {
             return Err(NetError::Protocol(format!(
                 "the roster names {} clients, the agreement {}",

@@ -116,7 +116,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 pub use crate::aggregation::{RoundProtocol, RoundSpec, Sends};
-pub use agreement::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA};
+pub use agreement::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA, Policy};
 pub use client::{ClientRound, RemoteClient};
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 

@@ -281,10 +281,65 @@ pub struct CertsArgs {
     /// into the model's box [default: not pinned; each client's --bounds].
     #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
     pub bounds: Option<super::Bounds>,
+    /// Pins the privacy policy in the federation file with this masking
+    /// (`secagg` or `pairwise`): every client refuses a setup that masks
+    /// otherwise, and one below the pinned minimums [default: not
+    /// pinned; with --min-clients or --min-updating-clients: secagg].
+    #[arg(long, value_parser = super::named::named!(mufc::Masking))]
+    pub masking: Option<mufc::Masking>,
+    /// The pinned policy's smallest aggregate: a setup may require more
+    /// clients, never fewer [default with a pinned policy: 3].
+    #[arg(long, value_name = "M")]
+    pub min_clients: Option<usize>,
+    /// The pinned policy's lone-update floor: a setup may wait for more
+    /// clients' removals, never fewer [default with a pinned policy: 2].
+    #[arg(long, value_name = "M")]
+    pub min_updating_clients: Option<usize>,
+    /// Pins the topology in the federation file: `flat`, `groups:B` or
+    /// `tree:B:F` (groups of at least B clients; F children per node)
+    /// [default: not pinned].
+    #[arg(long, value_name = "SPEC", value_parser = parse_topology)]
+    pub topology: Option<mufc::Topology>,
     /// Revoke the certificates of these clients, comma-separated: each
     /// `client-NAME.pem` of the directory is added to `revoked.txt`,
     /// which the server reads again whenever it changes (its session is
     /// closed before the next round, and it is refused from then on).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub revoke: Vec<String>,
+}
+
+/// A topology as `mufc certs --topology` takes it: `flat`, `groups:B`
+/// or `tree:B:F`.
+///
+/// ```
+/// use mufc_cli::cli::parse_topology;
+/// assert_eq!(parse_topology("groups:4"), Ok(mufc::Topology::Groups { size: 4 }));
+/// assert!(parse_topology("groups").is_err());
+/// ```
+///
+/// # Errors
+///
+/// What the text lacks, in words.
+pub fn parse_topology(s: &str) -> Result<mufc::Topology, String> {
+    let number = |p: Option<&str>, what: &str| -> Result<usize, String> {
+        p.and_then(|v| v.parse().ok())
+            .filter(|v| *v > 0)
+            .ok_or_else(|| format!("{s:?}: {what} must be a positive whole number"))
+    };
+    let mut parts = s.split(':');
+    let topology = match parts.next() {
+        Some("flat") => mufc::Topology::Flat,
+        Some("groups") => mufc::Topology::Groups {
+            size: number(parts.next(), "the group size B in groups:B")?,
+        },
+        Some("tree") => mufc::Topology::Tree {
+            group_size: number(parts.next(), "the group size B in tree:B:F")?,
+            fan_out: number(parts.next(), "the fan-out F in tree:B:F")?,
+        },
+        _ => return Err(format!("{s:?}: expected flat, groups:B or tree:B:F")),
+    };
+    match parts.next() {
+        None => Ok(topology),
+        Some(_) => Err(format!("{s:?}: expected flat, groups:B or tree:B:F")),
+    }
 }

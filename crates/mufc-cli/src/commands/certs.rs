@@ -159,6 +159,15 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
         file.max_client_points = a.max_client_points;
         file.dim = a.dim;
         file.bounds = a.bounds.map(crate::cli::Bounds::pair);
+        if a.masking.is_some() || a.min_clients.is_some() || a.min_updating_clients.is_some() {
+            file.policy = Some(mufc::remote::Policy {
+                masking: a.masking.unwrap_or(mufc::Masking::SecAgg),
+                min_clients: a.min_clients.unwrap_or(mufc::DEFAULT_MIN_CLIENTS),
+                min_updating_clients: (a.min_updating_clients)
+                    .unwrap_or(mufc::DEFAULT_MIN_UPDATING_CLIENTS),
+            });
+        }
+        file.topology = a.topology;
         let text = file.to_json()?;
         // Checked as every party will read it.
         mufc_net::federation_file::FederationFile::parse(&text)?;

@@ -145,6 +145,18 @@ impl Proc {
         None
     }
 
+    /// Whether the process exits by itself within `limit`.
+    pub(crate) fn exits_within(&mut self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        false
+    }
+
     /// Sends the signal `name` (`TERM`, `STOP`, `CONT`) through `kill`
     /// (the workspace forbids `unsafe`, and so `libc::kill`).
     pub(crate) fn signal(&self, name: &str) {
@@ -253,6 +265,17 @@ pub(crate) fn forget(dir: &Path, client: &str, ids: &str) -> String {
 
 /// `mufc certs` for `clients` into `dir/certs` (federation `federation`).
 pub(crate) fn certs(dir: &Path, sub: &str, federation: &str, clients: &[&str]) -> PathBuf {
+    certs_with(dir, sub, federation, clients, &[])
+}
+
+/// [`certs`] with more options of `mufc certs` (`extra`).
+pub(crate) fn certs_with(
+    dir: &Path,
+    sub: &str,
+    federation: &str,
+    clients: &[&str],
+    extra: &[&str],
+) -> PathBuf {
     let out = dir.join(sub);
     let status = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .args(["certs", "--out-dir"])
@@ -264,6 +287,7 @@ pub(crate) fn certs(dir: &Path, sub: &str, federation: &str, clients: &[&str]) -
             &clients.join(","),
             "-q",
         ])
+        .args(extra)
         .stdout(Stdio::null())
         .status()
         .unwrap();

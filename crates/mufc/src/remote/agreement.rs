@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Registration, RemoteSetup};
-use crate::{MufcError, MufcResult, ValidConfig};
+use crate::{Masking, MufcError, MufcResult, Topology, ValidConfig};
 
 /// The smallest grid step by default: 1/1024 of the box per axis, the
 /// coarsest step the default rule ever picks
@@ -64,6 +64,77 @@ pub struct Agreement {
     pub min_gamma: f64,
     /// The most points one client may claim.
     pub max_client_points: u64,
+    /// The privacy policy every setup must keep (`None`: not agreed).
+    pub policy: Option<Policy>,
+    /// The topology every setup must have (`None`: not agreed).
+    pub topology: Option<Topology>,
+}
+
+/// The privacy policy the parties agreed on (issue 28): how the clients
+/// mask, and floors on the smallest aggregate and on the clients a
+/// removal round must change (the lone-update policy). A server may
+/// announce a stricter setup (larger minimums), never a weaker one.
+///
+/// # Example
+///
+/// ```
+/// use mufc::remote::{Agreement, Policy, Registration, RemoteSetup};
+/// use mufc::{Channel, ClientId, FederationConfig, Masking, Masks, SecAggOptions};
+///
+/// let policy = Policy { masking: Masking::SecAgg, min_clients: 3, min_updating_clients: 2 };
+/// let agreed = Agreement::new(3).policy(policy);
+/// let regs: Vec<Registration> =
+///     (0..3).map(|i| Registration { id: ClientId(i), points: 100, dim: 2, scale: 1 }).collect();
+/// let secagg = FederationConfig::new(2).channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())));
+/// let kept = secagg.clone().min_clients(3).min_updating_clients(2).validate()?;
+/// assert!(agreed.check_setup(&RemoteSetup::new(&kept, &regs)?).is_ok());
+/// // Every removal at once: a lone change reaches the server.
+/// let weaker = secagg.min_clients(3).min_updating_clients(1).validate()?;
+/// assert!(agreed.check_setup(&RemoteSetup::new(&weaker, &regs)?).is_err());
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// How the clients mask their sketches.
+    pub masking: Masking,
+    /// The least [`ValidConfig::min_clients`] a setup may have.
+    pub min_clients: usize,
+    /// The least [`ValidConfig::min_updating_clients`] a setup may have.
+    pub min_updating_clients: usize,
+}
+
+impl Policy {
+    /// Why `config` keeps a weaker policy, if it does.
+    ///
+    /// # Errors
+    ///
+    /// The reason.
+    pub fn check(&self, config: &ValidConfig) -> Result<(), String> {
+        let masking = config.channel().as_scma().map(|s| s.masks().masking());
+        if masking != Some(self.masking) {
+            return Err(format!(
+                "the setup masks with {}, the agreement with {}",
+                masking.map_or("nothing", |m| m.name()),
+                self.masking.name()
+            ));
+        }
+        if config.min_clients() < self.min_clients {
+            return Err(format!(
+                "the setup's smallest aggregate is {} clients, the agreement's {}",
+                config.min_clients(),
+                self.min_clients
+            ));
+        }
+        if config.min_updating_clients() < self.min_updating_clients {
+            return Err(format!(
+                "the setup runs a removal round once {} clients changed, the agreement once {} \
+                 (the lone-update policy)",
+                config.min_updating_clients(),
+                self.min_updating_clients
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Agreement {
@@ -76,6 +147,41 @@ impl Agreement {
             dim: None,
             min_gamma: DEFAULT_MIN_GAMMA,
             max_client_points: DEFAULT_MAX_CLIENT_POINTS,
+            policy: None,
+            topology: None,
+        }
+    }
+
+    /// With the privacy policy `policy` agreed.
+    #[must_use]
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// With the topology `topology` agreed.
+    #[must_use]
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = Some(topology);
+        self
+    }
+
+    /// Why `config` breaks the agreed policy or topology, if it does: a
+    /// server checks its own configuration with it before it serves.
+    ///
+    /// # Errors
+    ///
+    /// The reason.
+    pub fn check_config(&self, config: &ValidConfig) -> Result<(), String> {
+        if let Some(p) = &self.policy {
+            p.check(config)?;
+        }
+        match self.topology {
+            Some(t) if t != config.topology() => Err(format!(
+                "the setup's topology is {:?}, the agreement's {t:?}",
+                config.topology()
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -105,6 +211,17 @@ impl Agreement {
                 "max_client_points",
                 "the bound on a client's points and the dimension must be positive",
             );
+        }
+        if let Some(p) = &self.policy {
+            if p.min_clients == 0 || p.min_updating_clients == 0 {
+                return bad("policy", "the policy's minimums must be at least 1");
+            }
+            if !matches!(p.masking, Masking::SecAgg | Masking::Pairwise) {
+                return bad(
+                    "policy",
+                    "across processes the clients mask with secagg or pairwise masks",
+                );
+            }
         }
         Ok(())
     }
@@ -169,7 +286,7 @@ impl Agreement {
                 "the setup allows more points than the agreement's {most}"
             ));
         }
-        Ok(())
+        self.check_config(s.config())
     }
 
     /// [`RemoteSetup::new`] within the agreement: every registration is
