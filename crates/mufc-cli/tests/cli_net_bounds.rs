@@ -75,7 +75,12 @@ fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_m
             match attack {
                 Attack::Flood(n) => {
                     for request in 1..=n {
-                        tx.send(up(Up::Forget(Forget { request }))).await.unwrap();
+                        tx.send(up(Up::Forget(Forget {
+                            request,
+                            asked_at: 0,
+                        })))
+                        .await
+                        .unwrap();
                     }
                 }
                 Attack::Huge(bytes) => {

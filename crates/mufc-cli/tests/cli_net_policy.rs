@@ -73,3 +73,48 @@ fn a_lone_removal_waits_for_another_client_or_the_deadline() {
     rest[2] = rest[2].without(&[PointId(8)]).unwrap();
     assert_model(dir, rest);
 }
+
+/// The deadline counts from when the operator asked, across a server
+/// restart: a lone request waits out `--max-defer` (8 s) once, not again
+/// from the restart (the restarted server hears of it anew at the
+/// client's next session, and started the wait over).
+#[test]
+fn a_server_restart_does_not_start_the_deadline_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = net::written_data(dir, "cli-net-policy-restart", &ROSTER);
+    let extra = [
+        "--k",
+        "3",
+        "--min-updating-clients",
+        "2",
+        "--max-defer",
+        "8",
+    ];
+    let mut fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
+    let args = net::server_args(fed.port, &fed.certs, &ROSTER, &extra);
+    fed.server.wait_for(|l| l.starts_with("model trained"));
+    let asked = std::time::Instant::now();
+    let waiting = {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || forget_waiting(&dir, "a", "3", "60"))
+    };
+    fed.server
+        .wait_for(|l| l.starts_with("request of client 0 deferred"));
+    std::thread::sleep(Duration::from_secs(5));
+    fed.server.kill();
+    let _server = net::Proc::start("restarted server", dir, &args, &[]);
+    let acked = waiting.join().unwrap();
+    assert!(acked.contains("acknowledged in round"), "{acked}");
+    // Served at the deadline, 8 s after asking: the restarted server's
+    // own 8 s would end 13 s after asking at the earliest.
+    let took = asked.elapsed();
+    assert!(took >= Duration::from_secs(8), "{took:?}");
+    assert!(
+        took < Duration::from_secs(12),
+        "the deadline started over: {took:?}"
+    );
+    let mut rest = data;
+    rest[0] = rest[0].without(&[PointId(3)]).unwrap();
+    assert_model(dir, rest);
+}

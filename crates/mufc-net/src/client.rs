@@ -325,6 +325,14 @@ fn told_the_server(e: &mufc::MufcError) -> String {
     }
 }
 
+/// The message asking the server for a round for `request`, with when
+/// it was asked (the lone-update deadline counts from then, across
+/// server restarts).
+fn forget_message(store: &ClientStore, request: u64) -> Result<ClientBody, NetError> {
+    let asked_at = store.asked_at(request)?.unwrap_or(0);
+    Ok(ClientBody::Forget(Forget { request, asked_at }))
+}
+
 /// The client as its store keeps it, welcomed as `id`. Restoring
 /// retrains: CPU work, off the runtime.
 async fn restore(store: &ClientStore, id: ClientId) -> Result<RemoteClient, NetError> {
@@ -456,7 +464,7 @@ impl Session<'_> {
                 // The server may have restarted since: it hears again of
                 // every request not yet acknowledged.
                 for request in self.store.unacknowledged()? {
-                    send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
+                    send(&self.outbox, forget_message(self.store, request)?).await?;
                 }
             }
             ServerBody::Announcement(bytes) => self.join(&bytes).await?,
@@ -633,7 +641,7 @@ impl Session<'_> {
             return Ok(());
         }
         for request in apply_requests(self.store, self.report, self.party).await? {
-            send(&self.outbox, ClientBody::Forget(Forget { request })).await?;
+            send(&self.outbox, forget_message(self.store, request)?).await?;
         }
         Ok(())
     }

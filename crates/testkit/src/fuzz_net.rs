@@ -153,7 +153,13 @@ pub(crate) fn client_seeds() -> Vec<(&'static str, Vec<u8>)> {
                 ..hello
             })),
         ),
-        ("forget", msg(Up::Forget(Forget { request: 17 }))),
+        (
+            "forget",
+            msg(Up::Forget(Forget {
+                request: 17,
+                asked_at: 0,
+            })),
+        ),
         (
             "refusal",
             msg(Up::Refusal(Refusal {

@@ -301,6 +301,21 @@ impl ClientStore {
         self.set_status(request, "refused", None, reason, None)
     }
 
+    /// When request `request` was asked (Unix seconds), if the store
+    /// holds it.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if the store cannot be read, or the row
+    /// is damaged.
+    pub fn asked_at(&self, request: u64) -> Result<Option<u64>, NetError> {
+        let id = i64::try_from(request).unwrap_or(i64::MAX);
+        Ok(self
+            .requests("request = ?1", [id])?
+            .first()
+            .map(|row| u64::try_from(row.time).unwrap_or(0)))
+    }
+
     /// The requests applied and not yet acknowledged, in order.
     ///
     /// # Errors

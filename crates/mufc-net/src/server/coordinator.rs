@@ -216,7 +216,7 @@ impl Coordinator {
                 if self.sessions.get(&id).is_some_and(|s| s.conn == conn)
                     && let ClientBody::Forget(f) = body
                 {
-                    self.queue_request(id, f.request);
+                    self.queue_forget(id, &f);
                 }
             }
             Event::Gone { id, conn } => self.gone(id, conn),

@@ -112,7 +112,7 @@ impl Coordinator {
                     // A session opened during the round: only its requests
                     // count (they wait for the next round).
                     if let ClientBody::Forget(f) = body {
-                        self.queue_request(id, f.request);
+                        self.queue_forget(id, &f);
                     }
                     return;
                 }
@@ -132,7 +132,7 @@ impl Coordinator {
                         Err("a signed first message after the first step".into())
                     }
                     ClientBody::Forget(f) => {
-                        self.queue_request(id, f.request);
+                        self.queue_forget(id, &f);
                         Ok(())
                     }
                     ClientBody::Refusal(r) => {
@@ -256,7 +256,8 @@ impl Coordinator {
                 return Ok(());
             }
         };
-        if let Err(e) = self.persist(&report, &served) {
+        let pairs: Vec<(ClientId, u64)> = served.iter().map(|q| (q.client, q.request)).collect();
+        if let Err(e) = self.persist(&report, &pairs) {
             self.failed(
                 Some(number),
                 label,
@@ -268,9 +269,9 @@ impl Coordinator {
         }
         let included: BTreeSet<ClientId> = report.included.iter().copied().collect();
         // Requests of clients the round left out wait for the next one.
-        for (c, r) in served {
-            if !included.contains(&c) {
-                self.queue_request(c, r);
+        for q in served {
+            if !included.contains(&q.client) {
+                self.queue_request(q);
             }
         }
         let end = RoundEnd {
@@ -346,10 +347,10 @@ impl Coordinator {
         group: Option<usize>,
         clients: &[ClientId],
         reason: &str,
-        served: Vec<(ClientId, u64)>,
+        served: Vec<super::Queued>,
     ) {
-        for (c, r) in served {
-            self.queue_request(c, r);
+        for q in served {
+            self.queue_request(q);
         }
         self.retry_at = Some(Instant::now() + RETRY);
         if let Some(n) = round {

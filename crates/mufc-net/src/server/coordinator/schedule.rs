@@ -131,18 +131,43 @@ impl Coordinator {
         })
     }
 
-    /// Queues a request (again): it joins its client's entry, which
-    /// waits from its first request (see [`Queued`]).
-    pub(super) fn queue_request(&mut self, client: ClientId, request: u64) {
-        match self.queue.iter_mut().find(|q| q.client == client) {
-            Some(q) => q.request = q.request.max(request),
+    /// Queues a client's Forget: it joins its client's entry, which
+    /// waits from its first request (see [`Queued`]). The wait counts
+    /// from when the client's operator asked (`asked_at`, its clock),
+    /// at most [`ServerOptions::max_defer`](crate::server::ServerOptions)
+    /// back: a restarted server, which hears of the request again, does
+    /// not start the lone-update deadline again. A time in the future, or
+    /// none, counts as now.
+    pub(super) fn queue_forget(&mut self, client: ClientId, f: &crate::proto::Forget) {
+        let now_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let waited =
+            Duration::from_secs(now_unix.saturating_sub(f.asked_at)).min(self.options.max_defer);
+        let now = Instant::now();
+        let since = if f.asked_at == 0 {
+            now
+        } else {
+            now.checked_sub(waited).unwrap_or(now)
+        };
+        self.queue_request(Queued {
+            client,
+            request: f.request,
+            since,
+        });
+    }
+
+    /// Queues a request (again, after a round that did not serve it,
+    /// with the time it waits from): it joins its client's entry.
+    pub(super) fn queue_request(&mut self, entry: Queued) {
+        match self.queue.iter_mut().find(|q| q.client == entry.client) {
+            Some(q) => {
+                q.request = q.request.max(entry.request);
+                q.since = q.since.min(entry.since);
+            }
             None => {
-                self.queue.push(Queued {
-                    client,
-                    request,
-                    since: Instant::now(),
-                });
-                self.report_deferred(client);
+                self.queue.push(entry);
+                self.report_deferred(entry.client);
             }
         }
     }
@@ -169,14 +194,11 @@ impl Coordinator {
     }
 
     /// Takes the requests of `members` out of the queue.
-    pub(super) fn take_requests(&mut self, members: &[ClientId]) -> Vec<(ClientId, u64)> {
+    pub(super) fn take_requests(&mut self, members: &[ClientId]) -> Vec<Queued> {
         let (taken, kept) = std::mem::take(&mut self.queue)
             .into_iter()
             .partition(|q| members.contains(&q.client));
         self.queue = kept;
         taken
-            .into_iter()
-            .map(|q: Queued| (q.client, q.request))
-            .collect()
     }
 }
