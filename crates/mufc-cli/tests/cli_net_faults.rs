@@ -36,22 +36,6 @@ fn at(args: Vec<String>, port: u16, addr: &str) -> Vec<String> {
         .collect()
 }
 
-/// `mufc certs` for the roster, the server's certificate for `addr`.
-fn certs(dir: &Path, addr: &str) -> std::path::PathBuf {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
-        .args(["--clients", &ROSTER.join(","), "--hosts", addr, "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir.join("certs")
-}
-
 /// Runs `forget` of `ids` at `client` in a thread (it waits up to a
 /// minute for the acknowledgment, which it asserts).
 fn forget_in_background(
@@ -106,7 +90,7 @@ fn partitions_lose_no_acknowledged_erasure_and_the_model_equals_retraining() {
     let dir = dir.path();
     let data = net::written_data(dir, "cli-net-faults", &ROSTER);
     let addr = fabric.addr("server");
-    let certs = certs(dir, &addr);
+    let certs = net::certs_with(dir, "certs", "hospitals", &ROSTER, &["--hosts", &addr]);
     let port = net::free_port();
     // One site of four may be missing from a round.
     let extra = ["--k", "3", "--join-timeout", "2", "--step-timeout", "3"];

@@ -142,8 +142,10 @@ impl Coordinator {
         let now_unix = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let waited =
-            Duration::from_secs(now_unix.saturating_sub(f.asked_at)).min(self.options.max_defer);
+        // Whole seconds at both ends: one less, so that the wait is
+        // never cut short (at most a second longer).
+        let waited = Duration::from_secs(now_unix.saturating_sub(f.asked_at).saturating_sub(1))
+            .min(self.options.max_defer);
         let now = Instant::now();
         let since = if f.asked_at == 0 {
             now
