@@ -150,6 +150,11 @@ pub fn verify(cert: &[u8], signed: &Signed) -> Result<(), String> {
     let der = CertificateDer::from(cert);
     let ee = webpki::EndEntityCert::try_from(&der)
         .map_err(|e| format!("its certificate does not parse: {e}"))?;
+    verify_with(&ee, signed)
+}
+
+/// [`verify`] with the certificate parsed.
+fn verify_with(ee: &webpki::EndEntityCert<'_>, signed: &Signed) -> Result<(), String> {
     let scheme = u16::try_from(signed.scheme)
         .map(SignatureScheme::from)
         .map_err(|_| "an unknown signature scheme".to_string())?;
@@ -270,7 +275,7 @@ impl FirstMessages {
                 .signed
                 .as_ref()
                 .ok_or_else(|| refuse("no signature".into()))?;
-            verify(&e.certificate, signed).map_err(refuse)?;
+            verify_with(&ee, signed).map_err(refuse)?;
             if firsts.insert(id, signed.message.clone()).is_some() {
                 return Err(refuse("it is endorsed twice".into()));
             }

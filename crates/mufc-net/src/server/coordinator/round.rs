@@ -30,9 +30,12 @@ pub(super) struct InRound {
     /// The signed first message of each client that sent one, with its
     /// certificate: relayed with the key directory (issue 28, item 8).
     endorsed: BTreeMap<ClientId, crate::proto::Endorsed>,
-    /// How many times the server sent the round's clients a step's
-    /// messages: the first is the key directory.
-    steps_sent: usize,
+}
+
+/// Whether `round` collects its first step, the clients' keys: the
+/// messages that must come signed, and whose answer is the directory.
+fn at_keys(round: &ServerRound) -> bool {
+    round.step() == Some(mufc::SecAggStep::AdvertiseKeys)
 }
 
 impl InRound {
@@ -119,13 +122,13 @@ impl Coordinator {
                 let received = match body {
                     // The first step's message must be signed: the peers
                     // check the directory against it.
-                    ClientBody::Secagg(_) if state.steps_sent == 0 => {
+                    ClientBody::Secagg(_) if at_keys(round) => {
                         Err("an unsigned first message (its keys must be signed)".to_string())
                     }
                     ClientBody::Secagg(bytes) => {
                         round.receive(id, &bytes).map_err(|e| e.to_string())
                     }
-                    ClientBody::First(signed) if state.steps_sent == 0 => {
+                    ClientBody::First(signed) if at_keys(round) => {
                         self.endorse(id, signed, round, state)
                     }
                     ClientBody::First(_) => {
@@ -219,6 +222,7 @@ impl Coordinator {
                     () = tokio::time::sleep_until(deadline) => break,
                 }
             }
+            let directory = at_keys(&round);
             let (back, advanced) = off_runtime(round, ServerRound::advance).await;
             round = back;
             match advanced {
@@ -226,7 +230,7 @@ impl Coordinator {
                     let firsts: Vec<crate::proto::Endorsed> =
                         std::mem::take(&mut state.endorsed).into_values().collect();
                     for (to, msg) in msgs {
-                        let body = if state.steps_sent == 0 {
+                        let body = if directory {
                             ServerBody::Directory(crate::proto::Directory {
                                 secagg: msg,
                                 firsts: firsts.clone(),
@@ -236,7 +240,6 @@ impl Coordinator {
                         };
                         self.send(to, body);
                     }
-                    state.steps_sent += 1;
                 }
                 Ok(RoundStep::Finished) => break Ok(()),
                 Err(e) => break Err(e),
