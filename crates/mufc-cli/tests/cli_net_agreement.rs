@@ -174,10 +174,9 @@ fn a_client_refused_before_its_welcome_leaves_no_store() {
             err.contains("not in the roster") || err.contains("TLS handshake"),
             "{name}: {err}"
         );
-        assert!(
-            !dir.join(format!("{name}.db")).exists(),
-            "{name}'s store is left"
-        );
+        for left in [format!("{name}.db"), format!("{name}.db.identity")] {
+            assert!(!dir.join(&left).exists(), "{left} is left");
+        }
     }
 }
 
@@ -193,7 +192,7 @@ fn the_federation_file_pins_the_bounds() {
     let certs = dir.join("certs");
     let made = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
         .args(["certs", "--out-dir", certs.to_str().unwrap()])
-        .args(["--federation", "f", "--clients", "a", "--bounds", "0,200"])
+        .args(["--federation", "f", "--clients", "a,b", "--bounds", "0,200"])
         .output()
         .unwrap();
     assert!(made.status.success());
@@ -211,8 +210,15 @@ fn the_federation_file_pins_the_bounds() {
         "{err}"
     );
     assert!(!dir.join("a.db").exists());
-    // Without --bounds: the file's. (Nothing listens on the port: the
-    // client waits for its server, its store written.)
+    // Without --bounds: the file's. (The server welcomes a, which writes
+    // its store then, and waits for b.)
+    let server = Proc::start(
+        "server",
+        dir,
+        &server_args(port, &certs, &["a", "b"], &["--k", "3"]),
+        &[],
+    );
+    server.wait_for(|l| l.starts_with("listening on"));
     let client = Proc::start("a", dir, &client_args(port, &certs, "a"), &[]);
     let start = std::time::Instant::now();
     while !dir.join("a.db").exists() {

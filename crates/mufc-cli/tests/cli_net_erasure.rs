@@ -124,6 +124,7 @@ fn a_client_imported_again_from_its_original_data_is_refused() {
         .wait_for(|l| l.starts_with("refused a session") && l.contains("another store"));
     // Never admitted, it left no copy of the records behind.
     assert!(!path.join("a-again.db").exists());
+    assert!(!path.join("a-again.db.identity").exists());
     let mut rest = data;
     rest[0] = rest[0].without(&[PointId(3)]).unwrap();
     assert_model(&path, rest);

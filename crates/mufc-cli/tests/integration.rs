@@ -11,6 +11,7 @@ mod cli_deletion;
 mod cli_deployment;
 mod cli_errors;
 mod cli_net;
+mod cli_net_admission;
 mod cli_net_agreement;
 mod cli_net_attacks;
 mod cli_net_bounds;

@@ -7,7 +7,12 @@
 //! lost connection is retried; nothing the client stored is lost with it.
 //! Every Hello carries the identity of the client's store, so that a
 //! server admits the client only from the store it first spoke from (a
-//! store imported again would bring forgotten records back).
+//! store imported again would bring forgotten records back). On its
+//! first start the client has no store: it holds its records in memory
+//! and writes its store once a server welcomed it
+//! ([`ClientOptions::first_start`]).
+
+mod holding;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,23 +25,32 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 
 use crate::NetError;
-use crate::client_store::ClientStore;
+use crate::client_store::{ClientStore, FirstStart};
 use crate::fault::Asked;
 use crate::proto::client_message::Body as ClientBody;
 use crate::proto::server_message::Body as ServerBody;
-use crate::proto::{ClientMessage, Forget, Hello, Refusal, RoundEnd};
+use crate::proto::{ClientMessage, Forget, Refusal, RoundEnd};
 use crate::running::Running;
 use crate::running::off_runtime;
-use crate::server::PROTOCOL_VERSION;
+use holding::{Holding, restore};
 
 /// How the client runs.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
     /// The server's address, `host:port`.
     pub server: String,
-    /// The client's store (created beforehand with its points:
-    /// [`ClientStore::create`]).
+    /// The client's store: an existing one, or, if there is none and
+    /// [`Self::first_start`] is set, the one the client creates once a
+    /// server welcomed it.
     pub store: PathBuf,
+    /// The client's name and records when its store does not exist yet
+    /// (issue 28, item 10): held in memory until a server admits the
+    /// client, then written to its new store (mode 0600). Until then the
+    /// only file is `<store>.identity`, the identity reserved for that
+    /// store; a server refusing the client for good removes it. Ignored
+    /// once the store exists (its records are the client's, whatever it
+    /// forgot since); a store of another client is an error.
+    pub first_start: Option<FirstStart>,
     /// How often the store is read for new removal requests.
     pub poll: Duration,
     /// How long to wait before connecting again after a lost session;
@@ -73,6 +87,7 @@ impl ClientOptions {
         Self {
             server: server.into(),
             store: store.into(),
+            first_start: None,
             poll: Duration::from_millis(200),
             reconnect: Duration::from_secs(1),
             max_reconnect: Duration::from_secs(30),
@@ -172,12 +187,14 @@ impl ClientHandle {
 ///
 /// # Errors
 ///
-/// [`NetError::ClientStore`] if the store does not open.
+/// [`NetError::ClientStore`] if the store does not open or is another
+/// client's, if there is none and no first start, or if the first
+/// start's points lie outside the model's box.
 pub fn start_client(
     options: ClientOptions,
     creds: crate::tls::ClientCredentials,
 ) -> Result<ClientHandle, NetError> {
-    let store = ClientStore::open(&options.store)?;
+    let store = Holding::open(&options.store, options.first_start.as_ref())?;
     let firsts = crate::endorse::FirstMessages::new(&creds.ca_pem, options.roster.clone())?;
     let (report, events) = mpsc::unbounded_channel();
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
@@ -214,7 +231,7 @@ async fn run(
     options: ClientOptions,
     creds: crate::tls::ClientCredentials,
     firsts: crate::endorse::FirstMessages,
-    store: ClientStore,
+    mut store: Holding,
     report: mpsc::UnboundedSender<ClientEvent>,
     mut shutdown: oneshot::Receiver<()>,
 ) -> Result<(), NetError> {
@@ -228,14 +245,20 @@ async fn run(
         let mut welcomed = false;
         let outcome = tokio::select! {
             _ = &mut shutdown => return Ok(()),
-            r = session(&options, &creds, &firsts, &store, &report, &mut party, &mut welcomed) => r,
+            r = session(&options, &creds, &firsts, &mut store, &report, &mut party, &mut welcomed) => r,
         };
         if welcomed {
             wait = options.reconnect;
         }
         let reason = match outcome {
             Ok(()) => "the server closed the session".to_string(),
-            Err(e) if fatal(&e) => return Err(e),
+            Err(e) if fatal(&e) => {
+                // Refused before any welcome: a first start leaves no file.
+                if party.is_none() {
+                    store.refused();
+                }
+                return Err(e);
+            }
             Err(e) => e.to_string(),
         };
         let _ = report.send(ClientEvent::Disconnected { reason });
@@ -254,7 +277,9 @@ async fn run(
                 _ = &mut shutdown => return Ok(()),
                 () = &mut reconnect => break,
                 _ = poll.tick() => {
-                    apply_requests(&store, &report, &mut party).await?;
+                    if let Some(store) = store.store() {
+                        apply_requests(store, &report, &mut party).await?;
+                    }
                 }
             }
         }
@@ -333,22 +358,11 @@ fn forget_message(store: &ClientStore, request: u64) -> Result<ClientBody, NetEr
     Ok(ClientBody::Forget(Forget { request, asked_at }))
 }
 
-/// The client as its store keeps it, welcomed as `id`. Restoring
-/// retrains: CPU work, off the runtime.
-async fn restore(store: &ClientStore, id: ClientId) -> Result<RemoteClient, NetError> {
-    let path = store.path().to_path_buf();
-    let (_, restored) = off_runtime((), move |()| {
-        ClientStore::open(&path).and_then(|s| s.client(id))
-    })
-    .await;
-    restored
-}
-
 /// The state of one session.
 struct Session<'a> {
     /// What the client holds the server's setups to.
     agreement: Option<&'a mufc::remote::Agreement>,
-    store: &'a ClientStore,
+    holding: &'a mut Holding,
     report: &'a mpsc::UnboundedSender<ClientEvent>,
     outbox: mpsc::Sender<ClientMessage>,
     party: &'a mut Option<RemoteClient>,
@@ -367,7 +381,7 @@ async fn session(
     options: &ClientOptions,
     creds: &crate::tls::ClientCredentials,
     firsts: &crate::endorse::FirstMessages,
-    store: &ClientStore,
+    store: &mut Holding,
     report: &mpsc::UnboundedSender<ClientEvent>,
     party: &mut Option<RemoteClient>,
     welcomed: &mut bool,
@@ -381,25 +395,7 @@ async fn session(
     )
     .await?;
     let (outbox, rx) = mpsc::channel(64);
-    // What the client holds: its state once loaded, else its store's.
-    let (points, dim, scale) = match party.as_ref() {
-        Some(c) => {
-            let r = c.registration();
-            (r.points, r.dim, r.scale)
-        }
-        None => {
-            let data = store.data()?;
-            (data.len() as u64, data.dim(), mufc::survey_scale(&data))
-        }
-    };
-    let hello = Hello {
-        protocol: PROTOCOL_VERSION,
-        name: store.name()?,
-        points,
-        dim: dim as u64,
-        scale,
-        store: store.identity()?.to_vec(),
-    };
+    let hello = store.hello(party.as_ref())?;
     send(&outbox, ClientBody::Hello(hello)).await?;
     let mut inbound = rpc
         .join(ReceiverStream::new(rx))
@@ -408,7 +404,7 @@ async fn session(
         .into_inner();
     let mut s = Session {
         agreement: options.agreement.as_ref(),
-        store,
+        holding: store,
         report,
         outbox,
         party,
@@ -453,18 +449,20 @@ impl Session<'_> {
                             "the server welcomed this client as {id}, earlier as {known}"
                         )));
                     }
-                    None => {
-                        let client = restore(self.store, id).await?;
-                        self.store.save(&client)?;
-                        *self.party = Some(client);
-                    }
+                    None => *self.party = Some(self.holding.welcome(id).await?),
                 }
                 *self.welcomed = true;
                 let _ = self.report.send(ClientEvent::Connected { id });
                 // The server may have restarted since: it hears again of
                 // every request not yet acknowledged.
-                for request in self.store.unacknowledged()? {
-                    send(&self.outbox, forget_message(self.store, request)?).await?;
+                let store = self.holding.stored()?;
+                let asks = store
+                    .unacknowledged()?
+                    .into_iter()
+                    .map(|request| forget_message(store, request))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for ask in asks {
+                    send(&self.outbox, ask).await?;
                 }
             }
             ServerBody::Announcement(bytes) => self.join(&bytes).await?,
@@ -540,7 +538,7 @@ impl Session<'_> {
         if let (Some((half, _, _)), Some(party)) = (self.current.as_ref(), self.party.as_mut())
             && party.took_part(half)
         {
-            self.store.save(party)?;
+            self.holding.stored()?.save(party)?;
         }
         match handled {
             Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
@@ -577,8 +575,9 @@ impl Session<'_> {
             Ok((half, first)) => {
                 // The session is on disk before any message of it leaves:
                 // a restarted client never joins it again.
-                self.store.save(client)?;
-                let acks = self.store.unacknowledged()?;
+                let store = self.holding.stored()?;
+                store.save(client)?;
+                let acks = store.unacknowledged()?;
                 let round = half.round();
                 self.current = Some((half, acks, 0));
                 // Signed with the certificate's key: the peers check that
@@ -619,7 +618,8 @@ impl Session<'_> {
         let included = end.included.contains(&client.id().0);
         let acknowledged = if end.committed && included {
             client.commit(half);
-            self.store.acknowledge(&acks, end.round, client)?;
+            let store = self.holding.stored()?;
+            store.acknowledge(&acks, end.round, client)?;
             acks
         } else {
             Vec::new()
@@ -640,8 +640,15 @@ impl Session<'_> {
         if self.party.is_none() {
             return Ok(());
         }
-        for request in apply_requests(self.store, self.report, self.party).await? {
-            send(&self.outbox, forget_message(self.store, request)?).await?;
+        let Some(store) = self.holding.store() else {
+            return Ok(());
+        };
+        let mut asks = Vec::new();
+        for request in apply_requests(store, self.report, self.party).await? {
+            asks.push(forget_message(store, request)?);
+        }
+        for ask in asks {
+            send(&self.outbox, ask).await?;
         }
         Ok(())
     }

@@ -39,6 +39,9 @@ use sha2::{Digest, Sha256};
 use crate::NetError;
 
 mod requests;
+pub(crate) mod reservation;
+
+pub use reservation::FirstStart;
 
 const TABLES: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
@@ -126,6 +129,13 @@ pub struct ClientStore {
     path: PathBuf,
 }
 
+/// `path` with `suffix` added to its file name.
+pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -169,32 +179,39 @@ impl ClientStore {
     /// [`NetError::ClientStore`] if a point lies outside the box, if
     /// `path` exists or cannot be written.
     pub fn create(path: impl AsRef<Path>, name: &str, data: &Dataset) -> Result<Self, NetError> {
-        let path = path.as_ref().to_path_buf();
+        Self::create_as(path.as_ref(), name, data, rand::random())
+    }
+
+    /// [`Self::create`] with the identity `identity` (a first start's,
+    /// reserved before the server admitted the client).
+    pub(crate) fn create_as(
+        path: &Path,
+        name: &str,
+        data: &Dataset,
+        identity: [u8; 32],
+    ) -> Result<Self, NetError> {
+        let path = path.to_path_buf();
         let at = path.clone();
         let fail = |what: &str, e: &dyn std::fmt::Display| NetError::ClientStore {
             path: at.clone(),
             reason: format!("{what}: {e}"),
         };
-        if let Err(seeding::SeedingError::OutsideBox {
-            point: Some(pos),
-            axis,
-            value,
-        }) = data.check_in_box()
-        {
-            return Err(fail(
-                "importing the points",
-                &format!(
-                    "point {} (row {pos}) lies outside the model's box [-1/2, 1/2] on axis \
-                     {axis} (coordinate {value}); map the data into it with the bounds the \
-                     federation agreed on",
-                    data.id(pos)
-                ),
-            ));
+        Self::check_importable(&path, data)?;
+        // Built aside and linked into place once complete: a client
+        // stopped while the store is written leaves no half-written file
+        // where its store should be (it would not open, and the client
+        // would not start again). The file is new and readable by its
+        // owner only: the store holds the client's records (SQLite would
+        // create it with the umask's mode, world-readable by default; its
+        // journal copies the mode of the database).
+        let exists = || fail("creating it", &"the file exists");
+        if path.symlink_metadata().is_ok() {
+            return Err(exists());
         }
-        // The file first, new and readable by its owner only: the store
-        // holds the client's records (SQLite would create it with the
-        // umask's mode, world-readable by default; its journal copies the
-        // mode of the database).
+        let building = sibling(&path, ".creating");
+        // What a stopped creation left: ours to discard.
+        let _ = std::fs::remove_file(&building);
+        let _ = std::fs::remove_file(sibling(&building, "-journal"));
         let mut file = std::fs::OpenOptions::new();
         file.write(true).create_new(true);
         #[cfg(unix)]
@@ -202,14 +219,44 @@ impl ClientStore {
             use std::os::unix::fs::OpenOptionsExt;
             file.mode(0o600);
         }
-        file.open(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                fail("creating it", &"the file exists")
-            } else {
-                fail("creating it", &e)
-            }
-        })?;
-        let mut conn = Connection::open(&path).map_err(|e| fail("creating it", &e))?;
+        file.open(&building).map_err(|e| fail("creating it", &e))?;
+        let built = Self::write_new(&building, name, data, identity);
+        let placed = built.and_then(|()| {
+            // `link` never replaces a file: a store that appeared
+            // meanwhile is kept.
+            std::fs::hard_link(&building, &path).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    exists()
+                } else {
+                    fail("creating it", &e)
+                }
+            })
+        });
+        let _ = std::fs::remove_file(&building);
+        placed?;
+        let conn = Connection::open(&path).map_err(|e| fail("opening it", &e))?;
+        mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| fail("configuring it", &e))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// Writes a new store's tables and first rows into the empty file
+    /// `path`, and closes it.
+    fn write_new(
+        path: &Path,
+        name: &str,
+        data: &Dataset,
+        identity: [u8; 32],
+    ) -> Result<(), NetError> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| NetError::ClientStore {
+            path: path.to_path_buf(),
+            reason: format!("{what}: {e}"),
+        };
+        let mut conn = Connection::open(path).map_err(|e| fail("creating it", &e))?;
         mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
         let state = State {
             id: None,
@@ -227,7 +274,6 @@ impl ClientStore {
             .map_err(|e| fail("creating the tables", &e))?;
         tx.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(|e| fail("stamping it", &e))?;
-        let identity: [u8; 32] = rand::random();
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('name', ?1), ('created', ?2), \
              ('identity', ?3)",
@@ -240,13 +286,29 @@ impl ClientStore {
         )
         .map_err(|e| fail("writing the state", &e))?;
         tx.commit().map_err(|e| fail("committing", &e))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(|e| fail("configuring it", &e))?;
-        let store = Self {
-            conn: Mutex::new(conn),
-            path,
-        };
-        Ok(store)
+        conn.close().map_err(|(_, e)| fail("closing it", &e))
+    }
+
+    /// Refuses points outside the model's box `[-1/2, 1/2]^d`, naming the
+    /// first (the store at `path` would hold them).
+    pub(crate) fn check_importable(path: &Path, data: &Dataset) -> Result<(), NetError> {
+        if let Err(seeding::SeedingError::OutsideBox {
+            point: Some(pos),
+            axis,
+            value,
+        }) = data.check_in_box()
+        {
+            return Err(NetError::ClientStore {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "importing the points: point {} (row {pos}) lies outside the model's box \
+                     [-1/2, 1/2] on axis {axis} (coordinate {value}); map the data into it \
+                     with the bounds the federation agreed on",
+                    data.id(pos)
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Opens an existing store (never creates one).

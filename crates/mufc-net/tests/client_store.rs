@@ -212,3 +212,21 @@ fn the_last_sum_survives_a_restart_and_an_older_store_opens_without_it() {
     assert!(old.last_sum().is_empty());
     assert_eq!(old.data().len(), data[0].len());
 }
+
+/// A store is built aside and linked into place complete: what a
+/// creation stopped midway left (`<store>.creating`) neither blocks the
+/// next nor stays behind, and the store's place holds nothing until the
+/// store is whole.
+#[test]
+fn a_creation_stopped_midway_leaves_nothing_in_the_store_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-aside", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let left = dir.path().join("a.db.creating");
+    std::fs::write(&left, b"half a store").unwrap();
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    assert!(!left.exists());
+    assert_eq!(store.data().unwrap(), data[0]);
+    drop(store);
+    assert_eq!(ClientStore::open(&path).unwrap().name().unwrap(), "a");
+}

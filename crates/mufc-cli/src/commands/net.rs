@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mufc::{Channel, FederationConfig, Masks, SecAggOptions};
 use mufc_net::client::{ClientEvent, ClientOptions, start_client};
-use mufc_net::client_store::{ClientStore, RequestStatus};
+use mufc_net::client_store::{ClientStore, FirstStart, RequestStatus};
 use mufc_net::server::{ServerEvent, ServerOptions, start_server};
 use seeding::PointId;
 use serde_json::{Value, json};
@@ -401,15 +401,16 @@ fn required<'a, T>(v: &'a Option<T>, name: &'static str) -> Result<&'a T, CliErr
     })
 }
 
-/// Creates the client's store from its data file on the first start,
-/// mapping it from the bounds `--bounds` gives or the federation file
-/// `agreed` pins (both only if they agree).
-fn client_store(
+/// The client's first start when it has no store yet: its records read
+/// from its data file, mapped from the bounds `--bounds` gives or the
+/// federation file `agreed` pins (both only if they agree). The store is
+/// written only once a server admits the client (issue 28, item 10).
+fn first_start(
     a: &ClientArgs,
     store: &Path,
     name: &str,
     agreed: Option<[f64; 2]>,
-) -> Result<(), CliError> {
+) -> Result<Option<FirstStart>, CliError> {
     if store.exists() {
         let stored = ClientStore::open(store)?.name()?;
         if stored != name {
@@ -418,7 +419,7 @@ fn client_store(
                 store.display()
             )));
         }
-        return Ok(());
+        return Ok(None);
     }
     let path = required(&a.data, "data")?;
     let mut data = load(path, &LoadOptions::default())?.dataset()?;
@@ -436,8 +437,7 @@ fn client_store(
     if let Some([lo, hi]) = given.or(agreed) {
         data = crate::cli::Bounds { lo, hi }.map(&data)?;
     }
-    ClientStore::create(store, name, &data)?;
-    Ok(())
+    Ok(Some(FirstStart::new(name, data)))
 }
 
 /// `mufc client` (and `mufc client forget`).
@@ -466,13 +466,11 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
             reason: "the federation file's roster does not name this client",
         });
     }
-    // The store (holding the client's records) only once the options,
-    // certificates and federation file are known good.
-    let created = !store.exists();
-    client_store(a, store, name, agreed.as_ref().and_then(|f| f.bounds))?;
+    let first = first_start(a, store, name, agreed.as_ref().and_then(|f| f.bounds))?;
     let json_out = a.out.json;
-    let ran = runtime()?.block_on(async {
+    runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
+        options.first_start = first;
         options.max_message = mib(a.max_message_mib);
         options.roster = agreed.as_ref().map(|f| f.roster.clone());
         options.agreement = agreed.map(|f| f.agreement());
@@ -491,32 +489,19 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
             warnings: Vec::new(),
             exit: 0,
         })
-    });
-    if ran.is_err() && created {
-        forget_unadmitted(store);
-    }
-    ran
-}
-
-/// Removes the store this run created from the data file when the server
-/// refused the client for good before it ever welcomed it (issue 28, item
-/// 10: a refused client was left with a store holding its records). The
-/// server keeps no binding for it then: a refusal comes before it records
-/// the store's identity, or releases it.
-fn forget_unadmitted(store: &Path) {
-    let welcomed = ClientStore::open(store)
-        .and_then(|s| s.id())
-        .map_or(true, |id| id.is_some());
-    if !welcomed {
-        let _ = std::fs::remove_file(store);
-        let mut journal = store.as_os_str().to_owned();
-        journal.push("-journal");
-        let _ = std::fs::remove_file(PathBuf::from(journal));
-    }
+    })
 }
 
 /// `mufc client forget`.
 fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
+    if !f.store.exists() {
+        return Err(CliError::Store(format!(
+            "there is no store at {}: a client's store is written once a server \
+             first admits it, and until then its records are only in its data file \
+             (remove them there), or the path is wrong",
+            f.store.display()
+        )));
+    }
     let store = ClientStore::open(&f.store)?;
     let ids: Vec<PointId> = f.ids.iter().copied().map(PointId).collect();
     let request = store.request(&ids)?;
