@@ -79,3 +79,40 @@ fn a_client_store_is_written_only_once_the_server_admits_it() {
     assert!(!reservation.exists(), "the reservation outlived the store");
     assert_model(dir, data);
 }
+
+/// The lines are `tracing` events (issue 28, item 11): `MUFC_LOG` sets
+/// the least level printed, `--json` gives one object per line with its
+/// time and level, and a `MUFC_LOG` naming no level stops the client
+/// before it does anything.
+#[test]
+fn mufc_log_sets_the_least_level_and_json_lines_are_stamped() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    net::written_data(dir, "cli-net-log", &ROSTER);
+    let certs = net::certs(dir, "certs", "hospitals", &ROSTER);
+    let mut args = client_args(free_port(), &certs, "a");
+    args.push("--json".into());
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(&args)
+        .env("MUFC_LOG", "loud")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr).to_string();
+    assert!(!bad.status.success() && err.contains("MUFC_LOG"), "{err}");
+    assert!(!dir.join("a.db.identity").exists());
+    // No server: every line is a lost connection, a warning. At `error`
+    // none is printed; at `warn` each is, stamped.
+    for (least, printed) in [("error", false), ("warn", true)] {
+        let a = Proc::start("a", dir, &args, &[("MUFC_LOG", least)]);
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let lines = a.raw_log();
+        assert_eq!(!lines.is_empty(), printed, "{least}: {lines:?}");
+        for line in lines {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["event"], "disconnected", "{line}");
+            assert_eq!(v["level"], "WARN", "{line}");
+            assert!(v["time"].as_str().unwrap().ends_with('Z'), "{line}");
+        }
+    }
+}

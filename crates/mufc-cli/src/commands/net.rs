@@ -14,7 +14,7 @@ use mufc_net::server::{ServerEvent, ServerOptions, start_server};
 use seeding::PointId;
 use serde_json::{Value, json};
 
-use super::log_lines::{Level, follow};
+use super::log_lines::{Level, Logger, follow};
 use crate::CliError;
 use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
 use crate::data::{LoadOptions, load};
@@ -219,6 +219,7 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
 /// the options, an address that cannot be bound, a federation that cannot
 /// be set up once the clients registered.
 pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
+    let log = Logger::from_env(a.out.json)?;
     // The library's defaults (the clients' k adapted to the counts they
     // register), as `run` and `fit` use them.
     let masks = match a.masking {
@@ -299,7 +300,6 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
         max_handshakes: a.max_handshakes as usize,
         ..mufc_net::transport::Limits::default()
     };
-    let json_out = a.out.json;
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(&a.listen)
             .await
@@ -311,7 +311,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
         let mut committed = 0u64;
         follow(
             async || handle.next_event().await,
-            json_out,
+            log,
             |ev| {
                 if matches!(ev, ServerEvent::RoundCommitted(_)) {
                     committed += 1;
@@ -451,6 +451,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     if let Some(ClientAction::Forget(f)) = &a.action {
         return forget(f);
     }
+    let log = Logger::from_env(a.out.json)?;
     let name = required(&a.id, "id")?;
     let store = required(&a.store, "store")?;
     let server = required(&a.server, "server")?;
@@ -467,7 +468,6 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         });
     }
     let first = first_start(a, store, name, agreed.as_ref().and_then(|f| f.bounds))?;
-    let json_out = a.out.json;
     runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
         options.first_start = first;
@@ -477,7 +477,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         let mut handle = start_client(options, creds)?;
         follow(
             async || handle.next_event().await,
-            json_out,
+            log,
             client_event,
             client_level,
         )

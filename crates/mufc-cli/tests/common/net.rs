@@ -187,13 +187,13 @@ impl Drop for Proc {
 }
 
 /// `line` without the time and level `mufc server` and `mufc client`
-/// put before each event (`2026-11-28T19:05:12.345Z INFO `), so that the
-/// tests match what the line says.
+/// put before each event (`2026-11-28T19:05:12.345678Z INFO `), so that
+/// the tests match what the line says.
 pub(crate) fn unstamped(line: &str) -> &str {
     let mut parts = line.splitn(3, ' ');
     match (parts.next(), parts.next(), parts.next()) {
-        (Some(time), Some("INFO" | "WARN"), Some(rest))
-            if time.len() == 24
+        (Some(time), Some("ERROR" | "WARN" | "INFO" | "DEBUG" | "TRACE"), Some(rest))
+            if time.len() == 27
                 && time.ends_with('Z')
                 && time.as_bytes().get(10) == Some(&b'T') =>
         {
