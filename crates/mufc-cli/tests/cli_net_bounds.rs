@@ -50,6 +50,7 @@ fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_m
             member_tls(&certs, "mallory"),
             Default::default(),
             512 << 20,
+            mufc_net::transport::KEEPALIVE,
         )
         .await
         .unwrap();

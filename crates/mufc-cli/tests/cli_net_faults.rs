@@ -149,3 +149,54 @@ fn partitions_lose_no_acknowledged_erasure_and_the_model_equals_retraining() {
     wait_until_the_model_holds_every_site(dir);
     assert_model(dir, present);
 }
+
+/// A link that goes down says nothing to TCP: the server pings every
+/// connection (`--keepalive`, HTTP/2 PING) and closes the session of a
+/// client whose pings go unanswered, even when no round runs (before,
+/// the server took a client cut off while idle for connected until it
+/// next sent it something). Once healed, the client connects again and
+/// the next removal includes it; the model equals retraining.
+#[test]
+fn a_client_cut_off_while_idle_is_seen_gone_by_the_keepalive() {
+    const THREE: [&str; 3] = ["a", "b", "c"];
+    let parties = ["server", "a", "b", "c"];
+    let fabric = match Netns::new(&parties) {
+        Ok(n) => n,
+        Err(why) => {
+            eprintln!("skipped: network namespaces cannot be made here ({why})");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = net::written_data(dir, "cli-net-keepalive", &THREE);
+    let addr = fabric.addr("server");
+    let certs = net::certs_with(dir, "certs", "hospitals", &THREE, &["--hosts", &addr]);
+    let port = net::free_port();
+    let extra = ["--k", "3", "--keepalive", "1"];
+    let args = at(net::server_args(port, &certs, &THREE, &extra), port, &addr);
+    let server = Proc::start_in(&fabric.ns("server"), "server", dir, &args);
+    server.wait_for(|l| l.starts_with("listening on"));
+    let _clients: Vec<Proc> = THREE
+        .iter()
+        .map(|n| {
+            let mut args = at(net::client_args(port, &certs, n), port, &addr);
+            args.extend(["--keepalive".to_string(), "1".to_string()]);
+            Proc::start_in(&fabric.ns(n), n, dir, &args)
+        })
+        .collect();
+    server.wait_for(|l| l.starts_with("model trained"));
+    let seen = server.log().len();
+    fabric.cut("c");
+    server.wait_for_after(seen, |l| l == "client 2 (c) disconnected");
+    let seen = server.log().len();
+    fabric.heal("c");
+    server.wait_for_after(seen, |l| l == "client 2 (c) connected");
+    let acked = net::forget(dir, "a", "3");
+    assert!(acked.contains("acknowledged in round"), "{acked}");
+    let committed = server.wait_for_after(seen, |l| l.contains(" committed"));
+    assert!(committed.contains("included 0,1,2,"), "{committed}");
+    let mut present = data;
+    present[0] = present[0].without(&[PointId(3)]).unwrap();
+    assert_model(dir, present);
+}

@@ -69,6 +69,12 @@ pub struct ClientOptions {
     /// points, another number of clients or dimension). `None`: it
     /// trusts the server's setup.
     pub agreement: Option<mufc::remote::Agreement>,
+    /// How often the client pings the server
+    /// ([`crate::transport::KEEPALIVE`] by default): a server that stopped
+    /// answering is taken for gone after
+    /// [`crate::transport::keepalive_timeout`], and the client connects
+    /// again.
+    pub keepalive: Duration,
     /// The largest message the client accepts or sends
     /// ([`crate::transport::MAX_MESSAGE`] by default; the server's
     /// [`crate::transport::Limits::max_message`] must allow it too).
@@ -93,6 +99,7 @@ impl ClientOptions {
             max_reconnect: Duration::from_secs(30),
             traffic: None,
             max_message: crate::transport::MAX_MESSAGE,
+            keepalive: crate::transport::KEEPALIVE,
             agreement: None,
             roster: None,
         }
@@ -392,6 +399,7 @@ async fn session(
         creds.config.clone(),
         traffic,
         options.max_message,
+        options.keepalive,
     )
     .await?;
     let (outbox, rx) = mpsc::channel(64);

@@ -129,6 +129,15 @@ pub enum ServerEvent {
         /// Its name.
         name: String,
     },
+    /// A client's session ended: it closed it, its connection failed, or
+    /// its link went down (a ping unanswered,
+    /// [`crate::transport::Limits::keepalive`]).
+    Disconnected {
+        /// The client.
+        id: ClientId,
+        /// Its name.
+        name: String,
+    },
     /// A session was refused (no valid certificate, not in the roster,
     /// no Hello, ...).
     Refused {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -31,13 +31,28 @@ use crate::proto::federation_server::{Federation, FederationServer};
 /// longer).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How often each side pings an idle connection, and how long it waits
-/// for the answer before it closes the connection: long enough that a
-/// busy party (a round's CPU work) is not taken for a dead one; a silent
-/// party is the step deadline's business.
+/// How often each side pings its connection by default (HTTP/2 PING;
+/// [`Limits::keepalive`], [`crate::client::ClientOptions::keepalive`]).
+/// A link that went down says nothing to TCP: without the pings, a server
+/// would keep a cut-off client's session open for as long as it sends
+/// nothing on it, and take the client for connected. The party's CPU
+/// work runs off the runtime, so a busy party still answers.
 pub const KEEPALIVE: Duration = Duration::from_secs(30);
-/// See [`KEEPALIVE`].
+/// How long a ping may go unanswered before the connection is closed,
+/// by default: [`keepalive_timeout`] of [`KEEPALIVE`].
 pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a ping sent every `every` may go unanswered before the
+/// connection is closed: four intervals (a loaded machine or a slow link
+/// is not a dead one).
+///
+/// ```
+/// use mufc_net::transport::{KEEPALIVE, KEEPALIVE_TIMEOUT, keepalive_timeout};
+/// assert_eq!(keepalive_timeout(KEEPALIVE), KEEPALIVE_TIMEOUT);
+/// ```
+pub fn keepalive_timeout(every: Duration) -> Duration {
+    every.saturating_mul(4)
+}
 
 /// The largest gRPC message either side accepts by default: 16 MiB. A
 /// round's largest message is a masked sketch, 2 elements of at most 16
@@ -71,17 +86,22 @@ pub struct Limits {
     /// HTTP/2 streams one connection may open at once (a client needs
     /// one: its session).
     pub max_streams: u32,
+    /// How often the server pings each connection ([`KEEPALIVE`]); one
+    /// whose ping goes unanswered for [`keepalive_timeout`] is closed, and
+    /// its client's session with it.
+    pub keepalive: Duration,
 }
 
 impl Default for Limits {
     /// 16 MiB messages, 32 handshakes, 256 connections, 4 streams per
-    /// connection.
+    /// connection, a ping every 30 s.
     fn default() -> Self {
         Self {
             max_message: MAX_MESSAGE,
             max_handshakes: 32,
             max_connections: 256,
             max_streams: 4,
+            keepalive: KEEPALIVE,
         }
     }
 }
@@ -172,7 +192,10 @@ pub async fn serve<S: Federation>(
                 // Headers are a method, a path and a few metadata: 16
                 // KiB is plenty, and the default (16 MiB) is not a bound.
                 .max_header_list_size(16 << 10)
-                .max_pending_accept_reset_streams(Some(limits.max_streams as usize));
+                .max_pending_accept_reset_streams(Some(limits.max_streams as usize))
+                .timer(TokioTimer::new())
+                .keep_alive_interval(Some(limits.keepalive))
+                .keep_alive_timeout(keepalive_timeout(limits.keepalive));
             let _ = http
                 .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc))
                 .await;
@@ -254,11 +277,20 @@ pub async fn connect(
     addr: &str,
     tls: Arc<rustls::ClientConfig>,
 ) -> Result<FederationClient<Channel>, NetError> {
-    connect_counted(addr, tls, Arc::new(Traffic::default()), MAX_MESSAGE).await
+    connect_counted(
+        addr,
+        tls,
+        Arc::new(Traffic::default()),
+        MAX_MESSAGE,
+        KEEPALIVE,
+    )
+    .await
 }
 
 /// [`connect`], adding the connection's bytes to `traffic`, accepting
-/// and sending messages of at most `max_message` bytes.
+/// and sending messages of at most `max_message` bytes, pinging the
+/// server every `keepalive` (the connection closed if a ping goes
+/// unanswered for [`keepalive_timeout`]).
 ///
 /// # Errors
 ///
@@ -268,14 +300,15 @@ pub async fn connect_counted(
     tls: Arc<rustls::ClientConfig>,
     traffic: Arc<Traffic>,
     max_message: usize,
+    keepalive: Duration,
 ) -> Result<FederationClient<Channel>, NetError> {
     let connector = TlsConnector::from(tls);
     let target = addr.to_string();
     let endpoint = Endpoint::from_shared(format!("http://{addr}"))
         .map_err(|e| NetError::Transport(format!("{addr}: {e}")))?
         .connect_timeout(HANDSHAKE_TIMEOUT)
-        .http2_keep_alive_interval(KEEPALIVE)
-        .keep_alive_timeout(KEEPALIVE_TIMEOUT);
+        .http2_keep_alive_interval(keepalive)
+        .keep_alive_timeout(keepalive_timeout(keepalive));
     let channel = endpoint
         .connect_with_connector(tower::service_fn(move |_: Uri| {
             let connector = connector.clone();

@@ -36,6 +36,18 @@ fn seconds(name: &'static str, secs: f64) -> Result<Duration, CliError> {
     })
 }
 
+/// [`seconds`], more than zero: the interval between two pings.
+fn ping_interval(secs: f64) -> Result<Duration, CliError> {
+    match seconds("keepalive", secs)? {
+        d if d.is_zero() => Err(CliError::InvalidParameter {
+            name: "keepalive",
+            value: secs.to_string(),
+            reason: "must be more than zero seconds",
+        }),
+        d => Ok(d),
+    }
+}
+
 fn read(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|e| CliError::io(path, &e))
 }
@@ -93,6 +105,7 @@ fn of_group(group: Option<usize>) -> String {
 fn server_level(ev: &ServerEvent) -> Level {
     match ev {
         ServerEvent::Refused { .. }
+        | ServerEvent::Disconnected { .. }
         | ServerEvent::Rejected { .. }
         | ServerEvent::RoundFailed { .. } => Level::Warn,
         _ => Level::Info,
@@ -128,6 +141,10 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
         ServerEvent::Connected { id, name } => (
             json!({ "event": "connected", "client": id.0, "name": name }),
             format!("client {id} ({name}) connected"),
+        ),
+        ServerEvent::Disconnected { id, name } => (
+            json!({ "event": "disconnected", "client": id.0, "name": name }),
+            format!("client {id} ({name}) disconnected"),
         ),
         ServerEvent::Refused { reason } => (
             json!({ "event": "refused", "reason": reason }),
@@ -298,6 +315,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
         max_message: mib(a.max_message_mib),
         max_connections: a.max_connections as usize,
         max_handshakes: a.max_handshakes as usize,
+        keepalive: ping_interval(a.keepalive)?,
         ..mufc_net::transport::Limits::default()
     };
     runtime()?.block_on(async {
@@ -452,6 +470,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         return forget(f);
     }
     let log = Logger::from_env(a.out.json)?;
+    let keepalive = ping_interval(a.keepalive)?;
     let name = required(&a.id, "id")?;
     let store = required(&a.store, "store")?;
     let server = required(&a.server, "server")?;
@@ -472,6 +491,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         let mut options = ClientOptions::new(server, store);
         options.first_start = first;
         options.max_message = mib(a.max_message_mib);
+        options.keepalive = keepalive;
         options.roster = agreed.as_ref().map(|f| f.roster.clone());
         options.agreement = agreed.map(|f| f.agreement());
         let mut handle = start_client(options, creds)?;

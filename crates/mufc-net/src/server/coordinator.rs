@@ -287,6 +287,8 @@ impl Coordinator {
     fn gone(&mut self, id: ClientId, conn: u64) {
         if self.sessions.get(&id).is_some_and(|s| s.conn == conn) {
             self.sessions.remove(&id);
+            let name = self.name_of(id);
+            let _ = self.report.send(ServerEvent::Disconnected { id, name });
         }
     }
 
