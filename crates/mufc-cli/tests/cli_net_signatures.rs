@@ -138,9 +138,9 @@ fn the_server_rejects_keys_not_signed_by_their_sender() {
     }
     let extra = ["--k", "3", "--dropout", "0.2", "--step-timeout", "3"];
     let fed = Processes::start(dir, &ROSTER, &HONEST, &extra, |_| None);
-    let (server, port, certs) = (&fed.server, fed.port, fed.certs.clone());
+    let (server, port) = (&fed.server, fed.port);
     let (said_tx, said) = std_mpsc::channel();
-    let (c, d) = (certs.clone(), data[4].clone());
+    let (c, d) = (fed.certs.clone(), data[4].clone());
     std::thread::spawn(move || mallory(port, c, d, forgery, said_tx));
     server.wait_for(|l| l.contains("committed (training): included 0,1,2,3,4"));
 
