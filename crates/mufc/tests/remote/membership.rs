@@ -62,3 +62,58 @@ fn a_client_refuses_a_ring_that_omits_a_client_of_the_last_sum() {
         assert_eq!(server.included(0), out.report.included, "{what}");
     }
 }
+
+/// With groups, the rule binds a client to its own group only: after
+/// every group's training round, each client's last sum is its group's
+/// members (never the roster); a ring of its group that leaves out one of
+/// them (victim and group drawn at random) is refused by every member
+/// asked; the full ring of its group is joined, though the other groups'
+/// members are in no ring of it.
+#[test]
+fn with_groups_a_client_requires_only_its_own_groups_last_sum() {
+    let mut rng = testkit::rng("remote-membership-groups");
+    let mix = Mixture {
+        clients: 8,
+        per_client: 20,
+        ..Mixture::SMALL
+    };
+    let data = gaussian_clients("remote-membership-groups", mix);
+    let config = (config(2, 0.0, 3, 5).into_builder())
+        .topology(mufc::Topology::Groups { size: 4 })
+        .validate()
+        .unwrap();
+    let (mut server, mut clients) = federation(&data, &config);
+    let layout = server.setup().layout().unwrap();
+    let groups = layout.groups().to_vec();
+    assert!(groups.len() >= 2 && groups.iter().all(|g| g.len() >= 4));
+    for g in &groups {
+        let (first, last) = (at(g[0]), at(g[g.len() - 1]));
+        run_round(&mut server, &mut clients[first..=last], &BTreeMap::new()).unwrap();
+    }
+    for c in &clients {
+        let mine = groups.iter().find(|g| g.contains(&c.id())).unwrap();
+        assert_eq!(c.last_sum(), mine.as_slice(), "client {}", c.id());
+    }
+    for case in 0..4 {
+        let g = &groups[rng.random_range(0..groups.len())];
+        let victim = g[rng.random_range(0..g.len())];
+        let ring: Vec<ClientId> = g.iter().copied().filter(|c| *c != victim).collect();
+        let what = format!("case {case}: ring {ring:?} without {victim}");
+        let (announcement, _round) = server.start_round(&ring).unwrap();
+        for c in clients.iter_mut().filter(|c| ring.contains(&c.id())) {
+            let refused = c.join(&announcement).unwrap_err();
+            let MufcError::RoundRefused { reason, .. } = &refused else {
+                panic!("{what}: {refused}");
+            };
+            assert!(
+                reason.contains(&format!("omits client {victim},")),
+                "{what}: {reason}"
+            );
+        }
+        let (announcement, _round) = server.start_round(g).unwrap();
+        for c in clients.iter_mut().filter(|c| g.contains(&c.id())) {
+            c.join(&announcement)
+                .unwrap_or_else(|e| panic!("{what}: the full group refused: {e}"));
+        }
+    }
+}
