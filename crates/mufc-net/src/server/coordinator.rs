@@ -76,6 +76,8 @@ pub(super) struct Coordinator {
     /// back into the model: a catch-up round runs once per session, so a
     /// catch-up that fails is not retried without end.
     caught_up: BTreeMap<ClientId, u64>,
+    /// The groups whose ring cannot run, with why (said once per reason).
+    stalled: BTreeMap<usize, String>,
 }
 
 impl Coordinator {
@@ -135,6 +137,7 @@ impl Coordinator {
             stores,
             revoked,
             caught_up: BTreeMap::new(),
+            stalled: BTreeMap::new(),
         })
     }
 

@@ -22,6 +22,23 @@ pub(super) struct Next {
 }
 
 impl Coordinator {
+    /// Says why each group of `stalled` cannot run its ring, once per
+    /// reason (as a round of that group that could not start).
+    fn say_stalled(&mut self, stalled: Vec<(usize, String)>) {
+        // The group as events name it (`None` when flat).
+        let grouped = (self.remote.as_ref())
+            .is_some_and(|r| r.setup().config().topology() != mufc::Topology::Flat);
+        for (group, reason) in stalled {
+            if self.stalled.insert(group, reason.clone()).as_ref() != Some(&reason) {
+                let _ = self.report.send(ServerEvent::RoundFailed {
+                    round: None,
+                    group: grouped.then_some(group),
+                    reason: format!("its ring cannot run ({reason}); the group waits"),
+                });
+            }
+        }
+    }
+
     pub(super) fn may_retry(&self) -> bool {
         self.retry_at.is_none_or(|t| Instant::now() >= t)
     }
@@ -41,11 +58,18 @@ impl Coordinator {
     /// protocol's first step, so such a round runs only when the members
     /// connected are enough for the protocol's threshold; otherwise the
     /// group waits for them.
-    pub(super) fn next(&self) -> Option<Next> {
+    ///
+    /// A ring whose threshold cannot be computed (the protocol's
+    /// parameters refuse its size) waits too, and the server says why,
+    /// once for each reason, as a round of that group that could not
+    /// start.
+    pub(super) fn next(&mut self) -> Option<Next> {
         if !self.may_retry() {
             return None;
         }
         let remote = self.remote.as_ref()?;
+        let mut stalled = Vec::new();
+        let mut found = None;
         for (group, members) in remote.groups().iter().enumerate() {
             let connected: Vec<ClientId> = (members.iter().copied())
                 .filter(|c| self.sessions.contains_key(c))
@@ -54,11 +78,12 @@ impl Coordinator {
             if !remote.group_trained(group) {
                 // Training waits for the whole group.
                 if everyone && !members.is_empty() {
-                    return Some(Next {
+                    found = Some(Next {
                         group,
                         ring: members.clone(),
                         catch_up: Vec::new(),
                     });
+                    break;
                 }
                 continue;
             }
@@ -85,18 +110,27 @@ impl Coordinator {
             ring.extend(included.iter().filter(|c| members.contains(c)));
             ring.sort_unstable();
             ring.dedup();
-            let needed = remote
-                .survivors_needed(group, ring.len())
-                .unwrap_or(usize::MAX);
+            let needed = match remote.survivors_needed(group, ring.len()) {
+                Ok(n) => n,
+                Err(e) => {
+                    stalled.push((group, e.to_string()));
+                    continue;
+                }
+            };
             if connected.len() >= needed {
-                return Some(Next {
+                found = Some(Next {
                     group,
                     ring,
                     catch_up,
                 });
+                break;
             }
         }
-        None
+        self.say_stalled(stalled);
+        if let Some(next) = &found {
+            self.stalled.remove(&next.group);
+        }
+        found
     }
 
     /// The connection of `id`'s open session.
