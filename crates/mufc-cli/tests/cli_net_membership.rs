@@ -128,3 +128,61 @@ fn a_site_down_at_a_removal_is_named_in_the_ring_and_caught_up_when_it_returns()
     present[0] = present[0].without(&[PointId(3)]).unwrap();
     assert_model(dir, present);
 }
+
+/// Two requests served at once by a catch-up round: with the lone-update
+/// policy at two clients, c's request waits while d is down; d's own
+/// request, asked while its client was down, reaches the server when d
+/// comes back, so one round serves both and brings d's data back into
+/// the model. Both are acknowledged, and the model equals retraining on
+/// every record present.
+#[test]
+fn a_catch_up_round_serves_the_requests_waiting_for_it() {
+    const ROSTER: [&str; 4] = ["a", "b", "c", "d"];
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = net::written_data(dir, "cli-net-catch-up-requests", &ROSTER);
+    let extra = [
+        "--k",
+        "3",
+        "--join-timeout",
+        "2",
+        "--dropout",
+        "0.25",
+        "--min-updating-clients",
+        "2",
+    ];
+    let mut fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
+    fed.server.wait_for(|l| l.starts_with("model trained"));
+    fed.clients[3].kill();
+    // d's operator asks with its client down: recorded, not yet applied.
+    let recorded = net::forget_waiting(dir, "d", "5", "0");
+    assert!(recorded.contains("recorded"), "{recorded}");
+    let at_c = {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || net::forget(&dir, "c", "7"))
+    };
+    fed.server
+        .wait_for(|l| l.starts_with("request of client 2 deferred"));
+    let seen = fed.server.log().len();
+    let _d = Proc::start("d", dir, &net::client_args(fed.port, &fed.certs, "d"), &[]);
+    let committed = fed
+        .server
+        .wait_for_after(seen, |l| l.contains(" committed"));
+    assert!(committed.contains("included 0,1,2,3,"), "{committed}");
+    let acked = at_c.join().unwrap();
+    assert!(acked.contains("acknowledged in round"), "{acked}");
+    // d's request was in that round: acknowledged in its store.
+    let store = mufc_net::client_store::ClientStore::open(dir.join("d.db")).unwrap();
+    assert!(
+        matches!(
+            store.status(1).unwrap(),
+            Some(mufc_net::client_store::RequestStatus::Acknowledged { .. })
+        ),
+        "{:?}",
+        store.status(1)
+    );
+    let mut present = data;
+    present[2] = present[2].without(&[PointId(7)]).unwrap();
+    present[3] = present[3].without(&[PointId(5)]).unwrap();
+    assert_model(dir, present);
+}
