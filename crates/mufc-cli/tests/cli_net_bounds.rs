@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
-use crate::common::member::{Honest, hello, member_tls, up};
+use crate::common::member::{Honest, hello, member_tls, open_session, up};
 use mufc_net::proto::Forget;
 use mufc_net::proto::client_message::Body as Up;
 use mufc_net::proto::server_message::Body as Down;
@@ -54,15 +54,8 @@ fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_m
         )
         .await
         .unwrap();
-        let (tx, rx) = tokio::sync::mpsc::channel(1024);
-        tx.send(hello("mallory", data.len() as u64, 7))
-            .await
-            .unwrap();
-        let mut inbound = rpc
-            .join(tokio_stream::wrappers::ReceiverStream::new(rx))
-            .await
-            .unwrap()
-            .into_inner();
+        let first = hello("mallory", data.len() as u64, 7);
+        let (tx, mut inbound) = open_session(&mut rpc, first, 1024).await;
         let mut honest = Honest::new(data, &certs, "mallory");
         while let Ok(Ok(Some(msg))) = tokio::time::timeout(LIMIT, inbound.message()).await {
             let body = msg.body.unwrap();

@@ -17,7 +17,7 @@ use crate::common::net;
 use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
 
-use crate::common::member::{Honest, hello, member_tls, up};
+use crate::common::member::{Honest, hello, member_tls, open_session, up};
 use mufc::remote::Announcement;
 use mufc_net::proto::Signed;
 use mufc_net::proto::client_message::Body as Up;
@@ -87,15 +87,8 @@ fn mallory(
         let mut rpc = mufc_net::transport::connect(&format!("127.0.0.1:{port}"), tls)
             .await
             .unwrap();
-        let (tx, rx) = tokio::sync::mpsc::channel(16);
-        tx.send(hello("mallory", data.len() as u64, 9))
-            .await
-            .unwrap();
-        let mut inbound = rpc
-            .join(tokio_stream::wrappers::ReceiverStream::new(rx))
-            .await
-            .unwrap()
-            .into_inner();
+        let first = hello("mallory", data.len() as u64, 9);
+        let (tx, mut inbound) = open_session(&mut rpc, first, 16).await;
         let mut honest = Honest::new(data.clone(), &certs, "mallory");
         let mut party = None;
         while let Ok(Ok(Some(msg))) = tokio::time::timeout(LIMIT, inbound.message()).await {

@@ -8,6 +8,21 @@ use clap::{Args, Subcommand};
 use super::{StoreOutput, TopologyArgs};
 use mufc::SecAggGraph;
 
+/// How often a party pings its connections (server and client alike).
+#[derive(Clone, Debug, Args)]
+pub struct KeepaliveArgs {
+    /// Seconds between two pings of a connection; a ping unanswered for
+    /// four times as long closes it: a peer whose link went down is seen
+    /// gone (a client then connects again).
+    #[arg(
+        allow_negative_numbers = true,
+        long = "keepalive",
+        value_name = "SECS",
+        default_value_t = 30.0
+    )]
+    pub secs: f64,
+}
+
 /// Where a party's certificates are: a directory `mufc certs` wrote, or
 /// each file named.
 #[derive(Clone, Debug, Args)]
@@ -142,15 +157,9 @@ pub struct ServerArgs {
     /// is accepted.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
-    /// Seconds between two pings of the connection; a ping unanswered
-    /// for four times as long closes it (a client whose link went down is then seen gone).
-    #[arg(
-        allow_negative_numbers = true,
-        long,
-        value_name = "SECS",
-        default_value_t = 30.0
-    )]
-    pub keepalive: f64,
+    /// How often the connections are pinged.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
     /// Connections in their TLS handshake at once (each has 10 s); one
     /// beyond it is closed as soon as it is accepted.
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
@@ -196,15 +205,9 @@ pub struct ClientArgs {
     /// The largest message accepted from the server, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_message_mib: u32,
-    /// Seconds between two pings of the connection; a ping unanswered
-    /// for four times as long closes it (and the client connects again).
-    #[arg(
-        allow_negative_numbers = true,
-        long,
-        value_name = "SECS",
-        default_value_t = 30.0
-    )]
-    pub keepalive: f64,
+    /// How often the connections are pinged.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
 }
 
 /// What `mufc client` may do besides running.

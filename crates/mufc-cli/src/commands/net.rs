@@ -315,7 +315,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
         max_message: mib(a.max_message_mib),
         max_connections: a.max_connections as usize,
         max_handshakes: a.max_handshakes as usize,
-        keepalive: ping_interval(a.keepalive)?,
+        keepalive: ping_interval(a.keepalive.secs)?,
         ..mufc_net::transport::Limits::default()
     };
     runtime()?.block_on(async {
@@ -470,7 +470,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         return forget(f);
     }
     let log = Logger::from_env(a.out.json)?;
-    let keepalive = ping_interval(a.keepalive)?;
+    let keepalive = ping_interval(a.keepalive.secs)?;
     let name = required(&a.id, "id")?;
     let store = required(&a.store, "store")?;
     let server = required(&a.server, "server")?;

@@ -92,3 +92,24 @@ impl Honest {
         }
     }
 }
+
+/// Opens a session on `rpc` with its first message `first` (a Hello):
+/// the sender of the member's next messages (`room` of them may wait)
+/// and the server's stream.
+pub(crate) async fn open_session(
+    rpc: &mut mufc_net::proto::federation_client::FederationClient<tonic::transport::Channel>,
+    first: ClientMessage,
+    room: usize,
+) -> (
+    tokio::sync::mpsc::Sender<ClientMessage>,
+    tonic::Streaming<mufc_net::proto::ServerMessage>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(room);
+    tx.send(first).await.unwrap();
+    let inbound = rpc
+        .join(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    (tx, inbound)
+}
