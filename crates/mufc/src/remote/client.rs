@@ -329,6 +329,54 @@ impl RemoteClient {
             a.check_setup(&announcement.setup)
                 .map_err(|why| refuse(&format!("outside the agreement: {why}")))?;
         }
+        self.check_ring(announcement)?;
+        if let State::Waiting(data) = &self.state {
+            let trained = train(
+                self.id,
+                data.clone(),
+                announcement.setup.clone(),
+                Some(spec),
+            )?;
+            self.state = State::Trained(Box::new(trained));
+        }
+        let State::Trained(t) = &self.state else {
+            return Err(refuse("the client is not trained"));
+        };
+        if t.setup != announcement.setup {
+            return Err(refuse(
+                "the federation's setup is not the one the client trained in",
+            ));
+        }
+        let (histogram, last) = match &t.local {
+            Local::Active(c) => (c.histogram(), c.encoded()),
+            Local::Empty(_) => (&[][..], None),
+        };
+        let (half, first, sketch) = t.aggregation.join_remote(spec, self.id, histogram, last)?;
+        let encoded = sketch.map(|sketch| Encoded {
+            histogram: histogram.to_vec(),
+            sketch,
+        });
+        self.sessions.insert(spec.session);
+        Ok((
+            ClientRound {
+                half,
+                round: spec.round,
+                encoded,
+            },
+            first,
+        ))
+    }
+
+    /// The membership checks of a round: the client is in the roster;
+    /// the ring names only clients of the roster, and with groups only
+    /// clients of the client's own group; it leaves out no client of the
+    /// last sum this client took part in (issue 28, item 5).
+    fn check_ring(&self, announcement: &Announcement) -> MufcResult<()> {
+        let spec = &announcement.spec;
+        let refuse = |reason: &str| MufcError::RoundRefused {
+            round: spec.round,
+            reason: reason.into(),
+        };
         if !announcement.setup.roster.contains(&self.id) {
             return Err(refuse("the client is not in the federation's roster"));
         }
@@ -368,41 +416,7 @@ impl RemoteClient {
                  part in (the server could learn that client's histogram from the two sums)"
             )));
         }
-        if let State::Waiting(data) = &self.state {
-            let trained = train(
-                self.id,
-                data.clone(),
-                announcement.setup.clone(),
-                Some(spec),
-            )?;
-            self.state = State::Trained(Box::new(trained));
-        }
-        let State::Trained(t) = &self.state else {
-            return Err(refuse("the client is not trained"));
-        };
-        if t.setup != announcement.setup {
-            return Err(refuse(
-                "the federation's setup is not the one the client trained in",
-            ));
-        }
-        let (histogram, last) = match &t.local {
-            Local::Active(c) => (c.histogram(), c.encoded()),
-            Local::Empty(_) => (&[][..], None),
-        };
-        let (half, first, sketch) = t.aggregation.join_remote(spec, self.id, histogram, last)?;
-        let encoded = sketch.map(|sketch| Encoded {
-            histogram: histogram.to_vec(),
-            sketch,
-        });
-        self.sessions.insert(spec.session);
-        Ok((
-            ClientRound {
-                half,
-                round: spec.round,
-                encoded,
-            },
-            first,
-        ))
+        Ok(())
     }
 
     /// Keeps the sketch of a round that committed with this client

@@ -1,14 +1,16 @@
 //! The server's half: the aggregate, the model and the rounds, and never a
 //! client's points.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use num_bigint::BigUint;
 use std::time::{Duration, Instant};
 
 use super::{Announcement, RemoteSetup};
 use crate::aggregation::{Advanced, Aggregation, RoundSpec, ServerHalf};
 use crate::federation::tree::{FinishedRound, Tree};
 use crate::server::InputChange;
-use crate::server::decode::DeltaCheck;
+use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{
     ClientId, DecodeKind, Federation, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
     ServerUpdate, StageTimes,
@@ -386,16 +388,8 @@ impl RemoteServer {
     /// decoders' errors (a sum beyond the capacity); the K-means errors.
     pub fn finish_round(&mut self, round: ServerRound) -> MufcResult<RoundReport> {
         let number = round.spec.round;
-        // With groups the round's sum is its group's, decoded against the
-        // group's last sum.
-        let last = match (&self.tree, round.group) {
-            (Some(tree), Some(g)) => tree
-                .group_counts(g)
-                .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?,
-            _ => self.server.counts(),
-        };
         let check = DeltaCheck {
-            last,
+            last: self.last_counts(round.group)?,
             capacity: self.setup.capacity(),
             max_points: self.setup.config.max_points().unwrap_or(0),
         };
@@ -407,25 +401,12 @@ impl RemoteServer {
             .ok_or_else(|| MufcError::Remote("a change round's sum did not decode".into()))?;
         let decode = DecodeKind::of(&decoded);
         let start = Instant::now();
-        let (update, training) = match (&mut self.tree, round.group) {
-            (Some(tree), Some(g)) => {
-                let training = !tree.group_trained(g);
-                let commit = FinishedRound {
-                    pending: out.pending,
-                    round: number,
-                    included: out.included.clone(),
-                };
-                let parallel = self.setup.config.parallel();
-                let update = tree.commit_group(&mut self.server, g, decoded, commit, parallel)?;
-                (update, training)
-            }
-            _ => {
-                let plan = self.server.plan(InputChange::Counts(decoded))?;
-                let update = self.server.apply(plan)?;
-                self.aggregation.commit_remote(out.pending, number);
-                (update, self.fit_report.is_none())
-            }
+        let finished = FinishedRound {
+            pending: out.pending,
+            round: number,
+            included: out.included.clone(),
         };
+        let (update, training) = self.commit_decoded(round.group, decoded, finished)?;
         let server_time = start.elapsed();
         if training {
             let t = &mut self.training_times;
@@ -434,32 +415,7 @@ impl RemoteServer {
             t.server += server_time;
             t.wall += round.started.elapsed();
         }
-        // Trained once every group (or the one flat aggregate) has been;
-        // the times are every training round's, added up.
-        // Across processes the report's clients are the model's: those of
-        // the last committed round (with groups, every group's), so that
-        // a client a round left out is seen as missing until a round
-        // includes it again (`Self::included`).
-        if let Some(report) = &mut self.fit_report {
-            report.included = self
-                .tree
-                .as_ref()
-                .map_or_else(|| out.included.clone(), Tree::included);
-        }
-        if self.fit_report.is_none() && self.tree.as_ref().is_none_or(Tree::trained) {
-            self.fit_report = Some(FitReport {
-                times: self.training_times,
-                bytes_per_client: 0,
-                nonzero_bins: self.server.nonzero_bins(),
-                sketch: Some(self.aggregation.info()),
-                server_points: self.server.data().len(),
-                included: self
-                    .tree
-                    .as_ref()
-                    .map_or_else(|| out.included.clone(), Tree::included),
-                dropped: out.dropped.clone(),
-            });
-        }
+        self.note_model(&out.included, &out.dropped);
         Ok(RoundReport {
             round: number,
             group: round.group,
@@ -475,6 +431,70 @@ impl RemoteServer {
             server_time,
             wall: round.started.elapsed(),
         })
+    }
+
+    /// The counts a round's sum of `group` is decoded against: with
+    /// groups, the group's last sum; flat, the model's.
+    fn last_counts(&self, group: Option<usize>) -> MufcResult<&BTreeMap<BigUint, u64>> {
+        match (&self.tree, group) {
+            (Some(tree), Some(g)) => tree
+                .group_counts(g)
+                .ok_or_else(|| MufcError::Remote(format!("no group {g}"))),
+            _ => Ok(self.server.counts()),
+        }
+    }
+
+    /// Updates the model with a round's decoded sum and commits the
+    /// round: the server's update, and whether the round trained (its
+    /// group's first, or the flat aggregate's).
+    fn commit_decoded(
+        &mut self,
+        group: Option<usize>,
+        decoded: Decoded,
+        finished: FinishedRound,
+    ) -> MufcResult<(ServerUpdate, bool)> {
+        match (&mut self.tree, group) {
+            (Some(tree), Some(g)) => {
+                let training = !tree.group_trained(g);
+                let parallel = self.setup.config.parallel();
+                let update = tree.commit_group(&mut self.server, g, decoded, finished, parallel)?;
+                Ok((update, training))
+            }
+            _ => {
+                let plan = self.server.plan(InputChange::Counts(decoded))?;
+                let update = self.server.apply(plan)?;
+                self.aggregation
+                    .commit_remote(finished.pending, finished.round);
+                Ok((update, self.fit_report.is_none()))
+            }
+        }
+    }
+
+    /// Keeps the fit report in step with a committed round that
+    /// `included` and `dropped` clients. Across processes the report's
+    /// clients are the model's: those of the last committed round (with
+    /// groups, every group's), so that a client a round left out is seen
+    /// as missing until a round includes it again (`Self::included`).
+    /// The report is written once every group (or the one flat
+    /// aggregate) trained, with every training round's times added up.
+    fn note_model(&mut self, included: &[ClientId], dropped: &[(ClientId, SecAggStep)]) {
+        let model = self
+            .tree
+            .as_ref()
+            .map_or_else(|| included.to_vec(), Tree::included);
+        if let Some(report) = &mut self.fit_report {
+            report.included = model;
+        } else if self.tree.as_ref().is_none_or(Tree::trained) {
+            self.fit_report = Some(FitReport {
+                times: self.training_times,
+                bytes_per_client: 0,
+                nonzero_bins: self.server.nonzero_bins(),
+                sketch: Some(self.aggregation.info()),
+                server_points: self.server.data().len(),
+                included: model,
+                dropped: dropped.to_vec(),
+            });
+        }
     }
 
     /// What a store keeps of the server: a [`Federation`] without clients

@@ -427,42 +427,10 @@ impl FramedServer {
                     key,
                 },
             ) if matches!(self.dealer, DealerStage::None) => {
-                if client != from.0 {
-                    return Err(rejected(format!(
-                        "client {from} sent a key in the name of {client}"
-                    )));
-                }
-                if session != self.spec.session || round != self.spec.round {
-                    return Err(rejected(format!(
-                        "client {from} sent a key of another round"
-                    )));
-                }
-                if self.keys.contains_key(&from) {
-                    return Err(rejected(format!("client {from} sent a second key")));
-                }
-                self.keys.insert(from, key);
+                self.accept_key(from, client, (session, round), key)?;
             }
             (Some(Step::MaskedInput), ToServer::Masked { client, frame }) => {
-                if client != from.0 {
-                    return Err(rejected(format!(
-                        "client {from} sent a frame in the name of {client}"
-                    )));
-                }
-                if self.frames.contains(&from) {
-                    return Err(rejected(format!("client {from} sent a second frame")));
-                }
-                // The frame names its sender and round: checked now, so
-                // that a bad frame is refused while the client may still
-                // send its own, not when the sum fails.
-                let f = Frame::parse(&frame, self.max_frame)?;
-                if f.client_id != from.0 || f.context() != self.spec.context() {
-                    return Err(rejected(format!(
-                        "client {from} sent a frame of another client or round"
-                    )));
-                }
-                let sum = (self.add)(&f, &self.sums, self.sum.as_ref())?;
-                self.sum = Some(sum);
-                self.frames.insert(from);
+                self.accept_frame(from, client, &frame)?;
             }
             (step, _) => {
                 return Err(rejected(format!(
@@ -470,6 +438,59 @@ impl FramedServer {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// Client `from`'s key, sent as `client`'s for the round
+    /// `(session, round)`: kept if it is its own, of this round, and its
+    /// first.
+    fn accept_key(
+        &mut self,
+        from: ClientId,
+        client: u64,
+        (session, round): ([u8; 32], u64),
+        key: MaskPublicKey,
+    ) -> MufcResult<()> {
+        if client != from.0 {
+            return Err(rejected(format!(
+                "client {from} sent a key in the name of {client}"
+            )));
+        }
+        if session != self.spec.session || round != self.spec.round {
+            return Err(rejected(format!(
+                "client {from} sent a key of another round"
+            )));
+        }
+        if self.keys.contains_key(&from) {
+            return Err(rejected(format!("client {from} sent a second key")));
+        }
+        self.keys.insert(from, key);
+        Ok(())
+    }
+
+    /// Client `from`'s masked frame, sent as `client`'s: added to the sum
+    /// if it is its own, of this round, and its first.
+    fn accept_frame(&mut self, from: ClientId, client: u64, frame: &[u8]) -> MufcResult<()> {
+        if client != from.0 {
+            return Err(rejected(format!(
+                "client {from} sent a frame in the name of {client}"
+            )));
+        }
+        if self.frames.contains(&from) {
+            return Err(rejected(format!("client {from} sent a second frame")));
+        }
+        // The frame names its sender and round: checked now, so that a
+        // bad frame is refused while the client may still send its own,
+        // not when the sum fails.
+        let f = Frame::parse(frame, self.max_frame)?;
+        if f.client_id != from.0 || f.context() != self.spec.context() {
+            return Err(rejected(format!(
+                "client {from} sent a frame of another client or round"
+            )));
+        }
+        let sum = (self.add)(&f, &self.sums, self.sum.as_ref())?;
+        self.sum = Some(sum);
+        self.frames.insert(from);
         Ok(())
     }
 }
