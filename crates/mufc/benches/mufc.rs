@@ -40,7 +40,7 @@ fn request(fed: &Federation, seed: bool, rng: &mut impl rand::Rng) -> RemovalReq
 
 fn federation(c: &mut Criterion) {
     let data: Vec<Dataset> =
-        testkit::mufc::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
+        seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
     for points in [ServerPoints::Centers, ServerPoints::Uniform] {
         let config = FederationConfig::new(10)
             .client_k(3)
@@ -73,7 +73,7 @@ fn federation(c: &mut Criterion) {
         });
         let fed = Federation::new(data.clone(), &config).expect("fit");
         for (name, seed) in [("remove-non-seed", false), ("remove-seed", true)] {
-            let mut rng = testkit::rng(name);
+            let mut rng = testdata::rng(name);
             g.bench_function(name, |b| {
                 b.iter_batched(
                     || (fed.clone(), request(&fed, seed, &mut rng)),

@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use rand::RngExt;
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use crate::aggregation::MaskedInputs;
 use crate::{
@@ -268,7 +268,7 @@ fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
     let data = gaussian_clients("change-rounds", MIX);
     let mut fed = Federation::new(data, &config(Privacy::ScmaWide, Masking::Dealer)).unwrap();
     let whole = fed.fit_report().bytes_per_client;
-    let mut rng = testkit::rng("change-round-server");
+    let mut rng = testdata::rng("change-round-server");
     let mut previous: Option<MaskedInputs> = None;
     for round in 0..4usize {
         let (a, b) = (fed.clients()[1].clone(), fed.clients()[7].clone());

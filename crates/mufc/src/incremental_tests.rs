@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 
 use num_bigint::{BigInt, BigUint};
 use proptest::prelude::*;
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use syndrome_agg::field::FiniteField;
 use syndrome_agg::{
     AnyParams, AnySketch, ConcreteSketch, CountPolicy, LinearSketch, Scheme, SketchParams,
     SketchVisitor, ValidAnyParams,
 };
-use testkit::mufc::{Mixture, gaussian_clients};
 
 use crate::client::message::{Encoded, encode, sketch_of};
 use crate::{

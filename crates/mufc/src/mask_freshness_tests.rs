@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use seeding::Dataset;
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use crate::aggregation::MaskedInputs;
 use crate::{

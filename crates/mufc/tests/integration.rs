@@ -4,5 +4,6 @@
 //! needs its `mod` line here.
 
 mod autotraits;
+mod deps;
 mod persist_integrity;
 mod remote;

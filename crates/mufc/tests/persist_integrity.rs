@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{ClientId, Federation, FederationConfig, MufcError, PersistError, RemovalRequest};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use sha2::{Digest, Sha256};
-use testkit::mufc::{Mixture, gaussian_clients};
 
 /// A small saved federation (3 clients, 30 points each, 2-D) with one
 /// removal round in its history and one removal request pending.

@@ -4,7 +4,7 @@
 //! protocol's threshold are survived and beyond it change nothing, and an
 //! announcement is parsed from any bytes without panicking. The lying
 //! server and the lying client are in [`attacks`]. Strategies are drawn
-//! from `testkit::rng` and named in every failure message.
+//! from `testdata::rng` and named in every failure message.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 #[path = "remote/attacks.rs"]
@@ -24,7 +24,7 @@ use proptest::prelude::*;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use mufc::remote::{
     Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup,
@@ -305,7 +305,7 @@ fn dropout_federation(label: &str, seed: u64) -> (Vec<Dataset>, ValidConfig, usi
 /// the points that remain, bit for bit.
 #[test]
 fn every_committed_round_equals_retraining() {
-    let mut rng = testkit::rng("remote-exactness");
+    let mut rng = testdata::rng("remote-exactness");
     for case in 0..6 {
         let n = rng.random_range(3..=6usize);
         let mix = Mixture {
@@ -363,7 +363,7 @@ fn every_committed_round_equals_retraining() {
 /// retraining on all.
 #[test]
 fn a_round_survives_a_dropout_at_any_step() {
-    let mut rng = testkit::rng("remote-one-dropout");
+    let mut rng = testdata::rng("remote-one-dropout");
     let (data, config, tolerated) = dropout_federation("remote-dropouts", 3);
     assert!(tolerated >= 1);
     for (case, step) in shuffled(&mut rng, &SecAggStep::ALL, 2)
@@ -407,7 +407,7 @@ fn a_round_survives_a_dropout_at_any_step() {
 /// succeeds and equals retraining on the points that remain.
 #[test]
 fn too_many_dropouts_fail_the_round_and_change_nothing() {
-    let mut rng = testkit::rng("remote-too-many-dropouts");
+    let mut rng = testdata::rng("remote-too-many-dropouts");
     let (data, config, tolerated) = dropout_federation("remote-dropouts", 4);
     for case in 0..8 {
         let (mut server, mut clients) = federation(&data, &config);

@@ -1,6 +1,7 @@
 //! The test machinery of the `seeding` layer: the exact distribution of
 //! K-means++ seeding and of an unlearner ([`seeding`](mod@seeding)), and the
-//! bit-identity checks of exact K-means ([`exact`]). It depends on
+//! bit-identity checks of exact K-means ([`exact`]), and synthetic client
+//! data for the layers above ([`mixtures`]). It depends on
 //! `seeding`, `field` and the test data alone, so that
 //! `cargo test -p seeding` builds nothing of the layers above; `testkit`
 //! re-exports it for them. Not published.
@@ -9,6 +10,7 @@
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
 pub mod exact;
+pub mod mixtures;
 pub mod seeding;
 
 pub use testdata::{Fnv, cases, rng};

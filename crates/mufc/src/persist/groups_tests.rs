@@ -10,7 +10,7 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use super::body::SavedTree;
 use super::save::sealed;

@@ -167,7 +167,7 @@ mod tests {
 
     use std::io::Write;
 
-    use testkit::mufc::{Mixture, gaussian_clients};
+    use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
     use super::write_atomically;
     use crate::{ClientId, Federation, FederationConfig, MufcError, RemovalRequest};

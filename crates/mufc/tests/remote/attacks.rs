@@ -45,7 +45,7 @@ const LIES: [Lie; 8] = [
 /// every client joins an honest round, which equals retraining.
 #[test]
 fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
-    let mut rng = testkit::rng("remote-lying-server");
+    let mut rng = testdata::rng("remote-lying-server");
     let data = gaussian_clients("remote-lying-server", Mixture::SMALL);
     let cfg = config(2, 0.0, 3, 9);
     let (mut server, mut clients) = federation(&data, &cfg);
@@ -155,7 +155,7 @@ fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
 /// equals retraining on the clients included).
 #[test]
 fn the_server_refuses_a_clients_bad_bytes_and_the_round_completes() {
-    let mut rng = testkit::rng("remote-lying-client");
+    let mut rng = testdata::rng("remote-lying-client");
     let (data, config, _) = dropout_federation("remote-lying-client", 5);
     for (case, kind) in shuffled(&mut rng, &[0, 1, 2, 3], 3).into_iter().enumerate() {
         let (mut server, mut clients) = federation(&data, &config);

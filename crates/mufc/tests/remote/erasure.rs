@@ -14,7 +14,7 @@ use super::*;
 /// join, and the next round on the points that remain, bit for bit.
 #[test]
 fn a_point_forgotten_during_a_round_leaves_the_model_at_the_next() {
-    let mut rng = testkit::rng("remote-erasure-mid-round");
+    let mut rng = testdata::rng("remote-erasure-mid-round");
     for case in 0..4 {
         let n = rng.random_range(3..=5usize);
         let mix = Mixture {

@@ -13,7 +13,7 @@ use super::*;
 /// out inside the protocol, a ring without it is joined.
 #[test]
 fn a_client_refuses_a_ring_that_omits_a_client_of_the_last_sum() {
-    let mut rng = testkit::rng("remote-membership");
+    let mut rng = testdata::rng("remote-membership");
     for case in 0..3 {
         let (data, config, _) = dropout_federation(&format!("remote-membership-{case}"), case);
         let (mut server, mut clients) = federation(&data, &config);
@@ -71,7 +71,7 @@ fn a_client_refuses_a_ring_that_omits_a_client_of_the_last_sum() {
 /// members are in no ring of it.
 #[test]
 fn with_groups_a_client_requires_only_its_own_groups_last_sum() {
-    let mut rng = testkit::rng("remote-membership-groups");
+    let mut rng = testdata::rng("remote-membership-groups");
     let mix = Mixture {
         clients: 8,
         per_client: 20,

@@ -36,7 +36,7 @@ fn pairwise_rounds_train_and_forget_exactly() {
     assert!(first.report.dropped.is_empty());
     assert_equals_retraining(&server, &data, "training");
 
-    let mut rng = testkit::rng("remote-pairwise-forget");
+    let mut rng = testdata::rng("remote-pairwise-forget");
     let mut masked_by_round = Vec::new();
     for round in 0..4 {
         for c in draw_clients(&mut rng, clients.len(), 2) {
@@ -82,7 +82,7 @@ fn a_client_missing_at_either_step_fails_the_round_and_changes_nothing() {
         let data = with_ids(&data);
         run_round(&mut server, &mut clients, &BTreeMap::new()).unwrap();
         let counts = server.server().counts().clone();
-        let mut rng = testkit::rng(&format!("remote-pairwise-dropout-{case}"));
+        let mut rng = testdata::rng(&format!("remote-pairwise-dropout-{case}"));
         let silent = draw_clients(&mut rng, clients.len(), 1)[0];
         let faults = BTreeMap::from([(silent, Fault::Silent(step))]);
         let err = run_round(&mut server, &mut clients, &faults).unwrap_err();
@@ -99,7 +99,7 @@ fn a_client_missing_at_either_step_fails_the_round_and_changes_nothing() {
 
 #[test]
 fn a_clients_bad_message_is_refused_and_the_round_completes() {
-    let mut rng = testkit::rng("remote-pairwise-attacks");
+    let mut rng = testdata::rng("remote-pairwise-attacks");
     for trial in 0..6 {
         let (data, mut server, mut clients) =
             pairwise_federation("remote-pairwise-bad", 60 + trial);

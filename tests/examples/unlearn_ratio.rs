@@ -15,7 +15,7 @@
 //! sum of the included clients instead).
 //!
 //! ```text
-//! cargo run --release -p mufc --example unlearn_ratio -- [removals] [centers|uniform] [retrain-every] [seed-every] [seeding|full] [dealer|pairwise|secagg] [dropout] [complete|harary]
+//! cargo run --release -p mufc-tests --example unlearn_ratio -- [removals] [centers|uniform] [retrain-every] [seed-every] [seeding|full] [dealer|pairwise|secagg] [dropout] [complete|harary]
 //! ```
 
 use std::collections::BTreeMap;
