@@ -25,7 +25,7 @@ fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// # Example
 ///
 /// ```
-/// let (points, labels) = testkit::mufc::blobs(3, 10, 2, 0.01, "doc");
+/// let (points, labels) = seeding_testkit::mixtures::blobs(3, 10, 2, 0.01, "doc");
 /// assert_eq!((points.nrows(), points.ncols()), (2, 30));
 /// assert_eq!(labels[25], 2);
 /// ```
