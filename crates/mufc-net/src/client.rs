@@ -73,7 +73,7 @@ pub struct ClientOptions {
     /// ([`crate::transport::KEEPALIVE`] by default): a server that stopped
     /// answering is taken for gone after
     /// [`crate::transport::keepalive_timeout`], and the client connects
-    /// again.
+    /// again. Zero: no pings.
     pub keepalive: Duration,
     /// The largest message the client accepts or sends
     /// ([`crate::transport::MAX_MESSAGE`] by default; the server's
@@ -261,9 +261,7 @@ async fn run(
             Ok(()) => "the server closed the session".to_string(),
             Err(e) if fatal(&e) => {
                 // Refused before any welcome: a first start leaves no file.
-                if party.is_none() {
-                    store.refused();
-                }
+                store.refused();
                 return Err(e);
             }
             Err(e) => e.to_string(),
@@ -464,13 +462,8 @@ impl Session<'_> {
                 // The server may have restarted since: it hears again of
                 // every request not yet acknowledged.
                 let store = self.holding.stored()?;
-                let asks = store
-                    .unacknowledged()?
-                    .into_iter()
-                    .map(|request| forget_message(store, request))
-                    .collect::<Result<Vec<_>, _>>()?;
-                for ask in asks {
-                    send(&self.outbox, ask).await?;
+                for request in store.unacknowledged()? {
+                    send(&self.outbox, forget_message(store, request)?).await?;
                 }
             }
             ServerBody::Announcement(bytes) => self.join(&bytes).await?,
@@ -651,12 +644,8 @@ impl Session<'_> {
         let Some(store) = self.holding.store() else {
             return Ok(());
         };
-        let mut asks = Vec::new();
         for request in apply_requests(store, self.report, self.party).await? {
-            asks.push(forget_message(store, request)?);
-        }
-        for ask in asks {
-            send(&self.outbox, ask).await?;
+            send(&self.outbox, forget_message(store, request)?).await?;
         }
         Ok(())
     }

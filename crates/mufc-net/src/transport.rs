@@ -88,7 +88,7 @@ pub struct Limits {
     pub max_streams: u32,
     /// How often the server pings each connection ([`KEEPALIVE`]); one
     /// whose ping goes unanswered for [`keepalive_timeout`] is closed, and
-    /// its client's session with it.
+    /// its client's session with it. Zero: no pings.
     pub keepalive: Duration,
 }
 
@@ -194,7 +194,8 @@ pub async fn serve<S: Federation>(
                 .max_header_list_size(16 << 10)
                 .max_pending_accept_reset_streams(Some(limits.max_streams as usize))
                 .timer(TokioTimer::new())
-                .keep_alive_interval(Some(limits.keepalive))
+                // Zero: no pings (a zero interval would ping without end).
+                .keep_alive_interval(Some(limits.keepalive).filter(|d| !d.is_zero()))
                 .keep_alive_timeout(keepalive_timeout(limits.keepalive));
             let _ = http
                 .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc))
@@ -304,11 +305,15 @@ pub async fn connect_counted(
 ) -> Result<FederationClient<Channel>, NetError> {
     let connector = TlsConnector::from(tls);
     let target = addr.to_string();
-    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+    let mut endpoint = Endpoint::from_shared(format!("http://{addr}"))
         .map_err(|e| NetError::Transport(format!("{addr}: {e}")))?
-        .connect_timeout(HANDSHAKE_TIMEOUT)
-        .http2_keep_alive_interval(keepalive)
-        .keep_alive_timeout(keepalive_timeout(keepalive));
+        .connect_timeout(HANDSHAKE_TIMEOUT);
+    // Zero: no pings (a zero interval would ping without end).
+    if !keepalive.is_zero() {
+        endpoint = endpoint
+            .http2_keep_alive_interval(keepalive)
+            .keep_alive_timeout(keepalive_timeout(keepalive));
+    }
     let channel = endpoint
         .connect_with_connector(tower::service_fn(move |_: Uri| {
             let connector = connector.clone();

@@ -18,12 +18,7 @@ use crate::{
 
 const MIX: Mixture = Mixture {
     clients: 3,
-    per_client: 30,
-    dim: 2,
-    clusters: 3,
-    k_prime: 2,
-    spread: 0.2,
-    sigma: 0.1,
+    ..Mixture::SMALL
 };
 
 /// Every mode with masks: the four schemes, the three mask sources.

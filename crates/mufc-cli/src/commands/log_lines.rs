@@ -198,7 +198,7 @@ where
 /// Standard output for the subscriber: a closed stdout stops the
 /// printing, not the party ([`Stdout`]).
 #[derive(Default)]
-struct StdoutLines(std::sync::Arc<Mutex<Stdout>>);
+struct StdoutLines(Mutex<Stdout>);
 
 /// One event's line, written in one piece.
 struct LineWriter<'a>(&'a Mutex<Stdout>);

@@ -81,30 +81,20 @@ impl Holding {
     /// else its store's or its first start's records) and its store's
     /// identity.
     pub(super) fn hello(&self, party: Option<&RemoteClient>) -> Result<Hello, NetError> {
-        let (name, identity, data) = match (&self.store, &self.first) {
-            (Some(store), _) => (
-                store.name()?,
-                store.identity()?,
-                if party.is_some() {
-                    None
-                } else {
-                    Some(store.data()?)
-                },
-            ),
-            (None, Some((reservation, first))) => (
-                first.name.clone(),
-                reservation.identity(),
-                Some(first.data.clone()),
-            ),
+        let (name, identity) = match (&self.store, &self.first) {
+            (Some(store), _) => (store.name()?, store.identity()?),
+            (None, Some((reservation, first))) => (first.name.clone(), reservation.identity()),
             (None, None) => return Err(gone()),
         };
-        let (points, dim, scale) = match (party, data) {
-            (Some(c), _) => {
+        let survey = |d: &seeding::Dataset| (d.len() as u64, d.dim(), mufc::survey_scale(d));
+        let (points, dim, scale) = match (party, &self.store, &self.first) {
+            (Some(c), _, _) => {
                 let r = c.registration();
                 (r.points, r.dim, r.scale)
             }
-            (None, Some(data)) => (data.len() as u64, data.dim(), mufc::survey_scale(&data)),
-            (None, None) => return Err(gone()),
+            (None, Some(store), _) => survey(&store.data()?),
+            (None, None, Some((_, first))) => survey(&first.data),
+            (None, None, None) => return Err(gone()),
         };
         Ok(Hello {
             protocol: PROTOCOL_VERSION,
