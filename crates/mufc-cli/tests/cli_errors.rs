@@ -57,7 +57,7 @@ fn bad_input_is_a_clear_error_not_a_panic() {
     let dealer = server(&["--masking", "dealer"]);
     fails_with(
         &dealer.iter().map(String::as_str).collect::<Vec<_>>(),
-        "the dealer has no party across processes",
+        "the deployment runs no dealer process yet",
     );
     let lossy = server(&["--masking", "pairwise", "--dropout", "0.1"]);
     fails_with(

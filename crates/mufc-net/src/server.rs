@@ -263,6 +263,17 @@ pub async fn start_server(
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;
+    // The library has a dealer party (`mufc::remote::RemoteDealer`); this
+    // deployment does not run one yet.
+    if let mufc::Channel::Scma(s) = options.config.channel()
+        && matches!(s.masks(), mufc::Masks::Dealer)
+    {
+        return Err(NetError::Protocol(
+            "dealt masks need a dealer process, which mufc-net does not run yet: \
+             use secagg or pairwise masks"
+                .into(),
+        ));
+    }
     if let Some(a) = &options.agreement {
         a.validate()?;
         if let Some(g) = options.config.gamma()

@@ -109,6 +109,7 @@
 
 mod agreement;
 mod client;
+mod dealer;
 mod server;
 
 use std::collections::BTreeSet;
@@ -118,6 +119,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::aggregation::{RoundProtocol, RoundSpec, Sends};
 pub use agreement::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA, Policy};
 pub use client::{ClientRound, RemoteClient};
+pub use dealer::RemoteDealer;
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 
 use crate::aggregation::Aggregation;
@@ -162,9 +164,9 @@ impl RemoteSetup {
     ///
     /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
     /// [`MufcError::DimensionMismatch`], [`MufcError::TooFewClients`],
-    /// [`MufcError::InvalidConfig`] (points beyond `max_points`, or dealt
-    /// masks: across processes every mask source is a protocol the
-    /// parties run, SecAgg or pairwise masks).
+    /// [`MufcError::InvalidConfig`] (points beyond `max_points`, or the
+    /// plain mode: across processes every round aggregates masked
+    /// sketches).
     ///
     /// # Example
     ///
@@ -179,9 +181,12 @@ impl RemoteSetup {
     /// // Pairwise masks: the key directory travels through the server.
     /// let pairwise = FederationConfig::new(2).channel(Channel::scma(Masks::Pairwise)).validate()?;
     /// assert!(RemoteSetup::new(&pairwise, &regs).is_ok());
-    /// // Dealt masks need a dealer no party may be yet: refused.
+    /// // Dealt masks: the dealer is a party of its own (`RemoteDealer`).
     /// let dealt = FederationConfig::new(2).validate()?;
-    /// assert!(matches!(RemoteSetup::new(&dealt, &regs), Err(MufcError::InvalidConfig { name: "masking", .. })));
+    /// assert!(RemoteSetup::new(&dealt, &regs).is_ok());
+    /// // The plain mode sends centroids, not sketches: refused.
+    /// let plain = FederationConfig::new(2).channel(Channel::Plain).validate()?;
+    /// assert!(matches!(RemoteSetup::new(&plain, &regs), Err(MufcError::InvalidConfig { .. })));
     /// # Ok::<(), MufcError>(())
     /// ```
     pub fn new(config: &ValidConfig, registrations: &[Registration]) -> MufcResult<Self> {
@@ -207,15 +212,11 @@ impl RemoteSetup {
             n = n.saturating_add(r.points);
         }
         let scale = crate::config::median_scale(regs.iter().map(|r| r.scale));
-        if !matches!(
-            config.channel(),
-            crate::Channel::Scma(s)
-                if matches!(s.masks(), crate::Masks::SecAgg(_) | crate::Masks::Pairwise)
-        ) {
+        if !matches!(config.channel(), crate::Channel::Scma(_)) {
             return Err(crate::error::config_error(
-                "masking",
-                "a federation across processes runs secure aggregation or pairwise masks: \
-                 use secagg or pairwise masks (the dealer has no party across processes)",
+                "privacy",
+                "a federation across processes aggregates masked sketches: the plain mode \
+                 would send every client's centroids in the clear",
             ));
         }
         if regs.len() < config.min_clients() {

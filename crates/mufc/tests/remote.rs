@@ -9,6 +9,8 @@
 
 #[path = "remote/attacks.rs"]
 mod attacks;
+#[path = "remote/dealer.rs"]
+mod dealer;
 #[path = "remote/erasure.rs"]
 mod erasure;
 #[path = "remote/groups.rs"]
@@ -27,7 +29,7 @@ use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use mufc::remote::{
-    Announcement, ClientRound, Registration, RemoteClient, RemoteServer, RemoteSetup,
+    Announcement, ClientRound, Registration, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup,
     RoundProtocol, RoundReport, RoundStep, Sends,
 };
 use mufc::{
@@ -104,6 +106,29 @@ fn run_round_with(
     faults: &BTreeMap<ClientId, Fault>,
     meanwhile: &mut dyn FnMut(SecAggStep, &mut [RemoteClient]),
 ) -> MufcResult<Outcome> {
+    run_round_dealt(server, clients, faults, meanwhile, None)
+}
+
+/// A dealt round's third party, as the relay drives it: the dealer, and
+/// what a lying server does to the messages that carry its seals to the
+/// clients before it relays them.
+struct Dealing<'a> {
+    dealer: &'a mut RemoteDealer,
+    tamper: &'a mut Tamper<'a>,
+}
+
+/// What a lying server does to the messages of one step before it
+/// relays them.
+type Tamper<'a> = dyn FnMut(&mut Vec<(ClientId, Vec<u8>)>) + 'a;
+
+/// [`run_round_with`], with the round's dealer when its masks are dealt.
+fn run_round_dealt(
+    server: &mut RemoteServer,
+    clients: &mut [RemoteClient],
+    faults: &BTreeMap<ClientId, Fault>,
+    meanwhile: &mut dyn FnMut(SecAggStep, &mut [RemoteClient]),
+    mut dealing: Option<Dealing<'_>>,
+) -> MufcResult<Outcome> {
     let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
     let (announcement, mut round) = server.start_round(&ids)?;
     let bytes = announcement.to_bytes()?;
@@ -149,8 +174,19 @@ fn run_round_with(
             round.receive(*from, honest)?;
             accepted.push((*from, step, honest.clone()));
         }
-        match round.advance()? {
+        let mut step = round.advance()?;
+        if let RoundStep::Deal(request) = &step {
+            let d = dealing.as_mut().expect("a dealt round with a dealer");
+            let answer = d.dealer.deal(&Announcement::from_bytes(&bytes)?, request)?;
+            round.receive_deal(&answer)?;
+            step = round.advance()?;
+            if let RoundStep::Send(msgs) = &mut step {
+                (d.tamper)(msgs);
+            }
+        }
+        match step {
             RoundStep::Finished => break,
+            RoundStep::Deal(_) => panic!("the server asked for a second deal"),
             RoundStep::Send(msgs) => {
                 replies = msgs
                     .into_iter()

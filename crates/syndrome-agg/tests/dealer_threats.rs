@@ -1,6 +1,7 @@
 //! The dealer as a party (`masking::dealer`) against a server that tries
 //! to learn one client's mask: it forges, replays or alters the sealed
-//! seed it relays, or asks the dealer twice for one round. Each strategy
+//! seed it relays, asks the dealer twice for one round, or asks it for a
+//! smaller ring than the clients were told. Each strategy
 //! is drawn at random; the client must refuse (its seal does not open)
 //! rather than mask with a seed the server knows. And the server's view
 //! of an honest round (the masked inputs and the correction) depends on
@@ -72,15 +73,21 @@ enum Strategy {
     FlipBit,
     /// Random bytes of the right length.
     RandomBytes,
+    /// Asks the dealer for a smaller ring than the one the clients were
+    /// told (one client left out): that deal's correction would unmask
+    /// the smaller sum, and with a sum of the whole ring, the client left
+    /// out.
+    SmallerRing,
 }
 
-const STRATEGIES: [Strategy; 6] = [
+const STRATEGIES: [Strategy; 7] = [
     Strategy::ForgeWithOwnDealerKey,
     Strategy::OtherClientsSeal,
     Strategy::EarlierRound,
     Strategy::SecondDeal,
     Strategy::FlipBit,
     Strategy::RandomBytes,
+    Strategy::SmallerRing,
 ];
 
 #[test]
@@ -96,6 +103,7 @@ fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
         let at_dealer = pair_keys(&dealer, &clients);
         let at_clients = client_keys(&dealer, &clients);
         let round = rng.random_range(1..100u64);
+        let all: Vec<u64> = (0..n as u64).collect();
         let deal = deal_seeds(&f, &ctx(round), &ring(&at_dealer), 3, &mut rng).unwrap();
         let id = victim as u64;
         let (sealed, opens) = match strategy {
@@ -130,14 +138,24 @@ fn a_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
                 rng.fill_bytes(&mut s);
                 (s, false)
             }
+            Strategy::SmallerRing => {
+                let out = (victim + 1) % n;
+                let smaller: Vec<(u64, &SealKey)> = ring(&at_dealer)
+                    .into_iter()
+                    .filter(|(c, _)| *c != out as u64)
+                    .collect();
+                let dealt = deal_seeds(&f, &ctx(round), &smaller, 3, &mut rng).unwrap();
+                let mine = dealt.sealed.iter().find(|(c, _)| *c == id).unwrap();
+                (mine.1.clone(), false)
+            }
         };
-        let opened = open_seed(&at_clients[victim], &ctx(round), id, &sealed);
+        let opened = open_seed(&at_clients[victim], &ctx(round), id, &all, &sealed);
         assert_eq!(opened.is_ok(), opens, "case {case}: {strategy:?}");
         // The honest seals of the other clients still open.
         for (i, k) in at_clients.iter().enumerate().filter(|(i, _)| *i != victim) {
             let s = &deal.sealed[i].1;
             assert!(
-                open_seed(k, &ctx(round), i as u64, s).is_ok(),
+                open_seed(k, &ctx(round), i as u64, &all, s).is_ok(),
                 "case {case}: client {i}"
             );
         }
@@ -165,10 +183,10 @@ fn the_pair_key_is_the_same_on_both_sides_and_differs_between_pairs() {
     let at_clients = client_keys(&dealer, &clients);
     for i in 0..3 {
         let s = deal_seeds(&Mersenne61, &c, &ring(&at_dealer), 1, &mut rng).unwrap();
-        assert!(open_seed(&at_clients[i], &c, i as u64, &s.sealed[i].1).is_ok());
+        assert!(open_seed(&at_clients[i], &c, i as u64, &[0, 1, 2], &s.sealed[i].1).is_ok());
         let other = (i + 1) % 3;
         // Another client's key, even told it is client i, does not open.
-        assert!(open_seed(&at_clients[other], &c, i as u64, &s.sealed[i].1).is_err());
+        assert!(open_seed(&at_clients[other], &c, i as u64, &[0, 1, 2], &s.sealed[i].1).is_err());
     }
 }
 
@@ -180,9 +198,10 @@ fn total<D: MaskDomain>(domain: &D, n: usize, len: usize, seed: u64) -> Vec<D::E
     let at_dealer = pair_keys(&dealer, &clients);
     let at_clients = client_keys(&dealer, &clients);
     let deal = deal_seeds(domain, &ctx(seed), &ring(&at_dealer), len, &mut rng).unwrap();
+    let all: Vec<u64> = (0..n as u64).collect();
     let mut sum = deal.correction.0.clone();
     for ((id, sealed), k) in deal.sealed.iter().zip(&at_clients) {
-        let s = open_seed(k, &ctx(seed), *id, sealed).unwrap();
+        let s = open_seed(k, &ctx(seed), *id, &all, sealed).unwrap();
         let m = seeded_mask(domain, &s, &ctx(seed), *id, len).unwrap();
         for (a, b) in sum.iter_mut().zip(&m.0) {
             *a = domain.mask_add(a, b);
@@ -225,7 +244,7 @@ fn the_servers_view_depends_on_the_inputs_only_through_their_sum() {
             let deal = deal_seeds(&ring_domain, &c, &ring(&at_dealer), 1, &mut rng).unwrap();
             let mut view = Vec::new();
             for ((id, sealed), k) in deal.sealed.iter().zip(&at_clients) {
-                let s = open_seed(k, &c, *id, sealed).unwrap();
+                let s = open_seed(k, &c, *id, &[0, 1], sealed).unwrap();
                 let m = seeded_mask(&ring_domain, &s, &c, *id, 1).unwrap();
                 let x = ring_domain.mask_from_u64(inputs[usize::try_from(*id).unwrap()]);
                 view.push(format!("{:?}", ring_domain.mask_add(&x, &m.0[0])));

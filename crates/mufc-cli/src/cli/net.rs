@@ -101,8 +101,9 @@ pub struct ServerArgs {
     /// How the clients mask their sketches: `secagg` (the dropout-tolerant
     /// protocol) or `pairwise` (fresh X25519 keys every round, the key
     /// directory relayed by the server; no dropout tolerated, against an
-    /// honest-but-curious server only). The dealer has no party across
-    /// processes.
+    /// honest-but-curious server only). `dealer` is refused: the library
+    /// has the dealer's party (`mufc::remote::RemoteDealer`), this
+    /// deployment does not run it yet.
     #[arg(long, value_parser = super::named::named!(mufc::Masking), default_value_t = mufc::Masking::SecAgg)]
     pub masking: mufc::Masking,
     /// The SecAgg neighbourhood graph.

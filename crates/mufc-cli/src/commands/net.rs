@@ -258,7 +258,7 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
             return Err(CliError::InvalidParameter {
                 name: "masking",
                 value: a.masking.to_string(),
-                reason: "the dealer has no party across processes: use secagg or pairwise",
+                reason: "the deployment runs no dealer process yet: use secagg or pairwise",
             });
         }
     };

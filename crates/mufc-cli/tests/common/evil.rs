@@ -232,6 +232,7 @@ impl Evil {
         loop {
             match round.advance().unwrap() {
                 RoundStep::Finished => break,
+                RoundStep::Deal(_) => panic!("the evil server runs no dealt rounds"),
                 RoundStep::Send(msgs) => {
                     let to: Vec<ClientId> = msgs.iter().map(|(c, _)| *c).collect();
                     for (id, msg) in msgs {

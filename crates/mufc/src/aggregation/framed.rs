@@ -46,7 +46,7 @@ use syndrome_agg::{ProtocolError, SketchError};
 use crate::{MufcError, MufcResult};
 
 pub(super) use client::FramedClient;
-pub(crate) use dealer::{DealerKeys, DealerParty};
+pub(crate) use dealer::{DealerKeys, DealerParty, PairKeys};
 pub(super) use server::FramedServer;
 
 /// Which two-step round a client's half runs, with what it masks with.

@@ -10,19 +10,22 @@
 //! What differs across processes (`open_remote`, `join_remote`): every
 //! party draws its own randomness from the operating system (the server
 //! its session id and the SecAgg+ ring, each client its key pairs and
-//! self-mask seed), and the server learns who dropped from the network
-//! rather than from a simulation's draws. In one process the round's
+//! self-mask seed, the dealer its seeds), and the server learns who
+//! dropped from the network rather than from a simulation's draws; a
+//! dealt round's keys are those each client agreed with the dealer
+//! (`deal_remote`) rather than drawn for the simulation. In one process the round's
 //! secrets come from the aggregation (fresh, or derived under
 //! `insecure_deterministic_masks`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use syndrome_agg::ValidAnyParams;
+use syndrome_agg::masking::dealer::SealKey;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 
 use super::Aggregation;
-use super::framed::{FramedClient, FramedServer, Mode};
-use super::halves::{Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
+use super::framed::{DealerParty, FramedClient, FramedServer, Mode, PairKeys};
+use super::halves::{DealerHalf, Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
 use super::masks::MaskSource;
 use super::round::Input;
 use super::run::Pending;
@@ -30,24 +33,9 @@ use super::secagg_halves::{JoinRound, OpenServer};
 use super::secrets::{RoundSecrets, SecretSource};
 use super::secure::RoundFailure;
 use crate::client::message::Encoded;
-use crate::error::config_error;
 use crate::{ClientId, MufcError, MufcResult};
 
 impl Aggregation {
-    /// Whether the federation's masks have parties across processes:
-    /// SecAgg and pairwise masks do; the dealer's party runs in process
-    /// only, until a deployment runs a dealer of its own.
-    fn across_processes(&self) -> MufcResult<()> {
-        match &self.masking {
-            MaskSource::SecAgg(_) | MaskSource::Pairwise => Ok(()),
-            MaskSource::Dealer(_) => Err(config_error(
-                "masking",
-                "a federation across processes runs secure aggregation or pairwise masks: \
-                 use secagg or pairwise masks (the dealer has no party across processes)",
-            )),
-        }
-    }
-
     /// The fewest clients a round of dealt or pairwise masks may have: the
     /// minimum aggregate, and for pairwise masks two (a ring of one would
     /// send its sketch unmasked).
@@ -91,7 +79,6 @@ impl Aggregation {
         &mut self,
         clients: &[ClientId],
     ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
-        self.across_processes()?;
         self.materialize_last()?;
         let number = self.round;
         self.round = number.saturating_add(1);
@@ -172,20 +159,27 @@ impl Aggregation {
         Ok((spec, half))
     }
 
-    /// Checks that `spec` is a round this client may join across
-    /// processes ([`Self::check_round`], for masks that have parties
-    /// across processes).
-    pub(crate) fn check_remote(&self, spec: &RoundSpec, me: ClientId) -> MufcResult<()> {
-        self.across_processes()?;
-        self.check_round(spec, me)
+    /// Checks that `spec` is a round client `me` may join: it is named in
+    /// the ring ([`Self::check_protocol`] for the rest).
+    pub(crate) fn check_round(&self, spec: &RoundSpec, me: ClientId) -> MufcResult<()> {
+        self.check_protocol(spec)?;
+        if !spec.ring.contains(&me) {
+            return Err(MufcError::RoundRefused {
+                round: spec.round,
+                reason: format!("client {me} is not in the ring"),
+            });
+        }
+        Ok(())
     }
 
-    /// Checks that `spec` is a round this client may join: it is named in
-    /// the ring, once, and the protocol is the one its own copy of the
-    /// configuration gives for that many clients (a server cannot lower
-    /// the threshold, change the graph, or ask for a pairwise or dealt
-    /// round of fewer clients than the federation's minimum aggregate).
-    fn check_round(&self, spec: &RoundSpec, me: ClientId) -> MufcResult<()> {
+    /// Checks that `spec` is a round a party may take part in: its ring
+    /// names each client once, and the protocol is the one this party's
+    /// own copy of the configuration gives for that many clients (a
+    /// server cannot lower the threshold, change the graph, or ask for a
+    /// pairwise or dealt round of fewer clients than the federation's
+    /// minimum aggregate). The clients check it, and the dealer before it
+    /// deals.
+    pub(crate) fn check_protocol(&self, spec: &RoundSpec) -> MufcResult<()> {
         let refuse = |reason: String| MufcError::RoundRefused {
             round: spec.round,
             reason,
@@ -193,9 +187,6 @@ impl Aggregation {
         let distinct: BTreeSet<ClientId> = spec.ring.iter().copied().collect();
         if distinct.len() != spec.ring.len() {
             return Err(refuse("the ring names a client twice".into()));
-        }
-        if !distinct.contains(&me) {
-            return Err(refuse(format!("client {me} is not in the ring")));
         }
         if spec.sends != Sends::Histograms && matches!(self.masking, MaskSource::SecAgg(_)) {
             return Err(refuse(
@@ -235,8 +226,9 @@ impl Aggregation {
     }
 
     /// Client `me` joins the round of `spec` with its `histogram` (and the
-    /// sketch of its last message, which it updates): the round is
-    /// checked ([`Self::check_remote`]), then the client's half, its first
+    /// sketch of its last message, which it updates), and in a dealt
+    /// round the key `seal` it agreed with the dealer: the round is
+    /// checked ([`Self::check_round`]), then the client's half, its first
     /// message and its new sketch (to keep once the round commits).
     pub(crate) fn join_remote(
         &self,
@@ -244,6 +236,7 @@ impl Aggregation {
         me: ClientId,
         histogram: &[(num_bigint::BigUint, u64)],
         last: Option<&Encoded>,
+        seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
         let input = Input {
             id: me,
@@ -254,22 +247,56 @@ impl Aggregation {
         // No change (`None`): its change needs the last *committed* round,
         // which a client across processes cannot tell yet (issue 28), so
         // `join_round` refuses a change round.
-        self.across_processes()?;
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
-        self.join_round(spec, input, &secrets, None)
+        self.join_round(spec, input, &secrets, None, seal)
+    }
+
+    /// The dealer's half of the round of `spec` across processes, sealing
+    /// with the `keys` it agreed with the clients: the round is checked
+    /// as a client checks it ([`Self::check_protocol`]: a dealt round of
+    /// at least the minimum aggregate), then the dealer draws the round's
+    /// seeds from the operating system. Only a round of histograms: a
+    /// change round needs the last committed round, which the parties
+    /// across processes cannot tell yet.
+    pub(crate) fn deal_remote(
+        &self,
+        spec: &RoundSpec,
+        keys: BTreeMap<ClientId, SealKey>,
+    ) -> MufcResult<Box<dyn DealerHalf>> {
+        self.check_protocol(spec)?;
+        if spec.protocol != RoundProtocol::Dealer || spec.sends != Sends::Histograms {
+            return Err(MufcError::RoundRefused {
+                round: spec.round,
+                reason: format!(
+                    "the dealer deals rounds of histograms under dealt masks, not {:?} of {:?}",
+                    spec.protocol, spec.sends
+                ),
+            });
+        }
+        let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
+        let rng = secrets.rng("dealer", spec.round);
+        let party = DealerParty::new(
+            spec.clone(),
+            PairKeys::Agreed(keys),
+            self.scheme.params.clone(),
+            rng,
+        );
+        Ok(Box::new(party))
     }
 
     /// The client of `input` joins the round of `spec`, drawing its key
-    /// pairs and seeds from the round's `secrets`: the round is checked
-    /// ([`Self::check_remote`]), then the client's half, its first message
-    /// and its new sketch. Shared by the clients across processes and the
-    /// in-process driver (`relay.rs`).
+    /// pairs and seeds from the round's `secrets` (in a dealt round, its
+    /// mask from the seed the dealer seals under `seal`): the round is
+    /// checked ([`Self::check_round`]), then the client's half, its first
+    /// message and its new sketch. Shared by the clients across processes
+    /// and the in-process driver (`relay.rs`).
     pub(super) fn join_round(
         &self,
         spec: &RoundSpec,
         input: Input<'_>,
         secrets: &RoundSecrets,
         change: Option<&ValidAnyParams>,
+        seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
         self.check_round(spec, input.id)?;
         let agreed = match (spec.sends, change) {
@@ -303,9 +330,14 @@ impl Aggregation {
                 let mode = Mode::Pairwise(MaskKeyPair::from_secret_bytes(secret));
                 return FramedClient::join(spec, input, params, mode);
             }
-            (RoundProtocol::Dealer, MaskSource::Dealer(keys)) => {
-                let mode = Mode::Dealer(keys.pair(input.id));
-                return FramedClient::join(spec, input, params, mode);
+            (RoundProtocol::Dealer, _) => {
+                let key = seal.ok_or_else(|| MufcError::RoundRefused {
+                    round: spec.round,
+                    reason: "a dealt round, and this client shares no key with a dealer \
+                             (RemoteClient::pair_with_dealer)"
+                        .into(),
+                })?;
+                return FramedClient::join(spec, input, params, Mode::Dealer(key));
             }
             _ => {}
         }

@@ -18,7 +18,7 @@ use syndrome_agg::ValidAnyParams;
 use syndrome_agg::secagg::Step;
 
 use super::Aggregation;
-use super::framed::{CORRECTION, DealerParty};
+use super::framed::{CORRECTION, DealerParty, PairKeys};
 use super::halves::{Advanced, ClientHalf, DealerHalf, RemoteOutcome, ServerHalf};
 use super::masks::MaskSource;
 use super::round::{Input, MaskedInputs, RoundMetrics};
@@ -186,7 +186,11 @@ impl Aggregation {
         let (spec, server) = self.open_round(number, secrets, &ids, change)?;
         let joined = par::map(self.parallel, inputs, |_, input| {
             let start = Instant::now();
-            let (half, first, new) = self.join_round(&spec, *input, secrets, change)?;
+            let seal = match &self.masking {
+                MaskSource::Dealer(keys) => Some(keys.pair(input.id)),
+                _ => None,
+            };
+            let (half, first, new) = self.join_round(&spec, *input, secrets, change, seal)?;
             let party = Party {
                 id: input.id,
                 half,
@@ -214,7 +218,7 @@ impl Aggregation {
             MaskSource::Dealer(key) => {
                 let params = change.unwrap_or(&self.scheme.params).clone();
                 let rng = secrets.rng("dealer", number);
-                let party = DealerParty::new(spec, key, params, rng);
+                let party = DealerParty::new(spec, PairKeys::Simulated(key.clone()), params, rng);
                 Some(Box::new(party) as Box<dyn DealerHalf>)
             }
             MaskSource::Pairwise | MaskSource::SecAgg(_) => None,

@@ -4,6 +4,8 @@
 use std::collections::BTreeSet;
 
 use seeding::{Dataset, PointId, Quantizer};
+use syndrome_agg::masking::dealer::SealKey;
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 
 use super::{Agreement, Announcement, Registration, RemoteSetup};
 use crate::aggregation::{Aggregation, ClientHalf};
@@ -27,6 +29,9 @@ pub struct RemoteClient {
     /// may hold it): every later ring must name each of them (issue 28,
     /// item 5).
     last_sum: Vec<ClientId>,
+    /// The key the client agreed with the federation's dealer, with dealt
+    /// masks ([`Self::pair_with_dealer`]).
+    dealer: Option<SealKey>,
 }
 
 #[derive(Clone, Debug)]
@@ -152,6 +157,7 @@ impl RemoteClient {
             sessions: BTreeSet::new(),
             agreement: None,
             last_sum: Vec::new(),
+            dealer: None,
         })
     }
 
@@ -189,6 +195,7 @@ impl RemoteClient {
             sessions,
             agreement: None,
             last_sum: Vec::new(),
+            dealer: None,
         })
     }
 
@@ -247,6 +254,51 @@ impl RemoteClient {
         last_sum.dedup();
         self.last_sum = last_sum;
         self
+    }
+
+    /// Pairs the client with the federation's dealer, for dealt masks
+    /// ([`Masks::Dealer`](crate::Masks::Dealer)): the key the two share
+    /// is agreed once from the client's long-term key pair `own` and the
+    /// dealer's public key `dealer`, which the client pinned out of band
+    /// (X25519 and HKDF-SHA256, `SealKey::agree`); the dealer agrees the
+    /// same key from the client's public key ([`RemoteDealer`](super::RemoteDealer)).
+    /// Without it the client refuses dealt rounds. Like an agreement, the
+    /// pairing is not kept by a store: the client's operator gives it at
+    /// every start.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Sketch`] for a low-order dealer key (one whose
+    /// agreement contributes nothing secret).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::RemoteClient;
+    /// use mufc::ClientId;
+    /// use syndrome_agg::masking::pairwise::MaskKeyPair;
+    ///
+    /// let data = seeding::Dataset::new(nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]))?;
+    /// let mut client = RemoteClient::new(ClientId(0), data)?;
+    /// let own = MaskKeyPair::generate(&mut rand::rng());
+    /// let dealer = MaskKeyPair::generate(&mut rand::rng());
+    /// client.pair_with_dealer(&own, &dealer.public_key())?;
+    /// assert!(client.is_paired_with_dealer());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pair_with_dealer(
+        &mut self,
+        own: &MaskKeyPair,
+        dealer: &MaskPublicKey,
+    ) -> MufcResult<()> {
+        self.dealer = Some(SealKey::agree(own, self.id.0, dealer)?);
+        Ok(())
+    }
+
+    /// Whether the client holds a key shared with a dealer
+    /// ([`Self::pair_with_dealer`]).
+    pub fn is_paired_with_dealer(&self) -> bool {
+        self.dealer.is_some()
     }
 
     /// The agreement the client holds to, if any.
@@ -351,7 +403,9 @@ impl RemoteClient {
             Local::Active(c) => (c.histogram(), c.encoded()),
             Local::Empty(_) => (&[][..], None),
         };
-        let (half, first, sketch) = t.aggregation.join_remote(spec, self.id, histogram, last)?;
+        let (half, first, sketch) =
+            t.aggregation
+                .join_remote(spec, self.id, histogram, last, self.dealer.clone())?;
         let encoded = sketch.map(|sketch| Encoded {
             histogram: histogram.to_vec(),
             sketch,
@@ -504,7 +558,7 @@ fn train(
     let mut parts = setup.parts()?;
     let aggregation = setup.aggregation(&parts)?;
     if let Some(spec) = first {
-        aggregation.check_remote(spec, id)?;
+        aggregation.check_round(spec, id)?;
     }
     if data.is_empty() {
         return Ok(Trained {

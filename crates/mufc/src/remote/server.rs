@@ -38,6 +38,11 @@ pub struct RemoteServer {
 pub enum RoundStep {
     /// Send each message to its client and collect their answers.
     Send(Vec<(ClientId, Vec<u8>)>),
+    /// With dealt masks: send this request to the dealer
+    /// ([`RemoteDealer::deal`](super::RemoteDealer::deal), with the
+    /// round's announcement) and give its answer to
+    /// [`ServerRound::receive_deal`] before advancing again.
+    Deal(Vec<u8>),
     /// The sum is unmasked: [`RemoteServer::finish_round`].
     Finished,
 }
@@ -112,12 +117,22 @@ impl ServerRound {
         Ok(match self.half.advance()? {
             Advanced::Clients(msgs) => RoundStep::Send(msgs),
             Advanced::Finished => RoundStep::Finished,
-            Advanced::Dealer(_) => {
-                return Err(MufcError::Remote(
-                    "the dealer has no party across processes yet".into(),
-                ));
-            }
+            Advanced::Dealer(request) => RoundStep::Deal(request),
         })
+    }
+
+    /// Takes the dealer's answer to the request of [`RoundStep::Deal`]:
+    /// the sealed seed of each client of the ring (relayed at the next
+    /// [`Self::advance`]) and the correction that makes the masks sum to
+    /// zero.
+    ///
+    /// # Errors
+    ///
+    /// The protocol's refusal: no deal asked for, bytes that are no deal,
+    /// a deal of another round, or one that does not seal a seed to
+    /// every client of the ring once. The round waits for a good answer.
+    pub fn receive_deal(&mut self, bytes: &[u8]) -> MufcResult<()> {
+        self.half.receive_dealer(bytes)
     }
 }
 

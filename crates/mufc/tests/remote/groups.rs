@@ -38,7 +38,7 @@ fn run_groups(server: &mut RemoteServer, clients: &mut [RemoteClient], groups: &
 
 /// Every node's counts and centroids are those of the tree trained in
 /// one process on `data`, bit for bit.
-fn assert_equals_tree(server: &RemoteServer, data: &[(ClientId, Dataset)], what: &str) {
+pub(super) fn assert_equals_tree(server: &RemoteServer, data: &[(ClientId, Dataset)], what: &str) {
     let config = (server.setup().config().clone().into_builder())
         .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
         .validate()

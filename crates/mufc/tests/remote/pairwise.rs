@@ -282,7 +282,7 @@ proptest! {
 }
 
 /// Postcard's unsigned varint.
-fn varint(mut v: usize) -> Vec<u8> {
+pub(super) fn varint(mut v: usize) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
         let b = u8::try_from(v & 0x7f).unwrap();

@@ -14,13 +14,14 @@
 //! 1. The server tells the dealer the round's ring. The dealer draws a
 //!    fresh seed `r_i` for each client `i` of the ring and seals it under
 //!    the pair's key ([`seal_seed`]: ChaCha20-Poly1305 under a key derived
-//!    for this session, round and client, with a fresh random nonce). It
+//!    for this session, round and client, with a fresh random nonce, and
+//!    the ring as associated data). It
 //!    returns the sealed seeds and the *correction* `c = -sum_i G(r_i)`,
 //!    where `G` expands a seed into the client's mask ([`seeded_mask`]).
 //! 2. The server relays each sealed seed; the client opens it
-//!    ([`open_seed`]), masks its sketch with `G(r_i)` and sends it. The
-//!    server adds the masked sketches and the correction: the masks
-//!    cancel.
+//!    ([`open_seed`]) with the ring it was told the round has, masks its
+//!    sketch with `G(r_i)` and sends it. The server adds the masked
+//!    sketches and the correction: the masks cancel.
 //!
 //! What each party learns: the server sees `y_i = x_i + G(r_i)` and `c`;
 //! the masks `G(r_i)` are independent and uniform (the seeds are secret to
@@ -30,7 +31,11 @@
 //! learns its own mask. The server holds no pair's key, so it can neither
 //! open a seal nor make one that opens: a client refuses a seal of another
 //! client, of another round, or altered, instead of masking with a seed
-//! the server could know. Every deal draws fresh seeds, so the dealer
+//! the server could know. The seal binds the ring: a server that tells
+//! the clients one ring and asks the dealer for a smaller one (whose
+//! correction would unmask the smaller sum, and with an earlier sum of
+//! the whole ring, the clients left out) gets seals that do not open.
+//! Every deal draws fresh seeds, so the dealer
 //! needs no memory of the rounds it dealt: a server that asks twice for
 //! one round gets two unrelated deals, and the clients mask with one. The
 //! dealer is trusted not to collude with the server, as in the paper.
@@ -53,6 +58,25 @@ pub const SEALED_SEED_BYTES: usize = 12 + 32 + 16;
 const PAIR_INFO: &[u8] = b"syndrome-agg/v1/dealer-pair";
 const SEAL_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/dealer-seal/";
 const MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/dealt-mask/";
+const RING_PREFIX: &[u8] = b"syndrome-agg/v1/dealer-ring/";
+
+/// The seal's associated data: `prefix || session || round || client`,
+/// then SHA-256 of the ring's clients in increasing order (a seal opens
+/// only for the ring it was dealt for, in whatever order it is named).
+fn seal_aad(ctx: &RoundContext, client: u64, ring: &[u64]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let mut ids = ring.to_vec();
+    ids.sort_unstable();
+    let mut h = Sha256::new();
+    h.update(RING_PREFIX);
+    h.update((ids.len() as u64).to_le_bytes());
+    for id in ids {
+        h.update(id.to_le_bytes());
+    }
+    let mut aad = info(SEAL_INFO_PREFIX, ctx, client);
+    aad.extend_from_slice(&h.finalize());
+    aad
+}
 
 /// `prefix || session || round || client`: binds a key to one client of
 /// one round.
@@ -112,8 +136,9 @@ fn refused(client: u64) -> SketchError {
     })
 }
 
-/// The dealer seals `seed` to `client` under their pair's `key`, with a
-/// fresh nonce from `rng`: nonce, then ciphertext and tag.
+/// The dealer seals `seed` to `client` of `ring` (the round's clients)
+/// under their pair's `key`, with a fresh nonce from `rng`: nonce, then
+/// ciphertext and tag.
 ///
 /// # Errors
 ///
@@ -123,12 +148,13 @@ pub fn seal_seed<R: CryptoRng + ?Sized>(
     key: &SealKey,
     ctx: &RoundContext,
     client: u64,
+    ring: &[u64],
     seed: &[u8; 32],
     rng: &mut R,
 ) -> SketchResult<Vec<u8>> {
     let mut nonce = [0u8; 12];
     rng.fill_bytes(&mut nonce);
-    let aad = info(SEAL_INFO_PREFIX, ctx, client);
+    let aad = seal_aad(ctx, client, ring);
     let sealed = key
         .cipher(ctx, client)
         .encrypt(
@@ -146,13 +172,13 @@ pub fn seal_seed<R: CryptoRng + ?Sized>(
 }
 
 /// Client `client` opens its sealed seed under its pair's `key` with the
-/// dealer.
+/// dealer, for the round's `ring` as the client was told it.
 ///
 /// # Errors
 ///
 /// [`ProtocolError::MessageRejected`] when the seal does not open: sealed
 /// under another pair's key (by another dealer, or for another client),
-/// for another round, or altered.
+/// for another round or another ring, or altered.
 ///
 /// # Example
 ///
@@ -166,18 +192,21 @@ pub fn seal_seed<R: CryptoRng + ?Sized>(
 /// // Once, at setup, on each side.
 /// let at_dealer = SealKey::agree(&dealer, 5, &client.public_key())?;
 /// let at_client = SealKey::agree(&client, 5, &dealer.public_key())?;
-/// let sealed = seal_seed(&at_dealer, &ctx, 5, &[9; 32], &mut rand::rng())?;
-/// assert_eq!(*open_seed(&at_client, &ctx, 5, &sealed)?, [9; 32]);
-/// // Not for another client, nor in another round.
-/// assert!(open_seed(&at_client, &ctx, 6, &sealed).is_err());
+/// let ring = [4, 5, 6];
+/// let sealed = seal_seed(&at_dealer, &ctx, 5, &ring, &[9; 32], &mut rand::rng())?;
+/// assert_eq!(*open_seed(&at_client, &ctx, 5, &ring, &sealed)?, [9; 32]);
+/// // Not for another client, in another round, or of another ring.
+/// assert!(open_seed(&at_client, &ctx, 6, &ring, &sealed).is_err());
 /// let later = RoundContext { round: 4, ..ctx };
-/// assert!(open_seed(&at_client, &later, 5, &sealed).is_err());
+/// assert!(open_seed(&at_client, &later, 5, &ring, &sealed).is_err());
+/// assert!(open_seed(&at_client, &ctx, 5, &[4, 5, 6, 7], &sealed).is_err());
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
 pub fn open_seed(
     key: &SealKey,
     ctx: &RoundContext,
     client: u64,
+    ring: &[u64],
     sealed: &[u8],
 ) -> SketchResult<Zeroizing<[u8; 32]>> {
     if sealed.len() != SEALED_SEED_BYTES {
@@ -186,7 +215,7 @@ pub fn open_seed(
     let (nonce, body) = sealed.split_at(12);
     let mut n = [0u8; 12];
     n.copy_from_slice(nonce);
-    let aad = info(SEAL_INFO_PREFIX, ctx, client);
+    let aad = seal_aad(ctx, client, ring);
     let plain = Zeroizing::new(
         key.cipher(ctx, client)
             .decrypt(
@@ -274,7 +303,7 @@ impl<E> core::fmt::Debug for Deal<E> {
 /// let mut sum = deal.correction.0.clone();
 /// for ((id, sealed), keys) in deal.sealed.iter().zip(&clients) {
 ///     let key = SealKey::agree(keys, *id, &dealer.public_key())?;
-///     let seed = open_seed(&key, &ctx, *id, sealed)?;
+///     let seed = open_seed(&key, &ctx, *id, &[0, 1, 2], sealed)?;
 ///     let mask = seeded_mask(&f, &seed, &ctx, *id, 4)?;
 ///     for (s, m) in sum.iter_mut().zip(&mask.0) {
 ///         *s = f.add(s, m);
@@ -291,6 +320,7 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> SketchResult<Deal<D::Elem>> {
     let mut seen = std::collections::BTreeSet::new();
+    let ids: Vec<u64> = ring.iter().map(|(c, _)| *c).collect();
     let mut total = vec![domain.mask_zero(); len];
     let mut sealed = Vec::with_capacity(ring.len());
     for (client, key) in ring {
@@ -305,7 +335,7 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
         for (t, m) in total.iter_mut().zip(&mask.0) {
             *t = domain.mask_add(t, m);
         }
-        sealed.push((*client, seal_seed(key, ctx, *client, &seed, rng)?));
+        sealed.push((*client, seal_seed(key, ctx, *client, &ids, &seed, rng)?));
     }
     let correction = total
         .iter()

@@ -242,6 +242,12 @@ impl Coordinator {
                     }
                 }
                 Ok(RoundStep::Finished) => break Ok(()),
+                // `start_server` refuses dealt masks: no dealer process yet.
+                Ok(RoundStep::Deal(_)) => {
+                    break Err(mufc::MufcError::Remote(
+                        "a dealt round, and this deployment runs no dealer".into(),
+                    ));
+                }
                 Err(e) => break Err(e),
             }
         };

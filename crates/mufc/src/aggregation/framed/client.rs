@@ -170,9 +170,11 @@ impl ClientHalf for FramedClient {
                 if s.session != self.spec.session || s.round != self.spec.round {
                     return Err(refuse("a sealed seed of another round".into()));
                 }
-                // Sealed by the dealer under the key the two share: the
-                // server can make none that opens.
-                let seed = open_seed(key, &ctx, self.me.0, &s.sealed)
+                // Sealed by the dealer under the key the two share, for
+                // the ring this client was announced: the server can make
+                // none that opens, nor have one dealt for a smaller ring.
+                let ring: Vec<u64> = self.spec.ring.iter().map(|c| c.0).collect();
+                let seed = open_seed(key, &ctx, self.me.0, &ring, &s.sealed)
                     .map_err(|e| refuse(format!("the dealer's seal: {e}")))?;
                 self.params.visit(Concrete(Mask {
                     me: self.me,

@@ -2,10 +2,11 @@
 //! in, each client's sealed seed and the correction out
 //! (`syndrome_agg::masking::dealer`). In one process the aggregation plays
 //! the dealer; the key each pair shares ([`DealerKeys`]) is drawn for the
-//! simulation rather than agreed, as a deployment would once
-//! (`SealKey::agree`).
+//! simulation. Across processes the dealer is a party of its own
+//! ([`RemoteDealer`](crate::remote::RemoteDealer)) whose keys each client
+//! agreed with it once (`SealKey::agree`, [`PairKeys::Agreed`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::masking::dealer::{SealKey, deal_seeds};
@@ -59,10 +60,36 @@ impl DealerKeys {
     }
 }
 
+/// The keys a dealer seals with, one per client: drawn for a simulation
+/// that plays every party ([`DealerKeys`]), or agreed with each client
+/// (`SealKey::agree`, by the dealer a deployment runs:
+/// [`RemoteDealer`](crate::remote::RemoteDealer)).
+#[derive(Clone, Debug)]
+pub(crate) enum PairKeys {
+    /// Keys derived from one secret, in process.
+    Simulated(DealerKeys),
+    /// The keys agreed with the clients, by client.
+    Agreed(BTreeMap<ClientId, SealKey>),
+}
+
+impl PairKeys {
+    /// The key the dealer shares with `client`.
+    fn pair(&self, client: ClientId) -> MufcResult<SealKey> {
+        match self {
+            Self::Simulated(keys) => Ok(keys.pair(client)),
+            Self::Agreed(keys) => keys.get(&client).cloned().ok_or_else(|| {
+                rejected(format!(
+                    "a deal for client {client}, with whom the dealer shares no key"
+                ))
+            }),
+        }
+    }
+}
+
 /// The dealer's half of one round: it answers one request, the round's.
 pub(crate) struct DealerParty {
     spec: RoundSpec,
-    keys: DealerKeys,
+    keys: PairKeys,
     /// The parameters the clients' messages are made under (the round's
     /// mask domain and length).
     params: ValidAnyParams,
@@ -77,13 +104,13 @@ impl DealerParty {
     /// alone).
     pub(crate) fn new(
         spec: RoundSpec,
-        keys: &DealerKeys,
+        keys: PairKeys,
         params: ValidAnyParams,
         rng: ChaCha20Rng,
     ) -> Self {
         Self {
             spec,
-            keys: keys.clone(),
+            keys,
             params,
             rng,
             done: false,
@@ -113,8 +140,8 @@ impl DealerHalf for DealerParty {
         let keys: Vec<(u64, SealKey)> = d
             .ring
             .iter()
-            .map(|c| (*c, self.keys.pair(ClientId(*c))))
-            .collect();
+            .map(|c| Ok((*c, self.keys.pair(ClientId(*c))?)))
+            .collect::<MufcResult<_>>()?;
         let (sealed, correction) = self.params.visit(Concrete(Deal {
             spec: &self.spec,
             keys: &keys,

@@ -71,7 +71,7 @@ fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
     let server = Box::new(FramedServer::open(spec.clone(), sums, 1).unwrap());
     let dealer = DealerParty::new(
         spec.clone(),
-        keys,
+        PairKeys::Simulated(keys.clone()),
         p.clone(),
         ChaCha20Rng::seed_from_u64(rng_seed),
     );
@@ -190,7 +190,9 @@ fn a_lying_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
             Lie::Forged => {
                 let own = SealKey::from_secret_bytes([200; 32]);
                 let mut mine = victims_seal(&sealed[&victim]);
-                mine.sealed = seal_seed(&own, &s.context(), victim.0, &[7; 32], &mut rng).unwrap();
+                let ring: Vec<u64> = s.ring.iter().map(|c| c.0).collect();
+                mine.sealed =
+                    seal_seed(&own, &s.context(), victim.0, &ring, &[7; 32], &mut rng).unwrap();
                 sealed.insert(victim, to_bytes(&mine).unwrap());
             }
             Lie::OtherClientsSeal => {

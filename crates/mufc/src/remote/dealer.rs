@@ -1,0 +1,188 @@
+//! The dealer's half: the third party of dealt masks
+//! ([`Masks::Dealer`](crate::Masks::Dealer)), across processes.
+
+use std::collections::BTreeMap;
+
+use syndrome_agg::masking::dealer::SealKey;
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
+
+use super::{Agreement, Announcement, RemoteSetup};
+use crate::aggregation::Aggregation;
+use crate::{ClientId, MufcError, MufcResult};
+
+/// The dealer of a federation run across processes (Algorithm 2, line 2:
+/// the zero-sum masks, dealt as the module `syndrome_agg::masking::dealer`
+/// describes). For every round the server forwards it the round's
+/// [`Announcement`] and the request of [`RoundStep::Deal`](super::RoundStep::Deal);
+/// the dealer checks the round as a client would, draws a fresh seed for
+/// each client of the ring from the operating system, seals it to that
+/// client under the key the two agreed once, and answers the sealed
+/// seeds and the correction that makes the masks sum to zero. The server
+/// relays each seal and adds the correction; it holds no pair's key, so
+/// it can neither open a seal nor make one a client would accept.
+///
+/// What the dealer refuses, so that its correction never unmasks less
+/// than an aggregate the federation allows (the correction is minus the
+/// sum of the ring's masks: dealt for a ring of one client, it would
+/// unmask that client's sketch):
+///
+/// - a ring of fewer clients than the configuration's minimum
+///   aggregate, a ring that names a client twice, or a client outside the
+///   roster or without a key shared with the dealer;
+/// - with groups, a ring across groups;
+/// - a setup outside its [`Agreement`], if it holds one, and any setup
+///   other than the one of its first deal (a server cannot lower the
+///   minimum aggregate halfway);
+/// - a request that does not name exactly the announced ring.
+///
+/// The dealer keeps no record of its deals: each draws fresh seeds, so two
+/// deals for one round are unrelated and the clients mask with one.
+///
+/// # Example
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use mufc::remote::RemoteDealer;
+/// use mufc::ClientId;
+/// use syndrome_agg::masking::pairwise::MaskKeyPair;
+///
+/// let dealer_key = MaskKeyPair::generate(&mut rand::rng());
+/// let client_keys: Vec<MaskKeyPair> = (0..3).map(|_| MaskKeyPair::generate(&mut rand::rng())).collect();
+/// let public: BTreeMap<ClientId, _> =
+///     client_keys.iter().enumerate().map(|(i, k)| (ClientId(i as u64), k.public_key())).collect();
+/// let dealer = RemoteDealer::new(&dealer_key, &public)?;
+/// assert_eq!(dealer.clients().count(), 3);
+/// // Each client pairs with `dealer_key.public_key()`
+/// // (`RemoteClient::pair_with_dealer`); the module docs drive a round.
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RemoteDealer {
+    public: MaskPublicKey,
+    keys: BTreeMap<ClientId, SealKey>,
+    agreement: Option<Agreement>,
+    /// The setup of the first deal, with its aggregation's parameters:
+    /// the dealer deals for no other.
+    pinned: Option<(RemoteSetup, Aggregation)>,
+}
+
+impl RemoteDealer {
+    /// The dealer with the static key pair `own`, sharing a key with each
+    /// client of `clients` (their long-term public keys, pinned out of
+    /// band, as each client pins the dealer's).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Sketch`] for a low-order client key (its agreement
+    /// would contribute nothing secret).
+    pub fn new(own: &MaskKeyPair, clients: &BTreeMap<ClientId, MaskPublicKey>) -> MufcResult<Self> {
+        let keys = clients
+            .iter()
+            .map(|(c, k)| Ok((*c, SealKey::agree(own, c.0, k)?)))
+            .collect::<MufcResult<_>>()?;
+        Ok(Self {
+            public: own.public_key(),
+            keys,
+            agreement: None,
+            pinned: None,
+        })
+    }
+
+    /// Holds the dealer to `agreement`: it deals for no setup outside it
+    /// (a weaker policy, a smaller minimum aggregate, another roster size).
+    pub fn agree(&mut self, agreement: Agreement) {
+        self.agreement = Some(agreement);
+    }
+
+    /// The dealer's public key (what every client pins).
+    pub fn public_key(&self) -> MaskPublicKey {
+        self.public
+    }
+
+    /// The clients the dealer shares a key with, in id order.
+    pub fn clients(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.keys.keys().copied()
+    }
+
+    /// The setup the dealer deals for, once it dealt a first round.
+    pub fn setup(&self) -> Option<&RemoteSetup> {
+        self.pinned.as_ref().map(|(s, _)| s)
+    }
+
+    /// Answers the server's `request` for the round of `announcement`: the
+    /// sealed seeds and the correction, as bytes for
+    /// [`ServerRound::receive_deal`](super::ServerRound::receive_deal).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::RoundRefused`] for a round the dealer must not deal
+    /// (the [type's docs](Self) list them); a protocol error for bytes
+    /// that are no request of this round's ring. Nothing changes on error.
+    pub fn deal(&mut self, announcement: &Announcement, request: &[u8]) -> MufcResult<Vec<u8>> {
+        let spec = &announcement.spec;
+        let setup = &announcement.setup;
+        let refuse = |reason: String| MufcError::RoundRefused {
+            round: spec.round,
+            reason,
+        };
+        if let Some(a) = &self.agreement {
+            a.check_setup(setup)
+                .map_err(|why| refuse(format!("outside the agreement: {why}")))?;
+        }
+        let fresh;
+        let aggregation = match &self.pinned {
+            Some((pinned, _)) if pinned != setup => {
+                return Err(refuse(
+                    "the federation's setup is not the one of the dealer's first deal".into(),
+                ));
+            }
+            Some((_, aggregation)) => aggregation,
+            None => {
+                fresh = setup.aggregation(&setup.parts()?)?;
+                &fresh
+            }
+        };
+        let keys = self.ring_keys(announcement)?;
+        let answer = aggregation.deal_remote(spec, keys)?.handle(request)?;
+        if self.pinned.is_none() {
+            self.pinned = Some((setup.clone(), aggregation.clone()));
+        }
+        Ok(answer)
+    }
+
+    /// The keys of the round's ring, once the ring is checked against the
+    /// roster and the groups.
+    fn ring_keys(&self, announcement: &Announcement) -> MufcResult<BTreeMap<ClientId, SealKey>> {
+        let spec = &announcement.spec;
+        let setup = &announcement.setup;
+        let refuse = |reason: String| MufcError::RoundRefused {
+            round: spec.round,
+            reason,
+        };
+        let layout = setup.layout();
+        let group = |c: ClientId| layout.as_ref().and_then(|l| l.group_of(c));
+        let first = spec.ring.first().map(|c| group(*c));
+        let mut keys = BTreeMap::new();
+        for c in &spec.ring {
+            if !setup.roster().contains(c) {
+                return Err(refuse(format!(
+                    "the ring names client {c}, outside the federation's roster"
+                )));
+            }
+            // Masks cancel inside one group: a ring across groups would
+            // let the server difference overlapping sums.
+            if Some(group(*c)) != first {
+                return Err(refuse(format!(
+                    "the ring names client {c}, outside the group of its first client"
+                )));
+            }
+            let key = self.keys.get(c).ok_or_else(|| {
+                refuse(format!(
+                    "the ring names client {c}, with whom the dealer shares no key"
+                ))
+            })?;
+            keys.insert(*c, key.clone());
+        }
+        Ok(keys)
+    }
+}
