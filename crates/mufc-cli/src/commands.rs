@@ -14,6 +14,7 @@ mod certs;
 mod compare;
 mod costs;
 mod execute;
+mod experiment;
 #[cfg(feature = "net")]
 mod log_lines;
 #[cfg(feature = "net")]

@@ -1,23 +1,23 @@
 //! `mufc bench`: the performance figures as ratios measured in one run.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::time::Instant;
 
 use mufc::{ClientId, Federation, RemovalRequest, StageTimes};
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use seeding::{Dataset, PointId};
-use serde_json::json;
+use seeding::PointId;
+use serde_json::{Value, json};
 
+use super::experiment::{Checked, Experiment};
 use super::prepare::{invalid, prepare};
 use super::summary::{data_json, fed_summary, median, merged, settings_json};
-use super::trials::{fed_config, trial_seed};
+use super::trials::fed_config;
 use crate::CliError;
 use crate::cli::BenchArgs;
 use crate::federated::{self, secs};
 use crate::output::{Report, TextTable};
 use crate::progress::Progress;
-use crate::random::{below, derive_seed, tag};
+use crate::random::below;
 use mufc::Privacy;
 
 /// Sums of the three time counts over several rounds.
@@ -108,6 +108,135 @@ fn free_point(fed: &Federation, rng: &mut ChaCha8Rng) -> Result<(ClientId, Point
     Ok((*client, ids[below(rng, ids.len())]))
 }
 
+/// The removal rounds against retraining: the three time counts of all
+/// rounds, of those without reseeding and of those with, and of
+/// retraining; the rounds equal to retraining; the decode and the
+/// clients' times.
+#[derive(Clone, Debug, Default)]
+struct Removals {
+    all: Acc,
+    plain: Acc,
+    reseeded: Acc,
+    retrain: Acc,
+    equal: usize,
+    decode: f64,
+    clients: ClientTimes,
+}
+
+impl Removals {
+    /// Adds a round checked against retraining, of a federation of
+    /// `clients` clients.
+    fn add(&mut self, c: &Checked, clients: usize) {
+        let t = &c.report.times;
+        if c.diff.is_none() {
+            self.equal += 1;
+        }
+        self.all.add(t);
+        self.clients.add(t, clients);
+        self.decode += secs(t.decode);
+        match c.report.reseeded.is_empty() {
+            true => self.plain.add(t),
+            false => self.reseeded.add(t),
+        }
+        self.retrain.add(&c.fresh.fit_report().times);
+    }
+
+    /// Retrain over unlearn: all rounds, without reseeding, with.
+    fn ratios(&self) -> [Option<(f64, f64, f64)>; 3] {
+        [
+            Some(self.retrain.ratio_over(&self.all)),
+            (self.plain.n > 0).then(|| self.retrain.ratio_over(&self.plain)),
+            (self.reseeded.n > 0).then(|| self.retrain.ratio_over(&self.reseeded)),
+        ]
+    }
+}
+
+/// `--requests` random single-point removal requests, each applied round
+/// checked against retraining.
+fn serve(exp: &mut Experiment, requests: usize, bar: &mut Progress) -> Result<Removals, CliError> {
+    let mut removals = Removals::default();
+    for _ in 0..requests {
+        let (client, id) = free_point(&exp.fed, &mut exp.rng)?;
+        let request = RemovalRequest::points(client, vec![id]);
+        let report = exp.remove(&request, vec![(client, vec![id])])?;
+        bar.inc(1);
+        // Requests that change one client alone wait for another client's
+        // (docs/threat-model.md U3): the figures are per applied round.
+        if report.outcome.is_deferred() {
+            continue;
+        }
+        let checked = exp.check(report)?;
+        removals.add(&checked, exp.fed.clients().len());
+    }
+    Ok(removals)
+}
+
+/// The privacy modes whose decode the bench times.
+const MODES: [Privacy; 4] = [
+    Privacy::Scma,
+    Privacy::ScmaWide,
+    Privacy::ScmaInteger,
+    Privacy::Plain,
+];
+
+/// Decoding in every privacy mode, on the experiment's data: at training
+/// and for one removal round of two clients. A mode the library refuses
+/// here (the integer decoder for a large capacity) is reported, not fatal.
+fn decode_rows(
+    a: &BenchArgs,
+    exp: &Experiment,
+    bar: &mut Progress,
+) -> Result<Vec<Value>, CliError> {
+    let mut rows = Vec::new();
+    for mode in MODES {
+        let fed_args = crate::cli::FedArgs {
+            privacy: mode,
+            ..a.fed.clone()
+        };
+        let cfg = fed_config(&exp.p, &fed_args, exp.fed_seed)?;
+        let row = match Federation::new(exp.clients.clone(), &cfg) {
+            Ok(mut f) => {
+                let r = f.fit_report().clone();
+                // A point of each of two clients: one round (a lone
+                // client's request would wait, docs/threat-model.md U3).
+                let mut request = RemovalRequest::new();
+                for c in f.clients().iter().take(2) {
+                    request = request.with_points(c.id(), vec![c.data().id(0)]);
+                }
+                let removal = f.remove(&request)?;
+                json!({
+                    "privacy": mode.name(),
+                    "available": true,
+                    "fit_decode_seconds": secs(r.times.decode),
+                    "fit_paper_seconds": secs(r.times.paper()),
+                    "removal_decode_seconds": secs(removal.times.decode),
+                    "bytes_per_client": r.bytes_per_client,
+                    "modulus_bits": r.sketch.as_ref().map(|s| s.modulus_bits),
+                })
+            }
+            Err(e) => json!({
+                "privacy": mode.name(),
+                "available": false,
+                "error": e.to_string(),
+            }),
+        };
+        rows.push(row);
+        bar.inc(1);
+    }
+    let scma = rows
+        .iter()
+        .find(|r| r["privacy"] == "scma")
+        .and_then(|r| r["fit_decode_seconds"].as_f64());
+    for r in &mut rows {
+        if let (Some(d), Some(base), Some(o)) =
+            (r["fit_decode_seconds"].as_f64(), scma, r.as_object_mut())
+        {
+            o.insert("fit_decode_vs_scma".into(), json!(d / base));
+        }
+    }
+    Ok(rows)
+}
+
 /// `mufc bench`: on the data (default: the built-in set), measured in one
 /// run: training as the paper counts it split into client and server
 /// time; `--requests` random single-point removal requests against
@@ -128,197 +257,162 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
     let seed = a.common.seed;
     let start = Instant::now();
     let p = prepare(&a.data, &a.fed, seed)?;
-    let fed_seed = trial_seed(seed, 0);
-    let config = fed_config(&p, &a.fed, fed_seed)?;
-    let clients = p.split.client_datasets(&p.points)?;
-    let modes = [
-        Privacy::Scma,
-        Privacy::ScmaWide,
-        Privacy::ScmaInteger,
-        Privacy::Plain,
-    ];
-    let mut bar = Progress::new((1 + a.requests + modes.len()) as u64, "bench", progress);
-
-    // Training: client against server time.
-    let mut fed = Federation::new(clients.clone(), &config)?;
-    let fit = fed.fit_report().times;
+    let mut bar = Progress::new((1 + a.requests + MODES.len()) as u64, "bench", progress);
+    let mut exp = Experiment::new(p, &a.fed, seed)?;
     bar.inc(1);
-
-    // Unlearning against retraining.
-    let mut remaining: BTreeMap<ClientId, Dataset> = clients
-        .iter()
-        .cloned()
-        .enumerate()
-        .map(|(i, d)| (ClientId(i as u64), d))
-        .collect();
-    let retrain_config = federated::retrain_config(&fed)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::REMOVALS, 0));
-    let (mut all, mut plain_req, mut seed_req, mut retrain) = (
-        Acc::default(),
-        Acc::default(),
-        Acc::default(),
-        Acc::default(),
-    );
-    let mut equal = 0;
-    let mut unlearn_decode = 0.0;
-    let mut client_times = ClientTimes::default();
-    // Requests that change one client alone wait for another client's
-    // (docs/threat-model.md U3): the figures are per applied round.
-    let (mut deferred, mut waiting) = (0usize, Vec::new());
-    for _ in 0..a.requests {
-        let (client, id) = free_point(&fed, &mut rng)?;
-        let report = fed.remove(&RemovalRequest::points(client, vec![id]))?;
-        waiting.push((client, id));
-        if report.outcome.is_deferred() {
-            deferred += 1;
-            bar.inc(1);
-            continue;
-        }
-        // With groups, the parts of requests in groups without enough
-        // clients wait on: only what is no longer pending was applied.
-        let still: HashSet<(ClientId, PointId)> = fed
-            .pending()
-            .iter()
-            .flat_map(|p| p.request.point_entries())
-            .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
-            .collect();
-        let (wait, done): (Vec<_>, Vec<_>) = waiting.drain(..).partition(|e| still.contains(e));
-        waiting = wait;
-        for (c, id) in done {
-            federated::remove_from(&mut remaining, c, &[id])?;
-        }
-        let entries: Vec<(ClientId, Vec<PointId>)> =
-            waiting.iter().map(|(c, id)| (*c, vec![*id])).collect();
-        let (fresh, diff) =
-            federated::check_retrained(&fed, &remaining, &entries, &retrain_config)?;
-        if diff.is_none() {
-            equal += 1;
-        }
-        all.add(&report.times);
-        client_times.add(&report.times, fed.clients().len());
-        unlearn_decode += secs(report.times.decode);
-        if report.reseeded.is_empty() {
-            plain_req.add(&report.times);
-        } else {
-            seed_req.add(&report.times);
-        }
-        retrain.add(&fresh.fit_report().times);
-        bar.inc(1);
-    }
-
-    // Decoding in every privacy mode, on the same data.
-    let mut decode_rows = Vec::new();
-    for mode in modes {
-        let fed_args = crate::cli::FedArgs {
-            privacy: mode,
-            ..a.fed.clone()
-        };
-        let cfg = fed_config(&p, &fed_args, fed_seed)?;
-        let row = match Federation::new(clients.clone(), &cfg) {
-            Ok(mut f) => {
-                let r = f.fit_report().clone();
-                // A point of each of two clients: one round (a lone
-                // client's request would wait, docs/threat-model.md U3).
-                let mut request = RemovalRequest::new();
-                for c in f.clients().iter().take(2) {
-                    request = request.with_points(c.id(), vec![c.data().id(0)]);
-                }
-                let removal = f.remove(&request)?;
-                json!({
-                    "privacy": mode.name(),
-                    "available": true,
-                    "fit_decode_seconds": secs(r.times.decode),
-                    "fit_paper_seconds": secs(r.times.paper()),
-                    "removal_decode_seconds": secs(removal.times.decode),
-                    "bytes_per_client": r.bytes_per_client,
-                    "modulus_bits": r.sketch.as_ref().map(|s| s.modulus_bits),
-                })
-            }
-            // A mode the library refuses here (the integer decoder for a
-            // large capacity) is reported, not fatal.
-            Err(e) => json!({
-                "privacy": mode.name(),
-                "available": false,
-                "error": e.to_string(),
-            }),
-        };
-        decode_rows.push(row);
-        bar.inc(1);
-    }
+    let removals = serve(&mut exp, a.requests, &mut bar)?;
+    let decode = decode_rows(a, &exp, &mut bar)?;
     bar.finish();
-    let scma_decode = decode_rows
-        .iter()
-        .find(|r| r["privacy"] == "scma")
-        .and_then(|r| r["fit_decode_seconds"].as_f64());
-    for r in &mut decode_rows {
-        if let (Some(d), Some(base), Some(o)) = (
-            r["fit_decode_seconds"].as_f64(),
-            scma_decode,
-            r.as_object_mut(),
-        ) {
-            o.insert("fit_decode_vs_scma".into(), json!(d / base));
-        }
-    }
-
-    let client_part = secs(fit.client_round_max);
-    let server_part = secs(fit.sum + fit.decode + fit.server);
-    let (ratio_all, ratio_plain, ratio_seed) = (
-        retrain.ratio_over(&all),
-        (plain_req.n > 0).then(|| retrain.ratio_over(&plain_req)),
-        (seed_req.n > 0).then(|| retrain.ratio_over(&seed_req)),
-    );
-    let cm = client_times.medians();
-    let total = start.elapsed().as_secs_f64();
-    let triple = |r: (f64, f64, f64)| json!({ "paper": r.0, "cpu": r.1, "wall": r.2 });
-    let json = merged(
-        json!({ "command": "bench" }),
-        merged(
-            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
-            json!({
-                "privacy": a.fed.privacy.name(),
-                "fit": federated::times_json(&fit),
-                "client_seconds": client_part,
-                "server_seconds": server_part,
-                "server_over_client": server_part / client_part,
-                "requests": a.requests,
-                "rounds": all.n,
-                "deferred_requests": deferred,
-                "pending_at_end": fed.pending().len(),
-                "figures": "per applied removal round",
-                "rounds_reseeded": seed_req.n,
-                "retrain_equal": equal,
-                "unlearn_seconds_mean": triple(all.mean()),
-                "retrain_seconds_mean": triple(retrain.mean()),
-                "retrain_over_unlearn": triple(ratio_all),
-                "retrain_over_unlearn_no_reseed": ratio_plain.map(triple),
-                "retrain_over_unlearn_reseed": ratio_seed.map(triple),
-                "unlearn_decode_seconds_mean": unlearn_decode / all.n.max(1) as f64,
-                "unlearn_client_seconds_median": {
-                    "slowest_client_round": cm[0],
-                    "slowest_unlearn": cm[1],
-                    "slowest_encode_mask": cm[2],
-                    "cpu_per_client": cm[3],
-                },
-                "decode": decode_rows,
-                "seconds_total": total,
-            }),
-        ),
-    );
-
-    let ms = |x: f64| format!("{:.3} ms", x * 1e3);
-    let x = |r: f64| format!("{r:.1}x");
-    let mut t1 = TextTable::new(&["ratio", "paper count", "CPU", "wall"]);
-    let row3 = |t: &mut TextTable, name: &str, r: (f64, f64, f64)| {
-        t.row([name.to_string(), x(r.0), x(r.1), x(r.2)]);
+    let run = Run {
+        a,
+        exp: &exp,
+        removals: &removals,
+        decode: &decode,
+        total: start.elapsed().as_secs_f64(),
     };
-    row3(&mut t1, "retrain / unlearn, all rounds", ratio_all);
-    if let Some(r) = ratio_plain {
-        row3(&mut t1, "retrain / unlearn, no reseed", r);
+    Ok(Report {
+        json: run.json()?,
+        text: run.text(),
+        warnings: exp.p.warnings.clone(),
+        exit: 0,
+    })
+}
+
+/// What one run of `mufc bench` measured.
+struct Run<'a> {
+    a: &'a BenchArgs,
+    exp: &'a Experiment,
+    removals: &'a Removals,
+    decode: &'a [Value],
+    total: f64,
+}
+
+/// A triple of time counts or ratios as JSON.
+fn triple(r: (f64, f64, f64)) -> Value {
+    json!({ "paper": r.0, "cpu": r.1, "wall": r.2 })
+}
+
+/// Milliseconds, for people.
+fn ms(x: f64) -> String {
+    format!("{:.3} ms", x * 1e3)
+}
+
+/// A ratio, for people.
+fn x(r: f64) -> String {
+    format!("{r:.1}x")
+}
+
+impl Run<'_> {
+    /// Training's client and server parts, paper count.
+    fn fit_parts(&self) -> (StageTimes, f64, f64) {
+        let fit = self.exp.fed.fit_report().times;
+        let client = secs(fit.client_round_max);
+        let server = secs(fit.sum + fit.decode + fit.server);
+        (fit, client, server)
     }
-    if let Some(r) = ratio_seed {
-        row3(&mut t1, "retrain / unlearn, a client reseeded", r);
+
+    fn json(&self) -> Result<Value, CliError> {
+        let (a, p, r) = (self.a, &self.exp.p, self.removals);
+        let (fit, client_part, server_part) = self.fit_parts();
+        let [all, plain, reseeded] = r.ratios();
+        let cm = r.clients.medians();
+        Ok(merged(
+            json!({ "command": "bench" }),
+            merged(
+                merged(data_json(p, a.common.seed), settings_json(&a.fed, p)?),
+                json!({
+                    "privacy": a.fed.privacy.name(),
+                    "fit": federated::times_json(&fit),
+                    "client_seconds": client_part,
+                    "server_seconds": server_part,
+                    "server_over_client": server_part / client_part,
+                    "requests": a.requests,
+                    "rounds": r.all.n,
+                    "deferred_requests": self.exp.deferred,
+                    "pending_at_end": self.exp.pending(),
+                    "figures": "per applied removal round",
+                    "rounds_reseeded": r.reseeded.n,
+                    "retrain_equal": r.equal,
+                    "unlearn_seconds_mean": triple(r.all.mean()),
+                    "retrain_seconds_mean": triple(r.retrain.mean()),
+                    "retrain_over_unlearn": all.map(triple),
+                    "retrain_over_unlearn_no_reseed": plain.map(triple),
+                    "retrain_over_unlearn_reseed": reseeded.map(triple),
+                    "unlearn_decode_seconds_mean": r.decode / r.all.n.max(1) as f64,
+                    "unlearn_client_seconds_median": {
+                        "slowest_client_round": cm[0],
+                        "slowest_unlearn": cm[1],
+                        "slowest_encode_mask": cm[2],
+                        "cpu_per_client": cm[3],
+                    },
+                    "decode": self.decode,
+                    "seconds_total": self.total,
+                }),
+            ),
+        ))
     }
-    let mut t2 = TextTable::new(&[
+
+    /// The ratios' table.
+    fn ratio_table(&self) -> TextTable {
+        let mut t = TextTable::new(&["ratio", "paper count", "CPU", "wall"]);
+        let names = [
+            "retrain / unlearn, all rounds",
+            "retrain / unlearn, no reseed",
+            "retrain / unlearn, a client reseeded",
+        ];
+        for (name, r) in names.into_iter().zip(self.removals.ratios()) {
+            if let Some(r) = r {
+                t.row([name.to_string(), x(r.0), x(r.1), x(r.2)]);
+            }
+        }
+        t
+    }
+
+    fn text(&self) -> String {
+        let (a, r) = (self.a, self.removals);
+        let (_, client_part, server_part) = self.fit_parts();
+        let (um, rm) = (r.all.mean(), r.retrain.mean());
+        let cm = r.clients.medians();
+        format!(
+            "mufc bench: {}\n{}; seed {}\n\n\
+             training: slowest client {} (its part of the round), server {} (sum, decode, K-means): server / client = {:.1}\n\
+             {} random single-point removal requests in {} rounds ({} deferred until another client's request joined them, {} still waiting; {} rounds reseeded a client); retraining after each round, equal bit for bit: {} of {}\n\
+             per round: mean unlearn: paper {}, CPU {}, wall {}; mean retrain: paper {}, CPU {}, wall {}\n\
+             per round, clients (medians): slowest client {} (unlearning, encoding, masking), slowest unlearning {}, slowest encode + mask {}; client CPU per client {}\n\n{}\n{}\n\
+             total time {:.1} s\n",
+            self.exp.p.summary(),
+            fed_summary(&a.fed, &self.exp.p),
+            a.common.seed,
+            ms(client_part),
+            ms(server_part),
+            server_part / client_part,
+            a.requests,
+            r.all.n,
+            self.exp.deferred,
+            self.exp.pending(),
+            r.reseeded.n,
+            r.equal,
+            r.all.n,
+            ms(um.0),
+            ms(um.1),
+            ms(um.2),
+            ms(rm.0),
+            ms(rm.1),
+            ms(rm.2),
+            ms(cm[0]),
+            ms(cm[1]),
+            ms(cm[2]),
+            ms(cm[3]),
+            self.ratio_table().render(),
+            decode_table(self.decode).render(),
+            self.total
+        )
+    }
+}
+
+/// The decode table, one row per privacy mode.
+fn decode_table(rows: &[Value]) -> TextTable {
+    let mut t = TextTable::new(&[
         "privacy",
         "fit decode",
         "vs scma",
@@ -326,83 +420,40 @@ pub fn bench(a: &BenchArgs, progress: bool) -> Result<Report, CliError> {
         "bytes/client",
         "note",
     ]);
-    for r in &decode_rows {
+    for r in rows {
         let name = r["privacy"].as_str().unwrap_or("?").to_string();
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        let dash = || "-".to_string();
         if name == "plain" {
-            t2.row([
+            t.row([
                 name,
                 "none".to_string(),
-                "-".to_string(),
+                dash(),
                 "none".to_string(),
                 r["bytes_per_client"].to_string(),
                 "centroids and sizes in the clear".to_string(),
             ]);
         } else if r["available"] == true {
-            t2.row([
+            t.row([
                 name,
-                ms(r["fit_decode_seconds"].as_f64().unwrap_or(f64::NAN)),
-                x(r["fit_decode_vs_scma"].as_f64().unwrap_or(f64::NAN)),
-                ms(r["removal_decode_seconds"].as_f64().unwrap_or(f64::NAN)),
+                ms(f("fit_decode_seconds")),
+                x(f("fit_decode_vs_scma")),
+                ms(f("removal_decode_seconds")),
                 r["bytes_per_client"].to_string(),
                 String::new(),
             ]);
         } else {
-            t2.row([
+            // The reason's first clause; the JSON has all of it.
+            let why = r["error"].as_str().unwrap_or("").split(':').next();
+            t.row([
                 name,
-                "-".to_string(),
-                "-".to_string(),
-                "-".to_string(),
-                "-".to_string(),
-                // The reason's first clause; the JSON has all of it.
-                r["error"]
-                    .as_str()
-                    .unwrap_or("")
-                    .split(':')
-                    .next()
-                    .unwrap_or("")
-                    .to_string(),
+                dash(),
+                dash(),
+                dash(),
+                dash(),
+                why.unwrap_or("").to_string(),
             ]);
         }
     }
-    let (um, rm) = (all.mean(), retrain.mean());
-    let text = format!(
-        "mufc bench: {}\n{}; seed {}\n\n\
-         training: slowest client {} (its part of the round), server {} (sum, decode, K-means): server / client = {:.1}\n\
-         {} random single-point removal requests in {} rounds ({} deferred until another client's request joined them, {} still waiting; {} rounds reseeded a client); retraining after each round, equal bit for bit: {} of {}\n\
-         per round: mean unlearn: paper {}, CPU {}, wall {}; mean retrain: paper {}, CPU {}, wall {}\n\
-         per round, clients (medians): slowest client {} (unlearning, encoding, masking), slowest unlearning {}, slowest encode + mask {}; client CPU per client {}\n\n{}\n{}\n\
-         total time {:.1} s\n",
-        p.summary(),
-        fed_summary(&a.fed, &p),
-        seed,
-        ms(client_part),
-        ms(server_part),
-        server_part / client_part,
-        a.requests,
-        all.n,
-        deferred,
-        fed.pending().len(),
-        seed_req.n,
-        equal,
-        all.n,
-        ms(um.0),
-        ms(um.1),
-        ms(um.2),
-        ms(rm.0),
-        ms(rm.1),
-        ms(rm.2),
-        ms(cm[0]),
-        ms(cm[1]),
-        ms(cm[2]),
-        ms(cm[3]),
-        t1.render(),
-        t2.render(),
-        total
-    );
-    Ok(Report {
-        json,
-        text,
-        warnings: p.warnings,
-        exit: 0,
-    })
+    t
 }

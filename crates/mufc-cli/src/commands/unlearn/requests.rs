@@ -10,11 +10,9 @@ use seeding::PointId;
 
 use crate::CliError;
 use crate::cli::{Mode, UnlearnArgs};
+use crate::commands::experiment::Entries;
 use crate::commands::prepare::invalid;
 use crate::random::below;
-
-/// A request: the ids each named client loses.
-pub(super) type Entries = Vec<(ClientId, Vec<PointId>)>;
 
 /// The requests naming `rows` (data rows, which are the point ids),
 /// `batch` rows each, grouped by client.
