@@ -518,3 +518,70 @@ fn a_deal_for_a_smaller_ring_than_the_clients_were_told_does_not_open() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Any bytes, or an honest message with one byte changed, given to
+    /// the dealer as a request, to the server as the dealer's answer, and
+    /// to a client as its sealed seed: an error or a valid message, never
+    /// a panic; after a refusal the honest message is still taken, and
+    /// the round commits exactly.
+    #[test]
+    fn dealt_messages_parse_from_any_bytes(
+        junk in proptest::collection::vec(any::<u8>(), 0..200),
+        flip in any::<(usize, u8)>(),
+    ) {
+        let (data, mut server, mut clients, _keys, mut dealer) =
+            dealt_federation("remote-dealt-fuzz", 130);
+        let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
+        let (announcement, mut round) = server.start_round(&ids).unwrap();
+        let mut halves = BTreeMap::new();
+        for c in clients.iter_mut() {
+            let (half, first) = c.join(&announcement).unwrap();
+            round.receive(c.id(), &first).unwrap();
+            halves.insert(c.id(), half);
+        }
+        let mutate = |honest: &[u8]| {
+            let mut m = honest.to_vec();
+            let i = flip.0 % m.len();
+            m[i] ^= flip.1.max(1);
+            m
+        };
+        let RoundStep::Deal(request) = round.advance().unwrap() else {
+            panic!("a dealt round asks for a deal");
+        };
+        prop_assert!(dealer.deal(&announcement, &junk).is_err());
+        // A changed request is refused, or names the same round and ring
+        // (a byte of a seal's nonce is no part of it): either way a deal
+        // of this round.
+        let _ = dealer.deal(&announcement, &mutate(&request));
+        let answer = dealer.deal(&announcement, &request).unwrap();
+        prop_assert!(round.receive_deal(&junk).is_err());
+        // A changed answer may be taken (a changed seal or correction is
+        // still one, as from a faulty dealer): the round then fails at a
+        // client or in the decode, or commits the exact model.
+        let changed = round.receive_deal(&mutate(&answer)).is_ok();
+        if !changed {
+            round.receive_deal(&answer).unwrap();
+        }
+        let RoundStep::Send(seals) = round.advance().unwrap() else { panic!("the seals") };
+        for (to, seal) in &seals {
+            let half = halves.get_mut(to).unwrap();
+            prop_assert!(half.handle(&junk).is_err());
+            prop_assert!(half.handle(&mutate(seal)).is_err());
+            match half.handle(seal) {
+                Ok(masked) => round.receive(*to, &masked).unwrap(),
+                Err(e) => {
+                    prop_assert!(changed, "client {to} refused its honest seal: {e}");
+                    return Ok(());
+                }
+            }
+        }
+        prop_assert!(matches!(round.advance().unwrap(), RoundStep::Finished));
+        match server.finish_round(round) {
+            Ok(_) => assert_equals_retraining(&server, &with_ids(&data), "after the junk"),
+            Err(e) => prop_assert!(changed, "the honest round failed: {e}"),
+        }
+    }
+}

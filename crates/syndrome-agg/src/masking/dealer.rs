@@ -60,10 +60,9 @@ const SEAL_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/dealer-seal/";
 const MASK_INFO_PREFIX: &[u8] = b"syndrome-agg/v1/dealt-mask/";
 const RING_PREFIX: &[u8] = b"syndrome-agg/v1/dealer-ring/";
 
-/// The seal's associated data: `prefix || session || round || client`,
-/// then SHA-256 of the ring's clients in increasing order (a seal opens
-/// only for the ring it was dealt for, in whatever order it is named).
-fn seal_aad(ctx: &RoundContext, client: u64, ring: &[u64]) -> Vec<u8> {
+/// SHA-256 of the ring's clients in increasing order: a seal opens only
+/// for the ring it was dealt for, in whatever order it is named.
+fn ring_digest(ring: &[u64]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut ids = ring.to_vec();
     ids.sort_unstable();
@@ -73,8 +72,14 @@ fn seal_aad(ctx: &RoundContext, client: u64, ring: &[u64]) -> Vec<u8> {
     for id in ids {
         h.update(id.to_le_bytes());
     }
+    h.finalize().into()
+}
+
+/// The seal's associated data: `prefix || session || round || client`,
+/// then the ring's digest.
+fn seal_aad(ctx: &RoundContext, client: u64, ring: &[u8; 32]) -> Vec<u8> {
     let mut aad = info(SEAL_INFO_PREFIX, ctx, client);
-    aad.extend_from_slice(&h.finalize());
+    aad.extend_from_slice(ring);
     aad
 }
 
@@ -152,6 +157,18 @@ pub fn seal_seed<R: CryptoRng + ?Sized>(
     seed: &[u8; 32],
     rng: &mut R,
 ) -> SketchResult<Vec<u8>> {
+    seal_for(key, ctx, client, &ring_digest(ring), seed, rng)
+}
+
+/// [`seal_seed`] for the ring of digest `ring` (computed once per deal).
+fn seal_for<R: CryptoRng + ?Sized>(
+    key: &SealKey,
+    ctx: &RoundContext,
+    client: u64,
+    ring: &[u8; 32],
+    seed: &[u8; 32],
+    rng: &mut R,
+) -> SketchResult<Vec<u8>> {
     let mut nonce = [0u8; 12];
     rng.fill_bytes(&mut nonce);
     let aad = seal_aad(ctx, client, ring);
@@ -215,7 +232,7 @@ pub fn open_seed(
     let (nonce, body) = sealed.split_at(12);
     let mut n = [0u8; 12];
     n.copy_from_slice(nonce);
-    let aad = seal_aad(ctx, client, ring);
+    let aad = seal_aad(ctx, client, &ring_digest(ring));
     let plain = Zeroizing::new(
         key.cipher(ctx, client)
             .decrypt(
@@ -321,6 +338,7 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
 ) -> SketchResult<Deal<D::Elem>> {
     let mut seen = std::collections::BTreeSet::new();
     let ids: Vec<u64> = ring.iter().map(|(c, _)| *c).collect();
+    let digest = ring_digest(&ids);
     let mut total = vec![domain.mask_zero(); len];
     let mut sealed = Vec::with_capacity(ring.len());
     for (client, key) in ring {
@@ -335,7 +353,7 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
         for (t, m) in total.iter_mut().zip(&mask.0) {
             *t = domain.mask_add(t, m);
         }
-        sealed.push((*client, seal_seed(key, ctx, *client, &ids, &seed, rng)?));
+        sealed.push((*client, seal_for(key, ctx, *client, &digest, &seed, rng)?));
     }
     let correction = total
         .iter()
