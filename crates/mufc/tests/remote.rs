@@ -283,6 +283,36 @@ fn assert_equals_retraining(server: &RemoteServer, data: &[(ClientId, Dataset)],
     );
 }
 
+/// Two clients drawn at random forget one point each, drawn at random
+/// (a client with two points or fewer keeps them); `data` follows.
+fn forget_one_point_of_two(
+    rng: &mut ChaCha8Rng,
+    clients: &mut [RemoteClient],
+    data: &mut [(ClientId, Dataset)],
+) {
+    for c in draw_clients(rng, clients.len(), 2) {
+        let i = at(c);
+        let n = data[i].1.len();
+        if n <= 2 {
+            continue;
+        }
+        let id = data[i].1.ids()[rng.random_range(0..n)];
+        clients[i].forget(&[id]).unwrap();
+        data[i].1 = data[i].1.without(&[id]).unwrap();
+    }
+}
+
+impl Outcome {
+    /// Each client's masked input, as the server accepted it.
+    fn masked_inputs(&self) -> BTreeMap<ClientId, Vec<u8>> {
+        self.accepted
+            .iter()
+            .filter(|(_, step, _)| *step == SecAggStep::MaskedInput)
+            .map(|(c, _, m)| (*c, m.clone()))
+            .collect()
+    }
+}
+
 /// `n` distinct clients of `0..clients`, drawn at random.
 fn draw_clients(rng: &mut ChaCha8Rng, clients: usize, n: usize) -> Vec<ClientId> {
     let mut pool: Vec<ClientId> = (0..clients as u64).map(ClientId).collect();

@@ -1,6 +1,5 @@
 //! `mufc bench`: the performance figures as ratios measured in one run.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use mufc::{ClientId, Federation, RemovalRequest, StageTimes};
@@ -8,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 use seeding::PointId;
 use serde_json::{Value, json};
 
-use super::experiment::{Checked, Experiment};
+use super::experiment::{Checked, Experiment, pending_points};
 use super::prepare::{invalid, prepare};
 use super::summary::{data_json, fed_summary, median, merged, settings_json};
 use super::trials::fed_config;
@@ -85,12 +84,7 @@ impl ClientTimes {
 
 /// A random point of a random client that no deferred request names.
 fn free_point(fed: &Federation, rng: &mut ChaCha8Rng) -> Result<(ClientId, PointId), CliError> {
-    let named: HashSet<(ClientId, PointId)> = fed
-        .pending()
-        .iter()
-        .flat_map(|p| p.request.point_entries())
-        .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
-        .collect();
+    let named = pending_points(fed);
     let free: Vec<(ClientId, Vec<PointId>)> = fed
         .clients()
         .iter()

@@ -140,6 +140,15 @@ impl Experiment {
     }
 }
 
+/// The points the pending requests of `fed` name.
+pub(super) fn pending_points(fed: &Federation) -> HashSet<(ClientId, PointId)> {
+    fed.pending()
+        .iter()
+        .flat_map(|p| p.request.point_entries())
+        .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
+        .collect()
+}
+
 /// Moves out of `waiting` the entries a round applied: those that no
 /// pending request of `fed` names any more.
 fn split_applied(waiting: &mut Entries, fed: &Federation) -> Entries {
@@ -148,12 +157,7 @@ fn split_applied(waiting: &mut Entries, fed: &Federation) -> Entries {
         .iter()
         .flat_map(|p| p.request.clients_removed().iter().copied())
         .collect();
-    let points: HashSet<(ClientId, PointId)> = fed
-        .pending()
-        .iter()
-        .flat_map(|p| p.request.point_entries())
-        .flat_map(|(c, ids)| ids.iter().map(|id| (*c, *id)))
-        .collect();
+    let points = pending_points(fed);
     let mut applied = Vec::new();
     let mut kept = Vec::new();
     for (c, ids) in waiting.drain(..) {

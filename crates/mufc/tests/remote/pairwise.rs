@@ -39,25 +39,10 @@ fn pairwise_rounds_train_and_forget_exactly() {
     let mut rng = testdata::rng("remote-pairwise-forget");
     let mut masked_by_round = Vec::new();
     for round in 0..4 {
-        for c in draw_clients(&mut rng, clients.len(), 2) {
-            let i = at(c);
-            let n = data[i].1.len();
-            if n <= 2 {
-                continue;
-            }
-            let id = data[i].1.ids()[rng.random_range(0..n)];
-            clients[i].forget(&[id]).unwrap();
-            data[i].1 = data[i].1.without(&[id]).unwrap();
-        }
+        forget_one_point_of_two(&mut rng, &mut clients, &mut data);
         let out = run_round(&mut server, &mut clients, &BTreeMap::new()).unwrap();
         assert_equals_retraining(&server, &data, &format!("removal round {round}"));
-        masked_by_round.push(
-            out.accepted
-                .iter()
-                .filter(|(_, step, _)| *step == SecAggStep::MaskedInput)
-                .map(|(c, _, m)| (*c, m.clone()))
-                .collect::<BTreeMap<_, _>>(),
-        );
+        masked_by_round.push(out.masked_inputs());
     }
     // The same client's masked message differs from round to round even
     // where its data did not change: every round draws fresh keys.
