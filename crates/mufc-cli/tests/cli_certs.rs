@@ -132,3 +132,18 @@ fn certs_make_a_mutually_authenticated_federation() {
     std::fs::copy(other.join("client-a-key.pem"), d.join("client-x-key.pem")).unwrap();
     assert!(handshake(&d, "x", "a").is_err());
 }
+
+#[test]
+fn a_federation_file_with_dealt_masks_is_refused_until_a_dealer_process_exists() {
+    // The library has the dealer's party (`mufc::remote::RemoteDealer`);
+    // the deployment runs no dealer process yet, so a federation file
+    // that agrees on dealt masks would leave every round without one.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("certs");
+    let out = certs(&d, "dealt", "a,b,c", &["--masking", "dealer"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("dealer process"), "{err}");
+    assert!(!d.join("federation.json").exists());
+    certs_ok(&d, "dealt", "a,b,c", &["--masking", "pairwise", "--force"]);
+}

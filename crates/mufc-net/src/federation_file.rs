@@ -132,6 +132,18 @@ impl FederationFile {
         file.agreement()
             .validate()
             .map_err(|e| bad(e.to_string()))?;
+        // The library has the dealer's party (`mufc::remote::RemoteDealer`);
+        // this deployment runs no dealer process yet.
+        if file
+            .policy
+            .is_some_and(|p| p.masking == mufc::Masking::Dealer)
+        {
+            return Err(bad(
+                "dealt masks need a dealer process, which mufc-net does not run yet: \
+                 agree on secagg or pairwise masks"
+                    .into(),
+            ));
+        }
         if let Some([lo, hi]) = file.bounds
             && !(lo.is_finite() && hi.is_finite() && lo < hi)
         {
