@@ -176,14 +176,14 @@ fn invalid_federations_are_refused_with_clear_errors() {
     assert!(matches!(
         FederationConfig::new(2).min_clients(0).validate(),
         Err(MufcError::InvalidConfig {
-            name: "min_clients",
+            param: mufc::ConfigParam::MinClients,
             ..
         })
     ));
     assert!(matches!(
         FederationConfig::new(2).min_updating_clients(0).validate(),
         Err(MufcError::InvalidConfig {
-            name: "min_updating_clients",
+            param: mufc::ConfigParam::MinUpdatingClients,
             ..
         })
     ));
@@ -280,7 +280,7 @@ fn invalid_federations_are_refused_with_clear_errors() {
     assert!(matches!(
         Federation::new(vec![ok], &bounded),
         Err(MufcError::InvalidConfig {
-            name: "max_points",
+            param: mufc::ConfigParam::MaxPoints,
             ..
         })
     ));
@@ -304,7 +304,7 @@ fn invalid_configurations_are_refused() {
     ];
     for (c, name) in bad {
         match c.validate() {
-            Err(MufcError::InvalidConfig { name: n, .. }) => assert_eq!(n, name),
+            Err(MufcError::InvalidConfig { param, .. }) => assert_eq!(param.name(), name),
             other => panic!("{name}: {other:?}"),
         }
     }

@@ -372,15 +372,15 @@ fn secagg_plus_on_a_harary_graph_decodes_the_included_clients() {
 #[test]
 fn secagg_refuses_the_integer_ring_the_plain_mode_and_bad_rates() {
     let invalid = |c: FederationConfig, name: &str| match c.validate() {
-        Err(MufcError::InvalidConfig { name: n, reason }) => {
-            assert_eq!(n, name, "{reason}");
+        Err(MufcError::InvalidConfig { param, reason }) => {
+            assert_eq!(param.name(), name, "{reason}");
         }
         other => panic!("expected an invalid {name}, got {other:?}"),
     };
     // The combinations cannot be written as a `Channel`; from flat
     // choices (a command line) they are refused with the setting's name.
     let choices = |p, m, o| match Channel::from_choices(p, m, o) {
-        Err(MufcError::InvalidConfig { name, .. }) => name,
+        Err(MufcError::InvalidConfig { param, .. }) => param.name(),
         other => panic!("expected a refusal, got {other:?}"),
     };
     let none = SecAggOptions::new();
@@ -409,7 +409,8 @@ fn secagg_refuses_the_integer_ring_the_plain_mode_and_bad_rates() {
         .unwrap();
     match Federation::new(m.data, &c) {
         Err(MufcError::InvalidConfig {
-            name: "dropout", ..
+            param: mufc::ConfigParam::Dropout,
+            ..
         }) => {}
         other => panic!("expected an invalid dropout, got {other:?}"),
     }

@@ -15,20 +15,20 @@ use crate::ClientId;
 /// # Example
 ///
 /// ```
-/// use mufc::{ClientId, FederationConfig, MufcError};
+/// use mufc::{ClientId, ConfigParam, FederationConfig, MufcError};
 ///
 /// let err = FederationConfig::new(0).validate().unwrap_err();
-/// assert!(matches!(err, MufcError::InvalidConfig { name: "k", .. }));
+/// assert!(matches!(err, MufcError::InvalidConfig { param: ConfigParam::K, .. }));
 /// assert_eq!(MufcError::UnknownClient(ClientId(4)).to_string(), "client 4 is not in the federation");
 /// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MufcError {
     /// A configuration value is out of range.
-    #[error("invalid configuration: {name}: {reason}")]
+    #[error("invalid configuration: {param}: {reason}")]
     InvalidConfig {
         /// The setting.
-        name: &'static str,
+        param: ConfigParam,
         /// What is wrong with it.
         reason: String,
     },
@@ -333,9 +333,134 @@ fn version_hint(found: u8) -> &'static str {
 /// The result type of this crate.
 pub type MufcResult<T> = Result<T, MufcError>;
 
-pub(crate) fn config_error(name: &'static str, reason: impl Into<String>) -> MufcError {
+pub(crate) fn config_error(param: ConfigParam, reason: impl Into<String>) -> MufcError {
     MufcError::InvalidConfig {
-        name,
+        param,
         reason: reason.into(),
+    }
+}
+
+/// The setting a configuration error names
+/// ([`MufcError::InvalidConfig`]): one variant per parameter, so that a
+/// caller matches on the setting rather than on a string.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ConfigParam, FederationConfig, MufcError};
+///
+/// match FederationConfig::new(2).gamma(-1.0).validate() {
+///     Err(MufcError::InvalidConfig { param: ConfigParam::Gamma, reason }) => assert!(reason.contains("positive")),
+///     other => panic!("{other:?}"),
+/// }
+/// assert_eq!(ConfigParam::MinClients.to_string(), "min_clients");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConfigParam {
+    /// The server's number of clusters `k`. (`k`)
+    K,
+    /// The clients' number of clusters. (`client_k`)
+    ClientK,
+    /// The smallest cluster a client sends. (`min_cluster_size`)
+    MinClusterSize,
+    /// The grid step. (`gamma`)
+    Gamma,
+    /// The server's Lloyd tolerance. (`tolerance`)
+    Tolerance,
+    /// The clients' Lloyd tolerance. (`client_tolerance`)
+    ClientTolerance,
+    /// The server's iteration cap. (`max_iterations`)
+    MaxIterations,
+    /// The clients' iteration cap. (`client_max_iterations`)
+    ClientMaxIterations,
+    /// The server's K-means runs. (`restarts`)
+    Restarts,
+    /// The clients' K-means runs. (`client_restarts`)
+    ClientRestarts,
+    /// The bound on the federation's points. (`max_points`)
+    MaxPoints,
+    /// The smallest aggregate. (`min_clients`)
+    MinClients,
+    /// The clients a removal round must change (the lone-update policy). (`min_updating_clients`)
+    MinUpdatingClients,
+    /// The topology (flat, groups or a tree). (`topology`)
+    Topology,
+    /// The size of a group. (`group_size`)
+    GroupSize,
+    /// A tree's fan-out. (`fan_out`)
+    FanOut,
+    /// What the clients send (the privacy mode). (`privacy`)
+    Privacy,
+    /// How the clients mask their sketches. (`masking`)
+    Masking,
+    /// SecAgg's planned dropout rate. (`dropout`)
+    Dropout,
+    /// SecAgg's planned fraction of colluding clients. (`colluding`)
+    Colluding,
+    /// The planned rate of clients removed between rounds. (`removal_rate`)
+    RemovalRate,
+    /// SecAgg's neighbourhood graph. (`secagg_graph`)
+    SecAggGraph,
+    /// The points the server builds from the counts. (`server_points`)
+    ServerPoints,
+    /// How the clients train. (`client_training`)
+    ClientTraining,
+    /// The number of runs of an objective's estimate. (`runs`)
+    Runs,
+    /// An agreement's number of clients. (`clients`)
+    Clients,
+    /// An agreement's smallest grid step. (`min_gamma`)
+    MinGamma,
+    /// An agreement's bound on a client's points (and its dimension). (`max_client_points`)
+    MaxClientPoints,
+    /// An agreement's privacy policy. (`policy`)
+    Policy,
+    /// A client's registration. (`registration`)
+    Registration,
+}
+
+impl ConfigParam {
+    /// The setting's name, as the builder's method and the command
+    /// line's option (with dashes) spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::K => "k",
+            Self::ClientK => "client_k",
+            Self::MinClusterSize => "min_cluster_size",
+            Self::Gamma => "gamma",
+            Self::Tolerance => "tolerance",
+            Self::ClientTolerance => "client_tolerance",
+            Self::MaxIterations => "max_iterations",
+            Self::ClientMaxIterations => "client_max_iterations",
+            Self::Restarts => "restarts",
+            Self::ClientRestarts => "client_restarts",
+            Self::MaxPoints => "max_points",
+            Self::MinClients => "min_clients",
+            Self::MinUpdatingClients => "min_updating_clients",
+            Self::Topology => "topology",
+            Self::GroupSize => "group_size",
+            Self::FanOut => "fan_out",
+            Self::Privacy => "privacy",
+            Self::Masking => "masking",
+            Self::Dropout => "dropout",
+            Self::Colluding => "colluding",
+            Self::RemovalRate => "removal_rate",
+            Self::SecAggGraph => "secagg_graph",
+            Self::ServerPoints => "server_points",
+            Self::ClientTraining => "client_training",
+            Self::Runs => "runs",
+            Self::Clients => "clients",
+            Self::MinGamma => "min_gamma",
+            Self::MaxClientPoints => "max_client_points",
+            Self::Policy => "policy",
+            Self::Registration => "registration",
+        }
+    }
+}
+
+impl core::fmt::Display for ConfigParam {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
     }
 }

@@ -32,7 +32,7 @@ pub use config::{
     Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
     ValidConfig, survey_scale,
 };
-pub use error::{MufcError, MufcResult, PersistError};
+pub use error::{ConfigParam, MufcError, MufcResult, PersistError};
 pub use federation::Federation;
 pub use federation::privacy_warning;
 pub use ids::ClientId;

@@ -323,7 +323,10 @@ pub fn union<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> MufcResult<
 /// ```
 pub fn estimate_phi_c_star(data: &Dataset, k: usize, runs: usize, seed: u64) -> MufcResult<f64> {
     if runs == 0 {
-        return Err(crate::error::config_error("runs", "at least one run"));
+        return Err(crate::error::config_error(
+            crate::ConfigParam::Runs,
+            "at least one run",
+        ));
     }
     let km = KMeans::new(KMeansParams::new(k).restarts(runs).validate()?);
     Ok(km.fit_best(data, |i| star_seed(seed, i))?.phi())

@@ -214,7 +214,7 @@ impl RemoteSetup {
         let scale = crate::config::median_scale(regs.iter().map(|r| r.scale));
         if !matches!(config.channel(), crate::Channel::Scma(_)) {
             return Err(crate::error::config_error(
-                "privacy",
+                crate::ConfigParam::Privacy,
                 "a federation across processes aggregates masked sketches: the plain mode \
                  would send every client's centroids in the clear",
             ));
@@ -285,7 +285,7 @@ impl RemoteSetup {
     pub(crate) fn aggregation(&self, parts: &Setup) -> MufcResult<Aggregation> {
         parts.aggregation_for(&self.roster, None)?.ok_or_else(|| {
             crate::error::config_error(
-                "privacy",
+                crate::ConfigParam::Privacy,
                 "a federation across processes aggregates sketches: the plain mode sends centroids",
             )
         })

@@ -282,7 +282,7 @@ impl SketchVisitor for JoinRound<'_> {
 
 fn needs_field() -> MufcError {
     config_error(
-        "masking",
+        crate::ConfigParam::Masking,
         "a federation across processes needs secagg masks, which need a field; \
          the integer scheme works in a ring",
     )

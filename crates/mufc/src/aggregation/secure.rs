@@ -98,7 +98,7 @@ impl SecAggSettings {
             };
             found.map_err(|e| {
                 config_error(
-                    "dropout",
+                    crate::ConfigParam::Dropout,
                     format!(
                         "no secure aggregation parameters for {n} clients with dropout rate {} \
                          and colluding fraction {}: {e}",
@@ -188,7 +188,7 @@ mod tests {
         assert!(matches!(
             settings(SecAggGraph::Complete, 0.6).params(10),
             Err(MufcError::InvalidConfig {
-                name: "dropout",
+                param: crate::ConfigParam::Dropout,
                 ..
             })
         ));

@@ -319,8 +319,8 @@ impl Channel {
     ///
     /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) for
     /// [`Masking::SecAgg`] with [`Privacy::ScmaInteger`] or
-    /// [`Privacy::Plain`] (`"masking"`), and for a positive dropout rate
-    /// without [`Masking::SecAgg`] (`"dropout"`).
+    /// [`Privacy::Plain`] ([`ConfigParam::Masking`](crate::ConfigParam::Masking)), and for a positive dropout rate
+    /// without [`Masking::SecAgg`] ([`ConfigParam::Dropout`](crate::ConfigParam::Dropout)).
     ///
     /// # Example
     ///
@@ -340,7 +340,7 @@ impl Channel {
     ) -> MufcResult<Self> {
         if secagg.dropout_rate() > 0.0 && masking != Masking::SecAgg {
             return Err(config_error(
-                "dropout",
+                crate::ConfigParam::Dropout,
                 format!("only the secagg masking survives dropouts (masking is {masking})"),
             ));
         }
@@ -353,7 +353,7 @@ impl Channel {
             (Privacy::Plain, Some(_)) => Self::Plain,
             (Privacy::Plain, None) => {
                 return Err(config_error(
-                    "masking",
+                    crate::ConfigParam::Masking,
                     "the plain mode sends centroids in the clear: there is nothing to \
                      aggregate securely",
                 ));
@@ -361,7 +361,7 @@ impl Channel {
             (Privacy::ScmaInteger, Some(ring)) => Self::Scma(Scma::integer(ring)),
             (Privacy::ScmaInteger, None) => {
                 return Err(config_error(
-                    "masking",
+                    crate::ConfigParam::Masking,
                     "secagg needs a field, and the integer scheme (Appendix K) works in the \
                      ring Z/2^k: use scma or scma-wide, or the dealer or pairwise masking",
                 ));

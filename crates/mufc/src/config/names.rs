@@ -50,7 +50,7 @@ macro_rules! named_enum {
                     .find(|v| v.name() == s)
                     .ok_or_else(|| {
                         let names: Vec<&str> = Self::ALL.iter().map(|v| v.name()).collect();
-                        config_error(stringify!($name), format!("unknown value {s:?}, expected one of {}", names.join(", ")))
+                        config_error(crate::ConfigParam::$name, format!("unknown value {s:?}, expected one of {}", names.join(", ")))
                     })
             }
         }

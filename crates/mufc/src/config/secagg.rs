@@ -29,7 +29,7 @@ pub const DEFAULT_COLLUDING: f64 = 0.05;
 /// let Some(Masks::SecAgg(options)) = c.channel().as_scma().map(Scma::masks) else { unreachable!() };
 /// assert_eq!(options.dropout_rate(), 0.2);
 /// let err = FederationConfig::new(3).channel(secagg(1.0)).validate();
-/// assert!(matches!(err, Err(MufcError::InvalidConfig { name: "dropout", .. })));
+/// assert!(matches!(err, Err(MufcError::InvalidConfig { param: mufc::ConfigParam::Dropout, .. })));
 /// # Ok::<(), MufcError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -101,7 +101,10 @@ impl SecAggOptions {
     }
 
     pub(super) fn validate(&self) -> MufcResult<()> {
-        for (name, r) in [("dropout", self.dropout), ("colluding", self.colluding)] {
+        for (name, r) in [
+            (crate::ConfigParam::Dropout, self.dropout),
+            (crate::ConfigParam::Colluding, self.colluding),
+        ] {
             if !(0.0..1.0).contains(&r) {
                 return Err(config_error(name, format!("{r} is not in [0, 1)")));
             }
@@ -161,7 +164,7 @@ impl SecAggOptions {
         let model = ThreatModel::new(clients, 0.0, self.colluding, ServerModel::SemiMalicious);
         let params = model
             .complete()
-            .map_err(|e| config_error("colluding", e.to_string()))?;
+            .map_err(|e| config_error(crate::ConfigParam::Colluding, e.to_string()))?;
         Ok(SecAggPlan {
             clients,
             colluders: params.max_colluders,
@@ -222,7 +225,7 @@ impl SecAggOptions {
         let margin = 1.0 - self.dropout - removal_rate;
         if !(0.0..1.0).contains(&removal_rate) || margin <= self.colluding {
             return Err(config_error(
-                "removal_rate",
+                crate::ConfigParam::RemovalRate,
                 format!(
                     "colluding {} + dropout {} + removal {removal_rate} leave no room for a threshold",
                     self.colluding, self.dropout
@@ -241,6 +244,6 @@ impl SecAggOptions {
         params
             .par_gen()
             .map(|s| s.group_size)
-            .map_err(|e| config_error("group_size", e.to_string()))
+            .map_err(|e| config_error(crate::ConfigParam::GroupSize, e.to_string()))
     }
 }

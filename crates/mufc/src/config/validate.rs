@@ -26,12 +26,15 @@ impl FederationConfig {
     /// be written: see [`Channel`].
     pub fn validate(self) -> MufcResult<ValidConfig> {
         if self.server.k == 0 {
-            return Err(config_error("k", "the server needs at least one cluster"));
+            return Err(config_error(
+                crate::ConfigParam::K,
+                "the server needs at least one cluster",
+            ));
         }
         match self.client.k {
             crate::ClientK::Fixed(0) => {
                 return Err(config_error(
-                    "client_k",
+                    crate::ConfigParam::ClientK,
                     "clients need at least one cluster",
                 ));
             }
@@ -41,7 +44,7 @@ impl FederationConfig {
                 double_from,
             } if points_per_cluster == 0 || server_points == 0 || double_from == 0 => {
                 return Err(config_error(
-                    "client_k",
+                    crate::ConfigParam::ClientK,
                     "the adaptive rule needs at least one point a cluster, one server point and \
                      one point a cluster to double from",
                 ));
@@ -50,7 +53,7 @@ impl FederationConfig {
         }
         if self.client.min_cluster_size == 0 {
             return Err(config_error(
-                "min_cluster_size",
+                crate::ConfigParam::MinClusterSize,
                 "must be at least 1 (1 sends every cluster)",
             ));
         }
@@ -58,13 +61,13 @@ impl FederationConfig {
             && !(g > 0.0 && g.is_finite())
         {
             return Err(config_error(
-                "gamma",
+                crate::ConfigParam::Gamma,
                 format!("{g} is not finite and positive"),
             ));
         }
         for (name, t) in [
-            ("tolerance", self.server.tolerance),
-            ("client_tolerance", self.client.tolerance),
+            (crate::ConfigParam::Tolerance, self.server.tolerance),
+            (crate::ConfigParam::ClientTolerance, self.client.tolerance),
         ] {
             if !(t >= 0.0 && t.is_finite()) {
                 return Err(config_error(
@@ -74,21 +77,33 @@ impl FederationConfig {
             }
         }
         for (name, v) in [
-            ("max_iterations", self.server.max_iterations),
-            ("client_max_iterations", self.client.max_iterations),
-            ("client_restarts", self.client.restarts),
-            ("restarts", self.server.restarts),
+            (
+                crate::ConfigParam::MaxIterations,
+                self.server.max_iterations,
+            ),
+            (
+                crate::ConfigParam::ClientMaxIterations,
+                self.client.max_iterations,
+            ),
+            (crate::ConfigParam::ClientRestarts, self.client.restarts),
+            (crate::ConfigParam::Restarts, self.server.restarts),
         ] {
             if v == 0 {
                 return Err(config_error(name, "must be at least 1"));
             }
         }
         if self.max_points == Some(0) {
-            return Err(config_error("max_points", "must be at least 1"));
+            return Err(config_error(
+                crate::ConfigParam::MaxPoints,
+                "must be at least 1",
+            ));
         }
         for (name, m) in [
-            ("min_clients", self.server.min_clients),
-            ("min_updating_clients", self.server.min_updating_clients),
+            (crate::ConfigParam::MinClients, self.server.min_clients),
+            (
+                crate::ConfigParam::MinUpdatingClients,
+                self.server.min_updating_clients,
+            ),
         ] {
             if m == 0 {
                 return Err(config_error(name, "must be at least 1"));
@@ -110,7 +125,7 @@ impl FederationConfig {
         };
         if size < self.server.min_clients {
             return Err(config_error(
-                "group_size",
+                crate::ConfigParam::GroupSize,
                 format!(
                     "{size} is below min_clients ({}): the server decodes each group's sum",
                     self.server.min_clients
@@ -120,7 +135,10 @@ impl FederationConfig {
         if let Some(f) = self.topology.fan_out()
             && f < 2
         {
-            return Err(config_error("fan_out", "must be at least 2"));
+            return Err(config_error(
+                crate::ConfigParam::FanOut,
+                "must be at least 2",
+            ));
         }
         if self.channel.privacy() == crate::Privacy::Plain {
             return Err(groups_need_scma());
@@ -132,7 +150,7 @@ impl FederationConfig {
 /// The error of groups without an aggregate to split.
 pub(crate) fn groups_need_scma() -> crate::MufcError {
     config_error(
-        "topology",
+        crate::ConfigParam::Topology,
         "groups need an SCMA channel (the plain mode sends centroids in the clear)",
     )
 }

@@ -295,7 +295,7 @@ pub(crate) fn resolve(
     let max_points = config.max_points().unwrap_or(n);
     if n > max_points {
         return Err(crate::error::config_error(
-            "max_points",
+            crate::ConfigParam::MaxPoints,
             format!("{n} points exceed the bound {max_points}"),
         ));
     }

@@ -201,21 +201,27 @@ impl Agreement {
     pub fn validate(&self) -> MufcResult<()> {
         let bad = |name, why: &str| Err(crate::error::config_error(name, why));
         if self.clients == 0 {
-            return bad("clients", "the agreement names no client");
+            return bad(crate::ConfigParam::Clients, "the agreement names no client");
         }
         if !(self.min_gamma > 0.0 && self.min_gamma <= 1.0) {
-            return bad("min_gamma", "the smallest grid step must lie in (0, 1]");
+            return bad(
+                crate::ConfigParam::MinGamma,
+                "the smallest grid step must lie in (0, 1]",
+            );
         }
         if self.max_client_points == 0 || self.dim == Some(0) {
             return bad(
-                "max_client_points",
+                crate::ConfigParam::MaxClientPoints,
                 "the bound on a client's points and the dimension must be positive",
             );
         }
         if let Some(p) = &self.policy
             && (p.min_clients == 0 || p.min_updating_clients == 0)
         {
-            return bad("policy", "the policy's minimums must be at least 1");
+            return bad(
+                crate::ConfigParam::Policy,
+                "the policy's minimums must be at least 1",
+            );
         }
         Ok(())
     }
@@ -300,14 +306,17 @@ impl Agreement {
         self.validate()?;
         for r in registrations {
             self.check_registration(r).map_err(|why| {
-                crate::error::config_error("registration", format!("client {}: {why}", r.id))
+                crate::error::config_error(
+                    crate::ConfigParam::Registration,
+                    format!("client {}: {why}", r.id),
+                )
             })?;
         }
         let mut setup = RemoteSetup::new(config, registrations)?;
         if setup.config().gamma().is_some_and(|g| g < self.min_gamma) {
             if config.gamma().is_some() {
                 return Err(crate::error::config_error(
-                    "gamma",
+                    crate::ConfigParam::Gamma,
                     format!(
                         "the configured grid step is finer than the agreed {}",
                         self.min_gamma
