@@ -9,7 +9,7 @@
 
 use super::pairwise::varint;
 use super::*;
-use mufc::remote::{Agreement, Policy};
+use mufc::remote::{Agreement, Policy, ServerRound};
 use mufc::{Masking, Topology};
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 
@@ -178,6 +178,24 @@ fn an_unpaired_client_refuses_a_dealt_round() {
     );
 }
 
+/// A round of every client, to its first step: the announcement, the
+/// server's round holding every client's first message, and the clients'
+/// halves.
+fn keys_step(
+    server: &mut RemoteServer,
+    clients: &mut [RemoteClient],
+) -> (Announcement, ServerRound, BTreeMap<ClientId, ClientRound>) {
+    let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
+    let (announcement, mut round) = server.start_round(&ids).unwrap();
+    let mut halves = BTreeMap::new();
+    for c in clients.iter_mut() {
+        let (half, first) = c.join(&announcement).unwrap();
+        round.receive(c.id(), &first).unwrap();
+        halves.insert(c.id(), half);
+    }
+    (announcement, round, halves)
+}
+
 /// The bytes of a deal request naming `ring` (the format the server's
 /// request has: checked against it below).
 fn deal_request(session: [u8; 32], round: u64, ring: &[ClientId]) -> Vec<u8> {
@@ -243,11 +261,7 @@ fn a_lying_server_gets_no_deal_that_unmasks_less_than_an_aggregate() {
     dealer.agree(agreement);
     // The keys step, then the server's real request.
     let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
-    let (announcement, mut round) = server.start_round(&ids).unwrap();
-    for c in clients.iter_mut() {
-        let (_, first) = c.join(&announcement).unwrap();
-        round.receive(c.id(), &first).unwrap();
-    }
+    let (announcement, mut round, _) = keys_step(&mut server, &mut clients);
     let RoundStep::Deal(request) = round.advance().unwrap() else {
         panic!("a dealt round asks for a deal");
     };
@@ -519,14 +533,7 @@ proptest! {
     ) {
         let (data, mut server, mut clients, _keys, mut dealer) =
             dealt_federation("remote-dealt-fuzz", 130);
-        let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
-        let (announcement, mut round) = server.start_round(&ids).unwrap();
-        let mut halves = BTreeMap::new();
-        for c in clients.iter_mut() {
-            let (half, first) = c.join(&announcement).unwrap();
-            round.receive(c.id(), &first).unwrap();
-            halves.insert(c.id(), half);
-        }
+        let (announcement, mut round, mut halves) = keys_step(&mut server, &mut clients);
         let mutate = |honest: &[u8]| {
             let mut m = honest.to_vec();
             let i = flip.0 % m.len();
@@ -559,13 +566,7 @@ proptest! {
         // changed seal or correction is still one, as from a faulty
         // dealer): refused, or the round fails at a client or in the
         // decode, or commits the exact model.
-        let (announcement, mut round) = server.start_round(&ids).unwrap();
-        let mut halves = BTreeMap::new();
-        for c in clients.iter_mut() {
-            let (half, first) = c.join(&announcement).unwrap();
-            round.receive(c.id(), &first).unwrap();
-            halves.insert(c.id(), half);
-        }
+        let (announcement, mut round, mut halves) = keys_step(&mut server, &mut clients);
         let RoundStep::Deal(request) = round.advance().unwrap() else { panic!("a deal") };
         let answer = dealer.deal(&announcement, &request).unwrap();
         if round.receive_deal(&mutate(&answer)).is_err() {
