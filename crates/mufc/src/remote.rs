@@ -248,6 +248,33 @@ impl RemoteSetup {
         }
     }
 
+    /// Checks that the ring of `spec` names only clients of the roster,
+    /// and with groups only clients of `anchor`'s group: a ring beyond the
+    /// roster would let a server add parties of its own, and a ring across
+    /// groups would let it difference overlapping sums
+    /// (docs/threat-model.md §11). A client checks it with itself as the
+    /// anchor, the dealer with the ring's first client.
+    pub(crate) fn check_members(&self, spec: &RoundSpec, anchor: ClientId) -> MufcResult<()> {
+        let refuse = |reason: String| MufcError::RoundRefused {
+            round: spec.round,
+            reason,
+        };
+        if let Some(c) = spec.ring.iter().find(|c| !self.roster.contains(c)) {
+            return Err(refuse(format!(
+                "the ring names client {c}, outside the federation's roster"
+            )));
+        }
+        if let Some(layout) = self.layout() {
+            let group = layout.group_of(anchor);
+            if let Some(c) = spec.ring.iter().find(|c| layout.group_of(**c) != group) {
+                return Err(refuse(format!(
+                    "the ring names client {c}, outside the group of client {anchor}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The resolved configuration (build a [`Federation`](crate::Federation)
     /// from it to compare).
     pub fn config(&self) -> &ValidConfig {

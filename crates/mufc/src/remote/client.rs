@@ -435,27 +435,9 @@ impl RemoteClient {
             return Err(refuse("the client is not in the federation's roster"));
         }
         // A ring beyond the roster would let a server add parties of its
-        // own, enough of them to hold a threshold of every client's shares.
-        if let Some(c) = spec
-            .ring
-            .iter()
-            .find(|c| !announcement.setup.roster.contains(c))
-        {
-            return Err(refuse(&format!(
-                "the ring names client {c}, outside the federation's roster"
-            )));
-        }
-        // With groups, masks cancel inside one group only: a ring across
-        // groups, or inside another, would let the server difference
-        // overlapping sums (docs/threat-model.md §11).
-        if let Some(layout) = announcement.setup.layout() {
-            let mine = layout.group_of(self.id);
-            if let Some(c) = spec.ring.iter().find(|c| layout.group_of(**c) != mine) {
-                return Err(refuse(&format!(
-                    "the ring names client {c}, outside the client's group"
-                )));
-            }
-        }
+        // own, enough of them to hold a threshold of every client's shares;
+        // a ring across groups, or inside another, overlapping sums.
+        announcement.setup.check_members(spec, self.id)?;
         // A ring that leaves out a client of the last sum this client
         // took part in would let the server difference the two sums.
         let layout = announcement.setup.layout();

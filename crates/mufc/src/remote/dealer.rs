@@ -151,38 +151,23 @@ impl RemoteDealer {
     }
 
     /// The keys of the round's ring, once the ring is checked against the
-    /// roster and the groups.
+    /// roster and the groups (anchored at its first client).
     fn ring_keys(&self, announcement: &Announcement) -> MufcResult<BTreeMap<ClientId, SealKey>> {
         let spec = &announcement.spec;
-        let setup = &announcement.setup;
-        let refuse = |reason: String| MufcError::RoundRefused {
-            round: spec.round,
-            reason,
-        };
-        let layout = setup.layout();
-        let group = |c: ClientId| layout.as_ref().and_then(|l| l.group_of(c));
-        let first = spec.ring.first().map(|c| group(*c));
-        let mut keys = BTreeMap::new();
-        for c in &spec.ring {
-            if !setup.roster().contains(c) {
-                return Err(refuse(format!(
-                    "the ring names client {c}, outside the federation's roster"
-                )));
-            }
-            // Masks cancel inside one group: a ring across groups would
-            // let the server difference overlapping sums.
-            if Some(group(*c)) != first {
-                return Err(refuse(format!(
-                    "the ring names client {c}, outside the group of its first client"
-                )));
-            }
-            let key = self.keys.get(c).ok_or_else(|| {
-                refuse(format!(
-                    "the ring names client {c}, with whom the dealer shares no key"
-                ))
-            })?;
-            keys.insert(*c, key.clone());
+        if let Some(first) = spec.ring.first() {
+            announcement.setup.check_members(spec, *first)?;
         }
-        Ok(keys)
+        spec.ring
+            .iter()
+            .map(|c| match self.keys.get(c) {
+                Some(key) => Ok((*c, key.clone())),
+                None => Err(MufcError::RoundRefused {
+                    round: spec.round,
+                    reason: format!(
+                        "the ring names client {c}, with whom the dealer shares no key"
+                    ),
+                }),
+            })
+            .collect()
     }
 }

@@ -585,3 +585,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_dealer_offline_fails_the_round_and_changes_nothing() {
+    // The dealer never answers: the server's deadline passes, the round
+    // cannot go on (no client has a seed to mask with), and nothing
+    // changes; the next round, with the dealer back, commits exactly.
+    let (data, mut server, mut clients, _keys, mut dealer) =
+        dealt_federation("remote-dealt-offline", 140);
+    let data = with_ids(&data);
+    honest(&mut server, &mut clients, &mut dealer).unwrap();
+    let counts = server.server().counts().clone();
+    let (_, mut round, _) = keys_step(&mut server, &mut clients);
+    assert!(matches!(round.advance().unwrap(), RoundStep::Deal(_)));
+    let err = round.advance().unwrap_err();
+    assert!(err.to_string().contains("dealer has not answered"), "{err}");
+    drop(round);
+    assert_eq!(server.server().counts(), &counts);
+    honest(&mut server, &mut clients, &mut dealer).unwrap();
+    assert_equals_retraining(&server, &data, "after a round without its dealer");
+}
