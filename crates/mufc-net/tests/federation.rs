@@ -594,3 +594,26 @@ async fn a_tree_of_groups_trains_per_group_and_forgets_in_one() {
     assert_stored_model(&fed.store, &rest);
     fed.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_dealt_masks_is_refused_until_a_dealer_process_exists() {
+    // The library has the dealer's party (`mufc::remote::RemoteDealer`);
+    // this deployment runs none, so a server configured for dealt masks
+    // would only fail every round: it does not start.
+    let dir = tempfile::tempdir().unwrap();
+    let ca = FederationCa::new("dealt").unwrap();
+    let cert = ca.issue_server(&["127.0.0.1"]).unwrap();
+    let tls = server_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dealt = FederationConfig::new(2)
+        .channel(Channel::scma(Masks::Dealer))
+        .validate()
+        .unwrap();
+    let names: Vec<String> = (0..3).map(|i| format!("c{i}")).collect();
+    let options = ServerOptions::new(dir.path().join("server.db"), dealt, names);
+    let Err(err) = start_server(listener, tls, options).await else {
+        panic!("a server with dealt masks started");
+    };
+    assert!(err.to_string().contains("dealer process"), "{err}");
+    assert!(!dir.path().join("server.db").exists());
+}
