@@ -52,6 +52,10 @@ pub(super) struct Figures {
     pub first_diff: Option<String>,
     /// DC-KMeans' total, when compared.
     pub dc_total: Option<f64>,
+    /// The mean stage times of an unlearning round and of retraining
+    /// (for the JSON and the text alike).
+    pub unlearn_stages: Value,
+    pub retrain_stages: Value,
 }
 
 impl Figures {
@@ -83,6 +87,8 @@ impl Figures {
             equal: served.iter().filter(|s| s.equal.is_none()).count(),
             first_diff: served.iter().find_map(|s| s.equal.clone()),
             dc_total: dc.then(|| sum(&|s| s.dc_seconds.unwrap_or(0.0))),
+            unlearn_stages: stage_means(served, &|s| &s.unlearn),
+            retrain_stages: stage_means(served, &|s| &s.retrain),
         }
     }
 }
@@ -225,8 +231,8 @@ fn figures_json(run: &Run<'_>) -> Value {
         "fit": federated::times_json(&run.fit),
         "unlearn_seconds": served.iter().map(|s| secs(s.unlearn.paper())).collect::<Vec<_>>(),
         "retrain_seconds": served.iter().map(|s| secs(s.retrain.paper())).collect::<Vec<_>>(),
-        "unlearn_stage_means": stage_means(served, &|s| &s.unlearn),
-        "retrain_stage_means": stage_means(served, &|s| &s.retrain),
+        "unlearn_stage_means": f.unlearn_stages,
+        "retrain_stage_means": f.retrain_stages,
         "seconds_total": run.total,
     });
     merged(
@@ -341,14 +347,8 @@ fn text(run: &Run<'_>) -> String {
     if let Some(n) = run.next_to_flat {
         text.push_str(&n.text());
     }
-    text.push_str(&stage_line(
-        "unlearn",
-        &stage_means(served, &|s| &s.unlearn),
-    ));
-    text.push_str(&stage_line(
-        "retrain",
-        &stage_means(served, &|s| &s.retrain),
-    ));
+    text.push_str(&stage_line("unlearn", &f.unlearn_stages));
+    text.push_str(&stage_line("retrain", &f.retrain_stages));
     text.push_str(&format!(
         "rounds where a client reseeded (Alg. 3 retrained): {}; server refits from scratch: {}\n",
         f.reseeded, f.refits
