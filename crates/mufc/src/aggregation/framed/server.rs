@@ -404,16 +404,7 @@ impl FramedServer {
                     round,
                 },
             ) if !matches!(self.dealer, DealerStage::None) => {
-                if client != from.0 {
-                    return Err(rejected(format!(
-                        "client {from} said it is ready in the name of {client}"
-                    )));
-                }
-                if session != self.spec.session || round != self.spec.round {
-                    return Err(rejected(format!(
-                        "client {from} said it is ready for another round"
-                    )));
-                }
+                self.own_round(from, client, (session, round), "said it is ready")?;
                 if !self.ready.insert(from) {
                     return Err(rejected(format!("client {from} said it is ready twice")));
                 }
@@ -441,6 +432,26 @@ impl FramedServer {
         Ok(())
     }
 
+    /// Checks that client `from`'s first message (`what` it did) is in its
+    /// own name, `client`, and of this round, `(session, round)`.
+    fn own_round(
+        &self,
+        from: ClientId,
+        client: u64,
+        (session, round): ([u8; 32], u64),
+        what: &str,
+    ) -> MufcResult<()> {
+        if client != from.0 {
+            return Err(rejected(format!(
+                "client {from} {what} in the name of {client}"
+            )));
+        }
+        if session != self.spec.session || round != self.spec.round {
+            return Err(rejected(format!("client {from} {what} for another round")));
+        }
+        Ok(())
+    }
+
     /// Client `from`'s key, sent as `client`'s for the round
     /// `(session, round)`: kept if it is its own, of this round, and its
     /// first.
@@ -451,16 +462,7 @@ impl FramedServer {
         (session, round): ([u8; 32], u64),
         key: MaskPublicKey,
     ) -> MufcResult<()> {
-        if client != from.0 {
-            return Err(rejected(format!(
-                "client {from} sent a key in the name of {client}"
-            )));
-        }
-        if session != self.spec.session || round != self.spec.round {
-            return Err(rejected(format!(
-                "client {from} sent a key of another round"
-            )));
-        }
+        self.own_round(from, client, (session, round), "sent a key")?;
         if self.keys.contains_key(&from) {
             return Err(rejected(format!("client {from} sent a second key")));
         }
