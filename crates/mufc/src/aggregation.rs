@@ -75,7 +75,7 @@ use secure::SecAggSettings;
 
 pub(crate) use halves::{Advanced, ClientHalf, ServerHalf};
 pub use halves::{RoundProtocol, RoundSpec, Sends};
-pub(crate) use round::{Input, MaskedInputs};
+pub(crate) use round::{Input, MaskedInputs, Sent, histogram_change};
 pub(crate) use run::{Pending, RoundOutput};
 
 /// The public description of the sketches, for reports.
@@ -144,6 +144,12 @@ pub(crate) struct Aggregation {
     /// The number of the next round: every round started so far, failed
     /// ones included.
     round: u64,
+    /// The number of the last round committed, if one was since the
+    /// aggregation was built or loaded: a change round across processes
+    /// names it as its base, and opens only right after it (no round
+    /// failed since, so that every client of the ring holds the same
+    /// base).
+    committed: Option<u64>,
     /// The masked vectors of the last round started (failed or not), when
     /// recording; read by the tests.
     #[cfg_attr(not(test), allow(dead_code))]
@@ -277,6 +283,7 @@ impl Aggregation {
             masking,
             secrets,
             round: 0,
+            committed: None,
             last_masked: None,
             #[cfg(test)]
             fail_after_masking: false,
@@ -394,8 +401,10 @@ impl Aggregation {
     }
 
     /// Keeps a round's aggregate (the round counter advanced when the
-    /// round started).
+    /// round started). In process the round committed is the last one
+    /// started: rounds run one at a time.
     pub(crate) fn commit(&mut self, pending: Pending) {
+        self.committed = self.round.checked_sub(1);
         match pending.0 {
             Some(run::Last::Sketch(sum)) => {
                 self.scheme.last = Some(*sum);

@@ -322,8 +322,9 @@ impl RemoteSetup {
 /// The format version of an [`Announcement`]'s bytes. Version 2: the
 /// configuration carries its topology; version 3: the round names its
 /// protocol ([`RoundProtocol`]: SecAgg or pairwise masks); version 4: and
-/// what the clients send ([`Sends`]: histograms, or changes).
-const ANNOUNCEMENT_VERSION: u8 = 4;
+/// what the clients send ([`Sends`]: histograms, or changes); version 5:
+/// a change round names its base round.
+const ANNOUNCEMENT_VERSION: u8 = 5;
 
 /// The largest announcement accepted: the configuration and a ring of a
 /// million clients fit far below it.

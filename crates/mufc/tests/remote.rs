@@ -9,6 +9,8 @@
 
 #[path = "remote/attacks.rs"]
 mod attacks;
+#[path = "remote/change.rs"]
+mod change;
 #[path = "remote/dealer.rs"]
 mod dealer;
 #[path = "remote/erasure.rs"]
@@ -106,7 +108,7 @@ fn run_round_with(
     faults: &BTreeMap<ClientId, Fault>,
     meanwhile: &mut dyn FnMut(SecAggStep, &mut [RemoteClient]),
 ) -> MufcResult<Outcome> {
-    run_round_dealt(server, clients, faults, meanwhile, None)
+    run_round_dealt(server, clients, faults, meanwhile, None, None)
 }
 
 /// A dealt round's third party, as the relay drives it: the dealer, and
@@ -121,16 +123,22 @@ struct Dealing<'a> {
 /// relays them.
 type Tamper<'a> = dyn FnMut(&mut Vec<(ClientId, Vec<u8>)>) + 'a;
 
-/// [`run_round_with`], with the round's dealer when its masks are dealt.
+/// [`run_round_with`], with the round's dealer when its masks are dealt,
+/// and with `updated` a change round where one applies
+/// ([`RemoteServer::start_change_round`]).
 fn run_round_dealt(
     server: &mut RemoteServer,
     clients: &mut [RemoteClient],
     faults: &BTreeMap<ClientId, Fault>,
     meanwhile: &mut dyn FnMut(SecAggStep, &mut [RemoteClient]),
     mut dealing: Option<Dealing<'_>>,
+    updated: Option<usize>,
 ) -> MufcResult<Outcome> {
     let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
-    let (announcement, mut round) = server.start_round(&ids)?;
+    let (announcement, mut round) = match updated {
+        Some(u) => server.start_change_round(&ids, u)?,
+        None => server.start_round(&ids)?,
+    };
     let bytes = announcement.to_bytes()?;
     let mut halves: BTreeMap<ClientId, ClientRound> = BTreeMap::new();
     let mut replies = Vec::new();

@@ -27,17 +27,24 @@
 //! runs a whole round instead. Change rounds need every client of the last
 //! round to send (dealt or pairwise masks): with SecAgg a client may drop
 //! and its change would be lost, so SecAgg rounds are always whole.
+//!
+//! Across processes ([`Aggregation::open_change_remote`]) the round names
+//! its base, the committed round its changes are taken against; each
+//! client takes its change since the histogram it sent in that round, and
+//! refuses a round against any other (docs/threat-model.md §2.2).
 
 use std::collections::BTreeMap;
 
 use num_bigint::BigUint;
 use syndrome_agg::{AnyParams, CountPolicy, SketchParams, ValidAnyParams};
 
+use super::halves::{RoundSpec, ServerHalf};
 use super::masks::MaskSource;
 use super::round::Input;
+use super::secrets::{RoundSecrets, SecretSource};
 use super::{Aggregation, RoundOutput};
-use crate::MufcResult;
 use crate::server::decode::DeltaCheck;
+use crate::{ClientId, MufcResult};
 
 impl Aggregation {
     /// Runs a change round (see the module docs) over `inputs` (every
@@ -83,9 +90,55 @@ impl Aggregation {
         out
     }
 
+    /// Opens a change round across processes for `clients` (in id order;
+    /// the caller checked that they are exactly the clients of the last
+    /// committed round) whose changes touch at most `bound` bins in all:
+    /// `None`, and no round number consumed, when a change round does not
+    /// apply (as [`Self::change_round`], and also when a round failed
+    /// since the last commit: a client of the ring may then hold another
+    /// base, and would refuse). The caller runs a whole round then.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::open_remote`].
+    pub(crate) fn open_change_remote(
+        &mut self,
+        clients: &[ClientId],
+        bound: usize,
+    ) -> MufcResult<Option<(RoundSpec, Box<dyn ServerHalf>)>> {
+        let right_after_commit = self
+            .committed
+            .is_some_and(|c| c.checked_add(1) == Some(self.round));
+        let applies = !matches!(self.masking, MaskSource::SecAgg(_))
+            && self.scheme.delta.is_some()
+            && (self.scheme.last.is_some() || self.scheme.restored.is_some())
+            && right_after_commit
+            && bound < self.info().capacity;
+        if !applies {
+            return Ok(None);
+        }
+        let small = self.small_params(bound.max(1))?;
+        let number = self.round;
+        self.round = number.saturating_add(1);
+        let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;
+        self.open_round(number, &secrets, clients, Some(&small))
+            .map(Some)
+    }
+
     /// The signed parameters of capacity `t` in the scheme and field of
     /// the aggregation's own (built once per capacity).
-    fn small_params(&mut self, t: usize) -> MufcResult<ValidAnyParams> {
+    pub(super) fn small_params(&mut self, t: usize) -> MufcResult<ValidAnyParams> {
+        if let Some(p) = self.scheme.small.get(&t) {
+            return Ok(p.clone());
+        }
+        let p = self.change_params(t)?;
+        self.scheme.small.insert(t, p.clone());
+        Ok(p)
+    }
+
+    /// [`Self::small_params`] without keeping them (for a party that
+    /// holds the aggregation shared: the dealer).
+    pub(super) fn change_params(&self, t: usize) -> MufcResult<ValidAnyParams> {
         if let Some(p) = self.scheme.small.get(&t) {
             return Ok(p.clone());
         }
@@ -97,7 +150,6 @@ impl Aggregation {
         let p = AnyParams::new(self.scheme.params.scheme().clone(), sketch)
             .with_field_bound(self.scheme.bound.clone())
             .validate()?;
-        self.scheme.small.insert(t, p.clone());
         Ok(p)
     }
 }

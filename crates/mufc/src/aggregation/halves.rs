@@ -45,15 +45,22 @@ pub enum Sends {
     /// The sketch of its whole histogram.
     Histograms,
     /// A change round: the sketch of its histogram's change since the
-    /// last committed round (empty if it did not change), under signed
+    /// committed round `base` (empty if it did not change), under signed
     /// parameters of this capacity, so that a removal's messages, masks,
     /// sum and decode are small whatever the federation's capacity. Only
     /// with masks that need every client of the ring (a SecAgg dropout
     /// would lose its change).
     Changes {
         /// The capacity of the signed parameters: at least the number of
-        /// bins the changes touch in all.
+        /// bins the changes touch in all, below the federation's.
         capacity: u64,
+        /// The round whose committed sum the server decodes the changes
+        /// against: every client of the ring took part in it, and sends
+        /// its change since the histogram it sent then. Across processes
+        /// a client joins only if `base` is the last committed round that
+        /// included it; in process the driver gives each client its
+        /// change.
+        base: u64,
     },
 }
 

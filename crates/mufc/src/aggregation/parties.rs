@@ -27,7 +27,7 @@ use super::Aggregation;
 use super::framed::{DealerParty, FramedClient, FramedServer, Mode, PairKeys};
 use super::halves::{DealerHalf, Joined, RoundProtocol, RoundSpec, Sends, ServerHalf, Sums};
 use super::masks::MaskSource;
-use super::round::Input;
+use super::round::{Input, Sent, histogram_change};
 use super::run::Pending;
 use super::secagg_halves::{JoinRound, OpenServer};
 use super::secrets::{RoundSecrets, SecretSource};
@@ -101,8 +101,11 @@ impl Aggregation {
     ) -> MufcResult<(RoundSpec, Box<dyn ServerHalf>)> {
         let sends = match change {
             None => Sends::Histograms,
+            // In process the driver gives each client its change, and no
+            // client checks the base.
             Some(p) => Sends::Changes {
                 capacity: p.sketch_params().capacity() as u64,
+                base: self.committed.unwrap_or_default(),
             },
         };
         let (settings, protocol) = match &self.masking {
@@ -188,10 +191,21 @@ impl Aggregation {
         if distinct.len() != spec.ring.len() {
             return Err(refuse("the ring names a client twice".into()));
         }
-        if spec.sends != Sends::Histograms && matches!(self.masking, MaskSource::SecAgg(_)) {
-            return Err(refuse(
-                "a change round with SecAgg: a dropout would lose its change".into(),
-            ));
+        if let Sends::Changes { capacity, .. } = spec.sends {
+            if matches!(self.masking, MaskSource::SecAgg(_)) {
+                return Err(refuse(
+                    "a change round with SecAgg: a dropout would lose its change".into(),
+                ));
+            }
+            // Below the federation's capacity (else a whole round is as
+            // small), and never a size a lying server picked to make the
+            // parties allocate.
+            let full = self.info().capacity as u64;
+            if capacity == 0 || capacity >= full {
+                return Err(refuse(format!(
+                    "a change round of capacity {capacity}, not in 1..{full}"
+                )));
+            }
         }
         let expected = match &self.masking {
             MaskSource::SecAgg(settings) => {
@@ -229,58 +243,85 @@ impl Aggregation {
     /// sketch of its last message, which it updates), and in a dealt
     /// round the key `seal` it agreed with the dealer: the round is
     /// checked ([`Self::check_round`]), then the client's half, its first
-    /// message and its new sketch (to keep once the round commits).
+    /// message and its new sketch (to keep once the round commits). A
+    /// change round is joined only when its base is the round of `sent`,
+    /// what the client sent in the last committed round that included
+    /// it; the client then sends its change since.
     pub(crate) fn join_remote(
-        &self,
+        &mut self,
         spec: &RoundSpec,
         me: ClientId,
         histogram: &[(num_bigint::BigUint, u64)],
         last: Option<&Encoded>,
+        sent: Option<Sent<'_>>,
         seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
+        // Before the change's parameters are built from the spec.
+        self.check_round(spec, me)?;
+        let change = match spec.sends {
+            Sends::Histograms => None,
+            Sends::Changes { capacity, base } => {
+                let sent =
+                    sent.filter(|s| s.round == base)
+                        .ok_or_else(|| MufcError::RoundRefused {
+                            round: spec.round,
+                            reason: format!(
+                                "a change round against round {base}, and the last committed \
+                             round that included this client is {}",
+                                sent.map_or_else(
+                                    || "unknown to it".into(),
+                                    |s| s.round.to_string()
+                                )
+                            ),
+                        })?;
+                let t = usize::try_from(capacity).unwrap_or(usize::MAX);
+                Some((
+                    histogram_change(sent.histogram, histogram),
+                    self.small_params(t)?,
+                ))
+            }
+        };
         let input = Input {
             id: me,
             histogram,
             last,
-            change: None,
+            change: change.as_ref().map(|(c, _)| c.as_slice()),
         };
-        // No change (`None`): its change needs the last *committed* round,
-        // which a client across processes cannot tell yet (issue 28), so
-        // `join_round` refuses a change round.
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
-        self.join_round(spec, input, &secrets, None, seal)
+        self.join_round(spec, input, &secrets, change.as_ref().map(|(_, p)| p), seal)
     }
 
     /// The dealer's half of the round of `spec` across processes, sealing
     /// with the `keys` it agreed with the clients: the round is checked
     /// as a client checks it ([`Self::check_protocol`]: a dealt round of
     /// at least the minimum aggregate), then the dealer draws the round's
-    /// seeds from the operating system. Only a round of histograms: a
-    /// change round needs the last committed round, which the parties
-    /// across processes cannot tell yet.
+    /// seeds from the operating system, for the whole sketch or, in a
+    /// change round, for the change's (the clients check its base: the
+    /// dealer keeps no round).
     pub(crate) fn deal_remote(
         &self,
         spec: &RoundSpec,
         keys: BTreeMap<ClientId, SealKey>,
     ) -> MufcResult<Box<dyn DealerHalf>> {
         self.check_protocol(spec)?;
-        if spec.protocol != RoundProtocol::Dealer || spec.sends != Sends::Histograms {
+        if spec.protocol != RoundProtocol::Dealer {
             return Err(MufcError::RoundRefused {
                 round: spec.round,
                 reason: format!(
-                    "the dealer deals rounds of histograms under dealt masks, not {:?} of {:?}",
-                    spec.protocol, spec.sends
+                    "the dealer deals rounds under dealt masks, not {:?}",
+                    spec.protocol
                 ),
             });
         }
+        let params = match spec.sends {
+            Sends::Histograms => self.scheme.params.clone(),
+            Sends::Changes { capacity, .. } => {
+                self.change_params(usize::try_from(capacity).unwrap_or(usize::MAX))?
+            }
+        };
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
         let rng = secrets.rng("dealer", spec.round);
-        let party = DealerParty::new(
-            spec.clone(),
-            PairKeys::Agreed(keys),
-            self.scheme.params.clone(),
-            rng,
-        );
+        let party = DealerParty::new(spec.clone(), PairKeys::Agreed(keys), params, rng);
         Ok(Box::new(party))
     }
 
@@ -301,7 +342,7 @@ impl Aggregation {
         self.check_round(spec, input.id)?;
         let agreed = match (spec.sends, change) {
             (Sends::Histograms, None) => input.change.is_none(),
-            (Sends::Changes { capacity }, Some(p)) => {
+            (Sends::Changes { capacity, .. }, Some(p)) => {
                 p.sketch_params().capacity() as u64 == capacity && input.change.is_some()
             }
             _ => false,
@@ -309,9 +350,7 @@ impl Aggregation {
         if !agreed {
             let reason = match (spec.sends, change) {
                 (Sends::Changes { .. }, None) => {
-                    "a change round, and this client has no change to send (across \
-                     processes it cannot tell its change since the last committed round yet)"
-                        .to_string()
+                    "a change round, and this client has no change to send".to_string()
                 }
                 _ => format!(
                     "the round asks for {:?}, not what this client makes",
@@ -355,6 +394,7 @@ impl Aggregation {
     /// rounds its store recorded).
     pub(crate) fn commit_remote(&mut self, pending: Pending, round: u64) {
         self.commit(pending);
+        self.committed = Some(round);
         self.round = self.round.max(round.saturating_add(1));
     }
 }

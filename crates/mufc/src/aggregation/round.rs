@@ -54,6 +54,34 @@ impl<'a> Input<'a> {
     }
 }
 
+/// The change from histogram `old` to `new`, by bin (repeated bins add
+/// up).
+pub(crate) fn histogram_change(
+    old: &[(BigUint, u64)],
+    new: &[(BigUint, u64)],
+) -> Vec<(BigUint, i128)> {
+    let mut m: std::collections::BTreeMap<&BigUint, i128> = std::collections::BTreeMap::new();
+    for (bin, c) in old {
+        *m.entry(bin).or_insert(0) -= i128::from(*c);
+    }
+    for (bin, c) in new {
+        *m.entry(bin).or_insert(0) += i128::from(*c);
+    }
+    m.into_iter()
+        .filter(|(_, c)| *c != 0)
+        .map(|(b, c)| (b.clone(), c))
+        .collect()
+}
+
+/// What a client sent in the last committed round that included it: the
+/// round's number and the histogram its message encoded (the base a
+/// change round's change is taken against, across processes).
+#[derive(Clone, Copy)]
+pub(crate) struct Sent<'a> {
+    pub(crate) round: u64,
+    pub(crate) histogram: &'a [(BigUint, u64)],
+}
+
 /// The masked vectors of one round, by client: each element in its
 /// canonical little-endian encoding (for tests: they compare the masks of
 /// two rounds).

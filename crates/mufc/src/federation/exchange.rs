@@ -25,26 +25,6 @@ pub(super) struct Changes {
     pub(super) bound: usize,
 }
 
-/// The change from histogram `old` to `new`, by bin (repeated bins add
-/// up).
-pub(super) fn histogram_change(
-    old: &[(num_bigint::BigUint, u64)],
-    new: &[(num_bigint::BigUint, u64)],
-) -> Vec<(num_bigint::BigUint, i128)> {
-    let mut m: std::collections::BTreeMap<&num_bigint::BigUint, i128> =
-        std::collections::BTreeMap::new();
-    for (bin, c) in old {
-        *m.entry(bin).or_insert(0) -= i128::from(*c);
-    }
-    for (bin, c) in new {
-        *m.entry(bin).or_insert(0) += i128::from(*c);
-    }
-    m.into_iter()
-        .filter(|(_, c)| *c != 0)
-        .map(|(b, c)| (b.clone(), c))
-        .collect()
-}
-
 /// What one exchange of messages did, before it is committed.
 pub(super) struct Exchanged {
     /// The server's update (applied: the server changed).

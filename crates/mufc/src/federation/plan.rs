@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use num_bigint::BigUint;
 
-use super::exchange::histogram_change;
 use super::requests::Staged;
 use super::unsent::Unsent;
+use crate::aggregation::histogram_change;
 use crate::{Client, ClientId};
 
 /// The clients a removal round changed, for its report.

@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 use num_bigint::BigUint;
 use syndrome_agg::AnySketch;
 
-use super::exchange::{exchange, histogram_change};
+use super::exchange::exchange;
 use super::setup::Setup;
 use crate::aggregation::Aggregation;
+use crate::aggregation::histogram_change;
 use crate::layout::{Layout, NodeId};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, ServerPlan};

@@ -7,8 +7,10 @@ use seeding::{Dataset, PointId, Quantizer};
 use syndrome_agg::masking::dealer::SealKey;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 
+use num_bigint::BigUint;
+
 use super::{Agreement, Announcement, Registration, RemoteSetup};
-use crate::aggregation::{Aggregation, ClientHalf};
+use crate::aggregation::{Aggregation, ClientHalf, Sent};
 use crate::client::message::Encoded;
 use crate::federation::setup::check_data;
 use crate::{Client, ClientId, MufcError, MufcResult};
@@ -32,6 +34,17 @@ pub struct RemoteClient {
     /// The key the client agreed with the federation's dealer, with dealt
     /// masks ([`Self::pair_with_dealer`]).
     dealer: Option<SealKey>,
+    /// What the client sent in the last committed round that included it
+    /// ([`Self::commit`]): the base of a change round.
+    sent: Option<SentRound>,
+}
+
+/// The number of a committed round and the histogram the client's message
+/// in it encoded.
+#[derive(Clone, Debug)]
+struct SentRound {
+    round: u64,
+    histogram: Vec<(BigUint, u64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -63,8 +76,12 @@ pub struct ClientRound {
     half: Box<dyn ClientHalf>,
     round: u64,
     /// The sketch the round carries, with the histogram it encodes (the
-    /// client's at the join: a removal may come before the commit).
+    /// client's at the join: a removal may come before the commit); none
+    /// in a change round, which sends a change.
     encoded: Option<Encoded>,
+    /// The client's histogram at the join: the base of the next change
+    /// round once this one commits.
+    histogram: Vec<(BigUint, u64)>,
 }
 
 impl std::fmt::Debug for ClientRound {
@@ -158,6 +175,7 @@ impl RemoteClient {
             agreement: None,
             last_sum: Vec::new(),
             dealer: None,
+            sent: None,
         })
     }
 
@@ -196,6 +214,7 @@ impl RemoteClient {
             agreement: None,
             last_sum: Vec::new(),
             dealer: None,
+            sent: None,
         })
     }
 
@@ -391,31 +410,42 @@ impl RemoteClient {
             )?;
             self.state = State::Trained(Box::new(trained));
         }
-        let State::Trained(t) = &self.state else {
+        let State::Trained(t) = &mut self.state else {
             return Err(refuse("the client is not trained"));
         };
-        if t.setup != announcement.setup {
+        let Trained {
+            setup,
+            aggregation,
+            local,
+            ..
+        } = &mut **t;
+        if *setup != announcement.setup {
             return Err(refuse(
                 "the federation's setup is not the one the client trained in",
             ));
         }
-        let (histogram, last) = match &t.local {
+        let (histogram, last) = match local {
             Local::Active(c) => (c.histogram(), c.encoded()),
             Local::Empty(_) => (&[][..], None),
         };
+        let sent = self.sent.as_ref().map(|s| Sent {
+            round: s.round,
+            histogram: &s.histogram,
+        });
         let (half, first, sketch) =
-            t.aggregation
-                .join_remote(spec, self.id, histogram, last, self.dealer.clone())?;
+            aggregation.join_remote(spec, self.id, histogram, last, sent, self.dealer.clone())?;
         let encoded = sketch.map(|sketch| Encoded {
             histogram: histogram.to_vec(),
             sketch,
         });
+        let histogram = histogram.to_vec();
         self.sessions.insert(spec.session);
         Ok((
             ClientRound {
                 half,
                 round: spec.round,
                 encoded,
+                histogram,
             },
             first,
         ))
@@ -456,11 +486,17 @@ impl RemoteClient {
     }
 
     /// Keeps the sketch of a round that committed with this client
-    /// included (the next round updates it rather than encoding afresh).
+    /// included (the next round updates it rather than encoding afresh),
+    /// and the histogram the client sent in it, which the next change
+    /// round takes its change against ([`Sends::Changes`](super::Sends::Changes)).
     /// The sketch is kept with the histogram it encoded: points forgotten
     /// after the join are still to be sent, and the next round sends
     /// them.
     pub fn commit(&mut self, round: ClientRound) {
+        self.sent = Some(SentRound {
+            round: round.round,
+            histogram: round.histogram,
+        });
         if let (State::Trained(t), Some(e)) = (&mut self.state, round.encoded)
             && let Local::Active(c) = &mut t.local
         {

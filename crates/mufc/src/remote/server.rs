@@ -351,6 +351,43 @@ impl RemoteServer {
     /// [`MufcError::TooFewClients`] below the minimum aggregate, the
     /// protocol's parameter errors, [`MufcError::Randomness`].
     pub fn start_round(&mut self, clients: &[ClientId]) -> MufcResult<(Announcement, ServerRound)> {
+        self.start(clients, None)
+    }
+
+    /// Starts a round for `clients` after `updated` of them changed their
+    /// points since their group's last committed round (they asked to
+    /// forget some): a change round ([`Sends::Changes`](super::Sends::Changes))
+    /// when one applies, else a whole round as [`Self::start_round`]. A
+    /// change round carries each client's change since the round it last
+    /// sent in, so its messages, masks and decoding are sized by the
+    /// `2 k updated` bins the changes may touch rather than by the
+    /// federation's capacity. It applies with dealt or pairwise masks
+    /// (every client of the ring must answer), when `clients` are exactly
+    /// those the group's last committed round included, that round was
+    /// the last one started in the group (no round failed since), and the
+    /// changes' bound is below the capacity.
+    ///
+    /// A change round whose sum does not decode (more clients changed
+    /// than `updated` says) fails at [`Self::finish_round`] and changes
+    /// nothing; the next round is whole.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::start_round`].
+    pub fn start_change_round(
+        &mut self,
+        clients: &[ClientId],
+        updated: usize,
+    ) -> MufcResult<(Announcement, ServerRound)> {
+        self.start(clients, Some(updated))
+    }
+
+    /// [`Self::start_round`], or with `updated` [`Self::start_change_round`].
+    fn start(
+        &mut self,
+        clients: &[ClientId],
+        updated: Option<usize>,
+    ) -> MufcResult<(Announcement, ServerRound)> {
         let started = Instant::now();
         let mut ids = clients.to_vec();
         ids.sort_unstable();
@@ -365,19 +402,28 @@ impl RemoteServer {
                 min_clients: min,
             });
         }
-        let (spec, half, group) = match &mut self.tree {
-            Some(tree) => {
-                let g = tree.group_of_ring(&ids)?;
-                let agg = tree
-                    .group_aggregation(g)
-                    .ok_or(MufcError::UnknownClient(ids[0]))?;
-                let (spec, half) = agg.open_remote(&ids)?;
-                (spec, half, Some(g))
-            }
-            None => {
-                let (spec, half) = self.aggregation.open_remote(&ids)?;
-                (spec, half, None)
-            }
+        let group = match &self.tree {
+            Some(tree) => Some(tree.group_of_ring(&ids)?),
+            None => None,
+        };
+        // The changes' bound: each updated client changes at most its k
+        // old bins and its k new ones.
+        let bound = updated
+            .filter(|_| self.included(group.unwrap_or(0)) == ids)
+            .map(|u| u.saturating_mul(self.setup.config.client_k().saturating_mul(2)));
+        let agg = match (&mut self.tree, group) {
+            (Some(tree), Some(g)) => tree
+                .group_aggregation(g)
+                .ok_or(MufcError::UnknownClient(ids[0]))?,
+            _ => &mut self.aggregation,
+        };
+        let change = match bound {
+            Some(b) => agg.open_change_remote(&ids, b)?,
+            None => None,
+        };
+        let (spec, half) = match change {
+            Some(opened) => opened,
+            None => agg.open_remote(&ids)?,
         };
         let announcement = Announcement {
             setup: self.setup.clone(),
@@ -409,11 +455,15 @@ impl RemoteServer {
             max_points: self.setup.config.max_points().unwrap_or(0),
         };
         let out = round.half.conclude(&check)?;
-        // Only a change round's sum may fail to decode, and this server
-        // announces none.
-        let decoded = out
-            .decoded
-            .ok_or_else(|| MufcError::Remote("a change round's sum did not decode".into()))?;
+        // Only a change round's sum may fail to decode: more bins changed
+        // than announced. Nothing is committed, so the next round is whole
+        // (`Aggregation::open_change_remote`).
+        let decoded = out.decoded.ok_or_else(|| {
+            MufcError::Remote(format!(
+                "round {number}: the change round's sum did not decode (more clients changed \
+                 than announced); nothing changed, and the next round is whole"
+            ))
+        })?;
         let decode = DecodeKind::of(&decoded);
         let start = Instant::now();
         let finished = FinishedRound {

@@ -22,8 +22,7 @@ enum Lie {
     OtherSetup,
     /// The announcement of a round the client already joined.
     Replay,
-    /// A change round: with SecAgg a dropout would lose its change, and
-    /// across processes a client cannot tell its change yet.
+    /// A change round: with SecAgg a dropout would lose its change.
     AsksForChanges,
 }
 
@@ -119,6 +118,7 @@ fn a_client_refuses_a_lying_announcement_and_joins_an_honest_one() {
             Lie::AsksForChanges => {
                 a.spec.sends = Sends::Changes {
                     capacity: rng.random_range(1..1000),
+                    base: rng.random_range(0..a.spec.round + 2),
                 };
             }
         }

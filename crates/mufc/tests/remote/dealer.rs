@@ -15,13 +15,13 @@ use syndrome_agg::masking::pairwise::MaskKeyPair;
 
 /// The keys of a dealt federation: the dealer's static pair and each
 /// client's long-term pair, from the operating system.
-struct Keys {
+pub(super) struct Keys {
     dealer: MaskKeyPair,
     clients: Vec<MaskKeyPair>,
 }
 
 impl Keys {
-    fn new(clients: usize) -> Self {
+    pub(super) fn new(clients: usize) -> Self {
         Self {
             dealer: MaskKeyPair::generate(&mut rand::rng()),
             clients: (0..clients)
@@ -31,7 +31,7 @@ impl Keys {
     }
 
     /// The dealer, sharing a key with every client but `without`.
-    fn dealer(&self, without: Option<ClientId>) -> RemoteDealer {
+    pub(super) fn dealer(&self, without: Option<ClientId>) -> RemoteDealer {
         let public = self
             .clients
             .iter()
@@ -43,10 +43,16 @@ impl Keys {
     }
 
     /// Pairs every client with the dealer whose public key it pinned.
-    fn pair(&self, clients: &mut [RemoteClient]) {
-        for (c, k) in clients.iter_mut().zip(&self.clients) {
-            c.pair_with_dealer(k, &self.dealer.public_key()).unwrap();
+    pub(super) fn pair(&self, clients: &mut [RemoteClient]) {
+        for (i, c) in clients.iter_mut().enumerate() {
+            self.pair_one(c, i);
         }
+    }
+
+    /// Pairs `client` with the dealer under the long-term key of client
+    /// `i`.
+    pub(super) fn pair_one(&self, client: &mut RemoteClient, i: usize) {
+        (client.pair_with_dealer(&self.clients[i], &self.dealer.public_key())).unwrap();
     }
 }
 
@@ -92,7 +98,7 @@ fn dealt_round(
     tamper: &mut Tamper<'_>,
 ) -> MufcResult<Outcome> {
     let dealing = Dealing { dealer, tamper };
-    run_round_dealt(server, clients, faults, &mut |_, _| {}, Some(dealing))
+    run_round_dealt(server, clients, faults, &mut |_, _| {}, Some(dealing), None)
 }
 
 fn honest(
@@ -186,7 +192,16 @@ fn keys_step(
     clients: &mut [RemoteClient],
 ) -> (Announcement, ServerRound, BTreeMap<ClientId, ClientRound>) {
     let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
-    let (announcement, mut round) = server.start_round(&ids).unwrap();
+    let started = server.start_round(&ids).unwrap();
+    joined(clients, started)
+}
+
+/// The round `started`, to its first step: every client joined, the
+/// server holding their first messages.
+pub(super) fn joined(
+    clients: &mut [RemoteClient],
+    (announcement, mut round): (Announcement, ServerRound),
+) -> (Announcement, ServerRound, BTreeMap<ClientId, ClientRound>) {
     let mut halves = BTreeMap::new();
     for c in clients.iter_mut() {
         let (half, first) = c.join(&announcement).unwrap();

@@ -188,10 +188,13 @@ fn a_client_refuses_a_pairwise_round_it_should_not_join() {
         0,
         syndrome_agg::secagg::params::ServerModel::SemiMalicious,
     ));
-    // A change round: its change needs the last committed round, which a
-    // client across processes cannot tell yet.
+    // A change round, before any round committed: the client has no base
+    // to take its change against.
     let mut changes = honest.clone();
-    changes.spec.sends = Sends::Changes { capacity: 8 };
+    changes.spec.sends = Sends::Changes {
+        capacity: 1,
+        base: 0,
+    };
     for (what, a) in [
         ("alone", alone),
         ("two", two),
