@@ -107,7 +107,8 @@ fn a_client_whose_stdout_closes_keeps_serving() {
 
 /// `mufc server --masking pairwise`: the key directory travels through
 /// the server between processes; training and a removal equal the
-/// in-process federation, bit for bit.
+/// in-process federation, bit for bit. The removal runs as a change
+/// round (each client sends its change since the training round).
 #[test]
 fn five_processes_with_pairwise_masks_train_and_forget_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -121,6 +122,12 @@ fn five_processes_with_pairwise_masks_train_and_forget_exactly() {
     let mut rest = data;
     rest[2] = rest[2].without(&[PointId(3)]).unwrap();
     assert_model(dir, rest);
+    let log = fed.server.log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("round 1 started") && l.contains("a change round")),
+        "{log:?}"
+    );
     for c in &fed.clients {
         assert!(
             !c.log().iter().any(|l| l.contains("refused")),

@@ -30,16 +30,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use mufc::ClientId;
-use mufc::remote::{RemoteClient, RemoteSetup};
+use mufc::remote::RemoteClient;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use seeding::{Dataset, PointId};
-use serde::{Deserialize, Serialize};
+use seeding::Dataset;
 use sha2::{Digest, Sha256};
 
 use crate::NetError;
 
 mod requests;
 pub(crate) mod reservation;
+mod state;
+
+use state::State;
 
 pub use reservation::FirstStart;
 
@@ -81,43 +83,6 @@ pub enum RequestStatus {
         /// Why.
         reason: String,
     },
-}
-
-/// What the state row holds.
-#[derive(Serialize, Deserialize)]
-struct State {
-    id: Option<ClientId>,
-    data: Dataset,
-    setup: Option<RemoteSetup>,
-    seeds: Vec<PointId>,
-    sessions: Vec<[u8; 32]>,
-    /// The clients of the last sum the client took part in
-    /// ([`RemoteClient::last_sum`]).
-    last_sum: Vec<ClientId>,
-}
-
-/// The state row of a store written before `last_sum` (postcard has no
-/// optional trailing field): read as a state with an empty one.
-#[derive(Deserialize)]
-struct StateV1 {
-    id: Option<ClientId>,
-    data: Dataset,
-    setup: Option<RemoteSetup>,
-    seeds: Vec<PointId>,
-    sessions: Vec<[u8; 32]>,
-}
-
-impl From<StateV1> for State {
-    fn from(s: StateV1) -> Self {
-        Self {
-            id: s.id,
-            data: s.data,
-            setup: s.setup,
-            seeds: s.seeds,
-            sessions: s.sessions,
-            last_sum: Vec::new(),
-        }
-    }
 }
 
 /// A client's store (see the module docs).
@@ -265,6 +230,7 @@ impl ClientStore {
             seeds: Vec::new(),
             sessions: Vec::new(),
             last_sum: Vec::new(),
+            sent: None,
         };
         let blob = postcard::to_allocvec(&state).map_err(|e| fail("encoding", &e))?;
         let tx = conn
@@ -423,13 +389,7 @@ impl ClientStore {
         if checksum(&blob) != sum {
             return Err(self.error("reading the state", "it does not match its checksum"));
         }
-        postcard::from_bytes::<State>(&blob)
-            .or_else(|e| {
-                postcard::from_bytes::<StateV1>(&blob)
-                    .map(State::from)
-                    .map_err(|_| e)
-            })
-            .map_err(|e| self.error("parsing the state", e))
+        state::parse(&blob).map_err(|e| self.error("parsing the state", e))
     }
 
     /// The client's id in the federation, once a server welcomed it.
@@ -469,7 +429,8 @@ impl ClientStore {
         let sessions: BTreeSet<[u8; 32]> = s.sessions.into_iter().collect();
         Ok(
             RemoteClient::restore(id, s.data, s.setup, &s.seeds, sessions)?
-                .with_last_sum(s.last_sum),
+                .with_last_sum(s.last_sum)
+                .with_sent(s.sent),
         )
     }
 
@@ -481,6 +442,7 @@ impl ClientStore {
             seeds: client.seeds().to_vec(),
             sessions: client.sessions().iter().copied().collect(),
             last_sum: client.last_sum().to_vec(),
+            sent: client.sent().cloned(),
         };
         Self::write_blob(tx, &state)
     }

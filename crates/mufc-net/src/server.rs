@@ -173,6 +173,10 @@ pub enum ServerEvent {
         group: Option<usize>,
         /// Its clients.
         clients: Vec<ClientId>,
+        /// Whether it is a change round: the clients send their changes
+        /// since the last committed round, not their histograms
+        /// ([`RemoteServer::start_change_round`](mufc::remote::RemoteServer::start_change_round)).
+        changes: bool,
     },
     /// A round committed (and is stored once the model is trained).
     RoundCommitted(RoundReport),

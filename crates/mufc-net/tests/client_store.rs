@@ -167,11 +167,11 @@ fn a_store_without_request_checksums_gets_them_at_open() {
 }
 
 /// A client keeps the clients of the last sum it took part in (issue 28,
-/// item 5) across restarts; a store written before it kept them (its
-/// state row one field shorter) opens with none.
+/// item 5) across restarts; stores written before it kept them, or
+/// before it kept what it last sent (their state rows one or two fields
+/// shorter), open with neither.
 #[test]
-fn the_last_sum_survives_a_restart_and_an_older_store_opens_without_it() {
-    use sha2::{Digest, Sha256};
+fn the_last_sum_survives_a_restart_and_older_stores_open_without_it() {
     let dir = tempfile::tempdir().unwrap();
     let data = gaussian_clients("client-store-last-sum", Mixture::net(1));
     let path = dir.path().join("a.db");
@@ -187,30 +187,52 @@ fn the_last_sum_survives_a_restart_and_an_older_store_opens_without_it() {
     let store = ClientStore::open(&path).unwrap();
     let back = store.client(id).unwrap();
     assert_eq!(back.last_sum(), &[id, mufc::ClientId(1), mufc::ClientId(2)]);
-    // The previous layout: the same row without the list (postcard ends
-    // with its length, one byte here once emptied).
+    assert!(back.sent().is_none());
+    // The previous layouts: the same row without what the client last
+    // sent (postcard ends with `None`, one zero byte), and also without
+    // the list (its length, one zero byte once emptied).
     store.save(&back.with_last_sum(Vec::new())).unwrap();
     drop(store);
-    let conn = rusqlite::Connection::open(&path).unwrap();
+    for shorter in 1..=2 {
+        let old = cut_state(&path, shorter);
+        let store = ClientStore::open(&path).unwrap();
+        let old_client = store.client(id).unwrap();
+        assert!(old_client.last_sum().is_empty(), "{shorter}");
+        assert!(old_client.sent().is_none(), "{shorter}");
+        assert_eq!(old_client.data().len(), data[0].len(), "{shorter}");
+        // Put the full row back for the next cut.
+        drop(store);
+        restore_state(&path, &old);
+    }
+}
+
+/// Cuts `n` zero bytes off the end of the store's state row (its
+/// checksum made again); returns the row as it was.
+fn cut_state(path: &std::path::Path, n: usize) -> Vec<u8> {
+    let conn = rusqlite::Connection::open(path).unwrap();
     let blob: Vec<u8> = conn
         .query_row("SELECT state FROM state WHERE id = 1", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(blob.last(), Some(&0));
-    let old = &blob[..blob.len() - 1];
+    assert!(blob.ends_with(&vec![0; n]), "{blob:?}");
+    write_state(&conn, &blob[..blob.len() - n]);
+    blob
+}
+
+fn restore_state(path: &std::path::Path, blob: &[u8]) {
+    write_state(&rusqlite::Connection::open(path).unwrap(), blob);
+}
+
+fn write_state(conn: &rusqlite::Connection, blob: &[u8]) {
+    use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(b"mufc-client-state/");
-    h.update(old);
+    h.update(blob);
     let sum = h.finalize().to_vec();
     conn.execute(
         "UPDATE state SET state = ?1, sha256 = ?2 WHERE id = 1",
-        rusqlite::params![old, sum],
+        rusqlite::params![blob, sum],
     )
     .unwrap();
-    drop(conn);
-    let store = ClientStore::open(&path).unwrap();
-    let old = store.client(id).unwrap();
-    assert!(old.last_sum().is_empty());
-    assert_eq!(old.data().len(), data[0].len());
 }
 
 /// A store is built aside and linked into place complete: what a

@@ -242,6 +242,48 @@ async fn five_clients_with_pairwise_masks_train_and_forget_exactly() {
     train_and_forget(config).await;
 }
 
+/// With pairwise masks a removal runs as a change round (each client
+/// sends its change since the last committed round), and a client
+/// restarted from its store still holds its base: its next removal is a
+/// change round too. Each model equals retraining, bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairwise_removals_run_change_rounds_across_a_client_restart() {
+    let config = FederationConfig::new(3)
+        .channel(Channel::scma(Masks::Pairwise))
+        .min_updating_clients(1)
+        .seed(12)
+        .validate()
+        .unwrap();
+    let data = data(5);
+    let mut fed = Loopback::trained(config, &data).await;
+    let mut rest = data;
+    for (c, id) in [(1, 7), (1, 8)] {
+        let point = PointId(id);
+        fed.forget(c, &[point]).await;
+        rest[c] = rest[c].without(&[point]).unwrap();
+        let mut changes = None;
+        until_server(&mut fed.server, |e| {
+            if let ServerEvent::RoundStarted { changes: ch, .. } = e {
+                changes = Some(*ch);
+            }
+            matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
+        })
+        .await;
+        assert_eq!(
+            changes,
+            Some(true),
+            "the removal of point {id} of client {c}"
+        );
+        assert_stored_model(&fed.store, &rest);
+        // Client 1 stops and starts again on its store.
+        let (path, client) = fed.clients.remove(c);
+        client.stop().await.unwrap();
+        let again = fed.start_client(&format!("c{c}"), &path);
+        fed.clients.insert(c, (path, again));
+    }
+    fed.stop().await;
+}
+
 async fn train_and_forget(config: mufc::ValidConfig) {
     let data = data(5);
     // Training: the model is the in-process federation's, bit for bit.

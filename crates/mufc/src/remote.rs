@@ -118,7 +118,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::aggregation::{RoundProtocol, RoundSpec, Sends};
 pub use agreement::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA, Policy};
-pub use client::{ClientRound, RemoteClient};
+pub use client::{ClientRound, RemoteClient, SentRound};
 pub use dealer::RemoteDealer;
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 

@@ -171,12 +171,18 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             round,
             group,
             clients,
+            changes,
         } => (
-            json!({ "event": "round_started", "round": round, "group": group, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            json!({ "event": "round_started", "round": round, "group": group, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>(), "changes": changes }),
             format!(
-                "round {round}{} started with clients {}",
+                "round {round}{} started with clients {}{}",
                 of_group(*group),
-                ids(clients)
+                ids(clients),
+                if *changes {
+                    " (a change round: each sends its change since the last round)"
+                } else {
+                    ""
+                }
             ),
         ),
         ServerEvent::Trained { rounds } => (

@@ -39,12 +39,24 @@ pub struct RemoteClient {
     sent: Option<SentRound>,
 }
 
-/// The number of a committed round and the histogram the client's message
-/// in it encoded.
-#[derive(Clone, Debug)]
-struct SentRound {
+/// What a client sent in the last committed round that included it: the
+/// round's number and the histogram its message encoded, the base a
+/// change round's change is taken against
+/// ([`Sends::Changes`](super::Sends::Changes)). Opaque: a client's store
+/// keeps it ([`RemoteClient::sent`]) and gives it back on restore
+/// ([`RemoteClient::with_sent`]), so that a restarted client joins change
+/// rounds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SentRound {
     round: u64,
     histogram: Vec<(BigUint, u64)>,
+}
+
+impl SentRound {
+    /// The committed round.
+    pub fn round(&self) -> u64 {
+        self.round
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -272,6 +284,37 @@ impl RemoteClient {
         last_sum.sort_unstable();
         last_sum.dedup();
         self.last_sum = last_sum;
+        self
+    }
+
+    /// What the client sent in the last committed round that included it
+    /// (none before its first, or after a restore without it): for its
+    /// store to keep.
+    pub fn sent(&self) -> Option<&SentRound> {
+        self.sent.as_ref()
+    }
+
+    /// The client restored with `sent` ([`Self::sent`] as it was saved).
+    /// A base that is not the server's makes the client refuse the next
+    /// change round, and the server runs a whole one: a wrong base costs
+    /// a round, never a wrong model.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::RemoteClient;
+    /// use mufc::ClientId;
+    ///
+    /// let data = seeding::Dataset::new(nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]))?;
+    /// let client = RemoteClient::new(ClientId(0), data)?;
+    /// let kept = client.sent().cloned(); // none: no round committed yet
+    /// let restored = client.clone().with_sent(kept);
+    /// assert_eq!(restored.sent(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_sent(mut self, sent: Option<SentRound>) -> Self {
+        self.sent = sent;
         self
     }
 

@@ -176,7 +176,13 @@ impl Coordinator {
         let grouped = self.remote()?.setup().config().topology() != mufc::Topology::Flat;
         let label = grouped.then_some(group);
         let served = self.take_requests(&members);
-        let started = self.remote()?.start_round(&clients);
+        // A round that serves removals carries the clients' changes where
+        // the masks allow it (pairwise; `RemoteServer::start_change_round`
+        // runs a whole round otherwise): each queued entry is one client.
+        let started = match served.len() {
+            0 => self.remote()?.start_round(&clients),
+            updated => self.remote()?.start_change_round(&clients, updated),
+        };
         let (announcement, mut round) = match started {
             Ok(x) => x,
             Err(e) => {
@@ -189,6 +195,7 @@ impl Coordinator {
             round: number,
             group: round.group(),
             clients: clients.clone(),
+            changes: round.spec().sends != mufc::remote::Sends::Histograms,
         });
         let bytes = announcement.to_bytes()?;
         for id in &clients {
