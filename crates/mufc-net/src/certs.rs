@@ -75,6 +75,10 @@ pub fn client_dns_name(name: &str) -> Result<String, NetError> {
 /// The DNS name every server certificate carries besides its hosts.
 pub const SERVER_DNS_NAME: &str = "server.mufc";
 
+/// The DNS name of the dealer's certificate, with dealt masks (no client
+/// certificate can carry it: a client's name ends in `.client.mufc`).
+pub const DEALER_DNS_NAME: &str = "dealer.mufc";
+
 /// A federation's certificate authority.
 ///
 /// # Example
@@ -286,6 +290,21 @@ impl FederationCa {
             names,
             format!("{} MUFC server", self.federation),
             ExtendedKeyUsagePurpose::ServerAuth,
+        )
+    }
+
+    /// The dealer's certificate, valid for [`DEALER_DNS_NAME`]: with it
+    /// the dealer opens its session to the server
+    /// ([`crate::dealer::start_dealer`]).
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Certificate`] if signing fails.
+    pub fn issue_dealer(&self) -> Result<Issued, NetError> {
+        self.issue(
+            vec![dns(DEALER_DNS_NAME)?],
+            format!("{} MUFC dealer", self.federation),
+            ExtendedKeyUsagePurpose::ClientAuth,
         )
     }
 

@@ -84,6 +84,9 @@ pub struct ClientOptions {
     /// (issue 28, item 8). `None`: each must be a client certificate of
     /// the federation, a different one for every client.
     pub roster: Option<Vec<String>>,
+    /// With dealt masks, the client's long-term key pair and the dealer's
+    /// public key: without it the client refuses dealt rounds.
+    pub dealer: Option<crate::dealer::DealerPairing>,
 }
 
 impl ClientOptions {
@@ -102,6 +105,7 @@ impl ClientOptions {
             keepalive: crate::transport::KEEPALIVE,
             agreement: None,
             roster: None,
+            dealer: None,
         }
     }
 }
@@ -213,11 +217,11 @@ pub fn start_client(
 }
 
 /// Whether a session's error ends the client (retrying cannot help).
-fn fatal(e: &NetError) -> bool {
+pub(crate) fn fatal(e: &NetError) -> bool {
     !matches!(e, NetError::Transport(_))
 }
 
-fn status_error(s: &tonic::Status) -> NetError {
+pub(crate) fn status_error(s: &tonic::Status) -> NetError {
     // TLS 1.3: a client learns that the server refused its certificate
     // only on its first read, as a broken stream.
     if let Some(reason) = crate::transport::permanent_tls_failure(s) {
@@ -283,7 +287,7 @@ async fn run(
                 () = &mut reconnect => break,
                 _ = poll.tick() => {
                     if let Some(store) = store.store() {
-                        apply_requests(store, &report, &mut party).await?;
+                        apply_requests(store, &report, &mut party, options.dealer.as_ref()).await?;
                     }
                 }
             }
@@ -300,6 +304,7 @@ async fn apply_requests(
     store: &ClientStore,
     report: &mpsc::UnboundedSender<ClientEvent>,
     party: &mut Option<RemoteClient>,
+    dealer: Option<&crate::dealer::DealerPairing>,
 ) -> Result<Vec<u64>, NetError> {
     let pending = store.pending()?;
     if pending.is_empty() {
@@ -308,7 +313,7 @@ async fn apply_requests(
     if party.is_none()
         && let Some(id) = store.id()?
     {
-        *party = Some(restore(store, id).await?);
+        *party = Some(paired(restore(store, id).await?, dealer)?);
     }
     let mut applied = Vec::new();
     for (request, ids) in pending {
@@ -341,6 +346,17 @@ async fn apply_requests(
         }
     }
     Ok(applied)
+}
+
+/// `client`, paired with the dealer when the masks are dealt.
+fn paired(
+    client: RemoteClient,
+    dealer: Option<&crate::dealer::DealerPairing>,
+) -> Result<RemoteClient, NetError> {
+    match dealer {
+        Some(d) => d.pair(client),
+        None => Ok(client),
+    }
 }
 
 /// Why the client refuses a round, as the server hears it: a protocol
@@ -380,6 +396,8 @@ struct Session<'a> {
     endorser: &'a crate::endorse::Endorser,
     /// The check of its peers' signed messages.
     firsts: &'a crate::endorse::FirstMessages,
+    /// Its pairing with the dealer, with dealt masks.
+    dealer: Option<&'a crate::dealer::DealerPairing>,
 }
 
 async fn session(
@@ -418,6 +436,7 @@ async fn session(
         current: None,
         endorser: &creds.endorser,
         firsts,
+        dealer: options.dealer.as_ref(),
     };
     let mut poll = tokio::time::interval(options.poll);
     loop {
@@ -455,7 +474,10 @@ impl Session<'_> {
                             "the server welcomed this client as {id}, earlier as {known}"
                         )));
                     }
-                    None => *self.party = Some(self.holding.welcome(id).await?),
+                    None => {
+                        let welcomed = self.holding.welcome(id).await?;
+                        *self.party = Some(paired(welcomed, self.dealer)?);
+                    }
                 }
                 *self.welcomed = true;
                 let _ = self.report.send(ClientEvent::Connected { id });
@@ -644,7 +666,7 @@ impl Session<'_> {
         let Some(store) = self.holding.store() else {
             return Ok(());
         };
-        for request in apply_requests(store, self.report, self.party).await? {
+        for request in apply_requests(store, self.report, self.party, self.dealer).await? {
             send(&self.outbox, forget_message(store, request)?).await?;
         }
         Ok(())

@@ -3,6 +3,7 @@
 pub mod certs;
 pub mod client;
 pub mod client_store;
+pub mod dealer;
 pub mod endorse;
 mod error;
 pub mod fault;

@@ -138,6 +138,10 @@ pub enum ServerEvent {
         /// Its name.
         name: String,
     },
+    /// The dealer opened its session (dealt masks): rounds can be dealt.
+    DealerConnected,
+    /// The dealer's session ended: a dealt round fails until it is back.
+    DealerDisconnected,
     /// A session was refused (no valid certificate, not in the roster,
     /// no Hello, ...).
     Refused {
@@ -219,6 +223,19 @@ enum Event {
         id: ClientId,
         conn: u64,
     },
+    /// The dealer opened a session (a later one replaces it).
+    DealerConnected {
+        conn: u64,
+        outbox: mpsc::Sender<Result<crate::proto::DealRequest, Status>>,
+    },
+    /// The dealer's answer to a deal request.
+    Dealt {
+        conn: u64,
+        answer: crate::proto::DealAnswer,
+    },
+    DealerGone {
+        conn: u64,
+    },
 }
 
 /// A running server.
@@ -267,17 +284,6 @@ pub async fn start_server(
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;
-    // The library has a dealer party (`mufc::remote::RemoteDealer`); this
-    // deployment does not run one yet.
-    if let mufc::Channel::Scma(s) = options.config.channel()
-        && matches!(s.masks(), mufc::Masks::Dealer)
-    {
-        return Err(NetError::Protocol(
-            "dealt masks need a dealer process, which mufc-net does not run yet: \
-             use secagg or pairwise masks"
-                .into(),
-        ));
-    }
     if let Some(a) = &options.agreement {
         a.validate()?;
         if let Some(g) = options.config.gamma()

@@ -185,6 +185,25 @@ pub fn authenticate(
     claimed: &str,
 ) -> Result<String, NetError> {
     let dns = client_dns_name(claimed)?;
+    names(peer, claimed, &dns)?;
+    Ok(claimed.to_string())
+}
+
+/// Checks that the certificate of a session (as for [`authenticate`])
+/// names the federation's dealer ([`crate::certs::DEALER_DNS_NAME`]): no
+/// client can deal, nor see the server's deal requests.
+///
+/// # Errors
+///
+/// [`NetError::NotAuthenticated`] with no certificate, or one that does
+/// not name the dealer.
+pub fn authenticate_dealer(peer: Option<&[CertificateDer<'_>]>) -> Result<(), NetError> {
+    names(peer, "the dealer", crate::certs::DEALER_DNS_NAME)
+}
+
+/// Checks that the end-entity certificate of `peer` is valid for the DNS
+/// name `dns` (the party `claimed`).
+fn names(peer: Option<&[CertificateDer<'_>]>, claimed: &str, dns: &str) -> Result<(), NetError> {
     let refused = |reason: &str| NetError::NotAuthenticated {
         claimed: claimed.to_string(),
         reason: reason.to_string(),
@@ -194,8 +213,8 @@ pub fn authenticate(
         .ok_or_else(|| refused("no client certificate"))?;
     let ee = webpki::EndEntityCert::try_from(cert)
         .map_err(|e| refused(&format!("the certificate does not parse: {e}")))?;
-    let name = ServerName::try_from(dns.as_str()).map_err(|_| refused("not a DNS name"))?;
+    let name = ServerName::try_from(dns).map_err(|_| refused("not a DNS name"))?;
     ee.verify_is_valid_for_subject_name(&name)
-        .map_err(|_| refused("the certificate names another client"))?;
-    Ok(claimed.to_string())
+        .map_err(|_| refused("the certificate names another party"))?;
+    Ok(())
 }

@@ -16,6 +16,7 @@ use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, NodeId, SecAg
 use mufc_net::certs::FederationCa;
 use mufc_net::client::{ClientEvent, ClientHandle, ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, RequestStatus};
+use mufc_net::dealer::DealerPairing;
 use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
 use mufc_net::tls::{client_credentials, server_config};
 use mufc_store::Store;
@@ -24,9 +25,9 @@ use testkit::mufc::{Mixture, gaussian_clients};
 use tokio::net::TcpListener;
 
 /// Bounds every wait.
-const LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 
-fn data(clients: usize) -> Vec<Dataset> {
+pub(crate) fn data(clients: usize) -> Vec<Dataset> {
     gaussian_clients("mufc-net-federation", Mixture::net(clients))
 }
 
@@ -41,7 +42,10 @@ fn config() -> mufc::ValidConfig {
         .unwrap()
 }
 
-async fn until_server(server: &mut ServerHandle, mut want: impl FnMut(&ServerEvent) -> bool) {
+pub(crate) async fn until_server(
+    server: &mut ServerHandle,
+    mut want: impl FnMut(&ServerEvent) -> bool,
+) {
     tokio::time::timeout(LIMIT, async {
         loop {
             let ev = server.next_event().await.expect("the server stopped");
@@ -57,7 +61,10 @@ async fn until_server(server: &mut ServerHandle, mut want: impl FnMut(&ServerEve
     .expect("the server did not get there in time");
 }
 
-async fn until_client(client: &mut ClientHandle, mut want: impl FnMut(&ClientEvent) -> bool) {
+pub(crate) async fn until_client(
+    client: &mut ClientHandle,
+    mut want: impl FnMut(&ClientEvent) -> bool,
+) {
     tokio::time::timeout(LIMIT, async {
         loop {
             let ev = client.next_event().await.expect("the client stopped");
@@ -72,21 +79,36 @@ async fn until_client(client: &mut ClientHandle, mut want: impl FnMut(&ClientEve
 
 /// A running federation over loopback: the server, and each client's
 /// store and handle.
-struct Loopback {
+pub(crate) struct Loopback {
     _dir: tempfile::TempDir,
-    store: PathBuf,
-    server: ServerHandle,
-    clients: Vec<(PathBuf, ClientHandle)>,
+    pub(crate) store: PathBuf,
+    pub(crate) server: ServerHandle,
+    pub(crate) clients: Vec<(PathBuf, ClientHandle)>,
     /// What starts the server again ([`Self::restart_server`]).
     server_tls: Arc<rustls::ServerConfig>,
     server_options: ServerOptions,
     /// What issues a client's certificate, and the server's address.
-    ca: FederationCa,
-    addr: String,
+    pub(crate) ca: FederationCa,
+    pub(crate) addr: String,
+    /// With dealt masks, each client's pairing with the dealer (by
+    /// position).
+    pairings: Vec<DealerPairing>,
 }
 
 impl Loopback {
     async fn start(config: mufc::ValidConfig, data: &[Dataset]) -> Self {
+        Self::start_with(config, data, Vec::new(), async |_| {}).await
+    }
+
+    /// [`Self::start`] with each client paired with the dealer
+    /// (`pairings`, by position, or none), running `before_clients` once
+    /// the server listens.
+    pub(crate) async fn start_with(
+        config: mufc::ValidConfig,
+        data: &[Dataset],
+        pairings: Vec<DealerPairing>,
+        before_clients: impl AsyncFnOnce(&mut Self),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let ca = FederationCa::new("loopback").unwrap();
         let server_cert = ca.issue_server(&["127.0.0.1"]).unwrap();
@@ -111,7 +133,9 @@ impl Loopback {
             server_options: options,
             ca,
             addr,
+            pairings,
         };
+        before_clients(&mut fed).await;
         for (name, d) in names.iter().zip(data) {
             let path = fed._dir.path().join(format!("{name}.db"));
             ClientStore::create(&path, name, d).unwrap();
@@ -134,11 +158,13 @@ impl Loopback {
 
     /// Starts client `name` (a certificate of its own) on the store
     /// `path`.
-    fn start_client(&self, name: &str, path: &Path) -> ClientHandle {
+    pub(crate) fn start_client(&self, name: &str, path: &Path) -> ClientHandle {
         let cert = self.ca.issue_client(name).unwrap();
         let tls = client_credentials(self.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
         let mut options = ClientOptions::new(&self.addr, path);
         options.poll = Duration::from_millis(50);
+        let at: usize = name.trim_start_matches('c').parse().unwrap();
+        options.dealer = self.pairings.get(at).cloned();
         start_client(options, tls).unwrap()
     }
 
@@ -158,6 +184,7 @@ impl Loopback {
             server_options,
             ca,
             addr: address,
+            pairings,
         } = self;
         server.stop().await.unwrap();
         while_down(&mut clients).await;
@@ -174,11 +201,12 @@ impl Loopback {
             server_options,
             ca,
             addr: address,
+            pairings,
         }
     }
 
     /// Client `c` forgets `ids`; waits for the acknowledgement.
-    async fn forget(&mut self, c: usize, ids: &[PointId]) {
+    pub(crate) async fn forget(&mut self, c: usize, ids: &[PointId]) {
         let (path, client) = &mut self.clients[c];
         let request = ClientStore::open(&*path).unwrap().request(ids).unwrap();
         until_client(client, |e| {
@@ -191,7 +219,7 @@ impl Loopback {
         ));
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         for (_, c) in self.clients {
             c.stop().await.unwrap();
         }
@@ -202,7 +230,7 @@ impl Loopback {
 /// Every node of the stored federation (the root alone when flat) is the
 /// in-process federation's on `data` with the stored configuration, bit
 /// for bit, and the server holds no point.
-fn assert_stored_model(store: &Path, data: &[Dataset]) {
+pub(crate) fn assert_stored_model(store: &Path, data: &[Dataset]) {
     let stored = Store::open(store).unwrap();
     let stored = stored.federation();
     assert!(stored.clients().is_empty(), "the server holds no point");
@@ -635,27 +663,4 @@ async fn a_tree_of_groups_trains_per_group_and_forgets_in_one() {
     }
     assert_stored_model(&fed.store, &rest);
     fed.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_with_dealt_masks_is_refused_until_a_dealer_process_exists() {
-    // The library has the dealer's party (`mufc::remote::RemoteDealer`);
-    // this deployment runs none, so a server configured for dealt masks
-    // would only fail every round: it does not start.
-    let dir = tempfile::tempdir().unwrap();
-    let ca = FederationCa::new("dealt").unwrap();
-    let cert = ca.issue_server(&["127.0.0.1"]).unwrap();
-    let tls = server_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let dealt = FederationConfig::new(2)
-        .channel(Channel::scma(Masks::Dealer))
-        .validate()
-        .unwrap();
-    let names: Vec<String> = (0..3).map(|i| format!("c{i}")).collect();
-    let options = ServerOptions::new(dir.path().join("server.db"), dealt, names);
-    let Err(err) = start_server(listener, tls, options).await else {
-        panic!("a server with dealt masks started");
-    };
-    assert!(err.to_string().contains("dealer process"), "{err}");
-    assert!(!dir.path().join("server.db").exists());
 }

@@ -4,5 +4,6 @@
 //! needs its `mod` line here.
 
 mod client_store;
+mod dealer;
 mod federation;
 mod handshake;

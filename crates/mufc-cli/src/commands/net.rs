@@ -146,6 +146,14 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "disconnected", "client": id.0, "name": name }),
             format!("client {id} ({name}) disconnected"),
         ),
+        ServerEvent::DealerConnected => (
+            json!({ "event": "dealer_connected" }),
+            "the dealer connected".to_string(),
+        ),
+        ServerEvent::DealerDisconnected => (
+            json!({ "event": "dealer_disconnected" }),
+            "the dealer disconnected".to_string(),
+        ),
         ServerEvent::Refused { reason } => (
             json!({ "event": "refused", "reason": reason }),
             format!("refused a session: {reason}"),

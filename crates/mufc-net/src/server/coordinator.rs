@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;
 
+mod dealer;
 mod round;
 mod schedule;
 
@@ -78,6 +79,8 @@ pub(super) struct Coordinator {
     caught_up: BTreeMap<ClientId, u64>,
     /// The groups whose ring cannot run, with why (said once per reason).
     stalled: BTreeMap<usize, String>,
+    /// The dealer's session (dealt masks), if it is connected.
+    dealer: Option<dealer::DealerSession>,
 }
 
 impl Coordinator {
@@ -138,6 +141,7 @@ impl Coordinator {
             revoked,
             caught_up: BTreeMap::new(),
             stalled: BTreeMap::new(),
+            dealer: None,
         })
     }
 
@@ -223,6 +227,11 @@ impl Coordinator {
                 }
             }
             Event::Gone { id, conn } => self.gone(id, conn),
+            ev @ (Event::DealerConnected { .. }
+            | Event::Dealt { .. }
+            | Event::DealerGone { .. }) => {
+                self.dealer_event(ev);
+            }
         }
     }
     fn connected(

@@ -14,10 +14,11 @@ use tonic::{Request, Response, Status, Streaming};
 use super::stores::ClientStores;
 use super::{Event, ServerEvent};
 use crate::proto::client_message::Body as ClientBody;
+use crate::proto::dealer_message::Body as DealerBody;
 use crate::proto::federation_server::Federation;
-use crate::proto::{ClientMessage, ServerMessage};
+use crate::proto::{ClientMessage, DealRequest, DealerMessage, ServerMessage};
 use crate::revocation::{Fingerprint, Watched, fingerprint};
-use crate::tls::authenticate;
+use crate::tls::{authenticate, authenticate_dealer};
 use crate::transport::peer_certificates;
 
 /// The protocol version of [`crate::proto::Hello`].
@@ -152,9 +153,89 @@ impl Handler {
     }
 }
 
+impl Handler {
+    /// Checks the dealer's session: a certificate naming the dealer, not
+    /// revoked, and a DealerHello of this protocol first.
+    async fn admit_dealer(
+        &self,
+        certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
+        inbound: &mut Streaming<DealerMessage>,
+    ) -> Result<(), Status> {
+        authenticate_dealer(certs).map_err(|e| Status::unauthenticated(e.to_string()))?;
+        let fp = fingerprint(certs.and_then(<[_]>::first).map_or(&[][..], |c| c.as_ref()));
+        let revoked = self
+            .revoked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .check(&fp)
+            .map_err(|e| {
+                Status::unavailable(format!("the server cannot check revocations: {e}"))
+            })?;
+        if revoked {
+            return Err(Status::permission_denied(
+                "the dealer's certificate is revoked",
+            ));
+        }
+        let first = match tokio::time::timeout(self.hello_timeout, inbound.message()).await {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(Status::deadline_exceeded("no DealerHello in time")),
+        };
+        match first.and_then(|m| m.body) {
+            Some(DealerBody::Hello(h)) if h.protocol == PROTOCOL_VERSION => Ok(()),
+            Some(DealerBody::Hello(h)) => Err(Status::failed_precondition(format!(
+                "protocol version {} (this server speaks {PROTOCOL_VERSION})",
+                h.protocol
+            ))),
+            _ => Err(Status::invalid_argument(
+                "the dealer's first message must be DealerHello",
+            )),
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl Federation for Handler {
     type JoinStream = ReceiverStream<Result<ServerMessage, Status>>;
+    type DealStream = ReceiverStream<Result<DealRequest, Status>>;
+
+    /// The dealer's session (dealt masks): authenticated as the dealer,
+    /// then every answer it sends goes to the coordinator, which sends
+    /// it the deal requests.
+    async fn deal(
+        &self,
+        request: Request<Streaming<DealerMessage>>,
+    ) -> Result<Response<Self::DealStream>, Status> {
+        let certs = peer_certificates(&request);
+        let mut inbound = request.into_inner();
+        if let Err(status) = self
+            .admit_dealer(certs.as_deref().map(Vec::as_slice), &mut inbound)
+            .await
+        {
+            let _ = self.report.send(ServerEvent::Refused {
+                reason: format!("the dealer: {}", status.message()),
+            });
+            return Err(status);
+        }
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(OUTBOX);
+        self.events
+            .send(Event::DealerConnected { conn, outbox: tx })
+            .await
+            .map_err(|_| Status::unavailable("the server is stopping"))?;
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(msg)) = inbound.message().await {
+                if let Some(DealerBody::Answer(answer)) = msg.body
+                    && events.send(Event::Dealt { conn, answer }).await.is_err()
+                {
+                    return;
+                }
+            }
+            let _ = events.send(Event::DealerGone { conn }).await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
 
     async fn join(
         &self,

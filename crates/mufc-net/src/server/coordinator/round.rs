@@ -249,11 +249,12 @@ impl Coordinator {
                     }
                 }
                 Ok(RoundStep::Finished) => break Ok(()),
-                // `start_server` refuses dealt masks: no dealer process yet.
-                Ok(RoundStep::Deal(_)) => {
-                    break Err(mufc::MufcError::Remote(
-                        "a dealt round, and this deployment runs no dealer".into(),
-                    ));
+                // Dealt masks: the dealer's answer, then the directory
+                // with the sealed seeds (the next advance).
+                Ok(RoundStep::Deal(request)) => {
+                    if let Err(e) = self.deal(&mut round, &mut state, &bytes, request).await {
+                        break Err(e);
+                    }
                 }
                 Err(e) => break Err(e),
             }

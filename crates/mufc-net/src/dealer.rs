@@ -1,0 +1,299 @@
+//! The dealer process, with dealt masks ([`mufc::Masks::Dealer`]): a third
+//! party that shares a key with each client, agreed once from their
+//! long-term X25519 keys ([`mufc::remote::RemoteDealer`]). It connects to
+//! the server like a client does, over TLS 1.3 with its certificate from
+//! the federation's authority ([`crate::certs::FederationCa::issue_dealer`]),
+//! and answers each round's deal request: it checks the round as a client
+//! does (the ring, its groups, the minimum aggregate, the setup against
+//! its agreement) and returns each client's sealed seed and the
+//! correction the server adds to the sum. It never sees a histogram or a
+//! masked message. A lost connection is retried with a growing wait.
+//!
+//! ```no_run
+//! use mufc_net::dealer::{DealerOptions, start_dealer};
+//! use syndrome_agg::masking::pairwise::MaskKeyPair;
+//! # async fn run(tls: std::sync::Arc<rustls::ClientConfig>) -> Result<(), mufc_net::NetError> {
+//! let key = MaskKeyPair::generate(&mut rand::rng());
+//! let clients = std::collections::BTreeMap::new(); // each client's public key, pinned
+//! let mut dealer = start_dealer(DealerOptions::new("127.0.0.1:7070", clients), &key, tls)?;
+//! while let Some(event) = dealer.next_event().await {
+//!     println!("{event:?}");
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mufc::ClientId;
+use mufc::remote::{Agreement, Announcement, RemoteDealer};
+use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::NetError;
+use crate::proto::deal_answer::Outcome;
+use crate::proto::dealer_message::Body;
+use crate::proto::{DealAnswer, DealRequest, DealerHello, DealerMessage};
+use crate::running::{Running, off_runtime};
+use crate::server::PROTOCOL_VERSION;
+
+/// A client's side of dealt masks: its long-term key pair and the
+/// dealer's public key, pinned out of band (the federation file's). The
+/// client agrees its key with the dealer once it has a party
+/// ([`mufc::remote::RemoteClient::pair_with_dealer`]).
+#[derive(Clone, Debug)]
+pub struct DealerPairing {
+    /// The client's long-term key pair (its secret never leaves it).
+    pub own: Arc<MaskKeyPair>,
+    /// The dealer's public key.
+    pub dealer: MaskPublicKey,
+}
+
+impl DealerPairing {
+    /// Pairs `client` with the dealer.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Mufc`] for a low-order dealer key.
+    pub fn pair(
+        &self,
+        mut client: mufc::remote::RemoteClient,
+    ) -> Result<mufc::remote::RemoteClient, NetError> {
+        client.pair_with_dealer(&self.own, &self.dealer)?;
+        Ok(client)
+    }
+}
+
+/// How the dealer runs.
+#[derive(Clone, Debug)]
+pub struct DealerOptions {
+    /// The server's address, `host:port`.
+    pub server: String,
+    /// Each client's long-term public key, pinned out of band (the
+    /// federation file's): the dealer deals for no other client.
+    pub clients: BTreeMap<ClientId, MaskPublicKey>,
+    /// What the dealer agreed on out of band: it deals for no setup
+    /// outside it. `None`: it deals for the setup of its first deal only.
+    pub agreement: Option<Agreement>,
+    /// How long to wait before connecting again after a lost session
+    /// (doubling up to [`Self::max_reconnect`]).
+    pub reconnect: Duration,
+    /// The longest wait between two attempts to connect.
+    pub max_reconnect: Duration,
+    /// How often the dealer pings the server (zero: never).
+    pub keepalive: Duration,
+    /// The largest message accepted or sent.
+    pub max_message: usize,
+}
+
+impl DealerOptions {
+    /// Options with the defaults (as [`crate::client::ClientOptions::new`]).
+    pub fn new(server: impl Into<String>, clients: BTreeMap<ClientId, MaskPublicKey>) -> Self {
+        Self {
+            server: server.into(),
+            clients,
+            agreement: None,
+            reconnect: Duration::from_secs(1),
+            max_reconnect: Duration::from_secs(30),
+            keepalive: crate::transport::KEEPALIVE,
+            max_message: crate::transport::MAX_MESSAGE,
+        }
+    }
+}
+
+/// What the dealer reports as it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DealerEvent {
+    /// The server took the dealer's session.
+    Connected,
+    /// The dealer dealt a round.
+    Dealt {
+        /// The round.
+        round: u64,
+    },
+    /// The dealer refused to deal a round (the server's request broke a
+    /// check), and told the server why.
+    Refused {
+        /// The round.
+        round: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The session ended; the dealer connects again.
+    Disconnected {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A running dealer.
+#[derive(Debug)]
+pub struct DealerHandle {
+    events: mpsc::UnboundedReceiver<DealerEvent>,
+    running: Running,
+}
+
+impl DealerHandle {
+    /// The next event (`None` once the dealer stopped).
+    pub async fn next_event(&mut self) -> Option<DealerEvent> {
+        self.events.recv().await
+    }
+
+    /// Stops the dealer and waits for it.
+    ///
+    /// # Errors
+    ///
+    /// The error the dealer stopped on, if any.
+    pub async fn stop(self) -> Result<(), NetError> {
+        self.running.stop().await
+    }
+}
+
+/// Starts the dealer with its static key pair `key` and the TLS
+/// configuration `tls` ([`crate::tls::client_config`] with the dealer's
+/// certificate).
+///
+/// # Errors
+///
+/// [`NetError::Mufc`] for a low-order client key among
+/// [`DealerOptions::clients`] (its agreement would contribute nothing
+/// secret).
+pub fn start_dealer(
+    options: DealerOptions,
+    key: &MaskKeyPair,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<DealerHandle, NetError> {
+    let mut dealer = RemoteDealer::new(key, &options.clients)?;
+    if let Some(a) = &options.agreement {
+        dealer.agree(a.clone());
+    }
+    let (report, events) = mpsc::unbounded_channel();
+    let (shutdown_tx, shutdown_rx) = oneshot::channel();
+    let task = tokio::spawn(run(options, tls, dealer, report, shutdown_rx));
+    Ok(DealerHandle {
+        events,
+        running: Running::new("dealer", shutdown_tx, task),
+    })
+}
+
+async fn run(
+    options: DealerOptions,
+    tls: Arc<rustls::ClientConfig>,
+    dealer: RemoteDealer,
+    report: mpsc::UnboundedSender<DealerEvent>,
+    mut shutdown: oneshot::Receiver<()>,
+) -> Result<(), NetError> {
+    let mut dealer = Some(dealer);
+    let mut wait = options.reconnect;
+    loop {
+        let outcome = tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            r = session(&options, &tls, &mut dealer, &report) => r,
+        };
+        let reason = match outcome {
+            Ok(true) => {
+                wait = options.reconnect;
+                "the server closed the session".to_string()
+            }
+            Ok(false) => "the server closed the session".to_string(),
+            Err(e) if crate::client::fatal(&e) => return Err(e),
+            Err(e) => e.to_string(),
+        };
+        let _ = report.send(DealerEvent::Disconnected { reason });
+        tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            () = tokio::time::sleep(wait) => {}
+        }
+        wait = wait
+            .saturating_mul(2)
+            .min(options.max_reconnect.max(options.reconnect));
+    }
+}
+
+/// One session: answers the server's deal requests until it closes.
+/// Returns whether the server took the session.
+async fn session(
+    options: &DealerOptions,
+    tls: &Arc<rustls::ClientConfig>,
+    dealer: &mut Option<RemoteDealer>,
+    report: &mpsc::UnboundedSender<DealerEvent>,
+) -> Result<bool, NetError> {
+    let mut rpc = crate::transport::connect_counted(
+        &options.server,
+        tls.clone(),
+        Arc::default(),
+        options.max_message,
+        options.keepalive,
+    )
+    .await?;
+    let (outbox, rx) = mpsc::channel(8);
+    let hello = Body::Hello(DealerHello {
+        protocol: PROTOCOL_VERSION,
+    });
+    send(&outbox, hello).await?;
+    let mut inbound = rpc
+        .deal(ReceiverStream::new(rx))
+        .await
+        .map_err(|s| crate::client::status_error(&s))?
+        .into_inner();
+    let _ = report.send(DealerEvent::Connected);
+    loop {
+        let request = match inbound.message().await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(true),
+            Err(status) => return Err(crate::client::status_error(&status)),
+        };
+        let round = request.round;
+        // Sealing and the correction are CPU work: off the runtime.
+        let held = dealer
+            .take()
+            .ok_or_else(|| NetError::Protocol("the dealer's state was lost".into()))?;
+        let (back, dealt) = off_runtime(held, move |d| answer(d, &request)).await;
+        *dealer = Some(back);
+        let outcome = match dealt {
+            Ok(bytes) => {
+                let _ = report.send(DealerEvent::Dealt { round });
+                Outcome::Dealt(bytes)
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                let _ = report.send(DealerEvent::Refused {
+                    round,
+                    reason: reason.clone(),
+                });
+                Outcome::Refusal(reason)
+            }
+        };
+        let answer = DealAnswer {
+            round,
+            outcome: Some(outcome),
+        };
+        send(&outbox, Body::Answer(answer)).await?;
+    }
+}
+
+/// The deal of `request`: its announcement parsed and checked to be of
+/// the round the request names, then dealt.
+fn answer(dealer: &mut RemoteDealer, request: &DealRequest) -> Result<Vec<u8>, mufc::MufcError> {
+    let announcement = Announcement::from_bytes(&request.announcement)?;
+    if announcement.spec.round != request.round {
+        return Err(mufc::MufcError::RoundRefused {
+            round: request.round,
+            reason: format!(
+                "the request names round {}, its announcement round {}",
+                request.round, announcement.spec.round
+            ),
+        });
+    }
+    dealer.deal(&announcement, &request.request)
+}
+
+async fn send(outbox: &mpsc::Sender<DealerMessage>, body: Body) -> Result<(), NetError> {
+    outbox
+        .send(DealerMessage { body: Some(body) })
+        .await
+        .map_err(|_| NetError::Transport("the session closed".into()))
+}

@@ -1,0 +1,258 @@
+//! Dealt masks over loopback (issue 27: every mask source runs across
+//! processes): the dealer is a party of its own that connects to the
+//! server with its certificate and answers each round's deal request. A
+//! federation trains and forgets exactly (the removal a change round); a
+//! dealer that is gone fails the round, which changes nothing, and the
+//! round runs once it is back; no client can open the dealer's session,
+//! and the dealer cannot join as a client.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use mufc::{Channel, ClientId, FederationConfig, Masks};
+use mufc_net::dealer::{DealerEvent, DealerHandle, DealerOptions, DealerPairing, start_dealer};
+use mufc_net::proto::dealer_message::Body as DealerBody;
+use mufc_net::proto::{DealerHello, DealerMessage};
+use mufc_net::server::ServerEvent;
+use mufc_net::tls::client_config;
+use seeding::PointId;
+use syndrome_agg::masking::pairwise::MaskKeyPair;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_server};
+
+/// The dealer's key pair and each client's, from the operating system.
+struct Keys {
+    dealer: Arc<MaskKeyPair>,
+    clients: Vec<Arc<MaskKeyPair>>,
+}
+
+impl Keys {
+    fn new(n: usize) -> Self {
+        let fresh = || Arc::new(MaskKeyPair::generate(&mut rand::rng()));
+        Self {
+            dealer: fresh(),
+            clients: (0..n).map(|_| fresh()).collect(),
+        }
+    }
+
+    fn pairings(&self) -> Vec<DealerPairing> {
+        (self.clients.iter())
+            .map(|own| DealerPairing {
+                own: own.clone(),
+                dealer: self.dealer.public_key(),
+            })
+            .collect()
+    }
+
+    /// Starts the dealer of `fed` (its certificate from `fed`'s
+    /// authority) and waits until the server took its session.
+    async fn start_dealer(&self, fed: &mut Loopback) -> DealerHandle {
+        let public = (self.clients.iter().enumerate())
+            .map(|(i, k)| (ClientId(i as u64), k.public_key()))
+            .collect();
+        let cert = fed.ca.issue_dealer().unwrap();
+        let tls = client_config(fed.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+        let mut options = DealerOptions::new(&fed.addr, public);
+        options.reconnect = std::time::Duration::from_millis(100);
+        let mut dealer = start_dealer(options, &self.dealer, tls).unwrap();
+        tokio::time::timeout(LIMIT, async {
+            assert_eq!(dealer.next_event().await, Some(DealerEvent::Connected));
+        })
+        .await
+        .unwrap();
+        until_server(&mut fed.server, |e| {
+            matches!(e, ServerEvent::DealerConnected)
+        })
+        .await;
+        dealer
+    }
+}
+
+fn dealt_config() -> mufc::ValidConfig {
+    FederationConfig::new(3)
+        .channel(Channel::scma(Masks::Dealer))
+        .min_updating_clients(1)
+        .seed(13)
+        .validate()
+        .unwrap()
+}
+
+/// Training and a removal with dealt masks equal the in-process
+/// federation, bit for bit; the removal is a change round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dealt_federation_trains_and_forgets_exactly() {
+    let data = data(5);
+    let keys = Keys::new(data.len());
+    let mut dealer = None;
+    let mut fed = Loopback::start_with(dealt_config(), &data, keys.pairings(), async |fed| {
+        dealer = Some(keys.start_dealer(fed).await);
+    })
+    .await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+    )
+    .await;
+    assert_stored_model(&fed.store, &data);
+    fed.forget(2, &[PointId(4)]).await;
+    let mut rest = data;
+    rest[2] = rest[2].without(&[PointId(4)]).unwrap();
+    let mut changes = None;
+    until_server(&mut fed.server, |e| {
+        if let ServerEvent::RoundStarted { changes: c, .. } = e {
+            changes = Some(*c);
+        }
+        matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
+    })
+    .await;
+    assert_eq!(changes, Some(true));
+    assert_stored_model(&fed.store, &rest);
+    let mut dealer = dealer.unwrap();
+    let mut dealt = Vec::new();
+    while let Ok(Some(e)) =
+        tokio::time::timeout(std::time::Duration::from_millis(100), dealer.next_event()).await
+    {
+        dealt.push(e);
+    }
+    assert!(
+        dealt.iter().all(|e| matches!(e, DealerEvent::Dealt { .. })),
+        "{dealt:?}"
+    );
+    dealer.stop().await.unwrap();
+    fed.stop().await;
+}
+
+/// With the dealer gone, a removal's round fails and changes nothing;
+/// once the dealer is back, the round runs again and commits exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
+    let data = data(5);
+    let keys = Keys::new(data.len());
+    let mut dealer = None;
+    let mut fed = Loopback::start_with(dealt_config(), &data, keys.pairings(), async |fed| {
+        dealer = Some(keys.start_dealer(fed).await);
+    })
+    .await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+    )
+    .await;
+    dealer.unwrap().stop().await.unwrap();
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::DealerDisconnected)
+    })
+    .await;
+    let path = fed.clients[1].0.clone();
+    let request = mufc_net::client_store::ClientStore::open(&path)
+        .unwrap()
+        .request(&[PointId(5)])
+        .unwrap();
+    // The round fails for want of the dealer, and the model is the
+    // trained one.
+    tokio::time::timeout(LIMIT, async {
+        loop {
+            match fed.server.next_event().await.unwrap() {
+                ServerEvent::RoundFailed { reason, .. } => {
+                    assert!(reason.contains("dealer is not connected"), "{reason}");
+                    return;
+                }
+                ServerEvent::RoundCommitted(r) => panic!("committed without a dealer: {r:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_stored_model(&fed.store, &data);
+    let dealer = keys.start_dealer(&mut fed).await;
+    // The request is still waiting: the server runs its round again.
+    let mut rest = data;
+    rest[1] = rest[1].without(&[PointId(5)]).unwrap();
+    tokio::time::timeout(LIMIT, async {
+        loop {
+            if let ServerEvent::RoundCommitted(r) = fed.server.next_event().await.unwrap()
+                && !r.training
+            {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_stored_model(&fed.store, &rest);
+    let status = mufc_net::client_store::ClientStore::open(&path)
+        .unwrap()
+        .status(request)
+        .unwrap();
+    assert!(
+        matches!(
+            status,
+            Some(mufc_net::client_store::RequestStatus::Acknowledged { .. })
+                | Some(mufc_net::client_store::RequestStatus::Applied)
+        ),
+        "{status:?}"
+    );
+    dealer.stop().await.unwrap();
+    fed.stop().await;
+}
+
+/// No client can open the dealer's session (it would see the rounds'
+/// rings and keys before the clients do, and could answer for the
+/// dealer): a client's certificate is refused, whatever it says; and the
+/// dealer's certificate opens no client session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_dealers_certificate_opens_the_dealers_session() {
+    let data = data(3);
+    let config = FederationConfig::new(2)
+        .channel(Channel::scma(Masks::Dealer))
+        .seed(14)
+        .validate()
+        .unwrap();
+    let mut fed = Loopback::start_with(config, &data, Vec::new(), async |_| {}).await;
+    let client = fed.ca.issue_client("c0").unwrap();
+    let tls = client_config(fed.ca.cert_pem(), &client.cert_pem, &client.key_pem).unwrap();
+    let mut rpc = mufc_net::transport::connect(&fed.addr, tls).await.unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(DealerMessage {
+        body: Some(DealerBody::Hello(DealerHello { protocol: 1 })),
+    })
+    .await
+    .unwrap();
+    let refused = match rpc.deal(ReceiverStream::new(rx)).await {
+        Err(status) => status,
+        // TLS 1.3 may tell the refusal at the first read; a session the
+        // server took would send nothing.
+        Ok(stream) => {
+            let first = stream.into_inner();
+            let read = tokio::time::timeout(std::time::Duration::from_secs(5), async move {
+                let mut first = first;
+                first.message().await
+            });
+            match read.await {
+                Ok(Err(status)) => status,
+                other => panic!("the server took a client as the dealer: {other:?}"),
+            }
+        }
+    };
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Refused { reason } if reason.starts_with("the dealer")),
+    )
+    .await;
+
+    // The dealer's certificate names no client.
+    let dealer = fed.ca.issue_dealer().unwrap();
+    let err = mufc_net::tls::authenticate(Some(&[pem_der(&dealer.cert_pem)]), "c0").unwrap_err();
+    assert!(err.to_string().contains("another party"), "{err}");
+    fed.stop().await;
+}
+
+/// The DER of a PEM certificate.
+fn pem_der(pem: &str) -> rustls::pki_types::CertificateDer<'static> {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
+}
