@@ -11,7 +11,7 @@ mod store;
 mod topology;
 
 pub use bounds::Bounds;
-pub use net::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
+pub use net::{ClientAction, ClientArgs, ClientForgetArgs, DealerArgs, ServerArgs, TlsArgs};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
     StoreOutput, VerifyArgs, Wait, parse_topology,
@@ -97,6 +97,12 @@ pub enum Command {
     /// its own store and joins the server's rounds; `mufc client forget`
     /// asks it to forget points. Runs until interrupted.
     Client(ClientArgs),
+    /// The dealer of a federation with dealt masks (`--masking dealer`):
+    /// connects to the server with its certificate and deals every round
+    /// (a fresh seed sealed to each client, the correction to the server),
+    /// checking each round as a client does. It sees no histogram and no
+    /// masked message. Runs until interrupted.
+    Dealer(DealerArgs),
 }
 
 impl Command {
@@ -117,7 +123,8 @@ impl Command {
             | Self::Inspect(_)
             | Self::Certs(_)
             | Self::Server(_)
-            | Self::Client(_) => None,
+            | Self::Client(_)
+            | Self::Dealer(_) => None,
         }
     }
 
@@ -135,6 +142,7 @@ impl Command {
                 Some(ClientAction::Forget(f)) => &f.out,
                 None => &a.out,
             }),
+            Self::Dealer(a) => Some(&a.out),
             _ => None,
         }
     }
@@ -171,7 +179,8 @@ impl Command {
             | Self::Inspect(_)
             | Self::Certs(_)
             | Self::Server(_)
-            | Self::Client(_) => None,
+            | Self::Client(_)
+            | Self::Dealer(_) => None,
         }
     }
 
@@ -192,6 +201,7 @@ impl Command {
             Self::Certs(_) => "certs",
             Self::Server(_) => "server",
             Self::Client(_) => "client",
+            Self::Dealer(_) => "dealer",
         }
     }
 }

@@ -13,12 +13,16 @@ mod bench;
 mod certs;
 mod compare;
 mod costs;
+#[cfg(feature = "net")]
+mod dealer;
 mod execute;
 mod experiment;
 #[cfg(feature = "net")]
 mod log_lines;
 #[cfg(feature = "net")]
 mod net;
+#[cfg(feature = "net")]
+mod net_files;
 mod prepare;
 mod run;
 mod store;
@@ -29,6 +33,8 @@ mod unlearn;
 
 pub use bench::bench;
 pub use compare::compare;
+#[cfg(feature = "net")]
+pub use dealer::dealer;
 pub use execute::execute;
 #[cfg(feature = "net")]
 pub use net::{client, server};

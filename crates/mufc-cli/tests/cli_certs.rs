@@ -133,17 +133,44 @@ fn certs_make_a_mutually_authenticated_federation() {
     assert!(handshake(&d, "x", "a").is_err());
 }
 
+/// `mufc certs --masking dealer` writes the dealer's certificate and a
+/// secret key file for every party, and the federation file pins each
+/// one's public key; a file that agrees on dealt masks without the keys,
+/// or names keys for another masking, is refused.
 #[test]
-fn a_federation_file_with_dealt_masks_is_refused_until_a_dealer_process_exists() {
-    // The library has the dealer's party (`mufc::remote::RemoteDealer`);
-    // the deployment runs no dealer process yet, so a federation file
-    // that agrees on dealt masks would leave every round without one.
+fn a_federation_file_with_dealt_masks_pins_every_partys_mask_key() {
+    use mufc_net::federation_file::{FederationFile, parse_key};
+    use syndrome_agg::masking::pairwise::MaskKeyPair;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("certs");
-    let out = certs(&d, "dealt", "a,b,c", &["--masking", "dealer"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("dealer process"), "{err}");
-    assert!(!d.join("federation.json").exists());
-    certs_ok(&d, "dealt", "a,b,c", &["--masking", "pairwise", "--force"]);
+    certs_ok(&d, "dealt", "a,b,c", &["--masking", "dealer"]);
+    assert!(d.join("dealer.pem").exists() && d.join("dealer-key.pem").exists());
+    let text = std::fs::read_to_string(d.join("federation.json")).unwrap();
+    let keys = FederationFile::parse(&text).unwrap().mask_keys.unwrap();
+    let public = |file: &str| {
+        let secret = parse_key(&std::fs::read_to_string(d.join(file)).unwrap()).unwrap();
+        MaskKeyPair::from_secret_bytes(secret).public_key()
+    };
+    assert_eq!(public("dealer-mask.key"), keys.dealer.0);
+    for (i, c) in ["a", "b", "c"].iter().enumerate() {
+        assert_eq!(
+            public(&format!("client-{c}-mask.key")),
+            keys.clients[i].0,
+            "{c}"
+        );
+    }
+    let mut all: Vec<_> = keys.clients.iter().map(|k| k.0).collect();
+    all.push(keys.dealer.0);
+    all.sort_by_key(|k| k.0);
+    all.dedup();
+    assert_eq!(all.len(), 4, "every party's key is its own");
+
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let pinned = json.as_object_mut().unwrap().remove("mask_keys").unwrap();
+    let err = FederationFile::parse(&json.to_string()).unwrap_err();
+    assert!(err.to_string().contains("mask_keys"), "{err}");
+    json["mask_keys"] = pinned;
+    json["policy"]["masking"] = "Pairwise".into();
+    let err = FederationFile::parse(&json.to_string()).unwrap_err();
+    assert!(err.to_string().contains("mask_keys"), "{err}");
 }

@@ -54,10 +54,10 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         args.extend_from_slice(extra);
         args.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    let dealer = server(&["--masking", "dealer"]);
+    let dealer = server(&["--masking", "dealer", "--dropout", "0.1"]);
     fails_with(
         &dealer.iter().map(String::as_str).collect::<Vec<_>>(),
-        "the deployment runs no dealer process yet",
+        "dealt masks tolerate no dropout",
     );
     let lossy = server(&["--masking", "pairwise", "--dropout", "0.1"]);
     fails_with(

@@ -15,6 +15,7 @@ mod cli_net_admission;
 mod cli_net_agreement;
 mod cli_net_attacks;
 mod cli_net_bounds;
+mod cli_net_dealer;
 mod cli_net_directory;
 mod cli_net_erasure;
 mod cli_net_faults;

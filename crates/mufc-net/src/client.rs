@@ -22,7 +22,6 @@ use mufc::remote::{Announcement, ClientRound, RemoteClient};
 use mufc::{ClientId, SecAggStep};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::Code;
 
 use crate::NetError;
 use crate::client_store::{ClientStore, FirstStart};
@@ -216,28 +215,6 @@ pub fn start_client(
     })
 }
 
-/// Whether a session's error ends the client (retrying cannot help).
-pub(crate) fn fatal(e: &NetError) -> bool {
-    !matches!(e, NetError::Transport(_))
-}
-
-pub(crate) fn status_error(s: &tonic::Status) -> NetError {
-    // TLS 1.3: a client learns that the server refused its certificate
-    // only on its first read, as a broken stream.
-    if let Some(reason) = crate::transport::permanent_tls_failure(s) {
-        return NetError::HandshakeRefused {
-            peer: "the server".into(),
-            reason,
-        };
-    }
-    match s.code() {
-        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded => {
-            NetError::Transport(s.message().to_string())
-        }
-        _ => NetError::Protocol(format!("the server refused the session: {}", s.message())),
-    }
-}
-
 async fn run(
     options: ClientOptions,
     creds: crate::tls::ClientCredentials,
@@ -263,7 +240,7 @@ async fn run(
         }
         let reason = match outcome {
             Ok(()) => "the server closed the session".to_string(),
-            Err(e) if fatal(&e) => {
+            Err(e) if crate::transport::fatal(&e) => {
                 // Refused before any welcome: a first start leaves no file.
                 store.refused();
                 return Err(e);
@@ -424,7 +401,7 @@ async fn session(
     let mut inbound = rpc
         .join(ReceiverStream::new(rx))
         .await
-        .map_err(|s| status_error(&s))?
+        .map_err(|s| crate::transport::status_error(&s))?
         .into_inner();
     let mut s = Session {
         agreement: options.agreement.as_ref(),
@@ -448,7 +425,7 @@ async fn session(
                     }
                 }
                 Ok(None) => return Ok(()),
-                Err(status) => return Err(status_error(&status)),
+                Err(status) => return Err(crate::transport::status_error(&status)),
             },
             _ = poll.tick() => s.serve_requests().await?,
         }

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use mufc::ClientId;
 use mufc::remote::{Agreement, Announcement, RemoteDealer};
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
+pub use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -199,7 +199,7 @@ async fn run(
                 "the server closed the session".to_string()
             }
             Ok(false) => "the server closed the session".to_string(),
-            Err(e) if crate::client::fatal(&e) => return Err(e),
+            Err(e) if crate::transport::fatal(&e) => return Err(e),
             Err(e) => e.to_string(),
         };
         let _ = report.send(DealerEvent::Disconnected { reason });
@@ -237,14 +237,14 @@ async fn session(
     let mut inbound = rpc
         .deal(ReceiverStream::new(rx))
         .await
-        .map_err(|s| crate::client::status_error(&s))?
+        .map_err(|s| crate::transport::status_error(&s))?
         .into_inner();
     let _ = report.send(DealerEvent::Connected);
     loop {
         let request = match inbound.message().await {
             Ok(Some(r)) => r,
             Ok(None) => return Ok(true),
-            Err(status) => return Err(crate::client::status_error(&status)),
+            Err(status) => return Err(crate::transport::status_error(&status)),
         };
         let round = request.round;
         // Sealing and the correction are CPU work: off the runtime.

@@ -15,6 +15,10 @@
 //! }
 //! ```
 //!
+//! With dealt masks (`"policy": {"masking": "dealer", ...}`) it also pins
+//! the parties' long-term public keys, `"mask_keys": {"dealer": HEX,
+//! "clients": [HEX, ...]}`, in roster order.
+//!
 //! The server takes its roster from it and resolves no finer grid step
 //! than `min_gamma`, refusing any client that claims more than
 //! `max_client_points` points or another dimension; every client refuses
@@ -22,8 +26,10 @@
 
 use std::path::Path;
 
+use mufc::ClientId;
 use mufc::remote::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA};
 use serde::{Deserialize, Serialize};
+use syndrome_agg::masking::pairwise::MaskPublicKey;
 
 use crate::NetError;
 
@@ -75,6 +81,53 @@ pub struct FederationFile {
     /// The topology, once agreed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<mufc::Topology>,
+    /// With dealt masks, the parties' long-term X25519 public keys: the
+    /// dealer's, which every client pins, and each client's in roster
+    /// order, which the dealer pins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask_keys: Option<MaskKeys>,
+}
+
+/// The long-term public keys of dealt masks (hex in the file, so that
+/// people can compare them).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaskKeys {
+    /// The dealer's.
+    pub dealer: HexKey,
+    /// Each client's, in roster order.
+    pub clients: Vec<HexKey>,
+}
+
+/// An X25519 public key, written as 64 hex digits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HexKey(pub MaskPublicKey);
+
+impl Serialize for HexKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(self.0.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for HexKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_key(&text)
+            .map(|k| Self(MaskPublicKey(k)))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// 32 bytes from 64 hex digits (a key or a key file's text, surrounding
+/// whitespace ignored).
+///
+/// # Errors
+///
+/// Why the text is not such a key.
+pub fn parse_key(text: &str) -> Result<[u8; 32], String> {
+    let bytes = hex::decode(text.trim()).map_err(|e| format!("not a hex key: {e}"))?;
+    <[u8; 32]>::try_from(bytes.as_slice())
+        .map_err(|_| format!("a key is 32 bytes (64 hex digits), not {}", bytes.len()))
 }
 
 fn default_min_gamma() -> f64 {
@@ -97,7 +150,19 @@ impl FederationFile {
             bounds: None,
             policy: None,
             topology: None,
+            mask_keys: None,
         }
+    }
+
+    /// With dealt masks, each client's pinned public key by id (its place
+    /// in the roster), for the dealer.
+    pub fn client_mask_keys(&self) -> Option<std::collections::BTreeMap<ClientId, MaskPublicKey>> {
+        let keys = self.mask_keys.as_ref()?;
+        Some(
+            (keys.clients.iter().enumerate())
+                .map(|(i, k)| (ClientId(i as u64), k.0))
+                .collect(),
+        )
     }
 
     /// What the parties hold each other to.
@@ -132,17 +197,30 @@ impl FederationFile {
         file.agreement()
             .validate()
             .map_err(|e| bad(e.to_string()))?;
-        // The library has the dealer's party (`mufc::remote::RemoteDealer`);
-        // this deployment runs no dealer process yet.
-        if file
-            .policy
-            .is_some_and(|p| p.masking == mufc::Masking::Dealer)
-        {
-            return Err(bad(
-                "dealt masks need a dealer process, which mufc-net does not run yet: \
-                 agree on secagg or pairwise masks"
-                    .into(),
-            ));
+        // Dealt masks need the keys every party pins; no other masking
+        // has any.
+        let dealt = (file.policy).is_some_and(|p| p.masking == mufc::Masking::Dealer);
+        match &file.mask_keys {
+            None if dealt => {
+                return Err(bad(
+                    "dealt masks need mask_keys: the dealer's public key and each client's \
+                     (mufc certs --masking dealer writes them)"
+                        .into(),
+                ));
+            }
+            Some(_) if !dealt => {
+                return Err(bad(
+                    "mask_keys are for dealt masks, and the policy pins none".into(),
+                ));
+            }
+            Some(k) if k.clients.len() != file.roster.len() => {
+                return Err(bad(format!(
+                    "mask_keys name {} clients, the roster {}",
+                    k.clients.len(),
+                    file.roster.len()
+                )));
+            }
+            _ => {}
         }
         if let Some([lo, hi]) = file.bounds
             && !(lo.is_finite() && hi.is_finite() && lo < hi)

@@ -402,3 +402,27 @@ pub(crate) fn permanent_tls_failure(e: &(dyn std::error::Error + 'static)) -> Op
     }
     None
 }
+
+/// Whether a session's error ends a client or the dealer (retrying
+/// cannot help).
+pub(crate) fn fatal(e: &NetError) -> bool {
+    !matches!(e, NetError::Transport(_))
+}
+
+pub(crate) fn status_error(s: &tonic::Status) -> NetError {
+    // TLS 1.3: a party learns that the server refused its certificate
+    // only on its first read, as a broken stream.
+    if let Some(reason) = permanent_tls_failure(s) {
+        return NetError::HandshakeRefused {
+            peer: "the server".into(),
+            reason,
+        };
+    }
+    match s.code() {
+        tonic::Code::Unavailable
+        | tonic::Code::Unknown
+        | tonic::Code::Cancelled
+        | tonic::Code::DeadlineExceeded => NetError::Transport(s.message().to_string()),
+        _ => NetError::Protocol(format!("the server refused the session: {}", s.message())),
+    }
+}

@@ -1,5 +1,5 @@
-//! The options of the federation across processes: `mufc server` and
-//! `mufc client` (thin layers over `mufc_net`).
+//! The options of the federation across processes: `mufc server`,
+//! `mufc client` and `mufc dealer` (thin layers over `mufc_net`).
 
 use std::path::PathBuf;
 
@@ -99,11 +99,11 @@ pub struct ServerArgs {
     )]
     pub dropout: f64,
     /// How the clients mask their sketches: `secagg` (the dropout-tolerant
-    /// protocol) or `pairwise` (fresh X25519 keys every round, the key
+    /// protocol), `pairwise` (fresh X25519 keys every round, the key
     /// directory relayed by the server; no dropout tolerated, against an
-    /// honest-but-curious server only). `dealer` is refused: the library
-    /// has the dealer's party (`mufc::remote::RemoteDealer`), this
-    /// deployment does not run it yet.
+    /// honest-but-curious server only) or `dealer` (a third party, `mufc
+    /// dealer`, seals each client a fresh seed every round and gives the
+    /// server the correction; no dropout tolerated).
     #[arg(long, value_parser = super::named::named!(mufc::Masking), default_value_t = mufc::Masking::SecAgg)]
     pub masking: mufc::Masking,
     /// The SecAgg neighbourhood graph.
@@ -207,6 +207,34 @@ pub struct ClientArgs {
     #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_message_mib: u32,
     /// How often the connections are pinged.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// With dealt masks, the client's long-term X25519 secret key (64 hex
+    /// digits; the federation file pins its public key and the dealer's)
+    /// [default: DIR/client-NAME-mask.key].
+    #[arg(long, value_name = "FILE")]
+    pub mask_key: Option<PathBuf>,
+}
+
+/// Options of `mufc dealer`.
+#[derive(Clone, Debug, Args)]
+pub struct DealerArgs {
+    /// Output options (`--json`: one JSON object per event, per line).
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// TLS options (the dealer's certificate: DIR/dealer.pem and
+    /// DIR/dealer-key.pem; the federation file, which pins every client's
+    /// public key, is required).
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// The server, `host:port`.
+    #[arg(long, value_name = "ADDR")]
+    pub server: String,
+    /// The dealer's long-term X25519 secret key (64 hex digits)
+    /// [default: DIR/dealer-mask.key].
+    #[arg(long, value_name = "FILE")]
+    pub mask_key: Option<PathBuf>,
+    /// How often the connection is pinged.
     #[command(flatten)]
     pub keepalive: KeepaliveArgs,
 }

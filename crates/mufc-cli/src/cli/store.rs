@@ -282,7 +282,9 @@ pub struct CertsArgs {
     #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
     pub bounds: Option<super::Bounds>,
     /// Pins the privacy policy in the federation file with this masking
-    /// (`secagg` or `pairwise`): every client refuses a setup that masks
+    /// (`secagg`, `pairwise` or `dealer`; with `dealer`, also the
+    /// dealer's certificate and every party's mask key, their public keys
+    /// pinned in the file): every client refuses a setup that masks
     /// otherwise, and one below the pinned minimums [default: not
     /// pinned; with --min-clients or --min-updating-clients: secagg].
     #[arg(long, value_parser = super::named::named!(mufc::Masking))]

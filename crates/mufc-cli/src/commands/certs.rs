@@ -100,6 +100,41 @@ fn revoke(dir: &Path, names: &[String]) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
+/// The long-term X25519 key pairs of dealt masks, fresh from the
+/// operating system: the dealer's (`dealer-mask.key`) and each client's
+/// (`client-<name>-mask.key`), secret files, each party's own to hold.
+/// Returns the public keys the federation file pins.
+fn dealt_keys(
+    dir: &Path,
+    clients: &[String],
+    force: bool,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<mufc_net::federation_file::MaskKeys, CliError> {
+    use mufc_net::dealer::MaskKeyPair;
+    use mufc_net::federation_file::HexKey;
+    let mut fresh = |file: String, what: String| -> Result<HexKey, CliError> {
+        let pair = MaskKeyPair::generate(&mut rand::rng());
+        let text = zeroize::Zeroizing::new(format!("{}\n", hex::encode(*pair.secret_bytes())));
+        let path = dir.join(file);
+        write(&path, &text, force, true)?;
+        written.push((what, path));
+        Ok(HexKey(pair.public_key()))
+    };
+    let dealer = fresh(
+        "dealer-mask.key".into(),
+        "dealer's mask key (secret)".into(),
+    )?;
+    let clients = (clients.iter())
+        .map(|c| {
+            fresh(
+                format!("client-{c}-mask.key"),
+                format!("client {c} mask key (secret)"),
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(mufc_net::federation_file::MaskKeys { dealer, clients })
+}
+
 /// `mufc certs`.
 ///
 /// # Errors
@@ -168,6 +203,12 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
             });
         }
         file.topology = a.topology;
+        if a.masking == Some(mufc::Masking::Dealer) {
+            file.mask_keys = Some(dealt_keys(dir, &a.clients, a.force, &mut written)?);
+            let [cert, key] = write_pair(dir, "dealer", &ca.issue_dealer()?, a.force)?;
+            written.push(("dealer certificate".into(), cert));
+            written.push(("dealer key".into(), key));
+        }
         let text = file.to_json()?;
         // Checked as every party will read it.
         mufc_net::federation_file::FederationFile::parse(&text)?;

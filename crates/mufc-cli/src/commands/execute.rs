@@ -43,8 +43,10 @@ pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
         Command::Server(a) => super::net::server(a),
         #[cfg(feature = "net")]
         Command::Client(a) => super::net::client(a),
+        #[cfg(feature = "net")]
+        Command::Dealer(a) => super::dealer::dealer(a),
         #[cfg(not(feature = "net"))]
-        Command::Certs(_) | Command::Server(_) | Command::Client(_) => {
+        Command::Certs(_) | Command::Server(_) | Command::Client(_) | Command::Dealer(_) => {
             Err(CliError::InvalidParameter {
                 name: "command",
                 value: command.name().into(),

@@ -1,5 +1,5 @@
 //! `mufc server` and `mufc client`: the federation across processes
-//! (`mufc_net`). Both run until interrupted (SIGINT, SIGTERM), printing
+//! (`mufc_net`; the dealer is `dealer.rs`). Both run until interrupted (SIGINT, SIGTERM), printing
 //! one line per event on stdout (one JSON object per line with
 //! `--json`); `mufc client forget` records a request in a client's store
 //! and waits for its acknowledgement.
@@ -15,76 +15,12 @@ use seeding::PointId;
 use serde_json::{Value, json};
 
 use super::log_lines::{Level, Logger, follow};
+use super::net_files::{federation_file, mask_key, pems, ping_interval, runtime, seconds};
 use crate::CliError;
-use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs, TlsArgs};
+use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs};
 use crate::data::{LoadOptions, load};
 use crate::output::Report;
 use crate::output::count;
-
-fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Store(format!("cannot start the async runtime: {e}")))
-}
-
-fn seconds(name: &'static str, secs: f64) -> Result<Duration, CliError> {
-    Duration::try_from_secs_f64(secs).map_err(|_| CliError::InvalidParameter {
-        name,
-        value: secs.to_string(),
-        reason: "must be a non-negative number of seconds",
-    })
-}
-
-/// [`seconds`], more than zero: the interval between two pings.
-fn ping_interval(secs: f64) -> Result<Duration, CliError> {
-    match seconds("keepalive", secs)? {
-        d if d.is_zero() => Err(CliError::InvalidParameter {
-            name: "keepalive",
-            value: secs.to_string(),
-            reason: "must be more than zero seconds",
-        }),
-        d => Ok(d),
-    }
-}
-
-fn read(path: &Path) -> Result<String, CliError> {
-    std::fs::read_to_string(path).map_err(|e| CliError::io(path, &e))
-}
-
-/// The PEM files of a party: named, or in the `--certs` directory under
-/// the names `mufc certs` gives them (`stem` is `server` or
-/// `client-<name>`).
-fn pems(tls: &TlsArgs, stem: &str) -> Result<[String; 3], CliError> {
-    let pick = |given: &Option<PathBuf>, file: String| -> Result<PathBuf, CliError> {
-        given
-            .clone()
-            .or_else(|| tls.certs.as_ref().map(|d| d.join(&file)))
-            .ok_or(CliError::InvalidParameter {
-                name: "certs",
-                value: String::new(),
-                reason: "name the certificates: --certs DIR, or --ca, --cert and --key",
-            })
-    };
-    let ca = pick(&tls.ca, "ca.pem".into())?;
-    let cert = pick(&tls.cert, format!("{stem}.pem"))?;
-    let key = pick(&tls.key, format!("{stem}-key.pem"))?;
-    Ok([read(&ca)?, read(&cert)?, read(&key)?])
-}
-
-/// The federation file the options name: `--federation-file`, else
-/// `federation.json` in the certificates' directory when it exists.
-fn federation_file(
-    tls: &TlsArgs,
-) -> Result<Option<mufc_net::federation_file::FederationFile>, CliError> {
-    let path = tls.federation_file.clone().or_else(|| {
-        let p = tls.certs.as_ref()?.join("federation.json");
-        p.exists().then_some(p)
-    });
-    Ok(path
-        .map(|p| mufc_net::federation_file::FederationFile::read(&p))
-        .transpose()?)
-}
 
 fn ids(v: &[mufc::ClientId]) -> String {
     if v.is_empty() {
@@ -268,11 +204,20 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
             });
         }
         mufc::Masking::Pairwise => Masks::Pairwise,
+        mufc::Masking::Dealer if a.dropout > 0.0 => {
+            return Err(CliError::InvalidParameter {
+                name: "dropout",
+                value: a.dropout.to_string(),
+                reason: "dealt masks tolerate no dropout: a client missing fails the round \
+                         (use --masking secagg to survive dropouts)",
+            });
+        }
+        mufc::Masking::Dealer => Masks::Dealer,
         _ => {
             return Err(CliError::InvalidParameter {
                 name: "masking",
                 value: a.masking.to_string(),
-                reason: "the deployment runs no dealer process yet: use secagg or pairwise",
+                reason: "a federation across processes masks: secagg, pairwise or dealer",
             });
         }
     };
@@ -501,8 +446,21 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
         });
     }
     let first = first_start(a, store, name, agreed.as_ref().and_then(|f| f.bounds))?;
+    // Dealt masks: the client's key, and the dealer's the file pins.
+    let dealer = match agreed.as_ref().and_then(|f| f.mask_keys.as_ref()) {
+        Some(keys) => Some(mufc_net::dealer::DealerPairing {
+            own: std::sync::Arc::new(mask_key(
+                &a.mask_key,
+                &a.tls,
+                &format!("client-{name}-mask.key"),
+            )?),
+            dealer: keys.dealer.0,
+        }),
+        None => None,
+    };
     runtime()?.block_on(async {
         let mut options = ClientOptions::new(server, store);
+        options.dealer = dealer;
         options.first_start = first;
         options.max_message = mib(a.max_message_mib);
         options.keepalive = keepalive;

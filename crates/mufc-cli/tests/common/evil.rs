@@ -37,6 +37,15 @@ struct Handler {
 #[tonic::async_trait]
 impl Federation for Handler {
     type JoinStream = ReceiverStream<Result<ServerMessage, Status>>;
+    type DealStream = ReceiverStream<Result<mufc_net::proto::DealRequest, Status>>;
+
+    /// This server deals with no dealer (its tests mask with SecAgg).
+    async fn deal(
+        &self,
+        _request: Request<Streaming<mufc_net::proto::DealerMessage>>,
+    ) -> Result<Response<Self::DealStream>, Status> {
+        Err(Status::unimplemented("no dealer here"))
+    }
 
     async fn join(
         &self,

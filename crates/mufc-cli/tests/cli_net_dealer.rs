@@ -1,0 +1,101 @@
+//! `mufc dealer` (issue 27: every mask source runs across processes):
+//! `mufc certs --masking dealer` writes the dealer's certificate and
+//! every party's mask key, the federation file pins their public keys,
+//! and a server, a dealer and five clients, each a process of its own,
+//! train and forget exactly; the removal is a change round, dealt like
+//! the training round. A dealer given another key than the one the file
+//! pins refuses to start.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::common::net::{
+    Proc, assert_model, certs_with, client_args, forget, free_port, server_args, written_data,
+};
+use seeding::PointId;
+
+const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+fn dealer_args(port: u16, certs: &Path) -> Vec<String> {
+    [
+        "dealer",
+        "--server",
+        &format!("127.0.0.1:{port}"),
+        "--certs",
+        certs.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn five_processes_and_a_dealer_train_and_forget_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = written_data(dir, "cli-net-dealer", &NAMES);
+    let certs = certs_with(
+        dir,
+        "certs",
+        "hospitals",
+        &NAMES,
+        &["--masking", "dealer", "--min-updating-clients", "1"],
+    );
+    // Every secret key is its holder's alone.
+    for file in ["dealer-mask.key", "client-a-mask.key", "dealer-key.pem"] {
+        let mode = std::fs::metadata(certs.join(file))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{file}: {mode:o}");
+    }
+    let port = free_port();
+    let extra = ["--k", "3", "--seed", "11", "--masking", "dealer"];
+    let server = Proc::start(
+        "server",
+        dir,
+        &server_args(port, &certs, &NAMES, &extra),
+        &[],
+    );
+    server.wait_for(|l| l.starts_with("listening on"));
+    let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), &[]);
+    server.wait_for(|l| l.contains("the dealer connected"));
+    let _clients: Vec<Proc> = (NAMES.iter())
+        .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+        .collect();
+    server.wait_for(|l| l.contains("committed (training)"));
+    assert_model(dir, data.clone());
+    forget(dir, "c", "3");
+    let mut rest = data;
+    rest[2] = rest[2].without(&[PointId(3)]).unwrap();
+    assert_model(dir, rest);
+    let log = server.log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("round 1 started") && l.contains("a change round")),
+        "{log:?}"
+    );
+    dealer.wait_for(|l| l.contains("dealt round 1"));
+    assert!(dealer.log().iter().any(|l| l.contains("dealt round 0")));
+}
+
+#[test]
+fn a_dealer_with_a_key_the_file_does_not_pin_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let certs = certs_with(dir, "certs", "hospitals", &NAMES, &["--masking", "dealer"]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(dealer_args(free_port(), &certs))
+        .args([
+            "--mask-key",
+            certs.join("client-a-mask.key").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not the dealer's"), "{err}");
+}
