@@ -70,6 +70,24 @@ impl Keys {
     }
 }
 
+impl Keys {
+    /// A federation of `data` with dealt masks, its dealer connected
+    /// before the clients, once its training round committed.
+    async fn trained(&self, data: &[seeding::Dataset]) -> (Loopback, DealerHandle) {
+        let mut dealer = None;
+        let mut fed = Loopback::start_with(dealt_config(), data, self.pairings(), async |fed| {
+            dealer = Some(self.start_dealer(fed).await);
+        })
+        .await;
+        until_server(
+            &mut fed.server,
+            |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
+        )
+        .await;
+        (fed, dealer.unwrap())
+    }
+}
+
 fn dealt_config() -> mufc::ValidConfig {
     FederationConfig::new(3)
         .channel(Channel::scma(Masks::Dealer))
@@ -85,16 +103,7 @@ fn dealt_config() -> mufc::ValidConfig {
 async fn a_dealt_federation_trains_and_forgets_exactly() {
     let data = data(5);
     let keys = Keys::new(data.len());
-    let mut dealer = None;
-    let mut fed = Loopback::start_with(dealt_config(), &data, keys.pairings(), async |fed| {
-        dealer = Some(keys.start_dealer(fed).await);
-    })
-    .await;
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
-    )
-    .await;
+    let (mut fed, dealer) = keys.trained(&data).await;
     assert_stored_model(&fed.store, &data);
     fed.forget(2, &[PointId(4)]).await;
     let mut rest = data;
@@ -109,16 +118,20 @@ async fn a_dealt_federation_trains_and_forgets_exactly() {
     .await;
     assert_eq!(changes, Some(true));
     assert_stored_model(&fed.store, &rest);
-    let mut dealer = dealer.unwrap();
+    let mut dealer = dealer;
     let mut dealt = Vec::new();
     while let Ok(Some(e)) =
         tokio::time::timeout(std::time::Duration::from_millis(100), dealer.next_event()).await
     {
         dealt.push(e);
     }
-    assert!(
-        dealt.iter().all(|e| matches!(e, DealerEvent::Dealt { .. })),
-        "{dealt:?}"
+    // Training and the removal, both dealt, and nothing refused.
+    assert_eq!(
+        dealt,
+        [
+            DealerEvent::Dealt { round: 0 },
+            DealerEvent::Dealt { round: 1 }
+        ]
     );
     dealer.stop().await.unwrap();
     fed.stop().await;
@@ -130,17 +143,8 @@ async fn a_dealt_federation_trains_and_forgets_exactly() {
 async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
     let data = data(5);
     let keys = Keys::new(data.len());
-    let mut dealer = None;
-    let mut fed = Loopback::start_with(dealt_config(), &data, keys.pairings(), async |fed| {
-        dealer = Some(keys.start_dealer(fed).await);
-    })
-    .await;
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
-    )
-    .await;
-    dealer.unwrap().stop().await.unwrap();
+    let (mut fed, dealer) = keys.trained(&data).await;
+    dealer.stop().await.unwrap();
     until_server(&mut fed.server, |e| {
         matches!(e, ServerEvent::DealerDisconnected)
     })

@@ -195,23 +195,20 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
                 .dropout(a.dropout)
                 .graph(a.secagg_graph),
         ),
-        mufc::Masking::Pairwise if a.dropout > 0.0 => {
+        m @ (mufc::Masking::Pairwise | mufc::Masking::Dealer) if a.dropout > 0.0 => {
             return Err(CliError::InvalidParameter {
                 name: "dropout",
                 value: a.dropout.to_string(),
-                reason: "pairwise masks tolerate no dropout: a client missing fails the round \
-                         (use --masking secagg to survive dropouts)",
+                reason: if m == mufc::Masking::Pairwise {
+                    "pairwise masks tolerate no dropout: a client missing fails the round \
+                     (use --masking secagg to survive dropouts)"
+                } else {
+                    "dealt masks tolerate no dropout: a client missing fails the round \
+                     (use --masking secagg to survive dropouts)"
+                },
             });
         }
         mufc::Masking::Pairwise => Masks::Pairwise,
-        mufc::Masking::Dealer if a.dropout > 0.0 => {
-            return Err(CliError::InvalidParameter {
-                name: "dropout",
-                value: a.dropout.to_string(),
-                reason: "dealt masks tolerate no dropout: a client missing fails the round \
-                         (use --masking secagg to survive dropouts)",
-            });
-        }
         mufc::Masking::Dealer => Masks::Dealer,
         _ => {
             return Err(CliError::InvalidParameter {

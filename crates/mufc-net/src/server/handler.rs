@@ -94,6 +94,31 @@ pub fn check_hello(hello: &crate::proto::Hello) -> Result<(), Status> {
 }
 
 impl Handler {
+    /// The fingerprint of a session's end-entity certificate (party
+    /// `who`), unless the revocation list names it (or cannot be read:
+    /// fail closed).
+    fn not_revoked(
+        &self,
+        certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
+        who: &str,
+    ) -> Result<Fingerprint, Status> {
+        let fp = fingerprint(certs.and_then(<[_]>::first).map_or(&[][..], |c| c.as_ref()));
+        let revoked = self
+            .revoked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .check(&fp)
+            .map_err(|e| {
+                Status::unavailable(format!("the server cannot check revocations: {e}"))
+            })?;
+        if revoked {
+            return Err(Status::permission_denied(format!(
+                "the certificate of {who} is revoked"
+            )));
+        }
+        Ok(fp)
+    }
+
     /// The client a session's Hello and certificates name, or why not.
     fn identify(
         &self,
@@ -110,20 +135,7 @@ impl Handler {
         let name =
             authenticate(certs, &hello.name).map_err(|e| Status::unauthenticated(e.to_string()))?;
         // `authenticate` found the end-entity certificate.
-        let fp = fingerprint(certs.and_then(<[_]>::first).map_or(&[][..], |c| c.as_ref()));
-        let revoked = self
-            .revoked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .check(&fp)
-            .map_err(|e| {
-                Status::unavailable(format!("the server cannot check revocations: {e}"))
-            })?;
-        if revoked {
-            return Err(Status::permission_denied(format!(
-                "the certificate of {name} is revoked"
-            )));
-        }
+        let fp = self.not_revoked(certs, &name)?;
         let pos = self
             .roster
             .iter()
@@ -162,20 +174,7 @@ impl Handler {
         inbound: &mut Streaming<DealerMessage>,
     ) -> Result<(), Status> {
         authenticate_dealer(certs).map_err(|e| Status::unauthenticated(e.to_string()))?;
-        let fp = fingerprint(certs.and_then(<[_]>::first).map_or(&[][..], |c| c.as_ref()));
-        let revoked = self
-            .revoked
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .check(&fp)
-            .map_err(|e| {
-                Status::unavailable(format!("the server cannot check revocations: {e}"))
-            })?;
-        if revoked {
-            return Err(Status::permission_denied(
-                "the dealer's certificate is revoked",
-            ));
-        }
+        self.not_revoked(certs, "the dealer")?;
         let first = match tokio::time::timeout(self.hello_timeout, inbound.message()).await {
             Ok(Ok(m)) => m,
             Ok(Err(e)) => return Err(e),
