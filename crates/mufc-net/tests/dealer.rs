@@ -71,18 +71,27 @@ impl Keys {
 }
 
 impl Keys {
-    /// A federation of `data` with dealt masks, its dealer connected
-    /// before the clients, once its training round committed.
+    /// A flat federation of `data` with dealt masks ([`Self::started`]).
     async fn trained(&self, data: &[seeding::Dataset]) -> (Loopback, DealerHandle) {
+        self.started(dealt_config(), data).await
+    }
+
+    /// A federation of `data` under `config`, its dealer connected before
+    /// the clients, once the model is trained (every group's round
+    /// committed).
+    async fn started(
+        &self,
+        config: mufc::ValidConfig,
+        data: &[seeding::Dataset],
+    ) -> (Loopback, DealerHandle) {
         let mut dealer = None;
-        let mut fed = Loopback::start_with(dealt_config(), data, self.pairings(), async |fed| {
+        let mut fed = Loopback::start_with(config, data, self.pairings(), async |fed| {
             dealer = Some(self.start_dealer(fed).await);
         })
         .await;
-        until_server(
-            &mut fed.server,
-            |e| matches!(e, ServerEvent::RoundCommitted(r) if r.training),
-        )
+        until_server(&mut fed.server, |e| {
+            matches!(e, ServerEvent::Trained { .. })
+        })
         .await;
         (fed, dealer.unwrap())
     }
@@ -133,6 +142,43 @@ async fn a_dealt_federation_trains_and_forgets_exactly() {
             DealerEvent::Dealt { round: 1 }
         ]
     );
+    dealer.stop().await.unwrap();
+    fed.stop().await;
+}
+
+/// With groups, every group's training round is dealt, a removal is a
+/// dealt change round of its group alone, and every node's model is the
+/// in-process tree's, bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dealt_groups_train_and_forget_in_one_group_exactly() {
+    let data = data(6);
+    let keys = Keys::new(data.len());
+    let config = (dealt_config().into_builder())
+        .topology(mufc::Topology::Groups { size: 3 })
+        .validate()
+        .unwrap();
+    let (mut fed, dealer) = keys.started(config, &data).await;
+    assert_stored_model(&fed.store, &data);
+    fed.forget(4, &[PointId(2)]).await;
+    let mut rest = data;
+    rest[4] = rest[4].without(&[PointId(2)]).unwrap();
+    let mut started = None;
+    until_server(&mut fed.server, |e| {
+        if let ServerEvent::RoundStarted {
+            group,
+            clients,
+            changes,
+            ..
+        } = e
+        {
+            started = Some((*group, clients.clone(), *changes));
+        }
+        matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
+    })
+    .await;
+    let group1 = vec![ClientId(3), ClientId(4), ClientId(5)];
+    assert_eq!(started, Some((Some(1), group1, true)));
+    assert_stored_model(&fed.store, &rest);
     dealer.stop().await.unwrap();
     fed.stop().await;
 }

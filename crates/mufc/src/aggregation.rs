@@ -330,9 +330,16 @@ impl Aggregation {
         self.fail_after_masking = true;
     }
 
-    /// Sets the round counter (after loading a saved federation).
+    /// Sets the round counter (after loading a saved federation), and
+    /// takes the last round it counts for the last committed one: a
+    /// store is written at a commit, so it is, unless (with groups)
+    /// another group's commit saved this group's counter after a round
+    /// of its own failed. A change round against a base that is not a
+    /// client's own is refused by that client and the next round is
+    /// whole, so the guess costs at most one round, never a wrong model.
     pub(crate) fn set_rounds(&mut self, rounds: u64) {
         self.round = rounds;
+        self.committed = rounds.checked_sub(1);
     }
 
     /// The clients' sketch parameters.

@@ -291,6 +291,33 @@ fn a_change_round_that_cannot_run_fails_and_the_next_is_whole() {
     }
 }
 
+/// A server restarted from what its store keeps (its snapshot) runs
+/// change rounds at once: the last round a store counts is the last one
+/// committed. The clients' bases are those of that round, and the model
+/// equals retraining.
+#[test]
+fn a_restarted_server_runs_change_rounds() {
+    let mut rng = testdata::rng("remote-change-restart");
+    for source in SOURCES {
+        let mut fed = Fed::new("remote-change-restart", source, None, 85);
+        fed.round(ALL, None).unwrap();
+        let updated = fed.forget_some(&mut rng, ALL);
+        fed.round(ALL, Some(updated)).unwrap();
+        let kept = fed.server.federation().unwrap().server_snapshot();
+        let roster = fed.server.setup().roster().to_vec();
+        let restored = Federation::from_snapshot(kept, Vec::new()).unwrap();
+        fed.server = RemoteServer::resume(restored, roster).unwrap();
+        let updated = fed.forget_some(&mut rng, ALL);
+        let out = fed.round(ALL, Some(updated)).unwrap();
+        assert!(
+            matches!(sends(&out), Sends::Changes { .. }),
+            "{source:?}: {:?}",
+            sends(&out)
+        );
+        assert_equals_retraining(&fed.server, &fed.data, &format!("{source:?}: restarted"));
+    }
+}
+
 /// No change round where one cannot be: with SecAgg (a dropout would
 /// lose its change) and for a ring other than the last committed
 /// round's, the server announces a whole round.
