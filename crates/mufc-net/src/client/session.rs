@@ -1,0 +1,311 @@
+//! One session with the server: the Hello, the welcome, the rounds the
+//! client joins step by step, and the requests it passes on meanwhile.
+
+use mufc::remote::{Announcement, ClientRound, RemoteClient};
+use mufc::{ClientId, SecAggStep};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::holding::Holding;
+use super::options::{ClientEvent, ClientOptions};
+use super::requests::{apply_requests, forget_message, paired, told_the_server};
+use crate::NetError;
+use crate::fault::Asked;
+use crate::proto::client_message::Body as ClientBody;
+use crate::proto::server_message::Body as ServerBody;
+use crate::proto::{ClientMessage, Refusal, RoundEnd};
+use crate::running::off_runtime;
+
+/// The state of one session.
+struct Session<'a> {
+    /// What the client holds the server's setups to.
+    agreement: Option<&'a mufc::remote::Agreement>,
+    holding: &'a mut Holding,
+    report: &'a mpsc::UnboundedSender<ClientEvent>,
+    outbox: mpsc::Sender<ClientMessage>,
+    party: &'a mut Option<RemoteClient>,
+    /// Set once a server welcomed the client in this session.
+    welcomed: &'a mut bool,
+    /// The round in progress, with the requests it will acknowledge and
+    /// the number of steps the server asked for so far.
+    current: Option<(ClientRound, Vec<u64>, usize)>,
+    /// The client's signing key.
+    endorser: &'a crate::endorse::Endorser,
+    /// The check of its peers' signed messages.
+    firsts: &'a crate::endorse::FirstMessages,
+    /// Its pairing with the dealer, with dealt masks.
+    dealer: Option<&'a crate::dealer::DealerPairing>,
+}
+
+pub(super) async fn session(
+    options: &ClientOptions,
+    creds: &crate::tls::ClientCredentials,
+    firsts: &crate::endorse::FirstMessages,
+    store: &mut Holding,
+    report: &mpsc::UnboundedSender<ClientEvent>,
+    party: &mut Option<RemoteClient>,
+    welcomed: &mut bool,
+) -> Result<(), NetError> {
+    let traffic = options.traffic.clone().unwrap_or_default();
+    let mut rpc = crate::transport::connect_counted(
+        &options.server,
+        creds.config.clone(),
+        traffic,
+        options.max_message,
+        options.keepalive,
+    )
+    .await?;
+    let (outbox, rx) = mpsc::channel(64);
+    let hello = store.hello(party.as_ref())?;
+    send(&outbox, ClientBody::Hello(hello)).await?;
+    let mut inbound = rpc
+        .join(ReceiverStream::new(rx))
+        .await
+        .map_err(|s| crate::transport::status_error(&s))?
+        .into_inner();
+    let mut s = Session {
+        agreement: options.agreement.as_ref(),
+        holding: store,
+        report,
+        outbox,
+        party,
+        welcomed,
+        current: None,
+        endorser: &creds.endorser,
+        firsts,
+        dealer: options.dealer.as_ref(),
+    };
+    let mut poll = tokio::time::interval(options.poll);
+    loop {
+        tokio::select! {
+            msg = inbound.message() => match msg {
+                Ok(Some(m)) => {
+                    if let Some(body) = m.body {
+                        s.on_message(body).await?;
+                    }
+                }
+                Ok(None) => return Ok(()),
+                Err(status) => return Err(crate::transport::status_error(&status)),
+            },
+            _ = poll.tick() => s.serve_requests().await?,
+        }
+    }
+}
+
+async fn send(outbox: &mpsc::Sender<ClientMessage>, body: ClientBody) -> Result<(), NetError> {
+    outbox
+        .send(ClientMessage { body: Some(body) })
+        .await
+        .map_err(|_| NetError::Transport("the session closed".into()))
+}
+
+impl Session<'_> {
+    async fn on_message(&mut self, body: ServerBody) -> Result<(), NetError> {
+        match body {
+            ServerBody::Welcome(w) => {
+                let id = ClientId(w.client_id);
+                match self.party.as_ref().map(RemoteClient::id) {
+                    Some(known) if known == id => {}
+                    Some(known) => {
+                        return Err(NetError::Protocol(format!(
+                            "the server welcomed this client as {id}, earlier as {known}"
+                        )));
+                    }
+                    None => {
+                        let welcomed = self.holding.welcome(id).await?;
+                        *self.party = Some(paired(welcomed, self.dealer)?);
+                    }
+                }
+                *self.welcomed = true;
+                let _ = self.report.send(ClientEvent::Connected { id });
+                // The server may have restarted since: it hears again of
+                // every request not yet acknowledged.
+                let store = self.holding.stored()?;
+                for request in store.unacknowledged()? {
+                    send(&self.outbox, forget_message(store, request)?).await?;
+                }
+            }
+            ServerBody::Announcement(bytes) => self.join(&bytes).await?,
+            ServerBody::Secagg(bytes) => self.step(bytes, None).await?,
+            ServerBody::Directory(d) => self.step(d.secagg, Some(d.firsts)).await?,
+            ServerBody::End(end) => self.end(&end)?,
+        }
+        Ok(())
+    }
+
+    /// Answers the server's next message of the round in progress. The
+    /// answer to the first step, the key directory, must come with the
+    /// signed first messages of the clients it names (`firsts`, issue 28,
+    /// item 8): the client checks them and the directory against them
+    /// before it uses a key; any failure aborts it for this round.
+    async fn step(
+        &mut self,
+        bytes: Vec<u8>,
+        firsts: Option<Vec<crate::proto::Endorsed>>,
+    ) -> Result<(), NetError> {
+        let Some((half, _, asked)) = self.current.as_mut() else {
+            return Ok(());
+        };
+        let round = half.round();
+        let directory = *asked == 0;
+        *asked += 1;
+        let fault = half
+            .steps()
+            .get(*asked)
+            .map_or(Asked::Nothing, |&step| crate::fault::asked(round, step));
+        match fault {
+            Asked::Reconnect => {
+                return Err(NetError::Transport("dropped the session (fault)".into()));
+            }
+            Asked::Delay => tokio::time::sleep(crate::fault::DELAY).await,
+            Asked::Nothing => {}
+        }
+        let checked = match (directory, firsts) {
+            (true, Some(firsts)) => self.firsts.check(&firsts).map(Some),
+            (true, None) => Err(NetError::Protocol(
+                "the key directory came without its clients' signed messages".into(),
+            )),
+            (false, _) => Ok(None),
+        };
+        let firsts = match checked {
+            Ok(f) => f,
+            Err(e) => {
+                // The round goes on without this client: it answers
+                // nothing more in it.
+                self.current = None;
+                let _ = self.report.send(ClientEvent::RoundError {
+                    round,
+                    reason: e.to_string(),
+                });
+                return Ok(());
+            }
+        };
+        let taken = self.current.take();
+        let (back, handled) = off_runtime(taken, move |current| match current {
+            Some((half, _, _)) => {
+                if let Some(firsts) = &firsts {
+                    half.check_directory(&bytes, firsts)?;
+                }
+                half.handle(&bytes)
+            }
+            None => Err(mufc::MufcError::Remote("no round in progress".into())),
+        })
+        .await;
+        self.current = back;
+        // Once the client knows whose inputs the round's sum holds, it
+        // keeps them (on disk before its answer leaves): every later ring
+        // must name them (issue 28, item 5).
+        if let (Some((half, _, _)), Some(party)) = (self.current.as_ref(), self.party.as_mut())
+            && party.took_part(half)
+        {
+            self.holding.stored()?.save(party)?;
+        }
+        match handled {
+            Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
+            Err(e) => {
+                if matches!(e, mufc::MufcError::RoundRefused { .. }) {
+                    self.current = None;
+                }
+                let _ = self.report.send(ClientEvent::RoundError {
+                    round,
+                    reason: e.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn join(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        let Some(mut party) = self.party.take() else {
+            return Ok(());
+        };
+        if let Some(a) = self.agreement {
+            party.agree(a.clone());
+        }
+        let bytes = bytes.to_vec();
+        let (party, joined) = off_runtime(party, move |client: &mut RemoteClient| {
+            Announcement::from_bytes(&bytes).and_then(|a| {
+                crate::fault::asked(a.spec.round, SecAggStep::AdvertiseKeys);
+                client.join(&a)
+            })
+        })
+        .await;
+        let client = self.party.insert(party);
+        match joined {
+            Ok((half, first)) => {
+                // The session is on disk before any message of it leaves:
+                // a restarted client never joins it again.
+                let store = self.holding.stored()?;
+                store.save(client)?;
+                let acks = store.unacknowledged()?;
+                let round = half.round();
+                self.current = Some((half, acks, 0));
+                // Signed with the certificate's key: the peers check that
+                // the directory gives them this client's own keys.
+                let signed = self.endorser.sign(&first)?;
+                send(&self.outbox, ClientBody::First(signed)).await?;
+                let _ = self.report.send(ClientEvent::Joined { round });
+            }
+            Err(e) => {
+                let round = match &e {
+                    mufc::MufcError::RoundRefused { round, .. } => *round,
+                    _ => 0,
+                };
+                let reason = e.to_string();
+                send(
+                    &self.outbox,
+                    ClientBody::Refusal(Refusal {
+                        round,
+                        reason: told_the_server(&e),
+                    }),
+                )
+                .await?;
+                let _ = self
+                    .report
+                    .send(ClientEvent::RefusedRound { round, reason });
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, end: &RoundEnd) -> Result<(), NetError> {
+        let Some(client) = self.party.as_mut() else {
+            return Ok(());
+        };
+        let Some((half, acks, _)) = self.current.take_if(|(h, _, _)| h.round() == end.round) else {
+            return Ok(());
+        };
+        let included = end.included.contains(&client.id().0);
+        let acknowledged = if end.committed && included {
+            client.commit(half);
+            let store = self.holding.stored()?;
+            store.acknowledge(&acks, end.round, client)?;
+            acks
+        } else {
+            Vec::new()
+        };
+        let _ = self.report.send(ClientEvent::RoundEnded {
+            round: end.round,
+            committed: end.committed,
+            included,
+            acknowledged,
+        });
+        Ok(())
+    }
+
+    /// Applies the operator's new requests and asks the server for a
+    /// round. Before the welcome the client waits: its id, and so its
+    /// party, come from the server.
+    async fn serve_requests(&mut self) -> Result<(), NetError> {
+        if self.party.is_none() {
+            return Ok(());
+        }
+        let Some(store) = self.holding.store() else {
+            return Ok(());
+        };
+        for request in apply_requests(store, self.report, self.party, self.dealer).await? {
+            send(&self.outbox, forget_message(store, request)?).await?;
+        }
+        Ok(())
+    }
+}
