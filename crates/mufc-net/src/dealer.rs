@@ -189,16 +189,18 @@ async fn run(
     let mut dealer = Some(dealer);
     let mut wait = options.reconnect;
     loop {
+        let mut taken = false;
         let outcome = tokio::select! {
             _ = &mut shutdown => return Ok(()),
-            r = session(&options, &tls, &mut dealer, &report) => r,
+            r = session(&options, &tls, &mut dealer, &report, &mut taken) => r,
         };
+        // A server that took the session was up: the next wait starts
+        // short again, however the session ended.
+        if taken {
+            wait = options.reconnect;
+        }
         let reason = match outcome {
-            Ok(true) => {
-                wait = options.reconnect;
-                "the server closed the session".to_string()
-            }
-            Ok(false) => "the server closed the session".to_string(),
+            Ok(()) => "the server closed the session".to_string(),
             Err(e) if crate::transport::fatal(&e) => return Err(e),
             Err(e) => e.to_string(),
         };
@@ -213,14 +215,15 @@ async fn run(
     }
 }
 
-/// One session: answers the server's deal requests until it closes.
-/// Returns whether the server took the session.
+/// One session: answers the server's deal requests until it closes;
+/// `taken` is set once the server took the session.
 async fn session(
     options: &DealerOptions,
     tls: &Arc<rustls::ClientConfig>,
     dealer: &mut Option<RemoteDealer>,
     report: &mpsc::UnboundedSender<DealerEvent>,
-) -> Result<bool, NetError> {
+    taken: &mut bool,
+) -> Result<(), NetError> {
     let mut rpc = crate::transport::connect_counted(
         &options.server,
         tls.clone(),
@@ -239,11 +242,12 @@ async fn session(
         .await
         .map_err(|s| crate::transport::status_error(&s))?
         .into_inner();
+    *taken = true;
     let _ = report.send(DealerEvent::Connected);
     loop {
         let request = match inbound.message().await {
             Ok(Some(r)) => r,
-            Ok(None) => return Ok(true),
+            Ok(None) => return Ok(()),
             Err(status) => return Err(crate::transport::status_error(&status)),
         };
         let round = request.round;

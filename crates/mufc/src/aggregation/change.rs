@@ -131,17 +131,6 @@ impl Aggregation {
         if let Some(p) = self.scheme.small.get(&t) {
             return Ok(p.clone());
         }
-        let p = self.change_params(t)?;
-        self.scheme.small.insert(t, p.clone());
-        Ok(p)
-    }
-
-    /// [`Self::small_params`] without keeping them (for a party that
-    /// holds the aggregation shared: the dealer).
-    pub(super) fn change_params(&self, t: usize) -> MufcResult<ValidAnyParams> {
-        if let Some(p) = self.scheme.small.get(&t) {
-            return Ok(p.clone());
-        }
         let full = self.scheme.params.sketch_params();
         let counts = CountPolicy::signed(self.max_points);
         let sketch = SketchParams::new(t, full.key_domain().clone())
@@ -150,6 +139,7 @@ impl Aggregation {
         let p = AnyParams::new(self.scheme.params.scheme().clone(), sketch)
             .with_field_bound(self.scheme.bound.clone())
             .validate()?;
+        self.scheme.small.insert(t, p.clone());
         Ok(p)
     }
 }

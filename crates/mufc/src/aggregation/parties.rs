@@ -256,11 +256,13 @@ impl Aggregation {
         sent: Option<Sent<'_>>,
         seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
-        // Before the change's parameters are built from the spec.
-        self.check_round(spec, me)?;
         let change = match spec.sends {
             Sends::Histograms => None,
             Sends::Changes { capacity, base } => {
+                // Before the change's parameters are built from the spec
+                // (its capacity is checked there); `join_round` checks
+                // every other round.
+                self.check_round(spec, me)?;
                 let sent =
                     sent.filter(|s| s.round == base)
                         .ok_or_else(|| MufcError::RoundRefused {
@@ -299,7 +301,7 @@ impl Aggregation {
     /// change round, for the change's (the clients check its base: the
     /// dealer keeps no round).
     pub(crate) fn deal_remote(
-        &self,
+        &mut self,
         spec: &RoundSpec,
         keys: BTreeMap<ClientId, SealKey>,
     ) -> MufcResult<Box<dyn DealerHalf>> {
@@ -316,7 +318,7 @@ impl Aggregation {
         let params = match spec.sends {
             Sends::Histograms => self.scheme.params.clone(),
             Sends::Changes { capacity, .. } => {
-                self.change_params(usize::try_from(capacity).unwrap_or(usize::MAX))?
+                self.small_params(usize::try_from(capacity).unwrap_or(usize::MAX))?
             }
         };
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;

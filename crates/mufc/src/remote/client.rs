@@ -87,11 +87,11 @@ enum Local {
 pub struct ClientRound {
     half: Box<dyn ClientHalf>,
     round: u64,
-    /// The sketch the round carries, with the histogram it encodes (the
-    /// client's at the join: a removal may come before the commit); none
-    /// in a change round, which sends a change.
-    encoded: Option<Encoded>,
-    /// The client's histogram at the join: the base of the next change
+    /// The sketch the round carries (none in a change round, which sends
+    /// a change): the client keeps it once the round commits.
+    sketch: Option<syndrome_agg::AnySketch>,
+    /// The client's histogram at the join (a removal may come before the
+    /// commit): what the sketch encodes, and the base of the next change
     /// round once this one commits.
     histogram: Vec<(BigUint, u64)>,
 }
@@ -477,17 +477,13 @@ impl RemoteClient {
         });
         let (half, first, sketch) =
             aggregation.join_remote(spec, self.id, histogram, last, sent, self.dealer.clone())?;
-        let encoded = sketch.map(|sketch| Encoded {
-            histogram: histogram.to_vec(),
-            sketch,
-        });
         let histogram = histogram.to_vec();
         self.sessions.insert(spec.session);
         Ok((
             ClientRound {
                 half,
                 round: spec.round,
-                encoded,
+                sketch,
                 histogram,
             },
             first,
@@ -536,15 +532,18 @@ impl RemoteClient {
     /// after the join are still to be sent, and the next round sends
     /// them.
     pub fn commit(&mut self, round: ClientRound) {
+        if let (State::Trained(t), Some(sketch)) = (&mut self.state, round.sketch)
+            && let Local::Active(c) = &mut t.local
+        {
+            c.keep_encoded_of(Encoded {
+                histogram: round.histogram.clone(),
+                sketch,
+            });
+        }
         self.sent = Some(SentRound {
             round: round.round,
             histogram: round.histogram,
         });
-        if let (State::Trained(t), Some(e)) = (&mut self.state, round.encoded)
-            && let Local::Active(c) = &mut t.local
-        {
-            c.keep_encoded_of(e);
-        }
     }
 
     /// Forgets the points `ids` (Algorithm 4, lines 1-6): the client's

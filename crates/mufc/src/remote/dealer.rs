@@ -129,25 +129,27 @@ impl RemoteDealer {
             a.check_setup(setup)
                 .map_err(|why| refuse(format!("outside the agreement: {why}")))?;
         }
-        let fresh;
-        let aggregation = match &self.pinned {
-            Some((pinned, _)) if pinned != setup => {
-                return Err(refuse(
-                    "the federation's setup is not the one of the dealer's first deal".into(),
-                ));
-            }
-            Some((_, aggregation)) => aggregation,
-            None => {
-                fresh = setup.aggregation(&setup.parts()?)?;
-                &fresh
-            }
-        };
-        let keys = self.ring_keys(announcement)?;
-        let answer = aggregation.deal_remote(spec, keys)?.handle(request)?;
-        if self.pinned.is_none() {
-            self.pinned = Some((setup.clone(), aggregation.clone()));
+        if self
+            .pinned
+            .as_ref()
+            .is_some_and(|(pinned, _)| pinned != setup)
+        {
+            return Err(refuse(
+                "the federation's setup is not the one of the dealer's first deal".into(),
+            ));
         }
-        Ok(answer)
+        let keys = self.ring_keys(announcement)?;
+        // The pinned aggregation keeps the change rounds' parameters it
+        // built (validating them may search a prime): built once.
+        match &mut self.pinned {
+            Some((_, aggregation)) => Ok(aggregation.deal_remote(spec, keys)?.handle(request)?),
+            None => {
+                let mut fresh = setup.aggregation(&setup.parts()?)?;
+                let answer = fresh.deal_remote(spec, keys)?.handle(request)?;
+                self.pinned = Some((setup.clone(), fresh));
+                Ok(answer)
+            }
+        }
     }
 
     /// The keys of the round's ring, once the ring is checked against the
