@@ -226,6 +226,9 @@ enum Event {
     /// The dealer opened a session (a later one replaces it).
     DealerConnected {
         conn: u64,
+        /// Its certificate's fingerprint (checked against the revocation
+        /// list before every round, as a client's).
+        fingerprint: crate::revocation::Fingerprint,
         outbox: mpsc::Sender<Result<crate::proto::DealRequest, Status>>,
     },
     /// The dealer's answer to a deal request.

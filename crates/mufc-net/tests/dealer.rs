@@ -54,6 +54,7 @@ impl Keys {
             .collect();
         let cert = fed.ca.issue_dealer().unwrap();
         let tls = client_config(fed.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+        fed.dealer_cert = Some(cert.cert_pem.clone());
         let mut options = DealerOptions::new(&fed.addr, public);
         options.reconnect = std::time::Duration::from_millis(100);
         let mut dealer = start_dealer(options, &self.dealer, tls).unwrap();
@@ -204,7 +205,9 @@ async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
     // trained one.
     tokio::time::timeout(LIMIT, async {
         loop {
-            match fed.server.next_event().await.unwrap() {
+            let ev = fed.server.next_event().await.unwrap();
+            eprintln!("EV {ev:?}");
+            match ev {
                 ServerEvent::RoundFailed { reason, .. } => {
                     assert!(reason.contains("dealer is not connected"), "{reason}");
                     return;
@@ -246,6 +249,62 @@ async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
         "{status:?}"
     );
     dealer.stop().await.unwrap();
+    fed.stop().await;
+}
+
+/// A dealer revoked while connected deals no further round: the server
+/// reads the revocation list before the round and closes the dealer's
+/// session, telling it why (it stops); the round fails and the model
+/// stays as it was. (A revoked certificate is refused at the handshake
+/// by the check clients share, `Handler::not_revoked`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dealer_revoked_while_connected_deals_no_further_round() {
+    use mufc_net::revocation::{RevocationList, Revoked, fingerprint_pem};
+    let data = data(5);
+    let keys = Keys::new(data.len());
+    let (mut fed, dealer) = keys.trained(&data).await;
+    let mut list = RevocationList::default();
+    list.add(Revoked {
+        fingerprint: fingerprint_pem(fed.dealer_cert.as_ref().unwrap()).unwrap(),
+        name: "dealer".into(),
+        time: 0,
+    });
+    std::fs::write(&fed.revoked, list.to_text()).unwrap();
+    let path = fed.clients[1].0.clone();
+    mufc_net::client_store::ClientStore::open(&path)
+        .unwrap()
+        .request(&[PointId(5)])
+        .unwrap();
+    let mut closed = false;
+    tokio::time::timeout(LIMIT, async {
+        loop {
+            match fed.server.next_event().await.unwrap() {
+                ServerEvent::Refused { reason } => {
+                    assert!(
+                        reason == "closed the session of the dealer: its certificate is revoked",
+                        "{reason}"
+                    );
+                    closed = true;
+                }
+                ServerEvent::RoundFailed { reason, .. } => {
+                    assert!(
+                        closed,
+                        "the round failed before the dealer was closed: {reason}"
+                    );
+                    assert!(reason.contains("dealer is not connected"), "{reason}");
+                    return;
+                }
+                ServerEvent::RoundCommitted(r) => panic!("a revoked dealer dealt: {r:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_stored_model(&fed.store, &data);
+    // The dealer stopped: the server told it why, for good.
+    let stopped = dealer.stop().await.unwrap_err();
+    assert!(stopped.to_string().contains("revoked"), "{stopped}");
     fed.stop().await;
 }
 

@@ -93,6 +93,11 @@ pub(crate) struct Loopback {
     /// With dealt masks, each client's pairing with the dealer (by
     /// position).
     pairings: Vec<DealerPairing>,
+    /// The revocation list the server reads before every round (none
+    /// until a test writes it).
+    pub(crate) revoked: PathBuf,
+    /// The dealer's certificate (PEM), once a test started one.
+    pub(crate) dealer_cert: Option<String>,
 }
 
 impl Loopback {
@@ -120,6 +125,8 @@ impl Loopback {
         let mut options = ServerOptions::new(&store, config, names.clone());
         options.step_timeout = Duration::from_secs(20);
         options.join_timeout = Duration::from_secs(5);
+        let revoked = dir.path().join("revoked.txt");
+        options.revoked = Some(revoked.clone());
         let server = start_server(listener, tls.clone(), options.clone())
             .await
             .unwrap();
@@ -134,6 +141,8 @@ impl Loopback {
             ca,
             addr,
             pairings,
+            revoked,
+            dealer_cert: None,
         };
         before_clients(&mut fed).await;
         for (name, d) in names.iter().zip(data) {
@@ -185,6 +194,8 @@ impl Loopback {
             ca,
             addr: address,
             pairings,
+            revoked,
+            dealer_cert,
         } = self;
         server.stop().await.unwrap();
         while_down(&mut clients).await;
@@ -202,6 +213,8 @@ impl Loopback {
             ca,
             addr: address,
             pairings,
+            revoked,
+            dealer_cert,
         }
     }
 

@@ -266,8 +266,9 @@ impl Coordinator {
     }
 
     /// Closes the sessions whose certificate the revocation list names
-    /// (issue 28, item 11): a client revoked while connected takes no
-    /// part in another round, and is refused when it comes back. A list
+    /// (issue 28, item 11): a client (or the dealer) revoked while
+    /// connected takes no part in another round, and is refused when it
+    /// comes back. A list
     /// that cannot be read closes every session (fail closed).
     fn close_revoked(&mut self) {
         let mut watched = self
@@ -282,7 +283,14 @@ impl Coordinator {
                 Err(e) => Some((*id, format!("the server cannot check revocations: {e}"))),
             })
             .collect();
+        let dealer = self.dealer_fingerprint().map(|fp| match &list {
+            Ok(l) => Ok(l.contains(&fp)),
+            Err(e) => Err(e.to_string()),
+        });
         drop(watched);
+        if let Some(revoked) = dealer {
+            self.close_revoked_dealer(revoked);
+        }
         for (id, why) in closed {
             let name = self.name_of(id);
             if let Some(s) = self.sessions.remove(&id) {

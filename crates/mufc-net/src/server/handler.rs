@@ -172,16 +172,16 @@ impl Handler {
         &self,
         certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
         inbound: &mut Streaming<DealerMessage>,
-    ) -> Result<(), Status> {
+    ) -> Result<Fingerprint, Status> {
         authenticate_dealer(certs).map_err(|e| Status::unauthenticated(e.to_string()))?;
-        self.not_revoked(certs, "the dealer")?;
+        let fp = self.not_revoked(certs, "the dealer")?;
         let first = match tokio::time::timeout(self.hello_timeout, inbound.message()).await {
             Ok(Ok(m)) => m,
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(Status::deadline_exceeded("no DealerHello in time")),
         };
         match first.and_then(|m| m.body) {
-            Some(DealerBody::Hello(h)) if h.protocol == PROTOCOL_VERSION => Ok(()),
+            Some(DealerBody::Hello(h)) if h.protocol == PROTOCOL_VERSION => Ok(fp),
             Some(DealerBody::Hello(h)) => Err(Status::failed_precondition(format!(
                 "protocol version {} (this server speaks {PROTOCOL_VERSION})",
                 h.protocol
@@ -207,19 +207,26 @@ impl Federation for Handler {
     ) -> Result<Response<Self::DealStream>, Status> {
         let certs = peer_certificates(&request);
         let mut inbound = request.into_inner();
-        if let Err(status) = self
+        let fingerprint = match self
             .admit_dealer(certs.as_deref().map(Vec::as_slice), &mut inbound)
             .await
         {
-            let _ = self.report.send(ServerEvent::Refused {
-                reason: format!("the dealer: {}", status.message()),
-            });
-            return Err(status);
-        }
+            Ok(fp) => fp,
+            Err(status) => {
+                let _ = self.report.send(ServerEvent::Refused {
+                    reason: format!("the dealer: {}", status.message()),
+                });
+                return Err(status);
+            }
+        };
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(OUTBOX);
         self.events
-            .send(Event::DealerConnected { conn, outbox: tx })
+            .send(Event::DealerConnected {
+                conn,
+                fingerprint,
+                outbox: tx,
+            })
             .await
             .map_err(|_| Status::unavailable("the server is stopping"))?;
         let events = self.events.clone();

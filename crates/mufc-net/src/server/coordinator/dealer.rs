@@ -20,6 +20,7 @@ use crate::proto::{DealAnswer, DealRequest};
 #[derive(Clone, Debug)]
 pub(super) struct DealerSession {
     conn: u64,
+    fingerprint: crate::revocation::Fingerprint,
     outbox: mpsc::Sender<Result<DealRequest, Status>>,
 }
 
@@ -29,8 +30,16 @@ impl Coordinator {
     /// (a round that already failed) is dropped.
     pub(super) fn dealer_event(&mut self, ev: Event) {
         match ev {
-            Event::DealerConnected { conn, outbox } => {
-                let new = DealerSession { conn, outbox };
+            Event::DealerConnected {
+                conn,
+                fingerprint,
+                outbox,
+            } => {
+                let new = DealerSession {
+                    conn,
+                    fingerprint,
+                    outbox,
+                };
                 if let Some(old) = self.dealer.replace(new) {
                     let _ = old
                         .outbox
@@ -44,6 +53,31 @@ impl Coordinator {
             }
             _ => {}
         }
+    }
+
+    /// Closes the dealer's session if the revocation list names its
+    /// certificate, or cannot be read (fail closed), as
+    /// [`Self::close_revoked`] closes clients': a dealer revoked while
+    /// connected deals no further round.
+    pub(super) fn close_revoked_dealer(&mut self, list: Result<bool, String>) {
+        let why = match list {
+            Ok(false) => return,
+            Ok(true) => "its certificate is revoked".to_string(),
+            Err(e) => format!("the server cannot check revocations: {e}"),
+        };
+        if let Some(d) = self.dealer.take() {
+            let _ =
+                (d.outbox).try_send(Err(Status::permission_denied(format!("the dealer: {why}"))));
+            let _ = self.report.send(ServerEvent::Refused {
+                reason: format!("closed the session of the dealer: {why}"),
+            });
+            let _ = self.report.send(ServerEvent::DealerDisconnected);
+        }
+    }
+
+    /// The dealer's certificate fingerprint, if it is connected.
+    pub(super) fn dealer_fingerprint(&self) -> Option<crate::revocation::Fingerprint> {
+        self.dealer.as_ref().map(|d| d.fingerprint)
     }
 
     /// Asks the dealer for the deal of `round` (announced as
