@@ -34,6 +34,13 @@ impl Store {
         &self.state.fed
     }
 
+    /// The server's part of the federation's state: all a server run
+    /// across processes holds ([`RemoteServer::from_snapshot`](mufc::remote::RemoteServer::from_snapshot)
+    /// takes it back).
+    pub fn server_snapshot(&self) -> mufc::ServerSnapshot {
+        self.state.fed.server_snapshot()
+    }
+
     /// The configuration (resolved, as [`Federation::config`]).
     pub fn config(&self) -> &ValidConfig {
         self.state.fed.config()

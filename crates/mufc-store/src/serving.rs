@@ -13,7 +13,7 @@ use crate::record::ClientName;
 use crate::reports::{AuditEntry, AuditOutcome};
 use crate::tombstone::Secret;
 use crate::types::{DEFAULT_MAX_DEFER, IfExists};
-use mufc::{ClientId, Federation};
+use mufc::{ClientId, Federation, ServerSnapshot};
 
 /// What the journal and the audit log keep of one committed round across
 /// processes.
@@ -39,26 +39,22 @@ fn ids(v: &[ClientId]) -> String {
 
 impl Store {
     /// A new store for the server of a federation run across processes:
-    /// `fed` holds no client (see
-    /// [`RemoteServer::federation`](mufc::remote::RemoteServer::federation)),
+    /// `server` is the server's state
+    /// ([`RemoteServer::snapshot`](mufc::remote::RemoteServer::snapshot)),
     /// `roster` names the clients, in id order.
     ///
     /// # Errors
     ///
-    /// [`StoreError::Mufc`] if `fed` holds clients' points; as
-    /// [`Store::fit`] otherwise.
+    /// [`StoreError::Mufc`] for a snapshot that does not load (the checks
+    /// of [`Federation::from_snapshot`]: a store never holds a state it
+    /// could not open); as [`Store::fit`] otherwise.
     pub fn create_serving(
         path: impl AsRef<Path>,
-        fed: Federation,
+        server: ServerSnapshot,
         roster: &[String],
         if_exists: IfExists,
     ) -> Result<Self, StoreError> {
-        if !fed.clients().is_empty() {
-            return Err(mufc::MufcError::Remote(
-                "a server's store holds no client's points; this federation does".into(),
-            )
-            .into());
-        }
+        let fed = Federation::from_snapshot(server, Vec::new())?;
         let names = roster
             .iter()
             .zip(0u64..)
@@ -100,23 +96,24 @@ impl Store {
         .transpose()
     }
 
-    /// Commits a round run across processes: `fed` (the server's state
-    /// after it) replaces the server row, with one journal entry and one
-    /// audit row per request served, in one transaction; the model version
-    /// moves on.
+    /// Commits a round run across processes: `server` (the server's state
+    /// after it, [`RemoteServer::snapshot`](mufc::remote::RemoteServer::snapshot))
+    /// replaces the server row, with one journal entry and one audit row
+    /// per request served, in one transaction; the model version moves on.
     ///
     /// # Errors
     ///
-    /// [`StoreError::Stale`] if another connection wrote since this store
-    /// was read; [`StoreError::Database`] if writing fails (nothing is
-    /// written then, and the store keeps its state before the round).
-    pub fn commit_round(&mut self, fed: Federation, entry: &RoundEntry) -> Result<(), StoreError> {
-        if !fed.clients().is_empty() {
-            return Err(mufc::MufcError::Remote(
-                "a server's store holds no client's points; this federation does".into(),
-            )
-            .into());
-        }
+    /// [`StoreError::Mufc`] for a snapshot that does not load (nothing is
+    /// written); [`StoreError::Stale`] if another connection wrote since
+    /// this store was read; [`StoreError::Database`] if writing fails
+    /// (nothing is written then, and the store keeps its state before the
+    /// round).
+    pub fn commit_round(
+        &mut self,
+        server: ServerSnapshot,
+        entry: &RoundEntry,
+    ) -> Result<(), StoreError> {
+        let fed = Federation::from_snapshot(server, Vec::new())?;
         let time = unix_now();
         let version_before = self.state.model_version;
         let version_after = version_before.saturating_add(1);
@@ -187,8 +184,11 @@ mod tests {
         assert_eq!(ids(&[]), "");
     }
 
+    /// A snapshot that does not load is refused before any file exists:
+    /// here an in-process federation's, whose lone request waits for its
+    /// client's points (a server's store holds no client's point).
     #[test]
-    fn a_store_with_clients_is_no_server_store() {
+    fn a_snapshot_that_does_not_load_makes_no_store() {
         let dir = tempfile::tempdir().unwrap();
         let data: Vec<seeding::Dataset> = (0..3)
             .map(|l| {
@@ -202,10 +202,12 @@ mod tests {
             .gamma(0.1)
             .validate()
             .unwrap();
-        let fed = Federation::new(data, &config).unwrap();
+        let mut fed = Federation::new(data, &config).unwrap();
+        let lone = mufc::RemovalRequest::points(ClientId(0), vec![seeding::PointId(1)]);
+        assert!(fed.remove(&lone).unwrap().outcome.is_deferred());
         let err = Store::create_serving(
             dir.path().join("s.db"),
-            fed,
+            fed.server_snapshot(),
             &["a".into()],
             IfExists::Refuse,
         )

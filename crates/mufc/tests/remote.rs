@@ -21,6 +21,8 @@ mod groups;
 mod membership;
 #[path = "remote/pairwise.rs"]
 mod pairwise;
+#[path = "remote/snapshot.rs"]
+mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet};
 

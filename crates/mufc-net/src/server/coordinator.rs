@@ -104,7 +104,7 @@ impl Coordinator {
             check_roster(&roster, &stored, "the store's")?;
             roster = stored;
             let ids = (0..roster.len() as u64).map(ClientId).collect();
-            let remote = RemoteServer::resume(store.federation().clone(), ids)?;
+            let remote = RemoteServer::from_snapshot(store.server_snapshot(), ids)?;
             check_agreed(&options, remote.setup())?;
             let _ = report.send(ServerEvent::Resumed {
                 rounds: remote.rounds(),

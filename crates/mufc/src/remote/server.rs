@@ -13,7 +13,7 @@ use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{
     ClientId, DecodeKind, Federation, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
-    ServerUpdate, StageTimes,
+    ServerSnapshot, ServerUpdate, StageTimes,
 };
 
 /// The server of a federation run across processes: the aggregation's
@@ -196,22 +196,51 @@ impl RemoteServer {
     }
 
     /// The server of a trained federation, resumed from what a store
-    /// keeps of it ([`Self::federation`]: a federation without clients)
-    /// and the roster it was set up for.
+    /// keeps of it ([`Self::snapshot`]) and the roster it was set up for.
+    ///
+    /// The snapshot is checked as [`Federation::from_snapshot`] checks a
+    /// server's part (its counts against its groups' and its round
+    /// counter), with no client: the server never holds a client's
+    /// points, so its state is a [`ServerSnapshot`] alone.
     ///
     /// # Errors
     ///
-    /// [`MufcError::Remote`] if `fed` holds clients' points, has no
-    /// aggregation (the plain mode) or no roster; the errors of
-    /// [`RemoteSetup`]'s checks.
-    pub fn resume(fed: Federation, roster: Vec<ClientId>) -> MufcResult<Self> {
-        if !fed.clients().is_empty() {
-            return Err(MufcError::Remote(
-                "a server's state holds no client's points; this federation does".into(),
-            ));
-        }
+    /// [`MufcError::NoClients`] for an empty roster;
+    /// [`MufcError::Remote`] for the snapshot of a federation run in one
+    /// process with no aggregate (the plain mode) or a withdrawn model;
+    /// the errors of [`Federation::from_snapshot`] (among them a
+    /// snapshot whose requests wait for clients' points: a server holds
+    /// none).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{RemoteServer, RemoteSetup, Registration};
+    /// use mufc::{ClientId, FederationConfig, MufcError};
+    ///
+    /// let config = FederationConfig::new(2).min_clients(2).validate()?;
+    /// let regs: Vec<Registration> = (0..2)
+    ///     .map(|i| Registration { id: ClientId(i), points: 10, dim: 2, scale: 1 })
+    ///     .collect();
+    /// let server = RemoteServer::new(RemoteSetup::new(&config, &regs)?)?;
+    /// // Nothing to keep before the first round committed.
+    /// assert!(matches!(server.snapshot(), Err(MufcError::NoServerModel)));
+    /// # Ok::<(), MufcError>(())
+    /// ```
+    pub fn from_snapshot(snapshot: ServerSnapshot, roster: Vec<ClientId>) -> MufcResult<Self> {
         if roster.is_empty() {
             return Err(MufcError::NoClients);
+        }
+        let fed = Federation::from_snapshot(snapshot, Vec::new())?;
+        // A server never withdraws its model (its clients' requests are
+        // theirs to hold back), and requests that wait name clients' points,
+        // which `from_snapshot` refused above with no client to hold them.
+        if fed.withdrawal().is_some() {
+            return Err(MufcError::Remote(
+                "the snapshot is of a federation run in one process whose model is withdrawn, \
+                 not of a server's"
+                    .into(),
+            ));
         }
         let parts = fed.into_serving_parts();
         let aggregation = parts
@@ -562,14 +591,15 @@ impl RemoteServer {
         }
     }
 
-    /// What a store keeps of the server: a [`Federation`] without clients
-    /// (its configuration, decoded counts, model and round counter), which
-    /// [`Self::resume`] takes back.
+    /// What a store keeps of the server: its configuration, decoded
+    /// counts, model, groups and round counter, which
+    /// [`Self::from_snapshot`] takes back.
     ///
     /// # Errors
     ///
-    /// [`MufcError::NoServerModel`] before the first round committed.
-    pub fn federation(&self) -> MufcResult<Federation> {
+    /// [`MufcError::NoServerModel`] before the first round committed (with
+    /// groups, before every group's).
+    pub fn snapshot(&self) -> MufcResult<ServerSnapshot> {
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
         let fed = Federation::serving(
             self.setup.parts()?,
@@ -577,9 +607,10 @@ impl RemoteServer {
             self.server.clone(),
             fit_report,
         );
-        Ok(match &self.tree {
+        let fed = match &self.tree {
             Some(tree) => fed.with_tree(tree.clone()),
             None => fed,
-        })
+        };
+        Ok(fed.server_snapshot())
     }
 }

@@ -303,10 +303,9 @@ fn a_restarted_server_runs_change_rounds() {
         fed.round(ALL, None).unwrap();
         let updated = fed.forget_some(&mut rng, ALL);
         fed.round(ALL, Some(updated)).unwrap();
-        let kept = fed.server.federation().unwrap().server_snapshot();
+        let kept = fed.server.snapshot().unwrap();
         let roster = fed.server.setup().roster().to_vec();
-        let restored = Federation::from_snapshot(kept, Vec::new()).unwrap();
-        fed.server = RemoteServer::resume(restored, roster).unwrap();
+        fed.server = RemoteServer::from_snapshot(kept, roster).unwrap();
         let updated = fed.forget_some(&mut rng, ALL);
         let out = fed.round(ALL, Some(updated)).unwrap();
         assert!(

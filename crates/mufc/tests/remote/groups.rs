@@ -69,7 +69,7 @@ fn a_tree_across_processes_is_the_tree_in_one_process_and_a_removal_stays_in_its
     // Training: one round per group; the model exists once all ran.
     run_groups(&mut server, &mut clients, &[0, 1]);
     assert!(!server.is_trained());
-    assert!(matches!(server.federation(), Err(MufcError::NoServerModel)));
+    assert!(matches!(server.snapshot(), Err(MufcError::NoServerModel)));
     run_groups(&mut server, &mut clients, &[2]);
     assert!(server.is_trained());
     let mut now = with_ids(&data);
@@ -111,9 +111,10 @@ fn a_tree_across_processes_is_the_tree_in_one_process_and_a_removal_stays_in_its
 
     // The server restarts from what its store keeps (no client's point),
     // saved and loaded, and serves the next removal exactly.
-    let kept = Federation::from_bytes(&server.federation().unwrap().to_bytes().unwrap()).unwrap();
+    let bytes = postcard::to_allocvec(&server.snapshot().unwrap()).unwrap();
+    let kept: mufc::ServerSnapshot = postcard::from_bytes(&bytes).unwrap();
     let roster = server.setup().roster().to_vec();
-    let mut resumed = RemoteServer::resume(kept, roster).unwrap();
+    let mut resumed = RemoteServer::from_snapshot(kept, roster).unwrap();
     assert_eq!(resumed.rounds(), server.rounds());
     clients[0].forget(&[now[0].1.ids()[0]]).unwrap();
     clients[1].forget(&[now[1].1.ids()[0]]).unwrap();
@@ -199,7 +200,7 @@ fn a_server_restarted_mid_training_trains_every_group_again() {
     let (data, config) = grouped(44);
     let (mut first, mut clients) = federation(&data, &config);
     run_groups(&mut first, &mut clients, &[0, 1]);
-    assert!(matches!(first.federation(), Err(MufcError::NoServerModel)));
+    assert!(matches!(first.snapshot(), Err(MufcError::NoServerModel)));
     drop(first);
     let regs: Vec<Registration> = clients.iter().map(RemoteClient::registration).collect();
     let setup = RemoteSetup::new(&config, &regs).unwrap();

@@ -324,17 +324,19 @@ impl Coordinator {
         if !remote.is_trained() {
             return Ok(());
         }
-        let fed = remote.federation()?;
+        let server = remote.snapshot()?;
         let written = match &mut self.store {
-            None => Store::create_serving(&self.options.store, fed, &self.roster, IfExists::Refuse)
-                .map(|s| {
-                    self.store = Some(s);
-                    // The store holds the setup now (an error leaves a
-                    // file the next start ignores).
-                    let _ = pending_setup::remove(&pending_setup::path_of(&self.options.store));
-                }),
+            None => {
+                Store::create_serving(&self.options.store, server, &self.roster, IfExists::Refuse)
+                    .map(|s| {
+                        self.store = Some(s);
+                        // The store holds the setup now (an error leaves a
+                        // file the next start ignores).
+                        let _ = pending_setup::remove(&pending_setup::path_of(&self.options.store));
+                    })
+            }
             Some(store) => store.commit_round(
-                fed,
+                server,
                 &RoundEntry {
                     round: report.round,
                     requests: served.to_vec(),
@@ -345,8 +347,8 @@ impl Coordinator {
         };
         if let Err(e) = written {
             self.remote = match &self.store {
-                Some(s) => Some(RemoteServer::resume(
-                    s.federation().clone(),
+                Some(s) => Some(RemoteServer::from_snapshot(
+                    s.server_snapshot(),
                     (0..self.roster.len() as u64).map(ClientId).collect(),
                 )?),
                 None => None,
