@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference for syndrome-agg's pairwise mask derivation.
 
-Writes crates/syndrome-agg/tests/vectors/mask_kat.json, the known-answer
+Writes crates/masked-sum/tests/vectors/mask_kat.json, the known-answer
 vectors that pin the Rust implementation (X25519 -> HKDF-SHA256 -> raw
 ChaCha20 keystream -> rejection sampling). Uses only the `cryptography`
 package (pip install cryptography), never the Rust code.
@@ -99,7 +99,7 @@ def main():
             "rejected": rejected,
             "values": [str(x) for x in values],
         })
-    out = pathlib.Path(__file__).resolve().parents[2] / "crates/syndrome-agg/tests/vectors/mask_kat.json"
+    out = pathlib.Path(__file__).resolve().parents[2] / "crates/masked-sum/tests/vectors/mask_kat.json"
     out.write_text(json.dumps({"generator": "scripts/ref/mask_kat.py", "cases": cases}, indent=1) + "\n")
     print(f"wrote {out}")
 

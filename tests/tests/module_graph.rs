@@ -661,7 +661,14 @@ fn the_checker_finds_a_planted_circle() {
 #[test]
 fn only_the_store_and_above_depend_on_sqlite() {
     let root = workspace_root();
-    for below in ["field", "syndrome-agg", "seeding", "baselines", "mufc"] {
+    for below in [
+        "field",
+        "masked-sum",
+        "syndrome-agg",
+        "seeding",
+        "baselines",
+        "mufc",
+    ] {
         let manifest = fs::read_to_string(root.join("crates").join(below).join("Cargo.toml"))
             .expect("manifest");
         for dep in ["rusqlite", "mufc-store"] {

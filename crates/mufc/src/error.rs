@@ -225,7 +225,8 @@ pub enum MufcError {
     /// An error of `seeding`.
     #[error(transparent)]
     Seeding(#[from] SeedingError),
-    /// An error of `syndrome-agg` (parameters, masking or decoding).
+    /// An error of `syndrome-agg` (parameters, masking or decoding), or
+    /// of `masked-sum` below it, grouped as `syndrome-agg` groups them.
     #[error(transparent)]
     Sketch(#[from] SketchError),
     /// Saving or loading failed (the bytes are not a saved federation, or
@@ -255,6 +256,15 @@ pub enum MufcError {
     /// the protocol allows at this point (see [`crate::remote`]).
     #[error("remote federation: {0}")]
     Remote(String),
+}
+
+/// A masked sum's refusal (the masks, SecAgg), grouped as
+/// [`SketchError`] groups it: a caller matches one type whichever layer
+/// refused.
+impl From<masked_sum::SumError> for MufcError {
+    fn from(e: masked_sum::SumError) -> Self {
+        Self::Sketch(SketchError::from(e))
+    }
 }
 
 /// Why a saved federation (from

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::context::RoundContext;
 use crate::error::{ProtocolError, SketchError, SketchResult};
-use crate::masking::MaskDomain;
 use crate::sketch::{LinearParams, LinearSketch, MaskedSketch};
 use crate::sparse::SparseVector;
+use masked_sum::RoundContext;
+use masked_sum::masking::MaskDomain;
 
 /// The server's state for one round: it accepts each client's masked
 /// sketch once and adds it to a running sum (Algorithm 2, line 3), for any

@@ -1,20 +1,19 @@
 //! The one error type of this crate, grouped by concern: parameters,
 //! decoding, wire format, protocol. Each group is an enum of its own leaf
 //! module, so that every module can name its errors without importing the
-//! rest of the crate.
+//! rest of the crate; the wire and protocol groups are those of
+//! `masked-sum`, whose masks and protocol this crate's sketches travel by.
 
 mod decode;
 mod params;
-mod protocol;
-mod wire;
 
 use field::FieldError;
+use masked_sum::SumError;
 use thiserror::Error;
 
 pub use decode::DecodeError;
+pub use masked_sum::{ProtocolError, WireError};
 pub use params::ParamsError;
-pub use protocol::ProtocolError;
-pub use wire::WireError;
 
 /// The result type of this crate.
 pub type SketchResult<T> = Result<T, SketchError>;
@@ -61,6 +60,32 @@ pub enum SketchError {
     Field(#[from] FieldError),
 }
 
+/// A masked sum's error as this crate groups it: each of
+/// [`SumError`]'s variants is the one of this crate's groups that names
+/// the same failure, so a caller matches one type whichever layer
+/// refused.
+impl From<SumError> for SketchError {
+    fn from(e: SumError) -> Self {
+        match e {
+            SumError::InvalidParams { reason } => ParamsError::InvalidParams { reason }.into(),
+            SumError::Mismatch { what } => ParamsError::ParamsMismatch { what }.into(),
+            SumError::WrongLength { expected, found } => {
+                DecodeError::WrongLength { expected, found }.into()
+            }
+            SumError::NonCanonical => DecodeError::NonCanonical.into(),
+            SumError::Wire(w) => Self::Wire(w),
+            SumError::Protocol(p) => Self::Protocol(p),
+            SumError::Field(f) => Self::Field(f),
+            // `SumError` is non-exhaustive: a variant added later keeps its
+            // message.
+            other => ParamsError::InvalidParams {
+                reason: other.to_string(),
+            }
+            .into(),
+        }
+    }
+}
+
 /// [`DecodeError::WrongLength`] unless `found == expected`: every vector
 /// from outside is checked against the length its parameters require.
 pub(crate) fn check_len(expected: usize, found: usize) -> SketchResult<()> {
@@ -76,4 +101,56 @@ pub(crate) fn invalid(reason: impl Into<String>) -> SketchError {
         reason: reason.into(),
     }
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refusal of a masked sum lands in the group that names the
+    /// same failure, with its details.
+    #[test]
+    fn a_sum_error_keeps_its_meaning_as_a_sketch_error() {
+        let cases = [
+            (
+                SumError::InvalidParams { reason: "r".into() },
+                SketchError::Params(ParamsError::InvalidParams { reason: "r".into() }),
+            ),
+            (
+                SumError::Mismatch { what: "w" },
+                SketchError::Params(ParamsError::ParamsMismatch { what: "w" }),
+            ),
+            (
+                SumError::WrongLength {
+                    expected: 3,
+                    found: 2,
+                },
+                SketchError::Decode(DecodeError::WrongLength {
+                    expected: 3,
+                    found: 2,
+                }),
+            ),
+            (
+                SumError::NonCanonical,
+                SketchError::Decode(DecodeError::NonCanonical),
+            ),
+            (
+                SumError::Protocol(ProtocolError::TooFewShares { have: 1, need: 2 }),
+                SketchError::Protocol(ProtocolError::TooFewShares { have: 1, need: 2 }),
+            ),
+            (
+                SumError::Wire(WireError::FrameTooLarge { len: 9, max: 8 }),
+                SketchError::Wire(WireError::FrameTooLarge { len: 9, max: 8 }),
+            ),
+        ];
+        for (sum, sketch) in cases {
+            let text = sum.to_string();
+            let converted = SketchError::from(sum);
+            assert_eq!(converted, sketch);
+            assert_eq!(
+                converted.to_string(),
+                text.replace("parameters differ", "sketch parameters or fields differ")
+            );
+        }
+    }
 }

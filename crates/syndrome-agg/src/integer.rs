@@ -18,7 +18,7 @@ use num_traits::{CheckedSub, One, Zero};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SketchResult, invalid};
-use crate::masking::MaskDomain;
+use masked_sum::masking::MaskDomain;
 
 /// The default cap on the size of an integer sketch, `(2t + r) * k` bits
 /// (2^30 bits = 128 MiB), a bound on what parameters read from outside can

@@ -6,18 +6,19 @@
 #[macro_use]
 mod hazmat;
 mod aggregate;
-mod context;
 mod decode;
 mod error;
 mod integer;
-pub mod masking;
 mod par;
 mod params;
-pub mod secagg;
 mod sketch;
 mod sparse;
-mod step;
 pub mod wire;
+
+/// The masked sums this crate's sketches travel by, re-exported from
+/// `masked-sum` (a dense-vector system takes that crate alone): masks
+/// ([`masking`]) and dropout-tolerant secure aggregation ([`secagg`]).
+pub use masked_sum::{masking, secagg};
 
 /// The field crate, re-exported: its [`FiniteField`](field::FiniteField)
 /// bounds [`SketchVisitor::visit_field`], so a consumer that visits the

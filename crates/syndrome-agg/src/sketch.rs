@@ -18,12 +18,12 @@ pub(crate) mod wide;
 
 use std::fmt;
 
-use crate::context::RoundContext;
 use crate::error::SketchResult;
-use crate::masking::pairwise::{MaskKeyPair, MaskPublicKey, pairwise_mask};
-use crate::masking::{MaskDomain, MaskVector};
 use crate::sparse::SparseVector;
 use crate::wire::Frame;
+use masked_sum::RoundContext;
+use masked_sum::masking::pairwise::{MaskKeyPair, MaskPublicKey, pairwise_mask};
+use masked_sum::masking::{MaskDomain, MaskVector};
 
 /// Validated parameters of a [`LinearSketch`]: everything a client and the
 /// server must agree on before a round, and what masking, aggregation and
@@ -246,7 +246,7 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     }
 
     /// Masks the sketch with client `own_id`'s pairwise masks against
-    /// `peers` (see [`crate::masking::pairwise`]).
+    /// `peers` (see [`masked_sum::masking::pairwise`]).
     ///
     /// # Errors
     ///

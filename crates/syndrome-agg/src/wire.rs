@@ -26,11 +26,14 @@ use field::FiniteField;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 
-use crate::context::{RoundContext, SessionId};
+pub(crate) use masked_sum::wire::field_bytes;
+use masked_sum::{RoundContext, SessionId};
+
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, WireError};
 
-/// The wire format version this build writes and reads.
-pub const WIRE_VERSION: u16 = 1;
+/// The wire format version this build writes and reads (the one of
+/// `masked-sum`'s protocol messages).
+pub use masked_sum::wire::WIRE_VERSION;
 
 /// The default cap on a frame's size, 4 MiB (tonic's default message
 /// limit). Sketches over big fields with large capacities need more: pass a
@@ -264,12 +267,4 @@ impl Frame {
             elements,
         }
     }
-}
-
-pub(crate) fn field_bytes<F: FiniteField>(f: &F, elems: &[F::Elem]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(elems.len().saturating_mul(f.byte_len()));
-    for e in elems {
-        f.write_bytes(e, &mut out);
-    }
-    out
 }

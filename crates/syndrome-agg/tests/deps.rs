@@ -1,7 +1,7 @@
 //! `cargo test -p syndrome-agg` builds nothing of the layers above it
 //! (issue 27, item 8): its dependencies and dev-dependencies, and those of
-//! its test crate, name only `field`, `syndrome-agg` and the test crates
-//! of those two layers. Checked on the manifests.
+//! its test crate, name only `field`, `masked-sum`, `syndrome-agg` and the
+//! test crates of those layers. Checked on the manifests.
 
 use std::path::Path;
 
@@ -13,7 +13,14 @@ fn the_sketch_tests_build_only_the_layers_below() {
     let crates = here.parent().expect("the crates directory");
     assert_eq!(
         workspace_deps(&here.join("Cargo.toml")),
-        vec!["field", "sagg-testkit", "field-testkit", "testdata"]
+        vec![
+            "field",
+            "masked-sum",
+            "sagg-testkit",
+            "sum-testkit",
+            "field-testkit",
+            "testdata"
+        ]
     );
     assert_eq!(
         workspace_deps(&crates.join("sagg-testkit/Cargo.toml")),

@@ -1,4 +1,5 @@
-//! docs/threat-model.md M6: the bodies of the `syndrome-agg` fuzz targets, replayed on
+//! docs/threat-model.md M6: the bodies of the `syndrome-agg` fuzz targets (the sketches', the
+//! protocol's are `masked-sum`'s), replayed on
 //! stable Rust over deterministic pseudo-random inputs.
 
 use sagg_testkit::fuzz::replay;
@@ -44,44 +45,4 @@ fn m6_large_decode() {
 #[test]
 fn m6_frame_parse() {
     replay("sagg_frame_parse", 400, 256, fuzz::frame_parse);
-}
-
-#[test]
-fn m6_secagg_client_envelope() {
-    replay(
-        "secagg_client_envelope",
-        120,
-        64,
-        sagg_testkit::secagg::fuzz_client_envelope,
-    );
-}
-
-#[test]
-fn m6_secagg_server_envelope() {
-    replay(
-        "secagg_server_envelope",
-        120,
-        64,
-        sagg_testkit::secagg::fuzz_server_envelope,
-    );
-}
-
-#[test]
-fn m6_secagg_server_receive() {
-    replay(
-        "secagg_server_receive",
-        200,
-        512,
-        sagg_testkit::secagg::fuzz_server_receive,
-    );
-}
-
-#[test]
-fn m6_secagg_secret_share() {
-    replay(
-        "secagg_secret_share",
-        400,
-        64,
-        sagg_testkit::secagg::fuzz_secret_share,
-    );
 }

@@ -4,18 +4,11 @@
 //! needs its `mod` line here.
 
 mod any;
-mod common;
 mod dealer_threats;
 mod deps;
 mod fuzz_replay;
-mod kat;
+mod kat_ring;
 mod partitioned;
 mod props;
-mod secagg_bad_peers;
-mod secagg_lying_server;
-mod secagg_props;
-mod secagg_threats_dropouts;
-mod secagg_threats_inputs;
-mod secagg_threats_privacy;
-mod secagg_threats_server;
+mod secagg_sketches;
 mod threats;

@@ -541,12 +541,12 @@ fn s2_duplicate_or_own_public_keys_are_refused() {
     let other = MaskKeyPair::from_secret_bytes([2; 32]);
     let dup = [(2, other.public_key()), (3, other.public_key())];
     assert!(matches!(
-        peer_mask_terms(&Mersenne61, 3, &me, 1, &dup, &c),
+        peer_mask_terms(&Mersenne61, 3, &me, 1, &dup, &c).map_err(SketchError::from),
         Err(SketchError::Protocol(ProtocolError::InvalidPeers { .. }))
     ));
     let mine = [(2, me.public_key())];
     assert!(matches!(
-        peer_mask_terms(&Mersenne61, 3, &me, 1, &mine, &c),
+        peer_mask_terms(&Mersenne61, 3, &me, 1, &mine, &c).map_err(SketchError::from),
         Err(SketchError::Protocol(ProtocolError::InvalidPeers { .. }))
     ));
     let twice = [(2, other.public_key()), (2, other.public_key())];

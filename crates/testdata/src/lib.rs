@@ -113,9 +113,11 @@ pub mod known_primes {
 ///
 /// If the manifest cannot be read.
 pub fn workspace_deps(manifest: &std::path::Path) -> Vec<String> {
-    const MEMBERS: [&str; 14] = [
+    const MEMBERS: [&str; 16] = [
         "field",
         "field-testkit",
+        "masked-sum",
+        "sum-testkit",
         "sagg-testkit",
         "seeding-testkit",
         "testdata",

@@ -17,6 +17,7 @@ pub mod mufc;
 pub use field_testkit::{
     bm_suite, decoding, field_suite, fields, fuzz, poly, poly_suite, roots_suite, vandermonde_suite,
 };
-pub use sagg_testkit::{aggregator_suite, fuzz_secagg, lying, sagg, sagg_suite, secagg};
+pub use sagg_testkit::{aggregator_suite, sagg, sagg_suite};
 pub use seeding_testkit::{exact, seeding};
+pub use sum_testkit::{fuzz_secagg, lying, secagg};
 pub use testdata::{Fnv, cases, known_primes, rng};

@@ -98,7 +98,7 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
         match advanced {
             Err(e) => Err(self
                 .failure
-                .error(e, self.failure.clients.saturating_sub(answered))),
+                .error(e.into(), self.failure.clients.saturating_sub(answered))),
             Ok(Advance::Finished(out)) => {
                 self.out = Some(out);
                 Ok(Advanced::Finished)

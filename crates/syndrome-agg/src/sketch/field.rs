@@ -5,13 +5,13 @@ use field::FiniteField;
 use num_bigint::BigUint;
 
 use super::{LinearParams, LinearSketch};
-use crate::context::RoundContext;
 use crate::decode::power_sums;
 use crate::error::{ParamsError, SketchError, SketchResult, check_len};
 use crate::params::ValidSketchParams;
 use crate::sparse::SparseVector;
 use crate::wire::{Frame, FrameKind, field_bytes};
 use field::poly::add_power_sums;
+use masked_sum::RoundContext;
 
 /// The `2t + r` syndromes `S_i = sum_j q_j j^(i-1) (mod p)`, `i = 1..2t+r`,
 /// of a sparse vector `q` over the key domain `[1, N]` (Algorithm 2 of the

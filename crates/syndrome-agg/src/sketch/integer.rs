@@ -15,13 +15,13 @@ use num_bigint::BigUint;
 use num_traits::Zero;
 
 use super::{LinearParams, LinearSketch};
-use crate::context::RoundContext;
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::integer::big_mul;
 use crate::integer::{IntegerRing, ValidIntegerParams};
-use crate::masking::MaskDomain;
 use crate::sparse::SparseVector;
 use crate::wire::{Frame, FrameKind};
+use masked_sum::RoundContext;
+use masked_sum::masking::MaskDomain;
 
 /// The integer sketch of Appendix K: `S_i = sum_j q_j j^(i-1) mod 2^k`,
 /// `i = 1..2t+r`, exact for honest aggregates (see

@@ -7,15 +7,15 @@ use num_bigint::BigUint;
 use num_traits::Zero;
 use rand::Rng;
 
-use crate::context::RoundContext;
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, invalid};
 use crate::integer::{IntegerParams, IntegerRing, ValidIntegerParams};
-use crate::masking::MaskDomain;
 use crate::params::{CountPolicy, SketchParams, ValidSketchParams};
 use crate::sketch::LinearParams;
 use crate::sketch::partitioned::{PartitionParams, ValidPartitionParams};
 use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
 use crate::wire::Frame;
+use masked_sum::RoundContext;
+use masked_sum::masking::MaskDomain;
 
 /// Whether [`Scheme::FieldKeys`] with this field bound (the largest key
 /// or count bound the field must hold) decodes in the one-word field

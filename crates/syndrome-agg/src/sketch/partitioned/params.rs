@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::bound::{self, DEFAULT_OVERFLOW_EXPONENT, default_buckets};
 use super::hash::BucketHasher;
-use crate::context::RoundContext;
 use crate::error::{ParamsError, SketchError, SketchResult, invalid};
 use crate::params::{CountPolicy, DEFAULT_EXTRA, SketchParams, ValidSketchParams};
 use crate::sketch::LinearParams;
 use crate::wire::{Frame, FrameKind, field_bytes};
+use masked_sum::RoundContext;
 
 /// The largest overflow exponent [`PartitionParams::validate`] accepts.
 pub const MAX_OVERFLOW_EXPONENT: u32 = 256;

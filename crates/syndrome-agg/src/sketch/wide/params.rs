@@ -6,13 +6,13 @@ use field::FiniteField;
 use num_bigint::BigUint;
 
 use super::key::MAX_WIDE_KEY_LEN;
-use crate::context::RoundContext;
 use crate::error::{ParamsError, SketchError, SketchResult, invalid};
 use crate::params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
 use crate::sketch::LinearParams;
 use crate::wire::{Frame, FrameKind, field_bytes};
+use masked_sum::RoundContext;
 
 /// Parameters of a wide-key sketch: capacity `t`, `r` extra check
 /// syndromes, the longest key `L` in bytes, the count policy, and the
