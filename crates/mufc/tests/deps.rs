@@ -15,6 +15,12 @@ fn the_mufc_tests_build_only_the_layers_below() {
     mine.sort();
     assert_eq!(
         mine,
-        vec!["seeding", "seeding-testkit", "syndrome-agg", "testdata"]
+        vec![
+            "masked-sum",
+            "seeding",
+            "seeding-testkit",
+            "syndrome-agg",
+            "testdata"
+        ]
     );
 }
