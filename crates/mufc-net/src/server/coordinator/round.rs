@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mufc::ClientId;
 use mufc::remote::{RemoteServer, RoundStep, ServerRound};
+use mufc::{ClientId, MufcError};
 use mufc_store::{IfExists, RoundEntry, Store};
 use tokio::time::Instant;
 use tonic::Status;
@@ -30,6 +30,21 @@ pub(super) struct InRound {
     /// The signed first message of each client that sent one, with its
     /// certificate: relayed with the key directory (issue 28, item 8).
     endorsed: BTreeMap<ClientId, crate::proto::Endorsed>,
+}
+
+/// What a round keeps from its opening to its end, beside the server's
+/// half ([`ServerRound`]).
+struct OpenRound {
+    number: u64,
+    /// The group as events name it (`None` when flat).
+    label: Option<usize>,
+    /// The ring: the clients the round was announced to.
+    clients: Vec<ClientId>,
+    /// The queued requests the round serves.
+    served: Vec<super::Queued>,
+    /// The announcement's bytes (the dealer checks a deal against them).
+    announcement: Vec<u8>,
+    state: InRound,
 }
 
 /// Whether `round` collects its first step, the clients' keys: the
@@ -152,10 +167,25 @@ impl Coordinator {
         }
     }
 
-    /// Runs one round in `next`'s group with its connected members. A
-    /// round that fails is reported to them and retried later; an error
-    /// here is fatal (the store cannot be created).
+    /// Runs one round in `next`'s group with its connected members: it
+    /// opens ([`Self::open_round`]), collects each step until its deadline and
+    /// advances ([`Self::drive`]), then decodes, stores and tells the
+    /// clients ([`Self::conclude`]). A round that fails is reported to
+    /// them and retried later; an error here is fatal (the store cannot
+    /// be created).
     pub(super) async fn round(&mut self, next: Next) -> Result<(), NetError> {
+        let Some((round, mut open)) = self.open_round(next)? else {
+            return Ok(());
+        };
+        let (round, driven) = self.drive(round, &mut open).await;
+        self.conclude(round, open, driven).await
+    }
+
+    /// Opens a round: the clients that catch up, the requests it serves
+    /// (a change round where the masks allow it), the announcement sent
+    /// to every client of the ring. `None` when the round could not start
+    /// (reported, its requests queued again).
+    fn open_round(&mut self, next: Next) -> Result<Option<(ServerRound, OpenRound)>, NetError> {
         let Next {
             group,
             ring: clients,
@@ -183,11 +213,11 @@ impl Coordinator {
             0 => self.remote()?.start_round(&clients),
             updated => self.remote()?.start_change_round(&clients, updated),
         };
-        let (announcement, mut round) = match started {
+        let (announcement, round) = match started {
             Ok(x) => x,
             Err(e) => {
                 self.failed(None, label, &clients, &e.to_string(), served);
-                return Ok(());
+                return Ok(None);
             }
         };
         let number = round.spec().round;
@@ -197,72 +227,127 @@ impl Coordinator {
             clients: clients.clone(),
             changes: round.spec().sends != mufc::remote::Sends::Histograms,
         });
-        let bytes = announcement.to_bytes()?;
+        let announcement = announcement.to_bytes()?;
         for id in &clients {
-            self.send(*id, ServerBody::Announcement(bytes.clone()));
+            self.send(*id, ServerBody::Announcement(announcement.clone()));
         }
-        let mut state = InRound {
+        let state = InRound {
             sessions: self.sessions.iter().map(|(c, s)| (*c, s.conn)).collect(),
             ..InRound::default()
         };
-        let finished = loop {
-            let deadline = Instant::now() + self.options.step_timeout;
-            loop {
-                let waiting = round
-                    .expected()
-                    .difference(&round.answered())
-                    .filter(|c| {
-                        self.sessions
-                            .get(c)
-                            .is_some_and(|s| state.in_session(**c, s.conn))
-                            && !state.refused.contains(c)
-                    })
-                    .count();
-                if waiting == 0 {
-                    break;
-                }
-                tokio::select! {
-                    ev = self.events.recv() => match ev {
-                        Some(ev) => self.in_round(ev, &mut round, &mut state),
-                        None => break,
-                    },
-                    () = tokio::time::sleep_until(deadline) => break,
-                }
-            }
+        let open = OpenRound {
+            number,
+            label,
+            clients,
+            served,
+            announcement,
+            state,
+        };
+        Ok(Some((round, open)))
+    }
+
+    /// Collects each step's messages until every client still in answered
+    /// or the step's deadline passed, and advances, until the sum is
+    /// unmasked (`Ok`) or the round fails; with the round, for
+    /// [`Self::conclude`].
+    async fn drive(
+        &mut self,
+        mut round: ServerRound,
+        open: &mut OpenRound,
+    ) -> (ServerRound, Result<(), MufcError>) {
+        loop {
+            self.collect(&mut round, &mut open.state).await;
             let directory = at_keys(&round);
             let (back, advanced) = off_runtime(round, ServerRound::advance).await;
             round = back;
-            match advanced {
+            let step = match advanced {
                 Ok(RoundStep::Send(msgs)) => {
-                    let firsts: Vec<crate::proto::Endorsed> =
-                        std::mem::take(&mut state.endorsed).into_values().collect();
-                    for (to, msg) in msgs {
-                        let body = if directory {
-                            ServerBody::Directory(crate::proto::Directory {
-                                secagg: msg,
-                                firsts: firsts.clone(),
-                            })
-                        } else {
-                            ServerBody::Secagg(msg)
-                        };
-                        self.send(to, body);
-                    }
+                    self.send_step(msgs, directory, &mut open.state);
+                    Ok(())
                 }
-                Ok(RoundStep::Finished) => break Ok(()),
+                Ok(RoundStep::Finished) => return (round, Ok(())),
                 // Dealt masks: the dealer's answer, then the directory
                 // with the sealed seeds (the next advance).
                 Ok(RoundStep::Deal(request)) => {
-                    if let Err(e) = self.deal(&mut round, &mut state, &bytes, request).await {
-                        break Err(e);
-                    }
+                    self.deal(&mut round, &mut open.state, &open.announcement, request)
+                        .await
                 }
-                Err(e) => break Err(e),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = step {
+                return (round, Err(e));
             }
-        };
+        }
+    }
+
+    /// Serves events until every client of the current step that is still
+    /// in the round (connected in the session it started with, no
+    /// refusal) answered, or the step's deadline passes.
+    async fn collect(&mut self, round: &mut ServerRound, state: &mut InRound) {
+        let deadline = Instant::now() + self.options.step_timeout;
+        loop {
+            let waiting = round
+                .expected()
+                .difference(&round.answered())
+                .filter(|c| {
+                    self.sessions
+                        .get(c)
+                        .is_some_and(|s| state.in_session(**c, s.conn))
+                        && !state.refused.contains(c)
+                })
+                .count();
+            if waiting == 0 {
+                return;
+            }
+            tokio::select! {
+                ev = self.events.recv() => match ev {
+                    Some(ev) => self.in_round(ev, round, state),
+                    None => return,
+                },
+                () = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
+    /// Sends a step's messages; the answer to the keys' step is the key
+    /// directory, with the signed first messages it relays.
+    fn send_step(&mut self, msgs: Vec<(ClientId, Vec<u8>)>, directory: bool, state: &mut InRound) {
+        let firsts: Vec<crate::proto::Endorsed> =
+            std::mem::take(&mut state.endorsed).into_values().collect();
+        for (to, msg) in msgs {
+            let body = if directory {
+                ServerBody::Directory(crate::proto::Directory {
+                    secagg: msg,
+                    firsts: firsts.clone(),
+                })
+            } else {
+                ServerBody::Secagg(msg)
+            };
+            self.send(to, body);
+        }
+    }
+
+    /// Decodes a driven round, updates the model and stores the commit,
+    /// then tells the clients; a failure at any point is reported to them
+    /// and the round's requests wait.
+    async fn conclude(
+        &mut self,
+        round: ServerRound,
+        open: OpenRound,
+        driven: Result<(), MufcError>,
+    ) -> Result<(), NetError> {
+        let OpenRound {
+            number,
+            label,
+            clients,
+            served,
+            state,
+            ..
+        } = open;
         let remote = std::mem::take(&mut self.remote)
             .ok_or_else(|| NetError::Protocol("no federation".into()))?;
         let (remote, finished) = off_runtime(remote, move |remote: &mut RemoteServer| {
-            finished.and_then(|()| remote.finish_round(round))
+            driven.and_then(|()| remote.finish_round(round))
         })
         .await;
         self.remote = Some(remote);
