@@ -219,6 +219,29 @@ pub enum MufcError {
         /// `need` is the larger of the two.
         min_clients: usize,
     },
+    /// A client of a round with pairwise or dealt masks did not answer a
+    /// step: those masks cancel only when every client of the ring
+    /// sends, so the server unmasked nothing. Nothing changed but the
+    /// round counter; the next round runs without the missing clients, or
+    /// with them once they answer. (SecAgg survives dropouts up to its
+    /// threshold: [`Self::TooManyDropouts`].)
+    #[error(
+        "round {round} failed: {} of {clients} clients ({}) dropped out at the {step} step, and \
+         the round's pairwise or dealt masks cancel only when every client of its ring answers; \
+         nothing changed but the round counter (SecAgg masks survive dropouts up to a threshold)",
+        missing.len(),
+        listed(missing)
+    )]
+    RingIncomplete {
+        /// The round.
+        round: u64,
+        /// The clients of its ring.
+        clients: usize,
+        /// Those that did not answer the step, in id order.
+        missing: Vec<ClientId>,
+        /// The step they missed.
+        step: syndrome_agg::secagg::Step,
+    },
     /// The server has no model (every client was removed).
     #[error("the server has no model: every client was removed")]
     NoServerModel,
@@ -256,6 +279,14 @@ pub enum MufcError {
     /// the protocol allows at this point (see [`crate::remote`]).
     #[error("remote federation: {0}")]
     Remote(String),
+}
+
+/// Client ids as a message lists them: `1, 4`.
+fn listed(ids: &[ClientId]) -> String {
+    ids.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A masked sum's refusal (the masks, SecAgg), grouped as

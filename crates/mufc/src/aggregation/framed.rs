@@ -17,7 +17,8 @@
 //!
 //! Pairwise masks tolerate no dropout: a client missing at either step
 //! leaves masks that do not cancel, so the round fails
-//! ([`MufcError::TooManyDropouts`]) and nothing is decoded. The directory
+//! ([`MufcError::RingIncomplete`], naming the missing clients) and
+//! nothing is decoded. The directory
 //! is as honest as the server unless the caller checks it against the
 //! keys each client signed (`ClientHalf::check_directory`; `mufc-net`
 //! signs them with the clients' certificates: docs/threat-model.md §10,

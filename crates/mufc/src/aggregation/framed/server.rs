@@ -163,21 +163,20 @@ impl FramedServer {
     /// Every client of the ring answered the current step, or the round
     /// fails: the masks of a missing client do not cancel.
     fn all_answered(&self, step: Step) -> MufcResult<()> {
-        let have = self.answered().len();
-        let need = self.spec.ring.len();
-        if have < need {
-            return Err(MufcError::TooManyDropouts {
-                round: self.spec.round,
-                clients: need,
-                dropped: need - have,
-                step,
-                have,
-                need,
-                threshold: need,
-                min_clients: self.min_clients,
-            });
+        let answered = self.answered();
+        let missing: Vec<ClientId> = (self.spec.ring.iter())
+            .filter(|c| !answered.contains(c))
+            .copied()
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        Err(MufcError::RingIncomplete {
+            round: self.spec.round,
+            clients: self.spec.ring.len(),
+            missing,
+            step,
+        })
     }
 }
 
