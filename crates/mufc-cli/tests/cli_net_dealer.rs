@@ -4,7 +4,8 @@
 //! and a server, a dealer and five clients, each a process of its own,
 //! train and forget exactly; the removal is a change round, dealt like
 //! the training round. A dealer given another key than the one the file
-//! pins refuses to start.
+//! pins refuses to start. `mufc certs --revoke-dealer` withdraws the
+//! dealer's certificate while the federation runs.
 #![cfg(all(unix, feature = "net"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
@@ -12,7 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::common::net::{
-    Proc, assert_model, certs_with, client_args, forget, free_port, server_args, written_data,
+    Proc, assert_model, certs_with, client_args, forget, forget_waiting, free_port, server_args,
+    written_data,
 };
 use seeding::PointId;
 
@@ -70,7 +72,7 @@ fn five_processes_and_a_dealer_train_and_forget_exactly() {
     forget(dir, "c", "3");
     let mut rest = data;
     rest[2] = rest[2].without(&[PointId(3)]).unwrap();
-    assert_model(dir, rest);
+    assert_model(dir, rest.clone());
     let log = server.log();
     assert!(
         log.iter()
@@ -79,6 +81,56 @@ fn five_processes_and_a_dealer_train_and_forget_exactly() {
     );
     dealer.wait_for(|l| l.contains("dealt round 1"));
     assert!(dealer.log().iter().any(|l| l.contains("dealt round 0")));
+
+    // The authority revokes the dealer (`--revoke-dealer`): its
+    // certificate's fingerprint joins the list, the server closes its
+    // session before the next round, and that round fails for want of a
+    // dealer, changing nothing.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
+        .arg("--revoke-dealer")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pem = std::fs::read_to_string(certs.join("dealer.pem")).unwrap();
+    let fingerprint = mufc_net::revocation::fingerprint_pem(&pem).unwrap();
+    let list = mufc_net::revocation::RevocationList::read(&certs.join("revoked.txt")).unwrap();
+    assert!(list.contains(&fingerprint));
+    forget_waiting(dir, "d", "4", "0");
+    server.wait_for(|l| l.contains("closed the session of the dealer: its certificate is revoked"));
+    server.wait_for(|l| l.starts_with("round 2 failed"));
+    assert!(
+        !server
+            .log()
+            .iter()
+            .any(|l| l.starts_with("round 2 committed"))
+    );
+    assert_model(dir, rest);
+}
+
+/// `--revoke-dealer` in a directory without the dealer's certificate
+/// (a federation without dealt masks) is an error naming the file, and
+/// writes no list.
+#[test]
+fn revoking_a_dealer_that_was_never_issued_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let certs = certs_with(dir, "certs", "hospitals", &NAMES, &[]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
+        .arg("--revoke-dealer")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("dealer.pem"), "{err}");
+    assert!(!certs.join("revoked.txt").exists());
 }
 
 #[test]

@@ -308,6 +308,13 @@ pub struct CertsArgs {
     /// closed before the next round, and it is refused from then on).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub revoke: Vec<String>,
+    /// Revoke the dealer's certificate (`dealer.pem` of the directory), as
+    /// `--revoke` does a client's: the server closes the dealer's session
+    /// before the next round and refuses it from then on (dealt rounds
+    /// fail, changing nothing, until a dealer with a new certificate
+    /// connects).
+    #[arg(long)]
+    pub revoke_dealer: bool,
 }
 
 /// A topology as `mufc certs --topology` takes it: `flat`, `groups:B`

@@ -74,23 +74,30 @@ fn write_pair(dir: &Path, stem: &str, c: &Issued, force: bool) -> Result<[PathBu
     Ok([cert, key])
 }
 
-/// Adds the certificates of `names` (their `client-NAME.pem` in `dir`) to
-/// `dir/revoked.txt`, written whole to a new file and renamed over the
-/// old one, so that a server reading it never sees half a list.
-fn revoke(dir: &Path, names: &[String]) -> Result<PathBuf, CliError> {
+/// Adds the certificates of `names` (their `client-NAME.pem` in `dir`),
+/// and with `dealer` the dealer's (`dealer.pem`), to `dir/revoked.txt`,
+/// written whole to a new file and renamed over the old one, so that a
+/// server reading it never sees half a list.
+fn revoke(dir: &Path, names: &[String], dealer: bool) -> Result<PathBuf, CliError> {
     use mufc_net::revocation::{RevocationList, Revoked, fingerprint_pem};
     let path = dir.join("revoked.txt");
     let mut list = RevocationList::read(&path)?;
     let time = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    let mut certs = Vec::new();
     for name in names {
         mufc_net::certs::client_dns_name(name)?;
-        let cert = dir.join(format!("client-{name}.pem"));
+        certs.push((name.clone(), dir.join(format!("client-{name}.pem"))));
+    }
+    if dealer {
+        certs.push(("dealer".into(), dir.join("dealer.pem")));
+    }
+    for (name, cert) in certs {
         let pem = std::fs::read_to_string(&cert).map_err(|e| CliError::io(&cert, &e))?;
         list.add(Revoked {
             fingerprint: fingerprint_pem(&pem)?,
-            name: name.clone(),
+            name,
             time,
         });
     }
@@ -223,10 +230,14 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
             fed_path.display()
         ));
     }
-    if !a.revoke.is_empty() {
+    if !a.revoke.is_empty() || a.revoke_dealer {
+        let mut names = a.revoke.clone();
+        if a.revoke_dealer {
+            names.push("the dealer".into());
+        }
         written.push((
-            format!("revoked: {}", a.revoke.join(", ")),
-            revoke(dir, &a.revoke)?,
+            format!("revoked: {}", names.join(", ")),
+            revoke(dir, &a.revoke, a.revoke_dealer)?,
         ));
     }
     let mut t = TextTable::new(&["file", "holds"]);
