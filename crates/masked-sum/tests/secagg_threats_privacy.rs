@@ -14,11 +14,11 @@ use masked_sum::secagg::messages::{
 };
 use masked_sum::secagg::shamir::{self, SecretShare, Share};
 use masked_sum::secagg::transport::Faults;
-use masked_sum::secagg::{
-    ClientId, DEFAULT_MAX_MESSAGE, SessionConfig, Step, self_mask, share_key,
-};
+use masked_sum::secagg::{ClientId, SessionConfig, Step, self_mask, share_key};
 use masked_sum::{ProtocolError, SumError};
-use sum_testkit::secagg::{Harness, all_but, config, inputs, oracle, run, run_exact};
+use sum_testkit::secagg::{
+    Harness, all_but, config, cross_round_replay, inputs, oracle, run_exact,
+};
 
 use crate::common;
 use common::complete;
@@ -301,57 +301,11 @@ fn r1_duplicate_masked_input() {
 #[test]
 fn r2_cross_round_replay() {
     let f = Mersenne61;
-    let n = 4u64;
-    let len = 6;
-    let ins = inputs(&f, n, len, "r2");
-    let cfg0 = config(&f, n, complete(3), len, "r2");
-    let cfg1 = std::sync::Arc::new(
-        SessionConfig::new(
-            f,
-            cfg0.context().next(),
-            cfg0.graph().clone(),
-            *cfg0.params(),
-            len,
-        )
-        .unwrap(),
-    );
-    // Round 0, recorded.
-    let r0 = run(&cfg0, &ins, Faults::new(), "r2-0");
-    let (_, _, old) = r0
-        .transcript
-        .as_ref()
-        .unwrap()
-        .to_server
-        .iter()
-        .find(|(s, c, _)| *s == Step::MaskedInput && *c == 2)
-        .unwrap()
-        .clone();
-    // Replayed into round 1: refused by its header.
-    let r1 = run(
-        &cfg1,
-        &ins,
-        Faults::new().inject(Step::MaskedInput, old.clone()),
-        "r2-1",
-    );
-    assert!(
-        r1.server_rejections.iter().any(|(c, e)| *c == 2
-            && matches!(e, SumError::Protocol(ProtocolError::MessageRejected { .. })))
-    );
-    let out = r1.output.unwrap();
-    assert_eq!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
-    // Forced in with a rewritten header, the masks do not cancel.
-    let mut h = Harness::new(cfg1.clone(), &ins, "r2-forced");
-    let dir = h.step(&[]);
-    assert!(h.answer(&dir).is_empty());
-    let req = h.step(&[]);
-    assert!(h.answer(&req).is_empty());
-    let mut forged = ClientEnvelope::parse(&old, DEFAULT_MAX_MESSAGE).unwrap();
-    forged.round = cfg1.context().round;
-    for m in h.pending.iter_mut().filter(|m| m.client == 2) {
-        *m = forged.clone();
-    }
-    let out = h.complete().unwrap();
-    assert_ne!(out.sum, oracle(&f, &ins, &all_but(n, &[])));
+    let ins = inputs(&f, 4, 6, "r2");
+    let replay = cross_round_replay(&f, &ins, "r2");
+    assert!(replay.refused);
+    assert_eq!(replay.sum, oracle(&f, &ins, &all_but(4, &[])));
+    assert_ne!(replay.forced, oracle(&f, &ins, &all_but(4, &[])));
 }
 #[test]
 fn r3_mask_reuse() {

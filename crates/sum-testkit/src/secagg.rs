@@ -98,6 +98,81 @@ pub fn run<F: FiniteField>(
         .unwrap()
 }
 
+/// What a masked input replayed from one round into the next does
+/// (threat-model case R2, docs/threat-model.md §9): the inputs of four
+/// clients `1..=4` under a complete graph of threshold 3, round 0
+/// recorded, client 2's masked input of round 0 sent again in round 1.
+#[derive(Debug)]
+pub struct CrossRoundReplay<E> {
+    /// Whether round 1's server refused the replay by its header.
+    pub refused: bool,
+    /// Round 1's sum, the replay refused.
+    pub sum: Vec<E>,
+    /// Round 1's sum when the replay is forced in with its header
+    /// rewritten to round 1 (its masks do not cancel).
+    pub forced: Vec<E>,
+}
+
+/// Runs [`CrossRoundReplay`]'s rounds over `inputs` (four clients, ids
+/// `1..=4`, vectors of one length).
+pub fn cross_round_replay<F: FiniteField>(
+    f: &F,
+    inputs: &[(ClientId, Vec<F::Elem>)],
+    label: &str,
+) -> CrossRoundReplay<F::Elem> {
+    use masked_sum::secagg::DEFAULT_MAX_MESSAGE;
+    use masked_sum::secagg::params::ServerModel;
+    let len = inputs[0].1.len();
+    let params = SecAggParams::new(GraphChoice::Complete, 3, 0, ServerModel::SemiHonest);
+    let cfg0 = config(f, 4, params, len, label);
+    let cfg1 = Arc::new(
+        SessionConfig::new(
+            f.clone(),
+            cfg0.context().next(),
+            cfg0.graph().clone(),
+            *cfg0.params(),
+            len,
+        )
+        .unwrap(),
+    );
+    let r0 = run(&cfg0, inputs, Faults::new(), &format!("{label}-0"));
+    let (_, _, old) = r0
+        .transcript
+        .as_ref()
+        .unwrap()
+        .to_server
+        .iter()
+        .find(|(s, c, _)| *s == Step::MaskedInput && *c == 2)
+        .unwrap()
+        .clone();
+    let r1 = run(
+        &cfg1,
+        inputs,
+        Faults::new().inject(Step::MaskedInput, old.clone()),
+        &format!("{label}-1"),
+    );
+    let refused = r1.server_rejections.iter().any(|(c, e)| {
+        *c == 2 && matches!(e, SumError::Protocol(ProtocolError::MessageRejected { .. }))
+    });
+    let sum = r1.output.unwrap().sum;
+    let mut h = Harness::new(cfg1.clone(), inputs, &format!("{label}-forced"));
+    let directory = h.step(&[]);
+    assert!(h.answer(&directory).is_empty());
+    let request = h.step(&[]);
+    assert!(h.answer(&request).is_empty());
+    let mut forged = ClientEnvelope::parse(&old, DEFAULT_MAX_MESSAGE).unwrap();
+    forged.round = cfg1.context().round;
+    for m in h.pending.iter_mut().filter(|m| m.client == 2) {
+        *m = forged.clone();
+    }
+    let forced = h.complete().unwrap().sum;
+    CrossRoundReplay {
+        refused,
+        sum,
+        forced,
+    }
+}
+
 /// Runs the protocol and checks the output against the oracle over the
 /// clients it reports included, and that those are exactly `expected`.
 pub fn run_exact<F: FiniteField>(
