@@ -33,6 +33,17 @@ fn dealer_args(port: u16, certs: &Path) -> Vec<String> {
     .collect()
 }
 
+/// `mufc certs --revoke-dealer` on the federation `hospitals` whose
+/// authority is `dir/certs`.
+fn revoke_dealer(dir: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
+        .arg("--revoke-dealer")
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn five_processes_and_a_dealer_train_and_forget_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,12 +97,7 @@ fn five_processes_and_a_dealer_train_and_forget_exactly() {
     // certificate's fingerprint joins the list, the server closes its
     // session before the next round, and that round fails for want of a
     // dealer, changing nothing.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
-        .arg("--revoke-dealer")
-        .output()
-        .unwrap();
+    let out = revoke_dealer(dir);
     assert!(
         out.status.success(),
         "{}",
@@ -121,12 +127,7 @@ fn revoking_a_dealer_that_was_never_issued_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let certs = certs_with(dir, "certs", "hospitals", &NAMES, &[]);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .current_dir(dir)
-        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
-        .arg("--revoke-dealer")
-        .output()
-        .unwrap();
+    let out = revoke_dealer(dir);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("dealer.pem"), "{err}");
