@@ -2,7 +2,7 @@
 //! (every client and the server, serialized messages), Shamir sharing of
 //! 32-byte secrets, and the SecAgg+ parameter finder.
 //!
-//! `cargo bench -p syndrome-agg --bench secagg`
+//! `cargo bench -p masked-sum --bench secagg`
 //!
 //! Vectors of length `2t + 1` over GF(2^61 - 1) for sketch capacities
 //! t = 400 and t = 6200. Threat model `gamma = delta = 0.1` with a

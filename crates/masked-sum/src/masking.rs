@@ -1,5 +1,6 @@
 //! Masks `z_i` of Algorithm 2 of the paper (line 2): vectors that hide one
-//! client's sketch and cancel in the sum over clients.
+//! client's vector (in the paper, its sketch) and cancel in the sum over
+//! clients.
 //!
 //! Two sources:
 //! - an offline dealer ([`deal_zero_sum_masks`]) that issues per-client

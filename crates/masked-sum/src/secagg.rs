@@ -7,7 +7,8 @@
 //! The server learns the sum of the input vectors of the clients that
 //! finished the masked-input step (and which clients those are), or a
 //! typed error and nothing else. Inputs are vectors over any
-//! [`FiniteField`](field::FiniteField) (syndrome sketches, in this crate's use).
+//! [`FiniteField`](field::FiniteField): dense vectors, or the syndromes of
+//! `syndrome-agg`'s sketches.
 //!
 //! # The protocol
 //!

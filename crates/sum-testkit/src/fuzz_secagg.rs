@@ -1,6 +1,6 @@
 //! Fuzz harness bodies for the secure-aggregation protocol of
-//! `syndrome-agg` ([`masked_sum::secagg`]), re-exported as
-//! `sagg_testkit::secagg::fuzz_*`.
+//! `masked-sum` ([`masked_sum::secagg`]), re-exported as
+//! `sum_testkit::secagg::fuzz_*`.
 //!
 //! Every body runs one session of three clients over GF(101) (threshold 2,
 //! complete graph, vectors of length 2). Running the clients for real costs

@@ -1,5 +1,5 @@
 //! Generic test logic for the dropout-tolerant secure aggregation of
-//! `syndrome-agg` ([`masked_sum::secagg`]): protocol runs against the
+//! `masked-sum` ([`masked_sum::secagg`]): protocol runs against the
 //! plaintext oracle, Shamir suites over any field and against `vsss-rs`,
 //! and (re-exported from [`crate::fuzz_secagg`]) the bodies of the
 //! message-parser fuzz targets.

@@ -20,8 +20,8 @@
 //!    where `G` expands a seed into the client's mask ([`seeded_mask`]).
 //! 2. The server relays each sealed seed; the client opens it
 //!    ([`open_seed`]) with the ring it was told the round has, masks its
-//!    sketch with `G(r_i)` and sends it. The server adds the masked
-//!    sketches and the correction: the masks cancel.
+//!    vector with `G(r_i)` and sends it. The server adds the masked
+//!    vectors and the correction: the masks cancel.
 //!
 //! What each party learns: the server sees `y_i = x_i + G(r_i)` and `c`;
 //! the masks `G(r_i)` are independent and uniform (the seeds are secret to
