@@ -5,7 +5,8 @@
 //! train and forget exactly; the removal is a change round, dealt like
 //! the training round. A dealer given another key than the one the file
 //! pins refuses to start. `mufc certs --revoke-dealer` withdraws the
-//! dealer's certificate while the federation runs.
+//! dealer's certificate while the federation runs. A dealer killed
+//! mid-deal fails its round, and a new dealer serves it.
 #![cfg(all(unix, feature = "net"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
@@ -116,6 +117,58 @@ fn five_processes_and_a_dealer_train_and_forget_exactly() {
             .iter()
             .any(|l| l.starts_with("round 2 committed"))
     );
+    assert_model(dir, rest);
+}
+
+/// A dealer killed while the server waits for its deal (it aborts on the
+/// request of round 1, a removal round): the round fails and changes
+/// nothing, the rounds tried while no dealer is connected fail too, and a
+/// dealer started again deals the round that serves the waiting removal;
+/// the model then equals retraining.
+#[test]
+fn a_dealer_killed_mid_deal_fails_the_round_and_a_new_dealer_serves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let data = written_data(dir, "cli-net-dealer-killed", &NAMES);
+    let certs = certs_with(
+        dir,
+        "certs",
+        "hospitals",
+        &NAMES,
+        &["--masking", "dealer", "--min-updating-clients", "1"],
+    );
+    let port = free_port();
+    let extra = ["--k", "3", "--seed", "12", "--masking", "dealer"];
+    let server = Proc::start(
+        "server",
+        dir,
+        &server_args(port, &certs, &NAMES, &extra),
+        &[],
+    );
+    server.wait_for(|l| l.starts_with("listening on"));
+    let fault = [(mufc_net::fault::DEALER_FAULT_ENV, "1")];
+    let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), &fault);
+    server.wait_for(|l| l.contains("the dealer connected"));
+    let _clients: Vec<Proc> = (NAMES.iter())
+        .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+        .collect();
+    server.wait_for(|l| l.contains("committed (training)"));
+    forget_waiting(dir, "c", "3", "0");
+    server.wait_for(|l| l.starts_with("round 1 failed"));
+    server.wait_for(|l| l.contains("the dealer disconnected"));
+    assert!(
+        !server
+            .log()
+            .iter()
+            .any(|l| l.starts_with("round 1 committed"))
+    );
+    assert_model(dir, data.clone());
+    drop(dealer);
+    let _again = Proc::start("dealer-again", dir, &dealer_args(port, &certs), &[]);
+    let committed = server.wait_for(|l| l.contains("committed") && !l.contains("training"));
+    assert!(!committed.starts_with("round 1 "), "{committed}");
+    let mut rest = data;
+    rest[2] = rest[2].without(&[PointId(3)]).unwrap();
     assert_model(dir, rest);
 }
 

@@ -251,6 +251,8 @@ async fn session(
             Err(status) => return Err(crate::transport::status_error(&status)),
         };
         let round = request.round;
+        // A test's dealer that dies mid-deal (debug builds only).
+        crate::fault::dealer_asked(round);
         // Sealing and the correction are CPU work: off the runtime.
         let held = dealer
             .take()

@@ -6,12 +6,28 @@
 //! killed. From `share-keys` on, `<round>:<step>:reconnect`
 //! drops its session there instead and connects again, and
 //! `<round>:<step>:delay` answers that step three seconds late. Release
-//! builds ignore it.
+//! builds ignore it. A dealer process with [`DEALER_FAULT_ENV`] set to a
+//! round number aborts when the server asks it for that round's deal,
+//! before it answers.
 
 use mufc::SecAggStep;
 
 /// The variable a test sets on a client process.
 pub const FAULT_ENV: &str = "MUFC_CLIENT_FAULT";
+
+/// The variable a test sets on a dealer process: the round whose deal
+/// request kills it.
+pub const DEALER_FAULT_ENV: &str = "MUFC_DEALER_FAULT";
+
+/// Aborts the process if a debug build of the dealer was asked to die
+/// when asked for `round`'s deal.
+pub(crate) fn dealer_asked(round: u64) {
+    if cfg!(debug_assertions)
+        && std::env::var(DEALER_FAULT_ENV).is_ok_and(|v| v == round.to_string())
+    {
+        std::process::abort();
+    }
+}
 
 /// The suffix of a fault that drops the session instead of the process.
 pub const RECONNECT_SUFFIX: &str = ":reconnect";
