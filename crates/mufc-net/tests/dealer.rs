@@ -184,8 +184,9 @@ async fn dealt_groups_train_and_forget_in_one_group_exactly() {
     fed.stop().await;
 }
 
-/// With the dealer gone, a removal's round fails and changes nothing;
-/// once the dealer is back, the round runs again and commits exactly.
+/// With the dealer gone, a removal's round waits: none starts (no round
+/// number is spent), the server says why, and the model is unchanged;
+/// once the dealer is back, the round runs and commits exactly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
     let data = data(5);
@@ -201,15 +202,15 @@ async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
         .unwrap()
         .request(&[PointId(5)])
         .unwrap();
-    // The round fails for want of the dealer, and the model is the
-    // trained one.
+    // The round waits for the dealer: it does not start (no round number
+    // is consumed), the server says why, and the model is the trained one.
     tokio::time::timeout(LIMIT, async {
         loop {
             let ev = fed.server.next_event().await.unwrap();
-            eprintln!("EV {ev:?}");
             match ev {
-                ServerEvent::RoundFailed { reason, .. } => {
+                ServerEvent::RoundFailed { reason, round, .. } => {
                     assert!(reason.contains("dealer is not connected"), "{reason}");
+                    assert_eq!(round, None, "{reason}");
                     return;
                 }
                 ServerEvent::RoundCommitted(r) => panic!("committed without a dealer: {r:?}"),
@@ -229,6 +230,9 @@ async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
             if let ServerEvent::RoundCommitted(r) = fed.server.next_event().await.unwrap()
                 && !r.training
             {
+                // The first round after training: none was spent
+                // while the dealer was away.
+                assert_eq!(r.round, 1);
                 return;
             }
         }
@@ -347,11 +351,23 @@ async fn only_the_dealers_certificate_opens_the_dealers_session() {
         }
     };
     assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::Refused { reason } if reason.starts_with("the dealer")),
-    )
-    .await;
+    // No dealer ever connects: training waits for it (and the server says
+    // so, starting no round), and the refusal is reported.
+    tokio::time::timeout(LIMIT, async {
+        loop {
+            match fed.server.next_event().await.expect("the server stopped") {
+                ServerEvent::Refused { reason } if reason.starts_with("the dealer") => return,
+                ServerEvent::RoundFailed { round, reason, .. } => {
+                    assert_eq!(round, None, "{reason}");
+                    assert!(reason.contains("the dealer is not connected"), "{reason}");
+                }
+                ServerEvent::RoundStarted { round, .. } => panic!("round {round} started"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap();
 
     // The dealer's certificate names no client.
     let dealer = fed.ca.issue_dealer().unwrap();

@@ -310,9 +310,8 @@ pub struct CertsArgs {
     pub revoke: Vec<String>,
     /// Revoke the dealer's certificate (`dealer.pem` of the directory), as
     /// `--revoke` does a client's: the server closes the dealer's session
-    /// before the next round and refuses it from then on (dealt rounds
-    /// fail, changing nothing, until a dealer with a new certificate
-    /// connects).
+    /// before the next round and refuses it from then on (no dealt round
+    /// starts until a dealer with a new certificate connects).
     #[arg(long)]
     pub revoke_dealer: bool,
 }

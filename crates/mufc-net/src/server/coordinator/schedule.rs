@@ -126,11 +126,27 @@ impl Coordinator {
                 break;
             }
         }
+        // Dealt masks need the dealer: a round started without it would
+        // only fail, and consume a round number, every retry.
+        if let Some(next) = &found
+            && self.needs_dealer()
+            && self.dealer.is_none()
+        {
+            stalled.push((next.group, "the dealer is not connected".into()));
+            found = None;
+        }
         self.say_stalled(stalled);
         if let Some(next) = &found {
             self.stalled.remove(&next.group);
         }
         found
+    }
+
+    /// Whether the federation's rounds are dealt (`--masking dealer`).
+    fn needs_dealer(&self) -> bool {
+        (self.remote.as_ref())
+            .and_then(|r| r.setup().config().channel().as_scma())
+            .is_some_and(|s| s.masks() == mufc::Masks::Dealer)
     }
 
     /// The connection of `id`'s open session.
