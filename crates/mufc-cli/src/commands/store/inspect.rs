@@ -18,29 +18,112 @@ use crate::output::{Report, TextTable};
 ///
 /// The store's errors (a missing, foreign, damaged or other-version file).
 pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
-    // The state and the audit log of one snapshot: another process's
-    // request between the two reads means reading again.
-    let mut tries = 0;
-    let (store, history) = loop {
-        let store = Store::open(&a.model)?;
-        match store.history() {
-            Ok(h) => break (store, h),
-            Err(StoreError::Stale) if tries < 10 => tries += 1,
-            Err(e) => return Err(e.into()),
-        }
-    };
+    let (store, history) = read(&a.model)?;
     if let Some(id) = &a.id {
         return locate(&store, id);
     }
+    let s = Summary::of(&store)?;
+    let json = summary_json(a, &store, &s, &history);
+    let withdrawn = store
+        .federation()
+        .withdrawal()
+        .map_or_else(String::new, |w| format!("withdrawn: {w}\n\n"));
+    let text = format!(
+        "mufc inspect: {}\n\n{}\n{withdrawn}{}\naudit history (one row per request and client; times UTC):\n{}",
+        a.model.display(),
+        summary_table(&store, &s).render(),
+        centroid_table(&s.centroids),
+        history_table(&history)
+    );
+    let warnings = if s.overdue {
+        vec![
+            "a pending model update is past its deadline: `mufc forget --model STORE --overdue` \
+             applies it"
+                .to_string(),
+        ]
+    } else {
+        Vec::new()
+    };
+    Ok(Report {
+        json,
+        text,
+        warnings,
+        exit: 0,
+    })
+}
+
+/// The store's state and its audit log, of one snapshot: another
+/// process's request between the two reads means reading again.
+fn read(model: &std::path::Path) -> Result<(Store, Vec<AuditEntry>), CliError> {
+    let mut tries = 0;
+    loop {
+        let store = Store::open(model)?;
+        match store.history() {
+            Ok(h) => return Ok((store, h)),
+            Err(StoreError::Stale) if tries < 10 => tries += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// What both the JSON and the table of `mufc inspect` show beyond the
+/// store's plain getters.
+struct Summary {
+    masking: &'static str,
+    clients: Vec<ClientName>,
+    deadline: Option<u64>,
+    overdue: bool,
+    /// A server's store (`mufc server`) holds no client point: its
+    /// roster and the aggregate's total stand for them.
+    roster: Option<Vec<String>>,
+    aggregate: u64,
+    /// Whose data the model holds (issue 28, item 4): across processes a
+    /// client the last round of its group left out (offline, or dropped
+    /// inside the protocol) is missing until a catch-up round brings it
+    /// back.
+    included: Vec<mufc::ClientId>,
+    missing: Vec<String>,
+    centroids: Vec<mufc_store::Centroid>,
+}
+
+impl Summary {
+    fn of(store: &Store) -> Result<Self, CliError> {
+        let deadline = store.deadline()?;
+        let roster = store.roster()?;
+        let included = store.federation().last_included().to_vec();
+        let missing = roster.as_ref().map_or_else(Vec::new, |names| {
+            (0..names.len() as u64)
+                .map(mufc::ClientId)
+                .filter(|c| !included.contains(c))
+                .map(|c| store.client_name(c).to_string())
+                .collect()
+        });
+        Ok(Self {
+            masking: (store.config().channel().as_scma())
+                .map_or("none", |s| s.masks().masking().name()),
+            clients: store.client_names(),
+            deadline,
+            overdue: deadline.is_some_and(|d| d <= now()),
+            roster,
+            aggregate: store.federation().server().total_count(),
+            included,
+            missing,
+            centroids: store.centroids(),
+        })
+    }
+}
+
+/// The names of `group`'s clients.
+fn names_of(store: &Store, group: &[mufc::ClientId]) -> Vec<String> {
+    group
+        .iter()
+        .map(|c| store.client_name(*c).to_string())
+        .collect()
+}
+
+/// `mufc inspect --json`.
+fn summary_json(a: &InspectArgs, store: &Store, s: &Summary, history: &[AuditEntry]) -> Value {
     let c = store.config();
-    let masking = c
-        .channel()
-        .as_scma()
-        .map_or("none", |s| s.masks().masking().name());
-    let clients = store.client_names();
-    let fit = store.federation().fit_report();
-    let deadline = store.deadline()?;
-    let overdue = deadline.is_some_and(|d| d <= now());
     let pending: Vec<Value> = store
         .pending_requests()
         .iter()
@@ -56,7 +139,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "client_k": c.client_k(),
         "gamma": c.gamma(),
         "privacy": c.privacy().name(),
-        "masking": masking,
+        "masking": s.masking,
         "server_points": c.server().points().name(),
         "client_training": c.client_training().name(),
         "server_restarts": c.server().restarts(),
@@ -66,83 +149,112 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "seed": c.seed(),
         "topology": c.topology().name(),
     });
-    let centroids = store.centroids();
-    // A server's store (`mufc server`) holds no client point: its roster
-    // and the aggregate's total stand for them.
-    let roster = store.roster()?;
-    let aggregate = store.federation().server().total_count();
-    let group_names = |g: &[mufc::ClientId]| -> Vec<String> {
-        g.iter()
-            .map(|c| store.client_name(*c).to_string())
-            .collect()
-    };
-    // Whose data the model holds (issue 28, item 4): across processes a
-    // client the last round of its group left out (offline, or dropped
-    // inside the protocol) is missing until a catch-up round brings it
-    // back.
-    let included = store.federation().last_included().to_vec();
-    let missing: Vec<String> = roster.as_ref().map_or_else(Vec::new, |names| {
-        (0..names.len() as u64)
-            .map(mufc::ClientId)
-            .filter(|c| !included.contains(c))
-            .map(|c| store.client_name(c).to_string())
-            .collect()
-    });
-    let json = json!({
+    json!({
         "command": "inspect",
-        "roster": roster,
-        "model_includes": group_names(&included),
-        "model_lacks": missing,
-        "aggregate_points": aggregate,
+        "roster": s.roster,
+        "model_includes": names_of(store, &s.included),
+        "model_lacks": s.missing,
+        "aggregate_points": s.aggregate,
         "model": a.model.display().to_string(),
-        "clients": clients.len(),
-        "client_names": clients.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "clients": s.clients.len(),
+        "client_names": s.clients.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "points": store.num_points(),
         "k": store.k(),
         "dim": store.dim(),
         "model_version": store.model_version(),
         "rounds": store.rounds(),
         "groups": store.federation().layout().map(|l| {
-            l.groups().iter().map(|g| group_names(g)).collect::<Vec<_>>()
+            l.groups().iter().map(|g| names_of(store, g)).collect::<Vec<_>>()
         }),
-        "training_included_clients": fit.included.len(),
+        "training_included_clients": store.federation().fit_report().included.len(),
         "withdrawn": store.federation().withdrawal().map(ToString::to_string),
         "config": config,
         "pending": pending,
-        "deadline": deadline,
-        "overdue": overdue,
-        "centroids": centroids_json(&centroids),
+        "deadline": s.deadline,
+        "overdue": s.overdue,
+        "centroids": centroids_json(&s.centroids),
         "history": history.iter().map(entry_json).collect::<Vec<_>>(),
-    });
+    })
+}
+
+/// The rows of `mufc inspect`'s table: who the model holds, then the
+/// configuration, then the model's version and what waits.
+fn summary_table(store: &Store, s: &Summary) -> TextTable {
     let mut t = TextTable::new(&["", "value"]);
-    match &roster {
+    who_rows(&mut t, store, s);
+    config_rows(&mut t, store, s);
+    t.row(["aggregation rounds".to_string(), store.rounds().to_string()]);
+    t.row([
+        "model version".to_string(),
+        store.model_version().to_string(),
+    ]);
+    if store.federation().withdrawal().is_some() {
+        t.row(["model", "withdrawn (see below)"]);
+    }
+    t.row([
+        "pending model updates (records erased)".to_string(),
+        list(&store.pending().iter().map(|p| p.number).collect::<Vec<_>>()),
+    ]);
+    t.row([
+        "a model update waits at most".to_string(),
+        duration_words(store.max_defer().as_secs()),
+    ]);
+    if let Some(d) = s.deadline {
+        t.row([
+            "next deadline (UTC)".to_string(),
+            format!(
+                "{}{}",
+                utc(d),
+                if s.overdue {
+                    " (passed: `mufc forget --model STORE --overdue` applies it)"
+                } else {
+                    ""
+                }
+            ),
+        ]);
+    }
+    t
+}
+
+/// The table's first rows: a server's roster and whom its model lacks,
+/// or a store's clients and points.
+fn who_rows(t: &mut TextTable, store: &Store, s: &Summary) {
+    match &s.roster {
         Some(names) => {
             t.row([
                 "roster (a server's store: no client point)".to_string(),
                 names.join(","),
             ]);
-            t.row(["points in the aggregate".to_string(), aggregate.to_string()]);
+            t.row([
+                "points in the aggregate".to_string(),
+                s.aggregate.to_string(),
+            ]);
             t.row([
                 "clients the model includes".to_string(),
-                group_names(&included).join(","),
+                names_of(store, &s.included).join(","),
             ]);
             t.row([
                 "clients the model lacks (until a catch-up round)".to_string(),
-                if missing.is_empty() {
+                if s.missing.is_empty() {
                     "none".to_string()
                 } else {
-                    missing.join(",")
+                    s.missing.join(",")
                 },
             ]);
         }
         None => {
             t.row([
                 "clients".to_string(),
-                format!("{}: {}", clients.len(), names_line(&clients)),
+                format!("{}: {}", s.clients.len(), names_line(&s.clients)),
             ]);
             t.row(["points".to_string(), store.num_points().to_string()]);
         }
     }
+}
+
+/// The configuration's rows.
+fn config_rows(t: &mut TextTable, store: &Store, s: &Summary) {
+    let c = store.config();
     t.row(["K (server clusters)".to_string(), store.k().to_string()]);
     t.row(["k (client clusters)".to_string(), c.client_k().to_string()]);
     t.row(["dimension".to_string(), store.dim().to_string()]);
@@ -152,7 +264,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
     ]);
     t.row([
         "privacy, masking".to_string(),
-        format!("{}, {}", c.privacy().name(), masking),
+        format!("{}, {}", c.privacy().name(), s.masking),
     ]);
     t.row([
         "server points, client training, server K-means runs".to_string(),
@@ -171,63 +283,7 @@ pub fn inspect(a: &InspectArgs) -> Result<Report, CliError> {
         "federation seed (derived from fit's --seed)".to_string(),
         c.seed().to_string(),
     ]);
-    t.row(["topology".to_string(), topology(&store)]);
-    t.row(["aggregation rounds".to_string(), store.rounds().to_string()]);
-    t.row([
-        "model version".to_string(),
-        store.model_version().to_string(),
-    ]);
-    if store.federation().withdrawal().is_some() {
-        t.row(["model", "withdrawn (see below)"]);
-    }
-    t.row([
-        "pending model updates (records erased)".to_string(),
-        list(&store.pending().iter().map(|p| p.number).collect::<Vec<_>>()),
-    ]);
-    t.row([
-        "a model update waits at most".to_string(),
-        duration_words(store.max_defer().as_secs()),
-    ]);
-    if let Some(d) = deadline {
-        t.row([
-            "next deadline (UTC)".to_string(),
-            format!(
-                "{}{}",
-                utc(d),
-                if overdue {
-                    " (passed: `mufc forget --model STORE --overdue` applies it)"
-                } else {
-                    ""
-                }
-            ),
-        ]);
-    }
-    let withdrawn = store
-        .federation()
-        .withdrawal()
-        .map_or_else(String::new, |w| format!("withdrawn: {w}\n\n"));
-    let text = format!(
-        "mufc inspect: {}\n\n{}\n{withdrawn}{}\naudit history (one row per request and client; times UTC):\n{}",
-        a.model.display(),
-        t.render(),
-        centroid_table(&centroids),
-        history_table(&history)
-    );
-    let warnings = if overdue {
-        vec![
-            "a pending model update is past its deadline: `mufc forget --model STORE --overdue` \
-             applies it"
-                .to_string(),
-        ]
-    } else {
-        Vec::new()
-    };
-    Ok(Report {
-        json,
-        text,
-        warnings,
-        exit: 0,
-    })
+    t.row(["topology".to_string(), topology(store)]);
 }
 
 /// The first ten names, and how many more.
