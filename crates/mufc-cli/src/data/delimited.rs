@@ -38,6 +38,12 @@ pub fn read_csv<R: Read>(
     delimiter: u8,
     opts: &LoadOptions,
 ) -> Result<Table, CliError> {
+    if opts.id_column.is_some() && opts.id_column == opts.client_column {
+        return Err(CliError::IdColumn {
+            column: opts.id_column.unwrap_or(0),
+            reason: "is the client column".into(),
+        });
+    }
     // The whole input in memory, so that line numbers can be computed from
     // byte offsets: the reader's own line count points at the blank lines
     // it skips before a record, not at the record.
@@ -46,22 +52,7 @@ pub fn read_csv<R: Read>(
         path: "<input>".into(),
         message: e.to_string(),
     })?;
-    let newlines: Vec<usize> = bytes
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == b'\n')
-        .map(|(i, _)| i)
-        .collect();
-    let line_of = |pos: Option<&csv::Position>| {
-        let start = pos.map_or(0, |p| usize::try_from(p.byte()).unwrap_or(usize::MAX));
-        let skip = bytes.get(start..).map_or(0, |rest| {
-            rest.iter()
-                .take_while(|&&b| b == b'\n' || b == b'\r')
-                .count()
-        });
-        let first = start.saturating_add(skip);
-        (newlines.partition_point(|&p| p < first) as u64).saturating_add(1)
-    };
+    let lines = Lines::of(&bytes);
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -69,39 +60,111 @@ pub fn read_csv<R: Read>(
         .trim(csv::Trim::None)
         .from_reader(&bytes[..]);
     let mut record = csv::StringRecord::new();
-    let mut coords: Vec<f64> = Vec::new();
-    let mut clients = ClientIndex::default();
-    let mut ids = IdIndex::default();
-    if opts.id_column.is_some() && opts.id_column == opts.client_column {
-        return Err(CliError::IdColumn {
-            column: opts.id_column.unwrap_or(0),
-            reason: "is the client column".into(),
-        });
+    let mut rows = Rows::new(opts);
+    while rdr
+        .read_record(&mut record)
+        .map_err(|e| CliError::CsvSyntax {
+            line: e.position().map_or(0, csv::Position::line),
+            message: e.to_string(),
+        })?
+    {
+        if !record.iter().all(|f| f.trim().is_empty()) {
+            rows.take(&record, lines.line_of(record.position()))?;
+        }
     }
-    let mut width: Option<usize> = None;
-    let mut first = true;
-    let mut header_skipped = false;
-    loop {
-        let more = rdr
-            .read_record(&mut record)
-            .map_err(|e| CliError::CsvSyntax {
-                line: e.position().map_or(0, csv::Position::line),
-                message: e.to_string(),
-            })?;
-        if !more {
-            break;
+    rows.finish()
+}
+
+/// Where the lines of the input start: a record's line from its byte
+/// offset, past the line breaks the reader skipped before it.
+struct Lines<'a> {
+    bytes: &'a [u8],
+    newlines: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn of(bytes: &'a [u8]) -> Self {
+        let newlines = (bytes.iter().enumerate())
+            .filter(|&(_, &b)| b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        Self { bytes, newlines }
+    }
+
+    /// The 1-based line of the record at `pos`.
+    fn line_of(&self, pos: Option<&csv::Position>) -> u64 {
+        let start = pos.map_or(0, |p| usize::try_from(p.byte()).unwrap_or(usize::MAX));
+        let skip = self.bytes.get(start..).map_or(0, |rest| {
+            rest.iter()
+                .take_while(|&&b| b == b'\n' || b == b'\r')
+                .count()
+        });
+        let first = start.saturating_add(skip);
+        (self.newlines.partition_point(|&p| p < first) as u64).saturating_add(1)
+    }
+}
+
+/// The records read so far: their coordinates, clients and ids, the
+/// width every record must have, and whether a header was skipped.
+struct Rows<'o> {
+    opts: &'o LoadOptions,
+    coords: Vec<f64>,
+    clients: ClientIndex,
+    ids: IdIndex,
+    width: Option<usize>,
+    first: bool,
+    header_skipped: bool,
+}
+
+impl<'o> Rows<'o> {
+    fn new(opts: &'o LoadOptions) -> Self {
+        Self {
+            opts,
+            coords: Vec::new(),
+            clients: ClientIndex::default(),
+            ids: IdIndex::default(),
+            width: None,
+            first: true,
+            header_skipped: false,
         }
-        let line = line_of(record.position());
-        if record.iter().all(|f| f.trim().is_empty()) {
-            continue;
+    }
+
+    fn is_feature(&self, col: usize) -> bool {
+        self.opts.client_column != Some(col) && self.opts.id_column != Some(col)
+    }
+
+    /// One non-blank record, on line `line`.
+    fn take(&mut self, record: &csv::StringRecord, line: u64) -> Result<(), CliError> {
+        self.check_width(record.len(), line)?;
+        if std::mem::take(&mut self.first) && self.is_header(record) {
+            self.header_skipped = true;
+            return Ok(());
         }
-        let columns = record.len();
-        if let Some(c) = opts.client_column
+        for (column, field) in record.iter().enumerate() {
+            let at = At { line, column };
+            if self.opts.client_column == Some(column) {
+                Verbatim::ClientName.check(field, at)?;
+                self.clients.push(field, at)?;
+            } else if self.opts.id_column == Some(column) {
+                Verbatim::RecordId.check(field, at)?;
+                self.ids.push(field, at)?;
+            } else {
+                let value = coordinate(field, at, self.opts)?;
+                self.coords.push(value);
+            }
+        }
+        Ok(())
+    }
+
+    /// The client and id columns exist, and every record is as wide as
+    /// the first.
+    fn check_width(&mut self, columns: usize, line: u64) -> Result<(), CliError> {
+        if let Some(c) = self.opts.client_column
             && c >= columns
         {
             return Err(CliError::ClientColumnOutOfRange { column: c, columns });
         }
-        if let Some(c) = opts.id_column
+        if let Some(c) = self.opts.id_column
             && c >= columns
         {
             return Err(CliError::IdColumn {
@@ -112,8 +175,8 @@ pub fn read_csv<R: Read>(
                 ),
             });
         }
-        match width {
-            None => width = Some(columns),
+        match self.width {
+            None => self.width = Some(columns),
             Some(w) if w != columns => {
                 return Err(CliError::RaggedRow {
                     line,
@@ -123,116 +186,114 @@ pub fn read_csv<R: Read>(
             }
             Some(_) => {}
         }
-        let is_feature =
-            |col: usize| opts.client_column != Some(col) && opts.id_column != Some(col);
-        if first {
-            first = false;
-            let skip = match opts.header {
-                Header::Present => true,
-                Header::Absent => false,
-                Header::Auto => {
-                    let numeric = record
-                        .iter()
-                        .enumerate()
-                        .filter(|&(c, _)| is_feature(c))
-                        .filter(|(_, f)| f.trim().parse::<f64>().is_ok())
-                        .count();
-                    numeric == 0
-                }
-            };
-            if skip {
-                header_skipped = true;
-                continue;
-            }
+        Ok(())
+    }
+
+    /// Whether the first record is a header: as the options say, or
+    /// (auto) when none of its feature fields is a number.
+    fn is_header(&self, record: &csv::StringRecord) -> bool {
+        match self.opts.header {
+            Header::Present => true,
+            Header::Absent => false,
+            Header::Auto => !record
+                .iter()
+                .enumerate()
+                .any(|(c, f)| self.is_feature(c) && f.trim().parse::<f64>().is_ok()),
         }
-        for (column, field) in record.iter().enumerate() {
-            let at = At { line, column };
-            if opts.client_column == Some(column) {
-                if field.is_empty() {
-                    return Err(CliError::BadField {
-                        line,
-                        column,
-                        value: field.to_string(),
-                        reason: "is an empty client name",
-                    });
-                }
-                padded(
-                    field,
-                    at,
-                    "is a client name with whitespace at either end (names are kept as \
-                     written, and a store takes none that begins or ends with whitespace)",
-                )?;
-                clients.push(field, at)?;
-                continue;
-            }
-            if opts.id_column == Some(column) {
-                if field.is_empty() {
-                    return Err(CliError::BadField {
-                        line,
-                        column,
-                        value: field.to_string(),
-                        reason: "is an empty record id",
-                    });
-                }
-                padded(
-                    field,
-                    at,
-                    "is a record id with whitespace at either end (ids are kept as written, \
-                     and a store takes none that begins or ends with whitespace)",
-                )?;
-                ids.push(field, at)?;
-                continue;
-            }
-            let value = field.trim().parse::<f64>().map_err(|_| CliError::BadField {
-                line,
-                column,
+    }
+
+    /// The table of the records read.
+    fn finish(self) -> Result<Table, CliError> {
+        let opts = self.opts;
+        let columns = self.width.ok_or(CliError::NoData(
+            "the file has no data rows (it is empty or blank)",
+        ))?;
+        let dim = columns
+            .saturating_sub(usize::from(opts.client_column.is_some()))
+            .saturating_sub(usize::from(opts.id_column.is_some()));
+        if dim == 0 {
+            return Err(CliError::NoData(
+                "the data has no feature columns (only the client and id columns)",
+            ));
+        }
+        let n = self.coords.len().checked_div(dim).unwrap_or(0);
+        if n == 0 {
+            return Err(CliError::NoData(if self.header_skipped {
+                "the file has only a header line, no data rows"
+            } else {
+                "the data has no points"
+            }));
+        }
+        let points = DMatrix::from_vec(dim, n, self.coords);
+        check_points(&points)?;
+        Ok(Table {
+            points,
+            clients: opts.client_column.map(|_| self.clients.of_point),
+            client_names: self.clients.names,
+            ids: opts.id_column.map(|_| self.ids.ids),
+        })
+    }
+}
+
+/// The verbatim fields of a record: its client's name and its id.
+#[derive(Clone, Copy)]
+enum Verbatim {
+    ClientName,
+    RecordId,
+}
+
+impl Verbatim {
+    /// `field` as this kind of name: kept as written, so neither empty
+    /// nor padded with whitespace.
+    fn check(self, field: &str, at: At) -> Result<(), CliError> {
+        let (empty, padding) = match self {
+            Self::ClientName => (
+                "is an empty client name",
+                "is a client name with whitespace at either end (names are kept as \
+                 written, and a store takes none that begins or ends with whitespace)",
+            ),
+            Self::RecordId => (
+                "is an empty record id",
+                "is a record id with whitespace at either end (ids are kept as written, \
+                 and a store takes none that begins or ends with whitespace)",
+            ),
+        };
+        if field.is_empty() {
+            return Err(CliError::BadField {
+                line: at.line,
+                column: at.column,
                 value: field.to_string(),
-                reason: if line == 1 && opts.header == Header::Auto {
-                    "is not a number (a header row must have no numeric feature field; or pass --header)"
-                } else if field.contains([';', '\t', ' ', ',']) {
-                    "is not a number (fields are separated by ',' in .csv and .txt files, by tabs in .tsv files)"
-                } else {
-                    "is not a number"
-                },
-            })?;
-            if !valid_coordinate(value) {
-                return Err(CliError::BadField {
-                    line,
-                    column,
-                    value: field.to_string(),
-                    reason: "is not finite or exceeds 2^400 in magnitude",
-                });
-            }
-            coords.push(value);
+                reason: empty,
+            });
         }
+        padded(field, at, padding)
     }
-    let columns = width.ok_or(CliError::NoData(
-        "the file has no data rows (it is empty or blank)",
-    ))?;
-    let dim = columns
-        .saturating_sub(usize::from(opts.client_column.is_some()))
-        .saturating_sub(usize::from(opts.id_column.is_some()));
-    if dim == 0 {
-        return Err(CliError::NoData(
-            "the data has no feature columns (only the client and id columns)",
-        ));
-    }
-    let n = coords.len().checked_div(dim).unwrap_or(0);
-    if n == 0 {
-        return Err(CliError::NoData(if header_skipped {
-            "the file has only a header line, no data rows"
+}
+
+/// A feature field as a coordinate: a finite number of sane magnitude.
+fn coordinate(field: &str, at: At, opts: &LoadOptions) -> Result<f64, CliError> {
+    let At { line, column } = at;
+    let value = field.trim().parse::<f64>().map_err(|_| CliError::BadField {
+        line,
+        column,
+        value: field.to_string(),
+        reason: if line == 1 && opts.header == Header::Auto {
+            "is not a number (a header row must have no numeric feature field; or pass --header)"
+        } else if field.contains([';', '\t', ' ', ',']) {
+            "is not a number (fields are separated by ',' in .csv and .txt files, by tabs in .tsv files)"
         } else {
-            "the data has no points"
-        }));
+            "is not a number"
+        },
+    })?;
+    if !valid_coordinate(value) {
+        return Err(CliError::BadField {
+            line,
+            column,
+            value: field.to_string(),
+            reason: "is not finite or exceeds 2^400 in magnitude",
+        });
     }
-    let points = DMatrix::from_vec(dim, n, coords);
-    check_points(&points)?;
-    Ok(Table {
-        points,
-        clients: opts.client_column.map(|_| clients.of_point),
-        client_names: clients.names,
-        ids: opts.id_column.map(|_| ids.ids),
-    })
+    Ok(value)
 }
 
 /// A name or id with whitespace at either end: refused with its place.
