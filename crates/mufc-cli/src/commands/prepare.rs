@@ -139,21 +139,78 @@ pub(crate) fn prepare_with_ids(
     seed: u64,
     id_column: Option<usize>,
 ) -> Result<(Prepared, Option<Vec<String>>), CliError> {
-    let mut ids = None;
-    if data.k == 0 {
-        return Err(invalid("K", 0, "must be at least 1"));
+    check_args(data, fed)?;
+    let settings = fed.settings()?;
+    let loaded = source_table(data, seed, id_column)?;
+    let table = &loaded.table;
+    let points = table.points().clone();
+    let client_names = table
+        .clients()
+        .is_some()
+        .then(|| table.client_names().to_vec());
+    let n = points.ncols();
+    checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
+    // The preset's rule (min(1/sqrt(n d), 1/1024) by default, 1/sqrt(n)
+    // for the paper's): see `FedArgs::gamma`.
+    let gamma = fed
+        .gamma
+        .unwrap_or_else(|| settings.gamma_rule().gamma(n as u64, points.nrows()));
+    if fed.privacy != mufc::Privacy::Plain {
+        checks::gamma(&points, gamma, fed.gamma.is_none())?;
     }
-    if data.restarts == 0 {
-        return Err(invalid("restarts", 0, "must be at least 1"));
+    let chosen = split_clients(data, &loaded, &points, seed)?;
+    if fed.masking == mufc::Masking::SecAgg {
+        checks::dropout(
+            fed.dropout,
+            chosen.split.num_clients(),
+            fed.secagg_graph == mufc::SecAggGraph::Harary,
+        )?;
     }
-    if data.k_prime == Some(0) {
-        return Err(invalid("K'", 0, "must be at least 1"));
-    }
-    if fed.fixed_client_k() == Some(0) {
-        return Err(invalid("client k", 0, "must be at least 1"));
-    }
-    if fed.server_restarts == Some(0) {
-        return Err(invalid("server restarts", 0, "must be at least 1"));
+    let local_k = fed.fixed_client_k().unwrap_or(data.k);
+    // The federation's own rule on the clients' data (the adaptive rule
+    // surveys it), so that the k reported is the k the clients use.
+    let clients: Vec<(mufc::ClientId, seeding::Dataset)> = (chosen.split)
+        .client_datasets(&points)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (mufc::ClientId(i as u64), d))
+        .collect();
+    let mufc_k = settings.client().k().federation_k_for(data.k, &clients);
+    let warnings = data_warnings(&chosen.split, &settings, data, fed.fixed_client_k());
+    Ok((
+        Prepared {
+            source: loaded.source,
+            points,
+            split: chosen.split,
+            split_desc: chosen.desc,
+            k: data.k,
+            local_k,
+            mufc_k,
+            k_prime: chosen.k_prime,
+            gamma,
+            transform: loaded.transform,
+            client_names,
+            warnings,
+            phi_c_star: chosen.phi_c_star,
+        },
+        loaded.ids,
+    ))
+}
+
+/// Refuses the options no run can take: counts of zero, a gamma that is
+/// not finite and positive or too fine for the grid, a dropout rate
+/// outside `[0, 1)`, a K' above K on a non-iid split.
+fn check_args(data: &DataArgs, fed: &FedArgs) -> Result<(), CliError> {
+    for (name, zero) in [
+        ("K", data.k == 0),
+        ("restarts", data.restarts == 0),
+        ("K'", data.k_prime == Some(0)),
+        ("client k", fed.fixed_client_k() == Some(0)),
+        ("server restarts", fed.server_restarts == Some(0)),
+    ] {
+        if zero {
+            return Err(invalid(name, 0, "must be at least 1"));
+        }
     }
     if fed.min_cluster_size == Some(0) {
         return Err(invalid(
@@ -162,7 +219,6 @@ pub(crate) fn prepare_with_ids(
             "must be at least 1 (1 sends every cluster)",
         ));
     }
-    let settings = fed.settings()?;
     if let Some(g) = fed.gamma {
         if !(g > 0.0 && g.is_finite()) {
             return Err(invalid("gamma", g, "must be finite and positive"));
@@ -195,140 +251,124 @@ pub(crate) fn prepare_with_ids(
             labelled: false,
         });
     }
-    let mut transform = None;
-    let (source, table, true_labels) = match &data.data {
-        None => {
-            let mix = GaussianMixture {
-                variance: data.variance,
-                ..GaussianMixture::paper()
-            };
-            let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::DATA, 0));
-            let s = mix.sample(&mut rng)?;
-            let (scaled, t) = fit_into_box(&s.points)?;
-            transform = Some(t);
-            let table = crate::data::Table::new(scaled)?;
-            (
-                format!(
-                    "built-in Gaussian data (App. M.1, variance {}), scaled into the box",
-                    data.variance
-                ),
-                table,
-                Some(s.labels),
-            )
-        }
-        Some(path) => {
-            let opts = LoadOptions {
-                header: if data.header {
-                    Header::Present
-                } else {
-                    Header::Auto
-                },
-                client_column: data.client_column,
-                id_column,
-            };
-            let table = load(path, &opts)?;
-            ids = table.ids().map(<[String]>::to_vec);
-            let table = if data.scale {
-                let (scaled, t) = fit_into_box(table.points())?;
-                transform = Some(t);
-                table.with_points(scaled)?
-            } else {
-                table
-            };
-            let scaled = if data.scale {
-                ", scaled into the box"
-            } else {
-                ""
-            };
-            (format!("{}{scaled}", path.display()), table, None)
-        }
+    Ok(())
+}
+
+/// The data a run starts from: where it came from, the table (scaled
+/// into the box unless told not to), the true labels of generated data,
+/// the map into the box, and the record ids of a file's id column.
+struct Loaded {
+    source: String,
+    table: crate::data::Table,
+    true_labels: Option<Vec<usize>>,
+    transform: Option<seeding::BoxTransform>,
+    ids: Option<Vec<String>>,
+}
+
+/// Generates the built-in data or loads the file, and scales it.
+fn source_table(data: &DataArgs, seed: u64, id_column: Option<usize>) -> Result<Loaded, CliError> {
+    let Some(path) = &data.data else {
+        let mix = GaussianMixture {
+            variance: data.variance,
+            ..GaussianMixture::paper()
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::DATA, 0));
+        let s = mix.sample(&mut rng)?;
+        let (scaled, t) = fit_into_box(&s.points)?;
+        return Ok(Loaded {
+            source: format!(
+                "built-in Gaussian data (App. M.1, variance {}), scaled into the box",
+                data.variance
+            ),
+            table: crate::data::Table::new(scaled)?,
+            true_labels: Some(s.labels),
+            transform: Some(t),
+            ids: None,
+        });
     };
-    let points = table.points().clone();
-    let client_names = table
-        .clients()
-        .is_some()
-        .then(|| table.client_names().to_vec());
-    let n = points.ncols();
-    checks::counts(data.k, table.clients().is_none().then_some(data.clients), n)?;
-    // The preset's rule (min(1/sqrt(n d), 1/1024) by default, 1/sqrt(n)
-    // for the paper's): see `FedArgs::gamma`.
-    let gamma = fed
-        .gamma
-        .unwrap_or_else(|| settings.gamma_rule().gamma(n as u64, points.nrows()));
-    if fed.privacy != mufc::Privacy::Plain {
-        checks::gamma(&points, gamma, fed.gamma.is_none())?;
+    let opts = LoadOptions {
+        header: if data.header {
+            Header::Present
+        } else {
+            Header::Auto
+        },
+        client_column: data.client_column,
+        id_column,
+    };
+    let table = load(path, &opts)?;
+    let ids = table.ids().map(<[String]>::to_vec);
+    let (table, transform, scaled) = if data.scale {
+        let (scaled, t) = fit_into_box(table.points())?;
+        (table.with_points(scaled)?, Some(t), ", scaled into the box")
+    } else {
+        (table, None, "")
+    };
+    Ok(Loaded {
+        source: format!("{}{scaled}", path.display()),
+        table,
+        true_labels: None,
+        transform,
+        ids,
+    })
+}
+
+/// How the points were split over clients, and what the split needed:
+/// the centralized K-means objective when it labelled the points, the K'
+/// of a non-iid split.
+struct Chosen {
+    split: Split,
+    desc: String,
+    phi_c_star: Option<f64>,
+    k_prime: Option<usize>,
+}
+
+/// Splits the points over clients: by the file's client column, or by
+/// labels (the true ones of generated data, else centralized K-means'),
+/// iid or non-iid.
+fn split_clients(
+    data: &DataArgs,
+    loaded: &Loaded,
+    points: &DMatrix<f64>,
+    seed: u64,
+) -> Result<Chosen, CliError> {
+    if let Some(clients) = loaded.table.clients() {
+        let col = data.client_column.unwrap_or(0);
+        return Ok(Chosen {
+            split: Split::by_client(clients)?,
+            desc: format!("clients from column {col}"),
+            phi_c_star: None,
+            k_prime: None,
+        });
     }
     let mut phi_c_star = None;
-    let mut k_prime = None;
-    let (split, split_desc) = if let Some(clients) = table.clients() {
-        let col = data.client_column.unwrap_or(0);
-        (
-            Split::by_client(clients)?,
-            format!("clients from column {col}"),
-        )
-    } else {
-        let (labels, which) = match (true_labels, data.labels) {
-            (Some(l), Labels::True) => (l, "true labels"),
-            _ => {
-                let all = seeding::Dataset::new(points.clone())?;
-                let (l, phi) = kmeans_labels(&all, data.k, data.restarts, seed)?;
-                phi_c_star = Some(phi);
-                (l, "centralized K-means labels")
-            }
-        };
-        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::SPLIT, 0));
-        match data.split {
-            SplitKind::Iid => (
-                Split::iid(&labels, data.clients, &mut rng)?,
-                format!("iid split of the {which}"),
-            ),
-            SplitKind::NonIid => {
-                // The paper's K' = 3 for K = 10; never above K.
-                let kp = data.k_prime.unwrap_or(DEFAULT_K_PRIME.min(data.k));
-                k_prime = Some(kp);
-                (
-                    Split::non_iid(&labels, data.clients, kp, &mut rng)?,
-                    format!("non-iid split of the {which}, K' = {kp}"),
-                )
-            }
+    let (labels, which) = match (&loaded.true_labels, data.labels) {
+        (Some(l), Labels::True) => (l.clone(), "true labels"),
+        _ => {
+            let all = seeding::Dataset::new(points.clone())?;
+            let (l, phi) = kmeans_labels(&all, data.k, data.restarts, seed)?;
+            phi_c_star = Some(phi);
+            (l, "centralized K-means labels")
         }
     };
-    if fed.masking == mufc::Masking::SecAgg {
-        checks::dropout(
-            fed.dropout,
-            split.num_clients(),
-            fed.secagg_graph == mufc::SecAggGraph::Harary,
-        )?;
-    }
-    let local_k = fed.fixed_client_k().unwrap_or(data.k);
-    // The federation's own rule on the clients' data (the adaptive rule
-    // surveys it), so that the k reported is the k the clients use.
-    let clients: Vec<(mufc::ClientId, seeding::Dataset)> = split
-        .client_datasets(&points)?
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| (mufc::ClientId(i as u64), d))
-        .collect();
-    let mufc_k = settings.client().k().federation_k_for(data.k, &clients);
-    let warnings = data_warnings(&split, &settings, data, fed.fixed_client_k());
-    Ok((
-        Prepared {
-            source,
-            points,
-            split,
-            split_desc,
-            k: data.k,
-            local_k,
-            mufc_k,
-            k_prime,
-            gamma,
-            transform,
-            client_names,
-            warnings,
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag::SPLIT, 0));
+    Ok(match data.split {
+        SplitKind::Iid => Chosen {
+            split: Split::iid(&labels, data.clients, &mut rng)?,
+            desc: format!("iid split of the {which}"),
             phi_c_star,
+            k_prime: None,
         },
-        ids,
-    ))
+        SplitKind::NonIid => {
+            // The paper's K' = 3 for K = 10; never above K.
+            let kp = data.k_prime.unwrap_or(DEFAULT_K_PRIME.min(data.k));
+            Chosen {
+                split: Split::non_iid(&labels, data.clients, kp, &mut rng)?,
+                desc: format!("non-iid split of the {which}, K' = {kp}"),
+                phi_c_star,
+                k_prime: Some(kp),
+            }
+        }
+    })
 }
 
 /// The warnings of `prepare`: a client with fewer points than a fixed
