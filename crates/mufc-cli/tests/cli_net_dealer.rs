@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::common::net::{
     Proc, assert_model, certs_with, client_args, forget, forget_waiting, free_port, server_args,
@@ -45,41 +45,85 @@ fn revoke_dealer(dir: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// A trained federation of five client processes, a server and a dealer
+/// (started with `dealer_env`), dealt masks, one request served alone.
+struct Dealt {
+    data: Vec<seeding::Dataset>,
+    certs: PathBuf,
+    port: u16,
+    server: Proc,
+    dealer: Proc,
+    _clients: Vec<Proc>,
+}
+
+impl Dealt {
+    /// Writes the data of `label` and the certificates, starts every
+    /// process (the dealer before the clients) and waits for training.
+    /// `inspect` sees the certificates' directory before any process.
+    fn trained(
+        dir: &Path,
+        label: &str,
+        seed: &str,
+        dealer_env: &[(&str, &str)],
+        inspect: impl FnOnce(&Path),
+    ) -> Self {
+        let data = written_data(dir, label, &NAMES);
+        let certs = certs_with(
+            dir,
+            "certs",
+            "hospitals",
+            &NAMES,
+            &["--masking", "dealer", "--min-updating-clients", "1"],
+        );
+        inspect(&certs);
+        let port = free_port();
+        let extra = ["--k", "3", "--seed", seed, "--masking", "dealer"];
+        let server = Proc::start(
+            "server",
+            dir,
+            &server_args(port, &certs, &NAMES, &extra),
+            &[],
+        );
+        server.wait_for(|l| l.starts_with("listening on"));
+        let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), dealer_env);
+        server.wait_for(|l| l.contains("the dealer connected"));
+        let clients = (NAMES.iter())
+            .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+            .collect();
+        server.wait_for(|l| l.contains("committed (training)"));
+        Self {
+            data,
+            certs,
+            port,
+            server,
+            dealer,
+            _clients: clients,
+        }
+    }
+}
+
 #[test]
 fn five_processes_and_a_dealer_train_and_forget_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = written_data(dir, "cli-net-dealer", &NAMES);
-    let certs = certs_with(
-        dir,
-        "certs",
-        "hospitals",
-        &NAMES,
-        &["--masking", "dealer", "--min-updating-clients", "1"],
-    );
-    // Every secret key is its holder's alone.
-    for file in ["dealer-mask.key", "client-a-mask.key", "dealer-key.pem"] {
-        let mode = std::fs::metadata(certs.join(file))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o077, 0, "{file}: {mode:o}");
-    }
-    let port = free_port();
-    let extra = ["--k", "3", "--seed", "11", "--masking", "dealer"];
-    let server = Proc::start(
-        "server",
-        dir,
-        &server_args(port, &certs, &NAMES, &extra),
-        &[],
-    );
-    server.wait_for(|l| l.starts_with("listening on"));
-    let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), &[]);
-    server.wait_for(|l| l.contains("the dealer connected"));
-    let _clients: Vec<Proc> = (NAMES.iter())
-        .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
-        .collect();
-    server.wait_for(|l| l.contains("committed (training)"));
+    // The clients' processes live as long as their binding.
+    let Dealt {
+        data,
+        certs,
+        server,
+        dealer,
+        _clients,
+        ..
+    } = Dealt::trained(dir, "cli-net-dealer", "11", &[], |certs| {
+        // Every secret key is its holder's alone.
+        for file in ["dealer-mask.key", "client-a-mask.key", "dealer-key.pem"] {
+            let mode = std::fs::metadata(certs.join(file))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "{file}: {mode:o}");
+        }
+    });
     assert_model(dir, data.clone());
     forget(dir, "c", "3");
     let mut rest = data;
@@ -124,30 +168,15 @@ fn five_processes_and_a_dealer_train_and_forget_exactly() {
 fn a_dealer_killed_mid_deal_fails_the_round_and_a_new_dealer_serves_it() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = written_data(dir, "cli-net-dealer-killed", &NAMES);
-    let certs = certs_with(
-        dir,
-        "certs",
-        "hospitals",
-        &NAMES,
-        &["--masking", "dealer", "--min-updating-clients", "1"],
-    );
-    let port = free_port();
-    let extra = ["--k", "3", "--seed", "12", "--masking", "dealer"];
-    let server = Proc::start(
-        "server",
-        dir,
-        &server_args(port, &certs, &NAMES, &extra),
-        &[],
-    );
-    server.wait_for(|l| l.starts_with("listening on"));
     let fault = [(mufc_net::fault::DEALER_FAULT_ENV, "1")];
-    let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), &fault);
-    server.wait_for(|l| l.contains("the dealer connected"));
-    let _clients: Vec<Proc> = (NAMES.iter())
-        .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
-        .collect();
-    server.wait_for(|l| l.contains("committed (training)"));
+    let Dealt {
+        data,
+        certs,
+        port,
+        server,
+        dealer,
+        _clients,
+    } = Dealt::trained(dir, "cli-net-dealer-killed", "12", &fault, |_| {});
     forget_waiting(dir, "c", "3", "0");
     server.wait_for(|l| l.starts_with("round 1 failed"));
     server.wait_for(|l| l.contains("the dealer disconnected"));
