@@ -46,8 +46,9 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Mufc`] for a snapshot that does not load (the checks
-    /// of [`Federation::from_snapshot`]: a store never holds a state it
-    /// could not open); as [`Store::fit`] otherwise.
+    /// of [`Federation::from_snapshot`], run on a snapshot read back; one a
+    /// running server just took carries its state and is taken as is);
+    /// as [`Store::fit`] otherwise.
     pub fn create_serving(
         path: impl AsRef<Path>,
         server: ServerSnapshot,
@@ -104,7 +105,7 @@ impl Store {
     /// # Errors
     ///
     /// [`StoreError::Mufc`] for a snapshot that does not load (nothing is
-    /// written); [`StoreError::Stale`] if another connection wrote since
+    /// written; see [`Store::create_serving`]); [`StoreError::Stale`] if another connection wrote since
     /// this store was read; [`StoreError::Database`] if writing fails
     /// (nothing is written then, and the store keeps its state before the
     /// round).

@@ -611,6 +611,6 @@ impl RemoteServer {
             Some(tree) => fed.with_tree(tree.clone()),
             None => fed,
         };
-        Ok(fed.server_snapshot())
+        Ok(fed.into_live_snapshot())
     }
 }

@@ -17,12 +17,22 @@ fn a_server_resumes_from_its_snapshot_and_serves_the_next_round_exactly() {
     run_round(&mut server, &mut clients, &BTreeMap::new()).unwrap();
     let bytes = postcard::to_allocvec(&server.snapshot().unwrap()).unwrap();
     let kept: ServerSnapshot = postcard::from_bytes(&bytes).unwrap();
-    let mut resumed = RemoteServer::from_snapshot(kept, ids).unwrap();
+    let mut resumed = RemoteServer::from_snapshot(kept, ids.clone()).unwrap();
     assert_eq!(resumed.rounds(), server.rounds());
     assert_eq!(resumed.server().counts(), server.server().counts());
     assert_eq!(
         centroid_bits(resumed.server()),
         centroid_bits(server.server())
+    );
+    // Taken back in memory (it carries the running server's state and is
+    // not rebuilt), the snapshot gives the same server as the one rebuilt
+    // from its bytes.
+    let live = RemoteServer::from_snapshot(server.snapshot().unwrap(), ids).unwrap();
+    assert_eq!(live.rounds(), resumed.rounds());
+    assert_eq!(live.server().counts(), resumed.server().counts());
+    assert_eq!(
+        centroid_bits(live.server()),
+        centroid_bits(resumed.server())
     );
 
     let mut now = with_ids(&data);
