@@ -279,6 +279,17 @@ pub enum MufcError {
     /// the protocol allows at this point (see [`crate::remote`]).
     #[error("remote federation: {0}")]
     Remote(String),
+    /// A change round's sum did not decode: more clients changed than the
+    /// server announced ([`RemoteServer::start_change_round`](crate::remote::RemoteServer::start_change_round)).
+    /// Nothing changed, and the group's next round is whole.
+    #[error(
+        "remote federation: round {round}: the change round's sum did not decode (more clients \
+         changed than announced); nothing changed, and the next round is whole"
+    )]
+    ChangeUndecoded {
+        /// The round.
+        round: u64,
+    },
 }
 
 /// Client ids as a message lists them: `1, 4`.

@@ -110,6 +110,7 @@
 mod agreement;
 mod client;
 mod dealer;
+mod in_process;
 mod server;
 
 use std::collections::BTreeSet;
@@ -120,6 +121,7 @@ pub use crate::aggregation::{RoundProtocol, RoundSpec, Sends};
 pub use agreement::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA, Policy};
 pub use client::{ClientRound, RemoteClient, SentRound};
 pub use dealer::RemoteDealer;
+pub use in_process::InProcess;
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 
 use crate::aggregation::Aggregation;

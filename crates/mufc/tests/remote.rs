@@ -21,6 +21,8 @@ mod groups;
 mod membership;
 #[path = "remote/pairwise.rs"]
 mod pairwise;
+#[path = "remote/parties.rs"]
+mod parties;
 #[path = "remote/snapshot.rs"]
 mod snapshot;
 

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use seeding::{PointId, SeedingError};
+use seeding::{Dataset, PointId, SeedingError};
 
 use super::Federation;
 use super::unsent::Unsent;
@@ -29,6 +29,52 @@ pub(super) struct Staged {
     pub(super) reseeded: bool,
     /// Its own unlearning time.
     pub(super) own: Duration,
+}
+
+/// Checks the names of `request` against the clients: every client is
+/// known to `data_of` (which gives its points, or `None` for a client with
+/// nothing left to look for) and named once, and every point named is the
+/// client's, once, or already `erased` (a conflict the caller checks). The
+/// first error found.
+pub(crate) fn check_names<'a, 'b>(
+    request: &RemovalRequest,
+    data_of: impl Fn(ClientId) -> MufcResult<Option<&'a Dataset>>,
+    erased: impl Fn(ClientId) -> Option<&'b HashSet<PointId>>,
+) -> MufcResult<()> {
+    if request.is_empty() {
+        return Err(MufcError::EmptyRequest);
+    }
+    let mut named = HashSet::new();
+    for &c in request.clients_removed() {
+        data_of(c)?;
+        if !named.insert(c) {
+            return Err(MufcError::RepeatedClient(c));
+        }
+    }
+    for (c, ids) in request.point_entries() {
+        let data = data_of(*c)?;
+        if !named.insert(*c) {
+            return Err(MufcError::RepeatedClient(*c));
+        }
+        if ids.is_empty() {
+            return Err(MufcError::EmptyRequest);
+        }
+        // A point erased already is a conflict, not an unknown point.
+        let earlier = erased(*c);
+        let rest: Vec<PointId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !earlier.is_some_and(|s| s.contains(id)))
+            .collect();
+        if let Some(data) = data {
+            data.positions_of(&rest).map_err(|e| match e {
+                SeedingError::UnknownId(id) => MufcError::UnknownPoint { client: *c, id },
+                SeedingError::RepeatedId(id) => MufcError::RepeatedPoint { client: *c, id },
+                other => other.into(),
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// The points and whole clients the pending requests name.
@@ -72,50 +118,23 @@ impl Federation {
     /// is there, once), then against the pending requests (nothing named
     /// twice); the first error found, nothing changed.
     pub(super) fn check_request(&self, request: &RemovalRequest) -> MufcResult<()> {
-        if request.is_empty() {
-            return Err(MufcError::EmptyRequest);
-        }
         let pending = self.pending_names();
-        let mut named = HashSet::new();
-        let known = |c: ClientId| {
-            if self.position(c).is_ok() || self.left_unsent(c) {
-                Ok(())
-            } else {
-                Err(MufcError::UnknownClient(c))
-            }
-        };
-        for &c in request.clients_removed() {
-            known(c)?;
-            if !named.insert(c) {
-                return Err(MufcError::RepeatedClient(c));
-            }
-        }
-        for (c, ids) in request.point_entries() {
-            known(*c)?;
-            if !named.insert(*c) {
-                return Err(MufcError::RepeatedClient(*c));
-            }
-            if ids.is_empty() {
-                return Err(MufcError::EmptyRequest);
-            }
-            // A pending point is erased already: it is a conflict (below),
-            // not an unknown point.
-            let earlier = pending.points.get(c);
-            let rest: Vec<PointId> = ids
-                .iter()
-                .copied()
-                .filter(|id| !earlier.is_some_and(|s| s.contains(id)))
-                .collect();
-            // A client that left with a pending request has no point to
-            // look for: naming it again is a conflict (below).
-            if let Some(client) = self.client(*c) {
-                client.data().positions_of(&rest).map_err(|e| match e {
-                    SeedingError::UnknownId(id) => MufcError::UnknownPoint { client: *c, id },
-                    SeedingError::RepeatedId(id) => MufcError::RepeatedPoint { client: *c, id },
-                    other => other.into(),
-                })?;
-            }
-        }
+        check_names(
+            request,
+            |c| {
+                if let Some(client) = self.client(c) {
+                    Ok(Some(client.data()))
+                } else if self.left_unsent(c) {
+                    // A client that left with a pending request has no
+                    // point to look for: naming it again is a conflict
+                    // (below).
+                    Ok(None)
+                } else {
+                    Err(MufcError::UnknownClient(c))
+                }
+            },
+            |c| pending.points.get(&c),
+        )?;
         // Against the pending requests.
         for &c in request.clients_removed() {
             if pending.whole.contains(&c) || self.left_unsent(c) {

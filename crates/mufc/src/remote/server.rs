@@ -474,8 +474,9 @@ impl RemoteServer {
     ///
     /// # Errors
     ///
-    /// [`MufcError::Remote`] for a round that is not finished; the
-    /// decoders' errors (a sum beyond the capacity); the K-means errors.
+    /// [`MufcError::Remote`] for a round that is not finished;
+    /// [`MufcError::ChangeUndecoded`] for a change round whose sum did not
+    /// decode; the decoders' errors (a sum beyond the capacity); the K-means errors.
     pub fn finish_round(&mut self, round: ServerRound) -> MufcResult<RoundReport> {
         let number = round.spec.round;
         let check = DeltaCheck {
@@ -487,12 +488,9 @@ impl RemoteServer {
         // Only a change round's sum may fail to decode: more bins changed
         // than announced. Nothing is committed, so the next round is whole
         // (`Aggregation::open_change_remote`).
-        let decoded = out.decoded.ok_or_else(|| {
-            MufcError::Remote(format!(
-                "round {number}: the change round's sum did not decode (more clients changed \
-                 than announced); nothing changed, and the next round is whole"
-            ))
-        })?;
+        let decoded = out
+            .decoded
+            .ok_or(MufcError::ChangeUndecoded { round: number })?;
         let decode = DecodeKind::of(&decoded);
         let start = Instant::now();
         let finished = FinishedRound {

@@ -1,0 +1,328 @@
+//! The parties driven in one process: the server's, every client's and,
+//! with dealt masks, the dealer's, with their messages carried as bytes in
+//! memory, as `mufc-net` carries the same bytes over TLS. The driver
+//! decides nothing a party decides: it forwards requests, carries each
+//! step's messages to their addressee and commits what the server
+//! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use seeding::{Dataset, PointId};
+use syndrome_agg::masking::pairwise::MaskKeyPair;
+
+use super::{
+    Announcement, ClientRound, Registration, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup,
+    RoundReport, RoundStep, ServerRound,
+};
+use crate::federation::check_names;
+use crate::{ClientId, Masking, MufcError, MufcResult, RemovalRequest, ValidConfig, par};
+
+/// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
+/// client, and a [`RemoteDealer`] with dealt masks) run in one process by
+/// a driver that only moves their bytes: the protocol each party runs
+/// across processes, with no transport. Training runs one round in every
+/// group (one round when flat); a removal request is forwarded to the
+/// clients it names, then one round runs in every group with a changed
+/// client: a change round where the server can run one, else a whole
+/// round.
+///
+/// With dealt masks the driver plays the dealer's operator: it draws the
+/// dealer's key pair and each client's long-term pair from the operating
+/// system and pairs them, as certificates and pinned keys do across
+/// processes.
+///
+/// # Example
+///
+/// ```
+/// use mufc::remote::InProcess;
+/// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, PointId};
+///
+/// let data: Vec<(ClientId, Dataset)> = (0..3)
+///     .map(|l| {
+///         let d = DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2);
+///         Dataset::new(d).map(|d| (ClientId(l as u64), d))
+///     })
+///     .collect::<Result<_, _>>()?;
+/// let config = FederationConfig::new(2).seed(5).validate()?; // dealt masks
+/// let mut parties = InProcess::train(data.clone(), &config)?;
+/// let fed = Federation::with_ids(data.clone(), parties.server().setup().config())?;
+/// assert_eq!(parties.server().server().centroids(), fed.server().centroids());
+///
+/// // Two clients forget a point each: one round, equal to retraining.
+/// let request = RemovalRequest::points(ClientId(1), vec![PointId(4)])
+///     .with_points(ClientId(2), vec![PointId(0)]);
+/// parties.remove(&request)?;
+/// let mut rest = data;
+/// rest[1].1 = rest[1].1.without(&[PointId(4)])?;
+/// rest[2].1 = rest[2].1.without(&[PointId(0)])?;
+/// let retrained = Federation::with_ids(rest, parties.server().setup().config())?;
+/// assert_eq!(parties.server().server().counts(), retrained.server().counts());
+/// assert_eq!(parties.server().server().centroids(), retrained.server().centroids());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct InProcess {
+    server: RemoteServer,
+    /// In id order.
+    clients: Vec<RemoteClient>,
+    dealer: Option<RemoteDealer>,
+    parallel: bool,
+}
+
+impl InProcess {
+    /// The parties of `clients` under `config`, trained: every group runs
+    /// one round (Algorithm 1), in which each client trains on its points,
+    /// encodes and masks its histogram, and the server decodes the sum and
+    /// fits its model.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`RemoteClient::new`], [`RemoteSetup::new`] (among
+    /// them the plain mode, which no party runs) and [`RemoteServer::new`];
+    /// a round's errors.
+    pub fn train(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
+        let mut parties: Vec<RemoteClient> = clients
+            .into_iter()
+            .map(|(id, data)| RemoteClient::new(id, data))
+            .collect::<MufcResult<_>>()?;
+        parties.sort_by_key(RemoteClient::id);
+        let regs: Vec<Registration> = parties.iter().map(RemoteClient::registration).collect();
+        let setup = RemoteSetup::new(config, &regs)?;
+        let dealer = match config.channel().as_scma().map(|s| s.masks().masking()) {
+            Some(Masking::Dealer) => Some(pair_with_a_dealer(&mut parties)?),
+            _ => None,
+        };
+        let mut driver = Self {
+            server: RemoteServer::new(setup)?,
+            clients: parties,
+            dealer,
+            parallel: config.parallel(),
+        };
+        for g in 0..driver.server.groups().len() {
+            driver.round(g, None)?;
+        }
+        Ok(driver)
+    }
+
+    /// Serves a removal request (Algorithm 4): every client it names
+    /// forgets its points (a client removed whole forgets every one, and
+    /// stays in the roster with none), then every group with a changed
+    /// client runs one round, a change round where the server can run one
+    /// ([`RemoteServer::start_change_round`]). Returns the rounds' reports,
+    /// in group order.
+    ///
+    /// The request is checked whole before any client forgets, as
+    /// [`Federation::remove`](crate::Federation::remove) checks it: on an
+    /// error in it nothing changes. Unlike [`Federation::remove`](crate::Federation::remove),
+    /// every request is served at once (the lone-update policy,
+    /// [`ValidConfig::min_updating_clients`], is the scheduler's: `mufc-net`'s
+    /// server holds requests back), and a client removed whole stays in
+    /// the roster with no point, so a group it leaves below
+    /// [`ValidConfig::min_clients`] goes on serving where the federation
+    /// in one process withdraws its model. A round that fails leaves the model
+    /// as it was; the clients have forgotten, and the next round
+    /// ([`Self::sync`]) carries their new histograms.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`], the
+    /// clients' [`RemoteClient::forget`] errors (an id a client does not
+    /// hold, or one named twice); a round's errors.
+    pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<Vec<RoundReport>> {
+        if request.is_empty() {
+            return Err(MufcError::EmptyRequest);
+        }
+        let forgotten = self.forgotten(request)?;
+        let changed: BTreeSet<ClientId> = forgotten.keys().copied().collect();
+        for (id, client) in forgotten {
+            let at = self.at(id)?;
+            if let Some(slot) = self.clients.get_mut(at) {
+                *slot = client;
+            }
+        }
+        self.rounds_for(&changed)
+    }
+
+    /// Runs a whole round in every group: what repairs the model after a
+    /// failed round. Returns the rounds' reports, in group order.
+    ///
+    /// # Errors
+    ///
+    /// A round's errors.
+    pub fn sync(&mut self) -> MufcResult<Vec<RoundReport>> {
+        (0..self.server.groups().len())
+            .map(|g| self.round(g, None))
+            .collect()
+    }
+
+    /// The server's party: the model, the decoded aggregate, the groups.
+    pub fn server(&self) -> &RemoteServer {
+        &self.server
+    }
+
+    /// The clients' parties, in id order.
+    pub fn clients(&self) -> &[RemoteClient] {
+        &self.clients
+    }
+
+    /// The dealer's party, with dealt masks.
+    pub fn dealer(&self) -> Option<&RemoteDealer> {
+        self.dealer.as_ref()
+    }
+
+    /// Copies of the clients `request` names, each having forgotten its
+    /// points (a client named whole, every one): the request is checked
+    /// as [`Federation::remove`](crate::Federation::remove) checks it,
+    /// before any party changes.
+    fn forgotten(&self, request: &RemovalRequest) -> MufcResult<BTreeMap<ClientId, RemoteClient>> {
+        check_names(
+            request,
+            |c| self.client(c).map(|c| Some(c.data())),
+            |_| None,
+        )?;
+        let whole = request
+            .clients_removed()
+            .iter()
+            .map(|&c| Ok((c, self.client(c)?.data().ids().to_vec())));
+        let points = request
+            .point_entries()
+            .iter()
+            .map(|(c, ids)| Ok((*c, ids.clone())));
+        whole
+            .chain(points)
+            .map(|named: MufcResult<(ClientId, Vec<PointId>)>| {
+                let (id, ids) = named?;
+                let mut client = self.client(id)?.clone();
+                if !ids.is_empty() {
+                    client.forget(&ids)?;
+                }
+                Ok((id, client))
+            })
+            .collect()
+    }
+
+    /// One round in every group with a client of `changed`: a change round
+    /// where one applies, else whole; a change round whose sum does not
+    /// decode is followed by a whole round.
+    fn rounds_for(&mut self, changed: &BTreeSet<ClientId>) -> MufcResult<Vec<RoundReport>> {
+        let mut reports = Vec::new();
+        for g in 0..self.server.groups().len() {
+            let updated = self.server.groups()[g]
+                .iter()
+                .filter(|c| changed.contains(c))
+                .count();
+            if updated == 0 {
+                continue;
+            }
+            let report = match self.round(g, Some(updated)) {
+                Ok(r) => r,
+                Err(MufcError::ChangeUndecoded { .. }) => self.round(g, None)?,
+                Err(e) => return Err(e),
+            };
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+
+    /// One round of group `g`'s members (a change round with `updated`
+    /// where the server can run one): the server announces, every member
+    /// joins from the announcement's bytes, each step's messages go to
+    /// their addressee (the deal request to the dealer), the server
+    /// finishes, and the members its sum included commit.
+    fn round(&mut self, g: usize, updated: Option<usize>) -> MufcResult<RoundReport> {
+        let members = self.server.groups()[g].clone();
+        let (announcement, mut round) = match updated {
+            Some(u) => self.server.start_change_round(&members, u)?,
+            None => self.server.start_round(&members)?,
+        };
+        let bytes = announcement.to_bytes()?;
+        let mut halves = BTreeMap::new();
+        for (id, (half, first)) in self.join(&members, &bytes)? {
+            round.receive(id, &first)?;
+            halves.insert(id, half);
+        }
+        loop {
+            match round.advance()? {
+                RoundStep::Finished => break,
+                RoundStep::Deal(request) => self.deal(&mut round, &bytes, &request)?,
+                RoundStep::Send(msgs) => {
+                    for (to, msg) in msgs {
+                        let half = halves.get_mut(&to).ok_or(MufcError::UnknownClient(to))?;
+                        let reply = half.handle(&msg)?;
+                        round.receive(to, &reply)?;
+                    }
+                }
+            }
+        }
+        let report = self.server.finish_round(round)?;
+        for (id, half) in halves {
+            let at = self.at(id)?;
+            if let Some(c) = self.clients.get_mut(at) {
+                c.took_part(&half);
+                if report.included.contains(&id) {
+                    c.commit(half);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Every member joins the round of the announcement's `bytes` (in
+    /// parallel: a client's first round trains it): each one's half of
+    /// the round and first message.
+    fn join(
+        &mut self,
+        members: &[ClientId],
+        bytes: &[u8],
+    ) -> MufcResult<BTreeMap<ClientId, (ClientRound, Vec<u8>)>> {
+        let joining: Vec<&mut RemoteClient> = self
+            .clients
+            .iter_mut()
+            .filter(|c| members.contains(&c.id()))
+            .collect();
+        let joined = par::map_owned(self.parallel, joining, |c| {
+            let announcement = Announcement::from_bytes(bytes)?;
+            Ok::<_, MufcError>((c.id(), c.join(&announcement)?))
+        })?;
+        Ok(joined.into_iter().collect())
+    }
+
+    /// Carries the deal `request` to the dealer and its answer back.
+    fn deal(&mut self, round: &mut ServerRound, bytes: &[u8], request: &[u8]) -> MufcResult<()> {
+        let dealer = self
+            .dealer
+            .as_mut()
+            .ok_or_else(|| MufcError::Remote("a round with dealt masks and no dealer".into()))?;
+        let answer = dealer.deal(&Announcement::from_bytes(bytes)?, request)?;
+        round.receive_deal(&answer)
+    }
+
+    fn client(&self, id: ClientId) -> MufcResult<&RemoteClient> {
+        self.clients
+            .get(self.at(id)?)
+            .ok_or(MufcError::UnknownClient(id))
+    }
+
+    fn at(&self, id: ClientId) -> MufcResult<usize> {
+        self.clients
+            .binary_search_by_key(&id, RemoteClient::id)
+            .map_err(|_| MufcError::UnknownClient(id))
+    }
+}
+
+/// A dealer for `clients`, each paired with it under a long-term key pair
+/// drawn from the operating system (what pinned keys do across
+/// processes).
+fn pair_with_a_dealer(clients: &mut [RemoteClient]) -> MufcResult<RemoteDealer> {
+    let mut rng = rand::rng();
+    let own = MaskKeyPair::generate(&mut rng);
+    let mut public = BTreeMap::new();
+    for c in clients.iter_mut() {
+        let pair = MaskKeyPair::generate(&mut rng);
+        c.pair_with_dealer(&pair, &own.public_key())?;
+        public.insert(c.id(), pair.public_key());
+    }
+    RemoteDealer::new(&own, &public)
+}

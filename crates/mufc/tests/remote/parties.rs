@@ -1,0 +1,199 @@
+//! The same parties in one process and in the federation run in one
+//! process (issue 27: "the same parties pass the same tests in process
+//! and across processes"). [`InProcess`] drives the server's, the
+//! clients' and the dealer's parties, moving only their bytes; for every
+//! mask source (dealt, pairwise, SecAgg) and every topology (flat,
+//! groups, a tree), training and a random sequence of removal requests
+//! (points, seeds, whole clients, several groups at once) leave every
+//! node's model equal, bit for bit, to [`Federation`] serving the same
+//! requests, and the root's to retraining on the points that remain. The
+//! strategy is drawn from `testdata::rng` and named in every failure.
+
+use super::*;
+use mufc::remote::InProcess;
+use mufc::{NodeId, RemovalRequest, Topology};
+
+const SOURCES: [fn() -> Masks; 3] = [
+    || Masks::Dealer,
+    || Masks::Pairwise,
+    || Masks::SecAgg(SecAggOptions::new()),
+];
+
+const TOPOLOGIES: [Topology; 3] = [
+    Topology::Flat,
+    Topology::Groups { size: 3 },
+    Topology::Tree {
+        group_size: 3,
+        fan_out: 2,
+    },
+];
+
+/// Every node's counts and centroids, `parties`' against `fed`'s.
+fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
+    let nodes = fed.layout().map_or(1, mufc::Layout::nodes);
+    for n in 0..nodes {
+        let (mine, theirs) = (
+            parties.server().node(NodeId(n)).unwrap(),
+            fed.node(NodeId(n)).unwrap(),
+        );
+        assert_eq!(mine.counts(), theirs.counts(), "{what}: node {n}");
+        assert_eq!(
+            centroid_bits(mine),
+            centroid_bits(theirs),
+            "{what}: node {n}"
+        );
+    }
+}
+
+/// A random request: one to three clients, each losing one to three
+/// points (a seed among them with even odds), or, once per case and while
+/// four clients keep points, every point (named whole).
+fn draw_request(
+    rng: &mut ChaCha8Rng,
+    parties: &InProcess,
+    whole_left: &mut bool,
+) -> Option<RemovalRequest> {
+    let live: Vec<&RemoteClient> = (parties.clients().iter())
+        .filter(|c| c.data().len() > 3)
+        .collect();
+    let n = rng.random_range(1..=3.min(live.len()));
+    let mut request = RemovalRequest::new();
+    let mut pool = live;
+    for _ in 0..n {
+        let c = pool.swap_remove(rng.random_range(0..pool.len()));
+        if *whole_left && rng.random_bool(0.25) {
+            *whole_left = false;
+            request = request.with_clients(vec![c.id()]);
+            continue;
+        }
+        let held = c.data().ids();
+        let mut ids: BTreeSet<PointId> = (0..rng.random_range(1..=3))
+            .map(|_| held[rng.random_range(0..held.len())])
+            .collect();
+        if rng.random_bool(0.5) && !c.seeds().is_empty() {
+            ids.insert(c.seeds()[rng.random_range(0..c.seeds().len())]);
+        }
+        request = request.with_points(c.id(), ids.into_iter().collect());
+    }
+    (!request.is_empty()).then_some(request)
+}
+
+/// `data` without what `request` names (a client named whole keeps no
+/// point).
+fn apply(data: &mut [(ClientId, Dataset)], request: &RemovalRequest) {
+    for (c, ids) in request.point_entries() {
+        let d = &mut data[at(*c)].1;
+        *d = d.without(ids).unwrap();
+    }
+    for c in request.clients_removed() {
+        let d = &mut data[at(*c)].1;
+        *d = d.without(d.ids()).unwrap();
+    }
+}
+
+#[test]
+fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topology() {
+    let mut rng = testdata::rng("parties-in-process");
+    let (mut served, mut whole) = (0, 0);
+    for (s, masks) in SOURCES.iter().enumerate() {
+        for topology in TOPOLOGIES {
+            let mix = Mixture {
+                clients: rng.random_range(6..=8),
+                per_client: rng.random_range(15..=25),
+                ..Mixture::SMALL
+            };
+            let seed = rng.random_range(0..1000);
+            let mut what = format!("{:?}, {topology:?}, seed {seed}", masks());
+            let data = with_ids(&gaussian_clients(&format!("parties-{s}-{seed}"), mix));
+            // Every request is served at once in both: the lone-update
+            // policy holds requests back in `Federation` only.
+            let config = FederationConfig::new(2)
+                .client_k(2)
+                .channel(Channel::scma(masks()))
+                .topology(topology)
+                .min_updating_clients(1)
+                .seed(seed)
+                .validate()
+                .unwrap();
+            let mut parties = InProcess::train(data.clone(), &config).unwrap();
+            let resolved = parties.server().setup().config().clone();
+            let mut fed = Federation::with_ids(data.clone(), &resolved).unwrap();
+            assert_same_nodes(&parties, &fed, &format!("{what}: training"));
+            let mut rest = data;
+            let mut whole_left = true;
+            for step in 0..3 {
+                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left) else {
+                    continue;
+                };
+                what.push_str(&format!("; request {step}: {request:?}"));
+                fed.remove(&request)
+                    .unwrap_or_else(|e| panic!("{what}: in one process: {e}"));
+                if fed.withdrawal().is_some() {
+                    // A client removed whole left a group below
+                    // `min_clients`: the federation in one process
+                    // withdraws its model. The parties keep that client
+                    // in the roster with no point, and have no withdrawal
+                    // yet (`InProcess::remove`): the case ends here.
+                    break;
+                }
+                parties
+                    .remove(&request)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                apply(&mut rest, &request);
+                served += 1;
+                whole += request.clients_removed().len();
+                assert_same_nodes(&parties, &fed, &what);
+                assert_equals_retraining(parties.server(), &rest, &what);
+            }
+        }
+    }
+    // The draw serves most requests, whole clients among them (a case
+    // ends at a withdrawal): the comparison cannot pass by testing nothing.
+    assert!(
+        served >= 18 && whole >= 3,
+        "{served} requests, {whole} whole clients"
+    );
+}
+
+#[test]
+fn a_request_the_clients_cannot_serve_changes_no_party() {
+    let data = with_ids(&gaussian_clients("parties-refused", Mixture::SMALL));
+    let config = FederationConfig::new(2).seed(3).validate().unwrap();
+    let mut parties = InProcess::train(data.clone(), &config).unwrap();
+    let fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+    let rounds = parties.server().rounds();
+    let held = parties.clients()[1].data().ids()[0];
+    let cases = [
+        (RemovalRequest::new(), "empty"),
+        (
+            RemovalRequest::points(ClientId(1), vec![held]).with_clients(vec![ClientId(9)]),
+            "an unknown client",
+        ),
+        (
+            RemovalRequest::points(ClientId(0), vec![PointId(0)])
+                .with_points(ClientId(1), vec![PointId(10_000)]),
+            "an unknown point",
+        ),
+        (
+            RemovalRequest::points(ClientId(1), vec![held, held]),
+            "a point named twice",
+        ),
+        (
+            RemovalRequest::points(ClientId(1), vec![held]).with_clients(vec![ClientId(1)]),
+            "a client named twice",
+        ),
+    ];
+    for (request, what) in cases {
+        let err = parties.remove(&request).unwrap_err();
+        // The same refusal as the federation in one process gives.
+        assert_eq!(
+            err,
+            fed.clone().remove(&request).unwrap_err(),
+            "{what}: {err}"
+        );
+        assert_eq!(parties.server().rounds(), rounds, "{what}");
+        for (c, d) in parties.clients().iter().zip(fed.clients()) {
+            assert_eq!(c.data().ids(), d.data().ids(), "{what}: client {}", c.id());
+        }
+    }
+}
