@@ -47,6 +47,10 @@
 //! model of [`Federation`] trained on the points that remain, bit for bit
 //! (the masks cancel; the sum is the same).
 //!
+//! [`InProcess`] drives every party of a federation in one process,
+//! moving only their bytes: training, and removal requests served by one
+//! round per changed group.
+//!
 //! # Example
 //!
 //! Driving both halves by hand, in one process:
