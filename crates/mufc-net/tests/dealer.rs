@@ -23,13 +23,13 @@ use tokio_stream::wrappers::ReceiverStream;
 use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_server};
 
 /// The dealer's key pair and each client's, from the operating system.
-struct Keys {
+pub(crate) struct Keys {
     dealer: Arc<MaskKeyPair>,
     clients: Vec<Arc<MaskKeyPair>>,
 }
 
 impl Keys {
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         let fresh = || Arc::new(MaskKeyPair::generate(&mut rand::rng()));
         Self {
             dealer: fresh(),
@@ -80,7 +80,7 @@ impl Keys {
     /// A federation of `data` under `config`, its dealer connected before
     /// the clients, once the model is trained (every group's round
     /// committed).
-    async fn started(
+    pub(crate) async fn started(
         &self,
         config: mufc::ValidConfig,
         data: &[seeding::Dataset],

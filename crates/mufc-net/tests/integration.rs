@@ -7,3 +7,4 @@ mod client_store;
 mod dealer;
 mod federation;
 mod handshake;
+mod parties;

@@ -1,0 +1,119 @@
+//! The same parties across processes as in one process (issue 27): for
+//! every mask source (dealt, pairwise, SecAgg) and topology (flat, a
+//! tree of two groups), a federation over loopback trains, then serves a
+//! client's removal of points and a seed, another group's client's
+//! removal, and a client's removal of every point it holds (its whole
+//! data); after each acknowledged request every node of the server's
+//! stored model equals, bit for bit, the parties driven in one process
+//! ([`InProcess`]) that served the same requests. Every wait is bounded.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used)]
+
+use mufc::remote::InProcess;
+use mufc::{Channel, ClientId, FederationConfig, Masks, NodeId, RemovalRequest, SecAggOptions};
+use mufc_store::Store;
+use seeding::{Dataset, PointId};
+
+use crate::dealer::Keys;
+use crate::federation::{Loopback, data, until_server};
+use mufc_net::server::ServerEvent;
+
+/// Every node of the model stored at `fed`'s server is `parties`'s.
+fn assert_same_model(fed: &Loopback, parties: &InProcess, what: &str) {
+    let stored = Store::open(&fed.store).unwrap();
+    let stored = stored.federation();
+    let nodes = stored.layout().map_or(1, mufc::Layout::nodes);
+    for n in 0..nodes {
+        let (mine, theirs) = (
+            stored.node(NodeId(n)).unwrap(),
+            parties.server().node(NodeId(n)).unwrap(),
+        );
+        assert_eq!(mine.counts(), theirs.counts(), "{what}: node {n}");
+        assert_eq!(mine.centroids(), theirs.centroids(), "{what}: node {n}");
+    }
+}
+
+/// A federation of `data` under `config` over loopback, trained (with
+/// its dealer when the masks are dealt).
+async fn trained(
+    config: mufc::ValidConfig,
+    data: &[Dataset],
+) -> (Loopback, Option<mufc_net::dealer::DealerHandle>) {
+    if matches!(
+        config.channel().as_scma().map(mufc::Scma::masks),
+        Some(Masks::Dealer)
+    ) {
+        let (fed, dealer) = Keys::new(data.len()).started(config, data).await;
+        return (fed, Some(dealer));
+    }
+    let mut fed = Loopback::start_with(config, data, Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    (fed, None)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mask_source_and_topology_across_processes_is_the_parties_in_one_process() {
+    let sources = [
+        Masks::Dealer,
+        Masks::Pairwise,
+        Masks::SecAgg(SecAggOptions::new()),
+    ];
+    let topologies = [
+        mufc::Topology::Flat,
+        mufc::Topology::Tree {
+            group_size: 3,
+            fan_out: 2,
+        },
+    ];
+    let data = data(6);
+    let ids: Vec<(ClientId, Dataset)> = (data.iter().enumerate())
+        .map(|(i, d)| (ClientId(i as u64), d.clone()))
+        .collect();
+    for masks in sources {
+        for topology in topologies {
+            let what = format!("{masks:?}, {topology:?}");
+            let config = FederationConfig::new(3)
+                .channel(Channel::scma(masks))
+                .topology(topology)
+                // Each request is served on its own (the lone-update
+                // policy across processes is tested in mufc-cli).
+                .min_updating_clients(1)
+                .seed(17)
+                .validate()
+                .unwrap();
+            let (mut fed, dealer) = trained(config.clone(), &data).await;
+            let mut parties = InProcess::train(ids.clone(), &config).unwrap();
+            assert_same_model(&fed, &parties, &format!("{what}: training"));
+            // Client 1 forgets its first seed and a point; client 4 (the
+            // other group, with a tree) two points; client 2 every point.
+            let seed = parties.clients()[1].seeds()[0];
+            let every = data[2].ids().to_vec();
+            let requests = [
+                (
+                    1,
+                    vec![seed, PointId(if seed == PointId(3) { 5 } else { 3 })],
+                ),
+                (4, vec![PointId(0), PointId(39)]),
+                (2, every),
+            ];
+            for (c, points) in requests {
+                fed.forget(c, &points).await;
+                parties
+                    .remove(&RemovalRequest::points(ClientId(c as u64), points.clone()))
+                    .unwrap();
+                assert_same_model(
+                    &fed,
+                    &parties,
+                    &format!("{what}: client {c} forgot {points:?}"),
+                );
+            }
+            if let Some(d) = dealer {
+                d.stop().await.unwrap();
+            }
+            fed.stop().await;
+        }
+    }
+}
