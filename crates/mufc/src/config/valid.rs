@@ -109,6 +109,28 @@ impl ValidConfig {
     pub fn min_updating_clients(&self) -> usize {
         self.0.server.min_updating_clients
     }
+    /// The lone-update policy (docs/threat-model.md U3) as every driver
+    /// applies it: whether a round of a group of `members` clients (the
+    /// whole federation when flat) may change the messages of `updating`
+    /// of them. It may once [`Self::min_updating_clients`] change, or
+    /// every member when the group has fewer (a group that could never
+    /// reach the minimum would wait for ever).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::FederationConfig;
+    ///
+    /// let c = FederationConfig::new(2).validate()?; // min_updating_clients: 2
+    /// assert!(!c.updates_enough(5, 1));
+    /// assert!(c.updates_enough(5, 2));
+    /// // A group of one member: its one change is enough.
+    /// assert!(c.updates_enough(1, 1));
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn updates_enough(&self, members: usize, updating: usize) -> bool {
+        updating >= self.min_updating_clients().clamp(1, members.max(1))
+    }
     /// Whether clients run in parallel.
     pub fn parallel(&self) -> bool {
         self.0.parallel

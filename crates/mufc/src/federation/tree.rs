@@ -269,6 +269,21 @@ impl Tree {
         }
         parts.into_values().collect()
     }
+
+    /// [`Self::by_group`], each part with the number of members of its
+    /// group.
+    pub(super) fn by_group_with_size(&self, clients: &[ClientId]) -> Vec<(usize, Vec<ClientId>)> {
+        self.by_group(clients)
+            .into_iter()
+            .map(|part| {
+                let members = (part.first())
+                    .and_then(|c| self.layout.group_of(*c))
+                    .and_then(|g| self.layout.groups().get(g))
+                    .map_or(part.len(), Vec::len);
+                (members, part)
+            })
+            .collect()
+    }
 }
 
 /// Group `g`'s aggregation of its clients `ids`: the root's sketch

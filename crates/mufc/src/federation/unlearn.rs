@@ -139,18 +139,21 @@ impl Federation {
         let unsent = self.unsent_with(&staged);
         let named: Vec<ClientId> = unsent.keys().copied().collect();
         let ready: BTreeSet<ClientId> = match &self.tree {
-            None if self.aggregation.is_none() || named.len() >= needed => {
+            None if self.aggregation.is_none()
+                || (self.config)
+                    .updates_enough(self.clients.len().max(named.len()), named.len()) =>
+            {
                 named.iter().copied().collect()
             }
             None => BTreeSet::new(),
             // With groups the server decodes each group's difference: a
-            // group changes in a round only with `needed` clients of its
+            // group changes in a round only with enough clients of its
             // own. The groups that have them run; the others keep waiting.
             Some(tree) => tree
-                .by_group(&named)
+                .by_group_with_size(&named)
                 .into_iter()
-                .filter(|g| g.len() >= needed)
-                .flatten()
+                .filter(|(members, g)| self.config.updates_enough(*members, g.len()))
+                .flat_map(|(_, g)| g)
                 .collect(),
         };
         if !request.named().all(|c| ready.contains(&c)) {

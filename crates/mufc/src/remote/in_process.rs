@@ -68,6 +68,9 @@ pub struct InProcess {
     /// In id order.
     clients: Vec<RemoteClient>,
     dealer: Option<RemoteDealer>,
+    /// The clients whose points changed since their group's last round,
+    /// the round held back by the lone-update policy.
+    waiting: BTreeSet<ClientId>,
     parallel: bool,
 }
 
@@ -98,6 +101,7 @@ impl InProcess {
             server: RemoteServer::new(setup)?,
             clients: parties,
             dealer,
+            waiting: BTreeSet::new(),
             parallel: config.parallel(),
         };
         for g in 0..driver.server.groups().len() {
@@ -107,54 +111,59 @@ impl InProcess {
     }
 
     /// Serves a removal request (Algorithm 4): every client it names
-    /// forgets its points (a client removed whole forgets every one, and
-    /// stays in the roster with none), then every group with a changed
-    /// client runs one round, a change round where the server can run one
-    /// ([`RemoteServer::start_change_round`]). Returns the rounds' reports,
-    /// in group order.
+    /// forgets its points at once (a client removed whole forgets every
+    /// one, and stays in the roster with none); then every group whose
+    /// changed clients are enough for the lone-update policy
+    /// ([`ValidConfig::updates_enough`], docs/threat-model.md U3) runs one
+    /// round, a change round where the server can run one
+    /// ([`RemoteServer::start_change_round`]). A group with too few waits
+    /// ([`Self::waiting`]) until a later request brings enough, or
+    /// [`Self::flush`]. Returns the rounds' reports, in group order
+    /// (none when the request waits).
     ///
     /// The request is checked whole before any client forgets, as
     /// [`Federation::remove`](crate::Federation::remove) checks it: on an
-    /// error in it nothing changes. Unlike [`Federation::remove`](crate::Federation::remove),
-    /// every request is served at once (the lone-update policy,
-    /// [`ValidConfig::min_updating_clients`], is the scheduler's: `mufc-net`'s
-    /// server holds requests back), and a client removed whole stays in
-    /// the roster with no point, so a group it leaves below
-    /// [`ValidConfig::min_clients`] goes on serving where the federation
-    /// in one process withdraws its model. A round that fails leaves the model
-    /// as it was; the clients have forgotten, and the next round
-    /// ([`Self::sync`]) carries their new histograms.
+    /// error in it nothing changes. Unlike the federation in one process,
+    /// a client removed whole stays in the roster with no point, so a
+    /// group it leaves below [`ValidConfig::min_clients`] goes on serving
+    /// where [`Federation::remove`](crate::Federation::remove) withdraws
+    /// its model. A round that fails leaves the model as it was; the
+    /// clients have forgotten, and keep waiting: the next request's
+    /// rounds, or [`Self::flush`], carry their new histograms.
     ///
     /// # Errors
     ///
-    /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`], the
-    /// clients' [`RemoteClient::forget`] errors (an id a client does not
-    /// hold, or one named twice); a round's errors.
+    /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
+    /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
+    /// [`MufcError::RepeatedPoint`]; a round's errors.
     pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<Vec<RoundReport>> {
-        if request.is_empty() {
-            return Err(MufcError::EmptyRequest);
-        }
         let forgotten = self.forgotten(request)?;
-        let changed: BTreeSet<ClientId> = forgotten.keys().copied().collect();
         for (id, client) in forgotten {
             let at = self.at(id)?;
             if let Some(slot) = self.clients.get_mut(at) {
                 *slot = client;
             }
+            self.waiting.insert(id);
         }
-        self.rounds_for(&changed)
+        self.serve_waiting(false)
     }
 
-    /// Runs a whole round in every group: what repairs the model after a
-    /// failed round. Returns the rounds' reports, in group order.
+    /// Runs the rounds the waiting clients' changes need now, however few
+    /// they are (the report of a round that changes one client's message
+    /// alone tells the server that change: docs/threat-model.md U3).
     ///
     /// # Errors
     ///
-    /// A round's errors.
-    pub fn sync(&mut self) -> MufcResult<Vec<RoundReport>> {
-        (0..self.server.groups().len())
-            .map(|g| self.round(g, None))
-            .collect()
+    /// A round's errors; the clients of a group whose round failed keep
+    /// waiting.
+    pub fn flush(&mut self) -> MufcResult<Vec<RoundReport>> {
+        self.serve_waiting(true)
+    }
+
+    /// The clients whose points changed and whose group's round waits
+    /// for the lone-update policy, in id order.
+    pub fn waiting(&self) -> Vec<ClientId> {
+        self.waiting.iter().copied().collect()
     }
 
     /// The server's party: the model, the decoded aggregate, the groups.
@@ -203,24 +212,31 @@ impl InProcess {
             .collect()
     }
 
-    /// One round in every group with a client of `changed`: a change round
-    /// where one applies, else whole; a change round whose sum does not
-    /// decode is followed by a whole round.
-    fn rounds_for(&mut self, changed: &BTreeSet<ClientId>) -> MufcResult<Vec<RoundReport>> {
+    /// One round in every group with waiting clients, when they are
+    /// enough for the lone-update policy or `flush` says to run anyway: a
+    /// change round where one applies, else whole (a change round whose
+    /// sum does not decode is followed by a whole round). The clients of
+    /// a group whose round committed wait no more.
+    fn serve_waiting(&mut self, flush: bool) -> MufcResult<Vec<RoundReport>> {
         let mut reports = Vec::new();
         for g in 0..self.server.groups().len() {
-            let updated = self.server.groups()[g]
-                .iter()
-                .filter(|c| changed.contains(c))
-                .count();
-            if updated == 0 {
+            let members = &self.server.groups()[g];
+            let updated: Vec<ClientId> = (members.iter().copied())
+                .filter(|c| self.waiting.contains(c))
+                .collect();
+            let config = self.server.setup().config();
+            if updated.is_empty() || !(flush || config.updates_enough(members.len(), updated.len()))
+            {
                 continue;
             }
-            let report = match self.round(g, Some(updated)) {
+            let report = match self.round(g, Some(updated.len())) {
                 Ok(r) => r,
                 Err(MufcError::ChangeUndecoded { .. }) => self.round(g, None)?,
                 Err(e) => return Err(e),
             };
+            for c in &updated {
+                self.waiting.remove(c);
+            }
             reports.push(report);
         }
         Ok(reports)

@@ -4,9 +4,11 @@
 //! clients' and the dealer's parties, moving only their bytes; for every
 //! mask source (dealt, pairwise, SecAgg) and every topology (flat,
 //! groups, a tree), training and a random sequence of removal requests
-//! (points, seeds, whole clients, several groups at once) leave every
-//! node's model equal, bit for bit, to [`Federation`] serving the same
-//! requests, and the root's to retraining on the points that remain. The
+//! (points, seeds, whole clients, several groups at once), under the
+//! lone-update policy or without it, leave every node's model equal, bit
+//! for bit, to [`Federation`] serving the same requests (the same
+//! requests waiting in both), and the root's to retraining on the points
+//! that remain once nothing waits. The
 //! strategy is drawn from `testdata::rng` and named in every failure.
 
 use super::*;
@@ -45,17 +47,23 @@ fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
     }
 }
 
-/// A random request: one to three clients, each losing one to three
-/// points (a seed among them with even odds), or, once per case and while
-/// four clients keep points, every point (named whole).
+/// A random request: one to three clients (of one group when
+/// `one_group`), each losing one to three points (a seed among them with
+/// even odds), or, once per case, every point (named whole).
 fn draw_request(
     rng: &mut ChaCha8Rng,
     parties: &InProcess,
     whole_left: &mut bool,
+    one_group: bool,
 ) -> Option<RemovalRequest> {
+    let groups = parties.server().groups();
+    let group = &groups[rng.random_range(0..groups.len())];
     let live: Vec<&RemoteClient> = (parties.clients().iter())
-        .filter(|c| c.data().len() > 3)
+        .filter(|c| c.data().len() > 3 && (!one_group || group.contains(&c.id())))
         .collect();
+    if live.is_empty() {
+        return None;
+    }
     let n = rng.random_range(1..=3.min(live.len()));
     let mut request = RemovalRequest::new();
     let mut pool = live;
@@ -94,7 +102,7 @@ fn apply(data: &mut [(ClientId, Dataset)], request: &RemovalRequest) {
 #[test]
 fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topology() {
     let mut rng = testdata::rng("parties-in-process");
-    let (mut served, mut whole) = (0, 0);
+    let (mut served, mut whole, mut waited) = (0, 0, 0);
     for (s, masks) in SOURCES.iter().enumerate() {
         for topology in TOPOLOGIES {
             let mix = Mixture {
@@ -103,15 +111,19 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 ..Mixture::SMALL
             };
             let seed = rng.random_range(0..1000);
-            let mut what = format!("{:?}, {topology:?}, seed {seed}", masks());
+            let min_updating = rng.random_range(1..=2);
+            let mut what = format!(
+                "{:?}, {topology:?}, seed {seed}, min_updating_clients {min_updating}",
+                masks()
+            );
             let data = with_ids(&gaussian_clients(&format!("parties-{s}-{seed}"), mix));
-            // Every request is served at once in both: the lone-update
-            // policy holds requests back in `Federation` only.
+            // With 2, a request naming one client of a group waits in
+            // both (the lone-update policy) until another brings enough.
             let config = FederationConfig::new(2)
                 .client_k(2)
                 .channel(Channel::scma(masks()))
                 .topology(topology)
-                .min_updating_clients(1)
+                .min_updating_clients(min_updating)
                 .seed(seed)
                 .validate()
                 .unwrap();
@@ -122,7 +134,13 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
             let mut rest = data;
             let mut whole_left = true;
             for step in 0..3 {
-                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left) else {
+                // `Federation` holds a request back whole until every
+                // group it names has enough changed clients, where the
+                // parties (and `mufc-net`'s scheduler) serve each group
+                // that has: under the policy, a request names one group.
+                let one_group = min_updating > 1;
+                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, one_group)
+                else {
                     continue;
                 };
                 what.push_str(&format!("; request {step}: {request:?}"));
@@ -143,15 +161,28 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 served += 1;
                 whole += request.clients_removed().len();
                 assert_same_nodes(&parties, &fed, &what);
+                assert_eq!(parties.waiting(), fed.pending_clients(), "{what}");
+                waited += usize::from(!parties.waiting().is_empty());
+                if parties.waiting().is_empty() {
+                    assert_equals_retraining(parties.server(), &rest, &what);
+                }
+            }
+            if fed.withdrawal().is_none() {
+                fed.flush().unwrap_or_else(|e| panic!("{what}: flush: {e}"));
+                parties
+                    .flush()
+                    .unwrap_or_else(|e| panic!("{what}: flush: {e}"));
+                assert_same_nodes(&parties, &fed, &format!("{what}; flushed"));
                 assert_equals_retraining(parties.server(), &rest, &what);
             }
         }
     }
     // The draw serves most requests, whole clients among them (a case
-    // ends at a withdrawal): the comparison cannot pass by testing nothing.
+    // ends at a withdrawal), and some wait for the lone-update policy:
+    // the comparison cannot pass by testing nothing.
     assert!(
-        served >= 18 && whole >= 3,
-        "{served} requests, {whole} whole clients"
+        served >= 18 && whole >= 3 && waited >= 2,
+        "{served} requests, {whole} whole clients, {waited} waited"
     );
 }
 

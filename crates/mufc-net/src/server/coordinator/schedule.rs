@@ -96,7 +96,10 @@ impl Coordinator {
             let oldest = waiting.iter().map(|q| q.since).min();
             let removal = oldest.is_some_and(|since| {
                 // The lone-update policy (issue 28, item 7).
-                let enough = waiting.len() >= self.min_updating(members)
+                let enough = remote
+                    .setup()
+                    .config()
+                    .updates_enough(members.len(), waiting.len())
                     || since.elapsed() >= self.options.max_defer;
                 enough && (everyone || since.elapsed() >= self.options.join_timeout)
             });
@@ -172,9 +175,9 @@ impl Coordinator {
     }
 
     /// The fewest clients a removal round of a group of `members` may
-    /// change: the configuration's `min_updating_clients`, at most the
-    /// group (a larger minimum could never be met; the deadline would
-    /// decide every time).
+    /// change, as the operator is told it: the configuration's
+    /// `min_updating_clients`, at most the group (the policy itself is
+    /// [`mufc::ValidConfig::updates_enough`]).
     pub(super) fn min_updating(&self, members: &[ClientId]) -> usize {
         self.remote.as_ref().map_or(1, |r| {
             (r.setup().config().min_updating_clients()).clamp(1, members.len().max(1))
@@ -235,7 +238,12 @@ impl Coordinator {
             .filter(|q| members.contains(&q.client))
             .count();
         let min = self.min_updating(members);
-        if clients < min && remote.is_trained() {
+        if !remote
+            .setup()
+            .config()
+            .updates_enough(members.len(), clients)
+            && remote.is_trained()
+        {
             let _ = self.report.send(ServerEvent::Deferred {
                 id: client,
                 clients,
