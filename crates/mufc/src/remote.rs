@@ -265,7 +265,9 @@ impl RemoteSetup {
             round: spec.round,
             reason,
         };
-        if let Some(c) = spec.ring.iter().find(|c| !self.roster.contains(c)) {
+        // Sets, not the lists' order: the announcement's sender chose it.
+        let roster: BTreeSet<&ClientId> = self.roster.iter().collect();
+        if let Some(c) = spec.ring.iter().find(|c| !roster.contains(c)) {
             return Err(refuse(format!(
                 "the ring names client {c}, outside the federation's roster"
             )));

@@ -511,10 +511,14 @@ impl RemoteClient {
         // took part in would let the server difference the two sums.
         let layout = announcement.setup.layout();
         let mine = layout.as_ref().and_then(|l| l.group_of(self.id));
+        // Sets, not the lists' order: the server chose it (and a client
+        // checks this every round, against rings of every client).
+        let roster: BTreeSet<&ClientId> = announcement.setup.roster.iter().collect();
+        let ring: BTreeSet<&ClientId> = spec.ring.iter().collect();
         if let Some(c) = self.last_sum.iter().find(|c| {
-            announcement.setup.roster.contains(c)
+            roster.contains(c)
                 && layout.as_ref().is_none_or(|l| l.group_of(**c) == mine)
-                && !spec.ring.contains(c)
+                && !ring.contains(c)
         }) {
             return Err(refuse(&format!(
                 "the ring omits client {c}, whose input was in the last sum this client took \

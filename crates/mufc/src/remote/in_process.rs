@@ -15,7 +15,7 @@ use super::{
     RoundReport, RoundStep, ServerRound,
 };
 use crate::federation::check_names;
-use crate::{ClientId, Masking, MufcError, MufcResult, RemovalRequest, ValidConfig, par};
+use crate::{ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, ValidConfig, par};
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
 /// client, and a [`RemoteDealer`] with dealt masks) run in one process by
@@ -91,7 +91,21 @@ impl InProcess {
             .map(|(id, data)| RemoteClient::new(id, data))
             .collect::<MufcResult<_>>()?;
         parties.sort_by_key(RemoteClient::id);
-        let regs: Vec<Registration> = parties.iter().map(RemoteClient::registration).collect();
+        // The survey of a client's data (a short K-means) matters to the
+        // adaptive rule alone: the other rules register without it.
+        let survey = matches!(config.client().k(), ClientK::Adaptive { .. });
+        let regs = par::map(config.parallel(), &parties, |_, c| {
+            Ok::<_, MufcError>(if survey {
+                c.registration()
+            } else {
+                Registration {
+                    id: c.id(),
+                    points: c.data().len() as u64,
+                    dim: c.data().dim(),
+                    scale: 1,
+                }
+            })
+        })?;
         let setup = RemoteSetup::new(config, &regs)?;
         let dealer = match config.channel().as_scma().map(|s| s.masks().masking()) {
             Some(Masking::Dealer) => Some(pair_with_a_dealer(&mut parties)?),
@@ -264,9 +278,7 @@ impl InProcess {
                 RoundStep::Finished => break,
                 RoundStep::Deal(request) => self.deal(&mut round, &bytes, &request)?,
                 RoundStep::Send(msgs) => {
-                    for (to, msg) in msgs {
-                        let half = halves.get_mut(&to).ok_or(MufcError::UnknownClient(to))?;
-                        let reply = half.handle(&msg)?;
+                    for (to, reply) in self.step(&mut halves, msgs)? {
                         round.receive(to, &reply)?;
                     }
                 }
@@ -303,6 +315,26 @@ impl InProcess {
             Ok::<_, MufcError>((c.id(), c.join(&announcement)?))
         })?;
         Ok(joined.into_iter().collect())
+    }
+
+    /// Gives each client's half its message of a step (in parallel, as
+    /// the clients of a deployment answer side by side) and collects the
+    /// answers, in id order.
+    fn step(
+        &self,
+        halves: &mut BTreeMap<ClientId, ClientRound>,
+        msgs: Vec<(ClientId, Vec<u8>)>,
+    ) -> MufcResult<Vec<(ClientId, Vec<u8>)>> {
+        let mut msgs: BTreeMap<ClientId, Vec<u8>> = msgs.into_iter().collect();
+        let work: Vec<(ClientId, &mut ClientRound, Vec<u8>)> = (halves.iter_mut())
+            .filter_map(|(id, half)| msgs.remove(id).map(|m| (*id, half, m)))
+            .collect();
+        if let Some(to) = msgs.keys().next() {
+            return Err(MufcError::UnknownClient(*to));
+        }
+        par::map_owned(self.parallel, work, |(id, half, msg)| {
+            Ok::<_, MufcError>((id, half.handle(&msg)?))
+        })
     }
 
     /// Carries the deal `request` to the dealer and its answer back.
