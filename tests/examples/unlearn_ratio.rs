@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mufc::{
-    Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, Privacy,
+    Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masking, Masks,
     RemovalRequest, SecAggGraph, SecAggOptions, ServerPoints, StageTimes,
 };
 use rand::RngExt;
@@ -97,11 +97,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .client_k(3)
         .server_points(points)
         .client_training(training)
-        .channel(Channel::from_choices(
-            Privacy::Scma,
-            masking,
-            SecAggOptions::new().dropout(dropout).graph(graph),
-        )?)
+        .channel(Channel::scma(match masking {
+            Masking::Pairwise => Masks::Pairwise,
+            Masking::SecAgg => Masks::SecAgg(SecAggOptions::new().dropout(dropout).graph(graph)),
+            _ => Masks::Dealer,
+        }))
         // Every single-point request is its own round (the figures are
         // per round), instead of waiting for a second client
         // (docs/threat-model.md U3).

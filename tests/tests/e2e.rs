@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    Channel, ClientTraining, DecodeKind, Federation, FederationConfig, Masks, MufcError, Privacy,
-    RingMasks, Scma, ServerPoints,
+    Channel, ClientTraining, DecodeKind, Federation, FederationConfig, Masks, MufcError, RingMasks,
+    Scma, ServerPoints,
 };
 use seeding::Dataset;
 use testkit::mufc::{Mixture, gaussian_clients, plain_sum};
@@ -34,7 +34,7 @@ fn config() -> FederationConfig {
 
 fn check(fed: &Federation, phi_c_star: f64, what: &str) {
     let n = (CLIENTS * PER_CLIENT) as u64;
-    if fed.config().privacy() != Privacy::Plain {
+    if fed.config().channel() != &Channel::Plain {
         assert_eq!(
             fed.server().counts(),
             &plain_sum(fed),
@@ -103,7 +103,7 @@ fn every_scma_mode_decodes_the_plain_sum_and_the_loss_ratio_is_sane() {
         // The decoded aggregate is the same in every SCMA mode with the
         // same clients and grid.
         let c = fed.config();
-        if c.privacy() != Privacy::Plain
+        if c.channel() != &Channel::Plain
             && !c.shift()
             && c.client_training() == ClientTraining::Seeding
         {

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{
-    Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masks, Privacy,
+    Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masks,
     RemovalRequest, RingMasks, Scma, ServerPoints, ServerUpdate,
 };
 use rand::{Rng, RngExt};
@@ -219,7 +219,7 @@ fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
                         // nothing waits.
                         assert!(
                             report.updated_clients.len() >= min_updating
-                                || config.privacy() == Privacy::Plain,
+                                || config.channel() == &Channel::Plain,
                             "{what}"
                         );
                         assert!(
@@ -239,7 +239,7 @@ fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
                     if let Err(e) = checked {
                         panic!("{what}, sequence {seq}, step {step} ({req:?}): {e}");
                     }
-                    if config.privacy() != Privacy::Plain && fed.pending().is_empty() {
+                    if config.channel() != &Channel::Plain && fed.pending().is_empty() {
                         assert_eq!(fed.server().counts(), &plain_sum(&fed), "{what}");
                     }
                     // A client too small for the minimum cluster size
@@ -256,7 +256,7 @@ fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
                 }
                 // Nothing waits in the plain mode (the server sees every
                 // client's centroids anyway).
-                if min_updating == 1 || config.privacy() == Privacy::Plain {
+                if min_updating == 1 || config.channel() == &Channel::Plain {
                     assert_eq!(deferred, 0, "{what}");
                 }
                 all_deferred += deferred;
@@ -277,7 +277,7 @@ fn removing_a_whole_client_is_never_having_had_it() {
         // One client alone changes: the request waits (docs/threat-model.md
         // U3) until it is flushed; in the plain mode nothing waits.
         let mut report = fed.remove(&RemovalRequest::clients(vec![gone])).unwrap();
-        let plain = config.privacy() == Privacy::Plain;
+        let plain = config.channel() == &Channel::Plain;
         assert_eq!(report.outcome.is_deferred(), !plain, "{what}");
         if !plain {
             assert!(fed.client(gone).is_none(), "{what}: erased at once");

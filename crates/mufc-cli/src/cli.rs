@@ -7,11 +7,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod bounds;
 mod named;
 mod net;
+mod privacy;
 mod store;
 mod topology;
 
 pub use bounds::Bounds;
 pub use net::{ClientAction, ClientArgs, ClientForgetArgs, DealerArgs, ServerArgs, TlsArgs};
+pub use privacy::{Privacy, channel};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
     StoreOutput, VerifyArgs, Wait, parse_topology,
@@ -309,8 +311,8 @@ pub struct FedArgs {
     #[arg(allow_negative_numbers = true, long, value_name = "G")]
     pub gamma: Option<f64>,
     /// Secure aggregation mode.
-    #[arg(long, value_parser = named::named!(mufc::Privacy), default_value_t = mufc::Privacy::Scma)]
-    pub privacy: mufc::Privacy,
+    #[arg(long, value_parser = named::named!(Privacy), default_value_t = Privacy::Scma)]
+    pub privacy: Privacy,
     /// Where the masks come from (SCMA modes).
     #[arg(long, value_parser = named::named!(mufc::Masking), default_value_t = mufc::Masking::Dealer)]
     pub masking: mufc::Masking,
@@ -684,7 +686,7 @@ mod tests {
         assert_eq!(a.data.k_prime, None);
         assert_eq!(a.data.k, 10);
         assert_eq!(a.fed.gamma, None);
-        assert_eq!(a.fed.privacy, mufc::Privacy::Scma);
+        assert_eq!(a.fed.privacy, Privacy::Scma);
         assert_eq!(a.fed.preset, Preset::Default);
         // Unset: the preset's (the library's) values apply.
         assert_eq!(a.fed.server_points, None);
@@ -755,7 +757,7 @@ mod tests {
         };
         assert_eq!(a.common.seed, 7);
         assert_eq!(a.data.k_prime, Some(2));
-        assert_eq!(a.fed.privacy, mufc::Privacy::ScmaInteger);
+        assert_eq!(a.fed.privacy, Privacy::ScmaInteger);
         assert_eq!(a.mode, Mode::Adversarial);
         assert_eq!(a.batch, 3);
         assert!(a.compare && a.common.json && a.data.scale);

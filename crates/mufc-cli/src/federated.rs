@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mufc::{Channel, ClientId, Federation, Privacy, SecAggOptions, StageTimes, ValidConfig};
+use mufc::{ClientId, Federation, SecAggOptions, StageTimes, ValidConfig};
 use seeding::{Dataset, PointId};
 use serde_json::{Value, json};
 
 use crate::CliError;
-use crate::cli::FedArgs;
+use crate::cli::{FedArgs, Privacy, channel};
 
 /// The federation's configuration: `k` clusters at the server, step
 /// `gamma`, the options of `fed` on their preset (the clients' k, their
@@ -32,7 +32,7 @@ use crate::cli::FedArgs;
 /// let Command::Run(a) = cli.command else { panic!() };
 /// let c = config(10, 0.01, 100, &a.fed, 7)?;
 /// assert_eq!((c.server().k(), c.client_k(), c.seed()), (10, 3, 7));
-/// assert_eq!(c.privacy(), mufc::Privacy::Plain);
+/// assert_eq!(c.channel(), &mufc::Channel::Plain);
 /// # Ok::<(), mufc_cli::CliError>(())
 /// ```
 pub fn config(
@@ -52,7 +52,7 @@ pub fn config(
     Ok(fed
         .base(k)
         .gamma(gamma)
-        .channel(Channel::from_choices(
+        .channel(channel(
             fed.privacy,
             fed.masking,
             SecAggOptions::new()

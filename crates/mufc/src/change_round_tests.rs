@@ -4,14 +4,14 @@
 //! hide which clients changed; rounds that cannot carry changes are whole.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+use crate::test_channels::Sketch;
 use proptest::prelude::*;
 use rand::RngExt;
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use crate::aggregation::MaskedInputs;
 use crate::{
-    Channel, ClientId, DecodeKind, Federation, FederationConfig, Masking, Privacy, RemovalRequest,
-    SecAggOptions, ValidConfig,
+    ClientId, DecodeKind, Federation, FederationConfig, Masking, RemovalRequest, ValidConfig,
 };
 
 /// Twelve clients of 25 points, k = 2: the capacity t = k L = 24 leaves
@@ -28,26 +28,26 @@ const MIX: Mixture = Mixture {
 
 /// The modes whose removals run change rounds (dealt and pairwise masks,
 /// every scheme that decodes differences).
-const CHANGE_MODES: [(Privacy, Masking); 6] = [
-    (Privacy::Scma, Masking::Dealer),
-    (Privacy::Scma, Masking::Pairwise),
-    (Privacy::ScmaField, Masking::Dealer),
-    (Privacy::ScmaWide, Masking::Dealer),
-    (Privacy::ScmaWide, Masking::Pairwise),
-    (Privacy::ScmaPartitioned, Masking::Dealer),
+const CHANGE_MODES: [(Sketch, Masking); 6] = [
+    (Sketch::Auto, Masking::Dealer),
+    (Sketch::Auto, Masking::Pairwise),
+    (Sketch::Field, Masking::Dealer),
+    (Sketch::Wide, Masking::Dealer),
+    (Sketch::Wide, Masking::Pairwise),
+    (Sketch::Partitioned, Masking::Dealer),
 ];
 
-fn config(privacy: Privacy, masking: Masking) -> ValidConfig {
+fn config(privacy: Sketch, masking: Masking) -> ValidConfig {
     config_k(privacy, masking, 2)
 }
 
 /// As [`config`], with clients computing `k` clusters.
-fn config_k(privacy: Privacy, masking: Masking, k: usize) -> ValidConfig {
+fn config_k(privacy: Sketch, masking: Masking, k: usize) -> ValidConfig {
     FederationConfig::new(3)
         .client_k(k)
         .gamma(0.1)
         .seed(11)
-        .channel(Channel::from_choices(privacy, masking, SecAggOptions::new()).unwrap())
+        .channel(crate::test_channels::channel(privacy, masking))
         .record_messages(true)
         .validate()
         .unwrap()
@@ -193,8 +193,8 @@ fn rounds_that_cannot_carry_changes_are_whole() {
     };
     // k = 1 for the integer scheme: its decoder is limited to t = 16.
     for (privacy, masking, k) in [
-        (Privacy::Scma, Masking::SecAgg, 2),
-        (Privacy::ScmaInteger, Masking::Dealer, 1),
+        (Sketch::Auto, Masking::SecAgg, 2),
+        (Sketch::Integer, Masking::Dealer, 1),
     ] {
         let mut fed = Federation::new(data.clone(), &config_k(privacy, masking, k)).unwrap();
         let req = two(&fed);
@@ -211,7 +211,7 @@ fn rounds_that_cannot_carry_changes_are_whole() {
             .collect();
         compare(&fed, &retrained(&fed, &gone)).unwrap();
     }
-    let mut fed = Federation::new(data, &config(Privacy::Scma, Masking::Dealer)).unwrap();
+    let mut fed = Federation::new(data, &config(Sketch::Auto, Masking::Dealer)).unwrap();
     let whole = fed.fit_report().bytes_per_client;
     let r = fed
         .remove(&RemovalRequest::clients(vec![ClientId(3), ClientId(5)]))
@@ -266,7 +266,7 @@ fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
 #[test]
 fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
     let data = gaussian_clients("change-rounds", MIX);
-    let mut fed = Federation::new(data, &config(Privacy::ScmaWide, Masking::Dealer)).unwrap();
+    let mut fed = Federation::new(data, &config(Sketch::Wide, Masking::Dealer)).unwrap();
     let whole = fed.fit_report().bytes_per_client;
     let mut rng = testdata::rng("change-round-server");
     let mut previous: Option<MaskedInputs> = None;

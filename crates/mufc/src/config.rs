@@ -16,7 +16,7 @@ mod validate;
 
 pub use builder::FederationConfig;
 pub use channel::{Channel, DEFAULT_INTEGER_MAX_CAPACITY, Masks, RingMasks, Scma};
-pub use names::{ClientTraining, Masking, Privacy, SecAggGraph, ServerPoints};
+pub use names::{ClientTraining, Masking, SecAggGraph, ServerPoints};
 pub use parts::{
     ClientConfig, ClientK, DEFAULT_CLIENT_RESTARTS, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerConfig,

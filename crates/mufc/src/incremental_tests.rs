@@ -4,6 +4,7 @@
 //! frames under the same masks; the same federation as retraining.
 #![allow(clippy::unwrap_used)]
 
+use crate::test_channels::Sketch;
 use std::collections::BTreeMap;
 
 use num_bigint::{BigInt, BigUint};
@@ -16,10 +17,7 @@ use syndrome_agg::{
 };
 
 use crate::client::message::{Encoded, encode, sketch_of};
-use crate::{
-    Channel, ClientId, Federation, FederationConfig, Masking, Privacy, RemovalRequest,
-    SecAggOptions,
-};
+use crate::{ClientId, Federation, FederationConfig, Masking, RemovalRequest};
 
 type Histogram = Vec<(BigUint, u64)>;
 
@@ -129,26 +127,26 @@ const MIX: Mixture = Mixture {
 };
 
 /// The modes with sketches: every scheme, the mask sources it allows.
-const MODES: [(Privacy, Masking); 8] = [
-    (Privacy::Scma, Masking::Dealer),
-    (Privacy::Scma, Masking::Pairwise),
-    (Privacy::Scma, Masking::SecAgg),
-    (Privacy::ScmaWide, Masking::Dealer),
-    (Privacy::ScmaWide, Masking::SecAgg),
-    (Privacy::ScmaPartitioned, Masking::Dealer),
-    (Privacy::ScmaPartitioned, Masking::SecAgg),
-    (Privacy::ScmaInteger, Masking::Dealer),
+const MODES: [(Sketch, Masking); 8] = [
+    (Sketch::Auto, Masking::Dealer),
+    (Sketch::Auto, Masking::Pairwise),
+    (Sketch::Auto, Masking::SecAgg),
+    (Sketch::Wide, Masking::Dealer),
+    (Sketch::Wide, Masking::SecAgg),
+    (Sketch::Partitioned, Masking::Dealer),
+    (Sketch::Partitioned, Masking::SecAgg),
+    (Sketch::Integer, Masking::Dealer),
 ];
 
 /// Deterministic masks and recorded frames, so that two federations that
 /// send the same sketches send the same bytes; every request applied at
 /// once, down to one client.
-fn config(privacy: Privacy, masking: Masking) -> crate::ValidConfig {
+fn config(privacy: Sketch, masking: Masking) -> crate::ValidConfig {
     FederationConfig::new(2)
         .client_k(2)
         .gamma(0.1)
         .seed(5)
-        .channel(Channel::from_choices(privacy, masking, SecAggOptions::new()).unwrap())
+        .channel(crate::test_channels::channel(privacy, masking))
         .record_messages(true)
         .insecure_deterministic_masks(true)
         .min_clients(1)
@@ -297,7 +295,7 @@ proptest! {
 #[test]
 fn a_loaded_federation_encodes_once_then_updates() {
     let data = gaussian_clients("incremental", MIX);
-    let mut fed = Federation::new(data, &config(Privacy::Scma, Masking::Dealer)).unwrap();
+    let mut fed = Federation::new(data, &config(Sketch::Auto, Masking::Dealer)).unwrap();
     let mut loaded = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
     assert!(loaded.clients().iter().all(|c| c.encoded().is_none()));
     let [a, b, ..] = fed.clients() else {

@@ -7,13 +7,14 @@
 //! `record_messages`).
 #![allow(clippy::unwrap_used)]
 
+use crate::test_channels::Sketch;
 use seeding::Dataset;
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use crate::aggregation::MaskedInputs;
 use crate::{
-    Channel, ClientId, Federation, FederationConfig, Masking, Masks, MufcError, Privacy,
-    RemovalRequest, SecAggOptions, SecAggStep, ValidConfig,
+    Channel, ClientId, Federation, FederationConfig, Masking, Masks, MufcError, RemovalRequest,
+    SecAggOptions, SecAggStep, ValidConfig,
 };
 
 const MIX: Mixture = Mixture {
@@ -22,25 +23,25 @@ const MIX: Mixture = Mixture {
 };
 
 /// Every mode with masks: the four schemes, the three mask sources.
-const MODES: [(Privacy, Masking); 7] = [
-    (Privacy::Scma, Masking::Dealer),
-    (Privacy::Scma, Masking::Pairwise),
-    (Privacy::Scma, Masking::SecAgg),
-    (Privacy::ScmaWide, Masking::Dealer),
-    (Privacy::ScmaWide, Masking::SecAgg),
-    (Privacy::ScmaPartitioned, Masking::Pairwise),
-    (Privacy::ScmaInteger, Masking::Pairwise),
+const MODES: [(Sketch, Masking); 7] = [
+    (Sketch::Auto, Masking::Dealer),
+    (Sketch::Auto, Masking::Pairwise),
+    (Sketch::Auto, Masking::SecAgg),
+    (Sketch::Wide, Masking::Dealer),
+    (Sketch::Wide, Masking::SecAgg),
+    (Sketch::Partitioned, Masking::Pairwise),
+    (Sketch::Integer, Masking::Pairwise),
 ];
 
 fn data() -> Vec<Dataset> {
     gaussian_clients("mask-freshness", MIX)
 }
 
-fn config(privacy: Privacy, masking: Masking, deterministic: bool) -> ValidConfig {
+fn config(privacy: Sketch, masking: Masking, deterministic: bool) -> ValidConfig {
     FederationConfig::new(2)
         .client_k(2)
         .gamma(0.1)
-        .channel(Channel::from_choices(privacy, masking, SecAggOptions::new()).unwrap())
+        .channel(crate::test_channels::channel(privacy, masking))
         .record_messages(true)
         .insecure_deterministic_masks(deterministic)
         .validate()
@@ -228,7 +229,7 @@ fn with_insecure_deterministic_masks_a_reloaded_save_reuses_its_masks() {
 
 #[test]
 fn clones_never_share_masks() {
-    let mut a = Federation::new(data(), &config(Privacy::Scma, Masking::Pairwise, false)).unwrap();
+    let mut a = Federation::new(data(), &config(Sketch::Auto, Masking::Pairwise, false)).unwrap();
     let mut b = a.clone();
     let req = request(&a);
     a.remove(&req).unwrap();

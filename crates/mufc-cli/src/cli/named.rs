@@ -1,4 +1,4 @@
-//! The library's named choices (`mufc::Privacy`, `mufc::Masking`,
+//! The named choices (`Privacy`, here, and the library's `mufc::Masking`,
 //! `mufc::SecAggGraph`, `mufc::ServerPoints`, `mufc::ClientTraining`)
 //! parsed on the command line. The library gives each value its name and
 //! a line of help; this parser turns them into clap's possible values, so
@@ -29,7 +29,7 @@ where
     .try_map(|word| word.parse::<T>())
 }
 
-/// The parser of a named enum of the library: `named!(mufc::Privacy)`.
+/// The parser of a named enum: `named!(mufc::Masking)`.
 macro_rules! named {
     ($t:ty) => {
         $crate::cli::named::parser::<$t>(<$t>::ALL, <$t>::name, <$t>::help)

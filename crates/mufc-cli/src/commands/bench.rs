@@ -13,11 +13,11 @@ use super::summary::{data_json, fed_summary, median, merged, settings_json};
 use super::trials::fed_config;
 use crate::CliError;
 use crate::cli::BenchArgs;
+use crate::cli::Privacy;
 use crate::federated::{self, secs};
 use crate::output::{Report, TextTable};
 use crate::progress::Progress;
 use crate::random::below;
-use mufc::Privacy;
 
 /// Sums of the three time counts over several rounds.
 #[derive(Clone, Copy, Debug, Default)]

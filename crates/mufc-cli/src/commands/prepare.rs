@@ -155,7 +155,7 @@ pub(crate) fn prepare_with_ids(
     let gamma = fed
         .gamma
         .unwrap_or_else(|| settings.gamma_rule().gamma(n as u64, points.nrows()));
-    if fed.privacy != mufc::Privacy::Plain {
+    if fed.privacy != crate::cli::Privacy::Plain {
         checks::gamma(&points, gamma, fed.gamma.is_none())?;
     }
     let chosen = split_clients(data, &loaded, &points, seed)?;

@@ -5,10 +5,9 @@
 //! a ring (not SecAgg, whose Shamir sharing needs a field), and dropout and
 //! collusion rates exist only inside the SecAgg options.
 
-use super::names::{Masking, Privacy};
+use super::names::Masking;
 use super::secagg::SecAggOptions;
 use crate::MufcResult;
-use crate::error::config_error;
 
 /// The default cap on the capacity `t` of the Appendix K integer decoder.
 pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
@@ -21,7 +20,7 @@ pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 /// # Example
 ///
 /// ```
-/// use mufc::{Channel, FederationConfig, Masks, Privacy, Scma, SecAggGraph, SecAggOptions};
+/// use mufc::{Channel, FederationConfig, Masks, Scma, SecAggGraph, SecAggOptions};
 ///
 /// // SecAgg+ for a large federation, planned for 10% dropouts and 2%
 /// // colluding clients.
@@ -29,7 +28,6 @@ pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 /// let config = FederationConfig::new(10)
 ///     .channel(Channel::Scma(Scma::auto(Masks::SecAgg(secagg))))
 ///     .validate()?;
-/// assert_eq!(config.channel().privacy(), Privacy::Scma);
 /// assert_eq!(config.channel().as_scma().map(Scma::masks), Some(Masks::SecAgg(secagg)));
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
@@ -224,19 +222,6 @@ impl Scma {
             Self::Integer { masks, .. } => (*masks).into(),
         }
     }
-
-    /// The sketch's name ([`Privacy::Scma`], [`Privacy::ScmaField`],
-    /// [`Privacy::ScmaWide`], [`Privacy::ScmaPartitioned`] or
-    /// [`Privacy::ScmaInteger`]).
-    pub fn privacy(&self) -> Privacy {
-        match self {
-            Self::Auto { .. } => Privacy::Scma,
-            Self::Field { .. } => Privacy::ScmaField,
-            Self::Wide { .. } => Privacy::ScmaWide,
-            Self::Partitioned { .. } => Privacy::ScmaPartitioned,
-            Self::Integer { .. } => Privacy::ScmaInteger,
-        }
-    }
 }
 
 /// Where the masks of a secure aggregation round come from.
@@ -310,77 +295,6 @@ impl Channel {
         Self::Scma(Scma::auto(masks))
     }
 
-    /// The channel that flat choices name, as on a command line: a privacy
-    /// mode, a masking, and the SecAgg options (used only with
-    /// [`Masking::SecAgg`]). This is the one place where these choices
-    /// meet at run time; a program builds a [`Channel`] directly.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) for
-    /// [`Masking::SecAgg`] with [`Privacy::ScmaInteger`] or
-    /// [`Privacy::Plain`] ([`ConfigParam::Masking`](crate::ConfigParam::Masking)), and for a positive dropout rate
-    /// without [`Masking::SecAgg`] ([`ConfigParam::Dropout`](crate::ConfigParam::Dropout)).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{Channel, Masking, Privacy, SecAggOptions};
-    ///
-    /// let c = Channel::from_choices(Privacy::ScmaWide, Masking::Pairwise, SecAggOptions::new())?;
-    /// let masking = c.as_scma().map(|s| s.masks().masking());
-    /// assert_eq!((c.privacy(), masking), (Privacy::ScmaWide, Some(Masking::Pairwise)));
-    /// assert!(Channel::from_choices(Privacy::ScmaInteger, Masking::SecAgg, SecAggOptions::new()).is_err());
-    /// # Ok::<(), mufc::MufcError>(())
-    /// ```
-    pub fn from_choices(
-        privacy: Privacy,
-        masking: Masking,
-        secagg: SecAggOptions,
-    ) -> MufcResult<Self> {
-        if secagg.dropout_rate() > 0.0 && masking != Masking::SecAgg {
-            return Err(config_error(
-                crate::ConfigParam::Dropout,
-                format!("only the secagg masking survives dropouts (masking is {masking})"),
-            ));
-        }
-        let (masks, ring) = match masking {
-            Masking::Dealer => (Masks::Dealer, Some(RingMasks::Dealer)),
-            Masking::Pairwise => (Masks::Pairwise, Some(RingMasks::Pairwise)),
-            Masking::SecAgg => (Masks::SecAgg(secagg), None),
-        };
-        Ok(match (privacy, ring) {
-            (Privacy::Plain, Some(_)) => Self::Plain,
-            (Privacy::Plain, None) => {
-                return Err(config_error(
-                    crate::ConfigParam::Masking,
-                    "the plain mode sends centroids in the clear: there is nothing to \
-                     aggregate securely",
-                ));
-            }
-            (Privacy::ScmaInteger, Some(ring)) => Self::Scma(Scma::integer(ring)),
-            (Privacy::ScmaInteger, None) => {
-                return Err(config_error(
-                    crate::ConfigParam::Masking,
-                    "secagg needs a field, and the integer scheme (Appendix K) works in the \
-                     ring Z/2^k: use scma or scma-wide, or the dealer or pairwise masking",
-                ));
-            }
-            (Privacy::ScmaWide, _) => Self::Scma(Scma::wide(masks)),
-            (Privacy::ScmaPartitioned, _) => Self::Scma(Scma::partitioned(masks)),
-            (Privacy::ScmaField, _) => Self::Scma(Scma::field(masks)),
-            (Privacy::Scma, _) => Self::Scma(Scma::auto(masks)),
-        })
-    }
-
-    /// The privacy mode's name.
-    pub fn privacy(&self) -> Privacy {
-        match self {
-            Self::Plain => Privacy::Plain,
-            Self::Scma(s) => s.privacy(),
-        }
-    }
-
     /// The SCMA part, its sketch and masks; `None` for the plain mode,
     /// which has neither.
     pub fn as_scma(&self) -> Option<&Scma> {
@@ -395,35 +309,5 @@ impl Channel {
             Some(Masks::SecAgg(o)) => o.validate(),
             _ => Ok(()),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn choices_give_the_channel_they_name_or_the_old_errors() {
-        for &p in Privacy::ALL {
-            for &m in Masking::ALL {
-                let c = Channel::from_choices(p, m, SecAggOptions::new());
-                let refused =
-                    m == Masking::SecAgg && matches!(p, Privacy::Plain | Privacy::ScmaInteger);
-                assert_eq!(c.is_err(), refused, "{p} {m}");
-                if let Ok(c) = c {
-                    assert_eq!(c.privacy(), p);
-                    let masking = c.as_scma().map(|s| s.masks().masking());
-                    assert_eq!(masking, (p != Privacy::Plain).then_some(m));
-                }
-            }
-        }
-        let dropout = SecAggOptions::new().dropout(0.1);
-        let err = Channel::from_choices(Privacy::Scma, Masking::Dealer, dropout).unwrap_err();
-        assert!(err.to_string().contains("dropout"));
-        let c = Channel::from_choices(Privacy::Scma, Masking::SecAgg, dropout).unwrap();
-        let Some(Masks::SecAgg(o)) = c.as_scma().map(Scma::masks) else {
-            panic!("expected SecAgg masks, got {c:?}");
-        };
-        assert_eq!(o.dropout_rate().to_bits(), 0.1f64.to_bits());
     }
 }

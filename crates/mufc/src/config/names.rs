@@ -58,56 +58,6 @@ macro_rules! named_enum {
 }
 
 named_enum! {
-    /// How clients tell the server about their clusters.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::Privacy;
-    ///
-    /// assert_eq!("scma-wide".parse::<Privacy>()?, Privacy::ScmaWide);
-    /// assert_eq!(Privacy::Plain.to_string(), "plain");
-    /// assert!("scma2".parse::<Privacy>().is_err());
-    /// # Ok::<(), mufc::MufcError>(())
-    /// ```
-    pub enum Privacy {
-        /// Secure compressed multiset aggregation (Algorithm 2 of the
-        /// paper) with the fastest exact sketch for the parameters
-        /// ([`Scma::Auto`](crate::Scma::Auto), by a measured cost model):
-        /// field keys in the word-size field when `max(B^d, 2n)` fits in
-        /// it, partitioned sketches there for `t` above 2000, else wide
-        /// keys. The default.
-        #[default]
-        Scma => "scma" | "SCMA with the fastest exact sketch by a measured cost model (field keys if B^d fits a word, partitioned for t > 2000, else wide keys)",
-        /// SCMA over the cheapest finite field with `p > max(B^d, 2n)`
-        /// (the factor 2 leaves room for the signed differences that
-        /// unlearning decodes), with `r` extra check syndromes, whatever
-        /// its size (a giant prime for large d).
-        ScmaField => "scma-field" | "SCMA over the cheapest finite field for max(n, B^d)",
-        /// SCMA with the deterministic integer decoder of Appendix K: exact
-        /// integers under a power-of-two modulus, decoded over the
-        /// rationals. Only feasible for a tiny capacity `t`: larger
-        /// configurations are refused
-        /// ([`MufcError::IntegerDecoderTooLarge`]).
-        ScmaInteger => "scma-integer" | "SCMA with the deterministic integer decoder of Appendix K",
-        /// SCMA with wide keys (`syndrome_agg::wide`): the bytes of a bin
-        /// index travel as the key, decoded in GF(2^61 - 1) whatever the
-        /// size of `B^d` (beyond the paper; for large d).
-        ScmaWide => "scma-wide" | "SCMA with wide (hashed) keys, for large d",
-        /// SCMA with partitioned sketches (`syndrome_agg::partitioned`):
-        /// bin indices hashed into buckets of about 2000 keys in the
-        /// word-size field, decoded side by side (beyond the paper; for
-        /// large `t` when `max(B^d, 2n)` fits one word).
-        ScmaPartitioned => "scma-partitioned" | "SCMA with partitioned sketches (buckets of about 2000 keys), for large t",
-        /// The simplified scheme of Algorithm 5 (Appendix I): each client
-        /// sends its exact local centroids and cluster sizes in the clear;
-        /// no quantization (no box, no `gamma`); the server clusters the
-        /// weighted centroids ([`ServerPoints`] does not apply).
-        Plain => "plain" | "Centroids and sizes in the clear (Algorithm 5)",
-    }
-}
-
-named_enum! {
     /// Where the masks of a secure aggregation round come from.
     ///
     /// Each hides a client's sketch behind a uniformly random vector that
@@ -139,9 +89,9 @@ named_enum! {
         /// `syndrome_agg::secagg`: all five steps (advertise keys, share
         /// keys, masked input, consistency check, unmasking), double masking (pairwise masks
         /// plus a self-mask) and Shamir sharing of the mask secrets, run
-        /// in process for every round. Needs a field:
-        /// [`Privacy::Scma`] or [`Privacy::ScmaWide`] (the Appendix K
-        /// integer ring is refused).
+        /// in process for every round. Needs a field: any
+        /// [`Scma`](crate::Scma) sketch but the Appendix K integer ring
+        /// ([`RingMasks`](crate::RingMasks) has no SecAgg).
         ///
         /// Clients drop out at the rate set by
         /// [`SecAggOptions::dropout`](super::SecAggOptions::dropout): whether client `u` drops in round
@@ -262,9 +212,6 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for p in Privacy::ALL {
-            assert_eq!(p.name().parse::<Privacy>().unwrap(), *p);
-        }
         for m in Masking::ALL {
             assert_eq!(m.to_string().parse::<Masking>().unwrap(), *m);
         }
@@ -277,10 +224,10 @@ mod tests {
         for g in SecAggGraph::ALL {
             assert_eq!(g.name().parse::<SecAggGraph>().unwrap(), *g);
         }
-        let err = "Scma".parse::<Privacy>().unwrap_err();
+        let err = "Dealer".parse::<Masking>().unwrap_err();
         assert!(
-            err.to_string()
-                .contains("scma, scma-field, scma-integer, scma-wide, scma-partitioned, plain")
+            err.to_string().contains("dealer, pairwise, secagg"),
+            "{err}"
         );
     }
 }

@@ -4,7 +4,7 @@
 
 use super::builder::FederationConfig;
 use super::channel::Channel;
-use super::names::{ClientTraining, Privacy};
+use super::names::ClientTraining;
 use super::parts::{ClientConfig, ServerConfig};
 
 /// A checked [`FederationConfig`]; [`Federation::new`](crate::Federation::new)
@@ -17,13 +17,13 @@ use super::parts::{ClientConfig, ServerConfig};
 /// # Example
 ///
 /// ```
-/// use mufc::{Channel, FederationConfig, Privacy};
+/// use mufc::{Channel, FederationConfig};
 ///
 /// let c = FederationConfig::new(4).gamma(0.1).channel(Channel::Plain).validate()?;
 /// assert_eq!(c.server().k(), 4);
 /// assert_eq!(c.client_k(), 4);
 /// assert_eq!(c.gamma(), Some(0.1));
-/// assert_eq!(c.privacy(), Privacy::Plain);
+/// assert_eq!(c.channel(), &Channel::Plain);
 /// // Back to the builder, to change a setting.
 /// let c2 = c.into_builder().seed(7).validate()?;
 /// assert_eq!(c2.seed(), 7);
@@ -82,10 +82,6 @@ impl ValidConfig {
     /// Whether the grid is randomly shifted.
     pub fn shift(&self) -> bool {
         self.0.shift
-    }
-    /// The privacy mode ([`Channel::privacy`]).
-    pub fn privacy(&self) -> Privacy {
-        self.0.channel.privacy()
     }
     /// What the clients run.
     pub fn client_training(&self) -> ClientTraining {

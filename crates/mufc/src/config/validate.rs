@@ -3,7 +3,6 @@
 //! only ways into a [`ValidConfig`] check every setting.
 
 use super::builder::FederationConfig;
-#[cfg(doc)]
 use super::channel::Channel;
 use super::valid::ValidConfig;
 use crate::MufcResult;
@@ -140,7 +139,7 @@ impl FederationConfig {
                 "must be at least 2",
             ));
         }
-        if self.channel.privacy() == crate::Privacy::Plain {
+        if self.channel == Channel::Plain {
             return Err(groups_need_scma());
         }
         Ok(())

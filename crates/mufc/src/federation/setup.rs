@@ -14,8 +14,7 @@ use crate::aggregation::{Aggregation, AggregationSpec};
 use crate::client::LocalParams;
 use crate::ids::{client_seed, sample_seed, server_seed, shift_seed};
 use crate::{
-    Channel, Client, ClientId, MufcError, MufcResult, Privacy, Server, StoredClusters, ValidConfig,
-    par,
+    Channel, Client, ClientId, MufcError, MufcResult, Server, StoredClusters, ValidConfig, par,
 };
 
 /// Everything checked and derived before any client trains.
@@ -233,7 +232,7 @@ impl Setup {
                 .restarts(s.restarts())
                 .validate()?,
         );
-        let points = (c.privacy() != Privacy::Plain).then_some(s.points());
+        let points = (c.channel() != &Channel::Plain).then_some(s.points());
         Server::new(
             points,
             self.quantizer.clone(),
@@ -310,7 +309,7 @@ pub(crate) fn resolve(
 
 /// The grid of a resolved configuration (none in plain mode).
 pub(crate) fn quantizer(config: &ValidConfig, dim: usize) -> MufcResult<Option<Quantizer>> {
-    if config.privacy() == Privacy::Plain {
+    if config.channel() == &Channel::Plain {
         return Ok(None);
     }
     let gamma = config.gamma().unwrap_or(1.0);

@@ -138,7 +138,7 @@ fn summary_json(a: &InspectArgs, store: &Store, s: &Summary, history: &[AuditEnt
         "k": store.k(),
         "client_k": c.client_k(),
         "gamma": c.gamma(),
-        "privacy": c.privacy().name(),
+        "privacy": crate::cli::Privacy::of(c.channel()).name(),
         "masking": s.masking,
         "server_points": c.server().points().name(),
         "client_training": c.client_training().name(),
@@ -264,7 +264,11 @@ fn config_rows(t: &mut TextTable, store: &Store, s: &Summary) {
     ]);
     t.row([
         "privacy, masking".to_string(),
-        format!("{}, {}", c.privacy().name(), s.masking),
+        format!(
+            "{}, {}",
+            crate::cli::Privacy::of(c.channel()).name(),
+            s.masking
+        ),
     ]);
     t.row([
         "server points, client training, server K-means runs".to_string(),
