@@ -13,7 +13,7 @@
 
 use super::*;
 use mufc::remote::InProcess;
-use mufc::{NodeId, RemovalRequest, Topology};
+use mufc::{RemovalRequest, Topology};
 
 const SOURCES: [fn() -> Masks; 3] = [
     || Masks::Dealer,
@@ -32,19 +32,7 @@ const TOPOLOGIES: [Topology; 3] = [
 
 /// Every node's counts and centroids, `parties`' against `fed`'s.
 fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
-    let nodes = fed.layout().map_or(1, mufc::Layout::nodes);
-    for n in 0..nodes {
-        let (mine, theirs) = (
-            parties.server().node(NodeId(n)).unwrap(),
-            fed.node(NodeId(n)).unwrap(),
-        );
-        assert_eq!(mine.counts(), theirs.counts(), "{what}: node {n}");
-        assert_eq!(
-            centroid_bits(mine),
-            centroid_bits(theirs),
-            "{what}: node {n}"
-        );
-    }
+    groups::assert_same_nodes(parties.server(), fed, what);
 }
 
 /// A random request: one to three clients (of one group when
