@@ -4,8 +4,9 @@
 use std::time::Instant;
 
 use mufc::{Federation, StageTimes};
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::prepare::Prepared;
 use super::summary::{data_json, fed_summary, included_summary, merged, settings_json};
 use super::trials::{fed_config, prepare_trials, trial_seed};
 use crate::CliError;
@@ -27,87 +28,180 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
     let mut bar = Progress::new(a.trials as u64 + 1, "run", progress);
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
     bar.inc(1);
-    let (mut ratios, mut phis, mut times) = (Vec::new(), Vec::new(), Vec::new());
-    let mut nearest = Vec::new();
-    let mut first: Option<(mufc::FitReport, Federation)> = None;
-    for t in 0..a.trials {
-        let fed = Federation::new(
-            clients.clone(),
-            &fed_config(&p, &a.fed, trial_seed(seed, t))?,
-        )?;
-        let o = fed.objectives(Some(phi_star))?;
-        ratios.push(o.loss_ratio.unwrap_or(f64::NAN));
-        phis.push(o.phi_f);
-        nearest.push(o.phi_c);
-        times.push(fed.fit_report().times);
-        if first.is_none() {
-            first = Some((fed.fit_report().clone(), fed));
-        }
-        bar.inc(1);
-    }
+    let (trials, first) = Trials::run(a, &p, &clients, phi_star, &mut bar)?;
     bar.finish();
     // `trials >= 1`, so the loop ran.
     let (fit, fed) = first.ok_or(CliError::NoData("no trial ran"))?;
-    let mean_of =
-        |f: &dyn Fn(&StageTimes) -> f64| mean_std(&times.iter().map(f).collect::<Vec<_>>()).0;
-    let (lr, lr_std) = mean_std(&ratios);
-    let (pf, pf_std) = mean_std(&phis);
-    let (pc, _) = mean_std(&nearest);
+    let m = Means::of(&trials);
     let mut warnings = p.warnings.clone();
-    if let Some(w) = straddle_warning(pf, pc) {
+    if let Some(w) = straddle_warning(m.pf, m.pc) {
         warnings.push(w);
     }
-    let client = mean_of(&|t| federated::secs(t.client_max));
-    let aggregation = mean_of(&|t| federated::secs(t.aggregation()));
-    let decode = mean_of(&|t| federated::secs(t.decode));
-    let server = mean_of(&|t| federated::secs(t.server_total()));
-    let paper = mean_of(&|t| federated::secs(t.paper()));
-    let cpu = mean_of(&|t| federated::secs(t.cpu()));
-    let wall = mean_of(&|t| federated::secs(t.wall));
-    let sketch = fit.sketch.as_ref();
     let total = start.elapsed().as_secs_f64();
     let json = merged(
         json!({ "command": "run" }),
         merged(
             merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
-            json!({
-                "trials": a.trials,
-                "privacy": a.fed.privacy.name(),
-                "masking": a.fed.masking.name(),
-                "dropout": a.fed.dropout,
-                "included_clients": fit.included.iter().map(|c| c.0).collect::<Vec<_>>(),
-                "dropped_clients": fit
-                    .dropped
-                    .iter()
-                    .map(|(c, step)| json!({ "client": c.0, "step": step.to_string() }))
-                    .collect::<Vec<_>>(),
-                "loss_ratio": lr,
-                "loss_ratio_std": lr_std,
-                "loss_ratios": ratios,
-                "phi_f": pf,
-                "phi_f_std": pf_std,
-                "phi_c": pc,
-                "phi_c_star": phi_star,
-                "phi_c_star_restarts": a.data.restarts,
-                "client_seconds": client,
-                "aggregation_seconds": aggregation,
-                "decode_seconds": decode,
-                "server_seconds": server,
-                "paper_seconds": paper,
-                "cpu_seconds": cpu,
-                "wall_seconds": wall,
-                "bytes_per_client": fit.bytes_per_client,
-                "nonzero_bins": fit.nonzero_bins,
-                "server_points_count": fit.server_points,
-                "sketch_capacity": sketch.map(|s| s.capacity),
-                "sketch_elements": sketch.map(|s| s.elements),
-                "modulus_bits": sketch.map(|s| s.modulus_bits),
-                "sketch_scheme": sketch.map(|s| s.scheme.clone()),
-                "rounds": fed.rounds(),
-                "seconds_total": total,
-            }),
+            run_json(a, phi_star, &trials, &m, &fit, &fed, total),
         ),
     );
+    let text = format!(
+        "mufc run: {}\n{}; seed {}\n\n{}\ntimes are means over trials; total time {:.1} s\n",
+        p.summary(),
+        fed_summary(&a.fed, &p),
+        seed,
+        run_table(a, phi_star, &m, &fit).render(),
+        total
+    );
+    Ok(Report {
+        json,
+        text,
+        warnings,
+        exit: 0,
+    })
+}
+
+/// What each trial gave, in trial order.
+struct Trials {
+    /// The loss ratios phi_f / phi_c*.
+    ratios: Vec<f64>,
+    /// phi_f.
+    phis: Vec<f64>,
+    /// phi_c: the same centroids, each point at its nearest.
+    nearest: Vec<f64>,
+    times: Vec<StageTimes>,
+}
+
+impl Trials {
+    /// Runs the trials; with them, the first trial's report and
+    /// federation, whose sizes the report shows.
+    fn run(
+        a: &RunArgs,
+        p: &Prepared,
+        clients: &[seeding::Dataset],
+        phi_star: f64,
+        bar: &mut Progress,
+    ) -> Result<(Self, Option<(mufc::FitReport, Federation)>), CliError> {
+        let mut trials = Self {
+            ratios: Vec::new(),
+            phis: Vec::new(),
+            nearest: Vec::new(),
+            times: Vec::new(),
+        };
+        let mut first: Option<(mufc::FitReport, Federation)> = None;
+        for t in 0..a.trials {
+            let fed = Federation::new(
+                clients.to_vec(),
+                &fed_config(p, &a.fed, trial_seed(a.common.seed, t))?,
+            )?;
+            let o = fed.objectives(Some(phi_star))?;
+            trials.ratios.push(o.loss_ratio.unwrap_or(f64::NAN));
+            trials.phis.push(o.phi_f);
+            trials.nearest.push(o.phi_c);
+            trials.times.push(fed.fit_report().times);
+            if first.is_none() {
+                first = Some((fed.fit_report().clone(), fed));
+            }
+            bar.inc(1);
+        }
+        Ok((trials, first))
+    }
+}
+
+/// The means over the trials: the objectives, and the stage times in
+/// seconds.
+struct Means {
+    lr: f64,
+    lr_std: f64,
+    pf: f64,
+    pf_std: f64,
+    pc: f64,
+    client: f64,
+    aggregation: f64,
+    decode: f64,
+    server: f64,
+    paper: f64,
+    cpu: f64,
+    wall: f64,
+}
+
+impl Means {
+    fn of(trials: &Trials) -> Self {
+        let mean_of = |f: &dyn Fn(&StageTimes) -> f64| {
+            mean_std(&trials.times.iter().map(f).collect::<Vec<_>>()).0
+        };
+        let (lr, lr_std) = mean_std(&trials.ratios);
+        let (pf, pf_std) = mean_std(&trials.phis);
+        let (pc, _) = mean_std(&trials.nearest);
+        Self {
+            lr,
+            lr_std,
+            pf,
+            pf_std,
+            pc,
+            client: mean_of(&|t| federated::secs(t.client_max)),
+            aggregation: mean_of(&|t| federated::secs(t.aggregation())),
+            decode: mean_of(&|t| federated::secs(t.decode)),
+            server: mean_of(&|t| federated::secs(t.server_total())),
+            paper: mean_of(&|t| federated::secs(t.paper())),
+            cpu: mean_of(&|t| federated::secs(t.cpu())),
+            wall: mean_of(&|t| federated::secs(t.wall)),
+        }
+    }
+}
+
+/// `mufc run --json`'s fields beyond the data and the settings.
+fn run_json(
+    a: &RunArgs,
+    phi_star: f64,
+    trials: &Trials,
+    m: &Means,
+    fit: &mufc::FitReport,
+    fed: &Federation,
+    total: f64,
+) -> Value {
+    let sketch = fit.sketch.as_ref();
+    json!({
+        "trials": a.trials,
+        "privacy": a.fed.privacy.name(),
+        "masking": a.fed.masking.name(),
+        "dropout": a.fed.dropout,
+        "included_clients": fit.included.iter().map(|c| c.0).collect::<Vec<_>>(),
+        "dropped_clients": fit
+            .dropped
+            .iter()
+            .map(|(c, step)| json!({ "client": c.0, "step": step.to_string() }))
+            .collect::<Vec<_>>(),
+        "loss_ratio": m.lr,
+        "loss_ratio_std": m.lr_std,
+        "loss_ratios": trials.ratios,
+        "phi_f": m.pf,
+        "phi_f_std": m.pf_std,
+        "phi_c": m.pc,
+        "phi_c_star": phi_star,
+        "phi_c_star_restarts": a.data.restarts,
+        "client_seconds": m.client,
+        "aggregation_seconds": m.aggregation,
+        "decode_seconds": m.decode,
+        "server_seconds": m.server,
+        "paper_seconds": m.paper,
+        "cpu_seconds": m.cpu,
+        "wall_seconds": m.wall,
+        "bytes_per_client": fit.bytes_per_client,
+        "nonzero_bins": fit.nonzero_bins,
+        "server_points_count": fit.server_points,
+        "sketch_capacity": sketch.map(|s| s.capacity),
+        "sketch_elements": sketch.map(|s| s.elements),
+        "modulus_bits": sketch.map(|s| s.modulus_bits),
+        "sketch_scheme": sketch.map(|s| s.scheme.clone()),
+        "rounds": fed.rounds(),
+        "seconds_total": total,
+    })
+}
+
+/// `mufc run`'s table: the objectives, the stage times, then the first
+/// trial's sizes.
+fn run_table(a: &RunArgs, phi_star: f64, m: &Means, fit: &mufc::FitReport) -> TextTable {
     let mut table = TextTable::new(&["", "value"]);
     let ms = |x: f64| format!("{:.2} ms", x * 1e3);
     table.row([
@@ -115,30 +209,30 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
             "loss ratio phi_f / phi_c* ({})",
             crate::output::count(a.trials as u64, "trial")
         ),
-        fmt_mean_std(lr, lr_std, 4),
+        fmt_mean_std(m.lr, m.lr_std, 4),
     ]);
-    table.row(["phi_f".to_string(), format!("{pf:.4}")]);
+    table.row(["phi_f".to_string(), format!("{:.4}", m.pf)]);
     table.row([
         "phi_c (the same centroids, each point at its nearest)".to_string(),
-        format!("{pc:.4}"),
+        format!("{:.4}", m.pc),
     ]);
     table.row([
         format!("phi_c* (best of {} centralized K-means)", a.data.restarts),
         format!("{phi_star:.4}"),
     ]);
-    table.row(["slowest client (training)".to_string(), ms(client)]);
+    table.row(["slowest client (training)".to_string(), ms(m.client)]);
     table.row([
         "aggregation (slowest encode + mask, sum)".to_string(),
-        ms(aggregation),
+        ms(m.aggregation),
     ]);
-    table.row(["server decode".to_string(), ms(decode)]);
-    table.row(["server decode + K-means".to_string(), ms(server)]);
+    table.row(["server decode".to_string(), ms(m.decode)]);
+    table.row(["server decode + K-means".to_string(), ms(m.server)]);
     table.row([
         "time as the paper counts (slowest client + server)".to_string(),
-        ms(paper),
+        ms(m.paper),
     ]);
-    table.row(["total CPU time".to_string(), ms(cpu)]);
-    table.row(["wall clock".to_string(), ms(wall)]);
+    table.row(["total CPU time".to_string(), ms(m.cpu)]);
+    table.row(["wall clock".to_string(), ms(m.wall)]);
     table.row([
         "bytes per client".to_string(),
         fit.bytes_per_client.to_string(),
@@ -148,7 +242,7 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
         "clients included (of the first trial's training round)".to_string(),
         included_summary(&fit.included, &fit.dropped),
     ]);
-    if let Some(s) = sketch {
+    if let Some(s) = fit.sketch.as_ref() {
         table.row([
             "sketch: scheme, capacity t, elements, modulus bits".to_string(),
             format!(
@@ -157,20 +251,7 @@ pub fn run(a: &RunArgs, progress: bool) -> Result<Report, CliError> {
             ),
         ]);
     }
-    let text = format!(
-        "mufc run: {}\n{}; seed {}\n\n{}\ntimes are means over trials; total time {:.1} s\n",
-        p.summary(),
-        fed_summary(&a.fed, &p),
-        seed,
-        table.render(),
-        total
-    );
-    Ok(Report {
-        json,
-        text,
-        warnings,
-        exit: 0,
-    })
+    table
 }
 
 /// A warning when `phi_f` (each point charged to the server centroid its
