@@ -2,10 +2,12 @@
 
 use std::time::Instant;
 
-use mufc_store::{ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, Store};
-use serde_json::json;
+use mufc::FitReport;
+use mufc_store::{Centroid, ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, Store};
+use seeding::Dataset;
+use serde_json::{Value, json};
 
-use super::super::prepare::prepare_with_ids;
+use super::super::prepare::{Prepared, prepare_with_ids};
 use super::super::summary::{data_json, fed_summary, included_summary, merged, settings_json};
 use super::super::trials::{fed_config, trial_seed};
 use super::show::{centroid_table, centroids_json};
@@ -29,6 +31,38 @@ use crate::progress::Progress;
 pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     let seed = a.common.seed;
     let start = Instant::now();
+    check_args(a)?;
+    let mut bar = Progress::new(3, "fit", progress);
+    let (p, column) = prepare_with_ids(&a.data, &a.fed, seed, a.id_column)?;
+    let config = fed_config(&p, &a.fed, trial_seed(seed, 0))?;
+    bar.inc(1);
+    let clients = client_records(&p, column.as_deref())?;
+    bar.inc(1);
+    let (store, report) = Store::fit(&a.model, clients, &config, &fit_options(a, &p))?;
+    let skipped = store.skipped().len();
+    bar.inc(1);
+    bar.finish();
+    let fitted = Fitted {
+        a,
+        p: &p,
+        store: &store,
+        report: &report,
+        centroids: store.centroids(),
+        skipped,
+        total: start.elapsed().as_secs_f64(),
+    };
+    let json = fitted.json()?;
+    let text = fitted.text();
+    Ok(Report {
+        json,
+        text,
+        warnings: p.warnings,
+        exit: 0,
+    })
+}
+
+/// The checks made before the data is read.
+fn check_args(a: &FitArgs) -> Result<(), CliError> {
     // Fail before training (which may take long) when the store exists;
     // `Store::fit` checks again.
     if !a.force && a.model.symlink_metadata().is_ok() {
@@ -44,41 +78,52 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         }
         .into());
     }
-    let mut bar = Progress::new(3, "fit", progress);
-    let (p, column) = prepare_with_ids(&a.data, &a.fed, seed, a.id_column)?;
-    let config = fed_config(&p, &a.fed, trial_seed(seed, 0))?;
-    bar.inc(1);
-    let clients = p
-        .split
+    Ok(())
+}
+
+/// The clients' data sets, each with its name and its points' record ids.
+fn client_records(p: &Prepared, column: Option<&[String]>) -> Result<Vec<ClientRecords>, CliError> {
+    p.split
         .client_datasets(&p.points)?
         .into_iter()
         .enumerate()
         .map(|(l, d)| {
-            // A point's id in the split is its data row.
-            let records = d
-                .ids()
-                .iter()
-                .map(|row| {
-                    let written = usize::try_from(row.0)
-                        .ok()
-                        .and_then(|r| column.as_ref()?.get(r));
-                    match written {
-                        Some(id) => RecordId::parse(id),
-                        None => RecordId::try_from(row.0),
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let name = match &p.client_names {
-                Some(names) => names.get(l).cloned().unwrap_or_else(|| l.to_string()),
-                None => l.to_string(),
-            };
+            let records = record_ids(&d, column)?;
+            let name = client_name(p, l);
             Ok::<_, CliError>(ClientRecords::new(ClientName::new(&name)?, d, records)?)
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    bar.inc(1);
+        .collect()
+}
+
+/// The record ids of a client's points: the id column's, verbatim, or
+/// the data row.
+fn record_ids(d: &Dataset, column: Option<&[String]>) -> Result<Vec<RecordId>, CliError> {
+    // A point's id in the split is its data row.
+    Ok(d.ids()
+        .iter()
+        .map(|row| {
+            let written = usize::try_from(row.0).ok().and_then(|r| column?.get(r));
+            match written {
+                Some(id) => RecordId::parse(id),
+                None => RecordId::try_from(row.0),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Client `l`'s name: as the client column writes it, or `l`.
+fn client_name(p: &Prepared, l: usize) -> String {
+    match &p.client_names {
+        Some(names) => names.get(l).cloned().unwrap_or_else(|| l.to_string()),
+        None => l.to_string(),
+    }
+}
+
+/// How the store is written, from the flags.
+fn fit_options(a: &FitArgs, p: &Prepared) -> FitOptions {
     // The map into the box (the built-in data, --scale) is stored, so that
     // `predict` and the centroids are in the data's own coordinates.
-    let options = FitOptions::new()
+    FitOptions::new()
         .replace(a.force)
         .with_transform(p.transform.clone())
         .with_max_defer(a.max_defer.0)
@@ -86,46 +131,95 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
             OnForgotten::Skip
         } else {
             OnForgotten::Refuse
-        });
-    let (store, report) = Store::fit(&a.model, clients, &config, &options)?;
-    let skipped = store.skipped().len();
-    bar.inc(1);
-    bar.finish();
-    let centroids = store.centroids();
-    let total = start.elapsed().as_secs_f64();
-    let id_source = match a.id_column {
-        Some(c) => format!("record ids from column {c}"),
-        None => "no --id-column: record ids are the 0-based data row numbers (header excluded)"
-            .to_string(),
-    };
-    let json = merged(
-        json!({ "command": "fit" }),
-        merged(
-            merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
-            json!({
-                "model": a.model.display().to_string(),
-                "replaced": a.force,
-                "id_column": a.id_column,
-                "record_ids": if a.id_column.is_some() { "id column" } else { "row numbers" },
-                "points": store.num_points(),
-                "dim": store.dim(),
-                "model_version": store.model_version(),
-                "rounds": store.rounds(),
-                "clients": store.client_names().iter().map(ToString::to_string).collect::<Vec<_>>(),
-                "max_defer_seconds": store.max_defer().as_secs(),
-                "skipped_forgotten": skipped,
-                "centroids": centroids_json(&centroids),
-                "included_clients": report.included.iter().map(|c| store.client_name(*c).to_string()).collect::<Vec<_>>(),
-                "dropped_clients": report.dropped.len(),
-                "bytes_per_client": report.bytes_per_client,
-                "nonzero_bins": report.nonzero_bins,
-                "server_points_count": report.server_points,
-                "paper_seconds": secs(report.times.paper()),
-                "wall_seconds": secs(report.times.wall),
-                "seconds_total": total,
-            }),
-        ),
-    );
+        })
+}
+
+/// What `mufc fit` reports: the written store and its training round.
+struct Fitted<'a> {
+    a: &'a FitArgs,
+    p: &'a Prepared,
+    store: &'a Store,
+    report: &'a FitReport,
+    centroids: Vec<Centroid>,
+    /// The records left out because the replaced store had forgotten them.
+    skipped: usize,
+    total: f64,
+}
+
+impl Fitted<'_> {
+    /// `mufc fit --json`.
+    fn json(&self) -> Result<Value, CliError> {
+        let (a, store, report) = (self.a, self.store, self.report);
+        Ok(merged(
+            json!({ "command": "fit" }),
+            merged(
+                merged(
+                    data_json(self.p, a.common.seed),
+                    settings_json(&a.fed, self.p)?,
+                ),
+                json!({
+                    "model": a.model.display().to_string(),
+                    "replaced": a.force,
+                    "id_column": a.id_column,
+                    "record_ids": if a.id_column.is_some() { "id column" } else { "row numbers" },
+                    "points": store.num_points(),
+                    "dim": store.dim(),
+                    "model_version": store.model_version(),
+                    "rounds": store.rounds(),
+                    "clients": store.client_names().iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "max_defer_seconds": store.max_defer().as_secs(),
+                    "skipped_forgotten": self.skipped,
+                    "centroids": centroids_json(&self.centroids),
+                    "included_clients": report.included.iter().map(|c| store.client_name(*c).to_string()).collect::<Vec<_>>(),
+                    "dropped_clients": report.dropped.len(),
+                    "bytes_per_client": report.bytes_per_client,
+                    "nonzero_bins": report.nonzero_bins,
+                    "server_points_count": report.server_points,
+                    "paper_seconds": secs(report.times.paper()),
+                    "wall_seconds": secs(report.times.wall),
+                    "seconds_total": self.total,
+                }),
+            ),
+        ))
+    }
+
+    /// `mufc fit`'s text: what was written, from which data and ids, the
+    /// centroids and the training round.
+    fn text(&self) -> String {
+        let (a, store) = (self.a, self.store);
+        let id_source = match a.id_column {
+            Some(c) => format!("record ids from column {c}"),
+            None => "no --id-column: record ids are the 0-based data row numbers (header excluded)"
+                .to_string(),
+        };
+        let skipped = self.skipped;
+        let skipped_line = if skipped > 0 {
+            format!(
+                "left out {skipped} record{} that the replaced store had forgotten (--skip-forgotten)\n",
+                if skipped == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "mufc fit: wrote {} (model version {})\n{}\n{}; seed {}\n{}\n{}a model update may wait {} for other clients' requests (--max-defer)\n\n{}\n{}\ntotal time {:.1} s\n",
+            a.model.display(),
+            store.model_version(),
+            self.p.summary(),
+            fed_summary(&a.fed, self.p),
+            a.common.seed,
+            id_source,
+            skipped_line,
+            mufc_store::duration_words(store.max_defer().as_secs()),
+            centroid_table(&self.centroids),
+            training_table(self.report).render(),
+            self.total
+        )
+    }
+}
+
+/// The training round's table.
+fn training_table(report: &FitReport) -> TextTable {
     let mut t = TextTable::new(&["training", "value"]);
     t.row([
         "clients included".to_string(),
@@ -148,32 +242,5 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
         "training wall clock".to_string(),
         format!("{:.2} ms", secs(report.times.wall) * 1e3),
     ]);
-    let skipped_line = if skipped > 0 {
-        format!(
-            "left out {skipped} record{} that the replaced store had forgotten (--skip-forgotten)\n",
-            if skipped == 1 { "" } else { "s" }
-        )
-    } else {
-        String::new()
-    };
-    let text = format!(
-        "mufc fit: wrote {} (model version {})\n{}\n{}; seed {}\n{}\n{}a model update may wait {} for other clients' requests (--max-defer)\n\n{}\n{}\ntotal time {:.1} s\n",
-        a.model.display(),
-        store.model_version(),
-        p.summary(),
-        fed_summary(&a.fed, &p),
-        seed,
-        id_source,
-        skipped_line,
-        mufc_store::duration_words(store.max_defer().as_secs()),
-        centroid_table(&centroids),
-        t.render(),
-        total
-    );
-    Ok(Report {
-        json,
-        text,
-        warnings: p.warnings,
-        exit: 0,
-    })
+    t
 }
