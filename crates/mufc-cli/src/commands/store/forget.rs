@@ -71,6 +71,33 @@ fn refusal(e: StoreError) -> CliError {
 /// errors.
 pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
     let start = Instant::now();
+    let ids = request_ids(a)?;
+    let mut store = Store::open(&a.model)?;
+    let needed = store.config().min_updating_clients();
+    let served = Served::on(&mut store, a, ids.as_deref())?;
+    let total = start.elapsed().as_secs_f64();
+    let text = forget_text(a, &store, &served.reports, total);
+    let json = json!({
+        "command": "forget",
+        "model": a.model.display().to_string(),
+        "requests": served.reports.iter().map(|r| report_json(r, needed)).collect::<Vec<_>>(),
+        "model_version": store.model_version(),
+        "points": store.num_points(),
+        "clients": store.client_names().len(),
+        "pending": store.pending().iter().map(|p| p.number).collect::<Vec<_>>(),
+        "seconds_total": total,
+    });
+    Ok(Report {
+        json,
+        text,
+        exit: served.exit(),
+        warnings: served.warnings,
+    })
+}
+
+/// The record ids the request names (`--ids`, `--ids-file`), or `None`
+/// when it names none that way; checked before the store is opened.
+fn request_ids(a: &ForgetArgs) -> Result<Option<Vec<RecordId>>, CliError> {
     // Blank items (`--ids ""`, `--ids a,,b`) name nothing; an id never
     // begins or ends with whitespace, so trimming loses nothing.
     let mut named: Vec<String> = a
@@ -110,55 +137,98 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut store = Store::open(&a.model)?;
-    let needed = store.config().min_updating_clients();
-    let mut reports = Vec::new();
-    let mut warnings = Vec::new();
-    // Deadlines first: an update that waited too long runs now.
-    if let Some(r) = store.apply_overdue()? {
-        if let Some(w) = &r.privacy_warning {
-            warnings.push(format!("past its deadline: {w}"));
+    Ok(by_ids.then_some(ids))
+}
+
+/// What the store served: the overdue updates, the request, then with
+/// `--flush` the pending ones, in that order.
+struct Served {
+    reports: Vec<ForgetReport>,
+    warnings: Vec<String>,
+    /// Whether the request's model update waits.
+    deferred: bool,
+    withdrawn: Option<mufc::Withdrawal>,
+}
+
+impl Served {
+    /// Serves the request on `store`, each step committed before the next.
+    fn on(store: &mut Store, a: &ForgetArgs, ids: Option<&[RecordId]>) -> Result<Self, CliError> {
+        let mut served = Self {
+            reports: Vec::new(),
+            warnings: Vec::new(),
+            deferred: false,
+            withdrawn: None,
+        };
+        // Deadlines first: an update that waited too long runs now.
+        if let Some(r) = store.apply_overdue()? {
+            if let Some(w) = &r.privacy_warning {
+                served.warnings.push(format!("past its deadline: {w}"));
+            }
+            served.reports.push(r);
         }
-        reports.push(r);
+        if let Some(ids) = ids {
+            served.request(store.forget(ids).map_err(refusal)?);
+        } else if let Some(c) = &a.client {
+            served.request(store.forget_client(c).map_err(refusal)?);
+        }
+        served.withdrawn = served.reports.iter().find_map(|r| match &r.outcome {
+            ForgetOutcome::Withdrawn(w) => Some(w.clone()),
+            _ => None,
+        });
+        if let Some(w) = &served.withdrawn {
+            served.warnings.push(format!(
+                "the store serves no model: {w}. `mufc fit` on the remaining records (with a lower \
+                 --min-clients) trains a new one"
+            ));
+        }
+        if a.flush {
+            served.flush(store)?;
+        }
+        Ok(served)
     }
-    let mut deferred = false;
-    if by_ids {
-        let r = store.forget(&ids).map_err(refusal)?;
-        deferred = r.outcome.is_deferred();
-        reports.push(r);
-    } else if let Some(c) = &a.client {
-        let r = store.forget_client(c).map_err(refusal)?;
-        deferred = r.outcome.is_deferred();
-        reports.push(r);
+
+    /// The request's own report.
+    fn request(&mut self, r: ForgetReport) {
+        self.deferred = r.outcome.is_deferred();
+        self.reports.push(r);
     }
-    let withdrawn = reports.iter().find_map(|r| match &r.outcome {
-        ForgetOutcome::Withdrawn(w) => Some(w.clone()),
-        _ => None,
-    });
-    if let Some(w) = &withdrawn {
-        warnings.push(format!(
-            "the store serves no model: {w}. `mufc fit` on the remaining records (with a lower \
-             --min-clients) trains a new one"
-        ));
-    }
-    if a.flush {
+
+    /// `--flush`: the pending model updates, applied now.
+    fn flush(&mut self, store: &mut Store) -> Result<(), CliError> {
         match store.flush()? {
             Some(r) => {
                 if let Some(w) = &r.privacy_warning {
-                    warnings.push(format!("--flush: {w}"));
+                    self.warnings.push(format!("--flush: {w}"));
                 }
-                deferred = false;
-                reports.push(r);
+                self.deferred = false;
+                self.reports.push(r);
             }
-            None => warnings.push("--flush: no model update was pending".to_string()),
+            None => self
+                .warnings
+                .push("--flush: no model update was pending".to_string()),
+        }
+        Ok(())
+    }
+
+    /// The exit code ([`exit`]).
+    fn exit(&self) -> u8 {
+        if self.withdrawn.is_some() {
+            exit::WITHDRAWN
+        } else if self.deferred {
+            exit::DEFERRED
+        } else {
+            exit::SUCCESS
         }
     }
-    let total = start.elapsed().as_secs_f64();
+}
+
+/// `mufc forget`'s text: a table per report, then the store's state.
+fn forget_text(a: &ForgetArgs, store: &Store, reports: &[ForgetReport], total: f64) -> String {
     let mut text = format!("mufc forget: {}\n", a.model.display());
     if reports.is_empty() {
         text.push_str("\nno model update was due\n");
     }
-    for r in &reports {
+    for r in reports {
         text.push('\n');
         text.push_str(&describe(r));
     }
@@ -172,28 +242,7 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
         if pending == 1 { "" } else { "s" },
         total * 1e3
     ));
-    let json = json!({
-        "command": "forget",
-        "model": a.model.display().to_string(),
-        "requests": reports.iter().map(|r| report_json(r, needed)).collect::<Vec<_>>(),
-        "model_version": store.model_version(),
-        "points": store.num_points(),
-        "clients": store.client_names().len(),
-        "pending": store.pending().iter().map(|p| p.number).collect::<Vec<_>>(),
-        "seconds_total": total,
-    });
-    Ok(Report {
-        json,
-        text,
-        warnings,
-        exit: if withdrawn.is_some() {
-            exit::WITHDRAWN
-        } else if deferred {
-            exit::DEFERRED
-        } else {
-            exit::SUCCESS
-        },
-    })
+    text
 }
 
 /// Why a request's model update waits, for people.
