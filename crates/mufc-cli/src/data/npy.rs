@@ -129,26 +129,106 @@ fn npy_preamble<R: Read>(mut reader: R) -> Result<(Vec<u8>, R), String> {
 /// assert!(read_npy(&b"1,2,3"[..], Path::new("x.npy"), &LoadOptions::default()).is_err());
 /// ```
 pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result<Table, CliError> {
-    let npy_err = |message: String| CliError::Npy {
+    let array = Array::read(reader, source)?;
+    let (n, columns) = (array.n, array.columns);
+    check_columns(opts, columns)?;
+    let dim = columns
+        .saturating_sub(usize::from(opts.client_column.is_some()))
+        .saturating_sub(usize::from(opts.id_column.is_some()));
+    if dim == 0 {
+        return Err(CliError::NoData("the data has no feature columns"));
+    }
+    if n == 0 {
+        return Err(CliError::NoData("the data has no points"));
+    }
+    let mut cells = Cells {
+        opts,
+        source,
+        coords: Vec::with_capacity(n.saturating_mul(dim)),
+        clients: ClientIndex::default(),
+        ids: IdIndex::default(),
+    };
+    for row in 0..n {
+        for col in 0..columns {
+            cells.take(row, col, array.at(row, col))?;
+        }
+    }
+    Ok(cells.table(dim, n))
+}
+
+/// An `.npy` error of the file `source`.
+fn npy_err(source: &Path, message: String) -> CliError {
+    CliError::Npy {
         path: source.to_path_buf(),
         message,
-    };
-    let (preamble, reader) = npy_preamble(reader).map_err(npy_err)?;
-    let file = npyz::NpyFile::new(std::io::Cursor::new(preamble).chain(reader))
-        .map_err(|e| npy_err(e.to_string()))?;
-    let shape = file.shape().to_vec();
-    let [rows, cols] = shape[..] else {
-        return Err(npy_err(format!(
-            "expected a 2-D array (points x features), found shape {shape:?}"
-        )));
-    };
-    let order = file.order();
+    }
+}
+
+/// A 2-D array's values as read, in the file's layout.
+struct Array {
+    n: usize,
+    columns: usize,
+    order: npyz::Order,
+    flat: Vec<f64>,
+}
+
+impl Array {
+    /// Reads the array, its header checked first, its shape checked
+    /// against the values read.
+    fn read<R: Read>(reader: R, source: &Path) -> Result<Self, CliError> {
+        let npy_err = |message: String| npy_err(source, message);
+        let (preamble, reader) = npy_preamble(reader).map_err(npy_err)?;
+        let file = npyz::NpyFile::new(std::io::Cursor::new(preamble).chain(reader))
+            .map_err(|e| npy_err(e.to_string()))?;
+        let shape = file.shape().to_vec();
+        let [rows, cols] = shape[..] else {
+            return Err(npy_err(format!(
+                "expected a 2-D array (points x features), found shape {shape:?}"
+            )));
+        };
+        let order = file.order();
+        let flat = float_values(file, source)?;
+        let too_big = || npy_err(format!("shape {shape:?} is too large for this machine"));
+        let n = usize::try_from(rows).map_err(|_| too_big())?;
+        let columns = usize::try_from(cols).map_err(|_| too_big())?;
+        if n.checked_mul(columns) != Some(flat.len()) {
+            return Err(npy_err(format!(
+                "shape {shape:?} does not match the {} values read",
+                flat.len()
+            )));
+        }
+        Ok(Self {
+            n,
+            columns,
+            order,
+            flat,
+        })
+    }
+
+    /// The value at `row` and `col`.
+    fn at(&self, row: usize, col: usize) -> f64 {
+        // In range: row < n and col < columns, and `flat` holds n x columns
+        // values (checked when read); a miss reads as NaN, which is refused.
+        let i = match self.order {
+            npyz::Order::C => row
+                .checked_mul(self.columns)
+                .and_then(|x| x.checked_add(col)),
+            npyz::Order::Fortran => col.checked_mul(self.n).and_then(|x| x.checked_add(row)),
+        };
+        i.and_then(|i| self.flat.get(i).copied())
+            .unwrap_or(f64::NAN)
+    }
+}
+
+/// The file's values as `f64`, if it holds `f64` or `f32`.
+fn float_values<R: Read>(file: npyz::NpyFile<R>, source: &Path) -> Result<Vec<f64>, CliError> {
+    let npy_err = |message: String| npy_err(source, message);
     let dtype = file.dtype();
     let float_size = match &dtype {
         npyz::DType::Plain(ts) if ts.type_char() == npyz::TypeChar::Float => ts.size_field(),
         _ => 0,
     };
-    let flat: Vec<f64> = match float_size {
+    Ok(match float_size {
         8 => file.into_vec::<f64>().map_err(|e| npy_err(e.to_string()))?,
         4 => file
             .into_vec::<f32>()
@@ -162,16 +242,11 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
                 dtype.descr()
             )));
         }
-    };
-    let too_big = || npy_err(format!("shape {shape:?} is too large for this machine"));
-    let n = usize::try_from(rows).map_err(|_| too_big())?;
-    let columns = usize::try_from(cols).map_err(|_| too_big())?;
-    if n.checked_mul(columns) != Some(flat.len()) {
-        return Err(npy_err(format!(
-            "shape {shape:?} does not match the {} values read",
-            flat.len()
-        )));
-    }
+    })
+}
+
+/// The client and id columns exist, and are not the same column.
+fn check_columns(opts: &LoadOptions, columns: usize) -> Result<(), CliError> {
     if let Some(c) = opts.client_column
         && c >= columns
     {
@@ -191,67 +266,72 @@ pub fn read_npy<R: Read>(reader: R, source: &Path, opts: &LoadOptions) -> Result
             });
         }
     }
-    // In range: row < n and col < columns, and `flat` holds n x columns
-    // values (checked above); a miss reads as NaN, which is refused below.
-    let at = |row: usize, col: usize| {
-        let i = match order {
-            npyz::Order::C => row.checked_mul(columns).and_then(|x| x.checked_add(col)),
-            npyz::Order::Fortran => col.checked_mul(n).and_then(|x| x.checked_add(row)),
+    Ok(())
+}
+
+/// The table's columns, filled value by value in row order: the
+/// coordinates, the clients and the record ids.
+struct Cells<'a> {
+    opts: &'a LoadOptions,
+    source: &'a Path,
+    coords: Vec<f64>,
+    clients: ClientIndex,
+    ids: IdIndex,
+}
+
+impl Cells<'_> {
+    /// Checks the value at `row` and `col` for its column and keeps it.
+    fn take(&mut self, row: usize, col: usize, v: f64) -> Result<(), CliError> {
+        let place = At {
+            line: row as u64,
+            column: col,
         };
-        i.and_then(|i| flat.get(i).copied()).unwrap_or(f64::NAN)
-    };
-    let dim = columns
-        .saturating_sub(usize::from(opts.client_column.is_some()))
-        .saturating_sub(usize::from(opts.id_column.is_some()));
-    if dim == 0 {
-        return Err(CliError::NoData("the data has no feature columns"));
-    }
-    if n == 0 {
-        return Err(CliError::NoData("the data has no points"));
-    }
-    let mut coords = Vec::with_capacity(n.saturating_mul(dim));
-    let mut clients = ClientIndex::default();
-    let mut ids = IdIndex::default();
-    for row in 0..n {
-        for col in 0..columns {
-            let v = at(row, col);
-            let place = At {
-                line: row as u64,
-                column: col,
-            };
-            if opts.client_column == Some(col) {
-                // Exact integers below 2^53 name clients.
-                if !(v >= 0.0 && v.fract() == 0.0 && v < 9_007_199_254_740_992.0) {
-                    return Err(npy_err(format!(
+        if self.opts.client_column == Some(col) {
+            // Exact integers below 2^53 name clients.
+            if !(v >= 0.0 && v.fract() == 0.0 && v < 9_007_199_254_740_992.0) {
+                return Err(npy_err(
+                    self.source,
+                    format!(
                         "row {row}, column {col} (counting from 0): client id {v} is not a non-negative integer"
-                    )));
-                }
-                clients.push(&format!("{v:.0}"), place)?;
-            } else if opts.id_column == Some(col) {
-                // Exact integers of magnitude below 2^53 are record ids.
-                if !(v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0) {
-                    return Err(npy_err(format!(
-                        "row {row}, column {col} (counting from 0): record id {v} is not an integer of magnitude below 2^53"
-                    )));
-                }
-                ids.push(&format!("{v:.0}"), place)?;
-            } else {
-                if !valid_coordinate(v) {
-                    return Err(npy_err(format!(
-                        "row {row}, column {col} (counting from 0): {v} is not finite or exceeds 2^400 in magnitude"
-                    )));
-                }
-                coords.push(v);
+                    ),
+                ));
             }
+            self.clients.push(&format!("{v:.0}"), place)?;
+        } else if self.opts.id_column == Some(col) {
+            // Exact integers of magnitude below 2^53 are record ids.
+            if !(v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0) {
+                return Err(npy_err(
+                    self.source,
+                    format!(
+                        "row {row}, column {col} (counting from 0): record id {v} is not an integer of magnitude below 2^53"
+                    ),
+                ));
+            }
+            self.ids.push(&format!("{v:.0}"), place)?;
+        } else {
+            if !valid_coordinate(v) {
+                return Err(npy_err(
+                    self.source,
+                    format!(
+                        "row {row}, column {col} (counting from 0): {v} is not finite or exceeds 2^400 in magnitude"
+                    ),
+                ));
+            }
+            self.coords.push(v);
+        }
+        Ok(())
+    }
+
+    /// The table of `n` points of `dim` coordinates.
+    fn table(self, dim: usize, n: usize) -> Table {
+        let points = DMatrix::from_vec(dim, n, self.coords);
+        Table {
+            points,
+            clients: self.opts.client_column.map(|_| self.clients.of_point),
+            client_names: self.clients.names,
+            ids: self.opts.id_column.map(|_| self.ids.ids),
         }
     }
-    let points = DMatrix::from_vec(dim, n, coords);
-    Ok(Table {
-        points,
-        clients: opts.client_column.map(|_| clients.of_point),
-        client_names: clients.names,
-        ids: opts.id_column.map(|_| ids.ids),
-    })
 }
 
 #[cfg(test)]
