@@ -7,10 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mufc::{Channel, FederationConfig, Masks, SecAggOptions};
+use mufc::remote::RoundReport;
+use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions};
 use mufc_net::client::{ClientEvent, ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, FirstStart, RequestStatus};
-use mufc_net::server::{ServerEvent, ServerOptions, start_server};
+use mufc_net::federation_file::FederationFile;
+use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
 use seeding::PointId;
 use serde_json::{Value, json};
 
@@ -22,7 +24,7 @@ use crate::data::{LoadOptions, load};
 use crate::output::Report;
 use crate::output::count;
 
-fn ids(v: &[mufc::ClientId]) -> String {
+fn ids(v: &[ClientId]) -> String {
     if v.is_empty() {
         return "-".into();
     }
@@ -99,14 +101,7 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             clients,
             min,
             at_most,
-        } => (
-            json!({ "event": "deferred", "client": id.0, "clients": clients, "min": min, "max_defer_secs": at_most.as_secs() }),
-            format!(
-                "request of client {id} deferred: the waiting requests name {clients} of the {min} \
-                 clients a removal round must change (lone-update policy); it waits at most {}",
-                mufc_store::duration_words(at_most.as_secs())
-            ),
-        ),
+        } => deferred(*id, *clients, *min, *at_most),
         ServerEvent::Rejected { id, reason } => (
             json!({ "event": "rejected", "client": id.0, "reason": reason }),
             format!("rejected a message of client {id}: {reason}"),
@@ -116,66 +111,96 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
             group,
             clients,
             changes,
-        } => (
-            json!({ "event": "round_started", "round": round, "group": group, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>(), "changes": changes }),
-            format!(
-                "round {round}{} started with clients {}{}",
-                of_group(*group),
-                ids(clients),
-                if *changes {
-                    " (a change round: each sends its change since the last round)"
-                } else {
-                    ""
-                }
-            ),
-        ),
+        } => round_started(*round, *group, clients, *changes),
         ServerEvent::Trained { rounds } => (
             json!({ "event": "trained", "rounds": rounds }),
             format!("model trained after {}", count(*rounds, "round")),
         ),
-        ServerEvent::RoundCommitted(r) => {
-            let dropped: Vec<mufc::ClientId> = r.dropped.iter().map(|(c, _)| *c).collect();
-            (
-                json!({
-                    "event": "round_committed",
-                    "round": r.round,
-                    "group": r.group,
-                    "training": r.training,
-                    "included": r.included.iter().map(|c| c.0).collect::<Vec<_>>(),
-                    "dropped": r.dropped.iter().map(|(c, s)| json!({ "client": c.0, "step": s.to_string() })).collect::<Vec<_>>(),
-                    "total_count": r.total_count,
-                    "nonzero_bins": r.nonzero_bins,
-                    "wall_s": r.wall.as_secs_f64(),
-                }),
-                format!(
-                    "round {}{} committed{}: included {}, dropped {}, {} in {}, {:.3} s",
-                    r.round,
-                    of_group(r.group),
-                    if r.training { " (training)" } else { "" },
-                    ids(&r.included),
-                    ids(&dropped),
-                    count(r.total_count, "point"),
-                    count(r.nonzero_bins as u64, "bin"),
-                    r.wall.as_secs_f64()
-                ),
-            )
-        }
+        ServerEvent::RoundCommitted(r) => round_committed(r),
         ServerEvent::RoundFailed {
             round,
             group,
             reason,
-        } => (
-            json!({ "event": "round_failed", "round": round, "group": group, "reason": reason }),
-            match round {
-                Some(n) => format!("round {n}{} failed: {reason}", of_group(*group)),
-                None => format!("a round{} could not start: {reason}", of_group(*group)),
-            },
-        ),
+        } => round_failed(*round, *group, reason),
         other => (
             json!({ "event": "other", "detail": format!("{other:?}") }),
             format!("{other:?}"),
         ),
     }
+}
+
+/// A request deferred by the lone-update policy.
+fn deferred(id: ClientId, clients: usize, min: usize, at_most: Duration) -> (Value, String) {
+    (
+        json!({ "event": "deferred", "client": id.0, "clients": clients, "min": min, "max_defer_secs": at_most.as_secs() }),
+        format!(
+            "request of client {id} deferred: the waiting requests name {clients} of the {min} \
+             clients a removal round must change (lone-update policy); it waits at most {}",
+            mufc_store::duration_words(at_most.as_secs())
+        ),
+    )
+}
+
+/// A round started, with its clients.
+fn round_started(
+    round: u64,
+    group: Option<usize>,
+    clients: &[ClientId],
+    changes: bool,
+) -> (Value, String) {
+    (
+        json!({ "event": "round_started", "round": round, "group": group, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>(), "changes": changes }),
+        format!(
+            "round {round}{} started with clients {}{}",
+            of_group(group),
+            ids(clients),
+            if changes {
+                " (a change round: each sends its change since the last round)"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// A round committed: whom it included and dropped, and its size.
+fn round_committed(r: &RoundReport) -> (Value, String) {
+    let dropped: Vec<ClientId> = r.dropped.iter().map(|(c, _)| *c).collect();
+    (
+        json!({
+            "event": "round_committed",
+            "round": r.round,
+            "group": r.group,
+            "training": r.training,
+            "included": r.included.iter().map(|c| c.0).collect::<Vec<_>>(),
+            "dropped": r.dropped.iter().map(|(c, s)| json!({ "client": c.0, "step": s.to_string() })).collect::<Vec<_>>(),
+            "total_count": r.total_count,
+            "nonzero_bins": r.nonzero_bins,
+            "wall_s": r.wall.as_secs_f64(),
+        }),
+        format!(
+            "round {}{} committed{}: included {}, dropped {}, {} in {}, {:.3} s",
+            r.round,
+            of_group(r.group),
+            if r.training { " (training)" } else { "" },
+            ids(&r.included),
+            ids(&dropped),
+            count(r.total_count, "point"),
+            count(r.nonzero_bins as u64, "bin"),
+            r.wall.as_secs_f64()
+        ),
+    )
+}
+
+/// A round that failed, or could not start.
+fn round_failed(round: Option<u64>, group: Option<usize>, reason: &str) -> (Value, String) {
+    (
+        json!({ "event": "round_failed", "round": round, "group": group, "reason": reason }),
+        match round {
+            Some(n) => format!("round {n}{} failed: {reason}", of_group(group)),
+            None => format!("a round{} could not start: {reason}", of_group(group)),
+        },
+    )
 }
 
 /// `mufc server`.
@@ -187,9 +212,31 @@ fn server_event(ev: &ServerEvent) -> (Value, String) {
 /// be set up once the clients registered.
 pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     let log = Logger::from_env(a.out.json)?;
-    // The library's defaults (the clients' k adapted to the counts they
-    // register), as `run` and `fit` use them.
-    let masks = match a.masking {
+    let masks = masks(a)?;
+    let [ca, cert, key] = pems(&a.tls, "server")?;
+    let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
+    let agreed = federation_file(&a.tls)?;
+    let roster = roster(a, agreed.as_ref())?;
+    let config = federation_config(a, masks, roster.len())?;
+    let mut options = ServerOptions::new(&a.store, config.validate()?, roster);
+    options.agreement = agreed.map(|f| f.agreement());
+    set_limits(&mut options, a)?;
+    runtime()?.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .map_err(|e| CliError::Io {
+                path: PathBuf::from(&a.listen),
+                message: format!("cannot listen: {e}"),
+            })?;
+        let handle = start_server(listener, tls, options).await?;
+        serve(handle, log).await
+    })
+}
+
+/// The masks of `--masking`: those across processes, and only secagg's
+/// with `--dropout`.
+fn masks(a: &ServerArgs) -> Result<Masks, CliError> {
+    Ok(match a.masking {
         mufc::Masking::SecAgg => Masks::SecAgg(
             SecAggOptions::new()
                 .dropout(a.dropout)
@@ -217,11 +264,13 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
                 reason: "a federation across processes masks: secagg, pairwise or dealer",
             });
         }
-    };
-    let [ca, cert, key] = pems(&a.tls, "server")?;
-    let tls = mufc_net::tls::server_config(&ca, &cert, &key)?;
-    let agreed = federation_file(&a.tls)?;
-    let roster = match &agreed {
+    })
+}
+
+/// The clients' names: the federation file's roster (which `--clients`,
+/// if given, must repeat), or `--clients`.
+fn roster(a: &ServerArgs, agreed: Option<&FederationFile>) -> Result<Vec<String>, CliError> {
+    Ok(match agreed {
         Some(f) if a.clients.is_empty() || a.clients == f.roster => f.roster.clone(),
         Some(f) => {
             return Err(CliError::InvalidParameter {
@@ -235,12 +284,22 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
             });
         }
         None => a.clients.clone(),
-    };
+    })
+}
+
+/// The federation's configuration, from the flags.
+fn federation_config(
+    a: &ServerArgs,
+    masks: Masks,
+    clients: usize,
+) -> Result<FederationConfig, CliError> {
+    // The library's defaults (the clients' k adapted to the counts they
+    // register), as `run` and `fit` use them.
     let mut config = FederationConfig::new(a.k)
         .channel(Channel::scma(masks))
         .min_clients(a.min_clients)
         .min_updating_clients(a.min_updating_clients)
-        .topology(a.layout.topology(roster.len(), a.dropout)?)
+        .topology(a.layout.topology(clients, a.dropout)?)
         .seed(a.seed);
     if let Some(g) = a.gamma {
         config = config.gamma(g);
@@ -248,8 +307,11 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
     if let Some(k) = a.client_k {
         config = config.client_k(k);
     }
-    let mut options = ServerOptions::new(&a.store, config.validate()?, roster);
-    options.agreement = agreed.map(|f| f.agreement());
+    Ok(config)
+}
+
+/// The server's revocation list, timeouts and limits, from the flags.
+fn set_limits(options: &mut ServerOptions, a: &ServerArgs) -> Result<(), CliError> {
     options.revoked =
         (a.revocation_list.clone()).or_else(|| a.tls.certs.as_ref().map(|d| d.join("revoked.txt")));
     if let Some(p) = &options.revoked {
@@ -274,34 +336,30 @@ pub fn server(a: &ServerArgs) -> Result<Report, CliError> {
         keepalive: ping_interval(a.keepalive.secs)?,
         ..mufc_net::transport::Limits::default()
     };
-    runtime()?.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&a.listen)
-            .await
-            .map_err(|e| CliError::Io {
-                path: PathBuf::from(&a.listen),
-                message: format!("cannot listen: {e}"),
-            })?;
-        let mut handle = start_server(listener, tls, options).await?;
-        let mut committed = 0u64;
-        follow(
-            async || handle.next_event().await,
-            log,
-            |ev| {
-                if matches!(ev, ServerEvent::RoundCommitted(_)) {
-                    committed += 1;
-                }
-                server_event(ev)
-            },
-            server_level,
-        )
-        .await;
-        handle.stop().await?;
-        Ok(Report {
-            json: json!({ "command": "server", "rounds_committed": committed }),
-            text: format!("server stopped after {committed} committed rounds"),
-            warnings: Vec::new(),
-            exit: 0,
-        })
+    Ok(())
+}
+
+/// Runs the server until interrupted, a line per event.
+async fn serve(mut handle: ServerHandle, log: Logger) -> Result<Report, CliError> {
+    let mut committed = 0u64;
+    follow(
+        async || handle.next_event().await,
+        log,
+        |ev| {
+            if matches!(ev, ServerEvent::RoundCommitted(_)) {
+                committed += 1;
+            }
+            server_event(ev)
+        },
+        server_level,
+    )
+    .await;
+    handle.stop().await?;
+    Ok(Report {
+        json: json!({ "command": "server", "rounds_committed": committed }),
+        text: format!("server stopped after {committed} committed rounds"),
+        warnings: Vec::new(),
+        exit: 0,
     })
 }
 
