@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mufc_net::certs::{FederationCa, Issued};
+use mufc_net::federation_file::FederationFile;
 use serde_json::json;
 
 use crate::CliError;
@@ -151,38 +152,16 @@ fn dealt_keys(
 pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
     let dir = &a.out_dir;
     std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, &e))?;
-    let key_path = dir.join("ca-key.pem");
     let mut written: Vec<(String, PathBuf)> = Vec::new();
     let validity = std::time::Duration::from_secs(u64::from(a.days) * 86_400);
-    let ca = if key_path.exists() {
-        let key = std::fs::read_to_string(&key_path).map_err(|e| CliError::io(&key_path, &e))?;
-        FederationCa::from_key_pem(&a.federation, &key)?
-    } else {
-        let ca = FederationCa::new(&a.federation)?;
-        let cert = dir.join("ca.pem");
-        // The key first: a directory with a certificate but no key could
-        // never issue again.
-        write(&key_path, &ca.key_pem(), false, true)?;
-        write(&cert, ca.cert_pem(), a.force, false)?;
-        written.push(("authority key".into(), key_path));
-        written.push(("authority certificate".into(), cert));
-        ca
-    };
-    let ca = ca.validity(validity)?;
+    let ca = authority(a, &mut written)?.validity(validity)?;
     // Check every client name before writing any client.
     for c in &a.clients {
         mufc_net::certs::client_dns_name(c)?;
     }
     let has_server = dir.join("server.pem").exists();
     if !a.hosts.is_empty() || !has_server {
-        let hosts: Vec<&str> = if a.hosts.is_empty() {
-            vec!["127.0.0.1", "localhost"]
-        } else {
-            a.hosts.iter().map(String::as_str).collect()
-        };
-        let [cert, key] = write_pair(dir, "server", &ca.issue_server(&hosts)?, a.force)?;
-        written.push((format!("server certificate ({})", hosts.join(", ")), cert));
-        written.push(("server key".into(), key));
+        server_pair(a, &ca, &mut written)?;
     }
     for c in &a.clients {
         let [cert, key] = write_pair(dir, &format!("client-{c}"), &ca.issue_client(c)?, a.force)?;
@@ -195,35 +174,7 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
     let fed_path = dir.join("federation.json");
     let mut warnings = Vec::new();
     if !a.clients.is_empty() && (a.force || !fed_path.exists()) {
-        let mut file =
-            mufc_net::federation_file::FederationFile::new(&a.federation, a.clients.clone());
-        file.min_gamma = a.min_gamma;
-        file.max_client_points = a.max_client_points;
-        file.dim = a.dim;
-        file.bounds = a.bounds.map(crate::cli::Bounds::pair);
-        if a.masking.is_some() || a.min_clients.is_some() || a.min_updating_clients.is_some() {
-            file.policy = Some(mufc::remote::Policy {
-                masking: a.masking.unwrap_or(mufc::Masking::SecAgg),
-                min_clients: a.min_clients.unwrap_or(mufc::DEFAULT_MIN_CLIENTS),
-                min_updating_clients: (a.min_updating_clients)
-                    .unwrap_or(mufc::DEFAULT_MIN_UPDATING_CLIENTS),
-            });
-        }
-        file.topology = a.topology;
-        if a.masking == Some(mufc::Masking::Dealer) {
-            file.mask_keys = Some(dealt_keys(dir, &a.clients, a.force, &mut written)?);
-            let [cert, key] = write_pair(dir, "dealer", &ca.issue_dealer()?, a.force)?;
-            written.push(("dealer certificate".into(), cert));
-            written.push(("dealer key".into(), key));
-        }
-        let text = file.to_json()?;
-        // Checked as every party will read it.
-        mufc_net::federation_file::FederationFile::parse(&text)?;
-        write(&fed_path, &text, a.force, false)?;
-        written.push((
-            "federation file (roster, grid step, claims)".into(),
-            fed_path,
-        ));
+        write_federation_file(a, &ca, fed_path, &mut written)?;
     } else if !a.clients.is_empty() {
         warnings.push(format!(
             "{} kept: its roster does not name the clients issued now (--force writes it again)",
@@ -240,26 +191,119 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
             revoke(dir, &a.revoke, a.revoke_dealer)?,
         ));
     }
+    Ok(report(a, &written, warnings))
+}
+
+/// The federation's authority: read from `ca-key.pem`, or made and
+/// written there (with `ca.pem`) on the first run.
+fn authority(
+    a: &CertsArgs,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<FederationCa, CliError> {
+    let dir = &a.out_dir;
+    let key_path = dir.join("ca-key.pem");
+    if key_path.exists() {
+        let key = std::fs::read_to_string(&key_path).map_err(|e| CliError::io(&key_path, &e))?;
+        return Ok(FederationCa::from_key_pem(&a.federation, &key)?);
+    }
+    let ca = FederationCa::new(&a.federation)?;
+    let cert = dir.join("ca.pem");
+    // The key first: a directory with a certificate but no key could
+    // never issue again.
+    write(&key_path, &ca.key_pem(), false, true)?;
+    write(&cert, ca.cert_pem(), a.force, false)?;
+    written.push(("authority key".into(), key_path));
+    written.push(("authority certificate".into(), cert));
+    Ok(ca)
+}
+
+/// The server's certificate and key, for `--hosts` (by default the
+/// local host's addresses).
+fn server_pair(
+    a: &CertsArgs,
+    ca: &FederationCa,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<(), CliError> {
+    let hosts: Vec<&str> = if a.hosts.is_empty() {
+        vec!["127.0.0.1", "localhost"]
+    } else {
+        a.hosts.iter().map(String::as_str).collect()
+    };
+    let [cert, key] = write_pair(&a.out_dir, "server", &ca.issue_server(&hosts)?, a.force)?;
+    written.push((format!("server certificate ({})", hosts.join(", ")), cert));
+    written.push(("server key".into(), key));
+    Ok(())
+}
+
+/// Writes the federation file to `fed_path`, with dealt masks the mask
+/// keys and the dealer's certificate first.
+fn write_federation_file(
+    a: &CertsArgs,
+    ca: &FederationCa,
+    fed_path: PathBuf,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<(), CliError> {
+    let dir = &a.out_dir;
+    let mut file = federation_file(a);
+    if a.masking == Some(mufc::Masking::Dealer) {
+        file.mask_keys = Some(dealt_keys(dir, &a.clients, a.force, written)?);
+        let [cert, key] = write_pair(dir, "dealer", &ca.issue_dealer()?, a.force)?;
+        written.push(("dealer certificate".into(), cert));
+        written.push(("dealer key".into(), key));
+    }
+    let text = file.to_json()?;
+    // Checked as every party will read it.
+    FederationFile::parse(&text)?;
+    write(&fed_path, &text, a.force, false)?;
+    written.push((
+        "federation file (roster, grid step, claims)".into(),
+        fed_path,
+    ));
+    Ok(())
+}
+
+/// The federation file of the flags: the roster, the claims' bounds, and
+/// the policy and topology if given.
+fn federation_file(a: &CertsArgs) -> FederationFile {
+    let mut file = FederationFile::new(&a.federation, a.clients.clone());
+    file.min_gamma = a.min_gamma;
+    file.max_client_points = a.max_client_points;
+    file.dim = a.dim;
+    file.bounds = a.bounds.map(crate::cli::Bounds::pair);
+    if a.masking.is_some() || a.min_clients.is_some() || a.min_updating_clients.is_some() {
+        file.policy = Some(mufc::remote::Policy {
+            masking: a.masking.unwrap_or(mufc::Masking::SecAgg),
+            min_clients: a.min_clients.unwrap_or(mufc::DEFAULT_MIN_CLIENTS),
+            min_updating_clients: (a.min_updating_clients)
+                .unwrap_or(mufc::DEFAULT_MIN_UPDATING_CLIENTS),
+        });
+    }
+    file.topology = a.topology;
+    file
+}
+
+/// The files written, as a table and as JSON.
+fn report(a: &CertsArgs, written: &[(String, PathBuf)], warnings: Vec<String>) -> Report {
     let mut t = TextTable::new(&["file", "holds"]);
-    for (what, p) in &written {
+    for (what, p) in written {
         t.row([p.display().to_string(), what.clone()]);
     }
     let text = format!(
         "mufc certs: federation {} in {}\n\n{}\nKeep ca-key.pem offline: whoever holds it can make clients.\n",
         a.federation,
-        dir.display(),
+        a.out_dir.display(),
         t.render()
     );
     let json = json!({
         "command": "certs",
         "federation": a.federation,
-        "dir": dir,
+        "dir": a.out_dir,
         "files": written.iter().map(|(w, p)| json!({"file": p, "holds": w})).collect::<Vec<_>>(),
     });
-    Ok(Report {
+    Report {
         json,
         text,
         warnings,
         exit: 0,
-    })
+    }
 }
