@@ -297,8 +297,6 @@ fn draw_panels<DB: DrawingBackend>(
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
     let (left, right) = root.split_horizontally(600);
-    let r = s.requests();
-    let xs = |n: usize| (1..=n).map(|i| i as f64);
     let (x_desc, after) = if s.per_round {
         (
             "removal round (deferred requests applied with the next)",
@@ -307,13 +305,25 @@ fn draw_panels<DB: DrawingBackend>(
     } else {
         ("removal request", "Loss ratio after each request")
     };
+    draw_times(&left, s, x_desc, text)?;
+    draw_loss(&right, s, x_desc, after, text)
+}
 
-    // Left: accumulated removal time.
+/// Left: accumulated removal time.
+fn draw_times<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &UnlearnSeries,
+    x_desc: &str,
+    text: bool,
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let r = s.requests();
+    let xs = |n: usize| (1..=n).map(|i| i as f64);
     let mufc = accumulate(&s.mufc_seconds);
     let retrain = accumulate(&s.retrain_seconds);
     let dc = s.dc_kmeans_seconds.as_deref().map(accumulate);
     let (t_lo, t_hi) = log_time_range(retrain.iter().chain(&mufc).chain(dc.iter().flatten()));
-    let mut b = ChartBuilder::on(&left);
+    let mut b = ChartBuilder::on(area);
     b.margin(15);
     if text {
         b.caption("Accumulated removal time", ("sans-serif", 20))
@@ -362,8 +372,19 @@ fn draw_panels<DB: DrawingBackend>(
             .draw()
             .map_err(e)?;
     }
+    Ok(())
+}
 
-    // Right: the loss ratio, request 0 being the model before removals.
+/// Right: the loss ratio, request 0 being the model before removals.
+fn draw_loss<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &UnlearnSeries,
+    x_desc: &str,
+    after: &str,
+    text: bool,
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let r = s.requests();
     let lo = s.loss_ratio.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = s
         .loss_ratio
@@ -371,7 +392,7 @@ fn draw_panels<DB: DrawingBackend>(
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
     let pad = ((hi - lo) * 0.1).max(0.01 * hi.abs().max(1e-9));
-    let mut b = ChartBuilder::on(&right);
+    let mut b = ChartBuilder::on(area);
     b.margin(15);
     if text {
         b.caption(after, ("sans-serif", 20))
