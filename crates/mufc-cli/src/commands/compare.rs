@@ -5,8 +5,10 @@ use baselines::{DcKMeans, DcParams, KFedParams, kfed};
 use std::time::Instant;
 
 use mufc::Federation;
+use seeding::Dataset;
 use serde_json::{Value, json};
 
+use super::prepare::Prepared;
 use super::summary::{data_json, fed_summary, merged, settings_json};
 use super::trials::{fed_config, prepare_trials, trial_seed};
 use crate::CliError;
@@ -103,40 +105,9 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
     let (mut p, clients) = prepare_trials(&a.data, &a.fed, seed, a.trials)?;
     let phi_star = p.phi_c_star(a.data.restarts, seed)?;
     let mut bar = Progress::new(3 * a.trials as u64, "trials", progress);
-    let (mut mu, mut kf, mut dc) = (
-        MethodStats::default(),
-        MethodStats::default(),
-        MethodStats::default(),
-    );
-    let mut costs = MufcCosts::default();
-    for t in 0..a.trials {
-        let s = trial_seed(seed, t);
-        let mut fed = Federation::new(clients.clone(), &fed_config(&p, &a.fed, s)?)?;
-        mu.ratios.push(
-            fed.objectives(Some(phi_star))?
-                .loss_ratio
-                .unwrap_or(f64::NAN),
-        );
-        mu.seconds
-            .push(federated::secs(fed.fit_report().times.paper()));
-        costs.bytes.push(fed.fit_report().bytes_per_client as f64);
-        costs
-            .rounds
-            .extend(removal_rounds(&mut fed, a.removals, s)?);
-        bar.inc(1);
-        let run = kfed(&clients, &KFedParams::new(p.k, p.kfed_k()).validate()?, s)?;
-        kf.ratios.push(seeding::loss_ratio(run.phi_f, phi_star)?);
-        kf.seconds.push(run.seconds());
-        bar.inc(1);
-        let tree = DcKMeans::fit(
-            clients.clone(),
-            DcParams::new(p.k, p.local_k).validate()?,
-            s,
-        )?;
-        dc.ratios
-            .push(seeding::loss_ratio(tree.phi_f()?, phi_star)?);
-        dc.seconds.push(tree.fit_seconds());
-        bar.inc(1);
+    let mut t = Trials::default();
+    for trial in 0..a.trials {
+        t.run(a, &p, &clients, phi_star, trial_seed(seed, trial), &mut bar)?;
     }
     bar.finish();
     let total = start.elapsed().as_secs_f64();
@@ -144,50 +115,14 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         json!({ "command": "compare" }),
         merged(
             merged(data_json(&p, seed), settings_json(&a.fed, &p)?),
-            json!({
-                "trials": a.trials,
-                "phi_c_star": phi_star,
-                "phi_c_star_restarts": a.data.restarts,
-                "mufc": merged(mu.json(), json!({
-                    "bytes_per_client": mean_std(&costs.bytes).0,
-                    "removal_round_seconds": mean_std(&costs.rounds).0,
-                    "removal_rounds": costs.rounds.len(),
-                    "privacy": a.fed.privacy.name(),
-                })),
-                "k_fed": merged(kf.json(), json!({ "client_k": p.kfed_k() })),
-                "dc_kmeans": dc.json(),
-                "seconds_total": total,
-            }),
+            t.json(a, &p, phi_star, total),
         ),
     );
-    let mut table = TextTable::new(&["method", "loss ratio", "seconds", "note"]);
-    let mufc_note = format!(
-        "{} clients, weighted server points",
-        match a.fed.settings()?.client_training() {
-            mufc::ClientTraining::Seeding => "seeding-only",
-            mufc::ClientTraining::Full => "full K-means",
-            other => other.name(),
-        }
-    );
-    table.row(mu.row("MUFC", &mufc_note));
-    table.row(kf.row(
-        "K-FED",
-        &format!("one-shot, unit weights, {} clusters per client", p.kfed_k()),
-    ));
-    table.row(dc.row("DC-KMeans", "tree of height 2, unit weights"));
-    let rounds = if costs.rounds.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; a removal round {:.2} ms (mean of {}, paper count)",
-            mean_std(&costs.rounds).0 * 1e3,
-            costs.rounds.len()
-        )
-    };
+    let table = t.table(a, &p)?;
     let text = format!(
         "mufc compare: {}\nMUFC: {}\nphi_c* = {:.6} (best of {} centralized K-means runs); {}; seed {}\n\
          loss ratio = phi_f / phi_c* (mean ± std over trials); seconds = slowest client + server\n\n{}\n\
-         MUFC: {:.0} bytes per client{rounds}\ntotal time {:.1} s\n",
+         MUFC: {:.0} bytes per client{}\ntotal time {:.1} s\n",
         p.summary(),
         fed_summary(&a.fed, &p),
         phi_star,
@@ -195,7 +130,8 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         crate::output::count(a.trials as u64, "trial"),
         seed,
         table.render(),
-        mean_std(&costs.bytes).0,
+        mean_std(&t.costs.bytes).0,
+        t.rounds_line(),
         total
     );
     Ok(Report {
@@ -204,6 +140,115 @@ pub fn compare(a: &CompareArgs, progress: bool) -> Result<Report, CliError> {
         warnings: p.warnings.clone(),
         exit: 0,
     })
+}
+
+/// The three methods' results over the trials, and MUFC's costs.
+#[derive(Default)]
+struct Trials {
+    mu: MethodStats,
+    kf: MethodStats,
+    dc: MethodStats,
+    costs: MufcCosts,
+}
+
+impl Trials {
+    /// One trial, seeded by `s`: MUFC (with its removal rounds), then
+    /// K-FED, then DC-KMeans.
+    fn run(
+        &mut self,
+        a: &CompareArgs,
+        p: &Prepared,
+        clients: &[Dataset],
+        phi_star: f64,
+        s: u64,
+        bar: &mut Progress,
+    ) -> Result<(), CliError> {
+        let mut fed = Federation::new(clients.to_vec(), &fed_config(p, &a.fed, s)?)?;
+        self.mu.ratios.push(
+            fed.objectives(Some(phi_star))?
+                .loss_ratio
+                .unwrap_or(f64::NAN),
+        );
+        self.mu
+            .seconds
+            .push(federated::secs(fed.fit_report().times.paper()));
+        self.costs
+            .bytes
+            .push(fed.fit_report().bytes_per_client as f64);
+        self.costs
+            .rounds
+            .extend(removal_rounds(&mut fed, a.removals, s)?);
+        bar.inc(1);
+        let run = kfed(clients, &KFedParams::new(p.k, p.kfed_k()).validate()?, s)?;
+        self.kf
+            .ratios
+            .push(seeding::loss_ratio(run.phi_f, phi_star)?);
+        self.kf.seconds.push(run.seconds());
+        bar.inc(1);
+        let tree = DcKMeans::fit(
+            clients.to_vec(),
+            DcParams::new(p.k, p.local_k).validate()?,
+            s,
+        )?;
+        self.dc
+            .ratios
+            .push(seeding::loss_ratio(tree.phi_f()?, phi_star)?);
+        self.dc.seconds.push(tree.fit_seconds());
+        bar.inc(1);
+        Ok(())
+    }
+
+    /// `mufc compare --json`'s fields beyond the data and the settings.
+    fn json(&self, a: &CompareArgs, p: &Prepared, phi_star: f64, total: f64) -> Value {
+        json!({
+            "trials": a.trials,
+            "phi_c_star": phi_star,
+            "phi_c_star_restarts": a.data.restarts,
+            "mufc": merged(self.mu.json(), json!({
+                "bytes_per_client": mean_std(&self.costs.bytes).0,
+                "removal_round_seconds": mean_std(&self.costs.rounds).0,
+                "removal_rounds": self.costs.rounds.len(),
+                "privacy": a.fed.privacy.name(),
+            })),
+            "k_fed": merged(self.kf.json(), json!({ "client_k": p.kfed_k() })),
+            "dc_kmeans": self.dc.json(),
+            "seconds_total": total,
+        })
+    }
+
+    /// A row per method.
+    fn table(&self, a: &CompareArgs, p: &Prepared) -> Result<TextTable, CliError> {
+        let mut table = TextTable::new(&["method", "loss ratio", "seconds", "note"]);
+        let mufc_note = format!(
+            "{} clients, weighted server points",
+            match a.fed.settings()?.client_training() {
+                mufc::ClientTraining::Seeding => "seeding-only",
+                mufc::ClientTraining::Full => "full K-means",
+                other => other.name(),
+            }
+        );
+        table.row(self.mu.row("MUFC", &mufc_note));
+        table.row(self.kf.row(
+            "K-FED",
+            &format!("one-shot, unit weights, {} clusters per client", p.kfed_k()),
+        ));
+        table.row(self.dc.row("DC-KMeans", "tree of height 2, unit weights"));
+        Ok(table)
+    }
+
+    /// MUFC's removal rounds, if any ran.
+    fn rounds_line(&self) -> String {
+        let rounds = &self.costs.rounds;
+        if rounds.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; a removal round {:.2} ms (mean of {}, paper count)",
+                mean_std(rounds).0 * 1e3,
+                rounds.len()
+            )
+        }
+    }
 }
 
 #[cfg(test)]
