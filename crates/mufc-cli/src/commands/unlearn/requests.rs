@@ -91,10 +91,23 @@ pub(super) fn choose(
     a: &UnlearnArgs,
     rng: &mut ChaCha8Rng,
 ) -> Result<(ClientId, Vec<PointId>), CliError> {
+    let free = free_positions(fed);
+    if free.is_empty() {
+        return Err(CliError::NoData(
+            "every client was removed or is named by a deferred request",
+        ));
+    }
+    match a.mode {
+        Mode::Random => choose_random(fed, a, rng, &free),
+        Mode::Adversarial => choose_adversarial(fed, a, &free),
+    }
+}
+
+/// Positions of each client's points no deferred request names (clients
+/// with none left out).
+fn free_positions(fed: &Federation) -> Vec<(ClientId, Vec<usize>)> {
     let named = Named::of(fed);
-    // Positions of each client's points no deferred request names.
-    let free: Vec<(ClientId, Vec<usize>)> = fed
-        .clients()
+    fed.clients()
         .iter()
         .map(|c| {
             let d = c.data();
@@ -102,70 +115,87 @@ pub(super) fn choose(
             (c.id(), pos.collect::<Vec<_>>())
         })
         .filter(|(_, pos)| !pos.is_empty())
-        .collect();
-    if free.is_empty() {
-        return Err(CliError::NoData(
-            "every client was removed or is named by a deferred request",
-        ));
+        .collect()
+}
+
+/// The data of the chosen client.
+fn data_of(fed: &Federation, id: ClientId) -> Result<&seeding::Dataset, CliError> {
+    fed.client(id)
+        .map(mufc::Client::data)
+        .ok_or(CliError::NoData("the chosen client vanished"))
+}
+
+/// A random client with free points, and `batch` of them at random (or
+/// all its points, with `--whole-clients`).
+fn choose_random(
+    fed: &Federation,
+    a: &UnlearnArgs,
+    rng: &mut ChaCha8Rng,
+    free: &[(ClientId, Vec<usize>)],
+) -> Result<(ClientId, Vec<PointId>), CliError> {
+    let (id, mut pos) = free[below(rng, free.len())].clone();
+    let data = data_of(fed, id)?;
+    if a.whole_clients {
+        return Ok((id, data.ids().to_vec()));
     }
-    let data_of = |id: ClientId| {
-        fed.client(id)
-            .map(mufc::Client::data)
-            .ok_or(CliError::NoData("the chosen client vanished"))
-    };
-    match a.mode {
-        Mode::Random => {
-            let (id, mut pos) = free[below(rng, free.len())].clone();
-            let data = data_of(id)?;
-            if a.whole_clients {
-                return Ok((id, data.ids().to_vec()));
-            }
-            // A partial Fisher-Yates shuffle: `batch` distinct positions.
-            let r = a.batch.min(pos.len());
-            for i in 0..r {
-                let j = i + below(rng, pos.len() - i);
-                pos.swap(i, j);
-            }
-            Ok((id, pos[..r].iter().map(|&p| data.id(p)).collect()))
+    // A partial Fisher-Yates shuffle: `batch` distinct positions.
+    let r = a.batch.min(pos.len());
+    for i in 0..r {
+        let j = i + below(rng, pos.len() - i);
+        pos.swap(i, j);
+    }
+    Ok((id, pos[..r].iter().map(|&p| data.id(p)).collect()))
+}
+
+/// The paper's adversarial removals: the largest contribution to the
+/// current objective phi_f (ties: the first), among the points no
+/// deferred request names.
+fn choose_adversarial(
+    fed: &Federation,
+    a: &UnlearnArgs,
+    free: &[(ClientId, Vec<usize>)],
+) -> Result<(ClientId, Vec<PointId>), CliError> {
+    let costs = free_costs(fed, free)?;
+    let total = |v: &[f64]| v.iter().filter(|x| x.is_finite()).sum::<f64>();
+    let top = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let key = |v: &[f64]| if a.whole_clients { total(v) } else { top(v) };
+    let mut best = 0;
+    for (i, (_, v)) in costs.iter().enumerate() {
+        if key(v) > key(&costs[best].1) {
+            best = i;
         }
-        Mode::Adversarial => {
-            // The paper's adversarial removals: the largest contribution to
-            // the current objective phi_f (ties: the first), among the
-            // points no deferred request names.
-            let costs: Vec<(ClientId, Vec<f64>)> = fed
-                .induced_costs()?
-                .into_iter()
-                .map(|(id, v)| {
-                    let free = free.iter().find(|(c, _)| *c == id).map(|(_, p)| p);
-                    let v = (0..v.len())
-                        .map(|p| match free {
-                            Some(f) if f.contains(&p) => v[p],
-                            _ => f64::NEG_INFINITY,
-                        })
-                        .collect();
-                    (id, v)
+    }
+    let (id, v) = &costs[best];
+    let data = data_of(fed, *id)?;
+    if a.whole_clients {
+        return Ok((*id, data.ids().to_vec()));
+    }
+    let mut pos: Vec<usize> = (0..v.len()).filter(|&p| v[p].is_finite()).collect();
+    // Largest first; equal costs in position order.
+    pos.sort_by(|&x, &y| v[y].total_cmp(&v[x]).then(x.cmp(&y)));
+    pos.truncate(a.batch);
+    Ok((*id, pos.iter().map(|&p| data.id(p)).collect()))
+}
+
+/// Each client's points' contributions to phi_f, minus infinity for the
+/// points a deferred request names (clients with no free point left out).
+fn free_costs(
+    fed: &Federation,
+    free: &[(ClientId, Vec<usize>)],
+) -> Result<Vec<(ClientId, Vec<f64>)>, CliError> {
+    Ok(fed
+        .induced_costs()?
+        .into_iter()
+        .map(|(id, v)| {
+            let free = free.iter().find(|(c, _)| *c == id).map(|(_, p)| p);
+            let v = (0..v.len())
+                .map(|p| match free {
+                    Some(f) if f.contains(&p) => v[p],
+                    _ => f64::NEG_INFINITY,
                 })
-                .filter(|(id, _)| free.iter().any(|(c, _)| c == id))
                 .collect();
-            let total = |v: &[f64]| v.iter().filter(|x| x.is_finite()).sum::<f64>();
-            let top = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let key = |v: &[f64]| if a.whole_clients { total(v) } else { top(v) };
-            let mut best = 0;
-            for (i, (_, v)) in costs.iter().enumerate() {
-                if key(v) > key(&costs[best].1) {
-                    best = i;
-                }
-            }
-            let (id, v) = &costs[best];
-            let data = data_of(*id)?;
-            if a.whole_clients {
-                return Ok((*id, data.ids().to_vec()));
-            }
-            let mut pos: Vec<usize> = (0..v.len()).filter(|&p| v[p].is_finite()).collect();
-            // Largest first; equal costs in position order.
-            pos.sort_by(|&x, &y| v[y].total_cmp(&v[x]).then(x.cmp(&y)));
-            pos.truncate(a.batch);
-            Ok((*id, pos.iter().map(|&p| data.id(p)).collect()))
-        }
-    }
+            (id, v)
+        })
+        .filter(|(id, _)| free.iter().any(|(c, _)| c == id))
+        .collect())
 }
