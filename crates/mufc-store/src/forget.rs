@@ -3,23 +3,27 @@
 //! the state is brought up to date with the file, the request is checked
 //! against it and applied in memory, and one transaction writes it
 //! (`commit.rs`); the request is acknowledged only once that commits.
+//! What a request asks for is resolved in the `asked` submodule.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::time::Instant;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
-use seeding::PointId;
 
 use crate::commit::{Plan, write_plan};
 use crate::error::StoreError;
 use crate::handle::{Store, unix_now};
 use crate::load::{load, mark};
-use crate::record::{ClientName, RecordId};
+use crate::record::RecordId;
 use crate::reports::{ForgetOutcome, ForgetReport};
 use crate::state::State;
-use crate::tombstone::{self, lookup};
+use crate::tombstone;
 use crate::types::Centroid;
-use mufc::{ClientId, MufcError, RemovalOutcome, RemovalRequest};
+use mufc::{ClientId, MufcError, PendingRequest, RemovalOutcome, RemovalReport, RemovalRequest};
+
+mod asked;
+
+use asked::Asked;
 
 /// What a call asks for.
 #[derive(Clone, Copy)]
@@ -212,101 +216,6 @@ impl StoreError {
     }
 }
 
-/// The records `ids` by client, or the refusal naming those not held.
-fn resolve(
-    conn: &Connection,
-    state: &State,
-    ids: &[RecordId],
-) -> Result<BTreeMap<ClientId, Vec<(RecordId, PointId)>>, StoreError> {
-    let mut seen = HashSet::new();
-    let mut per: BTreeMap<ClientId, Vec<(RecordId, PointId)>> = BTreeMap::new();
-    let mut missing = Vec::new();
-    for id in ids {
-        if !seen.insert(id) {
-            return Err(StoreError::DuplicateRecord(id.clone()));
-        }
-        match state.records.get(id) {
-            Some(&(c, p)) => per.entry(c).or_default().push((id.clone(), p)),
-            None => missing.push(id.clone()),
-        }
-    }
-    if missing.is_empty() {
-        return Ok(per);
-    }
-    missing.sort_unstable();
-    let mut forgotten = Vec::new();
-    let mut unknown = Vec::new();
-    for id in missing {
-        match lookup(conn, &state.secret, &id, |c| {
-            state.names.get(&ClientId(c)).cloned()
-        })? {
-            Some(f) => forgotten.push(f),
-            None => unknown.push(id),
-        }
-    }
-    Err(if forgotten.is_empty() {
-        StoreError::UnknownRecords { ids: unknown }
-    } else {
-        StoreError::AlreadyForgotten { forgotten, unknown }
-    })
-}
-
-/// The request that removed client `name` whole (from the audit log).
-fn removed_by(conn: &Connection, name: &ClientName) -> Result<(u64, u64), StoreError> {
-    let (request, time): (Option<i64>, Option<i64>) = conn
-        .query_row(
-            "SELECT request, time FROM audit WHERE client = ?1 AND whole_client = 1 \
-             ORDER BY request LIMIT 1",
-            [name.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .or_else(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Ok((None, None)),
-            e => Err(e),
-        })
-        .map_err(StoreError::db("reading the audit log"))?;
-    let num = |v: Option<i64>| v.and_then(|r| u64::try_from(r).ok()).unwrap_or(0);
-    Ok((num(request), num(time)))
-}
-
-/// A client's name as the store knows it, or the refusal.
-fn client_named(conn: &Connection, state: &State, name: &str) -> Result<ClientId, StoreError> {
-    let unknown = || StoreError::UnknownClient {
-        name: name.to_string(),
-        known: {
-            let held: Vec<String> = state
-                .fed
-                .client_ids()
-                .iter()
-                .take(10)
-                .map(|c| state.name(*c).to_string())
-                .collect();
-            let more = state.fed.clients().len().saturating_sub(10);
-            if more > 0 {
-                format!("{}, and {more} more", held.join(", "))
-            } else {
-                held.join(", ")
-            }
-        },
-    };
-    let Ok(parsed) = ClientName::new(name) else {
-        return Err(unknown());
-    };
-    let Some(&id) = state.by_name.get(&parsed) else {
-        return Err(unknown());
-    };
-    if state.fed.client(id).is_none() {
-        let (request, at) = removed_by(conn, &parsed)?;
-        return Err(StoreError::ClientForgotten {
-            request,
-            at,
-            pending: state.fed.pending_clients().contains(&id),
-            name: parsed,
-        });
-    }
-    Ok(id)
-}
-
 /// Serves `job` on `state` in one transaction of `conn` (see the module
 /// docs); `None` when there is nothing to do.
 fn serve(
@@ -323,121 +232,179 @@ fn serve(
         *state = load(&tx, None)?;
     }
     let time = unix_now();
-    let mut erased: Vec<(RecordId, ClientId)> = Vec::new();
-    let mut overdue_clients: Option<Vec<ClientId>> = None;
-    let (request, kind, named, records) = match job {
-        Job::Records(ids) => {
-            let per = resolve(&tx, state, ids)?;
-            let mut r = RemovalRequest::new();
-            for (c, v) in per {
-                erased.extend(v.iter().map(|(id, _)| (id.clone(), c)));
-                r = r.with_points(c, v.into_iter().map(|(_, p)| p).collect());
-            }
-            let n = ids.len();
-            (Some(r), "records", plural(n, "record"), n)
-        }
-        Job::Client(name) => {
-            let id = client_named(&tx, state, name)?;
-            erased.extend(
-                state
-                    .records
-                    .iter()
-                    .filter(|(_, (c, _))| *c == id)
-                    .map(|(r, _)| (r.clone(), id)),
-            );
-            erased.sort_unstable();
-            (
-                Some(RemovalRequest::clients(vec![id])),
-                "client",
-                state.name(id).to_string(),
-                0,
-            )
-        }
-        Job::Flush => {
-            if state.fed.pending().is_empty() {
-                return Ok(None);
-            }
-            (None, "flush", String::new(), 0)
-        }
-        Job::Overdue => {
-            let due = time.saturating_sub(state.max_defer);
-            let clients: Vec<ClientId> = tombstone::overdue(&tx, due)?
-                .into_iter()
-                .map(ClientId)
-                .filter(|c| state.fed.pending_clients().contains(c))
-                .collect();
-            if clients.is_empty() {
-                return Ok(None);
-            }
-            let names = state.names_of(&clients);
-            overdue_clients = Some(clients);
-            (
-                None,
-                "overdue",
-                names
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                0,
-            )
-        }
+    let Some(asked) = Asked::of(&tx, state, job, time)? else {
+        return Ok(None);
     };
+    let done = Applied::on(state, &asked)?;
+    let commit_time = commit(tx, state, fault, &asked, &done, time)?;
+    let after = state.centroids();
+    let outcome = outcome(conn, state, &done, time)?;
+    Ok(Some(done.report(
+        state,
+        &asked,
+        outcome,
+        &after,
+        commit_time,
+        time,
+    )))
+}
 
-    // In memory: the library serves the request.
-    let before = state.centroids();
-    let pending_before = state.fed.pending().to_vec();
-    let waiting_before: BTreeSet<ClientId> = state.fed.pending_clients().into_iter().collect();
-    let version_before = state.model_version;
+/// A request applied in memory, with what it changed.
+struct Applied {
+    /// The centroids before.
+    before: Vec<Centroid>,
+    pending_before: Vec<PendingRequest>,
+    version_before: u64,
+    version_after: u64,
+    removal: RemovalReport,
+    apply_time: Duration,
+    /// Whether the model update ran (not deferred).
+    applied: bool,
+    /// The clients the request names, in id order.
+    named_clients: Vec<ClientId>,
+    /// The clients whose model update the round ran.
+    applied_clients: BTreeSet<ClientId>,
+    privacy_warning: Option<String>,
+}
+
+impl Applied {
+    /// The library serves the request (or the pending updates) on
+    /// `state`'s federation.
+    fn on(state: &mut State, asked: &Asked) -> Result<Self, StoreError> {
+        // In memory: the library serves the request.
+        let before = state.centroids();
+        let pending_before = state.fed.pending().to_vec();
+        let waiting_before: BTreeSet<ClientId> = state.fed.pending_clients().into_iter().collect();
+        let version_before = state.model_version;
+        let start = Instant::now();
+        let removal = match (&asked.request, &asked.overdue_clients) {
+            (Some(r), _) => state.fed.remove(r).map_err(|e| named_error(state, e))?,
+            (None, Some(clients)) => state.fed.flush_clients(clients)?.ok_or_else(empty)?,
+            (None, None) => state.fed.flush()?.ok_or_else(empty)?,
+        };
+        let apply_time = start.elapsed();
+        let applied = !removal.outcome.is_deferred();
+        // A request after a withdrawal changes no model: no new version.
+        let model_changed = applied
+            && !(removal.outcome.is_withdrawn()
+                && matches!(removal.server, mufc::ServerUpdate::Unchanged));
+        let version_after = if model_changed {
+            version_before.saturating_add(1)
+        } else {
+            version_before
+        };
+        let named_clients: Vec<ClientId> = asked
+            .request
+            .as_ref()
+            .map_or_else(Vec::new, request_clients);
+        let waiting_after: BTreeSet<ClientId> = state.fed.pending_clients().into_iter().collect();
+        let applied_clients: BTreeSet<ClientId> = if applied {
+            waiting_before
+                .iter()
+                .chain(&named_clients)
+                .copied()
+                .filter(|c| !waiting_after.contains(c))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        let privacy_warning = named_warning(state, &removal);
+        Ok(Self {
+            before,
+            pending_before,
+            version_before,
+            version_after,
+            removal,
+            apply_time,
+            applied,
+            named_clients,
+            applied_clients,
+            privacy_warning,
+        })
+    }
+
+    /// The report of the committed request.
+    fn report(
+        self,
+        state: &State,
+        asked: &Asked,
+        outcome: ForgetOutcome,
+        after: &[Centroid],
+        commit_time: Duration,
+        time: u64,
+    ) -> ForgetReport {
+        let removal = self.removal;
+        ForgetReport {
+            request: removal.request,
+            outcome,
+            records: asked.records,
+            erased_points: asked.erased.len(),
+            clients: state.names_of(&self.named_clients),
+            applied_requests: removal.requests.clone(),
+            removed_points: removal.removed_points,
+            removed_clients: state.names_of(&removal.removed_clients),
+            reseeded: state.names_of(&removal.reseeded),
+            centroid_shift: if self.applied {
+                shift(&self.before, after)
+            } else {
+                Some(0.0)
+            },
+            version_before: self.version_before,
+            version_after: self.version_after,
+            time,
+            privacy_warning: self.privacy_warning,
+            overdue: asked.overdue_clients.is_some(),
+            apply_time: self.apply_time,
+            commit_time,
+            removal,
+        }
+    }
+}
+
+/// Writes the request in `tx` and commits it, then brings `state` up to
+/// date with the file; returns the time the writes took.
+fn commit(
+    tx: Transaction<'_>,
+    state: &mut State,
+    fault: Option<crate::fault::FaultPoint>,
+    asked: &Asked,
+    done: &Applied,
+    time: u64,
+) -> Result<Duration, StoreError> {
+    let plan = plan(state, asked, done, time);
+    let records_digest = plan.records_digest;
     let start = Instant::now();
-    let removal = match (&request, &overdue_clients) {
-        (Some(r), _) => state.fed.remove(r).map_err(|e| named_error(state, e))?,
-        (None, Some(clients)) => state.fed.flush_clients(clients)?.ok_or_else(empty)?,
-        (None, None) => state.fed.flush()?.ok_or_else(empty)?,
-    };
-    let apply_time = start.elapsed();
-    let applied = !removal.outcome.is_deferred();
-    // A request after a withdrawal changes no model: no new version.
-    let model_changed = applied
-        && !(removal.outcome.is_withdrawn()
-            && matches!(removal.server, mufc::ServerUpdate::Unchanged));
-    let version_after = if model_changed {
-        version_before.saturating_add(1)
-    } else {
-        version_before
-    };
-    let named_clients: Vec<ClientId> = request.as_ref().map_or_else(Vec::new, request_clients);
-    let waiting_after: BTreeSet<ClientId> = state.fed.pending_clients().into_iter().collect();
-    let applied_clients: BTreeSet<ClientId> = if applied {
-        waiting_before
-            .iter()
-            .chain(&named_clients)
-            .copied()
-            .filter(|c| !waiting_after.contains(c))
-            .collect()
-    } else {
-        BTreeSet::new()
-    };
-    let privacy_warning = named_warning(state, &removal);
-    let overdue = overdue_clients.is_some();
-    let plan = Plan {
+    let entry = write_plan(&tx, state, &plan, fault)?;
+    tx.commit().map_err(StoreError::db("committing"))?;
+    let commit_time = start.elapsed();
+    state.last_entry = entry;
+    state.model_version = done.version_after;
+    state.records_digest = records_digest;
+    for (r, _) in &asked.erased {
+        state.records.remove(r);
+    }
+    Ok(commit_time)
+}
+
+/// What the transaction writes.
+fn plan<'a>(state: &State, asked: &'a Asked, done: &'a Applied, time: u64) -> Plan<'a> {
+    let removal = &done.removal;
+    Plan {
         request: removal.request,
         time,
-        kind,
-        named,
-        request_clients: &named_clients,
-        whole: request
-            .as_ref()
-            .map_or(&[][..], RemovalRequest::clients_removed),
-        erased: &erased,
-        applied: &applied_clients,
-        pending_before: &pending_before,
-        removal: &removal,
-        version_before,
-        version_after,
+        kind: asked.kind,
+        named: asked.named.clone(),
+        request_clients: &done.named_clients,
+        whole: (asked.request.as_ref()).map_or(&[][..], RemovalRequest::clients_removed),
+        erased: &asked.erased,
+        applied: &done.applied_clients,
+        pending_before: &done.pending_before,
+        removal,
+        version_before: done.version_before,
+        version_after: done.version_after,
         records_digest: {
             let mut d = state.records_digest;
-            for (r, _) in &erased {
+            for (r, _) in &asked.erased {
                 if let Some(&(c, p)) = state.records.get(r) {
                     d.toggle(r, c, p);
                 }
@@ -446,57 +413,37 @@ fn serve(
         },
         warning: match &removal.outcome {
             RemovalOutcome::Withdrawn(w) => Some(w.to_string()),
-            _ => audit_warning(privacy_warning.as_deref(), overdue, state.max_defer),
+            _ => audit_warning(
+                done.privacy_warning.as_deref(),
+                asked.overdue_clients.is_some(),
+                state.max_defer,
+            ),
         },
-    };
-    let records_digest = plan.records_digest;
-    let start = Instant::now();
-    let entry = write_plan(&tx, state, &plan, fault)?;
-    tx.commit().map_err(StoreError::db("committing"))?;
-    let commit_time = start.elapsed();
-    state.last_entry = entry;
-    state.model_version = version_after;
-    state.records_digest = records_digest;
-    for (r, _) in &erased {
-        state.records.remove(r);
     }
-    let after = state.centroids();
-    let outcome = if let RemovalOutcome::Withdrawn(w) = &removal.outcome {
-        ForgetOutcome::Withdrawn(w.clone())
-    } else if applied {
-        ForgetOutcome::Applied
-    } else {
-        let oldest = tombstone::oldest_waiting(conn)?.unwrap_or(time);
-        ForgetOutcome::Deferred {
-            pending_clients: state.names_of(&state.fed.pending_clients()),
-            needed: state.fed.config().min_updating_clients(),
-            deadline: oldest.saturating_add(state.max_defer),
-        }
-    };
-    Ok(Some(ForgetReport {
-        request: removal.request,
-        outcome,
-        records,
-        erased_points: erased.len(),
-        clients: state.names_of(&named_clients),
-        applied_requests: removal.requests.clone(),
-        removed_points: removal.removed_points,
-        removed_clients: state.names_of(&removal.removed_clients),
-        reseeded: state.names_of(&removal.reseeded),
-        centroid_shift: if applied {
-            shift(&before, &after)
+}
+
+/// The committed request's outcome: the model withdrawn, the update
+/// applied, or deferred until a deadline.
+fn outcome(
+    conn: &Connection,
+    state: &State,
+    done: &Applied,
+    time: u64,
+) -> Result<ForgetOutcome, StoreError> {
+    Ok(
+        if let RemovalOutcome::Withdrawn(w) = &done.removal.outcome {
+            ForgetOutcome::Withdrawn(w.clone())
+        } else if done.applied {
+            ForgetOutcome::Applied
         } else {
-            Some(0.0)
+            let oldest = tombstone::oldest_waiting(conn)?.unwrap_or(time);
+            ForgetOutcome::Deferred {
+                pending_clients: state.names_of(&state.fed.pending_clients()),
+                needed: state.fed.config().min_updating_clients(),
+                deadline: oldest.saturating_add(state.max_defer),
+            }
         },
-        version_before,
-        version_after,
-        time,
-        privacy_warning,
-        overdue,
-        apply_time,
-        commit_time,
-        removal,
-    }))
+    )
 }
 
 /// "1 record", "3 records".
@@ -523,7 +470,7 @@ fn request_clients(r: &RemovalRequest) -> Vec<ClientId> {
 
 /// The library's privacy warning of a round, with the clients named as
 /// the store names them.
-fn named_warning(state: &State, removal: &mufc::RemovalReport) -> Option<String> {
+fn named_warning(state: &State, removal: &RemovalReport) -> Option<String> {
     removal.privacy_warning.as_ref()?;
     let needed = state.fed.config().min_updating_clients();
     let parts: Vec<Vec<ClientId>> = match state.fed.layout() {
