@@ -2,20 +2,20 @@
 //! own integrity check, then every row checked against its checksum,
 //! parsed, and the federation rebuilt and checked against the records.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use rusqlite::Connection;
-use seeding::{Dataset, PointId};
+use seeding::{BoxTransform, Dataset, PointId};
 
 use crate::digest::RecordsDigest;
 use crate::error::StoreError;
-use crate::record::RecordId;
-use crate::rows::{checksum, parse_client, parse_server};
+use crate::record::{ClientName, RecordId};
+use crate::rows::{ServerState, checksum, parse_client, parse_server};
 use crate::schema::{APPLICATION_ID, OLDEST_READ, SCHEMA_VERSION};
 use crate::state::State;
 use crate::tombstone::Secret;
-use mufc::{ClientId, Federation};
+use mufc::{ClientId, ClientSnapshot, Federation, ServerSnapshot, StoredClusters};
 
 /// Refuses a file that is not a store of this schema version.
 pub(crate) fn check_header(conn: &Connection, path: &Path) -> Result<(), StoreError> {
@@ -135,6 +135,43 @@ pub(crate) fn load(conn: &Connection, check: Option<&Path>) -> Result<State, Sto
 }
 
 fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreError> {
+    let (mut server, stored_digest) = read_server(conn)?;
+    let model_version = server.model_version;
+    let transform = server.transform.take();
+    let (names, by_name) = client_names(&mut server)?;
+    let (clients, clusters) = read_clients(conn)?;
+    let (fed, (records, records_digest)) =
+        rebuild(conn, check, server.federation, clients, clusters)?;
+    check_rebuilt(&fed, transform.as_ref(), &names, &records)?;
+    // A store of schema 5 or 6 has no digest yet (its first request
+    // writes one).
+    if stored_digest.is_some_and(|d| d != records_digest) {
+        return Err(StoreError::corrupt(
+            "the records table does not match its digest: a record was changed to name \
+             another point, added or removed outside a request (a forget would erase the wrong \
+             data)",
+        ));
+    }
+    let max_defer = stored_max_defer(conn)?;
+    Ok(State {
+        fed,
+        records,
+        names,
+        by_name,
+        model_version,
+        transform,
+        last_entry: last_entry(conn)?,
+        schema: schema_cookie(conn)?,
+        secret: Secret::read(conn)?,
+        max_defer: u64::try_from(max_defer)
+            .map_err(|_| StoreError::corrupt("a negative deferral limit"))?,
+        records_digest,
+    })
+}
+
+/// The server row, checked against its checksum and parsed, with the
+/// records' digest it holds.
+fn read_server(conn: &Connection) -> Result<(ServerState, Option<RecordsDigest>), StoreError> {
     let db = StoreError::db("reading the state");
     let (blob, sum): (Vec<u8>, Vec<u8>) = conn
         .query_row("SELECT state, sha256 FROM server WHERE id = 1", [], |r| {
@@ -148,19 +185,35 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
         })?;
     verified("server", 1, &blob, &sum)?;
     // The transform is checked as it is parsed (`BoxTransform`'s serde).
-    let (mut server, stored_digest) = parse_server(&blob)?;
-    let model_version = server.model_version;
-    let transform = server.transform.take();
-    let names: std::collections::BTreeMap<ClientId, crate::record::ClientName> =
+    parse_server(&blob)
+}
+
+/// The clients' names by client, and the clients by name.
+type Names = (
+    BTreeMap<ClientId, ClientName>,
+    HashMap<ClientName, ClientId>,
+);
+
+/// The clients' names, taken from the server row, both ways; two
+/// clients may not share a name.
+fn client_names(server: &mut ServerState) -> Result<Names, StoreError> {
+    let names: BTreeMap<ClientId, ClientName> =
         std::mem::take(&mut server.names).into_iter().collect();
-    let by_name: HashMap<crate::record::ClientName, ClientId> =
+    let by_name: HashMap<ClientName, ClientId> =
         names.iter().map(|(c, n)| (n.clone(), *c)).collect();
     if by_name.len() != names.len() {
         return Err(StoreError::corrupt("two clients have the same name"));
     }
+    Ok((names, by_name))
+}
 
+/// Every client row, checked against its checksum and parsed: the
+/// clients' data and seeds, and the clusters they last sent.
+fn read_clients(
+    conn: &Connection,
+) -> Result<(Vec<ClientSnapshot>, BTreeMap<ClientId, StoredClusters>), StoreError> {
     let mut clients: Vec<(ClientId, Dataset, Vec<PointId>)> = Vec::new();
-    let mut clusters = std::collections::BTreeMap::new();
+    let mut clusters = BTreeMap::new();
     let mut stmt = conn
         .prepare("SELECT id, state, sha256 FROM clients ORDER BY id")
         .map_err(StoreError::db("reading the clients"))?;
@@ -180,13 +233,21 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
             clusters.insert(id, sent);
         }
     }
-    drop(rows);
-    drop(stmt);
+    Ok((clients, clusters))
+}
 
+/// The federation rebuilt from the rows, and the records read (with
+/// SQLite's check first, with `check`).
+fn rebuild(
+    conn: &Connection,
+    check: Option<&Path>,
+    federation: ServerSnapshot,
+    clients: Vec<ClientSnapshot>,
+    clusters: BTreeMap<ClientId, StoredClusters>,
+) -> Result<(Federation, Records), StoreError> {
     // The federation is rebuilt (the server's K-means, the last sum's
     // sketch) on another thread while this one reads the records (and
     // runs SQLite's check when opening): the two take about as long.
-    let federation = server.federation;
     let (fed, records) = std::thread::scope(|scope| {
         let rebuilt = scope.spawn(move || Federation::from_stored(federation, clients, clusters));
         let read = check
@@ -197,10 +258,21 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
             .map_err(|_| StoreError::corrupt("rebuilding the federation failed"));
         (fed, read)
     });
-    let (records, records_digest) = records?;
+    let records = records?;
     let fed =
         fed?.map_err(|e| StoreError::corrupt(format!("the stored state does not rebuild: {e}")))?;
-    if let Some(t) = &transform
+    Ok((fed, records))
+}
+
+/// The rebuilt federation checked against the rest of the state: the
+/// transform's dimension, a name for every client, and the records.
+fn check_rebuilt(
+    fed: &Federation,
+    transform: Option<&BoxTransform>,
+    names: &BTreeMap<ClientId, ClientName>,
+    records: &HashMap<RecordId, (ClientId, PointId)>,
+) -> Result<(), StoreError> {
+    if let Some(t) = transform
         && t.offset().len() != fed.dim()
     {
         return Err(StoreError::corrupt(format!(
@@ -216,39 +288,19 @@ fn read_state(conn: &Connection, check: Option<&Path>) -> Result<State, StoreErr
     {
         return Err(StoreError::corrupt(format!("client {c} has no name")));
     }
-    check_records(&records, &fed)?;
-    // A store of schema 5 or 6 has no digest yet (its first request
-    // writes one).
-    if stored_digest.is_some_and(|d| d != records_digest) {
-        return Err(StoreError::corrupt(
-            "the records table does not match its digest: a record was changed to name \
-             another point, added or removed outside a request (a forget would erase the wrong \
-             data)",
-        ));
-    }
-    let max_defer: i64 = conn
-        .query_row("SELECT value FROM meta WHERE key = 'max_defer'", [], |r| {
-            r.get(0)
-        })
-        .map_err(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => {
-                StoreError::corrupt("the deferral limit (max_defer) is missing")
-            }
-            e => StoreError::db("reading the deferral limit")(e),
-        })?;
-    Ok(State {
-        fed,
-        records,
-        names,
-        by_name,
-        model_version,
-        transform,
-        last_entry: last_entry(conn)?,
-        schema: schema_cookie(conn)?,
-        secret: Secret::read(conn)?,
-        max_defer: u64::try_from(max_defer)
-            .map_err(|_| StoreError::corrupt("a negative deferral limit"))?,
-        records_digest,
+    check_records(records, fed)
+}
+
+/// The deferral limit as stored (seconds).
+fn stored_max_defer(conn: &Connection) -> Result<i64, StoreError> {
+    conn.query_row("SELECT value FROM meta WHERE key = 'max_defer'", [], |r| {
+        r.get(0)
+    })
+    .map_err(|e| match e {
+        rusqlite::Error::QueryReturnedNoRows => {
+            StoreError::corrupt("the deferral limit (max_defer) is missing")
+        }
+        e => StoreError::db("reading the deferral limit")(e),
     })
 }
 
