@@ -1,7 +1,8 @@
 //! The store: building one ([`Store::fit`]), opening one ([`Store::open`]),
-//! and the state it holds in memory ([`State`]).
+//! and the state it holds in memory ([`State`]). The records a fit starts
+//! from are sorted in the `admitted` submodule.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, params};
@@ -16,9 +17,13 @@ use crate::reports::Forgotten;
 use crate::rows::{checksum, client_blob, server_blob};
 use crate::schema::{configure, create};
 pub(crate) use crate::state::State;
-use crate::tombstone::{Buried, Inheritance, Secret};
+use crate::tombstone::{Inheritance, Secret};
 use crate::types::{ClientRecords, FitOptions, IfExists, OnForgotten};
 use mufc::{ClientId, Federation, FitReport, ValidConfig};
+
+mod admitted;
+
+use admitted::Admitted;
 
 /// A trained federation in an SQLite file, served request by request (see
 /// the [module docs](super) for the schema and the guarantees).
@@ -186,6 +191,113 @@ pub(crate) fn write_server_of(
     // (in the same transaction).
     conn.pragma_update(None, "user_version", crate::schema::SCHEMA_VERSION)
         .map_err(StoreError::db("setting the schema version"))?;
+    Ok(())
+}
+
+/// What [`Store::fit`] checks before training: the deferral limit, and,
+/// unless replacing, that nothing is at `path` (or its journal).
+fn check_fit(path: &Path, options: &FitOptions) -> Result<(), StoreError> {
+    if options.max_defer() > crate::MAX_DEFER {
+        return Err(StoreError::MaxDefer {
+            secs: options.max_defer().as_secs(),
+        });
+    }
+    let journal = journal_of(path);
+    if options.if_exists() == IfExists::Refuse {
+        // Checked before training, which may take long; the rename
+        // (`persist`) checks again.
+        for p in [path, journal.as_path()] {
+            if p.symlink_metadata().is_ok() {
+                return Err(StoreError::Exists {
+                    path: p.to_path_buf(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a transform of another dimension than `fed`'s points.
+fn check_transform(transform: Option<&BoxTransform>, fed: &Federation) -> Result<(), StoreError> {
+    if let Some(t) = transform
+        && t.offset().len() != fed.dim()
+    {
+        return Err(StoreError::InvalidTransform {
+            reason: format!(
+                "of dimension {} for points of dimension {}",
+                t.offset().len(),
+                fed.dim()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The state of a new store of `fed` and `new`, at model version 1 (its
+/// records and schema cookie are set once it is written).
+fn new_state(fed: Federation, new: &NewStore<'_>, secret: Secret) -> State {
+    let by_name = new.names.iter().map(|(c, n)| (n.clone(), *c)).collect();
+    State {
+        fed,
+        records: HashMap::new(),
+        names: new.names.clone(),
+        by_name,
+        model_version: 1,
+        transform: new.transform.clone(),
+        last_entry: 0,
+        schema: 0,
+        secret,
+        max_defer: new.max_defer,
+        records_digest: RecordsDigest::of(&new.records),
+    }
+}
+
+/// Writes the new store into a temporary file in `dir`.
+fn write_temporary(
+    dir: &Path,
+    state: &State,
+    new: &NewStore<'_>,
+) -> Result<tempfile::NamedTempFile, StoreError> {
+    let tmp = tempfile::Builder::new()
+        .prefix(".mufc-store-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io("create a temporary file in", dir))?;
+    let mut conn = connect(tmp.path())?;
+    configure(&conn)?;
+    write_new(&mut conn, state, new)?;
+    conn.close()
+        .map_err(|(_, e)| StoreError::db("closing the new store")(e))?;
+    Ok(tmp)
+}
+
+/// Renames the written temporary file to `path`, never over a file.
+fn persist(
+    tmp: tempfile::NamedTempFile,
+    path: &Path,
+    if_exists: IfExists,
+) -> Result<(), StoreError> {
+    if if_exists == IfExists::Replace {
+        // No store was there to lock (else it was replaced in place by
+        // `create_new`); a journal without its database is a leftover
+        // that would be rolled back into the new one.
+        let journal = journal_of(path);
+        match std::fs::remove_file(&journal) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io("remove the old journal", &journal)(e));
+            }
+            _ => {}
+        }
+    }
+    tmp.persist_noclobber(path).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            StoreError::Exists {
+                path: path.to_path_buf(),
+            }
+        } else {
+            io("rename the new store to", path)(e.error)
+        }
+    })?;
     Ok(())
 }
 
@@ -399,24 +511,8 @@ impl Store {
         options: &FitOptions,
     ) -> Result<(Self, FitReport), StoreError> {
         let path = path.as_ref();
-        if options.max_defer() > crate::MAX_DEFER {
-            return Err(StoreError::MaxDefer {
-                secs: options.max_defer().as_secs(),
-            });
-        }
-        let journal = journal_of(path);
+        check_fit(path, options)?;
         let if_exists = options.if_exists();
-        if if_exists == IfExists::Refuse {
-            // Checked before training, which may take long; the rename
-            // below checks again.
-            for p in [path, journal.as_path()] {
-                if p.symlink_metadata().is_ok() {
-                    return Err(StoreError::Exists {
-                        path: p.to_path_buf(),
-                    });
-                }
-            }
-        }
         let replaced = match if_exists {
             IfExists::Replace => Replaced::lock(path)?,
             IfExists::Refuse => None,
@@ -426,70 +522,17 @@ impl Store {
             Some(i) => i.secret.clone(),
             None => Secret::generate()?,
         };
-        let buried: HashSet<[u8; 32]> = inherited
-            .iter()
-            .flat_map(|i| i.tombstones.iter().map(|t| t.tag))
-            .collect();
-        let mut records = HashMap::new();
-        let mut names = BTreeMap::new();
-        let mut by_name = HashMap::new();
-        let mut data = Vec::with_capacity(clients.len());
-        let mut skipped = Vec::new();
-        for (c, l) in clients.into_iter().zip(0u64..) {
-            let (name, mut d, recs) = c.into_parts();
-            let id = ClientId(l);
-            if by_name.insert(name.clone(), id).is_some() {
-                return Err(StoreError::DuplicateClient(name));
-            }
-            let mut drop = Vec::new();
-            for (&point, r) in d.ids().iter().zip(&recs) {
-                if buried.contains(&secret.tag(r)) {
-                    skipped.push(Forgotten {
-                        id: r.clone(),
-                        request: 0,
-                        erased_at: 0,
-                        client: None,
-                        applied: None,
-                        inherited: true,
-                    });
-                    drop.push(point);
-                    continue;
-                }
-                if records.insert(r.clone(), (id, point)).is_some() {
-                    return Err(StoreError::DuplicateRecord(r.clone()));
-                }
-            }
-            if !drop.is_empty() {
-                d = d.without(&drop).map_err(mufc::MufcError::from)?;
-            }
-            // A client all of whose records were forgotten holds nothing:
-            // it is not in the new store.
-            if !d.is_empty() {
-                names.insert(id, name);
-                data.push((id, d));
-            }
+        let admitted = Admitted::of(clients, &secret, inherited.as_ref())?;
+        if !admitted.skipped.is_empty() && options.forgotten() == OnForgotten::Refuse {
+            return Err(StoreError::Forgotten {
+                records: admitted.skipped,
+            });
         }
-        if !skipped.is_empty() {
-            // Fill in what the tombstones know.
-            if let Some(i) = &inherited {
-                let by_tag: HashMap<[u8; 32], &Buried> =
-                    i.tombstones.iter().map(|t| (t.tag, t)).collect();
-                for f in &mut skipped {
-                    if let Some(b) = by_tag.get(&secret.tag(&f.id)) {
-                        f.request = u64::try_from(b.request).unwrap_or(0);
-                        f.erased_at = u64::try_from(b.erased).unwrap_or(0);
-                    }
-                }
-            }
-            if options.forgotten() == OnForgotten::Refuse {
-                return Err(StoreError::Forgotten { records: skipped });
-            }
-        }
-        let fed = Federation::with_ids(data, config)?;
+        let fed = Federation::with_ids(admitted.data, config)?;
         let report = fed.fit_report().clone();
         let new = NewStore {
-            records,
-            names,
+            records: admitted.records,
+            names: admitted.names,
             transform: options.transform().cloned(),
             if_exists,
             roster: None,
@@ -497,7 +540,7 @@ impl Store {
             inheritance: inherited,
         };
         let mut store = Self::create_new(path, fed, new, secret, replaced)?;
-        store.skipped = skipped;
+        store.skipped = admitted.skipped;
         Ok((store, report))
     }
 
@@ -511,40 +554,8 @@ impl Store {
         secret: Secret,
         replaced: Option<Replaced>,
     ) -> Result<Self, StoreError> {
-        let journal = journal_of(path);
-        if let Some(t) = &new.transform
-            && t.offset().len() != fed.dim()
-        {
-            return Err(StoreError::InvalidTransform {
-                reason: format!(
-                    "of dimension {} for points of dimension {}",
-                    t.offset().len(),
-                    fed.dim()
-                ),
-            });
-        }
-        let by_name = new.names.iter().map(|(c, n)| (n.clone(), *c)).collect();
-        let NewStore {
-            names,
-            transform,
-            if_exists,
-            max_defer,
-            ..
-        } = &new;
-        let mut state = State {
-            fed,
-            records: HashMap::new(),
-            names: names.clone(),
-            by_name,
-            model_version: 1,
-            transform: transform.clone(),
-            last_entry: 0,
-            schema: 0,
-            secret,
-            max_defer: *max_defer,
-            records_digest: RecordsDigest::of(&new.records),
-        };
-        let if_exists = *if_exists;
+        check_transform(new.transform.as_ref(), &fed)?;
+        let mut state = new_state(fed, &new, secret);
         if let Some(r) = replaced {
             let conn = r.commit(&state, &new)?;
             state.schema = schema_cookie(&conn)?;
@@ -556,49 +567,8 @@ impl Store {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".mufc-store-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(io("create a temporary file in", dir))?;
-        {
-            let mut conn = connect(tmp.path())?;
-            configure(&conn)?;
-            write_new(&mut conn, &state, &new)?;
-            conn.close()
-                .map_err(|(_, e)| StoreError::db("closing the new store")(e))?;
-        }
-        match if_exists {
-            IfExists::Refuse => tmp.persist_noclobber(path).map_err(|e| {
-                if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-                    StoreError::Exists {
-                        path: path.to_path_buf(),
-                    }
-                } else {
-                    io("rename the new store to", path)(e.error)
-                }
-            })?,
-            IfExists::Replace => {
-                // No store was there to lock (else it was replaced in
-                // place above); a journal without its database is a
-                // leftover that would be rolled back into the new one.
-                match std::fs::remove_file(&journal) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(io("remove the old journal", &journal)(e));
-                    }
-                    _ => {}
-                }
-                tmp.persist_noclobber(path).map_err(|e| {
-                    if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-                        StoreError::Exists {
-                            path: path.to_path_buf(),
-                        }
-                    } else {
-                        io("rename the new store to", path)(e.error)
-                    }
-                })?
-            }
-        };
+        let tmp = write_temporary(dir, &state, &new)?;
+        persist(tmp, path, new.if_exists)?;
         // The rename is durable once the directory's entries are.
         sync_dir(dir).map_err(io("flush the directory", dir))?;
         let conn = connect(path)?;
