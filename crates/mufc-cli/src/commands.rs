@@ -22,6 +22,8 @@ mod log_lines;
 #[cfg(feature = "net")]
 mod net;
 #[cfg(feature = "net")]
+mod net_events;
+#[cfg(feature = "net")]
 mod net_files;
 mod prepare;
 mod run;

@@ -2,206 +2,28 @@
 //! (`mufc_net`; the dealer is `dealer.rs`). Both run until interrupted (SIGINT, SIGTERM), printing
 //! one line per event on stdout (one JSON object per line with
 //! `--json`); `mufc client forget` records a request in a client's store
-//! and waits for its acknowledgement.
+//! and waits for its acknowledgement. The lines each event prints are
+//! made in `net_events.rs`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mufc::remote::RoundReport;
-use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions};
-use mufc_net::client::{ClientEvent, ClientOptions, start_client};
+use mufc::{Channel, FederationConfig, Masks, SecAggOptions};
+use mufc_net::client::{ClientOptions, start_client};
 use mufc_net::client_store::{ClientStore, FirstStart, RequestStatus};
 use mufc_net::federation_file::FederationFile;
 use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
 use seeding::PointId;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::log_lines::{Level, Logger, follow};
+use super::log_lines::{Logger, follow};
+use super::net_events::{client_event, client_level, server_event, server_level};
 use super::net_files::{federation_file, mask_key, pems, ping_interval, runtime, seconds};
 use crate::CliError;
 use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs};
 use crate::data::{LoadOptions, load};
 use crate::output::Report;
 use crate::output::count;
-
-fn ids(v: &[ClientId]) -> String {
-    if v.is_empty() {
-        return "-".into();
-    }
-    v.iter()
-        .map(|c| c.0.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// ` of group G` with groups, nothing when flat.
-fn of_group(group: Option<usize>) -> String {
-    group.map(|g| format!(" of group {g}")).unwrap_or_default()
-}
-
-/// The level of a server's line: refusals and failed rounds are warnings.
-fn server_level(ev: &ServerEvent) -> Level {
-    match ev {
-        ServerEvent::Refused { .. }
-        | ServerEvent::Disconnected { .. }
-        | ServerEvent::Rejected { .. }
-        | ServerEvent::RoundFailed { .. } => Level::Warn,
-        _ => Level::Info,
-    }
-}
-
-/// The level of a client's line: refusals, errors and a lost session are
-/// warnings.
-fn client_level(ev: &ClientEvent) -> Level {
-    match ev {
-        ClientEvent::RefusedRound { .. }
-        | ClientEvent::RoundError { .. }
-        | ClientEvent::RequestRefused { .. }
-        | ClientEvent::Disconnected { .. } => Level::Warn,
-        _ => Level::Info,
-    }
-}
-
-fn server_event(ev: &ServerEvent) -> (Value, String) {
-    match ev {
-        ServerEvent::Listening(addr) => (
-            json!({ "event": "listening", "addr": addr.to_string() }),
-            format!("listening on {addr}"),
-        ),
-        ServerEvent::Resumed { rounds } => (
-            json!({ "event": "resumed", "rounds": rounds }),
-            format!("resumed from the store after {}", count(*rounds, "round")),
-        ),
-        ServerEvent::SetupRestored => (
-            json!({ "event": "setup_restored" }),
-            "set up as before the restart: training goes on".to_string(),
-        ),
-        ServerEvent::Connected { id, name } => (
-            json!({ "event": "connected", "client": id.0, "name": name }),
-            format!("client {id} ({name}) connected"),
-        ),
-        ServerEvent::Disconnected { id, name } => (
-            json!({ "event": "disconnected", "client": id.0, "name": name }),
-            format!("client {id} ({name}) disconnected"),
-        ),
-        ServerEvent::DealerConnected => (
-            json!({ "event": "dealer_connected" }),
-            "the dealer connected".to_string(),
-        ),
-        ServerEvent::DealerDisconnected => (
-            json!({ "event": "dealer_disconnected" }),
-            "the dealer disconnected".to_string(),
-        ),
-        ServerEvent::Refused { reason } => (
-            json!({ "event": "refused", "reason": reason }),
-            format!("refused a session: {reason}"),
-        ),
-        ServerEvent::Deferred {
-            id,
-            clients,
-            min,
-            at_most,
-        } => deferred(*id, *clients, *min, *at_most),
-        ServerEvent::Rejected { id, reason } => (
-            json!({ "event": "rejected", "client": id.0, "reason": reason }),
-            format!("rejected a message of client {id}: {reason}"),
-        ),
-        ServerEvent::RoundStarted {
-            round,
-            group,
-            clients,
-            changes,
-        } => round_started(*round, *group, clients, *changes),
-        ServerEvent::Trained { rounds } => (
-            json!({ "event": "trained", "rounds": rounds }),
-            format!("model trained after {}", count(*rounds, "round")),
-        ),
-        ServerEvent::RoundCommitted(r) => round_committed(r),
-        ServerEvent::RoundFailed {
-            round,
-            group,
-            reason,
-        } => round_failed(*round, *group, reason),
-        other => (
-            json!({ "event": "other", "detail": format!("{other:?}") }),
-            format!("{other:?}"),
-        ),
-    }
-}
-
-/// A request deferred by the lone-update policy.
-fn deferred(id: ClientId, clients: usize, min: usize, at_most: Duration) -> (Value, String) {
-    (
-        json!({ "event": "deferred", "client": id.0, "clients": clients, "min": min, "max_defer_secs": at_most.as_secs() }),
-        format!(
-            "request of client {id} deferred: the waiting requests name {clients} of the {min} \
-             clients a removal round must change (lone-update policy); it waits at most {}",
-            mufc_store::duration_words(at_most.as_secs())
-        ),
-    )
-}
-
-/// A round started, with its clients.
-fn round_started(
-    round: u64,
-    group: Option<usize>,
-    clients: &[ClientId],
-    changes: bool,
-) -> (Value, String) {
-    (
-        json!({ "event": "round_started", "round": round, "group": group, "clients": clients.iter().map(|c| c.0).collect::<Vec<_>>(), "changes": changes }),
-        format!(
-            "round {round}{} started with clients {}{}",
-            of_group(group),
-            ids(clients),
-            if changes {
-                " (a change round: each sends its change since the last round)"
-            } else {
-                ""
-            }
-        ),
-    )
-}
-
-/// A round committed: whom it included and dropped, and its size.
-fn round_committed(r: &RoundReport) -> (Value, String) {
-    let dropped: Vec<ClientId> = r.dropped.iter().map(|(c, _)| *c).collect();
-    (
-        json!({
-            "event": "round_committed",
-            "round": r.round,
-            "group": r.group,
-            "training": r.training,
-            "included": r.included.iter().map(|c| c.0).collect::<Vec<_>>(),
-            "dropped": r.dropped.iter().map(|(c, s)| json!({ "client": c.0, "step": s.to_string() })).collect::<Vec<_>>(),
-            "total_count": r.total_count,
-            "nonzero_bins": r.nonzero_bins,
-            "wall_s": r.wall.as_secs_f64(),
-        }),
-        format!(
-            "round {}{} committed{}: included {}, dropped {}, {} in {}, {:.3} s",
-            r.round,
-            of_group(r.group),
-            if r.training { " (training)" } else { "" },
-            ids(&r.included),
-            ids(&dropped),
-            count(r.total_count, "point"),
-            count(r.nonzero_bins as u64, "bin"),
-            r.wall.as_secs_f64()
-        ),
-    )
-}
-
-/// A round that failed, or could not start.
-fn round_failed(round: Option<u64>, group: Option<usize>, reason: &str) -> (Value, String) {
-    (
-        json!({ "event": "round_failed", "round": round, "group": group, "reason": reason }),
-        match round {
-            Some(n) => format!("round {n}{} failed: {reason}", of_group(group)),
-            None => format!("a round{} could not start: {reason}", of_group(group)),
-        },
-    )
-}
 
 /// `mufc server`.
 ///
@@ -361,68 +183,6 @@ async fn serve(mut handle: ServerHandle, log: Logger) -> Result<Report, CliError
         warnings: Vec::new(),
         exit: 0,
     })
-}
-
-fn client_event(ev: &ClientEvent) -> (Value, String) {
-    match ev {
-        ClientEvent::Connected { id } => (
-            json!({ "event": "connected", "client": id.0 }),
-            format!("connected as client {id}"),
-        ),
-        ClientEvent::Joined { round } => (
-            json!({ "event": "joined", "round": round }),
-            format!("joined round {round}"),
-        ),
-        ClientEvent::RefusedRound { round, reason } => (
-            json!({ "event": "refused_round", "round": round, "reason": reason }),
-            format!("refused round {round}: {reason}"),
-        ),
-        ClientEvent::RoundError { round, reason } => (
-            json!({ "event": "round_error", "round": round, "reason": reason }),
-            format!("round {round}: {reason}"),
-        ),
-        ClientEvent::Applied { request, reseeded } => (
-            json!({ "event": "applied", "request": request, "reseeded": reseeded }),
-            format!(
-                "request {request} applied{}",
-                if *reseeded { " (reseeded)" } else { "" }
-            ),
-        ),
-        ClientEvent::RequestRefused { request, reason } => (
-            json!({ "event": "request_refused", "request": request, "reason": reason }),
-            format!("request {request} refused: {reason}"),
-        ),
-        ClientEvent::RoundEnded {
-            round,
-            committed,
-            included,
-            acknowledged,
-        } => (
-            json!({ "event": "round_ended", "round": round, "committed": committed, "included": included, "acknowledged": acknowledged }),
-            format!(
-                "round {round} {}{}{}",
-                if *committed { "committed" } else { "failed" },
-                if *included {
-                    ""
-                } else {
-                    " without this client"
-                },
-                if acknowledged.is_empty() {
-                    String::new()
-                } else {
-                    format!(", acknowledging requests {acknowledged:?}")
-                }
-            ),
-        ),
-        ClientEvent::Disconnected { reason } => (
-            json!({ "event": "disconnected", "reason": reason }),
-            format!("disconnected: {reason}"),
-        ),
-        other => (
-            json!({ "event": "other", "detail": format!("{other:?}") }),
-            format!("{other:?}"),
-        ),
-    }
 }
 
 fn required<'a, T>(v: &'a Option<T>, name: &'static str) -> Result<&'a T, CliError> {
