@@ -68,7 +68,6 @@ pub struct Store {
     pub(crate) skipped: Vec<Forgotten>,
 }
 
-/// The rollback journal SQLite keeps next to `path` during a transaction.
 impl Store {
     /// A store serving `state` from the connection `conn` to `path`, with
     /// no fault injected, not poisoned, and nothing skipped.
@@ -84,6 +83,7 @@ impl Store {
     }
 }
 
+/// The rollback journal SQLite keeps next to `path` during a transaction.
 fn journal_of(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push("-journal");
@@ -116,7 +116,6 @@ pub(crate) fn unix_now() -> u64 {
 /// write lock for the time of one request (milliseconds to a second).
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Opens `path` read-write, never creating it, with the store's settings.
 /// Flushes a directory's entries (a rename in it is durable after this).
 #[cfg(unix)]
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
@@ -129,6 +128,7 @@ fn sync_dir(_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Opens `path` read-write, never creating it, with the store's settings.
 fn connect(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(
         path,
