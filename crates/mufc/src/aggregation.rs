@@ -210,6 +210,33 @@ fn paired(
     ))
 }
 
+/// Where the masks of `spec`'s rounds come from, for `clients` (the ids
+/// of the first round).
+fn mask_source(
+    spec: &AggregationSpec<'_>,
+    secrets: SecretSource,
+    clients: &[ClientId],
+) -> MufcResult<MaskSource> {
+    // The integer ring's masks have no SecAgg variant: a SecAgg round
+    // always has a field.
+    Ok(match spec.scma.masks() {
+        Masks::Dealer => MaskSource::Dealer(framed::DealerKeys::new(secrets)?),
+        Masks::Pairwise => MaskSource::Pairwise,
+        Masks::SecAgg(options) => {
+            let settings = SecAggSettings {
+                seed: spec.seed,
+                dropout: options.dropout_rate(),
+                colluding: options.colluding_fraction(),
+                graph: options.neighbourhood(),
+                min_clients: spec.min_clients,
+            };
+            // Refuse rates no parameters suit before any round runs.
+            settings.params(clients.len())?;
+            MaskSource::SecAgg(settings)
+        }
+    })
+}
+
 impl Aggregation {
     /// Parameters and masks for `clients` (the ids of the first round).
     pub(crate) fn new(spec: &AggregationSpec<'_>, clients: &[ClientId]) -> MufcResult<Self> {
@@ -253,24 +280,7 @@ impl Aggregation {
         } else {
             SecretSource::Fresh
         };
-        // The integer ring's masks have no SecAgg variant: a SecAgg round
-        // always has a field.
-        let masking = match spec.scma.masks() {
-            Masks::Dealer => MaskSource::Dealer(framed::DealerKeys::new(secrets)?),
-            Masks::Pairwise => MaskSource::Pairwise,
-            Masks::SecAgg(options) => {
-                let settings = SecAggSettings {
-                    seed: spec.seed,
-                    dropout: options.dropout_rate(),
-                    colluding: options.colluding_fraction(),
-                    graph: options.neighbourhood(),
-                    min_clients: spec.min_clients,
-                };
-                // Refuse rates no parameters suit before any round runs.
-                settings.params(clients.len())?;
-                MaskSource::SecAgg(settings)
-            }
-        };
+        let masking = mask_source(spec, secrets, clients)?;
         Ok(Self {
             scheme: SchemeState {
                 params,

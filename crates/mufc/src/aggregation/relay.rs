@@ -19,7 +19,7 @@ use syndrome_agg::secagg::Step;
 
 use super::Aggregation;
 use super::framed::{CORRECTION, DealerParty, PairKeys};
-use super::halves::{Advanced, ClientHalf, DealerHalf, RemoteOutcome, ServerHalf};
+use super::halves::{Advanced, ClientHalf, DealerHalf, RemoteOutcome, RoundSpec, ServerHalf};
 use super::masks::MaskSource;
 use super::round::{Input, MaskedInputs, RoundMetrics};
 use super::run::RoundOutput;
@@ -214,19 +214,10 @@ impl Aggregation {
         if self.record {
             traffic.masked = Some(Vec::new());
         }
-        let dealer = match &self.masking {
-            MaskSource::Dealer(key) => {
-                let params = change.unwrap_or(&self.scheme.params).clone();
-                let rng = secrets.rng("dealer", number);
-                let party = DealerParty::new(spec, PairKeys::Simulated(key.clone()), params, rng);
-                Some(Box::new(party) as Box<dyn DealerHalf>)
-            }
-            MaskSource::Pairwise | MaskSource::SecAgg(_) => None,
-        };
         let mut relay = Relay {
             dropped_from: &dropped_from,
             parallel: self.parallel,
-            dealer,
+            dealer: self.dealer_party(spec, secrets, number, change),
         };
         let outcome = relay.run(server, parties, traffic, check)?;
         let Some(decoded) = outcome.decoded else {
@@ -254,5 +245,24 @@ impl Aggregation {
                 .map(|m| m.iter().map(|(c, bytes, _)| (*c, bytes.clone())).collect()),
             encoded,
         }))
+    }
+
+    /// The round's dealer, with dealt masks: the party the federation
+    /// plays in process, under the round's parameters (`change`'s in a
+    /// change round).
+    fn dealer_party(
+        &self,
+        spec: RoundSpec,
+        secrets: &RoundSecrets,
+        number: u64,
+        change: Option<&ValidAnyParams>,
+    ) -> Option<Box<dyn DealerHalf>> {
+        let MaskSource::Dealer(key) = &self.masking else {
+            return None;
+        };
+        let params = change.unwrap_or(&self.scheme.params).clone();
+        let rng = secrets.rng("dealer", number);
+        let party = DealerParty::new(spec, PairKeys::Simulated(key.clone()), params, rng);
+        Some(Box::new(party))
     }
 }

@@ -56,6 +56,18 @@ impl FederationConfig {
                 "must be at least 1 (1 sends every cluster)",
             ));
         }
+        self.validate_numbers()?;
+        self.channel.validate()?;
+        self.validate_topology()?;
+        Ok(ValidConfig(self))
+    }
+}
+
+impl FederationConfig {
+    /// The numeric settings: `gamma` finite and positive, tolerances
+    /// finite and non-negative, iteration caps, restart counts,
+    /// `max_points` and the policies' minimums at least 1.
+    fn validate_numbers(&self) -> MufcResult<()> {
         if let Some(g) = self.gamma
             && !(g > 0.0 && g.is_finite())
         {
@@ -108,13 +120,9 @@ impl FederationConfig {
                 return Err(config_error(name, "must be at least 1"));
             }
         }
-        self.channel.validate()?;
-        self.validate_topology()?;
-        Ok(ValidConfig(self))
+        Ok(())
     }
-}
 
-impl FederationConfig {
     /// Groups of at least `min_clients` (the server decodes each group's
     /// sum), a fan-out of at least 2, and an aggregate to split (the plain
     /// mode sends centroids in the clear: groups would hide nothing).

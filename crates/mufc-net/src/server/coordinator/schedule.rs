@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use mufc::ClientId;
+use mufc::remote::RemoteServer;
 use tokio::time::Instant;
 
 use super::{Coordinator, Queued};
@@ -88,21 +89,7 @@ impl Coordinator {
                 continue;
             }
             let included = remote.included(group);
-            // One entry per client (`Queued`): the entries are the
-            // clients whose message the round changes.
-            let waiting: Vec<&Queued> = (self.queue.iter())
-                .filter(|q| members.contains(&q.client))
-                .collect();
-            let oldest = waiting.iter().map(|q| q.since).min();
-            let removal = oldest.is_some_and(|since| {
-                // The lone-update policy (issue 28, item 7).
-                let enough = remote
-                    .setup()
-                    .config()
-                    .updates_enough(members.len(), waiting.len())
-                    || since.elapsed() >= self.options.max_defer;
-                enough && (everyone || since.elapsed() >= self.options.join_timeout)
-            });
+            let removal = self.removal_due(remote, members, everyone);
             let catch_up: Vec<ClientId> = (connected.iter().copied())
                 .filter(|c| !included.contains(c) && self.caught_up.get(c) != self.conn_of(*c))
                 .collect();
@@ -143,6 +130,25 @@ impl Coordinator {
             self.stalled.remove(&next.group);
         }
         found
+    }
+
+    /// Whether the requests of the group of `members` are due a round:
+    /// enough of its clients wait under the lone-update policy (issue 28,
+    /// item 7), or the oldest has waited the policy's deadline; and
+    /// `everyone` is connected, or the oldest has waited the join
+    /// timeout.
+    fn removal_due(&self, remote: &RemoteServer, members: &[ClientId], everyone: bool) -> bool {
+        // One entry per client (`Queued`): the entries are the clients
+        // whose message the round changes.
+        let waiting: Vec<&Queued> = (self.queue.iter())
+            .filter(|q| members.contains(&q.client))
+            .collect();
+        let oldest = waiting.iter().map(|q| q.since).min();
+        oldest.is_some_and(|since| {
+            let enough = (remote.setup().config()).updates_enough(members.len(), waiting.len())
+                || since.elapsed() >= self.options.max_defer;
+            enough && (everyone || since.elapsed() >= self.options.join_timeout)
+        })
     }
 
     /// Whether the federation's rounds are dealt (`--masking dealer`).
