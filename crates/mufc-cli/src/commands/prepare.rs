@@ -287,11 +287,7 @@ fn source_table(data: &DataArgs, seed: u64, id_column: Option<usize>) -> Result<
         });
     };
     let opts = LoadOptions {
-        header: if data.header {
-            Header::Present
-        } else {
-            Header::Auto
-        },
+        header: Header::from_flag(data.header),
         client_column: data.client_column,
         id_column,
     };

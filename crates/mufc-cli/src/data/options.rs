@@ -23,6 +23,23 @@ pub enum Header {
     Absent,
 }
 
+impl Header {
+    /// The header a command line's `--header` flag names: present when
+    /// set, else guessed ([`Header::Auto`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc_cli::data::Header;
+    ///
+    /// assert_eq!(Header::from_flag(true), Header::Present);
+    /// assert_eq!(Header::from_flag(false), Header::Auto);
+    /// ```
+    pub fn from_flag(present: bool) -> Self {
+        if present { Self::Present } else { Self::Auto }
+    }
+}
+
 /// Options for [`load`](super::load), [`read_csv`](super::read_csv) and
 /// [`read_npy`](super::read_npy).
 ///

@@ -22,11 +22,7 @@ use crate::output::{Report, TextTable};
 pub fn predict(a: &PredictArgs) -> Result<Report, CliError> {
     let store = Store::open(&a.model)?;
     let opts = LoadOptions {
-        header: if a.header {
-            Header::Present
-        } else {
-            Header::Auto
-        },
+        header: Header::from_flag(a.header),
         client_column: a.client_column,
         id_column: a.id_column,
     };
