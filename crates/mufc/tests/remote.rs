@@ -637,6 +637,13 @@ fn the_adaptive_k_is_the_same_in_process_and_across_processes() {
             .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
             .validate()
             .unwrap();
+        // The parties driven in one process survey as every client does.
+        let parties = mufc::remote::InProcess::train(with_ids(&data), &dealt).unwrap();
+        assert_eq!(
+            parties.server().setup().config().client_k(),
+            expected,
+            "K' = {k_prime}: in process"
+        );
         let regs: Vec<Registration> = data
             .into_iter()
             .enumerate()

@@ -384,12 +384,19 @@ impl RemoteClient {
     /// What the client registers with (its survey scale is computed
     /// here: a few K-means runs on at most 1000 of its points).
     pub fn registration(&self) -> Registration {
+        self.registration_with(true)
+    }
+
+    /// [`Self::registration`], with the survey of the client's data (a
+    /// short K-means) only when `survey` says the rule needs it: the
+    /// scale is `1`, which tells nothing, otherwise.
+    pub(crate) fn registration_with(&self, survey: bool) -> Registration {
         let d = self.data();
         Registration {
             id: self.id,
             points: d.len() as u64,
             dim: d.dim(),
-            scale: crate::survey_scale(d),
+            scale: if survey { crate::survey_scale(d) } else { 1 },
         }
     }
 

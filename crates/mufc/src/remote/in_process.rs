@@ -11,8 +11,8 @@ use seeding::{Dataset, PointId};
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 
 use super::{
-    Announcement, ClientRound, Registration, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup,
-    RoundReport, RoundStep, ServerRound,
+    Announcement, ClientRound, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup, RoundReport,
+    RoundStep, ServerRound,
 };
 use crate::federation::check_names;
 use crate::{ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, ValidConfig, par};
@@ -95,16 +95,7 @@ impl InProcess {
         // adaptive rule alone: the other rules register without it.
         let survey = matches!(config.client().k(), ClientK::Adaptive { .. });
         let regs = par::map(config.parallel(), &parties, |_, c| {
-            Ok::<_, MufcError>(if survey {
-                c.registration()
-            } else {
-                Registration {
-                    id: c.id(),
-                    points: c.data().len() as u64,
-                    dim: c.data().dim(),
-                    scale: 1,
-                }
-            })
+            Ok::<_, MufcError>(c.registration_with(survey))
         })?;
         let setup = RemoteSetup::new(config, &regs)?;
         let dealer = match config.channel().as_scma().map(|s| s.masks().masking()) {
@@ -228,8 +219,7 @@ impl InProcess {
 
     /// One round in every group with waiting clients, when they are
     /// enough for the lone-update policy or `flush` says to run anyway: a
-    /// change round where one applies, else whole (a change round whose
-    /// sum does not decode is followed by a whole round). The clients of
+    /// change round where the server runs one, else whole. The clients of
     /// a group whose round committed wait no more.
     fn serve_waiting(&mut self, flush: bool) -> MufcResult<Vec<RoundReport>> {
         let mut reports = Vec::new();
@@ -243,10 +233,12 @@ impl InProcess {
             {
                 continue;
             }
+            // A change round whose sum did not decode is tried once more,
+            // as `mufc-net`'s scheduler does: the server then runs a
+            // whole round (a round failed since its last commit).
             let report = match self.round(g, Some(updated.len())) {
-                Ok(r) => r,
-                Err(MufcError::ChangeUndecoded { .. }) => self.round(g, None)?,
-                Err(e) => return Err(e),
+                Err(MufcError::ChangeUndecoded { .. }) => self.round(g, Some(updated.len()))?,
+                r => r?,
             };
             for c in &updated {
                 self.waiting.remove(c);
