@@ -261,27 +261,25 @@ impl Tree {
     /// The clients `clients` by group (the groups that have some, in
     /// order).
     pub(super) fn by_group(&self, clients: &[ClientId]) -> Vec<Vec<ClientId>> {
+        self.by_group_with_size(clients)
+            .into_iter()
+            .map(|(_, part)| part)
+            .collect()
+    }
+
+    /// [`Self::by_group`], each part with the number of members of its
+    /// group.
+    pub(super) fn by_group_with_size(&self, clients: &[ClientId]) -> Vec<(usize, Vec<ClientId>)> {
         let mut parts: BTreeMap<usize, Vec<ClientId>> = BTreeMap::new();
         for c in clients {
             if let Some(g) = self.layout.group_of(*c) {
                 parts.entry(g).or_default().push(*c);
             }
         }
-        parts.into_values().collect()
-    }
-
-    /// [`Self::by_group`], each part with the number of members of its
-    /// group.
-    pub(super) fn by_group_with_size(&self, clients: &[ClientId]) -> Vec<(usize, Vec<ClientId>)> {
-        self.by_group(clients)
+        let groups = self.layout.groups();
+        parts
             .into_iter()
-            .map(|part| {
-                let members = (part.first())
-                    .and_then(|c| self.layout.group_of(*c))
-                    .and_then(|g| self.layout.groups().get(g))
-                    .map_or(part.len(), Vec::len);
-                (members, part)
-            })
+            .map(|(g, part)| (groups.get(g).map_or(part.len(), Vec::len), part))
             .collect()
     }
 }

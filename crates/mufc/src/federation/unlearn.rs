@@ -140,8 +140,7 @@ impl Federation {
         let named: Vec<ClientId> = unsent.keys().copied().collect();
         let ready: BTreeSet<ClientId> = match &self.tree {
             None if self.aggregation.is_none()
-                || (self.config)
-                    .updates_enough(self.clients.len().max(named.len()), named.len()) =>
+                || (self.config).updates_enough(self.aggregate_clients(), named.len()) =>
             {
                 named.iter().copied().collect()
             }
@@ -302,6 +301,15 @@ fn waiting(all: Vec<PendingRequest>, ready: &BTreeSet<ClientId>) -> Vec<PendingR
             })
         })
         .collect()
+}
+
+impl Federation {
+    /// The clients of the last aggregate, when flat: those of the
+    /// federation, and those that left whole with a request that waits.
+    fn aggregate_clients(&self) -> usize {
+        let left = self.unsent.values().filter(|u| u.left).count();
+        self.clients.len() + left
+    }
 }
 
 /// What the server learns from a round that changed the messages of

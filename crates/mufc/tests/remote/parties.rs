@@ -216,3 +216,37 @@ fn a_request_the_clients_cannot_serve_changes_no_party() {
         }
     }
 }
+
+/// A policy minimum above a group's size: the group's round runs once
+/// every member changed (it could never have more), with the same
+/// requests waiting before, in the federation in one process and with the
+/// parties, flat (the whole federation a group) and with groups.
+#[test]
+fn a_group_smaller_than_the_policy_updates_once_every_member_changed() {
+    for (topology, clients) in [(Topology::Flat, 3), (Topology::Groups { size: 3 }, 6)] {
+        let mix = Mixture {
+            clients,
+            ..Mixture::SMALL
+        };
+        let data = with_ids(&gaussian_clients("parties-small-group", mix));
+        let config = FederationConfig::new(2)
+            .topology(topology)
+            .min_updating_clients(4)
+            .seed(8)
+            .validate()
+            .unwrap();
+        let mut parties = InProcess::train(data.clone(), &config).unwrap();
+        let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+        for c in 0..3 {
+            let request = RemovalRequest::points(ClientId(c), vec![PointId(c + 1)]);
+            let what = format!("{topology:?}, client {c}");
+            let rounds = parties.remove(&request).unwrap();
+            let report = fed.remove(&request).unwrap();
+            // The third member completes the group: one round, in both.
+            assert_eq!(rounds.len(), usize::from(c == 2), "{what}");
+            assert_eq!(report.outcome.is_deferred(), c < 2, "{what}");
+            assert_eq!(parties.waiting(), fed.pending_clients(), "{what}");
+            assert_same_nodes(&parties, &fed, &what);
+        }
+    }
+}
