@@ -5,7 +5,9 @@
 //! removal, and a client's removal of every point it holds (its whole
 //! data); after each acknowledged request every node of the server's
 //! stored model equals, bit for bit, the parties driven in one process
-//! ([`InProcess`]) that served the same requests. Every wait is bounded.
+//! ([`InProcess`]) that served the same requests. The lone-update policy
+//! holds the same requests back across processes as in one process, and
+//! serves two requests asked at once alike. Every wait is bounded.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used)]
 
@@ -15,7 +17,9 @@ use mufc_store::Store;
 use seeding::{Dataset, PointId};
 
 use crate::dealer::Keys;
-use crate::federation::{Loopback, data, until_server};
+use crate::federation::{Loopback, data, until_client, until_server};
+use mufc_net::client::ClientEvent;
+use mufc_net::client_store::ClientStore;
 use mufc_net::server::ServerEvent;
 
 /// Every node of the model stored at `fed`'s server is `parties`'s.
@@ -115,5 +119,112 @@ async fn every_mask_source_and_topology_across_processes_is_the_parties_in_one_p
             }
             fed.stop().await;
         }
+    }
+}
+
+/// Client `c`'s store records a request to forget `ids` (its client
+/// sends it when it next can); the request's number.
+fn ask(fed: &Loopback, c: usize, ids: &[PointId]) -> u64 {
+    ClientStore::open(&fed.clients[c].0)
+        .unwrap()
+        .request(ids)
+        .unwrap()
+}
+
+/// The removal rounds the server committed since its events were last
+/// read, waiting up to 300 ms for the next event (the server reports a
+/// commit right after it tells the clients).
+async fn removal_rounds(fed: &mut Loopback) -> usize {
+    let mut rounds = 0;
+    while let Ok(Some(e)) = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        fed.server.next_event(),
+    )
+    .await
+    {
+        rounds += usize::from(matches!(e, ServerEvent::RoundCommitted(r) if !r.training));
+    }
+    rounds
+}
+
+/// Waits until client `c` says its request `request` is acknowledged.
+async fn acknowledged(fed: &mut Loopback, c: usize, request: u64) {
+    until_client(&mut fed.clients[c].1, |e| {
+        matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
+    })
+    .await;
+}
+
+/// The lone-update policy across processes is the parties' in one
+/// process: with a minimum of two, one client's request waits (the
+/// server says so), and the request of a second client of the same group
+/// brings one round that serves both; two requests asked at once are
+/// served alike. Each time the stored model is `InProcess`'s after the
+/// same requests, bit for bit, flat and in a tree, with dealt masks (a
+/// change round) and SecAgg.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lone_update_policy_across_processes_is_the_parties_in_one_process() {
+    let data = data(6);
+    let ids: Vec<(ClientId, Dataset)> = (data.iter().enumerate())
+        .map(|(i, d)| (ClientId(i as u64), d.clone()))
+        .collect();
+    let tree = mufc::Topology::Tree {
+        group_size: 3,
+        fan_out: 2,
+    };
+    for (masks, topology) in [
+        (Masks::Dealer, mufc::Topology::Flat),
+        (Masks::SecAgg(SecAggOptions::new()), tree),
+    ] {
+        let what = format!("{masks:?}, {topology:?}");
+        let config = FederationConfig::new(3)
+            .channel(Channel::scma(masks))
+            .topology(topology)
+            .min_updating_clients(2)
+            .seed(19)
+            .validate()
+            .unwrap();
+        let (mut fed, dealer) = trained(config.clone(), &data).await;
+        let mut parties = InProcess::train(ids.clone(), &config).unwrap();
+        // Client 0 alone: it waits, in both.
+        let first = ask(&fed, 0, &[PointId(2)]);
+        until_server(&mut fed.server, |e| {
+            matches!(
+                e,
+                ServerEvent::Deferred {
+                    id: ClientId(0),
+                    ..
+                }
+            )
+        })
+        .await;
+        let request = RemovalRequest::points(ClientId(0), vec![PointId(2)]);
+        assert!(parties.remove(&request).unwrap().is_empty(), "{what}");
+        assert_same_model(&fed, &parties, &format!("{what}: one waits"));
+        // Client 1 (the same group) completes it: one round for both.
+        let second = ask(&fed, 1, &[PointId(5)]);
+        acknowledged(&mut fed, 0, first).await;
+        acknowledged(&mut fed, 1, second).await;
+        assert_eq!(
+            removal_rounds(&mut fed).await,
+            1,
+            "{what}: one round for both"
+        );
+        let request = RemovalRequest::points(ClientId(1), vec![PointId(5)]);
+        assert_eq!(parties.remove(&request).unwrap().len(), 1, "{what}");
+        assert_same_model(&fed, &parties, &format!("{what}: both served"));
+        // Two requests of one group asked at once.
+        let (a, b) = (ask(&fed, 3, &[PointId(7)]), ask(&fed, 4, &[PointId(8)]));
+        acknowledged(&mut fed, 3, a).await;
+        acknowledged(&mut fed, 4, b).await;
+        let request = RemovalRequest::points(ClientId(3), vec![PointId(7)])
+            .with_points(ClientId(4), vec![PointId(8)]);
+        parties.remove(&request).unwrap();
+        assert!(parties.waiting().is_empty(), "{what}");
+        assert_same_model(&fed, &parties, &format!("{what}: asked at once"));
+        if let Some(d) = dealer {
+            d.stop().await.unwrap();
+        }
+        fed.stop().await;
     }
 }
