@@ -14,8 +14,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use mufc::remote::InProcess;
-use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerPoints};
+use mufc::remote::{InProcess, RemoteServer};
+use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerPoints, ServerSnapshot};
 use rand::RngExt;
 use seeding::{Dataset, PointId};
 
@@ -171,5 +171,45 @@ fn party_request(parties: &InProcess, rng: &mut impl rand::Rng) -> RemovalReques
     )
 }
 
-criterion_group!(benches, federation, parties);
+/// A server's snapshot taken back (`RemoteServer::from_snapshot`): as a
+/// running server took it (it carries the server's state, what a store's
+/// commit checks) against read back from its bytes (rebuilt and checked,
+/// the server's K-means run again).
+fn snapshot(c: &mut Criterion) {
+    let data: Vec<(ClientId, Dataset)> =
+        seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3)
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (ClientId(i as u64), d))
+            .collect();
+    let config = FederationConfig::new(10)
+        .client_k(3)
+        .seed(1)
+        .validate()
+        .expect("a valid configuration");
+    let parties = InProcess::train(data, &config).expect("fit");
+    let server = parties.server();
+    let roster = server.setup().roster().to_vec();
+    let bytes = postcard::to_allocvec(&server.snapshot().expect("a snapshot")).expect("bytes");
+    let mut g = c.benchmark_group("mufc/snapshot/gaussian-n=30000,L=100,d=10,K=10,K'=3");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(6));
+    g.bench_function("taken", |b| {
+        b.iter_batched(
+            || server.snapshot().expect("a snapshot"),
+            |s| black_box(RemoteServer::from_snapshot(s, roster.clone()).expect("resumed")),
+            BatchSize::LargeInput,
+        );
+    });
+    g.bench_function("read-back", |b| {
+        b.iter_batched(
+            || postcard::from_bytes::<ServerSnapshot>(&bytes).expect("a snapshot"),
+            |s| black_box(RemoteServer::from_snapshot(s, roster.clone()).expect("resumed")),
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+}
+
+criterion_group!(benches, federation, parties, snapshot);
 criterion_main!(benches);
