@@ -191,9 +191,14 @@ impl InProcess {
     /// as [`Federation::remove`](crate::Federation::remove) checks it,
     /// before any party changes.
     fn forgotten(&self, request: &RemovalRequest) -> MufcResult<BTreeMap<ClientId, RemoteClient>> {
+        // A client that forgot every point left, as in `Federation`:
+        // naming it again is naming an unknown client.
         check_names(
             request,
-            |c| self.client(c).map(|c| Some(c.data())),
+            |c| match self.client(c)? {
+                left if left.data().is_empty() => Err(MufcError::UnknownClient(c)),
+                client => Ok(Some(client.data())),
+            },
             |_| None,
         )?;
         let whole = request

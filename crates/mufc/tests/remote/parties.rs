@@ -174,6 +174,32 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
     );
 }
 
+/// A client removed whole has left: naming it again, whole or by a point,
+/// is refused as the federation in one process refuses it, and changes
+/// nothing.
+#[test]
+fn a_client_removed_whole_is_unknown_to_later_requests() {
+    let data = with_ids(&gaussian_clients("parties-left", Mixture::SMALL));
+    let config = FederationConfig::new(2)
+        .min_updating_clients(1)
+        .seed(4)
+        .validate()
+        .unwrap();
+    let mut parties = InProcess::train(data.clone(), &config).unwrap();
+    let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+    let gone = RemovalRequest::clients(vec![ClientId(3)]);
+    parties.remove(&gone).unwrap();
+    fed.remove(&gone).unwrap();
+    let rounds = parties.server().rounds();
+    for again in [gone, RemovalRequest::points(ClientId(3), vec![PointId(0)])] {
+        let err = parties.remove(&again).unwrap_err();
+        assert_eq!(err, fed.clone().remove(&again).unwrap_err(), "{again:?}");
+        assert_eq!(err, MufcError::UnknownClient(ClientId(3)));
+        assert_eq!(parties.server().rounds(), rounds, "{again:?}");
+        assert!(parties.waiting().is_empty(), "{again:?}");
+    }
+}
+
 #[test]
 fn a_request_the_clients_cannot_serve_changes_no_party() {
     let data = with_ids(&gaussian_clients("parties-refused", Mixture::SMALL));
