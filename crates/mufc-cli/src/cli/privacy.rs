@@ -163,8 +163,16 @@ pub fn channel(
     let (masks, ring) = match masking {
         Masking::Dealer => (Masks::Dealer, Some(RingMasks::Dealer)),
         Masking::Pairwise => (Masks::Pairwise, Some(RingMasks::Pairwise)),
-        // `Masking` is the library's, and may grow.
-        _ => (Masks::SecAgg(secagg), None),
+        Masking::SecAgg => (Masks::SecAgg(secagg), None),
+        // `Masking` is the library's, and may grow: a masking this command
+        // line does not know is refused, not taken for another.
+        _ => {
+            return Err(CliError::InvalidParameter {
+                name: "masking",
+                value: masking.to_string(),
+                reason: "is not one this command line knows",
+            });
+        }
     };
     let refused = |reason| CliError::InvalidParameter {
         name: "masking",
