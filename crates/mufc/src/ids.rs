@@ -6,6 +6,7 @@
 //! was (see the crate docs, "Exactness").
 
 use core::fmt;
+use std::borrow::Cow;
 
 use num_bigint::BigUint;
 use seeding::{PointId, derive_seed, mix64};
@@ -155,9 +156,57 @@ fn derive_bytes_of(seed: u64, label: &str, x: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// `ids` in order, for binary searches: borrowed when the sender sent
+/// them in order (as every party of this crate does), else sorted afresh
+/// (the order is the sender's choice). A client checks the roster and the
+/// ring every round: sorted slices cost it no allocation where sets of the
+/// same ids cost one per node, a cost that grows with the square of the
+/// federation when the parties run in one process.
+pub(crate) fn in_order(ids: &[ClientId]) -> Cow<'_, [ClientId]> {
+    if ids.is_sorted() {
+        Cow::Borrowed(ids)
+    } else {
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        Cow::Owned(sorted)
+    }
+}
+
+/// The first of the ordered `ids` that the ordered `all` lacks, in one
+/// walk of both (a client runs it every round on lists as long as the
+/// federation).
+pub(crate) fn first_missing<'a>(ids: &'a [ClientId], all: &[ClientId]) -> Option<&'a ClientId> {
+    let mut all = all.iter().peekable();
+    ids.iter().find(|c| {
+        while all.next_if(|a| a < c).is_some() {}
+        all.peek() != Some(c)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// The ordered walk finds what a set would: the first of `ids`
+        /// (in order) that `all` lacks, whatever order and repeats the
+        /// lists come in.
+        #[test]
+        fn first_missing_is_a_set_difference(
+            ids in proptest::collection::vec(0u64..40, 0..30),
+            all in proptest::collection::vec(0u64..40, 0..30),
+        ) {
+            let ids: Vec<ClientId> = ids.into_iter().map(ClientId).collect();
+            let all: Vec<ClientId> = all.into_iter().map(ClientId).collect();
+            let set: BTreeSet<ClientId> = all.iter().copied().collect();
+            let expected = (ids.iter().copied()).filter(|c| !set.contains(c)).min();
+            let (ids, all) = (in_order(&ids), in_order(&all));
+            prop_assert!(ids.is_sorted() && all.is_sorted());
+            prop_assert_eq!(first_missing(&ids, &all).copied(), expected);
+        }
+    }
 
     #[test]
     fn seeds_depend_on_names_not_positions() {

@@ -131,6 +131,7 @@ pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 use crate::aggregation::Aggregation;
 use crate::federation::Setup;
 use crate::federation::setup::{quantizer, resolve};
+use crate::ids::{first_missing, in_order};
 use crate::{ClientId, Layout, MufcError, MufcResult, ValidConfig};
 
 /// What a client tells the server when it registers: its id (from its
@@ -265,9 +266,9 @@ impl RemoteSetup {
             round: spec.round,
             reason,
         };
-        // Sets, not the lists' order: the announcement's sender chose it.
-        let roster: BTreeSet<&ClientId> = self.roster.iter().collect();
-        if let Some(c) = spec.ring.iter().find(|c| !roster.contains(c)) {
+        // Searched in order, whatever order the announcement's sender
+        // chose for the list.
+        if let Some(c) = first_missing(&in_order(&spec.ring), &in_order(&self.roster)) {
             return Err(refuse(format!(
                 "the ring names client {c}, outside the federation's roster"
             )));

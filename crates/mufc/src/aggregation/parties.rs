@@ -17,7 +17,7 @@
 //! secrets come from the aggregation (fresh, or derived under
 //! `insecure_deterministic_masks`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use syndrome_agg::ValidAnyParams;
 use syndrome_agg::masking::dealer::SealKey;
@@ -33,6 +33,7 @@ use super::secagg_halves::{JoinRound, OpenServer};
 use super::secrets::{RoundSecrets, SecretSource};
 use super::secure::RoundFailure;
 use crate::client::message::Encoded;
+use crate::ids::in_order;
 use crate::{ClientId, MufcError, MufcResult};
 
 impl Aggregation {
@@ -187,8 +188,7 @@ impl Aggregation {
             round: spec.round,
             reason,
         };
-        let distinct: BTreeSet<ClientId> = spec.ring.iter().copied().collect();
-        if distinct.len() != spec.ring.len() {
+        if in_order(&spec.ring).windows(2).any(|w| w[0] == w[1]) {
             return Err(refuse("the ring names a client twice".into()));
         }
         if let Sends::Changes { capacity, .. } = spec.sends {

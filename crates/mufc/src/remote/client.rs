@@ -13,6 +13,7 @@ use super::{Agreement, Announcement, Registration, RemoteSetup};
 use crate::aggregation::{Aggregation, ClientHalf, Sent};
 use crate::client::message::Encoded;
 use crate::federation::setup::check_data;
+use crate::ids::{first_missing, in_order};
 use crate::{Client, ClientId, MufcError, MufcResult};
 
 /// A client of a federation run across processes: its points, its local
@@ -518,15 +519,15 @@ impl RemoteClient {
         // took part in would let the server difference the two sums.
         let layout = announcement.setup.layout();
         let mine = layout.as_ref().and_then(|l| l.group_of(self.id));
-        // Sets, not the lists' order: the server chose it (and a client
-        // checks this every round, against rings of every client).
-        let roster: BTreeSet<&ClientId> = announcement.setup.roster.iter().collect();
-        let ring: BTreeSet<&ClientId> = spec.ring.iter().collect();
-        if let Some(c) = self.last_sum.iter().find(|c| {
-            roster.contains(c)
-                && layout.as_ref().is_none_or(|l| l.group_of(**c) == mine)
-                && !ring.contains(c)
-        }) {
+        // Searched in order, not in the lists' order: the server chose it.
+        let roster = in_order(&announcement.setup.roster);
+        let summed: Vec<ClientId> = (in_order(&self.last_sum).iter().copied())
+            .filter(|c| {
+                roster.binary_search(c).is_ok()
+                    && layout.as_ref().is_none_or(|l| l.group_of(*c) == mine)
+            })
+            .collect();
+        if let Some(c) = first_missing(&summed, &in_order(&spec.ring)) {
             return Err(refuse(&format!(
                 "the ring omits client {c}, whose input was in the last sum this client took \
                  part in (the server could learn that client's histogram from the two sums)"
