@@ -68,7 +68,7 @@ use syndrome_agg::{
 
 use crate::ids::derive_bytes;
 use crate::server::decode::DeltaCheck;
-use crate::{ClientId, Masks, MufcError, MufcResult, Scma};
+use crate::{ClientId, Masks, MufcError, MufcResult, Scma, SecAggStep};
 use masks::MaskSource;
 use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
@@ -356,6 +356,19 @@ impl Aggregation {
     #[cfg(test)]
     pub(crate) fn params(&self) -> &ValidAnyParams {
         &self.scheme.params
+    }
+
+    /// The first SecAgg step client `c` misses in round `round` when the
+    /// configuration's dropout rate is simulated (as [`Federation`]'s
+    /// rounds and [`InProcess`](crate::remote::InProcess) do); `None`
+    /// with other masks, which have no dropouts.
+    ///
+    /// [`Federation`]: crate::Federation
+    pub(crate) fn simulated_dropout(&self, round: u64, c: ClientId) -> Option<SecAggStep> {
+        match &self.masking {
+            MaskSource::SecAgg(settings) => settings.dropped_from(round, c),
+            MaskSource::Dealer(_) | MaskSource::Pairwise => None,
+        }
     }
 
     /// The sketch parameters, for reports.

@@ -117,12 +117,18 @@ impl SecAggSettings {
     pub(crate) fn faults(&self, round: u64, clients: &[ClientId]) -> Faults {
         let mut faults = Faults::new();
         for &c in clients {
-            if let Some(step) = dropout_draw(self.seed, self.dropout, round, c) {
-                let from = DROPOUT_STEPS.get(step).copied().unwrap_or(Step::Unmasking);
+            if let Some(from) = self.dropped_from(round, c) {
                 faults = faults.drop_from(c.0, from);
             }
         }
         faults
+    }
+
+    /// The first step client `c` misses in round `round` of a simulation
+    /// ([`Self::faults`]), if it drops out.
+    pub(crate) fn dropped_from(&self, round: u64, c: ClientId) -> Option<Step> {
+        dropout_draw(self.seed, self.dropout, round, c)
+            .map(|step| DROPOUT_STEPS.get(step).copied().unwrap_or(Step::Unmasking))
     }
 }
 

@@ -15,7 +15,9 @@ use super::{
     RoundStep, ServerRound,
 };
 use crate::federation::check_names;
-use crate::{ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, ValidConfig, par};
+use crate::{
+    ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, SecAggStep, ValidConfig, par,
+};
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
 /// client, and a [`RemoteDealer`] with dealt masks) run in one process by
@@ -25,6 +27,13 @@ use crate::{ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, V
 /// clients it names, then one round runs in every group with a changed
 /// client: a change round where the server can run one, else a whole
 /// round.
+///
+/// With SecAgg, the configuration's dropout rate
+/// ([`SecAggOptions::dropout`](crate::SecAggOptions::dropout)) is
+/// simulated as [`Federation`](crate::Federation) simulates it: a client
+/// the federation's draw drops from a step on neither hears nor answers
+/// that step or a later one, so each round includes the clients the
+/// federation's would.
 ///
 /// With dealt masks the driver plays the dealer's operator: it draws the
 /// dealer's key pair and each client's long-term pair from the operating
@@ -265,16 +274,28 @@ impl InProcess {
             None => self.server.start_round(&members)?,
         };
         let bytes = announcement.to_bytes()?;
+        let number = round.spec().round;
+        // A client offline from a step on neither hears nor answers it
+        // (the configuration's simulated SecAgg dropouts).
+        let dropped: BTreeMap<ClientId, SecAggStep> = (members.iter())
+            .filter_map(|&c| Some((c, self.server.simulated_dropout(number, c)?)))
+            .collect();
+        let offline = |id: ClientId, step: Option<SecAggStep>| {
+            step.is_some_and(|s| dropped.get(&id).is_some_and(|&from| s >= from))
+        };
         let mut halves = BTreeMap::new();
         for (id, (half, first)) in self.join(&members, &bytes)? {
-            round.receive(id, &first)?;
+            if !offline(id, round.step()) {
+                round.receive(id, &first)?;
+            }
             halves.insert(id, half);
         }
         loop {
             match round.advance()? {
                 RoundStep::Finished => break,
                 RoundStep::Deal(request) => self.deal(&mut round, &bytes, &request)?,
-                RoundStep::Send(msgs) => {
+                RoundStep::Send(mut msgs) => {
+                    msgs.retain(|(to, _)| !offline(*to, round.step()));
                     for (to, reply) in self.step(&mut halves, msgs)? {
                         round.receive(to, &reply)?;
                     }

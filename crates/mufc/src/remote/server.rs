@@ -265,6 +265,13 @@ impl RemoteServer {
         &self.setup
     }
 
+    /// The first SecAgg step client `c` misses in round `round` of a
+    /// simulation of the configuration's dropout rate (the draw of
+    /// [`Federation`]'s rounds); `None` with other masks.
+    pub(crate) fn simulated_dropout(&self, round: u64, c: ClientId) -> Option<SecAggStep> {
+        self.aggregation.simulated_dropout(round, c)
+    }
+
     /// The model and the decoded aggregate (the root's, with groups).
     pub fn server(&self) -> &Server {
         &self.server

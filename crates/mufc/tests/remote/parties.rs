@@ -276,3 +276,84 @@ fn a_group_smaller_than_the_policy_updates_once_every_member_changed() {
         }
     }
 }
+
+/// SecAgg with the configuration's dropout rate simulated: the parties in
+/// one process drop the clients `Federation` drops, at the same steps (a
+/// client offline from a step neither hears nor answers it), so every
+/// round includes the same clients and leaves every node equal to the
+/// federation's, flat and with groups, through training and a random
+/// sequence of removals. The rate, the seed and the requests are drawn,
+/// and named in every failure.
+#[test]
+fn the_parties_drop_out_where_the_federation_does() {
+    let mut rng = testdata::rng("parties-dropouts");
+    let mut dropped = 0;
+    for topology in [Topology::Flat, Topology::Groups { size: 4 }] {
+        for _ in 0..2 {
+            let mix = Mixture {
+                clients: 8,
+                per_client: rng.random_range(15..=25),
+                ..Mixture::SMALL
+            };
+            let seed = rng.random_range(0..1000);
+            let rate = rng.random_range(0.1..0.3);
+            let secagg = SecAggOptions::new().dropout(rate);
+            let mut what = format!("{topology:?}, seed {seed}, dropout {rate}");
+            let data = with_ids(&gaussian_clients(&format!("dropouts-{seed}"), mix));
+            let config = FederationConfig::new(2)
+                .client_k(2)
+                .channel(Channel::scma(Masks::SecAgg(secagg)))
+                .topology(topology)
+                .min_updating_clients(1)
+                .seed(seed)
+                .validate()
+                .unwrap();
+            let Ok(mut parties) = InProcess::train(data.clone(), &config) else {
+                // Too many dropouts for a group's threshold: the
+                // federation fails alike.
+                assert!(Federation::with_ids(data, &config).is_err(), "{what}");
+                continue;
+            };
+            let resolved = parties.server().setup().config().clone();
+            let mut fed = Federation::with_ids(data, &resolved).unwrap();
+            assert_same_nodes(&parties, &fed, &format!("{what}: training"));
+            let mut whole_left = false;
+            for step in 0..4 {
+                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, false) else {
+                    continue;
+                };
+                what.push_str(&format!("; request {step}: {request:?}"));
+                let (ours, theirs) = (parties.remove(&request), fed.remove(&request));
+                match (ours, theirs) {
+                    (Ok(reports), Ok(report)) => {
+                        let included: BTreeSet<ClientId> =
+                            reports.iter().flat_map(|r| r.included.clone()).collect();
+                        // With groups the federation's report names the
+                        // included clients of every group: those of the
+                        // groups that ran a round are the rounds'.
+                        let ran: BTreeSet<ClientId> = (reports.iter())
+                            .flat_map(|r| match r.group {
+                                Some(g) => parties.server().groups()[g].clone(),
+                                None => parties.server().setup().roster().to_vec(),
+                            })
+                            .collect();
+                        let theirs: BTreeSet<ClientId> = (report.included.iter().copied())
+                            .filter(|c| ran.contains(c))
+                            .collect();
+                        assert_eq!(included, theirs, "{what}");
+                        dropped += reports.iter().map(|r| r.dropped.len()).sum::<usize>();
+                    }
+                    // Too many dropouts in a round: both fail.
+                    (Err(a), Err(b)) => {
+                        assert_eq!(a.to_string(), b.to_string(), "{what}");
+                        break;
+                    }
+                    (a, b) => panic!("{what}: parties {a:?}, federation {b:?}"),
+                }
+                assert_same_nodes(&parties, &fed, &what);
+            }
+        }
+    }
+    // Clients did drop out: the comparison saw rounds without them.
+    assert!(dropped >= 3, "{dropped} dropouts");
+}
