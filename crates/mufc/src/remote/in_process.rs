@@ -6,6 +6,7 @@
 //! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use seeding::{Dataset, PointId};
 use syndrome_agg::masking::pairwise::MaskKeyPair;
@@ -15,6 +16,7 @@ use super::{
     RoundStep, ServerRound,
 };
 use crate::federation::check_names;
+use crate::ids::in_order;
 use crate::{
     ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, SecAggStep, ValidConfig, par,
 };
@@ -80,8 +82,51 @@ pub struct InProcess {
     /// The clients whose points changed since their group's last round,
     /// the round held back by the lone-update policy.
     waiting: BTreeSet<ClientId>,
+    /// The training rounds, one per group.
+    training: Vec<DrivenRound>,
     parallel: bool,
 }
+
+/// What one round cost the parties other than the server, as the driver
+/// timed their calls and counted their bytes (the server's own times are
+/// in its [`RoundReport`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartyCosts {
+    /// Each member's join, in id order: its training in its first round,
+    /// then the encoding and masking of its first message.
+    pub joins: Vec<(ClientId, Duration)>,
+    /// The protocol's later steps on the clients' side: the longest
+    /// answer of each step, summed over the steps.
+    pub protocol_client_max: Duration,
+    /// Every answer's time, summed.
+    pub protocol_client_sum: Duration,
+    /// The dealer's time, with dealt masks.
+    pub dealer: Duration,
+    /// The bytes the clients sent the server, in all.
+    pub bytes_up: u64,
+    /// The messages the clients sent the server.
+    pub messages: usize,
+}
+
+impl PartyCosts {
+    fn sent(&mut self, bytes: &[u8]) {
+        self.bytes_up += bytes.len() as u64;
+        self.messages += 1;
+    }
+}
+
+/// One round the driver ran: the server's report, and what it cost the
+/// other parties.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrivenRound {
+    /// The server's report of the round.
+    pub report: RoundReport,
+    /// The other parties' costs.
+    pub costs: PartyCosts,
+}
+
+/// A member's half of a round, its first message and the time it took.
+type Joined = (ClientId, (ClientRound, Vec<u8>), Duration);
 
 impl InProcess {
     /// The parties of `clients` under `config`, trained: every group runs
@@ -116,10 +161,12 @@ impl InProcess {
             clients: parties,
             dealer,
             waiting: BTreeSet::new(),
+            training: Vec::new(),
             parallel: config.parallel(),
         };
         for g in 0..driver.server.groups().len() {
-            driver.round(g, None)?;
+            let round = driver.round(g, None)?;
+            driver.training.push(round);
         }
         Ok(driver)
     }
@@ -132,7 +179,7 @@ impl InProcess {
     /// round, a change round where the server can run one
     /// ([`RemoteServer::start_change_round`]). A group with too few waits
     /// ([`Self::waiting`]) until a later request brings enough, or
-    /// [`Self::flush`]. Returns the rounds' reports, in group order
+    /// [`Self::flush`]. Returns the rounds the driver ran, in group order
     /// (none when the request waits).
     ///
     /// The request is checked whole before any client forgets, as
@@ -150,7 +197,7 @@ impl InProcess {
     /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
     /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
     /// [`MufcError::RepeatedPoint`]; a round's errors.
-    pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<Vec<RoundReport>> {
+    pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<Vec<DrivenRound>> {
         let forgotten = self.forgotten(request)?;
         for (id, client) in forgotten {
             let at = self.at(id)?;
@@ -170,7 +217,7 @@ impl InProcess {
     ///
     /// A round's errors; the clients of a group whose round failed keep
     /// waiting.
-    pub fn flush(&mut self) -> MufcResult<Vec<RoundReport>> {
+    pub fn flush(&mut self) -> MufcResult<Vec<DrivenRound>> {
         self.serve_waiting(true)
     }
 
@@ -178,6 +225,11 @@ impl InProcess {
     /// for the lone-update policy, in id order.
     pub fn waiting(&self) -> Vec<ClientId> {
         self.waiting.iter().copied().collect()
+    }
+
+    /// The training rounds, one per group (one when flat).
+    pub fn training(&self) -> &[DrivenRound] {
+        &self.training
     }
 
     /// The server's party: the model, the decoded aggregate, the groups.
@@ -235,7 +287,7 @@ impl InProcess {
     /// enough for the lone-update policy or `flush` says to run anyway: a
     /// change round where the server runs one, else whole. The clients of
     /// a group whose round committed wait no more.
-    fn serve_waiting(&mut self, flush: bool) -> MufcResult<Vec<RoundReport>> {
+    fn serve_waiting(&mut self, flush: bool) -> MufcResult<Vec<DrivenRound>> {
         let mut reports = Vec::new();
         for g in 0..self.server.groups().len() {
             let members = &self.server.groups()[g];
@@ -267,7 +319,7 @@ impl InProcess {
     /// joins from the announcement's bytes, each step's messages go to
     /// their addressee (the deal request to the dealer), the server
     /// finishes, and the members its sum included commit.
-    fn round(&mut self, g: usize, updated: Option<usize>) -> MufcResult<RoundReport> {
+    fn round(&mut self, g: usize, updated: Option<usize>) -> MufcResult<DrivenRound> {
         let members = self.server.groups()[g].clone();
         let (announcement, mut round) = match updated {
             Some(u) => self.server.start_change_round(&members, u)?,
@@ -283,9 +335,12 @@ impl InProcess {
         let offline = |id: ClientId, step: Option<SecAggStep>| {
             step.is_some_and(|s| dropped.get(&id).is_some_and(|&from| s >= from))
         };
+        let mut costs = PartyCosts::default();
         let mut halves = BTreeMap::new();
-        for (id, (half, first)) in self.join(&members, &bytes)? {
+        for (id, (half, first), took) in self.join(&members, &bytes)? {
+            costs.joins.push((id, took));
             if !offline(id, round.step()) {
+                costs.sent(&first);
                 round.receive(id, &first)?;
             }
             halves.insert(id, half);
@@ -293,10 +348,19 @@ impl InProcess {
         loop {
             match round.advance()? {
                 RoundStep::Finished => break,
-                RoundStep::Deal(request) => self.deal(&mut round, &bytes, &request)?,
+                RoundStep::Deal(request) => {
+                    let start = Instant::now();
+                    self.deal(&mut round, &bytes, &request)?;
+                    costs.dealer += start.elapsed();
+                }
                 RoundStep::Send(mut msgs) => {
                     msgs.retain(|(to, _)| !offline(*to, round.step()));
-                    for (to, reply) in self.step(&mut halves, msgs)? {
+                    let answers = self.step(&mut halves, msgs)?;
+                    let times = answers.iter().map(|(_, _, took)| *took);
+                    costs.protocol_client_max += times.clone().max().unwrap_or_default();
+                    costs.protocol_client_sum += times.sum::<Duration>();
+                    for (to, reply, _) in answers {
+                        costs.sent(&reply);
                         round.receive(to, &reply)?;
                     }
                 }
@@ -312,37 +376,33 @@ impl InProcess {
                 }
             }
         }
-        Ok(report)
+        Ok(DrivenRound { report, costs })
     }
 
     /// Every member joins the round of the announcement's `bytes` (in
     /// parallel: a client's first round trains it): each one's half of
-    /// the round and first message.
-    fn join(
-        &mut self,
-        members: &[ClientId],
-        bytes: &[u8],
-    ) -> MufcResult<BTreeMap<ClientId, (ClientRound, Vec<u8>)>> {
-        let joining: Vec<&mut RemoteClient> = self
-            .clients
-            .iter_mut()
-            .filter(|c| members.contains(&c.id()))
+    /// the round, first message and time, in id order.
+    fn join(&mut self, members: &[ClientId], bytes: &[u8]) -> MufcResult<Vec<Joined>> {
+        let members = in_order(members);
+        let joining: Vec<&mut RemoteClient> = (self.clients.iter_mut())
+            .filter(|c| members.binary_search(&c.id()).is_ok())
             .collect();
-        let joined = par::map_owned(self.parallel, joining, |c| {
+        par::map_owned(self.parallel, joining, |c| {
+            let start = Instant::now();
             let announcement = Announcement::from_bytes(bytes)?;
-            Ok::<_, MufcError>((c.id(), c.join(&announcement)?))
-        })?;
-        Ok(joined.into_iter().collect())
+            let joined = c.join(&announcement)?;
+            Ok::<_, MufcError>((c.id(), joined, start.elapsed()))
+        })
     }
 
     /// Gives each client's half its message of a step (in parallel, as
     /// the clients of a deployment answer side by side) and collects the
-    /// answers, in id order.
+    /// answers with each one's time, in id order.
     fn step(
         &self,
         halves: &mut BTreeMap<ClientId, ClientRound>,
         msgs: Vec<(ClientId, Vec<u8>)>,
-    ) -> MufcResult<Vec<(ClientId, Vec<u8>)>> {
+    ) -> MufcResult<Vec<(ClientId, Vec<u8>, Duration)>> {
         let mut msgs: BTreeMap<ClientId, Vec<u8>> = msgs.into_iter().collect();
         let work: Vec<(ClientId, &mut ClientRound, Vec<u8>)> = (halves.iter_mut())
             .filter_map(|(id, half)| msgs.remove(id).map(|m| (*id, half, m)))
@@ -351,7 +411,9 @@ impl InProcess {
             return Err(MufcError::UnknownClient(*to));
         }
         par::map_owned(self.parallel, work, |(id, half, msg)| {
-            Ok::<_, MufcError>((id, half.handle(&msg)?))
+            let start = Instant::now();
+            let answer = half.handle(&msg)?;
+            Ok::<_, MufcError>((id, answer, start.elapsed()))
         })
     }
 

@@ -326,13 +326,15 @@ fn the_parties_drop_out_where_the_federation_does() {
                 let (ours, theirs) = (parties.remove(&request), fed.remove(&request));
                 match (ours, theirs) {
                     (Ok(reports), Ok(report)) => {
-                        let included: BTreeSet<ClientId> =
-                            reports.iter().flat_map(|r| r.included.clone()).collect();
+                        let included: BTreeSet<ClientId> = reports
+                            .iter()
+                            .flat_map(|r| r.report.included.clone())
+                            .collect();
                         // With groups the federation's report names the
                         // included clients of every group: those of the
                         // groups that ran a round are the rounds'.
                         let ran: BTreeSet<ClientId> = (reports.iter())
-                            .flat_map(|r| match r.group {
+                            .flat_map(|r| match r.report.group {
                                 Some(g) => parties.server().groups()[g].clone(),
                                 None => parties.server().setup().roster().to_vec(),
                             })
@@ -341,7 +343,10 @@ fn the_parties_drop_out_where_the_federation_does() {
                             .filter(|c| ran.contains(c))
                             .collect();
                         assert_eq!(included, theirs, "{what}");
-                        dropped += reports.iter().map(|r| r.dropped.len()).sum::<usize>();
+                        dropped += reports
+                            .iter()
+                            .map(|r| r.report.dropped.len())
+                            .sum::<usize>();
                     }
                     // Too many dropouts in a round: both fail.
                     (Err(a), Err(b)) => {
@@ -356,4 +361,55 @@ fn the_parties_drop_out_where_the_federation_does() {
     }
     // Clients did drop out: the comparison saw rounds without them.
     assert!(dropped >= 3, "{dropped} dropouts");
+}
+
+/// What the driver counts of the clients' side of a round is what the
+/// federation in one process reports: the messages the clients sent the
+/// server and their bytes, for every mask source, in training and in the
+/// removal rounds (change rounds among them); and every member's join
+/// was timed.
+#[test]
+fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
+    for masks in SOURCES {
+        let data = with_ids(&gaussian_clients("parties-costs", Mixture::SMALL));
+        let config = FederationConfig::new(2)
+            .channel(Channel::scma(masks()))
+            .min_updating_clients(1)
+            .seed(6)
+            .validate()
+            .unwrap();
+        let mut parties = InProcess::train(data.clone(), &config).unwrap();
+        let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+        let what = format!("{:?}", masks());
+        let [training] = parties.training() else {
+            panic!("{what}: one training round when flat");
+        };
+        let members = parties.clients().len();
+        let costs = &training.costs;
+        assert_eq!(costs.joins.len(), members, "{what}");
+        assert_eq!(
+            costs.bytes_up / members as u64,
+            fed.fit_report().bytes_per_client as u64,
+            "{what}: training"
+        );
+        for (c, point) in [(1, 3), (2, 0), (1, 5)] {
+            let request = RemovalRequest::points(ClientId(c), vec![PointId(point)]);
+            let rounds = parties.remove(&request).unwrap();
+            let report = fed.remove(&request).unwrap();
+            let [round] = rounds.as_slice() else {
+                panic!("{what}: one round per request");
+            };
+            let involved = fed.last_involvement().unwrap();
+            assert_eq!(
+                round.costs.messages, involved.messages,
+                "{what}: {request:?}"
+            );
+            assert_eq!(
+                round.costs.bytes_up / members as u64,
+                report.bytes_per_client as u64,
+                "{what}: {request:?}"
+            );
+            assert_eq!(round.report.decode, report.decode, "{what}: {request:?}");
+        }
+    }
 }
