@@ -278,7 +278,7 @@ impl ServerHandle {
 /// # Errors
 ///
 /// [`NetError::Store`] for a store that does not open; [`NetError::Protocol`]
-/// for a roster that contradicts the store's.
+/// for a roster that contradicts the store's, or the plain mode.
 pub async fn start_server(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
@@ -287,6 +287,16 @@ pub async fn start_server(
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;
+    // The parties run the plain mode in one process, where its operators
+    // chose it; a deployment masks every message (and its clients refuse
+    // a plain round anyway).
+    if options.config.channel() == &mufc::Channel::Plain {
+        return Err(NetError::Protocol(
+            "a deployment aggregates masked sketches: the plain mode would send every \
+             client's centroids in the clear"
+                .into(),
+        ));
+    }
     if let Some(a) = &options.agreement {
         a.validate()?;
         if let Some(g) = options.config.gamma()

@@ -677,3 +677,26 @@ async fn a_tree_of_groups_trains_per_group_and_forgets_in_one() {
     assert_stored_model(&fed.store, &rest);
     fed.stop().await;
 }
+
+/// A deployment masks every message: a server configured for the plain
+/// mode (every client's centroids in the clear) does not start, and says
+/// why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_in_the_plain_mode_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = FederationCa::new("plain").unwrap();
+    let cert = ca.issue_server(&["127.0.0.1"]).unwrap();
+    let tls = server_config(ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let plain = FederationConfig::new(2)
+        .channel(Channel::Plain)
+        .validate()
+        .unwrap();
+    let names = vec!["c0".to_string(), "c1".to_string(), "c2".to_string()];
+    let options = ServerOptions::new(dir.path().join("server.db"), plain, names);
+    let Err(err) = start_server(listener, tls, options).await else {
+        panic!("a plain-mode server started");
+    };
+    assert!(err.to_string().contains("in the clear"), "{err}");
+    assert!(!dir.path().join("server.db").exists(), "no store was made");
+}

@@ -163,14 +163,14 @@ impl Federation {
     /// processes (`remote`), as a store keeps it.
     pub(crate) fn serving(
         setup: Setup,
-        aggregation: Aggregation,
+        aggregation: Option<Aggregation>,
         server: Server,
         fit_report: FitReport,
     ) -> Self {
         Self::from_parts(
             setup,
             Vec::new(),
-            Some(aggregation),
+            aggregation,
             server,
             fit_report,
             Vec::new(),

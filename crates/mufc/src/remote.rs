@@ -115,6 +115,7 @@ mod agreement;
 mod client;
 mod dealer;
 mod in_process;
+mod plain;
 mod server;
 
 use std::collections::BTreeSet;
@@ -171,9 +172,13 @@ impl RemoteSetup {
     ///
     /// [`MufcError::NoClients`], [`MufcError::DuplicateClient`],
     /// [`MufcError::DimensionMismatch`], [`MufcError::TooFewClients`],
-    /// [`MufcError::InvalidConfig`] (points beyond `max_points`, or the
-    /// plain mode: across processes every round aggregates masked
-    /// sketches).
+    /// [`MufcError::InvalidConfig`] (points beyond `max_points`).
+    ///
+    /// The plain mode ([`Channel::Plain`](crate::Channel::Plain)) sets up
+    /// too: its clients send their centroids in the clear, so a client
+    /// joins its rounds only when its operator allowed it
+    /// ([`RemoteClient::allowing_plain`]), and `mufc-net`'s server refuses
+    /// it.
     ///
     /// # Example
     ///
@@ -191,9 +196,9 @@ impl RemoteSetup {
     /// // Dealt masks: the dealer is a party of its own (`RemoteDealer`).
     /// let dealt = FederationConfig::new(2).validate()?;
     /// assert!(RemoteSetup::new(&dealt, &regs).is_ok());
-    /// // The plain mode sends centroids, not sketches: refused.
+    /// // The plain mode: no grid, every client's centroids in the clear.
     /// let plain = FederationConfig::new(2).channel(Channel::Plain).validate()?;
-    /// assert!(matches!(RemoteSetup::new(&plain, &regs), Err(MufcError::InvalidConfig { .. })));
+    /// assert_eq!(RemoteSetup::new(&plain, &regs)?.config().channel(), &Channel::Plain);
     /// # Ok::<(), MufcError>(())
     /// ```
     pub fn new(config: &ValidConfig, registrations: &[Registration]) -> MufcResult<Self> {
@@ -219,13 +224,6 @@ impl RemoteSetup {
             n = n.saturating_add(r.points);
         }
         let scale = crate::config::median_scale(regs.iter().map(|r| r.scale));
-        if !matches!(config.channel(), crate::Channel::Scma(_)) {
-            return Err(crate::error::config_error(
-                crate::ConfigParam::Privacy,
-                "a federation across processes aggregates masked sketches: the plain mode \
-                 would send every client's centroids in the clear",
-            ));
-        }
         if regs.len() < config.min_clients() {
             return Err(MufcError::TooFewClients {
                 clients: regs.len(),
@@ -318,13 +316,9 @@ impl RemoteSetup {
 
     /// The aggregation of the roster over `parts` (the same parameters on
     /// every party).
-    pub(crate) fn aggregation(&self, parts: &Setup) -> MufcResult<Aggregation> {
-        parts.aggregation_for(&self.roster, None)?.ok_or_else(|| {
-            crate::error::config_error(
-                crate::ConfigParam::Privacy,
-                "a federation across processes aggregates sketches: the plain mode sends centroids",
-            )
-        })
+    /// `None` in the plain mode, which sums nothing.
+    pub(crate) fn aggregation(&self, parts: &Setup) -> MufcResult<Option<Aggregation>> {
+        parts.aggregation_for(&self.roster, None)
     }
 }
 

@@ -90,6 +90,7 @@ impl ServerUpdate {
 }
 
 /// One client's centroids and sizes, for the plain mode (Algorithm 5).
+#[derive(Debug)]
 pub(crate) struct PlainCentroids {
     pub(crate) client: ClientId,
     pub(crate) centroids: DMatrix<f64>,

@@ -84,6 +84,12 @@ pub enum RoundProtocol {
     /// its seed's expansion and sends its masked sketch, and the server
     /// adds the dealer's correction to the sum. No dropout is tolerated.
     Dealer,
+    /// The plain mode ([`Channel::Plain`](crate::Channel::Plain),
+    /// Algorithm 5): every client of the ring sends its centroids and
+    /// cluster sizes in the clear, in one message. A client joins only if
+    /// its operator allowed it
+    /// ([`RemoteClient::allowing_plain`](crate::remote::RemoteClient::allowing_plain)).
+    Plain,
 }
 
 impl RoundSpec {
@@ -98,9 +104,9 @@ impl RoundSpec {
     fn secagg(&self) -> MufcResult<SecAggParams> {
         match self.protocol {
             RoundProtocol::SecAgg(p) => Ok(p),
-            RoundProtocol::Pairwise | RoundProtocol::Dealer => Err(MufcError::Remote(
-                "only a SecAgg round has a SecAgg session".into(),
-            )),
+            RoundProtocol::Pairwise | RoundProtocol::Dealer | RoundProtocol::Plain => Err(
+                MufcError::Remote("only a SecAgg round has a SecAgg session".into()),
+            ),
         }
     }
 

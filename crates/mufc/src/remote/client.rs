@@ -9,12 +9,13 @@ use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 
 use num_bigint::BigUint;
 
+use super::plain::PlainClient;
 use super::{Agreement, Announcement, Registration, RemoteSetup};
-use crate::aggregation::{Aggregation, ClientHalf, Sent};
+use crate::aggregation::{Aggregation, ClientHalf, RoundProtocol, RoundSpec, Sends, Sent};
 use crate::client::message::Encoded;
 use crate::federation::setup::check_data;
 use crate::ids::{first_missing, in_order};
-use crate::{Client, ClientId, MufcError, MufcResult};
+use crate::{Channel, Client, ClientId, MufcError, MufcResult};
 
 /// A client of a federation run across processes: its points, its local
 /// clustering once the first round set the federation up, and the
@@ -38,6 +39,9 @@ pub struct RemoteClient {
     /// What the client sent in the last committed round that included it
     /// ([`Self::commit`]): the base of a change round.
     sent: Option<SentRound>,
+    /// Whether the client's operator allowed the plain mode
+    /// ([`Self::allowing_plain`]).
+    plain: bool,
 }
 
 /// What a client sent in the last committed round that included it: the
@@ -72,7 +76,8 @@ enum State {
 struct Trained {
     setup: RemoteSetup,
     quantizer: Option<Quantizer>,
-    aggregation: Aggregation,
+    /// The masked sums' state; `None` in the plain mode.
+    aggregation: Option<Aggregation>,
     local: Local,
 }
 
@@ -189,6 +194,7 @@ impl RemoteClient {
             last_sum: Vec::new(),
             dealer: None,
             sent: None,
+            plain: false,
         })
     }
 
@@ -228,7 +234,20 @@ impl RemoteClient {
             last_sum: Vec::new(),
             dealer: None,
             sent: None,
+            plain: false,
         })
+    }
+
+    /// Allows the plain mode ([`Channel::Plain`], Algorithm 5): the client
+    /// then joins a plain round, sending its exact centroids and cluster
+    /// sizes in the clear. Without it the client refuses any round of the
+    /// plain mode, so that a server cannot make it send them by announcing
+    /// it. For a federation whose operators chose the plain mode (as the
+    /// in-process driver does when its configuration says so).
+    #[must_use]
+    pub fn allowing_plain(mut self) -> Self {
+        self.plain = true;
+        self
     }
 
     /// Holds the client to `agreement`: from now on it refuses to join a
@@ -445,6 +464,16 @@ impl RemoteClient {
         if self.sessions.contains(&spec.session) {
             return Err(refuse("the client already joined this session (a replay)"));
         }
+        // Nor may a server make the client send its centroids in the
+        // clear: only the client's operator chooses the plain mode.
+        let plain = spec.protocol == RoundProtocol::Plain
+            || announcement.setup.config.channel() == &Channel::Plain;
+        if plain && !self.plain {
+            return Err(refuse(
+                "the plain mode would send the client's centroids in the clear, and its \
+                 operator did not allow it",
+            ));
+        }
         // Before anything else: the grid step decides how finely the
         // server sees the client's centroids, which are records.
         if let Some(a) = &self.agreement {
@@ -475,6 +504,11 @@ impl RemoteClient {
                 "the federation's setup is not the one the client trained in",
             ));
         }
+        let Some(aggregation) = aggregation else {
+            let joined = join_plain(spec, self.id, local)?;
+            self.sessions.insert(spec.session);
+            return Ok(joined);
+        };
         let (histogram, last) = match local {
             Local::Active(c) => (c.histogram(), c.encoded()),
             Local::Empty(_) => (&[][..], None),
@@ -618,7 +652,7 @@ fn train(
     id: ClientId,
     data: Dataset,
     setup: RemoteSetup,
-    first: Option<&crate::aggregation::RoundSpec>,
+    first: Option<&RoundSpec>,
 ) -> MufcResult<Trained> {
     if data.dim() != setup.dim {
         return Err(MufcError::DimensionMismatch {
@@ -629,8 +663,8 @@ fn train(
     }
     let mut parts = setup.parts()?;
     let aggregation = setup.aggregation(&parts)?;
-    if let Some(spec) = first {
-        aggregation.check_round(spec, id)?;
+    if let (Some(spec), Some(a)) = (first, &aggregation) {
+        a.check_round(spec, id)?;
     }
     if data.is_empty() {
         return Ok(Trained {
@@ -654,4 +688,35 @@ fn train(
         aggregation,
         local: Local::Active(Box::new(client)),
     })
+}
+
+/// Client `id`'s half and message of the plain round of `spec`: its
+/// centroids and cluster sizes (none once it forgot every point). The
+/// round must be a plain one of whole messages that names the client.
+fn join_plain(spec: &RoundSpec, id: ClientId, local: &Local) -> MufcResult<(ClientRound, Vec<u8>)> {
+    let refuse = |reason: String| MufcError::RoundRefused {
+        round: spec.round,
+        reason,
+    };
+    if spec.protocol != RoundProtocol::Plain || spec.sends != Sends::Histograms {
+        return Err(refuse(format!(
+            "the federation's setup is the plain mode, and the round is {:?} of {:?}",
+            spec.protocol, spec.sends
+        )));
+    }
+    if !spec.ring.contains(&id) {
+        return Err(refuse(format!("client {id} is not in the ring")));
+    }
+    let (centroids, sizes) = match local {
+        Local::Active(c) => c.plain_message(),
+        Local::Empty(data) => (nalgebra::DMatrix::zeros(data.dim(), 0), Vec::new()),
+    };
+    let (half, first) = PlainClient::join(spec, id, &centroids, &sizes)?;
+    let round = ClientRound {
+        half,
+        round: spec.round,
+        sketch: None,
+        histogram: Vec::new(),
+    };
+    Ok((round, first))
 }

@@ -144,7 +144,9 @@ impl RemoteDealer {
         match &mut self.pinned {
             Some((_, aggregation)) => Ok(aggregation.deal_remote(spec, keys)?.handle(request)?),
             None => {
-                let mut fresh = setup.aggregation(&setup.parts()?)?;
+                let mut fresh = setup.aggregation(&setup.parts()?)?.ok_or_else(|| {
+                    MufcError::Remote("the plain mode has no dealer: it masks nothing".into())
+                })?;
                 let answer = fresh.deal_remote(spec, keys)?.handle(request)?;
                 self.pinned = Some((setup.clone(), fresh));
                 Ok(answer)

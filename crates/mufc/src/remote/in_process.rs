@@ -18,7 +18,8 @@ use super::{
 use crate::federation::check_names;
 use crate::ids::in_order;
 use crate::{
-    ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, SecAggStep, ValidConfig, par,
+    Channel, ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, SecAggStep,
+    ValidConfig, par,
 };
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
@@ -136,13 +137,28 @@ impl InProcess {
     ///
     /// # Errors
     ///
-    /// The errors of [`RemoteClient::new`], [`RemoteSetup::new`] (among
-    /// them the plain mode, which no party runs) and [`RemoteServer::new`];
-    /// a round's errors.
+    /// The errors of [`RemoteClient::new`], [`RemoteSetup::new`] and
+    /// [`RemoteServer::new`]; a round's errors.
+    ///
+    /// In the plain mode ([`Channel::Plain`]) every client is allowed it
+    /// ([`RemoteClient::allowing_plain`]: the configuration is its
+    /// operator's choice) and sends its centroids in the clear; a removal
+    /// runs one round of the clients that changed, whatever the
+    /// lone-update policy (the server sees every message there).
     pub fn train(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
+        // The configuration is every client's operator's choice: the
+        // plain mode is allowed where it says so.
+        let plain = config.channel() == &Channel::Plain;
         let mut parties: Vec<RemoteClient> = clients
             .into_iter()
-            .map(|(id, data)| RemoteClient::new(id, data))
+            .map(|(id, data)| {
+                let client = RemoteClient::new(id, data)?;
+                Ok(if plain {
+                    client.allowing_plain()
+                } else {
+                    client
+                })
+            })
             .collect::<MufcResult<_>>()?;
         parties.sort_by_key(RemoteClient::id);
         // The survey of a client's data (a short K-means) matters to the
@@ -165,7 +181,8 @@ impl InProcess {
             parallel: config.parallel(),
         };
         for g in 0..driver.server.groups().len() {
-            let round = driver.round(g, None)?;
+            let members = driver.server.groups()[g].clone();
+            let round = driver.round(&members, None)?;
             driver.training.push(round);
         }
         Ok(driver)
@@ -295,15 +312,24 @@ impl InProcess {
                 .filter(|c| self.waiting.contains(c))
                 .collect();
             let config = self.server.setup().config();
-            if updated.is_empty() || !(flush || config.updates_enough(members.len(), updated.len()))
-            {
+            // The plain mode shows the server every message: no policy
+            // hides a change there, and the clients that changed send
+            // alone (the server holds the others' centroids).
+            let plain = config.channel() == &Channel::Plain;
+            let enough = flush || plain || config.updates_enough(members.len(), updated.len());
+            if updated.is_empty() || !enough {
                 continue;
             }
+            let ring = if plain {
+                updated.clone()
+            } else {
+                members.clone()
+            };
             // A change round whose sum did not decode is tried once more,
             // as `mufc-net`'s scheduler does: the server then runs a
             // whole round (a round failed since its last commit).
-            let report = match self.round(g, Some(updated.len())) {
-                Err(MufcError::ChangeUndecoded { .. }) => self.round(g, Some(updated.len()))?,
+            let report = match self.round(&ring, Some(updated.len())) {
+                Err(MufcError::ChangeUndecoded { .. }) => self.round(&ring, Some(updated.len()))?,
                 r => r?,
             };
             for c in &updated {
@@ -314,16 +340,16 @@ impl InProcess {
         Ok(reports)
     }
 
-    /// One round of group `g`'s members (a change round with `updated`
-    /// where the server can run one): the server announces, every member
-    /// joins from the announcement's bytes, each step's messages go to
-    /// their addressee (the deal request to the dealer), the server
-    /// finishes, and the members its sum included commit.
-    fn round(&mut self, g: usize, updated: Option<usize>) -> MufcResult<DrivenRound> {
-        let members = self.server.groups()[g].clone();
+    /// One round of the clients `members` (a group's, or in the plain
+    /// mode those that changed; a change round with `updated` where the
+    /// server can run one): the server announces, every member joins from
+    /// the announcement's bytes, each step's messages go to their
+    /// addressee (the deal request to the dealer), the server finishes,
+    /// and the members its sum included commit.
+    fn round(&mut self, members: &[ClientId], updated: Option<usize>) -> MufcResult<DrivenRound> {
         let (announcement, mut round) = match updated {
-            Some(u) => self.server.start_change_round(&members, u)?,
-            None => self.server.start_round(&members)?,
+            Some(u) => self.server.start_change_round(members, u)?,
+            None => self.server.start_round(members)?,
         };
         let bytes = announcement.to_bytes()?;
         let number = round.spec().round;
@@ -337,7 +363,7 @@ impl InProcess {
         };
         let mut costs = PartyCosts::default();
         let mut halves = BTreeMap::new();
-        for (id, (half, first), took) in self.join(&members, &bytes)? {
+        for (id, (half, first), took) in self.join(members, &bytes)? {
             costs.joins.push((id, took));
             if !offline(id, round.step()) {
                 costs.sent(&first);

@@ -4,10 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use num_bigint::BigUint;
+use rand::TryRng;
 use std::time::{Duration, Instant};
 
+use super::plain::PlainServer;
 use super::{Announcement, RemoteSetup};
-use crate::aggregation::{Advanced, Aggregation, RoundSpec, ServerHalf};
+use crate::aggregation::{Advanced, Aggregation, RoundProtocol, RoundSpec, Sends, ServerHalf};
 use crate::federation::tree::{FinishedRound, Tree};
 use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
@@ -22,7 +24,11 @@ use crate::{
 #[derive(Debug)]
 pub struct RemoteServer {
     setup: RemoteSetup,
-    aggregation: Aggregation,
+    /// The masked sums' state; `None` in the plain mode, which has none.
+    aggregation: Option<Aggregation>,
+    /// The rounds started in the plain mode (the aggregation counts them
+    /// otherwise).
+    plain_rounds: u64,
     /// The root's model (the only one when flat).
     server: Server,
     fit_report: Option<FitReport>,
@@ -49,18 +55,25 @@ pub enum RoundStep {
 
 /// The server's half of one round in progress.
 pub struct ServerRound {
-    half: Box<dyn ServerHalf>,
+    half: Half,
     spec: RoundSpec,
     started: Instant,
     /// The group the round runs in, with groups.
     group: Option<usize>,
 }
 
+/// A round's half by mode: a masked sum's protocol, or the plain mode's
+/// messages.
+enum Half {
+    Masked(Box<dyn ServerHalf>),
+    Plain(PlainServer),
+}
+
 impl std::fmt::Debug for ServerRound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerRound")
             .field("round", &self.spec.round)
-            .field("step", &self.half.step())
+            .field("step", &self.step())
             .finish_non_exhaustive()
     }
 }
@@ -77,19 +90,29 @@ impl ServerRound {
     }
 
     /// The step whose messages the server collects (`None` once the sum
-    /// is unmasked).
+    /// is unmasked, and in a plain round, which has one message a client
+    /// and no protocol).
     pub fn step(&self) -> Option<SecAggStep> {
-        self.half.step()
+        match &self.half {
+            Half::Masked(half) => half.step(),
+            Half::Plain(_) => None,
+        }
     }
 
     /// The clients expected to answer the current step: those still in.
     pub fn expected(&self) -> BTreeSet<ClientId> {
-        self.half.expected()
+        match &self.half {
+            Half::Masked(half) => half.expected(),
+            Half::Plain(half) => half.expected(),
+        }
     }
 
     /// The clients that answered the current step so far.
     pub fn answered(&self) -> BTreeSet<ClientId> {
-        self.half.answered()
+        match &self.half {
+            Half::Masked(half) => half.answered(),
+            Half::Plain(half) => half.answered(),
+        }
     }
 
     /// One message of the current step from client `from`, whose identity
@@ -102,7 +125,10 @@ impl ServerRound {
     /// from one client, ...). The round is unchanged by a refused message:
     /// the client may still answer, and the others are not disturbed.
     pub fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {
-        self.half.receive(from, bytes)
+        match &mut self.half {
+            Half::Masked(half) => half.receive(from, bytes),
+            Half::Plain(half) => half.receive(from, bytes),
+        }
     }
 
     /// Closes the current step (its deadline has passed or every client
@@ -114,7 +140,11 @@ impl ServerRound {
     /// protocol's threshold or the federation's minimum aggregate: the
     /// round fails and nothing is unmasked.
     pub fn advance(&mut self) -> MufcResult<RoundStep> {
-        Ok(match self.half.advance()? {
+        // A plain round has one step: the clients' messages.
+        let Half::Masked(half) = &mut self.half else {
+            return Ok(RoundStep::Finished);
+        };
+        Ok(match half.advance()? {
             Advanced::Clients(msgs) => RoundStep::Send(msgs),
             Advanced::Finished => RoundStep::Finished,
             Advanced::Dealer(request) => RoundStep::Deal(request),
@@ -132,7 +162,10 @@ impl ServerRound {
     /// a deal of another round, or one that does not seal a seed to
     /// every client of the ring once. The round waits for a good answer.
     pub fn receive_deal(&mut self, bytes: &[u8]) -> MufcResult<()> {
-        self.half.receive_dealer(bytes)
+        match &mut self.half {
+            Half::Masked(half) => half.receive_dealer(bytes),
+            Half::Plain(_) => Err(MufcError::Remote("a plain round has no dealer".into())),
+        }
     }
 }
 
@@ -188,6 +221,7 @@ impl RemoteServer {
         Ok(Self {
             setup,
             aggregation,
+            plain_rounds: 0,
             server,
             fit_report: None,
             tree,
@@ -243,16 +277,23 @@ impl RemoteServer {
             ));
         }
         let parts = fed.into_serving_parts();
-        let aggregation = parts
-            .aggregation
-            .ok_or_else(|| MufcError::Remote("a plain-mode federation has no aggregate".into()))?;
+        if parts.aggregation.is_none() {
+            // Its points are its clients' centroids, which a snapshot
+            // rebuilds from the clients (a federation run in one process).
+            return Err(MufcError::Remote(
+                "the snapshot is of a plain-mode federation, whose model is rebuilt from its \
+                 clients: no server's alone"
+                    .into(),
+            ));
+        }
         Ok(Self {
             setup: RemoteSetup {
                 config: parts.config,
                 dim: parts.dim,
                 roster,
             },
-            aggregation,
+            aggregation: parts.aggregation,
+            plain_rounds: 0,
             server: parts.server,
             fit_report: Some(parts.fit_report),
             tree: parts.tree,
@@ -269,7 +310,7 @@ impl RemoteServer {
     /// simulation of the configuration's dropout rate (the draw of
     /// [`Federation`]'s rounds); `None` with other masks.
     pub(crate) fn simulated_dropout(&self, round: u64, c: ClientId) -> Option<SecAggStep> {
-        self.aggregation.simulated_dropout(round, c)
+        (self.aggregation.as_ref()).and_then(|a| a.simulated_dropout(round, c))
     }
 
     /// The model and the decoded aggregate (the root's, with groups).
@@ -365,7 +406,10 @@ impl RemoteServer {
                 .group_aggregation_ref(g)
                 .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?
                 .survivors_needed(n),
-            None => self.aggregation.survivors_needed(n),
+            None => self
+                .aggregation
+                .as_ref()
+                .map_or(Ok(n), |a| a.survivors_needed(n)),
         }
     }
 
@@ -374,7 +418,7 @@ impl RemoteServer {
     pub fn rounds(&self) -> u64 {
         self.tree
             .as_ref()
-            .map_or(self.aggregation.rounds(), Tree::rounds)
+            .map_or_else(|| self.flat_rounds(), Tree::rounds)
     }
 
     /// Starts a round for `clients` (those connected; a subset of the
@@ -431,6 +475,9 @@ impl RemoteServer {
         if let Some(c) = ids.iter().find(|c| !self.setup.roster.contains(c)) {
             return Err(MufcError::UnknownClient(*c));
         }
+        if self.aggregation.is_none() {
+            return self.start_plain(ids, started);
+        }
         let min = self.setup.config.min_clients();
         if ids.len() < min {
             return Err(MufcError::TooFewClients {
@@ -451,7 +498,7 @@ impl RemoteServer {
             (Some(tree), Some(g)) => tree
                 .group_aggregation(g)
                 .ok_or(MufcError::UnknownClient(ids[0]))?,
-            _ => &mut self.aggregation,
+            _ => (self.aggregation.as_mut()).ok_or(MufcError::NoServerModel)?,
         };
         let change = match bound {
             Some(b) => agg.open_change_remote(&ids, b)?,
@@ -468,12 +515,56 @@ impl RemoteServer {
         Ok((
             announcement,
             ServerRound {
-                half,
+                half: Half::Masked(half),
                 spec,
                 started,
                 group,
             },
         ))
+    }
+
+    /// A plain round of `ids` (any of the roster: a client whose points
+    /// did not change need not send, the server holds its centroids):
+    /// each sends its centroids in the clear.
+    fn start_plain(
+        &mut self,
+        ids: Vec<ClientId>,
+        started: Instant,
+    ) -> MufcResult<(Announcement, ServerRound)> {
+        if ids.is_empty() {
+            return Err(MufcError::NoClients);
+        }
+        let mut session = [0u8; 32];
+        rand::rngs::SysRng
+            .try_fill_bytes(&mut session)
+            .map_err(|e| {
+                MufcError::Randomness(format!("the operating system's random source failed: {e}"))
+            })?;
+        let spec = RoundSpec {
+            round: self.plain_rounds,
+            session,
+            ring: ids,
+            protocol: RoundProtocol::Plain,
+            sends: Sends::Histograms,
+        };
+        self.plain_rounds += 1;
+        let half = PlainServer::new(spec.clone(), self.setup.dim, self.setup.config.client_k());
+        let announcement = Announcement {
+            setup: self.setup.clone(),
+            spec: spec.clone(),
+        };
+        let round = ServerRound {
+            half: Half::Plain(half),
+            spec,
+            started,
+            group: None,
+        };
+        Ok((announcement, round))
+    }
+
+    /// The rounds started when flat.
+    fn flat_rounds(&self) -> u64 {
+        (self.aggregation.as_ref()).map_or(self.plain_rounds, Aggregation::rounds)
     }
 
     /// Decodes a finished round, updates the model and commits. On an
@@ -486,12 +577,16 @@ impl RemoteServer {
     /// decode; the decoders' errors (a sum beyond the capacity); the K-means errors.
     pub fn finish_round(&mut self, round: ServerRound) -> MufcResult<RoundReport> {
         let number = round.spec.round;
+        let half = match round.half {
+            Half::Masked(half) => half,
+            Half::Plain(half) => return self.finish_plain(number, half, round.started),
+        };
         let check = DeltaCheck {
             last: self.last_counts(round.group)?,
             capacity: self.setup.capacity(),
             max_points: self.setup.config.max_points().unwrap_or(0),
         };
-        let out = round.half.conclude(&check)?;
+        let out = half.conclude(&check)?;
         // Only a change round's sum may fail to decode: more bins changed
         // than announced. Nothing is committed, so the next round is whole
         // (`Aggregation::open_change_remote`).
@@ -532,6 +627,48 @@ impl RemoteServer {
         })
     }
 
+    /// Finishes plain round `number`: every answering client's change of
+    /// centroids (against the points the server built from its last
+    /// message) updates the model. Those that did not answer keep their
+    /// points.
+    fn finish_plain(
+        &mut self,
+        number: u64,
+        half: PlainServer,
+        started: Instant,
+    ) -> MufcResult<RoundReport> {
+        let start = Instant::now();
+        let included: Vec<ClientId> = half.answered().into_iter().collect();
+        let plan = self
+            .server
+            .plan(InputChange::Plain(half.changes(&self.server)))?;
+        let update = self.server.apply(plan)?;
+        let server_time = start.elapsed();
+        let training = self.fit_report.is_none();
+        if training {
+            self.training_times.server += server_time;
+            self.training_times.wall += started.elapsed();
+        }
+        // The model holds every client's centroids, sent in this round or
+        // an earlier one.
+        self.note_model(&self.setup.roster.clone(), &[]);
+        Ok(RoundReport {
+            round: number,
+            group: None,
+            training,
+            included,
+            dropped: Vec::new(),
+            decode: DecodeKind::Plain,
+            update,
+            nonzero_bins: self.server.nonzero_bins(),
+            total_count: self.server.total_count(),
+            protocol: Duration::ZERO,
+            decode_time: Duration::ZERO,
+            server_time,
+            wall: started.elapsed(),
+        })
+    }
+
     /// The counts a round's sum of `group` is decoded against: with
     /// groups, the group's last sum; flat, the model's.
     fn last_counts(&self, group: Option<usize>) -> MufcResult<&BTreeMap<BigUint, u64>> {
@@ -562,8 +699,9 @@ impl RemoteServer {
             _ => {
                 let plan = self.server.plan(InputChange::Counts(decoded))?;
                 let update = self.server.apply(plan)?;
-                self.aggregation
-                    .commit_remote(finished.pending, finished.round);
+                if let Some(a) = &mut self.aggregation {
+                    a.commit_remote(finished.pending, finished.round);
+                }
                 Ok((update, self.fit_report.is_none()))
             }
         }
@@ -588,7 +726,7 @@ impl RemoteServer {
                 times: self.training_times,
                 bytes_per_client: 0,
                 nonzero_bins: self.server.nonzero_bins(),
-                sketch: Some(self.aggregation.info()),
+                sketch: self.aggregation.as_ref().map(Aggregation::info),
                 server_points: self.server.data().len(),
                 included: model,
                 dropped: dropped.to_vec(),
