@@ -19,7 +19,7 @@ use crate::federation::check_names;
 use crate::ids::in_order;
 use crate::{
     Channel, ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, SecAggStep,
-    ValidConfig, par,
+    ValidConfig, Withdrawal, par,
 };
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
@@ -85,6 +85,10 @@ pub struct InProcess {
     waiting: BTreeSet<ClientId>,
     /// The training rounds, one per group.
     training: Vec<DrivenRound>,
+    /// The requests accepted so far.
+    requests: u64,
+    /// Why the model was withdrawn, if it was.
+    withdrawn: Option<Withdrawal>,
     parallel: bool,
 }
 
@@ -178,6 +182,8 @@ impl InProcess {
             dealer,
             waiting: BTreeSet::new(),
             training: Vec::new(),
+            requests: 0,
+            withdrawn: None,
             parallel: config.parallel(),
         };
         for g in 0..driver.server.groups().len() {
@@ -201,13 +207,17 @@ impl InProcess {
     ///
     /// The request is checked whole before any client forgets, as
     /// [`Federation::remove`](crate::Federation::remove) checks it: on an
-    /// error in it nothing changes. Unlike the federation in one process,
-    /// a client removed whole stays in the roster with no point, so a
-    /// group it leaves below [`ValidConfig::min_clients`] goes on serving
-    /// where [`Federation::remove`](crate::Federation::remove) withdraws
-    /// its model. A round that fails leaves the model as it was; the
-    /// clients have forgotten, and keep waiting: the next request's
-    /// rounds, or [`Self::flush`], carry their new histograms.
+    /// error in it nothing changes. A client removed whole has left: it
+    /// stays in the roster with no point, and a request that would leave
+    /// fewer than [`ValidConfig::min_clients`] clients with points (in a
+    /// group, with groups) withdraws the model as
+    /// [`Federation::remove`](crate::Federation::remove) does
+    /// (docs/threat-model.md P4): the clients forget, no round runs, the
+    /// server forgets its model ([`Self::withdrawal`]), and every later
+    /// request is served by the clients alone. A round that fails leaves
+    /// the model as it was; the clients have forgotten, and keep waiting:
+    /// the next request's rounds, or [`Self::flush`], carry their new
+    /// histograms.
     ///
     /// # Errors
     ///
@@ -216,6 +226,12 @@ impl InProcess {
     /// [`MufcError::RepeatedPoint`]; a round's errors.
     pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<Vec<DrivenRound>> {
         let forgotten = self.forgotten(request)?;
+        self.requests += 1;
+        let withdrawal = match &self.withdrawn {
+            Some(_) => None,
+            None => self.too_few_left(&forgotten),
+        };
+        let withdrawn = withdrawal.is_some() || self.withdrawn.is_some();
         for (id, client) in forgotten {
             let at = self.at(id)?;
             if let Some(slot) = self.clients.get_mut(at) {
@@ -223,7 +239,60 @@ impl InProcess {
             }
             self.waiting.insert(id);
         }
+        if let Some(w) = withdrawal {
+            self.server.withdraw();
+            self.withdrawn = Some(w);
+        }
+        if withdrawn {
+            // No aggregate is decoded again: the clients' forgetting is
+            // all there is to serve.
+            self.waiting.clear();
+            return Ok(Vec::new());
+        }
         self.serve_waiting(false)
+    }
+
+    /// Why the model was withdrawn (docs/threat-model.md P4), if a
+    /// request left too few clients.
+    pub fn withdrawal(&self) -> Option<&Withdrawal> {
+        self.withdrawn.as_ref()
+    }
+
+    /// The withdrawal a request calls for when the clients `forgotten`
+    /// leave fewer than the minimum aggregate with points: in a group,
+    /// with groups, or in the federation (a whole group may leave).
+    fn too_few_left(&self, forgotten: &BTreeMap<ClientId, RemoteClient>) -> Option<Withdrawal> {
+        let left = |c: &RemoteClient| {
+            forgotten
+                .get(&c.id())
+                .map_or(c.data().is_empty(), |f| f.data().is_empty())
+        };
+        let gone: BTreeSet<ClientId> = (self.clients.iter().filter(|c| left(c)))
+            .map(RemoteClient::id)
+            .collect();
+        let min_clients = self.server.setup().config().min_clients();
+        let refusal = match self.server.setup().layout() {
+            Some(layout) => layout.check_sizes(min_clients, &gone).err(),
+            None => {
+                let clients = self.clients.len() - gone.len();
+                (clients > 0 && clients < min_clients).then_some(MufcError::TooFewClients {
+                    clients,
+                    min_clients,
+                })
+            }
+        };
+        let (clients, group) = match refusal? {
+            MufcError::TooFewClients { clients, .. } => (clients, None),
+            MufcError::GroupTooSmall { group, clients, .. } => (clients, Some(group)),
+            _ => return None,
+        };
+        Some(Withdrawal {
+            request: self.requests,
+            clients,
+            min_clients,
+            group,
+            rounds: self.server.rounds(),
+        })
     }
 
     /// Runs the rounds the waiting clients' changes need now, however few

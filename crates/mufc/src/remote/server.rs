@@ -37,6 +37,8 @@ pub struct RemoteServer {
     /// The training rounds' times so far (one round when flat, one per
     /// group otherwise): the fit report's once the model is trained.
     training_times: StageTimes,
+    /// Whether the model was withdrawn ([`Self::withdraw`]).
+    withdrawn: bool,
 }
 
 /// What to do after [`ServerRound::advance`].
@@ -226,6 +228,7 @@ impl RemoteServer {
             fit_report: None,
             tree,
             training_times: StageTimes::default(),
+            withdrawn: false,
         })
     }
 
@@ -298,12 +301,30 @@ impl RemoteServer {
             fit_report: Some(parts.fit_report),
             tree: parts.tree,
             training_times: StageTimes::default(),
+            withdrawn: false,
         })
     }
 
     /// The federation's setup.
     pub fn setup(&self) -> &RemoteSetup {
         &self.setup
+    }
+
+    /// Withdraws the model: the clients left too few of the minimum
+    /// aggregate (docs/threat-model.md P4), so the server forgets its
+    /// counts and centroids, every node's and the groups' last sums, and
+    /// runs no more rounds. The in-process driver calls it, as it knows
+    /// which clients left; across processes a client's leave is a later
+    /// issue's.
+    pub(crate) fn withdraw(&mut self) {
+        self.server.clear();
+        self.tree = None;
+        self.withdrawn = true;
+    }
+
+    /// Whether the model was withdrawn.
+    pub fn is_withdrawn(&self) -> bool {
+        self.withdrawn
     }
 
     /// The first SecAgg step client `c` misses in round `round` of a
@@ -469,6 +490,11 @@ impl RemoteServer {
         updated: Option<usize>,
     ) -> MufcResult<(Announcement, ServerRound)> {
         let started = Instant::now();
+        if self.withdrawn {
+            return Err(MufcError::Remote(
+                "the model was withdrawn: no round runs (docs/threat-model.md P4)".into(),
+            ));
+        }
         let mut ids = clients.to_vec();
         ids.sort_unstable();
         ids.dedup();
@@ -743,6 +769,9 @@ impl RemoteServer {
     /// [`MufcError::NoServerModel`] before the first round committed (with
     /// groups, before every group's).
     pub fn snapshot(&self) -> MufcResult<ServerSnapshot> {
+        if self.withdrawn {
+            return Err(MufcError::NoServerModel);
+        }
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
         let fed = Federation::serving(
             self.setup.parts()?,

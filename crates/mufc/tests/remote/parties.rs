@@ -90,7 +90,7 @@ fn apply(data: &mut [(ClientId, Dataset)], request: &RemovalRequest) {
 #[test]
 fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topology() {
     let mut rng = testdata::rng("parties-in-process");
-    let (mut served, mut whole, mut waited) = (0, 0, 0);
+    let (mut served, mut whole, mut waited, mut withdrawn) = (0, 0, 0, 0);
     for (s, masks) in SOURCES.iter().enumerate() {
         for topology in TOPOLOGIES {
             let mix = Mixture {
@@ -100,8 +100,12 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
             };
             let seed = rng.random_range(0..1000);
             let min_updating = rng.random_range(1..=2);
+            // With 3, a client of a group of three that leaves whole
+            // withdraws the model.
+            let min_clients = rng.random_range(2..=3);
             let mut what = format!(
-                "{:?}, {topology:?}, seed {seed}, min_updating_clients {min_updating}",
+                "{:?}, {topology:?}, seed {seed}, min_updating_clients {min_updating}, \
+                 min_clients {min_clients}",
                 masks()
             );
             let data = with_ids(&gaussian_clients(&format!("parties-{s}-{seed}"), mix));
@@ -112,6 +116,7 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 .channel(Channel::scma(masks()))
                 .topology(topology)
                 .min_updating_clients(min_updating)
+                .min_clients(min_clients)
                 .seed(seed)
                 .validate()
                 .unwrap();
@@ -134,24 +139,21 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 what.push_str(&format!("; request {step}: {request:?}"));
                 fed.remove(&request)
                     .unwrap_or_else(|e| panic!("{what}: in one process: {e}"));
-                if fed.withdrawal().is_some() {
-                    // A client removed whole left a group below
-                    // `min_clients`: the federation in one process
-                    // withdraws its model. The parties keep that client
-                    // in the roster with no point, and have no withdrawal
-                    // yet (`InProcess::remove`): the case ends here.
-                    break;
-                }
                 parties
                     .remove(&request)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 apply(&mut rest, &request);
                 served += 1;
                 whole += request.clients_removed().len();
+                // A client removed whole may leave a group below
+                // `min_clients`: both withdraw the model, alike, and
+                // serve later requests with no round.
+                assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
+                withdrawn += usize::from(fed.withdrawal().is_some());
                 assert_same_nodes(&parties, &fed, &what);
                 assert_eq!(parties.waiting(), fed.pending_clients(), "{what}");
                 waited += usize::from(!parties.waiting().is_empty());
-                if parties.waiting().is_empty() {
+                if parties.waiting().is_empty() && fed.withdrawal().is_none() {
                     assert_equals_retraining(parties.server(), &rest, &what);
                 }
             }
@@ -165,12 +167,12 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
             }
         }
     }
-    // The draw serves most requests, whole clients among them (a case
-    // ends at a withdrawal), and some wait for the lone-update policy:
-    // the comparison cannot pass by testing nothing.
+    // The draw serves most requests, whole clients among them, some
+    // wait for the lone-update policy and some withdraw the model: the
+    // comparison cannot pass by testing nothing.
     assert!(
-        served >= 18 && whole >= 3 && waited >= 2,
-        "{served} requests, {whole} whole clients, {waited} waited"
+        served >= 18 && whole >= 3 && waited >= 2 && withdrawn >= 1,
+        "{served} requests, {whole} whole clients, {waited} waited, {withdrawn} withdrawn"
     );
 }
 
@@ -450,10 +452,11 @@ fn the_plain_mode_as_parties_is_the_federations() {
             };
             what.push_str(&format!("; request {step}: {request:?}"));
             fed.remove(&request).unwrap();
-            if fed.withdrawal().is_some() {
-                break; // as in the test above: no withdrawal in the parties yet
-            }
             let rounds = parties.remove(&request).unwrap();
+            assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
+            if fed.withdrawal().is_some() {
+                break;
+            }
             // One round, of the clients the request names.
             let [round] = rounds.as_slice() else {
                 panic!("{what}: {} rounds", rounds.len());
