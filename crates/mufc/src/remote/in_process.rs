@@ -202,8 +202,10 @@ impl InProcess {
     /// round, a change round where the server can run one
     /// ([`RemoteServer::start_change_round`]). A group with too few waits
     /// ([`Self::waiting`]) until a later request brings enough, or
-    /// [`Self::flush`]. Returns the rounds the driver ran, in group order
-    /// (none when the request waits).
+    /// [`Self::flush`]; and so does the whole request until every group
+    /// it names is ready, as [`Federation::remove`](crate::Federation::remove)
+    /// holds it. Returns the rounds the driver ran, in group order (none
+    /// when the request waits).
     ///
     /// The request is checked whole before any client forgets, as
     /// [`Federation::remove`](crate::Federation::remove) checks it: on an
@@ -232,6 +234,7 @@ impl InProcess {
             None => self.too_few_left(&forgotten),
         };
         let withdrawn = withdrawal.is_some() || self.withdrawn.is_some();
+        let named: BTreeSet<ClientId> = forgotten.keys().copied().collect();
         for (id, client) in forgotten {
             let at = self.at(id)?;
             if let Some(slot) = self.clients.get_mut(at) {
@@ -249,7 +252,7 @@ impl InProcess {
             self.waiting.clear();
             return Ok(Vec::new());
         }
-        self.serve_waiting(false)
+        self.serve_waiting(false, &named)
     }
 
     /// Why the model was withdrawn (docs/threat-model.md P4), if a
@@ -304,7 +307,7 @@ impl InProcess {
     /// A round's errors; the clients of a group whose round failed keep
     /// waiting.
     pub fn flush(&mut self) -> MufcResult<Vec<DrivenRound>> {
-        self.serve_waiting(true)
+        self.serve_waiting(true, &BTreeSet::new())
     }
 
     /// The clients whose points changed and whose group's round waits
@@ -372,23 +375,39 @@ impl InProcess {
     /// One round in every group with waiting clients, when they are
     /// enough for the lone-update policy or `flush` says to run anyway: a
     /// change round where the server runs one, else whole. The clients of
-    /// a group whose round committed wait no more.
-    fn serve_waiting(&mut self, flush: bool) -> MufcResult<Vec<DrivenRound>> {
+    /// a group whose round committed wait no more. `named`: the clients
+    /// of the request being served, which waits whole, as
+    /// [`Federation::remove`](crate::Federation::remove) holds it, unless
+    /// every group it names is ready (its rounds then run with every
+    /// other ready group's).
+    fn serve_waiting(
+        &mut self,
+        flush: bool,
+        named: &BTreeSet<ClientId>,
+    ) -> MufcResult<Vec<DrivenRound>> {
+        let config = self.server.setup().config();
+        // The plain mode shows the server every message: no policy hides
+        // a change there, and the clients that changed send alone (the
+        // server holds the others' centroids).
+        let plain = config.channel() == &Channel::Plain;
+        let ready: Vec<(usize, Vec<ClientId>)> = (self.server.groups().iter().enumerate())
+            .filter_map(|(g, members)| {
+                let updated: Vec<ClientId> = (members.iter().copied())
+                    .filter(|c| self.waiting.contains(c))
+                    .collect();
+                let enough = flush || plain || config.updates_enough(members.len(), updated.len());
+                (!updated.is_empty() && enough).then_some((g, updated))
+            })
+            .collect();
+        if !named
+            .iter()
+            .all(|c| ready.iter().any(|(_, u)| u.contains(c)))
+        {
+            return Ok(Vec::new());
+        }
         let mut reports = Vec::new();
-        for g in 0..self.server.groups().len() {
+        for (g, updated) in ready {
             let members = &self.server.groups()[g];
-            let updated: Vec<ClientId> = (members.iter().copied())
-                .filter(|c| self.waiting.contains(c))
-                .collect();
-            let config = self.server.setup().config();
-            // The plain mode shows the server every message: no policy
-            // hides a change there, and the clients that changed send
-            // alone (the server holds the others' centroids).
-            let plain = config.channel() == &Channel::Plain;
-            let enough = flush || plain || config.updates_enough(members.len(), updated.len());
-            if updated.is_empty() || !enough {
-                continue;
-            }
             let ring = if plain {
                 updated.clone()
             } else {

@@ -37,8 +37,9 @@ pub struct RemoteServer {
     /// The training rounds' times so far (one round when flat, one per
     /// group otherwise): the fit report's once the model is trained.
     training_times: StageTimes,
-    /// Whether the model was withdrawn ([`Self::withdraw`]).
-    withdrawn: bool,
+    /// The rounds started before the model was withdrawn, once it was
+    /// ([`Self::withdraw`]): the counter never goes back.
+    withdrawn: Option<u64>,
 }
 
 /// What to do after [`ServerRound::advance`].
@@ -228,7 +229,7 @@ impl RemoteServer {
             fit_report: None,
             tree,
             training_times: StageTimes::default(),
-            withdrawn: false,
+            withdrawn: None,
         })
     }
 
@@ -301,7 +302,7 @@ impl RemoteServer {
             fit_report: Some(parts.fit_report),
             tree: parts.tree,
             training_times: StageTimes::default(),
-            withdrawn: false,
+            withdrawn: None,
         })
     }
 
@@ -317,14 +318,14 @@ impl RemoteServer {
     /// which clients left; across processes a client's leave is a later
     /// issue's.
     pub(crate) fn withdraw(&mut self) {
+        self.withdrawn = Some(self.rounds());
         self.server.clear();
         self.tree = None;
-        self.withdrawn = true;
     }
 
     /// Whether the model was withdrawn.
     pub fn is_withdrawn(&self) -> bool {
-        self.withdrawn
+        self.withdrawn.is_some()
     }
 
     /// The first SecAgg step client `c` misses in round `round` of a
@@ -437,6 +438,9 @@ impl RemoteServer {
     /// The number of rounds started so far (failed ones included; every
     /// group's, with groups).
     pub fn rounds(&self) -> u64 {
+        if let Some(rounds) = self.withdrawn {
+            return rounds;
+        }
         self.tree
             .as_ref()
             .map_or_else(|| self.flat_rounds(), Tree::rounds)
@@ -490,7 +494,7 @@ impl RemoteServer {
         updated: Option<usize>,
     ) -> MufcResult<(Announcement, ServerRound)> {
         let started = Instant::now();
-        if self.withdrawn {
+        if self.withdrawn.is_some() {
             return Err(MufcError::Remote(
                 "the model was withdrawn: no round runs (docs/threat-model.md P4)".into(),
             ));
@@ -769,7 +773,7 @@ impl RemoteServer {
     /// [`MufcError::NoServerModel`] before the first round committed (with
     /// groups, before every group's).
     pub fn snapshot(&self) -> MufcResult<ServerSnapshot> {
-        if self.withdrawn {
+        if self.withdrawn.is_some() {
             return Err(MufcError::NoServerModel);
         }
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
