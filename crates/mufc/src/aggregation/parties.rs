@@ -256,13 +256,12 @@ impl Aggregation {
         sent: Option<Sent<'_>>,
         seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
+        // Before a change's parameters are built from the spec (its
+        // capacity is checked there).
+        self.check_round(spec, me)?;
         let change = match spec.sends {
             Sends::Histograms => None,
             Sends::Changes { capacity, base } => {
-                // Before the change's parameters are built from the spec
-                // (its capacity is checked there); `join_round` checks
-                // every other round.
-                self.check_round(spec, me)?;
                 let sent =
                     sent.filter(|s| s.round == base)
                         .ok_or_else(|| MufcError::RoundRefused {
@@ -290,7 +289,7 @@ impl Aggregation {
             change: change.as_ref().map(|(c, _)| c.as_slice()),
         };
         let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
-        self.join_round(spec, input, &secrets, change.as_ref().map(|(_, p)| p), seal)
+        self.join_checked(spec, input, &secrets, change.as_ref().map(|(_, p)| p), seal)
     }
 
     /// The dealer's half of the round of `spec` across processes, sealing
@@ -342,6 +341,18 @@ impl Aggregation {
         seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
         self.check_round(spec, input.id)?;
+        self.join_checked(spec, input, secrets, change, seal)
+    }
+
+    /// [`Self::join_round`] of a round already checked.
+    fn join_checked(
+        &self,
+        spec: &RoundSpec,
+        input: Input<'_>,
+        secrets: &RoundSecrets,
+        change: Option<&ValidAnyParams>,
+        seal: Option<SealKey>,
+    ) -> MufcResult<Joined> {
         let agreed = match (spec.sends, change) {
             (Sends::Histograms, None) => input.change.is_none(),
             (Sends::Changes { capacity, .. }, Some(p)) => {

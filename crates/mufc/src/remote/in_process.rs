@@ -481,11 +481,12 @@ impl InProcess {
             }
         }
         let report = self.server.finish_round(round)?;
+        let included = in_order(&report.included);
         for (id, half) in halves {
             let at = self.at(id)?;
             if let Some(c) = self.clients.get_mut(at) {
                 c.took_part(&half);
-                if report.included.contains(&id) {
+                if included.binary_search(&id).is_ok() {
                     c.commit(half);
                 }
             }
