@@ -326,26 +326,13 @@ impl Aggregation {
         Ok(Box::new(party))
     }
 
-    /// The client of `input` joins the round of `spec`, drawing its key
-    /// pairs and seeds from the round's `secrets` (in a dealt round, its
-    /// mask from the seed the dealer seals under `seal`): the round is
-    /// checked ([`Self::check_round`]), then the client's half, its first
-    /// message and its new sketch. Shared by the clients across processes
-    /// and the in-process driver (`relay.rs`).
-    pub(super) fn join_round(
-        &self,
-        spec: &RoundSpec,
-        input: Input<'_>,
-        secrets: &RoundSecrets,
-        change: Option<&ValidAnyParams>,
-        seal: Option<SealKey>,
-    ) -> MufcResult<Joined> {
-        self.check_round(spec, input.id)?;
-        self.join_checked(spec, input, secrets, change, seal)
-    }
-
-    /// [`Self::join_round`] of a round already checked.
-    fn join_checked(
+    /// The client of `input` joins the round of `spec`, once checked
+    /// ([`Self::check_round`]), drawing its key pairs and seeds from the
+    /// round's `secrets` (in a dealt round, its mask from the seed the
+    /// dealer seals under `seal`): the client's half, its first message
+    /// and its new sketch. Shared by the clients across processes and the
+    /// in-process driver (`relay.rs`).
+    pub(super) fn join_checked(
         &self,
         spec: &RoundSpec,
         input: Input<'_>,

@@ -190,7 +190,8 @@ impl Aggregation {
                 MaskSource::Dealer(keys) => Some(keys.pair(input.id)),
                 _ => None,
             };
-            let (half, first, new) = self.join_round(&spec, *input, secrets, change, seal)?;
+            self.check_round(&spec, input.id)?;
+            let (half, first, new) = self.join_checked(&spec, *input, secrets, change, seal)?;
             let party = Party {
                 id: input.id,
                 half,

@@ -35,13 +35,23 @@ fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
     groups::assert_same_nodes(parties.server(), fed, what);
 }
 
+/// The parties of `data` under `config`, trained, and the federation in
+/// one process trained on the same data under the configuration the
+/// parties resolved.
+fn trained_both(data: &[(ClientId, Dataset)], config: &ValidConfig) -> (InProcess, Federation) {
+    let parties = InProcess::train(data.to_vec(), config).unwrap();
+    let fed = Federation::with_ids(data.to_vec(), parties.server().setup().config()).unwrap();
+    (parties, fed)
+}
+
 /// A random request: one to three clients (of any groups), each losing
 /// one to three points (a seed among them with even odds), or, once per
-/// case, every point (named whole).
+/// case, every point (named whole); named in `what`.
 fn draw_request(
     rng: &mut ChaCha8Rng,
     parties: &InProcess,
     whole_left: &mut bool,
+    what: &mut String,
 ) -> Option<RemovalRequest> {
     let live: Vec<&RemoteClient> = (parties.clients().iter())
         .filter(|c| c.data().len() > 3)
@@ -68,6 +78,7 @@ fn draw_request(
         }
         request = request.with_points(c.id(), ids.into_iter().collect());
     }
+    what.push_str(&format!("; request {request:?}"));
     (!request.is_empty()).then_some(request)
 }
 
@@ -117,19 +128,17 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 .seed(seed)
                 .validate()
                 .unwrap();
-            let mut parties = InProcess::train(data.clone(), &config).unwrap();
-            let resolved = parties.server().setup().config().clone();
-            let mut fed = Federation::with_ids(data.clone(), &resolved).unwrap();
+            let (mut parties, mut fed) = trained_both(&data, &config);
             assert_same_nodes(&parties, &fed, &format!("{what}: training"));
             let mut rest = data;
             let mut whole_left = true;
-            for step in 0..3 {
+            for _ in 0..3 {
                 // A request naming several groups waits whole until each
                 // has enough changed clients, in both.
-                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left) else {
+                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, &mut what)
+                else {
                     continue;
                 };
-                what.push_str(&format!("; request {step}: {request:?}"));
                 fed.remove(&request)
                     .unwrap_or_else(|e| panic!("{what}: in one process: {e}"));
                 parties
@@ -181,8 +190,7 @@ fn a_client_removed_whole_is_unknown_to_later_requests() {
         .seed(4)
         .validate()
         .unwrap();
-    let mut parties = InProcess::train(data.clone(), &config).unwrap();
-    let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+    let (mut parties, mut fed) = trained_both(&data, &config);
     let gone = RemovalRequest::clients(vec![ClientId(3)]);
     parties.remove(&gone).unwrap();
     fed.remove(&gone).unwrap();
@@ -200,8 +208,7 @@ fn a_client_removed_whole_is_unknown_to_later_requests() {
 fn a_request_the_clients_cannot_serve_changes_no_party() {
     let data = with_ids(&gaussian_clients("parties-refused", Mixture::SMALL));
     let config = FederationConfig::new(2).seed(3).validate().unwrap();
-    let mut parties = InProcess::train(data.clone(), &config).unwrap();
-    let fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+    let (mut parties, fed) = trained_both(&data, &config);
     let rounds = parties.server().rounds();
     let held = parties.clients()[1].data().ids()[0];
     let cases = [
@@ -257,8 +264,7 @@ fn a_group_smaller_than_the_policy_updates_once_every_member_changed() {
             .seed(8)
             .validate()
             .unwrap();
-        let mut parties = InProcess::train(data.clone(), &config).unwrap();
-        let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+        let (mut parties, mut fed) = trained_both(&data, &config);
         for c in 0..3 {
             let request = RemovalRequest::points(ClientId(c), vec![PointId(c + 1)]);
             let what = format!("{topology:?}, client {c}");
@@ -314,11 +320,11 @@ fn the_parties_drop_out_where_the_federation_does() {
             let mut fed = Federation::with_ids(data, &resolved).unwrap();
             assert_same_nodes(&parties, &fed, &format!("{what}: training"));
             let mut whole_left = false;
-            for step in 0..4 {
-                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left) else {
+            for _ in 0..4 {
+                let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, &mut what)
+                else {
                     continue;
                 };
-                what.push_str(&format!("; request {step}: {request:?}"));
                 let (ours, theirs) = (parties.remove(&request), fed.remove(&request));
                 match (ours, theirs) {
                     (Ok(reports), Ok(report)) => {
@@ -374,8 +380,7 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
             .seed(6)
             .validate()
             .unwrap();
-        let mut parties = InProcess::train(data.clone(), &config).unwrap();
-        let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+        let (mut parties, mut fed) = trained_both(&data, &config);
         let what = format!("{:?}", masks());
         let [training] = parties.training() else {
             panic!("{what}: one training round when flat");
@@ -434,17 +439,15 @@ fn the_plain_mode_as_parties_is_the_federations() {
             .seed(seed)
             .validate()
             .unwrap();
-        let mut parties = InProcess::train(data.clone(), &config).unwrap();
+        let (mut parties, mut fed) = trained_both(&data, &config);
         let resolved = parties.server().setup().config().clone();
-        let mut fed = Federation::with_ids(data.clone(), &resolved).unwrap();
         assert_same_plain(parties.server().server(), fed.server(), &what);
         let mut rest = data;
         let mut whole_left = true;
-        for step in 0..3 {
-            let Some(request) = draw_request(&mut rng, &parties, &mut whole_left) else {
+        for _ in 0..3 {
+            let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, &mut what) else {
                 continue;
             };
-            what.push_str(&format!("; request {step}: {request:?}"));
             fed.remove(&request).unwrap();
             let rounds = parties.remove(&request).unwrap();
             assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
@@ -565,8 +568,7 @@ fn a_client_leaving_below_the_minimum_withdraws_the_model_in_both() {
                 .seed(11)
                 .validate()
                 .unwrap();
-            let mut parties = InProcess::train(data.clone(), &config).unwrap();
-            let mut fed = Federation::with_ids(data, parties.server().setup().config()).unwrap();
+            let (mut parties, mut fed) = trained_both(&data, &config);
             let rounds = parties.server().rounds();
             let leave = RemovalRequest::clients(vec![ClientId(1)]);
             assert!(fed.remove(&leave).unwrap().outcome.is_withdrawn(), "{what}");
