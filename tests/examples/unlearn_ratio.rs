@@ -92,7 +92,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .get(8)
         .map_or(Ok(SecAggGraph::Complete), |a| a.parse())?;
 
-    let data = testkit::mufc::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
+    let data =
+        seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
     let config = FederationConfig::new(10)
         .client_k(3)
         .server_points(points)
@@ -132,7 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         fit.included.len(),
     );
 
-    let mut rng = testkit::rng("mufc-unlearn-ratio");
+    let mut rng = testdata::rng("mufc-unlearn-ratio");
     let (mut all, mut non_seed, mut seed, mut retrain) = (
         Acc::default(),
         Acc::default(),
@@ -165,7 +166,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let rest = truth.get(&c).ok_or("client")?.without(&[PointId(id.0)])?;
         truth.insert(c, rest);
         if dropout > 0.0 {
-            let sum = testkit::mufc::plain_sum_over(&fed, &report.included);
+            let sum = mufc_testkit::plain_sum_over(&fed, &report.included);
             if fed.server().counts() != &sum {
                 return Err(format!("request {i}: not the included clients' sum").into());
             }
@@ -175,7 +176,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 fed.config(),
             )?;
             retrain.add(&fresh.fit_report().times);
-            testkit::mufc::compare(&fed, &fresh).map_err(|e| format!("request {i}: {e}"))?;
+            mufc_testkit::compare(&fed, &fresh).map_err(|e| format!("request {i}: {e}"))?;
             checked += 1;
         }
     }

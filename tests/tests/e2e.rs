@@ -7,8 +7,9 @@ use mufc::{
     Channel, ClientTraining, DecodeKind, Federation, FederationConfig, Masks, MufcError, RingMasks,
     Scma, ServerPoints,
 };
+use mufc_testkit::plain_sum;
 use seeding::Dataset;
-use testkit::mufc::{Mixture, gaussian_clients, plain_sum};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const CLIENTS: usize = 12;
 const PER_CLIENT: usize = 250;

@@ -7,7 +7,7 @@ use mufc::{
 };
 use nalgebra::DMatrix;
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const MIX: Mixture = Mixture::SMALL;
 

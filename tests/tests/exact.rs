@@ -11,11 +11,10 @@ use mufc::{
     Channel, ClientId, ClientTraining, DecodeKind, Federation, FederationConfig, Masks,
     RemovalRequest, RingMasks, Scma, ServerPoints, ServerUpdate,
 };
+use mufc_testkit::{compare, compare_clients, compare_model, plain_sum, without_request};
 use rand::{Rng, RngExt};
 use seeding::{Dataset, PointId};
-use testkit::mufc::{
-    Mixture, compare, compare_clients, compare_model, gaussian_clients, plain_sum, without_request,
-};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const MIX: Mixture = Mixture {
     clients: 6,
@@ -198,7 +197,7 @@ fn random_removal_sequences_equal_retraining_bit_for_bit_in_every_mode() {
                     .unwrap();
                 let mut fed = Federation::with_ids(truth.clone(), &config).unwrap();
                 let mut view = truth.clone();
-                let mut rng = testkit::rng(&format!("exact-requests-{what}-{seq}"));
+                let mut rng = testdata::rng(&format!("exact-requests-{what}-{seq}"));
                 let mut deferred = 0;
                 for step in 0..8 {
                     let req = random_request(&fed, &view, &mut rng);

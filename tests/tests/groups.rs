@@ -13,16 +13,16 @@ use mufc::{
     Channel, ClientId, Federation, FederationConfig, Layout, Masks, MufcError, NodeId,
     RemovalOutcome, RemovalRequest, Scma, SecAggOptions, Topology, ValidConfig,
 };
+use mufc_testkit::{
+    compare, compare_clients, compare_tree, compare_tree_model, numbered, without_request,
+};
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use seeding::{Dataset, PointId};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
 use syndrome_agg::{CountPolicy, LinearParams, LinearSketch, MaskedSketch, Sketch, SketchParams};
-use testkit::mufc::{
-    Mixture, compare, compare_clients, compare_tree, compare_tree_model, gaussian_clients,
-    numbered, without_request,
-};
 
 #[path = "groups/saved.rs"]
 mod saved;

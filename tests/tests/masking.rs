@@ -11,10 +11,11 @@ use syndrome_agg::LinearSketch;
 
 use field::Fp64;
 use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest};
+use mufc_testkit::plain_sum;
 use num_bigint::BigUint;
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
 use syndrome_agg::{Aggregator, CountPolicy, MaskedSketch, Sketch, SketchParams};
-use testkit::mufc::{Mixture, gaussian_clients, plain_sum};
 
 const MIX: Mixture = Mixture {
     clients: 6,

@@ -7,9 +7,10 @@
 #![allow(clippy::unwrap_used)]
 
 use mufc::{Channel, ClientId, ClientTraining, Federation, FederationConfig, RemovalRequest};
+use mufc_testkit::{compare, numbered};
 use rand::RngExt;
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, compare, gaussian_clients, numbered};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const MIX: Mixture = Mixture {
     clients: 5,
@@ -86,7 +87,7 @@ fn check_sent(fed: &Federation, s: u64, what: &str) {
 
 #[test]
 fn every_point_a_client_sends_stands_for_at_least_the_minimum() {
-    let mut rng = testkit::rng("min-cluster-size");
+    let mut rng = testdata::rng("min-cluster-size");
     let mut dissolved = 0;
     for trial in 0..24u64 {
         let s = rng.random_range(1..=6u64);

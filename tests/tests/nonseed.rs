@@ -18,9 +18,10 @@ use mufc::{
     Channel, ClientId, DecodeKind, Federation, FederationConfig, Masks, RemovalRequest, Scma,
     ServerPoints, ServerUpdate,
 };
+use mufc_testkit::compare;
 use num_bigint::BigUint;
 use seeding::PointId;
-use testkit::mufc::{Mixture, compare, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 fn histogram(fed: &Federation, c: ClientId) -> BTreeMap<BigUint, i64> {
     fed.client(c)

@@ -6,8 +6,9 @@ use mufc::{
     Channel, ClientId, ClientTraining, Federation, FederationConfig, Masks, RemovalRequest,
     SecAggOptions,
 };
+use mufc_testkit::{compare, untimed};
 use seeding::PointId;
-use testkit::mufc::{Mixture, compare, gaussian_clients, untimed};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 #[test]
 fn parallel_and_serial_clients_give_the_same_bits() {

@@ -7,9 +7,10 @@ use mufc::{
     Channel, ClientId, ClientTraining, Federation, FederationConfig, Masks, MufcError,
     RemovalRequest, RingMasks, Scma, ServerPoints,
 };
+use mufc_testkit::{compare, untimed};
 use rand::RngExt;
 use seeding::PointId;
-use testkit::mufc::{Mixture, compare, gaussian_clients, untimed};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const MIX: Mixture = Mixture {
     clients: 5,
@@ -122,13 +123,13 @@ fn corrupt_bytes_are_errors() {
     // Flipped bytes anywhere: an error or a valid federation, never a
     // panic; and whatever loads is checked against its stored seeds and
     // counts.
-    let mut rng = testkit::rng("persist-flips");
+    let mut rng = testdata::rng("persist-flips");
     for _ in 0..200 {
         let mut b = bytes.clone();
         let i = rng.random_range(8..b.len());
         b[i] ^= 1 << rng.random_range(0..8u32);
         if let Ok(f) = Federation::from_bytes(&b) {
-            assert_eq!(f.server().counts(), &testkit::mufc::plain_sum(&f));
+            assert_eq!(f.server().counts(), &mufc_testkit::plain_sum(&f));
         }
     }
     assert!(matches!(

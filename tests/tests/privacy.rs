@@ -10,11 +10,9 @@ use mufc::{
     Channel, ClientId, DecodeKind, Federation, FederationConfig, Masks, MufcError, RemovalOutcome,
     RemovalRequest, SecAggOptions, ServerUpdate,
 };
+use mufc_testkit::{compare, compare_model, numbered, plain_sum, untimed, without_request};
 use seeding::{Dataset, PointId};
-use testkit::mufc::{
-    Mixture, compare, compare_model, gaussian_clients, numbered, plain_sum, untimed,
-    without_request,
-};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const MIX: Mixture = Mixture::SMALL;
 

@@ -11,8 +11,9 @@ use mufc::{
     Channel, ClientId, DecodeKind, Federation, FederationConfig, Masks, MufcError, RemovalReport,
     RemovalRequest, Scma, SecAggOptions, SecAggStep, ServerUpdate,
 };
+use mufc_testkit::{compare, plain_sum, plain_sum_over, untimed};
 use seeding::Dataset;
-use testkit::mufc::{Mixture, compare, gaussian_clients, plain_sum, plain_sum_over, untimed};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const CLIENTS: usize = 10;
 

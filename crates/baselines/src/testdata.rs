@@ -1,7 +1,7 @@
 //! Test data shared by the unit tests of both baselines (the blobs are
-//! `testkit::mufc::blobs`).
+//! `seeding_testkit::mixtures::blobs`).
 
-pub(crate) use testkit::mufc::blobs;
+pub(crate) use seeding_testkit::mixtures::blobs;
 
 use std::collections::HashMap;
 

@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn below_is_uniform_and_in_range() {
-        let mut rng = testkit::rng("below");
+        let mut rng = testdata::rng("below");
         let mut counts = [0usize; 6];
         for _ in 0..60_000 {
             counts[below(&mut rng, 6)] += 1;
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn normals_have_unit_variance() {
-        let mut rng = testkit::rng("normal");
+        let mut rng = testdata::rng("normal");
         let (mut s, mut s2) = (0.0, 0.0);
         let m = 50_000;
         for _ in 0..m {
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn shuffle_is_a_permutation_and_moves_things() {
-        let mut rng = testkit::rng("shuffle");
+        let mut rng = testdata::rng("shuffle");
         let mut v: Vec<usize> = (0..100).collect();
         shuffle(&mut v, &mut rng);
         let mut sorted = v.clone();

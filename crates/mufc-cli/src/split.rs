@@ -392,7 +392,7 @@ mod tests {
     #[test]
     fn iid_spreads_each_cluster_evenly() {
         let lab = labels(&[30, 31, 7]);
-        let split = Split::iid(&lab, 4, &mut testkit::rng("iid")).unwrap();
+        let split = Split::iid(&lab, 4, &mut testdata::rng("iid")).unwrap();
         assert_partition(&split, lab.len());
         for c in 0..3 {
             let per: Vec<usize> = split
@@ -408,11 +408,11 @@ mod tests {
         // Deterministic with a seed, different with another.
         assert_eq!(
             split,
-            Split::iid(&lab, 4, &mut testkit::rng("iid")).unwrap()
+            Split::iid(&lab, 4, &mut testdata::rng("iid")).unwrap()
         );
         assert_ne!(
             split,
-            Split::iid(&lab, 4, &mut testkit::rng("iid2")).unwrap()
+            Split::iid(&lab, 4, &mut testdata::rng("iid2")).unwrap()
         );
     }
 
@@ -422,7 +422,7 @@ mod tests {
         // K' = 3, so s = 300.
         let lab = labels(&[3000; 10]);
         for (seed, k_prime) in [("niid-a", 3), ("niid-b", 3), ("niid-c", 2), ("niid-d", 10)] {
-            let split = Split::non_iid(&lab, 100, k_prime, &mut testkit::rng(seed)).unwrap();
+            let split = Split::non_iid(&lab, 100, k_prime, &mut testdata::rng(seed)).unwrap();
             assert_partition(&split, lab.len());
             for (i, client) in split.clients().iter().enumerate() {
                 assert!(clusters_of(client, &lab) <= k_prime, "client {i}");
@@ -440,8 +440,8 @@ mod tests {
             assert!(full >= 90, "{seed}: only {full} clients full");
         }
         assert_eq!(
-            Split::non_iid(&lab, 100, 3, &mut testkit::rng("niid-a")).unwrap(),
-            Split::non_iid(&lab, 100, 3, &mut testkit::rng("niid-a")).unwrap()
+            Split::non_iid(&lab, 100, 3, &mut testdata::rng("niid-a")).unwrap(),
+            Split::non_iid(&lab, 100, 3, &mut testdata::rng("niid-a")).unwrap()
         );
     }
 
@@ -451,7 +451,7 @@ mod tests {
         // r in [19, 39] points unless it runs out: a client with a single
         // cluster then has >= 19 points or drained that cluster.
         let lab = labels(&[100, 100, 100, 100]);
-        let split = Split::non_iid(&lab, 10, 2, &mut testkit::rng("lower")).unwrap();
+        let split = Split::non_iid(&lab, 10, 2, &mut testdata::rng("lower")).unwrap();
         assert_partition(&split, 400);
         for client in &split.clients()[..9] {
             assert!(clusters_of(client, &lab) <= 2);
@@ -462,7 +462,7 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors() {
         let lab = labels(&[5, 5]);
-        let rng = &mut testkit::rng("bad");
+        let rng = &mut testdata::rng("bad");
         assert!(Split::iid(&lab, 0, rng).is_err());
         assert!(Split::iid(&lab, 11, rng).is_err());
         assert!(Split::non_iid(&lab, 2, 0, rng).is_err());
@@ -481,7 +481,7 @@ mod tests {
         // Two clients, four clusters of 10, K' = 1: two clients cover at
         // most two clusters, so no split is tried.
         let lab = labels(&[10, 10, 10, 10]);
-        let err = Split::non_iid(&lab, 2, 1, &mut testkit::rng("infeasible")).unwrap_err();
+        let err = Split::non_iid(&lab, 2, 1, &mut testdata::rng("infeasible")).unwrap_err();
         assert_eq!(
             err,
             CliError::NonIidImpossible {
@@ -492,13 +492,13 @@ mod tests {
         );
         assert!(err.to_string().contains("(2 x 1 = 2 < 4)"), "{err}");
         // K' above the clusters of the labels, and more clients than points.
-        let err = Split::non_iid(&labels(&[5, 5]), 2, 3, &mut testkit::rng("kp")).unwrap_err();
+        let err = Split::non_iid(&labels(&[5, 5]), 2, 3, &mut testdata::rng("kp")).unwrap_err();
         assert!(
             err.to_string()
                 .contains("K' = 3 exceeds the 2 clusters the labelling found"),
             "{err}"
         );
-        let err = Split::iid(&labels(&[5, 5]), 11, &mut testkit::rng("n")).unwrap_err();
+        let err = Split::iid(&labels(&[5, 5]), 11, &mut testdata::rng("n")).unwrap_err();
         assert_eq!(
             err,
             CliError::ClientsExceedPoints {

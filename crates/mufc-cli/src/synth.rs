@@ -208,7 +208,7 @@ mod tests {
             dim: 4,
             variance: 0.5,
         };
-        let s = g.sample(&mut testkit::rng("synth-moments")).unwrap();
+        let s = g.sample(&mut testdata::rng("synth-moments")).unwrap();
         assert_eq!(s.points.shape(), (4, 12_000));
         assert!(s.centers.iter().all(|&c| (0.0..=1.0).contains(&c)));
         for c in 0..3 {
@@ -234,9 +234,9 @@ mod tests {
             dim: 3,
             variance: 0.1,
         };
-        let a = g.sample(&mut testkit::rng("same")).unwrap();
-        let b = g.sample(&mut testkit::rng("same")).unwrap();
-        let c = g.sample(&mut testkit::rng("other")).unwrap();
+        let a = g.sample(&mut testdata::rng("same")).unwrap();
+        let b = g.sample(&mut testdata::rng("same")).unwrap();
+        let c = g.sample(&mut testdata::rng("other")).unwrap();
         assert_eq!(a, b);
         assert_ne!(a.points, c.points);
         for bad in [
@@ -255,7 +255,7 @@ mod tests {
                 ..g
             },
         ] {
-            assert!(bad.sample(&mut testkit::rng("bad")).is_err(), "{bad:?}");
+            assert!(bad.sample(&mut testdata::rng("bad")).is_err(), "{bad:?}");
         }
     }
 
@@ -266,7 +266,7 @@ mod tests {
             per_cluster: 50,
             ..g
         };
-        let s = small.sample(&mut testkit::rng("scale")).unwrap();
+        let s = small.sample(&mut testdata::rng("scale")).unwrap();
         let boxed = scale_into_box(&s.points).unwrap();
         assert!(boxed.iter().all(|x| x.abs() <= 0.5));
         // One common scale: ratios of distances are kept.

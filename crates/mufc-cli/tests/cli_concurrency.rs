@@ -18,7 +18,7 @@
 //! - every refused request names a record some successful request forgot,
 //!   and says so;
 //! - after a flush of the pending updates, the model equals retraining on
-//!   the records still held, bit for bit (`testkit::mufc::compare`, and
+//!   the records still held, bit for bit (`mufc_testkit::compare`, and
 //!   `Store::verify`).
 //!
 //! The draws are seeded (`MUFC_CONCURRENCY_SEED` varies them).
@@ -34,10 +34,10 @@ use std::sync::{Arc, Mutex};
 
 use mufc::{ClientId, Federation};
 use mufc_store::{RecordId, RecordStatus, Store, VerifyOutcome};
+use mufc_testkit::compare;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};
-use testkit::mufc::compare;
 
 const CLIENTS: usize = 8;
 const POINTS: usize = 150;

@@ -19,7 +19,7 @@
 //!   request's records, and the model equals retraining without those of
 //!   the requests whose update ran (clients' data, seeds, histograms and
 //!   the server's counts and clustering, bit for bit:
-//!   `testkit::mufc::compare_clients`, `compare_model`).
+//!   `mufc_testkit::compare_clients`, `compare_model`).
 //!
 //! A quarter of the requests name one record of one client: the privacy
 //! policy defers their model update (their records are erased at once),
@@ -43,11 +43,11 @@ use std::time::{Duration, Instant};
 
 use mufc::{ClientId, Federation};
 use mufc_store::{AuditOutcome, FAULT_ENV, FaultPoint, RecordId, Store, WAIT_SUFFIX, WAITING};
+use mufc_testkit::{compare_clients, compare_model};
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use seeding::{Dataset, PointId};
-use testkit::mufc::{compare_clients, compare_model};
 
 /// Clients, points a client, and points a client may lose.
 const CLIENTS: usize = 6;

@@ -16,7 +16,7 @@ use crate::common::member::{Honest, hello, member_tls};
 use mufc_net::proto::client_message::Body as Up;
 use net::{LIMIT, Proc, Processes, assert_model, client_args, free_port, server_args, write_csv};
 use seeding::Dataset;
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const HONEST: [&str; 3] = ["a", "b", "c"];
 const ROSTER: [&str; 4] = ["a", "b", "c", "mallory"];

@@ -30,7 +30,7 @@ use net::{LIMIT, Proc, Processes, assert_model, client_args, write_csv};
 use rustls::pki_types::ServerName;
 use rustls::pki_types::pem::PemObject;
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const HONEST: [&str; 4] = ["a", "b", "c", "d"];

@@ -21,7 +21,7 @@ use mufc_net::proto::client_message::Body as Up;
 use mufc_net::proto::server_message::Body as Down;
 use net::{LIMIT, Processes, assert_model, forget, write_csv};
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use tokio::io::AsyncReadExt;
 
 const HONEST: [&str; 3] = ["a", "b", "c"];

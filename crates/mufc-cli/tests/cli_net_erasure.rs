@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use net::{Processes, assert_model, forget, write_csv};
 use seeding::PointId;
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const ROSTER: [&str; 3] = ["a", "b", "c"];
 

@@ -25,7 +25,7 @@ use mufc_net::proto::server_message::Body as Down;
 use net::{LIMIT, Processes, assert_model, write_csv};
 use rand::{RngExt, SeedableRng};
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 const HONEST: [&str; 4] = ["a", "b", "c", "d"];
 const ROSTER: [&str; 5] = ["a", "b", "c", "d", "mallory"];

@@ -35,7 +35,7 @@ use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
 use mufc_net::tls::{client_credentials, server_config};
 use mufc_net::transport::Traffic;
 use seeding::PointId;
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 /// One federation measured: flat or in groups, and the SecAgg graph
 /// (`None`: pairwise masks, two steps and no dropout tolerated).

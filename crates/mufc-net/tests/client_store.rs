@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use mufc_net::client_store::ClientStore;
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 #[cfg(unix)]
 #[test]

@@ -21,7 +21,7 @@ use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
 use mufc_net::tls::{client_credentials, server_config};
 use mufc_store::Store;
 use seeding::{Dataset, PointId};
-use testkit::mufc::{Mixture, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use tokio::net::TcpListener;
 
 /// Bounds every wait.

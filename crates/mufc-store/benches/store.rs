@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use mufc::{ClientId, FederationConfig};
 use mufc_store::{ClientRecords, FitOptions, RecordId, Store};
-use testkit::mufc::paper_gaussian_clients;
+use seeding_testkit::mixtures::paper_gaussian_clients;
 
 /// A store of the built-in data in `dir` with `policy` updating clients.
 fn store(dir: &std::path::Path, policy: usize) -> Store {

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, params};
 use seeding::{Dataset, PointId};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use serde::{Deserialize, Serialize};
-use testkit::mufc::{Mixture, gaussian_clients};
 
 use crate::rows::checksum;
 use crate::{ClientRecords, FitOptions, RecordId, Store, StoreError, VerifyOutcome};

@@ -11,9 +11,10 @@ use mufc::{ClientId, Federation, FederationConfig, MufcError, ValidConfig};
 use mufc_store::{
     AuditOutcome, ClientName, ClientRecords, FitOptions, RecordId, RecordStatus, Store, StoreError,
 };
+use mufc_testkit::compare;
 use nalgebra::DMatrix;
 use seeding::{BoxTransform, Dataset, PointId};
-use testkit::mufc::{Mixture, compare, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 fn data() -> Vec<Dataset> {
     gaussian_clients("store", Mixture::SMALL)

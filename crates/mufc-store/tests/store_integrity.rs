@@ -11,8 +11,9 @@ use mufc_store::{
     AuditOutcome, ClientRecords, FAULT_ENV, FaultPoint, FitOptions, ForgetOutcome, RecordId, Store,
     StoreError, VerifyOutcome,
 };
+use mufc_testkit::compare;
 use seeding::Dataset;
-use testkit::mufc::{Mixture, compare, gaussian_clients};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 fn data() -> Vec<Dataset> {
     gaussian_clients("store-integrity", Mixture::SMALL)

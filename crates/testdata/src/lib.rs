@@ -113,7 +113,7 @@ pub mod known_primes {
 ///
 /// If the manifest cannot be read.
 pub fn workspace_deps(manifest: &std::path::Path) -> Vec<String> {
-    const MEMBERS: [&str; 16] = [
+    const MEMBERS: [&str; 17] = [
         "field",
         "field-testkit",
         "masked-sum",
@@ -121,6 +121,7 @@ pub fn workspace_deps(manifest: &std::path::Path) -> Vec<String> {
         "sagg-testkit",
         "seeding-testkit",
         "testdata",
+        "mufc-testkit",
         "testkit",
         "syndrome-agg",
         "seeding",

@@ -9,7 +9,6 @@ pub mod fuzz_corpus;
 pub mod fuzz_net;
 #[cfg(feature = "fuzz-apps")]
 pub mod fuzz_remote;
-pub mod mufc;
 
 // The field layer's suites and fuzz bodies live in `field-testkit` (which
 // `cargo test -p field` builds alone), the test data in `testdata`; the

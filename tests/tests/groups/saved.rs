@@ -4,7 +4,7 @@
 //! a tree across reopening.
 
 use mufc_store::{ClientRecords, FitOptions, RecordId, Store};
-use testkit::mufc::compare_tree;
+use mufc_testkit::compare_tree;
 
 use super::*;
 

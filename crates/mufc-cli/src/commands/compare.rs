@@ -266,7 +266,7 @@ mod tests {
     fn compare_runs_every_method_on_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blobs.csv");
-        let (points, _) = testkit::mufc::blobs(3, 40, 2, 0.01, "cmp");
+        let (points, _) = seeding_testkit::mixtures::blobs(3, 40, 2, 0.01, "cmp");
         let mut csv = String::from("x,y\n");
         for c in 0..points.ncols() {
             csv.push_str(&format!("{},{}\n", points[(0, c)], points[(1, c)]));

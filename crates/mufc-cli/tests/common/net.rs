@@ -230,7 +230,10 @@ pub(crate) fn write_csv(dir: &Path, name: &str, data: &Dataset) -> PathBuf {
 /// Gaussian clients' points (`label` seeds them), one per name, each
 /// written as `<name>.csv` into `dir`.
 pub(crate) fn written_data(dir: &Path, label: &str, names: &[&str]) -> Vec<Dataset> {
-    let data = testkit::mufc::gaussian_clients(label, testkit::mufc::Mixture::net(names.len()));
+    let data = seeding_testkit::mixtures::gaussian_clients(
+        label,
+        seeding_testkit::mixtures::Mixture::net(names.len()),
+    );
     for (name, d) in names.iter().zip(&data) {
         write_csv(dir, name, d);
     }

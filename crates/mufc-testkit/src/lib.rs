@@ -1,15 +1,23 @@
-//! Test machinery for the `mufc` crate: synthetic federations (a Gaussian
-//! mixture split across clients, as the paper's Appendix M.1), the plain
-//! sum of the clients' histograms (the oracle of the secure aggregation),
-//! and a bit-for-bit comparison of two federations.
+//! The test machinery of the `mufc` layer, for the layers above it and
+//! the workspace's tests: the plain sum of the clients' histograms (the
+//! oracle of the secure aggregation), the clients' data after a removal
+//! (what retraining from scratch trains on), and bit-for-bit comparisons
+//! of two federations, flat or with groups. The synthetic clients they
+//! are built from are `seeding-testkit`'s
+//! ([`seeding_testkit::mixtures`]). It depends on `mufc`, `seeding` and
+//! `seeding-testkit` alone (issue 27, item 8). `mufc`'s own tests do not
+//! use it: they would build a second `mufc` (`crates/mufc/tests/deps.rs`).
+//! Not published.
+
+// Test code: these functions panic on a counterexample by design.
+#![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 
-use ::mufc::{ClientId, Federation, RemovalReport, RemovalRequest, StageTimes};
+use mufc::{ClientId, Federation, NodeId, RemovalReport, RemovalRequest, Server, StageTimes};
 use num_bigint::BigUint;
 use seeding::{Dataset, PointId};
-
-pub use seeding_testkit::mixtures::{Mixture, blobs, gaussian_clients, paper_gaussian_clients};
+use seeding_testkit::exact;
 
 /// Each data set with its position as its client's id, as
 /// `Federation::new` numbers them.
@@ -183,11 +191,11 @@ pub fn untimed(r: &RemovalReport) -> RemovalReport {
 }
 
 /// Two servers' counts, points and models, bit for bit.
-fn compare_server(what: &str, s: &::mufc::Server, t: &::mufc::Server) -> Result<(), String> {
+fn compare_server(what: &str, s: &Server, t: &Server) -> Result<(), String> {
     same!(format!("{what}: decoded counts"), s.counts(), t.counts());
     same!(format!("{what}: points"), by_id(s.data()), by_id(t.data()));
     match (s.model(), t.model()) {
-        (Some(m), Some(n)) => crate::exact::compare(m, n).map_err(|e| format!("{what}: {e}"))?,
+        (Some(m), Some(n)) => exact::compare(m, n).map_err(|e| format!("{what}: {e}"))?,
         (None, None) => {}
         (m, n) => return Err(format!("{what}: model {} vs {}", m.is_some(), n.is_some())),
     }
@@ -217,7 +225,7 @@ pub fn compare_tree_model(a: &Federation, b: &Federation) -> Result<(), String> 
     same!("layout", a.layout(), b.layout());
     if let Some(layout) = a.layout() {
         for n in 0..layout.nodes() {
-            let node = ::mufc::NodeId(n);
+            let node = NodeId(n);
             let (Some(s), Some(t)) = (a.node(node), b.node(node)) else {
                 return Err(format!("{node} is missing"));
             };
