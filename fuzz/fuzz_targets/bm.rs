@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::bm(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| field_testkit::fuzz::bm(data));

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::find_roots(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| field_testkit::fuzz::find_roots(data));

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz_net::federation_file(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| app_testkit::fuzz_net::federation_file(data));

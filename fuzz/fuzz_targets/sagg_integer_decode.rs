@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::sagg::fuzz::integer_decode(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| sagg_testkit::sagg::fuzz::integer_decode(data));

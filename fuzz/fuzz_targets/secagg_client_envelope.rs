@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::secagg::fuzz_client_envelope(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| sum_testkit::secagg::fuzz_client_envelope(data));

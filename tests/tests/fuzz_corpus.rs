@@ -1,5 +1,5 @@
 //! The committed seed corpus of every fuzz target, replayed on stable Rust
-//! through the target's body (`testkit::fuzz_corpus::TARGETS`), so that
+//! through the target's body (`app_testkit::fuzz_corpus::TARGETS`), so that
 //! every regression input found by fuzzing stays fixed in
 //! `cargo test --workspace`.
 //!
@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use testkit::fuzz_corpus::{TARGETS, seed_corpus, seed_is_current};
+use app_testkit::fuzz_corpus::{TARGETS, seed_corpus, seed_is_current};
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
@@ -169,7 +169,7 @@ fn fuzz_crate_matches_the_target_list() {
     let names: BTreeSet<String> = TARGETS.iter().map(|t| t.0.to_string()).collect();
     assert_eq!(
         bins, names,
-        "fuzz/Cargo.toml and testkit::fuzz_corpus::TARGETS differ"
+        "fuzz/Cargo.toml and app_testkit::fuzz_corpus::TARGETS differ"
     );
     for (name, path, _) in TARGETS {
         let file = fuzz_dir().join("fuzz_targets").join(format!("{name}.rs"));

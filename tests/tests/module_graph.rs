@@ -681,3 +681,37 @@ fn only_the_store_and_above_depend_on_sqlite() {
     let store = fs::read_to_string(root.join("crates/mufc-store/Cargo.toml")).expect("manifest");
     assert!(store.lines().any(|l| l.starts_with("rusqlite")));
 }
+
+/// The test crates of docs/architecture.md §1 (issue 27, item 8): the
+/// application fuzz bodies (`app-testkit`, which builds the CLI, the
+/// store and `mufc-net`) are the fuzz crate's and the corpus replay's
+/// alone, so no layer's tests build them; `mufc-testkit` builds `mufc`,
+/// `seeding` and `seeding-testkit` and nothing above.
+#[test]
+fn the_test_crates_follow_the_layers() {
+    let root = workspace_root();
+    let mut dirs: Vec<PathBuf> = fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    dirs.push(root.join("tests"));
+    dirs.push(root.join("fuzz"));
+    dirs.sort();
+    let users: Vec<String> = dirs
+        .iter()
+        .filter(|d| d.join("Cargo.toml").is_file() && !d.ends_with("app-testkit"))
+        .filter(|d| {
+            testdata::workspace_deps(&d.join("Cargo.toml")).contains(&"app-testkit".to_string())
+        })
+        .map(|d| {
+            d.file_name()
+                .expect("dir name")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(users, ["fuzz", "tests"]);
+    let mut kit = testdata::workspace_deps(&root.join("crates/mufc-testkit/Cargo.toml"));
+    kit.sort();
+    assert_eq!(kit, ["mufc", "seeding", "seeding-testkit"]);
+}

@@ -3,8 +3,8 @@
 //! ([`fields`]), their polynomials ([`poly`]) and decoders
 //! ([`decoding`]), and the fuzz bodies of the field targets ([`fuzz`]).
 //! It depends on `field` and the workspace's test data alone, so that
-//! `cargo test -p field` builds nothing else of the workspace; `testkit`
-//! re-exports it for the layers above. Not published.
+//! `cargo test -p field` builds nothing else of the workspace; the layers
+//! above that use it depend on it themselves. Not published.
 //!
 //! Test logic lives in ordinary generic functions that take a field
 //! *value* (so run-time moduli join in); the macros only stamp out

@@ -1,8 +1,9 @@
 //! `cargo test -p field` builds nothing of the workspace but `field` and
 //! its own test crates (issue 27, item 8): the dev-dependencies name no
 //! other workspace crate, and neither do those test crates' dependencies.
-//! Checked on the manifests, so that a convenient import of the `testkit`
-//! hub cannot come back unnoticed.
+//! Checked on the manifests, so that a convenient import of a test crate
+//! of the layers above (the `testkit` hub, once) cannot come back
+//! unnoticed.
 
 use std::path::Path;
 

@@ -1,8 +1,8 @@
 //! `cargo test -p mufc` builds `mufc` once (issue 27, item 8): its
 //! dependencies and dev-dependencies name no crate that depends on `mufc`
-//! (the `testkit` hub does, and would make the unit tests build a second
-//! `mufc`), only the layers below and their test crates. Checked on the
-//! manifests.
+//! (`mufc-testkit` and `app-testkit` do, and would make the unit tests
+//! build a second `mufc`), only the layers below and their test crates.
+//! Checked on the manifests.
 
 use std::path::Path;
 

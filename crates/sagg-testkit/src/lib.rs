@@ -4,7 +4,7 @@
 //! `masked-sum` below). It depends on
 //! `syndrome-agg`, `field` and their test crates alone, so that
 //! `cargo test -p syndrome-agg` builds nothing of the layers above;
-//! `testkit` re-exports it for them. Not published.
+//! the layers above that use it depend on it themselves. Not published.
 
 // Test code: these functions panic on a counterexample by design.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]

@@ -122,7 +122,7 @@ pub fn workspace_deps(manifest: &std::path::Path) -> Vec<String> {
         "seeding-testkit",
         "testdata",
         "mufc-testkit",
-        "testkit",
+        "app-testkit",
         "syndrome-agg",
         "seeding",
         "mufc",

@@ -29,105 +29,113 @@ pub type Target = (&'static str, &'static str, fn(&[u8]));
 pub const TARGETS: &[Target] = &[
     (
         "field_bytes",
-        "testkit::fuzz::field_bytes",
-        crate::fuzz::field_bytes,
+        "field_testkit::fuzz::field_bytes",
+        field_testkit::fuzz::field_bytes,
     ),
-    ("bm", "testkit::fuzz::bm", crate::fuzz::bm),
+    ("bm", "field_testkit::fuzz::bm", field_testkit::fuzz::bm),
     (
         "find_roots",
-        "testkit::fuzz::find_roots",
-        crate::fuzz::find_roots,
+        "field_testkit::fuzz::find_roots",
+        field_testkit::fuzz::find_roots,
     ),
     (
         "sagg_sketch_decode",
-        "testkit::sagg::fuzz::sketch_decode",
-        crate::sagg::fuzz::sketch_decode,
+        "sagg_testkit::sagg::fuzz::sketch_decode",
+        sagg_testkit::sagg::fuzz::sketch_decode,
     ),
     (
         "sagg_partitioned_decode",
-        "testkit::sagg::fuzz::partitioned_decode",
-        crate::sagg::fuzz::partitioned_decode,
+        "sagg_testkit::sagg::fuzz::partitioned_decode",
+        sagg_testkit::sagg::fuzz::partitioned_decode,
     ),
     (
         "sagg_large_decode",
-        "testkit::sagg::fuzz_large::large_decode",
-        crate::sagg::fuzz_large::large_decode,
+        "sagg_testkit::sagg::fuzz_large::large_decode",
+        sagg_testkit::sagg::fuzz_large::large_decode,
     ),
     (
         "sagg_integer_decode",
-        "testkit::sagg::fuzz::integer_decode",
-        crate::sagg::fuzz::integer_decode,
+        "sagg_testkit::sagg::fuzz::integer_decode",
+        sagg_testkit::sagg::fuzz::integer_decode,
     ),
     (
         "sagg_wide_decode",
-        "testkit::sagg::fuzz::wide_decode",
-        crate::sagg::fuzz::wide_decode,
+        "sagg_testkit::sagg::fuzz::wide_decode",
+        sagg_testkit::sagg::fuzz::wide_decode,
     ),
     (
         "sagg_frame_parse",
-        "testkit::sagg::fuzz::frame_parse",
-        crate::sagg::fuzz::frame_parse,
+        "sagg_testkit::sagg::fuzz::frame_parse",
+        sagg_testkit::sagg::fuzz::frame_parse,
     ),
     (
         "secagg_client_envelope",
-        "testkit::secagg::fuzz_client_envelope",
-        crate::secagg::fuzz_client_envelope,
+        "sum_testkit::secagg::fuzz_client_envelope",
+        sum_testkit::secagg::fuzz_client_envelope,
     ),
     (
         "secagg_server_envelope",
-        "testkit::secagg::fuzz_server_envelope",
-        crate::secagg::fuzz_server_envelope,
+        "sum_testkit::secagg::fuzz_server_envelope",
+        sum_testkit::secagg::fuzz_server_envelope,
     ),
     (
         "secagg_server_receive",
-        "testkit::secagg::fuzz_server_receive",
-        crate::secagg::fuzz_server_receive,
+        "sum_testkit::secagg::fuzz_server_receive",
+        sum_testkit::secagg::fuzz_server_receive,
     ),
     (
         "secagg_secret_share",
-        "testkit::secagg::fuzz_secret_share",
-        crate::secagg::fuzz_secret_share,
+        "sum_testkit::secagg::fuzz_secret_share",
+        sum_testkit::secagg::fuzz_secret_share,
     ),
     #[cfg(feature = "fuzz-apps")]
     (
         "federation_from_bytes",
-        "testkit::fuzz_apps::federation_from_bytes",
+        "app_testkit::fuzz_apps::federation_from_bytes",
         crate::fuzz_apps::federation_from_bytes,
     ),
     #[cfg(feature = "fuzz-apps")]
     (
         "remote_pairwise",
-        "testkit::fuzz_remote::pairwise_round",
+        "app_testkit::fuzz_remote::pairwise_round",
         crate::fuzz_remote::pairwise_round,
     ),
     #[cfg(feature = "fuzz-apps")]
-    ("cli_csv", "testkit::fuzz_apps::csv", crate::fuzz_apps::csv),
+    (
+        "cli_csv",
+        "app_testkit::fuzz_apps::csv",
+        crate::fuzz_apps::csv,
+    ),
     #[cfg(feature = "fuzz-apps")]
     (
         "net_client_message",
-        "testkit::fuzz_net::client_message",
+        "app_testkit::fuzz_net::client_message",
         crate::fuzz_net::client_message,
     ),
     #[cfg(feature = "fuzz-apps")]
     (
         "net_server_message",
-        "testkit::fuzz_net::server_message",
+        "app_testkit::fuzz_net::server_message",
         crate::fuzz_net::server_message,
     ),
     #[cfg(feature = "fuzz-apps")]
     (
         "net_federation_file",
-        "testkit::fuzz_net::federation_file",
+        "app_testkit::fuzz_net::federation_file",
         crate::fuzz_net::federation_file,
     ),
     #[cfg(feature = "fuzz-apps")]
     (
         "net_revocation_list",
-        "testkit::fuzz_net::revocation_list",
+        "app_testkit::fuzz_net::revocation_list",
         crate::fuzz_net::revocation_list,
     ),
     #[cfg(feature = "fuzz-apps")]
-    ("cli_npy", "testkit::fuzz_apps::npy", crate::fuzz_apps::npy),
+    (
+        "cli_npy",
+        "app_testkit::fuzz_apps::npy",
+        crate::fuzz_apps::npy,
+    ),
 ];
 
 #[cfg(feature = "fuzz-apps")]
@@ -170,7 +178,7 @@ fn le(v: u64) -> [u8; 8] {
 /// with `seed-` (the only corpus files git keeps). Deterministic; empty
 /// for a target this function does not know (the replay refuses that).
 pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
-    let mut rng = crate::rng(&format!("seed-corpus/{target}"));
+    let mut rng = testdata::rng(&format!("seed-corpus/{target}"));
     let mut random = |len: usize| {
         let mut v = vec![0u8; len];
         rng.fill_bytes(&mut v);
@@ -252,7 +260,7 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
         ],
         "sagg_frame_parse" => {
             let f = field::Mersenne61;
-            let ctx = crate::secagg::context("seed-corpus/frame", 0);
+            let ctx = sum_testkit::secagg::context("seed-corpus/frame", 0);
             let masked = |t: usize| {
                 let params = syndrome_agg::SketchParams::new(t, 100u32)
                     .validate(f)
@@ -496,7 +504,7 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
 /// with other (valid) elements, which the server accepts: the run's sum
 /// then moves by exactly the change.
 fn server_receive_seeds() -> Vec<(&'static str, Vec<u8>)> {
-    let hon = crate::fuzz_secagg::Honest::get("fuzz-server-receive");
+    let hon = sum_testkit::fuzz_secagg::Honest::get("fuzz-server-receive");
     let mut forged =
         syndrome_agg::secagg::messages::ClientEnvelope::parse(&hon.client_bytes(2, 2), usize::MAX)
             .unwrap();

@@ -89,7 +89,7 @@ pub fn saved_federations() -> [&'static [u8]; 3] {
 /// Fuzz body: `Federation::from_bytes` on `data[1..]` as is
 /// (`data[0] % 3 == 0`), on one of the committed [`saved_federations`]
 /// (the SCMA, plain or grouped one by `data[0] / 3 % 3`)
-/// mutated by `data[1..]` ([`crate::fuzz_secagg::mutate`]: byte xors and a
+/// mutated by `data[1..]` ([`sum_testkit::fuzz_secagg::mutate`]: byte xors and a
 /// truncation; the checksum must refuse it, `1`), or on one whose body is
 /// mutated and sealed again with a valid checksum (`2`), which reaches the
 /// loader's checks past the checksum as a crafted file would.
@@ -107,7 +107,7 @@ pub fn federation_from_bytes(data: &[u8]) {
         1 => {
             // The whole file mutated: the checksum must refuse it.
             let mut b = saved.to_vec();
-            crate::fuzz_secagg::mutate(&mut b, rest);
+            sum_testkit::fuzz_secagg::mutate(&mut b, rest);
             b
         }
         _ => reseal(saved, rest),
@@ -129,7 +129,7 @@ fn reseal(saved: &[u8], data: &[u8]) -> Vec<u8> {
     let head = saved.get(..8).unwrap_or(saved);
     let body_end = saved.len().saturating_sub(32).max(16);
     let mut body = saved.get(16..body_end).unwrap_or(&[]).to_vec();
-    crate::fuzz_secagg::mutate(&mut body, data);
+    sum_testkit::fuzz_secagg::mutate(&mut body, data);
     let mut out = head.to_vec();
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
     out.extend_from_slice(&body);
