@@ -1,4 +1,4 @@
-//! Fuzz harness bodies for the application layers (feature `fuzz-apps`):
+//! Fuzz harness bodies for the application layers:
 //! loading a saved federation ([`mufc::Federation::from_bytes`]) and the
 //! CLI's data loaders ([`mufc_cli::data::read_csv`] and
 //! [`mufc_cli::data::read_npy`], the reader-based functions behind

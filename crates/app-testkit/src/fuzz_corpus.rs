@@ -24,8 +24,7 @@ use syndrome_agg::LinearSketch;
 /// calls), and the body.
 pub type Target = (&'static str, &'static str, fn(&[u8]));
 
-/// Every fuzz target, with the feature `fuzz-apps` (which the fuzz crate
-/// and the corpus replay enable) for the application targets.
+/// Every fuzz target.
 pub const TARGETS: &[Target] = &[
     (
         "field_bytes",
@@ -88,49 +87,41 @@ pub const TARGETS: &[Target] = &[
         "sum_testkit::secagg::fuzz_secret_share",
         sum_testkit::secagg::fuzz_secret_share,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "federation_from_bytes",
         "app_testkit::fuzz_apps::federation_from_bytes",
         crate::fuzz_apps::federation_from_bytes,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "remote_pairwise",
         "app_testkit::fuzz_remote::pairwise_round",
         crate::fuzz_remote::pairwise_round,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "cli_csv",
         "app_testkit::fuzz_apps::csv",
         crate::fuzz_apps::csv,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "net_client_message",
         "app_testkit::fuzz_net::client_message",
         crate::fuzz_net::client_message,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "net_server_message",
         "app_testkit::fuzz_net::server_message",
         crate::fuzz_net::server_message,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "net_federation_file",
         "app_testkit::fuzz_net::federation_file",
         crate::fuzz_net::federation_file,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "net_revocation_list",
         "app_testkit::fuzz_net::revocation_list",
         crate::fuzz_net::revocation_list,
     ),
-    #[cfg(feature = "fuzz-apps")]
     (
         "cli_npy",
         "app_testkit::fuzz_apps::npy",
@@ -138,27 +129,21 @@ pub const TARGETS: &[Target] = &[
     ),
 ];
 
-#[cfg(feature = "fuzz-apps")]
 /// The `cli_npy` input of the shape-overflow finding (second campaign).
 const NPY_SHAPE_OVERFLOW: &str = "00934e554d5059010076007b276465736372273a20273c6638272c2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a2028313030303030303030302c2031303030313030303030303030302c3029207d2020202020202020202020202020202020202020202020202020202020202020202020202020202020202020f4000000000000002020202020202020202020202020207d000000200a00000000000000000000000000010000";
-#[cfg(feature = "fuzz-apps")]
 /// A shape with `444..-444` in it (npyz evaluates it), second campaign.
 const NPY_SHAPE_EXPRESSION: &str = "00934e554d5059010076007b276465736372273a20273c6638272c2027666f727472616e5f6f72646572273a2046616c73652c20277368617065273a2028313032303030313631352c2031382c3030303030303030303434343434343434343434343434342d3434343434343434292c207d2020202020202020202020202020202020202020202020202020616e00";
 /// A saved federation with a huge `dim` (raw mode), found by fuzzing.
-#[cfg(feature = "fuzz-apps")]
 const OPEN_DIM_OOM: &str = "004d554643464544020200019a9999999999b93f00000000002d431cebe2361a3fac02012d431cebe2361a3fac020001100001010100011400000000000000009a9999999999a93f019a9999999999b93f00000000002d431cebe2361a3fa402012d431cebe2361a3fac020001100001010100011400000000000000009a9900c93800c93800ffffffff0a00000000000000000000000000000000000000d7a3c03f8014ae47000000000000e108";
 
 /// A saved federation that loads but does not reload after `to_bytes`
 /// (the reload cannot parse), found by fuzzing.
-#[cfg(feature = "fuzz-apps")]
 const OPEN_RESAVE_PARSE: &str = "004d55464346454402020001d9edbfc5259fcc3f00030000002d431cebe2361a3fac02012d431cebe2361a3fac02000e000000000000000000000000000000000000000000000000010000000000000e00000000000000000000000000000066000000000000000000000000ffffffff703df52861bcbfae47e17a843fa530030200010000";
 
 /// A saved federation that loads but does not reload after `to_bytes`
 /// (capacity 0), found by fuzzing.
-#[cfg(feature = "fuzz-apps")]
 const OPEN_RESAVE_CAPACITY: &str = "004d554643464544020200019a999999b9676f3f01000000002d431cebe232103fac020131431cebe2321a3fac020001100001010100011400000000000000009a9999999999a93f00360000010300000000004b000037000000ffffff1f3636c3be285c8fc2f508bcbfa5703d0a5700000000170000000000f528bcbfa5703d0ad7a3c000000000000000000004000000000000000000003fc3f5285c8fc2c53f313636363636c3bf285c8fc2f528bcbfb81e85eb00004d55";
 
-#[cfg(feature = "fuzz-apps")]
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
@@ -330,7 +315,6 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("short", vec![1, 2, 3]),
             ]
         }
-        #[cfg(feature = "fuzz-apps")]
         "federation_from_bytes" => {
             let [scma, plain, groups] = crate::fuzz_apps::fresh_federations();
             vec![
@@ -365,7 +349,6 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("regression-v2-resave-capacity", hex(OPEN_RESAVE_CAPACITY)),
             ]
         }
-        #[cfg(feature = "fuzz-apps")]
         "remote_pairwise" => {
             // The shapes of the three messages (version 1, postcard), with
             // a session and keys no round has: refused, as any stranger's.
@@ -390,11 +373,8 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("other-version", vec![2, 2, 0]),
             ]
         }
-        #[cfg(feature = "fuzz-apps")]
         "net_client_message" => crate::fuzz_net::client_seeds(),
-        #[cfg(feature = "fuzz-apps")]
         "net_server_message" => crate::fuzz_net::server_seeds(),
-        #[cfg(feature = "fuzz-apps")]
         "net_federation_file" => vec![
             (
                 "defaults",
@@ -409,7 +389,6 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             ("unknown-field", br#"{"federation":"f","roster":["x"],"k":3}"#.to_vec()),
             ("not-json", b"roster = [a]".to_vec()),
         ],
-        #[cfg(feature = "fuzz-apps")]
         "net_revocation_list" => vec![
             (
                 "two",
@@ -425,7 +404,6 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             ("no-time", cat(&[b"sha256:", &[b'f'; 64], b" mallory\n"])),
             ("empty", Vec::new()),
         ],
-        #[cfg(feature = "fuzz-apps")]
         "cli_csv" => vec![
             ("header", cat(&[&[0], b"x,y\n0.5,1\n-2,3e2\n"])),
             (
@@ -436,7 +414,6 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             ("quoted", cat(&[&[9], b"\"a\",\"b\"\n\"1\",x\n"])),
             ("ragged", cat(&[&[0], b"1,2\n3\n"])),
         ],
-        #[cfg(feature = "fuzz-apps")]
         "cli_npy" => {
             use crate::fuzz_apps::{npy_bytes, npy_raw};
             let f4: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
@@ -525,7 +502,6 @@ fn server_receive_seeds() -> Vec<(&'static str, Vec<u8>)> {
 /// same bytes, except for the saved federations (their reports hold
 /// measured times), which need only load.
 pub fn seed_is_current(target: &str, name: &str, committed: &[u8], generated: &[u8]) -> bool {
-    #[cfg(feature = "fuzz-apps")]
     if target == "federation_from_bytes"
         && matches!(name, "seed-raw-scma" | "seed-raw-plain" | "seed-raw-groups")
     {
@@ -533,6 +509,5 @@ pub fn seed_is_current(target: &str, name: &str, committed: &[u8], generated: &[
             selector == 0 && ::mufc::Federation::from_bytes(saved).is_ok()
         });
     }
-    let _ = (target, name);
     committed == generated
 }

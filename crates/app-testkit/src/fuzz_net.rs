@@ -1,4 +1,4 @@
-//! The fuzz bodies of `mufc-net`'s parsers (feature `fuzz-apps`): what
+//! The fuzz bodies of `mufc-net`'s parsers: what
 //! arrives from outside a party's process.
 //!
 //! - [`client_message`]: a client's message as the server decodes it

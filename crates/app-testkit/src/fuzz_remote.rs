@@ -1,9 +1,8 @@
-//! The fuzz body of the remote parties' pairwise round (feature
-//! `fuzz-apps`, which turns on `mufc/serde`): bytes from outside given to
-//! the server at either step, or to a client as its key directory. On any
-//! input the parties return an error or take the message, never panic,
-//! and a refused message changes nothing: the honest message is taken
-//! after it, and the round completes.
+//! The fuzz body of the remote parties' pairwise round: bytes from
+//! outside given to the server at either step, or to a client as its key
+//! directory. On any input the parties return an error or take the
+//! message, never panic, and a refused message changes nothing: the
+//! honest message is taken after it, and the round completes.
 //!
 //! Written against the public API only (`mufc::remote`).
 

@@ -2,10 +2,7 @@
 // Test code: these functions panic on a counterexample by design.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
-#[cfg(feature = "fuzz-apps")]
 pub mod fuzz_apps;
 pub mod fuzz_corpus;
-#[cfg(feature = "fuzz-apps")]
 pub mod fuzz_net;
-#[cfg(feature = "fuzz-apps")]
 pub mod fuzz_remote;
