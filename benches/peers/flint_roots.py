@@ -4,7 +4,7 @@
 For each prime and degree m, builds the product of m random distinct linear
 factors (random nonzero roots, product tree in FLINT) and times `.roots()`:
 `nmod_poly` for 2^61 - 1, `fmpz_mod_poly` (through `fmpz_mod_poly_ctx`) for
-2^127 - 1 and the 1024-bit prime 2^1023 + 1155 (testkit::known_primes::p1024).
+2^127 - 1 and the 1024-bit prime 2^1023 + 1155 (testdata::known_primes::p1024).
 Prints the median (and min, max) over the repetitions, in the group names
 of the Rust bench. Needs `pip install python-flint` (tested with 0.9.0).
 
