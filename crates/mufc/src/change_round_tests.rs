@@ -54,7 +54,7 @@ fn config_k(privacy: Sketch, masking: Masking, k: usize) -> ValidConfig {
 }
 
 /// The clients' points, seeds and histograms, the server's counts and
-/// centroids, bit for bit (testkit's comparison takes the `mufc` of other
+/// centroids, bit for bit (mufc-testkit's comparison takes the `mufc` of other
 /// crates).
 fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
     let clients = |f: &Federation| {

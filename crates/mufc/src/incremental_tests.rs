@@ -156,7 +156,7 @@ fn config(privacy: Sketch, masking: Masking) -> crate::ValidConfig {
 }
 
 /// The server's counts and model, and every client's histogram, compared
-/// bit for bit (testkit's comparison takes the `mufc` of other crates).
+/// bit for bit (mufc-testkit's comparison takes the `mufc` of other crates).
 fn same_model(a: &Federation, b: &Federation) -> Result<(), String> {
     let hist = |f: &Federation| -> Vec<(ClientId, Histogram)> {
         f.clients()
