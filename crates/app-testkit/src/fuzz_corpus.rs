@@ -98,6 +98,11 @@ pub const TARGETS: &[Target] = &[
         crate::fuzz_remote::pairwise_round,
     ),
     (
+        "remote_plain",
+        "app_testkit::fuzz_remote::plain_round",
+        crate::fuzz_remote::plain_round,
+    ),
+    (
         "cli_csv",
         "app_testkit::fuzz_apps::csv",
         crate::fuzz_apps::csv,
@@ -371,6 +376,24 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("directory", directory),
                 ("empty-key", vec![0]),
                 ("other-version", vec![2, 2, 0]),
+            ]
+        }
+        "remote_plain" => {
+            // A plain message's shape (postcard: session, round, client,
+            // dimension, centroids, sizes) with a session no round has,
+            // before client 0's own (0) and after it (1).
+            let message = cat(&[
+                &[7; 32],
+                &[0, 0, 2, 2],
+                &0.1f64.to_le_bytes(),
+                &0.2f64.to_le_bytes(),
+                &[1, 3],
+            ]);
+            vec![
+                ("before", cat(&[&[0], &message])),
+                ("after", cat(&[&[1], &message])),
+                ("empty", vec![0]),
+                ("not-finite", cat(&[&[0], &message[..36], &f64::NAN.to_le_bytes()])),
             ]
         }
         "net_client_message" => crate::fuzz_net::client_seeds(),

@@ -114,3 +114,69 @@ pub fn pairwise_round(data: &[u8]) {
         let _ = server.finish_round(round);
     }
 }
+
+/// Three clients of twelve points in 2-D in the plain mode (each allowed
+/// it by its operator), joined to the server's first round: the server's
+/// half and each client's message.
+fn plain_joined() -> (RemoteServer, ServerRound, Vec<Vec<u8>>) {
+    let mut clients: Vec<RemoteClient> = (0..3usize)
+        .map(|l| {
+            let data = Dataset::new(DMatrix::from_fn(2, 12, |r, c| {
+                ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
+            }))
+            .expect("data");
+            let client = RemoteClient::new(ClientId(l as u64), data).expect("client");
+            client.allowing_plain()
+        })
+        .collect();
+    let config = FederationConfig::new(2)
+        .channel(Channel::Plain)
+        .seed(3)
+        .validate()
+        .expect("config");
+    let regs: Vec<Registration> = clients.iter().map(RemoteClient::registration).collect();
+    let setup = RemoteSetup::new(&config, &regs).expect("setup");
+    let mut server = RemoteServer::new(setup).expect("server");
+    let ids: Vec<ClientId> = clients.iter().map(RemoteClient::id).collect();
+    let (announcement, round) = server.start_round(&ids).expect("start");
+    let messages = clients
+        .iter_mut()
+        .map(|c| c.join(&announcement).expect("join").1)
+        .collect();
+    (server, round, messages)
+}
+
+/// `data[0] % 2` picks when the rest reaches the server as client 0's
+/// message of a plain round: 0, before client 0's own; 1, after it (a
+/// second message). Either way the honest messages are taken, the round
+/// finishes and the model holds every client's centroids.
+pub fn plain_round(data: &[u8]) {
+    let Some((&selector, input)) = data.split_first() else {
+        return;
+    };
+    let (mut server, mut round, messages) = plain_joined();
+    let me = ClientId(0);
+    let mut took_input = false;
+    if selector % 2 == 0 {
+        took_input = round.receive(me, input).is_ok();
+    }
+    for (l, m) in messages.iter().enumerate() {
+        let taken = round.receive(ClientId(l as u64), m).is_ok();
+        assert!(
+            taken || (l == 0 && took_input),
+            "client {l}'s message refused"
+        );
+    }
+    if selector % 2 == 1 {
+        // Client 0 sent already: a second message is refused.
+        assert!(round.receive(me, input).is_err(), "a second message taken");
+    }
+    assert!(matches!(round.advance(), Ok(RoundStep::Finished)));
+    let report = server
+        .finish_round(round)
+        .expect("the plain round finishes");
+    // Only a message of this round's fresh session is taken: the input
+    // cannot be one, so every client's own was.
+    assert!(!took_input, "a message of another session taken");
+    assert_eq!(report.included.len(), 3);
+}
