@@ -377,6 +377,12 @@ impl RemoteClient {
         Ok(())
     }
 
+    /// Pairs the client with a dealer under `key`, a key the two share
+    /// already (the in-process driver's: it plays both operators).
+    pub(crate) fn pair_with_dealer_key(&mut self, key: SealKey) {
+        self.dealer = Some(key);
+    }
+
     /// Whether the client holds a key shared with a dealer
     /// ([`Self::pair_with_dealer`]).
     pub fn is_paired_with_dealer(&self) -> bool {

@@ -88,6 +88,18 @@ impl RemoteDealer {
         })
     }
 
+    /// The dealer whose public key is `public`, sharing `keys` with the
+    /// clients (each agreed out of band: the in-process driver, which
+    /// plays every operator, draws each pair's key and gives it to both).
+    pub(crate) fn with_keys(public: MaskPublicKey, keys: BTreeMap<ClientId, SealKey>) -> Self {
+        Self {
+            public,
+            keys,
+            agreement: None,
+            pinned: None,
+        }
+    }
+
     /// Holds the dealer to `agreement`: it deals for no setup outside it
     /// (a weaker policy, a smaller minimum aggregate, another roster size).
     pub fn agree(&mut self, agreement: Agreement) {

@@ -8,8 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use rand::TryRng;
+use rand::rngs::SysRng;
 use seeding::{Dataset, PointId};
+use syndrome_agg::masking::dealer::SealKey;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
+use zeroize::Zeroize;
 
 use super::{
     Announcement, ClientRound, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup, RoundReport,
@@ -38,10 +42,10 @@ use crate::{
 /// that step or a later one, so each round includes the clients the
 /// federation's would.
 ///
-/// With dealt masks the driver plays the dealer's operator: it draws the
-/// dealer's key pair and each client's long-term pair from the operating
-/// system and pairs them, as certificates and pinned keys do across
-/// processes.
+/// With dealt masks the driver plays the dealer's operator and the
+/// clients': it draws the key each client shares with the dealer from the
+/// operating system and gives it to both, where across processes the two
+/// agree it from the keys they pinned.
 ///
 /// # Example
 ///
@@ -555,17 +559,23 @@ impl InProcess {
     }
 }
 
-/// A dealer for `clients`, each paired with it under a long-term key pair
-/// drawn from the operating system (what pinned keys do across
-/// processes).
+/// A dealer for `clients`, each pair sharing a key drawn from the
+/// operating system and given to both: the driver plays every operator,
+/// so it stands for the agreement that pinned keys give across processes
+/// (`SealKey::agree`, two X25519 operations a client, which would take
+/// most of a fit's surplus over `Federation`'s on the built-in data).
 fn pair_with_a_dealer(clients: &mut [RemoteClient]) -> MufcResult<RemoteDealer> {
-    let mut rng = rand::rng();
-    let own = MaskKeyPair::generate(&mut rng);
-    let mut public = BTreeMap::new();
+    let own = MaskKeyPair::generate(&mut rand::rng());
+    let mut rng = SysRng;
+    let mut keys = BTreeMap::new();
     for c in clients.iter_mut() {
-        let pair = MaskKeyPair::generate(&mut rng);
-        c.pair_with_dealer(&pair, &own.public_key())?;
-        public.insert(c.id(), pair.public_key());
+        let mut secret = [0u8; 32];
+        rng.try_fill_bytes(&mut secret).map_err(|e| {
+            MufcError::Randomness(format!("the operating system's random source failed: {e}"))
+        })?;
+        c.pair_with_dealer_key(SealKey::from_secret_bytes(secret));
+        keys.insert(c.id(), SealKey::from_secret_bytes(secret));
+        secret.zeroize();
     }
-    RemoteDealer::new(&own, &public)
+    Ok(RemoteDealer::with_keys(own.public_key(), keys))
 }
