@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seeding::Quantizer;
 
-pub(crate) use exchange::plain_of;
+pub(crate) use exchange::{client_times, plain_of};
 pub(crate) use requests::check_names;
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;

@@ -249,7 +249,7 @@ pub(super) fn round_times(times: &mut StageTimes, own: &[Duration], r: &RoundOut
 
 /// Adds a round's client-side times (in client order, with each client's
 /// own training time) into `times`.
-pub(super) fn client_times(times: &mut StageTimes, own: &[Duration], encode: &[Duration]) {
+pub(crate) fn client_times(times: &mut StageTimes, own: &[Duration], encode: &[Duration]) {
     for (i, &e) in encode.iter().enumerate() {
         let o = own.get(i).copied().unwrap_or_default();
         times.encode_mask_max = times.encode_mask_max.max(e);

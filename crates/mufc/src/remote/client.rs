@@ -2,6 +2,7 @@
 //! the rounds it joins.
 
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use seeding::{Dataset, PointId, Quantizer};
 use syndrome_agg::masking::dealer::SealKey;
@@ -100,6 +101,8 @@ pub struct ClientRound {
     /// commit): what the sketch encodes, and the base of the next change
     /// round once this one commits.
     histogram: Vec<(BigUint, u64)>,
+    /// The client's training in this round (its first; zero after).
+    training: Duration,
 }
 
 impl std::fmt::Debug for ClientRound {
@@ -112,6 +115,12 @@ impl std::fmt::Debug for ClientRound {
 }
 
 impl ClientRound {
+    /// The client's training in this round, part of its join (its first
+    /// round; zero after), for the in-process driver's reports.
+    pub(crate) fn training(&self) -> Duration {
+        self.training
+    }
+
     /// The round number.
     pub fn round(&self) -> u64 {
         self.round
@@ -487,13 +496,16 @@ impl RemoteClient {
                 .map_err(|why| refuse(&format!("outside the agreement: {why}")))?;
         }
         self.check_ring(announcement)?;
+        let mut training = Duration::ZERO;
         if let State::Waiting(data) = &self.state {
+            let start = Instant::now();
             let trained = train(
                 self.id,
                 data.clone(),
                 announcement.setup.clone(),
                 Some(spec),
             )?;
+            training = start.elapsed();
             self.state = State::Trained(Box::new(trained));
         }
         let State::Trained(t) = &mut self.state else {
@@ -511,9 +523,10 @@ impl RemoteClient {
             ));
         }
         let Some(aggregation) = aggregation else {
-            let joined = join_plain(spec, self.id, local)?;
+            let (mut round, first) = join_plain(spec, self.id, local)?;
+            round.training = training;
             self.sessions.insert(spec.session);
-            return Ok(joined);
+            return Ok((round, first));
         };
         let (histogram, last) = match local {
             Local::Active(c) => (c.histogram(), c.encoded()),
@@ -533,6 +546,7 @@ impl RemoteClient {
                 round: spec.round,
                 sketch,
                 histogram,
+                training,
             },
             first,
         ))
@@ -723,6 +737,7 @@ fn join_plain(spec: &RoundSpec, id: ClientId, local: &Local) -> MufcResult<(Clie
         round: spec.round,
         sketch: None,
         histogram: Vec::new(),
+        training: Duration::ZERO,
     };
     Ok((round, first))
 }

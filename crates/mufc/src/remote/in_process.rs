@@ -22,8 +22,8 @@ use super::{
 use crate::federation::check_names;
 use crate::ids::in_order;
 use crate::{
-    Channel, ClientId, ClientK, Masking, MufcError, MufcResult, RemovalRequest, SecAggStep,
-    ValidConfig, Withdrawal, par,
+    Channel, ClientId, ClientK, FitReport, Masking, MufcError, MufcResult, RemovalRequest,
+    SecAggStep, ValidConfig, Withdrawal, par,
 };
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
@@ -101,8 +101,11 @@ pub struct InProcess {
 /// in its [`RoundReport`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PartyCosts {
-    /// Each member's join, in id order: its training in its first round,
-    /// then the encoding and masking of its first message.
+    /// Each member's training in this round (its first; zero after), in
+    /// id order.
+    pub training: Vec<(ClientId, Duration)>,
+    /// Each member's join but its training, in id order: the checks of
+    /// the round, the encoding and masking of its first message.
     pub joins: Vec<(ClientId, Duration)>,
     /// The protocol's later steps on the clients' side: the longest
     /// answer of each step, summed over the steps.
@@ -325,6 +328,33 @@ impl InProcess {
         &self.training
     }
 
+    /// What training cost and produced (Algorithm 1), as
+    /// [`Federation::fit_report`](crate::Federation::fit_report) reports
+    /// it: the server's part of its report, with the clients' times and
+    /// bytes the driver measured in the training rounds (the bytes a
+    /// client sent in the last group's round, as the federation in one
+    /// process counts them). `None` before the model is trained.
+    pub fn fit_report(&self) -> Option<FitReport> {
+        let mut report = self.server.fit_report()?.clone();
+        let times = &mut report.times;
+        let (mut own, mut encode) = (Vec::new(), Vec::new());
+        for round in &self.training {
+            let c = &round.costs;
+            own.extend(c.training.iter().map(|(_, t)| *t));
+            encode.extend(c.joins.iter().map(|(_, t)| *t));
+            times.protocol_client_max += c.protocol_client_max;
+            times.protocol_client_sum += c.protocol_client_sum;
+            times.offline += c.dealer;
+        }
+        crate::federation::client_times(times, &own, &encode);
+        if let Some(last) = self.training.last() {
+            let members = last.costs.joins.len().max(1) as u64;
+            report.bytes_per_client =
+                usize::try_from(last.costs.bytes_up / members).unwrap_or(usize::MAX);
+        }
+        Some(report)
+    }
+
     /// The server's party: the model, the decoded aggregate, the groups.
     pub fn server(&self) -> &RemoteServer {
         &self.server
@@ -456,7 +486,8 @@ impl InProcess {
         let mut costs = PartyCosts::default();
         let mut halves = BTreeMap::new();
         for (id, (half, first), took) in self.join(members, &bytes)? {
-            costs.joins.push((id, took));
+            costs.training.push((id, half.training()));
+            costs.joins.push((id, took.saturating_sub(half.training())));
             if !offline(id, round.step()) {
                 costs.sent(&first);
                 round.receive(id, &first)?;

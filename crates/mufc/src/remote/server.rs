@@ -351,6 +351,13 @@ impl RemoteServer {
         }
     }
 
+    /// The fit report, once the model is trained: the server's part (its
+    /// protocol, decoding and clustering times, the aggregate, the
+    /// clients of the model); the clients' times and bytes are theirs.
+    pub(crate) fn fit_report(&self) -> Option<&FitReport> {
+        self.fit_report.as_ref()
+    }
+
     /// Whether the model is trained: every group (or the one flat
     /// aggregate) has committed a round.
     pub fn is_trained(&self) -> bool {

@@ -14,6 +14,7 @@
 use super::*;
 use mufc::remote::InProcess;
 use mufc::{RemovalRequest, Topology};
+use std::time::Duration;
 
 const SOURCES: [fn() -> Masks; 3] = [
     || Masks::Dealer,
@@ -582,6 +583,47 @@ fn a_client_leaving_below_the_minimum_withdraws_the_model_in_both() {
             assert_eq!(parties.server().rounds(), rounds, "{what}: no round ran");
             assert!(!parties.clients()[2].data().contains(PointId(0)), "{what}");
             assert!(parties.server().snapshot().is_err(), "{what}");
+        }
+    }
+}
+
+/// The parties' fit report is the federation's: the aggregate, the
+/// sketch, the server's points, the clients of the model and the bytes a
+/// client sent, for every mask source and topology; and the driver timed
+/// the clients' training and encoding.
+#[test]
+fn the_parties_fit_report_is_the_federations() {
+    for (s, masks) in SOURCES.iter().enumerate() {
+        for topology in TOPOLOGIES {
+            let mix = Mixture {
+                clients: 7,
+                ..Mixture::SMALL
+            };
+            let what = format!("{:?}, {topology:?}", masks());
+            let data = with_ids(&gaussian_clients(&format!("fit-report-{s}"), mix));
+            let config = FederationConfig::new(2)
+                .channel(Channel::scma(masks()))
+                .topology(topology)
+                .seed(13)
+                .validate()
+                .unwrap();
+            let (parties, fed) = trained_both(&data, &config);
+            let (mine, theirs) = (parties.fit_report().unwrap(), fed.fit_report());
+            assert_eq!(mine.nonzero_bins, theirs.nonzero_bins, "{what}");
+            assert_eq!(mine.sketch, theirs.sketch, "{what}");
+            assert_eq!(mine.server_points, theirs.server_points, "{what}");
+            assert_eq!(mine.included, theirs.included, "{what}");
+            assert_eq!(mine.dropped, theirs.dropped, "{what}");
+            assert_eq!(mine.bytes_per_client, theirs.bytes_per_client, "{what}");
+            let t = &mine.times;
+            assert!(
+                t.client_sum > Duration::ZERO && t.encode_mask_sum > Duration::ZERO,
+                "{what}"
+            );
+            assert!(
+                t.client_max <= t.client_sum && t.client_round_max >= t.client_max,
+                "{what}"
+            );
         }
     }
 }
