@@ -14,17 +14,18 @@ use ::mufc::{Channel, ClientId, FederationConfig, Masks};
 use nalgebra::DMatrix;
 use seeding::Dataset;
 
+/// Client `l` of twelve points in 2-D.
+fn client(l: usize) -> RemoteClient {
+    let data = Dataset::new(DMatrix::from_fn(2, 12, |r, c| {
+        ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
+    }))
+    .expect("data");
+    RemoteClient::new(ClientId(l as u64), data).expect("client")
+}
+
 /// Three clients of twelve points in 2-D, pairwise masks.
 fn parties() -> (RemoteServer, Vec<RemoteClient>) {
-    let clients: Vec<RemoteClient> = (0..3usize)
-        .map(|l| {
-            let data = Dataset::new(DMatrix::from_fn(2, 12, |r, c| {
-                ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
-            }))
-            .expect("data");
-            RemoteClient::new(ClientId(l as u64), data).expect("client")
-        })
-        .collect();
+    let clients: Vec<RemoteClient> = (0..3).map(client).collect();
     let config = FederationConfig::new(2)
         .channel(Channel::scma(Masks::Pairwise))
         .gamma(0.05)
@@ -119,16 +120,7 @@ pub fn pairwise_round(data: &[u8]) {
 /// it by its operator), joined to the server's first round: the server's
 /// half and each client's message.
 fn plain_joined() -> (RemoteServer, ServerRound, Vec<Vec<u8>>) {
-    let mut clients: Vec<RemoteClient> = (0..3usize)
-        .map(|l| {
-            let data = Dataset::new(DMatrix::from_fn(2, 12, |r, c| {
-                ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2
-            }))
-            .expect("data");
-            let client = RemoteClient::new(ClientId(l as u64), data).expect("client");
-            client.allowing_plain()
-        })
-        .collect();
+    let mut clients: Vec<RemoteClient> = (0..3).map(|l| client(l).allowing_plain()).collect();
     let config = FederationConfig::new(2)
         .channel(Channel::Plain)
         .seed(3)

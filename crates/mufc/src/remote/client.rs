@@ -496,18 +496,7 @@ impl RemoteClient {
                 .map_err(|why| refuse(&format!("outside the agreement: {why}")))?;
         }
         self.check_ring(announcement)?;
-        let mut training = Duration::ZERO;
-        if let State::Waiting(data) = &self.state {
-            let start = Instant::now();
-            let trained = train(
-                self.id,
-                data.clone(),
-                announcement.setup.clone(),
-                Some(spec),
-            )?;
-            training = start.elapsed();
-            self.state = State::Trained(Box::new(trained));
-        }
+        let training = self.train_on_first(announcement)?;
         let State::Trained(t) = &mut self.state else {
             return Err(refuse("the client is not trained"));
         };
@@ -550,6 +539,24 @@ impl RemoteClient {
             },
             first,
         ))
+    }
+
+    /// Trains the client on the first round it joins (Algorithm 1, line
+    /// 2), in the federation the announcement sets up; the time it took
+    /// (zero once trained).
+    fn train_on_first(&mut self, announcement: &Announcement) -> MufcResult<Duration> {
+        let State::Waiting(data) = &self.state else {
+            return Ok(Duration::ZERO);
+        };
+        let start = Instant::now();
+        let trained = train(
+            self.id,
+            data.clone(),
+            announcement.setup.clone(),
+            Some(&announcement.spec),
+        )?;
+        self.state = State::Trained(Box::new(trained));
+        Ok(start.elapsed())
     }
 
     /// The membership checks of a round: the client is in the roster;
