@@ -21,6 +21,7 @@ pub(crate) use requests::check_names;
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;
 pub(crate) use unsent::Unsent;
+pub(crate) use withdraw::{check_remaining, withdrawal_after};
 
 use crate::aggregation::Aggregation;
 use crate::{

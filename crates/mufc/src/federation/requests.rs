@@ -248,25 +248,13 @@ impl Federation {
             .filter(|s| s.next.is_none())
             .map(|s| s.id)
             .collect();
-        if let Some(layout) = self.layout() {
-            let gone: BTreeSet<ClientId> = self
-                .unsent
-                .iter()
-                .filter(|(_, u)| u.left)
-                .map(|(c, _)| *c)
-                .chain(leaving.iter().copied())
-                .collect();
-            layout.check_sizes(self.config.min_clients(), &gone)?;
-        }
-        let left = self.clients.len().saturating_sub(leaving.len());
-        let min_clients = self.config.min_clients();
-        if left > 0 && left < min_clients {
-            return Err(MufcError::TooFewClients {
-                clients: left,
-                min_clients,
-            });
-        }
-        Ok(())
+        let gone: BTreeSet<ClientId> = (self.unsent.iter())
+            .filter(|(_, u)| u.left)
+            .map(|(c, _)| *c)
+            .chain(leaving.iter().copied())
+            .collect();
+        let remaining = self.clients.len().saturating_sub(leaving.len());
+        super::withdraw::check_remaining(self.layout(), self.config.min_clients(), &gone, remaining)
     }
 
     /// Commits the clients' side of a request: the unlearned copies

@@ -19,7 +19,7 @@ use super::{
     Announcement, ClientRound, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup, RoundReport,
     RoundStep, ServerRound,
 };
-use crate::federation::check_names;
+use crate::federation::{check_names, check_remaining, withdrawal_after};
 use crate::ids::in_order;
 use crate::{
     Channel, ClientId, ClientK, FitReport, Masking, MufcError, MufcResult, RemovalRequest,
@@ -280,29 +280,11 @@ impl InProcess {
         let gone: BTreeSet<ClientId> = (self.clients.iter().filter(|c| left(c)))
             .map(RemoteClient::id)
             .collect();
+        let layout = self.server.setup().layout();
         let min_clients = self.server.setup().config().min_clients();
-        let refusal = match self.server.setup().layout() {
-            Some(layout) => layout.check_sizes(min_clients, &gone).err(),
-            None => {
-                let clients = self.clients.len() - gone.len();
-                (clients > 0 && clients < min_clients).then_some(MufcError::TooFewClients {
-                    clients,
-                    min_clients,
-                })
-            }
-        };
-        let (clients, group) = match refusal? {
-            MufcError::TooFewClients { clients, .. } => (clients, None),
-            MufcError::GroupTooSmall { group, clients, .. } => (clients, Some(group)),
-            _ => return None,
-        };
-        Some(Withdrawal {
-            request: self.requests,
-            clients,
-            min_clients,
-            group,
-            rounds: self.server.rounds(),
-        })
+        let remaining = self.clients.len() - gone.len();
+        let refusal = check_remaining(layout.as_ref(), min_clients, &gone, remaining).err()?;
+        withdrawal_after(&refusal, self.requests, self.server.rounds())
     }
 
     /// Runs the rounds the waiting clients' changes need now, however few
