@@ -70,7 +70,7 @@ use crate::ids::derive_bytes;
 use crate::server::decode::DeltaCheck;
 use crate::{ClientId, Masks, MufcError, MufcResult, Scma, SecAggStep};
 use masks::MaskSource;
-use secrets::{RoundSecrets, SecretSource};
+pub(crate) use secrets::{RoundSecrets, SecretSource};
 use secure::SecAggSettings;
 
 pub(crate) use halves::{Advanced, ClientHalf, ServerHalf};

@@ -382,7 +382,7 @@ impl RemoteClient {
         own: &MaskKeyPair,
         dealer: &MaskPublicKey,
     ) -> MufcResult<()> {
-        self.dealer = Some(SealKey::agree(own, self.id.0, dealer)?);
+        self.pair_with_dealer_key(SealKey::agree(own, self.id.0, dealer)?);
         Ok(())
     }
 

@@ -80,12 +80,7 @@ impl RemoteDealer {
             .iter()
             .map(|(c, k)| Ok((*c, SealKey::agree(own, c.0, k)?)))
             .collect::<MufcResult<_>>()?;
-        Ok(Self {
-            public: own.public_key(),
-            keys,
-            agreement: None,
-            pinned: None,
-        })
+        Ok(Self::with_keys(own.public_key(), keys))
     }
 
     /// The dealer whose public key is `public`, sharing `keys` with the

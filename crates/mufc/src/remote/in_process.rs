@@ -8,17 +8,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use rand::TryRng;
-use rand::rngs::SysRng;
 use seeding::{Dataset, PointId};
 use syndrome_agg::masking::dealer::SealKey;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
-use zeroize::Zeroize;
 
 use super::{
     Announcement, ClientRound, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup, RoundReport,
     RoundStep, ServerRound,
 };
+use crate::aggregation::{RoundSecrets, SecretSource};
 use crate::federation::{check_names, check_remaining, withdrawal_after};
 use crate::ids::in_order;
 use crate::{
@@ -579,16 +577,15 @@ impl InProcess {
 /// most of a fit's surplus over `Federation`'s on the built-in data).
 fn pair_with_a_dealer(clients: &mut [RemoteClient]) -> MufcResult<RemoteDealer> {
     let own = MaskKeyPair::generate(&mut rand::rng());
-    let mut rng = SysRng;
+    // One key from the operating system, and each pair's derived from it
+    // under the pair's name, as a round derives its secrets.
+    let secrets = RoundSecrets::new(SecretSource::Fresh, 0)?;
     let mut keys = BTreeMap::new();
     for c in clients.iter_mut() {
-        let mut secret = [0u8; 32];
-        rng.try_fill_bytes(&mut secret).map_err(|e| {
-            MufcError::Randomness(format!("the operating system's random source failed: {e}"))
-        })?;
-        c.pair_with_dealer_key(SealKey::from_secret_bytes(secret));
-        keys.insert(c.id(), SealKey::from_secret_bytes(secret));
-        secret.zeroize();
+        let id = c.id();
+        let key = || SealKey::from_secret_bytes(secrets.secret("dealer-pair", id.0));
+        c.pair_with_dealer_key(key());
+        keys.insert(id, key());
     }
     Ok(RemoteDealer::with_keys(own.public_key(), keys))
 }

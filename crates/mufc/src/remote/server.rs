@@ -4,12 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use num_bigint::BigUint;
-use rand::TryRng;
 use std::time::{Duration, Instant};
 
 use super::plain::PlainServer;
 use super::{Announcement, RemoteSetup};
-use crate::aggregation::{Advanced, Aggregation, RoundProtocol, RoundSpec, Sends, ServerHalf};
+use crate::aggregation::{
+    Advanced, Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends, ServerHalf,
+};
 use crate::federation::tree::{FinishedRound, Tree};
 use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
@@ -571,15 +572,11 @@ impl RemoteServer {
         if ids.is_empty() {
             return Err(MufcError::NoClients);
         }
-        let mut session = [0u8; 32];
-        rand::rngs::SysRng
-            .try_fill_bytes(&mut session)
-            .map_err(|e| {
-                MufcError::Randomness(format!("the operating system's random source failed: {e}"))
-            })?;
+        // A fresh session, as a masked round draws its own.
+        let secrets = RoundSecrets::new(SecretSource::Fresh, self.plain_rounds)?;
         let spec = RoundSpec {
             round: self.plain_rounds,
-            session,
+            session: secrets.session().0,
             ring: ids,
             protocol: RoundProtocol::Plain,
             sends: Sends::Histograms,
