@@ -92,17 +92,22 @@ fn federation(c: &mut Criterion) {
     }
 }
 
+/// The paper's Gaussian set (n = 30000, L = 100, d = 10, K = 10, K' = 3),
+/// client `i` named `ClientId(i)`.
+fn numbered_gaussian() -> Vec<(ClientId, Dataset)> {
+    seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3)
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect()
+}
+
 /// The same federation as the parties driven in one process
 /// (`mufc::remote::InProcess`) against `Federation`: a fit, and a removal
 /// of a random point that is not a seed served on a federation that keeps
 /// serving (one removal per iteration, `iter_custom`), in one run.
 fn parties(c: &mut Criterion) {
-    let data: Vec<(ClientId, Dataset)> =
-        seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3)
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| (ClientId(i as u64), d))
-            .collect();
+    let data = numbered_gaussian();
     let config = FederationConfig::new(10)
         .client_k(3)
         .min_updating_clients(1)
@@ -176,12 +181,7 @@ fn party_request(parties: &InProcess, rng: &mut impl rand::Rng) -> RemovalReques
 /// commit checks) against read back from its bytes (rebuilt and checked,
 /// the server's K-means run again).
 fn snapshot(c: &mut Criterion) {
-    let data: Vec<(ClientId, Dataset)> =
-        seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3)
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| (ClientId(i as u64), d))
-            .collect();
+    let data = numbered_gaussian();
     let config = FederationConfig::new(10)
         .client_k(3)
         .seed(1)
