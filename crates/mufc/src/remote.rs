@@ -259,7 +259,15 @@ impl RemoteSetup {
     /// groups would let it difference overlapping sums
     /// (docs/threat-model.md §11). A client checks it with itself as the
     /// anchor, the dealer with the ring's first client.
-    pub(crate) fn check_members(&self, spec: &RoundSpec, anchor: ClientId) -> MufcResult<()> {
+    ///
+    /// `layout`: the setup's ([`Self::layout`]), which the caller derived
+    /// once for all its checks of the round.
+    pub(crate) fn check_members(
+        &self,
+        spec: &RoundSpec,
+        anchor: ClientId,
+        layout: Option<&Layout>,
+    ) -> MufcResult<()> {
         let refuse = |reason: String| MufcError::RoundRefused {
             round: spec.round,
             reason,
@@ -271,7 +279,7 @@ impl RemoteSetup {
                 "the ring names client {c}, outside the federation's roster"
             )));
         }
-        if let Some(layout) = self.layout() {
+        if let Some(layout) = layout {
             let group = layout.group_of(anchor);
             if let Some(c) = spec.ring.iter().find(|c| layout.group_of(**c) != group) {
                 return Err(refuse(format!(

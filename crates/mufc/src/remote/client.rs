@@ -575,10 +575,10 @@ impl RemoteClient {
         // A ring beyond the roster would let a server add parties of its
         // own, enough of them to hold a threshold of every client's shares;
         // a ring across groups, or inside another, overlapping sums.
-        announcement.setup.check_members(spec, self.id)?;
+        let layout = announcement.setup.layout();
+        (announcement.setup).check_members(spec, self.id, layout.as_ref())?;
         // A ring that leaves out a client of the last sum this client
         // took part in would let the server difference the two sums.
-        let layout = announcement.setup.layout();
         let mine = layout.as_ref().and_then(|l| l.group_of(self.id));
         // Searched in order, not in the lists' order: the server chose it.
         let roster = in_order(&announcement.setup.roster);

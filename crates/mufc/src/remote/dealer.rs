@@ -166,7 +166,8 @@ impl RemoteDealer {
     fn ring_keys(&self, announcement: &Announcement) -> MufcResult<BTreeMap<ClientId, SealKey>> {
         let spec = &announcement.spec;
         if let Some(first) = spec.ring.first() {
-            announcement.setup.check_members(spec, *first)?;
+            let layout = announcement.setup.layout();
+            (announcement.setup).check_members(spec, *first, layout.as_ref())?;
         }
         spec.ring
             .iter()
