@@ -3,6 +3,7 @@
 
 mod apply;
 mod exchange;
+mod minimum;
 mod plan;
 mod requests;
 pub(crate) mod setup;
@@ -17,11 +18,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use seeding::Quantizer;
 
 pub(crate) use exchange::{client_times, plain_of};
+pub(crate) use minimum::{check_remaining, withdrawal_after};
 pub(crate) use requests::check_names;
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;
 pub(crate) use unsent::Unsent;
-pub(crate) use withdraw::{check_remaining, withdrawal_after};
 
 use crate::aggregation::Aggregation;
 use crate::{

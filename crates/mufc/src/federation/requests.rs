@@ -254,7 +254,7 @@ impl Federation {
             .chain(leaving.iter().copied())
             .collect();
         let remaining = self.clients.len().saturating_sub(leaving.len());
-        super::withdraw::check_remaining(self.layout(), self.config.min_clients(), &gone, remaining)
+        super::minimum::check_remaining(self.layout(), self.config.min_clients(), &gone, remaining)
     }
 
     /// Commits the clients' side of a request: the unlearned copies

@@ -3,14 +3,13 @@
 //! is withdrawn ([`Withdrawal`]); so are the points of every request after
 //! it, with no round.
 
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::Federation;
+use super::minimum::withdrawal_after;
 use super::requests::Staged;
 use crate::{
-    ClientId, DecodeKind, Layout, MufcError, MufcResult, RemovalOutcome, RemovalReport,
-    ServerUpdate, StageTimes, Withdrawal,
+    DecodeKind, MufcError, RemovalOutcome, RemovalReport, ServerUpdate, StageTimes, Withdrawal,
 };
 
 impl Federation {
@@ -89,55 +88,4 @@ impl Federation {
         self.involvement = None;
         self.withdrawn = Some(w);
     }
-}
-
-/// Refuses a removal that leaves fewer clients with points than the
-/// policy's minimum aggregate, but some (docs/threat-model.md P4): in a
-/// group of `layout`, or among the `remaining` clients. `gone`: every
-/// client that left, with this removal's. The federation in one process
-/// and the parties' driver check alike.
-pub(crate) fn check_remaining(
-    layout: Option<&Layout>,
-    min_clients: usize,
-    gone: &BTreeSet<ClientId>,
-    remaining: usize,
-) -> MufcResult<()> {
-    if let Some(layout) = layout {
-        layout.check_sizes(min_clients, gone)?;
-    }
-    if remaining > 0 && remaining < min_clients {
-        return Err(MufcError::TooFewClients {
-            clients: remaining,
-            min_clients,
-        });
-    }
-    Ok(())
-}
-
-/// The withdrawal a refusal of [`check_remaining`] calls for, by request
-/// `request` after `rounds` rounds: `None` for any other error.
-pub(crate) fn withdrawal_after(
-    refusal: &MufcError,
-    request: u64,
-    rounds: u64,
-) -> Option<Withdrawal> {
-    let (clients, min_clients, group) = match *refusal {
-        MufcError::TooFewClients {
-            clients,
-            min_clients,
-        } => (clients, min_clients, None),
-        MufcError::GroupTooSmall {
-            group,
-            clients,
-            min_clients,
-        } => (clients, min_clients, Some(group)),
-        _ => return None,
-    };
-    Some(Withdrawal {
-        request,
-        clients,
-        min_clients,
-        group,
-        rounds,
-    })
 }
