@@ -204,7 +204,9 @@ async fn the_lone_update_policy_across_processes_is_the_parties_in_one_process()
         })
         .await;
         let request = RemovalRequest::points(ClientId(0), vec![PointId(2)]);
-        assert!(parties.remove(&request).unwrap().is_empty(), "{what}");
+        let report = parties.remove(&request).unwrap();
+        assert!(report.outcome.is_deferred(), "{what}");
+        assert!(parties.last_rounds().is_empty(), "{what}");
         assert_same_model(&fed, &parties, &format!("{what}: one waits"));
         // Client 1 (the same group) completes it: one round for both.
         let second = ask(&fed, 1, &[PointId(5)]);
@@ -216,7 +218,8 @@ async fn the_lone_update_policy_across_processes_is_the_parties_in_one_process()
             "{what}: one round for both"
         );
         let request = RemovalRequest::points(ClientId(1), vec![PointId(5)]);
-        assert_eq!(parties.remove(&request).unwrap().len(), 1, "{what}");
+        assert_eq!(parties.remove(&request).unwrap().requests, [1, 2], "{what}");
+        assert_eq!(parties.last_rounds().len(), 1, "{what}");
         assert_same_model(&fed, &parties, &format!("{what}: both served"));
         // Two requests of one group asked at once.
         let (a, b) = (ask(&fed, 3, &[PointId(7)]), ask(&fed, 4, &[PointId(8)]));

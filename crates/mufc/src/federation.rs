@@ -19,7 +19,7 @@ use seeding::Quantizer;
 
 pub(crate) use exchange::{client_times, plain_of};
 pub(crate) use minimum::{check_remaining, withdrawal_after};
-pub(crate) use requests::check_names;
+pub(crate) use requests::check_request;
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;
 pub(crate) use unsent::Unsent;

@@ -57,6 +57,13 @@ impl Federation {
             .collect();
         let plain = self.aggregation.is_none() && self.tree.is_none();
         let mut plan = Plan::new(&self.clients, &staged, ready, &unsent, plain);
+        // With groups the server decodes each group's difference: the
+        // policy holds per group, among the members before the round (a
+        // member that leaves sends its last change in it).
+        let parts: Vec<Vec<ClientId>> = match &self.tree {
+            Some(t) => t.by_group(&plan.updated),
+            None => vec![plan.updated.clone()],
+        };
         let out = if let Some(tree) = self.tree.as_mut() {
             let round = tree_round(tree, &mut self.server, &plan, &unsent, &self.config)?;
             let removed = plan.into_removed();
@@ -79,7 +86,7 @@ impl Federation {
         unsent.retain(|c, _| !ready.contains(c));
         self.unsent = unsent;
         let (removed, outcome) = out;
-        Ok(self.record_applied(number, numbers, removed, outcome))
+        Ok(self.record_applied((number, numbers), &parts, removed, outcome))
     }
 
     /// Commits a flat federation's round (`exchanged`, or none when no
@@ -173,17 +180,11 @@ impl Federation {
     /// took part is kept for [`Federation::last_involvement`].
     fn record_applied(
         &mut self,
-        number: u64,
-        numbers: Vec<u64>,
+        (number, numbers): (u64, Vec<u64>),
+        parts: &[Vec<ClientId>],
         removed: Removed,
         out: Outcome,
     ) -> RemovalReport {
-        // With groups the server decodes each group's difference: the
-        // policy holds per group.
-        let parts: Vec<Vec<ClientId>> = match &self.tree {
-            Some(t) => t.by_group(&removed.updated),
-            None => vec![removed.updated.clone()],
-        };
         let needed = self.config.min_updating_clients();
         // In the plain mode the server sees every client's centroids: no
         // round hides more than another.

@@ -11,8 +11,8 @@ use seeding::{Dataset, PointId, SeedingError};
 use super::Federation;
 use super::unsent::Unsent;
 use crate::{
-    Client, ClientId, DecodeKind, MufcError, MufcResult, RemovalOutcome, RemovalReport,
-    RemovalRequest, ServerUpdate, StageTimes, par,
+    Client, ClientId, DecodeKind, MufcError, MufcResult, PendingRequest, RemovalOutcome,
+    RemovalReport, RemovalRequest, ServerUpdate, StageTimes, par,
 };
 
 /// One client's side of a request, computed on a copy before anything
@@ -84,17 +84,10 @@ struct PendingNames {
     points: HashMap<ClientId, HashSet<PointId>>,
 }
 
-impl Federation {
-    /// The number the next accepted request gets.
-    pub(super) fn next_request_number(&self) -> u64 {
-        self.applied_requests()
-            .saturating_add(self.pending.len() as u64)
-            .saturating_add(1)
-    }
-
-    fn pending_names(&self) -> PendingNames {
-        let mut names = PendingNames::default();
-        for p in &self.pending {
+impl PendingNames {
+    fn of(pending: &[PendingRequest]) -> Self {
+        let mut names = Self::default();
+        for p in pending {
             names
                 .whole
                 .extend(p.request.clients_removed().iter().copied());
@@ -108,59 +101,81 @@ impl Federation {
         }
         names
     }
+}
+
+/// Checks `request` against the clients (every client and point named is
+/// there, once: [`check_names`] with `data_of`), then against the
+/// `pending` requests (nothing named twice; `left_waiting` tells a client
+/// that left with a request whose round waits, which has no point to look
+/// for and may not be named again); the first error found. The one check
+/// of the federation in one process and of the parties' driver.
+pub(crate) fn check_request<'a>(
+    request: &RemovalRequest,
+    pending: &[PendingRequest],
+    data_of: impl Fn(ClientId) -> MufcResult<Option<&'a Dataset>>,
+    left_waiting: impl Fn(ClientId) -> bool,
+) -> MufcResult<()> {
+    let names = PendingNames::of(pending);
+    check_names(request, data_of, |c| names.points.get(&c))?;
+    for &c in request.clients_removed() {
+        if names.whole.contains(&c) || left_waiting(c) {
+            return Err(MufcError::AlreadyPending {
+                client: c,
+                id: None,
+            });
+        }
+    }
+    for (c, ids) in request.point_entries() {
+        if names.whole.contains(c) || left_waiting(*c) {
+            return Err(MufcError::AlreadyPending {
+                client: *c,
+                id: ids.first().copied(),
+            });
+        }
+        if let Some(earlier) = names.points.get(c)
+            && let Some(&id) = ids.iter().find(|id| earlier.contains(id))
+        {
+            return Err(MufcError::AlreadyPending {
+                client: *c,
+                id: Some(id),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Federation {
+    /// The number the next accepted request gets.
+    pub(super) fn next_request_number(&self) -> u64 {
+        self.applied_requests()
+            .saturating_add(self.pending.len() as u64)
+            .saturating_add(1)
+    }
 
     /// Whether client `c` left with a request whose round waits.
     fn left_unsent(&self, c: ClientId) -> bool {
         self.unsent.get(&c).is_some_and(|u| u.left)
     }
 
-    /// Checks `request` against the clients (every client and point named
-    /// is there, once), then against the pending requests (nothing named
-    /// twice); the first error found, nothing changed.
+    /// Checks `request` against the clients and the pending requests
+    /// ([`check_request`]); the first error found, nothing changed.
     pub(super) fn check_request(&self, request: &RemovalRequest) -> MufcResult<()> {
-        let pending = self.pending_names();
-        check_names(
+        check_request(
             request,
+            &self.pending,
             |c| {
                 if let Some(client) = self.client(c) {
                     Ok(Some(client.data()))
                 } else if self.left_unsent(c) {
                     // A client that left with a pending request has no
-                    // point to look for: naming it again is a conflict
-                    // (below).
+                    // point to look for: naming it again is a conflict.
                     Ok(None)
                 } else {
                     Err(MufcError::UnknownClient(c))
                 }
             },
-            |c| pending.points.get(&c),
-        )?;
-        // Against the pending requests.
-        for &c in request.clients_removed() {
-            if pending.whole.contains(&c) || self.left_unsent(c) {
-                return Err(MufcError::AlreadyPending {
-                    client: c,
-                    id: None,
-                });
-            }
-        }
-        for (c, ids) in request.point_entries() {
-            if pending.whole.contains(c) || self.left_unsent(*c) {
-                return Err(MufcError::AlreadyPending {
-                    client: *c,
-                    id: ids.first().copied(),
-                });
-            }
-            if let Some(earlier) = pending.points.get(c)
-                && let Some(&id) = ids.iter().find(|id| earlier.contains(id))
-            {
-                return Err(MufcError::AlreadyPending {
-                    client: *c,
-                    id: Some(id),
-                });
-            }
-        }
-        Ok(())
+            |c| self.left_unsent(c),
+        )
     }
 
     /// The clients' side of a checked `request`, on copies: each client

@@ -5,10 +5,12 @@
 //! step's messages to their addressee and commits what the server
 //! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
 
-use std::collections::{BTreeMap, BTreeSet};
+mod requests;
+
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use seeding::{Dataset, PointId};
+use seeding::Dataset;
 use syndrome_agg::masking::dealer::SealKey;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 
@@ -17,11 +19,10 @@ use super::{
     RoundStep, ServerRound,
 };
 use crate::aggregation::{RoundSecrets, SecretSource};
-use crate::federation::{check_names, check_remaining, withdrawal_after};
 use crate::ids::in_order;
 use crate::{
-    Channel, ClientId, ClientK, FitReport, Masking, MufcError, MufcResult, RemovalRequest,
-    SecAggStep, ValidConfig, Withdrawal, par,
+    Channel, ClientId, ClientK, FitReport, Masking, MufcError, MufcResult, PendingRequest,
+    RemovalReport, SecAggStep, ValidConfig, Withdrawal, par,
 };
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
@@ -49,7 +50,7 @@ use crate::{
 ///
 /// ```
 /// use mufc::remote::InProcess;
-/// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
+/// use mufc::{ClientId, Federation, FederationConfig, RemovalOutcome, RemovalRequest};
 /// use nalgebra::DMatrix;
 /// use seeding::{Dataset, PointId};
 ///
@@ -67,7 +68,10 @@ use crate::{
 /// // Two clients forget a point each: one round, equal to retraining.
 /// let request = RemovalRequest::points(ClientId(1), vec![PointId(4)])
 ///     .with_points(ClientId(2), vec![PointId(0)]);
-/// parties.remove(&request)?;
+/// let report = parties.remove(&request)?;
+/// assert_eq!(report.outcome, RemovalOutcome::Applied);
+/// assert_eq!(report.updated_clients, [ClientId(1), ClientId(2)]);
+/// assert_eq!(parties.last_rounds().len(), 1);
 /// let mut rest = data;
 /// rest[1].1 = rest[1].1.without(&[PointId(4)])?;
 /// rest[2].1 = rest[2].1.without(&[PointId(0)])?;
@@ -82,11 +86,18 @@ pub struct InProcess {
     /// In id order.
     clients: Vec<RemoteClient>,
     dealer: Option<RemoteDealer>,
-    /// The clients whose points changed since their group's last round,
-    /// the round held back by the lone-update policy.
-    waiting: BTreeSet<ClientId>,
+    /// The clients whose points changed since their group's last round
+    /// (held back by the lone-update policy, or by a failed round), with
+    /// what they lost.
+    waiting: BTreeMap<ClientId, Waiting>,
+    /// The requests accepted whose rounds wait, in part or whole.
+    pending: Vec<PendingRequest>,
+    /// The reports of the requests applied or withdrawn.
+    history: Vec<RemovalReport>,
     /// The training rounds, one per group.
     training: Vec<DrivenRound>,
+    /// The rounds of the last request or flush.
+    last: Vec<DrivenRound>,
     /// The requests accepted so far.
     requests: u64,
     /// Why the model was withdrawn, if it was.
@@ -123,6 +134,17 @@ impl PartyCosts {
         self.bytes_up += bytes.len() as u64;
         self.messages += 1;
     }
+}
+
+/// What a client's requests did to it since its group's last round.
+#[derive(Clone, Copy, Debug, Default)]
+struct Waiting {
+    /// The points it forgot.
+    points: u64,
+    /// Whether it left whole.
+    left: bool,
+    /// Whether it reseeded (Algorithm 3; never a client that left).
+    reseeded: bool,
 }
 
 /// One round the driver ran: the server's report, and what it cost the
@@ -185,8 +207,11 @@ impl InProcess {
             server: RemoteServer::new(setup)?,
             clients: parties,
             dealer,
-            waiting: BTreeSet::new(),
+            waiting: BTreeMap::new(),
+            pending: Vec::new(),
+            history: Vec::new(),
             training: Vec::new(),
+            last: Vec::new(),
             requests: 0,
             withdrawn: None,
             parallel: config.parallel(),
@@ -197,110 +222,6 @@ impl InProcess {
             driver.training.push(round);
         }
         Ok(driver)
-    }
-
-    /// Serves a removal request (Algorithm 4): every client it names
-    /// forgets its points at once (a client removed whole forgets every
-    /// one, and stays in the roster with none); then every group whose
-    /// changed clients are enough for the lone-update policy
-    /// ([`ValidConfig::updates_enough`], docs/threat-model.md U3) runs one
-    /// round, a change round where the server can run one
-    /// ([`RemoteServer::start_change_round`]). A group with too few waits
-    /// ([`Self::waiting`]) until a later request brings enough, or
-    /// [`Self::flush`]; and so does the whole request until every group
-    /// it names is ready, as [`Federation::remove`](crate::Federation::remove)
-    /// holds it. Returns the rounds the driver ran, in group order (none
-    /// when the request waits).
-    ///
-    /// The request is checked whole before any client forgets, as
-    /// [`Federation::remove`](crate::Federation::remove) checks it: on an
-    /// error in it nothing changes. A client removed whole has left: it
-    /// stays in the roster with no point, and a request that would leave
-    /// fewer than [`ValidConfig::min_clients`] clients with points (in a
-    /// group, with groups) withdraws the model as
-    /// [`Federation::remove`](crate::Federation::remove) does
-    /// (docs/threat-model.md P4): the clients forget, no round runs, the
-    /// server forgets its model ([`Self::withdrawal`]), and every later
-    /// request is served by the clients alone. A round that fails leaves
-    /// the model as it was; the clients have forgotten, and keep waiting:
-    /// the next request's rounds, or [`Self::flush`], carry their new
-    /// histograms.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::EmptyRequest`], [`MufcError::UnknownClient`],
-    /// [`MufcError::RepeatedClient`], [`MufcError::UnknownPoint`],
-    /// [`MufcError::RepeatedPoint`]; a round's errors.
-    pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<Vec<DrivenRound>> {
-        let forgotten = self.forgotten(request)?;
-        self.requests += 1;
-        let withdrawal = match &self.withdrawn {
-            Some(_) => None,
-            None => self.too_few_left(&forgotten),
-        };
-        let withdrawn = withdrawal.is_some() || self.withdrawn.is_some();
-        let named: BTreeSet<ClientId> = forgotten.keys().copied().collect();
-        for (id, client) in forgotten {
-            let at = self.at(id)?;
-            if let Some(slot) = self.clients.get_mut(at) {
-                *slot = client;
-            }
-            self.waiting.insert(id);
-        }
-        if let Some(w) = withdrawal {
-            self.server.withdraw();
-            self.withdrawn = Some(w);
-        }
-        if withdrawn {
-            // No aggregate is decoded again: the clients' forgetting is
-            // all there is to serve.
-            self.waiting.clear();
-            return Ok(Vec::new());
-        }
-        self.serve_waiting(false, &named)
-    }
-
-    /// Why the model was withdrawn (docs/threat-model.md P4), if a
-    /// request left too few clients.
-    pub fn withdrawal(&self) -> Option<&Withdrawal> {
-        self.withdrawn.as_ref()
-    }
-
-    /// The withdrawal a request calls for when the clients `forgotten`
-    /// leave fewer than the minimum aggregate with points: in a group,
-    /// with groups, or in the federation (a whole group may leave).
-    fn too_few_left(&self, forgotten: &BTreeMap<ClientId, RemoteClient>) -> Option<Withdrawal> {
-        let left = |c: &RemoteClient| {
-            forgotten
-                .get(&c.id())
-                .map_or(c.data().is_empty(), |f| f.data().is_empty())
-        };
-        let gone: BTreeSet<ClientId> = (self.clients.iter().filter(|c| left(c)))
-            .map(RemoteClient::id)
-            .collect();
-        let layout = self.server.setup().layout();
-        let min_clients = self.server.setup().config().min_clients();
-        let remaining = self.clients.len() - gone.len();
-        let refusal = check_remaining(layout.as_ref(), min_clients, &gone, remaining).err()?;
-        withdrawal_after(&refusal, self.requests, self.server.rounds())
-    }
-
-    /// Runs the rounds the waiting clients' changes need now, however few
-    /// they are (the report of a round that changes one client's message
-    /// alone tells the server that change: docs/threat-model.md U3).
-    ///
-    /// # Errors
-    ///
-    /// A round's errors; the clients of a group whose round failed keep
-    /// waiting.
-    pub fn flush(&mut self) -> MufcResult<Vec<DrivenRound>> {
-        self.serve_waiting(true, &BTreeSet::new())
-    }
-
-    /// The clients whose points changed and whose group's round waits
-    /// for the lone-update policy, in id order.
-    pub fn waiting(&self) -> Vec<ClientId> {
-        self.waiting.iter().copied().collect()
     }
 
     /// The training rounds, one per group (one when flat).
@@ -348,98 +269,6 @@ impl InProcess {
     /// The dealer's party, with dealt masks.
     pub fn dealer(&self) -> Option<&RemoteDealer> {
         self.dealer.as_ref()
-    }
-
-    /// Copies of the clients `request` names, each having forgotten its
-    /// points (a client named whole, every one): the request is checked
-    /// as [`Federation::remove`](crate::Federation::remove) checks it,
-    /// before any party changes.
-    fn forgotten(&self, request: &RemovalRequest) -> MufcResult<BTreeMap<ClientId, RemoteClient>> {
-        // A client that forgot every point left, as in `Federation`:
-        // naming it again is naming an unknown client.
-        check_names(
-            request,
-            |c| match self.client(c)? {
-                left if left.data().is_empty() => Err(MufcError::UnknownClient(c)),
-                client => Ok(Some(client.data())),
-            },
-            |_| None,
-        )?;
-        let whole = request
-            .clients_removed()
-            .iter()
-            .map(|&c| Ok((c, self.client(c)?.data().ids().to_vec())));
-        let points = request
-            .point_entries()
-            .iter()
-            .map(|(c, ids)| Ok((*c, ids.clone())));
-        whole
-            .chain(points)
-            .map(|named: MufcResult<(ClientId, Vec<PointId>)>| {
-                let (id, ids) = named?;
-                let mut client = self.client(id)?.clone();
-                if !ids.is_empty() {
-                    client.forget(&ids)?;
-                }
-                Ok((id, client))
-            })
-            .collect()
-    }
-
-    /// One round in every group with waiting clients, when they are
-    /// enough for the lone-update policy or `flush` says to run anyway: a
-    /// change round where the server runs one, else whole. The clients of
-    /// a group whose round committed wait no more. `named`: the clients
-    /// of the request being served, which waits whole, as
-    /// [`Federation::remove`](crate::Federation::remove) holds it, unless
-    /// every group it names is ready (its rounds then run with every
-    /// other ready group's).
-    fn serve_waiting(
-        &mut self,
-        flush: bool,
-        named: &BTreeSet<ClientId>,
-    ) -> MufcResult<Vec<DrivenRound>> {
-        let config = self.server.setup().config();
-        // The plain mode shows the server every message: no policy hides
-        // a change there, and the clients that changed send alone (the
-        // server holds the others' centroids).
-        let plain = config.channel() == &Channel::Plain;
-        let ready: Vec<(usize, Vec<ClientId>)> = (self.server.groups().iter().enumerate())
-            .filter_map(|(g, members)| {
-                let updated: Vec<ClientId> = (members.iter().copied())
-                    .filter(|c| self.waiting.contains(c))
-                    .collect();
-                let enough = flush || plain || config.updates_enough(members.len(), updated.len());
-                (!updated.is_empty() && enough).then_some((g, updated))
-            })
-            .collect();
-        if !named
-            .iter()
-            .all(|c| ready.iter().any(|(_, u)| u.contains(c)))
-        {
-            return Ok(Vec::new());
-        }
-        let mut reports = Vec::new();
-        for (g, updated) in ready {
-            let members = &self.server.groups()[g];
-            let ring = if plain {
-                updated.clone()
-            } else {
-                members.clone()
-            };
-            // A change round whose sum did not decode is tried once more,
-            // as `mufc-net`'s scheduler does: the server then runs a
-            // whole round (a round failed since its last commit).
-            let report = match self.round(&ring, Some(updated.len())) {
-                Err(MufcError::ChangeUndecoded { .. }) => self.round(&ring, Some(updated.len()))?,
-                r => r?,
-            };
-            for c in &updated {
-                self.waiting.remove(c);
-            }
-            reports.push(report);
-        }
-        Ok(reports)
     }
 
     /// One round of the clients `members` (a group's, or in the plain

@@ -13,7 +13,7 @@
 
 use super::*;
 use mufc::remote::InProcess;
-use mufc::{RemovalRequest, Topology};
+use mufc::{DecodeKind, RemovalReport, RemovalRequest, ServerUpdate, StageTimes, Topology};
 use std::time::Duration;
 
 const SOURCES: [fn() -> Masks; 3] = [
@@ -34,6 +34,29 @@ const TOPOLOGIES: [Topology; 3] = [
 /// Every node's counts and centroids, `parties`' against `fed`'s.
 fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
     groups::assert_same_nodes(parties.server(), fed, what);
+}
+
+/// The parties' report of a request, `ours`, against the federation's in
+/// one process, `theirs`: what was served (the requests, points, clients,
+/// the model's clients and size, the dropouts, the privacy verdict) is
+/// the same; how is the parties' own. Their rounds differ where the
+/// parties do better: a client that leaves sends its last change, so its
+/// group's round is a change round with smaller messages (the federation
+/// runs a whole round), and with groups the root updates after each
+/// group's round (the federation's once after them all); the times are
+/// measured. A round that ran decoded something and sent bytes.
+fn assert_same_report(ours: &RemovalReport, theirs: &RemovalReport, what: &str) {
+    let served = |r: &RemovalReport| RemovalReport {
+        times: StageTimes::default(),
+        decode: DecodeKind::Skipped,
+        server: ServerUpdate::Unchanged,
+        bytes_per_client: 0,
+        ..r.clone()
+    };
+    assert_eq!(served(ours), served(theirs), "{what}");
+    let ran = |r: &RemovalReport| r.decode != DecodeKind::Skipped;
+    assert_eq!(ran(ours), ran(theirs), "{what}");
+    assert_eq!(ran(ours), ours.bytes_per_client > 0, "{what}");
 }
 
 /// The parties of `data` under `config`, trained, and the federation in
@@ -140,11 +163,10 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 else {
                     continue;
                 };
-                fed.remove(&request)
+                let report = (fed.remove(&request))
                     .unwrap_or_else(|e| panic!("{what}: in one process: {e}"));
-                parties
-                    .remove(&request)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let ours = (parties.remove(&request)).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_same_report(&ours, &report, &what);
                 apply(&mut rest, &request);
                 served += 1;
                 whole += request.clients_removed().len();
@@ -161,10 +183,13 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 }
             }
             if fed.withdrawal().is_none() {
-                fed.flush().unwrap_or_else(|e| panic!("{what}: flush: {e}"));
-                parties
-                    .flush()
-                    .unwrap_or_else(|e| panic!("{what}: flush: {e}"));
+                let report = (fed.flush()).unwrap_or_else(|e| panic!("{what}: flush: {e}"));
+                let ours = (parties.flush()).unwrap_or_else(|e| panic!("{what}: flush: {e}"));
+                match (ours, report) {
+                    (Some(ours), Some(report)) => assert_same_report(&ours, &report, &what),
+                    (ours, report) => assert_eq!(ours.is_some(), report.is_some(), "{what}"),
+                }
+                assert_eq!(parties.history().len(), fed.history().len(), "{what}");
                 assert_same_nodes(&parties, &fed, &format!("{what}; flushed"));
                 assert_equals_retraining(parties.server(), &rest, &what);
             }
@@ -203,6 +228,51 @@ fn a_client_removed_whole_is_unknown_to_later_requests() {
         assert_eq!(parties.server().rounds(), rounds, "{again:?}");
         assert!(parties.waiting().is_empty(), "{again:?}");
     }
+}
+
+/// A request naming what a pending request named (a point, or a client
+/// that left with a request whose round waits) is refused as the
+/// federation in one process refuses it, and changes nothing; a new one
+/// is accepted, and the round that applies them both lists both.
+#[test]
+fn a_request_naming_what_waits_is_refused_as_in_the_federation() {
+    let data = with_ids(&gaussian_clients("parties-pending", Mixture::SMALL));
+    let config = FederationConfig::new(2)
+        .min_updating_clients(3)
+        .seed(6)
+        .validate()
+        .unwrap();
+    let (mut parties, mut fed) = trained_both(&data, &config);
+    let first = RemovalRequest::points(ClientId(1), vec![PointId(2), PointId(4)])
+        .with_clients(vec![ClientId(3)]);
+    assert_same_report(
+        &parties.remove(&first).unwrap(),
+        &fed.remove(&first).unwrap(),
+        "first",
+    );
+    assert_eq!(parties.pending(), fed.pending());
+    let conflicts = [
+        RemovalRequest::points(ClientId(1), vec![PointId(7), PointId(4)]),
+        RemovalRequest::clients(vec![ClientId(3)]),
+        RemovalRequest::points(ClientId(3), vec![PointId(0)]),
+        RemovalRequest::points(ClientId(0), vec![PointId(1)]).with_clients(vec![ClientId(3)]),
+    ];
+    for again in conflicts {
+        let err = parties.remove(&again).unwrap_err();
+        assert_eq!(err, fed.clone().remove(&again).unwrap_err(), "{again:?}");
+        assert!(matches!(err, MufcError::AlreadyPending { .. }), "{again:?}");
+        assert_eq!(parties.pending(), fed.pending(), "{again:?}");
+        assert!(
+            parties.clients()[0].data().contains(PointId(1)),
+            "{again:?}"
+        );
+    }
+    let second = RemovalRequest::points(ClientId(0), vec![PointId(1)]);
+    let report = parties.remove(&second).unwrap();
+    assert_same_report(&report, &fed.remove(&second).unwrap(), "second");
+    assert_eq!(report.requests, [1, 2]);
+    assert!(parties.pending().is_empty());
+    assert_same_nodes(&parties, &fed, "both applied");
 }
 
 #[test]
@@ -269,10 +339,11 @@ fn a_group_smaller_than_the_policy_updates_once_every_member_changed() {
         for c in 0..3 {
             let request = RemovalRequest::points(ClientId(c), vec![PointId(c + 1)]);
             let what = format!("{topology:?}, client {c}");
-            let rounds = parties.remove(&request).unwrap();
+            let ours = parties.remove(&request).unwrap();
             let report = fed.remove(&request).unwrap();
+            assert_same_report(&ours, &report, &what);
             // The third member completes the group: one round, in both.
-            assert_eq!(rounds.len(), usize::from(c == 2), "{what}");
+            assert_eq!(parties.last_rounds().len(), usize::from(c == 2), "{what}");
             assert_eq!(report.outcome.is_deferred(), c < 2, "{what}");
             assert_eq!(parties.waiting(), fed.pending_clients(), "{what}");
             assert_same_nodes(&parties, &fed, &what);
@@ -290,7 +361,7 @@ fn a_group_smaller_than_the_policy_updates_once_every_member_changed() {
 #[test]
 fn the_parties_drop_out_where_the_federation_does() {
     let mut rng = testdata::rng("parties-dropouts");
-    let mut dropped = 0;
+    let (mut dropped, mut failed) = (0, 0);
     for topology in [Topology::Flat, Topology::Groups { size: 4 }] {
         for _ in 0..2 {
             let mix = Mixture {
@@ -328,7 +399,9 @@ fn the_parties_drop_out_where_the_federation_does() {
                 };
                 let (ours, theirs) = (parties.remove(&request), fed.remove(&request));
                 match (ours, theirs) {
-                    (Ok(reports), Ok(report)) => {
+                    (Ok(ours), Ok(report)) => {
+                        assert_same_report(&ours, &report, &what);
+                        let reports = parties.last_rounds();
                         let included: BTreeSet<ClientId> = reports
                             .iter()
                             .flat_map(|r| r.report.included.clone())
@@ -351,9 +424,20 @@ fn the_parties_drop_out_where_the_federation_does() {
                             .map(|r| r.report.dropped.len())
                             .sum::<usize>();
                     }
-                    // Too many dropouts in a round: both fail.
+                    // Too many dropouts in a round: both fail. The
+                    // federation in one process undoes the request; the
+                    // parties' clients have forgotten, and the request
+                    // waits for the next round.
                     (Err(a), Err(b)) => {
                         assert_eq!(a.to_string(), b.to_string(), "{what}");
+                        let number = fed.applied_requests() + 1;
+                        let waits = parties.pending().iter().any(|p| p.number == number);
+                        assert!(waits, "{what}: {:?}", parties.pending());
+                        for (c, ids) in request.point_entries() {
+                            let held = parties.clients()[at(*c)].data();
+                            assert!(ids.iter().all(|id| !held.contains(*id)), "{what}");
+                        }
+                        failed += 1;
                         break;
                     }
                     (a, b) => panic!("{what}: parties {a:?}, federation {b:?}"),
@@ -363,7 +447,12 @@ fn the_parties_drop_out_where_the_federation_does() {
         }
     }
     // Clients did drop out: the comparison saw rounds without them.
-    assert!(dropped >= 3, "{dropped} dropouts");
+    // The draw brings dropouts and a round they fail: neither side of
+    // the comparison goes untested.
+    assert!(
+        dropped >= 3 && failed >= 1,
+        "{dropped} dropouts, {failed} failed rounds"
+    );
 }
 
 /// What the driver counts of the clients' side of a round is what the
@@ -396,9 +485,10 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
         );
         for (c, point) in [(1, 3), (2, 0), (1, 5)] {
             let request = RemovalRequest::points(ClientId(c), vec![PointId(point)]);
-            let rounds = parties.remove(&request).unwrap();
+            let ours = parties.remove(&request).unwrap();
             let report = fed.remove(&request).unwrap();
-            let [round] = rounds.as_slice() else {
+            assert_same_report(&ours, &report, &what);
+            let [round] = parties.last_rounds() else {
                 panic!("{what}: one round per request");
             };
             let involved = fed.last_involvement().unwrap();
@@ -449,15 +539,16 @@ fn the_plain_mode_as_parties_is_the_federations() {
             let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, &mut what) else {
                 continue;
             };
-            fed.remove(&request).unwrap();
-            let rounds = parties.remove(&request).unwrap();
+            let report = fed.remove(&request).unwrap();
+            let ours = parties.remove(&request).unwrap();
+            assert_same_report(&ours, &report, &what);
             assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
             if fed.withdrawal().is_some() {
                 break;
             }
             // One round, of the clients the request names.
-            let [round] = rounds.as_slice() else {
-                panic!("{what}: {} rounds", rounds.len());
+            let [round] = parties.last_rounds() else {
+                panic!("{what}: {} rounds", parties.last_rounds().len());
             };
             let named: Vec<ClientId> = request
                 .named()
@@ -572,14 +663,17 @@ fn a_client_leaving_below_the_minimum_withdraws_the_model_in_both() {
             let (mut parties, mut fed) = trained_both(&data, &config);
             let rounds = parties.server().rounds();
             let leave = RemovalRequest::clients(vec![ClientId(1)]);
-            assert!(fed.remove(&leave).unwrap().outcome.is_withdrawn(), "{what}");
-            assert!(parties.remove(&leave).unwrap().is_empty(), "{what}");
+            let report = fed.remove(&leave).unwrap();
+            assert!(report.outcome.is_withdrawn(), "{what}");
+            assert_same_report(&parties.remove(&leave).unwrap(), &report, &what);
+            assert!(parties.last_rounds().is_empty(), "{what}");
             assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
             assert!(parties.server().is_withdrawn(), "{what}");
             assert_same_nodes(&parties, &fed, &what);
             let later = RemovalRequest::points(ClientId(2), vec![PointId(0)]);
-            fed.remove(&later).unwrap();
-            assert!(parties.remove(&later).unwrap().is_empty(), "{what}");
+            let report = fed.remove(&later).unwrap();
+            assert_same_report(&parties.remove(&later).unwrap(), &report, &what);
+            assert!(parties.last_rounds().is_empty(), "{what}");
             assert_eq!(parties.server().rounds(), rounds, "{what}: no round ran");
             assert!(!parties.clients()[2].data().contains(PointId(0)), "{what}");
             assert!(parties.server().snapshot().is_err(), "{what}");
