@@ -16,8 +16,8 @@ use crate::federation::{
 };
 use crate::remote::RemoteClient;
 use crate::{
-    Channel, ClientId, DecodeKind, MufcError, MufcResult, PendingRequest, RemovalOutcome,
-    RemovalReport, RemovalRequest, ServerUpdate, StageTimes, Withdrawal,
+    Channel, ClientId, DecodeKind, Involvement, MufcError, MufcResult, NodeId, PendingRequest,
+    RemovalOutcome, RemovalReport, RemovalRequest, ServerUpdate, StageTimes, Withdrawal,
 };
 
 /// A client a request names, having forgotten: its copy, what it lost
@@ -177,6 +177,34 @@ impl InProcess {
         &self.last
     }
 
+    /// Who took part in the rounds of the last request or flush, as
+    /// [`Federation::last_involvement`](crate::Federation::last_involvement)
+    /// counts them: the clients that joined a round, the messages and
+    /// bytes they sent, the groups that ran one (none when flat), and the
+    /// models updated (the root's, and with groups those on the paths from
+    /// the groups that ran). `None` when the last request ran no round.
+    pub fn last_involvement(&self) -> Option<Involvement> {
+        if self.last.is_empty() {
+            return None;
+        }
+        let groups: Vec<usize> = (self.last.iter()).filter_map(|r| r.report.group).collect();
+        let nodes = match self.server.setup().layout() {
+            Some(layout) => (groups.iter())
+                .flat_map(|&g| layout.path(NodeId(g)))
+                .collect::<BTreeSet<NodeId>>()
+                .len(),
+            None => 1,
+        };
+        let sum = |f: fn(&super::PartyCosts) -> usize| self.last.iter().map(|r| f(&r.costs)).sum();
+        Some(Involvement {
+            clients: sum(|c| c.joins.len()),
+            messages: sum(|c| c.messages),
+            groups,
+            nodes,
+            bytes: sum(|c| usize::try_from(c.bytes_up).unwrap_or(usize::MAX)),
+        })
+    }
+
     /// Checks `request` against the clients and the pending requests, as
     /// the federation in one process checks it.
     fn check(&self, request: &RemovalRequest) -> MufcResult<()> {
@@ -315,7 +343,11 @@ impl InProcess {
         for (g, updated) in ready {
             let members = &self.server.groups()[g];
             // In the plain mode the clients that changed send alone (the
-            // server holds the others' centroids).
+            // server holds the others' centroids). Else every member
+            // sends, those that left too, with nothing: a client refuses a
+            // ring that omits a client of its last sum (the server could
+            // difference the two), and a leave is not announced to the
+            // others (issue 29).
             let ring = if plain {
                 updated.clone()
             } else {
@@ -496,13 +528,16 @@ impl InProcess {
     /// last rounds included, but a client whose leave a round applied (it
     /// sent its last change there, and holds nothing more).
     fn model_clients(&self) -> Vec<ClientId> {
-        let gone = |c: &ClientId| {
-            !self.waiting.contains_key(c) && self.client(*c).is_ok_and(|c| c.data().is_empty())
-        };
+        let gone = |c: ClientId| !self.waiting.contains_key(&c) && self.has_left(c);
         let included = self.server.fit_report().map(|r| r.included.iter());
         (included.into_iter().flatten().copied())
-            .filter(|c| !gone(c))
+            .filter(|&c| !gone(c))
             .collect()
+    }
+
+    /// Whether client `c` holds no point: it left whole.
+    fn has_left(&self, c: ClientId) -> bool {
+        self.client(c).is_ok_and(|c| c.data().is_empty())
     }
 }
 
