@@ -103,6 +103,11 @@ pub const TARGETS: &[Target] = &[
         crate::fuzz_remote::plain_round,
     ),
     (
+        "parties_snapshot",
+        "app_testkit::fuzz_remote::parties_snapshot",
+        crate::fuzz_remote::parties_snapshot,
+    ),
+    (
         "cli_csv",
         "app_testkit::fuzz_apps::csv",
         crate::fuzz_apps::csv,
@@ -396,6 +401,16 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 ("not-finite", cat(&[&[0], &message[..36], &f64::NAN.to_le_bytes()])),
             ]
         }
+        "parties_snapshot" => vec![
+            // Raw bytes: nothing, and a roster-less prefix.
+            ("raw-empty", vec![0]),
+            ("raw-short", vec![0, 1, 2, 3]),
+            // A real snapshot, unchanged, then with bytes flipped at the
+            // start (the configuration), and spread over the body.
+            ("real", vec![1]),
+            ("real-config", vec![1, 0x01, 0x80, 0x02]),
+            ("real-spread", cat(&[&[1], &[0x10; 64]])),
+        ],
         "net_client_message" => crate::fuzz_net::client_seeds(),
         "net_server_message" => crate::fuzz_net::server_seeds(),
         "net_federation_file" => vec![

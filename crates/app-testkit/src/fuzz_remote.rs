@@ -172,3 +172,67 @@ pub fn plain_round(data: &[u8]) {
     assert!(!took_input, "a message of another session taken");
     assert_eq!(report.included.len(), 3);
 }
+
+/// The bytes of the snapshot of three tiny parties, trained, with one
+/// request applied and one waiting (built once).
+fn parties_snapshot_bytes() -> &'static [u8] {
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| {
+        use ::mufc::RemovalRequest;
+        use seeding::PointId;
+        let data = (0..3)
+            .map(|l| {
+                let c = client(l);
+                (c.id(), c.data().clone())
+            })
+            .collect();
+        let config = FederationConfig::new(2)
+            .gamma(0.05)
+            .min_updating_clients(2)
+            .seed(3)
+            .validate()
+            .expect("config");
+        let mut parties = ::mufc::remote::InProcess::train(data, &config).expect("train");
+        let both = RemovalRequest::points(ClientId(0), vec![PointId(1)])
+            .with_points(ClientId(1), vec![PointId(2)]);
+        parties.remove(&both).expect("applied");
+        let lone = RemovalRequest::points(ClientId(2), vec![PointId(3)]);
+        parties.remove(&lone).expect("waits");
+        postcard::to_allocvec(&parties.snapshot().expect("snapshot")).expect("bytes")
+    })
+}
+
+/// `data[0] % 2` picks what [`InProcess::restore`](::mufc::remote::InProcess::restore)
+/// is given: 0, the rest parsed as a snapshot; 1, the bytes of a real
+/// snapshot with the rest XOR-ed into them (as a crafted store row).
+/// No panic; what restores snapshots and restores again, with the same
+/// model.
+pub fn parties_snapshot(data: &[u8]) {
+    let Some((&selector, input)) = data.split_first() else {
+        return;
+    };
+    let bytes: Vec<u8> = if selector % 2 == 0 {
+        input.to_vec()
+    } else {
+        let mut bytes = parties_snapshot_bytes().to_vec();
+        let len = bytes.len();
+        for (i, b) in input.iter().enumerate() {
+            if let Some(at) = bytes.get_mut(i.wrapping_mul(7919) % len) {
+                *at ^= b;
+            }
+        }
+        bytes
+    };
+    let Ok(snapshot) = postcard::from_bytes::<::mufc::remote::PartiesSnapshot>(&bytes) else {
+        return;
+    };
+    let Ok(parties) = ::mufc::remote::InProcess::restore(snapshot) else {
+        return;
+    };
+    let again = parties.snapshot().expect("restored parties snapshot");
+    let restored = ::mufc::remote::InProcess::restore(again).expect("a snapshot restores");
+    assert_eq!(
+        restored.server().server().counts(),
+        parties.server().server().counts()
+    );
+}

@@ -347,6 +347,12 @@ impl Aggregation {
     /// of its own failed. A change round against a base that is not a
     /// client's own is refused by that client and the next round is
     /// whole, so the guess costs at most one round, never a wrong model.
+    /// The number of the last round committed, if one was since the
+    /// aggregation was set up or restored: a change round's base.
+    pub(crate) fn committed(&self) -> Option<u64> {
+        self.committed
+    }
+
     pub(crate) fn set_rounds(&mut self, rounds: u64) {
         self.round = rounds;
         self.committed = rounds.checked_sub(1);

@@ -108,6 +108,17 @@ pub struct Federation {
     withdrawn: Option<Withdrawal>,
 }
 
+/// What a federation keeps of its requests: how many were applied, the
+/// reports kept, the pending requests, what the aggregate still holds of
+/// their clients, and the withdrawal.
+pub(crate) struct RequestBook {
+    pub(crate) applied: u64,
+    pub(crate) history: Vec<RemovalReport>,
+    pub(crate) pending: Vec<PendingRequest>,
+    pub(crate) unsent: BTreeMap<ClientId, Unsent>,
+    pub(crate) withdrawn: Option<Withdrawal>,
+}
+
 /// The server's parts of a federation.
 pub(crate) struct ServingParts {
     pub(crate) config: ValidConfig,
@@ -178,6 +189,28 @@ impl Federation {
             Vec::new(),
             Vec::new(),
         )
+    }
+
+    /// Every part of a federation the parties' driver takes over
+    /// (`remote::InProcess::restore`): the server's, the clients, and the
+    /// requests' book.
+    pub(crate) fn into_parties_parts(self) -> (ServingParts, Vec<Client>, RequestBook) {
+        let book = RequestBook {
+            applied: self.applied_requests(),
+            history: self.history,
+            pending: self.pending,
+            unsent: self.unsent,
+            withdrawn: self.withdrawn,
+        };
+        let serving = ServingParts {
+            config: self.config,
+            dim: self.dim,
+            aggregation: self.aggregation,
+            server: self.server,
+            fit_report: self.fit_report,
+            tree: self.tree,
+        };
+        (serving, self.clients, book)
     }
 
     /// The server's parts of a federation (`remote`'s resume).

@@ -126,7 +126,7 @@ pub use crate::aggregation::{RoundProtocol, RoundSpec, Sends};
 pub use agreement::{Agreement, DEFAULT_MAX_CLIENT_POINTS, DEFAULT_MIN_GAMMA, Policy};
 pub use client::{ClientRound, RemoteClient, SentRound};
 pub use dealer::RemoteDealer;
-pub use in_process::{DrivenRound, InProcess, PartyCosts};
+pub use in_process::{DrivenRound, InProcess, PartiesSnapshot, PartyCosts};
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 
 use crate::aggregation::Aggregation;

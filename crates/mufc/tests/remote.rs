@@ -23,6 +23,8 @@ mod membership;
 mod pairwise;
 #[path = "remote/parties.rs"]
 mod parties;
+#[path = "remote/parties_saved.rs"]
+mod parties_saved;
 #[path = "remote/snapshot.rs"]
 mod snapshot;
 

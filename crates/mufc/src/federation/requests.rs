@@ -145,11 +145,21 @@ pub(crate) fn check_request<'a>(
 }
 
 impl Federation {
-    /// The number the next accepted request gets.
+    /// The number the next accepted request gets: one past the last
+    /// accepted, which is either pending or the number the last report
+    /// answers (a request applied in parts, group by group, is in the
+    /// reports of several rounds: a count of them would skip numbers).
     pub(super) fn next_request_number(&self) -> u64 {
-        self.applied_requests()
-            .saturating_add(self.pending.len() as u64)
-            .saturating_add(1)
+        let answered = self.history.last().map_or(0, |r| {
+            (r.requests.iter().copied()).fold(r.request, u64::max)
+        });
+        let pending = self.pending.iter().map(|p| p.number).max().unwrap_or(0);
+        // A store that kept no report still counts the requests applied.
+        let counted = match self.history.last() {
+            Some(_) => 0,
+            None => self.applied_requests(),
+        };
+        answered.max(pending).max(counted).saturating_add(1)
     }
 
     /// Whether client `c` left with a request whose round waits.

@@ -74,6 +74,46 @@ pub struct ServerSnapshot {
     live: Option<Box<Federation>>,
 }
 
+impl ServerSnapshot {
+    /// The server part of the parties' state, in the format of
+    /// [`Federation::server_snapshot`]: the server's own snapshot
+    /// (`served`, `None` once the model is withdrawn: then that of a
+    /// withdrawn federation of `config`), with the requests' `book` the
+    /// driver kept, and the clients whose leave a round applied (`gone`)
+    /// out of the groups, as a federation in one process drops them.
+    pub(crate) fn of_parties(
+        served: Option<Self>,
+        (config, dim, fit_report): (ValidConfig, usize, FitReport),
+        book: crate::federation::RequestBook,
+        gone: &std::collections::BTreeSet<ClientId>,
+    ) -> Self {
+        let mut tree = served.as_ref().and_then(|s| s.tree.clone());
+        for group in tree.iter_mut().flat_map(|t| t.groups.iter_mut()) {
+            group.members.retain(|c| !gone.contains(c));
+            group.included.retain(|c| !gone.contains(c));
+        }
+        let (counts, rounds) = match (&served, &book.withdrawn) {
+            (Some(s), None) => (s.counts.clone(), s.rounds),
+            (_, w) => (Vec::new(), w.as_ref().map_or(0, |w| w.rounds)),
+        };
+        Self {
+            capacity: fit_report.sketch.as_ref().map(|s| s.capacity),
+            config,
+            dim,
+            counts,
+            rounds,
+            fit_report,
+            applied_requests: book.applied,
+            history: book.history.last().cloned().into_iter().collect(),
+            pending: book.pending,
+            unsent: book.unsent.into_iter().collect(),
+            tree: tree.filter(|_| book.withdrawn.is_none()),
+            withdrawn: book.withdrawn,
+            live: None,
+        }
+    }
+}
+
 /// One client's part of a snapshot: its id, its points and its seeds.
 pub type ClientSnapshot = (ClientId, Dataset, Vec<PointId>);
 

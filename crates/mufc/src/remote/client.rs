@@ -59,9 +59,19 @@ pub struct SentRound {
 }
 
 impl SentRound {
+    /// What a client sent in `round`: `histogram`.
+    pub(crate) fn new(round: u64, histogram: Vec<(BigUint, u64)>) -> Self {
+        Self { round, histogram }
+    }
+
     /// The committed round.
     pub fn round(&self) -> u64 {
         self.round
+    }
+
+    /// The histogram the message encoded.
+    pub(crate) fn histogram(&self) -> &[(BigUint, u64)] {
+        &self.histogram
     }
 }
 
@@ -245,6 +255,50 @@ impl RemoteClient {
             sent: None,
             plain: false,
         })
+    }
+
+    /// The client `client` of a federation loaded in one process, trained
+    /// in the federation of `setup` (its clustering is taken as loaded,
+    /// not fitted again); `None` for a client that left (an empty one).
+    pub(crate) fn from_loaded(
+        id: ClientId,
+        client: Option<Client>,
+        setup: RemoteSetup,
+    ) -> MufcResult<Self> {
+        let parts = setup.parts()?;
+        let aggregation = setup.aggregation(&parts)?;
+        let local = match client {
+            Some(c) => Local::Active(Box::new(c)),
+            None => Local::Empty(Dataset::empty(setup.dim)?),
+        };
+        let trained = Trained {
+            setup,
+            quantizer: parts.quantizer,
+            aggregation,
+            local,
+        };
+        Ok(Self {
+            id,
+            state: State::Trained(Box::new(trained)),
+            sessions: BTreeSet::new(),
+            agreement: None,
+            last_sum: Vec::new(),
+            dealer: None,
+            sent: None,
+            plain: false,
+        })
+    }
+
+    /// The histogram the client's next message encodes (empty before
+    /// training, and once it forgot every point).
+    pub(crate) fn histogram(&self) -> &[(BigUint, u64)] {
+        match &self.state {
+            State::Trained(t) => match &t.local {
+                Local::Active(c) => c.histogram(),
+                Local::Empty(_) => &[],
+            },
+            State::Waiting(_) => &[],
+        }
     }
 
     /// Allows the plain mode ([`Channel::Plain`], Algorithm 5): the client

@@ -6,6 +6,9 @@
 //! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
 
 mod requests;
+mod saved;
+
+pub use saved::PartiesSnapshot;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

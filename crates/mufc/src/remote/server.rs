@@ -11,6 +11,7 @@ use super::{Announcement, RemoteSetup};
 use crate::aggregation::{
     Advanced, Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends, ServerHalf,
 };
+use crate::federation::ServingParts;
 use crate::federation::tree::{FinishedRound, Tree};
 use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
@@ -291,12 +292,19 @@ impl RemoteServer {
                     .into(),
             ));
         }
-        Ok(Self {
-            setup: RemoteSetup {
-                config: parts.config,
-                dim: parts.dim,
-                roster,
-            },
+        let setup = RemoteSetup {
+            config: parts.config.clone(),
+            dim: parts.dim,
+            roster,
+        };
+        Ok(Self::resumed(setup, parts))
+    }
+
+    /// The server of `setup` resumed from a federation's server parts
+    /// (checked as they were loaded).
+    pub(crate) fn resumed(setup: RemoteSetup, parts: ServingParts) -> Self {
+        Self {
+            setup,
             aggregation: parts.aggregation,
             plain_rounds: 0,
             server: parts.server,
@@ -304,7 +312,25 @@ impl RemoteServer {
             tree: parts.tree,
             training_times: StageTimes::default(),
             withdrawn: None,
-        })
+        }
+    }
+
+    /// The server of `setup` whose model was withdrawn after `rounds`
+    /// rounds (restored: it runs none again).
+    pub(crate) fn withdrawn_after(setup: RemoteSetup, rounds: u64) -> MufcResult<Self> {
+        let mut server = Self::new(setup)?;
+        server.withdrawn = Some(rounds);
+        Ok(server)
+    }
+
+    /// The last round committed in group `g` (when flat, `0`), if one was
+    /// since the server was set up or resumed: the base of its next
+    /// change round.
+    pub(crate) fn committed(&self, g: usize) -> Option<u64> {
+        match &self.tree {
+            Some(t) => t.group_aggregation_ref(g)?.committed(),
+            None => self.aggregation.as_ref()?.committed(),
+        }
     }
 
     /// The federation's setup.

@@ -19,13 +19,13 @@ use mufc::{
 };
 use std::time::Duration;
 
-const SOURCES: [fn() -> Masks; 3] = [
+pub(super) const SOURCES: [fn() -> Masks; 3] = [
     || Masks::Dealer,
     || Masks::Pairwise,
     || Masks::SecAgg(SecAggOptions::new()),
 ];
 
-const TOPOLOGIES: [Topology; 3] = [
+pub(super) const TOPOLOGIES: [Topology; 3] = [
     Topology::Flat,
     Topology::Groups { size: 3 },
     Topology::Tree {
@@ -35,7 +35,7 @@ const TOPOLOGIES: [Topology; 3] = [
 ];
 
 /// Every node's counts and centroids, `parties`' against `fed`'s.
-fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
+pub(super) fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
     groups::assert_same_nodes(parties.server(), fed, what);
 }
 
@@ -48,7 +48,7 @@ fn assert_same_nodes(parties: &InProcess, fed: &Federation, what: &str) {
 /// runs a whole round), and with groups the root updates after each
 /// group's round (the federation's once after them all); the times are
 /// measured. A round that ran decoded something and sent bytes.
-fn assert_same_report(ours: &RemovalReport, theirs: &RemovalReport, what: &str) {
+pub(super) fn assert_same_report(ours: &RemovalReport, theirs: &RemovalReport, what: &str) {
     let served = |r: &RemovalReport| RemovalReport {
         times: StageTimes::default(),
         decode: DecodeKind::Skipped,
@@ -97,7 +97,10 @@ fn assert_same_involvement(
 /// The parties of `data` under `config`, trained, and the federation in
 /// one process trained on the same data under the configuration the
 /// parties resolved.
-fn trained_both(data: &[(ClientId, Dataset)], config: &ValidConfig) -> (InProcess, Federation) {
+pub(super) fn trained_both(
+    data: &[(ClientId, Dataset)],
+    config: &ValidConfig,
+) -> (InProcess, Federation) {
     let parties = InProcess::train(data.to_vec(), config).unwrap();
     let fed = Federation::with_ids(data.to_vec(), parties.server().setup().config()).unwrap();
     (parties, fed)
@@ -106,7 +109,7 @@ fn trained_both(data: &[(ClientId, Dataset)], config: &ValidConfig) -> (InProces
 /// A random request: one to three clients (of any groups), each losing
 /// one to three points (a seed among them with even odds), or, once per
 /// case, every point (named whole); named in `what`.
-fn draw_request(
+pub(super) fn draw_request(
     rng: &mut ChaCha8Rng,
     parties: &InProcess,
     whole_left: &mut bool,
@@ -143,7 +146,7 @@ fn draw_request(
 
 /// `data` without what `request` names (a client named whole keeps no
 /// point).
-fn apply(data: &mut [(ClientId, Dataset)], request: &RemovalRequest) {
+pub(super) fn apply(data: &mut [(ClientId, Dataset)], request: &RemovalRequest) {
     for (c, ids) in request.point_entries() {
         let d = &mut data[at(*c)].1;
         *d = d.without(ids).unwrap();

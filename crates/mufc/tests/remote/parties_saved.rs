@@ -1,0 +1,206 @@
+//! The parties' state saved and restored ([`PartiesSnapshot`]): for every
+//! mask source and topology, parties restored from their bytes after each
+//! request serve the next ones as the parties that never stopped, node
+//! for node and report for report, and a snapshot that does not make a
+//! federation is refused. The strategy is drawn from `testdata::rng` and
+//! named in every failure.
+
+use super::parties::{
+    SOURCES, TOPOLOGIES, apply, assert_same_nodes, assert_same_report, draw_request, trained_both,
+};
+use super::*;
+use mufc::remote::{InProcess, PartiesSnapshot};
+use mufc::{MufcError, PersistError, RemovalRequest};
+
+/// `parties` through the bytes of their snapshot.
+fn reloaded(parties: &InProcess, what: &str) -> InProcess {
+    let snapshot = parties.snapshot().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let bytes = postcard::to_allocvec(&snapshot).unwrap();
+    let read: PartiesSnapshot = postcard::from_bytes(&bytes).unwrap();
+    InProcess::restore(read).unwrap_or_else(|e| panic!("{what}: restore: {e}"))
+}
+
+/// Every node of `a` equals `b`'s, and so do the clients, the waiting
+/// ones and the pending requests.
+fn assert_same_parties(a: &InProcess, b: &InProcess, what: &str) {
+    for (x, y) in a.clients().iter().zip(b.clients()) {
+        assert_eq!((x.id(), x.data().ids()), (y.id(), y.data().ids()), "{what}");
+        assert_eq!(x.seeds(), y.seeds(), "{what}");
+    }
+    assert_eq!(a.waiting(), b.waiting(), "{what}");
+    assert_eq!(a.pending(), b.pending(), "{what}");
+    assert_eq!(a.withdrawal(), b.withdrawal(), "{what}");
+    // A restored server's groups hold no client whose leave a round
+    // applied (it holds nothing), where the running one's keep it.
+    let gone = |p: &InProcess, c: &ClientId| {
+        !p.waiting().contains(c) && p.clients()[at(*c)].data().is_empty()
+    };
+    let groups = |p: &InProcess| -> Vec<Vec<ClientId>> {
+        (p.server().groups().iter())
+            .map(|g| g.iter().copied().filter(|c| !gone(p, c)).collect())
+            .collect()
+    };
+    assert_eq!(groups(a), groups(b), "{what}");
+    assert_eq!(
+        a.server().server().counts(),
+        b.server().server().counts(),
+        "{what}"
+    );
+    assert_eq!(
+        a.server().server().centroids(),
+        b.server().server().centroids(),
+        "{what}"
+    );
+}
+
+#[test]
+fn parties_restored_after_every_request_serve_as_those_that_never_stopped() {
+    let mut rng = testdata::rng("parties-saved");
+    let (mut served, mut waited, mut whole) = (0, 0, 0);
+    for (s, masks) in SOURCES.iter().enumerate() {
+        for topology in TOPOLOGIES {
+            let mix = Mixture {
+                clients: rng.random_range(6..=8),
+                per_client: rng.random_range(15..=25),
+                ..Mixture::SMALL
+            };
+            let seed = rng.random_range(0..1000);
+            let min_updating = rng.random_range(1..=2);
+            let mut what = format!(
+                "{:?}, {topology:?}, seed {seed}, min_updating_clients {min_updating}",
+                masks()
+            );
+            let data = with_ids(&gaussian_clients(&format!("saved-{s}-{seed}"), mix));
+            let config = FederationConfig::new(2)
+                .client_k(2)
+                .channel(Channel::scma(masks()))
+                .topology(topology)
+                .min_updating_clients(min_updating)
+                .min_clients(2)
+                .seed(seed)
+                .validate()
+                .unwrap();
+            let (mut live, mut fed) = trained_both(&data, &config);
+            let mut saved = reloaded(&live, &what);
+            assert_same_parties(&saved, &live, &format!("{what}: training"));
+            let mut rest = data;
+            let mut whole_left = true;
+            for _ in 0..3 {
+                let Some(request) = draw_request(&mut rng, &live, &mut whole_left, &mut what)
+                else {
+                    continue;
+                };
+                let ours = live
+                    .remove(&request)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let again =
+                    (saved.remove(&request)).unwrap_or_else(|e| panic!("{what}: restored: {e}"));
+                let theirs = fed.remove(&request).unwrap();
+                assert_same_report(&again, &ours, &what);
+                assert_same_report(&again, &theirs, &what);
+                assert_same_parties(&saved, &live, &what);
+                assert_same_nodes(&saved, &fed, &what);
+                apply(&mut rest, &request);
+                served += 1;
+                whole += request.clients_removed().len();
+                waited += usize::from(!live.pending().is_empty());
+                saved = reloaded(&saved, &what);
+                assert_same_parties(&saved, &live, &format!("{what}: reloaded"));
+            }
+            live.flush().unwrap();
+            saved.flush().unwrap();
+            fed.flush().unwrap();
+            assert_same_parties(&saved, &live, &format!("{what}: flushed"));
+            assert_same_nodes(&saved, &fed, &format!("{what}: flushed"));
+        }
+    }
+    assert!(
+        served >= 18 && waited >= 2 && whole >= 3,
+        "{served} requests, {waited} waited, {whole} whole clients"
+    );
+}
+
+/// A withdrawn model is saved and restored withdrawn: later requests are
+/// served by the clients alone, with no round.
+#[test]
+fn a_withdrawn_model_is_restored_withdrawn() {
+    let data = with_ids(&gaussian_clients("saved-withdrawn", Mixture::SMALL));
+    let config = FederationConfig::new(2)
+        .min_clients(3)
+        .min_updating_clients(1)
+        .seed(2)
+        .validate()
+        .unwrap();
+    let (mut live, _) = trained_both(&data, &config);
+    let gone = RemovalRequest::clients(vec![ClientId(0), ClientId(1)]);
+    assert!(live.remove(&gone).unwrap().outcome.is_withdrawn());
+    let mut saved = reloaded(&live, "withdrawn");
+    assert_same_parties(&saved, &live, "withdrawn");
+    assert!(saved.server().is_withdrawn());
+    let later = RemovalRequest::points(ClientId(2), vec![PointId(0)]);
+    let rounds = saved.server().rounds();
+    assert_same_report(
+        &saved.remove(&later).unwrap(),
+        &live.remove(&later).unwrap(),
+        "later",
+    );
+    assert_eq!(saved.server().rounds(), rounds);
+    assert!(saved.last_rounds().is_empty());
+}
+
+/// A snapshot whose parts do not make the parties is refused: a roster
+/// out of order, missing a client or drawing other groups, and counts
+/// that are not the clients' sum (the federation's own check).
+#[test]
+fn a_snapshot_that_does_not_make_the_parties_is_refused() {
+    let data = with_ids(&gaussian_clients("saved-refused", Mixture::SMALL));
+    let config = FederationConfig::new(2)
+        .topology(mufc::Topology::Groups { size: 3 })
+        .seed(9)
+        .validate()
+        .unwrap();
+    let (live, _) = trained_both(&data, &config);
+    let good = live.snapshot().unwrap();
+    let bytes = postcard::to_allocvec(&good).unwrap();
+    // The snapshot's fields, in order: the server's part, the roster
+    // (a length, then the ids), the clients, the requests.
+    let roster: Vec<ClientId> = good.roster().to_vec();
+    let mut cases: Vec<(Vec<ClientId>, &str)> = vec![
+        (
+            roster.iter().rev().copied().collect(),
+            "a roster out of order",
+        ),
+        (roster[1..].to_vec(), "a roster without a client"),
+        (
+            roster
+                .iter()
+                .copied()
+                .chain([ClientId(98), ClientId(99)])
+                .collect(),
+            "a roster drawing other groups",
+        ),
+        (Vec::new(), "an empty roster"),
+    ];
+    for (bad, what) in cases.drain(..) {
+        let mut snapshot = good.clone();
+        let encoded = postcard::to_allocvec(&(snapshot.server(), &bad, snapshot.clients(), 0u64));
+        snapshot = postcard::from_bytes(&encoded.unwrap()).unwrap();
+        let err = InProcess::restore(snapshot).unwrap_err();
+        assert!(
+            matches!(err, MufcError::Persist(PersistError::Corrupt { .. })),
+            "{what}: {err:?}"
+        );
+    }
+    // A client's points changed: its histogram no longer adds up to the
+    // stored counts.
+    let mut clients = good.clients().to_vec();
+    let (id, points, _) = &clients[0];
+    let fewer = points.without(&points.ids()[..3]).unwrap();
+    clients[0] = (*id, fewer, clients[0].2.clone());
+    let encoded = postcard::to_allocvec(&(good.server(), good.roster(), &clients, 0u64)).unwrap();
+    let tampered: PartiesSnapshot = postcard::from_bytes(&encoded).unwrap();
+    assert!(InProcess::restore(tampered).is_err(), "tampered points");
+    // The good bytes restore.
+    let read: PartiesSnapshot = postcard::from_bytes(&bytes).unwrap();
+    assert!(InProcess::restore(read).is_ok());
+}
