@@ -613,7 +613,7 @@ fn the_plain_mode_as_parties_is_the_federations() {
 /// The server's points (ids, coordinates and weights, bit for bit; in id
 /// order: the server's exact K-means does not depend on their order) and
 /// its centroids.
-fn assert_same_plain(a: &Server, b: &Server, what: &str) {
+pub(super) fn assert_same_plain(a: &Server, b: &Server, what: &str) {
     let points = |d: &Dataset| {
         let mut all: Vec<(PointId, Vec<u64>, u64)> = (0..d.len())
             .map(|i| {

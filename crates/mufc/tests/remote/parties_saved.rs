@@ -6,7 +6,8 @@
 //! named in every failure.
 
 use super::parties::{
-    SOURCES, TOPOLOGIES, apply, assert_same_nodes, assert_same_report, draw_request, trained_both,
+    SOURCES, TOPOLOGIES, apply, assert_same_nodes, assert_same_plain, assert_same_report,
+    draw_request, trained_both,
 };
 use super::*;
 use mufc::remote::{InProcess, PartiesSnapshot};
@@ -203,4 +204,35 @@ fn a_snapshot_that_does_not_make_the_parties_is_refused() {
     // The good bytes restore.
     let read: PartiesSnapshot = postcard::from_bytes(&bytes).unwrap();
     assert!(InProcess::restore(read).is_ok());
+}
+
+/// The plain mode (Algorithm 5) restores too: the server's points are
+/// rebuilt from the clients' centroids (in client order: the same points
+/// as the running server's, which keeps them in the order they came), and
+/// later requests are served as by the parties that never stopped.
+#[test]
+fn plain_parties_restore_and_serve_alike() {
+    let mut rng = testdata::rng("parties-saved-plain");
+    let data = with_ids(&gaussian_clients("saved-plain", Mixture::SMALL));
+    let config = FederationConfig::new(2)
+        .channel(Channel::Plain)
+        .min_clients(2)
+        .seed(4)
+        .validate()
+        .unwrap();
+    let (mut live, mut fed) = trained_both(&data, &config);
+    let mut saved = reloaded(&live, "plain");
+    let mut what = "plain".to_string();
+    let mut whole_left = true;
+    for _ in 0..3 {
+        let Some(request) = draw_request(&mut rng, &live, &mut whole_left, &mut what) else {
+            continue;
+        };
+        let ours = live.remove(&request).unwrap();
+        assert_same_report(&saved.remove(&request).unwrap(), &ours, &what);
+        fed.remove(&request).unwrap();
+        assert_same_parties(&saved, &live, &what);
+        assert_same_plain(saved.server().server(), fed.server(), &what);
+        saved = reloaded(&saved, &what);
+    }
 }
