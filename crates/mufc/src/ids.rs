@@ -175,9 +175,12 @@ pub(crate) fn in_order(ids: &[ClientId]) -> Cow<'_, [ClientId]> {
 /// The first of the ordered `ids` that the ordered `all` lacks, in one
 /// walk of both (a client runs it every round on lists as long as the
 /// federation).
-pub(crate) fn first_missing<'a>(ids: &'a [ClientId], all: &[ClientId]) -> Option<&'a ClientId> {
+pub(crate) fn first_missing<'a>(
+    ids: impl IntoIterator<Item = &'a ClientId>,
+    all: &[ClientId],
+) -> Option<&'a ClientId> {
     let mut all = all.iter().peekable();
-    ids.iter().find(|c| {
+    ids.into_iter().find(|c| {
         while all.next_if(|a| a < c).is_some() {}
         all.peek() != Some(c)
     })
@@ -204,7 +207,7 @@ mod tests {
             let expected = (ids.iter().copied()).filter(|c| !set.contains(c)).min();
             let (ids, all) = (in_order(&ids), in_order(&all));
             prop_assert!(ids.is_sorted() && all.is_sorted());
-            prop_assert_eq!(first_missing(&ids, &all).copied(), expected);
+            prop_assert_eq!(first_missing(&*ids, &all).copied(), expected);
         }
     }
 

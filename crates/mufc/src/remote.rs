@@ -274,7 +274,7 @@ impl RemoteSetup {
         };
         // Searched in order, whatever order the announcement's sender
         // chose for the list.
-        if let Some(c) = first_missing(&in_order(&spec.ring), &in_order(&self.roster)) {
+        if let Some(c) = first_missing(in_order(&spec.ring).iter(), &in_order(&self.roster)) {
             return Err(refuse(format!(
                 "the ring names client {c}, outside the federation's roster"
             )));

@@ -92,8 +92,26 @@ struct Trained {
     local: Local,
 }
 
+/// A client's points and clustering after forgetting some, staged
+/// ([`RemoteClient::forgetting`]).
+#[derive(Debug)]
+pub(crate) enum Forgetting {
+    Waiting(Dataset),
+    Trained(Local),
+}
+
+impl Forgetting {
+    /// The points left.
+    pub(crate) fn data(&self) -> &Dataset {
+        match self {
+            Self::Waiting(d) | Self::Trained(Local::Empty(d)) => d,
+            Self::Trained(Local::Active(c)) => c.data(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
-enum Local {
+pub(crate) enum Local {
     /// The client's clustering (it holds the points).
     Active(Box<Client>),
     /// Every point forgotten: the client sends an empty histogram.
@@ -636,13 +654,14 @@ impl RemoteClient {
         let mine = layout.as_ref().and_then(|l| l.group_of(self.id));
         // Searched in order, not in the lists' order: the server chose it.
         let roster = in_order(&announcement.setup.roster);
-        let summed: Vec<ClientId> = (in_order(&self.last_sum).iter().copied())
-            .filter(|c| {
-                roster.binary_search(c).is_ok()
-                    && layout.as_ref().is_none_or(|l| l.group_of(*c) == mine)
-            })
-            .collect();
-        if let Some(c) = first_missing(&summed, &in_order(&spec.ring)) {
+        let last_sum = in_order(&self.last_sum);
+        // Both in order: one walk of the roster for all of them.
+        let mut on_roster = roster.iter().peekable();
+        let summed = last_sum.iter().filter(|c| {
+            while on_roster.next_if(|r| r < c).is_some() {}
+            on_roster.peek() == Some(c) && layout.as_ref().is_none_or(|l| l.group_of(**c) == mine)
+        });
+        if let Some(c) = first_missing(summed, &in_order(&spec.ring)) {
             return Err(refuse(&format!(
                 "the ring omits client {c}, whose input was in the last sum this client took \
                  part in (the server could learn that client's histogram from the two sums)"
@@ -683,28 +702,49 @@ impl RemoteClient {
     /// [`MufcError::Seeding`] for an id the client does not hold, or one
     /// named twice; [`MufcError::EmptyRequest`] for no id.
     pub fn forget(&mut self, ids: &[PointId]) -> MufcResult<bool> {
+        let (forgetting, reseeded) = self.forgetting(ids)?;
+        self.take(forgetting);
+        Ok(reseeded)
+    }
+
+    /// What forgetting `ids` makes of the client's points and clustering,
+    /// computed without changing it ([`Self::take`] then changes it), and
+    /// whether it reseeded: a driver stages every client of a request
+    /// before any changes.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::forget`].
+    pub(crate) fn forgetting(&self, ids: &[PointId]) -> MufcResult<(Forgetting, bool)> {
         if ids.is_empty() {
             return Err(MufcError::EmptyRequest);
         }
-        match &mut self.state {
-            State::Waiting(data) => {
-                data.remove(ids)?;
-                Ok(false)
-            }
+        match &self.state {
+            State::Waiting(data) => Ok((Forgetting::Waiting(data.without(ids)?), false)),
             State::Trained(t) => {
                 let data = t.data();
                 data.positions_of(ids)?;
                 if ids.len() == data.len() {
-                    t.local = Local::Empty(data.without(ids)?);
-                    return Ok(true);
+                    return Ok((Forgetting::Trained(Local::Empty(data.without(ids)?)), true));
                 }
                 let Local::Active(c) = &t.local else {
                     return Err(MufcError::EmptyRequest);
                 };
                 let (next, reseeded) = c.unlearned(ids, t.quantizer.as_ref())?;
-                t.local = Local::Active(Box::new(next));
-                Ok(reseeded)
+                Ok((Forgetting::Trained(Local::Active(Box::new(next))), reseeded))
             }
+        }
+    }
+
+    /// Takes what [`Self::forgetting`] computed.
+    pub(crate) fn take(&mut self, forgetting: Forgetting) {
+        match (&mut self.state, forgetting) {
+            (State::Trained(t), Forgetting::Trained(local)) => t.local = local,
+            (State::Waiting(d), Forgetting::Waiting(data)) => *d = data,
+            // Computed in another state: a client never goes back to
+            // waiting, and one that trains since computes again.
+            (State::Trained(_), Forgetting::Waiting(_))
+            | (State::Waiting(_), Forgetting::Trained(_)) => {}
         }
     }
 }

@@ -15,15 +15,17 @@ use crate::federation::{
     check_remaining, check_request, client_times, privacy_warning, withdrawal_after,
 };
 use crate::remote::RemoteClient;
+use crate::remote::client::Forgetting;
 use crate::{
     Channel, ClientId, DecodeKind, Involvement, MufcError, MufcResult, NodeId, PendingRequest,
     RemovalOutcome, RemovalReport, RemovalRequest, ServerUpdate, StageTimes, Withdrawal,
 };
 
-/// A client a request names, having forgotten: its copy, what it lost
-/// and its own unlearning time.
+/// A client a request names, having forgotten: its points and clustering
+/// after (staged, the client unchanged yet), what it lost and its own
+/// unlearning time.
 struct Forgot {
-    client: RemoteClient,
+    staged: Forgetting,
     points: u64,
     reseeded: bool,
     own: Duration,
@@ -91,12 +93,12 @@ impl InProcess {
         for (id, f) in forgotten {
             let w = self.waiting.entry(id).or_default();
             w.points = w.points.saturating_add(f.points);
-            w.left |= f.client.data().is_empty();
+            w.left |= f.staged.data().is_empty();
             w.reseeded |= f.reseeded;
             own.insert(id, f.own);
             let at = self.at(id)?;
-            if let Some(slot) = self.clients.get_mut(at) {
-                *slot = f.client;
+            if let Some(client) = self.clients.get_mut(at) {
+                client.take(f.staged);
             }
         }
         self.pending.push(PendingRequest {
@@ -240,11 +242,10 @@ impl InProcess {
             .map(|named: MufcResult<(ClientId, Vec<PointId>)>| {
                 let (id, ids) = named?;
                 let start = Instant::now();
-                let mut client = self.client(id)?.clone();
-                let reseeded = !ids.is_empty() && client.forget(&ids)?;
-                let left = client.data().is_empty();
+                let (staged, reseeded) = self.client(id)?.forgetting(&ids)?;
+                let left = staged.data().is_empty();
                 let forgot = Forgot {
-                    client,
+                    staged,
                     points: ids.len() as u64,
                     reseeded: reseeded && !left,
                     own: if left {
@@ -265,7 +266,7 @@ impl InProcess {
         let left = |c: &RemoteClient| {
             forgotten
                 .get(&c.id())
-                .map_or(c.data().is_empty(), |f| f.client.data().is_empty())
+                .map_or(c.data().is_empty(), |f| f.staged.data().is_empty())
         };
         let gone: BTreeSet<ClientId> = (self.clients.iter().filter(|c| left(c)))
             .map(RemoteClient::id)
