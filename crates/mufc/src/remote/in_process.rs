@@ -19,7 +19,7 @@ use syndrome_agg::masking::pairwise::MaskKeyPair;
 
 use super::{
     Announcement, ClientRound, RemoteClient, RemoteDealer, RemoteServer, RemoteSetup, RoundReport,
-    RoundStep, ServerRound,
+    RoundStep,
 };
 use crate::aggregation::{RoundSecrets, SecretSource};
 use crate::ids::in_order;
@@ -158,6 +158,12 @@ pub struct DrivenRound {
     pub report: RoundReport,
     /// The other parties' costs.
     pub costs: PartyCosts,
+    /// Every message the server received in the round, in the order it
+    /// received them, by sender (the dealer's answer as the pseudo-client
+    /// `u64::MAX`), when the configuration records them
+    /// ([`FederationConfig::record_messages`](crate::FederationConfig::record_messages));
+    /// else empty. What a curious server sees.
+    pub received: Vec<(ClientId, Vec<u8>)>,
 }
 
 /// A member's half of a round, its first message and the time it took.
@@ -296,12 +302,20 @@ impl InProcess {
             step.is_some_and(|s| dropped.get(&id).is_some_and(|&from| s >= from))
         };
         let mut costs = PartyCosts::default();
+        let recording = self.server.setup().config().record_messages();
+        let mut received = Vec::new();
+        let mut record = |from: ClientId, bytes: &[u8]| {
+            if recording {
+                received.push((from, bytes.to_vec()));
+            }
+        };
         let mut halves = BTreeMap::new();
         for (id, (half, first), took) in self.join(members, &bytes)? {
             costs.training.push((id, half.training()));
             costs.joins.push((id, took.saturating_sub(half.training())));
             if !offline(id, round.step()) {
                 costs.sent(&first);
+                record(id, &first);
                 round.receive(id, &first)?;
             }
             halves.insert(id, half);
@@ -311,8 +325,10 @@ impl InProcess {
                 RoundStep::Finished => break,
                 RoundStep::Deal(request) => {
                     let start = Instant::now();
-                    self.deal(&mut round, &bytes, &request)?;
+                    let answer = self.deal(&bytes, &request)?;
                     costs.dealer += start.elapsed();
+                    record(ClientId(u64::MAX), &answer);
+                    round.receive_deal(&answer)?;
                 }
                 RoundStep::Send(mut msgs) => {
                     msgs.retain(|(to, _)| !offline(*to, round.step()));
@@ -322,6 +338,7 @@ impl InProcess {
                     costs.protocol_client_sum += times.sum::<Duration>();
                     for (to, reply, _) in answers {
                         costs.sent(&reply);
+                        record(to, &reply);
                         round.receive(to, &reply)?;
                     }
                 }
@@ -338,7 +355,11 @@ impl InProcess {
                 }
             }
         }
-        Ok(DrivenRound { report, costs })
+        Ok(DrivenRound {
+            report,
+            costs,
+            received,
+        })
     }
 
     /// Every member joins the round of the announcement's `bytes` (in
@@ -379,14 +400,14 @@ impl InProcess {
         })
     }
 
-    /// Carries the deal `request` to the dealer and its answer back.
-    fn deal(&mut self, round: &mut ServerRound, bytes: &[u8], request: &[u8]) -> MufcResult<()> {
+    /// Carries the deal `request` to the dealer: its answer, for the
+    /// server.
+    fn deal(&mut self, bytes: &[u8], request: &[u8]) -> MufcResult<Vec<u8>> {
         let dealer = self
             .dealer
             .as_mut()
             .ok_or_else(|| MufcError::Remote("a round with dealt masks and no dealer".into()))?;
-        let answer = dealer.deal(&Announcement::from_bytes(bytes)?, request)?;
-        round.receive_deal(&answer)
+        dealer.deal(&Announcement::from_bytes(bytes)?, request)
     }
 
     fn client(&self, id: ClientId) -> MufcResult<&RemoteClient> {

@@ -236,3 +236,52 @@ fn plain_parties_restore_and_serve_alike() {
         saved = reloaded(&saved, &what);
     }
 }
+
+/// Masks are never reused: parties restored from an older snapshot serve
+/// the same request again, in a round of the same number over the same
+/// inputs, and every message the server receives differs from the first
+/// time (a mask used twice would give the server the difference of two
+/// inputs; here, with equal inputs, equal bytes). Recorded with
+/// `record_messages`; without it nothing is kept.
+#[test]
+fn a_restored_older_snapshot_masks_the_same_round_afresh() {
+    let data = with_ids(&gaussian_clients("saved-fresh", Mixture::SMALL));
+    for masks in SOURCES {
+        let what = format!("{:?}", masks());
+        let config = |record: bool| {
+            FederationConfig::new(2)
+                .channel(Channel::scma(masks()))
+                .record_messages(record)
+                .seed(7)
+                .validate()
+                .unwrap()
+        };
+        let older = InProcess::train(data.clone(), &config(true))
+            .unwrap()
+            .snapshot()
+            .unwrap();
+        let request = RemovalRequest::points(ClientId(0), vec![PointId(3)])
+            .with_points(ClientId(1), vec![PointId(4)]);
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            let mut p = InProcess::restore(older.clone()).unwrap();
+            p.remove(&request).unwrap();
+            let [round] = p.last_rounds() else {
+                panic!("{what}: one round");
+            };
+            runs.push((round.report.round, round.received.clone(), p));
+        }
+        let (first, second) = (&runs[0], &runs[1]);
+        assert_eq!(first.0, second.0, "{what}: the same round number");
+        assert!(first.1.len() >= 4, "{what}: {} messages", first.1.len());
+        assert_eq!(first.1.len(), second.1.len(), "{what}");
+        for ((a, x), (b, y)) in first.1.iter().zip(&second.1) {
+            assert_eq!(a, b, "{what}");
+            assert_ne!(x, y, "{what}: client {a}'s message repeats");
+        }
+        assert_same_parties(&first.2, &second.2, &what);
+        let mut parties = InProcess::train(data.clone(), &config(false)).unwrap();
+        parties.remove(&request).unwrap();
+        assert!(parties.last_rounds()[0].received.is_empty(), "{what}");
+    }
+}
