@@ -19,7 +19,7 @@ use seeding::Quantizer;
 
 pub(crate) use exchange::{client_times, plain_of};
 pub(crate) use minimum::{check_remaining, withdrawal_after};
-pub(crate) use requests::check_request;
+pub(crate) use requests::{check_request, check_unsent};
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;
 pub(crate) use unsent::Unsent;
@@ -111,22 +111,13 @@ pub struct Federation {
 /// What a federation keeps of its requests: how many were applied, the
 /// reports kept, the pending requests, what the aggregate still holds of
 /// their clients, and the withdrawal.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct RequestBook {
     pub(crate) applied: u64,
     pub(crate) history: Vec<RemovalReport>,
     pub(crate) pending: Vec<PendingRequest>,
     pub(crate) unsent: BTreeMap<ClientId, Unsent>,
     pub(crate) withdrawn: Option<Withdrawal>,
-}
-
-/// The server's parts of a federation.
-pub(crate) struct ServingParts {
-    pub(crate) config: ValidConfig,
-    pub(crate) dim: usize,
-    pub(crate) aggregation: Option<Aggregation>,
-    pub(crate) server: Server,
-    pub(crate) fit_report: FitReport,
-    pub(crate) tree: Option<Tree>,
 }
 
 impl Federation {
@@ -170,59 +161,6 @@ impl Federation {
     pub(crate) fn with_tree(mut self, tree: Tree) -> Self {
         self.tree = Some(tree);
         self
-    }
-
-    /// A federation without clients: the server's half of one run across
-    /// processes (`remote`), as a store keeps it.
-    pub(crate) fn serving(
-        setup: Setup,
-        aggregation: Option<Aggregation>,
-        server: Server,
-        fit_report: FitReport,
-    ) -> Self {
-        Self::from_parts(
-            setup,
-            Vec::new(),
-            aggregation,
-            server,
-            fit_report,
-            Vec::new(),
-            Vec::new(),
-        )
-    }
-
-    /// Every part of a federation the parties' driver takes over
-    /// (`remote::InProcess::restore`): the server's, the clients, and the
-    /// requests' book.
-    pub(crate) fn into_parties_parts(self) -> (ServingParts, Vec<Client>, RequestBook) {
-        let book = RequestBook {
-            applied: self.applied_requests(),
-            history: self.history,
-            pending: self.pending,
-            unsent: self.unsent,
-            withdrawn: self.withdrawn,
-        };
-        let serving = ServingParts {
-            config: self.config,
-            dim: self.dim,
-            aggregation: self.aggregation,
-            server: self.server,
-            fit_report: self.fit_report,
-            tree: self.tree,
-        };
-        (serving, self.clients, book)
-    }
-
-    /// The server's parts of a federation (`remote`'s resume).
-    pub(crate) fn into_serving_parts(self) -> ServingParts {
-        ServingParts {
-            config: self.config,
-            dim: self.dim,
-            aggregation: self.aggregation,
-            server: self.server,
-            fit_report: self.fit_report,
-            tree: self.tree,
-        }
     }
 
     /// The configuration, with `gamma` and `max_points` resolved: build a

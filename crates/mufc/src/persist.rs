@@ -69,6 +69,7 @@ mod load;
 pub(crate) mod save;
 mod snapshot;
 
+pub(crate) use load::Restored;
 pub use snapshot::{ClientSnapshot, ServerSnapshot};
 
 #[cfg(doc)]

@@ -337,48 +337,51 @@ impl Federation {
             privacy_warning: None,
         }
     }
+}
 
-    /// Checks, on loading, that the waiting clients and the pending
-    /// requests agree: every client a pending request names waits, every
-    /// waiting client is named, a client that left is gone, and no point
-    /// a pending request names is still held (it was erased when the
-    /// request was accepted).
-    pub(crate) fn check_unsent(&self) -> Result<(), String> {
-        let named: BTreeSet<ClientId> = self
-            .pending
-            .iter()
-            .flat_map(|p| p.request.named())
-            .collect();
-        let waiting: BTreeSet<ClientId> = self.unsent.keys().copied().collect();
-        if named != waiting {
+/// Checks, on loading, that the waiting clients and the pending
+/// requests agree: every client a pending request names waits, every
+/// waiting client is named, a client that left is gone, and no point
+/// a pending request names is still held (it was erased when the
+/// request was accepted).
+pub(crate) fn check_unsent(
+    pending: &[PendingRequest],
+    unsent: &BTreeMap<ClientId, Unsent>,
+    clients: &[Client],
+) -> Result<(), String> {
+    let client = |c: ClientId| {
+        (clients.binary_search_by_key(&c, Client::id).ok()).and_then(|p| clients.get(p))
+    };
+    let named: BTreeSet<ClientId> = pending.iter().flat_map(|p| p.request.named()).collect();
+    let waiting: BTreeSet<ClientId> = unsent.keys().copied().collect();
+    if named != waiting {
+        return Err(format!(
+            "the pending requests name clients {named:?}, the waiting messages are of {waiting:?}"
+        ));
+    }
+    for (c, u) in unsent {
+        if u.left == client(*c).is_some() {
             return Err(format!(
-                "the pending requests name clients {named:?}, the waiting messages are of {waiting:?}"
+                "client {c} {} the federation",
+                if u.left {
+                    "left, yet is still in"
+                } else {
+                    "waits to send, yet is not in"
+                }
             ));
         }
-        for (c, u) in &self.unsent {
-            if u.left == self.client(*c).is_some() {
+    }
+    for p in pending {
+        for (c, ids) in p.request.point_entries() {
+            if let Some(client) = client(*c)
+                && let Some(id) = ids.iter().find(|id| client.data().contains(**id))
+            {
                 return Err(format!(
-                    "client {c} {} the federation",
-                    if u.left {
-                        "left, yet is still in"
-                    } else {
-                        "waits to send, yet is not in"
-                    }
+                    "request {} named point {id} of client {c}, which is still held",
+                    p.number
                 ));
             }
         }
-        for p in &self.pending {
-            for (c, ids) in p.request.point_entries() {
-                if let Some(client) = self.client(*c)
-                    && let Some(id) = ids.iter().find(|id| client.data().contains(**id))
-                {
-                    return Err(format!(
-                        "request {} named point {id} of client {c}, which is still held",
-                        p.number
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
+    Ok(())
 }

@@ -18,6 +18,7 @@ use crate::{
 };
 
 /// Everything checked and derived before any client trains.
+#[derive(Clone, Debug)]
 pub(crate) struct Setup {
     pub(crate) config: ValidConfig,
     pub(crate) dim: usize,

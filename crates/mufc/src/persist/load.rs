@@ -13,12 +13,15 @@ use seeding::{Dataset, PointId};
 use super::body::{Repr, SavedTree};
 use super::format::{bad, corrupt, open};
 use crate::aggregation::Aggregation;
-use crate::federation::Setup;
 use crate::federation::tree::Tree;
 use crate::federation::unsent::Unsent;
+use crate::federation::{RequestBook, Setup, check_unsent};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
-use crate::{Client, ClientId, Federation, MufcResult, StoredClusters, Topology, ValidConfig};
+use crate::{
+    Client, ClientId, Federation, FitReport, MufcResult, Server, StoredClusters, Topology,
+    ValidConfig,
+};
 #[cfg(doc)]
 use crate::{MufcError, PersistError};
 
@@ -85,57 +88,29 @@ impl Federation {
         r: Repr,
         clusters: BTreeMap<ClientId, StoredClusters>,
     ) -> MufcResult<Self> {
-        check_shape(&r)?;
-        if r.withdrawn.is_some() {
-            return restore_withdrawn(r, clusters);
-        }
-        let (setup, clients) =
-            restore_clients(r.clients, &r.config, r.dim, clusters, Setup::restore)?;
-        let unsent: BTreeMap<ClientId, Unsent> = r.unsent.into_iter().collect();
-        let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
-        let mut server = setup.server()?;
-        let mut aggregation = setup.aggregation(r.capacity)?;
-        let change = match &mut aggregation {
-            Some(agg) => {
-                // The decoded aggregate of the last round is the plain sum
-                // of the histograms of the clients it included (all of
-                // them unless some dropped out).
-                let included: BTreeSet<ClientId> = r
-                    .history
-                    .last()
-                    .map_or(&r.fit_report.included, |h| &h.included)
-                    .iter()
-                    .copied()
-                    .collect();
-                restore_aggregate(agg, &clients, &unsent, &included, counts, r.rounds)?
-            }
-            None => plain_change(&clients, setup.dim),
-        };
-        server.apply(server.plan(change)?)?;
-        let tree = restore_tree(
-            &setup, r.tree, &clients, &unsent, r.capacity, &server, r.rounds,
-        )?;
+        restore(r, clusters).map(Self::assemble)
+    }
+
+    /// The federation of restored parts.
+    pub(crate) fn assemble(p: Restored) -> Self {
+        let book = p.book;
         let mut fed = Self::from_parts(
-            setup,
-            clients,
-            aggregation,
-            server,
-            r.fit_report,
-            r.history,
-            r.pending,
+            p.setup,
+            p.clients,
+            p.aggregation,
+            p.server,
+            p.fit_report,
+            book.history,
+            book.pending,
         );
-        if let Some(tree) = tree {
+        if let Some(tree) = p.tree {
             fed = fed.with_tree(tree);
         }
-        let fed = fed.with_unsent(unsent);
-        // The pending requests and the waiting clients must agree, and
-        // their points be erased.
-        fed.check_unsent().map_err(|e| {
-            bad(format!(
-                "the pending removal requests do not fit the clients: {e}"
-            ))
-        })?;
-        Ok(fed)
+        let mut fed = fed.with_unsent(book.unsent);
+        if let Some(w) = book.withdrawn {
+            fed.withdraw(w);
+        }
+        fed
     }
 
     /// Loads a federation saved by [`Self::save`] (any length field is
@@ -150,6 +125,93 @@ impl Federation {
             .map_err(|e| bad(format!("cannot read {}: {e}", path.as_ref().display())))?;
         Self::from_bytes(&bytes)
     }
+}
+
+/// A saved state rebuilt and checked, in parts: what a federation in one
+/// process ([`Federation::assemble`]), a server party and the parties'
+/// driver each assemble (`remote`), so that none of them is built from
+/// another.
+#[derive(Clone, Debug)]
+pub(crate) struct Restored {
+    pub(crate) setup: Setup,
+    /// In id order (none for a server's state).
+    pub(crate) clients: Vec<Client>,
+    pub(crate) aggregation: Option<Aggregation>,
+    pub(crate) server: Server,
+    pub(crate) fit_report: FitReport,
+    pub(crate) tree: Option<Tree>,
+    /// The reports, the pending requests, what the aggregate holds of
+    /// their clients, the withdrawal; `applied` counts the kept reports'
+    /// requests.
+    pub(crate) book: RequestBook,
+}
+
+/// Every check and rebuild of [`Federation::from_bytes`] after the body is
+/// parsed: the clients with `clusters` are built from them without
+/// fitting ([`StoredClusters`]); the others are fitted and checked against
+/// their stored seeds; the counts against the included clients'
+/// histograms, the groups against theirs, the pending requests against
+/// the waiting clients.
+pub(crate) fn restore(
+    r: Repr,
+    clusters: BTreeMap<ClientId, StoredClusters>,
+) -> MufcResult<Restored> {
+    check_shape(&r)?;
+    if r.withdrawn.is_some() {
+        return restore_withdrawn(r, clusters);
+    }
+    let (setup, clients) = restore_clients(r.clients, &r.config, r.dim, clusters, Setup::restore)?;
+    let unsent: BTreeMap<ClientId, Unsent> = r.unsent.into_iter().collect();
+    let counts: BTreeMap<BigUint, u64> = r.counts.into_iter().collect();
+    let mut server = setup.server()?;
+    let mut aggregation = setup.aggregation(r.capacity)?;
+    let change = match &mut aggregation {
+        Some(agg) => {
+            // The decoded aggregate of the last round is the plain sum
+            // of the histograms of the clients it included (all of
+            // them unless some dropped out).
+            let included: BTreeSet<ClientId> = r
+                .history
+                .last()
+                .map_or(&r.fit_report.included, |h| &h.included)
+                .iter()
+                .copied()
+                .collect();
+            restore_aggregate(agg, &clients, &unsent, &included, counts, r.rounds)?
+        }
+        None => plain_change(&clients, setup.dim),
+    };
+    server.apply(server.plan(change)?)?;
+    let tree = restore_tree(
+        &setup, r.tree, &clients, &unsent, r.capacity, &server, r.rounds,
+    )?;
+    // The pending requests and the waiting clients must agree, and
+    // their points be erased.
+    check_unsent(&r.pending, &unsent, &clients).map_err(|e| {
+        bad(format!(
+            "the pending removal requests do not fit the clients: {e}"
+        ))
+    })?;
+    Ok(Restored {
+        setup,
+        clients,
+        aggregation,
+        server,
+        fit_report: r.fit_report,
+        tree,
+        book: RequestBook {
+            applied: kept_requests(&r.history),
+            history: r.history,
+            pending: r.pending,
+            unsent,
+            withdrawn: None,
+        },
+    })
+}
+
+/// The requests the reports `history` applied.
+fn kept_requests(history: &[crate::RemovalReport]) -> u64 {
+    history.iter().map(|r| r.requests.len() as u64).sum()
 }
 
 /// How a saved state's setup is made ([`Setup::restore`], or
@@ -181,7 +243,7 @@ fn restore_clients(
 fn restore_withdrawn(
     r: Repr,
     clusters: BTreeMap<ClientId, StoredClusters>,
-) -> MufcResult<Federation> {
+) -> MufcResult<Restored> {
     let Some(w) = r.withdrawn else {
         return Err(corrupt("no withdrawal"));
     };
@@ -199,17 +261,21 @@ fn restore_withdrawn(
     let (setup, clients) =
         restore_clients(r.clients, &r.config, r.dim, clusters, Setup::withdrawn)?;
     let server = setup.server()?;
-    let mut fed = Federation::from_parts(
+    Ok(Restored {
         setup,
         clients,
-        None,
+        aggregation: None,
         server,
-        r.fit_report,
-        r.history,
-        Vec::new(),
-    );
-    fed.withdraw(w);
-    Ok(fed)
+        fit_report: r.fit_report,
+        tree: None,
+        book: RequestBook {
+            applied: kept_requests(&r.history),
+            history: r.history,
+            pending: Vec::new(),
+            unsent: BTreeMap::new(),
+            withdrawn: Some(w),
+        },
+    })
 }
 
 /// The checks on a saved state's shape that come before any allocation
@@ -300,7 +366,7 @@ fn restore_tree(
     clients: &[Client],
     unsent: &BTreeMap<ClientId, Unsent>,
     capacity: Option<usize>,
-    server: &crate::Server,
+    server: &Server,
     rounds: u64,
 ) -> MufcResult<Option<Tree>> {
     match saved {

@@ -11,6 +11,7 @@ use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 
 use super::body::{Repr, SavedTree};
+use super::load::Restored;
 use crate::federation::unsent::Unsent;
 use crate::{
     ClientId, Federation, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport,
@@ -71,7 +72,7 @@ pub struct ServerSnapshot {
     /// docs/benchmarks.md). Never stored: a snapshot read back is rebuilt
     /// and checked.
     #[serde(skip)]
-    live: Option<Box<Federation>>,
+    live: Option<Box<Restored>>,
 }
 
 impl ServerSnapshot {
@@ -150,16 +151,6 @@ impl Federation {
         }
     }
 
-    /// [`Self::server_snapshot`] of a federation without clients (a
-    /// running server's), carrying the federation itself, so that taking
-    /// it back skips the rebuild.
-    pub(crate) fn into_live_snapshot(self) -> ServerSnapshot {
-        debug_assert!(self.clients().is_empty());
-        let mut snapshot = self.server_snapshot();
-        snapshot.live = Some(Box::new(self));
-        snapshot
-    }
-
     /// The federation of a snapshot: the server's part and every client's
     /// (id, points, seeds), rebuilt and checked as
     /// [`Self::from_bytes`] does.
@@ -210,39 +201,91 @@ impl Federation {
         clients: Vec<ClientSnapshot>,
         clusters: BTreeMap<ClientId, StoredClusters>,
     ) -> MufcResult<Self> {
-        if let Some(live) = server.live
+        let parts = server.restore(clients, clusters)?;
+        let kept = parts.book.history.iter().map(|r| r.requests.len() as u64);
+        let earlier = parts.book.applied.saturating_sub(kept.sum());
+        let mut fed = Self::assemble(parts);
+        fed.set_earlier_requests(earlier);
+        Ok(fed)
+    }
+}
+
+impl ServerSnapshot {
+    /// The server's part of a running server's state (`remote`), carrying
+    /// its `parts` (no client, no request) so that taking it back
+    /// rebuilds no model.
+    pub(crate) fn of_server(parts: Restored) -> Self {
+        let rounds = match (&parts.tree, &parts.aggregation) {
+            (Some(t), _) => t.rounds(),
+            (None, Some(a)) => a.rounds(),
+            (None, None) => 0,
+        };
+        Self {
+            config: parts.setup.config.clone(),
+            dim: parts.setup.dim,
+            counts: (parts.server.counts().iter())
+                .map(|(b, &n)| (b.clone(), n))
+                .collect(),
+            capacity: parts.fit_report.sketch.as_ref().map(|s| s.capacity),
+            rounds,
+            fit_report: parts.fit_report.clone(),
+            applied_requests: parts.book.applied,
+            history: parts.book.history.clone(),
+            pending: parts.book.pending.clone(),
+            unsent: (parts.book.unsent.iter())
+                .map(|(c, u)| (*c, u.clone()))
+                .collect(),
+            tree: parts
+                .tree
+                .as_ref()
+                .map(crate::federation::tree::Tree::saved),
+            withdrawn: parts.book.withdrawn.clone(),
+            live: Some(Box::new(parts)),
+        }
+    }
+
+    /// The state of this snapshot and the clients' parts, rebuilt and
+    /// checked as [`Federation::from_stored`] does; the state a running
+    /// server carried when it took the snapshot, with no client.
+    pub(crate) fn restore(
+        self,
+        clients: Vec<ClientSnapshot>,
+        clusters: BTreeMap<ClientId, StoredClusters>,
+    ) -> MufcResult<Restored> {
+        if let Some(live) = self.live
             && clients.is_empty()
             && clusters.is_empty()
         {
             return Ok(*live);
         }
-        let applied = server.applied_requests;
-        let mut fed = Self::from_repr(
+        let applied = self.applied_requests;
+        let mut parts = super::load::restore(
             Repr {
-                config: server.config,
-                dim: server.dim,
+                config: self.config,
+                dim: self.dim,
                 clients,
-                counts: server.counts,
-                capacity: server.capacity,
-                rounds: server.rounds,
-                fit_report: server.fit_report,
-                history: server.history,
-                pending: server.pending,
-                unsent: server.unsent,
-                tree: server.tree,
-                withdrawn: server.withdrawn,
+                counts: self.counts,
+                capacity: self.capacity,
+                rounds: self.rounds,
+                fit_report: self.fit_report,
+                history: self.history,
+                pending: self.pending,
+                unsent: self.unsent,
+                tree: self.tree,
+                withdrawn: self.withdrawn,
             },
             clusters,
         )?;
-        let kept = fed.applied_requests();
-        let earlier = applied
-            .checked_sub(kept)
-            .ok_or_else(|| PersistError::Corrupt {
+        let kept = parts.book.applied;
+        if applied < kept {
+            return Err(PersistError::Corrupt {
                 reason: format!(
                     "{applied} requests applied, fewer than the {kept} of the last report"
                 ),
-            })?;
-        fed.set_earlier_requests(earlier);
-        Ok(fed)
+            }
+            .into());
+        }
+        parts.book.applied = applied;
+        Ok(parts)
     }
 }

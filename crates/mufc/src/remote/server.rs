@@ -11,12 +11,13 @@ use super::{Announcement, RemoteSetup};
 use crate::aggregation::{
     Advanced, Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends, ServerHalf,
 };
-use crate::federation::ServingParts;
+use crate::federation::RequestBook;
 use crate::federation::tree::{FinishedRound, Tree};
+use crate::persist::Restored;
 use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{
-    ClientId, DecodeKind, Federation, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
+    ClientId, DecodeKind, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
     ServerSnapshot, ServerUpdate, StageTimes,
 };
 
@@ -213,7 +214,7 @@ impl RemoteServer {
     ///
     /// # Errors
     ///
-    /// As building a [`Federation`] with this configuration (the field,
+    /// As building a [`Federation`](crate::Federation) with this configuration (the field,
     /// the SecAgg parameters for the roster).
     pub fn new(setup: RemoteSetup) -> MufcResult<Self> {
         let parts = setup.parts()?;
@@ -238,7 +239,7 @@ impl RemoteServer {
     /// The server of a trained federation, resumed from what a store
     /// keeps of it ([`Self::snapshot`]) and the roster it was set up for.
     ///
-    /// The snapshot is checked as [`Federation::from_snapshot`] checks a
+    /// The snapshot is checked as [`Federation::from_snapshot`](crate::Federation::from_snapshot) checks a
     /// server's part (its counts against its groups' and its round
     /// counter), with no client: the server never holds a client's
     /// points, so its state is a [`ServerSnapshot`] alone.
@@ -248,7 +249,7 @@ impl RemoteServer {
     /// [`MufcError::NoClients`] for an empty roster;
     /// [`MufcError::Remote`] for the snapshot of a federation run in one
     /// process with no aggregate (the plain mode) or a withdrawn model;
-    /// the errors of [`Federation::from_snapshot`] (among them a
+    /// the errors of [`Federation::from_snapshot`](crate::Federation::from_snapshot) (among them a
     /// snapshot whose requests wait for clients' points: a server holds
     /// none).
     ///
@@ -271,18 +272,17 @@ impl RemoteServer {
         if roster.is_empty() {
             return Err(MufcError::NoClients);
         }
-        let fed = Federation::from_snapshot(snapshot, Vec::new())?;
+        let parts = snapshot.restore(Vec::new(), BTreeMap::new())?;
         // A server never withdraws its model (its clients' requests are
         // theirs to hold back), and requests that wait name clients' points,
-        // which `from_snapshot` refused above with no client to hold them.
-        if fed.withdrawal().is_some() {
+        // which the restore refused above with no client to hold them.
+        if parts.book.withdrawn.is_some() {
             return Err(MufcError::Remote(
                 "the snapshot is of a federation run in one process whose model is withdrawn, \
                  not of a server's"
                     .into(),
             ));
         }
-        let parts = fed.into_serving_parts();
         if parts.aggregation.is_none() {
             // Its points are its clients' centroids, which a snapshot
             // rebuilds from the clients (a federation run in one process).
@@ -293,16 +293,16 @@ impl RemoteServer {
             ));
         }
         let setup = RemoteSetup {
-            config: parts.config.clone(),
-            dim: parts.dim,
+            config: parts.setup.config.clone(),
+            dim: parts.setup.dim,
             roster,
         };
         Ok(Self::resumed(setup, parts))
     }
 
-    /// The server of `setup` resumed from a federation's server parts
-    /// (checked as they were loaded).
-    pub(crate) fn resumed(setup: RemoteSetup, parts: ServingParts) -> Self {
+    /// The server of `setup` resumed from a stored state's parts (checked
+    /// as they were restored).
+    pub(crate) fn resumed(setup: RemoteSetup, parts: Restored) -> Self {
         Self {
             setup,
             aggregation: parts.aggregation,
@@ -357,7 +357,7 @@ impl RemoteServer {
 
     /// The first SecAgg step client `c` misses in round `round` of a
     /// simulation of the configuration's dropout rate (the draw of
-    /// [`Federation`]'s rounds); `None` with other masks.
+    /// [`Federation`](crate::Federation)'s rounds); `None` with other masks.
     pub(crate) fn simulated_dropout(&self, round: u64, c: ClientId) -> Option<SecAggStep> {
         (self.aggregation.as_ref()).and_then(|a| a.simulated_dropout(round, c))
     }
@@ -807,16 +807,14 @@ impl RemoteServer {
             return Err(MufcError::NoServerModel);
         }
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
-        let fed = Federation::serving(
-            self.setup.parts()?,
-            self.aggregation.clone(),
-            self.server.clone(),
+        Ok(ServerSnapshot::of_server(Restored {
+            setup: self.setup.parts()?,
+            clients: Vec::new(),
+            aggregation: self.aggregation.clone(),
+            server: self.server.clone(),
             fit_report,
-        );
-        let fed = match &self.tree {
-            Some(tree) => fed.with_tree(tree.clone()),
-            None => fed,
-        };
-        Ok(fed.into_live_snapshot())
+            tree: self.tree.clone(),
+            book: RequestBook::default(),
+        }))
     }
 }

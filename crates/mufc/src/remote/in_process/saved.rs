@@ -1,7 +1,7 @@
 //! The parties' state as a store keeps it: the server's part in the
 //! format of a federation in one process ([`ServerSnapshot`]), the roster,
 //! and each client's points and seeds; restored with every check of
-//! [`Federation::from_snapshot`].
+//! [`Federation::from_snapshot`](crate::Federation::from_snapshot).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,21 +11,18 @@ use super::{InProcess, Waiting, pair_with_a_dealer};
 use crate::federation::{RequestBook, Unsent};
 use crate::remote::client::SentRound;
 use crate::remote::{RemoteClient, RemoteServer, RemoteSetup};
-use crate::{
-    Channel, ClientId, ClientSnapshot, Federation, Masking, MufcResult, PersistError,
-    ServerSnapshot,
-};
+use crate::{Channel, ClientId, ClientSnapshot, Masking, MufcResult, PersistError, ServerSnapshot};
 
 /// Everything the parties' driver ([`InProcess`]) holds, in the parts a
 /// store keeps apart: the server's part in the format of
-/// [`Federation::server_snapshot`] (the model, the groups, the last
+/// [`Federation::server_snapshot`](crate::Federation::server_snapshot) (the model, the groups, the last
 /// report, the pending requests and what the aggregate holds of their
 /// clients), the roster the federation was set up for (the clients that
 /// left whole included: the groups are drawn from it), each client's
 /// points and seeds, and the number of requests accepted.
 ///
 /// [`InProcess::restore`] rebuilds the parties from it with every check
-/// of [`Federation::from_snapshot`] (the counts against the clients'
+/// of [`Federation::from_snapshot`](crate::Federation::from_snapshot) (the counts against the clients'
 /// histograms, the pending requests against the clients, the groups
 /// against the roster). What is not kept: the reports but the last (a
 /// store's audit log keeps them), the training rounds' costs, the keys
@@ -68,7 +65,7 @@ pub struct PartiesSnapshot {
 
 impl PartiesSnapshot {
     /// The server's part, in the format of
-    /// [`Federation::server_snapshot`].
+    /// [`Federation::server_snapshot`](crate::Federation::server_snapshot).
     pub fn server(&self) -> &ServerSnapshot {
         &self.server
     }
@@ -128,7 +125,7 @@ impl InProcess {
     }
 
     /// The parties of a [`PartiesSnapshot`], checked as
-    /// [`Federation::from_snapshot`] checks its parts, and their groups
+    /// [`Federation::from_snapshot`](crate::Federation::from_snapshot) checks its parts, and their groups
     /// against the roster's. Each client's clustering is fitted again from
     /// its points and checked against its seeds; with dealt masks the
     /// clients and the dealer share new keys.
@@ -138,7 +135,7 @@ impl InProcess {
     /// [`MufcError::Persistence`](crate::MufcError::Persistence) with
     /// [`PersistError::Corrupt`] for a roster that is empty, out of order
     /// or without a client of the snapshot, or whose groups are not the
-    /// saved ones; the errors of [`Federation::from_snapshot`].
+    /// saved ones; the errors of [`Federation::from_snapshot`](crate::Federation::from_snapshot).
     pub fn restore(snapshot: PartiesSnapshot) -> MufcResult<Self> {
         let PartiesSnapshot {
             server,
@@ -147,24 +144,22 @@ impl InProcess {
             requests,
         } = snapshot;
         check_roster(&roster, &clients)?;
-        let fed = Federation::from_snapshot(server, clients)?;
+        let mut parts = server.restore(clients, BTreeMap::new())?;
         let setup = RemoteSetup {
-            config: fed.config().clone(),
-            dim: fed.dim(),
+            config: parts.setup.config.clone(),
+            dim: parts.setup.dim,
             roster,
         };
-        let (serving, loaded, book) = fed.into_parties_parts();
-        let mut loaded: BTreeMap<ClientId, crate::Client> =
-            loaded.into_iter().map(|c| (c.id(), c)).collect();
-        check_groups(
-            &setup,
-            serving.tree.as_ref().map(|t| t.layout()),
-            &loaded,
-            &book,
-        )?;
+        let mut loaded: BTreeMap<ClientId, crate::Client> = (std::mem::take(&mut parts.clients)
+            .into_iter())
+        .map(|c| (c.id(), c))
+        .collect();
+        let book = std::mem::take(&mut parts.book);
+        let saved = parts.tree.as_ref().map(|t| t.layout());
+        check_groups(&setup, saved, &loaded, &book)?;
         let server = match &book.withdrawn {
             Some(w) => RemoteServer::withdrawn_after(setup.clone(), w.rounds)?,
-            None => RemoteServer::resumed(setup.clone(), serving),
+            None => RemoteServer::resumed(setup.clone(), parts),
         };
         let plain = setup.config().channel() == &Channel::Plain;
         let mut parties = Vec::with_capacity(setup.roster().len());
