@@ -23,8 +23,14 @@ mod membership;
 mod pairwise;
 #[path = "remote/parties.rs"]
 mod parties;
+#[path = "remote/parties_plain.rs"]
+mod parties_plain;
+#[path = "remote/parties_rounds.rs"]
+mod parties_rounds;
 #[path = "remote/parties_saved.rs"]
 mod parties_saved;
+#[path = "remote/parties_sketches.rs"]
+mod parties_sketches;
 #[path = "remote/snapshot.rs"]
 mod snapshot;
 

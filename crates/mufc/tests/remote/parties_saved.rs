@@ -6,9 +6,9 @@
 //! named in every failure.
 
 use super::parties::{
-    SOURCES, TOPOLOGIES, apply, assert_same_nodes, assert_same_plain, assert_same_report,
-    draw_request, trained_both,
+    SOURCES, TOPOLOGIES, apply, assert_same_nodes, assert_same_report, draw_request, trained_both,
 };
+use super::parties_plain::assert_same_plain;
 use super::*;
 use mufc::remote::{InProcess, PartiesSnapshot};
 use mufc::{MufcError, PersistError, RemovalRequest};
