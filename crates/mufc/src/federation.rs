@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use seeding::Quantizer;
 
-pub(crate) use exchange::{client_times, plain_of};
+pub(crate) use exchange::{client_times, plain_of, request_times};
 pub(crate) use minimum::{check_remaining, withdrawal_after};
 pub(crate) use requests::{check_request, check_unsent};
 pub(crate) use setup::Setup;

@@ -586,3 +586,29 @@ pub struct RemovalReport {
     /// (after [`Federation::flush`](crate::Federation::flush)).
     pub privacy_warning: Option<String>,
 }
+
+impl RemovalReport {
+    /// The report of request `number` that ran no round (`outcome`
+    /// deferred or withdrawn): nothing decoded or sent, the model
+    /// unchanged, no client listed; a caller sets what it did.
+    pub(crate) fn without_round(number: u64, outcome: RemovalOutcome, times: StageTimes) -> Self {
+        Self {
+            request: number,
+            outcome,
+            requests: Vec::new(),
+            removed_points: 0,
+            removed_clients: Vec::new(),
+            reseeded: Vec::new(),
+            updated_clients: Vec::new(),
+            decode: DecodeKind::Skipped,
+            server: ServerUpdate::Unchanged,
+            times,
+            bytes_per_client: 0,
+            nonzero_bins: 0,
+            included: Vec::new(),
+            dropped: Vec::new(),
+            lone_update: false,
+            privacy_warning: None,
+        }
+    }
+}

@@ -262,3 +262,14 @@ pub(crate) fn client_times(times: &mut StageTimes, own: &[Duration], encode: &[D
         times.client_round_max = times.client_round_max.max(o);
     }
 }
+
+/// The times of a request that ran no round: the clients' own
+/// unlearning (`own`) and the wall time since `wall`.
+pub(crate) fn request_times(own: &[Duration], wall: Instant) -> StageTimes {
+    let mut times = StageTimes {
+        wall: wall.elapsed(),
+        ..StageTimes::default()
+    };
+    client_times(&mut times, own, &[]);
+    times
+}

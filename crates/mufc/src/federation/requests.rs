@@ -11,8 +11,8 @@ use seeding::{Dataset, PointId, SeedingError};
 use super::Federation;
 use super::unsent::Unsent;
 use crate::{
-    Client, ClientId, DecodeKind, MufcError, MufcResult, PendingRequest, RemovalOutcome,
-    RemovalReport, RemovalRequest, ServerUpdate, StageTimes, par,
+    Client, ClientId, MufcError, MufcResult, PendingRequest, RemovalOutcome, RemovalReport,
+    RemovalRequest, par,
 };
 
 /// One client's side of a request, computed on a copy before anything
@@ -310,31 +310,14 @@ impl Federation {
         wall: Instant,
         own: &[Duration],
     ) -> RemovalReport {
-        let mut times = StageTimes {
-            wall: wall.elapsed(),
-            ..StageTimes::default()
+        let outcome = RemovalOutcome::Deferred {
+            pending_clients,
+            needed,
         };
-        super::exchange::client_times(&mut times, own, &[]);
         RemovalReport {
-            request: number,
-            outcome: RemovalOutcome::Deferred {
-                pending_clients,
-                needed,
-            },
-            requests: Vec::new(),
-            removed_points: 0,
-            removed_clients: Vec::new(),
-            reseeded: Vec::new(),
-            updated_clients: Vec::new(),
-            decode: DecodeKind::Skipped,
-            server: ServerUpdate::Unchanged,
-            times,
-            bytes_per_client: 0,
             nonzero_bins: self.server.nonzero_bins(),
             included: self.last_included().to_vec(),
-            dropped: Vec::new(),
-            lone_update: false,
-            privacy_warning: None,
+            ..RemovalReport::without_round(number, outcome, super::request_times(own, wall))
         }
     }
 }

@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 use super::Federation;
 use super::minimum::withdrawal_after;
 use super::requests::Staged;
-use crate::{
-    DecodeKind, MufcError, RemovalOutcome, RemovalReport, ServerUpdate, StageTimes, Withdrawal,
-};
+use crate::{MufcError, RemovalOutcome, RemovalReport, ServerUpdate, Withdrawal};
 
 impl Federation {
     /// The withdrawal a refusal of [`Self::check_remaining`] calls for:
@@ -48,28 +46,15 @@ impl Federation {
             self.withdraw(w.clone());
             ServerUpdate::Cleared
         };
-        let mut times = StageTimes {
-            wall: wall.elapsed(),
-            ..StageTimes::default()
-        };
-        super::exchange::client_times(&mut times, &own, &[]);
+        let times = super::exchange::request_times(&own, wall);
         let report = RemovalReport {
-            request: number,
-            outcome: RemovalOutcome::Withdrawn(w),
             requests,
             removed_points: usize::try_from(removed_points).unwrap_or(usize::MAX),
             removed_clients,
             reseeded,
             updated_clients,
-            decode: DecodeKind::Skipped,
             server,
-            times,
-            bytes_per_client: 0,
-            nonzero_bins: 0,
-            included: Vec::new(),
-            dropped: Vec::new(),
-            lone_update: false,
-            privacy_warning: None,
+            ..RemovalReport::without_round(number, RemovalOutcome::Withdrawn(w), times)
         };
         self.history.push(report.clone());
         report

@@ -223,16 +223,7 @@ impl RemoteClient {
         if data.is_empty() {
             return Err(MufcError::EmptyClient(id));
         }
-        Ok(Self {
-            id,
-            state: State::Waiting(data),
-            sessions: BTreeSet::new(),
-            agreement: None,
-            last_sum: Vec::new(),
-            dealer: None,
-            sent: None,
-            plain: false,
-        })
+        Ok(Self::in_state(id, State::Waiting(data), BTreeSet::new()))
     }
 
     /// A client restored from what its store kept: its points (after
@@ -263,16 +254,7 @@ impl RemoteClient {
                 State::Trained(Box::new(trained))
             }
         };
-        Ok(Self {
-            id,
-            state,
-            sessions,
-            agreement: None,
-            last_sum: Vec::new(),
-            dealer: None,
-            sent: None,
-            plain: false,
-        })
+        Ok(Self::in_state(id, state, sessions))
     }
 
     /// The client `client` of a federation loaded in one process, trained
@@ -295,16 +277,23 @@ impl RemoteClient {
             aggregation,
             local,
         };
-        Ok(Self {
+        let state = State::Trained(Box::new(trained));
+        Ok(Self::in_state(id, state, BTreeSet::new()))
+    }
+
+    /// Client `id` in `state`, having joined `sessions`: no agreement, no
+    /// round summed or sent, no dealer key, the plain mode refused.
+    fn in_state(id: ClientId, state: State, sessions: BTreeSet<[u8; 32]>) -> Self {
+        Self {
             id,
-            state: State::Trained(Box::new(trained)),
-            sessions: BTreeSet::new(),
+            state,
+            sessions,
             agreement: None,
             last_sum: Vec::new(),
             dealer: None,
             sent: None,
             plain: false,
-        })
+        }
     }
 
     /// The histogram the client's next message encodes (empty before

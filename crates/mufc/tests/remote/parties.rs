@@ -93,6 +93,22 @@ fn assert_same_involvement(
     }
 }
 
+/// Serves `request` with the parties and with the federation in one
+/// process: the reports agree ([`assert_same_report`]), and so does every
+/// node's model. The federation's report.
+pub(super) fn serve_both(
+    parties: &mut InProcess,
+    fed: &mut Federation,
+    request: &RemovalRequest,
+    what: &str,
+) -> RemovalReport {
+    let theirs = (fed.remove(request)).unwrap_or_else(|e| panic!("{what}: in one process: {e}"));
+    let ours = (parties.remove(request)).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_same_report(&ours, &theirs, what);
+    assert_same_nodes(parties, fed, what);
+    theirs
+}
+
 /// The parties of `data` under `config`, trained, and the federation in
 /// one process trained on the same data under the configuration the
 /// parties resolved.
@@ -200,10 +216,7 @@ fn the_parties_in_one_process_are_the_federation_for_every_mask_source_and_topol
                 else {
                     continue;
                 };
-                let report = (fed.remove(&request))
-                    .unwrap_or_else(|e| panic!("{what}: in one process: {e}"));
-                let ours = (parties.remove(&request)).unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_same_report(&ours, &report, &what);
+                let report = serve_both(&mut parties, &mut fed, &request, &what);
                 assert_same_involvement(&parties, &fed, &report, &what);
                 apply(&mut rest, &request);
                 served += 1;

@@ -5,7 +5,7 @@
 //! requests, and the root's to retraining once nothing waits. The
 //! strategy is drawn from `testdata::rng` and named in every failure.
 
-use super::parties::{apply, assert_same_nodes, assert_same_report, draw_request, trained_both};
+use super::parties::{apply, assert_same_nodes, draw_request, serve_both, trained_both};
 use super::*;
 use mufc::{RingMasks, Scma, Topology};
 
@@ -56,14 +56,7 @@ fn the_parties_are_the_federation_for_every_sketch_scheme() {
                 else {
                     continue;
                 };
-                let theirs = fed
-                    .remove(&request)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                let ours = parties
-                    .remove(&request)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_same_report(&ours, &theirs, &what);
-                assert_same_nodes(&parties, &fed, &what);
+                serve_both(&mut parties, &mut fed, &request, &what);
                 apply(&mut rest, &request);
                 served += 1;
                 if parties.waiting().is_empty() {

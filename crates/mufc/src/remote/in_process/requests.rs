@@ -12,7 +12,7 @@ use seeding::PointId;
 
 use super::{InProcess, Waiting};
 use crate::federation::{
-    check_remaining, check_request, client_times, privacy_warning, withdrawal_after,
+    check_remaining, check_request, client_times, privacy_warning, request_times, withdrawal_after,
 };
 use crate::remote::RemoteClient;
 use crate::remote::client::Forgetting;
@@ -453,29 +453,14 @@ impl InProcess {
         wall: Instant,
         own: &BTreeMap<ClientId, Duration>,
     ) -> RemovalReport {
-        let mut times = StageTimes::default();
-        client_times(&mut times, &own.values().copied().collect::<Vec<_>>(), &[]);
-        times.wall = wall.elapsed();
+        let outcome = RemovalOutcome::Deferred {
+            pending_clients: self.waiting(),
+            needed: self.server.setup().config().min_updating_clients(),
+        };
         RemovalReport {
-            request: number,
-            outcome: RemovalOutcome::Deferred {
-                pending_clients: self.waiting(),
-                needed: self.server.setup().config().min_updating_clients(),
-            },
-            requests: Vec::new(),
-            removed_points: 0,
-            removed_clients: Vec::new(),
-            reseeded: Vec::new(),
-            updated_clients: Vec::new(),
-            decode: DecodeKind::Skipped,
-            server: ServerUpdate::Unchanged,
-            times,
-            bytes_per_client: 0,
             nonzero_bins: self.server.server().nonzero_bins(),
             included: self.model_clients(),
-            dropped: Vec::new(),
-            lone_update: false,
-            privacy_warning: None,
+            ..RemovalReport::without_round(number, outcome, times_of(own, wall))
         }
     }
 
@@ -500,26 +485,18 @@ impl InProcess {
         } else {
             ServerUpdate::Unchanged
         };
-        let mut times = StageTimes::default();
-        client_times(&mut times, &own.values().copied().collect::<Vec<_>>(), &[]);
-        times.wall = wall.elapsed();
         let report = RemovalReport {
-            request: number,
-            outcome: RemovalOutcome::Withdrawn(w),
             requests,
             removed_points: points_of(&waited),
             removed_clients: clients_where(&waited, |w| w.left),
             reseeded: clients_where(&waited, |w| w.reseeded),
             updated_clients: clients_where(&waited, |w| !w.left),
-            decode: DecodeKind::Skipped,
             server,
-            times,
-            bytes_per_client: 0,
-            nonzero_bins: 0,
-            included: Vec::new(),
-            dropped: Vec::new(),
-            lone_update: false,
-            privacy_warning: None,
+            ..RemovalReport::without_round(
+                number,
+                RemovalOutcome::Withdrawn(w),
+                times_of(own, wall),
+            )
         };
         self.history.push(report.clone());
         report
@@ -558,4 +535,10 @@ fn clients_where(
     (waited.iter().filter(|(_, w)| f(w)))
         .map(|(c, _)| *c)
         .collect()
+}
+
+/// The times of a request that ran no round: its clients' own
+/// unlearning and the wall time since `wall`.
+fn times_of(own: &BTreeMap<ClientId, Duration>, wall: Instant) -> StageTimes {
+    request_times(&own.values().copied().collect::<Vec<_>>(), wall)
 }
