@@ -5,6 +5,7 @@
 //! step's messages to their addressee and commits what the server
 //! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
 
+mod reports;
 mod requests;
 mod saved;
 

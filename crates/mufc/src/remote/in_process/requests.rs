@@ -10,15 +10,13 @@ use std::time::{Duration, Instant};
 
 use seeding::PointId;
 
-use super::{InProcess, Waiting};
-use crate::federation::{
-    check_remaining, check_request, client_times, privacy_warning, request_times, withdrawal_after,
-};
+use super::InProcess;
+use crate::federation::{check_remaining, check_request, withdrawal_after};
 use crate::remote::RemoteClient;
 use crate::remote::client::Forgetting;
 use crate::{
-    Channel, ClientId, DecodeKind, Involvement, MufcError, MufcResult, NodeId, PendingRequest,
-    RemovalOutcome, RemovalReport, RemovalRequest, ServerUpdate, StageTimes, Withdrawal,
+    Channel, ClientId, MufcError, MufcResult, PendingRequest, RemovalReport, RemovalRequest,
+    Withdrawal,
 };
 
 /// A client a request names, having forgotten: its points and clustering
@@ -46,7 +44,7 @@ impl InProcess {
     /// server can run one
     /// ([`RemoteServer::start_change_round`](super::RemoteServer::start_change_round)).
     /// A request naming a group with too few waits whole
-    /// ([`RemovalOutcome::Deferred`], [`Self::pending`]) until a later
+    /// ([`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred), [`Self::pending`]) until a later
     /// request brings enough, or [`Self::flush`]; the rounds it ran are
     /// [`Self::last_rounds`].
     ///
@@ -57,7 +55,7 @@ impl InProcess {
     /// stays in the roster with no point, and a request that would leave
     /// fewer than [`ValidConfig::min_clients`](crate::ValidConfig::min_clients)
     /// clients with points (in a group, with groups) withdraws the model
-    /// (docs/threat-model.md P4, [`RemovalOutcome::Withdrawn`]): the
+    /// (docs/threat-model.md P4, [`RemovalOutcome::Withdrawn`](crate::RemovalOutcome::Withdrawn)): the
     /// clients forget, no round runs, the server forgets its model
     /// ([`Self::withdrawal`]), and every later request is served by the
     /// clients alone.
@@ -123,7 +121,7 @@ impl InProcess {
     /// Applies every pending request now, with one round in every group
     /// with a waiting client, however few they are (the report of a round
     /// that changes one client's message alone tells the server that
-    /// change: docs/threat-model.md U3, [`RemovalReport::privacy_warning`]);
+    /// change: docs/threat-model.md U3, [`RemovalReport::privacy_warning`](crate::RemovalReport::privacy_warning));
     /// `None` when nothing is pending.
     ///
     /// # Errors
@@ -177,34 +175,6 @@ impl InProcess {
     /// the parties.
     pub fn last_rounds(&self) -> &[super::DrivenRound] {
         &self.last
-    }
-
-    /// Who took part in the rounds of the last request or flush, as
-    /// [`Federation::last_involvement`](crate::Federation::last_involvement)
-    /// counts them: the clients that joined a round, the messages and
-    /// bytes they sent, the groups that ran one (none when flat), and the
-    /// models updated (the root's, and with groups those on the paths from
-    /// the groups that ran). `None` when the last request ran no round.
-    pub fn last_involvement(&self) -> Option<Involvement> {
-        if self.last.is_empty() {
-            return None;
-        }
-        let groups: Vec<usize> = (self.last.iter()).filter_map(|r| r.report.group).collect();
-        let nodes = match self.server.setup().layout() {
-            Some(layout) => (groups.iter())
-                .flat_map(|&g| layout.path(NodeId(g)))
-                .collect::<BTreeSet<NodeId>>()
-                .len(),
-            None => 1,
-        };
-        let sum = |f: fn(&super::PartyCosts) -> usize| self.last.iter().map(|r| f(&r.costs)).sum();
-        Some(Involvement {
-            clients: sum(|c| c.joins.len()),
-            messages: sum(|c| c.messages),
-            groups,
-            nodes,
-            bytes: sum(|c| usize::try_from(c.bytes_up).unwrap_or(usize::MAX)),
-        })
     }
 
     /// Checks `request` against the clients and the pending requests, as
@@ -381,164 +351,4 @@ impl InProcess {
         }
         Ok(self.applied(number, numbers, &parts, &done, (wall, own)))
     }
-
-    /// The report of the rounds [`Self::last_rounds`], which applied the
-    /// requests `numbers` (answering `number`) and changed the clients
-    /// `done`, in groups `parts`.
-    fn applied(
-        &mut self,
-        number: u64,
-        numbers: Vec<u64>,
-        parts: &[Vec<ClientId>],
-        done: &BTreeMap<ClientId, Waiting>,
-        (wall, own): (Instant, &BTreeMap<ClientId, Duration>),
-    ) -> RemovalReport {
-        let config = self.server.setup().config();
-        let needed = config.min_updating_clients();
-        let plain = config.channel() == &Channel::Plain;
-        let (mut times, mut owns, mut encode) = (StageTimes::default(), Vec::new(), Vec::new());
-        let mut dropped = Vec::new();
-        for r in &self.last {
-            times.sum += r.report.protocol;
-            times.decode += r.report.decode_time;
-            times.server += r.report.server_time;
-            times.protocol_client_max += r.costs.protocol_client_max;
-            times.protocol_client_sum += r.costs.protocol_client_sum;
-            times.offline += r.costs.dealer;
-            for (id, t) in &r.costs.joins {
-                owns.push(own.get(id).copied().unwrap_or_default());
-                encode.push(*t);
-            }
-            dropped.extend(r.report.dropped.iter().copied());
-        }
-        client_times(&mut times, &owns, &encode);
-        times.wall = wall.elapsed();
-        dropped.sort_by_key(|(c, _)| *c);
-        let last = self.last.last();
-        let bytes_per_client = last.map_or(0, |r| {
-            let members = r.costs.joins.len().max(1) as u64;
-            usize::try_from(r.costs.bytes_up / members).unwrap_or(usize::MAX)
-        });
-        let report = RemovalReport {
-            request: number,
-            outcome: RemovalOutcome::Applied,
-            requests: numbers,
-            removed_points: points_of(done),
-            removed_clients: clients_where(done, |w| w.left),
-            reseeded: clients_where(done, |w| w.reseeded),
-            updated_clients: done.keys().copied().collect(),
-            decode: last.map_or(DecodeKind::Skipped, |r| r.report.decode),
-            server: last.map_or(ServerUpdate::Unchanged, |r| r.report.update.clone()),
-            times,
-            bytes_per_client,
-            nonzero_bins: self.server.server().nonzero_bins(),
-            included: self.model_clients(),
-            dropped,
-            lone_update: parts.iter().any(|p| p.len() == 1),
-            // The plain mode shows the server every message: no round
-            // hides more than another.
-            privacy_warning: (!plain)
-                .then(|| parts.iter().find_map(|p| privacy_warning(p, needed)))
-                .flatten(),
-        };
-        self.history.push(report.clone());
-        report
-    }
-
-    /// The report of request `number`, which waits: its points are
-    /// forgotten, the model is unchanged.
-    fn deferred(
-        &self,
-        number: u64,
-        wall: Instant,
-        own: &BTreeMap<ClientId, Duration>,
-    ) -> RemovalReport {
-        let outcome = RemovalOutcome::Deferred {
-            pending_clients: self.waiting(),
-            needed: self.server.setup().config().min_updating_clients(),
-        };
-        RemovalReport {
-            nonzero_bins: self.server.server().nonzero_bins(),
-            included: self.model_clients(),
-            ..RemovalReport::without_round(number, outcome, times_of(own, wall))
-        }
-    }
-
-    /// The report of request `number` once the model is withdrawn (by
-    /// this request when `withdrawal` says so): every pending request is
-    /// covered, and no round runs again.
-    fn serve_withdrawn(
-        &mut self,
-        number: u64,
-        (w, now): (Withdrawal, bool),
-        wall: Instant,
-        own: &BTreeMap<ClientId, Duration>,
-    ) -> RemovalReport {
-        let waited = std::mem::take(&mut self.waiting);
-        let requests = (std::mem::take(&mut self.pending).iter())
-            .map(|p| p.number)
-            .collect();
-        let server = if now {
-            self.server.withdraw();
-            self.withdrawn = Some(w.clone());
-            ServerUpdate::Cleared
-        } else {
-            ServerUpdate::Unchanged
-        };
-        let report = RemovalReport {
-            requests,
-            removed_points: points_of(&waited),
-            removed_clients: clients_where(&waited, |w| w.left),
-            reseeded: clients_where(&waited, |w| w.reseeded),
-            updated_clients: clients_where(&waited, |w| !w.left),
-            server,
-            ..RemovalReport::without_round(
-                number,
-                RemovalOutcome::Withdrawn(w),
-                times_of(own, wall),
-            )
-        };
-        self.history.push(report.clone());
-        report
-    }
-
-    /// The clients whose data the model holds, in id order: those the
-    /// last rounds included, but a client whose leave a round applied (it
-    /// sent its last change there, and holds nothing more).
-    fn model_clients(&self) -> Vec<ClientId> {
-        let gone = |c: ClientId| !self.waiting.contains_key(&c) && self.has_left(c);
-        let included = self.server.fit_report().map(|r| r.included.iter());
-        (included.into_iter().flatten().copied())
-            .filter(|&c| !gone(c))
-            .collect()
-    }
-
-    /// Whether client `c` holds no point: it left whole.
-    fn has_left(&self, c: ClientId) -> bool {
-        self.client(c).is_ok_and(|c| c.data().is_empty())
-    }
-}
-
-/// The points the clients `waited` forgot, in all.
-fn points_of(waited: &BTreeMap<ClientId, Waiting>) -> usize {
-    let points = waited
-        .values()
-        .fold(0u64, |n, w| n.saturating_add(w.points));
-    usize::try_from(points).unwrap_or(usize::MAX)
-}
-
-/// The clients of `waited` that `f` accepts, in id order.
-fn clients_where(
-    waited: &BTreeMap<ClientId, Waiting>,
-    f: impl Fn(&Waiting) -> bool,
-) -> Vec<ClientId> {
-    (waited.iter().filter(|(_, w)| f(w)))
-        .map(|(c, _)| *c)
-        .collect()
-}
-
-/// The times of a request that ran no round: its clients' own
-/// unlearning and the wall time since `wall`.
-fn times_of(own: &BTreeMap<ClientId, Duration>, wall: Instant) -> StageTimes {
-    request_times(&own.values().copied().collect::<Vec<_>>(), wall)
 }
