@@ -76,42 +76,55 @@ pub struct ServerSnapshot {
 }
 
 impl ServerSnapshot {
-    /// The server part of the parties' state, in the format of
-    /// [`Federation::server_snapshot`]: the server's own snapshot
-    /// (`served`, `None` once the model is withdrawn: then that of a
-    /// withdrawn federation of `config`), with the requests' `book` the
-    /// driver kept, and the clients whose leave a round applied (`gone`)
-    /// out of the groups, as a federation in one process drops them.
-    pub(crate) fn of_parties(
-        served: Option<Self>,
-        (config, dim, fit_report): (ValidConfig, usize, FitReport),
+    /// The snapshot of a server's state (the model `server` with its
+    /// decoded counts, the training report, the rounds started, the
+    /// groups), with the requests' `book` (of whose reports the last is
+    /// kept), and nothing carried: the one builder of every snapshot
+    /// (a federation's in one process, a server party's, the parties'
+    /// driver's).
+    pub(crate) fn describing(
+        (config, dim): (&ValidConfig, usize),
+        server: &crate::Server,
+        fit_report: &FitReport,
+        (rounds, tree): (u64, Option<SavedTree>),
         book: crate::federation::RequestBook,
-        gone: &std::collections::BTreeSet<ClientId>,
     ) -> Self {
-        let mut tree = served.as_ref().and_then(|s| s.tree.clone());
-        for group in tree.iter_mut().flat_map(|t| t.groups.iter_mut()) {
-            group.members.retain(|c| !gone.contains(c));
-            group.included.retain(|c| !gone.contains(c));
-        }
-        let (counts, rounds) = match (&served, &book.withdrawn) {
-            (Some(s), None) => (s.counts.clone(), s.rounds),
-            (_, w) => (Vec::new(), w.as_ref().map_or(0, |w| w.rounds)),
-        };
         Self {
-            capacity: fit_report.sketch.as_ref().map(|s| s.capacity),
-            config,
+            config: config.clone(),
             dim,
-            counts,
+            counts: (server.counts().iter())
+                .map(|(b, &n)| (b.clone(), n))
+                .collect(),
+            capacity: fit_report.sketch.as_ref().map(|s| s.capacity),
             rounds,
-            fit_report,
+            fit_report: fit_report.clone(),
             applied_requests: book.applied,
             history: book.history.last().cloned().into_iter().collect(),
             pending: book.pending,
             unsent: book.unsent.into_iter().collect(),
-            tree: tree.filter(|_| book.withdrawn.is_none()),
+            tree,
             withdrawn: book.withdrawn,
             live: None,
         }
+    }
+
+    /// This snapshot carrying `parts`, the state it describes, so that
+    /// taking it back with no client rebuilds no model (a running
+    /// server's, `remote`).
+    pub(crate) fn carrying(mut self, parts: Restored) -> Self {
+        self.live = Some(Box::new(parts));
+        self
+    }
+
+    /// This snapshot with the clients `gone` out of its groups, as a
+    /// federation in one process drops a client whose leave a round
+    /// applied (the parties' server keeps it in its ring: issue 29).
+    pub(crate) fn without_members(mut self, gone: &std::collections::BTreeSet<ClientId>) -> Self {
+        for group in self.tree.iter_mut().flat_map(|t| t.groups.iter_mut()) {
+            group.members.retain(|c| !gone.contains(c));
+            group.included.retain(|c| !gone.contains(c));
+        }
+        self
     }
 }
 
@@ -129,26 +142,20 @@ impl Federation {
     /// commit slower than the last); the requests of the others still
     /// count in the numbering ([`Self::applied_requests`]).
     pub fn server_snapshot(&self) -> ServerSnapshot {
-        ServerSnapshot {
-            config: self.config().clone(),
-            dim: self.dim(),
-            counts: self
-                .server()
-                .counts()
-                .iter()
-                .map(|(b, &n)| (b.clone(), n))
-                .collect(),
-            capacity: self.fit_report().sketch.as_ref().map(|s| s.capacity),
-            rounds: self.rounds(),
-            fit_report: self.fit_report().clone(),
-            applied_requests: self.applied_requests(),
+        let book = crate::federation::RequestBook {
+            applied: self.applied_requests(),
             history: self.history().last().cloned().into_iter().collect(),
             pending: self.pending().to_vec(),
-            unsent: self.unsent().iter().map(|(c, u)| (*c, u.clone())).collect(),
-            tree: self.saved_tree(),
+            unsent: self.unsent().clone(),
             withdrawn: self.withdrawal().cloned(),
-            live: None,
-        }
+        };
+        ServerSnapshot::describing(
+            (self.config(), self.dim()),
+            self.server(),
+            self.fit_report(),
+            (self.rounds(), self.saved_tree()),
+            book,
+        )
     }
 
     /// The federation of a snapshot: the server's part and every client's
@@ -211,39 +218,6 @@ impl Federation {
 }
 
 impl ServerSnapshot {
-    /// The server's part of a running server's state (`remote`), carrying
-    /// its `parts` (no client, no request) so that taking it back
-    /// rebuilds no model.
-    pub(crate) fn of_server(parts: Restored) -> Self {
-        let rounds = match (&parts.tree, &parts.aggregation) {
-            (Some(t), _) => t.rounds(),
-            (None, Some(a)) => a.rounds(),
-            (None, None) => 0,
-        };
-        Self {
-            config: parts.setup.config.clone(),
-            dim: parts.setup.dim,
-            counts: (parts.server.counts().iter())
-                .map(|(b, &n)| (b.clone(), n))
-                .collect(),
-            capacity: parts.fit_report.sketch.as_ref().map(|s| s.capacity),
-            rounds,
-            fit_report: parts.fit_report.clone(),
-            applied_requests: parts.book.applied,
-            history: parts.book.history.clone(),
-            pending: parts.book.pending.clone(),
-            unsent: (parts.book.unsent.iter())
-                .map(|(c, u)| (*c, u.clone()))
-                .collect(),
-            tree: parts
-                .tree
-                .as_ref()
-                .map(crate::federation::tree::Tree::saved),
-            withdrawn: parts.book.withdrawn.clone(),
-            live: Some(Box::new(parts)),
-        }
-    }
-
     /// The state of this snapshot and the clients' parts, rebuilt and
     /// checked as [`Federation::from_stored`] does; the state a running
     /// server carried when it took the snapshot, with no client.

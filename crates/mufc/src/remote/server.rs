@@ -806,8 +806,9 @@ impl RemoteServer {
         if self.withdrawn.is_some() {
             return Err(MufcError::NoServerModel);
         }
+        let snapshot = self.describe(RequestBook::default())?;
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
-        Ok(ServerSnapshot::of_server(Restored {
+        Ok(snapshot.carrying(Restored {
             setup: self.setup.parts()?,
             clients: Vec::new(),
             aggregation: self.aggregation.clone(),
@@ -816,5 +817,32 @@ impl RemoteServer {
             tree: self.tree.clone(),
             book: RequestBook::default(),
         }))
+    }
+
+    /// The snapshot of the server's state with the requests' `book` (a
+    /// driver's), withdrawn or not, carrying nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoServerModel`] before the model is trained.
+    pub(crate) fn describe(&self, book: RequestBook) -> MufcResult<ServerSnapshot> {
+        let fit_report = self.fit_report.as_ref().ok_or(MufcError::NoServerModel)?;
+        // The rounds as a federation in one process counts them: the
+        // plain mode's are not kept (it has no masks to keep fresh).
+        let rounds = match (self.withdrawn, &self.tree, &self.aggregation) {
+            (Some(rounds), _, _) => rounds,
+            (None, Some(t), _) => t.rounds(),
+            (None, None, Some(a)) => a.rounds(),
+            (None, None, None) => 0,
+        };
+        let tree = self.tree.as_ref().map(Tree::saved);
+        let shape = (&self.setup.config, self.setup.dim);
+        Ok(ServerSnapshot::describing(
+            shape,
+            &self.server,
+            fit_report,
+            (rounds, tree),
+            book,
+        ))
     }
 }

@@ -90,20 +90,14 @@ impl InProcess {
     /// [`MufcError::NoServerModel`](crate::MufcError::NoServerModel)
     /// before the model is trained.
     pub fn snapshot(&self) -> MufcResult<PartiesSnapshot> {
-        let served = match &self.withdrawn {
-            Some(_) => None,
-            None => Some(self.server.snapshot()?),
-        };
         let setup = self.server.setup();
-        let fit_report =
-            (self.server.fit_report().cloned()).ok_or(crate::MufcError::NoServerModel)?;
         let unsent: BTreeMap<ClientId, Unsent> = (self.waiting.iter())
             .map(|(&c, w)| Ok((c, self.unsent(c, w)?)))
             .collect::<MufcResult<_>>()?;
         let kept = self.history.last().map_or(0, |r| r.requests.len() as u64);
         let book = RequestBook {
             applied: (self.requests.saturating_sub(self.pending.len() as u64)).max(kept),
-            history: self.history.clone(),
+            history: self.history.last().cloned().into_iter().collect(),
             pending: self.pending.clone(),
             unsent,
             withdrawn: self.withdrawn.clone(),
@@ -112,9 +106,8 @@ impl InProcess {
             .filter(|c| c.data().is_empty() && !self.waiting.contains_key(&c.id()))
             .map(RemoteClient::id)
             .collect();
-        let shape = (setup.config().clone(), setup.dim(), fit_report);
         Ok(PartiesSnapshot {
-            server: ServerSnapshot::of_parties(served, shape, book, &gone),
+            server: self.server.describe(book)?.without_members(&gone),
             roster: setup.roster().to_vec(),
             clients: (self.clients.iter())
                 .filter(|c| !c.data().is_empty())
