@@ -26,7 +26,7 @@ use crate::aggregation::{RoundSecrets, SecretSource};
 use crate::ids::in_order;
 use crate::{
     Channel, ClientId, ClientK, FitReport, Masking, MufcError, MufcResult, PendingRequest,
-    RemovalReport, SecAggStep, ValidConfig, Withdrawal, par,
+    RemovalReport, SecAggStep, StageTimes, ValidConfig, Withdrawal, par,
 };
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
@@ -106,7 +106,6 @@ pub struct InProcess {
     requests: u64,
     /// Why the model was withdrawn, if it was.
     withdrawn: Option<Withdrawal>,
-    parallel: bool,
 }
 
 /// What one round cost the parties other than the server, as the driver
@@ -138,6 +137,33 @@ impl PartyCosts {
         self.bytes_up += bytes.len() as u64;
         self.messages += 1;
     }
+
+    /// The bytes a member sent, on average: a report's bytes per client.
+    fn bytes_per_member(&self) -> usize {
+        let members = self.joins.len().max(1) as u64;
+        usize::try_from(self.bytes_up / members).unwrap_or(usize::MAX)
+    }
+}
+
+/// Adds the other parties' costs of `rounds` to `times`: the protocol's
+/// client times and the dealer's, and each member's part of its round,
+/// `own` its training or unlearning, its join the encoding and masking.
+fn add_party_costs(
+    times: &mut StageTimes,
+    rounds: &[DrivenRound],
+    own: impl Fn(ClientId, &PartyCosts) -> Duration,
+) {
+    let (mut owns, mut encode) = (Vec::new(), Vec::new());
+    for c in rounds.iter().map(|r| &r.costs) {
+        times.protocol_client_max += c.protocol_client_max;
+        times.protocol_client_sum += c.protocol_client_sum;
+        times.offline += c.dealer;
+        for (id, t) in &c.joins {
+            owns.push(own(*id, c));
+            encode.push(*t);
+        }
+    }
+    crate::federation::client_times(times, &owns, &encode);
 }
 
 /// What a client's requests did to it since its group's last round.
@@ -224,7 +250,6 @@ impl InProcess {
             last: Vec::new(),
             requests: 0,
             withdrawn: None,
-            parallel: config.parallel(),
         };
         for g in 0..driver.server.groups().len() {
             let members = driver.server.groups()[g].clone();
@@ -247,21 +272,12 @@ impl InProcess {
     /// process counts them). `None` before the model is trained.
     pub fn fit_report(&self) -> Option<FitReport> {
         let mut report = self.server.fit_report()?.clone();
-        let times = &mut report.times;
-        let (mut own, mut encode) = (Vec::new(), Vec::new());
-        for round in &self.training {
-            let c = &round.costs;
-            own.extend(c.training.iter().map(|(_, t)| *t));
-            encode.extend(c.joins.iter().map(|(_, t)| *t));
-            times.protocol_client_max += c.protocol_client_max;
-            times.protocol_client_sum += c.protocol_client_sum;
-            times.offline += c.dealer;
-        }
-        crate::federation::client_times(times, &own, &encode);
+        add_party_costs(&mut report.times, &self.training, |id, c| {
+            let trained = c.training.iter().find(|(t, _)| *t == id);
+            trained.map_or(Duration::ZERO, |(_, t)| *t)
+        });
         if let Some(last) = self.training.last() {
-            let members = last.costs.joins.len().max(1) as u64;
-            report.bytes_per_client =
-                usize::try_from(last.costs.bytes_up / members).unwrap_or(usize::MAX);
+            report.bytes_per_client = last.costs.bytes_per_member();
         }
         Some(report)
     }
@@ -368,10 +384,11 @@ impl InProcess {
     /// the round, first message and time, in id order.
     fn join(&mut self, members: &[ClientId], bytes: &[u8]) -> MufcResult<Vec<Joined>> {
         let members = in_order(members);
+        let parallel = self.parallel();
         let joining: Vec<&mut RemoteClient> = (self.clients.iter_mut())
             .filter(|c| members.binary_search(&c.id()).is_ok())
             .collect();
-        par::map_owned(self.parallel, joining, |c| {
+        par::map_owned(parallel, joining, |c| {
             let start = Instant::now();
             let announcement = Announcement::from_bytes(bytes)?;
             let joined = c.join(&announcement)?;
@@ -394,7 +411,7 @@ impl InProcess {
         if let Some(to) = msgs.keys().next() {
             return Err(MufcError::UnknownClient(*to));
         }
-        par::map_owned(self.parallel, work, |(id, half, msg)| {
+        par::map_owned(self.parallel(), work, |(id, half, msg)| {
             let start = Instant::now();
             let answer = half.handle(&msg)?;
             Ok::<_, MufcError>((id, answer, start.elapsed()))
@@ -409,6 +426,11 @@ impl InProcess {
             .as_mut()
             .ok_or_else(|| MufcError::Remote("a round with dealt masks and no dealer".into()))?;
         dealer.deal(&Announcement::from_bytes(bytes)?, request)
+    }
+
+    /// Whether the clients run side by side (the configuration's).
+    fn parallel(&self) -> bool {
+        self.server.setup().config().parallel()
     }
 
     fn client(&self, id: ClientId) -> MufcResult<&RemoteClient> {

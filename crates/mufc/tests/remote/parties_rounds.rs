@@ -163,6 +163,15 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
                 "{what}: {request:?}"
             );
             assert_eq!(round.report.decode, report.decode, "{what}: {request:?}");
+            // The report's times are the round's, measured: the named
+            // client's unlearning, every member's join, the server's
+            // steps, all within the call.
+            let t = &ours.times;
+            let unlearned = t.client_max > Duration::ZERO && t.client_sum >= t.client_max;
+            let joined = t.encode_mask_max > Duration::ZERO && t.client_round_max >= t.client_max;
+            let served = t.sum > Duration::ZERO && t.decode > Duration::ZERO;
+            let within = t.wall >= t.sum + t.decode + t.server;
+            assert!(unlearned && joined && served && within, "{what}: {t:?}");
         }
     }
 }

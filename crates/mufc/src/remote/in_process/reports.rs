@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use super::{InProcess, Waiting};
-use crate::federation::{client_times, privacy_warning, request_times};
+use super::{InProcess, PartyCosts, Waiting, add_party_costs};
+use crate::federation::{privacy_warning, request_times};
 use crate::{
     Channel, ClientId, DecodeKind, Involvement, NodeId, RemovalOutcome, RemovalReport,
     ServerUpdate, StageTimes, Withdrawal,
@@ -31,7 +31,7 @@ impl InProcess {
                 .len(),
             None => 1,
         };
-        let sum = |f: fn(&super::PartyCosts) -> usize| self.last.iter().map(|r| f(&r.costs)).sum();
+        let sum = |f: fn(&PartyCosts) -> usize| self.last.iter().map(|r| f(&r.costs)).sum();
         Some(Involvement {
             clients: sum(|c| c.joins.len()),
             messages: sum(|c| c.messages),
@@ -55,29 +55,20 @@ impl InProcess {
         let config = self.server.setup().config();
         let needed = config.min_updating_clients();
         let plain = config.channel() == &Channel::Plain;
-        let (mut times, mut owns, mut encode) = (StageTimes::default(), Vec::new(), Vec::new());
+        let mut times = StageTimes::default();
         let mut dropped = Vec::new();
         for r in &self.last {
             times.sum += r.report.protocol;
             times.decode += r.report.decode_time;
             times.server += r.report.server_time;
-            times.protocol_client_max += r.costs.protocol_client_max;
-            times.protocol_client_sum += r.costs.protocol_client_sum;
-            times.offline += r.costs.dealer;
-            for (id, t) in &r.costs.joins {
-                owns.push(own.get(id).copied().unwrap_or_default());
-                encode.push(*t);
-            }
             dropped.extend(r.report.dropped.iter().copied());
         }
-        client_times(&mut times, &owns, &encode);
+        let own_of = |id: ClientId, _: &PartyCosts| own.get(&id).copied().unwrap_or_default();
+        add_party_costs(&mut times, &self.last, own_of);
         times.wall = wall.elapsed();
         dropped.sort_by_key(|(c, _)| *c);
         let last = self.last.last();
-        let bytes_per_client = last.map_or(0, |r| {
-            let members = r.costs.joins.len().max(1) as u64;
-            usize::try_from(r.costs.bytes_up / members).unwrap_or(usize::MAX)
-        });
+        let bytes_per_client = last.map_or(0, |r| r.costs.bytes_per_member());
         let report = RemovalReport {
             request: number,
             outcome: RemovalOutcome::Applied,

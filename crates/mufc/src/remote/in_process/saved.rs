@@ -184,7 +184,6 @@ impl InProcess {
             })
             .collect();
         Ok(Self {
-            parallel: setup.config().parallel(),
             server,
             clients: parties,
             dealer,
