@@ -22,6 +22,7 @@ pub(crate) use minimum::{check_remaining, withdrawal_after};
 pub(crate) use requests::{check_request, check_unsent};
 pub(crate) use setup::Setup;
 pub use unlearn::privacy_warning;
+pub(crate) use unlearn::still_pending;
 pub(crate) use unsent::Unsent;
 
 use crate::aggregation::Aggregation;

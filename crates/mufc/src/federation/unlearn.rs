@@ -172,7 +172,7 @@ impl Federation {
             request: request.clone(),
         });
         let report = self.serve(&ready, staged, unsent, number, &all, wall)?;
-        self.pending = waiting(all, &ready);
+        self.pending = still_pending(all, |c| ready.contains(&c));
         Ok(report)
     }
 
@@ -284,17 +284,22 @@ impl Federation {
         let all = self.pending.clone();
         let unsent = self.unsent.clone();
         let report = self.serve(&ready, Vec::new(), unsent, number, &all, wall)?;
-        self.pending = waiting(all, &ready);
+        self.pending = still_pending(all, |c| ready.contains(&c));
         Ok(Some(report))
     }
 }
 
-/// The pending requests `all` without their parts the round of the
-/// clients `ready` applied.
-fn waiting(all: Vec<PendingRequest>, ready: &BTreeSet<ClientId>) -> Vec<PendingRequest> {
+/// The pending requests `all` without their parts that a round of the
+/// clients `applied` accepts applied (a request is gone once every part
+/// is): the one rule of the federation in one process and of the
+/// parties' driver.
+pub(crate) fn still_pending(
+    all: Vec<PendingRequest>,
+    applied: impl Fn(ClientId) -> bool,
+) -> Vec<PendingRequest> {
     all.into_iter()
         .filter_map(|p| {
-            let rest = p.request.restricted(|c| !ready.contains(&c));
+            let rest = p.request.restricted(|c| !applied(c));
             (!rest.is_empty()).then_some(PendingRequest {
                 number: p.number,
                 request: rest,

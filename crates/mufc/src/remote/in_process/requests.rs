@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use seeding::PointId;
 
 use super::InProcess;
-use crate::federation::{check_remaining, check_request, withdrawal_after};
+use crate::federation::{check_remaining, check_request, still_pending, withdrawal_after};
 use crate::remote::RemoteClient;
 use crate::remote::client::Forgetting;
 use crate::{
@@ -196,8 +196,9 @@ impl InProcess {
         )
     }
 
-    /// Copies of the clients a checked `request` names, each having
-    /// forgotten its points (a client named whole, every one).
+    /// What each client a checked `request` names would be after
+    /// forgetting its points (a client named whole, every one), staged:
+    /// no client changes here.
     fn forgotten(&self, request: &RemovalRequest) -> MufcResult<BTreeMap<ClientId, Forgot>> {
         let whole = request
             .clients_removed()
@@ -338,15 +339,7 @@ impl InProcess {
                 }
             }
             let pending = std::mem::take(&mut self.pending);
-            self.pending = (pending.into_iter())
-                .filter_map(|p| {
-                    let rest = p.request.restricted(|c| !updated.contains(&c));
-                    (!rest.is_empty()).then_some(PendingRequest {
-                        number: p.number,
-                        request: rest,
-                    })
-                })
-                .collect();
+            self.pending = still_pending(pending, |c| updated.contains(&c));
             parts.push(updated);
         }
         Ok(self.applied(number, numbers, &parts, &done, (wall, own)))
