@@ -200,7 +200,11 @@ fn a_snapshot_that_does_not_make_the_parties_is_refused() {
     clients[0] = (*id, fewer, clients[0].2.clone());
     let encoded = postcard::to_allocvec(&(good.server(), good.roster(), &clients, 0u64)).unwrap();
     let tampered: PartiesSnapshot = postcard::from_bytes(&encoded).unwrap();
-    assert!(InProcess::restore(tampered).is_err(), "tampered points");
+    let err = InProcess::restore(tampered).unwrap_err();
+    assert!(
+        matches!(err, MufcError::Persistence(_)),
+        "tampered points: {err:?}"
+    );
     // The good bytes restore.
     let read: PartiesSnapshot = postcard::from_bytes(&bytes).unwrap();
     assert!(InProcess::restore(read).is_ok());
