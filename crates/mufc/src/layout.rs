@@ -52,12 +52,39 @@ impl std::fmt::Display for NodeId {
 /// assert_eq!(tree.root(), NodeId(6));
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "LayoutSpec", try_from = "LayoutSpec")]
 pub struct Layout {
     groups: Vec<Vec<ClientId>>,
     /// The parent of every node but the root (the last node).
     parents: Vec<usize>,
     fan_out: Option<usize>,
+}
+
+/// What a layout is written as: its groups and fan-out (the nodes above
+/// follow from them). Read back through [`Layout::from_groups`], so that
+/// bytes from outside give a checked layout or an error.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct LayoutSpec {
+    groups: Vec<Vec<ClientId>>,
+    fan_out: Option<usize>,
+}
+
+impl From<Layout> for LayoutSpec {
+    fn from(l: Layout) -> Self {
+        Self {
+            groups: l.groups,
+            fan_out: l.fan_out,
+        }
+    }
+}
+
+impl TryFrom<LayoutSpec> for Layout {
+    type Error = MufcError;
+
+    fn try_from(s: LayoutSpec) -> MufcResult<Self> {
+        Self::from_groups(s.groups, s.fan_out)
+    }
 }
 
 impl Layout {

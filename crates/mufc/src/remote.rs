@@ -161,6 +161,9 @@ pub struct RemoteSetup {
     config: ValidConfig,
     dim: usize,
     roster: Vec<ClientId>,
+    /// The groups ([`Self::layout`]): the topology's of the roster, or
+    /// one given ([`Self::with_layout`]).
+    layout: Option<Layout>,
 }
 
 impl RemoteSetup {
@@ -230,26 +233,87 @@ impl RemoteSetup {
                 min_clients: config.min_clients(),
             });
         }
-        let setup = Self {
-            config: resolve(config, n, dim, regs.len(), || scale)?,
-            dim,
-            roster: regs.into_iter().map(|r| r.id).collect(),
-        };
+        let roster: Vec<ClientId> = regs.into_iter().map(|r| r.id).collect();
+        let config = resolve(config, n, dim, roster.len(), || scale)?;
+        let setup = Self::of_roster(config, dim, roster);
         if let Some(layout) = setup.layout() {
-            layout.check_sizes(config.min_clients(), &BTreeSet::new())?;
+            layout.check_sizes(setup.config.min_clients(), &BTreeSet::new())?;
         }
         Ok(setup)
     }
 
-    /// The groups, with [`Topology::Groups`](crate::Topology::Groups) or
-    /// [`Topology::Tree`](crate::Topology::Tree): the layout the
-    /// configuration's topology gives the roster, which every party
-    /// derives alike (`None` when flat). A round runs inside one group,
-    /// and a client joins only rounds whose ring lies inside its own.
-    pub fn layout(&self) -> Option<Layout> {
-        match self.config.topology() {
+    /// The setup of a stored federation: its resolved `config`, `dim`
+    /// and `roster`, with the groups the topology gives the roster.
+    pub(crate) fn of_roster(config: ValidConfig, dim: usize, roster: Vec<ClientId>) -> Self {
+        let layout = match config.topology() {
             crate::Topology::Flat => None,
-            t => Some(Layout::new(&self.roster, t)),
+            t => Some(Layout::new(&roster, t)),
+        };
+        Self {
+            config,
+            dim,
+            roster,
+            layout,
+        }
+    }
+
+    /// The setup with the groups `layout` in place of the topology's: a
+    /// layout of its own ([`Federation::with_layout`](crate::Federation::with_layout)).
+    /// Across processes a client joins only the layout the topology gives
+    /// the roster ([`Agreement::check_setup`]): another one would have to
+    /// be agreed out of band, as the roster is.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidConfig`] in the plain mode (it sums nothing,
+    /// so it has no groups); [`MufcError::InvalidLayout`] for a layout
+    /// that does not name the roster exactly; [`MufcError::GroupTooSmall`]
+    /// for a group below the smallest aggregate
+    /// ([`ValidConfig::min_clients`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{Registration, RemoteSetup};
+    /// use mufc::{ClientId, FederationConfig, Layout};
+    ///
+    /// let regs: Vec<Registration> = (0..6).map(|i| Registration { id: ClientId(i), points: 50, dim: 2, scale: 1 }).collect();
+    /// let setup = RemoteSetup::new(&FederationConfig::new(2).validate()?, &regs)?;
+    /// assert!(setup.layout().is_none());
+    /// let odd_even = Layout::from_groups(vec![[0, 2, 4].map(ClientId).to_vec(), [1, 3, 5].map(ClientId).to_vec()], None)?;
+    /// let grouped = setup.clone().with_layout(odd_even.clone())?;
+    /// assert_eq!(grouped.layout(), Some(&odd_even));
+    /// // Every client of the roster in a group, and no other.
+    /// let short = Layout::from_groups(vec![(0..3).map(ClientId).collect()], None)?;
+    /// assert!(setup.with_layout(short).is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn with_layout(mut self, layout: Layout) -> MufcResult<Self> {
+        if self.config.channel() == &crate::Channel::Plain {
+            return Err(crate::config::groups_need_scma());
+        }
+        layout.check_clients(&self.roster)?;
+        layout.check_sizes(self.config.min_clients(), &BTreeSet::new())?;
+        self.layout = Some(layout);
+        Ok(self)
+    }
+
+    /// The groups: those given ([`Self::with_layout`]), else with
+    /// [`Topology::Groups`](crate::Topology::Groups) or
+    /// [`Topology::Tree`](crate::Topology::Tree) the layout the
+    /// configuration's topology gives the roster (`None` when flat). A
+    /// round runs inside one group, and a client joins only rounds whose
+    /// ring lies inside its own.
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_ref()
+    }
+
+    /// Whether the groups are those the configuration's topology gives the
+    /// roster (not a layout of the setup's own, [`Self::with_layout`]).
+    pub(crate) fn has_topology_layout(&self) -> bool {
+        match self.config.topology() {
+            crate::Topology::Flat => self.layout.is_none(),
+            t => self.layout.as_ref() == Some(&Layout::new(&self.roster, t)),
         }
     }
 
@@ -259,15 +323,7 @@ impl RemoteSetup {
     /// groups would let it difference overlapping sums
     /// (docs/threat-model.md §11). A client checks it with itself as the
     /// anchor, the dealer with the ring's first client.
-    ///
-    /// `layout`: the setup's ([`Self::layout`]), which the caller derived
-    /// once for all its checks of the round.
-    pub(crate) fn check_members(
-        &self,
-        spec: &RoundSpec,
-        anchor: ClientId,
-        layout: Option<&Layout>,
-    ) -> MufcResult<()> {
+    pub(crate) fn check_members(&self, spec: &RoundSpec, anchor: ClientId) -> MufcResult<()> {
         let refuse = |reason: String| MufcError::RoundRefused {
             round: spec.round,
             reason,
@@ -279,7 +335,7 @@ impl RemoteSetup {
                 "the ring names client {c}, outside the federation's roster"
             )));
         }
-        if let Some(layout) = layout {
+        if let Some(layout) = &self.layout {
             let group = layout.group_of(anchor);
             if let Some(c) = spec.ring.iter().find(|c| layout.group_of(**c) != group) {
                 return Err(refuse(format!(

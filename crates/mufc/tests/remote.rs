@@ -23,6 +23,8 @@ mod membership;
 mod pairwise;
 #[path = "remote/parties.rs"]
 mod parties;
+#[path = "remote/parties_layout.rs"]
+mod parties_layout;
 #[path = "remote/parties_plain.rs"]
 mod parties_plain;
 #[path = "remote/parties_rounds.rs"]

@@ -248,8 +248,10 @@ impl Agreement {
     }
 
     /// Why the setup `s` lies outside the agreement, if it does: another
-    /// number of clients or dimension, a finer grid step, or a bound on
-    /// the points beyond what the clients may claim together.
+    /// number of clients or dimension, a finer grid step, a bound on the
+    /// points beyond what the clients may claim together, or groups other
+    /// than those the topology gives the roster (a layout of the server's
+    /// choosing could place a client among parties it controls).
     ///
     /// # Errors
     ///
@@ -279,6 +281,12 @@ impl Agreement {
                     self.min_gamma
                 ));
             }
+        }
+        if !s.has_topology_layout() {
+            return Err(format!(
+                "the setup's groups {:?} are not those its topology gives the roster",
+                s.layout().map(crate::Layout::groups)
+            ));
         }
         let most = self.max_client_points.saturating_mul(self.clients as u64);
         if s.config().max_points().is_none_or(|m| m > most) {

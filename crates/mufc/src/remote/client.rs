@@ -636,11 +636,11 @@ impl RemoteClient {
         // A ring beyond the roster would let a server add parties of its
         // own, enough of them to hold a threshold of every client's shares;
         // a ring across groups, or inside another, overlapping sums.
+        (announcement.setup).check_members(spec, self.id)?;
         let layout = announcement.setup.layout();
-        (announcement.setup).check_members(spec, self.id, layout.as_ref())?;
         // A ring that leaves out a client of the last sum this client
         // took part in would let the server difference the two sums.
-        let mine = layout.as_ref().and_then(|l| l.group_of(self.id));
+        let mine = layout.and_then(|l| l.group_of(self.id));
         // Searched in order, not in the lists' order: the server chose it.
         let roster = in_order(&announcement.setup.roster);
         let last_sum = in_order(&self.last_sum);
@@ -648,7 +648,7 @@ impl RemoteClient {
         let mut on_roster = roster.iter().peekable();
         let summed = last_sum.iter().filter(|c| {
             while on_roster.next_if(|r| r < c).is_some() {}
-            on_roster.peek() == Some(c) && layout.as_ref().is_none_or(|l| l.group_of(**c) == mine)
+            on_roster.peek() == Some(c) && layout.is_none_or(|l| l.group_of(**c) == mine)
         });
         if let Some(c) = first_missing(summed, &in_order(&spec.ring)) {
             return Err(refuse(&format!(

@@ -166,8 +166,7 @@ impl RemoteDealer {
     fn ring_keys(&self, announcement: &Announcement) -> MufcResult<BTreeMap<ClientId, SealKey>> {
         let spec = &announcement.spec;
         if let Some(first) = spec.ring.first() {
-            let layout = announcement.setup.layout();
-            (announcement.setup).check_members(spec, *first, layout.as_ref())?;
+            (announcement.setup).check_members(spec, *first)?;
         }
         spec.ring
             .iter()

@@ -25,7 +25,7 @@ use super::{
 use crate::aggregation::{RoundSecrets, SecretSource};
 use crate::ids::in_order;
 use crate::{
-    Channel, ClientId, ClientK, FitReport, Masking, MufcError, MufcResult, PendingRequest,
+    Channel, ClientId, ClientK, FitReport, Layout, Masking, MufcError, MufcResult, PendingRequest,
     RemovalReport, SecAggStep, StageTimes, ValidConfig, Withdrawal, par,
 };
 
@@ -213,6 +213,54 @@ impl InProcess {
     /// runs one round of the clients that changed, whatever the
     /// lone-update policy (the server sees every message there).
     pub fn train(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
+        Self::train_in(clients, config, None)
+    }
+
+    /// The parties of `clients` trained in the groups `layout` in place of
+    /// those of the configuration's topology ([`RemoteSetup::with_layout`]):
+    /// as [`Federation::with_layout`](crate::Federation::with_layout).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::train`], and those of [`RemoteSetup::with_layout`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::InProcess;
+    /// use mufc::{ClientId, FederationConfig, Layout, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..6)
+    ///     .map(|l| {
+    ///         let d = DMatrix::from_fn(2, 20, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2);
+    ///         Dataset::new(d).map(|d| (ClientId(l as u64), d))
+    ///     })
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).seed(2).validate()?;
+    /// let odd_even = Layout::from_groups(vec![[0, 2, 4].map(ClientId).to_vec(), [1, 3, 5].map(ClientId).to_vec()], None)?;
+    /// let mut parties = InProcess::train_with_layout(data, &config, odd_even)?;
+    /// assert_eq!(parties.training().len(), 2);
+    /// // A request in the odd group runs a round there alone.
+    /// parties.remove(&RemovalRequest::points(ClientId(1), vec![PointId(0)]).with_points(ClientId(3), vec![PointId(2)]))?;
+    /// assert_eq!(parties.last_rounds().len(), 1);
+    /// assert_eq!(parties.last_rounds()[0].report.group, Some(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn train_with_layout(
+        clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+        layout: Layout,
+    ) -> MufcResult<Self> {
+        Self::train_in(clients, config, Some(layout))
+    }
+
+    fn train_in(
+        clients: Vec<(ClientId, Dataset)>,
+        config: &ValidConfig,
+        layout: Option<Layout>,
+    ) -> MufcResult<Self> {
         // The configuration is every client's operator's choice: the
         // plain mode is allowed where it says so.
         let plain = config.channel() == &Channel::Plain;
@@ -235,6 +283,10 @@ impl InProcess {
             Ok::<_, MufcError>(c.registration_with(survey))
         })?;
         let setup = RemoteSetup::new(config, &regs)?;
+        let setup = match layout {
+            Some(layout) => setup.with_layout(layout)?,
+            None => setup,
+        };
         let dealer = match config.channel().as_scma().map(|s| s.masks().masking()) {
             Some(Masking::Dealer) => Some(pair_with_a_dealer(&mut parties)?),
             _ => None,

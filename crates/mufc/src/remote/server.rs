@@ -222,7 +222,7 @@ impl RemoteServer {
         let server = parts.server()?;
         let tree = setup
             .layout()
-            .map(|layout| Tree::serving(&parts, layout, setup.capacity()))
+            .map(|layout| Tree::serving(&parts, layout.clone(), setup.capacity()))
             .transpose()?;
         Ok(Self {
             setup,
@@ -292,11 +292,7 @@ impl RemoteServer {
                     .into(),
             ));
         }
-        let setup = RemoteSetup {
-            config: parts.setup.config.clone(),
-            dim: parts.setup.dim,
-            roster,
-        };
+        let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
         Ok(Self::resumed(setup, parts))
     }
 

@@ -456,7 +456,7 @@ fn dealt_groups_across_processes_are_the_tree_in_one_process() {
     let keys = Keys::new(clients.len());
     keys.pair(&mut clients);
     let mut dealer = keys.dealer(None);
-    let layout = server.setup().layout().unwrap();
+    let layout = server.setup().layout().unwrap().clone();
     for ids in layout.groups() {
         let (first, last) = (at(ids[0]), at(ids[ids.len() - 1]));
         let out = honest(&mut server, &mut clients[first..=last], &mut dealer).unwrap();

@@ -27,7 +27,7 @@ fn grouped(seed: u64) -> (Vec<Dataset>, ValidConfig) {
 
 /// One round in each group of `groups`, with its members.
 fn run_groups(server: &mut RemoteServer, clients: &mut [RemoteClient], groups: &[usize]) {
-    let layout = server.setup().layout().unwrap();
+    let layout = server.setup().layout().unwrap().clone();
     for &g in groups {
         let ids = &layout.groups()[g];
         let (first, last) = (at(ids[0]), at(ids[ids.len() - 1]));
@@ -44,7 +44,7 @@ pub(super) fn assert_equals_tree(server: &RemoteServer, data: &[(ClientId, Datas
         .validate()
         .unwrap();
     let fed = Federation::with_ids(data.to_vec(), &config).unwrap();
-    assert_eq!(fed.layout(), server.setup().layout().as_ref(), "{what}");
+    assert_eq!(fed.layout(), server.setup().layout(), "{what}");
     assert_same_nodes(server, &fed, what);
 }
 
@@ -69,7 +69,7 @@ pub(super) fn assert_same_nodes(server: &RemoteServer, fed: &Federation, what: &
 fn a_tree_across_processes_is_the_tree_in_one_process_and_a_removal_stays_in_its_group() {
     let (data, config) = grouped(41);
     let (mut server, mut clients) = federation(&data, &config);
-    let layout = server.setup().layout().unwrap();
+    let layout = server.setup().layout().unwrap().clone();
     assert_eq!(layout.groups().len(), 3);
     // Training: one round per group; the model exists once all ran.
     run_groups(&mut server, &mut clients, &[0, 1]);
@@ -152,7 +152,7 @@ fn a_client_joins_only_rings_inside_its_group() {
     let (data, config) = grouped(43);
     let (mut server, mut clients) = federation(&data, &config);
     run_groups(&mut server, &mut clients, &[0, 1, 2]);
-    let layout: Layout = server.setup().layout().unwrap();
+    let layout: Layout = server.setup().layout().unwrap().clone();
     let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(43);
     let (mut joined, mut refused) = (0, 0);
     for trial in 0..60 {

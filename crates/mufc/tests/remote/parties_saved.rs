@@ -14,7 +14,7 @@ use mufc::remote::{InProcess, PartiesSnapshot};
 use mufc::{MufcError, PersistError, RemovalRequest};
 
 /// `parties` through the bytes of their snapshot.
-fn reloaded(parties: &InProcess, what: &str) -> InProcess {
+pub(super) fn reloaded(parties: &InProcess, what: &str) -> InProcess {
     let snapshot = parties.snapshot().unwrap_or_else(|e| panic!("{what}: {e}"));
     let bytes = postcard::to_allocvec(&snapshot).unwrap();
     let read: PartiesSnapshot = postcard::from_bytes(&bytes).unwrap();
@@ -154,7 +154,11 @@ fn a_withdrawn_model_is_restored_withdrawn() {
 /// that are not the clients' sum (the federation's own check).
 #[test]
 fn a_snapshot_that_does_not_make_the_parties_is_refused() {
-    let data = with_ids(&gaussian_clients("saved-refused", Mixture::SMALL));
+    let mix = Mixture {
+        clients: 6,
+        ..Mixture::SMALL
+    };
+    let data = with_ids(&gaussian_clients("saved-refused", mix));
     let config = FederationConfig::new(2)
         .topology(mufc::Topology::Groups { size: 3 })
         .seed(9)
@@ -164,7 +168,7 @@ fn a_snapshot_that_does_not_make_the_parties_is_refused() {
     let good = live.snapshot().unwrap();
     let bytes = postcard::to_allocvec(&good).unwrap();
     // The snapshot's fields, in order: the server's part, the roster
-    // (a length, then the ids), the clients, the requests.
+    // (a length, then the ids), the clients, the requests, the groups.
     let roster: Vec<ClientId> = good.roster().to_vec();
     let mut cases: Vec<(Vec<ClientId>, &str)> = vec![
         (
@@ -184,7 +188,9 @@ fn a_snapshot_that_does_not_make_the_parties_is_refused() {
     ];
     for (bad, what) in cases.drain(..) {
         let mut snapshot = good.clone();
-        let encoded = postcard::to_allocvec(&(snapshot.server(), &bad, snapshot.clients(), 0u64));
+        let layout = snapshot.layout();
+        let encoded =
+            postcard::to_allocvec(&(snapshot.server(), &bad, snapshot.clients(), 0u64, layout));
         snapshot = postcard::from_bytes(&encoded.unwrap()).unwrap();
         let err = InProcess::restore(snapshot).unwrap_err();
         assert!(
@@ -198,13 +204,53 @@ fn a_snapshot_that_does_not_make_the_parties_is_refused() {
     let (id, points, _) = &clients[0];
     let fewer = points.without(&points.ids()[..3]).unwrap();
     clients[0] = (*id, fewer, clients[0].2.clone());
-    let encoded = postcard::to_allocvec(&(good.server(), good.roster(), &clients, 0u64)).unwrap();
+    let encoded =
+        postcard::to_allocvec(&(good.server(), good.roster(), &clients, 0u64, good.layout()));
+    let encoded = encoded.unwrap();
     let tampered: PartiesSnapshot = postcard::from_bytes(&encoded).unwrap();
     let err = InProcess::restore(tampered).unwrap_err();
     assert!(
         matches!(err, MufcError::Persistence(_)),
         "tampered points: {err:?}"
     );
+    // Groups that are not the roster's, or none where the topology has
+    // some.
+    let roster = good.roster();
+    let halves = mufc::Layout::from_groups(vec![roster[..3].to_vec(), roster[3..].to_vec()], None);
+    let odd: Vec<ClientId> = roster.iter().copied().step_by(2).collect();
+    let shuffled = mufc::Layout::from_groups(
+        vec![
+            odd.clone(),
+            roster
+                .iter()
+                .copied()
+                .filter(|c| !odd.contains(c))
+                .collect(),
+        ],
+        None,
+    );
+    let short = mufc::Layout::from_groups(vec![roster[1..].to_vec()], None);
+    for (layout, what) in [
+        (
+            Some(shuffled.unwrap()),
+            "groups of the roster other than the saved ones",
+        ),
+        (
+            Some(short.unwrap()),
+            "groups without a client of the roster",
+        ),
+        (None, "no groups"),
+    ] {
+        let encoded =
+            postcard::to_allocvec(&(good.server(), roster, good.clients(), 0u64, &layout));
+        let snapshot: PartiesSnapshot = postcard::from_bytes(&encoded.unwrap()).unwrap();
+        let err = InProcess::restore(snapshot).unwrap_err();
+        assert!(
+            matches!(err, MufcError::Persist(PersistError::Corrupt { .. })),
+            "{what}: {err:?}"
+        );
+    }
+    assert_eq!(good.layout(), halves.ok().as_ref(), "the topology's groups");
     // The good bytes restore.
     let read: PartiesSnapshot = postcard::from_bytes(&bytes).unwrap();
     assert!(InProcess::restore(read).is_ok());

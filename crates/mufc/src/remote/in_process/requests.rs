@@ -245,7 +245,7 @@ impl InProcess {
         let layout = self.server.setup().layout();
         let min_clients = self.server.setup().config().min_clients();
         let remaining = self.clients.len() - gone.len();
-        let refusal = check_remaining(layout.as_ref(), min_clients, &gone, remaining).err()?;
+        let refusal = check_remaining(layout, min_clients, &gone, remaining).err()?;
         withdrawal_after(&refusal, self.requests, self.server.rounds())
     }
 

@@ -11,7 +11,9 @@ use super::{InProcess, Waiting, pair_with_a_dealer};
 use crate::federation::{RequestBook, Unsent};
 use crate::remote::client::SentRound;
 use crate::remote::{RemoteClient, RemoteServer, RemoteSetup};
-use crate::{Channel, ClientId, ClientSnapshot, Masking, MufcResult, PersistError, ServerSnapshot};
+use crate::{
+    Channel, ClientId, ClientSnapshot, Layout, Masking, MufcResult, PersistError, ServerSnapshot,
+};
 
 /// Everything the parties' driver ([`InProcess`]) holds, in the parts a
 /// store keeps apart: the server's part in the format of
@@ -61,6 +63,9 @@ pub struct PartiesSnapshot {
     roster: Vec<ClientId>,
     clients: Vec<ClientSnapshot>,
     requests: u64,
+    /// The setup's groups ([`RemoteSetup::layout`]): those of a layout
+    /// of its own cannot be drawn from the roster again.
+    layout: Option<Layout>,
 }
 
 impl PartiesSnapshot {
@@ -79,6 +84,11 @@ impl PartiesSnapshot {
     /// The roster, in id order.
     pub fn roster(&self) -> &[ClientId] {
         &self.roster
+    }
+
+    /// The groups the parties were set up with (`None` when flat).
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_ref()
     }
 }
 
@@ -114,6 +124,7 @@ impl InProcess {
                 .map(|c| (c.id(), c.data().clone(), c.seeds().to_vec()))
                 .collect(),
             requests: self.requests,
+            layout: setup.layout().cloned(),
         })
     }
 
@@ -135,14 +146,12 @@ impl InProcess {
             roster,
             clients,
             requests,
+            layout,
         } = snapshot;
         check_roster(&roster, &clients)?;
         let mut parts = server.restore(clients, BTreeMap::new())?;
-        let setup = RemoteSetup {
-            config: parts.setup.config.clone(),
-            dim: parts.setup.dim,
-            roster,
-        };
+        let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
+        let setup = with_saved_layout(setup, layout)?;
         let mut loaded: BTreeMap<ClientId, crate::Client> = (std::mem::take(&mut parts.clients)
             .into_iter())
         .map(|c| (c.id(), c))
@@ -229,6 +238,21 @@ fn sent_of(server: &RemoteServer, book: &RequestBook, client: &RemoteClient) -> 
     Some(SentRound::new(server.committed(g)?, histogram))
 }
 
+/// `setup` with the groups a snapshot kept, refused where they are not
+/// groups of its roster.
+fn with_saved_layout(setup: RemoteSetup, layout: Option<Layout>) -> MufcResult<RemoteSetup> {
+    let corrupt = |reason: String| PersistError::Corrupt { reason }.into();
+    match layout {
+        Some(l) if setup.layout() != Some(&l) => setup
+            .with_layout(l)
+            .map_err(|e| corrupt(format!("the saved groups: {e}"))),
+        None if setup.layout().is_some() => Err(corrupt(
+            "the snapshot has no groups where its topology has".into(),
+        )),
+        _ => Ok(setup),
+    }
+}
+
 /// Refuses a roster that is empty, out of order, or without a client of
 /// the snapshot.
 fn check_roster(roster: &[ClientId], clients: &[ClientSnapshot]) -> MufcResult<()> {
@@ -251,7 +275,7 @@ fn check_roster(roster: &[ClientId], clients: &[ClientSnapshot]) -> MufcResult<(
 /// leave a round applied (neither loaded nor waiting).
 fn check_groups(
     setup: &RemoteSetup,
-    saved: Option<&crate::Layout>,
+    saved: Option<&Layout>,
     loaded: &BTreeMap<ClientId, crate::Client>,
     book: &RequestBook,
 ) -> MufcResult<()> {
@@ -272,8 +296,8 @@ fn check_groups(
     Err(PersistError::Corrupt {
         reason: format!(
             "the saved groups {:?} are not the roster's {:?}",
-            saved.map(crate::Layout::groups),
-            ours.as_ref().map(crate::Layout::groups)
+            saved.map(Layout::groups),
+            ours.as_ref().map(Layout::groups)
         ),
     }
     .into())
