@@ -348,7 +348,7 @@ fn an_aggregate_of_fewer_than_min_clients_is_never_decoded_the_model_is_withdraw
 }
 
 #[test]
-fn secagg_dropouts_that_leave_fewer_than_min_clients_fail_and_change_nothing() {
+fn secagg_dropouts_that_leave_fewer_than_min_clients_fail_and_keep_the_model() {
     // Ten clients on the complete graph (threshold 6); a minimum aggregate
     // of 9: a round in which two clients drop before sending their masked
     // input leaves 8, enough for the protocol but not for the policy.
@@ -388,10 +388,11 @@ fn secagg_dropouts_that_leave_fewer_than_min_clients_fail_and_change_nothing() {
             }) if have >= threshold => {
                 assert_eq!((need, min_clients), (9, 9), "seed {seed}");
                 assert!(threshold < 9 && have < 9, "seed {seed}");
-                // Nothing changed but the round counter.
+                // The model is as it was and the round counter moved on;
+                // the request waits, its points erased (a failed round
+                // keeps the erasure).
                 let restored = Federation::from_bytes(&before).unwrap();
-                compare(&fed, &restored).unwrap();
-                assert_eq!(fed.history(), restored.history());
+                assert_failed_round_kept_the_model(&fed, &restored, &req);
                 assert_eq!(fed.rounds(), rounds + 1);
                 seen = true;
             }
@@ -420,4 +421,21 @@ fn the_too_many_dropouts_error_names_the_minimum_and_how_to_lower_it() {
     assert!(text.contains("8 remained"), "{text}");
     assert!(text.contains("minimum aggregate 9"), "{text}");
     assert!(text.contains("--min-clients"), "{text}");
+}
+
+/// After a round that failed: `fed`'s model and reports are `before`'s,
+/// and `req` is pending with its points gone from its clients.
+pub(crate) fn assert_failed_round_kept_the_model(
+    fed: &Federation,
+    before: &Federation,
+    req: &RemovalRequest,
+) {
+    assert_eq!(fed.server().counts(), before.server().counts());
+    assert_eq!(fed.server().centroids(), before.server().centroids());
+    assert_eq!(fed.history(), before.history());
+    assert_eq!(fed.pending().last().map(|p| &p.request), Some(req));
+    for (c, ids) in req.point_entries() {
+        let held = fed.client(*c).unwrap().data().ids();
+        assert!(ids.iter().all(|p| !held.contains(p)), "client {c}");
+    }
 }

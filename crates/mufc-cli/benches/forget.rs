@@ -62,7 +62,7 @@ fn non_seeds(path: &Path) -> Vec<Vec<RecordId>> {
         if !client.seed_ids().contains(&p) {
             let at = fed
                 .clients()
-                .binary_search_by_key(&c, mufc::Client::id)
+                .binary_search_by_key(&c, |x| x.id())
                 .unwrap_or_else(|_| panic!("client {c}"));
             per[at].push(id);
         }

@@ -142,7 +142,7 @@ fn client_bytes(h: &mut Sha256, c: &Client) {
     }
 }
 
-fn clients_digest(clients: &[Client]) -> String {
+fn clients_digest(clients: &[&Client]) -> String {
     let mut h = Sha256::new();
     h.update(b"mufc-clients\0");
     for c in clients {
@@ -152,8 +152,8 @@ fn clients_digest(clients: &[Client]) -> String {
 }
 
 /// Every difference between the clients `a` and `b`.
-fn client_differences(a: &[Client], b: &[Client], out: &mut Vec<String>) {
-    let ids = |v: &[Client]| v.iter().map(Client::id).collect::<Vec<_>>();
+fn client_differences(a: &[&Client], b: &[&Client], out: &mut Vec<String>) {
+    let ids = |v: &[&Client]| v.iter().map(|c| c.id()).collect::<Vec<_>>();
     if ids(a) != ids(b) {
         out.push(format!(
             "the clients differ: {:?} served, {:?} retrained",
@@ -277,7 +277,7 @@ impl Store {
         let pending: Vec<u64> = served.pending().iter().map(|p| p.number).collect();
         let (retrained_digest, retrained_clients) = match &retrained {
             Some(r) => {
-                client_differences(served.clients(), r.clients(), &mut differences);
+                client_differences(&served.clients(), &r.clients(), &mut differences);
                 if pending.is_empty() {
                     server_differences("the model", served.server(), r.server(), &mut differences);
                     if let (Some(la), Some(lb)) = (served.layout(), r.layout()) {
@@ -298,7 +298,7 @@ impl Store {
                         }
                     }
                 }
-                (model_digest(r), clients_digest(r.clients()))
+                (model_digest(r), clients_digest(&r.clients()))
             }
             None => {
                 // Every client was removed: retraining has no model.
@@ -306,7 +306,7 @@ impl Store {
                     differences
                         .push("the model: every client was removed, yet it has centroids".into());
                 }
-                (empty_model_digest(), clients_digest(served.clients()))
+                (empty_model_digest(), clients_digest(&served.clients()))
             }
         };
         Ok(Verification {
@@ -316,7 +316,7 @@ impl Store {
             pending_requests: pending,
             served_digest: model_digest(served),
             retrained_digest,
-            clients_digest: (clients_digest(served.clients()), retrained_clients),
+            clients_digest: (clients_digest(&served.clients()), retrained_clients),
             differences,
             withdrawn: None,
         })
@@ -334,7 +334,8 @@ impl Store {
         let served = &self.state.fed;
         let fitted = Federation::fit_clients(data, served.config())?;
         let mut differences = Vec::new();
-        client_differences(served.clients(), &fitted, &mut differences);
+        let fitted: Vec<&Client> = fitted.iter().collect();
+        client_differences(&served.clients(), &fitted, &mut differences);
         if served.server().model().is_some() || !served.server().counts().is_empty() {
             differences
                 .push("the model: withdrawn, yet the server holds counts or centroids".into());
@@ -346,7 +347,7 @@ impl Store {
             pending_requests: Vec::new(),
             served_digest: model_digest(served),
             retrained_digest: empty_model_digest(),
-            clients_digest: (clients_digest(served.clients()), clients_digest(&fitted)),
+            clients_digest: (clients_digest(&served.clients()), clients_digest(&fitted)),
             differences,
             withdrawn: Some(w.clone()),
         })

@@ -48,10 +48,12 @@
 
 mod change;
 mod framed;
+#[cfg(test)]
+pub(crate) use framed::masked_elements;
+pub(crate) use framed::masked_message;
 mod halves;
 mod masks;
 mod parties;
-mod relay;
 mod round;
 mod run;
 mod secagg_halves;
@@ -67,7 +69,6 @@ use syndrome_agg::{
 };
 
 use crate::ids::derive_bytes;
-use crate::server::decode::DeltaCheck;
 use crate::{ClientId, Masks, MufcError, MufcResult, Scma, SecAggStep};
 use masks::MaskSource;
 pub(crate) use secrets::{RoundSecrets, SecretSource};
@@ -75,8 +76,8 @@ use secure::SecAggSettings;
 
 pub(crate) use halves::{Advanced, ClientHalf, ServerHalf};
 pub use halves::{RoundProtocol, RoundSpec, Sends};
-pub(crate) use round::{Input, MaskedInputs, Sent, histogram_change};
-pub(crate) use run::{Pending, RoundOutput};
+pub(crate) use round::{Sent, histogram_change};
+pub(crate) use run::Pending;
 
 /// The public description of the sketches, for reports.
 ///
@@ -150,17 +151,8 @@ pub(crate) struct Aggregation {
     /// failed since, so that every client of the ring holds the same
     /// base).
     committed: Option<u64>,
-    /// The masked vectors of the last round started (failed or not), when
-    /// recording; read by the tests.
-    #[cfg_attr(not(test), allow(dead_code))]
-    last_masked: Option<(u64, MaskedInputs)>,
-    /// Makes the next round fail once its masked vectors exist (tests).
-    #[cfg(test)]
-    fail_after_masking: bool,
     min_clients: usize,
     max_points: u64,
-    parallel: bool,
-    record: bool,
 }
 
 /// The settings an aggregation is built from.
@@ -174,8 +166,6 @@ pub(crate) struct AggregationSpec<'a> {
     pub(crate) num_bins: &'a BigUint,
     pub(crate) max_points: u64,
     pub(crate) min_clients: usize,
-    pub(crate) parallel: bool,
-    pub(crate) record: bool,
 }
 
 /// Bits of `T N^(2t + r - 1)` (the integer scheme's modulus), computed from
@@ -214,13 +204,13 @@ fn paired(
 /// of the first round).
 fn mask_source(
     spec: &AggregationSpec<'_>,
-    secrets: SecretSource,
+    _secrets: SecretSource,
     clients: &[ClientId],
 ) -> MufcResult<MaskSource> {
     // The integer ring's masks have no SecAgg variant: a SecAgg round
     // always has a field.
     Ok(match spec.scma.masks() {
-        Masks::Dealer => MaskSource::Dealer(framed::DealerKeys::new(secrets)?),
+        Masks::Dealer => MaskSource::Dealer,
         Masks::Pairwise => MaskSource::Pairwise,
         Masks::SecAgg(options) => {
             let settings = SecAggSettings {
@@ -294,13 +284,8 @@ impl Aggregation {
             secrets,
             round: 0,
             committed: None,
-            last_masked: None,
-            #[cfg(test)]
-            fail_after_masking: false,
             min_clients: spec.min_clients,
             max_points: spec.max_points,
-            parallel: spec.parallel,
-            record: spec.record,
         })
     }
 
@@ -327,19 +312,6 @@ impl Aggregation {
         self.round
     }
 
-    /// The round number and masked vectors of the last round started,
-    /// failed or not, when recording.
-    #[cfg(test)]
-    pub(crate) fn last_masked(&self) -> Option<&(u64, MaskedInputs)> {
-        self.last_masked.as_ref()
-    }
-
-    /// Makes the next round fail right after its masked vectors exist.
-    #[cfg(test)]
-    pub(crate) fn fail_next_round_after_masking(&mut self) {
-        self.fail_after_masking = true;
-    }
-
     /// Sets the round counter (after loading a saved federation), and
     /// takes the last round it counts for the last committed one: a
     /// store is written at a commit, so it is, unless (with groups)
@@ -360,6 +332,7 @@ impl Aggregation {
 
     /// The clients' sketch parameters.
     #[cfg(test)]
+    #[cfg(test)]
     pub(crate) fn params(&self) -> &ValidAnyParams {
         &self.scheme.params
     }
@@ -373,7 +346,7 @@ impl Aggregation {
     pub(crate) fn simulated_dropout(&self, round: u64, c: ClientId) -> Option<SecAggStep> {
         match &self.masking {
             MaskSource::SecAgg(settings) => settings.dropped_from(round, c),
-            MaskSource::Dealer(_) | MaskSource::Pairwise => None,
+            MaskSource::Dealer | MaskSource::Pairwise => None,
         }
     }
 
@@ -386,54 +359,6 @@ impl Aggregation {
             modulus_bits: p.modulus_bits(),
             scheme: p.scheme().name().to_string(),
         }
-    }
-
-    /// Runs one round over `inputs` (every current client, in id order)
-    /// without changing the aggregate; `last` are the counts the server
-    /// decoded in the last round (against which a decoded difference is
-    /// checked).
-    ///
-    /// The round number is consumed first, before any secret is drawn or
-    /// any mask exists: should the round (or anything after it) fail, the
-    /// next round runs under the next number, with other secrets.
-    pub(crate) fn round(
-        &mut self,
-        inputs: &[Input<'_>],
-        last: &BTreeMap<BigUint, u64>,
-    ) -> MufcResult<RoundOutput> {
-        self.materialize_last()?;
-        let (number, secrets) = self.next_round()?;
-        let check = DeltaCheck {
-            last,
-            capacity: self.info().capacity,
-            max_points: self.max_points,
-        };
-        // The parties' own round, relayed (`relay.rs`).
-        let mut traffic = relay::Traffic::default();
-        let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic, None);
-        self.last_masked = traffic.masked_inputs().map(|m| (number, m));
-        let out = out.and_then(|o| {
-            o.ok_or_else(|| MufcError::Remote("a whole round's sum did not decode".into()))
-        });
-        #[cfg(test)]
-        if std::mem::take(&mut self.fail_after_masking) {
-            return Err(syndrome_agg::SketchError::Protocol(
-                syndrome_agg::ProtocolError::MessageRejected {
-                    reason: "injected failure after masking".into(),
-                },
-            )
-            .into());
-        }
-        out
-    }
-
-    /// Starts a round: consumes its number (first, so that a failed round
-    /// is never run again under it) and draws its secrets.
-    fn next_round(&mut self) -> MufcResult<(u64, RoundSecrets)> {
-        let number = self.round;
-        self.round = number.saturating_add(1);
-        self.last_masked = None;
-        Ok((number, RoundSecrets::new(self.secrets, number)?))
     }
 
     /// Keeps a round's aggregate (the round counter advanced when the

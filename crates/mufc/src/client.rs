@@ -480,15 +480,6 @@ impl Client {
         self.encoded.as_deref()
     }
 
-    /// Keeps `sketch`, the unmasked sketch of the current histogram a
-    /// committed round encoded (see [`message::sketch_of`]).
-    pub(crate) fn keep_encoded(&mut self, sketch: syndrome_agg::AnySketch) {
-        self.encoded = Some(Arc::new(Encoded {
-            histogram: self.histogram.clone(),
-            sketch,
-        }));
-    }
-
     /// Keeps `encoded`, the sketch a committed round encoded with the
     /// histogram it encoded then. Across processes a removal may reach
     /// the client while a round runs: paired with the current histogram
@@ -517,6 +508,17 @@ impl Client {
 
     /// The centroids and sizes the client sends in the plain mode (none
     /// when it does not send, [`Self::sends`]).
+    /// The client's plain-mode message (Algorithm 5): its centroids and
+    /// sizes, in the clear.
+    pub(crate) fn plain_centroids(&self) -> crate::server::PlainCentroids {
+        let (centroids, sizes) = self.plain_message();
+        crate::server::PlainCentroids {
+            client: self.id(),
+            centroids,
+            sizes,
+        }
+    }
+
     pub(crate) fn plain_message(&self) -> (DMatrix<f64>, Vec<u64>) {
         if self.sends() {
             (

@@ -1,36 +1,21 @@
 //! The federation: Algorithm 1 (training) and Algorithm 4 (unlearning)
-//! over many clients in one process.
+//! over many clients in one process, by driving their parties
+//! (`remote::InProcess`).
 
-mod apply;
-mod exchange;
-mod minimum;
-mod plan;
-mod requests;
-pub(crate) mod setup;
+mod saved;
 mod train;
-pub(crate) mod tree;
 mod unlearn;
-pub(crate) mod unsent;
-mod withdraw;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use seeding::Quantizer;
 
-pub(crate) use exchange::{client_times, plain_of, request_times};
-pub(crate) use minimum::{check_remaining, withdrawal_after};
-pub(crate) use requests::{check_request, check_unsent};
-pub(crate) use setup::Setup;
-pub use unlearn::privacy_warning;
-pub(crate) use unlearn::still_pending;
-pub(crate) use unsent::Unsent;
-
-use crate::aggregation::Aggregation;
+use crate::aggregation::masked_message;
+use crate::remote::InProcess;
 use crate::{
-    Client, ClientId, FitReport, Layout, MufcError, MufcResult, NodeId, PendingRequest,
-    RemovalReport, Server, ValidConfig, Withdrawal,
+    Client, ClientId, FitReport, Involvement, Layout, NodeId, PendingRequest, RemovalReport,
+    Server, ValidConfig, Withdrawal,
 };
-use tree::Tree;
 
 /// L clients and a server running federated K-means with secure
 /// aggregation (Algorithm 1 of the paper) and exact unlearning
@@ -83,127 +68,140 @@ use tree::Tree;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Federation {
-    config: ValidConfig,
-    dim: usize,
-    quantizer: Option<Quantizer>,
-    clients: Vec<Client>,
-    aggregation: Option<Aggregation>,
-    server: Server,
+    /// The parties, driven in this process: the one implementation of
+    /// Algorithms 1 and 4 (`remote`).
+    parties: InProcess,
+    /// What training cost (kept: the parties' driver computes it from
+    /// the training rounds, which a restored federation no longer has).
     fit_report: FitReport,
-    history: Vec<RemovalReport>,
-    /// Requests applied by rounds whose reports are not in `history` (a
-    /// federation loaded from a store keeps only the last report).
-    earlier_requests: u64,
-    pending: Vec<PendingRequest>,
-    /// What the aggregate still holds of the clients whose points the
-    /// pending requests erased (their rounds wait), by client.
-    unsent: BTreeMap<ClientId, Unsent>,
-    messages: Option<Vec<(ClientId, Vec<u8>)>>,
-    /// The groups and the nodes' models ([`Topology::Groups`](crate::Topology::Groups),
-    /// [`Topology::Tree`](crate::Topology::Tree)); `server` is the root's.
-    tree: Option<Tree>,
     /// Who took part in the last round applied (not saved).
-    involvement: Option<crate::Involvement>,
-    /// Why no model is served (then the server is empty, and there is no
-    /// aggregation, tree, pending request or waiting message).
-    withdrawn: Option<Withdrawal>,
-}
-
-/// What a federation keeps of its requests: how many were applied, the
-/// reports kept, the pending requests, what the aggregate still holds of
-/// their clients, and the withdrawal.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RequestBook {
-    pub(crate) applied: u64,
-    pub(crate) history: Vec<RemovalReport>,
-    pub(crate) pending: Vec<PendingRequest>,
-    pub(crate) unsent: BTreeMap<ClientId, Unsent>,
-    pub(crate) withdrawn: Option<Withdrawal>,
+    involvement: Option<Involvement>,
+    /// What the server received in the last round or rounds run, when
+    /// recorded (not saved).
+    messages: Option<Vec<(ClientId, Vec<u8>)>>,
+    /// The groups without the clients whose leave a round applied (the
+    /// server party keeps them in its rings: issue 29); `None` when flat
+    /// or withdrawn.
+    layout: Option<Layout>,
 }
 
 impl Federation {
-    /// Assembles a federation from its parts (trained, or restored by
-    /// loading), flat, with no recorded messages.
-    pub(crate) fn from_parts(
-        setup: Setup,
-        clients: Vec<Client>,
-        aggregation: Option<Aggregation>,
-        server: Server,
-        fit_report: FitReport,
-        history: Vec<RemovalReport>,
-        pending: Vec<PendingRequest>,
-    ) -> Self {
-        Self {
-            config: setup.config,
-            dim: setup.dim,
-            quantizer: setup.quantizer,
-            clients,
-            aggregation,
-            server,
+    /// The federation driving `parties`, whose training cost
+    /// `fit_report`.
+    pub(crate) fn driving(parties: InProcess, fit_report: FitReport) -> Self {
+        let mut fed = Self {
+            parties,
             fit_report,
-            history,
-            earlier_requests: 0,
-            pending,
-            unsent: BTreeMap::new(),
-            messages: None,
-            tree: None,
             involvement: None,
-            withdrawn: None,
+            messages: None,
+            layout: None,
+        };
+        let training = fed.parties.training().to_vec();
+        fed.record(&training);
+        fed.refresh_layout();
+        fed
+    }
+
+    /// The groups as the federation states them: the server's, less the
+    /// clients that left.
+    fn refresh_layout(&mut self) {
+        let gone: Vec<ClientId> = self.parties.gone().into_iter().collect();
+        self.layout = match self.withdrawal() {
+            Some(_) => None,
+            None => (self.parties.server().layout()).map(|l| l.without(&gone)),
+        };
+    }
+
+    /// The parties this federation drives.
+    pub(crate) fn parties(&self) -> &InProcess {
+        &self.parties
+    }
+
+    /// The sketch parameters of the clients' messages (none in plain
+    /// mode; tests).
+    #[cfg(test)]
+    pub(crate) fn sketch_params(&self) -> Option<&syndrome_agg::ValidAnyParams> {
+        self.parties.server().aggregation().map(|a| a.params())
+    }
+
+    /// Drops every client's kept sketch: the next round encodes every bin
+    /// afresh, as before the clients kept them (tests).
+    #[cfg(test)]
+    pub(crate) fn forget_encoded(&mut self) {
+        self.parties.forget_encoded();
+    }
+
+    /// The parties, to inject faults (tests).
+    #[cfg(test)]
+    pub(crate) fn parties_mut(&mut self) -> &mut InProcess {
+        &mut self.parties
+    }
+
+    /// Keeps the masked messages the server received in `rounds`, when
+    /// recorded.
+    fn record(&mut self, rounds: &[crate::remote::DrivenRound]) {
+        if !rounds.is_empty() && self.config().record_messages() {
+            let received = rounds.iter().flat_map(|r| r.received.iter());
+            let masked = received.filter_map(|(c, b)| Some((*c, masked_message(b)?)));
+            self.messages = Some(masked.collect());
         }
     }
 
-    /// What a saved federation keeps of its groups (`None` when flat).
-    pub(crate) fn saved_tree(&self) -> Option<crate::persist::body::SavedTree> {
-        self.tree.as_ref().map(Tree::saved)
-    }
-
-    /// Gives a federation assembled by [`Self::from_parts`] its groups
-    /// (restored by [`Tree::restore`]).
-    pub(crate) fn with_tree(mut self, tree: Tree) -> Self {
-        self.tree = Some(tree);
-        self
+    /// After a request or flush: its rounds' messages and who took part.
+    fn after_request(&mut self) {
+        let rounds = self.parties.last_rounds().to_vec();
+        self.record(&rounds);
+        if let Some(who) = self.parties.last_involvement() {
+            self.involvement = Some(who);
+        }
+        self.refresh_layout();
     }
 
     /// The configuration, with `gamma` and `max_points` resolved: build a
     /// federation from it on other data to retrain with the same grid and
     /// field.
     pub fn config(&self) -> &ValidConfig {
-        &self.config
+        self.parties.server().setup().config()
     }
 
     /// The dimension of the points.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.parties.server().setup().dim()
     }
 
     /// The quantizer (none in plain mode).
     pub fn quantizer(&self) -> Option<&Quantizer> {
-        self.quantizer.as_ref()
+        self.parties.server().server().quantizer()
     }
 
-    /// The clients, in id order.
-    pub fn clients(&self) -> &[Client] {
-        &self.clients
+    /// The clients that hold points, in id order (a client removed whole,
+    /// or all of whose points were removed, has left).
+    pub fn clients(&self) -> Vec<&Client> {
+        (self.parties.clients().iter())
+            .filter_map(crate::remote::RemoteClient::clustering)
+            .collect()
     }
 
     /// The client `id`, if present.
     pub fn client(&self, id: ClientId) -> Option<&Client> {
-        self.position(id).ok().map(|p| &self.clients[p])
+        let clients = self.parties.clients();
+        let at = clients.binary_search_by_key(&id, |c| c.id()).ok()?;
+        clients.get(at)?.clustering()
     }
 
     /// The ids of the clients, in order.
     pub fn client_ids(&self) -> Vec<ClientId> {
-        self.clients.iter().map(Client::id).collect()
+        self.clients().iter().map(|c| c.id()).collect()
     }
 
     /// The total number of points the clients hold.
     pub fn num_points(&self) -> usize {
-        self.clients.iter().map(|c| c.data().len()).sum()
+        self.parties.clients().iter().map(|c| c.data().len()).sum()
     }
 
     /// The server.
     pub fn server(&self) -> &Server {
-        &self.server
+        self.parties.server().server()
     }
 
     /// Why the federation serves no model, if a request withdrew it
@@ -214,7 +212,7 @@ impl Federation {
     ///
     /// See [`Withdrawal`].
     pub fn withdrawal(&self) -> Option<&Withdrawal> {
-        self.withdrawn.as_ref()
+        self.parties.withdrawal()
     }
 
     /// What training cost (times of the first round; unchanged by
@@ -227,21 +225,14 @@ impl Federation {
     /// cover several requests, [`RemovalReport::requests`]; deferred
     /// requests have no entry until a round applies them).
     pub fn history(&self) -> &[RemovalReport] {
-        &self.history
+        self.parties.history()
     }
 
     /// The number of requests applied, by every round since training
     /// (those of reports a store no longer keeps included).
     pub fn applied_requests(&self) -> u64 {
-        let kept: u64 = self.history.iter().map(|r| r.requests.len() as u64).sum();
-        self.earlier_requests.saturating_add(kept)
-    }
-
-    /// Says that `n` requests were applied by rounds whose reports are
-    /// not in the history (a store keeps only the last report: its audit
-    /// log is the history).
-    pub(crate) fn set_earlier_requests(&mut self, n: u64) {
-        self.earlier_requests = n;
+        let pending = self.pending().len() as u64;
+        self.parties.requests().saturating_sub(pending)
     }
 
     /// The number of aggregation rounds started (training included, and
@@ -249,13 +240,10 @@ impl Federation {
     /// before any mask exists, so no round number is ever run twice by one
     /// federation; the counter is saved with it.
     pub fn rounds(&self) -> u64 {
-        if let Some(w) = &self.withdrawn {
-            return w.rounds;
+        match self.config().channel() {
+            crate::Channel::Plain => 0,
+            crate::Channel::Scma(_) => self.parties.server().rounds(),
         }
-        if let Some(t) = &self.tree {
-            return t.rounds();
-        }
-        self.aggregation.as_ref().map_or(0, Aggregation::rounds)
     }
 
     /// Who took part in the last removal round this federation applied:
@@ -281,14 +269,14 @@ impl Federation {
     /// assert_eq!((who.clients, who.nodes), (4, 1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn last_involvement(&self) -> Option<&crate::Involvement> {
+    pub fn last_involvement(&self) -> Option<&Involvement> {
         self.involvement.as_ref()
     }
 
     /// The groups and the tree above them (`None` for a flat federation,
     /// [`Topology::Flat`](crate::Topology::Flat)).
     pub fn layout(&self) -> Option<&Layout> {
-        self.tree.as_ref().map(Tree::layout)
+        self.layout.as_ref()
     }
 
     /// The model of `node` of the layout: a group's (of its clients'
@@ -296,42 +284,7 @@ impl Federation {
     /// [`Self::server`]. A flat federation has one node, the root,
     /// `NodeId(0)`. `None` for a node out of range.
     pub fn node(&self, node: NodeId) -> Option<&Server> {
-        match &self.tree {
-            Some(t) if node == t.layout().root() => Some(&self.server),
-            Some(t) => t.node(node),
-            None => (node == NodeId(0)).then_some(&self.server),
-        }
-    }
-
-    /// The number and the masked vectors of the last aggregation round
-    /// started, failed or not (recorded with
-    /// [`FederationConfig::record_messages`](crate::FederationConfig::record_messages)).
-    #[cfg(test)]
-    pub(crate) fn last_masked_inputs(&self) -> Option<&(u64, crate::aggregation::MaskedInputs)> {
-        self.aggregation.as_ref().and_then(Aggregation::last_masked)
-    }
-
-    /// Drops every client's kept sketch: the next round encodes every bin
-    /// afresh, as before the clients kept them (tests).
-    #[cfg(test)]
-    pub(crate) fn forget_encoded(&mut self) {
-        self.clients.iter_mut().for_each(Client::forget_encoded);
-    }
-
-    /// The sketch parameters of the clients' messages (none in plain
-    /// mode).
-    #[cfg(test)]
-    pub(crate) fn sketch_params(&self) -> Option<&syndrome_agg::ValidAnyParams> {
-        self.aggregation.as_ref().map(Aggregation::params)
-    }
-
-    /// Makes the next aggregation round fail right after its masked
-    /// vectors exist (fault injection for tests).
-    #[cfg(test)]
-    pub(crate) fn fail_next_round_after_masking(&mut self) {
-        if let Some(agg) = &mut self.aggregation {
-            agg.fail_next_round_after_masking();
-        }
+        self.parties.server().node(node)
     }
 
     /// The clients whose data the server's aggregate holds: those the last
@@ -366,50 +319,35 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn last_included(&self) -> &[ClientId] {
-        self.history
+        self.history()
             .last()
             .map_or(&self.fit_report.included, |r| &r.included)
     }
 
-    /// The wire frames of the last round, by client, when the
-    /// configuration records them
+    /// The masked messages of the last round or rounds run, by sender,
+    /// when the configuration records them
     /// ([`FederationConfig::record_messages`](crate::FederationConfig::record_messages)):
-    /// what the server received, masked. With dealt masks the dealer's
+    /// each client's wire frame with pairwise or dealt masks, its
+    /// masked-input message with SecAgg. With dealt masks the dealer's
     /// correction is among them, as the frame of the pseudo-client
     /// `u64::MAX` (one per group's round with groups): the server's view
-    /// of a round includes it.
+    /// of a round includes it. Every message the server received, the
+    /// protocol's other steps included, is in each round's
+    /// [`DrivenRound::received`](crate::remote::DrivenRound::received).
     pub fn last_messages(&self) -> Option<&[(ClientId, Vec<u8>)]> {
         self.messages.as_deref()
-    }
-
-    fn position(&self, id: ClientId) -> MufcResult<usize> {
-        self.clients
-            .binary_search_by_key(&id, Client::id)
-            .map_err(|_| MufcError::UnknownClient(id))
     }
 
     /// The removal requests accepted but not applied yet, in order (see
     /// [`Self::remove`]); saved with the federation.
     pub fn pending(&self) -> &[PendingRequest] {
-        &self.pending
-    }
-
-    /// What the aggregate still holds of the clients whose rounds wait.
-    pub(crate) fn unsent(&self) -> &BTreeMap<ClientId, Unsent> {
-        &self.unsent
-    }
-
-    /// Gives a federation assembled by [`Self::from_parts`] the clients
-    /// whose rounds wait (loading).
-    pub(crate) fn with_unsent(mut self, unsent: BTreeMap<ClientId, Unsent>) -> Self {
-        self.unsent = unsent;
-        self
+        self.parties.pending()
     }
 
     /// The clients the pending requests name, in id order.
     pub fn pending_clients(&self) -> Vec<ClientId> {
         let set: BTreeSet<ClientId> = self
-            .pending
+            .pending()
             .iter()
             .flat_map(|p| {
                 p.request

@@ -222,8 +222,9 @@ fn request(
 ) -> Option<RemovalRequest> {
     let mut points: BTreeMap<ClientId, Vec<seeding::PointId>> = BTreeMap::new();
     for (c, positions) in steps {
-        let index = c % fed.clients().len();
-        let client = fed.clients().get(index)?;
+        let clients = fed.clients();
+        let index = c % clients.len();
+        let client = *clients.get(index)?;
         let before = removed.get(&client.id()).map_or(&[][..], Vec::as_slice);
         let ids = points.entry(client.id()).or_default();
         for p in positions {
@@ -298,7 +299,7 @@ fn a_loaded_federation_encodes_once_then_updates() {
     let mut fed = Federation::new(data, &config(Sketch::Auto, Masking::Dealer)).unwrap();
     let mut loaded = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
     assert!(loaded.clients().iter().all(|c| c.encoded().is_none()));
-    let [a, b, ..] = fed.clients() else {
+    let [a, b, ..] = fed.clients()[..] else {
         panic!("fewer than two clients")
     };
     let req = RemovalRequest::points(a.id(), vec![a.data().id(1)])

@@ -20,6 +20,7 @@ mod persist;
 pub mod remote;
 mod report;
 mod server;
+mod state;
 #[cfg(test)]
 mod test_channels;
 #[cfg(test)]
@@ -36,7 +37,6 @@ pub use config::{
 };
 pub use error::{ConfigParam, MufcError, MufcResult, PersistError};
 pub use federation::Federation;
-pub use federation::privacy_warning;
 pub use ids::ClientId;
 pub use layout::{Layout, NodeId};
 pub use objective::{Objectives, estimate_phi_c_star, union};
@@ -46,6 +46,7 @@ pub use report::{
     RemovalRequest, StageTimes, Withdrawal,
 };
 pub use server::{Server, ServerUpdate, UpdateSummary};
+pub use state::privacy_warning;
 /// The steps of the [`Masking::SecAgg`] protocol, as the reports name the
 /// step at which a client dropped out.
 ///

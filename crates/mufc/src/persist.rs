@@ -4,7 +4,7 @@
 //! What is stored: the resolved configuration (its topology included),
 //! each client's id, points and seeds, the decoded counts, the sketch
 //! capacity, the round counter, the reports, the removal requests still
-//! pending ([`Federation::pending`]) with what the aggregate still holds
+//! pending ([`Federation::pending`](crate::Federation::pending)) with what the aggregate still holds
 //! of the clients they name (the histogram of each one's last message:
 //! their points are erased already) and, for a federation with groups,
 //! each group's clients, round counter, included clients and decoded
@@ -46,7 +46,7 @@
 //!
 //! # Atomic saves
 //!
-//! [`Federation::save`] writes a temporary file in the target's directory,
+//! [`Federation::save`](crate::Federation::save) writes a temporary file in the target's directory,
 //! flushes it to disk, renames it over the target and flushes the
 //! directory: a crash or an error at any point leaves either the old file
 //! or the new one, whole. A crash (not an error) may leave the temporary
@@ -69,11 +69,14 @@ mod load;
 pub(crate) mod save;
 mod snapshot;
 
-pub(crate) use load::Restored;
+pub(crate) use body::Repr;
+pub(crate) use format::{bad, corrupt, open};
+pub(crate) use load::{Restored, restore};
+pub(crate) use save::{sealed, write_atomically};
 pub use snapshot::{ClientSnapshot, ServerSnapshot};
 
 #[cfg(doc)]
-use crate::{Federation, MufcError, PersistError};
+use crate::{MufcError, PersistError};
 
 /// The sum of the histograms the aggregate holds of the clients
 /// `included`: each one's last message, which is its histogram (of
@@ -83,7 +86,7 @@ use crate::{Federation, MufcError, PersistError};
 /// included client is in neither.
 pub(crate) fn included_sum(
     clients: &[crate::Client],
-    unsent: &std::collections::BTreeMap<crate::ClientId, crate::federation::unsent::Unsent>,
+    unsent: &std::collections::BTreeMap<crate::ClientId, crate::state::unsent::Unsent>,
     included: &std::collections::BTreeSet<crate::ClientId>,
 ) -> Option<std::collections::BTreeMap<num_bigint::BigUint, u64>> {
     let mut sum = std::collections::BTreeMap::new();

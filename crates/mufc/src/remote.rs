@@ -130,9 +130,9 @@ pub use in_process::{DrivenRound, InProcess, PartiesSnapshot, PartyCosts};
 pub use server::{RemoteServer, RoundReport, RoundStep, ServerRound};
 
 use crate::aggregation::Aggregation;
-use crate::federation::Setup;
-use crate::federation::setup::{quantizer, resolve};
 use crate::ids::{first_missing, in_order};
+use crate::state::Setup;
+use crate::state::setup::{quantizer, resolve};
 use crate::{ClientId, Layout, MufcError, MufcResult, ValidConfig};
 
 /// What a client tells the server when it registers: its id (from its
@@ -164,6 +164,10 @@ pub struct RemoteSetup {
     /// The groups ([`Self::layout`]): the topology's of the roster, or
     /// one given ([`Self::with_layout`]).
     layout: Option<Layout>,
+    /// The sketch capacity ([`Self::capacity`]): `client_k` bins per
+    /// client of the roster, kept apart so that a federation restored
+    /// after some clients left keeps the capacity it was trained with.
+    capacity: usize,
 }
 
 impl RemoteSetup {
@@ -205,6 +209,18 @@ impl RemoteSetup {
     /// # Ok::<(), MufcError>(())
     /// ```
     pub fn new(config: &ValidConfig, registrations: &[Registration]) -> MufcResult<Self> {
+        let setup = Self::resolved(config, registrations)?;
+        setup.check_policy()?;
+        Ok(setup)
+    }
+
+    /// [`Self::new`] but for the privacy policy's minimum aggregate
+    /// ([`Self::check_policy`]), which a driver holding the clients' points
+    /// checks after their data (data errors are named first).
+    pub(crate) fn resolved(
+        config: &ValidConfig,
+        registrations: &[Registration],
+    ) -> MufcResult<Self> {
         let mut regs = registrations.to_vec();
         regs.sort_by_key(|r| r.id);
         let first = regs.first().ok_or(MufcError::NoClients)?;
@@ -227,19 +243,25 @@ impl RemoteSetup {
             n = n.saturating_add(r.points);
         }
         let scale = crate::config::median_scale(regs.iter().map(|r| r.scale));
-        if regs.len() < config.min_clients() {
-            return Err(MufcError::TooFewClients {
-                clients: regs.len(),
-                min_clients: config.min_clients(),
-            });
-        }
         let roster: Vec<ClientId> = regs.into_iter().map(|r| r.id).collect();
         let config = resolve(config, n, dim, roster.len(), || scale)?;
-        let setup = Self::of_roster(config, dim, roster);
-        if let Some(layout) = setup.layout() {
-            layout.check_sizes(setup.config.min_clients(), &BTreeSet::new())?;
+        Ok(Self::of_roster(config, dim, roster))
+    }
+
+    /// Refuses a roster, or a group, of fewer clients than the smallest
+    /// aggregate ([`ValidConfig::min_clients`], docs/threat-model.md P4).
+    pub(crate) fn check_policy(&self) -> MufcResult<()> {
+        let min_clients = self.config.min_clients();
+        if self.roster.len() < min_clients {
+            return Err(MufcError::TooFewClients {
+                clients: self.roster.len(),
+                min_clients,
+            });
         }
-        Ok(setup)
+        match &self.layout {
+            Some(layout) => layout.check_sizes(min_clients, &BTreeSet::new()),
+            None => Ok(()),
+        }
     }
 
     /// The setup of a stored federation: its resolved `config`, `dim`
@@ -250,11 +272,19 @@ impl RemoteSetup {
             t => Some(Layout::new(&roster, t)),
         };
         Self {
+            capacity: config.client_k().saturating_mul(roster.len()),
             config,
             dim,
             roster,
             layout,
         }
+    }
+
+    /// The setup with the sketch capacity a stored federation was trained
+    /// with (its roster may have lost the clients that left since).
+    pub(crate) fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
     }
 
     /// The setup with the groups `layout` in place of the topology's: a
@@ -362,9 +392,10 @@ impl RemoteSetup {
         &self.roster
     }
 
-    /// The sketch capacity: `client_k` bins per client of the roster.
+    /// The sketch capacity: `client_k` bins per client of the roster the
+    /// federation was trained with.
     pub fn capacity(&self) -> usize {
-        self.config.client_k().saturating_mul(self.roster.len())
+        self.capacity
     }
 
     /// The federation's parts every party derives alike (the grid), with
@@ -382,7 +413,7 @@ impl RemoteSetup {
     /// every party).
     /// `None` in the plain mode, which sums nothing.
     pub(crate) fn aggregation(&self, parts: &Setup) -> MufcResult<Option<Aggregation>> {
-        parts.aggregation_for(&self.roster, None)
+        parts.aggregation_for(&self.roster, Some(self.capacity))
     }
 }
 

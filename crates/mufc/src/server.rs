@@ -189,6 +189,11 @@ impl Server {
         })
     }
 
+    /// The grid the server rebuilds points on (none in plain mode).
+    pub(crate) fn quantizer(&self) -> Option<&Quantizer> {
+        self.quantizer.as_ref()
+    }
+
     /// The decoded counts `q`: `(bin, count)` of every non-empty bin
     /// (empty in plain mode).
     pub fn counts(&self) -> &BTreeMap<BigUint, u64> {

@@ -28,74 +28,27 @@
 //! round to send (dealt or pairwise masks): with SecAgg a client may drop
 //! and its change would be lost, so SecAgg rounds are always whole.
 //!
-//! Across processes ([`Aggregation::open_change_remote`]) the round names
+//! The round ([`Aggregation::open_change_remote`]) names
 //! its base, the committed round its changes are taken against; each
 //! client takes its change since the histogram it sent in that round, and
 //! refuses a round against any other (docs/threat-model.md §2.2).
 
-use std::collections::BTreeMap;
-
-use num_bigint::BigUint;
 use syndrome_agg::{AnyParams, CountPolicy, SketchParams, ValidAnyParams};
 
+use super::Aggregation;
 use super::halves::{RoundSpec, ServerHalf};
 use super::masks::MaskSource;
-use super::round::Input;
-use super::secrets::{RoundSecrets, SecretSource};
-use super::{Aggregation, RoundOutput};
-use crate::server::decode::DeltaCheck;
+use super::secrets::RoundSecrets;
 use crate::{ClientId, MufcResult};
 
 impl Aggregation {
-    /// Runs a change round (see the module docs) over `inputs` (every
-    /// current client, in id order, each with its `change`) for changes
-    /// with at most `bound` nonzero entries in all; `last` are the counts
-    /// the server decoded in the last round. `None` when a change round
-    /// does not apply (SecAgg masking, a scheme that decodes only whole
-    /// sums, no committed aggregate yet, a bound not below the capacity)
-    /// or when its sum does not decode to counts the check accepts: the
-    /// caller runs a whole round then.
-    ///
-    /// Like [`Self::round`], the round number is consumed first and
-    /// nothing is committed.
-    ///
-    /// # Errors
-    ///
-    /// An encoding, masking, parsing or summing error.
-    pub(crate) fn change_round(
-        &mut self,
-        inputs: &[Input<'_>],
-        last: &BTreeMap<BigUint, u64>,
-        bound: usize,
-    ) -> MufcResult<Option<RoundOutput>> {
-        let capacity = self.info().capacity;
-        let applies = !matches!(self.masking, MaskSource::SecAgg(_))
-            && self.scheme.delta.is_some()
-            && (self.scheme.last.is_some() || self.scheme.restored.is_some())
-            && bound < capacity;
-        if !applies {
-            return Ok(None);
-        }
-        let small = self.small_params(bound.max(1))?;
-        let (number, secrets) = self.next_round()?;
-        let check = DeltaCheck {
-            last,
-            capacity,
-            max_points: self.max_points,
-        };
-        // The parties' own round, relayed (`relay.rs`).
-        let mut traffic = super::relay::Traffic::default();
-        let out = self.relay_round(number, &secrets, inputs, &check, &mut traffic, Some(&small));
-        self.last_masked = traffic.masked_inputs().map(|m| (number, m));
-        out
-    }
-
     /// Opens a change round across processes for `clients` (in id order;
     /// the caller checked that they are exactly the clients of the last
     /// committed round) whose changes touch at most `bound` bins in all:
     /// `None`, and no round number consumed, when a change round does not
-    /// apply (as [`Self::change_round`], and also when a round failed
-    /// since the last commit: a client of the ring may then hold another
+    /// apply (SecAgg masking, a scheme that decodes only whole sums, no
+    /// committed aggregate yet, a bound not below the capacity), and also
+    /// when a round failed since the last commit: a client of the ring may then hold another
     /// base, and would refuse). The caller runs a whole round then.
     ///
     /// # Errors
@@ -120,7 +73,7 @@ impl Aggregation {
         let small = self.small_params(bound.max(1))?;
         let number = self.round;
         self.round = number.saturating_add(1);
-        let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;
+        let secrets = RoundSecrets::new(self.secrets, number)?;
         self.open_round(number, &secrets, clients, Some(&small))
             .map(Some)
     }

@@ -47,7 +47,9 @@ use syndrome_agg::{ProtocolError, SketchError};
 use crate::{MufcError, MufcResult};
 
 pub(super) use client::FramedClient;
-pub(crate) use dealer::{DealerKeys, DealerParty, PairKeys};
+#[cfg(test)]
+pub(crate) use dealer::DealerKeys;
+pub(crate) use dealer::{DealerParty, PairKeys};
 pub(super) use server::FramedServer;
 
 /// Which two-step round a client's half runs, with what it masks with.
@@ -180,4 +182,37 @@ pub(super) fn from_bytes<'a, T: Deserialize<'a>>(
 
 pub(super) fn rejected(reason: String) -> MufcError {
     SketchError::Protocol(ProtocolError::MessageRejected { reason }).into()
+}
+
+/// The masked part of a message to the server, as the server sums it: a
+/// client's sketch frame (pairwise or dealt masks), the correction frame
+/// in the dealer's answer, or a SecAgg client's masked-input message
+/// whole; `None` for a message of another step (keys, shares, readiness).
+pub(crate) fn masked_message(bytes: &[u8]) -> Option<Vec<u8>> {
+    use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
+    if let Ok(ToServer::Masked { frame, .. }) = from_bytes::<ToServer>(bytes, usize::MAX, "") {
+        return Some(frame);
+    }
+    if let Ok(dealt) = from_bytes::<Dealt>(bytes, usize::MAX, "") {
+        return Some(dealt.correction);
+    }
+    match ClientEnvelope::parse(bytes, usize::MAX).ok()?.body {
+        ClientBody::MaskedInput(_) => Some(bytes.to_vec()),
+        _ => None,
+    }
+}
+
+/// The masked elements of a masked message ([`masked_message`]'s), as
+/// bytes: what the tests compare between rounds.
+#[cfg(test)]
+pub(crate) fn masked_elements(masked: &[u8]) -> Option<Vec<u8>> {
+    use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
+    use syndrome_agg::wire::Frame;
+    if let Ok(f) = Frame::parse(masked, usize::MAX) {
+        return Some(f.elements);
+    }
+    match ClientEnvelope::parse(masked, usize::MAX).ok()?.body {
+        ClientBody::MaskedInput(m) => Some(m.elements),
+        _ => None,
+    }
 }

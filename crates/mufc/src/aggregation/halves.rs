@@ -188,18 +188,6 @@ pub(crate) trait ServerHalf: Send {
     /// Decodes the unmasked sum (its difference against the last one,
     /// checked by `check`, when that decodes).
     fn conclude(self: Box<Self>, check: &DeltaCheck<'_>) -> MufcResult<RemoteOutcome>;
-    /// A client's message, if it is its masked input: the masked bytes
-    /// as the server sums them (a wire frame, or the protocol's message)
-    /// and their elements, each in its canonical encoding. For the
-    /// recording driver (`relay.rs`) and the tests that read what the
-    /// server saw; `None` for a message of another step.
-    fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)>;
-    /// In a dealt round, the dealer's correction as the server received
-    /// it (its frame's bytes and elements), recorded with the masked
-    /// inputs: the server's view of a round includes it.
-    fn correction(&self) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
-        None
-    }
 }
 
 /// A client's half of one round, over bytes.

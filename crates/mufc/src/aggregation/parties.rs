@@ -7,15 +7,13 @@
 //! of the configuration before it sends anything, in one process as
 //! across processes.
 //!
-//! What differs across processes (`open_remote`, `join_remote`): every
-//! party draws its own randomness from the operating system (the server
-//! its session id and the SecAgg+ ring, each client its key pairs and
-//! self-mask seed, the dealer its seeds), and the server learns who
-//! dropped from the network rather than from a simulation's draws; a
-//! dealt round's keys are those each client agreed with the dealer
-//! (`deal_remote`) rather than drawn for the simulation. In one process the round's
-//! secrets come from the aggregation (fresh, or derived under
-//! `insecure_deterministic_masks`).
+//! Every party draws its own randomness from the operating system (the
+//! server its session id and the SecAgg+ ring, each client its key pairs
+//! and self-mask seed, the dealer its seeds), or, under
+//! `insecure_deterministic_masks` (which each party's operator must allow:
+//! `RemoteClient::allowing_deterministic_masks`), derives it from the
+//! federation seed and the round; a dealt round's keys are those each
+//! client agreed with the dealer (`deal_remote`).
 
 use std::collections::BTreeMap;
 
@@ -30,7 +28,7 @@ use super::masks::MaskSource;
 use super::round::{Input, Sent, histogram_change};
 use super::run::Pending;
 use super::secagg_halves::{JoinRound, OpenServer};
-use super::secrets::{RoundSecrets, SecretSource};
+use super::secrets::RoundSecrets;
 use super::secure::RoundFailure;
 use crate::client::message::Encoded;
 use crate::ids::in_order;
@@ -83,7 +81,7 @@ impl Aggregation {
         self.materialize_last()?;
         let number = self.round;
         self.round = number.saturating_add(1);
-        let secrets = RoundSecrets::new(SecretSource::Fresh, number)?;
+        let secrets = RoundSecrets::new(self.secrets, number)?;
         self.open_round(number, &secrets, clients, None)
     }
 
@@ -112,7 +110,7 @@ impl Aggregation {
         let (settings, protocol) = match &self.masking {
             MaskSource::SecAgg(settings) => (Some(settings), None),
             MaskSource::Pairwise => (None, Some(RoundProtocol::Pairwise)),
-            MaskSource::Dealer(_) => (None, Some(RoundProtocol::Dealer)),
+            MaskSource::Dealer => (None, Some(RoundProtocol::Dealer)),
         };
         if change.is_some() && settings.is_some() {
             return Err(MufcError::Remote(
@@ -223,7 +221,7 @@ impl Aggregation {
                     )));
                 }
                 match masking {
-                    MaskSource::Dealer(_) => RoundProtocol::Dealer,
+                    MaskSource::Dealer => RoundProtocol::Dealer,
                     _ => RoundProtocol::Pairwise,
                 }
             }
@@ -288,7 +286,7 @@ impl Aggregation {
             last,
             change: change.as_ref().map(|(c, _)| c.as_slice()),
         };
-        let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
+        let secrets = RoundSecrets::new(self.secrets, spec.round)?;
         self.join_checked(spec, input, &secrets, change.as_ref().map(|(_, p)| p), seal)
     }
 
@@ -320,7 +318,7 @@ impl Aggregation {
                 self.small_params(usize::try_from(capacity).unwrap_or(usize::MAX))?
             }
         };
-        let secrets = RoundSecrets::new(SecretSource::Fresh, spec.round)?;
+        let secrets = RoundSecrets::new(self.secrets, spec.round)?;
         let rng = secrets.rng("dealer", spec.round);
         let party = DealerParty::new(spec.clone(), PairKeys::Agreed(keys), params, rng);
         Ok(Box::new(party))

@@ -4,7 +4,6 @@
 //! and it reads none of them (only the client's message encoding).
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use num_bigint::{BigInt, BigUint};
 use syndrome_agg::ConcreteSketch;
@@ -80,34 +79,4 @@ pub(crate) fn histogram_change(
 pub(crate) struct Sent<'a> {
     pub(crate) round: u64,
     pub(crate) histogram: &'a [(BigUint, u64)],
-}
-
-/// The masked vectors of one round, by client: each element in its
-/// canonical little-endian encoding (for tests: they compare the masks of
-/// two rounds).
-pub(crate) type MaskedInputs = Vec<(ClientId, Vec<Vec<u8>>)>;
-
-/// The elements of a frame or protocol message (fixed-width canonical
-/// encodings, concatenated), one vector each, for [`MaskedInputs`].
-pub(crate) fn split_elements(elements: &[u8], width: usize) -> Vec<Vec<u8>> {
-    elements.chunks(width.max(1)).map(<[u8]>::to_vec).collect()
-}
-
-/// The timings of one round, filled as it runs (the report's
-/// [`StageTimes`](crate::StageTimes) is made from them).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RoundMetrics {
-    /// Encode + mask time of each client, in input order (with SecAgg:
-    /// encoding only, the masking is in the protocol).
-    pub(crate) encode_mask: Vec<Duration>,
-    /// SecAgg: per step the slowest client's time, added up.
-    pub(crate) protocol_client_max: Duration,
-    /// SecAgg: every client's protocol time.
-    pub(crate) protocol_client_sum: Duration,
-    /// The server's sum (with SecAgg: its whole protocol).
-    pub(crate) sum: Duration,
-    /// The server's decoding.
-    pub(crate) decode: Duration,
-    /// Time to deal the masks (offline work).
-    pub(crate) offline: Duration,
 }

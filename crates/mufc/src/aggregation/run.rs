@@ -8,14 +8,12 @@ use std::time::Instant;
 use num_bigint::BigInt;
 
 use syndrome_agg::field::FiniteField;
-use syndrome_agg::secagg::Step;
 use syndrome_agg::{
     AnySketch, ConcreteSketch, ParamsError, SketchError, SketchVisitor, ValidAnyParams,
 };
 
-use super::round::RoundMetrics;
+use crate::MufcResult;
 use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, decode_change};
-use crate::{ClientId, MufcResult};
 
 /// The new aggregate, to keep once the request succeeds (`None` for a
 /// scheme that keeps nothing: the integer scheme always decodes the
@@ -29,24 +27,6 @@ pub(crate) struct Pending(pub(super) Option<Last>);
 pub(crate) enum Last {
     Sketch(Box<AnySketch>),
     Counts(std::collections::BTreeMap<num_bigint::BigUint, u64>),
-}
-
-/// A computed round, not yet committed.
-#[derive(Debug)]
-pub(crate) struct RoundOutput {
-    pub(crate) decoded: Decoded,
-    pub(crate) pending: Pending,
-    pub(crate) metrics: RoundMetrics,
-    /// SecAgg: the clients that dropped, with the first step they missed.
-    pub(crate) dropped: Vec<(ClientId, Step)>,
-    pub(crate) included: Vec<ClientId>,
-    pub(crate) bytes_per_client: usize,
-    /// The messages the clients sent: one each, or every SecAgg step's.
-    pub(crate) client_messages: usize,
-    pub(crate) messages: Option<Vec<(ClientId, Vec<u8>)>>,
-    /// Each client's unmasked sketch, in input order, when it is new: the
-    /// clients keep them once the round commits.
-    pub(crate) encoded: Vec<Option<AnySketch>>,
 }
 
 /// The last sum or the signed parameters were made for another sketch

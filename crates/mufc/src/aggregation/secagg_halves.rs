@@ -15,7 +15,7 @@ use syndrome_agg::secagg::{AggregationOutput, Step};
 use syndrome_agg::{ConcreteSketch, ProtocolError, SketchError, SketchVisitor, ValidAnyParams};
 
 use super::halves::{Advanced, ClientHalf, Joined, RemoteOutcome, RoundSpec, ServerHalf, Sums};
-use super::round::{Input, split_elements};
+use super::round::Input;
 use super::run::{Pending, conclude, inconsistent};
 use super::secrets::RoundSecrets;
 use super::secure::{RoundFailure, clients_of};
@@ -50,8 +50,6 @@ fn conclude_elements<S: ConcreteSketch>(
 
 struct TypedServer<F: FiniteField> {
     server: SecAggServer<F>,
-    /// The bytes of one element.
-    width: usize,
     sums: Sums,
     concluder: Concluder<F::Elem>,
     max_message: usize,
@@ -125,14 +123,6 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
             protocol: self.time,
             decode,
         })
-    }
-
-    fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
-        let env = ClientEnvelope::parse(bytes, self.max_message).ok()?;
-        let ClientBody::MaskedInput(m) = env.body else {
-            return None;
-        };
-        Some((bytes.to_vec(), split_elements(&m.elements, self.width)))
     }
 }
 
@@ -210,7 +200,6 @@ impl SketchVisitor for OpenServer {
         let max_message = config.max_message();
         Ok(Box::new(TypedServer {
             server: SecAggServer::new(config),
-            width: field.byte_len(),
             sums: self.sums,
             concluder: conclude_elements::<S>,
             max_message,

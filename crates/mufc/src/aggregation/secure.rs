@@ -6,7 +6,6 @@
 
 use syndrome_agg::secagg::Step;
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
-use syndrome_agg::secagg::transport::Faults;
 use syndrome_agg::{ProtocolError, SketchError};
 
 use crate::config::planned_dropouts;
@@ -111,21 +110,9 @@ impl SecAggSettings {
         Ok(params)
     }
 
-    /// The dropouts of round `round` among `clients`: a simulation input,
-    /// a function of the federation seed and the round (a failed round
-    /// consumes its number, so a retry draws afresh).
-    pub(crate) fn faults(&self, round: u64, clients: &[ClientId]) -> Faults {
-        let mut faults = Faults::new();
-        for &c in clients {
-            if let Some(from) = self.dropped_from(round, c) {
-                faults = faults.drop_from(c.0, from);
-            }
-        }
-        faults
-    }
-
     /// The first step client `c` misses in round `round` of a simulation
-    /// ([`Self::faults`]), if it drops out.
+    /// (a function of the federation seed and the round: a failed round
+    /// consumes its number, so a retry draws afresh), if it drops out.
     pub(crate) fn dropped_from(&self, round: u64, c: ClientId) -> Option<Step> {
         dropout_draw(self.seed, self.dropout, round, c)
             .map(|step| DROPOUT_STEPS.get(step).copied().unwrap_or(Step::Unmasking))
@@ -204,17 +191,16 @@ mod tests {
     fn faults_are_the_draws_of_the_round() {
         let s = settings(SecAggGraph::Complete, 0.5);
         let ids: Vec<ClientId> = (0..40).map(ClientId).collect();
-        let f = s.faults(3, &ids);
-        let dropped: Vec<ClientId> = ids
-            .iter()
-            .copied()
-            .filter(|c| f.dropped_from(c.0).is_some())
-            .collect();
-        assert!(!dropped.is_empty() && dropped.len() < ids.len());
-        for c in &ids {
+        let draws = |round: u64| -> Vec<Option<Step>> {
+            ids.iter().map(|&c| s.dropped_from(round, c)).collect()
+        };
+        let f = draws(3);
+        let dropped = f.iter().filter(|d| d.is_some()).count();
+        assert!(dropped > 0 && dropped < ids.len());
+        for (c, d) in ids.iter().zip(&f) {
             let step = dropout_draw(1, 0.5, 3, *c).map(|i| DROPOUT_STEPS[i]);
-            assert_eq!(f.dropped_from(c.0), step);
+            assert_eq!(*d, step);
         }
-        assert_ne!(s.faults(4, &ids), f);
+        assert_ne!(draws(4), f);
     }
 }

@@ -1,19 +1,14 @@
-//! Training (Algorithm 1): every client fits its data, then one masked
-//! round over every client (flat) or one per group, then the server.
-
-use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+//! Training (Algorithm 1): the parties train, one masked round over
+//! every client (flat) or one per group, driven in this process.
 
 use seeding::Dataset;
 
 use super::Federation;
-use super::exchange::{empty_plain, exchange, keep_encoded, plain_bytes, plain_of};
-use super::setup::Setup;
-use super::tree::{Fitted, Tree};
+use crate::remote::InProcess;
+use crate::state::Setup;
+use crate::{Client, ClientId, Layout, MufcResult, ValidConfig};
 #[cfg(doc)]
-use crate::MufcError;
-use crate::aggregation::Aggregation;
-use crate::{Client, ClientId, FitReport, Layout, MufcResult, StageTimes, Topology, ValidConfig};
+use crate::{MufcError, Topology};
 
 impl Federation {
     /// Trains a federation (Algorithm 1) over `clients`, whose ids are
@@ -64,16 +59,15 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_ids(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
-        let wall = Instant::now();
-        let setup = Setup::new(clients, config)?;
-        let layout = match setup.config.topology() {
-            Topology::Flat => None,
-            t => {
-                let ids: Vec<ClientId> = setup.clients.iter().map(|(id, _)| *id).collect();
-                Some(Layout::new(&ids, t))
-            }
-        };
-        Self::train(setup, layout, wall)
+        Self::trained(InProcess::train(clients, config)?)
+    }
+
+    /// The federation of trained `parties`.
+    fn trained(parties: InProcess) -> MufcResult<Self> {
+        let fit_report = parties
+            .fit_report()
+            .ok_or(crate::MufcError::NoServerModel)?;
+        Ok(Self::driving(parties, fit_report))
     }
 
     /// Fits every client as training does (Algorithm 1, lines 1-4), with
@@ -164,85 +158,6 @@ impl Federation {
         config: &ValidConfig,
         layout: Layout,
     ) -> MufcResult<Self> {
-        let wall = Instant::now();
-        let setup = Setup::new(clients, config)?;
-        if setup.quantizer.is_none() {
-            return Err(crate::config::groups_need_scma());
-        }
-        let ids: Vec<ClientId> = setup.clients.iter().map(|(id, _)| *id).collect();
-        layout.check_clients(&ids)?;
-        layout.check_sizes(setup.config.min_clients(), &BTreeSet::new())?;
-        Self::train(setup, Some(layout), wall)
-    }
-
-    /// Algorithm 1: every client fits its data, then one masked round
-    /// (flat) or one per group (with a layout), then the server.
-    fn train(setup: Setup, layout: Option<Layout>, wall: Instant) -> MufcResult<Self> {
-        let mut aggregation = setup.aggregation(None)?;
-        let mut server = setup.server()?;
-        let fitted = setup.fit_clients()?;
-        let own: Vec<Duration> = fitted.iter().map(|(_, t)| *t).collect();
-        let mut clients: Vec<Client> = fitted.into_iter().map(|(c, _)| c).collect();
-        // One masked round per group, or one over every client.
-        let (fitted, tree) = match layout {
-            Some(layout) => {
-                let (tree, fitted) = Tree::train(&setup, layout, &mut clients, &own, &mut server)?;
-                (fitted, Some(tree))
-            }
-            None => {
-                let all: Vec<&Client> = clients.iter().collect();
-                let every_centroid = || {
-                    clients
-                        .iter()
-                        .map(|c| (empty_plain(c.id(), setup.dim), plain_of(c)))
-                        .collect()
-                };
-                let exchanged =
-                    exchange(&mut aggregation, &mut server, &all, every_centroid, None)?;
-                let mut times = StageTimes::default();
-                let bytes_per_client = exchanged.account(
-                    &mut times,
-                    &own,
-                    plain_bytes(setup.config.client_k(), setup.dim),
-                );
-                let mut messages = None;
-                let done = exchanged.commit(&mut aggregation, &mut messages);
-                let included = done
-                    .included
-                    .unwrap_or_else(|| clients.iter().map(Client::id).collect());
-                keep_encoded(&mut clients, done.encoded);
-                let fitted = Fitted {
-                    times,
-                    bytes_per_client,
-                    included,
-                    dropped: done.dropped,
-                    messages,
-                };
-                (fitted, None)
-            }
-        };
-        let mut times = fitted.times;
-        times.wall = wall.elapsed();
-        let fit_report = FitReport {
-            times,
-            bytes_per_client: fitted.bytes_per_client,
-            nonzero_bins: server.nonzero_bins(),
-            sketch: aggregation.as_ref().map(Aggregation::info),
-            server_points: server.data().len(),
-            included: fitted.included,
-            dropped: fitted.dropped,
-        };
-        let mut fed = Self::from_parts(
-            setup,
-            clients,
-            aggregation,
-            server,
-            fit_report,
-            Vec::new(),
-            Vec::new(),
-        );
-        fed.messages = fitted.messages;
-        fed.tree = tree;
-        Ok(fed)
+        Self::trained(InProcess::train_with_layout(clients, config, layout)?)
     }
 }

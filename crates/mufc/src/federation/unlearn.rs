@@ -2,11 +2,8 @@
 //! once, then, when the privacy policy allows, one round of messages, the
 //! server's update, the commit and the report.
 
-use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
-
 use super::Federation;
-use crate::{ClientId, MufcResult, PendingRequest, RemovalReport, RemovalRequest};
+use crate::{ClientId, MufcResult, RemovalReport, RemovalRequest};
 
 impl Federation {
     /// Serves a removal request by Algorithm 4, exactly: the clients named
@@ -82,10 +79,14 @@ impl Federation {
     /// dropouts left too few clients),
     /// [`MufcError::InvalidConfig`](crate::MufcError::InvalidConfig) when
     /// no SecAgg parameters suit the remaining clients, and decoding or
-    /// server errors of the lower crates. On any error nothing changes
-    /// (the request is neither applied nor kept pending, its points stay,
-    /// the pending ones stay), but for the round counter once the
-    /// aggregation round has started.
+    /// server errors of the lower crates. An error in the request itself
+    /// changes nothing. **A failed round does not undo the erasure**: once
+    /// the request is checked, its clients have forgotten its points (as a
+    /// client across processes forgets before it answers); a round that
+    /// fails leaves its group's model as it was and the request pending
+    /// ([`Self::pending`]), for the next request's rounds or
+    /// [`Self::flush`] to apply. The round counter moves on once a round
+    /// has started.
     ///
     /// # Example
     ///
@@ -118,62 +119,9 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn remove(&mut self, request: &RemovalRequest) -> MufcResult<RemovalReport> {
-        let wall = Instant::now();
-        // Check everything before any work, then unlearn on copies.
-        self.check_request(request)?;
-        let staged = self.stage(request)?;
-        // Below the minimum aggregate no model may be served: the points
-        // are erased all the same, and the model withdrawn.
-        let withdrawal = match &self.withdrawn {
-            Some(w) => Some(w.clone()),
-            None => match self.check_remaining(&staged) {
-                Ok(()) => None,
-                Err(e) => Some(self.withdrawal_for(&e).ok_or(e)?),
-            },
-        };
-        if let Some(w) = withdrawal {
-            return Ok(self.serve_withdrawn(staged, w, wall));
-        }
-        let number = self.next_request_number();
-        let needed = self.config.min_updating_clients();
-        let unsent = self.unsent_with(&staged);
-        let named: Vec<ClientId> = unsent.keys().copied().collect();
-        let ready: BTreeSet<ClientId> = match &self.tree {
-            None if self.aggregation.is_none()
-                || (self.config).updates_enough(self.aggregate_clients(), named.len()) =>
-            {
-                named.iter().copied().collect()
-            }
-            None => BTreeSet::new(),
-            // With groups the server decodes each group's difference: a
-            // group changes in a round only with enough clients of its
-            // own. The groups that have them run; the others keep waiting.
-            Some(tree) => tree
-                .by_group_with_size(&named)
-                .into_iter()
-                .filter(|(members, g)| self.config.updates_enough(*members, g.len()))
-                .flat_map(|(_, g)| g)
-                .collect(),
-        };
-        if !request.named().all(|c| ready.contains(&c)) {
-            // Erased at once; the round waits.
-            let own: Vec<Duration> = staged.iter().map(|s| s.own).collect();
-            self.commit_staged(staged);
-            self.unsent = unsent;
-            self.pending.push(PendingRequest {
-                number,
-                request: request.clone(),
-            });
-            return Ok(self.deferred_report(number, named, needed, wall, &own));
-        }
-        let mut all = self.pending.clone();
-        all.push(PendingRequest {
-            number,
-            request: request.clone(),
-        });
-        let report = self.serve(&ready, staged, unsent, number, &all, wall)?;
-        self.pending = still_pending(all, |c| ready.contains(&c));
-        Ok(report)
+        let report = self.parties.remove(request);
+        self.after_request();
+        report
     }
 
     /// Applies every pending request now, in one round, however few
@@ -208,8 +156,9 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn flush(&mut self) -> MufcResult<Option<RemovalReport>> {
-        let all: BTreeSet<ClientId> = self.unsent.keys().copied().collect();
-        self.flush_ready(all)
+        let report = self.parties.flush();
+        self.after_request();
+        report
     }
 
     /// Applies now the pending requests' parts that name `clients`, in
@@ -245,107 +194,8 @@ impl Federation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn flush_clients(&mut self, clients: &[ClientId]) -> MufcResult<Option<RemovalReport>> {
-        if !clients.iter().any(|c| self.unsent.contains_key(c)) {
-            return Ok(None);
-        }
-        let ready: BTreeSet<ClientId> = match &self.tree {
-            None => self.unsent.keys().copied().collect(),
-            Some(tree) => {
-                let groups: BTreeSet<usize> = clients
-                    .iter()
-                    .filter_map(|c| tree.layout().group_of(*c))
-                    .collect();
-                self.unsent
-                    .keys()
-                    .copied()
-                    .filter(|c| {
-                        tree.layout()
-                            .group_of(*c)
-                            .is_some_and(|g| groups.contains(&g))
-                    })
-                    .collect()
-            }
-        };
-        self.flush_ready(ready)
-    }
-
-    /// One round for the pending parts of the clients `ready`.
-    fn flush_ready(&mut self, ready: BTreeSet<ClientId>) -> MufcResult<Option<RemovalReport>> {
-        let wall = Instant::now();
-        let Some(number) = self
-            .pending
-            .iter()
-            .rev()
-            .find(|p| p.request.named().any(|c| ready.contains(&c)))
-            .map(|p| p.number)
-        else {
-            return Ok(None);
-        };
-        let all = self.pending.clone();
-        let unsent = self.unsent.clone();
-        let report = self.serve(&ready, Vec::new(), unsent, number, &all, wall)?;
-        self.pending = still_pending(all, |c| ready.contains(&c));
-        Ok(Some(report))
-    }
-}
-
-/// The pending requests `all` without their parts that a round of the
-/// clients `applied` accepts applied (a request is gone once every part
-/// is): the one rule of the federation in one process and of the
-/// parties' driver.
-pub(crate) fn still_pending(
-    all: Vec<PendingRequest>,
-    applied: impl Fn(ClientId) -> bool,
-) -> Vec<PendingRequest> {
-    all.into_iter()
-        .filter_map(|p| {
-            let rest = p.request.restricted(|c| !applied(c));
-            (!rest.is_empty()).then_some(PendingRequest {
-                number: p.number,
-                request: rest,
-            })
-        })
-        .collect()
-}
-
-impl Federation {
-    /// The clients of the last aggregate, when flat: those of the
-    /// federation, and those that left whole with a request that waits.
-    fn aggregate_clients(&self) -> usize {
-        let left = self.unsent.values().filter(|u| u.left).count();
-        self.clients.len() + left
-    }
-}
-
-/// What the server learns from a round that changed the messages of
-/// `updated` alone, beyond a policy of `needed` (docs/threat-model.md U3);
-/// generic over how clients are named, so that a store names them as
-/// its data does.
-///
-/// `None` when no client or at least `needed` clients updated.
-///
-/// # Example
-///
-/// ```
-/// let w = mufc::privacy_warning(&["site-5"], 2).unwrap();
-/// assert!(w.starts_with("only client site-5's message changed"));
-/// assert_eq!(mufc::privacy_warning(&["a", "b"], 2), None);
-/// ```
-pub fn privacy_warning<C: std::fmt::Display>(updated: &[C], needed: usize) -> Option<String> {
-    match updated {
-        [] => None,
-        [c] => Some(format!(
-            "only client {c}'s message changed in this round: the difference of this aggregate \
-             and the previous one tells the server how client {c}'s histogram changed (for a \
-             removed point that is not a seed, the bin it counted in; for a removed client, its \
-             whole histogram) (docs/threat-model.md U3)"
-        )),
-        v if v.len() < needed => Some(format!(
-            "only {} clients' messages changed in this round, fewer than the policy's {needed}: \
-             the difference of this aggregate and the previous one tells the server the sum of \
-             their changes (docs/threat-model.md U3)",
-            v.len()
-        )),
-        _ => None,
+        let report = self.parties.flush_clients(clients);
+        self.after_request();
+        report
     }
 }

@@ -1,13 +1,12 @@
 //! The body of a saved federation, the postcard part of the file: what
-//! is stored, written from references ([`ReprRef`]) and read into owned
-//! values ([`Repr`]). The two must list the same fields, in the same order
-//! and of the same types: that is the format.
+//! is stored ([`Repr`]); its fields, in order and with their types, are
+//! the format.
 
 use num_bigint::BigUint;
 use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 
-use crate::federation::unsent::Unsent;
+use crate::state::unsent::Unsent;
 use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig, Withdrawal};
 
 /// A federation's groups (version 7): the layout, and what each group's
@@ -37,23 +36,7 @@ pub(crate) struct SavedGroup {
     pub(crate) counts: Vec<(BigUint, u64)>,
 }
 
-#[derive(Serialize)]
-pub(super) struct ReprRef<'a> {
-    pub(super) config: &'a ValidConfig,
-    pub(super) dim: usize,
-    pub(super) clients: Vec<(ClientId, &'a Dataset, &'a [PointId])>,
-    pub(super) counts: Vec<(&'a BigUint, u64)>,
-    pub(super) capacity: Option<usize>,
-    pub(super) rounds: u64,
-    pub(super) fit_report: &'a FitReport,
-    pub(super) history: &'a [RemovalReport],
-    pub(super) pending: &'a [PendingRequest],
-    pub(super) unsent: Vec<(ClientId, &'a Unsent)>,
-    pub(super) tree: Option<SavedTree>,
-    pub(super) withdrawn: Option<&'a Withdrawal>,
-}
-
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 pub(crate) struct Repr {
     pub(crate) config: ValidConfig,
     pub(crate) dim: usize,

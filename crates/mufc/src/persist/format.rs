@@ -57,11 +57,11 @@ const HEADER_LEN: usize = 16;
 /// The SHA-256 checksum.
 const CHECKSUM_LEN: usize = 32;
 
-pub(super) fn bad(what: impl Into<String>) -> MufcError {
+pub(crate) fn bad(what: impl Into<String>) -> MufcError {
     MufcError::Persistence(what.into())
 }
 
-pub(super) fn corrupt(reason: impl Into<String>) -> MufcError {
+pub(crate) fn corrupt(reason: impl Into<String>) -> MufcError {
     PersistError::Corrupt {
         reason: reason.into(),
     }
@@ -91,7 +91,7 @@ pub(super) fn seal(body: &[u8]) -> Vec<u8> {
 
 /// The body of sealed `bytes`, once the header, the length and the
 /// checksum are checked (see the `persist` module docs).
-pub(super) fn open(bytes: &[u8]) -> MufcResult<&[u8]> {
+pub(crate) fn open(bytes: &[u8]) -> MufcResult<&[u8]> {
     let found = bytes.len() as u64;
     let m = bytes.len().min(MAGIC.len());
     if bytes.get(..m) != MAGIC.get(..m) {

@@ -148,7 +148,7 @@ fn groups_dropped_from_a_file_whose_configuration_has_them_are_refused() {
     )
     .unwrap();
     let mut repr = flat.repr();
-    let mut t = fed.saved_tree().unwrap();
+    let mut t = fed.repr().tree.unwrap();
     t.groups[0].counts.clear();
     repr.tree = Some(t);
     assert!(matches!(

@@ -1,26 +1,24 @@
 //! Loading a federation: the file's header, length and checksum are
 //! checked ([`super::format`]), then the body is parsed, checked against
 //! itself, and the clients and the server are rebuilt from it and checked
-//! against the stored seeds and counts ([`Federation::from_bytes`],
-//! [`Federation::load`]).
+//! against the stored seeds and counts ([`Federation::from_bytes`](crate::Federation::from_bytes),
+//! [`Federation::load`](crate::Federation::load)).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use num_bigint::BigUint;
 use seeding::{Dataset, PointId};
 
 use super::body::{Repr, SavedTree};
-use super::format::{bad, corrupt, open};
+use super::format::{bad, corrupt};
 use crate::aggregation::Aggregation;
-use crate::federation::tree::Tree;
-use crate::federation::unsent::Unsent;
-use crate::federation::{RequestBook, Setup, check_unsent};
 use crate::server::decode::Decoded;
 use crate::server::{InputChange, PlainCentroids};
+use crate::state::tree::Tree;
+use crate::state::unsent::Unsent;
+use crate::state::{RequestBook, Setup, check_unsent};
 use crate::{
-    Client, ClientId, Federation, FitReport, MufcResult, Server, StoredClusters, Topology,
-    ValidConfig,
+    Client, ClientId, FitReport, MufcResult, Server, StoredClusters, Topology, ValidConfig,
 };
 #[cfg(doc)]
 use crate::{MufcError, PersistError};
@@ -28,107 +26,8 @@ use crate::{MufcError, PersistError};
 /// The largest dimension a saved federation without clients may state.
 const MAX_DIM_WITHOUT_DATA: usize = 1 << 20;
 
-impl Federation {
-    /// A federation from [`Self::to_bytes`]: the header, length and
-    /// checksum are checked first (see the `persist` module docs), then
-    /// the clients' clusterings and the server's K-means are rebuilt and
-    /// checked against the stored seeds and counts.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Persistence`] for bytes that are not a saved
-    /// federation (no magic) or whose stored seeds or counts do not match
-    /// the rebuilt state; [`MufcError::Persist`] with
-    /// [`PersistError::Truncated`] for bytes cut short,
-    /// [`PersistError::Corrupt`] for a checksum mismatch, trailing bytes
-    /// or an unparsable body, [`PersistError::UnsupportedVersion`] for
-    /// another format version (versions 1 and 2 included); the validation
-    /// errors of [`Self::with_ids`] for invalid contents.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{Federation, FederationConfig, MufcError, PersistError};
-    /// use nalgebra::DMatrix;
-    /// use seeding::Dataset;
-    ///
-    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
-    /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x0a");
-    /// // One flipped bit: refused, never another federation.
-    /// bytes[40] ^= 4;
-    /// assert!(matches!(
-    ///     Federation::from_bytes(&bytes),
-    ///     Err(MufcError::Persist(PersistError::Corrupt { .. }))
-    /// ));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> MufcResult<Self> {
-        let body = open(bytes)?;
-        let (r, rest): (Repr, &[u8]) = postcard::take_from_bytes(body)
-            .map_err(|e| corrupt(format!("the checked contents do not parse: {e}")))?;
-        if !rest.is_empty() {
-            return Err(corrupt(format!(
-                "{} bytes after the checked contents",
-                rest.len()
-            )));
-        }
-        Self::from_repr(r, BTreeMap::new())
-    }
-
-    /// A federation from its parsed saved state (a saved file's body, or
-    /// the rows of a model store): every check and
-    /// rebuild of [`Self::from_bytes`] after the body is parsed.
-    ///
-    /// The clients with `clusters` are built from them without fitting
-    /// ([`StoredClusters`]); the others are fitted and checked against
-    /// their stored seeds.
-    pub(crate) fn from_repr(
-        r: Repr,
-        clusters: BTreeMap<ClientId, StoredClusters>,
-    ) -> MufcResult<Self> {
-        restore(r, clusters).map(Self::assemble)
-    }
-
-    /// The federation of restored parts.
-    pub(crate) fn assemble(p: Restored) -> Self {
-        let book = p.book;
-        let mut fed = Self::from_parts(
-            p.setup,
-            p.clients,
-            p.aggregation,
-            p.server,
-            p.fit_report,
-            book.history,
-            book.pending,
-        );
-        if let Some(tree) = p.tree {
-            fed = fed.with_tree(tree);
-        }
-        let mut fed = fed.with_unsent(book.unsent);
-        if let Some(w) = book.withdrawn {
-            fed.withdraw(w);
-        }
-        fed
-    }
-
-    /// Loads a federation saved by [`Self::save`] (any length field is
-    /// checked against the file's size before use).
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::from_bytes`], plus [`MufcError::Persistence`] for I/O
-    /// errors.
-    pub fn load(path: impl AsRef<Path>) -> MufcResult<Self> {
-        let bytes = std::fs::read(path.as_ref())
-            .map_err(|e| bad(format!("cannot read {}: {e}", path.as_ref().display())))?;
-        Self::from_bytes(&bytes)
-    }
-}
-
 /// A saved state rebuilt and checked, in parts: what a federation in one
-/// process ([`Federation::assemble`]), a server party and the parties'
+/// process ([`Federation::assemble`](crate::Federation::assemble)), a server party and the parties'
 /// driver each assemble (`remote`), so that none of them is built from
 /// another.
 #[derive(Clone, Debug)]
@@ -146,7 +45,7 @@ pub(crate) struct Restored {
     pub(crate) book: RequestBook,
 }
 
-/// Every check and rebuild of [`Federation::from_bytes`] after the body is
+/// Every check and rebuild of [`Federation::from_bytes`](crate::Federation::from_bytes) after the body is
 /// parsed: the clients with `clusters` are built from them without
 /// fitting ([`StoredClusters`]); the others are fitted and checked against
 /// their stored seeds; the counts against the included clients'
@@ -350,7 +249,7 @@ fn plain_change(clients: &[Client], dim: usize) -> InputChange {
                         centroids: nalgebra::DMatrix::zeros(dim, 0),
                         sizes: Vec::new(),
                     },
-                    crate::federation::plain_of(c),
+                    c.plain_centroids(),
                 )
             })
             .collect(),

@@ -3,14 +3,12 @@
 //! `persist` module docs).
 
 use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 
-use super::body::ReprRef;
 use super::format::{bad, seal};
 #[cfg(doc)]
 use crate::MufcError;
-use crate::{Federation, MufcResult};
+use crate::MufcResult;
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// directory, written by `write`, flushed, renamed over `path`, then the
@@ -40,7 +38,7 @@ pub(crate) fn write_atomically(
 }
 
 /// A body as the bytes of a saved federation: postcard, sealed.
-pub(super) fn sealed(repr: &ReprRef<'_>) -> MufcResult<Vec<u8>> {
+pub(crate) fn sealed(repr: &super::body::Repr) -> MufcResult<Vec<u8>> {
     postcard::to_allocvec(repr)
         .map(|body| seal(&body))
         .map_err(|e| bad(format!("cannot serialize: {e}")))
@@ -56,105 +54,6 @@ pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
     Ok(())
-}
-
-impl Federation {
-    /// The federation as bytes: the file format of the `persist` module
-    /// docs (magic, version, length, postcard body, SHA-256), groups
-    /// included.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Persistence`] if serialization fails.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
-    /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, PointId};
-    ///
-    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let b = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 3 + r) % 11) as f64 / 25.0 - 0.2))?;
-    /// // Two clients, and lone updates served at once: both policies
-    /// // lowered explicitly (docs/threat-model.md P4, U3).
-    /// let config = FederationConfig::new(2).gamma(0.1).min_clients(2).min_updating_clients(1).validate()?;
-    /// let mut fed = Federation::new(vec![a, b], &config)?;
-    /// let mut loaded = Federation::from_bytes(&fed.to_bytes()?)?;
-    /// let req = RemovalRequest::points(ClientId(0), vec![PointId(2)]);
-    /// fed.remove(&req)?;
-    /// loaded.remove(&req)?;
-    /// assert_eq!(fed.server().counts(), loaded.server().counts());
-    /// assert_eq!(fed.server().centroids(), loaded.server().centroids());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn to_bytes(&self) -> MufcResult<Vec<u8>> {
-        sealed(&self.repr())
-    }
-
-    /// What [`Self::to_bytes`] stores, by reference.
-    pub(super) fn repr(&self) -> ReprRef<'_> {
-        ReprRef {
-            config: self.config(),
-            dim: self.dim(),
-            clients: self
-                .clients()
-                .iter()
-                .map(|c| (c.id(), c.data(), c.seed_ids()))
-                .collect(),
-            counts: self
-                .server()
-                .counts()
-                .iter()
-                .map(|(b, &c)| (b, c))
-                .collect(),
-            capacity: self.fit_report().sketch.as_ref().map(|s| s.capacity),
-            rounds: self.rounds(),
-            fit_report: self.fit_report(),
-            history: self.history(),
-            pending: self.pending(),
-            unsent: self.unsent().iter().map(|(c, u)| (*c, u)).collect(),
-            tree: self.saved_tree(),
-            withdrawn: self.withdrawal(),
-        }
-    }
-
-    /// Saves the federation to a file ([`Self::to_bytes`]), atomically:
-    /// the bytes go to a temporary file in the same directory, which is
-    /// flushed to disk and renamed over `path`, then the directory is
-    /// flushed (on unix; on other platforms that last step is skipped, so
-    /// the rename's durability is best effort). On an error, or a crash,
-    /// `path` keeps its old contents, whole. The new file is readable and
-    /// writable by its owner only (on unix), and a symbolic link at `path`
-    /// is replaced, not followed.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Persistence`] for serialization or I/O errors (the
-    /// old file, if any, is then intact).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{ClientId, Federation, FederationConfig, RemovalRequest};
-    /// use nalgebra::DMatrix;
-    /// use seeding::{Dataset, PointId};
-    ///
-    /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
-    /// let config = FederationConfig::new(2).gamma(0.1).min_clients(1).min_updating_clients(1).validate()?;
-    /// let mut fed = Federation::new(vec![a], &config)?;
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("fed.mufc");
-    /// fed.save(&path)?;
-    /// fed.remove(&RemovalRequest::points(ClientId(0), vec![PointId(1)]))?;
-    /// fed.save(&path)?; // replaces the first save
-    /// assert_eq!(Federation::load(&path)?.to_bytes()?, fed.to_bytes()?);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn save(&self, path: impl AsRef<Path>) -> MufcResult<()> {
-        let bytes = self.to_bytes()?;
-        write_atomically(path.as_ref(), &bytes, |f, b| f.write_all(b))
-    }
 }
 
 #[cfg(test)]

@@ -12,13 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use super::body::{Repr, SavedTree};
 use super::load::Restored;
-use crate::federation::unsent::Unsent;
+use crate::state::unsent::Unsent;
 use crate::{
-    ClientId, Federation, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport,
-    StoredClusters, ValidConfig, Withdrawal,
+    ClientId, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport, StoredClusters,
+    ValidConfig, Withdrawal,
 };
 
-/// Everything a [`Federation`] holds but its clients' points: the
+/// Everything a [`Federation`](crate::Federation) holds but its clients' points: the
 /// configuration, the decoded counts, the round counter, the reports
 /// (the last removal report only, with the number of requests applied
 /// before it), the requests whose model update waits, and the groups.
@@ -26,8 +26,8 @@ use crate::{
 /// Serialized with serde; the field order is a stored format (the
 /// server row of `mufc-store`'s schema 5), so it only ever grows at the
 /// end, with a new schema version. Rebuilding a federation from it
-/// ([`Federation::from_snapshot`]) runs every check of
-/// [`Federation::from_bytes`].
+/// ([`Federation::from_snapshot`](crate::Federation::from_snapshot)) runs every check of
+/// [`Federation::from_bytes`](crate::Federation::from_bytes).
 ///
 /// # Example
 ///
@@ -66,7 +66,7 @@ pub struct ServerSnapshot {
     withdrawn: Option<Withdrawal>,
     /// The client-less federation the snapshot was taken of, when a
     /// running server took it ([`RemoteServer::snapshot`](crate::remote::RemoteServer::snapshot)):
-    /// [`Federation::from_snapshot`] then returns it rather than rebuild
+    /// [`Federation::from_snapshot`](crate::Federation::from_snapshot) then returns it rather than rebuild
     /// it (the server's K-means again on every round a server's store
     /// commits: 3.4 ms against 7 us on the paper's Gaussian data,
     /// docs/benchmarks.md). Never stored: a snapshot read back is rebuilt
@@ -87,7 +87,7 @@ impl ServerSnapshot {
         server: &crate::Server,
         fit_report: &FitReport,
         (rounds, tree): (u64, Option<SavedTree>),
-        book: crate::federation::RequestBook,
+        book: crate::state::RequestBook,
     ) -> Self {
         Self {
             config: config.clone(),
@@ -131,95 +131,32 @@ impl ServerSnapshot {
 /// One client's part of a snapshot: its id, its points and its seeds.
 pub type ClientSnapshot = (ClientId, Dataset, Vec<PointId>);
 
-impl Federation {
-    /// The server's part of the federation's state (see
-    /// [`ServerSnapshot`]); the clients' parts are each client's
-    /// [`data`](crate::Client::data) and
-    /// [`seed_ids`](crate::Client::seed_ids).
-    ///
-    /// Only the last removal report is kept (a store's audit log is the
-    /// history, and a part that grew with every request would make every
-    /// commit slower than the last); the requests of the others still
-    /// count in the numbering ([`Self::applied_requests`]).
-    pub fn server_snapshot(&self) -> ServerSnapshot {
-        let book = crate::federation::RequestBook {
-            applied: self.applied_requests(),
-            history: self.history().last().cloned().into_iter().collect(),
-            pending: self.pending().to_vec(),
-            unsent: self.unsent().clone(),
-            withdrawn: self.withdrawal().cloned(),
-        };
-        ServerSnapshot::describing(
-            (self.config(), self.dim()),
-            self.server(),
-            self.fit_report(),
-            (self.rounds(), self.saved_tree()),
-            book,
-        )
-    }
-
-    /// The federation of a snapshot: the server's part and every client's
-    /// (id, points, seeds), rebuilt and checked as
-    /// [`Self::from_bytes`] does.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Persistence`](crate::MufcError::Persistence) with
-    /// [`PersistError::Corrupt`] when the parts do not make a federation
-    /// (a client of another dimension, counts its clients' histograms do
-    /// not add up to, fewer requests applied than the last report names,
-    /// ...).
-    pub fn from_snapshot(server: ServerSnapshot, clients: Vec<ClientSnapshot>) -> MufcResult<Self> {
-        Self::from_stored(server, clients, BTreeMap::new())
-    }
-
-    /// As [`Self::from_snapshot`], with the clusters each client of
-    /// `clusters` sends as it was saved ([`Client::clusters`](crate::Client::clusters)): those
-    /// clients are not fitted again (the caller vouches for the clusters,
-    /// as a store does with a checksum); each is fitted, and checked
-    /// against them, when a removal first changes it. Opening a model
-    /// store so takes no client training.
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::from_snapshot`], and
-    /// [`MufcError::Persistence`](crate::MufcError::Persistence) for
-    /// clusters that do not fit their client's points or seeds.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{Federation, FederationConfig};
-    /// use nalgebra::DMatrix;
-    /// use seeding::Dataset;
-    ///
-    /// let client = |s: usize| Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * 7 + r + s) % 10) as f64 / 25.0));
-    /// let config = FederationConfig::new(2).gamma(0.1).validate()?;
-    /// let fed = Federation::new(vec![client(0)?, client(1)?, client(2)?], &config)?;
-    ///
-    /// let clients = fed.clients().iter().map(|c| (c.id(), c.data().clone(), c.seed_ids().to_vec())).collect();
-    /// let clusters = fed.clients().iter().map(|c| (c.id(), c.clusters())).collect();
-    /// let again = Federation::from_stored(fed.server_snapshot(), clients, clusters)?;
-    /// assert_eq!(again.server().centroids(), fed.server().centroids());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_stored(
-        server: ServerSnapshot,
-        clients: Vec<ClientSnapshot>,
-        clusters: BTreeMap<ClientId, StoredClusters>,
-    ) -> MufcResult<Self> {
-        let parts = server.restore(clients, clusters)?;
-        let kept = parts.book.history.iter().map(|r| r.requests.len() as u64);
-        let earlier = parts.book.applied.saturating_sub(kept.sum());
-        let mut fed = Self::assemble(parts);
-        fed.set_earlier_requests(earlier);
-        Ok(fed)
-    }
-}
-
 impl ServerSnapshot {
+    /// What a saved file holds: this snapshot, the clients' parts and
+    /// every report of `history` (where a snapshot keeps the last).
+    pub(crate) fn into_repr(
+        self,
+        clients: Vec<ClientSnapshot>,
+        history: Vec<RemovalReport>,
+    ) -> Repr {
+        Repr {
+            config: self.config,
+            dim: self.dim,
+            clients,
+            counts: self.counts,
+            capacity: self.capacity,
+            rounds: self.rounds,
+            fit_report: self.fit_report,
+            history,
+            pending: self.pending,
+            unsent: self.unsent,
+            tree: self.tree,
+            withdrawn: self.withdrawn,
+        }
+    }
+
     /// The state of this snapshot and the clients' parts, rebuilt and
-    /// checked as [`Federation::from_stored`] does; the state a running
+    /// checked as [`Federation::from_stored`](crate::Federation::from_stored) does; the state a running
     /// server carried when it took the snapshot, with no client.
     pub(crate) fn restore(
         self,

@@ -282,6 +282,14 @@ impl Agreement {
                 ));
             }
         }
+        if s.capacity() != s.config().client_k().saturating_mul(s.roster().len()) {
+            return Err(format!(
+                "the setup's sketch capacity {} is not {} bins for each of its {} clients",
+                s.capacity(),
+                s.config().client_k(),
+                s.roster().len()
+            ));
+        }
         if !s.has_topology_layout() {
             return Err(format!(
                 "the setup's groups {:?} are not those its topology gives the roster",

@@ -14,8 +14,8 @@ use super::plain::PlainClient;
 use super::{Agreement, Announcement, Registration, RemoteSetup};
 use crate::aggregation::{Aggregation, ClientHalf, RoundProtocol, RoundSpec, Sends, Sent};
 use crate::client::message::Encoded;
-use crate::federation::setup::check_data;
 use crate::ids::{first_missing, in_order};
+use crate::state::setup::check_data;
 use crate::{Channel, Client, ClientId, MufcError, MufcResult};
 
 /// A client of a federation run across processes: its points, its local
@@ -43,6 +43,9 @@ pub struct RemoteClient {
     /// Whether the client's operator allowed the plain mode
     /// ([`Self::allowing_plain`]).
     plain: bool,
+    /// Whether the client's operator allowed masks derived from the
+    /// federation seed ([`Self::allowing_deterministic_masks`]).
+    deterministic: bool,
 }
 
 /// What a client sent in the last committed round that included it: the
@@ -293,6 +296,7 @@ impl RemoteClient {
             dealer: None,
             sent: None,
             plain: false,
+            deterministic: false,
         }
     }
 
@@ -317,6 +321,19 @@ impl RemoteClient {
     #[must_use]
     pub fn allowing_plain(mut self) -> Self {
         self.plain = true;
+        self
+    }
+
+    /// Allows masks derived from the federation seed and the round
+    /// ([`FederationConfig::insecure_deterministic_masks`](crate::FederationConfig::insecure_deterministic_masks)):
+    /// anyone who knows the seed can then unmask the client's messages.
+    /// Without it the client refuses a setup that asks for them, so that
+    /// a server cannot make its masks predictable by announcing one. For
+    /// tests and reproductions whose operator chose the mode (as the
+    /// in-process driver does when its configuration says so).
+    #[must_use]
+    pub fn allowing_deterministic_masks(mut self) -> Self {
+        self.deterministic = true;
         self
     }
 
@@ -505,6 +522,29 @@ impl RemoteClient {
         }
     }
 
+    /// The client's local clustering, once trained and while it holds
+    /// points.
+    pub(crate) fn clustering(&self) -> Option<&Client> {
+        match &self.state {
+            State::Trained(t) => match &t.local {
+                Local::Active(c) => Some(c),
+                Local::Empty(_) => None,
+            },
+            State::Waiting(_) => None,
+        }
+    }
+
+    /// Drops the client's kept sketch: its next message encodes every bin
+    /// afresh (tests).
+    #[cfg(test)]
+    pub(crate) fn forget_encoded(&mut self) {
+        if let State::Trained(t) = &mut self.state
+            && let Local::Active(c) = &mut t.local
+        {
+            c.forget_encoded();
+        }
+    }
+
     /// The ids of the client's seeds (empty before training).
     pub fn seeds(&self) -> &[PointId] {
         match &self.state {
@@ -548,6 +588,12 @@ impl RemoteClient {
             return Err(refuse(
                 "the plain mode would send the client's centroids in the clear, and its \
                  operator did not allow it",
+            ));
+        }
+        if announcement.setup.config.insecure_deterministic_masks() && !self.deterministic {
+            return Err(refuse(
+                "the setup derives every mask from the federation seed, which would let anyone \
+                 who knows it unmask the client's messages, and its operator did not allow it",
             ));
         }
         // Before anything else: the grid step decides how finely the
@@ -785,7 +831,11 @@ fn train(
         });
     }
     parts.clients = vec![(id, data)];
-    check_data(&parts.clients, &parts.config, parts.quantizer.as_ref())?;
+    check_data(
+        parts.clients.iter().map(|(c, d)| (*c, d)),
+        &parts.config,
+        parts.quantizer.as_ref(),
+    )?;
     let client = parts
         .fit_clients()?
         .into_iter()

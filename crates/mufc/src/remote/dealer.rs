@@ -64,6 +64,9 @@ pub struct RemoteDealer {
     /// The setup of the first deal, with its aggregation's parameters:
     /// the dealer deals for no other.
     pinned: Option<(RemoteSetup, Aggregation)>,
+    /// Whether the dealer's operator allowed seeds derived from the
+    /// federation seed ([`Self::allowing_deterministic_masks`]).
+    deterministic: bool,
 }
 
 impl RemoteDealer {
@@ -92,7 +95,18 @@ impl RemoteDealer {
             keys,
             agreement: None,
             pinned: None,
+            deterministic: false,
         }
+    }
+
+    /// Allows seeds derived from the federation seed and the round, as
+    /// [`RemoteClient::allowing_deterministic_masks`](super::RemoteClient::allowing_deterministic_masks)
+    /// allows a client's masks: without it the dealer refuses a setup
+    /// that asks for them.
+    #[must_use]
+    pub fn allowing_deterministic_masks(mut self) -> Self {
+        self.deterministic = true;
+        self
     }
 
     /// Holds the dealer to `agreement`: it deals for no setup outside it
@@ -132,6 +146,13 @@ impl RemoteDealer {
             round: spec.round,
             reason,
         };
+        if setup.config().insecure_deterministic_masks() && !self.deterministic {
+            return Err(refuse(
+                "the setup derives every seed from the federation seed, and the dealer's \
+                 operator did not allow it"
+                    .into(),
+            ));
+        }
         if let Some(a) = &self.agreement {
             a.check_setup(setup)
                 .map_err(|why| refuse(format!("outside the agreement: {why}")))?;

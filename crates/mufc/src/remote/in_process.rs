@@ -84,7 +84,7 @@ use crate::{
 /// assert_eq!(parties.server().server().centroids(), retrained.server().centroids());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct InProcess {
     server: RemoteServer,
     /// In id order.
@@ -106,6 +106,20 @@ pub struct InProcess {
     requests: u64,
     /// Why the model was withdrawn, if it was.
     withdrawn: Option<Withdrawal>,
+    /// A failure the tests inject, and what the failed round received.
+    #[cfg(test)]
+    pub(crate) injected: Injected,
+}
+
+/// A round the tests make fail once every message is in, before the
+/// server finishes it (a server that crashed, a network that failed), and
+/// what it had received by then.
+#[cfg(test)]
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Injected {
+    pub(crate) fail_next: bool,
+    /// The failed round's number and what it received.
+    pub(crate) failed: Option<(u64, Received)>,
 }
 
 /// What one round cost the parties other than the server, as the driver
@@ -163,7 +177,7 @@ fn add_party_costs(
             encode.push(*t);
         }
     }
-    crate::federation::client_times(times, &owns, &encode);
+    crate::state::client_times(times, &owns, &encode);
 }
 
 /// What a client's requests did to it since its group's last round.
@@ -192,6 +206,10 @@ pub struct DrivenRound {
     /// else empty. What a curious server sees.
     pub received: Vec<(ClientId, Vec<u8>)>,
 }
+
+/// What the server received in a round, by sender, in order.
+#[cfg(test)]
+pub(crate) type Received = Vec<(ClientId, Vec<u8>)>;
 
 /// A member's half of a round, its first message and the time it took.
 type Joined = (ClientId, (ClientRound, Vec<u8>), Duration);
@@ -263,17 +281,9 @@ impl InProcess {
     ) -> MufcResult<Self> {
         // The configuration is every client's operator's choice: the
         // plain mode is allowed where it says so.
-        let plain = config.channel() == &Channel::Plain;
         let mut parties: Vec<RemoteClient> = clients
             .into_iter()
-            .map(|(id, data)| {
-                let client = RemoteClient::new(id, data)?;
-                Ok(if plain {
-                    client.allowing_plain()
-                } else {
-                    client
-                })
-            })
+            .map(|(id, data)| Ok(as_configured(RemoteClient::new(id, data)?, config)))
             .collect::<MufcResult<_>>()?;
         parties.sort_by_key(RemoteClient::id);
         // The survey of a client's data (a short K-means) matters to the
@@ -282,13 +292,22 @@ impl InProcess {
         let regs = par::map(config.parallel(), &parties, |_, c| {
             Ok::<_, MufcError>(c.registration_with(survey))
         })?;
-        let setup = RemoteSetup::new(config, &regs)?;
+        let setup = RemoteSetup::resolved(config, &regs)?;
+        // Data errors first, as each client's first round would find them,
+        // then the policy's minimum.
+        let quantizer = crate::state::setup::quantizer(setup.config(), setup.dim())?;
+        let data = parties.iter().map(|c| (c.id(), c.data()));
+        crate::state::setup::check_data(data, setup.config(), quantizer.as_ref())?;
+        setup.check_policy()?;
         let setup = match layout {
             Some(layout) => setup.with_layout(layout)?,
             None => setup,
         };
         let dealer = match config.channel().as_scma().map(|s| s.masks().masking()) {
-            Some(Masking::Dealer) => Some(pair_with_a_dealer(&mut parties)?),
+            Some(Masking::Dealer) => Some(pair_with_a_dealer(
+                &mut parties,
+                config.insecure_deterministic_masks(),
+            )?),
             _ => None,
         };
         let mut driver = Self {
@@ -302,6 +321,8 @@ impl InProcess {
             last: Vec::new(),
             requests: 0,
             withdrawn: None,
+            #[cfg(test)]
+            injected: Injected::default(),
         };
         for g in 0..driver.server.groups().len() {
             let members = driver.server.groups()[g].clone();
@@ -342,6 +363,14 @@ impl InProcess {
     /// The clients' parties, in id order.
     pub fn clients(&self) -> &[RemoteClient] {
         &self.clients
+    }
+
+    /// Drops every client's kept sketch (tests).
+    #[cfg(test)]
+    pub(crate) fn forget_encoded(&mut self) {
+        self.clients
+            .iter_mut()
+            .for_each(RemoteClient::forget_encoded);
     }
 
     /// The dealer's party, with dealt masks.
@@ -412,6 +441,11 @@ impl InProcess {
                     }
                 }
             }
+        }
+        #[cfg(test)]
+        if std::mem::take(&mut self.injected.fail_next) {
+            self.injected.failed = Some((number, received));
+            return Err(MufcError::Remote("injected failure after masking".into()));
         }
         let report = self.server.finish_round(round)?;
         let included = in_order(&report.included);
@@ -498,12 +532,28 @@ impl InProcess {
     }
 }
 
+/// `client` allowed what the configuration chose, its operators' choice:
+/// the plain mode, masks derived from the seed.
+fn as_configured(client: RemoteClient, config: &ValidConfig) -> RemoteClient {
+    let client = match config.channel() == &Channel::Plain {
+        true => client.allowing_plain(),
+        false => client,
+    };
+    match config.insecure_deterministic_masks() {
+        true => client.allowing_deterministic_masks(),
+        false => client,
+    }
+}
+
 /// A dealer for `clients`, each pair sharing a key drawn from the
 /// operating system and given to both: the driver plays every operator,
 /// so it stands for the agreement that pinned keys give across processes
 /// (`SealKey::agree`, two X25519 operations a client, which would take
 /// most of a fit's surplus over `Federation`'s on the built-in data).
-fn pair_with_a_dealer(clients: &mut [RemoteClient]) -> MufcResult<RemoteDealer> {
+fn pair_with_a_dealer(
+    clients: &mut [RemoteClient],
+    deterministic: bool,
+) -> MufcResult<RemoteDealer> {
     let own = MaskKeyPair::generate(&mut rand::rng());
     // One key from the operating system, and each pair's derived from it
     // under the pair's name, as a round derives its secrets.
@@ -515,5 +565,9 @@ fn pair_with_a_dealer(clients: &mut [RemoteClient]) -> MufcResult<RemoteDealer> 
         c.pair_with_dealer_key(key());
         keys.insert(id, key());
     }
-    Ok(RemoteDealer::with_keys(own.public_key(), keys))
+    let dealer = RemoteDealer::with_keys(own.public_key(), keys);
+    Ok(match deterministic {
+        true => dealer.allowing_deterministic_masks(),
+        false => dealer,
+    })
 }

@@ -11,11 +11,11 @@ use super::{Announcement, RemoteSetup};
 use crate::aggregation::{
     Advanced, Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends, ServerHalf,
 };
-use crate::federation::RequestBook;
-use crate::federation::tree::{FinishedRound, Tree};
 use crate::persist::Restored;
 use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
+use crate::state::RequestBook;
+use crate::state::tree::{FinishedRound, Tree};
 use crate::{
     ClientId, DecodeKind, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
     ServerSnapshot, ServerUpdate, StageTimes,
@@ -24,7 +24,7 @@ use crate::{
 /// The server of a federation run across processes: the aggregation's
 /// state (the sketch parameters, the last unmasked sum, the round
 /// counter) and the model. See the [module docs](super) for a round.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RemoteServer {
     setup: RemoteSetup,
     /// The masked sums' state; `None` in the plain mode, which has none.
@@ -412,6 +412,23 @@ impl RemoteServer {
     /// # Ok::<(), mufc::MufcError>(())
     /// ```
     pub fn groups(&self) -> &[Vec<ClientId>] {
+        self.groups_now()
+    }
+
+    /// The flat aggregation's state (none with groups, or in the plain
+    /// mode; tests).
+    #[cfg(test)]
+    pub(crate) fn aggregation(&self) -> Option<&Aggregation> {
+        self.aggregation.as_ref()
+    }
+
+    /// The groups and the tree above them, as they are now (`None` when
+    /// flat).
+    pub fn layout(&self) -> Option<&crate::Layout> {
+        self.tree.as_ref().map(Tree::layout)
+    }
+
+    fn groups_now(&self) -> &[Vec<ClientId>] {
         match &self.tree {
             Some(t) => t.layout().groups(),
             None => std::slice::from_ref(&self.setup.roster),
@@ -823,6 +840,12 @@ impl RemoteServer {
     /// [`MufcError::NoServerModel`] before the model is trained.
     pub(crate) fn describe(&self, book: RequestBook) -> MufcResult<ServerSnapshot> {
         let fit_report = self.fit_report.as_ref().ok_or(MufcError::NoServerModel)?;
+        Ok(self.describe_as(book, fit_report))
+    }
+
+    /// [`Self::describe`] with the training report `fit_report` (a
+    /// driver's, with the other parties' costs).
+    pub(crate) fn describe_as(&self, book: RequestBook, fit_report: &FitReport) -> ServerSnapshot {
         // The rounds as a federation in one process counts them: the
         // plain mode's are not kept (it has no masks to keep fresh).
         let rounds = match (self.withdrawn, &self.tree, &self.aggregation) {
@@ -833,12 +856,6 @@ impl RemoteServer {
         };
         let tree = self.tree.as_ref().map(Tree::saved);
         let shape = (&self.setup.config, self.setup.dim);
-        Ok(ServerSnapshot::describing(
-            shape,
-            &self.server,
-            fit_report,
-            (rounds, tree),
-            book,
-        ))
+        ServerSnapshot::describing(shape, &self.server, fit_report, (rounds, tree), book)
     }
 }

@@ -132,3 +132,66 @@ fn a_server_cannot_make_a_client_send_its_centroids_in_the_clear() {
     let mut allowed = RemoteClient::new(id, points).unwrap().allowing_plain();
     assert!(allowed.join(&announcement).is_ok());
 }
+
+/// Nor can a server make a client's masks, or the dealer's seeds,
+/// predictable: a setup under `insecure_deterministic_masks` is refused by
+/// a client or a dealer whose operator did not allow it, for every mask
+/// source, before the client trains; allowed, they join and deal.
+#[test]
+fn a_server_cannot_make_the_masks_derive_from_the_seed() {
+    let data = with_ids(&gaussian_clients("parties-deterministic", Mixture::SMALL));
+    let regs: Vec<Registration> = (data.iter())
+        .map(|(id, d)| Registration {
+            id: *id,
+            points: d.len() as u64,
+            dim: d.dim(),
+            scale: 1,
+        })
+        .collect();
+    let ids: Vec<ClientId> = data.iter().map(|(id, _)| *id).collect();
+    let sources = [
+        Masks::Dealer,
+        Masks::Pairwise,
+        Masks::SecAgg(SecAggOptions::new()),
+    ];
+    for masks in sources {
+        let config = FederationConfig::new(2)
+            .channel(Channel::scma(masks))
+            .insecure_deterministic_masks(true)
+            .seed(2)
+            .validate()
+            .unwrap();
+        let setup = RemoteSetup::new(&config, &regs).unwrap();
+        let mut server = RemoteServer::new(setup).unwrap();
+        let (announcement, _) = server.start_round(&ids).unwrap();
+        let (id, points) = data[0].clone();
+        let mut client = RemoteClient::new(id, points.clone()).unwrap();
+        let err = client.join(&announcement).unwrap_err();
+        assert!(
+            matches!(&err, MufcError::RoundRefused { reason, .. } if reason.contains("federation seed")),
+            "{masks:?}: {err}"
+        );
+        assert!(
+            client.seeds().is_empty(),
+            "{masks:?}: it did not even train"
+        );
+        let mut allowed = RemoteClient::new(id, points)
+            .unwrap()
+            .allowing_deterministic_masks();
+        if masks == Masks::Dealer {
+            // The dealer refuses to deal for the round, whatever the
+            // request: it checks the setup first.
+            let own = syndrome_agg::masking::pairwise::MaskKeyPair::generate(&mut rand::rng());
+            let key = syndrome_agg::masking::pairwise::MaskKeyPair::generate(&mut rand::rng());
+            let keys = BTreeMap::from([(id, key.public_key())]);
+            let mut dealer = RemoteDealer::new(&own, &keys).unwrap();
+            let err = dealer.deal(&announcement, &[]).unwrap_err();
+            assert!(
+                matches!(&err, MufcError::RoundRefused { reason, .. } if reason.contains("federation seed")),
+                "{err}"
+            );
+            allowed.pair_with_dealer(&key, &own.public_key()).unwrap();
+        }
+        assert!(allowed.join(&announcement).is_ok(), "{masks:?}");
+    }
+}

@@ -1,10 +1,8 @@
 //! The dealer's half of a dealt round: the server's request (the ring)
 //! in, each client's sealed seed and the correction out
-//! (`syndrome_agg::masking::dealer`). In one process the aggregation plays
-//! the dealer; the key each pair shares ([`DealerKeys`]) is drawn for the
-//! simulation. Across processes the dealer is a party of its own
-//! ([`RemoteDealer`](crate::remote::RemoteDealer)) whose keys each client
-//! agreed with it once (`SealKey::agree`, [`PairKeys::Agreed`]).
+//! (`syndrome_agg::masking::dealer`). The dealer is a party of its own
+//! ([`RemoteDealer`](crate::remote::RemoteDealer)) whose key with each
+//! client the two agreed once (`SealKey::agree`, [`PairKeys::Agreed`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,28 +11,33 @@ use syndrome_agg::masking::dealer::{SealKey, deal_seeds};
 use syndrome_agg::{ConcreteSketch, LinearParams, ValidAnyParams};
 
 use crate::aggregation::run::{Concrete, OnSketch};
-use zeroize::Zeroizing;
 
 use super::{CORRECTION, DealRequest, Dealt, SealedBytes, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{DealerHalf, RoundSpec};
-use crate::aggregation::secrets::{RoundSecrets, SecretSource};
 use crate::client::message::{ClientMask, masked_frame};
-use crate::ids::derive_bytes;
 use crate::{ClientId, MufcResult};
+#[cfg(test)]
+use {
+    crate::aggregation::secrets::{RoundSecrets, SecretSource},
+    crate::ids::derive_bytes,
+    zeroize::Zeroizing,
+};
 
-/// The keys the dealer a federation plays in process shares with its
-/// clients: each pair's key derives from one secret drawn from the
-/// operating system when the aggregation is built (from the seed under
-/// `insecure_deterministic_masks`). Redacted in `Debug`.
+/// Keys a dealer shares with its clients, each pair's derived from one
+/// secret (the tests' dealer, which plays every party). Redacted in
+/// `Debug`.
+#[cfg(test)]
 #[derive(Clone)]
 pub(crate) struct DealerKeys(Zeroizing<[u8; 32]>);
 
+#[cfg(test)]
 impl core::fmt::Debug for DealerKeys {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("DealerKeys(..)")
     }
 }
 
+#[cfg(test)]
 impl DealerKeys {
     /// Keys from `source`.
     ///
@@ -66,7 +69,8 @@ impl DealerKeys {
 /// [`RemoteDealer`](crate::remote::RemoteDealer)).
 #[derive(Clone, Debug)]
 pub(crate) enum PairKeys {
-    /// Keys derived from one secret, in process.
+    /// Keys derived from one secret (tests).
+    #[cfg(test)]
     Simulated(DealerKeys),
     /// The keys agreed with the clients, by client.
     Agreed(BTreeMap<ClientId, SealKey>),
@@ -76,6 +80,7 @@ impl PairKeys {
     /// The key the dealer shares with `client`.
     fn pair(&self, client: ClientId) -> MufcResult<SealKey> {
         match self {
+            #[cfg(test)]
             Self::Simulated(keys) => Ok(keys.pair(client)),
             Self::Agreed(keys) => keys.get(&client).cloned().ok_or_else(|| {
                 rejected(format!(

@@ -19,7 +19,6 @@ use super::{
 use crate::aggregation::halves::{
     Advanced, RemoteOutcome, RoundProtocol, RoundSpec, ServerHalf, Sums,
 };
-use crate::aggregation::round::split_elements;
 use crate::aggregation::run::{
     Concrete, OnSketch, Pending, conclude, conclude_change, conclude_change_counts, inconsistent,
 };
@@ -101,11 +100,9 @@ enum DealerStage {
     Waiting,
     /// The request went out; the answer has not come.
     Asked,
-    /// The dealer answered: each client's sealed seed, and the correction.
-    Dealt {
-        sealed: BTreeMap<ClientId, Vec<u8>>,
-        correction: Frame,
-    },
+    /// The dealer answered: each client's sealed seed (its correction is
+    /// in the sum).
+    Dealt { sealed: BTreeMap<ClientId, Vec<u8>> },
 }
 
 /// The server's half of a pairwise or dealt round.
@@ -279,27 +276,6 @@ impl ServerHalf for FramedServer {
             decode,
         })
     }
-
-    fn correction(&self) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
-        let DealerStage::Dealt { correction, .. } = &self.dealer else {
-            return None;
-        };
-        let width = correction.elements.len() / self.sums.sent().num_elements().max(1);
-        let elements = split_elements(&correction.elements, width);
-        Some((correction.to_bytes().ok()?, elements))
-    }
-
-    fn masked_input(&self, bytes: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
-        use syndrome_agg::LinearParams;
-        let ToServer::Masked { frame, .. } = from_bytes(bytes, self.max_frame + 64, "").ok()?
-        else {
-            return None;
-        };
-        let f = Frame::parse(&frame, self.max_frame).ok()?;
-        let width = f.elements.len() / self.sums.sent().num_elements().max(1);
-        let elements = split_elements(&f.elements, width);
-        Some((frame, elements))
-    }
 }
 
 impl FramedServer {
@@ -382,7 +358,7 @@ impl FramedServer {
         // anything changes.
         let sum = (self.add)(&correction, &self.sums, self.sum.as_ref())?;
         self.sum = Some(sum);
-        self.dealer = DealerStage::Dealt { sealed, correction };
+        self.dealer = DealerStage::Dealt { sealed };
         Ok(())
     }
 

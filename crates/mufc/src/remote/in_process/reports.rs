@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use super::{InProcess, PartyCosts, Waiting, add_party_costs};
-use crate::federation::{privacy_warning, request_times};
+use crate::state::{privacy_warning, request_times};
 use crate::{
     Channel, ClientId, DecodeKind, Involvement, NodeId, RemovalOutcome, RemovalReport,
     ServerUpdate, StageTimes, Withdrawal,

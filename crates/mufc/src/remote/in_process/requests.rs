@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use seeding::PointId;
 
 use super::InProcess;
-use crate::federation::{check_remaining, check_request, still_pending, withdrawal_after};
 use crate::remote::RemoteClient;
 use crate::remote::client::Forgetting;
+use crate::state::{check_remaining, check_request, still_pending, withdrawal_after};
 use crate::{
     Channel, ClientId, MufcError, MufcResult, PendingRequest, RemovalReport, RemovalRequest,
     Withdrawal,
@@ -110,6 +110,11 @@ impl InProcess {
             Some(ready) => self.serve(ready, number, wall, &own),
             None => Ok(self.deferred(number, wall, &own)),
         }
+    }
+
+    /// The requests accepted so far (applied, pending or withdrawn).
+    pub(crate) fn requests(&self) -> u64 {
+        self.requests
     }
 
     /// Why the model was withdrawn (docs/threat-model.md P4), if a

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::{InProcess, Waiting, pair_with_a_dealer};
-use crate::federation::{RequestBook, Unsent};
 use crate::remote::client::SentRound;
 use crate::remote::{RemoteClient, RemoteServer, RemoteSetup};
+use crate::state::{RequestBook, Unsent};
 use crate::{
     Channel, ClientId, ClientSnapshot, Layout, Masking, MufcResult, PersistError, ServerSnapshot,
 };
@@ -101,31 +101,60 @@ impl InProcess {
     /// before the model is trained.
     pub fn snapshot(&self) -> MufcResult<PartiesSnapshot> {
         let setup = self.server.setup();
-        let unsent: BTreeMap<ClientId, Unsent> = (self.waiting.iter())
-            .map(|(&c, w)| Ok((c, self.unsent(c, w)?)))
-            .collect::<MufcResult<_>>()?;
-        let kept = self.history.last().map_or(0, |r| r.requests.len() as u64);
-        let book = RequestBook {
-            applied: (self.requests.saturating_sub(self.pending.len() as u64)).max(kept),
-            history: self.history.last().cloned().into_iter().collect(),
-            pending: self.pending.clone(),
-            unsent,
-            withdrawn: self.withdrawn.clone(),
-        };
-        let gone: BTreeSet<ClientId> = (self.clients.iter())
-            .filter(|c| c.data().is_empty() && !self.waiting.contains_key(&c.id()))
-            .map(RemoteClient::id)
-            .collect();
+        let server = self.server.describe(self.book(false))?;
         Ok(PartiesSnapshot {
-            server: self.server.describe(book)?.without_members(&gone),
+            server: server.without_members(&self.gone()),
             roster: setup.roster().to_vec(),
-            clients: (self.clients.iter())
-                .filter(|c| !c.data().is_empty())
-                .map(|c| (c.id(), c.data().clone(), c.seeds().to_vec()))
-                .collect(),
+            clients: self.client_parts(),
             requests: self.requests,
             layout: setup.layout().cloned(),
         })
+    }
+
+    /// The server's part of the parties' state with the training report
+    /// `fit_report` ([`Federation::server_snapshot`](crate::Federation::server_snapshot)).
+    pub(crate) fn server_part(&self, fit_report: &crate::FitReport) -> ServerSnapshot {
+        (self.server.describe_as(self.book(false), fit_report)).without_members(&self.gone())
+    }
+
+    /// Each client's points and seeds, in id order (none of a client that
+    /// left whole).
+    pub(crate) fn client_parts(&self) -> Vec<ClientSnapshot> {
+        (self.clients.iter())
+            .filter(|c| !c.data().is_empty())
+            .map(|c| (c.id(), c.data().clone(), c.seeds().to_vec()))
+            .collect()
+    }
+
+    /// What the driver keeps of its requests: the number applied, the
+    /// last report (every one with `whole_history`), the pending requests,
+    /// what the aggregate still holds of the waiting clients, the
+    /// withdrawal.
+    pub(crate) fn book(&self, whole_history: bool) -> RequestBook {
+        let unsent: BTreeMap<ClientId, Unsent> = (self.waiting.iter())
+            .filter_map(|(&c, w)| Some((c, self.unsent(c, w)?)))
+            .collect();
+        let kept = self.history.last().map_or(0, |r| r.requests.len() as u64);
+        let history = match whole_history {
+            true => self.history.clone(),
+            false => self.history.last().cloned().into_iter().collect(),
+        };
+        RequestBook {
+            applied: (self.requests.saturating_sub(self.pending.len() as u64)).max(kept),
+            history,
+            pending: self.pending.clone(),
+            unsent,
+            withdrawn: self.withdrawn.clone(),
+        }
+    }
+
+    /// The clients whose leave a round applied: a saved state's groups
+    /// no longer hold them.
+    pub(crate) fn gone(&self) -> BTreeSet<ClientId> {
+        (self.clients.iter())
+            .filter(|c| c.data().is_empty() && !self.waiting.contains_key(&c.id()))
+            .map(RemoteClient::id)
+            .collect()
     }
 
     /// The parties of a [`PartiesSnapshot`], checked as
@@ -149,29 +178,46 @@ impl InProcess {
             layout,
         } = snapshot;
         check_roster(&roster, &clients)?;
-        let mut parts = server.restore(clients, BTreeMap::new())?;
+        let parts = server.restore(clients, BTreeMap::new())?;
         let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
         let setup = with_saved_layout(setup, layout)?;
+        Self::resumed(setup, parts, requests, true)
+    }
+
+    /// The parties of `setup` resumed from a stored state's `parts`
+    /// (checked as they were restored; their groups against the setup's
+    /// here), `requests` accepted so far. Without `clients` the parts are
+    /// a server's state alone (a deployment's store): the server party,
+    /// and no client's.
+    pub(crate) fn resumed(
+        setup: RemoteSetup,
+        mut parts: crate::persist::Restored,
+        requests: u64,
+        clients: bool,
+    ) -> MufcResult<Self> {
         let mut loaded: BTreeMap<ClientId, crate::Client> = (std::mem::take(&mut parts.clients)
             .into_iter())
         .map(|c| (c.id(), c))
         .collect();
         let book = std::mem::take(&mut parts.book);
         let saved = parts.tree.as_ref().map(|t| t.layout());
-        check_groups(&setup, saved, &loaded, &book)?;
+        if clients {
+            check_groups(&setup, saved, &loaded, &book)?;
+        }
         let server = match &book.withdrawn {
             Some(w) => RemoteServer::withdrawn_after(setup.clone(), w.rounds)?,
             None => RemoteServer::resumed(setup.clone(), parts),
         };
-        let plain = setup.config().channel() == &Channel::Plain;
         let mut parties = Vec::with_capacity(setup.roster().len());
-        for &id in setup.roster() {
+        for &id in setup.roster().iter().filter(|_| clients) {
             let client = RemoteClient::from_loaded(id, loaded.remove(&id), setup.clone())?;
             let sent = sent_of(&server, &book, &client);
-            parties.push(match plain {
-                true => client.allowing_plain(),
+            // The plain mode sends no change: nothing to resume.
+            let client = match setup.config().channel() == &Channel::Plain {
+                true => client,
                 false => client.with_sent(sent),
-            });
+            };
+            parties.push(super::as_configured(client, setup.config()));
         }
         let dealer = match setup
             .config()
@@ -179,7 +225,10 @@ impl InProcess {
             .as_scma()
             .map(|s| s.masks().masking())
         {
-            Some(Masking::Dealer) => Some(pair_with_a_dealer(&mut parties)?),
+            Some(Masking::Dealer) => Some(pair_with_a_dealer(
+                &mut parties,
+                setup.config().insecure_deterministic_masks(),
+            )?),
             _ => None,
         };
         let waiting = (book.unsent.iter())
@@ -203,14 +252,16 @@ impl InProcess {
             last: Vec::new(),
             requests,
             withdrawn: book.withdrawn,
+            #[cfg(test)]
+            injected: super::Injected::default(),
         })
     }
 
     /// What the aggregate still holds of waiting client `c`: the
     /// histogram of its last committed message.
-    fn unsent(&self, c: ClientId, w: &Waiting) -> MufcResult<Unsent> {
-        let client = self.client(c)?;
-        Ok(Unsent {
+    fn unsent(&self, c: ClientId, w: &Waiting) -> Option<Unsent> {
+        let client = self.client(c).ok()?;
+        Some(Unsent {
             sent: client
                 .sent()
                 .map_or_else(Vec::new, |s| s.histogram().to_vec()),

@@ -51,7 +51,7 @@ impl Tree {
         setup: &Setup,
         saved: SavedTree,
         clients: &[Client],
-        unsent: &BTreeMap<ClientId, crate::federation::unsent::Unsent>,
+        unsent: &BTreeMap<ClientId, crate::state::unsent::Unsent>,
         capacity: Option<usize>,
     ) -> MufcResult<(Self, Vec<(BigUint, u64)>)> {
         let bad = |what: String| MufcError::Persistence(format!("the stored groups: {what}"));

@@ -129,7 +129,7 @@ impl Tree {
             .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?;
         let delta = delta_of(leaf, &decoded);
         let plan = leaf.plan(InputChange::Counts(decoded))?;
-        let paths = self.update_paths(
+        let update = self.update_paths(
             root,
             &BTreeSet::from([g]),
             BTreeMap::from([(g, delta)]),
@@ -139,6 +139,6 @@ impl Tree {
         let group = &mut self.groups[g];
         group.aggregation.commit_remote(pending, round);
         group.included = included;
-        Ok(paths.update)
+        Ok(update)
     }
 }

@@ -45,12 +45,8 @@ fn distinct_up_to(data: &Dataset, cap: usize) -> usize {
 }
 
 impl Setup {
-    /// Checks the clients and resolves `gamma` and `max_points`.
-    pub(crate) fn new(clients: Vec<(ClientId, Dataset)>, config: &ValidConfig) -> MufcResult<Self> {
-        Self::build(clients, config, None, true)
-    }
-
-    /// As [`Self::new`] for a saved federation, which may have no client
+    /// Checks the clients of a saved federation and resolves `gamma` and
+    /// `max_points`, which may have no client
     /// left (every client removed).
     pub(crate) fn restore(
         clients: Vec<(ClientId, Dataset)>,
@@ -106,7 +102,11 @@ impl Setup {
             crate::config::median_scale_of(&clients)
         })?;
         let quantizer = quantizer(&config, dim)?;
-        check_data(&clients, &config, quantizer.as_ref())?;
+        check_data(
+            clients.iter().map(|(c, d)| (*c, d)),
+            &config,
+            quantizer.as_ref(),
+        )?;
         // The policy last: data errors are named first (docs/threat-model.md
         // P4). A saved federation may have no client left.
         let min_clients = config.min_clients();
@@ -217,8 +217,6 @@ impl Setup {
             num_bins: q.num_bins(),
             max_points: c.max_points().unwrap_or(1),
             min_clients: c.min_clients(),
-            parallel: c.parallel(),
-            record: c.record_messages(),
         };
         Aggregation::new(&spec, ids).map(Some)
     }
@@ -248,14 +246,14 @@ impl Setup {
 /// The checks of the clients' points under a resolved configuration: in
 /// the box when there is a grid, and at least `client_k` distinct points
 /// each unless allowed fewer.
-pub(crate) fn check_data(
-    clients: &[(ClientId, Dataset)],
+pub(crate) fn check_data<'a>(
+    clients: impl Iterator<Item = (ClientId, &'a Dataset)> + Clone,
     config: &ValidConfig,
     quantizer: Option<&Quantizer>,
 ) -> MufcResult<()> {
     if quantizer.is_some() {
-        for (id, data) in clients {
-            check_box(*id, data)?;
+        for (id, data) in clients.clone() {
+            check_box(id, data)?;
         }
     }
     // An adaptive `k` follows each client's size: a client with fewer
@@ -267,7 +265,7 @@ pub(crate) fn check_data(
             let distinct = distinct_up_to(data, k);
             if distinct < k {
                 return Err(MufcError::TooFewDistinctPoints {
-                    client: *id,
+                    client: id,
                     k,
                     distinct,
                 });
