@@ -102,80 +102,6 @@ fn numbered_gaussian() -> Vec<(ClientId, Dataset)> {
         .collect()
 }
 
-/// The same federation as the parties driven in one process
-/// (`mufc::remote::InProcess`) against `Federation`: a fit, and a removal
-/// of a random point that is not a seed served on a federation that keeps
-/// serving (one removal per iteration, `iter_custom`), in one run.
-fn parties(c: &mut Criterion) {
-    let data = numbered_gaussian();
-    let config = FederationConfig::new(10)
-        .client_k(3)
-        .min_updating_clients(1)
-        .seed(1)
-        .validate()
-        .expect("a valid configuration");
-    let mut g = c.benchmark_group("mufc/parties/gaussian-n=30000,L=100,d=10,K=10,K'=3");
-    g.sample_size(10);
-    g.measurement_time(Duration::from_secs(8));
-    g.bench_function("fit/federation", |b| {
-        b.iter_batched(
-            || data.clone(),
-            |d| black_box(Federation::with_ids(d, &config).expect("fit").num_points()),
-            BatchSize::LargeInput,
-        );
-    });
-    g.bench_function("fit/parties", |b| {
-        b.iter_batched(
-            || data.clone(),
-            |d| black_box(InProcess::train(d, &config).expect("fit").server().rounds()),
-            BatchSize::LargeInput,
-        );
-    });
-    let mut fed = Federation::with_ids(data.clone(), &config).expect("fit");
-    let mut rng = testdata::rng("parties-federation");
-    g.bench_function("remove-non-seed/federation", |b| {
-        b.iter_custom(|n| {
-            let mut total = Duration::ZERO;
-            for _ in 0..n {
-                let r = request(&fed, false, &mut rng);
-                let start = std::time::Instant::now();
-                black_box(fed.remove(&r).expect("removal"));
-                total += start.elapsed();
-            }
-            total
-        });
-    });
-    let mut parties = InProcess::train(data, &config).expect("fit");
-    let mut rng = testdata::rng("parties-parties");
-    g.bench_function("remove-non-seed/parties", |b| {
-        b.iter_custom(|n| {
-            let mut total = Duration::ZERO;
-            for _ in 0..n {
-                let r = party_request(&parties, &mut rng);
-                let start = std::time::Instant::now();
-                black_box(parties.remove(&r).expect("removal"));
-                total += start.elapsed();
-            }
-            total
-        });
-    });
-    g.finish();
-}
-
-/// A random point of a random client of `parties` that is not one of its
-/// seeds.
-fn party_request(parties: &InProcess, rng: &mut impl rand::Rng) -> RemovalRequest {
-    let clients = parties.clients();
-    let c = &clients[rng.random_range(0..clients.len())];
-    let non_seeds: Vec<PointId> = (c.data().ids().iter().copied())
-        .filter(|id| !c.seeds().contains(id))
-        .collect();
-    RemovalRequest::points(
-        c.id(),
-        vec![non_seeds[rng.random_range(0..non_seeds.len())]],
-    )
-}
-
 /// A server's snapshot taken back (`RemoteServer::from_snapshot`): as a
 /// running server took it (it carries the server's state, what a store's
 /// commit checks) against read back from its bytes (rebuilt and checked,
@@ -211,5 +137,5 @@ fn snapshot(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, federation, parties, snapshot);
+criterion_group!(benches, federation, snapshot);
 criterion_main!(benches);

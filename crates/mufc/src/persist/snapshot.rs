@@ -159,34 +159,19 @@ impl ServerSnapshot {
     /// checked as [`Federation::from_stored`](crate::Federation::from_stored) does; the state a running
     /// server carried when it took the snapshot, with no client.
     pub(crate) fn restore(
-        self,
+        mut self,
         clients: Vec<ClientSnapshot>,
         clusters: BTreeMap<ClientId, StoredClusters>,
     ) -> MufcResult<Restored> {
-        if let Some(live) = self.live
+        if let Some(live) = self.live.take()
             && clients.is_empty()
             && clusters.is_empty()
         {
             return Ok(*live);
         }
         let applied = self.applied_requests;
-        let mut parts = super::load::restore(
-            Repr {
-                config: self.config,
-                dim: self.dim,
-                clients,
-                counts: self.counts,
-                capacity: self.capacity,
-                rounds: self.rounds,
-                fit_report: self.fit_report,
-                history: self.history,
-                pending: self.pending,
-                unsent: self.unsent,
-                tree: self.tree,
-                withdrawn: self.withdrawn,
-            },
-            clusters,
-        )?;
+        let history = std::mem::take(&mut self.history);
+        let mut parts = super::load::restore(self.into_repr(clients, history), clusters)?;
         let kept = parts.book.applied;
         if applied < kept {
             return Err(PersistError::Corrupt {

@@ -100,15 +100,7 @@ fn a_server_cannot_make_a_client_send_its_centroids_in_the_clear() {
         .seed(2)
         .validate()
         .unwrap();
-    let regs: Vec<Registration> = data
-        .iter()
-        .map(|(id, d)| Registration {
-            id: *id,
-            points: d.len() as u64,
-            dim: d.dim(),
-            scale: 1,
-        })
-        .collect();
+    let regs = registrations(&data);
     let mut server = RemoteServer::new(RemoteSetup::new(&plain, &regs).unwrap()).unwrap();
     let ids: Vec<ClientId> = data.iter().map(|(id, _)| *id).collect();
     let (announcement, _) = server.start_round(&ids).unwrap();
@@ -140,14 +132,7 @@ fn a_server_cannot_make_a_client_send_its_centroids_in_the_clear() {
 #[test]
 fn a_server_cannot_make_the_masks_derive_from_the_seed() {
     let data = with_ids(&gaussian_clients("parties-deterministic", Mixture::SMALL));
-    let regs: Vec<Registration> = (data.iter())
-        .map(|(id, d)| Registration {
-            id: *id,
-            points: d.len() as u64,
-            dim: d.dim(),
-            scale: 1,
-        })
-        .collect();
+    let regs = registrations(&data);
     let ids: Vec<ClientId> = data.iter().map(|(id, _)| *id).collect();
     let sources = [
         Masks::Dealer,
@@ -194,4 +179,16 @@ fn a_server_cannot_make_the_masks_derive_from_the_seed() {
         }
         assert!(allowed.join(&announcement).is_ok(), "{masks:?}");
     }
+}
+
+/// What each client of `data` registers with (no survey: scale 1).
+fn registrations(data: &[(ClientId, Dataset)]) -> Vec<Registration> {
+    (data.iter())
+        .map(|(id, d)| Registration {
+            id: *id,
+            points: d.len() as u64,
+            dim: d.dim(),
+            scale: 1,
+        })
+        .collect()
 }
