@@ -232,13 +232,17 @@ impl Frame {
                 found: self.elements.len(),
             }));
         }
-        self.elements
-            .chunks_exact(w)
-            .map(|c| {
+        // Filled in place: collecting the fallible map would grow the
+        // vector element by element (a server parses every client's frame
+        // of every round).
+        let mut out = Vec::with_capacity(count);
+        for c in self.elements.chunks_exact(w) {
+            out.push(
                 f.from_bytes(c)
-                    .map_err(|_| SketchError::Decode(DecodeError::NonCanonical))
-            })
-            .collect()
+                    .map_err(|_| SketchError::Decode(DecodeError::NonCanonical))?,
+            );
+        }
+        Ok(out)
     }
 
     #[allow(clippy::too_many_arguments)] // one frame has this many fields
