@@ -4,18 +4,24 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use seeding::{Dataset, PointId, Quantizer};
+use seeding::{Dataset, PointId};
 use syndrome_agg::masking::dealer::SealKey;
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 
 use num_bigint::BigUint;
 
-use super::plain::PlainClient;
+mod kept;
+mod round;
+mod trained;
+
+use round::join_plain;
+pub use round::{ClientRound, SentRound};
+pub(crate) use trained::{Forgetting, Local};
+use trained::{Trained, train};
+
 use super::{Agreement, Announcement, Registration, RemoteSetup};
-use crate::aggregation::{Aggregation, ClientHalf, RoundProtocol, RoundSpec, Sends, Sent};
+use crate::aggregation::{RoundProtocol, Sent};
 use crate::client::message::Encoded;
 use crate::ids::{first_missing, in_order};
-use crate::state::setup::check_data;
 use crate::{Channel, Client, ClientId, MufcError, MufcResult};
 
 /// A client of a federation run across processes: its points, its local
@@ -48,171 +54,12 @@ pub struct RemoteClient {
     deterministic: bool,
 }
 
-/// What a client sent in the last committed round that included it: the
-/// round's number and the histogram its message encoded, the base a
-/// change round's change is taken against
-/// ([`Sends::Changes`](super::Sends::Changes)). Opaque: a client's store
-/// keeps it ([`RemoteClient::sent`]) and gives it back on restore
-/// ([`RemoteClient::with_sent`]), so that a restarted client joins change
-/// rounds.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SentRound {
-    round: u64,
-    histogram: Vec<(BigUint, u64)>,
-}
-
-impl SentRound {
-    /// What a client sent in `round`: `histogram`.
-    pub(crate) fn new(round: u64, histogram: Vec<(BigUint, u64)>) -> Self {
-        Self { round, histogram }
-    }
-
-    /// The committed round.
-    pub fn round(&self) -> u64 {
-        self.round
-    }
-
-    /// The histogram the message encoded.
-    pub(crate) fn histogram(&self) -> &[(BigUint, u64)] {
-        &self.histogram
-    }
-}
-
 #[derive(Clone, Debug)]
 enum State {
     /// Registered, not yet trained.
     Waiting(Dataset),
     /// Trained in the federation of `setup`.
     Trained(Box<Trained>),
-}
-
-#[derive(Clone, Debug)]
-struct Trained {
-    setup: RemoteSetup,
-    quantizer: Option<Quantizer>,
-    /// The masked sums' state; `None` in the plain mode.
-    aggregation: Option<Aggregation>,
-    local: Local,
-}
-
-/// A client's points and clustering after forgetting some, staged
-/// ([`RemoteClient::forgetting`]).
-#[derive(Debug)]
-pub(crate) enum Forgetting {
-    Waiting(Dataset),
-    Trained(Local),
-}
-
-impl Forgetting {
-    /// The points left.
-    pub(crate) fn data(&self) -> &Dataset {
-        match self {
-            Self::Waiting(d) | Self::Trained(Local::Empty(d)) => d,
-            Self::Trained(Local::Active(c)) => c.data(),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum Local {
-    /// The client's clustering (it holds the points).
-    Active(Box<Client>),
-    /// Every point forgotten: the client sends an empty histogram.
-    Empty(Dataset),
-}
-
-/// A client's half of one round in progress.
-pub struct ClientRound {
-    half: Box<dyn ClientHalf>,
-    round: u64,
-    /// The sketch the round carries (none in a change round, which sends
-    /// a change): the client keeps it once the round commits.
-    sketch: Option<syndrome_agg::AnySketch>,
-    /// The client's histogram at the join (a removal may come before the
-    /// commit): what the sketch encodes, and the base of the next change
-    /// round once this one commits.
-    histogram: Vec<(BigUint, u64)>,
-    /// The client's training in this round (its first; zero after).
-    training: Duration,
-}
-
-impl std::fmt::Debug for ClientRound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientRound")
-            .field("round", &self.round)
-            .field("done", &self.half.is_done())
-            .finish_non_exhaustive()
-    }
-}
-
-impl ClientRound {
-    /// The client's training in this round, part of its join (its first
-    /// round; zero after), for the in-process driver's reports.
-    pub(crate) fn training(&self) -> Duration {
-        self.training
-    }
-
-    /// The round number.
-    pub fn round(&self) -> u64 {
-        self.round
-    }
-
-    /// The client's answer to the server's next message of the round.
-    ///
-    /// # Errors
-    ///
-    /// The protocol's refusals: a message of another round, step or
-    /// client is refused and the round goes on; a key directory, masking
-    /// or unmasking request that breaks the protocol's checks (a lying
-    /// server) aborts the client for this round.
-    pub fn handle(&mut self, bytes: &[u8]) -> MufcResult<Vec<u8>> {
-        self.half.handle(bytes)
-    }
-
-    /// Whether the client answered the unmasking request (its part of the
-    /// round is over).
-    pub fn is_done(&self) -> bool {
-        self.half.is_done()
-    }
-
-    /// Checks the server's answer to the round's first step, the key
-    /// directory, against the first messages of the ring's clients as
-    /// each signed it (`firsts`, by client; the caller checked every
-    /// signature against its client's certificate): every client the
-    /// directory names must be given the keys its own first message
-    /// carries, for this session and round (issue 28, item 8: a server
-    /// that substitutes keys could otherwise play every peer of the
-    /// client inside SecAgg). Call it before [`Self::handle`] on that
-    /// message.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::RoundRefused`] naming the first client whose key the
-    /// directory changed (or named without a signed message); a protocol
-    /// error for bytes that are no directory.
-    pub fn check_directory(
-        &self,
-        bytes: &[u8],
-        firsts: &std::collections::BTreeMap<ClientId, Vec<u8>>,
-    ) -> MufcResult<()> {
-        self.half.check_directory(bytes, firsts)
-    }
-
-    /// The clients whose inputs the server can sum with this client's
-    /// part, once the client knows them (with SecAgg, the round's alive
-    /// set, which the client attested; with pairwise masks, the ring once
-    /// the client's masked input left), in id order; `None` before. See
-    /// [`RemoteClient::took_part`].
-    pub fn summed(&self) -> Option<Vec<ClientId>> {
-        self.half.summed()
-    }
-
-    /// The steps of the round's protocol, in the order the client answers
-    /// them: SecAgg's five ([`SecAggStep::ALL`](crate::SecAggStep::ALL)),
-    /// or pairwise masks' two (keys, masked input).
-    pub fn steps(&self) -> &'static [crate::SecAggStep] {
-        self.half.steps()
-    }
 }
 
 impl RemoteClient {
@@ -337,150 +184,6 @@ impl RemoteClient {
         self
     }
 
-    /// Holds the client to `agreement`: from now on it refuses to join a
-    /// round whose setup lies outside it (a finer grid step, more points,
-    /// another number of clients or dimension), before it trains or sends
-    /// anything (issue 28, item 6). A store keeps no agreement: the
-    /// client's operator gives it at every start.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::remote::{Agreement, RemoteClient};
-    /// use mufc::ClientId;
-    ///
-    /// let points = nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]);
-    /// let data = seeding::Dataset::new(points)?;
-    /// let mut client = RemoteClient::new(ClientId(0), data)?;
-    /// client.agree(Agreement::new(3).dim(2));
-    /// assert_eq!(client.agreement().map(|a| a.clients), Some(3));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn agree(&mut self, agreement: Agreement) {
-        self.agreement = Some(agreement);
-    }
-
-    /// The clients of the last sum the client took part in, in id order
-    /// (empty before its first): see [`Self::took_part`].
-    pub fn last_sum(&self) -> &[ClientId] {
-        &self.last_sum
-    }
-
-    /// Notes that the client took part in `round`'s sum, once it knows
-    /// whose inputs that sum holds ([`ClientRound::summed`]; nothing
-    /// before). From then on the client joins only rings that name every
-    /// client of that sum still in its roster and group (issue 28, item
-    /// 5): a server holding S(all) and S(all but v) would hold v's
-    /// histogram. A client the protocol dropped inside a ring that named
-    /// it is not in the sum, and may be left out of the next ring. Returns
-    /// whether the set changed (the caller saves it).
-    pub fn took_part(&mut self, round: &ClientRound) -> bool {
-        match round.summed() {
-            Some(s) if s != self.last_sum => {
-                self.last_sum = s;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The client restored with `last_sum` ([`Self::last_sum`] as it was
-    /// saved).
-    #[must_use]
-    pub fn with_last_sum(mut self, mut last_sum: Vec<ClientId>) -> Self {
-        last_sum.sort_unstable();
-        last_sum.dedup();
-        self.last_sum = last_sum;
-        self
-    }
-
-    /// What the client sent in the last committed round that included it
-    /// (none before its first, or after a restore without it): for its
-    /// store to keep.
-    pub fn sent(&self) -> Option<&SentRound> {
-        self.sent.as_ref()
-    }
-
-    /// The client restored with `sent` ([`Self::sent`] as it was saved).
-    /// A base that is not the server's makes the client refuse the next
-    /// change round, and the server runs a whole one: a wrong base costs
-    /// a round, never a wrong model.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::remote::RemoteClient;
-    /// use mufc::ClientId;
-    ///
-    /// let data = seeding::Dataset::new(nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]))?;
-    /// let client = RemoteClient::new(ClientId(0), data)?;
-    /// let kept = client.sent().cloned(); // none: no round committed yet
-    /// let restored = client.clone().with_sent(kept);
-    /// assert_eq!(restored.sent(), None);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use]
-    pub fn with_sent(mut self, sent: Option<SentRound>) -> Self {
-        self.sent = sent;
-        self
-    }
-
-    /// Pairs the client with the federation's dealer, for dealt masks
-    /// ([`Masks::Dealer`](crate::Masks::Dealer)): the key the two share
-    /// is agreed once from the client's long-term key pair `own` and the
-    /// dealer's public key `dealer`, which the client pinned out of band
-    /// (X25519 and HKDF-SHA256, `SealKey::agree`); the dealer agrees the
-    /// same key from the client's public key ([`RemoteDealer`](super::RemoteDealer)).
-    /// Without it the client refuses dealt rounds. Like an agreement, the
-    /// pairing is not kept by a store: the client's operator gives it at
-    /// every start.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Sketch`] for a low-order dealer key (one whose
-    /// agreement contributes nothing secret).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::remote::RemoteClient;
-    /// use mufc::ClientId;
-    /// use syndrome_agg::masking::pairwise::MaskKeyPair;
-    ///
-    /// let data = seeding::Dataset::new(nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]))?;
-    /// let mut client = RemoteClient::new(ClientId(0), data)?;
-    /// let own = MaskKeyPair::generate(&mut rand::rng());
-    /// let dealer = MaskKeyPair::generate(&mut rand::rng());
-    /// client.pair_with_dealer(&own, &dealer.public_key())?;
-    /// assert!(client.is_paired_with_dealer());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn pair_with_dealer(
-        &mut self,
-        own: &MaskKeyPair,
-        dealer: &MaskPublicKey,
-    ) -> MufcResult<()> {
-        self.pair_with_dealer_key(SealKey::agree(own, self.id.0, dealer)?);
-        Ok(())
-    }
-
-    /// Pairs the client with a dealer under `key`, a key the two share
-    /// already (the in-process driver's: it plays both operators).
-    pub(crate) fn pair_with_dealer_key(&mut self, key: SealKey) {
-        self.dealer = Some(key);
-    }
-
-    /// Whether the client holds a key shared with a dealer
-    /// ([`Self::pair_with_dealer`]).
-    pub fn is_paired_with_dealer(&self) -> bool {
-        self.dealer.is_some()
-    }
-
-    /// The agreement the client holds to, if any.
-    pub fn agreement(&self) -> Option<&Agreement> {
-        self.agreement.as_ref()
-    }
-
     /// The client's id.
     pub fn id(&self) -> ClientId {
         self.id
@@ -527,7 +230,7 @@ impl RemoteClient {
     pub(crate) fn clustering(&self) -> Option<&Client> {
         match &self.state {
             State::Trained(t) => match &t.local {
-                Local::Active(c) => Some(c),
+                Local::Active(c) => Some(c.as_ref()),
                 Local::Empty(_) => None,
             },
             State::Waiting(_) => None,
@@ -782,102 +485,4 @@ impl RemoteClient {
             | (State::Waiting(_), Forgetting::Trained(_)) => {}
         }
     }
-}
-
-impl Trained {
-    fn data(&self) -> &Dataset {
-        match &self.local {
-            Local::Active(c) => c.data(),
-            Local::Empty(d) => d,
-        }
-    }
-
-    fn seeds(&self) -> &[PointId] {
-        match &self.local {
-            Local::Active(c) => c.seed_ids(),
-            Local::Empty(_) => &[],
-        }
-    }
-}
-
-/// Trains client `id` on `data` in the federation of `setup`, exactly as
-/// [`Federation::new`](crate::Federation::new) trains it (the same seed,
-/// grid and parameters). With `first`, the round that asks for it is
-/// checked before any training (a refused round costs no training).
-fn train(
-    id: ClientId,
-    data: Dataset,
-    setup: RemoteSetup,
-    first: Option<&RoundSpec>,
-) -> MufcResult<Trained> {
-    if data.dim() != setup.dim {
-        return Err(MufcError::DimensionMismatch {
-            client: id,
-            expected: setup.dim,
-            found: data.dim(),
-        });
-    }
-    let mut parts = setup.parts()?;
-    let aggregation = setup.aggregation(&parts)?;
-    if let (Some(spec), Some(a)) = (first, &aggregation) {
-        a.check_round(spec, id)?;
-    }
-    if data.is_empty() {
-        return Ok(Trained {
-            setup,
-            quantizer: parts.quantizer,
-            aggregation,
-            local: Local::Empty(data),
-        });
-    }
-    parts.clients = vec![(id, data)];
-    check_data(
-        parts.clients.iter().map(|(c, d)| (*c, d)),
-        &parts.config,
-        parts.quantizer.as_ref(),
-    )?;
-    let client = parts
-        .fit_clients()?
-        .into_iter()
-        .next()
-        .map(|(c, _)| c)
-        .ok_or(MufcError::NoClients)?;
-    Ok(Trained {
-        setup,
-        quantizer: parts.quantizer,
-        aggregation,
-        local: Local::Active(Box::new(client)),
-    })
-}
-
-/// Client `id`'s half and message of the plain round of `spec`: its
-/// centroids and cluster sizes (none once it forgot every point). The
-/// round must be a plain one of whole messages that names the client.
-fn join_plain(spec: &RoundSpec, id: ClientId, local: &Local) -> MufcResult<(ClientRound, Vec<u8>)> {
-    let refuse = |reason: String| MufcError::RoundRefused {
-        round: spec.round,
-        reason,
-    };
-    if spec.protocol != RoundProtocol::Plain || spec.sends != Sends::Histograms {
-        return Err(refuse(format!(
-            "the federation's setup is the plain mode, and the round is {:?} of {:?}",
-            spec.protocol, spec.sends
-        )));
-    }
-    if !spec.ring.contains(&id) {
-        return Err(refuse(format!("client {id} is not in the ring")));
-    }
-    let (centroids, sizes) = match local {
-        Local::Active(c) => c.plain_message(),
-        Local::Empty(data) => (nalgebra::DMatrix::zeros(data.dim(), 0), Vec::new()),
-    };
-    let (half, first) = PlainClient::join(spec, id, &centroids, &sizes)?;
-    let round = ClientRound {
-        half,
-        round: spec.round,
-        sketch: None,
-        histogram: Vec::new(),
-        training: Duration::ZERO,
-    };
-    Ok((round, first))
 }

@@ -1,24 +1,28 @@
 //! The server's half: the aggregate, the model and the rounds, and never a
 //! client's points.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use num_bigint::BigUint;
 use std::time::{Duration, Instant};
 
+mod round;
+mod saved;
+
+use round::Half;
+pub use round::{RoundReport, RoundStep, ServerRound};
+
 use super::plain::PlainServer;
 use super::{Announcement, RemoteSetup};
 use crate::aggregation::{
-    Advanced, Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends, ServerHalf,
+    Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends,
 };
-use crate::persist::Restored;
 use crate::server::InputChange;
 use crate::server::decode::{Decoded, DeltaCheck};
-use crate::state::RequestBook;
 use crate::state::tree::{FinishedRound, Tree};
 use crate::{
     ClientId, DecodeKind, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server,
-    ServerSnapshot, ServerUpdate, StageTimes,
+    ServerUpdate, StageTimes,
 };
 
 /// The server of a federation run across processes: the aggregation's
@@ -43,170 +47,6 @@ pub struct RemoteServer {
     /// The rounds started before the model was withdrawn, once it was
     /// ([`Self::withdraw`]): the counter never goes back.
     withdrawn: Option<u64>,
-}
-
-/// What to do after [`ServerRound::advance`].
-#[derive(Debug)]
-pub enum RoundStep {
-    /// Send each message to its client and collect their answers.
-    Send(Vec<(ClientId, Vec<u8>)>),
-    /// With dealt masks: send this request to the dealer
-    /// ([`RemoteDealer::deal`](super::RemoteDealer::deal), with the
-    /// round's announcement) and give its answer to
-    /// [`ServerRound::receive_deal`] before advancing again.
-    Deal(Vec<u8>),
-    /// The sum is unmasked: [`RemoteServer::finish_round`].
-    Finished,
-}
-
-/// The server's half of one round in progress.
-pub struct ServerRound {
-    half: Half,
-    spec: RoundSpec,
-    started: Instant,
-    /// The group the round runs in, with groups.
-    group: Option<usize>,
-}
-
-/// A round's half by mode: a masked sum's protocol, or the plain mode's
-/// messages.
-enum Half {
-    Masked(Box<dyn ServerHalf>),
-    Plain(PlainServer),
-}
-
-impl std::fmt::Debug for ServerRound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerRound")
-            .field("round", &self.spec.round)
-            .field("step", &self.step())
-            .finish_non_exhaustive()
-    }
-}
-
-impl ServerRound {
-    /// The round's public description.
-    pub fn spec(&self) -> &RoundSpec {
-        &self.spec
-    }
-
-    /// The group the round runs in (`None` when flat).
-    pub fn group(&self) -> Option<usize> {
-        self.group
-    }
-
-    /// The step whose messages the server collects (`None` once the sum
-    /// is unmasked, and in a plain round, which has one message a client
-    /// and no protocol).
-    pub fn step(&self) -> Option<SecAggStep> {
-        match &self.half {
-            Half::Masked(half) => half.step(),
-            Half::Plain(_) => None,
-        }
-    }
-
-    /// The clients expected to answer the current step: those still in.
-    pub fn expected(&self) -> BTreeSet<ClientId> {
-        match &self.half {
-            Half::Masked(half) => half.expected(),
-            Half::Plain(half) => half.expected(),
-        }
-    }
-
-    /// The clients that answered the current step so far.
-    pub fn answered(&self) -> BTreeSet<ClientId> {
-        match &self.half {
-            Half::Masked(half) => half.answered(),
-            Half::Plain(half) => half.answered(),
-        }
-    }
-
-    /// One message of the current step from client `from`, whose identity
-    /// the transport authenticated.
-    ///
-    /// # Errors
-    ///
-    /// The protocol's refusal (unparsable bytes, a message in another
-    /// client's name, of another session, round or step, a second message
-    /// from one client, ...). The round is unchanged by a refused message:
-    /// the client may still answer, and the others are not disturbed.
-    pub fn receive(&mut self, from: ClientId, bytes: &[u8]) -> MufcResult<()> {
-        match &mut self.half {
-            Half::Masked(half) => half.receive(from, bytes),
-            Half::Plain(half) => half.receive(from, bytes),
-        }
-    }
-
-    /// Closes the current step (its deadline has passed or every client
-    /// answered): the clients that did not answer are out from here on.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::TooManyDropouts`] when fewer clients remain than the
-    /// protocol's threshold or the federation's minimum aggregate: the
-    /// round fails and nothing is unmasked.
-    pub fn advance(&mut self) -> MufcResult<RoundStep> {
-        // A plain round has one step: the clients' messages.
-        let Half::Masked(half) = &mut self.half else {
-            return Ok(RoundStep::Finished);
-        };
-        Ok(match half.advance()? {
-            Advanced::Clients(msgs) => RoundStep::Send(msgs),
-            Advanced::Finished => RoundStep::Finished,
-            Advanced::Dealer(request) => RoundStep::Deal(request),
-        })
-    }
-
-    /// Takes the dealer's answer to the request of [`RoundStep::Deal`]:
-    /// the sealed seed of each client of the ring (relayed at the next
-    /// [`Self::advance`]) and the correction that makes the masks sum to
-    /// zero.
-    ///
-    /// # Errors
-    ///
-    /// The protocol's refusal: no deal asked for, bytes that are no deal,
-    /// a deal of another round, or one that does not seal a seed to
-    /// every client of the ring once. The round waits for a good answer.
-    pub fn receive_deal(&mut self, bytes: &[u8]) -> MufcResult<()> {
-        match &mut self.half {
-            Half::Masked(half) => half.receive_dealer(bytes),
-            Half::Plain(_) => Err(MufcError::Remote("a plain round has no dealer".into())),
-        }
-    }
-}
-
-/// What one round across processes did.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RoundReport {
-    /// The round number (each group counts its own rounds).
-    pub round: u64,
-    /// The group the round ran in ([`RemoteServer::groups`]; `None` when
-    /// flat).
-    pub group: Option<usize>,
-    /// Whether this round trained its group (the group's first committed
-    /// round; when flat, the model's). The model is trained once every
-    /// group is ([`RemoteServer::is_trained`]).
-    pub training: bool,
-    /// The clients whose sketches the sum holds.
-    pub included: Vec<ClientId>,
-    /// The clients that dropped out, with the first step they missed.
-    pub dropped: Vec<(ClientId, SecAggStep)>,
-    /// How the server decoded.
-    pub decode: DecodeKind,
-    /// What the server's K-means did.
-    pub update: ServerUpdate,
-    /// The nonzero bins of the aggregate after the round.
-    pub nonzero_bins: usize,
-    /// The total count of the aggregate after the round.
-    pub total_count: u64,
-    /// The server's protocol time (every step, the unmasking included).
-    pub protocol: Duration,
-    /// The server's decoding time.
-    pub decode_time: Duration,
-    /// The server's clustering time.
-    pub server_time: Duration,
-    /// From [`RemoteServer::start_round`] to the commit.
-    pub wall: Duration,
 }
 
 impl RemoteServer {
@@ -234,89 +74,6 @@ impl RemoteServer {
             training_times: StageTimes::default(),
             withdrawn: None,
         })
-    }
-
-    /// The server of a trained federation, resumed from what a store
-    /// keeps of it ([`Self::snapshot`]) and the roster it was set up for.
-    ///
-    /// The snapshot is checked as [`Federation::from_snapshot`](crate::Federation::from_snapshot) checks a
-    /// server's part (its counts against its groups' and its round
-    /// counter), with no client: the server never holds a client's
-    /// points, so its state is a [`ServerSnapshot`] alone.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::NoClients`] for an empty roster;
-    /// [`MufcError::Remote`] for the snapshot of a federation run in one
-    /// process with no aggregate (the plain mode) or a withdrawn model;
-    /// the errors of [`Federation::from_snapshot`](crate::Federation::from_snapshot) (among them a
-    /// snapshot whose requests wait for clients' points: a server holds
-    /// none).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::remote::{RemoteServer, RemoteSetup, Registration};
-    /// use mufc::{ClientId, FederationConfig, MufcError};
-    ///
-    /// let config = FederationConfig::new(2).min_clients(2).validate()?;
-    /// let regs: Vec<Registration> = (0..2)
-    ///     .map(|i| Registration { id: ClientId(i), points: 10, dim: 2, scale: 1 })
-    ///     .collect();
-    /// let server = RemoteServer::new(RemoteSetup::new(&config, &regs)?)?;
-    /// // Nothing to keep before the first round committed.
-    /// assert!(matches!(server.snapshot(), Err(MufcError::NoServerModel)));
-    /// # Ok::<(), MufcError>(())
-    /// ```
-    pub fn from_snapshot(snapshot: ServerSnapshot, roster: Vec<ClientId>) -> MufcResult<Self> {
-        if roster.is_empty() {
-            return Err(MufcError::NoClients);
-        }
-        let parts = snapshot.restore(Vec::new(), BTreeMap::new())?;
-        // A server never withdraws its model (its clients' requests are
-        // theirs to hold back), and requests that wait name clients' points,
-        // which the restore refused above with no client to hold them.
-        if parts.book.withdrawn.is_some() {
-            return Err(MufcError::Remote(
-                "the snapshot is of a federation run in one process whose model is withdrawn, \
-                 not of a server's"
-                    .into(),
-            ));
-        }
-        if parts.aggregation.is_none() {
-            // Its points are its clients' centroids, which a snapshot
-            // rebuilds from the clients (a federation run in one process).
-            return Err(MufcError::Remote(
-                "the snapshot is of a plain-mode federation, whose model is rebuilt from its \
-                 clients: no server's alone"
-                    .into(),
-            ));
-        }
-        let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
-        Ok(Self::resumed(setup, parts))
-    }
-
-    /// The server of `setup` resumed from a stored state's parts (checked
-    /// as they were restored).
-    pub(crate) fn resumed(setup: RemoteSetup, parts: Restored) -> Self {
-        Self {
-            setup,
-            aggregation: parts.aggregation,
-            plain_rounds: 0,
-            server: parts.server,
-            fit_report: Some(parts.fit_report),
-            tree: parts.tree,
-            training_times: StageTimes::default(),
-            withdrawn: None,
-        }
-    }
-
-    /// The server of `setup` whose model was withdrawn after `rounds`
-    /// rounds (restored: it runs none again).
-    pub(crate) fn withdrawn_after(setup: RemoteSetup, rounds: u64) -> MufcResult<Self> {
-        let mut server = Self::new(setup)?;
-        server.withdrawn = Some(rounds);
-        Ok(server)
     }
 
     /// The last round committed in group `g` (when flat, `0`), if one was
@@ -805,57 +562,5 @@ impl RemoteServer {
                 dropped: dropped.to_vec(),
             });
         }
-    }
-
-    /// What a store keeps of the server: its configuration, decoded
-    /// counts, model, groups and round counter, which
-    /// [`Self::from_snapshot`] takes back.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::NoServerModel`] before the first round committed (with
-    /// groups, before every group's).
-    pub fn snapshot(&self) -> MufcResult<ServerSnapshot> {
-        if self.withdrawn.is_some() {
-            return Err(MufcError::NoServerModel);
-        }
-        let snapshot = self.describe(RequestBook::default())?;
-        let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
-        Ok(snapshot.carrying(Restored {
-            setup: self.setup.parts()?,
-            clients: Vec::new(),
-            aggregation: self.aggregation.clone(),
-            server: self.server.clone(),
-            fit_report,
-            tree: self.tree.clone(),
-            book: RequestBook::default(),
-        }))
-    }
-
-    /// The snapshot of the server's state with the requests' `book` (a
-    /// driver's), withdrawn or not, carrying nothing.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::NoServerModel`] before the model is trained.
-    pub(crate) fn describe(&self, book: RequestBook) -> MufcResult<ServerSnapshot> {
-        let fit_report = self.fit_report.as_ref().ok_or(MufcError::NoServerModel)?;
-        Ok(self.describe_as(book, fit_report))
-    }
-
-    /// [`Self::describe`] with the training report `fit_report` (a
-    /// driver's, with the other parties' costs).
-    pub(crate) fn describe_as(&self, book: RequestBook, fit_report: &FitReport) -> ServerSnapshot {
-        // The rounds as a federation in one process counts them: the
-        // plain mode's are not kept (it has no masks to keep fresh).
-        let rounds = match (self.withdrawn, &self.tree, &self.aggregation) {
-            (Some(rounds), _, _) => rounds,
-            (None, Some(t), _) => t.rounds(),
-            (None, None, Some(a)) => a.rounds(),
-            (None, None, None) => 0,
-        };
-        let tree = self.tree.as_ref().map(Tree::saved);
-        let shape = (&self.setup.config, self.setup.dim);
-        ServerSnapshot::describing(shape, &self.server, fit_report, (rounds, tree), book)
     }
 }

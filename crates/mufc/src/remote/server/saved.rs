@@ -1,0 +1,147 @@
+//! A server's state as a store keeps it ([`ServerSnapshot`]), taken and
+//! taken back.
+
+use std::collections::BTreeMap;
+
+use crate::persist::Restored;
+use crate::remote::{RemoteServer, RemoteSetup};
+use crate::state::RequestBook;
+use crate::state::tree::Tree;
+use crate::{ClientId, FitReport, MufcError, MufcResult, ServerSnapshot, StageTimes};
+
+impl RemoteServer {
+    /// The server of a trained federation, resumed from what a store
+    /// keeps of it ([`Self::snapshot`]) and the roster it was set up for.
+    ///
+    /// The snapshot is checked as [`Federation::from_snapshot`](crate::Federation::from_snapshot) checks a
+    /// server's part (its counts against its groups' and its round
+    /// counter), with no client: the server never holds a client's
+    /// points, so its state is a [`ServerSnapshot`] alone.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoClients`](crate::MufcError::NoClients) for an empty roster;
+    /// [`MufcError::Remote`](crate::MufcError::Remote) for the snapshot of a federation run in one
+    /// process with no aggregate (the plain mode) or a withdrawn model;
+    /// the errors of [`Federation::from_snapshot`](crate::Federation::from_snapshot) (among them a
+    /// snapshot whose requests wait for clients' points: a server holds
+    /// none).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{RemoteServer, RemoteSetup, Registration};
+    /// use mufc::{ClientId, FederationConfig, MufcError};
+    ///
+    /// let config = FederationConfig::new(2).min_clients(2).validate()?;
+    /// let regs: Vec<Registration> = (0..2)
+    ///     .map(|i| Registration { id: ClientId(i), points: 10, dim: 2, scale: 1 })
+    ///     .collect();
+    /// let server = RemoteServer::new(RemoteSetup::new(&config, &regs)?)?;
+    /// // Nothing to keep before the first round committed.
+    /// assert!(matches!(server.snapshot(), Err(MufcError::NoServerModel)));
+    /// # Ok::<(), MufcError>(())
+    /// ```
+    pub fn from_snapshot(snapshot: ServerSnapshot, roster: Vec<ClientId>) -> MufcResult<Self> {
+        if roster.is_empty() {
+            return Err(MufcError::NoClients);
+        }
+        let parts = snapshot.restore(Vec::new(), BTreeMap::new())?;
+        // A server never withdraws its model (its clients' requests are
+        // theirs to hold back), and requests that wait name clients' points,
+        // which the restore refused above with no client to hold them.
+        if parts.book.withdrawn.is_some() {
+            return Err(MufcError::Remote(
+                "the snapshot is of a federation run in one process whose model is withdrawn, \
+                 not of a server's"
+                    .into(),
+            ));
+        }
+        if parts.aggregation.is_none() {
+            // Its points are its clients' centroids, which a snapshot
+            // rebuilds from the clients (a federation run in one process).
+            return Err(MufcError::Remote(
+                "the snapshot is of a plain-mode federation, whose model is rebuilt from its \
+                 clients: no server's alone"
+                    .into(),
+            ));
+        }
+        let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
+        Ok(Self::resumed(setup, parts))
+    }
+
+    /// The server of `setup` resumed from a stored state's parts (checked
+    /// as they were restored).
+    pub(crate) fn resumed(setup: RemoteSetup, parts: Restored) -> Self {
+        Self {
+            setup,
+            aggregation: parts.aggregation,
+            plain_rounds: 0,
+            server: parts.server,
+            fit_report: Some(parts.fit_report),
+            tree: parts.tree,
+            training_times: StageTimes::default(),
+            withdrawn: None,
+        }
+    }
+
+    /// The server of `setup` whose model was withdrawn after `rounds`
+    /// rounds (restored: it runs none again).
+    pub(crate) fn withdrawn_after(setup: RemoteSetup, rounds: u64) -> MufcResult<Self> {
+        let mut server = Self::new(setup)?;
+        server.withdrawn = Some(rounds);
+        Ok(server)
+    }
+
+    /// What a store keeps of the server: its configuration, decoded
+    /// counts, model, groups and round counter, which
+    /// [`Self::from_snapshot`] takes back.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoServerModel`](crate::MufcError::NoServerModel) before the first round committed (with
+    /// groups, before every group's).
+    pub fn snapshot(&self) -> MufcResult<ServerSnapshot> {
+        if self.withdrawn.is_some() {
+            return Err(MufcError::NoServerModel);
+        }
+        let snapshot = self.describe(RequestBook::default())?;
+        let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
+        Ok(snapshot.carrying(Restored {
+            setup: self.setup.parts()?,
+            clients: Vec::new(),
+            aggregation: self.aggregation.clone(),
+            server: self.server.clone(),
+            fit_report,
+            tree: self.tree.clone(),
+            book: RequestBook::default(),
+        }))
+    }
+
+    /// The snapshot of the server's state with the requests' `book` (a
+    /// driver's), withdrawn or not, carrying nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoServerModel`](crate::MufcError::NoServerModel) before the model is trained.
+    pub(crate) fn describe(&self, book: RequestBook) -> MufcResult<ServerSnapshot> {
+        let fit_report = self.fit_report.as_ref().ok_or(MufcError::NoServerModel)?;
+        Ok(self.describe_as(book, fit_report))
+    }
+
+    /// [`Self::describe`] with the training report `fit_report` (a
+    /// driver's, with the other parties' costs).
+    pub(crate) fn describe_as(&self, book: RequestBook, fit_report: &FitReport) -> ServerSnapshot {
+        // The rounds as a federation in one process counts them: the
+        // plain mode's are not kept (it has no masks to keep fresh).
+        let rounds = match (self.withdrawn, &self.tree, &self.aggregation) {
+            (Some(rounds), _, _) => rounds,
+            (None, Some(t), _) => t.rounds(),
+            (None, None, Some(a)) => a.rounds(),
+            (None, None, None) => 0,
+        };
+        let tree = self.tree.as_ref().map(Tree::saved);
+        let shape = (&self.setup.config, self.setup.dim);
+        ServerSnapshot::describing(shape, &self.server, fit_report, (rounds, tree), book)
+    }
+}
