@@ -472,6 +472,14 @@ impl FederationConfig {
     /// depend on it: masks cancel in the sum, and data, seeding, K-means
     /// and simulated dropouts derive from the seed either way.
     ///
+    /// Every party reads it from the setup, so a client or a dealer
+    /// refuses a setup that asks for it unless its operator allowed it
+    /// ([`RemoteClient::allowing_deterministic_masks`](crate::remote::RemoteClient::allowing_deterministic_masks)):
+    /// a server cannot make the masks predictable by announcing it. The
+    /// in-process driver allows it when its configuration says so. The
+    /// keys a dealer shares with the clients are drawn afresh either way
+    /// (its seeds, and so the masks, derive from the federation seed).
+    ///
     /// # Example
     ///
     /// ```
