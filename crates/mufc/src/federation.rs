@@ -142,7 +142,7 @@ impl Federation {
     fn record(&mut self, rounds: &[crate::remote::DrivenRound]) {
         if !rounds.is_empty() && self.config().record_messages() {
             let received = rounds.iter().flat_map(|r| r.received.iter());
-            let masked = received.filter_map(|(c, b)| Some((*c, masked_message(b)?)));
+            let masked = received.filter_map(|(c, b)| Some((*c, masked_message(*c, b)?)));
             self.messages = Some(masked.collect());
         }
     }

@@ -63,7 +63,7 @@ fn request(fed: &Federation) -> RemovalRequest {
 /// The masked elements among `received`, by client.
 fn masked_of(received: &[(ClientId, Vec<u8>)]) -> MaskedInputs {
     let mut m: MaskedInputs = (received.iter())
-        .filter_map(|(c, b)| Some((*c, masked_elements(&masked_message(b)?)?)))
+        .filter_map(|(c, b)| Some((*c, masked_elements(&masked_message(*c, b)?)?)))
         .collect();
     m.sort_by_key(|(c, _)| *c);
     m

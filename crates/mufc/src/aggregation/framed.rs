@@ -44,7 +44,7 @@ use syndrome_agg::masking::dealer::SealKey;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 use syndrome_agg::{ProtocolError, SketchError};
 
-use crate::{MufcError, MufcResult};
+use crate::{ClientId, MufcError, MufcResult};
 
 pub(super) use client::FramedClient;
 #[cfg(test)]
@@ -184,17 +184,23 @@ pub(super) fn rejected(reason: String) -> MufcError {
     SketchError::Protocol(ProtocolError::MessageRejected { reason }).into()
 }
 
-/// The masked part of a message to the server, as the server sums it: a
-/// client's sketch frame (pairwise or dealt masks), the correction frame
-/// in the dealer's answer, or a SecAgg client's masked-input message
-/// whole; `None` for a message of another step (keys, shares, readiness).
-pub(crate) fn masked_message(bytes: &[u8]) -> Option<Vec<u8>> {
+/// The masked part of a message the server received from `from`, as the
+/// server sums it: a client's sketch frame (pairwise or dealt masks), the
+/// correction frame in the dealer's answer (the pseudo-client
+/// `u64::MAX`), or a SecAgg client's masked-input message whole; `None`
+/// for a message of another step (keys, shares, readiness). The sender
+/// decides how the bytes are read: postcard carries no schema, so a
+/// client's key message could parse as a dealer's answer.
+pub(crate) fn masked_message(from: ClientId, bytes: &[u8]) -> Option<Vec<u8>> {
     use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
-    if let Ok(ToServer::Masked { frame, .. }) = from_bytes::<ToServer>(bytes, usize::MAX, "") {
-        return Some(frame);
+    use syndrome_agg::wire::Frame;
+    let framed = |frame: Vec<u8>| Frame::parse(&frame, usize::MAX).is_ok().then_some(frame);
+    if from.0 == u64::MAX {
+        let dealt = from_bytes::<Dealt>(bytes, usize::MAX, "").ok()?;
+        return framed(dealt.correction);
     }
-    if let Ok(dealt) = from_bytes::<Dealt>(bytes, usize::MAX, "") {
-        return Some(dealt.correction);
+    if let Ok(ToServer::Masked { frame, .. }) = from_bytes::<ToServer>(bytes, usize::MAX, "") {
+        return framed(frame);
     }
     match ClientEnvelope::parse(bytes, usize::MAX).ok()?.body {
         ClientBody::MaskedInput(_) => Some(bytes.to_vec()),
