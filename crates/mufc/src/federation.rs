@@ -85,6 +85,23 @@ pub struct Federation {
     layout: Option<Layout>,
 }
 
+/// The masked messages the server received in `rounds`, by sender, when
+/// `config` records them and a round ran.
+fn masked_messages(
+    rounds: &[crate::remote::DrivenRound],
+    config: &ValidConfig,
+) -> Option<Vec<(ClientId, Vec<u8>)>> {
+    if rounds.is_empty() || !config.record_messages() {
+        return None;
+    }
+    let received = rounds.iter().flat_map(|r| r.received.iter());
+    Some(
+        received
+            .filter_map(|(c, b)| Some((*c, masked_message(*c, b)?)))
+            .collect(),
+    )
+}
+
 impl Federation {
     /// The federation driving `parties`, whose training cost
     /// `fit_report`.
@@ -96,8 +113,7 @@ impl Federation {
             messages: None,
             layout: None,
         };
-        let training = fed.parties.training().to_vec();
-        fed.record(&training);
+        fed.messages = masked_messages(fed.parties.training(), fed.config());
         fed.refresh_layout();
         fed
     }
@@ -137,20 +153,12 @@ impl Federation {
         &mut self.parties
     }
 
-    /// Keeps the masked messages the server received in `rounds`, when
-    /// recorded.
-    fn record(&mut self, rounds: &[crate::remote::DrivenRound]) {
-        if !rounds.is_empty() && self.config().record_messages() {
-            let received = rounds.iter().flat_map(|r| r.received.iter());
-            let masked = received.filter_map(|(c, b)| Some((*c, masked_message(*c, b)?)));
-            self.messages = Some(masked.collect());
-        }
-    }
-
-    /// After a request or flush: its rounds' messages and who took part.
+    /// After a request or flush: its rounds' messages and who took part
+    /// (kept from the last request that ran a round).
     fn after_request(&mut self) {
-        let rounds = self.parties.last_rounds().to_vec();
-        self.record(&rounds);
+        if let Some(m) = masked_messages(self.parties.last_rounds(), self.config()) {
+            self.messages = Some(m);
+        }
         if let Some(who) = self.parties.last_involvement() {
             self.involvement = Some(who);
         }
@@ -240,10 +248,7 @@ impl Federation {
     /// before any mask exists, so no round number is ever run twice by one
     /// federation; the counter is saved with it.
     pub fn rounds(&self) -> u64 {
-        match self.config().channel() {
-            crate::Channel::Plain => 0,
-            crate::Channel::Scma(_) => self.parties.server().rounds(),
-        }
+        self.parties.server().masked_rounds()
     }
 
     /// Who took part in the last removal round this federation applied:

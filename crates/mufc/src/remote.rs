@@ -114,7 +114,7 @@
 mod agreement;
 mod client;
 mod dealer;
-mod in_process;
+pub(crate) mod in_process;
 mod plain;
 mod server;
 

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::persist::{Repr, Restored, bad, corrupt, open, restore, sealed, write_atomically};
+use crate::remote::in_process::with_saved_layout;
 use crate::remote::{InProcess, RemoteSetup};
 use crate::{
     Client, ClientId, ClientSnapshot, Federation, MufcResult, ServerSnapshot, StoredClusters,
@@ -173,9 +174,9 @@ impl Federation {
         if let Some(c) = capacity {
             setup = setup.with_capacity(c);
         }
+        // A withdrawn model keeps no groups: its setup keeps the topology's.
         if let Some(layout) = p.tree.as_ref().map(|t| t.layout().clone()) {
-            setup = (setup.with_layout(layout))
-                .map_err(|e| corrupt(format!("the saved groups: {e}")))?;
+            setup = with_saved_layout(setup, Some(layout))?;
         }
         let requests = (p.book.applied).saturating_add(p.book.pending.len() as u64);
         let fit_report = p.fit_report.clone();

@@ -10,6 +10,7 @@ mod requests;
 mod saved;
 
 pub use saved::PartiesSnapshot;
+pub(crate) use saved::with_saved_layout;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

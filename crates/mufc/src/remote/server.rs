@@ -169,7 +169,10 @@ impl RemoteServer {
     /// # Ok::<(), mufc::MufcError>(())
     /// ```
     pub fn groups(&self) -> &[Vec<ClientId>] {
-        self.groups_now()
+        match &self.tree {
+            Some(t) => t.layout().groups(),
+            None => std::slice::from_ref(&self.setup.roster),
+        }
     }
 
     /// The flat aggregation's state (none with groups, or in the plain
@@ -183,13 +186,6 @@ impl RemoteServer {
     /// flat).
     pub fn layout(&self) -> Option<&crate::Layout> {
         self.tree.as_ref().map(Tree::layout)
-    }
-
-    fn groups_now(&self) -> &[Vec<ClientId>] {
-        match &self.tree {
-            Some(t) => t.layout().groups(),
-            None => std::slice::from_ref(&self.setup.roster),
-        }
     }
 
     /// Whether group `g` of [`Self::groups`] has committed a round (when
@@ -393,6 +389,17 @@ impl RemoteServer {
     }
 
     /// The rounds started when flat.
+    /// The masked rounds started, as a saved state keeps them (the plain
+    /// mode's are not: it has no masks to keep fresh).
+    pub(crate) fn masked_rounds(&self) -> u64 {
+        match (self.withdrawn, &self.tree, &self.aggregation) {
+            (Some(rounds), _, _) => rounds,
+            (None, Some(t), _) => t.rounds(),
+            (None, None, Some(a)) => a.rounds(),
+            (None, None, None) => 0,
+        }
+    }
+
     fn flat_rounds(&self) -> u64 {
         (self.aggregation.as_ref()).map_or(self.plain_rounds, Aggregation::rounds)
     }

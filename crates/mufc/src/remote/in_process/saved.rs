@@ -208,8 +208,10 @@ impl InProcess {
             Some(w) => RemoteServer::withdrawn_after(setup.clone(), w.rounds)?,
             None => RemoteServer::resumed(setup.clone(), parts),
         };
-        let mut parties = Vec::with_capacity(setup.roster().len());
-        for &id in setup.roster().iter().filter(|_| clients) {
+        // A server's state alone holds no client party.
+        let held = if clients { setup.roster() } else { &[] };
+        let mut parties = Vec::with_capacity(held.len());
+        for &id in held {
             let client = RemoteClient::from_loaded(id, loaded.remove(&id), setup.clone())?;
             let sent = sent_of(&server, &book, &client);
             // The plain mode sends no change: nothing to resume.
@@ -291,7 +293,10 @@ fn sent_of(server: &RemoteServer, book: &RequestBook, client: &RemoteClient) -> 
 
 /// `setup` with the groups a snapshot kept, refused where they are not
 /// groups of its roster.
-fn with_saved_layout(setup: RemoteSetup, layout: Option<Layout>) -> MufcResult<RemoteSetup> {
+pub(crate) fn with_saved_layout(
+    setup: RemoteSetup,
+    layout: Option<Layout>,
+) -> MufcResult<RemoteSetup> {
     let corrupt = |reason: String| PersistError::Corrupt { reason }.into();
     match layout {
         Some(l) if setup.layout() != Some(&l) => setup

@@ -132,14 +132,7 @@ impl RemoteServer {
     /// [`Self::describe`] with the training report `fit_report` (a
     /// driver's, with the other parties' costs).
     pub(crate) fn describe_as(&self, book: RequestBook, fit_report: &FitReport) -> ServerSnapshot {
-        // The rounds as a federation in one process counts them: the
-        // plain mode's are not kept (it has no masks to keep fresh).
-        let rounds = match (self.withdrawn, &self.tree, &self.aggregation) {
-            (Some(rounds), _, _) => rounds,
-            (None, Some(t), _) => t.rounds(),
-            (None, None, Some(a)) => a.rounds(),
-            (None, None, None) => 0,
-        };
+        let rounds = self.masked_rounds();
         let tree = self.tree.as_ref().map(Tree::saved);
         let shape = (&self.setup.config, self.setup.dim);
         ServerSnapshot::describing(shape, &self.server, fit_report, (rounds, tree), book)
