@@ -241,3 +241,29 @@ fn clones_never_share_masks() {
     assert_eq!(masked(&a).0, masked(&b).0);
     assert_every_mask_differs(&masked(&a).1, &masked(&b).1, "clones");
 }
+
+/// The server's recorded view is read by sender: the dealer's answer
+/// yields its correction only as the dealer's (postcard carries no
+/// schema, so one message's bytes may parse as another's), and a client's
+/// messages never read as a dealer's answer; every message kept is a
+/// frame whose elements parse.
+#[test]
+fn recorded_messages_are_read_as_their_sender_sends_them() {
+    let fed = Federation::new(data(), &config(Sketch::Auto, Masking::Dealer, false)).unwrap();
+    let received = &fed.parties().training()[0].received;
+    let dealer = ClientId(u64::MAX);
+    let (_, answer) = received.iter().find(|(c, _)| *c == dealer).unwrap();
+    let correction = masked_message(dealer, answer).unwrap();
+    assert!(masked_elements(&correction).is_some());
+    assert_eq!(masked_message(ClientId(0), answer), None);
+    let clients: Vec<_> = received.iter().filter(|(c, _)| *c != dealer).collect();
+    assert!(
+        clients.len() >= 6,
+        "the clients' readiness and masked frames"
+    );
+    for (c, bytes) in clients {
+        assert_eq!(masked_message(dealer, bytes), None, "client {c}");
+    }
+    let kept = fed.last_messages().unwrap();
+    assert!(kept.iter().all(|(_, m)| masked_elements(m).is_some()));
+}

@@ -373,6 +373,32 @@ mod tests {
             .collect()
     }
 
+    /// A lying server announces a sketch capacity other than `client_k`
+    /// bins per client of the roster (a smaller one fails the decode of
+    /// an honest sum; a larger one costs every client and the server),
+    /// drawn at random: refused; the setup's own capacity passes.
+    #[test]
+    fn a_setup_of_another_sketch_capacity_is_refused() {
+        let agreed = Agreement::new(3).dim(2);
+        let ok = agreed
+            .resolve(&config().validate().unwrap(), &regs(3, 100, 2))
+            .unwrap();
+        let own = ok.capacity();
+        assert_eq!(own, ok.config().client_k() * 3);
+        assert!(agreed.check_setup(&ok.clone().with_capacity(own)).is_ok());
+        let mut rng = testdata::rng("agreement-capacity");
+        for _ in 0..20 {
+            let lie = rand::RngExt::random_range(&mut rng, 0..4 * own);
+            if lie == own {
+                continue;
+            }
+            let why = agreed
+                .check_setup(&ok.clone().with_capacity(lie))
+                .unwrap_err();
+            assert!(why.contains("sketch capacity"), "{lie}: {why}");
+        }
+    }
+
     /// Every way a setup can lie outside the agreement is refused, each
     /// named; the agreed setup passes.
     #[test]
