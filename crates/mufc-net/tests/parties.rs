@@ -1,19 +1,24 @@
 //! The same parties across processes as in one process (issue 27): for
 //! every mask source (dealt, pairwise, SecAgg) and topology (flat, a
-//! tree of two groups), a federation over loopback trains, then serves a
-//! client's removal of points and a seed, another group's client's
-//! removal, and a client's removal of every point it holds (its whole
-//! data); after each acknowledged request every node of the server's
-//! stored model equals, bit for bit, the parties driven in one process
-//! ([`InProcess`]) that served the same requests. The lone-update policy
-//! holds the same requests back across processes as in one process, and
-//! serves two requests asked at once alike. Every wait is bounded.
+//! tree of two groups), a federation over loopback trains, then serves
+//! requests drawn at random (a client's points, a seed among them with
+//! even odds, of either group) and a client's removal of every point it
+//! holds (its whole data); after each acknowledged request every node of
+//! the server's stored model equals, bit for bit, the parties driven in
+//! one process ([`InProcess`]) that served the same requests, and at the
+//! end training from scratch on the points that remain. The lone-update
+//! policy holds the same requests back across processes as in one
+//! process, and serves two requests asked at once alike. Every wait is
+//! bounded; the draw is named in every failure.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used)]
 
 use mufc::remote::InProcess;
-use mufc::{Channel, ClientId, FederationConfig, Masks, NodeId, RemovalRequest, SecAggOptions};
+use mufc::{
+    Channel, ClientId, FederationConfig, Layout, Masks, NodeId, RemovalRequest, SecAggOptions,
+};
 use mufc_store::Store;
+use rand::RngExt;
 use seeding::{Dataset, PointId};
 
 use crate::dealer::Keys;
@@ -26,7 +31,7 @@ use mufc_net::server::ServerEvent;
 fn assert_same_model(fed: &Loopback, parties: &InProcess, what: &str) {
     let stored = Store::open(&fed.store).unwrap();
     let stored = stored.federation();
-    let nodes = stored.layout().map_or(1, mufc::Layout::nodes);
+    let nodes = stored.layout().map_or(1, Layout::nodes);
     for n in 0..nodes {
         let (mine, theirs) = (
             stored.node(NodeId(n)).unwrap(),
@@ -35,6 +40,66 @@ fn assert_same_model(fed: &Loopback, parties: &InProcess, what: &str) {
         assert_eq!(mine.counts(), theirs.counts(), "{what}: node {n}");
         assert_eq!(mine.centroids(), theirs.centroids(), "{what}: node {n}");
     }
+}
+
+/// Every node of the model stored at `fed`'s server equals training from
+/// scratch on `rest` (a client with no point left takes no part), in
+/// the groups of `parties`' setup without those clients, bit for bit.
+/// SecAgg with no dropout: the masks cancel in the sum, so the mask
+/// source cannot change the model.
+fn assert_equals_retraining(
+    fed: &Loopback,
+    parties: &InProcess,
+    rest: &[(ClientId, Dataset)],
+    what: &str,
+) {
+    let kept: Vec<(ClientId, Dataset)> = (rest.iter())
+        .filter(|(_, d)| !d.is_empty())
+        .cloned()
+        .collect();
+    let config = (parties.server().setup().config().clone().into_builder())
+        .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+        .validate()
+        .unwrap();
+    let retrained = match parties.server().setup().layout() {
+        None => InProcess::train(kept, &config),
+        Some(layout) => {
+            let holds = |c: &ClientId| kept.iter().any(|(k, _)| k == c);
+            let groups = (layout.groups().iter())
+                .map(|g| g.iter().copied().filter(holds).collect())
+                .collect();
+            let smaller = Layout::from_groups(groups, layout.fan_out()).unwrap();
+            InProcess::train_with_layout(kept, &config, smaller)
+        }
+    };
+    let retrained = retrained.unwrap_or_else(|e| panic!("{what}: retraining: {e}"));
+    assert_same_model(fed, &retrained, &format!("{what}: retraining"));
+}
+
+/// A random request of one client other than `spared` that holds more
+/// than three points: one to three of its points, one of its seeds among
+/// them with even odds; named in `what`.
+fn draw_request(
+    rng: &mut impl RngExt,
+    parties: &InProcess,
+    spared: usize,
+    what: &mut String,
+) -> (usize, Vec<PointId>) {
+    let live: Vec<usize> = (0..parties.clients().len())
+        .filter(|&c| c != spared && parties.clients()[c].data().len() > 3)
+        .collect();
+    let c = live[rng.random_range(0..live.len())];
+    let client = &parties.clients()[c];
+    let held = client.data().ids();
+    let mut ids: std::collections::BTreeSet<PointId> = (0..rng.random_range(1..=3))
+        .map(|_| held[rng.random_range(0..held.len())])
+        .collect();
+    if rng.random_bool(0.5) && !client.seeds().is_empty() {
+        ids.insert(client.seeds()[rng.random_range(0..client.seeds().len())]);
+    }
+    let ids: Vec<PointId> = ids.into_iter().collect();
+    what.push_str(&format!("; client {c} forgets {ids:?}"));
+    (c, ids)
 }
 
 /// A federation of `data` under `config` over loopback, trained (with
@@ -76,9 +141,10 @@ async fn every_mask_source_and_topology_across_processes_is_the_parties_in_one_p
     let ids: Vec<(ClientId, Dataset)> = (data.iter().enumerate())
         .map(|(i, d)| (ClientId(i as u64), d.clone()))
         .collect();
+    let mut rng = testdata::rng("mufc-net-parties");
     for masks in sources {
         for topology in topologies {
-            let what = format!("{masks:?}, {topology:?}");
+            let mut what = format!("{masks:?}, {topology:?}");
             let config = FederationConfig::new(3)
                 .channel(Channel::scma(masks))
                 .topology(topology)
@@ -96,29 +162,22 @@ async fn every_mask_source_and_topology_across_processes_is_the_parties_in_one_p
             let (mut fed, dealer) = trained(config.clone(), &data).await;
             let mut parties = InProcess::train(ids.clone(), &config).unwrap();
             assert_same_model(&fed, &parties, &format!("{what}: training"));
-            // Client 1 forgets its first seed and a point; client 4 (the
-            // other group, with a tree) two points; client 2 every point.
-            let seed = parties.clients()[1].seeds()[0];
-            let every = data[2].ids().to_vec();
-            let requests = [
-                (
-                    1,
-                    vec![seed, PointId(if seed == PointId(3) { 5 } else { 3 })],
-                ),
-                (4, vec![PointId(0), PointId(39)]),
-                (2, every),
-            ];
-            for (c, points) in requests {
+            // Two requests drawn at random, then client 2 forgets every
+            // point it holds.
+            let mut rest = ids.clone();
+            for r in 0..3 {
+                let (c, points) = match r {
+                    2 => (2, data[2].ids().to_vec()),
+                    _ => draw_request(&mut rng, &parties, 2, &mut what),
+                };
                 fed.forget(c, &points).await;
-                parties
-                    .remove(&RemovalRequest::points(ClientId(c as u64), points.clone()))
-                    .unwrap();
-                assert_same_model(
-                    &fed,
-                    &parties,
-                    &format!("{what}: client {c} forgot {points:?}"),
-                );
+                let request = RemovalRequest::points(ClientId(c as u64), points.clone());
+                parties.remove(&request).unwrap();
+                let d = &mut rest[c].1;
+                *d = d.without(&points).unwrap();
+                assert_same_model(&fed, &parties, &format!("{what}: request {r}"));
             }
+            assert_equals_retraining(&fed, &parties, &rest, &what);
             if let Some(d) = dealer {
                 d.stop().await.unwrap();
             }

@@ -1,17 +1,17 @@
 //! A layout of one's own ([`Layout::from_groups`]) as parties: the setup
 //! carries it ([`RemoteSetup::with_layout`]), the parties trained in it
-//! serve every request as [`Federation::with_layout`] does, node for
-//! node, and restored from their bytes after each request they keep it.
+//! serve every request exactly (every node equals retraining in the same
+//! groups), and restored from their bytes after each request they keep it.
 //! Across processes a client refuses a setup whose groups are not its
 //! topology's (a server choosing the groups could place a client among
 //! parties of its own). Layouts and requests are drawn from
 //! `testdata::rng` and named in every failure.
 
-use super::parties::{SOURCES, apply, assert_same_nodes, draw_request, serve_both};
+use super::parties::{SOURCES, apply, assert_nodes_equal_retraining, draw_request, serve};
 use super::parties_saved::reloaded;
 use super::*;
 use mufc::remote::{Agreement, InProcess};
-use mufc::{Layout, NodeId, Topology};
+use mufc::{Layout, Topology};
 
 /// A random partition of `ids` into groups of at least `min` clients
 /// (shuffled, so that a group's clients are not consecutive ids), under
@@ -31,7 +31,7 @@ fn draw_layout(rng: &mut ChaCha8Rng, ids: &[ClientId], min: usize) -> Layout {
 }
 
 #[test]
-fn parties_in_a_layout_of_their_own_are_the_federation_with_that_layout() {
+fn parties_in_a_layout_of_their_own_serve_every_request_exactly() {
     let mut rng = testdata::rng("parties-layout");
     let (mut served, mut grouped) = (0, 0);
     for (s, masks) in SOURCES.iter().enumerate() {
@@ -55,11 +55,9 @@ fn parties_in_a_layout_of_their_own_are_the_federation_with_that_layout() {
                 .unwrap();
             let mut parties =
                 InProcess::train_with_layout(data.clone(), &config, layout.clone()).unwrap();
-            let resolved = parties.server().setup().config().clone();
-            let mut fed = Federation::with_layout(data.clone(), &resolved, layout.clone()).unwrap();
             assert_eq!(parties.server().groups(), layout.groups(), "{what}");
             assert_eq!(parties.training().len(), layout.groups().len(), "{what}");
-            assert_same_nodes(&parties, &fed, &format!("{what}: training"));
+            assert_nodes_equal_retraining(&parties, &data, &format!("{what}: training"));
             grouped += usize::from(layout.groups().len() > 1);
             let mut rest = data;
             let mut whole_left = true;
@@ -68,7 +66,7 @@ fn parties_in_a_layout_of_their_own_are_the_federation_with_that_layout() {
                 else {
                     continue;
                 };
-                serve_both(&mut parties, &mut fed, &request, &what);
+                serve(&mut parties, &request, &what);
                 apply(&mut rest, &request);
                 served += 1;
                 parties = reloaded(&parties, &what);
@@ -77,16 +75,21 @@ fn parties_in_a_layout_of_their_own_are_the_federation_with_that_layout() {
                     Some(&layout),
                     "{what}: restored"
                 );
-                assert_same_nodes(&parties, &fed, &format!("{what}: restored"));
+                if parties.waiting().is_empty() && parties.withdrawal().is_none() {
+                    assert_nodes_equal_retraining(&parties, &rest, &format!("{what}: restored"));
+                }
             }
             // Every group's rounds stayed inside it.
             for r in parties.training() {
                 let g = r.report.group.unwrap();
                 assert_eq!(r.report.included, layout.groups()[g], "{what}");
             }
-            let root = parties.server().node(layout.root()).unwrap();
-            assert_eq!(root.centroids(), fed.server().centroids(), "{what}");
-            assert!(parties.server().node(NodeId(0)).is_some(), "{what}");
+            if parties.withdrawal().is_none() {
+                parties
+                    .flush()
+                    .unwrap_or_else(|e| panic!("{what}: flush: {e}"));
+                assert_nodes_equal_retraining(&parties, &rest, &format!("{what}: flushed"));
+            }
         }
     }
     assert!(

@@ -1,17 +1,18 @@
-//! The plain mode (Algorithm 5) as parties: against the federation run
-//! in one process and retraining, and a client that refuses to send its
-//! centroids in the clear unless its operator allowed it.
+//! The plain mode (Algorithm 5) as parties: against retraining, and a
+//! client that refuses to send its centroids in the clear unless its
+//! operator allowed it.
 
-use super::parties::{apply, assert_same_report, draw_request, trained_both};
+use super::parties::{apply, draw_request, serve};
 use super::*;
+use mufc::remote::InProcess;
 
 /// The plain mode (Algorithm 5) as parties: every client sends its
 /// centroids in the clear, and a removal's round carries the changed
 /// clients' alone. Training and a random sequence of requests (points,
 /// seeds, whole clients) leave the server's points and model equal to
-/// the federation in one process, and to retraining on what remains.
+/// retraining on what remains.
 #[test]
-fn the_plain_mode_as_parties_is_the_federations() {
+fn the_plain_mode_as_parties_equals_retraining() {
     let mut rng = testdata::rng("parties-plain");
     let mut served = 0;
     for case in 0..3 {
@@ -29,20 +30,20 @@ fn the_plain_mode_as_parties_is_the_federations() {
             .seed(seed)
             .validate()
             .unwrap();
-        let (mut parties, mut fed) = trained_both(&data, &config);
+        let mut parties = InProcess::train(data.clone(), &config).unwrap();
         let resolved = parties.server().setup().config().clone();
-        assert_same_plain(parties.server().server(), fed.server(), &what);
         let mut rest = data;
         let mut whole_left = true;
         for _ in 0..3 {
             let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, &mut what) else {
                 continue;
             };
-            let report = fed.remove(&request).unwrap();
-            let ours = parties.remove(&request).unwrap();
-            assert_same_report(&ours, &report, &what);
-            assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
-            if fed.withdrawal().is_some() {
+            let report = serve(&mut parties, &request, &what);
+            assert_eq!(
+                report.outcome.is_withdrawn(),
+                parties.withdrawal().is_some()
+            );
+            if parties.withdrawal().is_some() {
                 break;
             }
             // One round, of the clients the request names.
@@ -57,14 +58,17 @@ fn the_plain_mode_as_parties_is_the_federations() {
             assert_eq!(round.report.included, named, "{what}");
             apply(&mut rest, &request);
             served += 1;
-            assert_same_plain(parties.server().server(), fed.server(), &what);
             let remaining: Vec<(ClientId, Dataset)> = rest
                 .iter()
                 .filter(|(_, d)| !d.is_empty())
                 .cloned()
                 .collect();
-            let retrained = Federation::with_ids(remaining, &resolved).unwrap();
-            assert_same_plain(parties.server().server(), retrained.server(), &what);
+            let retrained = InProcess::train(remaining, &resolved).unwrap();
+            assert_same_plain(
+                parties.server().server(),
+                retrained.server().server(),
+                &what,
+            );
         }
     }
     assert!(served >= 5, "{served} requests");

@@ -1,26 +1,45 @@
-//! The parties' rounds against the federation run in one process, beyond
-//! the removals of `parties.rs`: SecAgg's simulated dropouts, the costs
-//! and the fit report the driver measures, and the withdrawal of a model
-//! whose clients left below the minimum aggregate. Strategies are drawn
-//! from `testdata::rng` and named in every failure.
+//! The parties' rounds beyond the removals of `parties.rs`: SecAgg's
+//! simulated dropouts (every node equals retraining on the clients its
+//! model holds), the costs and the fit report the driver measures, and
+//! the withdrawal of a model whose clients left below the minimum
+//! aggregate. Strategies are drawn from `testdata::rng` and named in
+//! every failure.
 
 use super::parties::{
-    SOURCES, TOPOLOGIES, assert_same_nodes, assert_same_report, draw_request, trained_both,
+    SOURCES, TOPOLOGIES, apply, assert_nodes_equal_retraining, assert_report_holds, draw_request,
+    serve,
 };
 use super::*;
 use mufc::remote::InProcess;
 use mufc::{RemovalRequest, Topology};
 use std::time::Duration;
 
-/// SecAgg with the configuration's dropout rate simulated: the parties in
-/// one process drop the clients `Federation` drops, at the same steps (a
-/// client offline from a step neither hears nor answers it), so every
-/// round includes the same clients and leaves every node equal to the
-/// federation's, flat and with groups, through training and a random
-/// sequence of removals. The rate, the seed and the requests are drawn,
-/// and named in every failure.
+/// `rest` without the data of the clients that no group's model holds
+/// (they dropped out of their group's last round): what retraining
+/// must see.
+fn held(parties: &InProcess, rest: &[(ClientId, Dataset)]) -> Vec<(ClientId, Dataset)> {
+    let groups = parties.server().groups().len().max(1);
+    let included: BTreeSet<ClientId> = (0..groups)
+        .flat_map(|g| parties.server().included(g))
+        .collect();
+    (rest.iter())
+        .map(|(c, d)| match included.contains(c) {
+            true => (*c, d.clone()),
+            false => (*c, d.without(d.ids()).unwrap()),
+        })
+        .collect()
+}
+
+/// SecAgg with the configuration's dropout rate simulated (a client
+/// offline from a step neither hears nor answers it): each round
+/// includes the clients that stayed, and every node then equals
+/// retraining on the data of the clients its model holds, flat and with
+/// groups, through training and a random sequence of removals. A round
+/// that loses too many clients fails, keeps the clients' erasure, and
+/// leaves the request pending. The rate, the seed and the requests are
+/// drawn, and named in every failure.
 #[test]
-fn the_parties_drop_out_where_the_federation_does() {
+fn the_parties_dropouts_leave_the_model_of_the_clients_that_stayed() {
     let mut rng = testdata::rng("parties-dropouts");
     let (mut dropped, mut failed) = (0, 0);
     for topology in [Topology::Flat, Topology::Groups { size: 4 }] {
@@ -43,56 +62,34 @@ fn the_parties_drop_out_where_the_federation_does() {
                 .seed(seed)
                 .validate()
                 .unwrap();
-            let Ok(mut parties) = InProcess::train(data.clone(), &config) else {
-                // Too many dropouts for a group's threshold: the
-                // federation fails alike.
-                assert!(Federation::with_ids(data, &config).is_err(), "{what}");
-                continue;
+            let mut parties = match InProcess::train(data.clone(), &config) {
+                Ok(parties) => parties,
+                Err(MufcError::TooManyDropouts { .. }) => continue,
+                Err(e) => panic!("{what}: {e}"),
             };
-            let resolved = parties.server().setup().config().clone();
-            let mut fed = Federation::with_ids(data, &resolved).unwrap();
-            assert_same_nodes(&parties, &fed, &format!("{what}: training"));
-            let mut whole_left = false;
+            let training = parties.training().iter();
+            dropped += training.map(|r| r.report.dropped.len()).sum::<usize>();
+            assert_nodes_equal_retraining(&parties, &held(&parties, &data), &what);
+            let mut rest = data;
+            let (mut whole_left, mut asked) = (false, 0);
             for _ in 0..4 {
                 let Some(request) = draw_request(&mut rng, &parties, &mut whole_left, &mut what)
                 else {
                     continue;
                 };
-                let (ours, theirs) = (parties.remove(&request), fed.remove(&request));
-                match (ours, theirs) {
-                    (Ok(ours), Ok(report)) => {
-                        assert_same_report(&ours, &report, &what);
-                        let reports = parties.last_rounds();
-                        let included: BTreeSet<ClientId> = reports
-                            .iter()
-                            .flat_map(|r| r.report.included.clone())
-                            .collect();
-                        // With groups the federation's report names the
-                        // included clients of every group: those of the
-                        // groups that ran a round are the rounds'.
-                        let ran: BTreeSet<ClientId> = (reports.iter())
-                            .flat_map(|r| match r.report.group {
-                                Some(g) => parties.server().groups()[g].clone(),
-                                None => parties.server().setup().roster().to_vec(),
-                            })
-                            .collect();
-                        let theirs: BTreeSet<ClientId> = (report.included.iter().copied())
-                            .filter(|c| ran.contains(c))
-                            .collect();
-                        assert_eq!(included, theirs, "{what}");
-                        dropped += reports
-                            .iter()
-                            .map(|r| r.report.dropped.len())
-                            .sum::<usize>();
+                apply(&mut rest, &request);
+                asked += 1;
+                match parties.remove(&request) {
+                    Ok(report) => {
+                        assert_report_holds(&report, &parties, &what);
+                        let rounds = parties.last_rounds().iter();
+                        dropped += rounds.map(|r| r.report.dropped.len()).sum::<usize>();
+                        assert_nodes_equal_retraining(&parties, &held(&parties, &rest), &what);
                     }
-                    // Too many dropouts in a round: both fail. The
-                    // federation in one process undoes the request; the
-                    // parties' clients have forgotten, and the request
-                    // waits for the next round.
-                    (Err(a), Err(b)) => {
-                        assert_eq!(a.to_string(), b.to_string(), "{what}");
-                        let number = fed.applied_requests() + 1;
-                        let waits = parties.pending().iter().any(|p| p.number == number);
+                    // Too many dropouts in a round: the clients have
+                    // forgotten, and the request waits for the next round.
+                    Err(MufcError::TooManyDropouts { .. }) => {
+                        let waits = parties.pending().iter().any(|p| p.number == asked);
                         assert!(waits, "{what}: {:?}", parties.pending());
                         for (c, ids) in request.point_entries() {
                             let held = parties.clients()[at(*c)].data();
@@ -101,15 +98,13 @@ fn the_parties_drop_out_where_the_federation_does() {
                         failed += 1;
                         break;
                     }
-                    (a, b) => panic!("{what}: parties {a:?}, federation {b:?}"),
+                    Err(e) => panic!("{what}: {e}"),
                 }
-                assert_same_nodes(&parties, &fed, &what);
             }
         }
     }
-    // Clients did drop out: the comparison saw rounds without them.
-    // The draw brings dropouts and a round they fail: neither side of
-    // the comparison goes untested.
+    // Clients did drop out, and a round failed: neither side of the
+    // test goes untested.
     assert!(
         dropped >= 3 && failed >= 1,
         "{dropped} dropouts, {failed} failed rounds"
@@ -117,12 +112,11 @@ fn the_parties_drop_out_where_the_federation_does() {
 }
 
 /// What the driver counts of the clients' side of a round is what the
-/// federation in one process reports: the messages the clients sent the
-/// server and their bytes, for every mask source, in training and in the
-/// removal rounds (change rounds among them); and every member's join
-/// was timed.
+/// parties report: the messages the clients sent the server and their
+/// bytes, for every mask source, in training and in the removal rounds
+/// (change rounds among them); and every member's join was timed.
 #[test]
-fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
+fn the_driver_counts_the_messages_and_bytes_the_report_gives() {
     for masks in SOURCES {
         let data = with_ids(&gaussian_clients("parties-costs", Mixture::SMALL));
         let config = FederationConfig::new(2)
@@ -131,7 +125,7 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
             .seed(6)
             .validate()
             .unwrap();
-        let (mut parties, mut fed) = trained_both(&data, &config);
+        let mut parties = InProcess::train(data, &config).unwrap();
         let what = format!("{:?}", masks());
         let [training] = parties.training() else {
             panic!("{what}: one training round when flat");
@@ -141,18 +135,16 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
         assert_eq!(costs.joins.len(), members, "{what}");
         assert_eq!(
             costs.bytes_up / members as u64,
-            fed.fit_report().bytes_per_client as u64,
+            parties.fit_report().unwrap().bytes_per_client as u64,
             "{what}: training"
         );
         for (c, point) in [(1, 3), (2, 0), (1, 5)] {
             let request = RemovalRequest::points(ClientId(c), vec![PointId(point)]);
-            let ours = parties.remove(&request).unwrap();
-            let report = fed.remove(&request).unwrap();
-            assert_same_report(&ours, &report, &what);
+            let report = serve(&mut parties, &request, &what);
             let [round] = parties.last_rounds() else {
                 panic!("{what}: one round per request");
             };
-            let involved = fed.last_involvement().unwrap();
+            let involved = parties.last_involvement().unwrap();
             assert_eq!(
                 round.costs.messages, involved.messages,
                 "{what}: {request:?}"
@@ -166,7 +158,7 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
             // The report's times are the round's, measured: the named
             // client's unlearning, every member's join, the server's
             // steps, all within the call.
-            let t = &ours.times;
+            let t = &report.times;
             let unlearned = t.client_max > Duration::ZERO && t.client_sum >= t.client_max;
             let joined = t.encode_mask_max > Duration::ZERO && t.client_round_max >= t.client_max;
             let served = t.sum > Duration::ZERO && t.decode > Duration::ZERO;
@@ -177,11 +169,11 @@ fn the_driver_counts_the_messages_and_bytes_the_federation_reports() {
 }
 
 /// A client removed whole that leaves fewer than `min_clients` clients
-/// with points (in its group, with groups) withdraws the model in both,
-/// alike, for every mask source and topology; the next request is served
-/// by the clients alone, with no round, in both.
+/// with points (in its group, with groups) withdraws the model, for every
+/// mask source and topology; the next request is served by the clients
+/// alone, with no round.
 #[test]
-fn a_client_leaving_below_the_minimum_withdraws_the_model_in_both() {
+fn a_client_leaving_below_the_minimum_withdraws_the_model() {
     for (s, masks) in SOURCES.iter().enumerate() {
         for topology in TOPOLOGIES {
             let clients = match topology {
@@ -202,19 +194,16 @@ fn a_client_leaving_below_the_minimum_withdraws_the_model_in_both() {
                 .seed(11)
                 .validate()
                 .unwrap();
-            let (mut parties, mut fed) = trained_both(&data, &config);
+            let mut parties = InProcess::train(data, &config).unwrap();
             let rounds = parties.server().rounds();
             let leave = RemovalRequest::clients(vec![ClientId(1)]);
-            let report = fed.remove(&leave).unwrap();
+            let report = serve(&mut parties, &leave, &what);
             assert!(report.outcome.is_withdrawn(), "{what}");
-            assert_same_report(&parties.remove(&leave).unwrap(), &report, &what);
             assert!(parties.last_rounds().is_empty(), "{what}");
-            assert_eq!(parties.withdrawal(), fed.withdrawal(), "{what}");
+            assert!(parties.withdrawal().is_some(), "{what}");
             assert!(parties.server().is_withdrawn(), "{what}");
-            assert_same_nodes(&parties, &fed, &what);
             let later = RemovalRequest::points(ClientId(2), vec![PointId(0)]);
-            let report = fed.remove(&later).unwrap();
-            assert_same_report(&parties.remove(&later).unwrap(), &report, &what);
+            serve(&mut parties, &later, &what);
             assert!(parties.last_rounds().is_empty(), "{what}");
             assert_eq!(parties.server().rounds(), rounds, "{what}: no round ran");
             assert!(!parties.clients()[2].data().contains(PointId(0)), "{what}");
@@ -223,12 +212,12 @@ fn a_client_leaving_below_the_minimum_withdraws_the_model_in_both() {
     }
 }
 
-/// The parties' fit report is the federation's: the aggregate, the
-/// sketch, the server's points, the clients of the model and the bytes a
-/// client sent, for every mask source and topology; and the driver timed
-/// the clients' training and encoding.
+/// The parties' fit report: every client included and none dropped, the
+/// bytes a client sent those the driver counted in the last round, and the driver timed
+/// the clients' training and encoding, for every mask source and
+/// topology.
 #[test]
-fn the_parties_fit_report_is_the_federations() {
+fn the_parties_fit_report_holds_what_the_driver_measured() {
     for (s, masks) in SOURCES.iter().enumerate() {
         for topology in TOPOLOGIES {
             let mix = Mixture {
@@ -243,14 +232,20 @@ fn the_parties_fit_report_is_the_federations() {
                 .seed(13)
                 .validate()
                 .unwrap();
-            let (parties, fed) = trained_both(&data, &config);
-            let (mine, theirs) = (parties.fit_report().unwrap(), fed.fit_report());
-            assert_eq!(mine.nonzero_bins, theirs.nonzero_bins, "{what}");
-            assert_eq!(mine.sketch, theirs.sketch, "{what}");
-            assert_eq!(mine.server_points, theirs.server_points, "{what}");
-            assert_eq!(mine.included, theirs.included, "{what}");
-            assert_eq!(mine.dropped, theirs.dropped, "{what}");
-            assert_eq!(mine.bytes_per_client, theirs.bytes_per_client, "{what}");
+            let parties = InProcess::train(data.clone(), &config).unwrap();
+            let mine = parties.fit_report().unwrap();
+            let ids: Vec<ClientId> = data.iter().map(|(c, _)| *c).collect();
+            assert_eq!(mine.included, ids, "{what}");
+            assert!(mine.dropped.is_empty(), "{what}");
+            assert!(mine.nonzero_bins > 0, "{what}");
+            // The bytes a client sent: the last round's (with groups,
+            // the last group's) over its members.
+            let last = parties.training().last().unwrap();
+            assert_eq!(
+                last.costs.bytes_up / last.report.included.len() as u64,
+                mine.bytes_per_client as u64,
+                "{what}"
+            );
             // The driver timed every party: the clients' training and
             // encoding, their later protocol steps, and the dealer.
             let t = &mine.times;

@@ -5,13 +5,26 @@
 //! federation is refused. The strategy is drawn from `testdata::rng` and
 //! named in every failure.
 
-use super::parties::{
-    SOURCES, TOPOLOGIES, apply, assert_same_nodes, assert_same_report, draw_request, trained_both,
-};
+use super::parties::{SOURCES, TOPOLOGIES, apply, assert_nodes_equal_retraining, draw_request};
 use super::parties_plain::assert_same_plain;
 use super::*;
 use mufc::remote::{InProcess, PartiesSnapshot};
-use mufc::{MufcError, PersistError, RemovalRequest};
+use mufc::{MufcError, PersistError, RemovalReport, RemovalRequest, ServerUpdate, StageTimes};
+
+/// Two reports of one request, by restored parties and by the parties
+/// that never stopped: equal but for the times measured and the server's
+/// work (a restored server refits its exact K-means from its points, its
+/// per-iteration traces not being saved, so its next incremental update
+/// may recompute other points than the live one's; the model is the
+/// same, [`assert_same_parties`]).
+fn assert_same_report(a: &RemovalReport, b: &RemovalReport, what: &str) {
+    let untimed = |r: &RemovalReport| RemovalReport {
+        times: StageTimes::default(),
+        server: ServerUpdate::Unchanged,
+        ..r.clone()
+    };
+    assert_eq!(untimed(a), untimed(b), "{what}");
+}
 
 /// `parties` through the bytes of their snapshot.
 pub(super) fn reloaded(parties: &InProcess, what: &str) -> InProcess {
@@ -81,7 +94,7 @@ fn parties_restored_after_every_request_serve_as_those_that_never_stopped() {
                 .seed(seed)
                 .validate()
                 .unwrap();
-            let (mut live, mut fed) = trained_both(&data, &config);
+            let mut live = InProcess::train(data.clone(), &config).unwrap();
             let mut saved = reloaded(&live, &what);
             assert_same_parties(&saved, &live, &format!("{what}: training"));
             let mut rest = data;
@@ -96,11 +109,8 @@ fn parties_restored_after_every_request_serve_as_those_that_never_stopped() {
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 let again =
                     (saved.remove(&request)).unwrap_or_else(|e| panic!("{what}: restored: {e}"));
-                let theirs = fed.remove(&request).unwrap();
                 assert_same_report(&again, &ours, &what);
-                assert_same_report(&again, &theirs, &what);
                 assert_same_parties(&saved, &live, &what);
-                assert_same_nodes(&saved, &fed, &what);
                 apply(&mut rest, &request);
                 served += 1;
                 whole += request.clients_removed().len();
@@ -110,9 +120,10 @@ fn parties_restored_after_every_request_serve_as_those_that_never_stopped() {
             }
             live.flush().unwrap();
             saved.flush().unwrap();
-            fed.flush().unwrap();
             assert_same_parties(&saved, &live, &format!("{what}: flushed"));
-            assert_same_nodes(&saved, &fed, &format!("{what}: flushed"));
+            if saved.withdrawal().is_none() {
+                assert_nodes_equal_retraining(&saved, &rest, &format!("{what}: flushed"));
+            }
         }
     }
     assert!(
@@ -132,7 +143,7 @@ fn a_withdrawn_model_is_restored_withdrawn() {
         .seed(2)
         .validate()
         .unwrap();
-    let (mut live, _) = trained_both(&data, &config);
+    let mut live = InProcess::train(data, &config).unwrap();
     let gone = RemovalRequest::clients(vec![ClientId(0), ClientId(1)]);
     assert!(live.remove(&gone).unwrap().outcome.is_withdrawn());
     let mut saved = reloaded(&live, "withdrawn");
@@ -164,7 +175,7 @@ fn a_snapshot_that_does_not_make_the_parties_is_refused() {
         .seed(9)
         .validate()
         .unwrap();
-    let (live, _) = trained_both(&data, &config);
+    let live = InProcess::train(data, &config).unwrap();
     let good = live.snapshot().unwrap();
     let bytes = postcard::to_allocvec(&good).unwrap();
     // The snapshot's fields, in order: the server's part, the roster
@@ -270,7 +281,7 @@ fn plain_parties_restore_and_serve_alike() {
         .seed(4)
         .validate()
         .unwrap();
-    let (mut live, mut fed) = trained_both(&data, &config);
+    let mut live = InProcess::train(data, &config).unwrap();
     let mut saved = reloaded(&live, "plain");
     let mut what = "plain".to_string();
     let mut whole_left = true;
@@ -280,9 +291,8 @@ fn plain_parties_restore_and_serve_alike() {
         };
         let ours = live.remove(&request).unwrap();
         assert_same_report(&saved.remove(&request).unwrap(), &ours, &what);
-        fed.remove(&request).unwrap();
         assert_same_parties(&saved, &live, &what);
-        assert_same_plain(saved.server().server(), fed.server(), &what);
+        assert_same_plain(saved.server().server(), live.server().server(), &what);
         saved = reloaded(&saved, &what);
     }
 }

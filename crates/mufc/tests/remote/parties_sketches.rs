@@ -1,12 +1,12 @@
 //! The parties over every sketch scheme: the field sketch, the wide
 //! field, the partitioned one and the integer ring, each with the mask
 //! sources it takes, flat and with groups. Training and a random sequence
-//! of removals leave every node equal to [`Federation`]'s serving the same
-//! requests, and the root's to retraining once nothing waits. The
-//! strategy is drawn from `testdata::rng` and named in every failure.
+//! of removals leave every node equal to retraining once nothing waits.
+//! The strategy is drawn from `testdata::rng` and named in every failure.
 
-use super::parties::{apply, assert_same_nodes, draw_request, serve_both, trained_both};
+use super::parties::{apply, assert_nodes_equal_retraining, draw_request, serve};
 use super::*;
+use mufc::remote::InProcess;
 use mufc::{RingMasks, Scma, Topology};
 
 /// Every scheme with every mask source it takes.
@@ -25,7 +25,7 @@ fn schemes() -> Vec<(&'static str, Scma)> {
 }
 
 #[test]
-fn the_parties_are_the_federation_for_every_sketch_scheme() {
+fn the_parties_equal_retraining_for_every_sketch_scheme() {
     let mut rng = testdata::rng("parties-sketches");
     let mut served = 0;
     for (name, scma) in schemes() {
@@ -47,8 +47,8 @@ fn the_parties_are_the_federation_for_every_sketch_scheme() {
                 .seed(seed)
                 .validate()
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-            let (mut parties, mut fed) = trained_both(&data, &config);
-            assert_same_nodes(&parties, &fed, &format!("{what}: training"));
+            let mut parties = InProcess::train(data.clone(), &config).unwrap();
+            assert_nodes_equal_retraining(&parties, &data, &format!("{what}: training"));
             let mut rest = data;
             let mut whole_left = true;
             for _ in 0..3 {
@@ -56,11 +56,11 @@ fn the_parties_are_the_federation_for_every_sketch_scheme() {
                 else {
                     continue;
                 };
-                serve_both(&mut parties, &mut fed, &request, &what);
+                serve(&mut parties, &request, &what);
                 apply(&mut rest, &request);
                 served += 1;
-                if parties.waiting().is_empty() {
-                    assert_equals_retraining(parties.server(), &rest, &what);
+                if parties.waiting().is_empty() && parties.withdrawal().is_none() {
+                    assert_nodes_equal_retraining(&parties, &rest, &what);
                 }
             }
         }
