@@ -19,15 +19,16 @@
 //!
 //! How the server decodes (the whole sum, or its difference against the
 //! last one, checked) is in `server/decode.rs`; what a client sends, in
-//! `client/message.rs`. This module holds the aggregation's state and
-//! runs the round: one round for every sketch scheme, through
-//! [`AnySketch`]. With pairwise masks or SecAgg the round is the parties'
-//! own (the halves of `halves.rs`, relayed in memory by `relay.rs`
-//! exactly as `mufc-net` carries them across processes); with dealt
-//! masks, and in change rounds, it is [`masks::MaskSource::exchange`].
+//! `client/message.rs`. This module holds the aggregation's state (the
+//! parameters, the round count, the last sum) and opens and joins the
+//! parties' rounds, one for every sketch scheme, through [`AnySketch`]:
+//! the halves of `halves.rs` (`framed/` for dealt and pairwise masks,
+//! `secagg_halves.rs` for SecAgg), opened in `parties.rs` and
+//! `change.rs`, which the parties' drivers carry (`remote::InProcess` in
+//! memory, `mufc-net` across processes). The server's half concludes a
+//! round's sum through `run.rs`.
 //!
-//! A round is computed without touching the aggregate
-//! ([`Aggregation::round`]) and committed afterwards
+//! A round's sum is kept apart ([`Pending`]) and committed afterwards
 //! ([`Aggregation::commit`]), so that a failure later in a request leaves
 //! the aggregate as it was. The round *number* is consumed first, before
 //! any mask exists: a failed round is never run again under its number.

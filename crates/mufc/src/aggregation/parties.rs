@@ -2,7 +2,8 @@
 //! ([`ServerHalf`]) and a client's ([`ClientHalf`]) are built here, on the
 //! concrete sketch and field the parameters chose, and handed out behind
 //! byte-level traits, so that the code that carries the bytes (the
-//! in-process relay, `relay.rs`, and `mufc-net`) never names a field.
+//! parties' drivers: `remote::InProcess` and `mufc-net`) never names a
+//! field.
 //! Each client checks the round it is asked to join against its own copy
 //! of the configuration before it sends anything, in one process as
 //! across processes.
@@ -89,8 +90,8 @@ impl Aggregation {
     /// (which draw the session id and the SecAgg+ ring): the spec every
     /// client checks, and the server's half. `change`: a change round's
     /// small signed parameters (pairwise masks only: a SecAgg dropout
-    /// would lose its change). Shared by the rounds across processes and
-    /// the in-process driver (`relay.rs`).
+    /// would lose its change). Shared by whole rounds
+    /// ([`Self::open_remote`]) and change rounds (`change.rs`).
     pub(super) fn open_round(
         &self,
         number: u64,
@@ -328,8 +329,8 @@ impl Aggregation {
     /// ([`Self::check_round`]), drawing its key pairs and seeds from the
     /// round's `secrets` (in a dealt round, its mask from the seed the
     /// dealer seals under `seal`): the client's half, its first message
-    /// and its new sketch. Shared by the clients across processes and the
-    /// in-process driver (`relay.rs`).
+    /// and its new sketch; [`Self::join_remote`] after it checked the
+    /// round against the client's last one.
     pub(super) fn join_checked(
         &self,
         spec: &RoundSpec,

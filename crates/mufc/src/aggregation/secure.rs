@@ -1,8 +1,9 @@
 //! The settings of the dropout-tolerant aggregation of
 //! [`Masking::SecAgg`](crate::Masking::SecAgg): one run of the protocol of
 //! `syndrome_agg::secagg` (Bonawitz et al. 2017, SecAgg+) per round, by the
-//! parties (`secagg_halves.rs`), in process (`relay.rs`, with the dropouts
-//! of the round drawn here) or across processes.
+//! parties (`secagg_halves.rs`), driven in one process
+//! (`remote::InProcess`, with the dropouts of the round drawn here) or
+//! across processes (`mufc-net`).
 
 use syndrome_agg::secagg::Step;
 use syndrome_agg::secagg::params::{GraphChoice, SecAggParams, ServerModel, ThreatModel};
