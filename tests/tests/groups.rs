@@ -366,7 +366,7 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
                 group_size: 3,
                 fan_out: 2,
             })
-            .record_messages(true)
+            .run(mufc::RunOptions::new().record_messages(true))
             .validate()
             .unwrap();
         let fed = Federation::with_ids(data(), &config).unwrap();

@@ -85,7 +85,7 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
         let config = FederationConfig::new(3)
             .client_k(2)
             .channel(Channel::scma(masking))
-            .record_messages(true)
+            .run(mufc::RunOptions::new().record_messages(true))
             .validate()
             .unwrap();
         let mut fed = Federation::new(gaussian_clients("masking", MIX), &config).unwrap();

@@ -33,8 +33,14 @@ fn parallel_and_serial_clients_give_the_same_bits() {
     ];
     for config in configs {
         let mut par = Federation::new(data.clone(), &config.clone().validate().unwrap()).unwrap();
-        let mut ser =
-            Federation::new(data.clone(), &config.parallel(false).validate().unwrap()).unwrap();
+        let mut ser = Federation::new(
+            data.clone(),
+            &config
+                .run(mufc::RunOptions::new().parallel(false))
+                .validate()
+                .unwrap(),
+        )
+        .unwrap();
         compare(&par, &ser).unwrap();
         let requests = [
             RemovalRequest::points(ClientId(3), vec![PointId(1), PointId(2)])

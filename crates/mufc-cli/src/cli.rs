@@ -701,7 +701,7 @@ mod tests {
         let s = a.fed.settings().unwrap();
         assert_eq!(s.client_training(), mufc::ClientTraining::Full);
         assert_eq!(s.client().k(), mufc::ClientK::ADAPTIVE);
-        assert_eq!(s.server().restarts(), 10);
+        assert_eq!(s.server().kmeans().restarts(), 10);
         let paper = Cli::try_parse_from(["mufc", "run", "--preset", "paper"]).unwrap();
         let Command::Run(p) = paper.command else {
             panic!("not run")
@@ -710,7 +710,7 @@ mod tests {
         assert_eq!(s.client_training(), mufc::ClientTraining::Seeding);
         assert_eq!(s.client().k(), mufc::ClientK::Server);
         assert_eq!(s.server().points(), mufc::ServerPoints::Uniform);
-        assert_eq!(s.server().restarts(), 1);
+        assert_eq!(s.server().kmeans().restarts(), 1);
         assert_eq!(s.gamma_rule(), mufc::GammaRule::PerPoint);
     }
 

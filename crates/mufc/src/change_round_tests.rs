@@ -48,7 +48,7 @@ fn config_k(privacy: Sketch, masking: Masking, k: usize) -> ValidConfig {
         .gamma(0.1)
         .seed(11)
         .channel(crate::test_channels::channel(privacy, masking))
-        .record_messages(true)
+        .run(crate::RunOptions::new().record_messages(true))
         .validate()
         .unwrap()
 }

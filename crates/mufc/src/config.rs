@@ -8,6 +8,7 @@ mod builder;
 mod channel;
 mod names;
 mod parts;
+mod run;
 mod secagg;
 mod survey;
 mod topology;
@@ -21,6 +22,7 @@ pub use parts::{
     ClientConfig, ClientK, DEFAULT_CLIENT_RESTARTS, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerConfig,
 };
+pub use run::RunOptions;
 pub(crate) use secagg::planned_dropouts;
 pub use secagg::{DEFAULT_COLLUDING, SecAggOptions, SecAggPlan};
 pub use survey::survey_scale;

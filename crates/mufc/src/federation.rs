@@ -91,7 +91,7 @@ fn masked_messages(
     rounds: &[crate::remote::DrivenRound],
     config: &ValidConfig,
 ) -> Option<Vec<(ClientId, Vec<u8>)>> {
-    if rounds.is_empty() || !config.record_messages() {
+    if rounds.is_empty() || !config.run().records_messages() {
         return None;
     }
     let received = rounds.iter().flat_map(|r| r.received.iter());
@@ -331,7 +331,7 @@ impl Federation {
 
     /// The masked messages of the last round or rounds run, by sender,
     /// when the configuration records them
-    /// ([`FederationConfig::record_messages`](crate::FederationConfig::record_messages)):
+    /// ([`RunOptions::record_messages`](crate::RunOptions::record_messages)):
     /// each client's wire frame with pairwise or dealt masks, its
     /// masked-input message with SecAgg. With dealt masks the dealer's
     /// correction is among them, as the frame of the pseudo-client

@@ -147,7 +147,7 @@ fn config(privacy: Sketch, masking: Masking) -> crate::ValidConfig {
         .gamma(0.1)
         .seed(5)
         .channel(crate::test_channels::channel(privacy, masking))
-        .record_messages(true)
+        .run(crate::RunOptions::new().record_messages(true))
         .insecure_deterministic_masks(true)
         .min_clients(1)
         .min_updating_clients(1)

@@ -31,9 +31,9 @@ pub use client::{Client, StoredClusters};
 pub use config::{
     Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_CLIENT_RESTARTS, DEFAULT_COLLUDING,
     DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
-    DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, RingMasks, Scma,
-    SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology, ValidConfig,
-    survey_scale,
+    DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, RingMasks,
+    RunOptions, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
+    ValidConfig, survey_scale,
 };
 pub use error::{ConfigParam, MufcError, MufcResult, PersistError};
 pub use federation::Federation;

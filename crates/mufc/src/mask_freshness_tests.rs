@@ -45,7 +45,7 @@ fn config(privacy: Sketch, masking: Masking, deterministic: bool) -> ValidConfig
         .client_k(2)
         .gamma(0.1)
         .channel(crate::test_channels::channel(privacy, masking))
-        .record_messages(true)
+        .run(crate::RunOptions::new().record_messages(true))
         .insecure_deterministic_masks(deterministic)
         .validate()
         .unwrap()
@@ -153,7 +153,7 @@ fn a_secagg_round_that_fails_on_dropouts_is_retried_under_a_new_number() {
             .channel(Channel::scma(Masks::SecAgg(
                 SecAggOptions::new().dropout(0.4),
             )))
-            .record_messages(true)
+            .run(crate::RunOptions::new().record_messages(true))
             .seed(seed)
             .validate()
             .unwrap();

@@ -77,7 +77,7 @@ pub(crate) fn fed_summary(fed: &FedArgs, p: &Prepared) -> String {
         } else {
             String::new()
         },
-        st.server().restarts(),
+        st.server().kmeans().restarts(),
         p.gamma,
     )
 }
@@ -97,7 +97,7 @@ pub(super) fn settings_json(fed: &FedArgs, p: &Prepared) -> Result<Value, crate:
         },
         "server_points": st.server().points().name(),
         "client_training": st.client_training().name(),
-        "server_restarts": st.server().restarts(),
+        "server_restarts": st.server().kmeans().restarts(),
         "client_restarts": st.client().restarts(),
         "min_cluster_size": st.client().min_cluster_size(),
         "client_k": p.mufc_k,

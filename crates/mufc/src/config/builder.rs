@@ -8,8 +8,9 @@ use super::names::Masking;
 use super::names::{ClientTraining, ServerPoints};
 use super::parts::{
     ClientConfig, ClientK, DEFAULT_CLIENT_RESTARTS, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
-    DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerConfig,
+    DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerSettings,
 };
+use super::run::RunOptions;
 use super::topology::Topology;
 
 /// The configuration of a federation, unchecked; [`validate`](Self::validate)
@@ -54,7 +55,7 @@ use super::topology::Topology;
 /// let config = FederationConfig::new(10).seed(2023).validate()?;
 /// assert_eq!(config.client_training(), ClientTraining::Full);
 /// assert_eq!(config.client().k(), ClientK::ADAPTIVE);
-/// assert_eq!(config.server().restarts(), 10);
+/// assert_eq!(config.server().kmeans().restarts(), 10);
 /// // The paper's non-iid Gaussian setup: K = 10 at the server, K' = 3
 /// // per client, seeding only.
 /// let paper = FederationConfig::paper(10).client_k(3).validate()?;
@@ -66,15 +67,14 @@ use super::topology::Topology;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FederationConfig {
     pub(super) client: ClientConfig,
-    pub(super) server: ServerConfig,
+    pub(super) server: ServerSettings,
     pub(super) channel: Channel,
     pub(super) gamma: Option<f64>,
     pub(super) gamma_rule: GammaRule,
     pub(super) shift: bool,
     pub(super) seed: u64,
     pub(super) allow_fewer_distinct: bool,
-    pub(super) parallel: bool,
-    pub(super) record_messages: bool,
+    pub(super) run: RunOptions,
     pub(super) insecure_deterministic_masks: bool,
     pub(super) max_points: Option<u64>,
     pub(super) topology: Topology,
@@ -94,7 +94,7 @@ impl FederationConfig {
                 restarts: DEFAULT_CLIENT_RESTARTS,
                 min_cluster_size: DEFAULT_MIN_CLUSTER_SIZE,
             },
-            server: ServerConfig {
+            server: ServerSettings {
                 k,
                 points: ServerPoints::Centers,
                 tolerance: 1e-4,
@@ -109,8 +109,7 @@ impl FederationConfig {
             shift: false,
             seed: 0,
             allow_fewer_distinct: false,
-            parallel: true,
-            record_messages: false,
+            run: RunOptions::new(),
             insecure_deterministic_masks: false,
             max_points: None,
             topology: Topology::Flat,
@@ -136,7 +135,7 @@ impl FederationConfig {
     /// assert_eq!(c.client_k(), 4);
     /// assert_eq!(c.client().k(), ClientK::Server);
     /// assert_eq!(c.server().points(), ServerPoints::Uniform);
-    /// assert_eq!(c.server().restarts(), 1);
+    /// assert_eq!(c.server().kmeans().restarts(), 1);
     /// assert_eq!(c.gamma_rule(), GammaRule::PerPoint);
     /// assert_eq!(c.client().min_cluster_size(), 1);
     /// # Ok::<(), mufc::MufcError>(())
@@ -442,19 +441,11 @@ impl FederationConfig {
         self
     }
 
-    /// Whether clients run in parallel (with the `parallel` feature;
-    /// default `true`). The results are the same bits either way.
+    /// How this process runs the federation (default
+    /// [`RunOptions::new`]): switches that change no model and no message.
     #[must_use]
-    pub fn parallel(mut self, parallel: bool) -> Self {
-        self.parallel = parallel;
-        self
-    }
-
-    /// Whether the federation keeps the wire frames of the last round, for
-    /// inspection (default `false`).
-    #[must_use]
-    pub fn record_messages(mut self, record: bool) -> Self {
-        self.record_messages = record;
+    pub fn run(mut self, options: RunOptions) -> Self {
+        self.run = options;
         self
     }
 

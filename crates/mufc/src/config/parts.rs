@@ -3,7 +3,11 @@
 //! privacy policies. The builder ([`super::builder`]) writes their fields;
 //! [`ValidConfig`](crate::ValidConfig) hands them out checked.
 
+use seeding::{KMeansParams, SeedingError, ValidKMeansParams};
+
 use super::names::{ClientTraining, ServerPoints};
+use crate::error::config_error;
+use crate::{ConfigParam, MufcResult};
 
 /// The default of
 /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients):
@@ -315,10 +319,12 @@ impl ClientConfig {
     }
 }
 
-/// What the server builds and runs (the server part of a configuration;
-/// Algorithm 1, lines 5-6), and the privacy policies it enforces.
+/// The server part as the builder writes it, unchecked; serialized as it
+/// always was (a saved federation and the store's rows keep these fields
+/// in this order). [`Self::checked`] gives the [`ServerConfig`] a
+/// [`ValidConfig`](crate::ValidConfig) hands out.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ServerConfig {
+pub(crate) struct ServerSettings {
     pub(super) k: usize,
     pub(super) points: ServerPoints,
     pub(super) tolerance: f64,
@@ -328,26 +334,82 @@ pub struct ServerConfig {
     pub(super) min_updating_clients: usize,
 }
 
+impl ServerSettings {
+    /// The server part, its K-means checked by `seeding`'s own rule
+    /// ([`KMeansParams::validate`]), each refusal named by the parameter
+    /// the builder set.
+    pub(super) fn checked(&self) -> MufcResult<ServerConfig> {
+        let kmeans = KMeansParams::new(self.k)
+            .tolerance(self.tolerance)
+            .max_iterations(self.max_iterations)
+            .restarts(self.restarts)
+            .validate()
+            .map_err(|e| match e {
+                SeedingError::ZeroClusters => {
+                    config_error(ConfigParam::K, "the server needs at least one cluster")
+                }
+                SeedingError::InvalidParameter { name, value } => match name {
+                    "tolerance" => config_error(
+                        ConfigParam::Tolerance,
+                        format!("{value} is not finite and non-negative"),
+                    ),
+                    "max_iterations" => {
+                        config_error(ConfigParam::MaxIterations, "must be at least 1")
+                    }
+                    "restarts" => config_error(ConfigParam::Restarts, "must be at least 1"),
+                    _ => config_error(ConfigParam::K, format!("{value} clusters are too many")),
+                },
+                other => config_error(ConfigParam::K, other.to_string()),
+            })?;
+        Ok(ServerConfig {
+            kmeans,
+            points: self.points,
+            min_clients: self.min_clients,
+            min_updating_clients: self.min_updating_clients,
+        })
+    }
+}
+
+/// What the server builds and runs (the server part of a configuration;
+/// Algorithm 1, lines 5-6): its K-means, as the `seeding` crate takes it,
+/// the points it builds from the decoded counts, and the privacy policies
+/// it enforces.
+///
+/// # Example
+///
+/// ```
+/// use mufc::FederationConfig;
+/// use seeding::ExactKMeans;
+///
+/// let c = FederationConfig::new(4).restarts(3).validate()?;
+/// let kmeans = c.server().kmeans();
+/// assert_eq!((kmeans.k(), kmeans.restarts()), (4, 3));
+/// // The server's exact K-means, as the federation builds it.
+/// assert_eq!(ExactKMeans::new(kmeans.clone()).k(), 4);
+/// # Ok::<(), mufc::MufcError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerConfig {
+    kmeans: ValidKMeansParams,
+    points: ServerPoints,
+    min_clients: usize,
+    min_updating_clients: usize,
+}
+
 impl ServerConfig {
-    /// The server's number of clusters `K`.
+    /// The server's number of clusters `K` (its K-means').
     pub fn k(&self) -> usize {
-        self.k
+        self.kmeans.k()
+    }
+    /// The server's K-means (Algorithm 1, line 6): its `k`, the relative
+    /// tolerance of its Lloyd iterations, its iteration cap and its number
+    /// of runs, the best kept.
+    pub fn kmeans(&self) -> &ValidKMeansParams {
+        &self.kmeans
     }
     /// The points the server builds from the decoded counts.
     pub fn points(&self) -> ServerPoints {
         self.points
-    }
-    /// The relative tolerance of the server's Lloyd iterations.
-    pub fn tolerance(&self) -> f64 {
-        self.tolerance
-    }
-    /// The server's iteration cap.
-    pub fn max_iterations(&self) -> usize {
-        self.max_iterations
-    }
-    /// The server's number of K-means runs, the best kept.
-    pub fn restarts(&self) -> usize {
-        self.restarts
     }
     /// The fewest clients whose messages the server may sum.
     pub fn min_clients(&self) -> usize {
@@ -356,5 +418,55 @@ impl ServerConfig {
     /// The fewest clients whose message an unlearning round may change.
     pub fn min_updating_clients(&self) -> usize {
         self.min_updating_clients
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ConfigParam, FederationConfig, MufcError};
+
+    /// Each refusal of the server's K-means (`seeding`'s rule) names the
+    /// parameter the builder set, and a checked one is the K-means the
+    /// builder described.
+    #[test]
+    fn the_servers_kmeans_is_checked_by_seedings_rule_and_named_by_its_setter() {
+        let cases = [
+            (FederationConfig::new(0), ConfigParam::K),
+            (FederationConfig::new(u32::MAX as usize), ConfigParam::K),
+            (
+                FederationConfig::new(2).tolerance(-1.0),
+                ConfigParam::Tolerance,
+            ),
+            (
+                FederationConfig::new(2).tolerance(f64::NAN),
+                ConfigParam::Tolerance,
+            ),
+            (
+                FederationConfig::new(2).max_iterations(0),
+                ConfigParam::MaxIterations,
+            ),
+            (FederationConfig::new(2).restarts(0), ConfigParam::Restarts),
+        ];
+        for (config, expected) in cases {
+            match config.clone().validate() {
+                Err(MufcError::InvalidConfig { param, .. }) => {
+                    assert_eq!(param, expected, "{config:?}");
+                }
+                other => panic!("{config:?}: {other:?}"),
+            }
+        }
+        let c = FederationConfig::new(5)
+            .tolerance(1e-6)
+            .max_iterations(40)
+            .restarts(3)
+            .validate()
+            .unwrap();
+        let k = c.server().kmeans();
+        assert_eq!(
+            (k.k(), k.tolerance(), k.max_iterations(), k.restarts()),
+            (5, 1e-6, 40, 3)
+        );
+        // The checked config reads back as the same settings.
+        assert_eq!(c.clone().into_builder().validate().unwrap(), c);
     }
 }

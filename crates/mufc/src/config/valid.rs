@@ -6,6 +6,7 @@ use super::builder::FederationConfig;
 use super::channel::Channel;
 use super::names::ClientTraining;
 use super::parts::{ClientConfig, ServerConfig};
+use super::run::RunOptions;
 
 /// A checked [`FederationConfig`]; [`Federation::new`](crate::Federation::new)
 /// takes only these. A federation's own config
@@ -29,25 +30,38 @@ use super::parts::{ClientConfig, ServerConfig};
 /// assert_eq!(c2.seed(), 7);
 /// # Ok::<(), mufc::MufcError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct ValidConfig(pub(super) FederationConfig);
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidConfig {
+    /// The settings as written, serialized as they are.
+    pub(super) config: FederationConfig,
+    /// The server part, checked from `config.server`.
+    pub(super) server: ServerConfig,
+}
+
+/// A checked configuration is saved as its settings (it is checked again
+/// when read: [`FederationConfig::validate`]).
+impl serde::Serialize for ValidConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.config.serialize(s)
+    }
+}
 
 impl ValidConfig {
     /// The unchecked builder, to change settings.
     pub fn into_builder(self) -> FederationConfig {
-        self.0
+        self.config
     }
     /// The client part.
     pub fn client(&self) -> &ClientConfig {
-        &self.0.client
+        &self.config.client
     }
     /// The server part.
     pub fn server(&self) -> &ServerConfig {
-        &self.0.server
+        &self.server
     }
     /// The channel part.
     pub fn channel(&self) -> &Channel {
-        &self.0.channel
+        &self.config.channel
     }
 
     // The settings outside the parts (grid, seed, run options), and
@@ -59,51 +73,53 @@ impl ValidConfig {
     /// finds (resolved from the data when the federation is built; the
     /// server's `k` before).
     pub fn client_k(&self) -> usize {
-        match self.0.client.k {
-            crate::ClientK::Server => self.0.server.k,
+        match self.config.client.k {
+            crate::ClientK::Server => self.server.k(),
             crate::ClientK::Fixed(k) => k,
-            crate::ClientK::Adaptive { .. } => self.0.client.resolved_k.unwrap_or(self.0.server.k),
+            crate::ClientK::Adaptive { .. } => {
+                self.config.client.resolved_k.unwrap_or(self.server.k())
+            }
         }
     }
     /// Whether an adaptive rule's `k` is fixed already (from the data the
     /// federation was built on).
     pub(crate) fn client_k_resolved(&self) -> bool {
-        self.0.client.resolved_k.is_some()
+        self.config.client.resolved_k.is_some()
     }
 
     /// How `gamma` is chosen when not given.
     pub fn gamma_rule(&self) -> crate::GammaRule {
-        self.0.gamma_rule
+        self.config.gamma_rule
     }
     /// The grid step, if set (else [`Self::gamma_rule`]'s at construction).
     pub fn gamma(&self) -> Option<f64> {
-        self.0.gamma
+        self.config.gamma
     }
     /// Whether the grid is randomly shifted.
     pub fn shift(&self) -> bool {
-        self.0.shift
+        self.config.shift
     }
     /// What the clients run.
     pub fn client_training(&self) -> ClientTraining {
-        self.0.client.training
+        self.config.client.training
     }
     /// The federation seed.
     pub fn seed(&self) -> u64 {
-        self.0.seed
+        self.config.seed
     }
     /// Whether clients with fewer distinct points than `k` are accepted.
     pub fn allow_fewer_distinct(&self) -> bool {
-        self.0.allow_fewer_distinct
+        self.config.allow_fewer_distinct
     }
     /// The fewest clients in an aggregate the server sees
     /// ([`FederationConfig::min_clients`]).
     pub fn min_clients(&self) -> usize {
-        self.0.server.min_clients
+        self.server.min_clients()
     }
     /// The fewest clients whose message an unlearning round may change
     /// ([`FederationConfig::min_updating_clients`]).
     pub fn min_updating_clients(&self) -> usize {
-        self.0.server.min_updating_clients
+        self.server.min_updating_clients()
     }
     /// The lone-update policy (docs/threat-model.md U3) as every driver
     /// applies it: whether a round of a group of `members` clients (the
@@ -127,49 +143,46 @@ impl ValidConfig {
     pub fn updates_enough(&self, members: usize, updating: usize) -> bool {
         updating >= self.min_updating_clients().clamp(1, members.max(1))
     }
-    /// Whether clients run in parallel.
-    pub fn parallel(&self) -> bool {
-        self.0.parallel
-    }
-    /// Whether the last round's frames are kept.
-    pub fn record_messages(&self) -> bool {
-        self.0.record_messages
+    /// How this process runs the federation.
+    pub fn run(&self) -> RunOptions {
+        self.config.run
     }
     /// Whether the round secrets derive from the seed (insecure, see
     /// [`FederationConfig::insecure_deterministic_masks`]).
     pub fn insecure_deterministic_masks(&self) -> bool {
-        self.0.insecure_deterministic_masks
+        self.config.insecure_deterministic_masks
     }
     /// How the clients are organised for aggregation.
     pub fn topology(&self) -> crate::Topology {
-        self.0.topology
+        self.config.topology
     }
     /// The bound on the total count, if set.
     pub fn max_points(&self) -> Option<u64> {
-        self.0.max_points
+        self.config.max_points
     }
 
     /// This config with `gamma` and `max_points` fixed.
     pub(crate) fn resolved(&self, gamma: f64, max_points: u64) -> Self {
-        let mut c = self.0.clone();
-        c.gamma = Some(gamma);
-        c.max_points = Some(max_points);
-        Self(c)
+        let mut c = self.clone();
+        c.config.gamma = Some(gamma);
+        c.config.max_points = Some(max_points);
+        c
     }
 
     /// This config with the clients' `k` fixed (an adaptive rule's, from
     /// the data; a fixed one's stays).
     pub(crate) fn with_client_k(&self, k: usize) -> Self {
-        let mut c = self.0.clone();
-        if matches!(c.client.k, crate::ClientK::Adaptive { .. }) && c.client.resolved_k.is_none() {
-            c.client.resolved_k = Some(k);
+        let mut c = self.clone();
+        let client = &mut c.config.client;
+        if matches!(client.k, crate::ClientK::Adaptive { .. }) && client.resolved_k.is_none() {
+            client.resolved_k = Some(k);
         }
-        Self(c)
+        c
     }
 
     /// What a client of this (resolved) config runs.
     pub(crate) fn local_params(&self) -> crate::client::LocalParams {
-        let client = &self.0.client;
+        let client = &self.config.client;
         crate::client::LocalParams {
             k: self.client_k(),
             per_cluster: match client.k {

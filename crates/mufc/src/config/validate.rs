@@ -24,12 +24,7 @@ impl FederationConfig {
     /// the integer ring or the plain mode, dropouts without SecAgg) cannot
     /// be written: see [`Channel`].
     pub fn validate(self) -> MufcResult<ValidConfig> {
-        if self.server.k == 0 {
-            return Err(config_error(
-                crate::ConfigParam::K,
-                "the server needs at least one cluster",
-            ));
-        }
+        let server = self.server.checked()?;
         match self.client.k {
             crate::ClientK::Fixed(0) => {
                 return Err(config_error(
@@ -59,7 +54,10 @@ impl FederationConfig {
         self.validate_numbers()?;
         self.channel.validate()?;
         self.validate_topology()?;
-        Ok(ValidConfig(self))
+        Ok(ValidConfig {
+            config: self,
+            server,
+        })
     }
 }
 
@@ -76,28 +74,19 @@ impl FederationConfig {
                 format!("{g} is not finite and positive"),
             ));
         }
-        for (name, t) in [
-            (crate::ConfigParam::Tolerance, self.server.tolerance),
-            (crate::ConfigParam::ClientTolerance, self.client.tolerance),
-        ] {
-            if !(t >= 0.0 && t.is_finite()) {
-                return Err(config_error(
-                    name,
-                    format!("{t} is not finite and non-negative"),
-                ));
-            }
+        let t = self.client.tolerance;
+        if !(t >= 0.0 && t.is_finite()) {
+            return Err(config_error(
+                crate::ConfigParam::ClientTolerance,
+                format!("{t} is not finite and non-negative"),
+            ));
         }
         for (name, v) in [
-            (
-                crate::ConfigParam::MaxIterations,
-                self.server.max_iterations,
-            ),
             (
                 crate::ConfigParam::ClientMaxIterations,
                 self.client.max_iterations,
             ),
             (crate::ConfigParam::ClientRestarts, self.client.restarts),
-            (crate::ConfigParam::Restarts, self.server.restarts),
         ] {
             if v == 0 {
                 return Err(config_error(name, "must be at least 1"));

@@ -203,7 +203,7 @@ pub struct DrivenRound {
     /// Every message the server received in the round, in the order it
     /// received them, by sender (the dealer's answer as the pseudo-client
     /// `u64::MAX`), when the configuration records them
-    /// ([`FederationConfig::record_messages`](crate::FederationConfig::record_messages));
+    /// ([`RunOptions::record_messages`](crate::RunOptions::record_messages));
     /// else empty. What a curious server sees.
     pub received: Vec<(ClientId, Vec<u8>)>,
 }
@@ -290,7 +290,7 @@ impl InProcess {
         // The survey of a client's data (a short K-means) matters to the
         // adaptive rule alone: the other rules register without it.
         let survey = matches!(config.client().k(), ClientK::Adaptive { .. });
-        let regs = par::map(config.parallel(), &parties, |_, c| {
+        let regs = par::map(config.run().is_parallel(), &parties, |_, c| {
             Ok::<_, MufcError>(c.registration_with(survey))
         })?;
         let setup = RemoteSetup::resolved(config, &regs)?;
@@ -401,7 +401,7 @@ impl InProcess {
             step.is_some_and(|s| dropped.get(&id).is_some_and(|&from| s >= from))
         };
         let mut costs = PartyCosts::default();
-        let recording = self.server.setup().config().record_messages();
+        let recording = self.server.setup().config().run().records_messages();
         let mut received = Vec::new();
         let mut record = |from: ClientId, bytes: &[u8]| {
             if recording {
@@ -517,7 +517,7 @@ impl InProcess {
 
     /// Whether the clients run side by side (the configuration's).
     fn parallel(&self) -> bool {
-        self.server.setup().config().parallel()
+        self.server.setup().config().run().is_parallel()
     }
 
     fn client(&self, id: ClientId) -> MufcResult<&RemoteClient> {

@@ -529,7 +529,7 @@ impl RemoteServer {
         match (&mut self.tree, group) {
             (Some(tree), Some(g)) => {
                 let training = !tree.group_trained(g);
-                let parallel = self.setup.config.parallel();
+                let parallel = self.setup.config.run().is_parallel();
                 let update = tree.commit_group(&mut self.server, g, decoded, finished, parallel)?;
                 Ok((update, training))
             }

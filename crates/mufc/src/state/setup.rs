@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use seeding::{Dataset, ExactKMeans, KMeansParams, PointId, Quantizer};
+use seeding::{Dataset, ExactKMeans, PointId, Quantizer};
 
 use crate::aggregation::{Aggregation, AggregationSpec};
 use crate::client::LocalParams;
@@ -132,17 +132,21 @@ impl Setup {
     pub(crate) fn fit_clients(&self) -> MufcResult<Vec<(Client, Duration)>> {
         let params = self.local_params();
         let seed = self.config.seed();
-        par::map(self.config.parallel(), &self.clients, |_, (id, data)| {
-            let start = Instant::now();
-            let c = Client::fit(
-                *id,
-                data.clone(),
-                &params,
-                client_seed(seed, *id),
-                self.quantizer.as_ref(),
-            )?;
-            Ok((c, start.elapsed()))
-        })
+        par::map(
+            self.config.run().is_parallel(),
+            &self.clients,
+            |_, (id, data)| {
+                let start = Instant::now();
+                let c = Client::fit(
+                    *id,
+                    data.clone(),
+                    &params,
+                    client_seed(seed, *id),
+                    self.quantizer.as_ref(),
+                )?;
+                Ok((c, start.elapsed()))
+            },
+        )
     }
 
     /// The clients of a saved state: those with `stored` clusters built
@@ -164,31 +168,35 @@ impl Setup {
                 "clusters are stored for client {id}, which the state does not hold"
             )));
         }
-        par::map(self.config.parallel(), &self.clients, |_, (id, data)| {
-            let kept = seeds.get(id).cloned().unwrap_or_default();
-            let q = self.quantizer.as_ref();
-            let c = match stored.get(id) {
-                Some(cl) => Client::stored(
-                    *id,
-                    data.clone(),
-                    kept,
-                    cl.clone(),
-                    &params,
-                    client_seed(seed, *id),
-                    q,
-                )?,
-                None => {
-                    let c = Client::fit(*id, data.clone(), &params, client_seed(seed, *id), q)?;
-                    if c.seed_ids() != kept.as_slice() {
-                        return Err(MufcError::Persistence(format!(
-                            "client {id} does not reproduce its stored seeds"
-                        )));
+        par::map(
+            self.config.run().is_parallel(),
+            &self.clients,
+            |_, (id, data)| {
+                let kept = seeds.get(id).cloned().unwrap_or_default();
+                let q = self.quantizer.as_ref();
+                let c = match stored.get(id) {
+                    Some(cl) => Client::stored(
+                        *id,
+                        data.clone(),
+                        kept,
+                        cl.clone(),
+                        &params,
+                        client_seed(seed, *id),
+                        q,
+                    )?,
+                    None => {
+                        let c = Client::fit(*id, data.clone(), &params, client_seed(seed, *id), q)?;
+                        if c.seed_ids() != kept.as_slice() {
+                            return Err(MufcError::Persistence(format!(
+                                "client {id} does not reproduce its stored seeds"
+                            )));
+                        }
+                        c
                     }
-                    c
-                }
-            };
-            Ok(c)
-        })
+                };
+                Ok(c)
+            },
+        )
     }
 
     /// The aggregation, of capacity `client_k * L` unless given (a saved
@@ -224,13 +232,7 @@ impl Setup {
     pub(crate) fn server(&self) -> MufcResult<Server> {
         let c = &self.config;
         let s = c.server();
-        let kmeans = ExactKMeans::new(
-            KMeansParams::new(s.k())
-                .tolerance(s.tolerance())
-                .max_iterations(s.max_iterations())
-                .restarts(s.restarts())
-                .validate()?,
-        );
+        let kmeans = ExactKMeans::new(s.kmeans().clone());
         let points = (c.channel() != &Channel::Plain).then_some(s.points());
         Server::new(
             points,

@@ -311,7 +311,7 @@ fn a_restored_older_snapshot_masks_the_same_round_afresh() {
         let config = |record: bool| {
             FederationConfig::new(2)
                 .channel(Channel::scma(masks()))
-                .record_messages(record)
+                .run(mufc::RunOptions::new().record_messages(record))
                 .seed(7)
                 .validate()
                 .unwrap()

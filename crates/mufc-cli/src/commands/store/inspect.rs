@@ -142,7 +142,7 @@ fn summary_json(a: &InspectArgs, store: &Store, s: &Summary, history: &[AuditEnt
         "masking": s.masking,
         "server_points": c.server().points().name(),
         "client_training": c.client_training().name(),
-        "server_restarts": c.server().restarts(),
+        "server_restarts": c.server().kmeans().restarts(),
         "min_clients": c.min_clients(),
         "min_updating_clients": c.min_updating_clients(),
         "max_defer_seconds": store.max_defer().as_secs(),
@@ -276,7 +276,7 @@ fn config_rows(t: &mut TextTable, store: &Store, s: &Summary) {
             "{}, {}, {}",
             c.server().points().name(),
             c.client_training().name(),
-            c.server().restarts()
+            c.server().kmeans().restarts()
         ),
     ]);
     t.row([
