@@ -19,6 +19,7 @@ mod par;
 mod persist;
 pub mod remote;
 mod report;
+mod request;
 mod server;
 mod state;
 #[cfg(test)]
@@ -42,9 +43,9 @@ pub use layout::{Layout, NodeId};
 pub use objective::{Objectives, estimate_phi_c_star, union};
 pub use persist::{ClientSnapshot, ServerSnapshot};
 pub use report::{
-    DecodeKind, FitReport, Involvement, PendingRequest, RemovalOutcome, RemovalReport,
-    RemovalRequest, StageTimes, Withdrawal,
+    DecodeKind, FitReport, Involvement, RemovalOutcome, RemovalReport, StageTimes, Withdrawal,
 };
+pub use request::{PendingRequest, RemovalRequest};
 pub use server::{Server, ServerUpdate, UpdateSummary};
 pub use state::privacy_warning;
 /// The steps of the [`Masking::SecAgg`] protocol, as the reports name the

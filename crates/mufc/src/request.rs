@@ -1,0 +1,136 @@
+//! Removal requests (the input of Algorithm 4), and a request that waits.
+
+use seeding::PointId;
+
+use crate::ClientId;
+
+/// A removal request (the input of Algorithm 4): points of one or several
+/// clients, and whole clients, served in one round.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, RemovalRequest};
+/// use seeding::PointId;
+///
+/// let one = RemovalRequest::points(ClientId(2), vec![PointId(7)]);
+/// assert_eq!(one.num_points(), 1);
+/// let batch = RemovalRequest::new()
+///     .with_points(ClientId(0), vec![PointId(1), PointId(4)])
+///     .with_points(ClientId(5), vec![PointId(9)])
+///     .with_clients(vec![ClientId(3)]);
+/// assert_eq!(batch.num_points(), 3);
+/// assert_eq!(batch.clients_removed(), &[ClientId(3)]);
+/// assert!(RemovalRequest::new().is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RemovalRequest {
+    points: Vec<(ClientId, Vec<PointId>)>,
+    clients: Vec<ClientId>,
+}
+
+impl RemovalRequest {
+    /// An empty request (serving it is an error: add points or clients).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `ids` of one client (single-client removal, Section 5.3).
+    pub fn points(client: ClientId, ids: Vec<PointId>) -> Self {
+        Self::new().with_points(client, ids)
+    }
+
+    /// Whole clients (multi-client removal, Section 5.3).
+    pub fn clients(clients: Vec<ClientId>) -> Self {
+        Self::new().with_clients(clients)
+    }
+
+    /// This request plus `ids` of `client`.
+    #[must_use]
+    pub fn with_points(mut self, client: ClientId, ids: Vec<PointId>) -> Self {
+        self.points.push((client, ids));
+        self
+    }
+
+    /// This request plus whole clients.
+    #[must_use]
+    pub fn with_clients(mut self, clients: Vec<ClientId>) -> Self {
+        self.clients.extend(clients);
+        self
+    }
+
+    /// The points named, per client.
+    pub fn point_entries(&self) -> &[(ClientId, Vec<PointId>)] {
+        &self.points
+    }
+
+    /// The clients to remove whole.
+    pub fn clients_removed(&self) -> &[ClientId] {
+        &self.clients
+    }
+
+    /// The number of points named (whole clients not counted).
+    pub fn num_points(&self) -> usize {
+        self.points.iter().map(|(_, ids)| ids.len()).sum()
+    }
+
+    /// Whether the request names nothing.
+    pub fn is_empty(&self) -> bool {
+        self.clients.is_empty() && self.points.iter().all(|(_, ids)| ids.is_empty())
+    }
+
+    /// Every client the request names, points or whole (a client may
+    /// come twice).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, RemovalRequest};
+    /// use seeding::PointId;
+    ///
+    /// let r = RemovalRequest::points(ClientId(1), vec![PointId(4)]).with_clients(vec![ClientId(2)]);
+    /// assert_eq!(r.named().collect::<Vec<_>>(), [ClientId(2), ClientId(1)]);
+    /// ```
+    pub fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.clients
+            .iter()
+            .copied()
+            .chain(self.points.iter().map(|(c, _)| *c))
+    }
+
+    /// The part of this request that names the clients `keep` accepts.
+    pub(crate) fn restricted(&self, keep: impl Fn(ClientId) -> bool) -> Self {
+        Self {
+            points: self
+                .points
+                .iter()
+                .filter(|(c, _)| keep(*c))
+                .cloned()
+                .collect(),
+            clients: self.clients.iter().copied().filter(|c| keep(*c)).collect(),
+        }
+    }
+}
+
+/// A removal request that [`Federation::remove`](crate::Federation::remove)
+/// accepted and keeps until enough clients have one
+/// ([`FederationConfig::min_updating_clients`](crate::FederationConfig::min_updating_clients));
+/// see [`Federation::pending`](crate::Federation::pending).
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, PendingRequest, RemovalRequest};
+/// use seeding::PointId;
+///
+/// let p = PendingRequest { number: 1, request: RemovalRequest::points(ClientId(2), vec![PointId(7)]) };
+/// assert_eq!(p.request.num_points(), 1);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PendingRequest {
+    /// The request's number (1 for the first request the federation
+    /// accepted; see [`RemovalReport::request`](crate::RemovalReport::request)).
+    pub number: u64,
+    /// The request as given.
+    pub request: RemovalRequest,
+}
