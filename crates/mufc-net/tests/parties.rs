@@ -295,3 +295,45 @@ async fn the_lone_update_policy_across_processes_is_the_parties_in_one_process()
         fed.stop().await;
     }
 }
+
+/// A server that announces masks derived from the federation seed
+/// (`insecure_deterministic_masks`: anyone who knows the seed could
+/// unmask every message) gets no message from any client across
+/// processes: every client refuses the round before it sends anything
+/// (its operator did not allow such masks), and no round trains, with
+/// pairwise masks and with SecAgg. The same refusal by the parties in one
+/// process, the dealer's included, is
+/// `crates/mufc/tests/remote/parties_plain.rs::a_server_cannot_make_the_masks_derive_from_the_seed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_across_processes_refuse_masks_derived_from_the_seed() {
+    let data = data(3);
+    for masks in [Masks::Pairwise, Masks::SecAgg(SecAggOptions::new())] {
+        let what = format!("{masks:?}");
+        let config = FederationConfig::new(3)
+            .channel(Channel::scma(masks))
+            .insecure_deterministic_masks(true)
+            .seed(23)
+            .validate()
+            .unwrap();
+        let mut fed = Loopback::start_with(config, &data, Vec::new(), async |_| {}).await;
+        for c in 0..data.len() {
+            until_client(&mut fed.clients[c].1, |e| {
+                matches!(e, ClientEvent::RefusedRound { reason, .. }
+                    if reason.contains("derives every mask from the federation seed"))
+            })
+            .await;
+        }
+        // No round trained: the server has no model to store.
+        let trained = tokio::time::timeout(std::time::Duration::from_millis(500), async {
+            while let Some(e) = fed.server.next_event().await {
+                if matches!(e, ServerEvent::Trained { .. }) {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert!(!trained.unwrap_or(false), "{what}: a round trained");
+        fed.stop().await;
+    }
+}
