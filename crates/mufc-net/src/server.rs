@@ -287,38 +287,7 @@ pub async fn start_server(
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::Transport(e.to_string()))?;
-    // The parties run the plain mode in one process, where its operators
-    // chose it; a deployment masks every message (and its clients refuse
-    // a plain round anyway).
-    if options.config.channel() == &mufc::Channel::Plain {
-        return Err(NetError::Protocol(
-            "a deployment aggregates masked sketches: the plain mode would send every \
-             client's centroids in the clear"
-                .into(),
-        ));
-    }
-    if let Some(a) = &options.agreement {
-        a.validate()?;
-        if let Some(g) = options.config.gamma()
-            && g < a.min_gamma
-        {
-            return Err(NetError::Protocol(format!(
-                "the grid step {g} is finer than the agreed {}",
-                a.min_gamma
-            )));
-        }
-        // A server configured below the agreed policy or with another
-        // topology would only see every client refuse its rounds.
-        a.check_config(&options.config)
-            .map_err(|why| NetError::Protocol(format!("outside the federation file: {why}")))?;
-        if !options.roster.is_empty() && options.roster.len() != a.clients {
-            return Err(NetError::Protocol(format!(
-                "the roster names {} clients, the agreement {}",
-                options.roster.len(),
-                a.clients
-            )));
-        }
-    }
+    check_options(&options)?;
     let (report, events) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::channel(1024);
     let stores = Arc::new(std::sync::Mutex::new(stores::ClientStores::open(
@@ -366,4 +335,44 @@ pub async fn start_server(
         events,
         running: Running::new("server", shutdown_tx, task),
     })
+}
+
+/// What a server's options must satisfy before it listens: no plain mode
+/// (a deployment aggregates masked sketches), and with an agreement the
+/// agreement's own checks, a grid step no finer than agreed, the agreed
+/// policy and topology, and a roster of the agreed size.
+fn check_options(options: &ServerOptions) -> Result<(), NetError> {
+    // The parties run the plain mode in one process, where its operators
+    // chose it; a deployment masks every message (and its clients refuse
+    // a plain round anyway).
+    if options.config.channel() == &mufc::Channel::Plain {
+        return Err(NetError::Protocol(
+            "a deployment aggregates masked sketches: the plain mode would send every \
+             client's centroids in the clear"
+                .into(),
+        ));
+    }
+    if let Some(a) = &options.agreement {
+        a.validate()?;
+        if let Some(g) = options.config.gamma()
+            && g < a.min_gamma
+        {
+            return Err(NetError::Protocol(format!(
+                "the grid step {g} is finer than the agreed {}",
+                a.min_gamma
+            )));
+        }
+        // A server configured below the agreed policy or with another
+        // topology would only see every client refuse its rounds.
+        a.check_config(&options.config)
+            .map_err(|why| NetError::Protocol(format!("outside the federation file: {why}")))?;
+        if !options.roster.is_empty() && options.roster.len() != a.clients {
+            return Err(NetError::Protocol(format!(
+                "the roster names {} clients, the agreement {}",
+                options.roster.len(),
+                a.clients
+            )));
+        }
+    }
+    Ok(())
 }

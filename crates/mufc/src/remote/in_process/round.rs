@@ -33,11 +33,7 @@ impl InProcess {
         };
         let bytes = announcement.to_bytes()?;
         let number = round.spec().round;
-        // A client offline from a step on neither hears nor answers it
-        // (the configuration's simulated SecAgg dropouts).
-        let dropped: BTreeMap<ClientId, SecAggStep> = (members.iter())
-            .filter_map(|&c| Some((c, self.server.simulated_dropout(number, c)?)))
-            .collect();
+        let dropped = self.dropped(members, number);
         let offline = |id: ClientId, step: Option<SecAggStep>| {
             step.is_some_and(|s| dropped.get(&id).is_some_and(|&from| s >= from))
         };
@@ -90,7 +86,32 @@ impl InProcess {
             return Err(MufcError::Remote("injected failure after masking".into()));
         }
         let report = self.server.finish_round(round)?;
-        let included = in_order(&report.included);
+        self.commit_members(halves, &report.included)?;
+        Ok(DrivenRound {
+            report,
+            costs,
+            received,
+        })
+    }
+
+    /// The members of round `number` offline from a step on: the
+    /// configuration's simulated SecAgg dropouts (a client offline from a
+    /// step neither hears nor answers it).
+    fn dropped(&self, members: &[ClientId], number: u64) -> BTreeMap<ClientId, SecAggStep> {
+        (members.iter())
+            .filter_map(|&c| Some((c, self.server.simulated_dropout(number, c)?)))
+            .collect()
+    }
+
+    /// Every member of a finished round took part; those the server's sum
+    /// `included` commit their half (what they sent is the base of their
+    /// next change round).
+    fn commit_members(
+        &mut self,
+        halves: BTreeMap<ClientId, ClientRound>,
+        included: &[ClientId],
+    ) -> MufcResult<()> {
+        let included = in_order(included);
         for (id, half) in halves {
             let at = self.at(id)?;
             if let Some(c) = self.clients.get_mut(at) {
@@ -100,11 +121,7 @@ impl InProcess {
                 }
             }
         }
-        Ok(DrivenRound {
-            report,
-            costs,
-            received,
-        })
+        Ok(())
     }
 
     /// Every member joins the round of the announcement's `bytes` (in
