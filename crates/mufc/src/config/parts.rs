@@ -357,6 +357,7 @@ impl ServerSettings {
                         config_error(ConfigParam::MaxIterations, "must be at least 1")
                     }
                     "restarts" => config_error(ConfigParam::Restarts, "must be at least 1"),
+                    // "k": beyond the labels' range.
                     _ => config_error(ConfigParam::K, format!("{value} clusters are too many")),
                 },
                 other => config_error(ConfigParam::K, other.to_string()),

@@ -79,6 +79,26 @@ pub(super) fn assert_nodes_equal_retraining(
     }
 }
 
+/// The lone-update policy, from outside: when clients wait, some group
+/// with waiting clients has fewer than the policy's minimum of them (a
+/// request waits whole until every group it names is ready; were every
+/// such group ready, their rounds would have run).
+fn assert_nothing_waits_that_could_run(parties: &InProcess, what: &str) {
+    let waiting = parties.waiting();
+    if waiting.is_empty() || parties.withdrawal().is_some() {
+        return;
+    }
+    let config = parties.server().setup().config();
+    let held = parties.server().groups().iter().any(|g| {
+        let updating = g.iter().filter(|c| waiting.contains(c)).count();
+        updating > 0 && !config.updates_enough(g.len(), updating)
+    });
+    assert!(
+        held,
+        "{what}: {waiting:?} wait, every group of theirs is ready"
+    );
+}
+
 /// What a report says of its rounds holds together: a request served by
 /// a round decoded something and its clients sent bytes; one served
 /// without a round (waiting, withdrawn) did neither.
@@ -213,6 +233,7 @@ fn the_parties_equal_retraining_for_every_mask_source_and_topology() {
                 );
                 withdrawn += usize::from(parties.withdrawal().is_some());
                 waited += usize::from(!parties.waiting().is_empty());
+                assert_nothing_waits_that_could_run(&parties, &what);
                 if parties.waiting().is_empty() && parties.withdrawal().is_none() {
                     assert_nodes_equal_retraining(&parties, &rest, &what);
                 }

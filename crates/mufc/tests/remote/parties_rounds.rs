@@ -18,7 +18,7 @@ use std::time::Duration;
 /// (they dropped out of their group's last round): what retraining
 /// must see.
 fn held(parties: &InProcess, rest: &[(ClientId, Dataset)]) -> Vec<(ClientId, Dataset)> {
-    let groups = parties.server().groups().len().max(1);
+    let groups = parties.server().groups().len();
     let included: BTreeSet<ClientId> = (0..groups)
         .flat_map(|g| parties.server().included(g))
         .collect();
