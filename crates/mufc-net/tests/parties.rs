@@ -76,17 +76,18 @@ fn assert_equals_retraining(
     assert_same_model(fed, &retrained, &format!("{what}: retraining"));
 }
 
-/// A random request of one client other than `spared` that holds more
-/// than three points: one to three of its points, one of its seeds among
-/// them with even odds; named in `what`.
+/// A random request of one client, not among `spared`, that holds more
+/// than three points: one to three of its points, and one of its seeds
+/// among them always when `seed`, else with even odds; named in `what`.
 fn draw_request(
     rng: &mut impl RngExt,
     parties: &InProcess,
-    spared: usize,
+    spared: &[usize],
+    seed: bool,
     what: &mut String,
 ) -> (usize, Vec<PointId>) {
     let live: Vec<usize> = (0..parties.clients().len())
-        .filter(|&c| c != spared && parties.clients()[c].data().len() > 3)
+        .filter(|c| !spared.contains(c) && parties.clients()[*c].data().len() > 3)
         .collect();
     let c = live[rng.random_range(0..live.len())];
     let client = &parties.clients()[c];
@@ -94,12 +95,27 @@ fn draw_request(
     let mut ids: std::collections::BTreeSet<PointId> = (0..rng.random_range(1..=3))
         .map(|_| held[rng.random_range(0..held.len())])
         .collect();
-    if rng.random_bool(0.5) && !client.seeds().is_empty() {
+    if (seed || rng.random_bool(0.5)) && !client.seeds().is_empty() {
         ids.insert(client.seeds()[rng.random_range(0..client.seeds().len())]);
     }
     let ids: Vec<PointId> = ids.into_iter().collect();
     what.push_str(&format!("; client {c} forgets {ids:?}"));
     (c, ids)
+}
+
+/// Client 2 (which forgets every point last) and, with groups, the
+/// clients of client `c`'s group.
+fn same_group(parties: &InProcess, c: usize) -> Vec<usize> {
+    let id = ClientId(c as u64);
+    let mut spared: Vec<usize> = match parties.server().setup().layout() {
+        Some(l) => (l.groups().iter().find(|g| g.contains(&id)).into_iter())
+            .flatten()
+            .filter_map(|c| usize::try_from(c.0).ok())
+            .collect(),
+        None => Vec::new(),
+    };
+    spared.push(2);
+    spared
 }
 
 /// A federation of `data` under `config` over loopback, trained (with
@@ -163,14 +179,25 @@ async fn every_mask_source_and_topology_across_processes_is_the_parties_in_one_p
             let mut parties = InProcess::train(ids.clone(), &config).unwrap();
             assert_same_model(&fed, &parties, &format!("{what}: training"));
             // Two requests drawn at random, then client 2 forgets every
-            // point it holds.
+            // point it holds. The first removes a seed (its client
+            // reseeds); with a tree, the second is of the other group.
             let mut rest = ids.clone();
+            let mut first = None;
             for r in 0..3 {
-                let (c, points) = match r {
-                    2 => (2, data[2].ids().to_vec()),
-                    _ => draw_request(&mut rng, &parties, 2, &mut what),
+                let (c, points) = match (r, first) {
+                    (0, _) => draw_request(&mut rng, &parties, &[2], true, &mut what),
+                    (1, Some(f)) => {
+                        let spared = same_group(&parties, f);
+                        draw_request(&mut rng, &parties, &spared, false, &mut what)
+                    }
+                    _ => (2, data[2].ids().to_vec()),
                 };
+                first = first.or(Some(c));
                 fed.forget(c, &points).await;
+                // The first request removes a seed (the client reseeds
+                // from it, Algorithm 3).
+                let seeds = parties.clients()[c].seeds();
+                assert!(r > 0 || points.iter().any(|p| seeds.contains(p)), "{what}");
                 let request = RemovalRequest::points(ClientId(c as u64), points.clone());
                 parties.remove(&request).unwrap();
                 let d = &mut rest[c].1;
