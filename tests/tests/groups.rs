@@ -22,7 +22,7 @@ use rand::{RngExt, SeedableRng};
 use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use syndrome_agg::wire::{DEFAULT_MAX_FRAME, Frame};
-use syndrome_agg::{CountPolicy, LinearParams, LinearSketch, MaskedSketch, Sketch, SketchParams};
+use syndrome_agg::{CountPolicy, LinearParams, MaskedSketch, RawSketch, Sketch, SketchParams};
 
 #[path = "groups/saved.rs"]
 mod saved;
@@ -404,7 +404,7 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
             Sketch::<Fp64>::from_unsigned(&p, sum).unwrap()
         };
         let add = |sum: &mut Vec<_>, m: &MaskedSketch<Sketch<Fp64>>| {
-            for (s, x) in sum.iter_mut().zip(m.elements()) {
+            for (s, x) in sum.iter_mut().zip(m.elements().iter()) {
                 *s = f.add(s, x);
             }
         };
@@ -424,7 +424,7 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
         for g in layout.groups() {
             let with: Vec<_> = correction_of(g).into_iter().collect();
             assert_eq!(dealt, !with.is_empty());
-            assert_eq!(masked_sum(g, &with), plain(g).elements(), "{masks:?}");
+            assert_eq!(masked_sum(g, &with), *plain(g).elements(), "{masks:?}");
         }
         // The attacker: the server sums any set of messages that is not
         // a union of whole groups, with any of the corrections, drawn at
@@ -450,7 +450,7 @@ fn the_server_learns_each_groups_sum_and_no_part_of_one() {
                 .collect();
             assert_ne!(
                 masked_sum(&set, &with),
-                plain(&set).elements(),
+                *plain(&set).elements(),
                 "{masks:?}: {set:?} with {} corrections",
                 with.len()
             );

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use syndrome_agg::LinearSketch;
+use syndrome_agg::RawSketch;
 
 use field::Fp64;
 use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest};
@@ -130,7 +130,7 @@ fn the_server_sees_only_masked_sketches_that_sum_to_the_plain_sum() {
                 };
                 // Every element is masked (equality has probability 1/p),
                 // a client that did not change included.
-                for (a, b) in m.elements().iter().zip(plain.elements()) {
+                for (a, b) in m.elements().iter().zip(plain.elements().iter()) {
                     assert_ne!(a, b, "client {id}: an unmasked syndrome");
                 }
                 server.accept(m).unwrap();

@@ -17,7 +17,7 @@
 //! here and regenerate.
 
 use rand::Rng;
-use syndrome_agg::LinearSketch;
+use syndrome_agg::{LinearSketch, RawSketch};
 
 /// A fuzz target: its name (the `[[bin]]` of `fuzz/Cargo.toml` and the
 /// corpus directory), the path of its body (what its one-line file

@@ -55,6 +55,7 @@ use field::{
 use num_bigint::BigUint;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+use syndrome_agg::RawSketch;
 use syndrome_agg::partitioned::{PartitionParams, PartitionedSketch};
 use syndrome_agg::{CountPolicy, DEFAULT_EXTRA, LinearParams, LinearSketch, Sketch, SketchParams};
 
@@ -267,7 +268,7 @@ fn run<F: FiniteField>(f: F, args: &Args) -> Result<(), String> {
     report("build", secs, args.repeat);
 
     if let Some(path) = &args.write {
-        write_file(&f, path, t, sketch.elements(), &entries)?;
+        write_file(&f, path, t, &sketch.elements(), &entries)?;
         println!("wrote {path}");
     }
     if !args.decode {
@@ -286,7 +287,7 @@ fn run<F: FiniteField>(f: F, args: &Args) -> Result<(), String> {
     report("decode", secs, args.repeat);
 
     if args.breakdown {
-        breakdown(&f, sketch.elements(), t, args)?;
+        breakdown(&f, &sketch.elements(), t, args)?;
     }
     Ok(())
 }

@@ -7,7 +7,6 @@ use crate::error::{ProtocolError, SketchError, SketchResult};
 use crate::sketch::{LinearParams, LinearSketch, MaskedSketch};
 use crate::sparse::SparseVector;
 use masked_sum::RoundContext;
-use masked_sum::masking::MaskDomain;
 
 /// The server's state for one round: it accepts each client's masked
 /// sketch once and adds it to a running sum (Algorithm 2, line 3), for any
@@ -23,7 +22,7 @@ pub struct Aggregator<S: LinearSketch> {
     params: S::Params,
     context: RoundContext,
     min_clients: usize,
-    sum: Vec<S::Elem>,
+    sum: S,
     clients: BTreeSet<u64>,
 }
 
@@ -36,7 +35,7 @@ impl<S: LinearSketch> Aggregator<S> {
             params: params.clone(),
             context,
             min_clients,
-            sum: S::new(params).into_elements(),
+            sum: S::new(params),
             clients: BTreeSet::new(),
         }
     }
@@ -64,10 +63,9 @@ impl<S: LinearSketch> Aggregator<S> {
                 reason: format!("duplicate message from client {}", msg.client_id()),
             }));
         }
-        let d = self.params.mask_domain();
-        for (a, b) in self.sum.iter_mut().zip(msg.elements()) {
-            *a = d.mask_add(a, b);
-        }
+        // The masked sketches add as sketches do, on the sketch's own
+        // elements (an `AnySketch` adds its concrete field's).
+        self.sum.add(msg.masked())?;
         self.clients.insert(msg.client_id());
         Ok(())
     }
@@ -94,7 +92,7 @@ impl<S: LinearSketch> Aggregator<S> {
                 ),
             }));
         }
-        S::from_elements(&self.params, self.sum)
+        Ok(self.sum)
     }
 
     /// [`finish`](Self::finish), then [`LinearSketch::decode`].

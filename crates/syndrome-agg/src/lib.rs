@@ -20,9 +20,9 @@ pub mod wire;
 /// ([`masking`]) and dropout-tolerant secure aggregation ([`secagg`]).
 pub use masked_sum::{masking, secagg};
 
-/// The field crate, re-exported: its [`FiniteField`](field::FiniteField)
-/// bounds [`SketchVisitor::visit_field`], so a consumer that visits the
-/// sketch of a [`ValidAnyParams`] needs no dependency of its own on it.
+/// The field crate, re-exported: [`ValidAnyParams::mask_field`] names
+/// the field of a sketch's elements, so a consumer that runs a field
+/// protocol on them needs no dependency of its own on it.
 pub use field;
 
 pub use aggregate::Aggregator;
@@ -31,8 +31,10 @@ pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidInt
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
+/// Raw access to sketch elements (`hazmat`: a protocol internal).
+#[cfg(feature = "hazmat")]
+pub use sketch::RawSketch;
 pub use sketch::any::AnySketch;
-pub use sketch::any::concrete::{ConcreteSketch, SketchVisitor};
 pub use sketch::any::params::{
     AnyDomain, AnyParams, MAX_FIELD_KEY_BITS, Scheme, ValidAnyParams, fits_word_field,
 };

@@ -12,10 +12,12 @@
 pub(crate) mod any;
 pub(crate) mod field;
 pub(crate) mod integer;
+
 // Public as `crate::partitioned`.
 pub mod partitioned;
 pub(crate) mod wide;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::error::SketchResult;
@@ -85,11 +87,13 @@ pub trait LinearParams: Clone + fmt::Debug + PartialEq + Send + Sync {
 ///
 /// Every sketch type of this crate has the same verbs: build
 /// ([`new`](Self::new), [`insert`](Self::insert), [`encode`](Self::encode)),
-/// combine ([`add`](Self::add), [`subtract`](Self::subtract)), read and
-/// rebuild ([`elements`](Self::elements),
-/// [`from_elements`](Self::from_elements)), [`decode`](Self::decode),
-/// frames, and masks ([`mask`](Self::mask),
-/// [`mask_pairwise`](Self::mask_pairwise)).
+/// combine ([`add`](Self::add), [`subtract`](Self::subtract)),
+/// [`decode`](Self::decode), frames, and masks ([`mask`](Self::mask),
+/// [`mask_pairwise`](Self::mask_pairwise)). The elements themselves are
+/// opaque: no operation a consumer needs reads them, and
+/// [`AnySketch`](crate::AnySketch) runs every operation on its concrete
+/// sketch's own elements (the raw elements are a protocol internal, public
+/// with the `hazmat` feature as `hazmat::RawSketch`).
 ///
 /// # Example
 ///
@@ -159,22 +163,6 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     /// if the parameters differ.
     fn subtract(&mut self, other: &Self) -> SketchResult<()>;
 
-    /// The elements, in wire order.
-    fn elements(&self) -> &[Self::Elem];
-
-    /// The elements, consumed.
-    fn into_elements(self) -> Vec<Self::Elem>;
-
-    /// A sketch from its elements (an aggregate received from elsewhere).
-    ///
-    /// # Errors
-    ///
-    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
-    /// there are [`LinearParams::num_elements`];
-    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
-    /// an element outside the mask domain.
-    fn from_elements(params: &Self::Params, elements: Vec<Self::Elem>) -> SketchResult<Self>;
-
     /// Decodes the sparse vector, or returns a typed error: never a wrong
     /// vector (the decoder contract, see the `decode` module docs).
     ///
@@ -201,25 +189,18 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
 
     /// Whether every element is zero (the sketch of the zero vector, as far
     /// as the decoder can tell).
-    fn is_zero(&self) -> bool {
-        let zero = self.params().mask_domain().mask_zero();
-        self.elements().iter().all(|e| *e == zero)
-    }
+    fn is_zero(&self) -> bool;
 
     /// The unmasked sketch as a frame.
-    fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        self.params().frame(false, self.elements(), client_id, ctx)
-    }
+    fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame;
 
     /// The unmasked sketch a frame carries.
     ///
     /// # Errors
     ///
-    /// As [`LinearParams::parse_frame`] and
-    /// [`from_elements`](Self::from_elements).
-    fn from_frame(frame: &Frame, params: &Self::Params) -> SketchResult<Self> {
-        Self::from_elements(params, params.parse_frame(false, frame)?)
-    }
+    /// As [`LinearParams::parse_frame`]: another frame kind, other
+    /// parameters, a wrong length or an element outside the mask domain.
+    fn from_frame(frame: &Frame, params: &Self::Params) -> SketchResult<Self>;
 
     /// Adds `mask` to the elements: the message of client `client_id` in
     /// `context` (Algorithm 2 of the paper, line 2).
@@ -227,23 +208,15 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     /// # Errors
     ///
     /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
-    /// the mask has as many elements as the sketch.
+    /// the mask has as many elements as the sketch;
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
+    /// a mask element outside the mask domain.
     fn mask(
         &self,
         mask: &MaskVector<Self::Elem>,
         client_id: u64,
         context: RoundContext,
-    ) -> SketchResult<MaskedSketch<Self>> {
-        let own = self.elements();
-        crate::error::check_len(own.len(), mask.0.len())?;
-        let d = self.params().mask_domain();
-        let elements = own
-            .iter()
-            .zip(&mask.0)
-            .map(|(s, z)| d.mask_add(s, z))
-            .collect();
-        MaskedSketch::from_parts(self.params(), client_id, context, elements)
-    }
+    ) -> SketchResult<MaskedSketch<Self>>;
 
     /// Masks the sketch with client `own_id`'s pairwise masks against
     /// `peers` (see [`masked_sum::masking::pairwise`]).
@@ -271,12 +244,102 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     }
 }
 
+/// Raw access to a sketch's elements: a protocol internal, public as
+/// `hazmat::RawSketch` with the `hazmat` feature (for tests, fuzzing and
+/// independent implementations), sealed without it. Every sketch of this
+/// crate implements it; [`LinearSketch`] works without it.
+pub trait RawSketch: LinearSketch {
+    /// The elements, in wire order: borrowed from a concrete sketch, the
+    /// canonical representatives computed for an
+    /// [`AnySketch`](crate::AnySketch).
+    fn elements(&self) -> Cow<'_, [Self::Elem]>;
+
+    /// The elements, consumed.
+    fn into_elements(self) -> Vec<Self::Elem>;
+
+    /// A sketch from its elements.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
+    /// there are [`LinearParams::num_elements`];
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
+    /// an element outside the mask domain.
+    fn from_elements(params: &Self::Params, elements: Vec<Self::Elem>) -> SketchResult<Self>;
+
+    /// The frame of the elements, of a masked message if `masked`.
+    fn frame_as(&self, masked: bool, client_id: u64, ctx: &RoundContext) -> Frame {
+        self.params()
+            .frame(masked, &self.elements(), client_id, ctx)
+    }
+
+    /// The sketch a frame of the given kind carries.
+    ///
+    /// # Errors
+    ///
+    /// As [`LinearParams::parse_frame`] and [`from_elements`](Self::from_elements).
+    fn parse_as(params: &Self::Params, masked: bool, frame: &Frame) -> SketchResult<Self> {
+        Self::from_elements(params, params.parse_frame(masked, frame)?)
+    }
+
+    /// Adds `mask` element by element in the mask domain.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
+    /// the mask has as many elements as the sketch.
+    fn add_mask(&mut self, mask: &MaskVector<Self::Elem>) -> SketchResult<()> {
+        let own = self.elements();
+        crate::error::check_len(own.len(), mask.0.len())?;
+        let d = self.params().mask_domain();
+        let elements = own
+            .iter()
+            .zip(&mask.0)
+            .map(|(s, z)| d.mask_add(s, z))
+            .collect();
+        *self = Self::from_elements(self.params(), elements)?;
+        Ok(())
+    }
+}
+
+/// The [`LinearSketch`] methods that every concrete sketch writes the same
+/// way through its [`RawSketch`] elements.
+macro_rules! linear_via_raw {
+    () => {
+        fn to_frame(&self, client_id: u64, ctx: &masked_sum::RoundContext) -> crate::wire::Frame {
+            crate::sketch::RawSketch::frame_as(self, false, client_id, ctx)
+        }
+
+        fn from_frame(
+            frame: &crate::wire::Frame,
+            params: &Self::Params,
+        ) -> crate::error::SketchResult<Self> {
+            crate::sketch::RawSketch::parse_as(params, false, frame)
+        }
+
+        fn mask(
+            &self,
+            mask: &masked_sum::masking::MaskVector<Self::Elem>,
+            client_id: u64,
+            context: masked_sum::RoundContext,
+        ) -> crate::error::SketchResult<crate::sketch::MaskedSketch<Self>> {
+            let mut masked = self.clone();
+            crate::sketch::RawSketch::add_mask(&mut masked, mask)?;
+            Ok(crate::sketch::MaskedSketch::new(masked, client_id, context))
+        }
+    };
+}
+pub(crate) use linear_via_raw;
+
 /// A client's sketch plus its mask, `S_i + z_i`, with the sender's id and
 /// the round it belongs to (Algorithm 2, line 2), for any [`LinearSketch`]
 /// `S` (made by [`LinearSketch::mask`] and
 /// [`LinearSketch::mask_pairwise`]). Alone it is uniformly
 /// distributed whatever the sketch (the mask is uniform); only the sum over
-/// all clients of a round reveals anything.
+/// all clients of a round reveals anything. Its elements are as opaque as
+/// the sketch's: it is held as the masked sketch itself, so that a server
+/// that sums an [`AnySketch`](crate::AnySketch)'s messages adds the
+/// concrete field's elements.
 ///
 /// # Example
 ///
@@ -299,32 +362,29 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaskedSketch<S: LinearSketch> {
-    params: S::Params,
+    masked: S,
     client_id: u64,
     context: RoundContext,
-    elements: Vec<S::Elem>,
 }
 
 impl<S: LinearSketch> MaskedSketch<S> {
-    /// A masked sketch from its parts (as received).
-    ///
-    /// # Errors
-    ///
-    /// As [`LinearSketch::from_elements`] (the length, and the canonical
-    /// range of integer elements).
-    pub fn from_parts(
-        params: &S::Params,
-        client_id: u64,
-        context: RoundContext,
-        elements: Vec<S::Elem>,
-    ) -> SketchResult<Self> {
-        let elements = S::from_elements(params, elements)?.into_elements();
-        Ok(Self {
-            params: params.clone(),
+    /// The message of `masked` (a sketch with its mask added).
+    pub(crate) fn new(masked: S, client_id: u64, context: RoundContext) -> Self {
+        Self {
+            masked,
             client_id,
             context,
-            elements,
-        })
+        }
+    }
+
+    /// The masked sketch (for the server's sum).
+    pub(crate) fn masked(&self) -> &S {
+        &self.masked
+    }
+
+    /// The masked sketch, consumed.
+    pub(crate) fn into_masked(self) -> S {
+        self.masked
     }
 
     /// The sender.
@@ -335,19 +395,40 @@ impl<S: LinearSketch> MaskedSketch<S> {
     pub fn context(&self) -> &RoundContext {
         &self.context
     }
-    /// The masked elements.
-    pub fn elements(&self) -> &[S::Elem] {
-        &self.elements
-    }
     /// The parameters.
     pub fn params(&self) -> &S::Params {
-        &self.params
+        self.masked.params()
+    }
+}
+
+impl<S: RawSketch> MaskedSketch<S> {
+    hazmat! {
+        /// A masked sketch from its parts (as received).
+        ///
+        /// # Errors
+        ///
+        /// As [`RawSketch::from_elements`] (the length, and the canonical
+        /// range of the elements).
+        pub fn from_parts(
+            params: &S::Params,
+            client_id: u64,
+            context: RoundContext,
+            elements: Vec<S::Elem>,
+        ) -> SketchResult<Self> {
+            Ok(Self::new(S::from_elements(params, elements)?, client_id, context))
+        }
+    }
+
+    hazmat! {
+        /// The masked elements.
+        pub fn elements(&self) -> Cow<'_, [S::Elem]> {
+            self.masked.elements()
+        }
     }
 
     /// The message as a frame.
     pub fn to_frame(&self) -> Frame {
-        self.params
-            .frame(true, &self.elements, self.client_id, &self.context)
+        self.masked.frame_as(true, self.client_id, &self.context)
     }
 
     /// The message a frame carries, checked against the receiver's
@@ -355,10 +436,11 @@ impl<S: LinearSketch> MaskedSketch<S> {
     ///
     /// # Errors
     ///
-    /// As [`LinearParams::parse_frame`] and [`from_parts`](Self::from_parts).
+    /// As [`LinearParams::parse_frame`]: another frame kind, other
+    /// parameters, a wrong length or an element outside the mask domain.
     pub fn from_frame(frame: &Frame, params: &S::Params) -> SketchResult<Self> {
-        let elements = params.parse_frame(true, frame)?;
-        Self::from_parts(params, frame.client_id, frame.context(), elements)
+        let masked = S::parse_as(params, true, frame)?;
+        Ok(Self::new(masked, frame.client_id, frame.context()))
     }
 
     /// [`Frame::parse`] then [`from_frame`](Self::from_frame).

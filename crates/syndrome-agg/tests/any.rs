@@ -5,6 +5,7 @@
 use field::primes::{FieldChoice, cheapest_field};
 use field::{FiniteField, Fp64};
 use num_bigint::{BigInt, BigUint};
+use syndrome_agg::RawSketch;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 use syndrome_agg::partitioned::{PartitionParams, PartitionedSketch};
 use syndrome_agg::wide::{WideKeyParams, WideSketch};
@@ -35,7 +36,7 @@ fn any_entries(e: &[(BigUint, u64)]) -> Vec<(BigUint, BigInt)> {
 
 /// Frames (plain and pairwise-masked) and the decode of `any` equal those
 /// of the concrete sketch `concrete`.
-fn same_as<S: LinearSketch>(any: &AnySketch, concrete: &S, decoded: Vec<(BigUint, BigInt)>) {
+fn same_as<S: RawSketch>(any: &AnySketch, concrete: &S, decoded: Vec<(BigUint, BigInt)>) {
     assert_eq!(
         any.to_frame(3, &CTX).to_bytes().unwrap(),
         concrete.to_frame(3, &CTX).to_bytes().unwrap()

@@ -13,6 +13,7 @@ use field::{FiniteField, Fp64, Mersenne61};
 use num_bigint::BigUint;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use syndrome_agg::RawSketch;
 use syndrome_agg::masking::deal_zero_sum_masks;
 use syndrome_agg::masking::pairwise::{RoundContext, SessionId};
 use syndrome_agg::partitioned::{
@@ -268,7 +269,7 @@ fn wrong_bucket<F: FiniteField>(f: &F) {
     // A valid bucket sketch of `key`, placed in bucket 0.
     let plain = Sketch::from_unsigned(p.bucket_params(), [(key, 5u64)]).unwrap();
     let mut elements = vec![f.zero(); p.num_elements()];
-    elements[..p.bucket_len()].clone_from_slice(plain.elements());
+    elements[..p.bucket_len()].clone_from_slice(&plain.elements());
     let s = PartitionedSketch::from_elements(&p, elements).unwrap();
     let e = decode_both(&s).unwrap_err();
     assert!(
@@ -280,7 +281,7 @@ fn wrong_bucket<F: FiniteField>(f: &F) {
     );
     // In its own bucket it decodes.
     let mut elements = vec![f.zero(); p.num_elements()];
-    elements[2 * p.bucket_len()..3 * p.bucket_len()].clone_from_slice(plain.elements());
+    elements[2 * p.bucket_len()..3 * p.bucket_len()].clone_from_slice(&plain.elements());
     let s = PartitionedSketch::from_elements(&p, elements).unwrap();
     assert_eq!(
         decode_both(&s).unwrap().to_unsigned(f),

@@ -10,6 +10,7 @@
 
 use field::Mersenne61;
 use sum_testkit::secagg::{all_but, cross_round_replay, oracle};
+use syndrome_agg::RawSketch;
 use syndrome_agg::{LinearSketch, Sketch, SketchParams};
 
 /// R2 with sketches as the inputs: the replay is refused and the sum

@@ -7,6 +7,7 @@ use field::{Field, FiniteField, Fp64, Mersenne61};
 use num_bigint::BigUint;
 use rand::RngExt;
 use syndrome_agg::LinearSketch;
+use syndrome_agg::RawSketch;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, RoundContext, SessionId};
 use syndrome_agg::masking::{MaskVector, deal_zero_sum_masks};
 use syndrome_agg::wide::{WideKeyParams, WideSketch, key_hash};

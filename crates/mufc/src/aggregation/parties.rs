@@ -158,7 +158,7 @@ impl Aggregation {
                 min_clients: self.min_clients,
             },
         };
-        let half = self.scheme.params.visit(open)?;
+        let half = open.open(&self.scheme.params)?;
         Ok((spec, half))
     }
 
@@ -385,7 +385,7 @@ impl Aggregation {
             secrets,
             params: &self.scheme.params,
         };
-        self.scheme.params.visit(join)
+        join.join()
     }
 
     /// Keeps the aggregate of a round run across processes, and moves the

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use num_bigint::{BigInt, BigUint};
-use syndrome_agg::ConcreteSketch;
+use syndrome_agg::{AnySketch, LinearSketch, ValidAnyParams};
 
 use crate::client::message::{Encoded, sketch_of};
 use crate::{ClientId, MufcResult};
@@ -36,15 +36,12 @@ impl<'a> Input<'a> {
     /// # Errors
     ///
     /// A bin outside the key domain, or a count the parameters refuse.
-    pub(crate) fn sketch<S: ConcreteSketch>(
-        &self,
-        params: &S::Params,
-    ) -> MufcResult<(Cow<'a, S>, bool)> {
+    pub(crate) fn sketch(&self, params: &ValidAnyParams) -> MufcResult<(Cow<'a, AnySketch>, bool)> {
         match self.change {
             Some(change) => {
-                let mut sketch = S::new(params);
+                let mut sketch = AnySketch::new(params);
                 for (bin, c) in change {
-                    sketch.insert_integer(bin, BigInt::from(*c))?;
+                    sketch.insert(bin, &BigInt::from(*c))?;
                 }
                 Ok((Cow::Owned(sketch), false))
             }

@@ -1,5 +1,4 @@
-//! What a round gives and how its sum is decoded, on the concrete sketch
-//! the public parameters chose ([`ConcreteSketch`]): the server's halves
+//! What a round gives and how its sum is decoded: the server's halves
 //! (`framed/server.rs`, `secagg_halves.rs`) conclude through these, so
 //! the decoding is written once whatever masks the round ran.
 
@@ -7,10 +6,7 @@ use std::time::Instant;
 
 use num_bigint::BigInt;
 
-use syndrome_agg::field::FiniteField;
-use syndrome_agg::{
-    AnySketch, ConcreteSketch, ParamsError, SketchError, SketchVisitor, ValidAnyParams,
-};
+use syndrome_agg::{AnySketch, ValidAnyParams};
 
 use crate::MufcResult;
 use crate::server::decode::{Decoded, DeltaCheck, Previous, decode, decode_change};
@@ -29,38 +25,25 @@ pub(crate) enum Last {
     Counts(std::collections::BTreeMap<num_bigint::BigUint, u64>),
 }
 
-/// The last sum or the signed parameters were made for another sketch
-/// than this round's: an internal inconsistency, refused rather than
-/// decoded.
-pub(super) fn inconsistent() -> SketchError {
-    SketchError::Params(ParamsError::ParamsMismatch {
-        what: "the last aggregate's sketch",
-    })
-}
-
 /// Decodes a round's `sum` (of `params`): its difference against the
 /// `last` committed sum under the signed `delta` parameters when it passes
 /// the `check`, else the whole sum; with the aggregate to keep (only a
 /// scheme that decodes differences keeps one) and the decoding time.
-pub(super) fn conclude<S: ConcreteSketch>(
-    sum: S,
-    params: &ValidAnyParams,
+pub(super) fn conclude(
+    sum: AnySketch,
     delta: Option<&ValidAnyParams>,
     last: Option<&AnySketch>,
     check: &DeltaCheck<'_>,
 ) -> MufcResult<(Decoded, Pending, std::time::Duration)> {
     let previous = match (last, delta) {
-        (Some(last), Some(delta)) => Some(Previous {
-            last: S::of_any(last).ok_or_else(inconsistent)?,
-            delta: S::params_of(delta).ok_or_else(inconsistent)?,
-        }),
+        (Some(last), Some(delta)) => Some(Previous { last, delta }),
         _ => None,
     };
     let start = Instant::now();
     let decoded = decode(&sum, previous, check)?;
     let time = start.elapsed();
     let pending = match delta {
-        Some(_) => Pending(Some(Last::Sketch(Box::new(sum.into_any(params)?)))),
+        Some(_) => Pending(Some(Last::Sketch(Box::new(sum)))),
         None => Pending(None),
     };
     Ok((decoded, pending, time))
@@ -68,32 +51,31 @@ pub(super) fn conclude<S: ConcreteSketch>(
 
 /// Decodes the sum of a change round's messages (of the small signed
 /// parameters) into the change of the aggregate, and moves the `last`
-/// committed sum (of the `full` parameters) by it, for the rounds that
+/// committed sum by it, for the rounds that
 /// decode against it later; `None` when the sum does not decode to counts
 /// the `check` accepts (the caller then runs a whole round).
-pub(super) fn conclude_change<S: ConcreteSketch>(
-    sum: &S,
-    full: &ValidAnyParams,
+pub(super) fn conclude_change(
+    sum: &AnySketch,
     last: &AnySketch,
     check: &DeltaCheck<'_>,
 ) -> MufcResult<Option<(Decoded, Pending)>> {
     let Some(decoded) = decode_change(sum, check) else {
         return Ok(None);
     };
-    let mut moved = S::of_any(last).ok_or_else(inconsistent)?.clone();
+    let mut moved = last.clone();
     for (bin, change) in &decoded {
         let from = check.last.get(bin).copied().unwrap_or(0);
         let to = i128::from(from) + change;
-        moved.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
+        moved.change(bin, &BigInt::from(from), &BigInt::from(to))?;
     }
-    let pending = Pending(Some(Last::Sketch(Box::new(moved.into_any(full)?))));
+    let pending = Pending(Some(Last::Sketch(Box::new(moved))));
     Ok(Some((Decoded::Delta(decoded), pending)))
 }
 
 /// [`conclude_change`] when the last sum is kept as counts (`check.last`):
 /// the counts move by the change, and nothing is encoded.
-pub(super) fn conclude_change_counts<S: ConcreteSketch>(
-    sum: &S,
+pub(super) fn conclude_change_counts(
+    sum: &AnySketch,
     check: &DeltaCheck<'_>,
 ) -> Option<(Decoded, Pending)> {
     let decoded = decode_change(sum, check)?;
@@ -108,32 +90,4 @@ pub(super) fn conclude_change_counts<S: ConcreteSketch>(
         }
     }
     Some((Decoded::Delta(decoded), Pending(Some(Last::Counts(counts)))))
-}
-
-/// Work done the same way on every concrete sketch, field or ring: run
-/// through [`ValidAnyParams::visit`] by wrapping it in [`Concrete`], so
-/// that each piece of work writes one generic function instead of the
-/// visitor's two forwarding methods.
-pub(super) trait OnSketch {
-    type Output;
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output;
-}
-
-/// The visitor of an [`OnSketch`]: `params.visit(Concrete(work))`.
-pub(super) struct Concrete<T>(pub(super) T);
-
-impl<T: OnSketch> SketchVisitor for Concrete<T> {
-    type Output = T::Output;
-
-    fn visit_field<S, F>(self, params: &S::Params, _: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: FiniteField<Elem = S::Elem>,
-    {
-        self.0.run::<S>(params)
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        self.0.run::<S>(params)
-    }
 }

@@ -1,57 +1,33 @@
 //! The SecAgg halves of a round across processes: the server's and a
-//! client's protocol run (`syndrome_agg::secagg`) on the concrete sketch
-//! and field the parameters chose, behind the byte-level traits of
-//! `remote.rs`.
+//! client's protocol run (`syndrome_agg::secagg`) in the field the
+//! parameters chose ([`ValidAnyParams::mask_field`]), on the sketch's
+//! dense vector, behind the byte-level traits of `halves.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::field::FiniteField;
+use syndrome_agg::field::primes::FieldVisitor;
 use syndrome_agg::secagg::client::{Client as SecAggClient, RoundLedger};
 use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope, ServerBody, ServerEnvelope};
 use syndrome_agg::secagg::server::{Advance, Server as SecAggServer};
 use syndrome_agg::secagg::{AggregationOutput, Step};
-use syndrome_agg::{ConcreteSketch, ProtocolError, SketchError, SketchVisitor, ValidAnyParams};
+use syndrome_agg::{AnySketch, LinearParams, ProtocolError, SketchError, ValidAnyParams};
 
 use super::halves::{Advanced, ClientHalf, Joined, RemoteOutcome, RoundSpec, ServerHalf, Sums};
 use super::round::Input;
-use super::run::{Pending, conclude, inconsistent};
+use super::run::conclude;
 use super::secrets::RoundSecrets;
 use super::secure::{RoundFailure, clients_of};
 use crate::error::config_error;
-use crate::server::decode::{Decoded, DeltaCheck};
+use crate::server::decode::DeltaCheck;
 use crate::{ClientId, MufcError, MufcResult};
 
-/// The decoding of a round's sum on the concrete sketch `S`, as a plain
-/// function pointer: the server's half keeps it without naming `S` (whose
-/// type need not be `'static`).
-type Concluder<E> = for<'a, 'b> fn(
-    Vec<E>,
-    &'a Sums,
-    &'b DeltaCheck<'b>,
-) -> MufcResult<(Decoded, Pending, Duration)>;
-
-fn conclude_elements<S: ConcreteSketch>(
-    sum: Vec<S::Elem>,
-    sums: &Sums,
-    check: &DeltaCheck<'_>,
-) -> MufcResult<(Decoded, Pending, Duration)> {
-    let typed = S::params_of(&sums.params).ok_or_else(inconsistent)?;
-    let sum = S::from_elements(typed, sum)?;
-    conclude(
-        sum,
-        &sums.params,
-        sums.delta.as_ref(),
-        sums.last.as_ref(),
-        check,
-    )
-}
-
 struct TypedServer<F: FiniteField> {
+    field: F,
     server: SecAggServer<F>,
     sums: Sums,
-    concluder: Concluder<F::Elem>,
     max_message: usize,
     failure: RoundFailure,
     out: Option<AggregationOutput<F::Elem>>,
@@ -114,7 +90,15 @@ impl<F: FiniteField> ServerHalf for TypedServer<F> {
             .out
             .ok_or_else(|| MufcError::Remote("the round is not over: nothing to decode".into()))?;
         let (included, dropped) = clients_of(&out);
-        let (decoded, pending, decode) = (self.concluder)(out.sum, &self.sums, check)?;
+        // The sum of the dense vectors is the dense vector of the sum.
+        let dense = out.sum.iter().map(|e| self.field.to_biguint(e)).collect();
+        let sum = AnySketch::from_dense(&self.sums.params, dense)?;
+        let (decoded, pending, decode) = conclude(
+            sum,
+            self.sums.delta.as_ref(),
+            self.sums.last.as_ref(),
+            check,
+        )?;
         Ok(RemoteOutcome {
             decoded: Some(decoded),
             pending,
@@ -180,42 +164,46 @@ impl<F: FiniteField> ClientHalf for TypedClient<F> {
     }
 }
 
-/// Builds the server's half on the concrete sketch.
+/// Builds the server's half in the field of the sketch's elements.
 pub(super) struct OpenServer {
     pub(super) spec: RoundSpec,
     pub(super) sums: Sums,
     pub(super) failure: RoundFailure,
 }
 
-impl SketchVisitor for OpenServer {
+impl OpenServer {
+    /// The server's half, in the field the parameters chose.
+    ///
+    /// # Errors
+    ///
+    /// The integer scheme (no field), or a session the spec does not
+    /// allow.
+    pub(super) fn open(self, params: &ValidAnyParams) -> MufcResult<Box<dyn ServerHalf>> {
+        params.mask_field().ok_or_else(needs_field)?.visit(self)
+    }
+}
+
+impl FieldVisitor for OpenServer {
     type Output = MufcResult<Box<dyn ServerHalf>>;
 
-    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: FiniteField<Elem = S::Elem>,
-    {
-        use syndrome_agg::LinearParams;
-        let config = self.spec.session(field, params.num_elements())?;
+    fn visit<F: FiniteField>(self, field: F) -> Self::Output {
+        let config = self.spec.session(&field, self.sums.params.num_elements())?;
         let max_message = config.max_message();
         Ok(Box::new(TypedServer {
+            field,
             server: SecAggServer::new(config),
             sums: self.sums,
-            concluder: conclude_elements::<S>,
             max_message,
             failure: self.failure,
             out: None,
             time: Duration::ZERO,
         }))
     }
-
-    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
-        Err(needs_field())
-    }
 }
 
-/// Builds a client's half on the concrete sketch: encodes the client's
-/// histogram and starts its protocol run.
+/// Builds a client's half in the field of the sketch's elements: encodes
+/// the client's histogram and starts its protocol run on the sketch's
+/// dense vector.
 pub(super) struct JoinRound<'a> {
     pub(super) spec: &'a RoundSpec,
     pub(super) input: Input<'a>,
@@ -223,22 +211,35 @@ pub(super) struct JoinRound<'a> {
     pub(super) params: &'a ValidAnyParams,
 }
 
-impl SketchVisitor for JoinRound<'_> {
+impl JoinRound<'_> {
+    /// The client's half, in the field the parameters chose.
+    ///
+    /// # Errors
+    ///
+    /// The integer scheme (no field); a histogram the parameters refuse.
+    pub(super) fn join(self) -> MufcResult<Joined> {
+        self.params
+            .mask_field()
+            .ok_or_else(needs_field)?
+            .visit(self)
+    }
+}
+
+impl FieldVisitor for JoinRound<'_> {
     type Output = MufcResult<Joined>;
 
-    fn visit_field<S, F>(self, params: &S::Params, field: &F) -> Self::Output
-    where
-        S: ConcreteSketch,
-        F: FiniteField<Elem = S::Elem>,
-    {
-        use syndrome_agg::LinearParams;
-        let (sketch, keep) = self.input.sketch::<S>(params)?;
-        let vector = sketch.elements().to_vec();
+    fn visit<F: FiniteField>(self, field: F) -> Self::Output {
+        let (sketch, keep) = self.input.sketch(self.params)?;
+        let vector = sketch
+            .to_dense()
+            .iter()
+            .map(|x| field.from_biguint(x))
+            .collect();
         let new = match sketch {
-            std::borrow::Cow::Owned(s) if keep => Some(s.into_any(self.params)?),
+            std::borrow::Cow::Owned(s) if keep => Some(s),
             _ => None,
         };
-        let config = self.spec.session(field, params.num_elements())?;
+        let config = self.spec.session(&field, self.params.num_elements())?;
         let max_message = config.max_message();
         let mut rng = self.secrets.rng("secagg-client", self.input.id.0);
         // Every round has a fresh session: a fresh ledger suffices here,
@@ -262,10 +263,6 @@ impl SketchVisitor for JoinRound<'_> {
             first.to_bytes()?,
             new,
         ))
-    }
-
-    fn visit_ring<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
-        Err(needs_field())
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use num_bigint::{BigInt, BigUint};
 use syndrome_agg::masking::MaskVector;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
-use syndrome_agg::{AnySketch, ConcreteSketch};
+use syndrome_agg::{AnySketch, LinearSketch, ValidAnyParams};
 
 use crate::{ClientId, MufcResult};
 
@@ -36,18 +36,18 @@ pub(crate) enum ClientMask<'a, E> {
 }
 
 /// The sketch of a histogram under `params` (every count is unsigned,
-/// within the parameters' bound), on the round's native elements.
+/// within the parameters' bound).
 ///
 /// # Errors
 ///
 /// A bin outside the key domain, or a count the parameters refuse.
-pub(crate) fn encode<S: ConcreteSketch>(
-    params: &S::Params,
+pub(crate) fn encode(
+    params: &ValidAnyParams,
     histogram: &[(BigUint, u64)],
-) -> MufcResult<S> {
-    let mut sketch = S::new(params);
+) -> MufcResult<AnySketch> {
+    let mut sketch = AnySketch::new(params);
     for (bin, count) in histogram {
-        sketch.insert_integer(bin, BigInt::from(*count))?;
+        sketch.insert(bin, &BigInt::from(*count))?;
     }
     Ok(sketch)
 }
@@ -72,8 +72,8 @@ fn counts(histogram: &[(BigUint, u64)]) -> BTreeMap<&BigUint, u64> {
 
 /// The sketch of `histogram` under `params`: `last`, the client's last
 /// sketch, as it is when it encodes this histogram, or updated by the
-/// bins whose counts changed ([`ConcreteSketch::change_integer`], one
-/// insert per changed bin); without a last sketch of these parameters,
+/// bins whose counts changed ([`AnySketch::change`], one insert per
+/// changed bin); without a last sketch of these parameters,
 /// every bin encoded afresh. The same elements either way (the sketch is
 /// linear, its arithmetic exact). A new sketch is owned: the caller keeps
 /// it once the round commits.
@@ -81,32 +81,28 @@ fn counts(histogram: &[(BigUint, u64)]) -> BTreeMap<&BigUint, u64> {
 /// # Errors
 ///
 /// As [`encode`].
-pub(crate) fn sketch_of<'a, S: ConcreteSketch>(
-    params: &S::Params,
+pub(crate) fn sketch_of<'a>(
+    params: &ValidAnyParams,
     histogram: &[(BigUint, u64)],
     last: Option<&'a Encoded>,
-) -> MufcResult<Cow<'a, S>> {
-    let Some((last, base)) = last.and_then(|e| {
-        S::of_any(&e.sketch)
-            .filter(|s| s.params() == params)
-            .map(|s| (e, s))
-    }) else {
+) -> MufcResult<Cow<'a, AnySketch>> {
+    let Some(last) = last.filter(|e| e.sketch.params() == params) else {
         return Ok(Cow::Owned(encode(params, histogram)?));
     };
     if last.histogram == histogram {
-        return Ok(Cow::Borrowed(base));
+        return Ok(Cow::Borrowed(&last.sketch));
     }
     let (old, new) = (counts(&last.histogram), counts(histogram));
-    let mut sketch = base.clone();
+    let mut sketch = last.sketch.clone();
     for (bin, &from) in &old {
         let to = new.get(bin).copied().unwrap_or(0);
         if from != to {
-            sketch.change_integer(bin, &BigInt::from(from), &BigInt::from(to))?;
+            sketch.change(bin, &BigInt::from(from), &BigInt::from(to))?;
         }
     }
     for (bin, &to) in &new {
         if !old.contains_key(bin) {
-            sketch.change_integer(bin, &BigInt::ZERO, &BigInt::from(to))?;
+            sketch.change(bin, &BigInt::ZERO, &BigInt::from(to))?;
         }
     }
     Ok(Cow::Owned(sketch))
@@ -118,10 +114,10 @@ pub(crate) fn sketch_of<'a, S: ConcreteSketch>(
 /// # Errors
 ///
 /// A mask of the wrong length; a pairwise key agreement that fails.
-pub(crate) fn masked_frame<S: ConcreteSketch>(
+pub(crate) fn masked_frame(
     id: ClientId,
-    sketch: &S,
-    mask: &ClientMask<'_, S::Elem>,
+    sketch: &AnySketch,
+    mask: &ClientMask<'_, BigUint>,
     ctx: RoundContext,
 ) -> MufcResult<Vec<u8>> {
     let masked = match mask {

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use num_bigint::{BigInt, BigUint};
 use num_traits::ToPrimitive;
-use syndrome_agg::{ConcreteSketch, DecodeError, SketchError};
+use syndrome_agg::{AnySketch, DecodeError, LinearSketch, SketchError, ValidAnyParams};
 
 use crate::MufcResult;
 
@@ -65,9 +65,9 @@ impl DeltaCheck<'_> {
 
 /// The last round's sum and the signed parameters its differences decode
 /// under; `None` for a scheme that always decodes the whole sum.
-pub(crate) struct Previous<'a, S: ConcreteSketch> {
-    pub(crate) last: &'a S,
-    pub(crate) delta: &'a S::Params,
+pub(crate) struct Previous<'a> {
+    pub(crate) last: &'a AnySketch,
+    pub(crate) delta: &'a ValidAnyParams,
 }
 
 /// Decodes `sum`: its difference against `previous` if that decodes to
@@ -76,9 +76,9 @@ pub(crate) struct Previous<'a, S: ConcreteSketch> {
 /// # Errors
 ///
 /// The whole sum does not decode, or a count does not fit in 64 bits.
-pub(crate) fn decode<S: ConcreteSketch>(
-    sum: &S,
-    previous: Option<Previous<'_, S>>,
+pub(crate) fn decode(
+    sum: &AnySketch,
+    previous: Option<Previous<'_>>,
     check: &DeltaCheck<'_>,
 ) -> MufcResult<Decoded> {
     if let Some(p) = previous {
@@ -87,7 +87,7 @@ pub(crate) fn decode<S: ConcreteSketch>(
         if diff.is_zero() {
             return Ok(Decoded::Delta(Vec::new()));
         }
-        let diff = S::from_elements(p.delta, diff.into_elements())?;
+        let diff = diff.with_params(p.delta)?;
         // Over capacity the difference is refused, or leads to counts the
         // check rejects; the whole sum is always within capacity.
         if let Some(delta) = decode_change(&diff, check) {
@@ -95,7 +95,7 @@ pub(crate) fn decode<S: ConcreteSketch>(
         }
     }
     Ok(Decoded::Full(
-        sum.decode_integers()?
+        sum.decode()?
             .into_entries()
             .into_iter()
             .map(|(k, c)| Ok((k, count_u64(&c)?)))
@@ -106,11 +106,11 @@ pub(crate) fn decode<S: ConcreteSketch>(
 /// A sketch of signed changes (the difference of two sums, or the sum of
 /// a change round's messages) decoded to `(bin, change)` entries, if it
 /// decodes and the counts it leads to pass `check`.
-pub(crate) fn decode_change<S: ConcreteSketch>(
-    diff: &S,
+pub(crate) fn decode_change(
+    diff: &AnySketch,
     check: &DeltaCheck<'_>,
 ) -> Option<Vec<(BigUint, i128)>> {
-    let entries = diff.decode_integers().ok()?;
+    let entries = diff.decode().ok()?;
     let delta = entries
         .entries()
         .iter()

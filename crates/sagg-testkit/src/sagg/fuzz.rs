@@ -7,7 +7,7 @@
 //! exactly the tracked sum (Bitcoin Core's minisketch harness shape).
 
 use std::collections::BTreeMap;
-use syndrome_agg::LinearSketch;
+use syndrome_agg::{LinearSketch, RawSketch};
 
 use field::{Field, FiniteField, Fp64, Mersenne61, Mersenne127};
 use num_bigint::BigUint;
@@ -54,7 +54,7 @@ fn tracked_sum<F, S>(
 ) -> SparseVector<BigUint, F::Elem>
 where
     F: FiniteField,
-    S: LinearSketch<Key = BigUint, Count = F::Elem>,
+    S: RawSketch<Key = BigUint, Count = F::Elem>,
 {
     let mut truth = Vec::new();
     while !b.is_empty() && truth.len() < 64 {

@@ -13,7 +13,7 @@ use num_bigint::BigUint;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use syndrome_agg::partitioned::{PartitionParams, PartitionedSketch};
-use syndrome_agg::{CountPolicy, LinearSketch, Sketch, SketchParams, SparseVector};
+use syndrome_agg::{CountPolicy, LinearSketch, RawSketch, Sketch, SketchParams, SparseVector};
 
 use super::fuzz::Bytes;
 
@@ -112,7 +112,7 @@ pub fn large_decode(data: &[u8]) {
 
 /// Adds the corruptions (indices modulo the length) and rebuilds the
 /// sketch; whether any element changed.
-fn apply<S: LinearSketch<Elem = Mont64>>(
+fn apply<S: RawSketch<Elem = Mont64>>(
     f: &Fp64,
     s: &mut S,
     corrupt: &[(usize, Mont64)],
@@ -142,7 +142,7 @@ fn check<S>(
     exact: bool,
     reencode: impl Fn(SparseVector<BigUint, Mont64>) -> S,
 ) where
-    S: LinearSketch<Key = BigUint, Count = Mont64, Elem = Mont64>,
+    S: RawSketch<Key = BigUint, Count = Mont64, Elem = Mont64>,
 {
     match s.decode() {
         Ok(v) => {

@@ -15,7 +15,7 @@ use syndrome_agg::masking::deal_zero_sum_masks;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext, SessionId};
 use syndrome_agg::{
     Aggregator, CountPolicy, IntegerParams, IntegerSketch, LinearParams, LinearSketch,
-    MaskedSketch, Sketch, SketchError, SketchParams, SparseVector,
+    MaskedSketch, RawSketch, Sketch, SketchError, SketchParams, SparseVector,
 };
 
 fn runner(cases: u32) -> TestRunner {
@@ -342,7 +342,7 @@ pub fn masked_sketch_is_uniform<F: FiniteField>(
         let others = Sketch::new(&params);
         let ctx = context(trial as u64);
         let masked = mask_all(&params, &[sketch.clone(), others], dealer, ctx, &mut rng);
-        for (tally, s) in counts.iter_mut().zip(masked[0].elements()) {
+        for (tally, s) in counts.iter_mut().zip(masked[0].elements().iter()) {
             tally[usize::try_from(f.to_u64(s).unwrap()).unwrap()] += 1;
         }
     }

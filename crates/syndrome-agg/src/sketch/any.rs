@@ -1,32 +1,40 @@
 //! A sketch chosen at run time from public parameters (minisketch's
 //! `Construct`): [`AnySketch`] picks the scheme and the field and hides
 //! the dispatch behind [`LinearSketch`], so that a consumer builds, masks,
-//! aggregates, frames and decodes without naming a concrete field.
+//! aggregates, frames and decodes without naming a concrete field. Each
+//! operation dispatches once and then runs on the concrete sketch's own
+//! elements; only the conversions at the edge (a mask or a dense vector
+//! given as integers) touch canonical representatives.
 //!
 //! Keys are [`BigUint`]s in `[1, N]` and counts [`BigInt`]s; elements are
 //! the canonical representatives (`0..M`) of the chosen field's or ring's
 //! elements, so frames, masks and decoded vectors are bit for bit those of
 //! the concrete sketch underneath.
 
-pub(crate) mod concrete;
+mod change;
 mod convert;
 pub(crate) mod cost;
 pub(crate) mod params;
 
-use std::sync::OnceLock;
+use std::borrow::Cow;
 
+use field::primes::FieldChoice;
 use field::{BigPrime, Fp64, Mersenne127};
 use num_bigint::{BigInt, BigUint};
 use num_traits::Zero;
 
 use self::params::{ParamsInner, ValidAnyParams, canon, mismatch, uncanon};
-use super::LinearSketch;
+use super::{LinearSketch, MaskedSketch, RawSketch};
 use crate::error::{ParamsError, SketchError, SketchResult};
 use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
 use crate::sketch::partitioned::PartitionedSketch;
 use crate::sketch::wide::WideSketch;
 use crate::sparse::SparseVector;
+use crate::wire::Frame;
+use masked_sum::RoundContext;
+use masked_sum::masking::MaskVector;
+use masked_sum::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 
 /// The concrete sketch behind an [`AnySketch`].
 // The partitioned sketch holds its parameters (and their keyed hasher);
@@ -80,19 +88,41 @@ enum SketchInner {
 /// }
 /// # Ok::<(), syndrome_agg::SketchError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AnySketch {
     params: ValidAnyParams,
     inner: SketchInner,
-    /// The canonical elements, computed on first read and dropped on
-    /// every change.
-    canonical: OnceLock<Vec<BigUint>>,
 }
 
-impl PartialEq for AnySketch {
-    fn eq(&self, other: &Self) -> bool {
-        self.params == other.params && self.inner == other.inner
-    }
+/// Runs `$body` with `$s` bound to the concrete sketch inside `$inner`,
+/// whatever its variant: the one dispatch of an operation.
+macro_rules! each {
+    ($inner:expr, $s:ident => $body:expr) => {
+        match $inner {
+            SketchInner::Word($s) => $body,
+            SketchInner::F127($s) => $body,
+            SketchInner::Big($s) => $body,
+            SketchInner::Wide($s) => $body,
+            SketchInner::Integer($s) => $body,
+            SketchInner::Partitioned($s) => $body,
+        }
+    };
+}
+
+/// `$body` on the concrete sketches of the same variant inside `$a` and
+/// `$b`; a mismatch error for sketches of different schemes or fields.
+macro_rules! both {
+    ($a:expr, $b:expr, $x:ident, $y:ident => $body:expr) => {
+        match ($a, $b) {
+            (SketchInner::Word($x), SketchInner::Word($y)) => $body,
+            (SketchInner::F127($x), SketchInner::F127($y)) => $body,
+            (SketchInner::Big($x), SketchInner::Big($y)) => $body,
+            (SketchInner::Wide($x), SketchInner::Wide($y)) => $body,
+            (SketchInner::Integer($x), SketchInner::Integer($y)) => $body,
+            (SketchInner::Partitioned($x), SketchInner::Partitioned($y)) => $body,
+            _ => Err(mismatch()),
+        }
+    };
 }
 
 impl AnySketch {
@@ -100,41 +130,175 @@ impl AnySketch {
         Self {
             params: params.clone(),
             inner,
-            canonical: OnceLock::new(),
         }
     }
 
-    fn changed(&mut self) {
-        self.canonical = OnceLock::new();
-    }
-
-    fn to_canonical(&self) -> Vec<BigUint> {
-        match &self.inner {
-            SketchInner::Word(s) => canon(s.field(), s.elements()),
-            SketchInner::F127(s) => canon(s.field(), s.elements()),
-            SketchInner::Big(s) => canon(s.field(), s.elements()),
-            SketchInner::Wide(s) => canon(s.params().field(), s.elements()),
-            SketchInner::Integer(s) => s.elements().to_vec(),
-            SketchInner::Partitioned(s) => canon(s.field(), s.elements()),
+    /// Refuses a key outside `[1, N]`.
+    fn check_key(&self, key: &BigUint) -> SketchResult<()> {
+        let domain = self.params.sketch_params().key_domain();
+        if key.is_zero() || key > domain {
+            return Err(SketchError::Params(ParamsError::KeyOutOfDomain {
+                key: key.to_string(),
+                domain: domain.to_string(),
+            }));
         }
-    }
-
-    /// `self op= other` on the concrete sketches.
-    fn combine(&mut self, other: &Self, subtract: bool) -> SketchResult<()> {
-        fn op<S: LinearSketch>(a: &mut S, b: &S, subtract: bool) -> SketchResult<()> {
-            if subtract { a.subtract(b) } else { a.add(b) }
-        }
-        match (&mut self.inner, &other.inner) {
-            (SketchInner::Word(a), SketchInner::Word(b)) => op(a, b, subtract)?,
-            (SketchInner::F127(a), SketchInner::F127(b)) => op(a, b, subtract)?,
-            (SketchInner::Big(a), SketchInner::Big(b)) => op(a, b, subtract)?,
-            (SketchInner::Wide(a), SketchInner::Wide(b)) => op(a, b, subtract)?,
-            (SketchInner::Integer(a), SketchInner::Integer(b)) => op(a, b, subtract)?,
-            (SketchInner::Partitioned(a), SketchInner::Partitioned(b)) => op(a, b, subtract)?,
-            _ => return Err(mismatch()),
-        }
-        self.changed();
         Ok(())
+    }
+
+    /// Changes the count at `key` from `from` to `to` in place (zero: no
+    /// entry): the sketch becomes the one built with `to` inserted at
+    /// `key` instead of `from`, element for element. Both counts go
+    /// through the count policy as in [`insert`](LinearSketch::insert).
+    /// It costs what one insert costs: the field and wide-key sketches
+    /// insert the field element `to - from`, the integer sketch subtracts
+    /// the sketch of `from` and inserts `to` (its counts are positive). A
+    /// client that keeps its last sketch updates it by the keys whose
+    /// counts changed instead of encoding every key again. Nothing
+    /// changes, and only the key is checked, when `from == to`.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](LinearSketch::insert), for either count; on an error
+    /// the sketch is unchanged.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use syndrome_agg::{AnyParams, AnySketch, CountPolicy, LinearSketch, Scheme, SketchParams};
+    ///
+    /// // (5, 3), (9, 1) changed to (5, 2), (7, 4): the same sketch as
+    /// // encoding the new entries afresh, whatever the scheme.
+    /// for scheme in [Scheme::FieldKeys, Scheme::WideKeys { hash_key: [3; 32] }, Scheme::Integer] {
+    ///     let sketch = SketchParams::new(3, 100u32).with_counts(CountPolicy::unsigned(10u32));
+    ///     let params = AnyParams::new(scheme, sketch).validate()?;
+    ///     let mut s = AnySketch::encode(&params, [(5u32.into(), 3.into()), (9u32.into(), 1.into())])?;
+    ///     s.change(&5u32.into(), &3.into(), &2.into())?;
+    ///     s.change(&9u32.into(), &1.into(), &0.into())?;
+    ///     s.change(&7u32.into(), &0.into(), &4.into())?;
+    ///     let fresh = AnySketch::encode(&params, [(5u32.into(), 2.into()), (7u32.into(), 4.into())])?;
+    ///     assert_eq!(s, fresh);
+    /// }
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    pub fn change(&mut self, key: &BigUint, from: &BigInt, to: &BigInt) -> SketchResult<()> {
+        self.check_key(key)?;
+        match &mut self.inner {
+            SketchInner::Word(s) => change::field(s, key, from, to),
+            SketchInner::F127(s) => change::field(s, key, from, to),
+            SketchInner::Big(s) => change::field(s, key, from, to),
+            SketchInner::Wide(s) => change::wide(s, key, from, to),
+            SketchInner::Integer(s) => change::ring(s, key, from, to),
+            SketchInner::Partitioned(s) => change::partitioned(s, key, from, to),
+        }
+    }
+
+    /// The same elements read under `params`: parameters of the same
+    /// scheme, field and length that decode differently (a difference of
+    /// two sums, decoded under a signed count policy).
+    ///
+    /// # Errors
+    ///
+    /// [`ParamsError::ParamsMismatch`] for parameters of another scheme
+    /// or field; [`DecodeError::WrongLength`](crate::DecodeError::WrongLength)
+    /// for another number of elements.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use syndrome_agg::{AnyParams, AnySketch, CountPolicy, LinearSketch, Scheme, SketchParams};
+    ///
+    /// let sketch = SketchParams::new(2, 100u32);
+    /// let unsigned = sketch.clone().with_counts(CountPolicy::unsigned(10u32));
+    /// let sums = AnyParams::new(Scheme::FieldKeys, unsigned).validate()?;
+    /// let signed = sketch.with_counts(CountPolicy::signed(10u32));
+    /// let changes = AnyParams::new(Scheme::FieldKeys, signed).validate()?;
+    /// let before = AnySketch::encode(&sums, [(4u32.into(), 3.into())])?;
+    /// let mut diff = AnySketch::encode(&sums, [(4u32.into(), 1.into())])?;
+    /// diff.subtract(&before)?;
+    /// let diff = diff.with_params(&changes)?;
+    /// assert_eq!(diff.decode()?.into_entries(), vec![(4u32.into(), (-2).into())]);
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    pub fn with_params(self, params: &ValidAnyParams) -> SketchResult<Self> {
+        let inner = match (self.inner, &params.inner) {
+            (SketchInner::Word(s), ParamsInner::Word(p)) => {
+                SketchInner::Word(Sketch::from_elements(p, s.into_elements())?)
+            }
+            (SketchInner::F127(s), ParamsInner::F127(p)) => {
+                SketchInner::F127(Sketch::from_elements(p, s.into_elements())?)
+            }
+            (SketchInner::Big(s), ParamsInner::Big(p)) => {
+                SketchInner::Big(Sketch::from_elements(p, s.into_elements())?)
+            }
+            (SketchInner::Wide(s), ParamsInner::Wide(p)) => {
+                SketchInner::Wide(WideSketch::from_elements(p, s.into_elements())?)
+            }
+            (SketchInner::Integer(s), ParamsInner::Integer(p)) => {
+                SketchInner::Integer(IntegerSketch::from_elements(p, s.into_elements())?)
+            }
+            (SketchInner::Partitioned(s), ParamsInner::Partitioned(p)) => {
+                SketchInner::Partitioned(PartitionedSketch::from_elements(p, s.into_elements())?)
+            }
+            _ => return Err(mismatch()),
+        };
+        Ok(Self::wrap(params, inner))
+    }
+
+    /// The sketch as a dense vector of canonical residues (`0..M` for the
+    /// field or ring of [`ValidAnyParams::modulus`]), in wire order: what
+    /// a dense secure sum ([`secagg`](crate::secagg)) adds element by
+    /// element. The sum of the vectors of a round's sketches is the
+    /// vector of their sum.
+    pub fn to_dense(&self) -> Vec<BigUint> {
+        self.elements().into_owned()
+    }
+
+    /// The sketch whose dense vector is `vector` (the output of a dense
+    /// secure sum).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
+    /// there are [`LinearParams::num_elements`](crate::LinearParams::num_elements);
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
+    /// a residue `>= M`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use syndrome_agg::{AnyParams, AnySketch, CountPolicy, LinearSketch, Scheme, SketchParams};
+    ///
+    /// let sketch = SketchParams::new(2, 100u32).with_counts(CountPolicy::unsigned(10u32));
+    /// let params = AnyParams::new(Scheme::FieldKeys, sketch).validate()?;
+    /// let a = AnySketch::encode(&params, [(4u32.into(), 3.into())])?;
+    /// let b = AnySketch::encode(&params, [(9u32.into(), 1.into())])?;
+    /// let m = params.modulus();
+    /// let sum = a.to_dense().iter().zip(b.to_dense()).map(|(x, y)| (x + y) % &m).collect();
+    /// let sum = AnySketch::from_dense(&params, sum)?;
+    /// assert_eq!(
+    ///     sum.decode()?.into_entries(),
+    ///     vec![(4u32.into(), 3.into()), (9u32.into(), 1.into())]
+    /// );
+    /// # Ok::<(), syndrome_agg::SketchError>(())
+    /// ```
+    pub fn from_dense(params: &ValidAnyParams, vector: Vec<BigUint>) -> SketchResult<Self> {
+        Self::from_elements(params, vector)
+    }
+}
+
+impl ValidAnyParams {
+    /// The field the sketch's elements live in, for a protocol that works
+    /// in a field (SecAgg); `None` for the integer scheme, whose elements
+    /// live in the ring `Z / 2^k`.
+    pub fn mask_field(&self) -> Option<FieldChoice> {
+        match &self.inner {
+            ParamsInner::Word(p) => Some(FieldChoice::Proth(*p.field())),
+            ParamsInner::F127(p) => Some(FieldChoice::Mersenne127(*p.field())),
+            ParamsInner::Big(p) => Some(FieldChoice::Big(p.field().clone())),
+            ParamsInner::Wide(p) => Some(FieldChoice::Proth(*p.field())),
+            ParamsInner::Partitioned(p) => Some(FieldChoice::Proth(*p.field())),
+            ParamsInner::Integer(_) => None,
+        }
     }
 }
 
@@ -169,42 +333,124 @@ impl LinearSketch for AnySketch {
     /// [`ParamsError::KeyOutOfDomain`] outside `[1, N]`;
     /// [`ParamsError::InvalidCount`] for a count the policy refuses.
     fn insert(&mut self, key: &BigUint, count: &BigInt) -> SketchResult<()> {
-        let domain = self.params.sketch_params().key_domain();
-        if key.is_zero() || key > domain {
-            return Err(SketchError::Params(ParamsError::KeyOutOfDomain {
-                key: key.to_string(),
-                domain: domain.to_string(),
-            }));
-        }
+        self.check_key(key)?;
         match &mut self.inner {
-            SketchInner::Word(s) => convert::insert_field(s, key, count.clone())?,
-            SketchInner::F127(s) => convert::insert_field(s, key, count.clone())?,
-            SketchInner::Big(s) => convert::insert_field(s, key, count.clone())?,
-            SketchInner::Wide(s) => convert::insert_wide(s, key, count.clone())?,
-            SketchInner::Integer(s) => convert::insert_integer(s, key, count.clone())?,
-            SketchInner::Partitioned(s) => convert::insert_partitioned(s, key, count.clone())?,
+            SketchInner::Word(s) => convert::insert_field(s, key, count.clone()),
+            SketchInner::F127(s) => convert::insert_field(s, key, count.clone()),
+            SketchInner::Big(s) => convert::insert_field(s, key, count.clone()),
+            SketchInner::Wide(s) => convert::insert_wide(s, key, count.clone()),
+            SketchInner::Integer(s) => convert::insert_integer(s, key, count.clone()),
+            SketchInner::Partitioned(s) => convert::insert_partitioned(s, key, count.clone()),
         }
-        self.changed();
-        Ok(())
     }
 
     fn add(&mut self, other: &Self) -> SketchResult<()> {
-        self.combine(other, false)
+        both!(&mut self.inner, &other.inner, a, b => a.add(b))
     }
 
     fn subtract(&mut self, other: &Self) -> SketchResult<()> {
-        self.combine(other, true)
+        both!(&mut self.inner, &other.inner, a, b => a.subtract(b))
     }
 
-    fn elements(&self) -> &[BigUint] {
-        self.canonical.get_or_init(|| self.to_canonical())
-    }
-
-    fn into_elements(mut self) -> Vec<BigUint> {
-        match self.canonical.take() {
-            Some(v) => v,
-            None => self.to_canonical(),
+    /// The concrete sketch's decoder; wide keys are read back as
+    /// little-endian integers, and entries are sorted by key.
+    fn decode(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
+        match &self.inner {
+            SketchInner::Word(s) => convert::decode_field(s),
+            SketchInner::F127(s) => convert::decode_field(s),
+            SketchInner::Big(s) => convert::decode_field(s),
+            SketchInner::Wide(s) => convert::decode_wide(s),
+            SketchInner::Integer(s) => convert::decode_integer(s),
+            SketchInner::Partitioned(s) => convert::decode_partitioned(s),
         }
+    }
+
+    fn is_zero(&self) -> bool {
+        each!(&self.inner, s => s.is_zero())
+    }
+
+    fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
+        self.frame_as(false, client_id, ctx)
+    }
+
+    fn from_frame(frame: &Frame, params: &ValidAnyParams) -> SketchResult<Self> {
+        Self::parse_as(params, false, frame)
+    }
+
+    /// Adds `mask` (canonical residues, as [`AnyDomain`](crate::AnyDomain)
+    /// draws them) on the concrete sketch's elements.
+    fn mask(
+        &self,
+        mask: &MaskVector<BigUint>,
+        client_id: u64,
+        context: RoundContext,
+    ) -> SketchResult<MaskedSketch<Self>> {
+        let mut masked = self.clone();
+        masked.add_mask(mask)?;
+        Ok(MaskedSketch::new(masked, client_id, context))
+    }
+
+    /// The concrete sketch's pairwise masks, drawn and added in its own
+    /// field or ring: a client masks against every peer, so this is
+    /// the per-element work of a round that grows with the group.
+    fn mask_pairwise(
+        &self,
+        keys: &MaskKeyPair,
+        own_id: u64,
+        peers: &[(u64, MaskPublicKey)],
+        context: RoundContext,
+    ) -> SketchResult<MaskedSketch<Self>> {
+        let inner = match &self.inner {
+            SketchInner::Word(s) => {
+                SketchInner::Word(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
+            }
+            SketchInner::F127(s) => {
+                SketchInner::F127(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
+            }
+            SketchInner::Big(s) => {
+                SketchInner::Big(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
+            }
+            SketchInner::Wide(s) => {
+                SketchInner::Wide(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
+            }
+            SketchInner::Integer(s) => {
+                SketchInner::Integer(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
+            }
+            SketchInner::Partitioned(s) => SketchInner::Partitioned(
+                s.mask_pairwise(keys, own_id, peers, context)?.into_masked(),
+            ),
+        };
+        Ok(MaskedSketch::new(
+            Self::wrap(&self.params, inner),
+            own_id,
+            context,
+        ))
+    }
+}
+
+/// The field elements of a canonical mask, for a concrete field sketch.
+fn native<F: field::FiniteField>(
+    f: &F,
+    mask: &MaskVector<BigUint>,
+) -> SketchResult<MaskVector<F::Elem>> {
+    Ok(MaskVector(uncanon(f, &mask.0)?))
+}
+
+impl RawSketch for AnySketch {
+    /// The canonical elements, computed.
+    fn elements(&self) -> Cow<'_, [BigUint]> {
+        Cow::Owned(match &self.inner {
+            SketchInner::Word(s) => canon(s.field(), &s.elements()),
+            SketchInner::F127(s) => canon(s.field(), &s.elements()),
+            SketchInner::Big(s) => canon(s.field(), &s.elements()),
+            SketchInner::Wide(s) => canon(s.params().field(), &s.elements()),
+            SketchInner::Integer(s) => s.elements().into_owned(),
+            SketchInner::Partitioned(s) => canon(s.field(), &s.elements()),
+        })
+    }
+
+    fn into_elements(self) -> Vec<BigUint> {
+        self.elements().into_owned()
     }
 
     fn from_elements(params: &ValidAnyParams, elements: Vec<BigUint>) -> SketchResult<Self> {
@@ -223,32 +469,50 @@ impl LinearSketch for AnySketch {
                 uncanon(p.field(), &elements)?,
             )?),
             ParamsInner::Integer(p) => {
-                SketchInner::Integer(IntegerSketch::from_elements(p, elements.clone())?)
+                SketchInner::Integer(IntegerSketch::from_elements(p, elements)?)
             }
             ParamsInner::Partitioned(p) => SketchInner::Partitioned(
                 PartitionedSketch::from_elements(p, uncanon(p.field(), &elements)?)?,
             ),
         };
-        let s = Self::wrap(params, inner);
-        // The elements are canonical (checked above): keep them.
-        let _ = s.canonical.set(elements);
-        Ok(s)
+        Ok(Self::wrap(params, inner))
     }
 
-    /// The concrete sketch's decoder; wide keys are read back as
-    /// little-endian integers, and entries are sorted by key.
-    fn decode(&self) -> SketchResult<SparseVector<BigUint, BigInt>> {
-        match &self.inner {
-            SketchInner::Word(s) => convert::decode_field(s),
-            SketchInner::F127(s) => convert::decode_field(s),
-            SketchInner::Big(s) => convert::decode_field(s),
-            SketchInner::Wide(s) => convert::decode_wide(s),
-            SketchInner::Integer(s) => convert::decode_integer(s),
-            SketchInner::Partitioned(s) => convert::decode_partitioned(s),
+    /// The concrete sketch's frame, from its own elements.
+    fn frame_as(&self, masked: bool, client_id: u64, ctx: &RoundContext) -> Frame {
+        each!(&self.inner, s => s.frame_as(masked, client_id, ctx))
+    }
+
+    /// The concrete sketch a frame carries, read into its own elements.
+    fn parse_as(params: &ValidAnyParams, masked: bool, frame: &Frame) -> SketchResult<Self> {
+        let inner = match &params.inner {
+            ParamsInner::Word(p) => SketchInner::Word(Sketch::parse_as(p, masked, frame)?),
+            ParamsInner::F127(p) => SketchInner::F127(Sketch::parse_as(p, masked, frame)?),
+            ParamsInner::Big(p) => SketchInner::Big(Sketch::parse_as(p, masked, frame)?),
+            ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::parse_as(p, masked, frame)?),
+            ParamsInner::Integer(p) => {
+                SketchInner::Integer(IntegerSketch::parse_as(p, masked, frame)?)
+            }
+            ParamsInner::Partitioned(p) => {
+                SketchInner::Partitioned(PartitionedSketch::parse_as(p, masked, frame)?)
+            }
+        };
+        Ok(Self::wrap(params, inner))
+    }
+
+    /// The mask's canonical residues as the concrete field's elements,
+    /// added on the concrete sketch.
+    fn add_mask(&mut self, mask: &MaskVector<BigUint>) -> SketchResult<()> {
+        match &mut self.inner {
+            SketchInner::Word(s) => s.add_mask(&native(s.field(), mask)?),
+            SketchInner::F127(s) => s.add_mask(&native(s.field(), mask)?),
+            SketchInner::Big(s) => s.add_mask(&native(s.field(), mask)?),
+            SketchInner::Wide(s) => {
+                let m = native(s.params().field(), mask)?;
+                s.add_mask(&m)
+            }
+            SketchInner::Integer(s) => s.add_mask(mask),
+            SketchInner::Partitioned(s) => s.add_mask(&native(s.field(), mask)?),
         }
-    }
-
-    fn is_zero(&self) -> bool {
-        self.elements().iter().all(Zero::is_zero)
     }
 }

@@ -1,10 +1,12 @@
 //! The syndrome sketch of a sparse vector over a finite field (Algorithm 2
 //! of the paper, line 2, without the mask).
 
+use std::borrow::Cow;
+
 use field::FiniteField;
 use num_bigint::BigUint;
 
-use super::{LinearParams, LinearSketch};
+use super::{LinearParams, LinearSketch, RawSketch};
 use crate::decode::power_sums;
 use crate::error::{ParamsError, SketchError, SketchResult, check_len};
 use crate::params::ValidSketchParams;
@@ -140,6 +142,25 @@ impl<F: FiniteField> Sketch<F> {
         self.params.field()
     }
 
+    /// The syndromes as the dense vector a secure sum adds element by
+    /// element ([`secagg`](crate::secagg)): the sum of the vectors of a
+    /// round's sketches is the vector of their sum. The README's SecAgg
+    /// example runs one.
+    pub fn to_dense(&self) -> Vec<F::Elem> {
+        self.syndromes.clone()
+    }
+
+    /// The sketch whose dense vector is `vector` (the output of a secure
+    /// sum).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) unless
+    /// there are [`ValidSketchParams::num_syndromes`] elements.
+    pub fn from_dense(params: &ValidSketchParams<F>, vector: Vec<F::Elem>) -> SketchResult<Self> {
+        Self::from_elements(params, vector)
+    }
+
     /// `self op= other`, element by element, after the merge rule.
     fn combine(&mut self, other: &Self, op: fn(&F, &mut F::Elem, &F::Elem)) -> SketchResult<()> {
         self.params.check_same(&other.params)?;
@@ -185,21 +206,7 @@ impl<F: FiniteField> LinearSketch for Sketch<F> {
         self.combine(other, |f, a, b| f.sub_assign(a, b))
     }
 
-    fn elements(&self) -> &[F::Elem] {
-        &self.syndromes
-    }
-
-    fn into_elements(self) -> Vec<F::Elem> {
-        self.syndromes
-    }
-
-    fn from_elements(params: &ValidSketchParams<F>, syndromes: Vec<F::Elem>) -> SketchResult<Self> {
-        check_len(params.num_syndromes(), syndromes.len())?;
-        Ok(Self {
-            params: params.clone(),
-            syndromes,
-        })
-    }
+    crate::sketch::linear_via_raw!();
 
     /// Decodes the sparse vector (Algorithm 2 of the paper, line 3):
     /// Berlekamp-Massey (on all `2t + r` syndromes, see below) for the
@@ -239,6 +246,24 @@ impl<F: FiniteField> LinearSketch for Sketch<F> {
     fn is_zero(&self) -> bool {
         let f = self.params.field();
         self.syndromes.iter().all(|s| f.is_zero(s))
+    }
+}
+
+impl<F: FiniteField> RawSketch for Sketch<F> {
+    fn elements(&self) -> Cow<'_, [F::Elem]> {
+        Cow::Borrowed(&self.syndromes)
+    }
+
+    fn into_elements(self) -> Vec<F::Elem> {
+        self.syndromes
+    }
+
+    fn from_elements(params: &ValidSketchParams<F>, syndromes: Vec<F::Elem>) -> SketchResult<Self> {
+        check_len(params.num_syndromes(), syndromes.len())?;
+        Ok(Self {
+            params: params.clone(),
+            syndromes,
+        })
     }
 }
 

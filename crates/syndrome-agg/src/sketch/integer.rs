@@ -10,11 +10,13 @@
     clippy::arithmetic_side_effects
 )]
 
+use std::borrow::Cow;
+
 use core::fmt;
 use num_bigint::BigUint;
 use num_traits::Zero;
 
-use super::{LinearParams, LinearSketch};
+use super::{LinearParams, LinearSketch, RawSketch};
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::integer::big_mul;
 use crate::integer::{IntegerRing, ValidIntegerParams};
@@ -151,24 +153,10 @@ impl LinearSketch for IntegerSketch {
         self.combine(other, IntegerRing::mask_sub)
     }
 
-    fn elements(&self) -> &[BigUint] {
-        &self.syndromes
-    }
+    crate::sketch::linear_via_raw!();
 
-    fn into_elements(self) -> Vec<BigUint> {
-        self.syndromes
-    }
-
-    /// Also [`DecodeError::NonCanonical`] for a value `>= 2^k`.
-    fn from_elements(params: &ValidIntegerParams, syndromes: Vec<BigUint>) -> SketchResult<Self> {
-        check_len(params.num_syndromes(), syndromes.len())?;
-        if syndromes.iter().any(|s| s.bits() > params.ring().bits()) {
-            return Err(SketchError::Decode(DecodeError::NonCanonical));
-        }
-        Ok(Self {
-            params: params.clone(),
-            syndromes,
-        })
+    fn is_zero(&self) -> bool {
+        self.syndromes.iter().all(Zero::is_zero)
     }
 
     /// The deterministic decoder of Appendix K of the paper: the summed
@@ -188,6 +176,28 @@ impl LinearSketch for IntegerSketch {
     /// count that is not a positive integer.
     fn decode(&self) -> SketchResult<SparseVector<BigUint, BigUint>> {
         crate::decode::decode_integer(&self.params, &self.syndromes).map(SparseVector::from_sorted)
+    }
+}
+
+impl RawSketch for IntegerSketch {
+    fn elements(&self) -> Cow<'_, [BigUint]> {
+        Cow::Borrowed(&self.syndromes)
+    }
+
+    fn into_elements(self) -> Vec<BigUint> {
+        self.syndromes
+    }
+
+    /// Also [`DecodeError::NonCanonical`] for a value `>= 2^k`.
+    fn from_elements(params: &ValidIntegerParams, syndromes: Vec<BigUint>) -> SketchResult<Self> {
+        check_len(params.num_syndromes(), syndromes.len())?;
+        if syndromes.iter().any(|s| s.bits() > params.ring().bits()) {
+            return Err(SketchError::Decode(DecodeError::NonCanonical));
+        }
+        Ok(Self {
+            params: params.clone(),
+            syndromes,
+        })
     }
 }
 

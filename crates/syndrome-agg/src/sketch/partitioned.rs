@@ -100,6 +100,8 @@ mod decode;
 mod hash;
 mod params;
 
+use std::borrow::Cow;
+
 use field::FiniteField;
 use num_bigint::BigUint;
 
@@ -110,7 +112,7 @@ pub use self::bound::{
 pub use self::params::{
     DEFAULT_MAX_PARTITION_ELEMENTS, MAX_OVERFLOW_EXPONENT, PartitionParams, ValidPartitionParams,
 };
-use super::{LinearParams, LinearSketch};
+use super::{LinearParams, LinearSketch, RawSketch};
 use crate::decode::{NodesAndValues, power_sums};
 use crate::error::{SketchError, SketchResult, check_len};
 use crate::par::map_all;
@@ -374,25 +376,7 @@ impl<F: FiniteField> LinearSketch for PartitionedSketch<F> {
         self.combine(other, |f, a, b| f.sub_assign(a, b))
     }
 
-    /// The buckets' syndromes, bucket 0 first.
-    fn elements(&self) -> &[F::Elem] {
-        &self.elements
-    }
-
-    fn into_elements(self) -> Vec<F::Elem> {
-        self.elements
-    }
-
-    fn from_elements(
-        params: &ValidPartitionParams<F>,
-        elements: Vec<F::Elem>,
-    ) -> SketchResult<Self> {
-        check_len(params.num_elements(), elements.len())?;
-        Ok(Self {
-            params: params.clone(),
-            elements,
-        })
-    }
+    crate::sketch::linear_via_raw!();
 
     /// Decodes every bucket that is not all zero (side by side with the
     /// `parallel` feature), checks that each decoded key hashes to its
@@ -440,5 +424,27 @@ impl<F: FiniteField> LinearSketch for PartitionedSketch<F> {
     fn is_zero(&self) -> bool {
         let f = self.params.field();
         self.elements.iter().all(|x| f.is_zero(x))
+    }
+}
+
+impl<F: FiniteField> RawSketch for PartitionedSketch<F> {
+    /// The buckets' syndromes, bucket 0 first.
+    fn elements(&self) -> Cow<'_, [F::Elem]> {
+        Cow::Borrowed(&self.elements)
+    }
+
+    fn into_elements(self) -> Vec<F::Elem> {
+        self.elements
+    }
+
+    fn from_elements(
+        params: &ValidPartitionParams<F>,
+        elements: Vec<F::Elem>,
+    ) -> SketchResult<Self> {
+        check_len(params.num_elements(), elements.len())?;
+        Ok(Self {
+            params: params.clone(),
+            elements,
+        })
     }
 }

@@ -10,12 +10,14 @@
 pub(crate) mod key;
 pub(crate) mod params;
 
+use std::borrow::Cow;
+
 use field::FiniteField;
 use num_bigint::BigUint;
 
 use self::key::{key_hash, parse_payload, payload_chunk};
 use self::params::ValidWideKeyParams;
-use super::{LinearParams, LinearSketch};
+use super::{LinearParams, LinearSketch, RawSketch};
 use crate::decode::{decode_field, solve_error};
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::par::map_all;
@@ -177,21 +179,11 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         self.combine(other, |f, a, b| f.sub_assign(a, b))
     }
 
-    /// Locator syndromes, then the channels one after the other.
-    fn elements(&self) -> &[F::Elem] {
-        &self.elements
-    }
+    crate::sketch::linear_via_raw!();
 
-    fn into_elements(self) -> Vec<F::Elem> {
-        self.elements
-    }
-
-    fn from_elements(params: &ValidWideKeyParams<F>, elements: Vec<F::Elem>) -> SketchResult<Self> {
-        check_len(params.num_elements(), elements.len())?;
-        Ok(Self {
-            params: params.clone(),
-            elements,
-        })
+    fn is_zero(&self) -> bool {
+        let f = self.params.field();
+        self.elements.iter().all(|x| f.is_zero(x))
     }
 
     /// Decodes `(key bytes, count)` entries, sorted by key bytes (see
@@ -272,5 +264,24 @@ impl<F: FiniteField> LinearSketch for WideSketch<F> {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(SparseVector::from_sorted(out))
+    }
+}
+
+impl<F: FiniteField> RawSketch for WideSketch<F> {
+    /// Locator syndromes, then the channels one after the other.
+    fn elements(&self) -> Cow<'_, [F::Elem]> {
+        Cow::Borrowed(&self.elements)
+    }
+
+    fn into_elements(self) -> Vec<F::Elem> {
+        self.elements
+    }
+
+    fn from_elements(params: &ValidWideKeyParams<F>, elements: Vec<F::Elem>) -> SketchResult<Self> {
+        check_len(params.num_elements(), elements.len())?;
+        Ok(Self {
+            params: params.clone(),
+            elements,
+        })
     }
 }

@@ -5,14 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use syndrome_agg::masking::dealer::{open_seed, seeded_mask};
-use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
+use syndrome_agg::masking::pairwise::MaskKeyPair;
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, ValidAnyParams};
+use syndrome_agg::{AnySketch, LinearParams, ValidAnyParams};
 
 use super::{Directory, Mode, SealedSeed, ToServer, from_bytes, to_bytes};
 use crate::aggregation::halves::{ClientHalf, Joined, RoundSpec};
 use crate::aggregation::round::Input;
-use crate::aggregation::run::{Concrete, OnSketch, inconsistent};
 use crate::client::message::{ClientMask, masked_frame};
 use crate::{ClientId, MufcError, MufcResult};
 
@@ -38,7 +37,8 @@ impl FramedClient {
         mode: Mode,
     ) -> MufcResult<Joined> {
         let me = input.id;
-        let (sketch, keep) = params.visit(Concrete(Encode { input, params }))?;
+        let (sketch, keep) = input.sketch(params)?;
+        let sketch = sketch.into_owned();
         let first = match &mode {
             Mode::Pairwise(keys) => ToServer::Key {
                 client: me.0,
@@ -151,15 +151,11 @@ impl ClientHalf for FramedClient {
                 // A directory of a million clients fits far below this.
                 let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
                 self.check(&d, keys)?;
-                self.params.visit(Concrete(Mask {
-                    me: self.me,
-                    sketch: &self.sketch,
-                    source: MaskFrom::Directory {
-                        keys,
-                        directory: &d.keys,
-                    },
-                    ctx,
-                }))?
+                let mask = ClientMask::Pairwise {
+                    keys,
+                    directory: &d.keys,
+                };
+                masked_frame(self.me, &self.sketch, &mask, ctx)?
             }
             Mode::Dealer(key) => {
                 let s: SealedSeed = from_bytes(bytes, 4096, "a sealed seed")?;
@@ -176,12 +172,9 @@ impl ClientHalf for FramedClient {
                 let ring: Vec<u64> = self.spec.ring.iter().map(|c| c.0).collect();
                 let seed = open_seed(key, &ctx, self.me.0, &ring, &s.sealed)
                     .map_err(|e| refuse(format!("the dealer's seal: {e}")))?;
-                self.params.visit(Concrete(Mask {
-                    me: self.me,
-                    sketch: &self.sketch,
-                    source: MaskFrom::Seed(&seed),
-                    ctx,
-                }))?
+                let (domain, len) = (self.params.mask_domain(), self.params.num_elements());
+                let mask = seeded_mask(&domain, &seed, &ctx, self.me.0, len)?;
+                masked_frame(self.me, &self.sketch, &ClientMask::Dealt(&mask), ctx)?
             }
         };
         self.done = true;
@@ -193,58 +186,5 @@ impl ClientHalf for FramedClient {
 
     fn is_done(&self) -> bool {
         self.done
-    }
-}
-
-/// Encodes a client's input on the concrete sketch, kept as an
-/// [`AnySketch`] until the directory arrives.
-struct Encode<'a> {
-    input: Input<'a>,
-    params: &'a ValidAnyParams,
-}
-
-impl OnSketch for Encode<'_> {
-    type Output = MufcResult<(AnySketch, bool)>;
-
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        let (sketch, keep) = self.input.sketch::<S>(params)?;
-        Ok((sketch.into_owned().into_any(self.params)?, keep))
-    }
-}
-
-/// Where a client's mask comes from.
-enum MaskFrom<'a> {
-    /// Pairwise masks against the directory's other keys.
-    Directory {
-        keys: &'a MaskKeyPair,
-        directory: &'a [(u64, MaskPublicKey)],
-    },
-    /// The expansion of the seed the dealer sealed to the client.
-    Seed(&'a [u8; 32]),
-}
-
-/// Masks a client's sketch.
-struct Mask<'a> {
-    me: ClientId,
-    sketch: &'a AnySketch,
-    source: MaskFrom<'a>,
-    ctx: RoundContext,
-}
-
-impl OnSketch for Mask<'_> {
-    type Output = MufcResult<Vec<u8>>;
-
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        let sketch = S::of_any(self.sketch).ok_or_else(inconsistent)?;
-        let dealt;
-        let mask = match self.source {
-            MaskFrom::Directory { keys, directory } => ClientMask::Pairwise { keys, directory },
-            MaskFrom::Seed(seed) => {
-                let (domain, len) = (params.mask_domain(), params.num_elements());
-                dealt = seeded_mask(&domain, seed, &self.ctx, self.me.0, len)?;
-                ClientMask::Dealt(&dealt)
-            }
-        };
-        masked_frame::<S>(self.me, sketch, &mask, self.ctx)
     }
 }

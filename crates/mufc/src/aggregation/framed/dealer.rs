@@ -8,9 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rand_chacha::ChaCha20Rng;
 use syndrome_agg::masking::dealer::{SealKey, deal_seeds};
-use syndrome_agg::{ConcreteSketch, LinearParams, ValidAnyParams};
-
-use crate::aggregation::run::{Concrete, OnSketch};
+use syndrome_agg::{AnySketch, LinearParams, LinearSketch, ValidAnyParams};
 
 use super::{CORRECTION, DealRequest, Dealt, SealedBytes, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{DealerHalf, RoundSpec};
@@ -147,11 +145,7 @@ impl DealerHalf for DealerParty {
             .iter()
             .map(|c| Ok((*c, self.keys.pair(ClientId(*c))?)))
             .collect::<MufcResult<_>>()?;
-        let (sealed, correction) = self.params.visit(Concrete(Deal {
-            spec: &self.spec,
-            keys: &keys,
-            rng: &mut self.rng,
-        }))?;
+        let (sealed, correction) = deal(&self.params, &self.spec, &keys, &mut self.rng)?;
         self.done = true;
         to_bytes(&Dealt {
             session: self.spec.session,
@@ -162,37 +156,33 @@ impl DealerHalf for DealerParty {
     }
 }
 
-/// The deal on the concrete sketch: the sealed seeds, and the correction
-/// as the frame of an empty sketch masked with it.
-struct Deal<'a> {
-    spec: &'a RoundSpec,
-    keys: &'a [(u64, SealKey)],
-    rng: &'a mut ChaCha20Rng,
-}
-
 /// The sealed seeds, by client, and the correction's frame.
 type Dealing = (Vec<(u64, SealedBytes)>, Vec<u8>);
 
-impl OnSketch for Deal<'_> {
-    type Output = MufcResult<Dealing>;
-
-    fn run<S: ConcreteSketch>(self, params: &S::Params) -> Self::Output {
-        let ctx = self.spec.context();
-        let ring: Vec<(u64, &SealKey)> = self.keys.iter().map(|(c, k)| (*c, k)).collect();
-        let deal = deal_seeds(
-            &params.mask_domain(),
-            &ctx,
-            &ring,
-            params.num_elements(),
-            self.rng,
-        )?;
-        let mask = ClientMask::Dealt(&deal.correction);
-        let frame = masked_frame::<S>(ClientId(CORRECTION), &S::new(params), &mask, ctx)?;
-        let sealed = deal
-            .sealed
-            .into_iter()
-            .map(|(c, s)| (c, SealedBytes(s)))
-            .collect();
-        Ok((sealed, frame))
-    }
+/// The deal: the sealed seeds, by client, and the correction as the
+/// frame of an empty sketch masked with it.
+fn deal(
+    params: &ValidAnyParams,
+    spec: &RoundSpec,
+    keys: &[(u64, SealKey)],
+    rng: &mut ChaCha20Rng,
+) -> MufcResult<Dealing> {
+    let ctx = spec.context();
+    let ring: Vec<(u64, &SealKey)> = keys.iter().map(|(c, k)| (*c, k)).collect();
+    let deal = deal_seeds(
+        &params.mask_domain(),
+        &ctx,
+        &ring,
+        params.num_elements(),
+        rng,
+    )?;
+    let mask = ClientMask::Dealt(&deal.correction);
+    let empty = AnySketch::new(params);
+    let frame = masked_frame(ClientId(CORRECTION), &empty, &mask, ctx)?;
+    let sealed = deal
+        .sealed
+        .into_iter()
+        .map(|(c, s)| (c, SealedBytes(s)))
+        .collect();
+    Ok((sealed, frame))
 }

@@ -6,12 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use syndrome_agg::masking::MaskDomain;
 use syndrome_agg::masking::dealer::SEALED_SEED_BYTES;
 use syndrome_agg::masking::pairwise::MaskPublicKey;
 use syndrome_agg::secagg::Step;
 use syndrome_agg::wire::Frame;
-use syndrome_agg::{AnySketch, ConcreteSketch, LinearParams, MaskedSketch};
+use syndrome_agg::{Aggregator, AnySketch, MaskedSketch};
 
 use super::{
     CORRECTION, DealRequest, Dealt, Directory, SealedSeed, ToServer, from_bytes, rejected, to_bytes,
@@ -19,61 +18,22 @@ use super::{
 use crate::aggregation::halves::{
     Advanced, RemoteOutcome, RoundProtocol, RoundSpec, ServerHalf, Sums,
 };
-use crate::aggregation::run::{
-    Concrete, OnSketch, Pending, conclude, conclude_change, conclude_change_counts, inconsistent,
-};
+use crate::aggregation::run::{Pending, conclude, conclude_change, conclude_change_counts};
 use crate::server::decode::{Decoded, DeltaCheck};
 use crate::{ClientId, MufcError, MufcResult};
-
-/// The decoding of the round's sum on the concrete sketch, as a plain
-/// function pointer (the server's half does not name the sketch).
-type SumConcluder = fn(&AnySketch, &Sums, &DeltaCheck<'_>) -> MufcResult<Concluded>;
 
 /// The sum decoded (`None`: a change round's sum that does not decode),
 /// the aggregate to keep and the time to decode.
 type Concluded = (Option<Decoded>, Pending, Duration);
 
-/// Adds one masked frame to the running sum, on the concrete sketch, as
-/// a plain function pointer: the frame is parsed (its kind, shape and
-/// elements checked against the round's parameters) when it arrives and
-/// only then, so that one member's bad frame is refused at once and
-/// cannot fail everybody's round, and no frame is read twice. The sum is
-/// unchanged when the frame is refused.
-type FrameAdd = fn(&Frame, &Sums, Option<&AnySketch>) -> MufcResult<AnySketch>;
-
-fn add_frame<S: ConcreteSketch>(
-    frame: &Frame,
-    sums: &Sums,
-    sum: Option<&AnySketch>,
-) -> MufcResult<AnySketch> {
-    let sent = sums.sent();
-    let params = S::params_of(sent).ok_or_else(inconsistent)?;
-    let m = MaskedSketch::<S>::from_frame(frame, params)?;
-    let mut total = match sum {
-        Some(s) => S::of_any(s)
-            .ok_or_else(inconsistent)?
-            .clone()
-            .into_elements(),
-        None => S::new(params).into_elements(),
-    };
-    let d = params.mask_domain();
-    for (a, b) in total.iter_mut().zip(m.elements()) {
-        *a = d.mask_add(a, b);
-    }
-    Ok(S::from_elements(params, total)?.into_any(sent)?)
-}
-
-fn conclude_sum<S: ConcreteSketch>(
-    sum: &AnySketch,
-    sums: &Sums,
-    check: &DeltaCheck<'_>,
-) -> MufcResult<Concluded> {
-    let total = S::of_any(sum).ok_or_else(inconsistent)?.clone();
+/// Decodes the round's sum: the change of a change round, or the sum
+/// (or its difference against the last sum).
+fn conclude_sum(total: AnySketch, sums: &Sums, check: &DeltaCheck<'_>) -> MufcResult<Concluded> {
     if sums.change.is_some() {
         let start = Instant::now();
         // No sketch: the last sum is kept as counts (`restored`).
         let concluded = match sums.last.as_ref() {
-            Some(last) => conclude_change(&total, &sums.params, last, check)?,
+            Some(last) => conclude_change(&total, last, check)?,
             None => conclude_change_counts(&total, check),
         };
         let decode = start.elapsed();
@@ -82,13 +42,8 @@ fn conclude_sum<S: ConcreteSketch>(
             None => (None, Pending(None), decode),
         });
     }
-    let (decoded, pending, decode) = conclude(
-        total,
-        &sums.params,
-        sums.delta.as_ref(),
-        sums.last.as_ref(),
-        check,
-    )?;
+    let (decoded, pending, decode) =
+        conclude(total, sums.delta.as_ref(), sums.last.as_ref(), check)?;
     Ok((Some(decoded), pending, decode))
 }
 
@@ -111,8 +66,6 @@ pub(crate) struct FramedServer {
     sums: Sums,
     min_clients: usize,
     max_frame: usize,
-    add: FrameAdd,
-    concluder: SumConcluder,
     step: Option<Step>,
     keys: BTreeMap<ClientId, MaskPublicKey>,
     /// With dealt masks: the clients that said they are ready.
@@ -120,8 +73,13 @@ pub(crate) struct FramedServer {
     /// The clients whose masked frames are in the sum.
     frames: BTreeSet<ClientId>,
     /// The running sum of the masked frames (and the dealer's
-    /// correction).
-    sum: Option<AnySketch>,
+    /// correction), on the concrete sketch's own elements. A frame is
+    /// parsed (its kind, shape and elements checked against the round's
+    /// parameters) when it arrives and only then, so that one member's
+    /// bad frame is refused at once and cannot fail everybody's round,
+    /// and no frame is read twice; a refused frame leaves the sum as it
+    /// was.
+    sum: Aggregator<AnySketch>,
     dealer: DealerStage,
     time: Duration,
 }
@@ -132,25 +90,32 @@ impl FramedServer {
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
         let spec_protocol_is_dealer = spec.protocol == RoundProtocol::Dealer;
         let max_frame = sums.sent().max_frame_len();
-        let (add, concluder) = sums.sent().visit(Concrete(Concluder))?;
+        // The minimum of clients is checked when the round finishes, with
+        // the server's own error.
+        let sum = Aggregator::new(sums.sent(), spec.context(), 0);
         Ok(Self {
             spec,
             sums,
             min_clients,
             max_frame,
-            add,
-            concluder,
             step: Some(Step::AdvertiseKeys),
             keys: BTreeMap::new(),
             ready: BTreeSet::new(),
             frames: BTreeSet::new(),
-            sum: None,
+            sum,
             dealer: match spec_protocol_is_dealer {
                 true => DealerStage::Waiting,
                 false => DealerStage::None,
             },
             time: Duration::ZERO,
         })
+    }
+
+    /// Adds one masked frame to the running sum; a refused frame changes
+    /// nothing.
+    fn add(&mut self, frame: &Frame) -> MufcResult<()> {
+        let masked = MaskedSketch::<AnySketch>::from_frame(frame, self.sums.sent())?;
+        Ok(self.sum.accept(&masked)?)
     }
 
     fn ring(&self) -> BTreeSet<ClientId> {
@@ -174,17 +139,6 @@ impl FramedServer {
             missing,
             step,
         })
-    }
-}
-
-/// Picks the frame sum and the concluder of the concrete sketch.
-struct Concluder;
-
-impl OnSketch for Concluder {
-    type Output = MufcResult<(FrameAdd, SumConcluder)>;
-
-    fn run<S: ConcreteSketch>(self, _: &S::Params) -> Self::Output {
-        Ok((add_frame::<S>, conclude_sum::<S>))
     }
 }
 
@@ -262,11 +216,11 @@ impl ServerHalf for FramedServer {
                 self.min_clients
             )));
         }
-        let sum = self
-            .sum
-            .as_ref()
-            .ok_or_else(|| MufcError::Remote("no masked frame to decode".into()))?;
-        let (decoded, pending, decode) = (self.concluder)(sum, &self.sums, check)?;
+        if self.frames.is_empty() {
+            return Err(MufcError::Remote("no masked frame to decode".into()));
+        }
+        let sum = self.sum.finish()?;
+        let (decoded, pending, decode) = conclude_sum(sum, &self.sums, check)?;
         Ok(RemoteOutcome {
             decoded,
             pending,
@@ -356,8 +310,7 @@ impl FramedServer {
         }
         // Checked and summed now: a bad correction is refused before
         // anything changes.
-        let sum = (self.add)(&correction, &self.sums, self.sum.as_ref())?;
-        self.sum = Some(sum);
+        self.add(&correction)?;
         self.dealer = DealerStage::Dealt { sealed };
         Ok(())
     }
@@ -465,8 +418,7 @@ impl FramedServer {
                 "client {from} sent a frame of another client or round"
             )));
         }
-        let sum = (self.add)(&f, &self.sums, self.sum.as_ref())?;
-        self.sum = Some(sum);
+        self.add(&f)?;
         self.frames.insert(from);
         Ok(())
     }
