@@ -9,22 +9,22 @@ mod channel;
 mod names;
 mod parts;
 mod run;
-mod secagg;
+pub(crate) mod secagg;
 mod survey;
 mod topology;
 mod valid;
 mod validate;
 
 pub use builder::FederationConfig;
-pub use channel::{Channel, DEFAULT_INTEGER_MAX_CAPACITY, Masks, RingMasks, Scma};
+pub use channel::{Channel, Masks, RingMasks, Scma};
 pub use names::{ClientTraining, Masking, SecAggGraph, ServerPoints};
 pub use parts::{
-    ClientConfig, ClientK, DEFAULT_CLIENT_RESTARTS, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
+    ClientConfig, ClientK, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerConfig,
 };
 pub use run::RunOptions;
 pub(crate) use secagg::planned_dropouts;
-pub use secagg::{DEFAULT_COLLUDING, SecAggOptions, SecAggPlan};
+pub use secagg::{SecAggOptions, SecAggPlan};
 pub use survey::survey_scale;
 pub(crate) use survey::{median_scale, median_scale_of};
 pub use topology::Topology;

@@ -30,8 +30,7 @@ mod withdraw_tests;
 pub use aggregation::SketchInfo;
 pub use client::{Client, StoredClusters};
 pub use config::{
-    Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_CLIENT_RESTARTS, DEFAULT_COLLUDING,
-    DEFAULT_INTEGER_MAX_CAPACITY, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
+    Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
     DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, RingMasks,
     RunOptions, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
     ValidConfig, survey_scale,
@@ -40,7 +39,7 @@ pub use error::{ConfigParam, MufcError, MufcResult, PersistError};
 pub use federation::Federation;
 pub use ids::ClientId;
 pub use layout::{Layout, NodeId};
-pub use objective::{Objectives, estimate_phi_c_star, union};
+pub use objective::Objectives;
 pub use persist::{ClientSnapshot, ServerSnapshot};
 pub use report::{
     DecodeKind, FitReport, Involvement, RemovalOutcome, RemovalReport, StageTimes, Withdrawal,

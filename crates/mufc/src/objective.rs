@@ -219,9 +219,13 @@ impl Federation {
     /// K-means++ + Lloyd runs on the union of the clients' points, with
     /// the server's `K` and seeds derived from the federation seed.
     ///
+    /// The runs are K-means++ + Lloyd ([`seeding::KMeans`], tolerance
+    /// `1e-4`, at most 300 iterations), run `i` seeded from the
+    /// federation seed and `i`.
+    ///
     /// # Errors
     ///
-    /// As [`estimate_phi_c_star`].
+    /// [`MufcError::InvalidConfig`] for `runs == 0`.
     pub fn estimate_phi_c_star(&self, runs: usize) -> MufcResult<f64> {
         estimate_phi_c_star(
             &self.union()?,
@@ -258,21 +262,7 @@ fn by_id(data: &Dataset, labels: &[u32]) -> MufcResult<(Dataset, Vec<u32>)> {
 ///
 /// [`MufcError::Seeding`] for data sets of different dimensions or no data
 /// set at all.
-///
-/// # Example
-///
-/// ```
-/// use nalgebra::DMatrix;
-/// use seeding::Dataset;
-///
-/// let a = Dataset::new(DMatrix::from_column_slice(1, 2, &[0.0, 1.0]))?;
-/// let b = Dataset::new(DMatrix::from_column_slice(1, 1, &[5.0]))?;
-/// let u = mufc::union([&a, &b])?;
-/// assert_eq!(u.len(), 3);
-/// assert_eq!(u.point(2), &[5.0]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn union<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> MufcResult<Dataset> {
+pub(crate) fn union<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> MufcResult<Dataset> {
     let mut dim = None;
     let (mut coords, mut weights) = (Vec::new(), Vec::new());
     let mut weighted = false;
@@ -309,19 +299,12 @@ pub fn union<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> MufcResult<
 ///
 /// [`MufcError::InvalidConfig`] for `runs == 0`; [`MufcError::Seeding`]
 /// for `k == 0` or empty data.
-///
-/// # Example
-///
-/// ```
-/// use nalgebra::DMatrix;
-/// use seeding::Dataset;
-///
-/// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0]))?;
-/// let star = mufc::estimate_phi_c_star(&data, 2, 5, 0)?;
-/// assert_eq!(star, 1.0); // two clusters of two points, 1/4 + 1/4 each
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn estimate_phi_c_star(data: &Dataset, k: usize, runs: usize, seed: u64) -> MufcResult<f64> {
+pub(crate) fn estimate_phi_c_star(
+    data: &Dataset,
+    k: usize,
+    runs: usize,
+    seed: u64,
+) -> MufcResult<f64> {
     if runs == 0 {
         return Err(crate::error::config_error(
             crate::ConfigParam::Runs,
@@ -330,4 +313,32 @@ pub fn estimate_phi_c_star(data: &Dataset, k: usize, runs: usize, seed: u64) -> 
     }
     let km = KMeans::new(KMeansParams::new(k).restarts(runs).validate()?);
     Ok(km.fit_best(data, |i| star_seed(seed, i))?.phi())
+}
+
+#[cfg(test)]
+mod tests {
+    use nalgebra::DMatrix;
+    use seeding::Dataset;
+
+    use super::{estimate_phi_c_star, union};
+
+    #[test]
+    fn the_union_keeps_every_point_in_order() {
+        let a = Dataset::new(DMatrix::from_column_slice(1, 2, &[0.0, 1.0])).unwrap();
+        let b = Dataset::new(DMatrix::from_column_slice(1, 1, &[5.0])).unwrap();
+        let u = union([&a, &b]).unwrap();
+        assert_eq!(u.len(), 3);
+        assert_eq!(u.point(2), &[5.0]);
+        let c = Dataset::new(DMatrix::from_column_slice(2, 1, &[5.0, 1.0])).unwrap();
+        assert!(union([&a, &c]).is_err());
+        assert!(union([]).is_err());
+    }
+
+    #[test]
+    fn phi_c_star_is_the_best_of_the_runs() {
+        let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 10.0, 11.0])).unwrap();
+        // Two clusters of two points, 1/4 + 1/4 each.
+        assert!((estimate_phi_c_star(&data, 2, 5, 0).unwrap() - 1.0).abs() < 1e-12);
+        assert!(estimate_phi_c_star(&data, 2, 0, 0).is_err());
+    }
 }

@@ -426,7 +426,7 @@ const ANNOUNCEMENT_VERSION: u8 = 5;
 
 /// The largest announcement accepted: the configuration and a ring of a
 /// million clients fit far below it.
-pub const MAX_ANNOUNCEMENT: usize = 64 << 20;
+pub(crate) const MAX_ANNOUNCEMENT: usize = 64 << 20;
 
 /// What the server sends every client to start a round: the federation's
 /// setup and the round's public description.

@@ -143,7 +143,7 @@ mod tests {
         SecAggSettings {
             seed: 1,
             dropout,
-            colluding: crate::DEFAULT_COLLUDING,
+            colluding: crate::config::secagg::DEFAULT_COLLUDING,
             graph,
             min_clients: 1,
         }

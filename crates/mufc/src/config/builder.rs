@@ -333,7 +333,7 @@ impl FederationConfig {
     }
 
     /// The K-means runs of every client in [`ClientTraining::Full`], the
-    /// best kept (default [`DEFAULT_CLIENT_RESTARTS`], one). Every run is
+    /// best kept (default one). Every run is
     /// updated on unlearning, so each costs client time on every removal;
     /// more runs spare the federation a client whose one run merged two
     /// of its clusters (all of whose points then pay the distance to one

@@ -10,7 +10,7 @@ use super::secagg::SecAggOptions;
 use crate::MufcResult;
 
 /// The default cap on the capacity `t` of the Appendix K integer decoder.
-pub const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
+pub(crate) const DEFAULT_INTEGER_MAX_CAPACITY: usize = 16;
 
 /// How clients tell the server about their clusters (Algorithm 1, line 3).
 ///
@@ -165,7 +165,7 @@ impl Scma {
     }
 
     /// The integer decoder with `masks`, the default `r` and the default
-    /// capacity cap [`DEFAULT_INTEGER_MAX_CAPACITY`].
+    /// capacity cap of 16.
     pub fn integer(masks: RingMasks) -> Self {
         Self::Integer {
             masks,

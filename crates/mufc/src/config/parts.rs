@@ -45,7 +45,7 @@ pub const DEFAULT_MIN_CLUSTER_SIZE: u64 = 1;
 /// gain 0.013 on iris and 0.016 on wine split over 10 clients, and cost
 /// about three times the client's part of every fit and removal (a removal
 /// round on four sites of 5 000 points: 194 ms against 83 ms).
-pub const DEFAULT_CLIENT_RESTARTS: usize = 1;
+pub(crate) const DEFAULT_CLIENT_RESTARTS: usize = 1;
 
 /// How many clusters each client finds
 /// ([`FederationConfig::client_k_rule`](crate::FederationConfig::client_k_rule)).

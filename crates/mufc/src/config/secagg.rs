@@ -12,7 +12,7 @@ use crate::error::config_error;
 
 /// The default fraction of clients assumed to collude with the server in
 /// [`Masks::SecAgg`](crate::Masks::SecAgg) ([`SecAggOptions::colluding`]).
-pub const DEFAULT_COLLUDING: f64 = 0.05;
+pub(crate) const DEFAULT_COLLUDING: f64 = 0.05;
 
 /// The settings of [`Masks::SecAgg`](crate::Masks::SecAgg): the simulated dropout rate, the
 /// fraction of clients assumed to collude with the server, and the
@@ -46,7 +46,7 @@ impl Default for SecAggOptions {
 }
 
 impl SecAggOptions {
-    /// No dropouts, [`DEFAULT_COLLUDING`] colluders, the complete graph.
+    /// No dropouts, 5 % colluders, the complete graph.
     pub fn new() -> Self {
         Self {
             dropout: 0.0,
@@ -68,7 +68,7 @@ impl SecAggOptions {
     }
 
     /// The fraction of clients assumed to collude with the server, in
-    /// `[0, 1)` (default [`DEFAULT_COLLUDING`]), from which the threshold
+    /// `[0, 1)` (default 0.05), from which the threshold
     /// is sized: `c = floor(fraction n)` colluders on the complete graph,
     /// or the finder's bound on the colluders among one client's
     /// neighbours on a Harary graph.
