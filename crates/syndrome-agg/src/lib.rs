@@ -31,9 +31,6 @@ pub use integer::{DEFAULT_MAX_INTEGER_BITS, IntegerParams, IntegerRing, ValidInt
 pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-/// Raw access to sketch elements (`hazmat`: a protocol internal).
-#[cfg(feature = "hazmat")]
-pub use sketch::RawSketch;
 pub use sketch::any::AnySketch;
 pub use sketch::any::params::{
     AnyDomain, AnyParams, MAX_FIELD_KEY_BITS, Scheme, ValidAnyParams, fits_word_field,
@@ -41,6 +38,10 @@ pub use sketch::any::params::{
 pub use sketch::field::Sketch;
 pub use sketch::integer::IntegerSketch;
 pub use sketch::{LinearParams, LinearSketch, MaskedSketch};
+/// Raw access to sketch elements and their frames (`hazmat`: a protocol
+/// internal).
+#[cfg(feature = "hazmat")]
+pub use sketch::{RawParams, RawSketch};
 pub use sparse::SparseVector;
 
 /// Wide keys (beyond the paper): keys that are arbitrary byte strings,

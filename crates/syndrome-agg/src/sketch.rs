@@ -55,30 +55,6 @@ pub trait LinearParams: Clone + fmt::Debug + PartialEq + Send + Sync {
     /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
     /// naming what differs.
     fn check_same(&self, other: &Self) -> SketchResult<()>;
-
-    /// The frame of `elements` (of a masked message if `masked`) from
-    /// `client_id` in `ctx`.
-    fn frame(
-        &self,
-        masked: bool,
-        elements: &[Self::Elem],
-        client_id: u64,
-        ctx: &RoundContext,
-    ) -> Frame;
-
-    /// The elements a frame carries, after checking its kind (masked or
-    /// not) and shape against these parameters.
-    ///
-    /// # Errors
-    ///
-    /// [`WireError::Malformed`](crate::WireError::Malformed) for
-    /// another frame kind,
-    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
-    /// for other parameters,
-    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) and
-    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
-    /// bad elements.
-    fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<Self::Elem>>;
 }
 
 /// A linear sketch of a sparse vector: the sketch of a sum is the sum of
@@ -198,8 +174,11 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     ///
     /// # Errors
     ///
-    /// As [`LinearParams::parse_frame`]: another frame kind, other
-    /// parameters, a wrong length or an element outside the mask domain.
+    /// [`WireError::Malformed`](crate::WireError::Malformed) for another
+    /// frame kind, [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// for other parameters, [`DecodeError::WrongLength`](crate::DecodeError::WrongLength)
+    /// and [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for bad
+    /// elements.
     fn from_frame(frame: &Frame, params: &Self::Params) -> SketchResult<Self>;
 
     /// Adds `mask` to the elements: the message of client `client_id` in
@@ -244,11 +223,41 @@ pub trait LinearSketch: Clone + fmt::Debug + PartialEq + Send + Sync + Sized {
     }
 }
 
+/// The wire form of a sketch's raw elements under these parameters: a
+/// protocol internal, public as `hazmat::RawParams` with the `hazmat`
+/// feature, sealed without it. Every parameter type of this crate
+/// implements it; [`LinearParams`] works without it.
+pub trait RawParams: LinearParams {
+    /// The frame of `elements` (of a masked message if `masked`) from
+    /// `client_id` in `ctx`.
+    fn frame(
+        &self,
+        masked: bool,
+        elements: &[Self::Elem],
+        client_id: u64,
+        ctx: &RoundContext,
+    ) -> Frame;
+
+    /// The elements a frame carries, after checking its kind (masked or
+    /// not) and shape against these parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`WireError::Malformed`](crate::WireError::Malformed) for
+    /// another frame kind,
+    /// [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// for other parameters,
+    /// [`DecodeError::WrongLength`](crate::DecodeError::WrongLength) and
+    /// [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for
+    /// bad elements.
+    fn parse_frame(&self, masked: bool, frame: &Frame) -> SketchResult<Vec<Self::Elem>>;
+}
+
 /// Raw access to a sketch's elements: a protocol internal, public as
 /// `hazmat::RawSketch` with the `hazmat` feature (for tests, fuzzing and
 /// independent implementations), sealed without it. Every sketch of this
 /// crate implements it; [`LinearSketch`] works without it.
-pub trait RawSketch: LinearSketch {
+pub trait RawSketch: LinearSketch<Params: RawParams> {
     /// The elements, in wire order: borrowed from a concrete sketch, the
     /// canonical representatives computed for an
     /// [`AnySketch`](crate::AnySketch).
@@ -277,7 +286,7 @@ pub trait RawSketch: LinearSketch {
     ///
     /// # Errors
     ///
-    /// As [`LinearParams::parse_frame`] and [`from_elements`](Self::from_elements).
+    /// As [`RawParams::parse_frame`] and [`from_elements`](Self::from_elements).
     fn parse_as(params: &Self::Params, masked: bool, frame: &Frame) -> SketchResult<Self> {
         Self::from_elements(params, params.parse_frame(masked, frame)?)
     }
@@ -436,8 +445,11 @@ impl<S: RawSketch> MaskedSketch<S> {
     ///
     /// # Errors
     ///
-    /// As [`LinearParams::parse_frame`]: another frame kind, other
-    /// parameters, a wrong length or an element outside the mask domain.
+    /// [`WireError::Malformed`](crate::WireError::Malformed) for another
+    /// frame kind, [`ParamsError::ParamsMismatch`](crate::ParamsError::ParamsMismatch)
+    /// for other parameters, [`DecodeError::WrongLength`](crate::DecodeError::WrongLength)
+    /// and [`DecodeError::NonCanonical`](crate::DecodeError::NonCanonical) for bad
+    /// elements.
     pub fn from_frame(frame: &Frame, params: &S::Params) -> SketchResult<Self> {
         let masked = S::parse_as(params, true, frame)?;
         Ok(Self::new(masked, frame.client_id, frame.context()))

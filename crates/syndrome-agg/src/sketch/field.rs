@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use field::FiniteField;
 use num_bigint::BigUint;
 
-use super::{LinearParams, LinearSketch, RawSketch};
+use super::{LinearParams, LinearSketch, RawParams, RawSketch};
 use crate::decode::power_sums;
 use crate::error::{ParamsError, SketchError, SketchResult, check_len};
 use crate::params::ValidSketchParams;
@@ -292,7 +292,9 @@ impl<F: FiniteField> LinearParams for ValidSketchParams<F> {
         }
         Ok(())
     }
+}
 
+impl<F: FiniteField> RawParams for ValidSketchParams<F> {
     /// Kind [`FrameKind::Sketch`], or [`FrameKind::Masked`] for a message.
     fn frame(
         &self,

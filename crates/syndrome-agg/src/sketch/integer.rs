@@ -16,7 +16,7 @@ use core::fmt;
 use num_bigint::BigUint;
 use num_traits::Zero;
 
-use super::{LinearParams, LinearSketch, RawSketch};
+use super::{LinearParams, LinearSketch, RawParams, RawSketch};
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, check_len};
 use crate::integer::big_mul;
 use crate::integer::{IntegerRing, ValidIntegerParams};
@@ -221,7 +221,9 @@ impl LinearParams for ValidIntegerParams {
         }
         Ok(())
     }
+}
 
+impl RawParams for ValidIntegerParams {
     /// Kind [`FrameKind::Integer`], masked or not; elements of
     /// `ceil(k / 8)` bytes.
     fn frame(

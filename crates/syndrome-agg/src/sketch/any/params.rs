@@ -10,9 +10,9 @@ use rand::Rng;
 use crate::error::{DecodeError, ParamsError, SketchError, SketchResult, invalid};
 use crate::integer::{IntegerParams, IntegerRing, ValidIntegerParams};
 use crate::params::{CountPolicy, SketchParams, ValidSketchParams};
-use crate::sketch::LinearParams;
 use crate::sketch::partitioned::{PartitionParams, ValidPartitionParams};
 use crate::sketch::wide::params::{ValidWideKeyParams, WideKeyParams};
+use crate::sketch::{LinearParams, RawParams};
 use crate::wire::Frame;
 use masked_sum::RoundContext;
 use masked_sum::masking::MaskDomain;
@@ -408,7 +408,9 @@ impl LinearParams for ValidAnyParams {
             _ => Err(mismatch()),
         }
     }
+}
 
+impl RawParams for ValidAnyParams {
     /// The concrete sketch's frame: the same bytes.
     fn frame(
         &self,
@@ -443,7 +445,7 @@ impl LinearParams for ValidAnyParams {
 
 /// Field elements of representatives, reduced modulo `p` (elements of an
 /// [`AnySketch`](crate::AnySketch) or a checked message are canonical already; reducing
-/// instead of refusing keeps [`LinearParams::frame`] infallible).
+/// instead of refusing keeps [`RawParams::frame`] infallible).
 fn reduced<F: FiniteField>(f: &F, e: &[BigUint]) -> Vec<F::Elem> {
     e.iter().map(|x| f.from_biguint(x)).collect()
 }

@@ -9,7 +9,7 @@ use super::bound::{self, DEFAULT_OVERFLOW_EXPONENT, default_buckets};
 use super::hash::BucketHasher;
 use crate::error::{ParamsError, SketchError, SketchResult, invalid};
 use crate::params::{CountPolicy, DEFAULT_EXTRA, SketchParams, ValidSketchParams};
-use crate::sketch::LinearParams;
+use crate::sketch::{LinearParams, RawParams};
 use crate::wire::{Frame, FrameKind, field_bytes};
 use masked_sum::RoundContext;
 
@@ -332,7 +332,9 @@ impl<F: FiniteField> LinearParams for ValidPartitionParams<F> {
         }
         Ok(())
     }
+}
 
+impl<F: FiniteField> RawParams for ValidPartitionParams<F> {
     /// Kind [`FrameKind::Partitioned`], masked or not (as the wide-key and
     /// integer sketches; the message layer says which), with capacity `t_b`
     /// and the bucket count `G >= 1` in the `channels` field. The hash key

@@ -10,7 +10,7 @@ use crate::error::{ParamsError, SketchError, SketchResult, invalid};
 use crate::params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
-use crate::sketch::LinearParams;
+use crate::sketch::{LinearParams, RawParams};
 use crate::wire::{Frame, FrameKind, field_bytes};
 use masked_sum::RoundContext;
 
@@ -187,7 +187,9 @@ impl<F: FiniteField> LinearParams for ValidWideKeyParams<F> {
         }
         Ok(())
     }
+}
 
+impl<F: FiniteField> RawParams for ValidWideKeyParams<F> {
     /// Kind [`FrameKind::WideKey`], masked or not; its `key_domain` field
     /// holds the key-length cap `L`.
     fn frame(
