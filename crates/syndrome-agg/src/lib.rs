@@ -32,6 +32,7 @@ pub use params::{
     CountPolicy, DEFAULT_EXTRA, DEFAULT_MAX_SYNDROMES, SketchParams, ValidSketchParams,
 };
 pub use sketch::any::AnySketch;
+pub use sketch::any::SealedSeeds;
 pub use sketch::any::params::{
     AnyDomain, AnyParams, MAX_FIELD_KEY_BITS, Scheme, ValidAnyParams, fits_word_field,
 };

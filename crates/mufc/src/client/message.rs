@@ -16,24 +16,10 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use num_bigint::{BigInt, BigUint};
-use syndrome_agg::masking::MaskVector;
 use syndrome_agg::masking::pairwise::{MaskKeyPair, MaskPublicKey, RoundContext};
 use syndrome_agg::{AnySketch, LinearSketch, ValidAnyParams};
 
 use crate::{ClientId, MufcResult};
-
-/// The mask a client adds to its sketch in one round.
-#[derive(Debug)]
-pub(crate) enum ClientMask<'a, E> {
-    /// Its share of the dealer's zero-sum masks.
-    Dealt(&'a MaskVector<E>),
-    /// Pairwise masks: its own key pair and its peers' public keys (its
-    /// own entry may be among them; it is skipped).
-    Pairwise {
-        keys: &'a MaskKeyPair,
-        directory: &'a [(u64, MaskPublicKey)],
-    },
-}
 
 /// The sketch of a histogram under `params` (every count is unsigned,
 /// within the parameters' bound).
@@ -108,28 +94,26 @@ pub(crate) fn sketch_of<'a>(
     Ok(Cow::Owned(sketch))
 }
 
-/// The frame client `id` sends in the round of `ctx`: `sketch` plus
-/// `mask`, as bytes.
+/// The frame client `id` sends in the round of `ctx` under pairwise
+/// masks: `sketch` plus its masks against the peers of `directory` (its
+/// own entry may be among them; it is skipped), drawn in the sketch's own
+/// field, as bytes.
 ///
 /// # Errors
 ///
-/// A mask of the wrong length; a pairwise key agreement that fails.
-pub(crate) fn masked_frame(
+/// A pairwise key agreement that fails.
+pub(crate) fn pairwise_frame(
     id: ClientId,
     sketch: &AnySketch,
-    mask: &ClientMask<'_, BigUint>,
+    keys: &MaskKeyPair,
+    directory: &[(u64, MaskPublicKey)],
     ctx: RoundContext,
 ) -> MufcResult<Vec<u8>> {
-    let masked = match mask {
-        ClientMask::Dealt(m) => sketch.mask(m, id.0, ctx)?,
-        ClientMask::Pairwise { keys, directory } => {
-            let peers: Vec<(u64, MaskPublicKey)> = directory
-                .iter()
-                .filter(|(p, _)| *p != id.0)
-                .copied()
-                .collect();
-            sketch.mask_pairwise(keys, id.0, &peers, ctx)?
-        }
-    };
+    let peers: Vec<(u64, MaskPublicKey)> = directory
+        .iter()
+        .filter(|(p, _)| *p != id.0)
+        .copied()
+        .collect();
+    let masked = sketch.mask_pairwise(keys, id.0, &peers, ctx)?;
     Ok(masked.to_frame().to_bytes()?)
 }

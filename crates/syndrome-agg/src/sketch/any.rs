@@ -11,9 +11,25 @@
 //! elements, so frames, masks and decoded vectors are bit for bit those of
 //! the concrete sketch underneath.
 
+/// The sketch of the same variant as `$inner` that `$body` makes from
+/// its concrete sketch `$s`.
+macro_rules! map {
+    ($inner:expr, $s:ident => $body:expr) => {
+        match $inner {
+            SketchInner::Word($s) => SketchInner::Word($body),
+            SketchInner::F127($s) => SketchInner::F127($body),
+            SketchInner::Big($s) => SketchInner::Big($body),
+            SketchInner::Wide($s) => SketchInner::Wide($body),
+            SketchInner::Integer($s) => SketchInner::Integer($body),
+            SketchInner::Partitioned($s) => SketchInner::Partitioned($body),
+        }
+    };
+}
+
 mod change;
 mod convert;
 pub(crate) mod cost;
+mod dealt;
 pub(crate) mod params;
 
 use std::borrow::Cow;
@@ -49,6 +65,10 @@ enum SketchInner {
     Integer(IntegerSketch),
     Partitioned(PartitionedSketch<Fp64>),
 }
+
+/// Each client's sealed seed, `(client, sealed)`, from a dealer
+/// ([`AnySketch::deal`]).
+pub type SealedSeeds = Vec<(u64, Vec<u8>)>;
 
 /// A sketch whose scheme and field were chosen at run time from
 /// [`AnyParams`](crate::AnyParams): keys [`BigUint`] in `[1, N]`, counts [`BigInt`],
@@ -400,26 +420,8 @@ impl LinearSketch for AnySketch {
         peers: &[(u64, MaskPublicKey)],
         context: RoundContext,
     ) -> SketchResult<MaskedSketch<Self>> {
-        let inner = match &self.inner {
-            SketchInner::Word(s) => {
-                SketchInner::Word(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
-            }
-            SketchInner::F127(s) => {
-                SketchInner::F127(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
-            }
-            SketchInner::Big(s) => {
-                SketchInner::Big(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
-            }
-            SketchInner::Wide(s) => {
-                SketchInner::Wide(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
-            }
-            SketchInner::Integer(s) => {
-                SketchInner::Integer(s.mask_pairwise(keys, own_id, peers, context)?.into_masked())
-            }
-            SketchInner::Partitioned(s) => SketchInner::Partitioned(
-                s.mask_pairwise(keys, own_id, peers, context)?.into_masked(),
-            ),
-        };
+        let inner =
+            map!(&self.inner, s => s.mask_pairwise(keys, own_id, peers, context)?.into_masked());
         Ok(MaskedSketch::new(
             Self::wrap(&self.params, inner),
             own_id,

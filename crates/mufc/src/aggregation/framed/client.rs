@@ -4,15 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use syndrome_agg::masking::dealer::{open_seed, seeded_mask};
+use syndrome_agg::masking::dealer::open_seed;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 use syndrome_agg::secagg::Step;
-use syndrome_agg::{AnySketch, LinearParams, ValidAnyParams};
+use syndrome_agg::{AnySketch, ValidAnyParams};
 
 use super::{Directory, Mode, SealedSeed, ToServer, from_bytes, to_bytes};
 use crate::aggregation::halves::{ClientHalf, Joined, RoundSpec};
 use crate::aggregation::round::Input;
-use crate::client::message::{ClientMask, masked_frame};
+use crate::client::message::pairwise_frame;
 use crate::{ClientId, MufcError, MufcResult};
 
 /// A client's half of a pairwise or dealt round.
@@ -20,7 +20,6 @@ pub(crate) struct FramedClient {
     me: ClientId,
     spec: RoundSpec,
     own: Mode,
-    params: ValidAnyParams,
     sketch: AnySketch,
     done: bool,
 }
@@ -59,7 +58,6 @@ impl FramedClient {
                 me,
                 spec: spec.clone(),
                 own: mode,
-                params: params.clone(),
                 sketch,
                 done: false,
             }),
@@ -151,11 +149,7 @@ impl ClientHalf for FramedClient {
                 // A directory of a million clients fits far below this.
                 let d: Directory = from_bytes(bytes, 64 << 20, "a key directory")?;
                 self.check(&d, keys)?;
-                let mask = ClientMask::Pairwise {
-                    keys,
-                    directory: &d.keys,
-                };
-                masked_frame(self.me, &self.sketch, &mask, ctx)?
+                pairwise_frame(self.me, &self.sketch, keys, &d.keys, ctx)?
             }
             Mode::Dealer(key) => {
                 let s: SealedSeed = from_bytes(bytes, 4096, "a sealed seed")?;
@@ -172,9 +166,9 @@ impl ClientHalf for FramedClient {
                 let ring: Vec<u64> = self.spec.ring.iter().map(|c| c.0).collect();
                 let seed = open_seed(key, &ctx, self.me.0, &ring, &s.sealed)
                     .map_err(|e| refuse(format!("the dealer's seal: {e}")))?;
-                let (domain, len) = (self.params.mask_domain(), self.params.num_elements());
-                let mask = seeded_mask(&domain, &seed, &ctx, self.me.0, len)?;
-                masked_frame(self.me, &self.sketch, &ClientMask::Dealt(&mask), ctx)?
+                // Expanded and added in the sketch's own field.
+                let masked = self.sketch.mask_seeded(&seed, self.me.0, ctx)?;
+                masked.to_frame().to_bytes()?
             }
         };
         self.done = true;

@@ -7,12 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rand_chacha::ChaCha20Rng;
-use syndrome_agg::masking::dealer::{SealKey, deal_seeds};
-use syndrome_agg::{AnySketch, LinearParams, LinearSketch, ValidAnyParams};
+use syndrome_agg::masking::dealer::SealKey;
+use syndrome_agg::{AnySketch, ValidAnyParams};
 
 use super::{CORRECTION, DealRequest, Dealt, SealedBytes, from_bytes, rejected, to_bytes};
 use crate::aggregation::halves::{DealerHalf, RoundSpec};
-use crate::client::message::{ClientMask, masked_frame};
 use crate::{ClientId, MufcResult};
 #[cfg(test)]
 use {
@@ -160,29 +159,19 @@ impl DealerHalf for DealerParty {
 type Dealing = (Vec<(u64, SealedBytes)>, Vec<u8>);
 
 /// The deal: the sealed seeds, by client, and the correction as the
-/// frame of an empty sketch masked with it.
+/// frame of an empty sketch masked with it, drawn in the sketch's own
+/// field.
 fn deal(
     params: &ValidAnyParams,
     spec: &RoundSpec,
     keys: &[(u64, SealKey)],
     rng: &mut ChaCha20Rng,
 ) -> MufcResult<Dealing> {
-    let ctx = spec.context();
     let ring: Vec<(u64, &SealKey)> = keys.iter().map(|(c, k)| (*c, k)).collect();
-    let deal = deal_seeds(
-        &params.mask_domain(),
-        &ctx,
-        &ring,
-        params.num_elements(),
-        rng,
-    )?;
-    let mask = ClientMask::Dealt(&deal.correction);
-    let empty = AnySketch::new(params);
-    let frame = masked_frame(ClientId(CORRECTION), &empty, &mask, ctx)?;
-    let sealed = deal
-        .sealed
+    let (sealed, correction) = AnySketch::deal(params, spec.context(), &ring, CORRECTION, rng)?;
+    let sealed = sealed
         .into_iter()
         .map(|(c, s)| (c, SealedBytes(s)))
         .collect();
-    Ok((sealed, frame))
+    Ok((sealed, correction.to_frame().to_bytes()?))
 }
