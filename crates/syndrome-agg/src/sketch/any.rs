@@ -6,10 +6,10 @@
 //! elements; only the conversions at the edge (a mask or a dense vector
 //! given as integers) touch canonical representatives.
 //!
-//! Keys are [`BigUint`]s in `[1, N]` and counts [`BigInt`]s; elements are
-//! the canonical representatives (`0..M`) of the chosen field's or ring's
-//! elements, so frames, masks and decoded vectors are bit for bit those of
-//! the concrete sketch underneath.
+//! Keys are [`BigUint`]s in `[1, N]` and counts [`BigInt`]s; masks and
+//! dense vectors are the canonical representatives (`0..M`) of the chosen
+//! field's or ring's elements, so frames, masks and decoded vectors are
+//! bit for bit those of the concrete sketch underneath.
 
 /// The sketch of the same variant as `$inner` that `$body` makes from
 /// its concrete sketch `$s`.
@@ -72,8 +72,9 @@ pub type SealedSeeds = Vec<(u64, Vec<u8>)>;
 
 /// A sketch whose scheme and field were chosen at run time from
 /// [`AnyParams`](crate::AnyParams): keys [`BigUint`] in `[1, N]`, counts [`BigInt`],
-/// elements canonical [`BigUint`]s. Frames, masks and decoded vectors are
-/// those of the concrete sketch underneath.
+/// masks canonical [`BigUint`]s. Its elements are the concrete sketch's,
+/// opaque: every operation dispatches once and runs on them, and frames,
+/// masks and decoded vectors are those of the concrete sketch underneath.
 ///
 /// Counts go through the count policy: unsigned and field-element counts
 /// decode to their canonical representative, signed ones to the centered

@@ -1,7 +1,7 @@
 //! Keys and counts as integers, for each concrete sketch: how
-//! [`AnySketch`](crate::AnySketch) and the [`ConcreteSketch`](super::concrete::ConcreteSketch)
-//! visitors insert an integer key and count, and read a decoded vector
-//! back as integers. A leaf, so that both use one definition.
+//! [`AnySketch`](crate::AnySketch) and its changes (`change.rs`) insert an
+//! integer key and count, and read a decoded vector back as integers. A
+//! leaf, so that both use one definition.
 
 use field::{FiniteField, Fp64};
 use num_bigint::{BigInt, BigUint};
