@@ -158,6 +158,14 @@ pub(crate) fn prepare_with_ids(
     if fed.privacy != crate::cli::Privacy::Plain {
         checks::gamma(&points, gamma, fed.gamma.is_none())?;
     }
+    // The configuration, checked before the work below (the split's
+    // centralized K-means, the survey of every client's points): a
+    // topology, a group size or a privacy the federation refuses fails at
+    // once. The caller checks it again with the k the survey gives.
+    let clients = table
+        .clients()
+        .map_or(data.clients, |_| table.client_names().len());
+    crate::federated::config(data.k, gamma, clients, fed, seed)?;
     let chosen = split_clients(data, &loaded, &points, seed)?;
     if fed.masking == mufc::Masking::SecAgg {
         checks::dropout(
