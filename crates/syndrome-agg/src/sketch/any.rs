@@ -11,6 +11,21 @@
 //! field's or ring's elements, so frames, masks and decoded vectors are
 //! bit for bit those of the concrete sketch underneath.
 
+/// Runs `$body` with `$s` bound to the concrete sketch inside `$inner`,
+/// whatever its variant: the one dispatch of an operation.
+macro_rules! each {
+    ($inner:expr, $s:ident => $body:expr) => {
+        match $inner {
+            SketchInner::Word($s) => $body,
+            SketchInner::F127($s) => $body,
+            SketchInner::Big($s) => $body,
+            SketchInner::Wide($s) => $body,
+            SketchInner::Integer($s) => $body,
+            SketchInner::Partitioned($s) => $body,
+        }
+    };
+}
+
 /// The sketch of the same variant as `$inner` that `$body` makes from
 /// its concrete sketch `$s`.
 macro_rules! map {
@@ -31,15 +46,14 @@ mod convert;
 pub(crate) mod cost;
 mod dealt;
 pub(crate) mod params;
-
-use std::borrow::Cow;
+mod raw;
 
 use field::primes::FieldChoice;
 use field::{BigPrime, Fp64, Mersenne127};
 use num_bigint::{BigInt, BigUint};
 use num_traits::Zero;
 
-use self::params::{ParamsInner, ValidAnyParams, canon, mismatch, uncanon};
+use self::params::{ParamsInner, ValidAnyParams, mismatch};
 use super::{LinearSketch, MaskedSketch, RawSketch};
 use crate::error::{ParamsError, SketchError, SketchResult};
 use crate::sketch::field::Sketch;
@@ -113,21 +127,6 @@ pub type SealedSeeds = Vec<(u64, Vec<u8>)>;
 pub struct AnySketch {
     params: ValidAnyParams,
     inner: SketchInner,
-}
-
-/// Runs `$body` with `$s` bound to the concrete sketch inside `$inner`,
-/// whatever its variant: the one dispatch of an operation.
-macro_rules! each {
-    ($inner:expr, $s:ident => $body:expr) => {
-        match $inner {
-            SketchInner::Word($s) => $body,
-            SketchInner::F127($s) => $body,
-            SketchInner::Big($s) => $body,
-            SketchInner::Wide($s) => $body,
-            SketchInner::Integer($s) => $body,
-            SketchInner::Partitioned($s) => $body,
-        }
-    };
 }
 
 /// `$body` on the concrete sketches of the same variant inside `$a` and
@@ -428,94 +427,5 @@ impl LinearSketch for AnySketch {
             own_id,
             context,
         ))
-    }
-}
-
-/// The field elements of a canonical mask, for a concrete field sketch.
-fn native<F: field::FiniteField>(
-    f: &F,
-    mask: &MaskVector<BigUint>,
-) -> SketchResult<MaskVector<F::Elem>> {
-    Ok(MaskVector(uncanon(f, &mask.0)?))
-}
-
-impl RawSketch for AnySketch {
-    /// The canonical elements, computed.
-    fn elements(&self) -> Cow<'_, [BigUint]> {
-        Cow::Owned(match &self.inner {
-            SketchInner::Word(s) => canon(s.field(), &s.elements()),
-            SketchInner::F127(s) => canon(s.field(), &s.elements()),
-            SketchInner::Big(s) => canon(s.field(), &s.elements()),
-            SketchInner::Wide(s) => canon(s.params().field(), &s.elements()),
-            SketchInner::Integer(s) => s.elements().into_owned(),
-            SketchInner::Partitioned(s) => canon(s.field(), &s.elements()),
-        })
-    }
-
-    fn into_elements(self) -> Vec<BigUint> {
-        self.elements().into_owned()
-    }
-
-    fn from_elements(params: &ValidAnyParams, elements: Vec<BigUint>) -> SketchResult<Self> {
-        let inner = match &params.inner {
-            ParamsInner::Word(p) => {
-                SketchInner::Word(Sketch::from_elements(p, uncanon(p.field(), &elements)?)?)
-            }
-            ParamsInner::F127(p) => {
-                SketchInner::F127(Sketch::from_elements(p, uncanon(p.field(), &elements)?)?)
-            }
-            ParamsInner::Big(p) => {
-                SketchInner::Big(Sketch::from_elements(p, uncanon(p.field(), &elements)?)?)
-            }
-            ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::from_elements(
-                p,
-                uncanon(p.field(), &elements)?,
-            )?),
-            ParamsInner::Integer(p) => {
-                SketchInner::Integer(IntegerSketch::from_elements(p, elements)?)
-            }
-            ParamsInner::Partitioned(p) => SketchInner::Partitioned(
-                PartitionedSketch::from_elements(p, uncanon(p.field(), &elements)?)?,
-            ),
-        };
-        Ok(Self::wrap(params, inner))
-    }
-
-    /// The concrete sketch's frame, from its own elements.
-    fn frame_as(&self, masked: bool, client_id: u64, ctx: &RoundContext) -> Frame {
-        each!(&self.inner, s => s.frame_as(masked, client_id, ctx))
-    }
-
-    /// The concrete sketch a frame carries, read into its own elements.
-    fn parse_as(params: &ValidAnyParams, masked: bool, frame: &Frame) -> SketchResult<Self> {
-        let inner = match &params.inner {
-            ParamsInner::Word(p) => SketchInner::Word(Sketch::parse_as(p, masked, frame)?),
-            ParamsInner::F127(p) => SketchInner::F127(Sketch::parse_as(p, masked, frame)?),
-            ParamsInner::Big(p) => SketchInner::Big(Sketch::parse_as(p, masked, frame)?),
-            ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::parse_as(p, masked, frame)?),
-            ParamsInner::Integer(p) => {
-                SketchInner::Integer(IntegerSketch::parse_as(p, masked, frame)?)
-            }
-            ParamsInner::Partitioned(p) => {
-                SketchInner::Partitioned(PartitionedSketch::parse_as(p, masked, frame)?)
-            }
-        };
-        Ok(Self::wrap(params, inner))
-    }
-
-    /// The mask's canonical residues as the concrete field's elements,
-    /// added on the concrete sketch.
-    fn add_mask(&mut self, mask: &MaskVector<BigUint>) -> SketchResult<()> {
-        match &mut self.inner {
-            SketchInner::Word(s) => s.add_mask(&native(s.field(), mask)?),
-            SketchInner::F127(s) => s.add_mask(&native(s.field(), mask)?),
-            SketchInner::Big(s) => s.add_mask(&native(s.field(), mask)?),
-            SketchInner::Wide(s) => {
-                let m = native(s.params().field(), mask)?;
-                s.add_mask(&m)
-            }
-            SketchInner::Integer(s) => s.add_mask(mask),
-            SketchInner::Partitioned(s) => s.add_mask(&native(s.field(), mask)?),
-        }
     }
 }
