@@ -117,8 +117,7 @@ pub(super) fn ring(
 mod tests {
     use super::super::AnySketch;
     use super::*;
-    use crate::params::{CountPolicy, SketchParams};
-    use crate::sketch::any::params::{AnyParams, Scheme, ValidAnyParams};
+    use crate::sketch::any::params::{ValidAnyParams, every_scheme};
 
     /// Random histograms changed entry by entry: the changed sketch is
     /// the sketch of the new histogram, element for element; a refused
@@ -173,24 +172,7 @@ mod tests {
 
     #[test]
     fn a_changed_count_gives_the_sketch_of_the_changed_vector() {
-        let counts = CountPolicy::unsigned(50u32);
-        let small = SketchParams::new(6, 100u32)
-            .with_extra(2)
-            .with_counts(counts.clone());
-        let wide = SketchParams::new(6, BigUint::from(1u8) << 100u32)
-            .with_extra(2)
-            .with_counts(counts.clone());
-        let big = SketchParams::new(6, BigUint::from(1u8) << 130u32).with_counts(counts);
-        let cases = [
-            (Scheme::FieldKeys, small.clone()),
-            (Scheme::FieldKeys, wide.clone()),
-            (Scheme::FieldKeys, big),
-            (Scheme::WideKeys { hash_key: [4; 32] }, wide),
-            (Scheme::Partitioned { hash_key: [4; 32] }, small.clone()),
-            (Scheme::Integer, small),
-        ];
-        for (scheme, sketch) in cases {
-            let p = AnyParams::new(scheme, sketch).validate().unwrap();
+        for p in every_scheme() {
             changes(&p).unwrap();
         }
     }

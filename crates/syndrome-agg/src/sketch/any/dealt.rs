@@ -151,30 +151,7 @@ mod tests {
 
     use super::*;
     use crate::Aggregator;
-    use crate::params::{CountPolicy, SketchParams};
-    use crate::sketch::any::params::{AnyParams, Scheme};
-
-    /// Every scheme `mufc` may choose.
-    fn every_scheme() -> Vec<ValidAnyParams> {
-        let small = SketchParams::new(4, 1000u32)
-            .with_extra(1)
-            .with_counts(CountPolicy::unsigned(50u32));
-        let big = SketchParams::new(4, BigUint::from(1u8) << 130u32)
-            .with_counts(CountPolicy::unsigned(50u32));
-        let wide = SketchParams::new(4, BigUint::from(1u8) << 100u32)
-            .with_counts(CountPolicy::unsigned(50u32));
-        [
-            (Scheme::FieldKeys, small.clone()),
-            (Scheme::FieldKeys, wide.clone()),
-            (Scheme::FieldKeys, big),
-            (Scheme::WideKeys { hash_key: [4; 32] }, wide),
-            (Scheme::Partitioned { hash_key: [4; 32] }, small.clone()),
-            (Scheme::Integer, small),
-        ]
-        .into_iter()
-        .map(|(scheme, sketch)| AnyParams::new(scheme, sketch).validate().unwrap())
-        .collect()
-    }
+    use crate::sketch::any::params::every_scheme;
 
     /// The masks drawn in the concrete field are the masks of the
     /// canonical mask domain, bit for bit: the same frames either way.

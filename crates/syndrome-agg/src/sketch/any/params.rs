@@ -456,3 +456,34 @@ pub(super) fn mismatch() -> SketchError {
         what: "sketch scheme or field",
     })
 }
+
+/// Parameters of every scheme and field an [`AnyParams`] may choose
+/// (the word, 127-bit and big fields for field keys, wide keys,
+/// partitions, the integer ring), capacity 6 with 2 check syndromes and
+/// unsigned counts up to 50: the cases the tests of every scheme run.
+#[cfg(test)]
+pub(super) fn every_scheme() -> Vec<ValidAnyParams> {
+    let counts = CountPolicy::unsigned(50u32);
+    let small = SketchParams::new(6, 100u32)
+        .with_extra(2)
+        .with_counts(counts.clone());
+    let wide = SketchParams::new(6, BigUint::from(1u8) << 100u32)
+        .with_extra(2)
+        .with_counts(counts.clone());
+    let big = SketchParams::new(6, BigUint::from(1u8) << 130u32).with_counts(counts);
+    [
+        (Scheme::FieldKeys, small.clone()),
+        (Scheme::FieldKeys, wide.clone()),
+        (Scheme::FieldKeys, big),
+        (Scheme::WideKeys { hash_key: [4; 32] }, wide),
+        (Scheme::Partitioned { hash_key: [4; 32] }, small.clone()),
+        (Scheme::Integer, small),
+    ]
+    .into_iter()
+    .map(|(scheme, sketch)| {
+        AnyParams::new(scheme, sketch)
+            .validate()
+            .expect("valid test parameters")
+    })
+    .collect()
+}
