@@ -182,11 +182,15 @@ fn a_client_refuses_a_key_directory_the_server_forged() {
         // The victim's shares, if it took the directory: a share
         // encrypted to the forged keys would be the server's to open.
         let reply = evil.next(victim, Duration::from_secs(5));
-        answered.push((forgery, matches!(reply, Some(Up::Secagg(_)))));
+        // A refused directory is said to the server at once (it stops
+        // waiting for the victim), for this round.
+        let refused = matches!(&reply, Some(Up::Refusal(r)) if r.round == number);
+        answered.push((forgery, matches!(reply, Some(Up::Secagg(_))), refused));
         evil.end(&ids, number, false, &[]);
     }
-    for (forgery, yes) in &answered {
+    for (forgery, yes, refused) in &answered {
         assert_eq!(*yes, *forgery == Forgery::None, "{case}: {forgery:?}");
+        assert_eq!(*refused, *forgery != Forgery::None, "{case}: {forgery:?}");
     }
     // The victim says why, and names the peer whose keys were replaced.
     let log = clients[victim.0 as usize].log().join("\n");

@@ -171,8 +171,17 @@ impl Session<'_> {
             Ok(f) => f,
             Err(e) => {
                 // The round goes on without this client: it answers
-                // nothing more in it.
+                // nothing more in it, and says so, so that the server
+                // stops waiting for it instead of closing it out at the
+                // step's deadline.
                 self.current = None;
+                // The server hears a protocol check's reason, and nothing
+                // of a local failure (as `told_the_server`).
+                let told = match &e {
+                    NetError::Protocol(reason) => reason.clone(),
+                    _ => "the client could not check the round's directory".into(),
+                };
+                send(&self.outbox, refusal(round, told)).await?;
                 let _ = self.report.send(ClientEvent::RoundError {
                     round,
                     reason: e.to_string(),
@@ -204,7 +213,9 @@ impl Session<'_> {
             Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
             Err(e) => {
                 if matches!(e, mufc::MufcError::RoundRefused { .. }) {
+                    // As above: refused, and the server is told why.
                     self.current = None;
+                    send(&self.outbox, refusal(round, told_the_server(&e))).await?;
                 }
                 let _ = self.report.send(ClientEvent::RoundError {
                     round,
@@ -308,4 +319,10 @@ impl Session<'_> {
         }
         Ok(())
     }
+}
+
+/// The message telling the server that this client refuses round `round`
+/// and sends nothing more in it.
+fn refusal(round: u64, reason: String) -> ClientBody {
+    ClientBody::Refusal(Refusal { round, reason })
 }
