@@ -176,6 +176,9 @@ fn the_minimum_is_validated_and_one_changes_nothing() {
     .unwrap();
     let default = Federation::with_ids(data, &base.clone().validate().unwrap()).unwrap();
     compare(&one, &default).unwrap();
-    assert_eq!(mufc::DEFAULT_MIN_CLUSTER_SIZE, 1);
+    assert_eq!(
+        base.clone().validate().unwrap().client().min_cluster_size(),
+        1
+    );
     assert!(base.min_cluster_size(0).validate().is_err());
 }

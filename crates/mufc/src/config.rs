@@ -19,8 +19,8 @@ pub use builder::FederationConfig;
 pub use channel::{Channel, Masks, RingMasks, Scma};
 pub use names::{ClientTraining, Masking, SecAggGraph, ServerPoints};
 pub use parts::{
-    ClientConfig, ClientK, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
-    DEFAULT_MIN_UPDATING_CLIENTS, GammaRule, ServerConfig,
+    ClientConfig, ClientK, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_UPDATING_CLIENTS, GammaRule,
+    ServerConfig,
 };
 pub use run::RunOptions;
 pub(crate) use secagg::planned_dropouts;

@@ -30,7 +30,7 @@ mod withdraw_tests;
 pub use aggregation::SketchInfo;
 pub use client::{Client, StoredClusters};
 pub use config::{
-    Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_MIN_CLIENTS, DEFAULT_MIN_CLUSTER_SIZE,
+    Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_MIN_CLIENTS,
     DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, RingMasks,
     RunOptions, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
     ValidConfig, survey_scale,

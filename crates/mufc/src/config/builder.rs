@@ -31,7 +31,7 @@ use super::topology::Topology;
 ///   server points in all, never fewer than `K` a client, and `2K` when
 ///   the clients' survey of their own data ([`crate::survey_scale`]) says
 ///   they hold about `K` clusters each;
-/// - every cluster is sent ([`DEFAULT_MIN_CLUSTER_SIZE`] is 1; a larger
+/// - every cluster is sent (the minimum cluster size is 1; a larger
 ///   [`Self::min_cluster_size`] makes every bin the mean of that many
 ///   records, at a cost in loss ratio on small clients);
 /// - the server keeps the best of 10 K-means runs ([`Self::restarts`],
@@ -222,7 +222,7 @@ impl FederationConfig {
     }
 
     /// The fewest points a client's cluster stands for to be sent in a
-    /// bin of its own (default [`DEFAULT_MIN_CLUSTER_SIZE`]). A bin is
+    /// bin of its own (default 1). A bin is
     /// what the server's aggregate shows: with seeding-only clients a
     /// cluster's bin is a quantized record (a seed is a data point), with
     /// full K-means the quantized mean of its points. Smaller clusters are

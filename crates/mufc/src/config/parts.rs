@@ -33,7 +33,7 @@ pub const DEFAULT_MIN_UPDATING_CLIENTS: usize = 2;
 /// 0.05. With full client K-means a bin is then the mean of a cluster,
 /// and of a single record only for a cluster of one point; a federation
 /// that must never send one asks for 2 or more.
-pub const DEFAULT_MIN_CLUSTER_SIZE: u64 = 1;
+pub(crate) const DEFAULT_MIN_CLUSTER_SIZE: u64 = 1;
 
 /// The default of
 /// [`FederationConfig::client_restarts`](crate::FederationConfig::client_restarts):
