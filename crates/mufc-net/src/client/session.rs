@@ -170,23 +170,13 @@ impl Session<'_> {
         let firsts = match checked {
             Ok(f) => f,
             Err(e) => {
-                // The round goes on without this client: it answers
-                // nothing more in it, and says so, so that the server
-                // stops waiting for it instead of closing it out at the
-                // step's deadline.
-                self.current = None;
                 // The server hears a protocol check's reason, and nothing
                 // of a local failure (as `told_the_server`).
                 let told = match &e {
                     NetError::Protocol(reason) => reason.clone(),
                     _ => "the client could not check the round's directory".into(),
                 };
-                send(&self.outbox, refusal(round, told)).await?;
-                let _ = self.report.send(ClientEvent::RoundError {
-                    round,
-                    reason: e.to_string(),
-                });
-                return Ok(());
+                return self.refuse(round, told, e.to_string()).await;
             }
         };
         let taken = self.current.take();
@@ -211,18 +201,28 @@ impl Session<'_> {
         }
         match handled {
             Ok(reply) => send(&self.outbox, ClientBody::Secagg(reply)).await?,
+            Err(e @ mufc::MufcError::RoundRefused { .. }) => {
+                self.refuse(round, told_the_server(&e), e.to_string())
+                    .await?;
+            }
             Err(e) => {
-                if matches!(e, mufc::MufcError::RoundRefused { .. }) {
-                    // As above: refused, and the server is told why.
-                    self.current = None;
-                    send(&self.outbox, refusal(round, told_the_server(&e))).await?;
-                }
                 let _ = self.report.send(ClientEvent::RoundError {
                     round,
                     reason: e.to_string(),
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Leaves round `round`: the round goes on without this client, which
+    /// answers nothing more in it and says so (`told`), so that the server
+    /// stops waiting for it instead of closing it out at the step's
+    /// deadline; its operator hears the whole `reason`.
+    async fn refuse(&mut self, round: u64, told: String, reason: String) -> Result<(), NetError> {
+        self.current = None;
+        send(&self.outbox, refusal(round, told)).await?;
+        let _ = self.report.send(ClientEvent::RoundError { round, reason });
         Ok(())
     }
 
