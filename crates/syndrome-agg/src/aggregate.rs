@@ -19,7 +19,6 @@ use masked_sum::RoundContext;
 /// See [`MaskedSketch`] for an example.
 #[derive(Clone, Debug)]
 pub struct Aggregator<S: LinearSketch> {
-    params: S::Params,
     context: RoundContext,
     min_clients: usize,
     sum: S,
@@ -32,7 +31,6 @@ impl<S: LinearSketch> Aggregator<S> {
     /// reveals individual inputs).
     pub fn new(params: &S::Params, context: RoundContext, min_clients: usize) -> Self {
         Self {
-            params: params.clone(),
             context,
             min_clients,
             sum: S::new(params),
@@ -48,7 +46,7 @@ impl<S: LinearSketch> Aggregator<S> {
     /// [`ProtocolError::MessageRejected`] for another session or round or a
     /// duplicate client.
     pub fn accept(&mut self, msg: &MaskedSketch<S>) -> SketchResult<()> {
-        self.params.check_same(msg.params())?;
+        self.sum.params().check_same(msg.params())?;
         if *msg.context() != self.context {
             return Err(SketchError::Protocol(ProtocolError::MessageRejected {
                 reason: format!(

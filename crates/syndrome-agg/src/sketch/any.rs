@@ -61,9 +61,7 @@ use crate::sketch::integer::IntegerSketch;
 use crate::sketch::partitioned::PartitionedSketch;
 use crate::sketch::wide::WideSketch;
 use crate::sparse::SparseVector;
-use crate::wire::Frame;
 use masked_sum::RoundContext;
-use masked_sum::masking::MaskVector;
 use masked_sum::masking::pairwise::{MaskKeyPair, MaskPublicKey};
 
 /// The concrete sketch behind an [`AnySketch`].
@@ -389,26 +387,10 @@ impl LinearSketch for AnySketch {
         each!(&self.inner, s => s.is_zero())
     }
 
-    fn to_frame(&self, client_id: u64, ctx: &RoundContext) -> Frame {
-        self.frame_as(false, client_id, ctx)
-    }
-
-    fn from_frame(frame: &Frame, params: &ValidAnyParams) -> SketchResult<Self> {
-        Self::parse_as(params, false, frame)
-    }
-
-    /// Adds `mask` (canonical residues, as [`AnyDomain`](crate::AnyDomain)
-    /// draws them) on the concrete sketch's elements.
-    fn mask(
-        &self,
-        mask: &MaskVector<BigUint>,
-        client_id: u64,
-        context: RoundContext,
-    ) -> SketchResult<MaskedSketch<Self>> {
-        let mut masked = self.clone();
-        masked.add_mask(mask)?;
-        Ok(MaskedSketch::new(masked, client_id, context))
-    }
+    // Frames and masks through `RawSketch`, whose `AnySketch` methods
+    // (`raw.rs`) run on the concrete sketch; a mask of canonical residues
+    // is converted once to the concrete field's elements.
+    crate::sketch::linear_via_raw!();
 
     /// The concrete sketch's pairwise masks, drawn and added in its own
     /// field or ring: a client masks against every peer, so this is

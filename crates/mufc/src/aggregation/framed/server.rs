@@ -70,8 +70,6 @@ pub(crate) struct FramedServer {
     keys: BTreeMap<ClientId, MaskPublicKey>,
     /// With dealt masks: the clients that said they are ready.
     ready: BTreeSet<ClientId>,
-    /// The clients whose masked frames are in the sum.
-    frames: BTreeSet<ClientId>,
     /// The running sum of the masked frames (and the dealer's
     /// correction), on the concrete sketch's own elements. A frame is
     /// parsed (its kind, shape and elements checked against the round's
@@ -101,7 +99,6 @@ impl FramedServer {
             step: Some(Step::AdvertiseKeys),
             keys: BTreeMap::new(),
             ready: BTreeSet::new(),
-            frames: BTreeSet::new(),
             sum,
             dealer: match spec_protocol_is_dealer {
                 true => DealerStage::Waiting,
@@ -116,6 +113,15 @@ impl FramedServer {
     fn add(&mut self, frame: &Frame) -> MufcResult<()> {
         let masked = MaskedSketch::<AnySketch>::from_frame(frame, self.sums.sent())?;
         Ok(self.sum.accept(&masked)?)
+    }
+
+    /// The clients whose masked frames are in the sum (the sum also
+    /// holds the dealer's correction).
+    fn frames(&self) -> BTreeSet<ClientId> {
+        (self.sum.clients().iter())
+            .filter(|&&c| c != CORRECTION)
+            .map(|&c| ClientId(c))
+            .collect()
     }
 
     fn ring(&self) -> BTreeSet<ClientId> {
@@ -157,7 +163,7 @@ impl ServerHalf for FramedServer {
     fn answered(&self) -> BTreeSet<ClientId> {
         match self.step {
             Some(Step::AdvertiseKeys) => self.keys.keys().chain(&self.ready).copied().collect(),
-            Some(_) => self.frames.clone(),
+            Some(_) => self.frames(),
             None => BTreeSet::new(),
         }
     }
@@ -209,14 +215,15 @@ impl ServerHalf for FramedServer {
         }
         // The aggregate of fewer clients than the minimum is refused, as
         // `syndrome_agg::Aggregator` refuses it.
-        if self.frames.len() < self.min_clients {
+        let frames = self.frames();
+        if frames.len() < self.min_clients {
             return Err(rejected(format!(
                 "only {} clients, at least {} required",
-                self.frames.len(),
+                frames.len(),
                 self.min_clients
             )));
         }
-        if self.frames.is_empty() {
+        if frames.is_empty() {
             return Err(MufcError::Remote("no masked frame to decode".into()));
         }
         let sum = self.sum.finish()?;
@@ -224,7 +231,7 @@ impl ServerHalf for FramedServer {
         Ok(RemoteOutcome {
             decoded,
             pending,
-            included: self.frames.into_iter().collect(),
+            included: frames.into_iter().collect(),
             dropped: Vec::new(),
             protocol: self.time,
             decode,
@@ -406,7 +413,7 @@ impl FramedServer {
                 "client {from} sent a frame in the name of {client}"
             )));
         }
-        if self.frames.contains(&from) {
+        if self.sum.clients().contains(&from.0) {
             return Err(rejected(format!("client {from} sent a second frame")));
         }
         // The frame names its sender and round: checked now, so that a
@@ -418,8 +425,6 @@ impl FramedServer {
                 "client {from} sent a frame of another client or round"
             )));
         }
-        self.add(&f)?;
-        self.frames.insert(from);
-        Ok(())
+        self.add(&f)
     }
 }
