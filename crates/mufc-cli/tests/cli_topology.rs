@@ -154,6 +154,24 @@ fn groups_below_the_minimum_or_a_fan_out_of_one_are_refused() {
     );
 }
 
+/// A configuration the federation refuses is named before any work on
+/// the data: here the data would fail the split (one distinct point, so
+/// the labelling finds fewer clusters than K'), and the group size is
+/// what the command reports.
+#[test]
+fn a_refused_configuration_is_named_before_the_data_is_worked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("same.csv");
+    std::fs::write(&data, format!("x,y\n{}", "1.0,2.0\n".repeat(40))).unwrap();
+    let d = data.to_str().unwrap();
+    let base = ["run", "--data", d, "--k", "3", "--clients", "4", "-q"];
+    // With a configuration it takes, the split is what fails.
+    fails_with(&base, "K' = 3 exceeds");
+    let bad = [&base[..], &["--topology", "groups", "--group-size", "2"]].concat();
+    let err = fails_with(&bad, "group_size");
+    assert!(!err.contains("K' = 3"), "{err}");
+}
+
 #[test]
 fn a_store_fit_as_a_tree_forgets_and_says_its_groups() {
     let dir = tempfile::tempdir().unwrap();
