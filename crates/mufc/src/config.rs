@@ -25,7 +25,7 @@ pub use parts::{
 pub use run::RunOptions;
 pub(crate) use secagg::planned_dropouts;
 pub use secagg::{SecAggOptions, SecAggPlan};
-pub use survey::survey_scale;
+pub(crate) use survey::survey_scale;
 pub(crate) use survey::{median_scale, median_scale_of};
 pub use topology::Topology;
 pub use valid::ValidConfig;

@@ -33,7 +33,7 @@ pub use config::{
     Channel, ClientConfig, ClientK, ClientTraining, DEFAULT_MIN_CLIENTS,
     DEFAULT_MIN_UPDATING_CLIENTS, FederationConfig, GammaRule, Masking, Masks, RingMasks,
     RunOptions, Scma, SecAggGraph, SecAggOptions, SecAggPlan, ServerConfig, ServerPoints, Topology,
-    ValidConfig, survey_scale,
+    ValidConfig,
 };
 pub use error::{ConfigParam, MufcError, MufcResult, PersistError};
 pub use federation::Federation;

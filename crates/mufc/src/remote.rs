@@ -149,8 +149,58 @@ pub struct Registration {
     /// Their dimension.
     pub dim: usize,
     /// About how many well-separated clusters its points form
-    /// ([`survey_scale`](crate::survey_scale); `1` tells nothing).
+    /// ([`Self::surveying`]; `1` tells nothing).
     pub scale: u32,
+}
+
+impl Registration {
+    /// The registration of client `id` holding `data`, with its survey
+    /// scale: about how many well-separated clusters the points form (a
+    /// few K-means runs with fixed seeds on at most 1000 of them), which
+    /// the adaptive rule for the clients' `k` takes the median of
+    /// ([`crate::ClientK::ADAPTIVE`]; docs/threat-model.md §6a: the
+    /// server learns it). A function of the data alone, so that a client
+    /// across processes, which learns its number and the federation's seed
+    /// only after it registers, finds the same value as the same client in
+    /// process.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::ClientId;
+    /// use mufc::remote::Registration;
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// // A fixed scatter in [0, 1) (splitmix64's mixer of point and axis).
+    /// let jitter = |i: usize, axis: usize| {
+    ///     let mut h = ((8 * i + axis) as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    ///     h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    ///     h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ///     ((h ^ (h >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    /// };
+    /// // Eight tight clusters in 8 dimensions (at corners of the cube's
+    /// // first three axes), 40 points each.
+    /// let clustered = Dataset::new(DMatrix::from_fn(8, 320, |a, i| {
+    ///     ((i / 40) >> a.min(3) & 1) as f64 * f64::from(u8::from(a < 3)) + 0.05 * jitter(i, a)
+    /// }))?;
+    /// // At least 8: a K-means run with 8 centres may merge two of the
+    /// // clusters, and 16 then cost much less than 8.
+    /// assert!(Registration::surveying(ClientId(0), &clustered).scale >= 8);
+    /// // The same number of points scattered over the cube: no clusters.
+    /// let smooth = Dataset::new(DMatrix::from_fn(8, 320, |a, i| jitter(i, a)))?;
+    /// let r = Registration::surveying(ClientId(1), &smooth);
+    /// assert_eq!((r.points, r.dim, r.scale), (320, 8, 1));
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn surveying(id: ClientId, data: &seeding::Dataset) -> Self {
+        Self {
+            id,
+            points: data.len() as u64,
+            dim: data.dim(),
+            scale: crate::config::survey_scale(data),
+        }
+    }
 }
 
 /// The federation as every party must see it: the configuration resolved

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use mufc::ClientId;
-use mufc::remote::RemoteClient;
+use mufc::remote::{Registration, RemoteClient};
 
 use crate::NetError;
 use crate::client_store::reservation::{Reservation, reservation_file};
@@ -86,7 +86,11 @@ impl Holding {
             (None, Some((reservation, first))) => (first.name.clone(), reservation.identity()),
             (None, None) => return Err(gone()),
         };
-        let survey = |d: &seeding::Dataset| (d.len() as u64, d.dim(), mufc::survey_scale(d));
+        let survey = |d: &seeding::Dataset| {
+            // The id is the server's to give: the survey needs none.
+            let r = Registration::surveying(ClientId(0), d);
+            (r.points, r.dim, r.scale)
+        };
         let (points, dim, scale) = match (party, &self.store, &self.first) {
             (Some(c), _, _) => {
                 let r = c.registration();

@@ -29,7 +29,7 @@ use super::topology::Topology;
 ///   ([`ClientK::ADAPTIVE`]): every point its own cluster for data of at
 ///   most 1000 points or clients of at most `2K` points, else at most 1000
 ///   server points in all, never fewer than `K` a client, and `2K` when
-///   the clients' survey of their own data ([`crate::survey_scale`]) says
+///   the clients' survey of their own data ([`crate::remote::Registration::surveying`]) says
 ///   they hold about `K` clusters each;
 /// - every cluster is sent (the minimum cluster size is 1; a larger
 ///   [`Self::min_cluster_size`] makes every bin the mean of that many

@@ -95,8 +95,8 @@ pub enum ClientK {
     ///   split most often of different clusters (500 clients of 12 points:
     ///   1.046 with `k = K = 10`, 1.022 with 12);
     /// - when the clients hold about `K` clusters each (the median of
-    ///   their [`survey_scale`](crate::survey_scale)s is at least the
-    ///   largest power of two not above `K`: an i.i.d. split),
+    ///   their survey scales, [`Registration::surveying`](crate::remote::Registration::surveying), is at least
+    ///   the largest power of two not above `K`: an i.i.d. split),
     ///   `min(2K, ceil(n / (L P)))`: up to twice `K` for clients of `P`
     ///   points a server cluster. One K-means run with `K` centres on a
     ///   client that holds all `K` clusters now and then merges two of
@@ -145,8 +145,8 @@ impl ClientK {
 
     /// The federation's client `k` for `n` points over `clients` clients,
     /// `K = server_k` server clusters and the median `scale` of the
-    /// clients' [`survey_scale`](crate::survey_scale)s (only the adaptive
-    /// rule reads it).
+    /// clients' survey scales ([`Registration::surveying`](crate::remote::Registration::surveying);
+    /// only the adaptive rule reads it).
     pub fn federation_k(self, server_k: usize, n: u64, clients: usize, scale: u32) -> usize {
         match self {
             Self::Server => server_k,
@@ -182,8 +182,8 @@ impl ClientK {
     }
 
     /// The federation's client `k` for these clients' data: their
-    /// [`survey_scale`](crate::survey_scale)s taken when the rule is
-    /// adaptive (what [`Federation::new`](crate::Federation::new) resolves).
+    /// survey scales ([`Registration::surveying`](crate::remote::Registration::surveying))
+    /// taken when the rule is adaptive (what [`Federation::new`](crate::Federation::new) resolves).
     ///
     /// # Example
     ///

@@ -65,34 +65,8 @@ pub(crate) const SURVEY_THRESHOLD: f64 = 1.15;
 /// same client in process). A client tells the server this value when it
 /// registers, next to its number of points (docs/threat-model.md §6a).
 ///
-/// # Example
-///
-/// ```
-/// use mufc::survey_scale;
-/// use nalgebra::DMatrix;
-/// use seeding::Dataset;
-///
-/// // A fixed scatter in [0, 1) (splitmix64's mixer of point and axis).
-/// let jitter = |i: usize, axis: usize| {
-///     let mut h = ((8 * i + axis) as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-///     h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-///     h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-///     ((h ^ (h >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-/// };
-/// // Eight tight clusters in 8 dimensions (at corners of the cube's
-/// // first three axes), 40 points each.
-/// let clustered = Dataset::new(DMatrix::from_fn(8, 320, |a, i| {
-///     ((i / 40) >> a.min(3) & 1) as f64 * f64::from(u8::from(a < 3)) + 0.05 * jitter(i, a)
-/// }))?;
-/// // At least 8: a K-means run with 8 centres may merge two of the
-/// // clusters, and 16 then cost much less than 8.
-/// assert!(survey_scale(&clustered) >= 8);
-/// // The same number of points scattered over the cube: no clusters.
-/// let smooth = Dataset::new(DMatrix::from_fn(8, 320, |a, i| jitter(i, a)))?;
-/// assert_eq!(survey_scale(&smooth), 1);
-/// # Ok::<(), seeding::SeedingError>(())
-/// ```
-pub fn survey_scale(data: &Dataset) -> u32 {
+/// `Registration::surveying` (`remote.rs`) gives it to a client.
+pub(crate) fn survey_scale(data: &Dataset) -> u32 {
     let Some(sample) = sample(data) else {
         return 1;
     };

@@ -208,11 +208,14 @@ impl RemoteClient {
     /// scale is `1`, which tells nothing, otherwise.
     pub(crate) fn registration_with(&self, survey: bool) -> Registration {
         let d = self.data();
-        Registration {
-            id: self.id,
-            points: d.len() as u64,
-            dim: d.dim(),
-            scale: if survey { crate::survey_scale(d) } else { 1 },
+        match survey {
+            true => Registration::surveying(self.id, d),
+            false => Registration {
+                id: self.id,
+                points: d.len() as u64,
+                dim: d.dim(),
+                scale: 1,
+            },
         }
     }
 
