@@ -1,6 +1,7 @@
 //! The server's half: the aggregate, the model and the rounds, and never a
 //! client's points.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 mod finish;
@@ -16,7 +17,10 @@ use crate::aggregation::{
     Aggregation, RoundProtocol, RoundSecrets, RoundSpec, SecretSource, Sends,
 };
 use crate::state::tree::Tree;
-use crate::{ClientId, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server, StageTimes};
+use crate::state::{check_remaining, withdrawal_after};
+use crate::{
+    ClientId, FitReport, MufcError, MufcResult, NodeId, SecAggStep, Server, StageTimes, Withdrawal,
+};
 
 /// The server of a federation run across processes: the aggregation's
 /// state (the sketch parameters, the last unmasked sum, the round
@@ -87,13 +91,32 @@ impl RemoteServer {
     /// Withdraws the model: the clients left too few of the minimum
     /// aggregate (docs/threat-model.md P4), so the server forgets its
     /// counts and centroids, every node's and the groups' last sums, and
-    /// runs no more rounds. The in-process driver calls it, as it knows
-    /// which clients left; across processes a client's leave is a later
-    /// issue's.
+    /// runs no more rounds, as [`Self::withdrawal_if_gone`] calls for.
+    /// The in-process driver calls it, as it knows which clients left;
+    /// across processes a client's leave is issue 29's.
     pub(crate) fn withdraw(&mut self) {
         self.withdrawn = Some(self.rounds());
         self.server.clear();
         self.tree = None;
+    }
+
+    /// The withdrawal (docs/threat-model.md P4) that the clients `gone`
+    /// call for by request `request`: every client of the roster that
+    /// holds no point, those the request empties among them. Fewer than
+    /// the minimum aggregate left with points, in a group (with groups)
+    /// or in the roster, but some, withdraw the model. The server party
+    /// decides it from its roster and groups alone, so that a driver need
+    /// only tell it who left: in one process the request names them;
+    /// across processes the leave message is issue 29's.
+    pub(crate) fn withdrawal_if_gone(
+        &self,
+        gone: &BTreeSet<ClientId>,
+        request: u64,
+    ) -> Option<Withdrawal> {
+        let min_clients = self.setup.config().min_clients();
+        let remaining = self.setup.roster().len().saturating_sub(gone.len());
+        let refusal = check_remaining(self.setup.layout(), min_clients, gone, remaining).err()?;
+        withdrawal_after(&refusal, request, self.rounds())
     }
 
     /// Whether the model was withdrawn.

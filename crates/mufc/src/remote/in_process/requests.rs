@@ -13,7 +13,7 @@ use seeding::PointId;
 use super::InProcess;
 use crate::remote::RemoteClient;
 use crate::remote::client::Forgetting;
-use crate::state::{check_remaining, check_request, still_pending, withdrawal_after};
+use crate::state::{check_request, still_pending};
 use crate::{
     Channel, ClientId, MufcError, MufcResult, PendingRequest, RemovalReport, RemovalRequest,
     Withdrawal,
@@ -247,11 +247,7 @@ impl InProcess {
         let gone: BTreeSet<ClientId> = (self.clients.iter().filter(|c| left(c)))
             .map(RemoteClient::id)
             .collect();
-        let layout = self.server.setup().layout();
-        let min_clients = self.server.setup().config().min_clients();
-        let remaining = self.clients.len() - gone.len();
-        let refusal = check_remaining(layout, min_clients, &gone, remaining).err()?;
-        withdrawal_after(&refusal, self.requests, self.server.rounds())
+        self.server.withdrawal_if_gone(&gone, self.requests)
     }
 
     /// The groups whose waiting clients run a round now, each with them:
