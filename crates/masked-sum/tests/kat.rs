@@ -110,6 +110,26 @@ fn c5_chacha20_rfc8439_keystream() {
     );
 }
 
+/// The stream read in uneven pieces, across every refill (they grow from
+/// two blocks to 4 KiB), is the cipher's keystream taken in one call.
+#[test]
+fn c5_the_stream_read_in_pieces_is_the_keystream_in_one_call() {
+    use chacha20::ChaCha20;
+    use chacha20::cipher::{KeyIvInit, StreamCipher};
+    let seed = [7u8; 32];
+    let total = 3 * 4096 + 1000;
+    let mut whole = vec![0u8; total];
+    ChaCha20::new(&seed.into(), &[0u8; 12].into()).apply_keystream(&mut whole);
+    for piece in [1, 7, 64, 100, 129, 4095, 5000] {
+        let mut s = MaskStream::new(&seed);
+        let mut read = vec![0u8; total];
+        for chunk in read.chunks_mut(piece) {
+            s.fill(chunk).unwrap();
+        }
+        assert_eq!(read, whole, "pieces of {piece} bytes");
+    }
+}
+
 #[test]
 fn c5_non_contributory_peer_keys_are_refused() {
     let me = MaskKeyPair::from_secret_bytes([9; 32]);

@@ -31,13 +31,19 @@ use crate::error::{SumResult, invalid};
 /// ```
 pub struct MaskStream {
     cipher: ChaCha20,
-    /// Keystream generated ahead, 64 blocks at a time (one call into the
-    /// cipher per 4 KiB instead of one per candidate); `pos` is the next
-    /// unread byte. Reading is byte-for-byte the same stream.
-    buf: Box<[u8; BUF_LEN]>,
+    /// Keystream generated ahead; `pos` is the next unread byte. Each
+    /// refill is twice the last, from two ChaCha blocks up to 4 KiB: a
+    /// small mask (a change round's few syndromes) costs the blocks it
+    /// reads and their wipe, a large one one call into the cipher per
+    /// 4 KiB instead of one per candidate. Reading is byte-for-byte the
+    /// same stream.
+    buf: Vec<u8>,
     pos: usize,
 }
 
+/// The first refill: two ChaCha blocks.
+const FIRST_REFILL: usize = 128;
+/// The largest refill.
 const BUF_LEN: usize = 4096;
 
 impl MaskStream {
@@ -46,8 +52,8 @@ impl MaskStream {
         let nonce = [0u8; 12];
         Self {
             cipher: ChaCha20::new(&(*seed).into(), &nonce.into()),
-            buf: Box::new([0u8; BUF_LEN]),
-            pos: BUF_LEN,
+            buf: Vec::new(),
+            pos: 0,
         }
     }
 
@@ -60,19 +66,29 @@ impl MaskStream {
     pub fn fill(&mut self, out: &mut [u8]) -> SumResult<()> {
         let mut done = 0;
         while done < out.len() {
-            if self.pos == BUF_LEN {
-                self.buf.fill(0);
-                self.cipher
-                    .try_apply_keystream(&mut self.buf[..])
-                    .map_err(|_| invalid("mask keystream exhausted"))?;
-                self.pos = 0;
+            if self.pos == self.buf.len() {
+                self.refill()?;
             }
-            let n = (out.len() - done).min(BUF_LEN - self.pos);
+            let n = (out.len() - done).min(self.buf.len() - self.pos);
             let (dst, src) = (&mut out[done..done + n], &self.buf[self.pos..self.pos + n]);
             dst.copy_from_slice(src);
             self.pos += n;
             done += n;
         }
+        Ok(())
+    }
+
+    /// Generates the next refill of keystream, twice the last one's
+    /// length (at most [`BUF_LEN`]). The read bytes are wiped first, so
+    /// that a reallocation leaves no keystream behind.
+    fn refill(&mut self) -> SumResult<()> {
+        let next = (2 * self.buf.len()).clamp(FIRST_REFILL, BUF_LEN);
+        self.buf.zeroize();
+        self.buf.resize(next, 0);
+        self.cipher
+            .try_apply_keystream(&mut self.buf[..])
+            .map_err(|_| invalid("mask keystream exhausted"))?;
+        self.pos = 0;
         Ok(())
     }
 }
