@@ -130,6 +130,51 @@ fn c5_the_stream_read_in_pieces_is_the_keystream_in_one_call() {
     }
 }
 
+/// A deal is a function of the generator's stream, drawn client by
+/// client (its seed, then its seal's nonce), whether the clients' work
+/// runs on one core or all (the `parallel` feature): each client opens
+/// the seed drawn for it, its seal starts with the nonce drawn next, and
+/// the masks and the correction sum to zero.
+#[test]
+fn a_deal_follows_the_generators_stream_client_by_client() {
+    use masked_sum::masking::dealer::{SealKey, deal_seeds, open_seed, seeded_mask};
+    use rand::{Rng, SeedableRng};
+    let f = Mersenne61;
+    let ctx = RoundContext {
+        session: SessionId([4; 32]),
+        round: 9,
+    };
+    let dealer = MaskKeyPair::from_secret_bytes([3; 32]);
+    let ids: Vec<u64> = (0..40).map(|i| 3 * i + 1).collect();
+    let keys: Vec<SealKey> = (ids.iter())
+        .map(|&c| {
+            let mine = MaskKeyPair::from_secret_bytes([(c % 250) as u8 + 5; 32]);
+            SealKey::agree(&dealer, c, &mine.public_key()).unwrap()
+        })
+        .collect();
+    let ring: Vec<(u64, &SealKey)> = ids.iter().copied().zip(&keys).collect();
+    let len = 37;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(11);
+    let mut replay = rng.clone();
+    let deal = deal_seeds(&f, &ctx, &ring, len, &mut rng).unwrap();
+    assert_eq!(deal.sealed.len(), ids.len());
+    let mut sum = deal.correction.0.clone();
+    for ((c, key), (named, sealed)) in ring.iter().zip(&deal.sealed) {
+        assert_eq!(c, named, "the seals are in ring order");
+        let (mut seed, mut nonce) = ([0u8; 32], [0u8; 12]);
+        replay.fill_bytes(&mut seed);
+        replay.fill_bytes(&mut nonce);
+        assert_eq!(&sealed[..12], &nonce, "client {c}'s nonce");
+        let opened = open_seed(key, &ctx, *c, &ids, sealed).unwrap();
+        assert_eq!(*opened, seed, "client {c}'s seed");
+        let mask = seeded_mask(&f, &opened, &ctx, *c, len).unwrap();
+        for (s, m) in sum.iter_mut().zip(&mask.0) {
+            *s = f.mask_add(s, m);
+        }
+    }
+    assert!(sum.iter().all(|e| *e == f.mask_zero()));
+}
+
 #[test]
 fn c5_non_contributory_peer_keys_are_refused() {
     let me = MaskKeyPair::from_secret_bytes([9; 32]);

@@ -171,6 +171,18 @@ fn seal_for<R: CryptoRng + ?Sized>(
 ) -> SumResult<Vec<u8>> {
     let mut nonce = [0u8; 12];
     rng.fill_bytes(&mut nonce);
+    seal_with_nonce(key, ctx, client, ring, seed, nonce)
+}
+
+/// [`seal_for`] with its `nonce` drawn.
+fn seal_with_nonce(
+    key: &SealKey,
+    ctx: &RoundContext,
+    client: u64,
+    ring: &[u8; 32],
+    seed: &[u8; 32],
+    nonce: [u8; 12],
+) -> SumResult<Vec<u8>> {
     let aad = seal_aad(ctx, client, ring);
     let sealed = key
         .cipher(ctx, client)
@@ -289,6 +301,9 @@ impl<E> core::fmt::Debug for Deal<E> {
     }
 }
 
+/// A part of a deal: the sum of some clients' masks, and their seals.
+type Partial<E> = (Vec<E>, Vec<(u64, Vec<u8>)>);
+
 /// The dealer's work for one round (step 1 of the module docs): a fresh
 /// seed for every client of `ring` (each with its pair's key), sealed to
 /// it, and the correction `-sum G(r_i)` of masks of `len` elements in
@@ -339,8 +354,11 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
     let mut seen = std::collections::BTreeSet::new();
     let ids: Vec<u64> = ring.iter().map(|(c, _)| *c).collect();
     let digest = ring_digest(&ids);
-    let mut total = vec![domain.mask_zero(); len];
-    let mut sealed = Vec::with_capacity(ring.len());
+    // Every draw first, client by client (its seed, then its seal's
+    // nonce: the order of one client at a time), so that the work on
+    // each client, its mask's expansion and its seal, can run on every
+    // core and the deal stays a function of the generator's stream.
+    let mut draws = Vec::with_capacity(ring.len());
     for (client, key) in ring {
         if !seen.insert(*client) {
             return Err(SumError::Protocol(ProtocolError::InvalidPeers {
@@ -349,12 +367,43 @@ pub fn deal_seeds<D: MaskDomain, R: CryptoRng + ?Sized>(
         }
         let mut seed = Zeroizing::new([0u8; 32]);
         rng.fill_bytes(seed.as_mut());
-        let mask = seeded_mask(domain, &seed, ctx, *client, len)?;
-        for (t, m) in total.iter_mut().zip(&mask.0) {
+        let mut nonce = [0u8; 12];
+        rng.fill_bytes(&mut nonce);
+        draws.push((*client, *key, seed, nonce));
+    }
+    let add = |mut total: Vec<D::Elem>, mask: &[D::Elem]| {
+        for (t, m) in total.iter_mut().zip(mask) {
             *t = domain.mask_add(t, m);
         }
-        sealed.push((*client, seal_for(key, ctx, *client, &digest, &seed, rng)?));
-    }
+        total
+    };
+    let dealt = |(client, key, seed, nonce): &(u64, &SealKey, Zeroizing<[u8; 32]>, [u8; 12])| {
+        let mask = seeded_mask(domain, seed, ctx, *client, len)?;
+        let sealed = seal_with_nonce(key, ctx, *client, &digest, seed, *nonce)?;
+        Ok::<_, SumError>((mask, (*client, sealed)))
+    };
+    let zero = || (vec![domain.mask_zero(); len], Vec::new());
+    // Each worker sums its clients' masks as it goes (one running total
+    // a worker, never every mask at once); the partial sums and seals
+    // join in ring order.
+    let fold = |(total, mut sealed): Partial<D::Elem>, d| {
+        let (mask, seal) = dealt(d)?;
+        sealed.push(seal);
+        Ok::<_, SumError>((add(total, &mask.0), sealed))
+    };
+    #[cfg(feature = "parallel")]
+    let (total, sealed) = {
+        use rayon::prelude::*;
+        draws
+            .par_iter()
+            .try_fold(zero, fold)
+            .try_reduce(zero, |(a, mut sa), (b, sb)| {
+                sa.extend(sb);
+                Ok((add(a, &b), sa))
+            })?
+    };
+    #[cfg(not(feature = "parallel"))]
+    let (total, sealed) = draws.iter().try_fold(zero(), fold)?;
     let correction = total
         .iter()
         .map(|t| domain.mask_sub(&domain.mask_zero(), t))
