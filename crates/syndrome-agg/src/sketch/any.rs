@@ -41,6 +41,40 @@ macro_rules! map {
     };
 }
 
+/// The sketch of the variant of the parameters `$params`: `$body` made
+/// with `$p`, the concrete parameters, and `$S`, the concrete sketch's
+/// type.
+macro_rules! build {
+    ($params:expr, $p:ident, $S:ident => $body:expr) => {
+        match $params {
+            crate::sketch::any::params::ParamsInner::Word($p) => {
+                type $S = crate::sketch::field::Sketch<::field::Fp64>;
+                SketchInner::Word($body)
+            }
+            crate::sketch::any::params::ParamsInner::F127($p) => {
+                type $S = crate::sketch::field::Sketch<::field::Mersenne127>;
+                SketchInner::F127($body)
+            }
+            crate::sketch::any::params::ParamsInner::Big($p) => {
+                type $S = crate::sketch::field::Sketch<::field::BigPrime>;
+                SketchInner::Big($body)
+            }
+            crate::sketch::any::params::ParamsInner::Wide($p) => {
+                type $S = crate::sketch::wide::WideSketch<::field::Fp64>;
+                SketchInner::Wide($body)
+            }
+            crate::sketch::any::params::ParamsInner::Integer($p) => {
+                type $S = crate::sketch::integer::IntegerSketch;
+                SketchInner::Integer($body)
+            }
+            crate::sketch::any::params::ParamsInner::Partitioned($p) => {
+                type $S = crate::sketch::partitioned::PartitionedSketch<::field::Fp64>;
+                SketchInner::Partitioned($body)
+            }
+        }
+    };
+}
+
 mod change;
 mod convert;
 pub(crate) mod cost;
@@ -199,14 +233,19 @@ impl AnySketch {
     /// # Ok::<(), syndrome_agg::SketchError>(())
     /// ```
     pub fn change(&mut self, key: &BigUint, from: &BigInt, to: &BigInt) -> SketchResult<()> {
+        use change::count_change as delta;
         self.check_key(key)?;
+        let ok = Ok(());
         match &mut self.inner {
-            SketchInner::Word(s) => change::field(s, key, from, to),
-            SketchInner::F127(s) => change::field(s, key, from, to),
-            SketchInner::Big(s) => change::field(s, key, from, to),
-            SketchInner::Wide(s) => change::wide(s, key, from, to),
+            SketchInner::Word(s) => delta(s.params(), from, to)?.map_or(ok, |d| s.insert(key, &d)),
+            SketchInner::F127(s) => delta(s.params(), from, to)?.map_or(ok, |d| s.insert(key, &d)),
+            SketchInner::Big(s) => delta(s.params(), from, to)?.map_or(ok, |d| s.insert(key, &d)),
+            SketchInner::Wide(s) => delta(s.params().sketch_params(), from, to)?
+                .map_or(ok, |d| s.insert_bytes(&key.to_bytes_le(), &d)),
             SketchInner::Integer(s) => change::ring(s, key, from, to),
-            SketchInner::Partitioned(s) => change::partitioned(s, key, from, to),
+            SketchInner::Partitioned(s) => {
+                delta(s.params().bucket_params(), from, to)?.map_or(ok, |d| s.insert(key, &d))
+            }
         }
     }
 
@@ -327,15 +366,7 @@ impl LinearSketch for AnySketch {
     type Elem = BigUint;
 
     fn new(params: &ValidAnyParams) -> Self {
-        let inner = match &params.inner {
-            ParamsInner::Word(p) => SketchInner::Word(Sketch::new(p)),
-            ParamsInner::F127(p) => SketchInner::F127(Sketch::new(p)),
-            ParamsInner::Big(p) => SketchInner::Big(Sketch::new(p)),
-            ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::new(p)),
-            ParamsInner::Integer(p) => SketchInner::Integer(IntegerSketch::new(p)),
-            ParamsInner::Partitioned(p) => SketchInner::Partitioned(PartitionedSketch::new(p)),
-        };
-        Self::wrap(params, inner)
+        Self::wrap(params, build!(&params.inner, p, S => S::new(p)))
     }
 
     fn params(&self) -> &ValidAnyParams {

@@ -2,7 +2,7 @@
 //! sketch: the count at one key changed in place, at the cost of one
 //! insert.
 
-use field::{FiniteField, Fp64};
+use field::FiniteField;
 use num_bigint::{BigInt, BigUint};
 use num_traits::Zero;
 
@@ -10,10 +10,7 @@ use super::convert;
 use crate::error::SketchResult;
 use crate::params::ValidSketchParams;
 use crate::sketch::LinearSketch;
-use crate::sketch::field::Sketch;
 use crate::sketch::integer::IntegerSketch;
-use crate::sketch::partitioned::PartitionedSketch;
-use crate::sketch::wide::WideSketch;
 
 /// A count through a field sketch's policy, zero for no entry.
 fn policy_count<F: FiniteField>(
@@ -29,8 +26,10 @@ fn policy_count<F: FiniteField>(
 
 /// `to - from` as a field element, both through the policy; `None` when
 /// the count does not change (nothing to insert). The field, wide-key and
-/// partitioned sketches are linear in the count, so each inserts this.
-fn count_change<F: FiniteField>(
+/// partitioned sketches are linear in the count, so each inserts this
+/// (the wide-key sketch at the key's little-endian bytes: its payload
+/// channels are linear in the count too).
+pub(super) fn count_change<F: FiniteField>(
     params: &ValidSketchParams<F>,
     from: &BigInt,
     to: &BigInt,
@@ -40,47 +39,6 @@ fn count_change<F: FiniteField>(
     }
     let (to, from) = (policy_count(params, to)?, policy_count(params, from)?);
     Ok(Some(params.field().sub(&to, &from)))
-}
-
-/// [`AnySketch::change`](super::AnySketch::change) on a field sketch.
-pub(super) fn field<F: FiniteField>(
-    s: &mut Sketch<F>,
-    key: &BigUint,
-    from: &BigInt,
-    to: &BigInt,
-) -> SketchResult<()> {
-    match count_change(s.params(), from, to)? {
-        Some(d) => s.insert(key, &d),
-        None => Ok(()),
-    }
-}
-
-/// [`AnySketch::change`](super::AnySketch::change) on a wide-key sketch, at the key's
-/// little-endian bytes (the payload channels are linear in the count too).
-pub(super) fn wide(
-    s: &mut WideSketch<Fp64>,
-    key: &BigUint,
-    from: &BigInt,
-    to: &BigInt,
-) -> SketchResult<()> {
-    match count_change(s.params().sketch_params(), from, to)? {
-        Some(d) => s.insert_bytes(&key.to_bytes_le(), &d),
-        None => Ok(()),
-    }
-}
-
-/// [`AnySketch::change`](super::AnySketch::change) on a partitioned sketch, in the
-/// key's bucket.
-pub(super) fn partitioned(
-    s: &mut PartitionedSketch<Fp64>,
-    key: &BigUint,
-    from: &BigInt,
-    to: &BigInt,
-) -> SketchResult<()> {
-    match count_change(s.params().bucket_params(), from, to)? {
-        Some(d) => s.insert(key, &d),
-        None => Ok(()),
-    }
 }
 
 /// [`AnySketch::change`](super::AnySketch::change) on an integer sketch: its counts are
@@ -131,22 +89,26 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             (state >> 33) % n
         };
+        // Twelve keys spread over [1, N]: several bytes long where the
+        // domain allows (a key's bytes are read in one order only).
+        let step = (params.sketch_params().key_domain() - 1u8) / 12u8;
+        let key_of = |i: usize| BigUint::from(1u8) + &step * i;
         let encode = |h: &[u64]| -> SketchResult<AnySketch> {
             let mut s = AnySketch::new(params);
             for (key, &c) in h.iter().enumerate().filter(|(_, c)| **c > 0) {
-                s.insert(&BigUint::from(key + 1), &c.into())?;
+                s.insert(&key_of(key), &c.into())?;
             }
             Ok(s)
         };
         for _ in 0..20 {
-            // Counts of keys 1..=12 (zero: no entry), totals within 50.
+            // Counts of the twelve keys (zero: no entry), totals within 50.
             let mut h: Vec<u64> = (0..12).map(|_| next(3) * next(4)).collect();
             let mut s = encode(&h)?;
             for _ in 0..8 {
                 let key = usize::try_from(next(12)).unwrap();
                 let to = next(5);
                 s.change(
-                    &BigUint::from(key + 1),
+                    &key_of(key),
                     &BigInt::from(h[key]),
                     &BigInt::from(to),
                 )?;
@@ -157,8 +119,8 @@ mod tests {
             // a negative count.
             let refused = [
                 (BigUint::from(0u8), 0i64, 1i64),
-                (BigUint::from(3u8), 0, 51),
-                (BigUint::from(3u8), i64::try_from(h[2]).unwrap(), -1),
+                (key_of(2), 0, 51),
+                (key_of(2), i64::try_from(h[2]).unwrap(), -1),
             ];
             for (i, (key, from, to)) in refused.into_iter().enumerate() {
                 let mut t = s.clone();

@@ -6,18 +6,12 @@
 //! so this is a round's per-element work: through canonical integers it
 //! measured a fifth of a fit (docs/benchmarks.md).
 
-use field::{BigPrime, Fp64, Mersenne127};
 use masked_sum::RoundContext;
 use masked_sum::masking::dealer::{SealKey, deal_seeds, seeded_mask};
 use rand::CryptoRng;
 
-use super::params::ParamsInner;
 use super::{AnySketch, SealedSeeds, SketchInner, ValidAnyParams};
 use crate::error::SketchResult;
-use crate::sketch::field::Sketch;
-use crate::sketch::integer::IntegerSketch;
-use crate::sketch::partitioned::PartitionedSketch;
-use crate::sketch::wide::WideSketch;
 use crate::sketch::{LinearParams, LinearSketch, MaskedSketch};
 
 /// `s` plus client `client`'s mask expanded from `seed`.
@@ -109,33 +103,13 @@ impl AnySketch {
         correction_id: u64,
         rng: &mut R,
     ) -> SketchResult<(SealedSeeds, MaskedSketch<Self>)> {
-        let (sealed, inner) = match &params.inner {
-            ParamsInner::Word(p) => {
-                let (s, m) = dealt::<Sketch<Fp64>, _>(p, context, ring, correction_id, rng)?;
-                (s, SketchInner::Word(m))
-            }
-            ParamsInner::F127(p) => {
-                let (s, m) = dealt::<Sketch<Mersenne127>, _>(p, context, ring, correction_id, rng)?;
-                (s, SketchInner::F127(m))
-            }
-            ParamsInner::Big(p) => {
-                let (s, m) = dealt::<Sketch<BigPrime>, _>(p, context, ring, correction_id, rng)?;
-                (s, SketchInner::Big(m))
-            }
-            ParamsInner::Wide(p) => {
-                let (s, m) = dealt::<WideSketch<Fp64>, _>(p, context, ring, correction_id, rng)?;
-                (s, SketchInner::Wide(m))
-            }
-            ParamsInner::Integer(p) => {
-                let (s, m) = dealt::<IntegerSketch, _>(p, context, ring, correction_id, rng)?;
-                (s, SketchInner::Integer(m))
-            }
-            ParamsInner::Partitioned(p) => {
-                let (s, m) =
-                    dealt::<PartitionedSketch<Fp64>, _>(p, context, ring, correction_id, rng)?;
-                (s, SketchInner::Partitioned(m))
-            }
-        };
+        // Set in whichever arm runs, before the correction is made.
+        let sealed: SealedSeeds;
+        let inner = build!(&params.inner, p, S => {
+            let (seals, correction) = dealt::<S, _>(p, context, ring, correction_id, rng)?;
+            sealed = seals;
+            correction
+        });
         let correction = MaskedSketch::new(Self::wrap(params, inner), correction_id, context);
         Ok((sealed, correction))
     }

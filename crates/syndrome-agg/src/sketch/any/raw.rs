@@ -75,18 +75,7 @@ impl RawSketch for AnySketch {
 
     /// The concrete sketch a frame carries, read into its own elements.
     fn parse_as(params: &ValidAnyParams, masked: bool, frame: &Frame) -> SketchResult<Self> {
-        let inner = match &params.inner {
-            ParamsInner::Word(p) => SketchInner::Word(Sketch::parse_as(p, masked, frame)?),
-            ParamsInner::F127(p) => SketchInner::F127(Sketch::parse_as(p, masked, frame)?),
-            ParamsInner::Big(p) => SketchInner::Big(Sketch::parse_as(p, masked, frame)?),
-            ParamsInner::Wide(p) => SketchInner::Wide(WideSketch::parse_as(p, masked, frame)?),
-            ParamsInner::Integer(p) => {
-                SketchInner::Integer(IntegerSketch::parse_as(p, masked, frame)?)
-            }
-            ParamsInner::Partitioned(p) => {
-                SketchInner::Partitioned(PartitionedSketch::parse_as(p, masked, frame)?)
-            }
-        };
+        let inner = build!(&params.inner, p, S => S::parse_as(p, masked, frame)?);
         Ok(Self::wrap(params, inner))
     }
 
