@@ -79,12 +79,18 @@ impl MaskStream {
     }
 
     /// Generates the next refill of keystream, twice the last one's
-    /// length (at most [`BUF_LEN`]). The read bytes are wiped first, so
-    /// that a reallocation leaves no keystream behind.
+    /// length (at most [`BUF_LEN`]), over zeros (the cipher adds its
+    /// keystream to the buffer).
     fn refill(&mut self) -> SumResult<()> {
         let next = (2 * self.buf.len()).clamp(FIRST_REFILL, BUF_LEN);
-        self.buf.zeroize();
-        self.buf.resize(next, 0);
+        if next > self.buf.len() {
+            // Growing may move the buffer: the read keystream is wiped
+            // first, so that the old allocation keeps none.
+            self.buf.zeroize();
+            self.buf.resize(next, 0);
+        } else {
+            self.buf.fill(0);
+        }
         self.cipher
             .try_apply_keystream(&mut self.buf[..])
             .map_err(|_| invalid("mask keystream exhausted"))?;
