@@ -208,14 +208,14 @@ impl RemoteClient {
     /// scale is `1`, which tells nothing, otherwise.
     pub(crate) fn registration_with(&self, survey: bool) -> Registration {
         let d = self.data();
-        match survey {
-            true => Registration::surveying(self.id, d),
-            false => Registration {
-                id: self.id,
-                points: d.len() as u64,
-                dim: d.dim(),
-                scale: 1,
-            },
+        if survey {
+            return Registration::surveying(self.id, d);
+        }
+        Registration {
+            id: self.id,
+            points: d.len() as u64,
+            dim: d.dim(),
+            scale: 1,
         }
     }
 
