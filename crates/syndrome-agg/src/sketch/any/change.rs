@@ -107,11 +107,7 @@ mod tests {
             for _ in 0..8 {
                 let key = usize::try_from(next(12)).unwrap();
                 let to = next(5);
-                s.change(
-                    &key_of(key),
-                    &BigInt::from(h[key]),
-                    &BigInt::from(to),
-                )?;
+                s.change(&key_of(key), &BigInt::from(h[key]), &BigInt::from(to))?;
                 h[key] = to;
                 assert_eq!(s, encode(&h)?);
             }
