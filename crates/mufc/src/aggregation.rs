@@ -131,8 +131,9 @@ struct SchemeState {
     /// The bound the field must exceed (key domain, signed totals).
     bound: BigUint,
     /// The signed parameters of change rounds, by capacity (built once:
-    /// validating may search a prime).
-    small: BTreeMap<usize, ValidAnyParams>,
+    /// validating may search a prime). A short list: a federation sees
+    /// few capacities, and every client of a round builds one.
+    small: Vec<(usize, ValidAnyParams)>,
 }
 
 /// The aggregation state of a federation in an SCMA mode: the sketch
@@ -279,7 +280,7 @@ impl Aggregation {
                 last: None,
                 restored: None,
                 bound,
-                small: BTreeMap::new(),
+                small: Vec::new(),
             },
             masking,
             secrets,

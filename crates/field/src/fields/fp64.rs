@@ -107,7 +107,10 @@ impl Fp64 {
 
     /// GF([`P_PROTH`]), the word-size field with the fastest decoding.
     pub fn proth() -> Self {
-        Self::new_prime_unchecked(P_PROTH)
+        // Built once: the search for its root of unity costs microseconds,
+        // and sketch parameters ask for this field in every round.
+        static PROTH: std::sync::OnceLock<Fp64> = std::sync::OnceLock::new();
+        *PROTH.get_or_init(|| Self::new_prime_unchecked(P_PROTH))
     }
 
     /// Builds the context for a modulus already known to be an odd prime.

@@ -81,7 +81,7 @@ impl Aggregation {
     /// The signed parameters of capacity `t` in the scheme and field of
     /// the aggregation's own (built once per capacity).
     pub(super) fn small_params(&mut self, t: usize) -> MufcResult<ValidAnyParams> {
-        if let Some(p) = self.scheme.small.get(&t) {
+        if let Some((_, p)) = self.scheme.small.iter().find(|(c, _)| *c == t) {
             return Ok(p.clone());
         }
         let full = self.scheme.params.sketch_params();
@@ -92,7 +92,7 @@ impl Aggregation {
         let p = AnyParams::new(self.scheme.params.scheme().clone(), sketch)
             .with_field_bound(self.scheme.bound.clone())
             .validate()?;
-        self.scheme.small.insert(t, p.clone());
+        self.scheme.small.push((t, p.clone()));
         Ok(p)
     }
 }

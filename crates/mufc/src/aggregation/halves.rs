@@ -215,8 +215,9 @@ pub(crate) trait ClientHalf: Send {
     /// The clients whose inputs the server can sum with this client's
     /// part, once the client knows them (SecAgg: the alive set it
     /// attested; pairwise masks: the ring, once its masked input left),
-    /// in id order; `None` before.
-    fn summed(&self) -> Option<Vec<ClientId>>;
+    /// in id order; `None` before. Borrowed where the half holds them in
+    /// order: every client asks after every round.
+    fn summed(&self) -> Option<std::borrow::Cow<'_, [ClientId]>>;
 }
 
 /// The dealer's half of one round, over bytes: the server's request in,

@@ -128,7 +128,7 @@ impl<F: FiniteField> ClientHalf for TypedClient<F> {
         self.client.is_done()
     }
 
-    fn summed(&self) -> Option<Vec<ClientId>> {
+    fn summed(&self) -> Option<std::borrow::Cow<'_, [ClientId]>> {
         (self.client.summed()).map(|s| s.iter().copied().map(ClientId).collect())
     }
 

@@ -100,13 +100,9 @@ impl ClientHalf for FramedClient {
         &[Step::AdvertiseKeys, Step::MaskedInput]
     }
 
-    fn summed(&self) -> Option<Vec<ClientId>> {
+    fn summed(&self) -> Option<std::borrow::Cow<'_, [ClientId]>> {
         // No dropout: the frame sent, the server sums the whole ring.
-        self.done.then(|| {
-            let mut ring = self.spec.ring.clone();
-            ring.sort_unstable();
-            ring
-        })
+        self.done.then(|| crate::ids::in_order(&self.spec.ring))
     }
 
     fn check_directory(

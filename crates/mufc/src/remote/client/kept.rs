@@ -48,9 +48,10 @@ impl RemoteClient {
     /// it is not in the sum, and may be left out of the next ring. Returns
     /// whether the set changed (the caller saves it).
     pub fn took_part(&mut self, round: &ClientRound) -> bool {
-        match round.summed() {
-            Some(s) if s != self.last_sum => {
-                self.last_sum = s;
+        // Compared before it is copied: the set rarely changes.
+        match round.half.summed() {
+            Some(s) if *s != *self.last_sum => {
+                self.last_sum = s.into_owned();
                 true
             }
             _ => false,

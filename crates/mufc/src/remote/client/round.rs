@@ -123,7 +123,7 @@ impl ClientRound {
     /// the client's masked input left), in id order; `None` before. See
     /// [`RemoteClient::took_part`](crate::remote::RemoteClient::took_part).
     pub fn summed(&self) -> Option<Vec<ClientId>> {
-        self.half.summed()
+        self.half.summed().map(std::borrow::Cow::into_owned)
     }
 
     /// The steps of the round's protocol, in the order the client answers
