@@ -268,10 +268,10 @@ fn a_removal_involves_only_its_group_and_the_nodes_on_its_path() {
         .unwrap();
     assert_eq!(flat.last_involvement().unwrap().clients, 12);
     assert_eq!(flat.last_involvement().unwrap().nodes, 1);
-    // Two messages a client with dealt masks: its fresh key for the
-    // dealer's seal, then its masked sketch.
-    assert_eq!(fed.last_involvement().unwrap().messages, 6);
-    assert_eq!(flat.last_involvement().unwrap().messages, 24);
+    // One message a client with dealt masks: its masked sketch, once its
+    // sealed seed came.
+    assert_eq!(fed.last_involvement().unwrap().messages, 3);
+    assert_eq!(flat.last_involvement().unwrap().messages, 12);
 
     // With SecAgg every client sends a message at every step of the
     // protocol, in its group's run or in the run of all twelve.

@@ -53,7 +53,7 @@ fn joined(
             .join(&Announcement::from_bytes(&bytes).expect("parse"))
             .expect("join");
         halves.push(half);
-        keys.push(first);
+        keys.push(first.expect("a pairwise client sends its key first"));
     }
     (round, halves, keys)
 }
@@ -134,7 +134,8 @@ fn plain_joined() -> (RemoteServer, ServerRound, Vec<Vec<u8>>) {
     let messages = clients
         .iter_mut()
         .map(|c| c.join(&announcement).expect("join").1)
-        .collect();
+        .collect::<Option<_>>()
+        .expect("a plain client sends its centroids at the join");
     (server, round, messages)
 }
 

@@ -86,6 +86,7 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
                     let a = Announcement::from_bytes(&bytes).unwrap();
                     if a.spec.round == 0 {
                         let (h, first) = party.as_mut().unwrap().join(&a).unwrap();
+                        let first = first.expect("a SecAgg client sends its keys first");
                         let signed = endorser.sign(&first).unwrap();
                         captured = Some(signed.clone());
                         half = Some(h);

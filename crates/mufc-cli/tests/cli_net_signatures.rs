@@ -103,6 +103,7 @@ fn mallory(
                     let mut me =
                         mufc::remote::RemoteClient::new(party.unwrap(), data.clone()).unwrap();
                     let (_, first) = me.join(&a).unwrap();
+                    let first = first.expect("a SecAgg client sends its keys first");
                     tx.send(up(Up::First(forged(forgery, &first, &certs))))
                         .await
                         .unwrap();

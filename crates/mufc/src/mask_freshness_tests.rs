@@ -257,10 +257,7 @@ fn recorded_messages_are_read_as_their_sender_sends_them() {
     assert!(masked_elements(&correction).is_some());
     assert_eq!(masked_message(ClientId(0), answer), None);
     let clients: Vec<_> = received.iter().filter(|(c, _)| *c != dealer).collect();
-    assert!(
-        clients.len() >= 6,
-        "the clients' readiness and masked frames"
-    );
+    assert!(clients.len() >= 3, "the clients' masked frames");
     for (c, bytes) in clients {
         assert_eq!(masked_message(dealer, bytes), None, "client {c}");
     }

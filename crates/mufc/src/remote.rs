@@ -79,7 +79,9 @@
 //!     let mut halves = Vec::new();
 //!     for c in clients.iter_mut() {
 //!         let (half, first) = c.join(&Announcement::from_bytes(&bytes)?)?;
-//!         round.receive(c.id(), &first)?;
+//!         if let Some(first) = first { // none in a dealt round
+//!             round.receive(c.id(), &first)?;
+//!         }
 //!         halves.push(half);
 //!     }
 //!     while let RoundStep::Send(msgs) = round.advance()? {

@@ -159,7 +159,8 @@ fn run_round_dealt(
     for c in clients.iter_mut() {
         let (half, first) = c.join(&Announcement::from_bytes(&bytes)?)?;
         halves.insert(c.id(), half);
-        replies.push((c.id(), first));
+        // A dealt round's client sends nothing before its sealed seed.
+        replies.extend(first.map(|f| (c.id(), f)));
     }
     let mut silent = BTreeSet::new();
     let mut accepted = Vec::new();

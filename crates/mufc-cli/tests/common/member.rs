@@ -74,7 +74,8 @@ impl Honest {
                 let a = Announcement::from_bytes(&bytes).unwrap();
                 let (half, first) = self.party.as_mut().unwrap().join(&a).unwrap();
                 self.half = Some(half);
-                Some(up(Up::First(self.endorser.sign(&first).unwrap())))
+                // None in a dealt round: the member waits for its seed.
+                Some(up(Up::First(self.endorser.sign(&first?).unwrap())))
             }
             Down::Secagg(bytes)
             | Down::Directory(mufc_net::proto::Directory { secagg: bytes, .. }) => {

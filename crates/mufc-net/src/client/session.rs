@@ -27,7 +27,9 @@ struct Session<'a> {
     /// Set once a server welcomed the client in this session.
     welcomed: &'a mut bool,
     /// The round in progress, with the requests it will acknowledge and
-    /// the number of steps the server asked for so far.
+    /// the step the server's next message asks for (its index in
+    /// [`ClientRound::steps`]: 1 once the join answered the first step,
+    /// 0 in a dealt round, whose client sent nothing at the join).
     current: Option<(ClientRound, Vec<u64>, usize)>,
     /// The client's signing key.
     endorser: &'a crate::endorse::Endorser,
@@ -143,16 +145,17 @@ impl Session<'_> {
         bytes: Vec<u8>,
         firsts: Option<Vec<crate::proto::Endorsed>>,
     ) -> Result<(), NetError> {
-        let Some((half, _, asked)) = self.current.as_mut() else {
+        let Some((half, _, next)) = self.current.as_mut() else {
             return Ok(());
         };
         let round = half.round();
-        let directory = *asked == 0;
-        *asked += 1;
+        // The answer to a first step of keys is the key directory.
+        let directory = *next == 1 && half.steps().first() == Some(&SecAggStep::AdvertiseKeys);
         let fault = half
             .steps()
-            .get(*asked)
+            .get(*next)
             .map_or(Asked::Nothing, |&step| crate::fault::asked(round, step));
+        *next += 1;
         match fault {
             Asked::Reconnect => {
                 return Err(NetError::Transport("dropped the session (fault)".into()));
@@ -250,11 +253,14 @@ impl Session<'_> {
                 store.save(client)?;
                 let acks = store.unacknowledged()?;
                 let round = half.round();
-                self.current = Some((half, acks, 0));
+                self.current = Some((half, acks, usize::from(first.is_some())));
                 // Signed with the certificate's key: the peers check that
-                // the directory gives them this client's own keys.
-                let signed = self.endorser.sign(&first)?;
-                send(&self.outbox, ClientBody::First(signed)).await?;
+                // the directory gives them this client's own keys. None in
+                // a dealt round: the client waits for its sealed seed.
+                if let Some(first) = first {
+                    let signed = self.endorser.sign(&first)?;
+                    send(&self.outbox, ClientBody::First(signed)).await?;
+                }
                 let _ = self.report.send(ClientEvent::Joined { round });
             }
             Err(e) => {

@@ -25,13 +25,16 @@
 //! N14); SecAgg's run is the choice for dropouts.
 //!
 //! **The dealer** ([`Mode::Dealer`], `syndrome_agg::masking::dealer`) is
-//! the same two steps with a third party between them: each client says
-//! it is ready, the server asks the dealer (`dealer.rs`) for the ring,
-//! and the dealer seals a fresh seed to each client under the key the two
+//! a third party in place of the first step: the server asks the dealer
+//! (`dealer.rs`) for the announced ring as soon as the round opens, and
+//! the dealer seals a fresh seed to each client under the key the two
 //! share and returns the correction that makes the masks sum to zero;
-//! the server relays each client its sealed seed instead of a directory,
-//! and adds the correction to the sum. The server holds no pair's key:
-//! it can neither open a seal nor make one that opens.
+//! the server relays each client its sealed seed, and adds the
+//! correction to the sum. A client's one message is its masked input:
+//! nothing it could send before its seed tells the server more than the
+//! frame does, and a missing client fails the round at that step as it
+//! would at any other. The server holds no pair's key: it can neither
+//! open a seal nor make one that opens.
 
 mod client;
 mod dealer;
@@ -69,8 +72,9 @@ pub(super) enum Mode {
 /// sender).
 pub(crate) const CORRECTION: u64 = u64::MAX;
 
-/// The format version of the messages below.
-const VERSION: u8 = 1;
+/// The format version of the messages below (2: a dealt round's client
+/// no longer says it is ready).
+const VERSION: u8 = 2;
 
 /// A client's message to the server.
 #[derive(Debug, Serialize, Deserialize)]
@@ -81,13 +85,6 @@ pub(super) enum ToServer {
         session: [u8; 32],
         round: u64,
         key: MaskPublicKey,
-    },
-    /// Step 1 with dealt masks: the client is ready (the dealer seals to
-    /// the key it shares with the client: no fresh key is needed).
-    Ready {
-        client: u64,
-        session: [u8; 32],
-        round: u64,
     },
     /// Step 2: the client's masked sketch, as a wire frame.
     Masked {

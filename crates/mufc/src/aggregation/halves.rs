@@ -249,8 +249,10 @@ impl Sums {
     }
 }
 
-/// A client's half, its first message and its new sketch.
-pub(crate) type Joined = (Box<dyn ClientHalf>, Vec<u8>, Option<AnySketch>);
+/// A client's half, its first message (none in a dealt round: the
+/// client's first message is its masked input, once its sealed seed
+/// came) and its new sketch.
+pub(crate) type Joined = (Box<dyn ClientHalf>, Option<Vec<u8>>, Option<AnySketch>);
 
 #[cfg(test)]
 mod tests {

@@ -260,7 +260,7 @@ impl FieldVisitor for JoinRound<'_> {
                 session: self.spec.session,
                 round: self.spec.round,
             }),
-            first.to_bytes()?,
+            Some(first.to_bytes()?),
             new,
         ))
     }

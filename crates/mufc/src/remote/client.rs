@@ -270,14 +270,19 @@ impl RemoteClient {
     /// protocol parameters are those the setup's configuration gives; the
     /// setup is the one it trained in; the session is new to it), trains
     /// on the first round, encodes its histogram and starts its part of
-    /// the protocol. Returns its half of the round and its first message.
+    /// the protocol. Returns its half of the round and its first message
+    /// for the server: none in a dealt round, whose one message is the
+    /// answer ([`ClientRound::handle`]) to the client's sealed seed.
     ///
     /// # Errors
     ///
     /// [`MufcError::RoundRefused`] for a round the client must not join;
     /// the training errors on the first round
     /// ([`MufcError::OutsideBox`], [`MufcError::DimensionMismatch`], ...).
-    pub fn join(&mut self, announcement: &Announcement) -> MufcResult<(ClientRound, Vec<u8>)> {
+    pub fn join(
+        &mut self,
+        announcement: &Announcement,
+    ) -> MufcResult<(ClientRound, Option<Vec<u8>>)> {
         let spec = &announcement.spec;
         let refuse = |reason: &str| MufcError::RoundRefused {
             round: spec.round,

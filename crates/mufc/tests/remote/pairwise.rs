@@ -128,6 +128,7 @@ fn a_client_refuses_a_directory_that_is_not_the_rings() {
     let mut halves = Vec::new();
     for c in clients.iter_mut() {
         let (half, first) = c.join(&announcement).unwrap();
+        let first = first.expect("a pairwise client sends its key first");
         round.receive(c.id(), &first).unwrap();
         halves.push(half);
     }
@@ -238,7 +239,7 @@ proptest! {
         for c in clients.iter_mut() {
             let (half, first) = c.join(&announcement).unwrap();
             halves.push(half);
-            firsts.push(first);
+            firsts.push(first.expect("a pairwise client sends its key first"));
         }
         let mutate = |honest: &[u8]| {
             let mut m = honest.to_vec();
@@ -300,6 +301,7 @@ fn a_frame_of_other_parameters_is_refused_on_arrival() {
     let mut halves = Vec::new();
     for c in clients.iter_mut() {
         let (half, first) = c.join(&announcement).unwrap();
+        let first = first.expect("a pairwise client sends its key first");
         round.receive(c.id(), &first).unwrap();
         halves.push(half);
     }

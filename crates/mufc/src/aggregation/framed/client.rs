@@ -27,8 +27,8 @@ pub(crate) struct FramedClient {
 impl FramedClient {
     /// Client `me` joins the round `spec` with its input and what it masks
     /// with (`mode`): its sketch is encoded; the half, its first message
-    /// (its fresh public key, or with dealt masks that it is ready) and
-    /// the sketch to keep once the round commits.
+    /// (its fresh public key; none with dealt masks) and the sketch to
+    /// keep once the round commits.
     pub(crate) fn join(
         spec: &RoundSpec,
         input: Input<'_>,
@@ -38,20 +38,17 @@ impl FramedClient {
         let me = input.id;
         let (sketch, keep) = input.sketch(params)?;
         let sketch = sketch.into_owned();
+        // With dealt masks the client waits for its sealed seed: its one
+        // message is its masked input.
         let first = match &mode {
-            Mode::Pairwise(keys) => ToServer::Key {
+            Mode::Pairwise(keys) => Some(to_bytes(&ToServer::Key {
                 client: me.0,
                 session: spec.session,
                 round: spec.round,
                 key: keys.public_key(),
-            },
-            Mode::Dealer(_) => ToServer::Ready {
-                client: me.0,
-                session: spec.session,
-                round: spec.round,
-            },
+            })?),
+            Mode::Dealer(_) => None,
         };
-        let first = to_bytes(&first)?;
         let new = keep.then(|| sketch.clone());
         Ok((
             Box::new(Self {
@@ -97,7 +94,10 @@ impl FramedClient {
 
 impl ClientHalf for FramedClient {
     fn steps(&self) -> &'static [Step] {
-        &[Step::AdvertiseKeys, Step::MaskedInput]
+        match self.own {
+            Mode::Pairwise(_) => &[Step::AdvertiseKeys, Step::MaskedInput],
+            Mode::Dealer(_) => &[Step::MaskedInput],
+        }
     }
 
     fn summed(&self) -> Option<std::borrow::Cow<'_, [ClientId]>> {

@@ -1,7 +1,7 @@
-//! The server's half of a pairwise or dealt round: collects the keys,
-//! relays the directory (or forwards it to the dealer and relays each
-//! client's sealed seed), collects and sums the masked frames (and the
-//! dealer's correction).
+//! The server's half of a pairwise or dealt round: collects the keys and
+//! relays the directory (or asks the dealer for the ring as the round
+//! opens and relays each client's sealed seed), collects and sums the
+//! masked frames (and the dealer's correction).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -51,13 +51,23 @@ fn conclude_sum(total: AnySketch, sums: &Sums, check: &DeltaCheck<'_>) -> MufcRe
 enum DealerStage {
     /// Pairwise masks: no dealer.
     None,
-    /// The keys are not all in, or the request is not sent yet.
+    /// The request is not sent yet (the round just opened).
     Waiting,
     /// The request went out; the answer has not come.
     Asked,
-    /// The dealer answered: each client's sealed seed (its correction is
-    /// in the sum).
+    /// The dealer answered: each client's sealed seed, to relay (its
+    /// correction is in the sum).
     Dealt { sealed: BTreeMap<ClientId, Vec<u8>> },
+    /// The sealed seeds went out: the clients' masked frames may come.
+    Relayed,
+}
+
+impl DealerStage {
+    /// Whether the clients have nothing to answer yet: a dealt round's
+    /// clients wait for their sealed seeds.
+    fn clients_wait(&self) -> bool {
+        matches!(self, Self::Waiting | Self::Asked | Self::Dealt { .. })
+    }
 }
 
 /// The server's half of a pairwise or dealt round.
@@ -68,8 +78,6 @@ pub(crate) struct FramedServer {
     max_frame: usize,
     step: Option<Step>,
     keys: BTreeMap<ClientId, MaskPublicKey>,
-    /// With dealt masks: the clients that said they are ready.
-    ready: BTreeSet<ClientId>,
     /// The running sum of the masked frames (and the dealer's
     /// correction), on the concrete sketch's own elements. A frame is
     /// parsed (its kind, shape and elements checked against the round's
@@ -86,7 +94,9 @@ impl FramedServer {
     /// The server's half of the round `spec` over the aggregation's
     /// parameters and last sum.
     pub(crate) fn open(spec: RoundSpec, sums: Sums, min_clients: usize) -> MufcResult<Self> {
-        let spec_protocol_is_dealer = spec.protocol == RoundProtocol::Dealer;
+        // A dealt round has one step for the clients, their masked
+        // inputs; the dealer is asked before it.
+        let dealt = spec.protocol == RoundProtocol::Dealer;
         let max_frame = sums.sent().max_frame_len();
         // The minimum of clients is checked when the round finishes, with
         // the server's own error.
@@ -96,11 +106,13 @@ impl FramedServer {
             sums,
             min_clients,
             max_frame,
-            step: Some(Step::AdvertiseKeys),
+            step: Some(match dealt {
+                true => Step::MaskedInput,
+                false => Step::AdvertiseKeys,
+            }),
             keys: BTreeMap::new(),
-            ready: BTreeSet::new(),
             sum,
-            dealer: match spec_protocol_is_dealer {
+            dealer: match dealt {
                 true => DealerStage::Waiting,
                 false => DealerStage::None,
             },
@@ -155,14 +167,14 @@ impl ServerHalf for FramedServer {
 
     fn expected(&self) -> BTreeSet<ClientId> {
         match self.step {
-            Some(_) => self.ring(),
-            None => BTreeSet::new(),
+            Some(_) if !self.dealer.clients_wait() => self.ring(),
+            _ => BTreeSet::new(),
         }
     }
 
     fn answered(&self) -> BTreeSet<ClientId> {
         match self.step {
-            Some(Step::AdvertiseKeys) => self.keys.keys().chain(&self.ready).copied().collect(),
+            Some(Step::AdvertiseKeys) => self.keys.keys().copied().collect(),
             Some(_) => self.frames(),
             None => BTreeSet::new(),
         }
@@ -180,8 +192,9 @@ impl ServerHalf for FramedServer {
         let out = match self.step {
             Some(Step::AdvertiseKeys) => {
                 self.all_answered(Step::AdvertiseKeys)?;
-                self.after_keys()?
+                self.directory()?
             }
+            Some(_) if self.dealer.clients_wait() => self.next_deal_step()?,
             Some(step) => {
                 self.all_answered(step)?;
                 self.step = None;
@@ -210,8 +223,10 @@ impl ServerHalf for FramedServer {
                 "the round is not over: nothing to decode".into(),
             ));
         }
-        if matches!(self.dealer, DealerStage::Waiting | DealerStage::Asked) {
-            return Err(MufcError::Remote("the dealer has not answered".into()));
+        if self.dealer.clients_wait() {
+            return Err(MufcError::Remote(
+                "the dealer's seeds never reached the clients".into(),
+            ));
         }
         // The aggregate of fewer clients than the minimum is refused, as
         // `syndrome_agg::Aggregator` refuses it.
@@ -240,49 +255,47 @@ impl ServerHalf for FramedServer {
 }
 
 impl FramedServer {
-    /// Every key is in: the directory to every client (pairwise masks),
-    /// or the request to the dealer, then each client's sealed seed.
-    fn after_keys(&mut self) -> MufcResult<Advanced> {
-        let directory = || -> MufcResult<Vec<u8>> {
-            to_bytes(&Directory {
+    /// Every key is in (pairwise masks): the directory to every client.
+    fn directory(&mut self) -> MufcResult<Advanced> {
+        let d = to_bytes(&Directory {
+            session: self.spec.session,
+            round: self.spec.round,
+            keys: self.keys.iter().map(|(c, k)| (c.0, *k)).collect(),
+        })?;
+        self.step = Some(Step::MaskedInput);
+        Ok(Advanced::Clients(
+            self.spec.ring.iter().map(|c| (*c, d.clone())).collect(),
+        ))
+    }
+
+    /// A dealt round before its clients answer: the request to the dealer
+    /// for the announced ring, then each client's sealed seed.
+    fn next_deal_step(&mut self) -> MufcResult<Advanced> {
+        match std::mem::replace(&mut self.dealer, DealerStage::Asked) {
+            DealerStage::Waiting => Ok(Advanced::Dealer(to_bytes(&DealRequest {
                 session: self.spec.session,
                 round: self.spec.round,
-                keys: self.keys.iter().map(|(c, k)| (c.0, *k)).collect(),
-            })
-        };
-        let out = match &self.dealer {
-            DealerStage::None => {
-                let d = directory()?;
-                Advanced::Clients(self.spec.ring.iter().map(|c| (*c, d.clone())).collect())
-            }
-            DealerStage::Waiting => {
-                let request = to_bytes(&DealRequest {
-                    session: self.spec.session,
-                    round: self.spec.round,
-                    ring: self.ready.iter().map(|c| c.0).collect(),
-                })?;
-                self.dealer = DealerStage::Asked;
-                return Ok(Advanced::Dealer(request));
-            }
-            DealerStage::Asked => {
-                return Err(MufcError::Remote("the dealer has not answered".into()));
-            }
-            DealerStage::Dealt { sealed, .. } => Advanced::Clients(
-                sealed
-                    .iter()
-                    .map(|(c, s)| {
+                ring: self.spec.ring.iter().map(|c| c.0).collect(),
+            })?)),
+            DealerStage::Dealt { sealed } => {
+                let seeds = (sealed.into_iter())
+                    .map(|(c, sealed)| {
                         let msg = SealedSeed {
                             session: self.spec.session,
                             round: self.spec.round,
-                            sealed: s.clone(),
+                            sealed,
                         };
-                        Ok((*c, to_bytes(&msg)?))
+                        Ok((c, to_bytes(&msg)?))
                     })
-                    .collect::<MufcResult<_>>()?,
-            ),
-        };
-        self.step = Some(Step::MaskedInput);
-        Ok(out)
+                    .collect::<MufcResult<_>>()?;
+                self.dealer = DealerStage::Relayed;
+                Ok(Advanced::Clients(seeds))
+            }
+            other => {
+                self.dealer = other;
+                Err(MufcError::Remote("the dealer has not answered".into()))
+            }
+        }
     }
 
     /// The dealer's answer, checked before it is kept: this round's, a
@@ -333,19 +346,6 @@ impl FramedServer {
         match (self.step, msg) {
             (
                 Some(Step::AdvertiseKeys),
-                ToServer::Ready {
-                    client,
-                    session,
-                    round,
-                },
-            ) if !matches!(self.dealer, DealerStage::None) => {
-                self.own_round(from, client, (session, round), "said it is ready")?;
-                if !self.ready.insert(from) {
-                    return Err(rejected(format!("client {from} said it is ready twice")));
-                }
-            }
-            (
-                Some(Step::AdvertiseKeys),
                 ToServer::Key {
                     client,
                     session,
@@ -354,6 +354,11 @@ impl FramedServer {
                 },
             ) if matches!(self.dealer, DealerStage::None) => {
                 self.accept_key(from, client, (session, round), key)?;
+            }
+            (Some(Step::MaskedInput), ToServer::Masked { .. }) if self.dealer.clients_wait() => {
+                return Err(rejected(format!(
+                    "client {from} sent a frame before its sealed seed went out"
+                )));
             }
             (Some(Step::MaskedInput), ToServer::Masked { client, frame }) => {
                 self.accept_frame(from, client, &frame)?;

@@ -53,11 +53,11 @@ fn histogram(c: u64) -> Vec<(BigUint, u64)> {
 }
 
 /// The round's three parties: the server's half, the dealer's, and each
-/// client's half with its first message.
+/// client's half.
 struct Round {
     server: Box<dyn ServerHalf>,
     dealer: DealerParty,
-    clients: Vec<(Box<dyn ClientHalf>, Vec<u8>)>,
+    clients: Vec<Box<dyn ClientHalf>>,
 }
 
 fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
@@ -88,7 +88,10 @@ fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
             };
             let mode = Mode::Dealer(keys.pair(*c));
             let (half, first, _) = FramedClient::join(spec, input, &p, mode).unwrap();
-            (half, first)
+            // A dealt round's client waits for its seed: its one message
+            // is its masked input.
+            assert!(first.is_none());
+            half
         })
         .collect();
     Round {
@@ -98,11 +101,10 @@ fn round(spec: &RoundSpec, keys: &DealerKeys, rng_seed: u64) -> Round {
     }
 }
 
-/// The keys in; the request the server forwards to the dealer.
-fn keys_in(r: &mut Round) -> Vec<u8> {
-    for (i, (_, first)) in r.clients.iter().enumerate() {
-        r.server.receive(ClientId(i as u64), first).unwrap();
-    }
+/// The request the server sends the dealer as the round opens (no
+/// client has anything to answer before its seed).
+fn asked(r: &mut Round) -> Vec<u8> {
+    assert!(r.server.expected().is_empty());
     match r.server.advance().unwrap() {
         Advanced::Dealer(request) => request,
         other => panic!("expected a request to the dealer, got {other:?}"),
@@ -122,12 +124,12 @@ fn an_honest_dealt_round_decodes_the_plain_sum() {
     let key = DealerKeys::new(SecretSource::Derived { seed: 3 }).unwrap();
     let s = spec(4, 4);
     let mut r = round(&s, &key, 1);
-    let request = keys_in(&mut r);
+    let request = asked(&mut r);
     let reply = r.dealer.handle(&request).unwrap();
     // The dealer deals a round once.
     assert!(r.dealer.handle(&request).is_err());
     let sealed = sealed_to_clients(&mut r, &reply);
-    for (i, (half, _)) in r.clients.iter_mut().enumerate() {
+    for (i, half) in r.clients.iter_mut().enumerate() {
         let c = ClientId(i as u64);
         let frame = half.handle(&sealed[&c]).unwrap();
         r.server.receive(c, &frame).unwrap();
@@ -150,6 +152,32 @@ fn an_honest_dealt_round_decodes_the_plain_sum() {
         panic!("expected the whole sum")
     };
     assert_eq!(sum.into_iter().collect::<BTreeMap<_, _>>(), plain);
+}
+
+#[test]
+fn a_frame_before_the_seeds_went_out_is_refused() {
+    let key = DealerKeys::new(SecretSource::Derived { seed: 4 }).unwrap();
+    let s = spec(5, 3);
+    // A client's real frame of this round (the same deal, driven apart).
+    let mut other = round(&s, &key, 1);
+    let request = asked(&mut other);
+    let reply = other.dealer.handle(&request).unwrap();
+    let sealed = sealed_to_clients(&mut other, &reply);
+    let frame = other.clients[0].handle(&sealed[&ClientId(0)]).unwrap();
+    // Before the request, and between the deal and its relay: no frame
+    // is taken, however well made.
+    let mut r = round(&s, &key, 1);
+    assert!(r.server.receive(ClientId(0), &frame).is_err());
+    let request = asked(&mut r);
+    r.server
+        .receive_dealer(&r.dealer.handle(&request).unwrap())
+        .unwrap();
+    assert!(r.server.receive(ClientId(0), &frame).is_err());
+    assert!(r.server.answered().is_empty());
+    // Once relayed, the same frame counts.
+    assert!(matches!(r.server.advance().unwrap(), Advanced::Clients(_)));
+    r.server.receive(ClientId(0), &frame).unwrap();
+    assert_eq!(r.server.answered().len(), 1);
 }
 
 /// What a lying server does to the victim's seal.
@@ -182,7 +210,7 @@ fn a_lying_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
         let victim = ClientId(rng.random_range(0..n));
         let s = spec(10 + case, n);
         let mut r = round(&s, &key, case);
-        let request = keys_in(&mut r);
+        let request = asked(&mut r);
         let reply = r.dealer.handle(&request).unwrap();
         let mut sealed = sealed_to_clients(&mut r, &reply);
         let victims_seal = |m: &[u8]| -> SealedSeed { from_bytes(m, 4096, "").unwrap() };
@@ -204,7 +232,7 @@ fn a_lying_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
             Lie::OtherRound => {
                 let earlier = spec(s.round + 100, n);
                 let mut e = round(&earlier, &key, case);
-                let req = keys_in(&mut e);
+                let req = asked(&mut e);
                 let rep = e.dealer.handle(&req).unwrap();
                 let their = sealed_to_clients(&mut e, &rep);
                 let mut mine = victims_seal(&sealed[&victim]);
@@ -218,7 +246,7 @@ fn a_lying_server_never_gets_a_client_to_mask_with_a_seed_it_knows() {
                 sealed.insert(victim, to_bytes(&mine).unwrap());
             }
         }
-        for (i, (half, _)) in r.clients.iter_mut().enumerate() {
+        for (i, half) in r.clients.iter_mut().enumerate() {
             let c = ClientId(i as u64);
             let answer = half.handle(&sealed[&c]);
             if c == victim {
@@ -239,7 +267,7 @@ fn the_dealer_refuses_a_request_for_another_ring_or_round() {
     let key = DealerKeys::new(SecretSource::Derived { seed: 9 }).unwrap();
     let s = spec(6, 3);
     let mut r = round(&s, &key, 2);
-    let honest = keys_in(&mut r);
+    let honest = asked(&mut r);
     let d: DealRequest = from_bytes(&honest, 1 << 20, "").unwrap();
     let without = DealRequest {
         ring: d.ring[1..].to_vec(),
@@ -265,7 +293,7 @@ fn the_server_refuses_a_dealers_answer_that_is_not_the_rounds() {
     let key = DealerKeys::new(SecretSource::Derived { seed: 8 }).unwrap();
     let s = spec(6, 3);
     let mut r = round(&s, &key, 2);
-    let request = keys_in(&mut r);
+    let request = asked(&mut r);
     let reply = r.dealer.handle(&request).unwrap();
     let honest: Dealt = from_bytes(&reply, 1 << 20, "").unwrap();
     let variants: Vec<Dealt> = vec![

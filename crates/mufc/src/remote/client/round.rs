@@ -141,7 +141,7 @@ pub(crate) fn join_plain(
     spec: &RoundSpec,
     id: ClientId,
     local: &Local,
-) -> MufcResult<(ClientRound, Vec<u8>)> {
+) -> MufcResult<(ClientRound, Option<Vec<u8>>)> {
     let refuse = |reason: String| MufcError::RoundRefused {
         round: spec.round,
         reason,
@@ -167,5 +167,5 @@ pub(crate) fn join_plain(
         histogram: Vec::new(),
         training: Duration::ZERO,
     };
-    Ok((round, first))
+    Ok((round, Some(first)))
 }

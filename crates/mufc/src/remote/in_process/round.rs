@@ -13,7 +13,7 @@ use crate::remote::{Announcement, ClientRound, RemoteClient, RoundStep};
 use crate::{ClientId, MufcError, MufcResult, SecAggStep, par};
 
 /// A member's half of a round, its first message and the time it took.
-type Joined = (ClientId, (ClientRound, Vec<u8>), Duration);
+type Joined = (ClientId, (ClientRound, Option<Vec<u8>>), Duration);
 
 impl InProcess {
     /// One round of the clients `members` (a group's, or in the plain
@@ -49,7 +49,9 @@ impl InProcess {
         for (id, (half, first), took) in self.join(members, &bytes)? {
             costs.training.push((id, half.training()));
             costs.joins.push((id, took.saturating_sub(half.training())));
-            if !offline(id, round.step()) {
+            if let Some(first) = first
+                && !offline(id, round.step())
+            {
                 costs.sent(&first);
                 record(id, &first);
                 round.receive(id, &first)?;
