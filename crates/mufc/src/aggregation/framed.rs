@@ -140,12 +140,13 @@ pub(super) struct Dealt {
 pub(super) struct SealedBytes(#[serde(with = "serde_bytes")] pub(super) Vec<u8>);
 
 pub(super) fn to_bytes(value: &impl Serialize) -> MufcResult<Vec<u8>> {
-    let mut out = vec![VERSION];
-    out.extend(
-        postcard::to_allocvec(value)
-            .map_err(|e| MufcError::Remote(format!("encoding a pairwise message: {e}")))?,
-    );
-    Ok(out)
+    let failed = |e: postcard::Error| MufcError::Remote(format!("encoding a round's message: {e}"));
+    // Sized first: a masked frame is most of a round's bytes, and a buffer
+    // grown as it is written copied it several times.
+    let size = postcard::experimental::serialized_size(value).map_err(failed)?;
+    let mut out = Vec::with_capacity(size + 1);
+    out.push(VERSION);
+    postcard::to_extend(value, out).map_err(failed)
 }
 
 pub(super) fn from_bytes<'a, T: Deserialize<'a>>(

@@ -287,8 +287,7 @@ impl Aggregation {
             last,
             change: change.as_ref().map(|(c, _)| c.as_slice()),
         };
-        let secrets = RoundSecrets::new(self.secrets, spec.round)?;
-        self.join_checked(spec, input, &secrets, change.as_ref().map(|(_, p)| p), seal)
+        self.join_checked(spec, input, change.as_ref().map(|(_, p)| p), seal)
     }
 
     /// The dealer's half of the round of `spec` across processes, sealing
@@ -327,15 +326,14 @@ impl Aggregation {
 
     /// The client of `input` joins the round of `spec`, once checked
     /// ([`Self::check_round`]), drawing its key pairs and seeds from the
-    /// round's `secrets` (in a dealt round, its mask from the seed the
-    /// dealer seals under `seal`): the client's half, its first message
-    /// and its new sketch; [`Self::join_remote`] after it checked the
-    /// round against the client's last one.
+    /// round's secrets (in a dealt round none: its mask comes from the
+    /// seed the dealer seals under `seal`): the client's half, its first
+    /// message and its new sketch; [`Self::join_remote`] after it checked
+    /// the round against the client's last one.
     pub(super) fn join_checked(
         &self,
         spec: &RoundSpec,
         input: Input<'_>,
-        secrets: &RoundSecrets,
         change: Option<&ValidAnyParams>,
         seal: Option<SealKey>,
     ) -> MufcResult<Joined> {
@@ -364,6 +362,7 @@ impl Aggregation {
         let params = change.unwrap_or(&self.scheme.params);
         match (&spec.protocol, &self.masking) {
             (RoundProtocol::Pairwise, _) => {
+                let secrets = RoundSecrets::new(self.secrets, spec.round)?;
                 let secret = secrets.secret("pairwise-key", input.id.0);
                 let mode = Mode::Pairwise(MaskKeyPair::from_secret_bytes(secret));
                 return FramedClient::join(spec, input, params, mode);
@@ -382,7 +381,7 @@ impl Aggregation {
         let join = JoinRound {
             spec,
             input,
-            secrets,
+            secrets: &RoundSecrets::new(self.secrets, spec.round)?,
             params: &self.scheme.params,
         };
         join.join()
