@@ -73,10 +73,12 @@ pub(super) enum Mode {
 pub(crate) const CORRECTION: u64 = u64::MAX;
 
 /// The format version of the messages below (2: a dealt round's client
-/// no longer says it is ready).
+/// no longer says it is ready, and a masked input is its frame alone).
 const VERSION: u8 = 2;
 
-/// A client's message to the server.
+/// A client's message of the keys' step to the server. (Its message of
+/// the masked-input step is its sketch's wire frame alone, which names
+/// its client and round: an envelope would only repeat them.)
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) enum ToServer {
     /// Step 1: the client's public key for this round.
@@ -85,14 +87,6 @@ pub(super) enum ToServer {
         session: [u8; 32],
         round: u64,
         key: MaskPublicKey,
-    },
-    /// Step 2: the client's masked sketch, as a wire frame.
-    Masked {
-        client: u64,
-        // In one piece (the same bytes on the wire): a frame read byte
-        // by byte through serde cost the server milliseconds a round.
-        #[serde(with = "serde_bytes")]
-        frame: Vec<u8>,
     },
 }
 
@@ -197,8 +191,8 @@ pub(crate) fn masked_message(from: ClientId, bytes: &[u8]) -> Option<Vec<u8>> {
         let dealt = from_bytes::<Dealt>(bytes, usize::MAX, "").ok()?;
         return framed(dealt.correction);
     }
-    if let Ok(ToServer::Masked { frame, .. }) = from_bytes::<ToServer>(bytes, usize::MAX, "") {
-        return framed(frame);
+    if let Some(frame) = framed(bytes.to_vec()) {
+        return Some(frame);
     }
     match ClientEnvelope::parse(bytes, usize::MAX).ok()?.body {
         ClientBody::MaskedInput(_) => Some(bytes.to_vec()),

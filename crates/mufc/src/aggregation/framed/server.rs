@@ -341,35 +341,25 @@ impl FramedServer {
         if !self.spec.ring.contains(&from) {
             return Err(rejected(format!("client {from} is not in the round")));
         }
-        // A frame is the largest message; the envelope adds a few bytes.
-        let msg: ToServer = from_bytes(bytes, self.max_frame + 64, "a pairwise message")?;
-        match (self.step, msg) {
-            (
-                Some(Step::AdvertiseKeys),
-                ToServer::Key {
+        // Read as the step's message: a key, or a masked frame.
+        match self.step {
+            Some(Step::AdvertiseKeys) if matches!(self.dealer, DealerStage::None) => {
+                let ToServer::Key {
                     client,
                     session,
                     round,
                     key,
-                },
-            ) if matches!(self.dealer, DealerStage::None) => {
-                self.accept_key(from, client, (session, round), key)?;
+                } = from_bytes(bytes, 4096, "a key")?;
+                self.accept_key(from, client, (session, round), key)
             }
-            (Some(Step::MaskedInput), ToServer::Masked { .. }) if self.dealer.clients_wait() => {
-                return Err(rejected(format!(
-                    "client {from} sent a frame before its sealed seed went out"
-                )));
-            }
-            (Some(Step::MaskedInput), ToServer::Masked { client, frame }) => {
-                self.accept_frame(from, client, &frame)?;
-            }
-            (step, _) => {
-                return Err(rejected(format!(
-                    "client {from} sent a message of another step (the round is at {step:?})"
-                )));
-            }
+            Some(Step::MaskedInput) if self.dealer.clients_wait() => Err(rejected(format!(
+                "client {from} sent a message before its sealed seed went out"
+            ))),
+            Some(Step::MaskedInput) => self.accept_frame(from, bytes),
+            step => Err(rejected(format!(
+                "client {from} sent a message the round does not take at {step:?}"
+            ))),
         }
-        Ok(())
     }
 
     /// Checks that client `from`'s first message (`what` it did) is in its
@@ -410,14 +400,9 @@ impl FramedServer {
         Ok(())
     }
 
-    /// Client `from`'s masked frame, sent as `client`'s: added to the sum
-    /// if it is its own, of this round, and its first.
-    fn accept_frame(&mut self, from: ClientId, client: u64, frame: &[u8]) -> MufcResult<()> {
-        if client != from.0 {
-            return Err(rejected(format!(
-                "client {from} sent a frame in the name of {client}"
-            )));
-        }
+    /// Client `from`'s masked frame: added to the sum if it is its own,
+    /// of this round, and its first.
+    fn accept_frame(&mut self, from: ClientId, frame: &[u8]) -> MufcResult<()> {
         if self.sum.clients().contains(&from.0) {
             return Err(rejected(format!("client {from} sent a second frame")));
         }

@@ -180,6 +180,31 @@ fn a_frame_before_the_seeds_went_out_is_refused() {
     assert_eq!(r.server.answered().len(), 1);
 }
 
+#[test]
+fn a_frame_in_another_clients_name_is_refused() {
+    let key = DealerKeys::new(SecretSource::Derived { seed: 6 }).unwrap();
+    let s = spec(7, 3);
+    let mut r = round(&s, &key, 3);
+    let request = asked(&mut r);
+    let reply = r.dealer.handle(&request).unwrap();
+    let sealed = sealed_to_clients(&mut r, &reply);
+    let frames: Vec<Vec<u8>> = (r.clients.iter_mut().enumerate())
+        .map(|(i, half)| half.handle(&sealed[&ClientId(i as u64)]).unwrap())
+        .collect();
+    // Client 1 relays client 0's frame, then its own relabelled as 0's.
+    assert!(r.server.receive(ClientId(1), &frames[0]).is_err());
+    let mut relabelled = syndrome_agg::wire::Frame::parse(&frames[1], usize::MAX).unwrap();
+    relabelled.client_id = 0;
+    let relabelled = relabelled.to_bytes().unwrap();
+    assert!(r.server.receive(ClientId(1), &relabelled).is_err());
+    assert!(r.server.answered().is_empty());
+    // The honest frames still make the round.
+    for (i, f) in frames.iter().enumerate() {
+        r.server.receive(ClientId(i as u64), f).unwrap();
+    }
+    assert!(matches!(r.server.advance().unwrap(), Advanced::Finished));
+}
+
 /// What a lying server does to the victim's seal.
 #[derive(Clone, Copy, Debug)]
 enum Lie {
