@@ -81,8 +81,16 @@ impl Aggregation {
     /// The signed parameters of capacity `t` in the scheme and field of
     /// the aggregation's own (built once per capacity).
     pub(super) fn small_params(&mut self, t: usize) -> MufcResult<ValidAnyParams> {
-        if let Some((_, p)) = self.scheme.small.iter().find(|(c, _)| *c == t) {
-            return Ok(p.clone());
+        let at = self.small_at(t)?;
+        Ok(self.scheme.small[at].1.clone())
+    }
+
+    /// Where the signed parameters of capacity `t` are kept, built on the
+    /// first call: every client of a change round looks them up, and a
+    /// reference saves it a copy.
+    pub(super) fn small_at(&mut self, t: usize) -> MufcResult<usize> {
+        if let Some(at) = self.scheme.small.iter().position(|(c, _)| *c == t) {
+            return Ok(at);
         }
         let full = self.scheme.params.sketch_params();
         let counts = CountPolicy::signed(self.max_points);
@@ -92,7 +100,10 @@ impl Aggregation {
         let p = AnyParams::new(self.scheme.params.scheme().clone(), sketch)
             .with_field_bound(self.scheme.bound.clone())
             .validate()?;
-        self.scheme.small.push((t, p.clone()));
-        Ok(p)
+        // One more at a time: a federation sees few capacities, and a
+        // block for several was the largest allocation of a client's round.
+        self.scheme.small.reserve_exact(1);
+        self.scheme.small.push((t, p));
+        Ok(self.scheme.small.len() - 1)
     }
 }

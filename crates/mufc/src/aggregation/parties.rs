@@ -277,17 +277,18 @@ impl Aggregation {
                 let t = usize::try_from(capacity).unwrap_or(usize::MAX);
                 Some((
                     histogram_change(sent.histogram, histogram),
-                    self.small_params(t)?,
+                    self.small_at(t)?,
                 ))
             }
         };
+        let change = change.map(|(c, at)| (c, &self.scheme.small[at].1));
         let input = Input {
             id: me,
             histogram,
             last,
             change: change.as_ref().map(|(c, _)| c.as_slice()),
         };
-        self.join_checked(spec, input, change.as_ref().map(|(_, p)| p), seal)
+        self.join_checked(spec, input, change.as_ref().map(|(_, p)| *p), seal)
     }
 
     /// The dealer's half of the round of `spec` across processes, sealing

@@ -119,6 +119,17 @@ fn sealed_to_clients(r: &mut Round, reply: &[u8]) -> BTreeMap<ClientId, Vec<u8>>
     }
 }
 
+/// The round dealt honestly up to its clients' answers: each client's
+/// masked frame, in id order (none given to the server yet).
+fn frames(r: &mut Round) -> Vec<Vec<u8>> {
+    let request = asked(r);
+    let reply = r.dealer.handle(&request).unwrap();
+    let sealed = sealed_to_clients(r, &reply);
+    (r.clients.iter_mut().enumerate())
+        .map(|(i, half)| half.handle(&sealed[&ClientId(i as u64)]).unwrap())
+        .collect()
+}
+
 #[test]
 fn an_honest_dealt_round_decodes_the_plain_sum() {
     let key = DealerKeys::new(SecretSource::Derived { seed: 3 }).unwrap();
@@ -159,11 +170,7 @@ fn a_frame_before_the_seeds_went_out_is_refused() {
     let key = DealerKeys::new(SecretSource::Derived { seed: 4 }).unwrap();
     let s = spec(5, 3);
     // A client's real frame of this round (the same deal, driven apart).
-    let mut other = round(&s, &key, 1);
-    let request = asked(&mut other);
-    let reply = other.dealer.handle(&request).unwrap();
-    let sealed = sealed_to_clients(&mut other, &reply);
-    let frame = other.clients[0].handle(&sealed[&ClientId(0)]).unwrap();
+    let frame = frames(&mut round(&s, &key, 1)).swap_remove(0);
     // Before the request, and between the deal and its relay: no frame
     // is taken, however well made.
     let mut r = round(&s, &key, 1);
@@ -185,12 +192,7 @@ fn a_frame_in_another_clients_name_is_refused() {
     let key = DealerKeys::new(SecretSource::Derived { seed: 6 }).unwrap();
     let s = spec(7, 3);
     let mut r = round(&s, &key, 3);
-    let request = asked(&mut r);
-    let reply = r.dealer.handle(&request).unwrap();
-    let sealed = sealed_to_clients(&mut r, &reply);
-    let frames: Vec<Vec<u8>> = (r.clients.iter_mut().enumerate())
-        .map(|(i, half)| half.handle(&sealed[&ClientId(i as u64)]).unwrap())
-        .collect();
+    let frames = frames(&mut r);
     // Client 1 relays client 0's frame, then its own relabelled as 0's.
     assert!(r.server.receive(ClientId(1), &frames[0]).is_err());
     let mut relabelled = syndrome_agg::wire::Frame::parse(&frames[1], usize::MAX).unwrap();
