@@ -33,7 +33,7 @@
 //! client takes its change since the histogram it sent in that round, and
 //! refuses a round against any other (docs/threat-model.md §2.2).
 
-use syndrome_agg::{AnyParams, CountPolicy, SketchParams, ValidAnyParams};
+use syndrome_agg::{AnyParams, CountPolicy, SketchParams};
 
 use super::Aggregation;
 use super::halves::{RoundSpec, ServerHalf};
@@ -70,24 +70,18 @@ impl Aggregation {
         if !applies {
             return Ok(None);
         }
-        let small = self.small_params(bound.max(1))?;
+        let small = self.small_at(bound.max(1))?;
         let number = self.round;
         self.round = number.saturating_add(1);
         let secrets = RoundSecrets::new(self.secrets, number)?;
-        self.open_round(number, &secrets, clients, Some(&small))
+        let small = &self.scheme.small[small].1;
+        self.open_round(number, &secrets, clients, Some(small))
             .map(Some)
     }
 
-    /// The signed parameters of capacity `t` in the scheme and field of
-    /// the aggregation's own (built once per capacity).
-    pub(super) fn small_params(&mut self, t: usize) -> MufcResult<ValidAnyParams> {
-        let at = self.small_at(t)?;
-        Ok(self.scheme.small[at].1.clone())
-    }
-
-    /// Where the signed parameters of capacity `t` are kept, built on the
-    /// first call: every client of a change round looks them up, and a
-    /// reference saves it a copy.
+    /// Where the signed parameters of capacity `t` in the scheme and
+    /// field of the aggregation's own are kept (`scheme.small`), built on
+    /// the first call: every party of a change round looks them up.
     pub(super) fn small_at(&mut self, t: usize) -> MufcResult<usize> {
         if let Some(at) = self.scheme.small.iter().position(|(c, _)| *c == t) {
             return Ok(at);

@@ -134,13 +134,8 @@ pub(super) struct Dealt {
 pub(super) struct SealedBytes(#[serde(with = "serde_bytes")] pub(super) Vec<u8>);
 
 pub(super) fn to_bytes(value: &impl Serialize) -> MufcResult<Vec<u8>> {
-    let failed = |e: postcard::Error| MufcError::Remote(format!("encoding a round's message: {e}"));
-    // Sized first: a masked frame is most of a round's bytes, and a buffer
-    // grown as it is written copied it several times.
-    let size = postcard::experimental::serialized_size(value).map_err(failed)?;
-    let mut out = Vec::with_capacity(size + 1);
-    out.push(VERSION);
-    postcard::to_extend(value, out).map_err(failed)
+    postcard::to_extend(value, vec![VERSION])
+        .map_err(|e| MufcError::Remote(format!("encoding a round's message: {e}")))
 }
 
 pub(super) fn from_bytes<'a, T: Deserialize<'a>>(
@@ -186,13 +181,13 @@ pub(super) fn rejected(reason: String) -> MufcError {
 pub(crate) fn masked_message(from: ClientId, bytes: &[u8]) -> Option<Vec<u8>> {
     use syndrome_agg::secagg::messages::{ClientBody, ClientEnvelope};
     use syndrome_agg::wire::Frame;
-    let framed = |frame: Vec<u8>| Frame::parse(&frame, usize::MAX).is_ok().then_some(frame);
+    let framed = |frame: &[u8]| Frame::parse(frame, usize::MAX).is_ok();
     if from.0 == u64::MAX {
         let dealt = from_bytes::<Dealt>(bytes, usize::MAX, "").ok()?;
-        return framed(dealt.correction);
+        return framed(&dealt.correction).then_some(dealt.correction);
     }
-    if let Some(frame) = framed(bytes.to_vec()) {
-        return Some(frame);
+    if framed(bytes) {
+        return Some(bytes.to_vec());
     }
     match ClientEnvelope::parse(bytes, usize::MAX).ok()?.body {
         ClientBody::MaskedInput(_) => Some(bytes.to_vec()),

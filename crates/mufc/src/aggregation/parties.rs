@@ -316,7 +316,8 @@ impl Aggregation {
         let params = match spec.sends {
             Sends::Histograms => self.scheme.params.clone(),
             Sends::Changes { capacity, .. } => {
-                self.small_params(usize::try_from(capacity).unwrap_or(usize::MAX))?
+                let at = self.small_at(usize::try_from(capacity).unwrap_or(usize::MAX))?;
+                self.scheme.small[at].1.clone()
             }
         };
         let secrets = RoundSecrets::new(self.secrets, spec.round)?;

@@ -271,31 +271,36 @@ impl FramedServer {
     /// A dealt round before its clients answer: the request to the dealer
     /// for the announced ring, then each client's sealed seed.
     fn next_deal_step(&mut self) -> MufcResult<Advanced> {
-        match std::mem::replace(&mut self.dealer, DealerStage::Asked) {
-            DealerStage::Waiting => Ok(Advanced::Dealer(to_bytes(&DealRequest {
-                session: self.spec.session,
-                round: self.spec.round,
-                ring: self.spec.ring.iter().map(|c| c.0).collect(),
-            })?)),
+        let (session, round) = (self.spec.session, self.spec.round);
+        // Made before the stage moves on: a message that fails to encode
+        // leaves the round where it was.
+        let (out, next) = match &self.dealer {
+            DealerStage::Waiting => {
+                let ring = self.spec.ring.iter().map(|c| c.0).collect();
+                let request = DealRequest {
+                    session,
+                    round,
+                    ring,
+                };
+                (Advanced::Dealer(to_bytes(&request)?), DealerStage::Asked)
+            }
             DealerStage::Dealt { sealed } => {
-                let seeds = (sealed.into_iter())
-                    .map(|(c, sealed)| {
-                        let msg = SealedSeed {
-                            session: self.spec.session,
-                            round: self.spec.round,
-                            sealed,
-                        };
-                        Ok((c, to_bytes(&msg)?))
-                    })
-                    .collect::<MufcResult<_>>()?;
-                self.dealer = DealerStage::Relayed;
-                Ok(Advanced::Clients(seeds))
+                let seed = |(c, s): (&ClientId, &Vec<u8>)| {
+                    let sealed = s.clone();
+                    let msg = SealedSeed {
+                        session,
+                        round,
+                        sealed,
+                    };
+                    Ok((*c, to_bytes(&msg)?))
+                };
+                let seeds = sealed.iter().map(seed).collect::<MufcResult<_>>()?;
+                (Advanced::Clients(seeds), DealerStage::Relayed)
             }
-            other => {
-                self.dealer = other;
-                Err(MufcError::Remote("the dealer has not answered".into()))
-            }
-        }
+            _ => return Err(MufcError::Remote("the dealer has not answered".into())),
+        };
+        self.dealer = next;
+        Ok(out)
     }
 
     /// The dealer's answer, checked before it is kept: this round's, a

@@ -128,7 +128,8 @@ impl ClientRound {
 
     /// The steps of the round's protocol, in the order the client answers
     /// them: SecAgg's five ([`SecAggStep::ALL`](crate::SecAggStep::ALL)),
-    /// or pairwise masks' two (keys, masked input).
+    /// pairwise masks' two (keys, masked input), or dealt masks' one
+    /// (masked input, once the sealed seed came).
     pub fn steps(&self) -> &'static [crate::SecAggStep] {
         self.half.steps()
     }
