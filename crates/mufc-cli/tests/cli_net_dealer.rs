@@ -58,13 +58,15 @@ struct Dealt {
 
 impl Dealt {
     /// Writes the data of `label` and the certificates, starts every
-    /// process (the dealer before the clients) and waits for training.
-    /// `inspect` sees the certificates' directory before any process.
+    /// process (the dealer before the clients, each client with its
+    /// `fault`, `mufc_net::fault`'s) and waits for training. `inspect`
+    /// sees the certificates' directory before any process.
     fn trained(
         dir: &Path,
         label: &str,
         seed: &str,
         dealer_env: &[(&str, &str)],
+        fault: impl Fn(&str) -> Option<&'static str>,
         inspect: impl FnOnce(&Path),
     ) -> Self {
         let data = written_data(dir, label, &NAMES);
@@ -88,7 +90,13 @@ impl Dealt {
         let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), dealer_env);
         server.wait_for(|l| l.contains("the dealer connected"));
         let clients = (NAMES.iter())
-            .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+            .map(|n| {
+                let env: Vec<_> = fault(n)
+                    .map(|f| (mufc_net::fault::FAULT_ENV, f))
+                    .into_iter()
+                    .collect();
+                Proc::start(n, dir, &client_args(port, &certs, n), &env)
+            })
             .collect();
         server.wait_for(|l| l.contains("committed (training)"));
         Self {
@@ -114,16 +122,23 @@ fn five_processes_and_a_dealer_train_and_forget_exactly() {
         dealer,
         _clients,
         ..
-    } = Dealt::trained(dir, "cli-net-dealer", "11", &[], |certs| {
-        // Every secret key is its holder's alone.
-        for file in ["dealer-mask.key", "client-a-mask.key", "dealer-key.pem"] {
-            let mode = std::fs::metadata(certs.join(file))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o077, 0, "{file}: {mode:o}");
-        }
-    });
+    } = Dealt::trained(
+        dir,
+        "cli-net-dealer",
+        "11",
+        &[],
+        |_| None,
+        |certs| {
+            // Every secret key is its holder's alone.
+            for file in ["dealer-mask.key", "client-a-mask.key", "dealer-key.pem"] {
+                let mode = std::fs::metadata(certs.join(file))
+                    .unwrap()
+                    .permissions()
+                    .mode();
+                assert_eq!(mode & 0o077, 0, "{file}: {mode:o}");
+            }
+        },
+    );
     assert_model(dir, data.clone());
     forget(dir, "c", "3");
     let mut rest = data;
@@ -176,7 +191,7 @@ fn a_dealer_killed_mid_deal_fails_the_round_and_a_new_dealer_serves_it() {
         server,
         dealer,
         _clients,
-    } = Dealt::trained(dir, "cli-net-dealer-killed", "12", &fault, |_| {});
+    } = Dealt::trained(dir, "cli-net-dealer-killed", "12", &fault, |_| None, |_| {});
     forget_waiting(dir, "c", "3", "0");
     server.wait_for(|l| l.starts_with("round 1 failed"));
     server.wait_for(|l| l.contains("the dealer disconnected"));
@@ -189,6 +204,52 @@ fn a_dealer_killed_mid_deal_fails_the_round_and_a_new_dealer_serves_it() {
     assert_model(dir, data.clone());
     drop(dealer);
     let _again = Proc::start("dealer-again", dir, &dealer_args(port, &certs), &[]);
+    let committed = server.wait_for(|l| l.contains("committed") && !l.contains("training"));
+    assert!(committed.starts_with("round 2 committed"), "{committed}");
+    let mut rest = data;
+    rest[2] = rest[2].without(&[PointId(3)]).unwrap();
+    assert_model(dir, rest);
+}
+
+/// A dealt round's client sends one message, its masked input, once its
+/// sealed seed came: a client killed as its seed arrives (round 1, a
+/// removal's change round) fails the round at that step, and nothing is
+/// committed; the others refuse a ring without it (it was in their last
+/// sum), so the removal waits, and once the client runs again round 2
+/// serves it exactly.
+#[test]
+fn a_dealt_client_killed_before_its_masked_input_fails_the_round_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let Dealt {
+        data,
+        certs,
+        port,
+        server,
+        dealer: _dealer,
+        _clients,
+    } = Dealt::trained(
+        dir,
+        "cli-net-dealer-dropout",
+        "13",
+        &[],
+        |n| (n == "e").then_some("1:masked-input"),
+        |_| {},
+    );
+    forget_waiting(dir, "c", "3", "0");
+    let line = server.wait_for(|l| l.starts_with("round 1 failed"));
+    assert!(
+        line.contains("dropped out at the masked-input step"),
+        "{line}"
+    );
+    assert!(
+        !server
+            .log()
+            .iter()
+            .any(|l| l.starts_with("round 1 committed"))
+    );
+    assert_model(dir, data.clone());
+    let _again = Proc::start("e-again", dir, &client_args(port, &certs, "e"), &[]);
     let committed = server.wait_for(|l| l.contains("committed") && !l.contains("training"));
     assert!(committed.starts_with("round 2 committed"), "{committed}");
     let mut rest = data;
