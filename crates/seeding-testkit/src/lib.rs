@@ -1,5 +1,6 @@
 //! The test machinery of the `seeding` layer: the exact distribution of
-//! K-means++ seeding and of an unlearner ([`seeding`](mod@seeding)), and the
+//! K-means++ seeding and of an unlearner ([`seeding`](mod@seeding)) or an
+//! inserter ([`insertion`]), and the
 //! bit-identity checks of exact K-means ([`exact`]), and synthetic client
 //! data for the layers above ([`mixtures`]). It depends on
 //! `seeding`, `field` and the test data alone, so that
@@ -10,6 +11,7 @@
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
 pub mod exact;
+pub mod insertion;
 pub mod mixtures;
 pub mod seeding;
 

@@ -117,14 +117,25 @@ pub fn unlearn_distribution<M: Metric, U: Unlearner<M> + ?Sized>(
     removal: &[PointId],
     unlearner: &U,
 ) -> SeedListDist {
+    distribution_after(paths, |fitted, en| unlearner.unlearn(fitted, removal, en))
+}
+
+/// The exact distribution of the seed list that `update` (a deterministic
+/// function of a fitted state and its own choices) leaves: every path of
+/// the seeding (`paths`, from [`fit_paths`]) times every path of the
+/// update's choices.
+pub fn distribution_after<M: Metric>(
+    paths: &[(Fitted<M>, Rational)],
+    mut update: impl FnMut(&Fitted<M>, &mut Enumerator) -> Vec<PointId>,
+) -> SeedListDist {
     let mut dist = SeedListDist::new();
     for (fitted, p) in paths {
         let mut en = Enumerator::new();
         loop {
-            let seeds = unlearner.unlearn(fitted, removal, &mut en);
+            let seeds = update(fitted, &mut en);
             assert!(
                 !en.diverged(),
-                "unlearner is not deterministic given its choices"
+                "the update is not deterministic given its choices"
             );
             let q = path_probability(en.trail());
             add(&mut dist, seeds, &(p * &q));

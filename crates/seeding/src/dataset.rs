@@ -358,6 +358,65 @@ impl Dataset {
         Ok(())
     }
 
+    /// Appends the points of `other` after these, in its order, in
+    /// O(|other| d) amortized. The result is weighted if either was. On
+    /// error nothing changes.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::LengthMismatch`] when the dimensions differ,
+    /// [`SeedingError::DuplicateId`] for an id already here, and
+    /// [`SeedingError::WeightOverflow`] when the total weight would pass
+    /// `u64::MAX`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let mut data = Dataset::new(DMatrix::from_column_slice(1, 2, &[0.0, 1.0]))?;
+    /// let more = Dataset::with_ids(DMatrix::from_column_slice(1, 1, &[2.0]), vec![PointId(7)])?;
+    /// data.append(&more)?;
+    /// assert_eq!(data.ids(), &[PointId(0), PointId(1), PointId(7)]);
+    /// assert!(data.append(&more).is_err()); // id 7 is here already: nothing changes
+    /// assert_eq!(data.len(), 3);
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn append(&mut self, other: &Self) -> Result<(), SeedingError> {
+        self.check_append(other)?;
+        let d = self.dim();
+        let points = core::mem::replace(&mut self.points, DMatrix::zeros(d, 0));
+        let mut coords: Vec<f64> = points.data.into();
+        coords.extend_from_slice(other.coords());
+        for (i, &id) in other.ids.iter().enumerate() {
+            self.index.insert(id, self.ids.len() + i);
+        }
+        self.ids.extend_from_slice(&other.ids);
+        self.weights.extend_from_slice(&other.weights);
+        self.weighted |= other.weighted;
+        self.points = DMatrix::from_vec(d, self.ids.len(), coords);
+        Ok(())
+    }
+
+    /// The errors [`Self::append`] would give, without appending.
+    pub(crate) fn check_append(&self, other: &Self) -> Result<(), SeedingError> {
+        if other.dim() != self.dim() {
+            return Err(SeedingError::LengthMismatch {
+                what: "coordinates per appended point",
+                expected: self.dim(),
+                found: other.dim(),
+            });
+        }
+        if let Some(&id) = other.ids.iter().find(|id| self.index.contains_key(id)) {
+            return Err(SeedingError::DuplicateId(id));
+        }
+        self.total_weight()
+            .checked_add(other.total_weight())
+            .ok_or(SeedingError::WeightOverflow)?;
+        Ok(())
+    }
+
     /// A new data set without the named points, the others kept in their
     /// order (unlike [`Self::remove`], this copies every point).
     ///

@@ -17,7 +17,9 @@ pub use dataset::Dataset;
 pub use derive::{derive_seed, mix64, restart_seed};
 pub use error::SeedingError;
 pub use exact::{Changes, ExactKMeans, ExactModel, RunReport, UpdateReport};
-pub use kmeanspp::{KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport};
+pub use kmeanspp::{
+    InsertOutcome, InsertReport, KMeansPlusPlus, Seeding, UnlearnOutcome, UnlearnReport,
+};
 pub use lloyd::{KMeans, KMeansModel, phi};
 pub use metric::{Cosine, L1, Metric, SqEuclidean};
 pub use min_size::MinSizeClusters;

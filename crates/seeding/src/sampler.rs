@@ -41,17 +41,93 @@ use crate::derive::{GOLDEN, derive_seed, mix64};
 pub trait Sampler {
     /// Chooses a position with probability proportional to its weight.
     fn choose(&mut self, round: usize, ids: &[PointId], weights: &[f64]) -> Option<usize>;
+
+    /// Round `round` chose `winner`, of weight `winner_weight`, among
+    /// candidates of total weight `total()`; now the newcomers `ids` (with
+    /// `weights`) join that round. Returns the position of the newcomer
+    /// that takes the round instead, or `None` when the winner keeps it.
+    ///
+    /// A newcomer must take the round with probability
+    /// `weights[i] / (total + sum(weights))`, independently of how the
+    /// winner was drawn; then the winner of the joined round has the law of
+    /// a choice among all candidates (see [`crate::Seeding::insert`]). The
+    /// provided method draws once among "the old candidates" (weight
+    /// `total`, named by the winner's id) and the newcomers. [`ExpRace`]
+    /// overrides it: it compares race keys, so its answer is the winner of
+    /// the joined round bit for bit, and it never calls `total`, which may
+    /// cost a pass over the data.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use seeding::{ExpRace, PointId, Sampler};
+    ///
+    /// let ids: Vec<PointId> = (0..6).map(PointId).collect();
+    /// let w = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0];
+    /// let mut race = ExpRace::new(8);
+    /// // The race among all six, and the race among the first three that
+    /// // the last three then challenge, have the same winner.
+    /// let all = ids[race.choose(0, &ids, &w).unwrap()];
+    /// let old = race.choose(0, &ids[..3], &w[..3]).unwrap();
+    /// let joined = match race.challenge(0, ids[old], w[old], &mut || 6.0, &ids[3..], &w[3..]) {
+    ///     Some(i) => ids[3 + i],
+    ///     None => ids[old],
+    /// };
+    /// assert_eq!(joined, all);
+    /// ```
+    fn challenge(
+        &mut self,
+        round: usize,
+        winner: PointId,
+        winner_weight: f64,
+        total: &mut dyn FnMut() -> f64,
+        ids: &[PointId],
+        weights: &[f64],
+    ) -> Option<usize> {
+        let _ = winner_weight;
+        let all_ids: Vec<PointId> = core::iter::once(winner)
+            .chain(ids.iter().copied())
+            .collect();
+        let all_weights: Vec<f64> = core::iter::once(total())
+            .chain(weights.iter().copied())
+            .collect();
+        self.choose(round, &all_ids, &all_weights)?.checked_sub(1)
+    }
 }
 
 impl<S: Sampler + ?Sized> Sampler for &mut S {
     fn choose(&mut self, round: usize, ids: &[PointId], weights: &[f64]) -> Option<usize> {
         (**self).choose(round, ids, weights)
     }
+
+    fn challenge(
+        &mut self,
+        round: usize,
+        winner: PointId,
+        winner_weight: f64,
+        total: &mut dyn FnMut() -> f64,
+        ids: &[PointId],
+        weights: &[f64],
+    ) -> Option<usize> {
+        (**self).challenge(round, winner, winner_weight, total, ids, weights)
+    }
 }
 
 impl<S: Sampler + ?Sized> Sampler for Box<S> {
     fn choose(&mut self, round: usize, ids: &[PointId], weights: &[f64]) -> Option<usize> {
         (**self).choose(round, ids, weights)
+    }
+
+    fn challenge(
+        &mut self,
+        round: usize,
+        winner: PointId,
+        winner_weight: f64,
+        total: &mut dyn FnMut() -> f64,
+        ids: &[PointId],
+        weights: &[f64],
+    ) -> Option<usize> {
+        (**self).challenge(round, winner, winner_weight, total, ids, weights)
     }
 }
 
@@ -171,6 +247,27 @@ impl Sampler for ExpRace {
             }
         }
         best_pos
+    }
+
+    /// The least `(key, id)` among the newcomers against the winner's: the
+    /// comparison `choose` makes, so the result is the joined round's
+    /// winner bit for bit (and `total` is never called).
+    fn challenge(
+        &mut self,
+        round: usize,
+        winner: PointId,
+        winner_weight: f64,
+        _total: &mut dyn FnMut() -> f64,
+        ids: &[PointId],
+        weights: &[f64],
+    ) -> Option<usize> {
+        let best = self.choose(round, ids, weights)?;
+        let key = self.key(round, ids[best], weights[best]);
+        let held = self.key(round, winner, winner_weight);
+        key.total_cmp(&held)
+            .then(ids[best].cmp(&winner))
+            .is_lt()
+            .then_some(best)
     }
 }
 

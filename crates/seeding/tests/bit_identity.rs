@@ -15,7 +15,7 @@ use seeding::{
 
 /// Everything observable about a seeding, compared bit for bit, points
 /// matched by id (positions differ: removal swaps points around).
-fn assert_same<M: Metric, S, T>(a: &Seeding<M, S>, b: &Seeding<M, T>) {
+pub(crate) fn assert_same<M: Metric, S, T>(a: &Seeding<M, S>, b: &Seeding<M, T>) {
     assert_eq!(a.seed_ids(), b.seed_ids());
     let bits_a: Vec<u64> = a.centers().iter().map(|x| x.to_bits()).collect();
     let bits_b: Vec<u64> = b.centers().iter().map(|x| x.to_bits()).collect();
@@ -43,7 +43,7 @@ struct Step {
     picks: Vec<usize>,
 }
 
-fn arb_dataset() -> impl Strategy<Value = Dataset> {
+pub(crate) fn arb_dataset() -> impl Strategy<Value = Dataset> {
     (1usize..=4, 1usize..=60, any::<bool>(), any::<bool>())
         .prop_flat_map(|(dim, n, integer, weighted)| {
             let coord = if integer {

@@ -11,6 +11,7 @@ mod exact;
 mod exact_digest;
 mod exact_serde;
 mod exactness;
+mod insertion;
 mod lloyd;
 mod min_size;
 mod quantizer;

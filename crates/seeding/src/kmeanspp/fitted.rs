@@ -3,6 +3,7 @@
 
 use nalgebra::DMatrixView;
 
+use super::insert::InsertReport;
 use super::report::UnlearnReport;
 use super::state::State;
 use crate::min_size::{Centres, MinSizeClusters, collect, dissolve, nearest_alive};
@@ -98,6 +99,54 @@ impl<M: Metric, S: Sampler> Seeding<M, S> {
     pub fn unlearn(&mut self, ids: &[PointId]) -> Result<UnlearnReport, SeedingError> {
         self.state.unlearn(ids, &mut self.sampler)
     }
+
+    /// Adds the points of `added` by the insertion counterpart of
+    /// Algorithm 3, drawing any new seeds from the kept sampler.
+    ///
+    /// Round by round, the newcomers challenge the round's seed
+    /// ([`Sampler::challenge`]). If none wins a round, the seeds stay and
+    /// the newcomers join their nearest seeds' clusters, in
+    /// O(|added| k d) time (no pass over the data). Otherwise, with `i` the
+    /// first round a newcomer wins, seeds `0..i` stay, the newcomer is seed
+    /// `i`, and seeding resumes from round `i + 1` on all the points,
+    /// O(n k d). An old seeding that stopped early (fewer distinct points
+    /// than `k`) goes on when a newcomer can.
+    ///
+    /// The result has the distribution of seeding all the points from
+    /// scratch (the argument is in the source of `kmeanspp/insert.rs`).
+    /// With [`ExpRace`] it is, bit for bit, the seeding of all the points
+    /// with the same seed: insertions and removals in any order give what
+    /// seeding the points present gives.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::LengthMismatch`] when the dimensions differ,
+    /// [`SeedingError::DuplicateId`] for an id already present, and
+    /// [`SeedingError::WeightOverflow`]; nothing changes then.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId, SeedingParams};
+    ///
+    /// let all = Dataset::new(DMatrix::from_fn(2, 40, |r, c| ((c * 7 + r * 3) % 11) as f64))?;
+    /// let first: Vec<PointId> = (30..40).map(PointId).collect();
+    /// let kpp = KMeansPlusPlus::new(SeedingParams::new(4).validate()?);
+    /// let mut s = kpp.fit(all.without(&first)?, ExpRace::new(3));
+    ///
+    /// // Points 30..40 arrive: the seeding is that of all 40 points.
+    /// let later = all.without(&(0..30).map(PointId).collect::<Vec<_>>())?;
+    /// s.insert(&later)?;
+    /// let retrained = kpp.fit(all, ExpRace::new(3));
+    /// assert_eq!(s.seed_ids(), retrained.seed_ids());
+    /// assert_eq!(s.sizes(), retrained.sizes());
+    /// assert!(s.insert(&later).is_err()); // their ids are taken now
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn insert(&mut self, added: &Dataset) -> Result<InsertReport, SeedingError> {
+        self.state.insert(added, &mut self.sampler)
+    }
 }
 
 impl<M: Metric, S> Seeding<M, S> {
@@ -113,6 +162,19 @@ impl<M: Metric, S> Seeding<M, S> {
         sampler: &mut T,
     ) -> Result<UnlearnReport, SeedingError> {
         self.state.unlearn(ids, sampler)
+    }
+
+    /// As [`Self::insert`], drawing from `sampler` instead of the kept one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::insert`].
+    pub fn insert_with<T: Sampler + ?Sized>(
+        &mut self,
+        added: &Dataset,
+        sampler: &mut T,
+    ) -> Result<InsertReport, SeedingError> {
+        self.state.insert(added, sampler)
     }
 
     /// Swaps the kept sampler for another, giving the old one back.

@@ -97,6 +97,14 @@ impl Nearest {
         self.w[to] = self.w[from];
     }
 
+    /// Appends another set's state after this one's (the points of a
+    /// data set appended to this one's).
+    pub(super) fn append(&mut self, other: Self) {
+        self.cost.extend(other.cost);
+        self.seed.extend(other.seed);
+        self.w.extend(other.w);
+    }
+
     pub(super) fn truncate(&mut self, n: usize) {
         self.cost.truncate(n);
         self.seed.truncate(n);

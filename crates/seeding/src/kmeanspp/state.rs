@@ -40,7 +40,7 @@ impl<M: Metric> State<M> {
     }
 
     /// Runs the remaining rounds and recomputes the sizes: O(n k d).
-    fn resume<S: Sampler + ?Sized>(&mut self, sampler: &mut S) {
+    pub(super) fn resume<S: Sampler + ?Sized>(&mut self, sampler: &mut S) {
         run_rounds(
             &self.metric,
             &self.data,
