@@ -44,6 +44,42 @@ impl LocalParams {
     }
 }
 
+/// A change of a client's points: some forgotten, or some added.
+#[derive(Clone, Copy)]
+enum Change<'a> {
+    Remove(&'a [PointId]),
+    Add(&'a Dataset),
+}
+
+impl Change<'_> {
+    /// The points after the change. A removal moves the last points into
+    /// the freed slots, as [`Seeding::unlearn`] does; an addition appends.
+    fn apply(self, data: &Dataset) -> MufcResult<Dataset> {
+        let mut after = data.clone();
+        match self {
+            Self::Remove(ids) => after.remove(ids)?,
+            Self::Add(records) => after.append(records)?,
+        }
+        Ok(after)
+    }
+
+    /// How many points `n` become.
+    fn len_after(self, n: usize) -> usize {
+        match self {
+            Self::Remove(ids) => n.saturating_sub(ids.len()),
+            Self::Add(records) => n.saturating_add(records.len()),
+        }
+    }
+
+    /// The change as exact K-means names it.
+    fn changes(self) -> Changes {
+        match self {
+            Self::Remove(ids) => Changes::removing(ids.to_vec()),
+            Self::Add(records) => Changes::default().with_added(records.ids().to_vec()),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Local {
     /// K-means++ seeding only (Algorithm 1, line 2).
@@ -363,26 +399,51 @@ impl Client {
         ids: &[PointId],
         quantizer: Option<&Quantizer>,
     ) -> MufcResult<(Self, bool)> {
+        self.changed(Change::Remove(ids), quantizer)
+    }
+
+    /// A copy of this client with the points of `records` added (the
+    /// insertion counterpart of Algorithm 3 for seeding,
+    /// [`Seeding::insert`]; an exact update for full K-means) and its
+    /// histogram recomputed; whether it reseeded. The records' ids must be
+    /// new to the client, and their coordinates in the grid's box when
+    /// there is one (checked by the caller). As for a removal, a client
+    /// whose number of clusters follows its size and changes is fitted
+    /// again.
+    pub(crate) fn learned(
+        &self,
+        records: &Dataset,
+        quantizer: Option<&Quantizer>,
+    ) -> MufcResult<(Self, bool)> {
+        self.changed(Change::Add(records), quantizer)
+    }
+
+    /// [`Self::unlearned`] and [`Self::learned`]: the same steps, in either
+    /// direction.
+    fn changed(
+        &self,
+        change: Change<'_>,
+        quantizer: Option<&Quantizer>,
+    ) -> MufcResult<(Self, bool)> {
         // A stored client is checked first, whichever way it changes: what
         // it sent before is what the aggregate holds.
         let this = self.fitted(quantizer)?;
-        let left = this.data().len().saturating_sub(ids.len());
-        if this.params.k_for(left) != this.k() {
-            let data = this.data().without(ids)?;
-            let next = Self::fit(this.id, data, &this.params, this.seed, quantizer)?;
+        if this.params.k_for(change.len_after(this.data().len())) != this.k() {
+            let after = change.apply(this.data())?;
+            let next = Self::fit(this.id, after, &this.params, this.seed, quantizer)?;
             return Ok((next, true));
         }
         let mut next = this.into_owned();
-        let reseeded = match &mut next.local {
-            Local::Seeding(s) => s.unlearn(ids)?.reseeded(),
-            Local::Full { data, model } => {
-                let mut smaller = data.clone();
-                smaller.remove(ids)?;
-                let report = model.update(&smaller, &Changes::removing(ids.to_vec()))?;
-                *data = smaller;
+        let reseeded = match (&mut next.local, change) {
+            (Local::Seeding(s), Change::Remove(ids)) => s.unlearn(ids)?.reseeded(),
+            (Local::Seeding(s), Change::Add(records)) => s.insert(records)?.reseeded(),
+            (Local::Full { data, model }, change) => {
+                let after = change.apply(data)?;
+                let report = model.update(&after, &change.changes())?;
+                *data = after;
                 report.seeding_changed()
             }
-            Local::Stored { .. } => false,
+            (Local::Stored { .. }, _) => false,
         };
         next.sent = sent_clusters(&next.local, next.params.min_cluster_size)?;
         next.quantize(quantizer)?;

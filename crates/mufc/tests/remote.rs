@@ -7,6 +7,8 @@
 //! from `testdata::rng` and named in every failure message.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+#[path = "remote/arrivals.rs"]
+mod arrivals;
 #[path = "remote/attacks.rs"]
 mod attacks;
 #[path = "remote/change.rs"]

@@ -9,13 +9,14 @@ use syndrome_agg::masking::dealer::SealKey;
 
 use num_bigint::BigUint;
 
+mod changes;
 mod kept;
 mod round;
 mod trained;
 
 use round::join_plain;
 pub use round::{ClientRound, SentRound};
-pub(crate) use trained::{Forgetting, Local};
+pub(crate) use trained::{Local, Staged};
 use trained::{Trained, train};
 
 use super::{Agreement, Announcement, Registration, RemoteSetup};
@@ -436,61 +437,5 @@ impl RemoteClient {
             round: round.round,
             histogram: round.histogram,
         });
-    }
-
-    /// Forgets the points `ids` (Algorithm 4, lines 1-6): the client's
-    /// clustering is updated at once (reseeded from the first removed
-    /// seed, if one is); the next round carries its new histogram. Returns
-    /// whether it reseeded. On error nothing changes.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::Seeding`] for an id the client does not hold, or one
-    /// named twice; [`MufcError::EmptyRequest`] for no id.
-    pub fn forget(&mut self, ids: &[PointId]) -> MufcResult<bool> {
-        let (forgetting, reseeded) = self.forgetting(ids)?;
-        self.take(forgetting);
-        Ok(reseeded)
-    }
-
-    /// What forgetting `ids` makes of the client's points and clustering,
-    /// computed without changing it ([`Self::take`] then changes it), and
-    /// whether it reseeded: a driver stages every client of a request
-    /// before any changes.
-    ///
-    /// # Errors
-    ///
-    /// As [`Self::forget`].
-    pub(crate) fn forgetting(&self, ids: &[PointId]) -> MufcResult<(Forgetting, bool)> {
-        if ids.is_empty() {
-            return Err(MufcError::EmptyRequest);
-        }
-        match &self.state {
-            State::Waiting(data) => Ok((Forgetting::Waiting(data.without(ids)?), false)),
-            State::Trained(t) => {
-                let data = t.data();
-                data.positions_of(ids)?;
-                if ids.len() == data.len() {
-                    return Ok((Forgetting::Trained(Local::Empty(data.without(ids)?)), true));
-                }
-                let Local::Active(c) = &t.local else {
-                    return Err(MufcError::EmptyRequest);
-                };
-                let (next, reseeded) = c.unlearned(ids, t.quantizer.as_ref())?;
-                Ok((Forgetting::Trained(Local::Active(Box::new(next))), reseeded))
-            }
-        }
-    }
-
-    /// Takes what [`Self::forgetting`] computed.
-    pub(crate) fn take(&mut self, forgetting: Forgetting) {
-        match (&mut self.state, forgetting) {
-            (State::Trained(t), Forgetting::Trained(local)) => t.local = local,
-            (State::Waiting(d), Forgetting::Waiting(data)) => *d = data,
-            // Computed in another state: a client never goes back to
-            // waiting, and one that trains since computes again.
-            (State::Trained(_), Forgetting::Waiting(_))
-            | (State::Waiting(_), Forgetting::Trained(_)) => {}
-        }
     }
 }

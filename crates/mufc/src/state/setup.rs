@@ -323,7 +323,7 @@ pub(crate) fn quantizer(config: &ValidConfig, dim: usize) -> MufcResult<Option<Q
 }
 
 /// Every coordinate in `[-1/2, 1/2]`, else the first offending one.
-fn check_box(id: ClientId, data: &Dataset) -> MufcResult<()> {
+pub(crate) fn check_box(id: ClientId, data: &Dataset) -> MufcResult<()> {
     match data.check_in_box() {
         Err(seeding::SeedingError::OutsideBox {
             point: Some(pos),

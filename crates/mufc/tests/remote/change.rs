@@ -12,30 +12,42 @@
 
 use super::dealer::{Keys, joined};
 use super::*;
-use mufc::Topology;
+use mufc::{ClientTraining, Topology};
 
 /// The mask sources whose rounds need every client: those with change
 /// rounds.
 #[derive(Clone, Copy, Debug)]
-enum Source {
+pub(super) enum Source {
     Pairwise,
     Dealer,
 }
 
-const SOURCES: [Source; 2] = [Source::Pairwise, Source::Dealer];
+pub(super) const SOURCES: [Source; 2] = [Source::Pairwise, Source::Dealer];
 
 /// Six clients under `source` (with `topology`), their server, and the
 /// dealer when the masks are dealt; `data` follows every removal.
-struct Fed {
-    server: RemoteServer,
-    clients: Vec<RemoteClient>,
+pub(super) struct Fed {
+    pub(super) server: RemoteServer,
+    pub(super) clients: Vec<RemoteClient>,
     dealer: Option<RemoteDealer>,
     keys: Option<Keys>,
-    data: Vec<(ClientId, Dataset)>,
+    pub(super) data: Vec<(ClientId, Dataset)>,
 }
 
 impl Fed {
-    fn new(label: &str, source: Source, topology: Option<Topology>, seed: u64) -> Self {
+    pub(super) fn new(label: &str, source: Source, topology: Option<Topology>, seed: u64) -> Self {
+        Self::training(label, source, topology, seed, None)
+    }
+
+    /// [`Self::new`], the clients training as `training` says (the
+    /// configuration's default when `None`).
+    pub(super) fn training(
+        label: &str,
+        source: Source,
+        topology: Option<Topology>,
+        seed: u64,
+        training: Option<ClientTraining>,
+    ) -> Self {
         let mix = Mixture {
             clients: 6,
             per_client: 24,
@@ -56,6 +68,9 @@ impl Fed {
         if let Some(t) = topology {
             config = config.topology(t);
         }
+        if let Some(t) = training {
+            config = config.client_training(t);
+        }
         let (server, mut clients) = federation(&data, &config.validate().unwrap());
         let keys = matches!(source, Source::Dealer).then(|| Keys::new(clients.len()));
         if let Some(k) = &keys {
@@ -72,7 +87,7 @@ impl Fed {
 
     /// One round of the clients at `range`: a change round where one
     /// applies when `updated` says how many of them changed, else whole.
-    fn round(&mut self, range: Range, updated: Option<usize>) -> MufcResult<Outcome> {
+    pub(super) fn round(&mut self, range: Range, updated: Option<usize>) -> MufcResult<Outcome> {
         let mut none = |_: &mut Vec<(ClientId, Vec<u8>)>| {};
         let dealing = (self.dealer.as_mut()).map(|dealer| Dealing {
             dealer,
@@ -110,7 +125,7 @@ impl Fed {
     }
 
     /// Client `c` forgets `ids`.
-    fn forget(&mut self, c: usize, ids: &[PointId]) {
+    pub(super) fn forget(&mut self, c: usize, ids: &[PointId]) {
         self.clients[c].forget(ids).unwrap();
         self.data[c].1 = self.data[c].1.without(ids).unwrap();
     }
@@ -118,7 +133,7 @@ impl Fed {
     /// One or two clients of `range`, drawn at random, forget one or
     /// two random points each, and each a seed with even odds (a client
     /// keeps at least three points): how many clients changed.
-    fn forget_some(&mut self, rng: &mut ChaCha8Rng, range: Range) -> usize {
+    pub(super) fn forget_some(&mut self, rng: &mut ChaCha8Rng, range: Range) -> usize {
         let n = range.end() - range.start() + 1;
         let mut changed = 0;
         let m = rng.random_range(1..=2);
@@ -142,11 +157,11 @@ impl Fed {
     }
 }
 
-type Range = std::ops::RangeInclusive<usize>;
-const ALL: Range = 0..=5;
+pub(super) type Range = std::ops::RangeInclusive<usize>;
+pub(super) const ALL: Range = 0..=5;
 
 /// What the round of `out` asked the clients to send.
-fn sends(out: &Outcome) -> Sends {
+pub(super) fn sends(out: &Outcome) -> Sends {
     Announcement::from_bytes(&out.announcement)
         .unwrap()
         .spec

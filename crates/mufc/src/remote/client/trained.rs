@@ -21,12 +21,12 @@ pub(crate) struct Trained {
 /// A client's points and clustering after forgetting some, staged
 /// ([`RemoteClient::forgetting`](crate::remote::RemoteClient::forgetting)).
 #[derive(Debug)]
-pub(crate) enum Forgetting {
+pub(crate) enum Staged {
     Waiting(Dataset),
     Trained(Local),
 }
 
-impl Forgetting {
+impl Staged {
     /// The points left.
     pub(crate) fn data(&self) -> &Dataset {
         match self {

@@ -12,7 +12,7 @@ use seeding::PointId;
 
 use super::InProcess;
 use crate::remote::RemoteClient;
-use crate::remote::client::Forgetting;
+use crate::remote::client::Staged;
 use crate::state::{check_request, still_pending};
 use crate::{
     Channel, ClientId, MufcError, MufcResult, PendingRequest, RemovalReport, RemovalRequest,
@@ -23,7 +23,7 @@ use crate::{
 /// after (staged, the client unchanged yet), what it lost and its own
 /// unlearning time.
 struct Forgot {
-    staged: Forgetting,
+    staged: Staged,
     points: u64,
     reseeded: bool,
     own: Duration,
