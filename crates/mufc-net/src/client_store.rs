@@ -7,7 +7,7 @@
 //! |------------|--------------------|-----------------------------------------------------------|
 //! | `meta`     | setting            | `name` (the client's name), `created`                     |
 //! | `state`    | store (`id = 1`)   | `state`: id, points, setup, seeds, sessions (postcard); `sha256` |
-//! | `requests` | removal request    | `request`, `time`, `points` (ids), `status`, `round`, `detail`; `sha256` |
+//! | `requests` | request            | `request`, `time`, `points` (ids), `status`, `round`, `detail`, `records` (an addition's, postcard); `sha256` |
 //!
 //! Every row that matters carries a checksum (issue 28, item 10: a bit
 //! flip turned a pending erasure of points `17,22` into one of `17,23`):
@@ -17,13 +17,14 @@
 //! store of an earlier version gets its requests' checksums when it is
 //! first opened.
 //!
-//! A request is `pending` when the operator asks (`mufc client forget`),
-//! `applied` once the running client has removed the points from its
-//! state (in the same transaction as the new state), `acknowledged` once a
-//! round that included the client committed at the server, or `refused`
-//! (an id the client does not hold). The points of an applied request are
-//! gone from this file at once; the model forgets them when the round
-//! commits.
+//! A request is `pending` when the operator asks (`mufc client forget`,
+//! `mufc client add`), `applied` once the running client has removed the
+//! points from its state or learned the records (in the same transaction
+//! as the new state), `acknowledged` once a round that included the client
+//! committed at the server, or `refused` (an id the client does not hold,
+//! a record it cannot take). The points of an applied removal are gone
+//! from this file at once; the model forgets them when the round commits.
+//! An addition's records wait in its row until it is applied.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,8 @@ use sha2::{Digest, Sha256};
 use crate::NetError;
 
 mod requests;
+
+pub use requests::Asked;
 pub(crate) mod reservation;
 mod state;
 
@@ -59,7 +62,8 @@ CREATE TABLE requests (
     status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'acknowledged', 'refused')),
     round INTEGER,
     detail TEXT NOT NULL DEFAULT '',
-    sha256 BLOB
+    sha256 BLOB,
+    records BLOB
 ) STRICT;
 ";
 
@@ -309,6 +313,9 @@ impl ClientStore {
         mufc_store::configure(&conn).map_err(|e| fail("configuring it", &e))?;
         // A store of an earlier version has no request checksums: they
         // are written now, once (nothing older can vouch for the rows).
+        // Nor the records of additions (issue 29): every row it has is a
+        // removal's.
+        Self::add_request_records(&conn).map_err(|e| fail("upgrading it", &e))?;
         let has_sums = conn.prepare("SELECT sha256 FROM requests LIMIT 0").is_ok();
         if !has_sums {
             Self::add_request_checksums(&mut conn).map_err(|e| fail("upgrading it", &e))?;

@@ -4,7 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-use mufc_net::client_store::ClientStore;
+use mufc_net::client_store::{Asked, ClientStore};
+use seeding::Dataset;
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 #[cfg(unix)]
@@ -53,7 +54,7 @@ fn points_outside_the_box_are_refused_at_import() {
     for (row, bad) in [(3usize, 0.75), (0, -0.500_000_1), (7, 150.0)] {
         let mut points = inside.points().clone();
         points[(1, row)] = bad;
-        let outside = seeding::Dataset::new(points).unwrap();
+        let outside = Dataset::new(points).unwrap();
         let path = dir.path().join(format!("outside-{row}.db"));
         let err = ClientStore::create(&path, "a", &outside)
             .unwrap_err()
@@ -69,7 +70,7 @@ fn points_outside_the_box_are_refused_at_import() {
     let mut points = inside.points().clone();
     points[(0, 0)] = 0.5;
     points[(1, 0)] = -0.5;
-    let edge = seeding::Dataset::new(points).unwrap();
+    let edge = Dataset::new(points).unwrap();
     ClientStore::create(dir.path().join("edge.db"), "a", &edge).unwrap();
 }
 
@@ -153,17 +154,75 @@ fn a_store_without_request_checksums_gets_them_at_open() {
         .unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE requests DROP COLUMN sha256")
-        .unwrap();
+    conn.execute_batch(
+        "ALTER TABLE requests DROP COLUMN sha256; ALTER TABLE requests DROP COLUMN records",
+    )
+    .unwrap();
     drop(conn);
     let store = ClientStore::open(&path).unwrap();
     assert_eq!(
         store.pending().unwrap(),
-        vec![(first, vec![seeding::PointId(4), seeding::PointId(9)])]
+        vec![(
+            first,
+            Asked::Forget(vec![seeding::PointId(4), seeding::PointId(9)])
+        )]
     );
     let second = store.request(&[seeding::PointId(5)]).unwrap();
     assert_eq!(store.pending().unwrap().len(), 2);
     assert!(second > first);
+}
+
+/// A store of the version before additions (issue 29) gets the column of
+/// their records at its first open; its removals keep their checksums,
+/// and it takes additions then. A damaged addition is caught.
+#[test]
+fn a_store_before_additions_takes_them_after_its_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-additions", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    let first = store.request(&[seeding::PointId(4)]).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE requests DROP COLUMN records")
+        .unwrap();
+    drop(conn);
+    let store = ClientStore::open(&path).unwrap();
+    let records = Dataset::with_ids(
+        nalgebra::DMatrix::from_element(2, 2, 0.1),
+        vec![seeding::PointId(100), seeding::PointId(101)],
+    )
+    .unwrap();
+    let second = store.request_records(&records).unwrap();
+    assert_eq!(
+        store.pending().unwrap(),
+        vec![
+            (first, Asked::Forget(vec![seeding::PointId(4)])),
+            (second, Asked::Add(records))
+        ]
+    );
+    // Records whose ids the client holds, or of another dimension.
+    let held = Dataset::with_ids(
+        nalgebra::DMatrix::from_element(2, 1, 0.1),
+        vec![seeding::PointId(3)],
+    );
+    assert!(store.request_records(&held.unwrap()).is_err());
+    let flat = Dataset::with_ids(
+        nalgebra::DMatrix::from_element(3, 1, 0.1),
+        vec![seeding::PointId(200)],
+    );
+    assert!(store.request_records(&flat.unwrap()).is_err());
+    drop(store);
+    // The addition's records overwritten (zeros, the same length).
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE requests SET records = zeroblob(length(records)) WHERE request = ?1",
+        [i64::try_from(second).unwrap()],
+    )
+    .unwrap();
+    drop(conn);
+    let err = ClientStore::open(&path).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
 }
 
 /// A client keeps the clients of the last sum it took part in (issue 28,

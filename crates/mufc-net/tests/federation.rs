@@ -2,7 +2,8 @@
 //! process-level tests are `mufc-cli`'s): a server and five clients train
 //! a model equal, bit for bit, to the in-process `Federation`; a removal
 //! asked of one client's store is acknowledged once its round committed,
-//! and the model is then that of retraining without the point. With a
+//! and the model is then that of retraining without the point; records a
+//! client adds give the model of training on them too. With a
 //! tree of groups, every node's model is the in-process tree's and a
 //! removal runs in its group alone. Every wait is bounded: the test stops
 //! by itself.
@@ -222,6 +223,23 @@ impl Loopback {
     pub(crate) async fn forget(&mut self, c: usize, ids: &[PointId]) {
         let (path, client) = &mut self.clients[c];
         let request = ClientStore::open(&*path).unwrap().request(ids).unwrap();
+        until_client(client, |e| {
+            matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
+        })
+        .await;
+        assert!(matches!(
+            ClientStore::open(&*path).unwrap().status(request).unwrap(),
+            Some(RequestStatus::Acknowledged { .. })
+        ));
+    }
+
+    /// Client `c` adds `records` (issue 29); waits for the
+    /// acknowledgement.
+    pub(crate) async fn add(&mut self, c: usize, records: &Dataset) {
+        let (path, client) = &mut self.clients[c];
+        let request = (ClientStore::open(&*path).unwrap())
+            .request_records(records)
+            .unwrap();
         until_client(client, |e| {
             matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
         })
@@ -699,4 +717,69 @@ async fn a_server_in_the_plain_mode_does_not_start() {
     };
     assert!(err.to_string().contains("in the clear"), "{err}");
     assert!(!dir.path().join("server.db").exists(), "no store was made");
+}
+
+/// Records that arrive (issue 29): a client trained without some of its
+/// records adds them, in two requests, the second while another client
+/// forgets a point; each is acknowledged once its round committed, and
+/// the model is then that of training on the records present, bit for
+/// bit. With pairwise masks the additions run as change rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_a_client_adds_give_the_model_of_training_on_them() {
+    // Room for the records that arrive: the bound on points is fixed at
+    // training.
+    let roomy = |masks: Masks, seed: u64| {
+        FederationConfig::new(3)
+            .channel(Channel::scma(masks))
+            .min_updating_clients(1)
+            .max_points(400)
+            .seed(seed)
+            .validate()
+            .unwrap()
+    };
+    let secagg = roomy(Masks::SecAgg(SecAggOptions::new()), 11);
+    for (config, changes) in [(secagg, false), (roomy(Masks::Pairwise, 13), true)] {
+        let all = data(5);
+        let held: Vec<PointId> = all[2].ids()[30..].to_vec();
+        let later = |ids: &[PointId]| {
+            let others: Vec<PointId> = (all[2].ids().iter())
+                .filter(|id| !ids.contains(id))
+                .copied()
+                .collect();
+            all[2].without(&others).unwrap()
+        };
+        let mut present = all.clone();
+        present[2] = all[2].without(&held).unwrap();
+        let mut fed = Loopback::trained(config, &present).await;
+        assert_stored_model(&fed.store, &present);
+        for part in [&held[..4], &held[4..]] {
+            let records = later(part);
+            fed.add(2, &records).await;
+            present[2].append(&records).unwrap();
+            let mut change = None;
+            until_server(&mut fed.server, |e| {
+                if let ServerEvent::RoundStarted { changes: ch, .. } = e {
+                    change = Some(*ch);
+                }
+                matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
+            })
+            .await;
+            assert_eq!(change, Some(changes), "a change round with pairwise masks");
+            assert_stored_model(&fed.store, &present);
+            assert_eq!(
+                ClientStore::open(&fed.clients[2].0)
+                    .unwrap()
+                    .data()
+                    .unwrap()
+                    .len(),
+                present[2].len()
+            );
+        }
+        // An id the client holds is refused at once, and nothing changes.
+        let again = later(&held[..1]);
+        let store = ClientStore::open(&fed.clients[2].0).unwrap();
+        assert!(store.request_records(&again).is_err());
+        assert!(store.pending().unwrap().is_empty());
+        fed.stop().await;
+    }
 }

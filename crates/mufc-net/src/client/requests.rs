@@ -1,4 +1,4 @@
-//! The operator's removal requests, applied to the client's state and
+//! The operator's requests (points to forget, records to add), applied to the client's state and
 //! its store whether a session is open or not, and what the server hears
 //! of them and of the client's refusals.
 
@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use super::holding::restore;
 use super::options::ClientEvent;
 use crate::NetError;
-use crate::client_store::ClientStore;
+use crate::client_store::{Asked, ClientStore};
 use crate::proto::Forget;
 use crate::proto::client_message::Body as ClientBody;
 
@@ -33,18 +33,21 @@ pub(super) async fn apply_requests(
         *party = Some(paired(restore(store, id).await?, dealer)?);
     }
     let mut applied = Vec::new();
-    for (request, ids) in pending {
+    for (request, asked) in pending {
         // The request's own fault (an id the client does not hold) refuses
         // it; the store's ends the client.
         let outcome = match party.as_mut() {
-            Some(client) => match client.forget(&ids) {
-                Ok(reseeded) => {
+            Some(client) => {
+                let changed = match &asked {
+                    Asked::Forget(ids) => client.forget(ids),
+                    Asked::Add(records) => client.learn(records),
+                };
+                if changed.is_ok() {
                     store.applied(request, client)?;
-                    Ok(reseeded)
                 }
-                Err(e) => Err(e),
-            },
-            None => match store.apply_unwelcomed(request, &ids) {
+                changed
+            }
+            None => match store.apply_unwelcomed(request, &asked) {
                 Ok(()) => Ok(false),
                 Err(NetError::Mufc(e)) => Err(e),
                 Err(e) => return Err(e),

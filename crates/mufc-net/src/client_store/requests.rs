@@ -1,9 +1,9 @@
-//! The `requests` table of a client's store: the operator's removal
-//! requests, each row with its checksum over every column, rewritten
-//! with every change (see the parent module).
+//! The `requests` table of a client's store: the operator's requests
+//! (points to forget, records to add), each row with its checksum over
+//! every column, rewritten with every change (see the parent module).
 
 use rusqlite::{Connection, TransactionBehavior, params};
-use seeding::PointId;
+use seeding::{Dataset, PointId};
 use sha2::{Digest, Sha256};
 
 use super::{ClientStore, RequestStatus, unix_now};
@@ -19,10 +19,21 @@ struct RequestRow {
     status: String,
     round: Option<i64>,
     detail: String,
+    /// The records an addition brings (postcard); `None` for a removal.
+    records: Option<Vec<u8>>,
 }
 
 /// The columns of `requests` a [`RequestRow`] reads, checksum last.
-const REQUEST_COLUMNS: &str = "request, time, points, status, round, detail, sha256";
+const REQUEST_COLUMNS: &str = "request, time, points, status, round, detail, records, sha256";
+
+/// What the operator asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asked {
+    /// Forget these points (`mufc client forget`).
+    Forget(Vec<PointId>),
+    /// Add these records (`mufc client add`, issue 29).
+    Add(Dataset),
+}
 
 impl RequestRow {
     /// The row's checksum: every column, each length-prefixed.
@@ -42,6 +53,13 @@ impl RequestRow {
             }
             None => h.update([0]),
         }
+        // Only an addition's rows have records: a removal's checksum is
+        // the one stores before additions wrote.
+        if let Some(records) = &self.records {
+            h.update([2]);
+            h.update((records.len() as u64).to_le_bytes());
+            h.update(records);
+        }
         h.finalize().to_vec()
     }
 
@@ -55,8 +73,9 @@ impl RequestRow {
                 status: r.get(3)?,
                 round: r.get(4)?,
                 detail: r.get(5)?,
+                records: r.get(6)?,
             },
-            r.get(6)?,
+            r.get(7)?,
         ))
     }
 
@@ -64,7 +83,7 @@ impl RequestRow {
     fn write(&self, conn: &Connection) -> rusqlite::Result<()> {
         conn.execute(
             "INSERT OR REPLACE INTO requests (request, time, points, status, round, detail, \
-             sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+             records, sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 self.request,
                 self.time,
@@ -72,6 +91,7 @@ impl RequestRow {
                 self.status,
                 self.round,
                 self.detail,
+                self.records,
                 self.checksum()
             ],
         )?;
@@ -96,6 +116,20 @@ fn joined(ids: &[PointId]) -> String {
 }
 
 impl ClientStore {
+    /// Adds the `records` column of `requests` to a store of a version
+    /// before additions (every row a removal's: `NULL`). Another process
+    /// may add it first: then it is there, which is all that is asked.
+    pub(super) fn add_request_records(conn: &Connection) -> rusqlite::Result<()> {
+        let has = |c: &Connection| c.prepare("SELECT records FROM requests LIMIT 0").is_ok();
+        if has(conn) {
+            return Ok(());
+        }
+        match conn.execute_batch("ALTER TABLE requests ADD COLUMN records BLOB") {
+            Err(_) if has(conn) => Ok(()),
+            other => other,
+        }
+    }
+
     /// Adds the `sha256` column of `requests` to a store of an earlier
     /// version and writes every row's checksum, in one transaction.
     pub(super) fn add_request_checksums(conn: &mut Connection) -> rusqlite::Result<()> {
@@ -181,6 +215,71 @@ impl ClientStore {
         if ids.is_empty() {
             return Err(self.error("recording a request", "it names no point"));
         }
+        self.record(ids, None)
+    }
+
+    /// Records the operator's request to add `records` (issue 29; pending
+    /// until the running client applies it: it learns them, and the next
+    /// round carries its new histogram). Returns its number. The records
+    /// must be in the model's box already (`mufc client add` maps them as
+    /// the client's first start mapped its data), and their ids new to the
+    /// client.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] for no record, an id the client holds or
+    /// that a pending addition names, another dimension, or if writing
+    /// fails.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc_net::client_store::{Asked, ClientStore};
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let data = Dataset::new(DMatrix::from_element(2, 3, 0.25))?;
+    /// let store = ClientStore::create(dir.path().join("c0.db"), "c0", &data)?;
+    /// let more = Dataset::with_ids(DMatrix::from_element(2, 1, -0.25), vec![PointId(9)])?;
+    /// let request = store.request_records(&more)?;
+    /// assert_eq!(store.pending()?, vec![(request, Asked::Add(more.clone()))]);
+    /// assert!(store.request_records(&more).is_err()); // id 9 is asked for already
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_records(&self, records: &Dataset) -> Result<u64, NetError> {
+        let refuse = |why: String| Err(self.error("recording a request", why));
+        if records.is_empty() {
+            return refuse("it adds no record".into());
+        }
+        let held = self.data()?;
+        if records.dim() != held.dim() {
+            return refuse(format!(
+                "its records have {} coordinates, the client's points {}",
+                records.dim(),
+                held.dim()
+            ));
+        }
+        let mut asked: Vec<PointId> = held.ids().to_vec();
+        for (_, a) in self.pending()? {
+            if let Asked::Add(more) = a {
+                asked.extend_from_slice(more.ids());
+            }
+        }
+        let asked: std::collections::HashSet<PointId> = asked.into_iter().collect();
+        if let Some(id) = records.ids().iter().find(|id| asked.contains(id)) {
+            return refuse(format!(
+                "record id {id} is held by the client or named by a pending addition"
+            ));
+        }
+        let blob =
+            postcard::to_allocvec(records).map_err(|e| self.error("recording a request", e))?;
+        self.record(records.ids(), Some(blob))
+    }
+
+    /// Writes a new pending request naming `ids`, with an addition's
+    /// `records`; returns its number.
+    fn record(&self, ids: &[PointId], records: Option<Vec<u8>>) -> Result<u64, NetError> {
         let fail = |e: rusqlite::Error| self.error("recording a request", e);
         let conn = self.db();
         let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
@@ -192,6 +291,7 @@ impl ClientStore {
             status: "pending".into(),
             round: None,
             detail: String::new(),
+            records,
         };
         // The number first (AUTOINCREMENT), then the row with its sum.
         tx.execute(
@@ -210,12 +310,20 @@ impl ClientStore {
     /// # Errors
     ///
     /// [`NetError::ClientStore`] if they cannot be read or parsed.
-    pub fn pending(&self) -> Result<Vec<(u64, Vec<PointId>)>, NetError> {
+    pub fn pending(&self) -> Result<Vec<(u64, Asked)>, NetError> {
         self.requests("status = 'pending'", [])?
             .into_iter()
             .map(|row| {
-                let ids = row.ids().map_err(|e| self.error("parsing a request", e))?;
-                Ok((u64::try_from(row.request).unwrap_or(0), ids))
+                let asked = match &row.records {
+                    None => {
+                        Asked::Forget(row.ids().map_err(|e| self.error("parsing a request", e))?)
+                    }
+                    Some(blob) => Asked::Add(
+                        postcard::from_bytes(blob)
+                            .map_err(|e| self.error("parsing a request", e))?,
+                    ),
+                };
+                Ok((u64::try_from(row.request).unwrap_or(0), asked))
             })
             .collect()
     }
@@ -254,19 +362,20 @@ impl ClientStore {
         self.set_status(request, "applied", None, "", Some(client))
     }
 
-    /// Applies `request` (forgetting `ids`) to a client no server has
-    /// welcomed yet, which therefore has no id, no training and no party
-    /// to apply it: its points leave the store and the request is marked
-    /// applied, in one transaction. The server hears of it after the
+    /// Applies `request` (forgetting points or adding records) to a
+    /// client no server has welcomed yet, which therefore has no id, no
+    /// training and no party to apply it: its points leave the store, or
+    /// the records join them, and the request is marked applied, in one
+    /// transaction. The server hears of it after the
     /// first welcome, as of every request not yet acknowledged.
     ///
     /// # Errors
     ///
     /// [`NetError::ClientStore`] if the store was welcomed already, or if
     /// reading or writing fails (nothing changes); [`NetError::Mufc`] for
-    /// an id the client does not hold or one named twice (nothing
-    /// changes).
-    pub fn apply_unwelcomed(&self, request: u64, ids: &[PointId]) -> Result<(), NetError> {
+    /// an id the client does not hold or one named twice, or a record
+    /// whose id it holds (nothing changes).
+    pub fn apply_unwelcomed(&self, request: u64, asked: &Asked) -> Result<(), NetError> {
         let mut state = self.state()?;
         if state.id.is_some() {
             return Err(self.error(
@@ -274,10 +383,11 @@ impl ClientStore {
                 "the client was welcomed; its party applies it",
             ));
         }
-        state
-            .data
-            .remove(ids)
-            .map_err(|e| NetError::Mufc(mufc::MufcError::Seeding(e)))?;
+        match asked {
+            Asked::Forget(ids) => state.data.remove(ids),
+            Asked::Add(records) => state.data.append(records),
+        }
+        .map_err(|e| NetError::Mufc(mufc::MufcError::Seeding(e)))?;
         let fail = |e: rusqlite::Error| self.error("applying a request", e);
         let conn = self.db();
         let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)

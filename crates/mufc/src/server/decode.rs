@@ -29,6 +29,19 @@ pub(crate) enum Decoded {
     Full(Vec<(BigUint, u64)>),
 }
 
+impl Decoded {
+    /// The total of the counts it leads to from `last`.
+    pub(crate) fn total_after(&self, last: &BTreeMap<BigUint, u64>) -> i128 {
+        match self {
+            Self::Full(counts) => counts.iter().map(|(_, c)| i128::from(*c)).sum(),
+            Self::Delta(delta) => {
+                let before: i128 = last.values().map(|c| i128::from(*c)).sum();
+                before + delta.iter().map(|(_, d)| *d).sum::<i128>()
+            }
+        }
+    }
+}
+
 /// What a decoded difference must lead to: counts within the capacity and
 /// the bound (see the module docs).
 pub(crate) struct DeltaCheck<'a> {

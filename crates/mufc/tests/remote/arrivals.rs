@@ -239,3 +239,31 @@ fn a_bad_addition_changes_nothing() {
     assert_eq!(c.seeds(), seeds);
     assert_equals_retraining(&fed.server, &fed.data, "after the refusals");
 }
+
+/// The bound on points is fixed at training (resolved from the points
+/// then, unless the configuration gives one): a client that alone would
+/// pass it refuses the records, and a round whose sum passes it fails at
+/// the server and commits nothing.
+#[test]
+fn records_beyond_the_bound_the_federation_was_trained_with_are_refused() {
+    let mut fed = Fed::new("remote-arrivals-bound", Source::Pairwise, None, 98);
+    fed.round(ALL, None).unwrap();
+    let max = fed.server.setup().config().max_points().unwrap();
+    let dim = fed.data[0].1.dim();
+    let one = |id: u64, weight: u64| {
+        let m = DMatrix::from_element(dim, 1, 0.125);
+        Dataset::with_weights(m, vec![PointId(id)], vec![weight]).unwrap()
+    };
+    let alone = fed.clients[0].learn(&one(7000, max)).unwrap_err();
+    assert!(
+        matches!(&alone, MufcError::InvalidConfig { .. })
+            && alone.to_string().contains("max_points"),
+        "{alone}"
+    );
+    // One record more than the federation was trained with.
+    fed.learn(0, &one(7001, 1));
+    let counts = fed.server.server().counts().clone();
+    let err = fed.round(ALL, Some(1)).unwrap_err();
+    assert!(err.to_string().contains("beyond the bound"), "{err}");
+    assert_eq!(fed.server.server().counts(), &counts);
+}

@@ -65,14 +65,20 @@ impl RemoteClient {
     ///
     /// What an addition cannot change is fixed at training: the grid
     /// (records must lie in its box, as the training data did), the
-    /// parameters the federation resolved, and the capacity of its sums.
+    /// parameters the federation resolved, the capacity of its sums, and
+    /// their bound on points (`max_points`, resolved from the points at
+    /// training unless the configuration gives one: give one with room
+    /// for records that arrive). A round whose sum passes the bound fails
+    /// at the server and commits nothing: the federation must be trained
+    /// again with a larger one.
     ///
     /// # Errors
     ///
     /// [`MufcError::EmptyRequest`] for no record;
     /// [`MufcError::DimensionMismatch`]; [`MufcError::Seeding`] for an id
     /// the client holds already; [`MufcError::OutsideBox`] for a record
-    /// outside the grid's box.
+    /// outside the grid's box; [`MufcError::InvalidConfig`] when the
+    /// client alone would pass the federation's `max_points`.
     ///
     /// # Example
     ///
@@ -123,6 +129,21 @@ impl RemoteClient {
         }
         if t.quantizer.is_some() {
             check_box(self.id, records)?;
+        }
+        // The federation's sums were sized at training for at most
+        // `max_points` points: one client alone may not pass it.
+        let max_points = t.setup.config.max_points().unwrap_or(u64::MAX);
+        let total = u128::from(t.data().total_weight()) + u128::from(records.total_weight());
+        if total > u128::from(max_points) {
+            return Err(crate::error::config_error(
+                crate::ConfigParam::MaxPoints,
+                format!(
+                    "client {} would hold {total} points, beyond the bound {max_points} the \
+                     federation was trained with (train it with a larger max_points to leave \
+                     room for records that arrive)",
+                    self.id
+                ),
+            ));
         }
         match &t.local {
             Local::Active(c) => {

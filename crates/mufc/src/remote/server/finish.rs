@@ -26,7 +26,10 @@ impl RemoteServer {
     ///
     /// [`MufcError::Remote`] for a round that is not finished;
     /// [`MufcError::ChangeUndecoded`] for a change round whose sum did not
-    /// decode; the decoders' errors (a sum beyond the capacity); the K-means errors.
+    /// decode; the decoders' errors (a sum beyond the capacity);
+    /// [`MufcError::InvalidConfig`] for a sum of more points than the
+    /// federation's `max_points` (records that arrived beyond it); the
+    /// K-means errors.
     pub fn finish_round(&mut self, round: ServerRound) -> MufcResult<RoundReport> {
         let number = round.spec.round;
         let half = match round.half {
@@ -45,6 +48,21 @@ impl RemoteServer {
         let decoded = out
             .decoded
             .ok_or(MufcError::ChangeUndecoded { round: number })?;
+        // Records that arrived may not take an aggregate beyond the bound
+        // its field was sized for at training (issue 29): that needs a new
+        // aggregation. Refused before anything is committed.
+        let max_points = self.setup.config.max_points().unwrap_or(u64::MAX);
+        let total = decoded.total_after(self.last_counts(round.group)?);
+        if total > i128::from(max_points) {
+            return Err(crate::error::config_error(
+                crate::ConfigParam::MaxPoints,
+                format!(
+                    "round {number}'s sum counts {total} points, beyond the bound {max_points} \
+                     the federation was trained with: records that arrive beyond it need a new \
+                     federation, trained with a larger max_points"
+                ),
+            ));
+        }
         let decode = DecodeKind::of(&decoded);
         let start = Instant::now();
         let finished = FinishedRound {
