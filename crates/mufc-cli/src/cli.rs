@@ -12,7 +12,9 @@ mod store;
 mod topology;
 
 pub use bounds::Bounds;
-pub use net::{ClientAction, ClientArgs, ClientForgetArgs, DealerArgs, ServerArgs, TlsArgs};
+pub use net::{
+    ClientAction, ClientAddArgs, ClientArgs, ClientForgetArgs, DealerArgs, ServerArgs, TlsArgs,
+};
 pub use privacy::{Privacy, channel};
 pub use store::{
     CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
@@ -142,6 +144,7 @@ impl Command {
             Self::Server(a) => Some(&a.out),
             Self::Client(a) => Some(match &a.action {
                 Some(ClientAction::Forget(f)) => &f.out,
+                Some(ClientAction::Add(f)) => &f.out,
                 None => &a.out,
             }),
             Self::Dealer(a) => Some(&a.out),

@@ -25,6 +25,8 @@ mod net;
 mod net_events;
 #[cfg(feature = "net")]
 mod net_files;
+#[cfg(feature = "net")]
+mod net_requests;
 mod prepare;
 mod run;
 mod store;

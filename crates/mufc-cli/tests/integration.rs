@@ -13,6 +13,7 @@ mod cli_errors;
 mod cli_net;
 mod cli_net_admission;
 mod cli_net_agreement;
+mod cli_net_arrivals;
 mod cli_net_attacks;
 mod cli_net_bounds;
 mod cli_net_dealer;

@@ -88,6 +88,12 @@ pub struct ServerArgs {
     /// The federation's seed (the clients' K-means++ and the server's).
     #[arg(long, default_value_t = 2023)]
     pub seed: u64,
+    /// The most points the federation may ever hold, records that arrive
+    /// later (`mufc client add`) included: its sums are sized for it at
+    /// training, and a round past it fails [default: the points at
+    /// training, which leaves no room for records that arrive].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_points: Option<u64>,
     /// The fraction of clients a round must survive losing: sizes the
     /// SecAgg threshold (a real dropout beyond it fails the round and
     /// unmasks nothing).
@@ -245,6 +251,50 @@ pub enum ClientAction {
     /// Ask the running client to forget points: recorded in its store,
     /// applied by it, acknowledged once a round committed at the server.
     Forget(ClientForgetArgs),
+    /// Ask the running client to add records (issue 29): recorded in its
+    /// store with the records, learned by it, acknowledged once a round
+    /// committed at the server; the model is then training's on every
+    /// record present.
+    Add(ClientAddArgs),
+}
+
+/// Options of `mufc client add`.
+#[derive(Clone, Debug, Args)]
+pub struct ClientAddArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// The client's store.
+    #[arg(long, value_name = "STORE")]
+    pub store: PathBuf,
+    /// The records to add, one per row (CSV or `.npy`), in the units of
+    /// the client's data.
+    #[arg(long, value_name = "PATH")]
+    pub data: PathBuf,
+    /// The 0-based column of each record's id (a non-negative integer
+    /// the client never held) [default: ids go on from the largest the
+    /// client's store has named: rows 0, 1, ... of the file become
+    /// `m + 1`, `m + 2`, ...].
+    #[arg(long, value_name = "COL")]
+    pub id_column: Option<usize>,
+    /// The bounds LO,HI the client's data is mapped from into the model's
+    /// box, as `mufc client --bounds` [default: the federation file's,
+    /// with `--certs` or `--federation-file`; else the records must lie
+    /// in the box already].
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub bounds: Option<super::Bounds>,
+    /// Where the federation file is (only it is read).
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// Seconds to wait for the acknowledgement (0: do not wait; the
+    /// request is served all the same).
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECS",
+        default_value_t = 120.0
+    )]
+    pub wait: f64,
 }
 
 /// Options of `mufc client forget`.

@@ -6,24 +6,21 @@
 //! made in `net_events.rs`.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use mufc::{Channel, FederationConfig, Masks, SecAggOptions};
 use mufc_net::client::{ClientOptions, start_client};
-use mufc_net::client_store::{ClientStore, FirstStart, RequestStatus};
+use mufc_net::client_store::{ClientStore, FirstStart};
 use mufc_net::federation_file::FederationFile;
 use mufc_net::server::{ServerEvent, ServerHandle, ServerOptions, start_server};
-use seeding::PointId;
 use serde_json::json;
 
 use super::log_lines::{Logger, follow};
 use super::net_events::{client_event, client_level, server_event, server_level};
 use super::net_files::{federation_file, mask_key, pems, ping_interval, runtime, seconds};
 use crate::CliError;
-use crate::cli::{ClientAction, ClientArgs, ClientForgetArgs, ServerArgs};
+use crate::cli::{ClientAction, ClientArgs, ServerArgs};
 use crate::data::{LoadOptions, load};
 use crate::output::Report;
-use crate::output::count;
 
 /// `mufc server`.
 ///
@@ -129,6 +126,9 @@ fn federation_config(
     if let Some(k) = a.client_k {
         config = config.client_k(k);
     }
+    if let Some(n) = a.max_points {
+        config = config.max_points(n);
+    }
     Ok(config)
 }
 
@@ -215,7 +215,19 @@ fn first_start(
     }
     let path = required(&a.data, "data")?;
     let mut data = load(path, &LoadOptions::default())?.dataset()?;
-    let given = a.bounds.map(crate::cli::Bounds::pair);
+    if let Some(b) = chosen_bounds(a.bounds, agreed)? {
+        data = b.map(&data)?;
+    }
+    Ok(Some(FirstStart::new(name, data)))
+}
+
+/// The bounds a client's records are mapped from: those `given`, or those
+/// the federation file pins (`agreed`); both must then be the same.
+pub(super) fn chosen_bounds(
+    given: Option<crate::cli::Bounds>,
+    agreed: Option<[f64; 2]>,
+) -> Result<Option<crate::cli::Bounds>, CliError> {
+    let given = given.map(crate::cli::Bounds::pair);
     // The same numbers, bit for bit: both are parsed from text.
     if let (Some(g), Some(f)) = (given, agreed)
         && g.map(f64::to_bits) != f.map(f64::to_bits)
@@ -226,10 +238,9 @@ fn first_start(
             reason: "the federation file pins other bounds (leave out --bounds to take them)",
         });
     }
-    if let Some([lo, hi]) = given.or(agreed) {
-        data = crate::cli::Bounds { lo, hi }.map(&data)?;
-    }
-    Ok(Some(FirstStart::new(name, data)))
+    Ok(given
+        .or(agreed)
+        .map(|[lo, hi]| crate::cli::Bounds { lo, hi }))
 }
 
 /// `mufc client` (and `mufc client forget`).
@@ -240,8 +251,10 @@ fn first_start(
 /// a server that refuses the client (not in its roster, another
 /// federation's certificate).
 pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
-    if let Some(ClientAction::Forget(f)) = &a.action {
-        return forget(f);
+    match &a.action {
+        Some(ClientAction::Forget(f)) => return super::net_requests::forget(f),
+        Some(ClientAction::Add(f)) => return super::net_requests::add(f),
+        None => {}
     }
     let log = Logger::from_env(a.out.json)?;
     let keepalive = ping_interval(a.keepalive.secs)?;
@@ -297,66 +310,6 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
             exit: 0,
         })
     })
-}
-
-/// `mufc client forget`.
-fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
-    if !f.store.exists() {
-        return Err(CliError::Store(format!(
-            "there is no store at {}: a client's store is written once a server \
-             first admits it, and until then its records are only in its data file \
-             (remove them there), or the path is wrong",
-            f.store.display()
-        )));
-    }
-    let store = ClientStore::open(&f.store)?;
-    let ids: Vec<PointId> = f.ids.iter().copied().map(PointId).collect();
-    let request = store.request(&ids)?;
-    let wait = seconds("wait", f.wait)?;
-    let start = std::time::Instant::now();
-    let status = loop {
-        let status = store.status(request)?;
-        let done = matches!(
-            status,
-            Some(RequestStatus::Acknowledged { .. } | RequestStatus::Refused { .. })
-        );
-        if done || start.elapsed() >= wait {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    match status {
-        Some(RequestStatus::Acknowledged { round }) => Ok(Report {
-            json: json!({ "command": "client forget", "request": request, "acknowledged": true, "round": round }),
-            text: format!(
-                "request {request}: {} forgotten, acknowledged in round {round}",
-                count(ids.len() as u64, "point")
-            ),
-            warnings: Vec::new(),
-            exit: 0,
-        }),
-        Some(RequestStatus::Refused { reason }) => Err(CliError::Store(format!(
-            "request {request} refused: {reason}"
-        ))),
-        other => {
-            let state = match other {
-                Some(RequestStatus::Applied) => {
-                    "applied by the client, its round not yet committed"
-                }
-                _ => "not yet applied: is the client running?",
-            };
-            Ok(Report {
-                json: json!({ "command": "client forget", "request": request, "acknowledged": false, "state": state }),
-                text: format!(
-                    "request {request} recorded, {state}; it is served when a round commits \
-                     (`mufc client forget` waited {:.0} s)",
-                    wait.as_secs_f64()
-                ),
-                warnings: Vec::new(),
-                exit: 0,
-            })
-        }
-    }
 }
 
 /// `n` MiB in bytes (clap bounds `n` to 4096: no overflow).

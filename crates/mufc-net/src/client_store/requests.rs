@@ -277,6 +277,29 @@ impl ClientStore {
         self.record(records.ids(), Some(blob))
     }
 
+    /// The smallest point id above every id the store names: its points'
+    /// and every request's (forgotten points included), so that records
+    /// numbered from it reuse no id the client ever held.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if the store cannot be read, or an id is
+    /// `u64::MAX` (nothing is above it).
+    pub fn next_point_id(&self) -> Result<PointId, NetError> {
+        let mut top = self.data()?.ids().iter().map(|p| p.0).max();
+        for row in self.requests("1 = 1", [])? {
+            let ids = row.ids().map_err(|e| self.error("parsing a request", e))?;
+            top = top.max(ids.iter().map(|p| p.0).max());
+        }
+        match top {
+            None => Ok(PointId(0)),
+            Some(t) => t
+                .checked_add(1)
+                .map(PointId)
+                .ok_or_else(|| self.error("numbering records", "an id is u64::MAX")),
+        }
+    }
+
     /// Writes a new pending request naming `ids`, with an addition's
     /// `records`; returns its number.
     fn record(&self, ids: &[PointId], records: Option<Vec<u8>>) -> Result<u64, NetError> {

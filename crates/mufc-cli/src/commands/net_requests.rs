@@ -1,0 +1,143 @@
+//! `mufc client forget` and `mufc client add`: a request recorded in the
+//! client's store, which the running client applies, then waited for
+//! until a round that included the client committed at the server.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mufc_net::client_store::{ClientStore, RequestStatus};
+use seeding::{Dataset, PointId};
+use serde_json::json;
+
+use super::net::chosen_bounds;
+use super::net_files::{federation_file, seconds};
+use crate::CliError;
+use crate::cli::{ClientAddArgs, ClientForgetArgs};
+use crate::data::{LoadOptions, load};
+use crate::output::{Report, count};
+
+/// The client's store at `path`, which must exist; `instead`: what to do
+/// before a server admitted the client (its records are only in its data
+/// file then).
+fn existing(path: &Path, instead: &str) -> Result<ClientStore, CliError> {
+    if !path.exists() {
+        return Err(CliError::Store(format!(
+            "there is no store at {}: a client's store is written once a server \
+             first admits it, and until then its records are only in its data file \
+             ({instead}), or the path is wrong",
+            path.display()
+        )));
+    }
+    Ok(ClientStore::open(path)?)
+}
+
+/// `mufc client forget`.
+pub(super) fn forget(f: &ClientForgetArgs) -> Result<Report, CliError> {
+    let store = existing(&f.store, "remove them there")?;
+    let ids: Vec<PointId> = f.ids.iter().copied().map(PointId).collect();
+    let request = store.request(&ids)?;
+    let done = format!("{} forgotten", count(ids.len() as u64, "point"));
+    served(&store, request, f.wait, "client forget", &done)
+}
+
+/// `mufc client add` (issue 29): the records of `--data`, mapped into the
+/// model's box as the client's data was, with their ids.
+pub(super) fn add(f: &ClientAddArgs) -> Result<Report, CliError> {
+    let store = existing(&f.store, "add them there")?;
+    let agreed = federation_file(&f.tls)?.and_then(|file| file.bounds);
+    let options = LoadOptions {
+        id_column: f.id_column,
+        ..LoadOptions::default()
+    };
+    let table = load(&f.data, &options)?;
+    let mut records = table.dataset()?;
+    if let Some(b) = chosen_bounds(f.bounds, agreed)? {
+        records = b.map(&records)?;
+    }
+    let ids = match table.ids() {
+        Some(written) => written
+            .iter()
+            .map(|id| {
+                id.parse::<u64>()
+                    .map(PointId)
+                    .map_err(|_| CliError::InvalidParameter {
+                        name: "id-column",
+                        value: id.clone(),
+                        reason: "a record's id must be a non-negative integer",
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => {
+            let first = store.next_point_id()?;
+            (0..records.len() as u64)
+                .map(|i| PointId(first.0 + i))
+                .collect()
+        }
+    };
+    let records = Dataset::with_ids(records.points().clone(), ids)?;
+    // Refused now rather than by the running client: the records must
+    // lie where the client's points do.
+    records.check_in_box().map_err(|e| {
+        CliError::Store(format!(
+            "{e}: map the records as the client's data was (--bounds, or the federation \
+             file's), or they are outside what it was trained on"
+        ))
+    })?;
+    let request = store.request_records(&records)?;
+    let done = format!("{} added", count(records.len() as u64, "record"));
+    served(&store, request, f.wait, "client add", &done)
+}
+
+/// Waits up to `wait` seconds for `request` to be acknowledged or
+/// refused, and reports where it stands (`done`: what it did, once
+/// acknowledged).
+fn served(
+    store: &ClientStore,
+    request: u64,
+    wait: f64,
+    command: &str,
+    done: &str,
+) -> Result<Report, CliError> {
+    let wait = seconds("wait", wait)?;
+    let start = std::time::Instant::now();
+    let status = loop {
+        let status = store.status(request)?;
+        let over = matches!(
+            status,
+            Some(RequestStatus::Acknowledged { .. } | RequestStatus::Refused { .. })
+        );
+        if over || start.elapsed() >= wait {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    match status {
+        Some(RequestStatus::Acknowledged { round }) => Ok(Report {
+            json: json!({ "command": command, "request": request, "acknowledged": true, "round": round }),
+            text: format!("request {request}: {done}, acknowledged in round {round}"),
+            warnings: Vec::new(),
+            exit: 0,
+        }),
+        Some(RequestStatus::Refused { reason }) => Err(CliError::Store(format!(
+            "request {request} refused: {reason}"
+        ))),
+        other => {
+            let state = match other {
+                Some(RequestStatus::Applied) => {
+                    "applied by the client, its round not yet committed"
+                }
+                _ => "not yet applied: is the client running?",
+            };
+            Ok(Report {
+                json: json!({ "command": command, "request": request, "acknowledged": false, "state": state }),
+                text: format!(
+                    "request {request} recorded, {state}; it is served when a round commits \
+                     (`mufc {command}` waited {:.0} s)",
+                    wait.as_secs_f64()
+                ),
+                warnings: Vec::new(),
+                exit: 0,
+            })
+        }
+    }
+}

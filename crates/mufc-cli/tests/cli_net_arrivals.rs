@@ -1,0 +1,101 @@
+//! Records that arrive, across processes (issue 29): a `mufc client`
+//! process trained on part of its records is asked, by `mufc client add`
+//! beside it, to add the rest; the request is acknowledged once its round
+//! committed, and the model is then the in-process `Federation`'s on
+//! every record present, bit for bit (with pairwise masks, by a change
+//! round). Records with an id the client held, outside the model's box,
+//! or past the federation's bound are refused with a clear error and
+//! change nothing.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use crate::common::net;
+
+use std::process::Command;
+
+use net::{Processes, assert_model, write_csv};
+use seeding::PointId;
+
+const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// `mufc client add` at client `client` (its store `<client>.db` in
+/// `dir`) of the records in `file`, with `extra` options: whether it
+/// succeeded, and what it printed.
+fn add(dir: &std::path::Path, client: &str, file: &str, extra: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["client", "add", "--store", &format!("{client}.db")])
+        .args(["--data", file, "--wait", "60"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn records_a_client_process_adds_give_the_model_of_training_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = net::written_data(dir, "cli-net-arrivals", &NAMES);
+    // Client c starts with its first 30 points; the other 10 arrive.
+    let later: Vec<PointId> = all[2].ids()[30..].to_vec();
+    let mut present = all.clone();
+    present[2] = all[2].without(&later).unwrap();
+    write_csv(dir, "c", &present[2]);
+    let first: Vec<PointId> = all[2].ids()[..30].to_vec();
+    write_csv(dir, "c-more", &all[2].without(&first).unwrap());
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "11",
+        "--masking",
+        "pairwise",
+        "--max-points",
+        "400",
+    ];
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    assert_model(dir, present.clone());
+
+    // The records, numbered on from the client's largest id: 30..40.
+    let (ok, text) = add(dir, "c", "c-more.csv", &[]);
+    assert!(
+        ok && text.contains("10 records added, acknowledged in round"),
+        "{text}"
+    );
+    assert_model(dir, all.clone());
+    let log = fed.server.log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("round 1 started") && l.contains("a change round")),
+        "{log:?}"
+    );
+
+    // A record whose id the client holds: refused before anything is
+    // recorded.
+    std::fs::write(dir.join("held.csv"), "5,0.0,0.0\n").unwrap();
+    let (ok, text) = add(dir, "c", "held.csv", &["--id-column", "0"]);
+    assert!(!ok && text.contains("held by the client"), "{text}");
+    // Outside the model's box.
+    std::fs::write(dir.join("far.csv"), "3.0,0.0\n").unwrap();
+    let (ok, text) = add(dir, "c", "far.csv", &[]);
+    assert!(!ok && text.contains("outside"), "{text}");
+    // More than the federation's bound (400 points) at one client: the
+    // running client refuses the request.
+    let many: String = (0..361)
+        .map(|i| format!("{},0.1\n", f64::from(i) / 1000.0))
+        .collect();
+    std::fs::write(dir.join("many.csv"), many).unwrap();
+    let (ok, text) = add(dir, "c", "many.csv", &[]);
+    assert!(
+        !ok && text.contains("refused") && text.contains("max_points"),
+        "{text}"
+    );
+    assert_model(dir, all);
+}
