@@ -75,8 +75,8 @@ fn the_deployment_walkthrough_runs_as_written() {
     assert_eq!(
         names,
         [
-            "certs", "server", "client", "client", "client", "client", "client", "inspect",
-            "export", "predict"
+            "certs", "server", "client", "client", "client", "client", "client", "client",
+            "inspect", "export", "predict"
         ],
         "the walkthrough's commands changed: update this test with it"
     );
@@ -86,10 +86,17 @@ fn the_deployment_walkthrough_runs_as_written() {
         .chain(new_patients.iter().map(|[x, y]| format!("{x:?},{y:?}\n")))
         .collect();
     std::fs::write(dir.join("new-patients.csv"), csv).unwrap();
+    // The records General admits (section 4b), in the same units.
+    std::fs::write(
+        dir.join("admitted.csv"),
+        "systolic,weight\n66.0,47.0\n148.0,158.0\n",
+    )
+    .unwrap();
     let mut predicted = String::new();
     let mut background = Vec::new();
     for cmd in &cmds {
-        let long_running = cmd[0] == "server" || (cmd[0] == "client" && cmd[1] != "forget");
+        let request = cmd[0] == "client" && (cmd[1] == "forget" || cmd[1] == "add");
+        let long_running = cmd[0] == "server" || (cmd[0] == "client" && !request);
         if long_running {
             let p = Proc::start(&cmd.join(" "), dir, cmd, &[]);
             if cmd[0] == "server" {
@@ -99,7 +106,7 @@ fn the_deployment_walkthrough_runs_as_written() {
             continue;
         }
         if cmd[0] == "client" {
-            // The forget: after training.
+            // The requests: after training.
             background[0].wait_for(|l| l.contains("committed (training)"));
         }
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
@@ -117,6 +124,7 @@ fn the_deployment_walkthrough_runs_as_written() {
         if cmd[0] == "client" {
             // General's request alone is held back (the lone-update
             // policy); St Mary's makes two, and one round serves both.
+            // General's addition is alone again, and held back.
             let alone = cmd.contains(&"general.db".to_string());
             assert_eq!(text.contains("acknowledged in round 1"), !alone, "{text}");
             assert_eq!(text.contains("not yet"), alone, "{text}");
@@ -129,7 +137,9 @@ fn the_deployment_walkthrough_runs_as_written() {
         }
     }
 
-    // The model: training on what the hospitals still hold.
+    // The model: training on what the hospitals still hold (General's
+    // addition waits for another request: it is in its store, not yet in
+    // the model).
     let mut rest = data;
     rest[0] = rest[0].without(&[PointId(5)]).unwrap();
     rest[1] = rest[1].without(&[PointId(17), PointId(42)]).unwrap();

@@ -1,6 +1,6 @@
 //! K-means++ seeding on the paper's Gaussian data set (Appendix M.1:
 //! n = 30000, d = 10, k = 10), unlearning one random point against
-//! reseeding from scratch, Lloyd on a small weighted server data set, and
+//! reseeding from scratch, inserting one against refitting with it, Lloyd on a small weighted server data set, and
 //! the exact K-means (`exact/...`): fits against updates after a removal,
 //! a weight decrement and a client's reseeding, on the Gaussian set and on
 //! the server data set.
@@ -85,6 +85,56 @@ fn seeding(c: &mut Criterion) {
     eprintln!(
         "seeding/removal: {reseeds} of {removals} timed removals hit a seed (retrain rate {:.2e})",
         reseeds as f64 / removals.max(1) as f64
+    );
+
+    // Inserting one point (issue 29) vs refitting with it: the seeding
+    // of the data without 256 random points, each of which arrives in
+    // turn. The fitted state is cloned outside the timed routine (its
+    // storage then has no spare capacity: the timed insert copies the
+    // points once, as the first insert into a loaded client does).
+    let held = distinct(&mut pick, data.ids(), 256);
+    let base = data.without(&held).expect("present");
+    let fitted = kpp.fit(base.clone(), ExpRace::new(1));
+    let mut g = c.benchmark_group("seeding/insertion");
+    let one = |i: usize| {
+        let others: Vec<PointId> = held.iter().copied().filter(|&h| h != held[i]).collect();
+        data.without(&others).expect("present")
+    };
+    let arrivals: Vec<Dataset> = (0..held.len()).map(one).collect();
+    let (mut inserts, mut reseeded) = (0u64, 0u64);
+    g.bench_function("insert-one-random", |b| {
+        let mut i = 0;
+        b.iter_batched(
+            || {
+                i = (i + 1) % arrivals.len();
+                (fitted.clone(), &arrivals[i])
+            },
+            |(mut s, p)| {
+                let r = s.insert(p).expect("new");
+                inserts += 1;
+                reseeded += u64::from(r.reseeded());
+                black_box(s)
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.bench_function("refit-with-one-random", |b| {
+        let mut i = 0;
+        b.iter_batched(
+            || {
+                i = (i + 1) % arrivals.len();
+                let mut d = base.clone();
+                d.append(&arrivals[i]).expect("new");
+                d
+            },
+            |d| black_box(kpp.fit(d, ExpRace::new(1)).num_seeds()),
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+    eprintln!(
+        "seeding/insertion: {reseeded} of {inserts} timed insertions won a round (refit rate {:.2e})",
+        reseeded as f64 / inserts.max(1) as f64
     );
 }
 
