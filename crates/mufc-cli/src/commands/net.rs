@@ -16,7 +16,9 @@ use serde_json::json;
 
 use super::log_lines::{Logger, follow};
 use super::net_events::{client_event, client_level, server_event, server_level};
-use super::net_files::{federation_file, mask_key, pems, ping_interval, runtime, seconds};
+use super::net_files::{
+    chosen_bounds, federation_file, mask_key, pems, ping_interval, runtime, seconds,
+};
 use crate::CliError;
 use crate::cli::{ClientAction, ClientArgs, ServerArgs};
 use crate::data::{LoadOptions, load};
@@ -219,28 +221,6 @@ fn first_start(
         data = b.map(&data)?;
     }
     Ok(Some(FirstStart::new(name, data)))
-}
-
-/// The bounds a client's records are mapped from: those `given`, or those
-/// the federation file pins (`agreed`); both must then be the same.
-pub(super) fn chosen_bounds(
-    given: Option<crate::cli::Bounds>,
-    agreed: Option<[f64; 2]>,
-) -> Result<Option<crate::cli::Bounds>, CliError> {
-    let given = given.map(crate::cli::Bounds::pair);
-    // The same numbers, bit for bit: both are parsed from text.
-    if let (Some(g), Some(f)) = (given, agreed)
-        && g.map(f64::to_bits) != f.map(f64::to_bits)
-    {
-        return Err(CliError::InvalidParameter {
-            name: "bounds",
-            value: format!("{},{}", g[0], g[1]),
-            reason: "the federation file pins other bounds (leave out --bounds to take them)",
-        });
-    }
-    Ok(given
-        .or(agreed)
-        .map(|[lo, hi]| crate::cli::Bounds { lo, hi }))
 }
 
 /// `mufc client` (and `mufc client forget`).

@@ -102,3 +102,25 @@ pub(super) fn mask_key(
     })?;
     Ok(MaskKeyPair::from_secret_bytes(secret))
 }
+
+/// The bounds a client's records are mapped from: those `given`, or those
+/// the federation file pins (`agreed`); both must then be the same.
+pub(super) fn chosen_bounds(
+    given: Option<crate::cli::Bounds>,
+    agreed: Option<[f64; 2]>,
+) -> Result<Option<crate::cli::Bounds>, CliError> {
+    let given = given.map(crate::cli::Bounds::pair);
+    // The same numbers, bit for bit: both are parsed from text.
+    if let (Some(g), Some(f)) = (given, agreed)
+        && g.map(f64::to_bits) != f.map(f64::to_bits)
+    {
+        return Err(CliError::InvalidParameter {
+            name: "bounds",
+            value: format!("{},{}", g[0], g[1]),
+            reason: "the federation file pins other bounds (leave out --bounds to take them)",
+        });
+    }
+    Ok(given
+        .or(agreed)
+        .map(|[lo, hi]| crate::cli::Bounds { lo, hi }))
+}

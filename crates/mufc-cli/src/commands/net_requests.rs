@@ -9,8 +9,7 @@ use mufc_net::client_store::{ClientStore, RequestStatus};
 use seeding::{Dataset, PointId};
 use serde_json::json;
 
-use super::net::chosen_bounds;
-use super::net_files::{federation_file, seconds};
+use super::net_files::{chosen_bounds, federation_file, seconds};
 use crate::CliError;
 use crate::cli::{ClientAddArgs, ClientForgetArgs};
 use crate::data::{LoadOptions, load};
