@@ -96,8 +96,11 @@ fn seeding(c: &mut Criterion) {
     let base = data.without(&held).expect("present");
     let fitted = kpp.fit(base.clone(), ExpRace::new(1));
     let mut g = c.benchmark_group("seeding/insertion");
+    // Point `held[i]` alone, as a data set.
     let one = |i: usize| {
-        let others: Vec<PointId> = held.iter().copied().filter(|&h| h != held[i]).collect();
+        let others: Vec<PointId> = (data.ids().iter().copied())
+            .filter(|&h| h != held[i])
+            .collect();
         data.without(&others).expect("present")
     };
     let arrivals: Vec<Dataset> = (0..held.len()).map(one).collect();
@@ -117,6 +120,26 @@ fn seeding(c: &mut Criterion) {
             },
             BatchSize::LargeInput,
         );
+    });
+    // The same into one seeding that lives on, as a running client's does:
+    // each point is inserted (timed), then forgotten again (not timed), so
+    // the storage grows once and the inserts are what is measured.
+    g.bench_function("insert-one-random-into-a-live-seeding", |b| {
+        let mut live = fitted.clone();
+        let mut i = 0;
+        b.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                i = (i + 1) % arrivals.len();
+                let start = std::time::Instant::now();
+                let r = live.insert(&arrivals[i]).expect("new");
+                spent += start.elapsed();
+                inserts += 1;
+                reseeded += u64::from(r.reseeded());
+                live.unlearn(&[held[i]]).expect("present");
+            }
+            spent
+        });
     });
     g.bench_function("refit-with-one-random", |b| {
         let mut i = 0;

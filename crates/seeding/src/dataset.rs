@@ -41,6 +41,8 @@ pub struct Dataset {
     weights: Vec<u64>,
     weighted: bool,
     index: HashMap<PointId, usize>,
+    /// The sum of `weights`, kept so that appending checks it in O(1).
+    total: u64,
 }
 
 impl PartialEq for Dataset {
@@ -201,6 +203,7 @@ impl Dataset {
             weights,
             weighted,
             index,
+            total,
         })
     }
 
@@ -316,7 +319,7 @@ impl Dataset {
 
     /// The sum of the weights (fits in a `u64`, checked at construction).
     pub fn total_weight(&self) -> u64 {
-        self.weights.iter().sum()
+        self.total
     }
 
     /// The current position of a point, if it is present.
@@ -394,6 +397,8 @@ impl Dataset {
         }
         self.ids.extend_from_slice(&other.ids);
         self.weights.extend_from_slice(&other.weights);
+        // Checked above.
+        self.total = self.total.saturating_add(other.total);
         self.weighted |= other.weighted;
         self.points = DMatrix::from_vec(d, self.ids.len(), coords);
         Ok(())
@@ -411,8 +416,8 @@ impl Dataset {
         if let Some(&id) = other.ids.iter().find(|id| self.index.contains_key(id)) {
             return Err(SeedingError::DuplicateId(id));
         }
-        self.total_weight()
-            .checked_add(other.total_weight())
+        self.total
+            .checked_add(other.total)
             .ok_or(SeedingError::WeightOverflow)?;
         Ok(())
     }
@@ -462,7 +467,7 @@ impl Dataset {
             }
             coords.truncate(last * d);
             self.ids.swap_remove(p);
-            self.weights.swap_remove(p);
+            self.total -= self.weights.swap_remove(p);
         }
         self.points = DMatrix::from_vec(d, self.ids.len(), coords);
     }
@@ -586,5 +591,24 @@ mod tests {
         assert!(!data.contains(PointId(1)));
         let fresh = before.without(&ids(&[4, 1, 3])).unwrap();
         assert_eq!(fresh.ids(), &ids(&[0, 2]));
+    }
+
+    #[test]
+    fn the_total_weight_follows_removals_and_appends() {
+        let m = DMatrix::from_fn(1, 4, |_, c| c as f64);
+        let mut data = Dataset::with_weights(m, ids(&[0, 1, 2, 3]), vec![1, 2, 3, 4]).unwrap();
+        data.remove(&ids(&[1, 3])).unwrap();
+        assert_eq!(data.total_weight(), 4);
+        let more = Dataset::with_weights(DMatrix::from_element(1, 1, 9.0), ids(&[7]), vec![5]);
+        data.append(&more.unwrap()).unwrap();
+        assert_eq!(data.total_weight(), 9);
+        assert_eq!(data.total_weight(), data.weights().iter().sum::<u64>());
+        let heavy =
+            Dataset::with_weights(DMatrix::from_element(1, 1, 9.0), ids(&[8]), vec![u64::MAX]);
+        assert_eq!(
+            data.append(&heavy.unwrap()),
+            Err(SeedingError::WeightOverflow)
+        );
+        assert_eq!(data.total_weight(), 9);
     }
 }

@@ -13,7 +13,7 @@ use seeding_testkit::seeding::{
 
 /// Seven points with duplicates, an outlier, weights and ids unrelated to
 /// positions.
-fn fixed_set(weighted: bool) -> Dataset {
+pub(crate) fn fixed_set(weighted: bool) -> Dataset {
     let coords = [
         0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 3.0, 1.0, 3.0, 1.0, -2.0, 2.0, 6.0, -3.0,
     ];

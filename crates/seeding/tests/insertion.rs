@@ -16,6 +16,7 @@ use seeding_testkit::insertion::{
 };
 
 use crate::bit_identity::{arb_dataset, assert_same};
+use crate::exactness::fixed_set;
 
 /// One request: add (`true`) or remove some of the points picked.
 #[derive(Clone, Debug)]
@@ -138,21 +139,6 @@ proptest! {
         } else {
             interleave(Cosine, &all, &present, k, seed, requests);
         }
-    }
-}
-
-/// Seven points with duplicates, an outlier, weights and ids unrelated to
-/// positions (the set of `exactness.rs`).
-fn fixed_set(weighted: bool) -> Dataset {
-    let coords = [
-        0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 3.0, 1.0, 3.0, 1.0, -2.0, 2.0, 6.0, -3.0,
-    ];
-    let m = DMatrix::from_column_slice(2, 7, &coords);
-    let ids = [40, 11, 25, 3, 99, 7, 60].map(PointId).to_vec();
-    if weighted {
-        Dataset::with_weights(m, ids, vec![2, 1, 3, 1, 2, 1, 1]).unwrap()
-    } else {
-        Dataset::with_ids(m, ids).unwrap()
     }
 }
 

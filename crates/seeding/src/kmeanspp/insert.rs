@@ -134,17 +134,7 @@ impl<M: Metric> State<M> {
                 self.centers.truncate(round * d);
                 self.seed_ids.push(added.id(i));
                 self.centers.extend_from_slice(added.point(i));
-                self.near.reset(&self.data);
-                for j in 0..=round {
-                    let jj = u32::try_from(j).unwrap_or(u32::MAX);
-                    self.near.add_seed(
-                        &self.metric,
-                        &self.data,
-                        &self.centers[j * d..(j + 1) * d],
-                        jj,
-                    );
-                }
-                self.resume(sampler);
+                self.replay_and_resume(sampler);
                 Some(round)
             }
             None => {
@@ -161,12 +151,7 @@ impl<M: Metric> State<M> {
                 (self.seed_ids.len() > stopped).then_some(stopped)
             }
         };
-        let len = old_seeds.len().max(self.seed_ids.len());
-        let affected_clusters = (0..len)
-            .filter(|&j| {
-                old_seeds.get(j) != self.seed_ids.get(j) || old_sizes.get(j) != self.sizes.get(j)
-            })
-            .collect();
+        let affected_clusters = self.affected(&old_seeds, &old_sizes);
         Ok(InsertReport {
             outcome: match from {
                 Some(from) => InsertOutcome::Reseeded { from },

@@ -53,6 +53,31 @@ impl<M: Metric> State<M> {
         self.recompute_sizes();
     }
 
+    /// Every point's nearest seed among the seeds held, computed again
+    /// (the points changed under them), then the remaining rounds: O(n k d).
+    pub(super) fn replay_and_resume<S: Sampler + ?Sized>(&mut self, sampler: &mut S) {
+        self.near.reset(&self.data);
+        let d = self.data.dim();
+        for j in 0..self.seed_ids.len() {
+            // `j < k`, and seed indices fit in u32 by construction.
+            let jj = u32::try_from(j).unwrap_or(u32::MAX);
+            let center = &self.centers[j * d..(j + 1) * d];
+            self.near.add_seed(&self.metric, &self.data, center, jj);
+        }
+        self.resume(sampler);
+    }
+
+    /// The clusters whose seed or size differs from `old_seeds` and
+    /// `old_sizes`, ascending.
+    pub(super) fn affected(&self, old_seeds: &[PointId], old_sizes: &[u64]) -> Vec<usize> {
+        let len = old_seeds.len().max(self.seed_ids.len());
+        (0..len)
+            .filter(|&j| {
+                old_seeds.get(j) != self.seed_ids.get(j) || old_sizes.get(j) != self.sizes.get(j)
+            })
+            .collect()
+    }
+
     fn recompute_sizes(&mut self) {
         self.sizes.clear();
         self.sizes.resize(self.seed_ids.len(), 0);
@@ -104,25 +129,8 @@ impl<M: Metric> State<M> {
         self.remove_positions(positions);
         self.seed_ids = old_seeds[..from].to_vec();
         self.centers.truncate(from * self.data.dim());
-        self.near.reset(&self.data);
-        for j in 0..from {
-            let d = self.data.dim();
-            // `j < from <= k`, and seed indices fit in u32 by construction.
-            let jj = u32::try_from(j).unwrap_or(u32::MAX);
-            self.near.add_seed(
-                &self.metric,
-                &self.data,
-                &self.centers[j * d..(j + 1) * d],
-                jj,
-            );
-        }
-        self.resume(sampler);
-        let len = old_seeds.len().max(self.seed_ids.len());
-        let affected = (0..len)
-            .filter(|&j| {
-                old_seeds.get(j) != self.seed_ids.get(j) || old_sizes.get(j) != self.sizes.get(j)
-            })
-            .collect();
+        self.replay_and_resume(sampler);
+        let affected = self.affected(&old_seeds, &old_sizes);
         Ok(UnlearnReport {
             outcome: UnlearnOutcome::Reseeded { from },
             removed: ids.len(),
