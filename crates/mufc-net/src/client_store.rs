@@ -38,6 +38,7 @@ use sha2::{Digest, Sha256};
 
 use crate::NetError;
 
+mod additions;
 mod requests;
 
 pub use requests::Asked;

@@ -86,10 +86,21 @@ fn seeding(c: &mut Criterion) {
         "seeding/removal: {reseeds} of {removals} timed removals hit a seed (retrain rate {:.2e})",
         reseeds as f64 / removals.max(1) as f64
     );
+}
 
-    // Inserting one point (issue 29) vs refitting with it: the seeding
-    // of the data without 256 random points, each of which arrives in
-    // turn. The fitted state is cloned outside the timed routine (its
+/// Inserting one point (issue 29) vs refitting with it: the seeding of
+/// the Gaussian set without 256 random points, each of which arrives in
+/// turn.
+fn insertion(c: &mut Criterion) {
+    let data = seeding_testkit::seeding::paper_gaussian(
+        &mut testdata::rng("bench-gaussian"),
+        10,
+        10,
+        3000,
+    );
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate().expect("k > 0"));
+    let mut pick = testdata::rng("bench-insertion");
+    // The fitted state is cloned outside the timed routine (its
     // storage then has no spare capacity: the timed insert copies the
     // points once, as the first insert into a loaded client does).
     let held = distinct(&mut pick, data.ids(), 256);
@@ -372,6 +383,6 @@ fn exact(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30);
-    targets = seeding, lloyd, exact
+    targets = seeding, insertion, lloyd, exact
 }
 criterion_main!(benches);
