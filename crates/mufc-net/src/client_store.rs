@@ -388,16 +388,20 @@ impl ClientStore {
     }
 
     fn state(&self) -> Result<State, NetError> {
-        let (blob, sum): (Vec<u8>, Vec<u8>) = self
-            .db()
+        Self::state_in(&self.db()).map_err(|e| self.error("reading the state", e))
+    }
+
+    /// The state as `conn` reads it (inside a transaction, for one).
+    fn state_in(conn: &Connection) -> Result<State, String> {
+        let (blob, sum): (Vec<u8>, Vec<u8>) = conn
             .query_row("SELECT state, sha256 FROM state WHERE id = 1", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
-            .map_err(|e| self.error("reading the state", e))?;
+            .map_err(|e| e.to_string())?;
         if checksum(&blob) != sum {
-            return Err(self.error("reading the state", "it does not match its checksum"));
+            return Err("it does not match its checksum".into());
         }
-        state::parse(&blob).map_err(|e| self.error("parsing the state", e))
+        state::parse(&blob).map_err(|e| format!("parsing it: {e}"))
     }
 
     /// The client's id in the federation, once a server welcomed it.

@@ -311,3 +311,54 @@ fn a_creation_stopped_midway_leaves_nothing_in_the_store_place() {
     drop(store);
     assert_eq!(ClientStore::open(&path).unwrap().name().unwrap(), "a");
 }
+
+/// Two additions at once, from two handles on one store as two processes
+/// would hold them: records numbered by the store get distinct ids, and
+/// of two additions naming the same id exactly one is recorded (the
+/// checks read the store in the request's own write).
+#[test]
+fn two_additions_at_once_never_share_an_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-concurrent-adds", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    drop(ClientStore::create(&path, "a", &data[0]).unwrap());
+    let points = Dataset::new(nalgebra::DMatrix::from_element(2, 2, 0.1)).unwrap();
+    let numbered: Vec<Vec<seeding::PointId>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let store = ClientStore::open(&path).unwrap();
+                    (0..15)
+                        .flat_map(|_| store.request_new_records(&points).unwrap().1)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let all: Vec<seeding::PointId> = numbered.concat();
+    let distinct: std::collections::BTreeSet<_> = all.iter().collect();
+    assert_eq!((all.len(), distinct.len()), (60, 60), "{all:?}");
+    assert!(
+        all.iter().all(|id| id.0 >= 40),
+        "ids the client holds reused"
+    );
+    // The same ids from both handles at once: one of the two is recorded.
+    for round in 0..10u64 {
+        let id = seeding::PointId(10_000 + round);
+        let same = Dataset::with_ids(nalgebra::DMatrix::from_element(2, 1, 0.1), vec![id]);
+        let same = same.unwrap();
+        let recorded = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| ClientStore::open(&path).unwrap().request_records(&same)))
+                .collect();
+            (workers.into_iter())
+                .map(|w| w.join().unwrap())
+                .filter(Result::is_ok)
+                .count()
+        });
+        assert_eq!(recorded, 1, "id {id}");
+    }
+    let store = ClientStore::open(&path).unwrap();
+    assert_eq!(store.pending().unwrap().len(), 40);
+}

@@ -53,27 +53,6 @@ pub(super) fn add(f: &ClientAddArgs) -> Result<Report, CliError> {
     if let Some(b) = chosen_bounds(f.bounds, agreed)? {
         records = b.map(&records)?;
     }
-    let ids = match table.ids() {
-        Some(written) => written
-            .iter()
-            .map(|id| {
-                id.parse::<u64>()
-                    .map(PointId)
-                    .map_err(|_| CliError::InvalidParameter {
-                        name: "id-column",
-                        value: id.clone(),
-                        reason: "a record's id must be a non-negative integer",
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        None => {
-            let first = store.next_point_id()?;
-            (0..records.len() as u64)
-                .map(|i| PointId(first.0 + i))
-                .collect()
-        }
-    };
-    let records = Dataset::with_ids(records.points().clone(), ids)?;
     // Refused now rather than by the running client: the records must
     // lie where the client's points do.
     records.check_in_box().map_err(|e| {
@@ -82,7 +61,26 @@ pub(super) fn add(f: &ClientAddArgs) -> Result<Report, CliError> {
              file's), or they are outside what it was trained on"
         ))
     })?;
-    let request = store.request_records(&records)?;
+    let request = match table.ids() {
+        Some(written) => {
+            let ids = written
+                .iter()
+                .map(|id| {
+                    id.parse::<u64>()
+                        .map(PointId)
+                        .map_err(|_| CliError::InvalidParameter {
+                            name: "id-column",
+                            value: id.clone(),
+                            reason: "a record's id must be a non-negative integer",
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            store.request_records(&Dataset::with_ids(records.points().clone(), ids)?)?
+        }
+        // Numbered in the request's own write: two `mufc client add` at
+        // once get distinct ids.
+        None => store.request_new_records(&records)?.0,
+    };
     let done = format!("{} added", count(records.len() as u64, "record"));
     served(&store, request, f.wait, "client add", &done)
 }

@@ -1,10 +1,11 @@
 //! The operator's additions (issue 29) in a client's store: records to
 //! add, recorded with the records in their request's row.
 
+use std::collections::HashSet;
+
 use seeding::{Dataset, PointId};
 
 use super::ClientStore;
-use super::requests::Asked;
 use crate::NetError;
 
 impl ClientStore {
@@ -17,9 +18,11 @@ impl ClientStore {
     ///
     /// # Errors
     ///
-    /// [`NetError::ClientStore`] for no record, an id the client holds or
-    /// that a pending addition names, another dimension, or if writing
-    /// fails.
+    /// [`NetError::ClientStore`] for no record, an id the store ever
+    /// named (a point the client holds or forgot, a pending addition's),
+    /// another dimension, or if writing fails. The checks read the store
+    /// in the request's own write, so that two requests at once cannot
+    /// both take an id.
     ///
     /// # Example
     ///
@@ -38,32 +41,97 @@ impl ClientStore {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn request_records(&self, records: &Dataset) -> Result<u64, NetError> {
-        let refuse = |why: String| Err(self.error("recording a request", why));
-        if records.is_empty() {
-            return refuse("it adds no record".into());
-        }
-        let held = self.data()?;
-        if records.dim() != held.dim() {
-            return refuse(format!(
-                "its records have {} coordinates, the client's points {}",
-                records.dim(),
-                held.dim()
-            ));
-        }
-        let mut asked: Vec<PointId> = held.ids().to_vec();
-        for (_, a) in self.pending()? {
-            if let Asked::Add(more) = a {
-                asked.extend_from_slice(more.ids());
+        let (number, _) = self.record(|conn| {
+            let fresh = Self::checked_records(conn, records)?;
+            if let Some(id) = records.ids().iter().find(|id| !fresh.contains(id)) {
+                return Err(format!(
+                    "record id {id} is held by the client, was forgotten by it, or is named \
+                     by a pending addition"
+                ));
             }
+            Ok((records.ids().to_vec(), Some(blob(records)?)))
+        })?;
+        Ok(number)
+    }
+
+    /// Records the operator's request to add the points of `points`,
+    /// numbered on from the largest id the store has ever named (the ids
+    /// `points` has are not kept), as [`Self::request_records`] records
+    /// them. The numbers are drawn in the request's own write: two
+    /// requests at once, from two processes, get distinct ids. Returns
+    /// the request's number and the records' ids.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::request_records`]; an id past `u64::MAX`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc_net::client_store::ClientStore;
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let data = Dataset::new(DMatrix::from_element(2, 3, 0.25))?; // ids 0, 1, 2
+    /// let store = ClientStore::create(dir.path().join("c0.db"), "c0", &data)?;
+    /// let more = Dataset::new(DMatrix::from_element(2, 2, -0.25))?;
+    /// let (_, ids) = store.request_new_records(&more)?;
+    /// assert_eq!(ids, [PointId(3), PointId(4)]);
+    /// let (_, ids) = store.request_new_records(&more)?;
+    /// assert_eq!(ids, [PointId(5), PointId(6)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn request_new_records(&self, points: &Dataset) -> Result<(u64, Vec<PointId>), NetError> {
+        self.record(|conn| {
+            Self::checked_records(conn, points)?;
+            let named = Self::named_ids(conn)?;
+            let first = match named.iter().map(|p| p.0).max() {
+                None => 0,
+                Some(top) => top.checked_add(1).ok_or("an id is u64::MAX")?,
+            };
+            let ids = (0..points.len() as u64)
+                .map(|i| first.checked_add(i).map(PointId).ok_or("ids past u64::MAX"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let m = points.points().clone();
+            let records = if points.is_weighted() {
+                Dataset::with_weights(m, ids.clone(), points.weights().to_vec())
+            } else {
+                Dataset::with_ids(m, ids.clone())
+            }
+            .map_err(|e| e.to_string())?;
+            Ok((ids, Some(blob(&records)?)))
+        })
+    }
+
+    /// Checks records against the store as `conn` reads it (not empty, of
+    /// the points' dimension) and gives the ids the store never named:
+    /// those an addition may take.
+    fn checked_records(
+        conn: &rusqlite::Connection,
+        records: &Dataset,
+    ) -> Result<HashSet<PointId>, String> {
+        if records.is_empty() {
+            return Err("it adds no record".into());
         }
-        let asked: std::collections::HashSet<PointId> = asked.into_iter().collect();
-        if let Some(id) = records.ids().iter().find(|id| asked.contains(id)) {
-            return refuse(format!(
-                "record id {id} is held by the client or named by a pending addition"
+        let dim = Self::state_in(conn)?.data.dim();
+        if records.dim() != dim {
+            return Err(format!(
+                "its records have {} coordinates, the client's points {dim}",
+                records.dim()
             ));
         }
-        let blob =
-            postcard::to_allocvec(records).map_err(|e| self.error("recording a request", e))?;
-        self.record(records.ids(), Some(blob))
+        let named: HashSet<PointId> = Self::named_ids(conn)?.into_iter().collect();
+        Ok(records
+            .ids()
+            .iter()
+            .copied()
+            .filter(|id| !named.contains(id))
+            .collect())
     }
+}
+
+/// An addition's records as its row keeps them.
+fn blob(records: &Dataset) -> Result<Vec<u8>, String> {
+    postcard::to_allocvec(records).map_err(|e| e.to_string())
 }

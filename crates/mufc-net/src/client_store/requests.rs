@@ -215,47 +215,28 @@ impl ClientStore {
         if ids.is_empty() {
             return Err(self.error("recording a request", "it names no point"));
         }
-        self.record(ids, None)
+        let ids = ids.to_vec();
+        Ok(self.record(|_| Ok((ids, None)))?.0)
     }
 
-    /// The smallest point id above every id the store names: its points'
-    /// and every request's (forgotten points included), so that records
-    /// numbered from it reuse no id the client ever held.
-    ///
-    /// # Errors
-    ///
-    /// [`NetError::ClientStore`] if the store cannot be read, or an id is
-    /// `u64::MAX` (nothing is above it).
-    pub fn next_point_id(&self) -> Result<PointId, NetError> {
-        let mut top = self.data()?.ids().iter().map(|p| p.0).max();
-        for row in self.requests("1 = 1", [])? {
-            let ids = row.ids().map_err(|e| self.error("parsing a request", e))?;
-            top = top.max(ids.iter().map(|p| p.0).max());
-        }
-        match top {
-            None => Ok(PointId(0)),
-            Some(t) => t
-                .checked_add(1)
-                .map(PointId)
-                .ok_or_else(|| self.error("numbering records", "an id is u64::MAX")),
-        }
-    }
-
-    /// Writes a new pending request naming `ids`, with an addition's
-    /// `records`; returns its number.
+    /// Writes a new pending request: `make` reads the store inside the
+    /// write transaction (so that no other writer, another process
+    /// included, comes between its checks and the row) and gives the ids
+    /// the request names, with an addition's records; returns its number
+    /// and the ids.
     pub(super) fn record(
         &self,
-        ids: &[PointId],
-        records: Option<Vec<u8>>,
-    ) -> Result<u64, NetError> {
+        make: impl FnOnce(&Connection) -> Result<(Vec<PointId>, Option<Vec<u8>>), String>,
+    ) -> Result<(u64, Vec<PointId>), NetError> {
         let fail = |e: rusqlite::Error| self.error("recording a request", e);
         let conn = self.db();
         let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
             .map_err(fail)?;
+        let (ids, records) = make(&tx).map_err(|e| self.error("recording a request", e))?;
         let mut row = RequestRow {
             request: 0,
             time: unix_now(),
-            points: joined(ids),
+            points: joined(&ids),
             status: "pending".into(),
             round: None,
             detail: String::new(),
@@ -270,7 +251,22 @@ impl ClientStore {
         row.request = tx.last_insert_rowid();
         row.write(&tx).map_err(fail)?;
         tx.commit().map_err(fail)?;
-        u64::try_from(row.request).map_err(|e| self.error("recording a request", e))
+        let number =
+            u64::try_from(row.request).map_err(|e| self.error("recording a request", e))?;
+        Ok((number, ids))
+    }
+
+    /// Every id the store names as `conn` reads it: its points' and every
+    /// request's (forgotten points and pending additions included).
+    pub(super) fn named_ids(conn: &Connection) -> Result<Vec<PointId>, String> {
+        let mut ids = Self::state_in(conn)?.data.ids().to_vec();
+        for row in Self::requests_in(conn, "1 = 1", [])? {
+            ids.extend(
+                row.ids()
+                    .map_err(|e| format!("parsing request {}: {e}", row.request))?,
+            );
+        }
+        Ok(ids)
     }
 
     /// The requests not yet applied, in order.
