@@ -783,3 +783,37 @@ async fn records_a_client_adds_give_the_model_of_training_on_them() {
         fed.stop().await;
     }
 }
+
+/// The bound on points holds across processes (issue 29): a client whose
+/// own records stay within it adds one record more than the federation
+/// was trained for; the server's round fails, says why, and commits
+/// nothing: the stored model stays training's, and the request stays
+/// applied, not acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_past_the_bound_fail_the_round_and_commit_nothing() {
+    let data = data(5);
+    // No room: the bound is the points at training.
+    let mut fed = Loopback::trained(config(), &data).await;
+    let (path, _) = &fed.clients[2];
+    let store = ClientStore::open(path).unwrap();
+    let one = Dataset::new(nalgebra::DMatrix::from_element(2, 1, 0.1)).unwrap();
+    let (request, _) = store.request_new_records(&one).unwrap();
+    // `until_server` fails on a failed round: this one is awaited.
+    let why = tokio::time::timeout(LIMIT, async {
+        loop {
+            match fed.server.next_event().await.expect("the server stopped") {
+                ServerEvent::RoundFailed { reason, .. } => return reason,
+                ServerEvent::RoundCommitted(r) => {
+                    panic!("round {} committed past the bound", r.round)
+                }
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("no round failed in time");
+    assert!(why.contains("beyond the bound"), "{why}");
+    assert_stored_model(&fed.store, &data);
+    assert_eq!(store.status(request).unwrap(), Some(RequestStatus::Applied));
+    fed.stop().await;
+}
