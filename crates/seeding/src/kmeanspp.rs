@@ -23,5 +23,5 @@ mod state;
 pub use self::config::KMeansPlusPlus;
 pub use self::fitted::Seeding;
 pub use self::insert::{InsertOutcome, InsertReport};
-pub(crate) use self::nearest::{Nearest, run_rounds};
+pub(crate) use self::nearest::{Nearest, race_weight, run_rounds};
 pub use self::report::{UnlearnOutcome, UnlearnReport};

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::points::Points;
+use crate::kmeanspp::race_weight;
 use crate::{ExpRace, Metric, PointId, Sampler, SqEuclidean};
 
 /// Below this many points a per-point pass is not worth a thread hop.
@@ -109,8 +110,10 @@ pub(crate) fn first_changed_round(
     ch: &SeedChanges<'_>,
 ) -> Option<usize> {
     let mut cost = vec![f64::INFINITY; ch.changed.len()];
+    let ids: Vec<PointId> = ch.changed.iter().map(|&p| points.ids()[p]).collect();
+    let mut race = race;
     for round in 0..k {
-        let race_weight = |pos: usize, cost: f64| {
+        let race_weight_of = |pos: usize, cost: f64| {
             let w = points.weights()[pos] as f64;
             if round == 0 { w } else { w * cost }
         };
@@ -121,7 +124,7 @@ pub(crate) fn first_changed_round(
                 .changed
                 .iter()
                 .zip(&cost)
-                .any(|(&p, &c)| race_weight(p, c) > 0.0);
+                .any(|(&p, &c)| race_weight_of(p, c) > 0.0);
             return goes_on.then_some(round);
         };
         if ch.removed.contains(&win) {
@@ -138,27 +141,31 @@ pub(crate) fn first_changed_round(
         let Some(wpos) = points.position(win) else {
             return Some(round);
         };
-        let wx = points.point(wpos);
-        let wcost = old.centers[..round * points.dim()]
-            .chunks_exact(points.dim())
-            .map(|s| SqEuclidean.cost(wx, s))
-            .fold(f64::INFINITY, |a, b| if b < a { b } else { a });
-        let wkey = race.key(round, win, race_weight(wpos, wcost));
-        for (&p, &c) in ch.changed.iter().zip(&cost) {
-            let id = points.ids()[p];
-            if id == win {
-                continue;
-            }
-            let rw = race_weight(p, c);
-            if rw > 0.0
-                && race
-                    .key(round, id, rw)
-                    .total_cmp(&wkey)
-                    .then(id.cmp(&win))
-                    .is_lt()
-            {
-                return Some(round);
-            }
+        let d = points.dim();
+        let held = race_weight(
+            &SqEuclidean,
+            points.point(wpos),
+            points.weights()[wpos],
+            &old.centers[..round * d],
+        );
+        // The changed points challenge the winner as newcomers do
+        // (`Sampler::challenge`); a reweighted winner, whose weight went
+        // up, keeps its round and is left out.
+        let weights: Vec<f64> = (ch.changed.iter().zip(&cost))
+            .map(|(&p, &c)| {
+                if points.ids()[p] == win {
+                    0.0
+                } else {
+                    race_weight_of(p, c)
+                }
+            })
+            .collect();
+        let mut no_total = || f64::NAN;
+        if race
+            .challenge(round, win, held, &mut no_total, &ids, &weights)
+            .is_some()
+        {
+            return Some(round);
         }
         let s = &old.centers[round * points.dim()..(round + 1) * points.dim()];
         for (&p, c) in ch.changed.iter().zip(cost.iter_mut()) {

@@ -19,7 +19,7 @@
 //! the union bit for bit: a point's key in round `r` depends only on the
 //! seed, `r`, its id and its weight, which the seeds before `r` fix.
 
-use super::nearest::Nearest;
+use super::nearest::{Nearest, race_weight};
 use super::state::State;
 use crate::{Dataset, Metric, Sampler, SeedingError};
 
@@ -161,22 +161,4 @@ impl<M: Metric> State<M> {
             affected_clusters,
         })
     }
-}
-
-/// A point's weight in the round after the seeds `centers`: its weight
-/// before the first seed, then its weight times its least cost, computed as
-/// [`Nearest::add_seed`] does (strict `<` from `+inf`), so the value is the
-/// one seeding used.
-fn race_weight<M: Metric>(metric: &M, x: &[f64], weight: u64, centers: &[f64]) -> f64 {
-    if centers.is_empty() {
-        return weight as f64;
-    }
-    let mut cost = f64::INFINITY;
-    for c in centers.chunks_exact(x.len()) {
-        let v = metric.cost(x, c);
-        if v < cost {
-            cost = v;
-        }
-    }
-    weight as f64 * cost
 }

@@ -139,3 +139,21 @@ pub(crate) fn run_rounds<M: Metric, S: Sampler + ?Sized>(
         near.add_seed(metric, data, data.point(pos), j);
     }
 }
+
+/// A point's weight in the round after the seeds `centers`: its weight
+/// before the first seed, then its weight times its least cost, computed as
+/// [`Nearest::add_seed`] (and `exact::seeds`' `add_seed`) does (strict `<` from `+inf`), so the value is the
+/// one seeding used.
+pub(crate) fn race_weight<M: Metric>(metric: &M, x: &[f64], weight: u64, centers: &[f64]) -> f64 {
+    if centers.is_empty() {
+        return weight as f64;
+    }
+    let mut cost = f64::INFINITY;
+    for c in centers.chunks_exact(x.len()) {
+        let v = metric.cost(x, c);
+        if v < cost {
+            cost = v;
+        }
+    }
+    weight as f64 * cost
+}
