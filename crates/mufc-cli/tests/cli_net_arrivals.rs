@@ -47,8 +47,7 @@ fn records_a_client_process_adds_give_the_model_of_training_on_them() {
     let mut present = all.clone();
     present[2] = all[2].without(&later).unwrap();
     write_csv(dir, "c", &present[2]);
-    let first: Vec<PointId> = all[2].ids()[..30].to_vec();
-    write_csv(dir, "c-more", &all[2].without(&first).unwrap());
+    write_csv(dir, "c-more", &all[2].only(&later).unwrap());
     let extra = [
         "--k",
         "3",

@@ -741,13 +741,7 @@ async fn records_a_client_adds_give_the_model_of_training_on_them() {
     for (config, changes) in [(secagg, false), (roomy(Masks::Pairwise, 13), true)] {
         let all = data(5);
         let held: Vec<PointId> = all[2].ids()[30..].to_vec();
-        let later = |ids: &[PointId]| {
-            let others: Vec<PointId> = (all[2].ids().iter())
-                .filter(|id| !ids.contains(id))
-                .copied()
-                .collect();
-            all[2].without(&others).unwrap()
-        };
+        let later = |ids: &[PointId]| all[2].only(ids).unwrap();
         let mut present = all.clone();
         present[2] = all[2].without(&held).unwrap();
         let mut fed = Loopback::trained(config, &present).await;

@@ -81,9 +81,8 @@ pub fn check_small_insertions<M: Metric, I: Inserter<M> + ?Sized>(
         }
     }
     for set in &sets {
-        let rest: Vec<PointId> = ids.iter().filter(|id| !set.contains(id)).copied().collect();
         let base = data.without(set).unwrap();
-        let added = data.without(&rest).unwrap();
+        let added = data.only(set).unwrap();
         let paths = fit_paths(kpp, &base);
         let inserted = distribution_after(&paths, |f, en| inserter.insert(f, &added, en));
         if retrained != inserted {

@@ -107,14 +107,9 @@ fn insertion(c: &mut Criterion) {
     let base = data.without(&held).expect("present");
     let fitted = kpp.fit(base.clone(), ExpRace::new(1));
     let mut g = c.benchmark_group("seeding/insertion");
-    // Point `held[i]` alone, as a data set.
-    let one = |i: usize| {
-        let others: Vec<PointId> = (data.ids().iter().copied())
-            .filter(|&h| h != held[i])
-            .collect();
-        data.without(&others).expect("present")
-    };
-    let arrivals: Vec<Dataset> = (0..held.len()).map(one).collect();
+    let arrivals: Vec<Dataset> = (held.iter())
+        .map(|&h| data.only(&[h]).expect("present"))
+        .collect();
     let (mut inserts, mut reseeded) = (0u64, 0u64);
     g.bench_function("insert-one-random", |b| {
         let mut i = 0;

@@ -388,6 +388,12 @@ impl Dataset {
     /// ```
     pub fn append(&mut self, other: &Self) -> Result<(), SeedingError> {
         self.check_append(other)?;
+        self.append_checked(other);
+        Ok(())
+    }
+
+    /// [`Self::append`] once [`Self::check_append`] passed.
+    pub(crate) fn append_checked(&mut self, other: &Self) {
         let d = self.dim();
         let points = core::mem::replace(&mut self.points, DMatrix::zeros(d, 0));
         let mut coords: Vec<f64> = points.data.into();
@@ -401,7 +407,6 @@ impl Dataset {
         self.total = self.total.saturating_add(other.total);
         self.weighted |= other.weighted;
         self.points = DMatrix::from_vec(d, self.ids.len(), coords);
-        Ok(())
     }
 
     /// The errors [`Self::append`] would give, without appending.
@@ -431,9 +436,40 @@ impl Dataset {
     pub fn without(&self, ids: &[PointId]) -> Result<Self, SeedingError> {
         let gone: HashSet<usize> = self.positions_of(ids)?.into_iter().collect();
         let keep: Vec<usize> = (0..self.len()).filter(|p| !gone.contains(p)).collect();
+        self.at_positions(&keep)
+    }
+
+    /// A new data set of the named points alone, in this set's order (the
+    /// counterpart of [`Self::without`]), for instance the records that
+    /// arrive later.
+    ///
+    /// # Errors
+    ///
+    /// [`SeedingError::UnknownId`] or [`SeedingError::RepeatedId`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// use seeding::{Dataset, PointId};
+    ///
+    /// let data = Dataset::new(DMatrix::from_column_slice(1, 4, &[0.0, 1.0, 2.0, 3.0]))?;
+    /// let later = data.only(&[PointId(3), PointId(1)])?;
+    /// assert_eq!(later.ids(), &[PointId(1), PointId(3)]);
+    /// assert!(data.only(&[PointId(9)]).is_err());
+    /// # Ok::<(), seeding::SeedingError>(())
+    /// ```
+    pub fn only(&self, ids: &[PointId]) -> Result<Self, SeedingError> {
+        let mut keep = self.positions_of(ids)?;
+        keep.sort_unstable();
+        self.at_positions(&keep)
+    }
+
+    /// The points at `keep` (positions in range, ascending), a new set.
+    fn at_positions(&self, keep: &[usize]) -> Result<Self, SeedingError> {
         let d = self.dim();
         let mut coords = Vec::with_capacity(keep.len() * d);
-        for &p in &keep {
+        for &p in keep {
             coords.extend_from_slice(self.point(p));
         }
         let points = DMatrix::from_vec(d, keep.len(), coords);

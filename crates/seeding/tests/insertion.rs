@@ -76,13 +76,7 @@ fn interleave<M: Metric + 'static>(
         let seeds_before = s.seed_ids().to_vec();
         let outcome = if req.add && !absent.is_empty() {
             let ids = pick(&absent, &req.picks);
-            let others: Vec<PointId> = all
-                .ids()
-                .iter()
-                .filter(|id| !ids.contains(id))
-                .copied()
-                .collect();
-            let report = s.insert(&all.without(&others).unwrap()).unwrap();
+            let report = s.insert(&all.only(&ids).unwrap()).unwrap();
             assert_eq!(report.inserted, ids.len());
             absent.retain(|id| !ids.contains(id));
             Some(report.outcome)
@@ -225,4 +219,33 @@ fn a_seeding_that_ran_out_of_points_goes_on_when_points_arrive() {
     assert!(report.reseeded());
     let empty = Dataset::empty(1).unwrap();
     assert_eq!(s.insert(&empty).unwrap().outcome, InsertOutcome::SeedsKept);
+}
+
+/// A seeding that keeps its race by reference or boxed inserts as one
+/// that owns it: the forwarding impls pass `challenge` on (the provided
+/// method would draw instead of comparing race keys).
+#[test]
+fn a_race_kept_by_reference_or_boxed_inserts_bit_for_bit() {
+    let all = Dataset::new(DMatrix::from_fn(2, 60, |r, c| {
+        ((c * 7 + r * 3) % 13) as f64
+    }))
+    .unwrap();
+    let kpp = KMeansPlusPlus::new(SeedingParams::new(5).validate().unwrap());
+    for seed in 0..20 {
+        let arriving: Vec<PointId> = (0..60)
+            .filter(|i| (i + seed) % 3 == 0)
+            .map(PointId)
+            .collect();
+        let base = all.without(&arriving).unwrap();
+        let later = all.only(&arriving).unwrap();
+        let retrained = kpp.fit(all.clone(), ExpRace::new(seed));
+        let mut race = ExpRace::new(seed);
+        let mut by_ref = kpp.fit(base.clone(), &mut race);
+        by_ref.insert(&later).unwrap();
+        assert_same(&by_ref, &retrained);
+        let boxed: Box<dyn seeding::Sampler> = Box::new(ExpRace::new(seed));
+        let mut boxed = kpp.fit(base, boxed);
+        boxed.insert(&later).unwrap();
+        assert_same(&boxed, &retrained);
+    }
 }

@@ -36,7 +36,7 @@ impl Held {
                 .filter(|_| rng.random_bool(0.25))
                 .copied()
                 .collect();
-            held.push(only(&all, &ids));
+            held.push(all.only(&ids).unwrap());
             if !ids.is_empty() {
                 fed.forget(c, &ids);
             }
@@ -55,19 +55,10 @@ impl Held {
             .map(|_| held.ids()[rng.random_range(0..held.len())])
             .collect();
         let ids: Vec<PointId> = ids.into_iter().collect();
-        let records = only(held, &ids);
+        let records = held.only(&ids).unwrap();
         held.remove(&ids).unwrap();
         Some(records)
     }
-}
-
-/// The points of `data` named by `ids`, in `data`'s order.
-fn only(data: &Dataset, ids: &[PointId]) -> Dataset {
-    let others: Vec<PointId> = (data.ids().iter())
-        .filter(|id| !ids.contains(id))
-        .copied()
-        .collect();
-    data.without(&others).unwrap()
 }
 
 impl Fed {

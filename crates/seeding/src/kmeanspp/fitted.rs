@@ -131,12 +131,12 @@ impl<M: Metric, S: Sampler> Seeding<M, S> {
     /// use seeding::{Dataset, ExpRace, KMeansPlusPlus, PointId, SeedingParams};
     ///
     /// let all = Dataset::new(DMatrix::from_fn(2, 40, |r, c| ((c * 7 + r * 3) % 11) as f64))?;
-    /// let first: Vec<PointId> = (30..40).map(PointId).collect();
+    /// let arriving: Vec<PointId> = (30..40).map(PointId).collect();
     /// let kpp = KMeansPlusPlus::new(SeedingParams::new(4).validate()?);
-    /// let mut s = kpp.fit(all.without(&first)?, ExpRace::new(3));
+    /// let mut s = kpp.fit(all.without(&arriving)?, ExpRace::new(3));
     ///
     /// // Points 30..40 arrive: the seeding is that of all 40 points.
-    /// let later = all.without(&(0..30).map(PointId).collect::<Vec<_>>())?;
+    /// let later = all.only(&arriving)?;
     /// s.insert(&later)?;
     /// let retrained = kpp.fit(all, ExpRace::new(3));
     /// assert_eq!(s.seed_ids(), retrained.seed_ids());

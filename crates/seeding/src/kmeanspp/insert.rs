@@ -127,7 +127,7 @@ impl<M: Metric> State<M> {
         }
         let old_seeds = self.seed_ids.clone();
         let old_sizes = self.sizes.clone();
-        self.data.append(added)?;
+        self.data.append_checked(added);
         let from = match won {
             Some((round, i)) => {
                 self.seed_ids.truncate(round);
