@@ -81,10 +81,12 @@ fn records_a_client_process_adds_give_the_model_of_training_on_them() {
     std::fs::write(dir.join("held.csv"), "5,0.0,0.0\n").unwrap();
     let (ok, text) = add(dir, "c", "held.csv", &["--id-column", "0"]);
     assert!(!ok && text.contains("held by the client"), "{text}");
-    // Outside the model's box.
+    // Outside the model's box: refused by the command, nothing recorded
+    // (not by the running client, which would name a refused request).
     std::fs::write(dir.join("far.csv"), "3.0,0.0\n").unwrap();
     let (ok, text) = add(dir, "c", "far.csv", &[]);
-    assert!(!ok && text.contains("outside"), "{text}");
+    assert!(!ok && text.contains("map the records"), "{text}");
+    assert!(!text.contains("refused"), "{text}");
     // More than the federation's bound (400 points) at one client: the
     // running client refuses the request.
     let many: String = (0..361)

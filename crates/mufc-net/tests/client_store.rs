@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-use mufc_net::client_store::{Asked, ClientStore};
+use mufc_net::client_store::{Asked, ClientStore, RequestStatus};
 use seeding::Dataset;
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
@@ -361,4 +361,28 @@ fn two_additions_at_once_never_share_an_id() {
     }
     let store = ClientStore::open(&path).unwrap();
     assert_eq!(store.pending().unwrap().len(), 40);
+}
+
+/// An addition asked of a client no server has welcomed yet is applied
+/// by its store alone: the records join its points, and the request is
+/// applied (the server hears of it after the first welcome). A record
+/// whose id the store holds is refused with nothing changed.
+#[test]
+fn an_unwelcomed_client_takes_an_addition_in_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = gaussian_clients("client-store-unwelcomed-add", Mixture::net(1));
+    let path = dir.path().join("a.db");
+    let store = ClientStore::create(&path, "a", &data[0]).unwrap();
+    let points = Dataset::new(nalgebra::DMatrix::from_element(2, 3, -0.2)).unwrap();
+    let (request, ids) = store.request_new_records(&points).unwrap();
+    let (_, asked) = store.pending().unwrap().pop().unwrap();
+    store.apply_unwelcomed(request, &asked).unwrap();
+    assert_eq!(store.status(request).unwrap(), Some(RequestStatus::Applied));
+    let held = store.data().unwrap();
+    assert_eq!(held.len(), data[0].len() + 3);
+    assert!(ids.iter().all(|&id| held.contains(id)));
+    // The same records again (their ids now held): refused by the store.
+    let again = Asked::Add(held.only(&ids).unwrap());
+    assert!(store.apply_unwelcomed(request + 1, &again).is_err());
+    assert_eq!(store.data().unwrap(), held);
 }

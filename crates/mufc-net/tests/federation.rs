@@ -258,6 +258,20 @@ impl Loopback {
     }
 }
 
+/// Waits for the next round that is not training to commit: whether it
+/// was a change round.
+async fn next_round_changes(server: &mut ServerHandle) -> Option<bool> {
+    let mut changes = None;
+    until_server(server, |e| {
+        if let ServerEvent::RoundStarted { changes: ch, .. } = e {
+            changes = Some(*ch);
+        }
+        matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
+    })
+    .await;
+    changes
+}
+
 /// Every node of the stored federation (the root alone when flat) is the
 /// in-process federation's on `data` with the stored configuration, bit
 /// for bit, and the server holds no point.
@@ -320,14 +334,7 @@ async fn pairwise_removals_run_change_rounds_across_a_client_restart() {
         let point = PointId(id);
         fed.forget(c, &[point]).await;
         rest[c] = rest[c].without(&[point]).unwrap();
-        let mut changes = None;
-        until_server(&mut fed.server, |e| {
-            if let ServerEvent::RoundStarted { changes: ch, .. } = e {
-                changes = Some(*ch);
-            }
-            matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
-        })
-        .await;
+        let changes = next_round_changes(&mut fed.server).await;
         assert_eq!(
             changes,
             Some(true),
@@ -750,14 +757,7 @@ async fn records_a_client_adds_give_the_model_of_training_on_them() {
             let records = later(part);
             fed.add(2, &records).await;
             present[2].append(&records).unwrap();
-            let mut change = None;
-            until_server(&mut fed.server, |e| {
-                if let ServerEvent::RoundStarted { changes: ch, .. } = e {
-                    change = Some(*ch);
-                }
-                matches!(e, ServerEvent::RoundCommitted(r) if !r.training)
-            })
-            .await;
+            let change = next_round_changes(&mut fed.server).await;
             assert_eq!(change, Some(changes), "a change round with pairwise masks");
             assert_stored_model(&fed.store, &present);
             assert_eq!(
@@ -809,5 +809,37 @@ async fn records_past_the_bound_fail_the_round_and_commit_nothing() {
     assert!(why.contains("beyond the bound"), "{why}");
     assert_stored_model(&fed.store, &data);
     assert_eq!(store.status(request).unwrap(), Some(RequestStatus::Applied));
+    fed.stop().await;
+}
+
+/// An addition asked while its client is stopped waits in its store; the
+/// client, started again, restores itself, learns the records and asks
+/// for a round, and the model is then training's on every record present.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_addition_asked_while_the_client_is_stopped_is_served_when_it_starts() {
+    let config = FederationConfig::new(3)
+        .channel(Channel::scma(Masks::Pairwise))
+        .min_updating_clients(1)
+        .max_points(400)
+        .seed(14)
+        .validate()
+        .unwrap();
+    let all = data(5);
+    let arriving: Vec<PointId> = all[1].ids()[35..].to_vec();
+    let mut present = all.clone();
+    present[1] = all[1].without(&arriving).unwrap();
+    let mut fed = Loopback::trained(config, &present).await;
+    let (path, client) = fed.clients.remove(1);
+    client.stop().await.unwrap();
+    let request = (ClientStore::open(&path).unwrap())
+        .request_records(&all[1].only(&arriving).unwrap())
+        .unwrap();
+    let mut again = fed.start_client("c1", &path);
+    until_client(&mut again, |e| {
+        matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
+    })
+    .await;
+    fed.clients.insert(1, (path, again));
+    assert_stored_model(&fed.store, &all);
     fed.stop().await;
 }
