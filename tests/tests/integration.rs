@@ -3,6 +3,7 @@
 //! binary per file did it once per file (CI's cold build). A new file
 //! needs its `mod` line here.
 
+mod arrivals;
 mod distribution;
 mod doc_citations;
 mod e2e;

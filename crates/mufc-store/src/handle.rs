@@ -187,7 +187,7 @@ pub(crate) fn write_server_of(
         params![blob, sum.as_slice()],
     )
     .map_err(StoreError::db("writing the server state"))?;
-    // A server row of schema 7 makes a store of schema 5 or 6 schema 7
+    // A server row of schema 8 makes a store of an older schema schema 8
     // (in the same transaction).
     conn.pragma_update(None, "user_version", crate::schema::SCHEMA_VERSION)
         .map_err(StoreError::db("setting the schema version"))?;

@@ -81,31 +81,47 @@ fn decode<'a, T: Deserialize<'a>>(blob: &'a [u8], what: &str) -> Result<T, Store
 pub(crate) fn parse_server(
     blob: &[u8],
 ) -> Result<(ServerState, Option<RecordsDigest>), StoreError> {
-    match postcard::take_from_bytes::<ServerState>(blob) {
-        Ok((state, rest)) => {
-            let digest: [u8; 32] = rest.try_into().map_err(|_| {
-                StoreError::corrupt(format!(
-                    "the server state has {} bytes after its contents, not the records' \
-                     32-byte digest",
-                    rest.len()
-                ))
-            })?;
-            Ok((state, Some(RecordsDigest(digest))))
-        }
-        // A row of schema 5 or 6 ends before the field schema 7 added
-        // last to the state (the federation's withdrawal, an `Option`),
-        // so it cannot parse as schema 7; with that field `None`
-        // (postcard: one zero byte) it parses as written, and it has no
-        // digest of the records.
-        Err(e) => {
-            let mut old = Vec::with_capacity(blob.len().saturating_add(1));
-            old.extend_from_slice(blob);
-            old.push(0);
-            decode(&old, "the server state")
-                .map(|state| (state, None))
-                .map_err(|_| StoreError::corrupt(format!("the server state does not parse: {e}")))
+    if let Some(parsed) = with_digest(blob) {
+        return Ok(parsed);
+    }
+    // A row of schema 7 ends its state before the field schema 8 added
+    // last (the pending additions, a `Vec`): with that field empty
+    // (postcard: one zero byte) before the records' digest, it parses as
+    // written. A row of schema 5 or 6 ends before schema 7's field too
+    // (the withdrawal, an `Option`) and has no digest: with both fields
+    // empty, it parses as written.
+    if let Some(at) = blob.len().checked_sub(32) {
+        let (state, digest) = blob.split_at(at);
+        let mut seven = Vec::with_capacity(blob.len().saturating_add(1));
+        seven.extend_from_slice(state);
+        seven.push(0);
+        seven.extend_from_slice(digest);
+        if let Some(parsed) = with_digest(&seven) {
+            return Ok(parsed);
         }
     }
+    let mut old = Vec::with_capacity(blob.len().saturating_add(2));
+    old.extend_from_slice(blob);
+    old.extend_from_slice(&[0, 0]);
+    decode(&old, "the server state")
+        .map(|state| (state, None))
+        .map_err(|_| {
+            let why = match postcard::take_from_bytes::<ServerState>(blob) {
+                Err(e) => e.to_string(),
+                Ok((_, rest)) => format!(
+                    "it has {} bytes after its contents, not the records' 32-byte digest",
+                    rest.len()
+                ),
+            };
+            StoreError::corrupt(format!("the server state does not parse: {why}"))
+        })
+}
+
+/// A server row of this schema: the state, then the records' digest.
+fn with_digest(blob: &[u8]) -> Option<(ServerState, Option<RecordsDigest>)> {
+    let (state, rest) = postcard::take_from_bytes::<ServerState>(blob).ok()?;
+    let digest: [u8; 32] = rest.try_into().ok()?;
+    Some((state, Some(RecordsDigest(digest))))
 }
 
 /// A client's row: its points, its seeds, and its clusters (none in a

@@ -6,7 +6,8 @@ use rusqlite::Connection;
 use crate::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
-/// Version 7: the server row ends with the federation's withdrawal (why it
+/// Version 8: the server row's state ends with the additions whose model
+/// update waits (records that arrive, issue 29). Version 7: the server row ends with the federation's withdrawal (why it
 /// serves no model, if a request left fewer clients than the minimum
 /// aggregate). Version 6: a client's row also holds the clusters it sends, so that
 /// opening a store fits no client (a client is fitted, and checked
@@ -17,11 +18,11 @@ use crate::error::StoreError;
 /// the per-store secret and deferral deadline, and the audit's erasure
 /// and model times; version 3 the topology and the groups; version 2 the
 /// input transform.
-pub(crate) const SCHEMA_VERSION: i64 = 7;
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 
 /// The oldest schema this version reads: a store of schema 5 opens (its
-/// clients are fitted on opening) and a store of schema 5 or 6 becomes
-/// schema 7 with the first request (which writes the server row and the
+/// clients are fitted on opening) and a store of schema 5, 6 or 7 becomes
+/// schema 8 with the first request (which writes the server row and the
 /// rows of the clients it changes).
 pub(crate) const OLDEST_READ: i64 = 5;
 

@@ -110,22 +110,45 @@ fn a_store_of_schema_6_opens_and_its_first_request_upgrades_it() {
     let path = fitted(dir.path());
     let served = Store::open(&path).unwrap().centroids();
     // Schema 6's server row ends before the withdrawal (`None`: one zero
-    // byte) and the records' digest (32 bytes) that end schema 7's.
-    let conn = Connection::open(&path).unwrap();
+    // byte), the pending additions (none: one zero byte) and the records'
+    // digest (32 bytes) that end schema 8's.
+    rewrite_server(&path, 6, |row| {
+        row.truncate(row.len() - 32);
+        assert_eq!(row.pop(), Some(0));
+        assert_eq!(row.pop(), Some(0));
+    });
+    opens_and_is_upgraded(&path, &served);
+}
+
+#[test]
+fn a_store_of_schema_7_opens_and_its_first_request_upgrades_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fitted(dir.path());
+    let served = Store::open(&path).unwrap().centroids();
+    // Schema 7's state ends before the pending additions (none: one zero
+    // byte), then comes the records' digest.
+    rewrite_server(&path, 7, |row| {
+        let digest = row.split_off(row.len() - 32);
+        assert_eq!(row.pop(), Some(0));
+        row.extend_from_slice(&digest);
+    });
+    opens_and_is_upgraded(&path, &served);
+}
+
+/// Rewrites the server row of the store at `path` with `change`, as a
+/// store of schema `version` wrote it.
+fn rewrite_server(path: &Path, version: i64, change: impl FnOnce(&mut Vec<u8>)) {
+    let conn = Connection::open(path).unwrap();
     let mut row: Vec<u8> = conn
         .query_row("SELECT state FROM server WHERE id = 1", [], |r| r.get(0))
         .unwrap();
-    row.truncate(row.len() - 32);
-    assert_eq!(row.pop(), Some(0));
+    change(&mut row);
     conn.execute(
         "UPDATE server SET state = ?1, sha256 = ?2 WHERE id = 1",
         params![row, checksum("server", 1, &row).as_slice()],
     )
     .unwrap();
-    conn.pragma_update(None, "user_version", 6).unwrap();
-    drop(conn);
-
-    opens_and_is_upgraded(&path, &served);
+    conn.pragma_update(None, "user_version", version).unwrap();
 }
 
 #[test]

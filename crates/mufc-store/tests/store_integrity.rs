@@ -402,15 +402,15 @@ fn a_store_of_another_schema_version_says_which() {
     drop(store);
     rusqlite::Connection::open(&path)
         .unwrap()
-        .pragma_update(None, "user_version", 8)
+        .pragma_update(None, "user_version", 9)
         .unwrap();
     let err = open_err(&path);
     assert!(
         matches!(
             err,
             StoreError::SchemaVersion {
-                found: 8,
-                supported: 7
+                found: 9,
+                supported: 8
             }
         ),
         "{err}"

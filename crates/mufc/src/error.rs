@@ -100,8 +100,18 @@ pub enum MufcError {
         /// The point.
         id: PointId,
     },
-    /// A removal request that removes nothing.
-    #[error("the removal request is empty")]
+    /// An addition names a point id its client holds already (ids name
+    /// one record each, for as long as it is held). Nothing changed.
+    #[error("client {client} already holds a point {id}: an added record needs an id of its own")]
+    HeldPoint {
+        /// The client.
+        client: ClientId,
+        /// The point.
+        id: PointId,
+    },
+    /// A removal request that removes nothing, or an addition that adds
+    /// nothing.
+    #[error("the request is empty")]
     EmptyRequest,
     /// A removal request names a point (or a whole client) that an
     /// earlier request, still pending, already names

@@ -2,6 +2,7 @@
 //! over many clients in one process, by driving their parties
 //! (`remote::InProcess`).
 
+mod add;
 mod saved;
 mod train;
 mod unlearn;
@@ -13,8 +14,8 @@ use seeding::Quantizer;
 use crate::aggregation::masked_message;
 use crate::remote::InProcess;
 use crate::{
-    Client, ClientId, FitReport, Involvement, Layout, NodeId, PendingRequest, RemovalReport,
-    Server, ValidConfig, Withdrawal,
+    Client, ClientId, FitReport, Involvement, Layout, NodeId, PendingAddition, PendingRequest,
+    RemovalReport, Server, ValidConfig, Withdrawal,
 };
 
 /// L clients and a server running federated K-means with secure
@@ -349,19 +350,11 @@ impl Federation {
         self.parties.pending()
     }
 
-    /// The clients the pending requests name, in id order.
+    /// The clients the pending removals and additions name, in id order.
     pub fn pending_clients(&self) -> Vec<ClientId> {
-        let set: BTreeSet<ClientId> = self
-            .pending()
-            .iter()
-            .flat_map(|p| {
-                p.request
-                    .clients_removed()
-                    .iter()
-                    .copied()
-                    .chain(p.request.point_entries().iter().map(|(c, _)| *c))
-            })
-            .collect();
+        let removals = self.pending().iter().flat_map(|p| p.request.named());
+        let additions = (self.pending_additions().iter()).flat_map(PendingAddition::named);
+        let set: BTreeSet<ClientId> = removals.chain(additions).collect();
         set.into_iter().collect()
     }
 }

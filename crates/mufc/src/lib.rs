@@ -44,7 +44,7 @@ pub use persist::{ClientSnapshot, ServerSnapshot};
 pub use report::{
     DecodeKind, FitReport, Involvement, RemovalOutcome, RemovalReport, StageTimes, Withdrawal,
 };
-pub use request::{PendingRequest, RemovalRequest};
+pub use request::{AdditionRequest, PendingAddition, PendingRequest, RemovalRequest};
 pub use server::{Server, ServerUpdate, UpdateSummary};
 pub use state::privacy_warning;
 /// The steps of the [`Masking::SecAgg`] protocol, as the reports name the

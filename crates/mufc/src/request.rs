@@ -1,6 +1,7 @@
-//! Removal requests (the input of Algorithm 4), and a request that waits.
+//! Removal requests (the input of Algorithm 4), records that arrive
+//! (their counterpart, issue 29), and a request of either kind that waits.
 
-use seeding::PointId;
+use seeding::{Dataset, PointId};
 
 use crate::ClientId;
 
@@ -133,4 +134,98 @@ pub struct PendingRequest {
     pub number: u64,
     /// The request as given.
     pub request: RemovalRequest,
+}
+
+/// Records that arrive (the counterpart of a [`RemovalRequest`]): new
+/// points for clients of the federation, served in one round
+/// ([`Federation::add`](crate::Federation::add)). Each client's records are
+/// a [`Dataset`] whose ids it does not hold yet.
+///
+/// # Example
+///
+/// ```
+/// use mufc::{AdditionRequest, ClientId};
+/// use nalgebra::DMatrix;
+/// use seeding::{Dataset, PointId};
+///
+/// let one = Dataset::with_ids(DMatrix::from_column_slice(2, 1, &[0.1, 0.2]), vec![PointId(40)])?;
+/// let two = Dataset::with_ids(DMatrix::from_column_slice(2, 2, &[0.0, 0.1, -0.1, 0.3]), vec![PointId(41), PointId(42)])?;
+/// let request = AdditionRequest::records(ClientId(0), one).with_records(ClientId(2), two);
+/// assert_eq!(request.num_points(), 3);
+/// assert_eq!(request.named().collect::<Vec<_>>(), [ClientId(0), ClientId(2)]);
+/// assert!(AdditionRequest::new().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AdditionRequest {
+    records: Vec<(ClientId, Dataset)>,
+}
+
+impl AdditionRequest {
+    /// An empty request (serving it is an error: add records).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `records` for `client`.
+    pub fn records(client: ClientId, records: Dataset) -> Self {
+        Self::new().with_records(client, records)
+    }
+
+    /// This request plus `records` for `client`.
+    #[must_use]
+    pub fn with_records(mut self, client: ClientId, records: Dataset) -> Self {
+        self.records.push((client, records));
+        self
+    }
+
+    /// The records, per client, as given.
+    pub fn entries(&self) -> &[(ClientId, Dataset)] {
+        &self.records
+    }
+
+    /// The number of records (points, not weights).
+    pub fn num_points(&self) -> usize {
+        self.records.iter().map(|(_, d)| d.len()).sum()
+    }
+
+    /// Whether the request holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.records.iter().all(|(_, d)| d.is_empty())
+    }
+
+    /// Every client the request names, in its order (a client may come
+    /// twice: serving it is then an error).
+    pub fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.records.iter().map(|(c, _)| *c)
+    }
+}
+
+/// An [`AdditionRequest`] that [`Federation::add`](crate::Federation::add)
+/// accepted and whose round waits, as a [`PendingRequest`] does: the
+/// clients hold its records already, the model does not count them yet.
+/// It names the records' ids (the records are the clients').
+///
+/// # Example
+///
+/// ```
+/// use mufc::{ClientId, PendingAddition};
+/// use seeding::PointId;
+///
+/// let p = PendingAddition { number: 3, points: vec![(ClientId(1), vec![PointId(40)])] };
+/// assert_eq!(p.named().collect::<Vec<_>>(), [ClientId(1)]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PendingAddition {
+    /// The request's number, in the one sequence of every request.
+    pub number: u64,
+    /// The ids of the records added, per client still waiting.
+    pub points: Vec<(ClientId, Vec<PointId>)>,
+}
+
+impl PendingAddition {
+    /// The clients it names.
+    pub fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.points.iter().map(|(c, _)| *c)
+    }
 }

@@ -14,17 +14,17 @@ pub(crate) mod unsent;
 
 pub(crate) use minimum::{check_remaining, withdrawal_after};
 pub use pending::privacy_warning;
-pub(crate) use pending::still_pending;
+pub(crate) use pending::{still_added, still_pending};
 pub(crate) use requests::{check_request, check_unsent};
 pub(crate) use setup::Setup;
 pub(crate) use times::{client_times, request_times};
 pub(crate) use unsent::Unsent;
 
-use crate::{ClientId, PendingRequest, RemovalReport, Withdrawal};
+use crate::{ClientId, PendingAddition, PendingRequest, RemovalReport, Withdrawal};
 
 /// What a federation keeps of its requests: how many were applied, the
-/// reports kept, the pending requests, what the aggregate still holds of
-/// their clients, and the withdrawal.
+/// reports kept, the pending removals and additions, what the aggregate
+/// still holds of their clients, and the withdrawal.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RequestBook {
     pub(crate) applied: u64,
@@ -32,4 +32,6 @@ pub(crate) struct RequestBook {
     pub(crate) pending: Vec<PendingRequest>,
     pub(crate) unsent: std::collections::BTreeMap<ClientId, Unsent>,
     pub(crate) withdrawn: Option<Withdrawal>,
+    /// The additions whose rounds wait (issue 29).
+    pub(crate) additions: Vec<PendingAddition>,
 }

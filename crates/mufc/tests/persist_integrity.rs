@@ -4,15 +4,21 @@
 //! with a typed error, and older versions with an error that names them.
 #![allow(clippy::unwrap_used)]
 
-use mufc::{ClientId, Federation, FederationConfig, MufcError, PersistError, RemovalRequest};
+use mufc::{
+    AdditionRequest, ClientId, Federation, FederationConfig, MufcError, PersistError,
+    RemovalRequest,
+};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 use sha2::{Digest, Sha256};
 
 /// A small saved federation (3 clients, 30 points each, 2-D) with one
-/// removal round in its history and one removal request pending.
+/// removal round in its history, one removal request and one addition
+/// pending.
 fn saved() -> Vec<u8> {
     let data = gaussian_clients("persist-integrity", Mixture::TINY);
-    let config = FederationConfig::new(2).gamma(0.1).validate().unwrap();
+    let config = (FederationConfig::new(2).gamma(0.1).max_points(100))
+        .validate()
+        .unwrap();
     let mut fed = Federation::new(data, &config).unwrap();
     let id = |fed: &Federation, c: usize| vec![fed.clients()[c].data().id(4)];
     let both =
@@ -21,13 +27,19 @@ fn saved() -> Vec<u8> {
     let lone = RemovalRequest::points(ClientId(2), id(&fed, 2));
     assert!(fed.remove(&lone).unwrap().outcome.is_deferred());
     assert_eq!(fed.pending().len(), 1);
+    let data = fed.clients()[2].data();
+    let again = data.only(&[data.id(0)]).unwrap();
+    let moved = seeding::Dataset::with_ids(again.points().clone(), vec![seeding::PointId(1000)]);
+    let add = AdditionRequest::records(ClientId(2), moved.unwrap());
+    assert!(fed.add(&add).unwrap().outcome.is_deferred());
+    assert_eq!(fed.pending_additions().len(), 1);
     fed.to_bytes().unwrap()
 }
 
 #[test]
 fn the_format_is_magic_version_length_body_checksum() {
     let bytes = saved();
-    assert_eq!(&bytes[..8], b"MUFCFED\x0a");
+    assert_eq!(&bytes[..8], b"MUFCFED\x0b");
     let mut len = [0u8; 8];
     len.copy_from_slice(&bytes[8..16]);
     let len = usize::try_from(u64::from_le_bytes(len)).unwrap();
@@ -52,7 +64,7 @@ fn every_flipped_bit_is_refused() {
             Err(MufcError::Persistence(_)) => assert!(i < 7 * 8, "bit {i}"),
             // The version byte.
             Err(MufcError::Persist(PersistError::UnsupportedVersion { found, .. })) => {
-                assert_eq!((i / 8, found), (7, 10 ^ (1 << (i % 8))), "bit {i}");
+                assert_eq!((i / 8, found), (7, 11 ^ (1 << (i % 8))), "bit {i}");
             }
             // The length field: too long is truncated, too short leaves
             // trailing bytes.
@@ -95,7 +107,7 @@ fn every_truncation_and_extension_is_refused() {
 #[test]
 fn older_and_newer_versions_are_refused_by_name() {
     let bytes = saved();
-    for version in [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 11, 0xff] {
+    for version in [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 0xff] {
         let mut b = bytes.clone();
         b[7] = version;
         let err = Federation::from_bytes(&b).unwrap_err();
@@ -103,7 +115,7 @@ fn older_and_newer_versions_are_refused_by_name() {
             err,
             MufcError::Persist(PersistError::UnsupportedVersion {
                 found: version,
-                supported: 10
+                supported: 11
             })
         );
         let msg = err.to_string();

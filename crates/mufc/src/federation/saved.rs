@@ -121,7 +121,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x0a");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x0b");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(
@@ -178,7 +178,8 @@ impl Federation {
         if let Some(layout) = p.tree.as_ref().map(|t| t.layout().clone()) {
             setup = with_saved_layout(setup, Some(layout))?;
         }
-        let requests = (p.book.applied).saturating_add(p.book.pending.len() as u64);
+        let waiting = p.book.pending.len().saturating_add(p.book.additions.len());
+        let requests = (p.book.applied).saturating_add(waiting as u64);
         let fit_report = p.fit_report.clone();
         // A server's state alone (a deployment's store) names groups
         // whose clients it does not hold.

@@ -7,7 +7,9 @@ use seeding::{Dataset, PointId};
 use serde::{Deserialize, Serialize};
 
 use crate::state::unsent::Unsent;
-use crate::{ClientId, FitReport, PendingRequest, RemovalReport, ValidConfig, Withdrawal};
+use crate::{
+    ClientId, FitReport, PendingAddition, PendingRequest, RemovalReport, ValidConfig, Withdrawal,
+};
 
 /// A federation's groups (version 7): the layout, and what each group's
 /// aggregate holds. The nodes' models are not stored: each is rebuilt
@@ -52,4 +54,6 @@ pub(crate) struct Repr {
     pub(crate) unsent: Vec<(ClientId, Unsent)>,
     pub(crate) tree: Option<SavedTree>,
     pub(crate) withdrawn: Option<Withdrawal>,
+    /// The additions whose rounds wait (version 11).
+    pub(crate) additions: Vec<PendingAddition>,
 }

@@ -8,6 +8,10 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 11: the additions whose rounds wait (records that arrive,
+/// issue 29), at the end of the body. A version 10 file is refused: its
+/// body ends before that field.
+///
 /// Version 10: why a federation serves no model, if a request withdrew
 /// it (below the minimum aggregate), at the end of the body. A version 9
 /// file is refused: its body ends before that field.
@@ -49,7 +53,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 10;
+const VERSION: u8 = 11;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;

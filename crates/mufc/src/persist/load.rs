@@ -86,11 +86,8 @@ pub(crate) fn restore(
     )?;
     // The pending requests and the waiting clients must agree, and
     // their points be erased.
-    check_unsent(&r.pending, &unsent, &clients).map_err(|e| {
-        bad(format!(
-            "the pending removal requests do not fit the clients: {e}"
-        ))
-    })?;
+    check_unsent((&r.pending, &r.additions), &unsent, &clients)
+        .map_err(|e| bad(format!("the pending requests do not fit the clients: {e}")))?;
     Ok(Restored {
         setup,
         clients,
@@ -104,6 +101,7 @@ pub(crate) fn restore(
             pending: r.pending,
             unsent,
             withdrawn: None,
+            additions: r.additions,
         },
     })
 }
@@ -146,7 +144,8 @@ fn restore_withdrawn(
     let Some(w) = r.withdrawn else {
         return Err(corrupt("no withdrawal"));
     };
-    if !r.counts.is_empty() || !r.pending.is_empty() || !r.unsent.is_empty() || r.tree.is_some() {
+    let pending = !r.pending.is_empty() || !r.additions.is_empty();
+    if !r.counts.is_empty() || pending || !r.unsent.is_empty() || r.tree.is_some() {
         return Err(corrupt(
             "a withdrawn model with counts, pending requests, waiting messages or groups",
         ));
@@ -173,6 +172,7 @@ fn restore_withdrawn(
             pending: Vec::new(),
             unsent: BTreeMap::new(),
             withdrawn: Some(w),
+            additions: Vec::new(),
         },
     })
 }

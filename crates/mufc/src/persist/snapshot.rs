@@ -14,8 +14,8 @@ use super::body::{Repr, SavedTree};
 use super::load::Restored;
 use crate::state::unsent::Unsent;
 use crate::{
-    ClientId, FitReport, MufcResult, PendingRequest, PersistError, RemovalReport, StoredClusters,
-    ValidConfig, Withdrawal,
+    ClientId, FitReport, MufcResult, PendingAddition, PendingRequest, PersistError, RemovalReport,
+    StoredClusters, ValidConfig, Withdrawal,
 };
 
 /// Everything a [`Federation`](crate::Federation) holds but its clients' points: the
@@ -64,6 +64,8 @@ pub struct ServerSnapshot {
     unsent: Vec<(ClientId, Unsent)>,
     tree: Option<SavedTree>,
     withdrawn: Option<Withdrawal>,
+    /// The additions whose rounds wait (`mufc-store`'s schema 8).
+    additions: Vec<PendingAddition>,
     /// The client-less federation the snapshot was taken of, when a
     /// running server took it ([`RemoteServer::snapshot`](crate::remote::RemoteServer::snapshot)):
     /// [`Federation::from_snapshot`](crate::Federation::from_snapshot) then returns it rather than rebuild
@@ -104,6 +106,7 @@ impl ServerSnapshot {
             unsent: book.unsent.into_iter().collect(),
             tree,
             withdrawn: book.withdrawn,
+            additions: book.additions,
             live: None,
         }
     }
@@ -152,6 +155,7 @@ impl ServerSnapshot {
             unsent: self.unsent,
             tree: self.tree,
             withdrawn: self.withdrawn,
+            additions: self.additions,
         }
     }
 

@@ -5,6 +5,7 @@
 //! step's messages to their addressee and commits what the server
 //! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
 
+mod additions;
 mod reports;
 mod requests;
 mod round;
@@ -23,8 +24,8 @@ use syndrome_agg::masking::pairwise::MaskKeyPair;
 use super::{RemoteClient, RemoteDealer, RemoteServer, RemoteSetup, RoundReport};
 use crate::aggregation::{RoundSecrets, SecretSource};
 use crate::{
-    Channel, ClientId, ClientK, FitReport, Layout, Masking, MufcError, MufcResult, PendingRequest,
-    RemovalReport, StageTimes, ValidConfig, Withdrawal, par,
+    Channel, ClientId, ClientK, FitReport, Layout, Masking, MufcError, MufcResult, PendingAddition,
+    PendingRequest, RemovalReport, StageTimes, ValidConfig, Withdrawal, par,
 };
 
 /// A federation's parties ([`RemoteServer`], a [`RemoteClient`] per
@@ -92,8 +93,10 @@ pub struct InProcess {
     /// (held back by the lone-update policy, or by a failed round), with
     /// what they lost.
     waiting: BTreeMap<ClientId, Waiting>,
-    /// The requests accepted whose rounds wait, in part or whole.
+    /// The removals accepted whose rounds wait, in part or whole.
     pending: Vec<PendingRequest>,
+    /// The additions accepted whose rounds wait, in part or whole.
+    additions: Vec<PendingAddition>,
     /// The reports of the requests applied or withdrawn.
     history: Vec<RemovalReport>,
     /// The training rounds, one per group.
@@ -311,6 +314,7 @@ impl InProcess {
             dealer,
             waiting: BTreeMap::new(),
             pending: Vec::new(),
+            additions: Vec::new(),
             history: Vec::new(),
             training: Vec::new(),
             last: Vec::new(),

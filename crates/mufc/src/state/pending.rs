@@ -2,7 +2,7 @@
 //! of a request a round applied, and what a round that changes too few
 //! clients tells the server (docs/threat-model.md U3).
 
-use crate::{ClientId, PendingRequest};
+use crate::{ClientId, PendingAddition, PendingRequest};
 
 /// The pending requests `all` without their parts that a round of the
 /// clients `applied` accepts applied (a request is gone once every part
@@ -19,6 +19,20 @@ pub(crate) fn still_pending(
                 number: p.number,
                 request: rest,
             })
+        })
+        .collect()
+}
+
+/// The pending additions `all` without their parts that a round of the
+/// clients `applied` accepts applied, as [`still_pending`] does removals.
+pub(crate) fn still_added(
+    all: Vec<PendingAddition>,
+    applied: impl Fn(ClientId) -> bool,
+) -> Vec<PendingAddition> {
+    all.into_iter()
+        .filter_map(|mut a| {
+            a.points.retain(|(c, _)| !applied(*c));
+            (!a.points.is_empty()).then_some(a)
         })
         .collect()
 }

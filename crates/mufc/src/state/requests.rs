@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use seeding::{Dataset, PointId, SeedingError};
 
 use super::unsent::Unsent;
-use crate::{Client, ClientId, MufcError, MufcResult, PendingRequest, RemovalRequest};
+use crate::{
+    Client, ClientId, MufcError, MufcResult, PendingAddition, PendingRequest, RemovalRequest,
+};
 
 /// Checks the names of `request` against the clients: every client is
 /// known to `data_of` (which gives its points, or `None` for a client with
@@ -123,19 +125,23 @@ pub(crate) fn check_request<'a>(
 }
 
 /// Checks, on loading, that the waiting clients and the pending
-/// requests agree: every client a pending request names waits, every
-/// waiting client is named, a client that left is gone, and no point
-/// a pending request names is still held (it was erased when the
-/// request was accepted).
+/// requests agree: every client a pending removal or addition names
+/// waits, every waiting client is named, a client that left is gone, no
+/// point a pending removal names is still held (it was erased when the
+/// request was accepted), and every point a pending addition names is
+/// held (learned when it was accepted) unless a pending removal names
+/// it.
 pub(crate) fn check_unsent(
-    pending: &[PendingRequest],
+    (pending, additions): (&[PendingRequest], &[PendingAddition]),
     unsent: &BTreeMap<ClientId, Unsent>,
     clients: &[Client],
 ) -> Result<(), String> {
     let client = |c: ClientId| {
         (clients.binary_search_by_key(&c, Client::id).ok()).and_then(|p| clients.get(p))
     };
-    let named: BTreeSet<ClientId> = pending.iter().flat_map(|p| p.request.named()).collect();
+    let named: BTreeSet<ClientId> = (pending.iter().flat_map(|p| p.request.named()))
+        .chain(additions.iter().flat_map(PendingAddition::named))
+        .collect();
     let waiting: BTreeSet<ClientId> = unsent.keys().copied().collect();
     if named != waiting {
         return Err(format!(
@@ -162,6 +168,21 @@ pub(crate) fn check_unsent(
                 return Err(format!(
                     "request {} named point {id} of client {c}, which is still held",
                     p.number
+                ));
+            }
+        }
+    }
+    let removed = PendingNames::of(pending);
+    for a in additions {
+        for (c, ids) in &a.points {
+            let erased = |id: &PointId| {
+                removed.whole.contains(c) || removed.points.get(c).is_some_and(|s| s.contains(id))
+            };
+            let held = |id: &PointId| client(*c).is_some_and(|k| k.data().contains(*id));
+            if let Some(id) = ids.iter().find(|id| !held(id) && !erased(id)) {
+                return Err(format!(
+                    "request {} added point {id} to client {c}, which does not hold it",
+                    a.number
                 ));
             }
         }

@@ -125,9 +125,12 @@ impl InProcess {
         own: &BTreeMap<ClientId, Duration>,
     ) -> RemovalReport {
         let waited = std::mem::take(&mut self.waiting);
-        let requests = (std::mem::take(&mut self.pending).iter())
-            .map(|p| p.number)
+        let removals = std::mem::take(&mut self.pending).into_iter();
+        let additions = std::mem::take(&mut self.additions).into_iter();
+        let mut requests: Vec<u64> = (removals.map(|p| p.number))
+            .chain(additions.map(|a| a.number))
             .collect();
+        requests.sort_unstable();
         let server = if now {
             self.server.withdraw();
             self.withdrawn = Some(w.clone());

@@ -13,7 +13,7 @@ use seeding::PointId;
 use super::InProcess;
 use crate::remote::RemoteClient;
 use crate::remote::client::Staged;
-use crate::state::{check_request, still_pending};
+use crate::state::{check_request, still_added, still_pending};
 use crate::{
     Channel, ClientId, MufcError, MufcResult, PendingRequest, RemovalReport, RemovalRequest,
     Withdrawal,
@@ -106,9 +106,22 @@ impl InProcess {
         if let Some(withdrawal) = withdrawal {
             return Ok(self.serve_withdrawn(number, withdrawal, wall, &own));
         }
-        match self.ready(None, &named) {
-            Some(ready) => self.serve(ready, number, wall, &own),
-            None => Ok(self.deferred(number, wall, &own)),
+        self.run_or_wait(number, &named, wall, &own)
+    }
+
+    /// Request `number`, accepted with its clients `named` changed: the
+    /// rounds of the groups ready for the lone-update policy, or its
+    /// report as one that waits.
+    pub(super) fn run_or_wait(
+        &mut self,
+        number: u64,
+        named: &BTreeSet<ClientId>,
+        wall: Instant,
+        own: &BTreeMap<ClientId, Duration>,
+    ) -> MufcResult<RemovalReport> {
+        match self.ready(None, named) {
+            Some(ready) => self.serve(ready, number, wall, own),
+            None => Ok(self.deferred(number, wall, own)),
         }
     }
 
@@ -284,13 +297,24 @@ impl InProcess {
         let ready = self.ready(Some(forced), &BTreeSet::new());
         let ready = ready.unwrap_or_default();
         let runs = |c: ClientId| ready.iter().any(|(_, u)| u.contains(&c));
-        let Some(number) = (self.pending.iter().rev())
-            .find(|p| p.request.named().any(runs))
-            .map(|p| p.number)
-        else {
+        let Some(number) = self.numbers_of(runs).last().copied() else {
             return Ok(None);
         };
         self.serve(ready, number, wall, &BTreeMap::new()).map(Some)
+    }
+
+    /// The numbers of the pending removals and additions that name a
+    /// client `runs` accepts, in order.
+    fn numbers_of(&self, runs: impl Fn(ClientId) -> bool) -> Vec<u64> {
+        let removals = (self.pending.iter())
+            .filter(|p| p.request.named().any(&runs))
+            .map(|p| p.number);
+        let additions = (self.additions.iter())
+            .filter(|a| a.named().any(&runs))
+            .map(|a| a.number);
+        let mut numbers: Vec<u64> = removals.chain(additions).collect();
+        numbers.sort_unstable();
+        numbers
     }
 
     /// One round in every `ready` group, a change round where the server
@@ -306,10 +330,7 @@ impl InProcess {
         own: &BTreeMap<ClientId, Duration>,
     ) -> MufcResult<RemovalReport> {
         let runs = |c: ClientId| ready.iter().any(|(_, u)| u.contains(&c));
-        let numbers: Vec<u64> = (self.pending.iter())
-            .filter(|p| p.request.named().any(runs))
-            .map(|p| p.number)
-            .collect();
+        let numbers = self.numbers_of(runs);
         let plain = self.server.setup().config().channel() == &Channel::Plain;
         let mut done = BTreeMap::new();
         let mut parts = Vec::new();
@@ -341,6 +362,8 @@ impl InProcess {
             }
             let pending = std::mem::take(&mut self.pending);
             self.pending = still_pending(pending, |c| updated.contains(&c));
+            let additions = std::mem::take(&mut self.additions);
+            self.additions = still_added(additions, |c| updated.contains(&c));
             parts.push(updated);
         }
         Ok(self.applied(number, numbers, &parts, &done, (wall, own)))

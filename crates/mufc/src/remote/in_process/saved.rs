@@ -140,11 +140,12 @@ impl InProcess {
             false => self.history.last().cloned().into_iter().collect(),
         };
         RequestBook {
-            applied: (self.requests.saturating_sub(self.pending.len() as u64)).max(kept),
+            applied: (self.requests.saturating_sub(self.pending_count())).max(kept),
             history,
             pending: self.pending.clone(),
             unsent,
             withdrawn: self.withdrawn.clone(),
+            additions: self.additions.clone(),
         }
     }
 
@@ -249,6 +250,7 @@ impl InProcess {
             dealer,
             waiting,
             pending: book.pending,
+            additions: book.additions,
             history: book.history,
             training: Vec::new(),
             last: Vec::new(),

@@ -1,0 +1,381 @@
+//! Records that arrive (issue 29), at the federation level: random
+//! interleavings of additions and removals (points, seeds, batches, whole
+//! clients), flat and with groups, in several modes, with the federation
+//! saved and loaded between some requests. After every request the
+//! clients equal training from scratch on the records they hold, and,
+//! once nothing waits, the model equals training from scratch on the
+//! records present, bit for bit. A bad addition changes nothing.
+#![allow(clippy::unwrap_used)]
+
+use mufc::{
+    AdditionRequest, Channel, ClientId, ClientTraining, ConfigParam, Federation, FederationConfig,
+    Masks, MufcError, RemovalRequest, ServerPoints, Topology,
+};
+use mufc_testkit::{compare, compare_clients, compare_model, compare_tree};
+use nalgebra::DMatrix;
+use rand::{Rng, RngExt};
+use seeding::{Dataset, PointId};
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
+
+const MIX: Mixture = Mixture {
+    clients: 6,
+    per_client: 30,
+    dim: 2,
+    clusters: 4,
+    k_prime: 2,
+    spread: 0.2,
+    sigma: 0.08,
+};
+
+/// The modes: the defaults, the paper's seeding clients (where an added
+/// point may win a round of the race), full K-means, pairwise masks, the
+/// plain mode and groups.
+fn modes() -> Vec<(&'static str, FederationConfig)> {
+    let paper = || {
+        FederationConfig::paper(3)
+            .client_k(2)
+            .server_points(ServerPoints::Centers)
+            .gamma(0.05)
+    };
+    vec![
+        ("defaults", FederationConfig::new(3).gamma(0.05)),
+        ("paper, seeding", paper()),
+        ("paper, full", paper().client_training(ClientTraining::Full)),
+        (
+            "paper, pairwise",
+            paper().channel(Channel::scma(Masks::Pairwise)),
+        ),
+        ("paper, plain", paper().channel(Channel::Plain)),
+        (
+            "paper, groups of 3",
+            paper().topology(Topology::Groups { size: 3 }),
+        ),
+    ]
+}
+
+/// The clients, each with about a quarter of its records held back to
+/// arrive later: (trained on, held back).
+fn split<R: Rng>(label: &str, rng: &mut R) -> (Vec<(ClientId, Dataset)>, Vec<Dataset>) {
+    let mut trained = Vec::new();
+    let mut held = Vec::new();
+    for (i, d) in gaussian_clients(label, MIX).into_iter().enumerate() {
+        let later: Vec<PointId> = (d.ids().iter())
+            .filter(|_| rng.random_bool(0.25))
+            .copied()
+            .collect();
+        held.push(d.only(&later).unwrap());
+        trained.push((ClientId(i as u64), d.without(&later).unwrap()));
+    }
+    (trained, held)
+}
+
+/// One random request against `view` (the records the clients hold): an
+/// addition of one to three held-back records for one or two clients, or
+/// a removal (a point, a seed, a batch, a whole client).
+enum Request {
+    Add(AdditionRequest),
+    Remove(RemovalRequest),
+}
+
+fn random_request<R: Rng>(
+    fed: &Federation,
+    view: &[(ClientId, Dataset)],
+    held: &mut [Dataset],
+    rng: &mut R,
+) -> Request {
+    let live: Vec<usize> = (0..view.len()).filter(|&i| !view[i].1.is_empty()).collect();
+    let pick = |rng: &mut R, n: usize| rng.random_range(0..n);
+    if rng.random_bool(0.5) {
+        let mut request = AdditionRequest::new();
+        for _ in 0..rng.random_range(1..=2) {
+            let i = live[pick(rng, live.len())];
+            let ids: Vec<PointId> = (0..rng.random_range(1..=3))
+                .filter(|_| !held[i].is_empty())
+                .map(|_| held[i].ids()[pick(rng, held[i].len())])
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if ids.is_empty() || request.named().any(|c| c == view[i].0) {
+                continue;
+            }
+            request = request.with_records(view[i].0, held[i].only(&ids).unwrap());
+            held[i].remove(&ids).unwrap();
+        }
+        if !request.is_empty() {
+            return Request::Add(request);
+        }
+    }
+    let (client, data) = &view[live[pick(rng, live.len())]];
+    let seeds: Vec<PointId> = (fed.client(*client).unwrap().seed_ids().iter())
+        .copied()
+        .filter(|id| data.contains(*id))
+        .collect();
+    // Whole clients leave only while the minimum aggregate stays met, and
+    // not with groups (retraining would group the clients left anew: the
+    // groups' own tests cover a leave).
+    let flat = fed.config().topology() == Topology::Flat;
+    let spare = flat && live.len() > fed.config().min_clients() + 1;
+    Request::Remove(match rng.random_range(0..5) {
+        0 if !seeds.is_empty() => {
+            RemovalRequest::points(*client, vec![seeds[pick(rng, seeds.len())]])
+        }
+        1 if spare => RemovalRequest::clients(vec![*client]),
+        2 => {
+            let mut req = RemovalRequest::new();
+            for &i in &live {
+                let d = &view[i].1;
+                if rng.random_bool(0.5) && d.len() > 3 {
+                    req = req.with_points(view[i].0, vec![d.id(pick(rng, d.len()))]);
+                }
+            }
+            match req.is_empty() {
+                true => RemovalRequest::points(*client, vec![data.id(0)]),
+                false => req,
+            }
+        }
+        _ => RemovalRequest::points(*client, vec![data.id(pick(rng, data.len()))]),
+    })
+}
+
+/// `view` after `request`.
+fn apply(view: &mut [(ClientId, Dataset)], request: &Request) {
+    for (c, d) in view.iter_mut() {
+        match request {
+            Request::Add(r) => {
+                for (_, records) in r.entries().iter().filter(|(x, _)| x == c) {
+                    d.append(records).unwrap();
+                }
+            }
+            Request::Remove(r) => {
+                if r.clients_removed().contains(c) {
+                    *d = d.without(d.ids()).unwrap();
+                }
+                for (_, ids) in r.point_entries().iter().filter(|(x, _)| x == c) {
+                    *d = d.without(ids).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// The clients that hold records (those removed whole have left).
+fn present(view: &[(ClientId, Dataset)]) -> Vec<(ClientId, Dataset)> {
+    (view.iter().filter(|(_, d)| !d.is_empty()))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn random_additions_and_removals_equal_retraining_bit_for_bit() {
+    let mut waited = 0;
+    let mut reseeded = 0;
+    for min_updating in [1, mufc::DEFAULT_MIN_UPDATING_CLIENTS] {
+        for (what, config) in modes() {
+            for seq in 0..3u64 {
+                let what = format!("{what}, min updating {min_updating}, sequence {seq}");
+                let mut rng = testdata::rng(&format!("arrivals-{what}"));
+                let (trained, mut held) = split(&format!("arrivals-{seq}"), &mut rng);
+                let all: u64 = (trained.iter().map(|(_, d)| d.len()))
+                    .chain(held.iter().map(Dataset::len))
+                    .sum::<usize>() as u64;
+                let config = (config.clone().seed(seq))
+                    .min_updating_clients(min_updating)
+                    .max_points(all)
+                    .validate()
+                    .unwrap();
+                let grouped = config.topology() != Topology::Flat;
+                let mut fed = Federation::with_ids(trained.clone(), &config).unwrap();
+                let mut view = trained.clone();
+                let mut applied = trained;
+                for step in 0..10 {
+                    let request = random_request(&fed, &view, &mut held, &mut rng);
+                    let report = match &request {
+                        Request::Add(r) => fed.add(r),
+                        Request::Remove(r) => fed.remove(r),
+                    };
+                    let report = report.unwrap_or_else(|e| panic!("{what}, step {step}: {e}"));
+                    apply(&mut view, &request);
+                    reseeded += usize::from(
+                        matches!(request, Request::Add(_)) && !report.reseeded.is_empty(),
+                    );
+                    let waits = !fed.pending().is_empty() || !fed.pending_additions().is_empty();
+                    waited += usize::from(waits);
+                    if !waits {
+                        applied.clone_from(&view);
+                    }
+                    let now = Federation::with_ids(present(&view), fed.config()).unwrap();
+                    let checked = match (waits, grouped) {
+                        (false, false) => compare(&fed, &now),
+                        (false, true) => compare_tree(&fed, &now),
+                        (true, false) => compare_clients(&fed, &now).and_then(|()| {
+                            let before = Federation::with_ids(present(&applied), fed.config());
+                            compare_model(&fed, &before.unwrap())
+                        }),
+                        // A request over two groups may be applied in one.
+                        (true, true) => compare_clients(&fed, &now),
+                    };
+                    if let Err(e) = checked {
+                        panic!("{what}, step {step}: {e}");
+                    }
+                    if rng.random_bool(0.3) {
+                        fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+                    }
+                }
+                if let Some(report) = fed.flush().unwrap() {
+                    assert!(!report.requests.is_empty(), "{what}");
+                }
+                let now = Federation::with_ids(present(&view), fed.config()).unwrap();
+                let checked = match grouped {
+                    true => compare_tree(&fed, &now),
+                    false => compare(&fed, &now),
+                };
+                checked.unwrap_or_else(|e| panic!("{what}, flushed: {e}"));
+            }
+        }
+    }
+    // Not vacuous: some additions waited for another client, and some
+    // changed a seeding.
+    assert!(
+        waited > 0 && reseeded > 0,
+        "{waited} waited, {reseeded} reseeded"
+    );
+}
+
+/// An addition the federation cannot take is refused, and the federation
+/// is as it was, byte for byte: records with an id the client holds,
+/// another dimension, outside the grid's box, for an unknown client, for
+/// a client named twice, beyond the bound on points, or none at all.
+#[test]
+fn a_bad_addition_changes_nothing() {
+    let mut rng = testdata::rng("arrivals-bad");
+    let (trained, _) = split("arrivals-bad", &mut rng);
+    let held: u64 = trained.iter().map(|(_, d)| d.len() as u64).sum();
+    let config = FederationConfig::new(3)
+        .gamma(0.05)
+        .max_points(held + 2)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(trained, &config).unwrap();
+    let before = fed.to_bytes().unwrap();
+    let one = |x: f64, id: u64| {
+        Dataset::with_ids(DMatrix::from_element(2, 1, x), vec![PointId(id)]).unwrap()
+    };
+    let taken = fed.client(ClientId(1)).unwrap().data().id(0);
+    let heavy = Dataset::with_weights(
+        DMatrix::from_element(2, 1, 0.1),
+        vec![PointId(900)],
+        vec![3],
+    );
+    let cases = [
+        (
+            AdditionRequest::records(ClientId(1), one(0.1, taken.0)),
+            MufcError::HeldPoint {
+                client: ClientId(1),
+                id: taken,
+            },
+        ),
+        (
+            AdditionRequest::records(ClientId(9), one(0.1, 900)),
+            MufcError::UnknownClient(ClientId(9)),
+        ),
+        (
+            AdditionRequest::records(ClientId(0), one(0.1, 900))
+                .with_records(ClientId(0), one(0.1, 901)),
+            MufcError::RepeatedClient(ClientId(0)),
+        ),
+        (AdditionRequest::new(), MufcError::EmptyRequest),
+        (
+            AdditionRequest::records(ClientId(2), Dataset::empty(2).unwrap()),
+            MufcError::EmptyRequest,
+        ),
+    ];
+    for (request, expected) in cases {
+        assert_eq!(fed.add(&request).unwrap_err(), expected, "{request:?}");
+        assert_eq!(fed.to_bytes().unwrap(), before, "{request:?}");
+    }
+    let outside = fed.add(&AdditionRequest::records(ClientId(0), one(0.75, 900)));
+    assert!(
+        matches!(outside, Err(MufcError::OutsideBox { .. })),
+        "{outside:?}"
+    );
+    let flat = Dataset::with_ids(DMatrix::from_element(3, 1, 0.0), vec![PointId(900)]).unwrap();
+    let flat = fed.add(&AdditionRequest::records(ClientId(0), flat));
+    assert!(
+        matches!(flat, Err(MufcError::DimensionMismatch { .. })),
+        "{flat:?}"
+    );
+    let beyond = fed.add(&AdditionRequest::records(ClientId(0), heavy.unwrap()));
+    assert!(
+        matches!(
+            &beyond,
+            Err(MufcError::InvalidConfig {
+                param: ConfigParam::MaxPoints,
+                ..
+            })
+        ),
+        "{beyond:?}"
+    );
+    assert_eq!(fed.to_bytes().unwrap(), before);
+    // Within the bound, the same records are taken.
+    fed.add(&AdditionRequest::records(ClientId(0), one(0.1, 900)))
+        .unwrap();
+    assert_eq!(fed.pending_additions().len(), 1);
+    assert_eq!(fed.pending_clients(), [ClientId(0)]);
+}
+
+/// A client that left whole is gone: an addition for it is refused as
+/// for an unknown client (while its leave waits, as a conflict); a
+/// withdrawn model takes additions at its clients alone.
+#[test]
+fn additions_for_a_client_that_left_and_a_withdrawn_model() {
+    let mut rng = testdata::rng("arrivals-left");
+    let (trained, held) = split("arrivals-left", &mut rng);
+    let all: u64 = (trained.iter().map(|(_, d)| d.len()))
+        .chain(held.iter().map(Dataset::len))
+        .sum::<usize>() as u64;
+    let config = FederationConfig::new(3)
+        .gamma(0.05)
+        .max_points(all)
+        .min_clients(5)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(trained, &config).unwrap();
+    let records = |i: usize| held[i].only(&held[i].ids()[..1]).unwrap();
+    // Client 2 leaves; its round waits for another client.
+    fed.remove(&RemovalRequest::clients(vec![ClientId(2)]))
+        .unwrap();
+    let waiting = fed.add(&AdditionRequest::records(ClientId(2), records(2)));
+    assert_eq!(
+        waiting.unwrap_err(),
+        MufcError::AlreadyPending {
+            client: ClientId(2),
+            id: None
+        }
+    );
+    // Client 3's addition runs the round for both.
+    let report = fed
+        .add(&AdditionRequest::records(ClientId(3), records(3)))
+        .unwrap();
+    assert_eq!(report.requests, [1, 2]);
+    assert_eq!(report.removed_clients, [ClientId(2)]);
+    let gone = fed.add(&AdditionRequest::records(ClientId(2), records(2)));
+    assert_eq!(gone.unwrap_err(), MufcError::UnknownClient(ClientId(2)));
+    // Client 4 leaves too: four clients would be left, below the minimum
+    // of 5, so the model is withdrawn, and additions reach the clients
+    // alone.
+    fed.remove(&RemovalRequest::clients(vec![ClientId(4)]))
+        .unwrap();
+    assert!(fed.withdrawal().is_some());
+    let report = fed
+        .add(&AdditionRequest::records(ClientId(0), records(0)))
+        .unwrap();
+    assert!(matches!(report.outcome, mufc::RemovalOutcome::Withdrawn(_)));
+    assert!(fed.server().model().is_none());
+    assert!(fed.pending_additions().is_empty());
+    assert!(
+        fed.client(ClientId(0))
+            .unwrap()
+            .data()
+            .contains(held[0].ids()[0])
+    );
+}
