@@ -242,9 +242,10 @@ fn random_additions_and_removals_equal_retraining_bit_for_bit() {
 }
 
 /// An addition the federation cannot take is refused, and the federation
-/// is as it was, byte for byte: records with an id the client holds,
-/// another dimension, outside the grid's box, for an unknown client, for
-/// a client named twice, beyond the bound on points, or none at all.
+/// is as it was, byte for byte: records with an id the client holds or a
+/// pending removal names, another dimension, outside the grid's box, for
+/// an unknown client, for a client named twice, beyond the bound on
+/// points, or none at all.
 #[test]
 fn a_bad_addition_changes_nothing() {
     let mut rng = testdata::rng("arrivals-bad");
@@ -316,11 +317,27 @@ fn a_bad_addition_changes_nothing() {
         "{beyond:?}"
     );
     assert_eq!(fed.to_bytes().unwrap(), before);
-    // Within the bound, the same records are taken.
+    // The id of a point a pending removal erased names that point until
+    // the removal's round runs.
+    let gone = fed.client(ClientId(2)).unwrap().data().id(0);
+    let lone = fed.remove(&RemovalRequest::points(ClientId(2), vec![gone]));
+    assert!(lone.unwrap().outcome.is_deferred());
+    let before = fed.to_bytes().unwrap();
+    let again = fed.add(&AdditionRequest::records(ClientId(2), one(0.1, gone.0)));
+    assert_eq!(
+        again.unwrap_err(),
+        MufcError::AlreadyPending {
+            client: ClientId(2),
+            id: Some(gone)
+        }
+    );
+    assert_eq!(fed.to_bytes().unwrap(), before);
+    // Within the bound, the same records are taken (and the round runs
+    // for both clients).
     fed.add(&AdditionRequest::records(ClientId(0), one(0.1, 900)))
         .unwrap();
-    assert_eq!(fed.pending_additions().len(), 1);
-    assert_eq!(fed.pending_clients(), [ClientId(0)]);
+    assert!(fed.pending_additions().is_empty() && fed.pending().is_empty());
+    Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
 }
 
 /// A client that left whole is gone: an addition for it is refused as

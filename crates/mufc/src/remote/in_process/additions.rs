@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::{Duration, Instant};
 
+use seeding::PointId;
+
 use super::InProcess;
 use crate::remote::client::Staged;
 use crate::{
@@ -38,7 +40,9 @@ impl InProcess {
     /// With nothing changed: [`MufcError::EmptyRequest`],
     /// [`MufcError::UnknownClient`] (not in the roster, or left whole),
     /// [`MufcError::RepeatedClient`], [`MufcError::AlreadyPending`] (a
-    /// client whose whole removal waits), [`MufcError::HeldPoint`],
+    /// client whose whole removal waits, or an id a pending removal
+    /// names: it names that point until its round runs),
+    /// [`MufcError::HeldPoint`],
     /// [`MufcError::DimensionMismatch`], [`MufcError::OutsideBox`], and
     /// [`MufcError::InvalidConfig`] for
     /// [`ConfigParam::MaxPoints`] when the federation would hold more
@@ -112,6 +116,19 @@ impl InProcess {
             }
             if let Some(&id) = records.ids().iter().find(|&&id| client.data().contains(id)) {
                 return Err(MufcError::HeldPoint { client: *c, id });
+            }
+            // An id a pending removal erased names that point until its
+            // round runs (a saved federation checks that it is gone).
+            let erased = |id: &PointId| {
+                (self.pending.iter())
+                    .flat_map(|p| p.request.point_entries())
+                    .any(|(x, ids)| x == c && ids.contains(id))
+            };
+            if let Some(&id) = records.ids().iter().find(|id| erased(id)) {
+                return Err(MufcError::AlreadyPending {
+                    client: *c,
+                    id: Some(id),
+                });
             }
             added = added.saturating_add(u128::from(records.total_weight()));
         }
