@@ -394,7 +394,7 @@ fn verify_prints_the_evidence_and_a_refit_cannot_bring_records_back() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("brings back 3 records the replaced store forgot") && err.contains("P-000006"),
+        err.contains("brings back 3 records the store forgot") && err.contains("P-000006"),
         "{err}"
     );
     assert_eq!(inspect(&m)["points"], 177, "the store is untouched");

@@ -36,7 +36,7 @@ impl Store {
         let mut stmt = tx
             .prepare(
                 "SELECT request, time, client, points, whole_client, reseeded, outcome, \
-                 applied, erased, removed, version_before, version_after, warning \
+                 applied, erased, removed, version_before, version_after, warning, added \
                  FROM audit ORDER BY entry",
             )
             .map_err(db)?;
@@ -78,6 +78,8 @@ impl Store {
                 version_before: int(10)?,
                 version_after: int(11)?,
                 warning: r.get(12).map_err(db)?,
+                added: usize::try_from(int(13)?)
+                    .map_err(|_| StoreError::corrupt("audit: added out of range"))?,
             });
         }
         drop(rows);
@@ -117,12 +119,37 @@ pub(crate) fn write_journal(
     Ok(conn.last_insert_rowid())
 }
 
+/// When request `request` was journaled, if it was (an addition's
+/// deadline runs from it).
+pub(crate) fn journaled_at(conn: &Connection, request: u64) -> Result<Option<u64>, StoreError> {
+    let t: Option<i64> = conn
+        .prepare_cached("SELECT min(time) FROM journal WHERE request = ?1")
+        .and_then(|mut s| s.query_row(params![sql(request)], |r| r.get(0)))
+        .map_err(StoreError::db("reading the journal"))?;
+    Ok(t.and_then(|t| u64::try_from(t).ok()))
+}
+
+/// When the oldest change whose model update waits happened: an erasure
+/// (its tombstone's time) or an addition (its journal entry's).
+pub(crate) fn oldest_waiting(
+    conn: &Connection,
+    fed: &mufc::Federation,
+) -> Result<Option<u64>, StoreError> {
+    let mut oldest = crate::tombstone::oldest_waiting(conn)?;
+    for a in fed.pending_additions() {
+        if let Some(t) = journaled_at(conn, a.number)? {
+            oldest = Some(oldest.map_or(t, |o| o.min(t)));
+        }
+    }
+    Ok(oldest)
+}
+
 /// One audit row, in the caller's transaction.
 pub(crate) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT INTO audit (request, time, client, points, whole_client, reseeded, \
-         outcome, applied, erased, removed, version_before, version_after, warning) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         outcome, applied, erased, removed, version_before, version_after, warning, added) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -139,6 +166,7 @@ pub(crate) fn write_audit(conn: &Connection, a: &AuditEntry) -> Result<(), Store
             sql(a.version_before),
             sql(a.version_after),
             a.warning,
+            i64::try_from(a.added).unwrap_or(i64::MAX),
         ])
     })
     .map_err(StoreError::db("writing the audit log"))?;

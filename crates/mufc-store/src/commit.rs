@@ -9,12 +9,13 @@ use rusqlite::{Connection, params};
 use crate::audit::{write_audit, write_journal};
 use crate::error::StoreError;
 use crate::fault::{FaultPoint, abort_if_asked};
-use crate::handle::{sql_client, write_client, write_server};
+use crate::handle::{sql_client, sql_point, write_client, write_server};
 use crate::record::RecordId;
 use crate::reports::{AuditEntry, AuditOutcome};
 use crate::state::State;
 use crate::tombstone::{applied, bury};
-use mufc::{ClientId, PendingRequest, RemovalReport};
+use mufc::{ClientId, PendingAddition, PendingRequest, RemovalReport};
+use seeding::PointId;
 
 /// What one request writes, worked out before the transaction's writes.
 pub(crate) struct Plan<'a> {
@@ -30,10 +31,14 @@ pub(crate) struct Plan<'a> {
     pub(crate) whole: &'a [ClientId],
     /// The records it erases, with their clients.
     pub(crate) erased: &'a [(RecordId, ClientId)],
+    /// The records it adds, with their clients and points.
+    pub(crate) added: &'a [(RecordId, ClientId, PointId)],
     /// The clients whose model update the round ran (none when deferred).
     pub(crate) applied: &'a BTreeSet<ClientId>,
-    /// The pending requests before this one.
+    /// The pending removals before this one.
     pub(crate) pending_before: &'a [PendingRequest],
+    /// The pending additions before this one.
+    pub(crate) additions_before: &'a [PendingAddition],
     pub(crate) removal: &'a RemovalReport,
     pub(crate) version_before: u64,
     pub(crate) version_after: u64,
@@ -97,6 +102,18 @@ pub(crate) fn write_plan(
             *n = n.saturating_add(1);
         }
     }
+    let mut added_of: BTreeMap<ClientId, usize> = BTreeMap::new();
+    {
+        let mut stmt = tx
+            .prepare_cached("INSERT INTO records (record, client, point) VALUES (?1, ?2, ?3)")
+            .map_err(db("adding records"))?;
+        for (r, c, p) in plan.added {
+            stmt.execute(params![r.to_sql(), sql_client(*c), sql_point(*p)?])
+                .map_err(db("adding records"))?;
+            let n = added_of.entry(*c).or_insert(0);
+            *n = n.saturating_add(1);
+        }
+    }
     fault_at(fault, FaultPoint::AfterClients)?;
 
     // The model: the earlier erasures the round applies, the server row,
@@ -108,7 +125,7 @@ pub(crate) fn write_plan(
         }
     }
     write_server(tx, state, plan.version_after, plan.records_digest)?;
-    for a in audit_rows(state, plan, &erased_of, &earlier) {
+    for a in audit_rows(state, plan, (&erased_of, &added_of), &earlier) {
         write_audit(tx, &a)?;
     }
     fault_at(fault, FaultPoint::BeforeCommit)?;
@@ -120,7 +137,7 @@ pub(crate) fn write_plan(
 fn audit_rows(
     state: &State,
     plan: &Plan<'_>,
-    erased_of: &BTreeMap<ClientId, usize>,
+    (erased_of, added_of): (&BTreeMap<ClientId, usize>, &BTreeMap<ClientId, usize>),
     earlier: &BTreeMap<ClientId, (usize, u64)>,
 ) -> Vec<AuditEntry> {
     let row = |c: ClientId| AuditEntry {
@@ -137,6 +154,7 @@ fn audit_rows(
         version_before: plan.version_before,
         version_after: plan.version_after,
         warning: None,
+        added: added_of.get(&c).copied().unwrap_or(0),
     };
     if plan.applied.is_empty() {
         return plan.request_clients.iter().map(|&c| row(c)).collect();
@@ -145,12 +163,19 @@ fn audit_rows(
     plan.applied
         .iter()
         .map(|&c| {
-            let mut requests: Vec<u64> = plan
-                .pending_before
-                .iter()
+            let removals = (plan.pending_before.iter())
                 .filter(|p| p.request.named().any(|x| x == c))
-                .map(|p| p.number)
-                .collect();
+                .map(|p| p.number);
+            let additions = (plan.additions_before.iter())
+                .filter(|a| a.named().any(|x| x == c))
+                .map(|a| a.number);
+            let mut requests: Vec<u64> = removals.chain(additions).collect();
+            requests.sort_unstable();
+            let added_before: usize = (plan.additions_before.iter())
+                .flat_map(|a| a.points.iter())
+                .filter(|(x, _)| *x == c)
+                .map(|(_, ids)| ids.len())
+                .sum();
             let mut erased_at = earlier.get(&c).map(|e| e.1);
             if named.contains(&c) {
                 requests.push(plan.request);
@@ -171,6 +196,7 @@ fn audit_rows(
                 erased_at: erased_at.unwrap_or(plan.time),
                 removed_at: Some(plan.time),
                 warning: plan.warning.clone(),
+                added: added_before.saturating_add(added_of.get(&c).copied().unwrap_or(0)),
                 ..row(c)
             }
         })

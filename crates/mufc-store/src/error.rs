@@ -77,11 +77,12 @@ pub enum StoreError {
         /// The ids never held, in increasing order.
         unknown: Vec<RecordId>,
     },
-    /// A new store's data holds records that the store it replaces had
-    /// forgotten ([`OnForgotten::Refuse`](crate::OnForgotten::Refuse)):
-    /// nothing was written.
+    /// A new store's data, or an addition, holds records that the store
+    /// (or the store it replaces) had forgotten
+    /// ([`OnForgotten::Refuse`](crate::OnForgotten::Refuse)): nothing was
+    /// written.
     #[error(
-        "the data brings back {} record{} the replaced store forgot ({}{}); leave them out of the data, or skip them (`mufc fit --skip-forgotten`)",
+        "the data brings back {} record{} the store forgot ({}{}); leave them out of the data, or skip them (--skip-forgotten)",
         records.len(),
         if records.len() == 1 { "" } else { "s" },
         records.iter().take(5).map(|f| f.id.to_string()).collect::<Vec<_>>().join(", "),
@@ -90,6 +91,17 @@ pub enum StoreError {
     Forgotten {
         /// The records, with their tombstones.
         records: Vec<Forgotten>,
+    },
+    /// An addition names a record the store holds
+    /// ([`Store::add`](crate::Store::add)): nothing was written.
+    #[error(
+        "record {id} is held already (by client {client}): a new record needs an id of its own"
+    )]
+    RecordHeld {
+        /// The record.
+        id: RecordId,
+        /// Its client.
+        client: ClientName,
     },
     /// A record id occurs twice (in a request, or in the data of
     /// [`Store::fit`](crate::Store::fit)).

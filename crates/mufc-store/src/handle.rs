@@ -100,7 +100,7 @@ pub(crate) fn sql_client(id: ClientId) -> i64 {
     i64::try_from(id.0).unwrap_or(i64::MAX)
 }
 
-fn sql_point(id: PointId) -> Result<i64, StoreError> {
+pub(crate) fn sql_point(id: PointId) -> Result<i64, StoreError> {
     i64::try_from(id.0).map_err(|_| StoreError::corrupt(format!("point id {id} above 2^63 - 1")))
 }
 
@@ -617,6 +617,7 @@ impl Store {
         let conn = connect(path)?;
         check_header(&conn, path)?;
         configure(&conn)?;
+        crate::schema::upgrade(&conn)?;
         let state = {
             let tx = conn
                 .unchecked_transaction()

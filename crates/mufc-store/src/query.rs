@@ -143,7 +143,8 @@ impl Store {
     ///
     /// [`StoreError::Database`].
     pub fn deadline(&self) -> Result<Option<u64>, StoreError> {
-        Ok(tombstone::oldest_waiting(&self.conn)?.map(|t| t.saturating_add(self.state.max_defer)))
+        let oldest = crate::audit::oldest_waiting(&self.conn, &self.state.fed)?;
+        Ok(oldest.map(|t| t.saturating_add(self.state.max_defer)))
     }
 
     /// Where record `id` is: held by a client, forgotten (when, by which

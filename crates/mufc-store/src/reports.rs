@@ -53,8 +53,9 @@ impl ForgetOutcome {
     }
 }
 
-/// What one request did ([`Store::forget`](crate::Store::forget)):
-/// returned only once it is committed.
+/// What one request did ([`Store::forget`](crate::Store::forget),
+/// [`Store::add`](crate::Store::add), a flush): returned only once it is
+/// committed.
 ///
 /// # Example
 ///
@@ -95,8 +96,15 @@ pub struct ForgetReport {
     pub request: u64,
     /// Applied, or the model update deferred by the privacy policy.
     pub outcome: ForgetOutcome,
-    /// The records this request named (0 for a whole client).
+    /// The records this request named (0 for a whole client; the records
+    /// added, for an addition).
     pub records: usize,
+    /// The records this request added to the store (an addition's),
+    /// at once whatever the outcome.
+    pub added_points: usize,
+    /// The records an addition left out because the store had forgotten
+    /// them ([`OnForgotten::Skip`](crate::OnForgotten::Skip)).
+    pub skipped: Vec<Forgotten>,
     /// The points this request erased from the store, at once whatever
     /// the outcome (a whole client's included).
     pub erased_points: usize,
@@ -198,7 +206,7 @@ impl AuditOutcome {
 ///     request: 3, time: 1_790_000_000, client: ClientName::new("site-4")?, points: 2,
 ///     whole_client: false, reseeded: false, outcome: AuditOutcome::Applied, applied: vec![2, 3],
 ///     erased_at: 1_789_999_000, removed_at: Some(1_790_000_000),
-///     version_before: 1, version_after: 2, warning: None,
+///     version_before: 1, version_after: 2, warning: None, added: 0,
 /// };
 /// assert_eq!(e.points, 2);
 /// # Ok::<(), mufc_store::StoreError>(())
@@ -237,6 +245,10 @@ pub struct AuditEntry {
     /// Why the round ran despite the privacy policy, and what the server
     /// learned (a flush, a deadline).
     pub warning: Option<String>,
+    /// The client's records added (applied: those of the additions the
+    /// round applied; deferred: this request's). Records that arrive
+    /// change the model as removals do, and wait the same way.
+    pub added: usize,
 }
 
 /// Where a record is ([`Store::locate`](crate::Store::locate)).

@@ -7,7 +7,8 @@ use crate::error::StoreError;
 
 /// The schema version, `PRAGMA user_version`.
 /// Version 8: the server row's state ends with the additions whose model
-/// update waits (records that arrive, issue 29). Version 7: the server row ends with the federation's withdrawal (why it
+/// update waits (records that arrive, issue 29), and the audit has an
+/// `added` column (added at the first opening of an older store). Version 7: the server row ends with the federation's withdrawal (why it
 /// serves no model, if a request left fewer clients than the minimum
 /// aggregate). Version 6: a client's row also holds the clusters it sends, so that
 /// opening a store fits no client (a client is fitted, and checked
@@ -84,7 +85,8 @@ CREATE TABLE audit (
     removed INTEGER,
     version_before INTEGER NOT NULL,
     version_after INTEGER NOT NULL,
-    warning TEXT
+    warning TEXT,
+    added INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 ";
 
@@ -124,6 +126,30 @@ pub fn configure(conn: &Connection) -> Result<(), StoreError> {
     }
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(StoreError::db("setting synchronous"))?;
+    Ok(())
+}
+
+/// Brings an older store's tables up to this schema's: the audit's
+/// `added` column (schema 8: the records a request added), with 0 in the
+/// rows before it. Idempotent; run at every opening (a store opened by
+/// an older build keeps working: it names the columns it writes).
+///
+/// # Errors
+///
+/// [`StoreError::Database`] if SQLite refuses.
+pub(crate) fn upgrade(conn: &Connection) -> Result<(), StoreError> {
+    let has_added: bool = conn
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('audit') WHERE name = 'added'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(StoreError::db("reading the audit's columns"))?;
+    if !has_added {
+        conn.execute_batch("ALTER TABLE audit ADD COLUMN added INTEGER NOT NULL DEFAULT 0")
+            .map_err(StoreError::db("adding the audit's added column"))?;
+    }
     Ok(())
 }
 

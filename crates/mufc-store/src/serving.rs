@@ -164,6 +164,8 @@ impl Store {
                     version_before,
                     version_after,
                     warning: None,
+                    // Nor whether its records were added or erased.
+                    added: 0,
                 },
             )?;
         }

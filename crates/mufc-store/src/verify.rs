@@ -22,9 +22,9 @@ pub struct Verification {
     pub points: usize,
     /// The clients the store holds.
     pub clients: usize,
-    /// The requests whose model update waits: the served model still
-    /// counts their records (erased from the store), so it is not
-    /// compared; the clients are.
+    /// The requests whose model update waits, removals and additions: the
+    /// served model still counts the records they erased, and not those
+    /// they added, so it is not compared; the clients are.
     pub pending_requests: Vec<u64>,
     /// SHA-256 of the served model (the server's counts, centroids and
     /// weights; every node's with groups), hex.
@@ -226,9 +226,10 @@ impl Store {
     /// bit: every client's points, seeds, cluster sizes, centroids and
     /// histogram, and the server's counts, centroids and weights (every
     /// node's with groups). While requests are pending the served model
-    /// still counts their records (they are erased from the store, the
-    /// model update waits): the clients are compared, the model is not,
-    /// and the outcome says [`VerifyOutcome::Pending`].
+    /// still counts the records they erased, and not those they added
+    /// (the store holds what they ask at once, the model update waits):
+    /// the clients are compared, the model is not, and the outcome says
+    /// [`VerifyOutcome::Pending`].
     ///
     /// # Errors
     ///
@@ -274,7 +275,10 @@ impl Store {
             Some(Federation::with_ids(data, served.config())?)
         };
         let mut differences = Vec::new();
-        let pending: Vec<u64> = served.pending().iter().map(|p| p.number).collect();
+        let removals = served.pending().iter().map(|p| p.number);
+        let additions = served.pending_additions().iter().map(|a| a.number);
+        let mut pending: Vec<u64> = removals.chain(additions).collect();
+        pending.sort_unstable();
         let (retrained_digest, retrained_clients) = match &retrained {
             Some(r) => {
                 client_differences(&served.clients(), &r.clients(), &mut differences);

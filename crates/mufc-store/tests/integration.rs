@@ -3,5 +3,6 @@
 //! binary per file did it once per file (CI's cold build). A new file
 //! needs its `mod` line here.
 
+mod additions;
 mod store;
 mod store_integrity;

@@ -8,14 +8,16 @@ use rusqlite::Connection;
 use seeding::PointId;
 
 use super::{Job, plural};
+use crate::audit::journaled_at;
 use crate::error::StoreError;
 use crate::record::{ClientName, RecordId};
 use crate::state::State;
 use crate::tombstone::{self, lookup};
-use mufc::{ClientId, RemovalRequest};
+use mufc::{AdditionRequest, ClientId, RemovalRequest};
 
 /// What a job asks the federation for, as the journal and the audit
 /// name it.
+#[derive(Default)]
 pub(super) struct Asked {
     /// The removal request (`None` for a flush or the overdue updates).
     pub(super) request: Option<RemovalRequest>,
@@ -28,6 +30,12 @@ pub(super) struct Asked {
     pub(super) erased: Vec<(RecordId, ClientId)>,
     /// The clients whose update is past its deadline (`Job::Overdue`).
     pub(super) overdue_clients: Option<Vec<ClientId>>,
+    /// The addition (`Job::Add`; `None` when every record was skipped).
+    pub(super) addition: Option<AdditionRequest>,
+    /// The records the addition adds, with their clients and points.
+    pub(super) added: Vec<(RecordId, ClientId, PointId)>,
+    /// The records the addition left out: the store forgot them.
+    pub(super) skipped: Vec<crate::reports::Forgotten>,
 }
 
 impl Asked {
@@ -42,15 +50,12 @@ impl Asked {
         match job {
             Job::Records(ids) => Self::records(tx, state, ids).map(Some),
             Job::Client(name) => Self::client(tx, state, name).map(Some),
-            Job::Flush => Ok((!state.fed.pending().is_empty()).then(|| Self {
-                request: None,
+            Job::Flush => Ok((!state.fed.pending_clients().is_empty()).then(|| Self {
                 kind: "flush",
-                named: String::new(),
-                records: 0,
-                erased: Vec::new(),
-                overdue_clients: None,
+                ..Self::default()
             })),
             Job::Overdue => Self::overdue(tx, state, time),
+            Job::Add(clients, on) => Self::addition(tx, state, clients, on).map(Some),
         }
     }
 
@@ -70,7 +75,7 @@ impl Asked {
             named: plural(n, "record"),
             records: n,
             erased,
-            overdue_clients: None,
+            ..Self::default()
         })
     }
 
@@ -88,21 +93,27 @@ impl Asked {
             request: Some(RemovalRequest::clients(vec![id])),
             kind: "client",
             named: state.name(id).to_string(),
-            records: 0,
             erased,
-            overdue_clients: None,
+            ..Self::default()
         })
     }
 
-    /// The pending clients whose records were erased longer ago than the
-    /// deferral limit, at `time`; `None` when none is due.
+    /// The pending clients whose records were erased, or added, longer
+    /// ago than the deferral limit, at `time`; `None` when none is due.
     fn overdue(tx: &Connection, state: &State, time: u64) -> Result<Option<Self>, StoreError> {
         let due = time.saturating_sub(state.max_defer);
-        let clients: Vec<ClientId> = tombstone::overdue(tx, due)?
+        let mut clients: Vec<ClientId> = tombstone::overdue(tx, due)?
             .into_iter()
             .map(ClientId)
             .filter(|c| state.fed.pending_clients().contains(c))
             .collect();
+        for a in state.fed.pending_additions() {
+            if journaled_at(tx, a.number)?.is_some_and(|t| t <= due) {
+                clients.extend(a.named());
+            }
+        }
+        clients.sort_unstable();
+        clients.dedup();
         if clients.is_empty() {
             return Ok(None);
         }
@@ -116,8 +127,8 @@ impl Asked {
                 .collect::<Vec<_>>()
                 .join(","),
             records: 0,
-            erased: Vec::new(),
             overdue_clients: Some(clients),
+            ..Self::default()
         }))
     }
 }
@@ -180,7 +191,11 @@ fn removed_by(conn: &Connection, name: &ClientName) -> Result<(u64, u64), StoreE
 }
 
 /// A client's name as the store knows it, or the refusal.
-fn client_named(conn: &Connection, state: &State, name: &str) -> Result<ClientId, StoreError> {
+pub(super) fn client_named(
+    conn: &Connection,
+    state: &State,
+    name: &str,
+) -> Result<ClientId, StoreError> {
     let unknown = || StoreError::UnknownClient {
         name: name.to_string(),
         known: {

@@ -1,0 +1,373 @@
+//! Records that arrive at a model store (issue 29): random interleavings
+//! of additions and removals, with the store reopened between some
+//! requests, equal training from scratch on the records the store holds;
+//! a bad addition, or one failing inside its transaction, changes
+//! nothing; two handles adding at once lose nothing; the journal and the
+//! audit say what was added; a deferred addition has a deadline.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mufc::{ClientId, Federation, FederationConfig, ValidConfig};
+use mufc_store::{
+    AuditOutcome, ClientName, ClientRecords, FaultPoint, FitOptions, OnForgotten, RecordId, Store,
+    StoreError, VerifyOutcome,
+};
+use mufc_testkit::{compare, compare_clients};
+use nalgebra::DMatrix;
+use rand::RngExt;
+use seeding::Dataset;
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
+
+/// Every record: its client, its id and its coordinates.
+#[derive(Clone)]
+struct Record {
+    client: u64,
+    id: RecordId,
+    coords: Vec<f64>,
+}
+
+/// The mixture's records, client `l`'s point `i` named `R-l-i`.
+fn all_records(label: &str) -> Vec<Record> {
+    let mut out = Vec::new();
+    for (l, d) in gaussian_clients(label, Mixture::SMALL).iter().enumerate() {
+        for i in 0..d.len() {
+            out.push(Record {
+                client: l as u64,
+                id: RecordId::parse(&format!("R-{l}-{i}")).unwrap(),
+                coords: d.point(i).to_vec(),
+            });
+        }
+    }
+    out
+}
+
+/// Record `r`'s position in its client's data.
+fn index(r: &Record) -> usize {
+    let id = r.id.to_string();
+    id.rsplit('-').next().unwrap().parse().unwrap()
+}
+
+/// The records as the store takes them, by client.
+fn client_records(records: &[&Record]) -> Vec<ClientRecords> {
+    let mut by: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        by.entry(r.client).or_default().push(r);
+    }
+    (by.into_iter())
+        .map(|(l, rs)| {
+            let coords: Vec<f64> = rs.iter().flat_map(|r| r.coords.clone()).collect();
+            let d = Dataset::new(DMatrix::from_column_slice(2, rs.len(), &coords)).unwrap();
+            let ids = rs.iter().map(|r| r.id.clone()).collect();
+            ClientRecords::new(ClientName::new(&l.to_string()).unwrap(), d, ids).unwrap()
+        })
+        .collect()
+}
+
+fn config(max_points: u64) -> ValidConfig {
+    FederationConfig::new(3)
+        .gamma(0.1)
+        .seed(5)
+        .max_points(max_points)
+        .validate()
+        .unwrap()
+}
+
+/// A store of the records `held`, with room for every record.
+fn fitted(dir: &Path, all: &[Record], held: &[&Record], options: &FitOptions) -> (Store, PathBuf) {
+    let path = dir.join("model.mufc");
+    let config = config(all.len() as u64);
+    let (store, _) = Store::fit(&path, client_records(held), &config, options).unwrap();
+    (store, path)
+}
+
+/// The federation trained from scratch on the records `present`, each
+/// with the point the store gave it.
+fn retrained(store: &Store, present: &[&Record]) -> Federation {
+    let mut by: BTreeMap<ClientId, (Vec<f64>, Vec<seeding::PointId>)> = BTreeMap::new();
+    for r in present {
+        let (c, p) = store.placement(&r.id).unwrap();
+        let e = by.entry(c).or_default();
+        e.0.extend_from_slice(&r.coords);
+        e.1.push(p);
+    }
+    let data = (by.into_iter())
+        .map(|(c, (coords, ids))| {
+            let m = DMatrix::from_column_slice(2, ids.len(), &coords);
+            (c, Dataset::with_ids(m, ids).unwrap())
+        })
+        .collect();
+    Federation::with_ids(data, store.config()).unwrap()
+}
+
+#[test]
+fn random_additions_and_removals_equal_retraining_and_survive_reopening() {
+    let mut waited = 0;
+    for seq in 0..4u64 {
+        let mut rng = testdata::rng(&format!("store-additions-{seq}"));
+        let all = all_records(&format!("store-additions-{seq}"));
+        let (mut held, mut later): (Vec<&Record>, Vec<&Record>) =
+            all.iter().partition(|_| rng.random_bool(0.75));
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, path) = fitted(dir.path(), &all, &held, &FitOptions::new());
+        for step in 0..12 {
+            let what = format!("sequence {seq}, step {step}");
+            // Records arrive for clients that still hold some.
+            let live = |r: &&Record| held.iter().any(|h| h.client == r.client);
+            later.retain(live);
+            if rng.random_bool(0.5) && !later.is_empty() {
+                let n = rng.random_range(1..=4).min(later.len());
+                let batch: Vec<&Record> = (0..n)
+                    .map(|_| later.swap_remove(rng.random_range(0..later.len())))
+                    .collect();
+                let r = store.add(&client_records(&batch), OnForgotten::Refuse);
+                let r = r.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(r.added_points, n, "{what}");
+                held.extend(batch);
+            } else {
+                let n = rng.random_range(1..=3).min(held.len() - 1);
+                let gone: Vec<RecordId> = (0..n)
+                    .map(|_| held.swap_remove(rng.random_range(0..held.len())).id.clone())
+                    .collect();
+                store
+                    .forget(&gone)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            assert_eq!(store.num_points(), held.len(), "{what}");
+            let now = retrained(&store, &held);
+            let waits =
+                !store.pending().is_empty() || !store.federation().pending_additions().is_empty();
+            waited += usize::from(waits);
+            let checked = match waits {
+                false => compare(store.federation(), &now),
+                true => compare_clients(store.federation(), &now),
+            };
+            checked.unwrap_or_else(|e| panic!("{what}: {e}"));
+            let v = store.verify().unwrap();
+            let expected = if waits {
+                VerifyOutcome::Pending
+            } else {
+                VerifyOutcome::Equal
+            };
+            assert_eq!(v.outcome(), expected, "{what}: {:?}", v.differences);
+            if rng.random_bool(0.3) {
+                store = Store::open(&path).unwrap();
+            }
+        }
+        if store.flush().unwrap().is_some() {
+            compare(store.federation(), &retrained(&store, &held)).unwrap();
+        }
+    }
+    assert!(waited > 0, "no addition or removal waited");
+}
+
+/// What an addition journals and audits: a deferred row with the records
+/// the client added, then the round's applied row counting them, no
+/// coordinate and no record id anywhere in the log.
+#[test]
+fn the_audit_log_counts_what_was_added() {
+    let all = all_records("store-additions-audit");
+    let (held, later): (Vec<&Record>, Vec<&Record>) = all.iter().partition(|r| index(r) != 7);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = fitted(dir.path(), &all, &held, &FitOptions::new());
+    let of = |l: u64| {
+        later
+            .iter()
+            .copied()
+            .filter(|r| r.client == l)
+            .collect::<Vec<_>>()
+    };
+    let r = store
+        .add(&client_records(&of(0)), OnForgotten::Refuse)
+        .unwrap();
+    assert!(r.outcome.is_deferred());
+    let r = store
+        .add(&client_records(&of(2)), OnForgotten::Refuse)
+        .unwrap();
+    assert_eq!(r.applied_requests, [1, 2]);
+    let log = store.history().unwrap();
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert_eq!(
+        (log[0].outcome, log[0].added, log[0].points),
+        (AuditOutcome::Deferred, 1, 0)
+    );
+    for (row, client) in log[1..].iter().zip(["0", "2"]) {
+        assert_eq!(row.outcome, AuditOutcome::Applied);
+        assert_eq!((row.client.as_str(), row.added, row.points), (client, 1, 0));
+    }
+    assert_eq!(log[1].applied, [1]);
+    assert_eq!(log[2].applied, [2]);
+    assert_eq!(store.model_version(), 2);
+}
+
+/// An addition the store cannot take changes nothing, the file byte for
+/// byte: a record it holds, one it forgot (refused; skipped with
+/// `OnForgotten::Skip`, unless it is all there is), an unknown client, a
+/// client or a record named twice, a point outside the box, nothing.
+#[test]
+fn a_bad_addition_changes_nothing() {
+    let all = all_records("store-additions-bad");
+    let (held, later): (Vec<&Record>, Vec<&Record>) =
+        all.iter().partition(|r| r.client != 3 || index(r) < 20);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path(), &all, &held, &FitOptions::new());
+    store
+        .forget(&[held[0].id.clone(), held[40].id.clone()])
+        .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let fresh = later[0];
+    let outside = Record {
+        coords: vec![0.75, 0.0],
+        ..fresh.clone()
+    };
+    let stranger = Record {
+        client: 9,
+        ..fresh.clone()
+    };
+    let cases: Vec<(Vec<ClientRecords>, &str)> = vec![
+        (client_records(&[held[5]]), "is held already (by client 0)"),
+        (
+            client_records(&[held[0]]),
+            "brings back 1 record the store forgot",
+        ),
+        (client_records(&[&stranger]), "unknown client 9"),
+        (
+            [client_records(&[fresh]), client_records(&[later[1]])].concat(),
+            "client name 3 occurs twice",
+        ),
+        (client_records(&[fresh, fresh]), "occurs twice"),
+        (client_records(&[&outside]), "outside"),
+        (Vec::new(), "empty"),
+    ];
+    for (clients, expected) in cases {
+        let err = store.add(&clients, OnForgotten::Refuse).unwrap_err();
+        assert!(err.to_string().contains(expected), "{expected}: {err}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{expected}");
+    }
+    let alone = store
+        .add(&client_records(&[held[0]]), OnForgotten::Skip)
+        .unwrap_err();
+    assert!(matches!(alone, StoreError::Forgotten { .. }), "{alone}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // Skipped, the forgotten record stays out and the new one comes in.
+    let r = store
+        .add(&client_records(&[held[0], fresh]), OnForgotten::Skip)
+        .unwrap();
+    assert_eq!((r.added_points, r.skipped.len()), (1, 1));
+    assert!(store.record(&held[0].id).is_none());
+    assert_eq!(store.record(&fresh.id).unwrap().as_str(), "3");
+}
+
+#[test]
+fn an_addition_failing_inside_its_transaction_changes_nothing() {
+    let all = all_records("store-additions-fault");
+    let (held, later): (Vec<&Record>, Vec<&Record>) = all.iter().partition(|r| index(r) % 10 != 9);
+    for at in FaultPoint::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, path) = fitted(dir.path(), &all, &held, &FitOptions::new());
+        let bytes = std::fs::read(&path).unwrap();
+        let before = Store::open(&path).unwrap();
+        store.inject_fault(Some(at));
+        let two = client_records(&[later[0], later[later.len() - 1]]);
+        let err = store.add(&two, OnForgotten::Refuse).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InjectedFault(p) if p == at),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{at}");
+        compare(store.federation(), before.federation()).unwrap();
+        assert!(store.record(&later[0].id).is_none(), "{at}");
+        assert_eq!(store.history().unwrap(), before.history().unwrap());
+        store.inject_fault(None);
+        store.add(&two, OnForgotten::Refuse).unwrap();
+        assert_eq!(store.model_version(), 2, "{at}");
+    }
+}
+
+/// Two handles on one store add at once, each its own records, and both
+/// try one shared record: every own record lands, the shared one once.
+#[test]
+fn two_handles_adding_at_once_lose_nothing() {
+    let all = all_records("store-additions-race");
+    let (held, later): (Vec<&Record>, Vec<&Record>) = all.iter().partition(|r| index(r) % 10 != 3);
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = fitted(dir.path(), &all, &held, &FitOptions::new());
+    drop(store);
+    let shared = later[0].clone();
+    let halves: Vec<Vec<Record>> = vec![
+        later[1..].iter().step_by(2).map(|r| (*r).clone()).collect(),
+        later[2..].iter().step_by(2).map(|r| (*r).clone()).collect(),
+    ];
+    let results: Vec<(usize, bool)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (halves.iter())
+            .map(|mine| {
+                let (path, shared) = (path.clone(), shared.clone());
+                s.spawn(move || {
+                    let mut store = Store::open(&path).unwrap();
+                    let mut added = 0;
+                    for r in mine {
+                        added += store
+                            .add(&client_records(&[r]), OnForgotten::Refuse)
+                            .unwrap()
+                            .added_points;
+                    }
+                    let won = match store.add(&client_records(&[&shared]), OnForgotten::Refuse) {
+                        Ok(_) => true,
+                        Err(StoreError::RecordHeld { .. }) => false,
+                        Err(e) => panic!("{e}"),
+                    };
+                    (added, won)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(results.iter().filter(|(_, won)| *won).count(), 1);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.num_points(), all.len());
+    assert_eq!(
+        results.iter().map(|(n, _)| n).sum::<usize>(),
+        later.len() - 1
+    );
+    assert_ne!(store.verify().unwrap().outcome(), VerifyOutcome::Differs);
+}
+
+/// A lone addition's model update waits at most the store's deferral
+/// limit, counted from the addition.
+#[test]
+fn a_deferred_addition_runs_at_its_deadline() {
+    let all = all_records("store-additions-deadline");
+    let (held, later): (Vec<&Record>, Vec<&Record>) = all.iter().partition(|r| index(r) != 1);
+    let dir = tempfile::tempdir().unwrap();
+    let options = FitOptions::new().with_max_defer(Duration::from_secs(3600));
+    let (mut store, path) = fitted(dir.path(), &all, &held, &options);
+    let r = store
+        .add(&client_records(&[later[0]]), OnForgotten::Refuse)
+        .unwrap();
+    let deadline = store.deadline().unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, mufc_store::ForgetOutcome::Deferred { deadline: d, .. } if d == deadline)
+    );
+    assert!(
+        (deadline - r.time).abs_diff(3600) <= 1,
+        "{deadline} {}",
+        r.time
+    );
+    assert!(store.apply_overdue().unwrap().is_none());
+    drop(store);
+    // An hour later (the journal's clock moved back): the update is due.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE journal SET time = time - 3601", [])
+        .unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    let r = store
+        .apply_overdue()
+        .unwrap()
+        .expect("the addition is overdue");
+    assert!(r.overdue && r.outcome == mufc_store::ForgetOutcome::Applied);
+    assert!(store.federation().pending_additions().is_empty());
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+}
