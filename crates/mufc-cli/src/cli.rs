@@ -17,7 +17,7 @@ pub use net::{
 };
 pub use privacy::{Privacy, channel};
 pub use store::{
-    CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
+    AddArgs, CertsArgs, ExportArgs, ExportFormat, FitArgs, ForgetArgs, InspectArgs, PredictArgs,
     StoreOutput, VerifyArgs, Wait, parse_topology,
 };
 pub use topology::{AUTO_REMOVAL_RATE, GroupSize, TopologyArgs, TopologyKind};
@@ -76,6 +76,13 @@ pub enum Command {
     /// the model update deferred, 4 refused (nothing changed), 1 any other
     /// error.
     Forget(ForgetArgs),
+    /// Add records that arrive to clients of the store (the counterpart of
+    /// `forget`): the clients learn them at once, the model update follows
+    /// under the same privacy policy and deadline, committed before it is
+    /// reported, with an audit row per client. Exit codes as `forget`'s:
+    /// 0 applied, 3 added and the model update deferred, 4 refused
+    /// (nothing changed), 1 any other error.
+    Add(AddArgs),
     /// Retrain from the store's remaining records with its configuration
     /// and compare with the served model, bit for bit; print the evidence
     /// (versions, digests). Exit codes: 0 equal, 3 the clients equal and
@@ -121,6 +128,7 @@ impl Command {
             Self::Topologies(a) => Some(&a.common),
             Self::Fit(a) => Some(&a.common),
             Self::Forget(_)
+            | Self::Add(_)
             | Self::Verify(_)
             | Self::Predict(_)
             | Self::Export(_)
@@ -136,6 +144,7 @@ impl Command {
     fn store_output(&self) -> Option<&StoreOutput> {
         match self {
             Self::Forget(a) => Some(&a.out),
+            Self::Add(a) => Some(&a.out),
             Self::Verify(a) => Some(&a.out),
             Self::Predict(a) => Some(&a.out),
             Self::Export(a) => Some(&a.out),
@@ -178,6 +187,7 @@ impl Command {
             Self::Topologies(a) => Some(&a.fed),
             Self::Fit(a) => Some(&a.fed),
             Self::Forget(_)
+            | Self::Add(_)
             | Self::Verify(_)
             | Self::Predict(_)
             | Self::Export(_)
@@ -199,6 +209,7 @@ impl Command {
             Self::Topologies(_) => "topologies",
             Self::Fit(_) => "fit",
             Self::Forget(_) => "forget",
+            Self::Add(_) => "add",
             Self::Verify(_) => "verify",
             Self::Predict(_) => "predict",
             Self::Export(_) => "export",

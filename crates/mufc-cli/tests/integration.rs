@@ -3,6 +3,7 @@
 //! binary per file did it once per file (CI's cold build). A new file
 //! needs its `mod` line here.
 
+mod cli_arrivals;
 mod cli_certs;
 mod cli_commands;
 mod cli_concurrency;

@@ -109,22 +109,19 @@ impl Store {
         self.state.names_of(&self.state.fed.client_ids())
     }
 
-    /// The pending requests: each one's number and the clients it names.
+    /// The pending requests, removals and additions: each one's number and
+    /// the clients it names, in order.
     pub fn pending_requests(&self) -> Vec<(u64, Vec<ClientName>)> {
-        self.state
-            .fed
-            .pending()
-            .iter()
-            .map(|p| {
-                let mut c: Vec<ClientId> = p
-                    .request
-                    .clients_removed()
-                    .iter()
-                    .copied()
-                    .chain(p.request.point_entries().iter().map(|(c, _)| *c))
-                    .collect();
+        let fed = &self.state.fed;
+        let removals = (fed.pending().iter()).map(|p| (p.number, p.request.named().collect()));
+        let additions = (fed.pending_additions().iter()).map(|a| (a.number, a.named().collect()));
+        let mut all: Vec<(u64, Vec<ClientId>)> = removals.chain(additions).collect();
+        all.sort_unstable_by_key(|(n, _)| *n);
+        all.into_iter()
+            .map(|(n, mut c)| {
                 c.sort_unstable();
-                (p.number, self.state.names_of(&c))
+                c.dedup();
+                (n, self.state.names_of(&c))
             })
             .collect()
     }

@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mufc::remote::{InProcess, RemoteServer};
-use mufc::{ClientId, Federation, FederationConfig, RemovalRequest, ServerPoints, ServerSnapshot};
+use mufc::{
+    AdditionRequest, ClientId, Federation, FederationConfig, RemovalRequest, ServerPoints,
+    ServerSnapshot,
+};
 use rand::RngExt;
 use seeding::{Dataset, PointId};
 
@@ -137,5 +140,95 @@ fn snapshot(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, federation, snapshot);
+/// Additions that keep every client's seeds, or change one client's, on
+/// the paper's Gaussian set: a record is a copy of a random point of a
+/// random client (so it lies where the client's data does) under a new
+/// id; whether it wins a round of the seeding race is found on a clone,
+/// before timing. Capped at `n` candidates drawn.
+fn additions(fed: &Federation, n: usize) -> (Vec<AdditionRequest>, Vec<AdditionRequest>) {
+    let mut rng = testdata::rng("mufc-bench-additions");
+    let (mut keep, mut reseed) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let ids = fed.client_ids();
+        let c = ids[rng.random_range(0..ids.len())];
+        let data = fed.client(c).expect("a listed client").data();
+        let p = rng.random_range(0..data.len());
+        let m = nalgebra::DMatrix::from_column_slice(data.dim(), 1, data.point(p));
+        let id = PointId(1_000_000 + i as u64);
+        let one = Dataset::with_ids(m, vec![id]).expect("one record");
+        let request = AdditionRequest::records(c, one);
+        let report = fed.clone().add(&request).expect("an addition");
+        match report.reseeded.is_empty() {
+            true => keep.push(request),
+            false => reseed.push(request),
+        }
+    }
+    (keep, reseed)
+}
+
+/// The cost of an addition round against a removal round and a refit
+/// (issue 29), on the paper's Gaussian set with bin centres, every
+/// request served at once, room left for records (`max_points`).
+fn arrivals(c: &mut Criterion) {
+    let data: Vec<Dataset> =
+        seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
+    let config = FederationConfig::new(10)
+        .client_k(3)
+        .min_updating_clients(1)
+        .max_points(31_000)
+        .seed(1)
+        .validate()
+        .expect("a valid configuration");
+    let fed = Federation::new(data.clone(), &config).expect("fit");
+    let (keep, reseed) = additions(&fed, 400);
+    let mut g = c.benchmark_group("mufc/arrivals/gaussian-n=30000,L=100,d=10,K=10,K'=3");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(8));
+    g.bench_function("fit", |b| {
+        b.iter_batched(
+            || data.clone(),
+            |d| {
+                black_box(
+                    Federation::new(d, &config)
+                        .expect("fit")
+                        .server()
+                        .total_count(),
+                )
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    let mut rng = testdata::rng("mufc-bench-arrivals-remove");
+    g.bench_function("remove-non-seed", |b| {
+        b.iter_batched(
+            || (fed.clone(), request(&fed, false, &mut rng)),
+            |(mut f, r)| {
+                let report = f.remove(&r).expect("removal");
+                black_box((f, report))
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    for (name, pool) in [("add-keeps-seeds", &keep), ("add-reseeds", &reseed)] {
+        if pool.is_empty() {
+            eprintln!("{name}: no candidate of 400 drawn");
+            continue;
+        }
+        eprintln!("{name}: {} of 400 candidates", pool.len());
+        let mut next = pool.iter().cycle();
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || (fed.clone(), next.next().expect("a cycle").clone()),
+                |(mut f, r)| {
+                    let report = f.add(&r).expect("addition");
+                    black_box((f, report))
+                },
+                BatchSize::LargeInput,
+            );
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, federation, snapshot, arrivals);
 criterion_main!(benches);

@@ -89,6 +89,12 @@ pub struct FitArgs {
     /// each point's id is its 0-based data row (header excluded).
     #[arg(long, value_name = "N", requires = "data")]
     pub id_column: Option<usize>,
+    /// The most points the federation may ever hold: the aggregation's
+    /// sums are sized for it at training, so it leaves room for records
+    /// that arrive (`mufc add`). Default: the points at training (no
+    /// room).
+    #[arg(long, value_name = "N")]
+    pub max_points: Option<u64>,
     /// Replace an existing store at --model (atomically; its audit history
     /// is lost, its tombstones are kept: a record it forgot is refused).
     /// Default: refuse.
@@ -142,6 +148,50 @@ pub struct ForgetArgs {
     /// `mufc forget` does so first): for a timer.
     #[arg(long, conflicts_with_all = ["ids", "ids_file", "client", "flush"])]
     pub overdue: bool,
+}
+
+/// Options of `mufc add`.
+#[derive(Clone, Debug, Args)]
+pub struct AddArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// The model store.
+    #[arg(long, value_name = "STORE")]
+    pub model: PathBuf,
+    /// The records to add: CSV (.csv, .txt; .tsv tab-separated) or .npy,
+    /// one record per row, in the data's own coordinates (a store that
+    /// `fit` scaled keeps the map and applies it; see --bounds).
+    #[arg(long, value_name = "PATH")]
+    pub data: PathBuf,
+    /// The CSV's first row is a header (default: detected).
+    #[arg(long)]
+    pub header: bool,
+    /// A column (0-based) holding each record's client, by the name the
+    /// store knows it (as `fit`'s --client-column wrote it).
+    #[arg(long, value_name = "N", conflicts_with = "client")]
+    pub client_column: Option<usize>,
+    /// The client every record goes to, by name (instead of
+    /// --client-column).
+    #[arg(long, value_name = "NAME")]
+    pub client: Option<String>,
+    /// A column (0-based, counted in the file) holding each record's id,
+    /// kept verbatim: an id the store holds, or forgot, is refused.
+    #[arg(long, value_name = "N")]
+    pub id_column: usize,
+    /// Leave out the records the store forgot (and say how many), instead
+    /// of refusing the request.
+    #[arg(long)]
+    pub skip_forgotten: bool,
+    /// Then apply every pending model update now, even when the round
+    /// changes a single client's message (a warning says what the server
+    /// learns). Default: a lone client's update waits, as a removal's.
+    #[arg(long)]
+    pub flush: bool,
+    /// The bounds the data's coordinates were mapped from, `LO,HI`, for a
+    /// store that keeps no map of its own (as `predict --bounds`).
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub bounds: Option<super::Bounds>,
 }
 
 /// Options of `mufc verify`.

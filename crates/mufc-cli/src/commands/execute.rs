@@ -33,6 +33,7 @@ pub fn execute(command: &Command, progress: bool) -> Result<Report, CliError> {
         Command::Compare(a) => compare(a, progress),
         Command::Fit(a) => store::fit(a, progress),
         Command::Forget(a) => store::forget(a),
+        Command::Add(a) => store::add(a),
         Command::Verify(a) => store::verify(a),
         Command::Predict(a) => store::predict(a),
         Command::Export(a) => store::export(a),

@@ -1,7 +1,8 @@
-//! The model-store commands (`fit`, `forget`, `verify`, `predict`,
-//! `export`, `inspect`): thin layers over `mufc_store`, which does the work; these
+//! The model-store commands (`fit`, `forget`, `add`, `verify`,
+//! `predict`, `export`, `inspect`): thin layers over `mufc_store`, which does the work; these
 //! read the options, call it, and print what it reports.
 
+mod add;
 mod fit;
 mod forget;
 mod inspect;
@@ -9,6 +10,7 @@ mod read;
 mod show;
 mod verify;
 
+pub use add::add;
 pub use fit::fit;
 pub use forget::forget;
 pub use inspect::inspect;

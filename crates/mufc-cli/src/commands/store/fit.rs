@@ -34,7 +34,10 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     check_args(a)?;
     let mut bar = Progress::new(3, "fit", progress);
     let (p, column) = prepare_with_ids(&a.data, &a.fed, seed, a.id_column)?;
-    let config = fed_config(&p, &a.fed, trial_seed(seed, 0))?;
+    let mut config = fed_config(&p, &a.fed, trial_seed(seed, 0))?;
+    if let Some(n) = a.max_points {
+        config = config.into_builder().max_points(n).validate()?;
+    }
     bar.inc(1);
     let clients = client_records(&p, column.as_deref())?;
     bar.inc(1);

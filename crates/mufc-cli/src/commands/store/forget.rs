@@ -30,12 +30,15 @@ fn read_ids_file(path: &Path) -> Result<Vec<String>, CliError> {
 
 /// A store error of a request: a refusal (nothing changed, exit code
 /// [`exit::REFUSED`]) or another error.
-fn refusal(e: StoreError) -> CliError {
+pub(super) fn refusal(e: StoreError) -> CliError {
     let refused = matches!(
         &e,
         StoreError::UnknownRecords { .. }
             | StoreError::AlreadyForgotten { .. }
             | StoreError::DuplicateRecord(_)
+            | StoreError::DuplicateClient(_)
+            | StoreError::RecordHeld { .. }
+            | StoreError::Forgotten { .. }
             | StoreError::InvalidName { .. }
             | StoreError::UnknownClient { .. }
             | StoreError::ClientForgotten { .. }
@@ -48,6 +51,13 @@ fn refusal(e: StoreError) -> CliError {
                     | MufcError::RepeatedPoint { .. }
                     | MufcError::RepeatedClient(_)
                     | MufcError::InvalidLayout(_)
+                    | MufcError::HeldPoint { .. }
+                    | MufcError::OutsideBox { .. }
+                    | MufcError::DimensionMismatch { .. }
+                    | MufcError::InvalidConfig {
+                        param: mufc::ConfigParam::MaxPoints,
+                        ..
+                    }
             )
     );
     if refused {
@@ -73,26 +83,14 @@ pub fn forget(a: &ForgetArgs) -> Result<Report, CliError> {
     let start = Instant::now();
     let ids = request_ids(a)?;
     let mut store = Store::open(&a.model)?;
-    let needed = store.config().min_updating_clients();
-    let served = Served::on(&mut store, a, ids.as_deref())?;
-    let total = start.elapsed().as_secs_f64();
-    let text = forget_text(a, &store, &served.reports, total);
-    let json = json!({
-        "command": "forget",
-        "model": a.model.display().to_string(),
-        "requests": served.reports.iter().map(|r| report_json(r, needed)).collect::<Vec<_>>(),
-        "model_version": store.model_version(),
-        "points": store.num_points(),
-        "clients": store.client_names().len(),
-        "pending": store.pending().iter().map(|p| p.number).collect::<Vec<_>>(),
-        "seconds_total": total,
-    });
-    Ok(Report {
-        json,
-        text,
-        exit: served.exit(),
-        warnings: served.warnings,
-    })
+    let served = Served::on(&mut store, a.flush, |store| {
+        match (ids.as_deref(), &a.client) {
+            (Some(ids), _) => store.forget(ids).map(Some).map_err(refusal),
+            (None, Some(c)) => store.forget_client(c).map(Some).map_err(refusal),
+            (None, None) => Ok(None),
+        }
+    })?;
+    Ok(served.report("forget", &a.model, &store, start))
 }
 
 /// The record ids the request names (`--ids`, `--ids-file`), or `None`
@@ -142,7 +140,7 @@ fn request_ids(a: &ForgetArgs) -> Result<Option<Vec<RecordId>>, CliError> {
 
 /// What the store served: the overdue updates, the request, then with
 /// `--flush` the pending ones, in that order.
-struct Served {
+pub(super) struct Served {
     reports: Vec<ForgetReport>,
     warnings: Vec<String>,
     /// Whether the request's model update waits.
@@ -151,8 +149,14 @@ struct Served {
 }
 
 impl Served {
-    /// Serves the request on `store`, each step committed before the next.
-    fn on(store: &mut Store, a: &ForgetArgs, ids: Option<&[RecordId]>) -> Result<Self, CliError> {
+    /// Serves the overdue updates, then `request` (`None` when there is
+    /// none), then with `flush` the pending updates, on `store`, each step
+    /// committed before the next.
+    pub(super) fn on(
+        store: &mut Store,
+        flush: bool,
+        request: impl FnOnce(&mut Store) -> Result<Option<ForgetReport>, CliError>,
+    ) -> Result<Self, CliError> {
         let mut served = Self {
             reports: Vec::new(),
             warnings: Vec::new(),
@@ -166,10 +170,8 @@ impl Served {
             }
             served.reports.push(r);
         }
-        if let Some(ids) = ids {
-            served.request(store.forget(ids).map_err(refusal)?);
-        } else if let Some(c) = &a.client {
-            served.request(store.forget_client(c).map_err(refusal)?);
+        if let Some(r) = request(store)? {
+            served.request(r);
         }
         served.withdrawn = served.reports.iter().find_map(|r| match &r.outcome {
             ForgetOutcome::Withdrawn(w) => Some(w.clone()),
@@ -181,10 +183,40 @@ impl Served {
                  --min-clients) trains a new one"
             ));
         }
-        if a.flush {
+        if flush {
             served.flush(store)?;
         }
         Ok(served)
+    }
+
+    /// The report of `command` on the store at `model`, begun at `start`.
+    pub(super) fn report(
+        self,
+        command: &str,
+        model: &Path,
+        store: &Store,
+        start: Instant,
+    ) -> Report {
+        let needed = store.config().min_updating_clients();
+        let total = start.elapsed().as_secs_f64();
+        let text = request_text(command, model, store, &self.reports, total);
+        let pending = store.pending_requests().into_iter().map(|(n, _)| n);
+        let json = json!({
+            "command": command,
+            "model": model.display().to_string(),
+            "requests": self.reports.iter().map(|r| report_json(r, needed)).collect::<Vec<_>>(),
+            "model_version": store.model_version(),
+            "points": store.num_points(),
+            "clients": store.client_names().len(),
+            "pending": pending.collect::<Vec<_>>(),
+            "seconds_total": total,
+        });
+        Report {
+            json,
+            text,
+            exit: self.exit(),
+            warnings: self.warnings,
+        }
     }
 
     /// The request's own report.
@@ -222,9 +254,15 @@ impl Served {
     }
 }
 
-/// `mufc forget`'s text: a table per report, then the store's state.
-fn forget_text(a: &ForgetArgs, store: &Store, reports: &[ForgetReport], total: f64) -> String {
-    let mut text = format!("mufc forget: {}\n", a.model.display());
+/// A request's text: a table per report, then the store's state.
+fn request_text(
+    command: &str,
+    model: &Path,
+    store: &Store,
+    reports: &[ForgetReport],
+    total: f64,
+) -> String {
+    let mut text = format!("mufc {command}: {}\n", model.display());
     if reports.is_empty() {
         text.push_str("\nno model update was due\n");
     }
@@ -232,7 +270,7 @@ fn forget_text(a: &ForgetArgs, store: &Store, reports: &[ForgetReport], total: f
         text.push('\n');
         text.push_str(&describe(r));
     }
-    let pending = store.pending().len();
+    let pending = store.pending_requests().len();
     text.push_str(&format!(
         "\nstore now: model version {}, {} points, {} clients, {} pending model update{}; total time {:.1} ms\n",
         store.model_version(),
@@ -246,18 +284,23 @@ fn forget_text(a: &ForgetArgs, store: &Store, reports: &[ForgetReport], total: f
 }
 
 /// Why a request's model update waits, for people.
-fn deferred_reason(outcome: &ForgetOutcome) -> Option<String> {
-    match outcome {
+fn deferred_reason(r: &ForgetReport) -> Option<String> {
+    // An addition's records are in the store, a removal's are gone.
+    let (done, counts) = match r.added_points > 0 {
+        true => ("added to", "does not count the records"),
+        false => ("erased from", "still counts the records"),
+    };
+    match &r.outcome {
         ForgetOutcome::Deferred {
             pending_clients,
             needed,
             deadline,
         } => Some(format!(
-            "the records are erased from the store; the privacy policy runs a model update only \
+            "the records are {done} the store; the privacy policy runs a model update only \
              when at least {needed} clients update (a round changing fewer tells the server \
              their change; docs/threat-model.md U3), and the pending requests name {} ({}). The \
-             model still counts the records until another client's request joins them, their \
-             deadline ({} UTC), or `mufc forget --model STORE --flush`",
+             model {counts} until another client's request joins them, their deadline ({} \
+             UTC), or `mufc forget --model STORE --flush`",
             if pending_clients.len() == 1 {
                 "1 client".to_string()
             } else {
@@ -277,17 +320,26 @@ fn names(v: &[mufc_store::ClientName]) -> Vec<String> {
 fn describe(r: &ForgetReport) -> String {
     let mut t = TextTable::new(&["", "value"]);
     let outcome = match (&r.outcome, r.overdue) {
+        (ForgetOutcome::Deferred { .. }, _) if r.added_points > 0 => "added; model update deferred",
         (ForgetOutcome::Deferred { .. }, _) => "erased; model update deferred",
         (ForgetOutcome::Withdrawn(_), _) => "erased; model withdrawn (too few clients left)",
         (_, true) => "model update applied (deadline passed)",
         _ => "applied",
     };
     t.row(["outcome", outcome]);
-    t.row(["records named".to_string(), r.records.to_string()]);
-    t.row([
-        "points erased from the store".to_string(),
-        r.erased_points.to_string(),
-    ]);
+    if r.added_points > 0 || !r.skipped.is_empty() {
+        t.row(["records added".to_string(), r.added_points.to_string()]);
+        t.row([
+            "records skipped (the store forgot them)".to_string(),
+            r.skipped.len().to_string(),
+        ]);
+    } else {
+        t.row(["records named".to_string(), r.records.to_string()]);
+        t.row([
+            "points erased from the store".to_string(),
+            r.erased_points.to_string(),
+        ]);
+    }
     t.row(["clients (by name)".to_string(), list(&r.clients)]);
     t.row([
         "requests applied to the model".to_string(),
@@ -319,7 +371,7 @@ fn describe(r: &ForgetReport) -> String {
         ),
     ]);
     let mut s = format!("request {}\n{}", r.request, t.render());
-    if let Some(why) = deferred_reason(&r.outcome) {
+    if let Some(why) = deferred_reason(r) {
         s.push_str(&format!("deferred: {why}\n"));
     }
     s
@@ -334,12 +386,14 @@ fn report_json(r: &ForgetReport, needed: usize) -> Value {
     json!({
         "request": r.request,
         "outcome": outcome,
-        "deferred_reason": deferred_reason(&r.outcome),
+        "deferred_reason": deferred_reason(r),
         "deadline": deadline,
         "overdue": r.overdue,
         "min_updating_clients": needed,
         "records": r.records,
         "erased_points": r.erased_points,
+        "added_points": r.added_points,
+        "skipped": r.skipped.len(),
         "clients": names(&r.clients),
         "applied_requests": r.applied_requests,
         "removed_points": r.removed_points,

@@ -384,6 +384,7 @@ fn history_table(history: &[AuditEntry]) -> String {
         "time",
         "client",
         "points",
+        "added",
         "whole",
         "reseeded",
         "outcome",
@@ -402,6 +403,7 @@ fn history_table(history: &[AuditEntry]) -> String {
             utc(e.time),
             e.client.to_string(),
             e.points.to_string(),
+            e.added.to_string(),
             yes(e.whole_client),
             yes(e.reseeded),
             e.outcome.name().to_string(),
@@ -410,7 +412,11 @@ fn history_table(history: &[AuditEntry]) -> String {
             } else {
                 list(&e.applied)
             },
-            utc(e.erased_at),
+            // An addition's row erased nothing.
+            match e.points == 0 && !e.whole_client && e.added > 0 {
+                true => "-".to_string(),
+                false => utc(e.erased_at),
+            },
             e.removed_at.map_or_else(|| "pending".to_string(), utc),
             format!("{} -> {}", e.version_before, e.version_after),
         ]);
@@ -432,6 +438,7 @@ fn entry_json(e: &AuditEntry) -> Value {
         "time": e.time,
         "client": e.client.to_string(),
         "points": e.points,
+        "added": e.added,
         "whole_client": e.whole_client,
         "reseeded": e.reseeded,
         "outcome": e.outcome.name(),

@@ -1,0 +1,199 @@
+//! `mufc add` end to end (issue 29): a store fitted with room for records
+//! that arrive takes them, by client name and record id; its model equals
+//! retraining on the records it holds (`mufc verify`); a lone client's
+//! records wait as a removal does; a record it holds or forgot, an
+//! unknown client, a store trained without room are refused with nothing
+//! changed; the audit counts what was added.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+use std::path::Path;
+
+use common::{fails_with, mufc};
+use serde_json::Value;
+
+/// Rows `client,id,x,y` for `rows`: row `r` lies in blob `r % 4`, on
+/// client `c(r / 4 % 4)`, with record id `1000 + 3 r`.
+fn csv(dir: &Path, name: &str, rows: impl Iterator<Item = usize>) -> String {
+    let mut s = String::from("client,id,x,y\n");
+    for r in rows {
+        let b = r % 4;
+        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][b], [-0.3, -0.3, 0.3, 0.3][b]);
+        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
+        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
+        s.push_str(&format!(
+            "c{},{},{},{}\n",
+            r / 4 % 4,
+            1000 + 3 * r,
+            cx + dx,
+            cy + dy
+        ));
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, s).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Runs `mufc` with `args` and `--json`: the exit code and the JSON.
+fn run(args: &[&str]) -> (i32, Value) {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = mufc(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    let code = out.status.code().unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (code, json)
+}
+
+/// A store of rows `0..100` (the rows from 100 on arrive later), with
+/// room for `max_points` points when given.
+fn fitted(dir: &Path, max_points: Option<&str>) -> String {
+    let data = csv(dir, "data.csv", 0..100);
+    let model = dir.join("model.mufc").to_str().unwrap().to_string();
+    let mut args = vec![
+        "fit",
+        "--data",
+        &data,
+        "--model",
+        &model,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+        "--k",
+        "4",
+        "--gamma",
+        "0.01",
+        "--quiet",
+    ];
+    if let Some(n) = max_points {
+        args.extend(["--max-points", n]);
+    }
+    let (code, _) = run(&args);
+    assert_eq!(code, 0);
+    model
+}
+
+/// `mufc add` of `data`, which fails saying `needle`: its stderr.
+fn add_fails(model: &str, data: &str, needle: &str) -> String {
+    let args = [
+        "add",
+        "--model",
+        model,
+        "--data",
+        data,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+    ];
+    fails_with(&args, needle)
+}
+
+fn add(model: &str, data: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "add",
+        "--model",
+        model,
+        "--data",
+        data,
+        "--client-column",
+        "0",
+        "--id-column",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn records_that_arrive_give_the_model_of_the_records_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fitted(dir.path(), Some("200"));
+    // Rows 100..104 lie on clients c1 (100..103: 100/4 % 4 = 1) ... one
+    // client alone: its update waits.
+    let lone = csv(dir.path(), "lone.csv", 100..104);
+    let (code, j) = add(&model, &lone, &[]);
+    assert_eq!(code, 3, "{j}");
+    assert_eq!(j["requests"][0]["added_points"], 4);
+    assert_eq!(j["requests"][0]["outcome"], "deferred");
+    assert_eq!(j["points"], 104);
+    let (code, v) = run(&["verify", "--model", &model]);
+    assert_eq!((code, &v["outcome"]), (3, &Value::from("pending")), "{v}");
+    // Rows 104..112 lie on clients c2 and c3: the round runs for all.
+    let more = csv(dir.path(), "more.csv", 104..112);
+    let (code, j) = add(&model, &more, &[]);
+    assert_eq!(code, 0, "{j}");
+    assert_eq!(
+        j["requests"][0]["applied_requests"],
+        serde_json::json!([1, 2])
+    );
+    let (code, v) = run(&["verify", "--model", &model]);
+    assert_eq!((code, &v["outcome"]), (0, &Value::from("equal")), "{v}");
+    // The audit counts the records added, per client.
+    let (_, i) = run(&["inspect", "--model", &model]);
+    let added: u64 = (i["history"].as_array().unwrap().iter())
+        .filter(|e| e["outcome"] == "applied")
+        .map(|e| e["added"].as_u64().unwrap())
+        .sum();
+    assert_eq!(added, 12, "{i}");
+    // A record the store holds keeps its id: refused, nothing changed.
+    let (code, j) = add(&model, &more, &[]);
+    assert_eq!(code, 4, "{j}");
+    let err = add_fails(&model, &more, "is held already");
+    assert!(err.contains("nothing changed"), "{err}");
+    // A forgotten record does not come back, unless skipped.
+    let (code, _) = run(&["forget", "--model", &model, "--ids", "1312,1315", "--flush"]);
+    assert_eq!(code, 0);
+    let forgotten = csv(dir.path(), "forgotten.csv", 104..106);
+    add_fails(&model, &forgotten, "the store forgot");
+    // Rows 104 and 105 were forgotten; rows 112..120 are new.
+    let again = csv(
+        dir.path(),
+        "again.csv",
+        [104, 105].into_iter().chain(112..120),
+    );
+    let (code, j) = add(&model, &again, &["--skip-forgotten", "--flush"]);
+    assert_eq!(code, 0, "{j}");
+    let r = &j["requests"][0];
+    assert_eq!(
+        (&r["added_points"], &r["skipped"]),
+        (&Value::from(8), &Value::from(2)),
+        "{j}"
+    );
+    assert_eq!(j["points"], 118);
+    let (_, v) = run(&["verify", "--model", &model]);
+    assert_eq!(v["outcome"], "equal", "{v}");
+}
+
+#[test]
+fn an_addition_the_store_cannot_take_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fitted(dir.path(), None);
+    let before = std::fs::read(&model).unwrap();
+    let new = csv(dir.path(), "new.csv", 100..108);
+    // Trained without room for records that arrive.
+    add_fails(&model, &new, "max_points");
+    // An unknown client.
+    let stranger = dir.path().join("stranger.csv");
+    std::fs::write(&stranger, "client,id,x,y\nc9,5000,0.1,0.1\n").unwrap();
+    let stranger = stranger.to_str().unwrap();
+    add_fails(&model, stranger, "unknown client c9");
+    // No client named.
+    fails_with(
+        &["add", "--model", &model, "--data", &new, "--id-column", "1"],
+        "--client",
+    );
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+    // A point outside the model's box, in a store with room.
+    let roomy = tempfile::tempdir().unwrap();
+    let model = fitted(roomy.path(), Some("200"));
+    let before = std::fs::read(&model).unwrap();
+    let outside = dir.path().join("outside.csv");
+    std::fs::write(&outside, "client,id,x,y\nc0,5000,0.9,0.1\n").unwrap();
+    let outside = outside.to_str().unwrap();
+    add_fails(&model, outside, "outside");
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+}
