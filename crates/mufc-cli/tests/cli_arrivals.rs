@@ -197,3 +197,58 @@ fn an_addition_the_store_cannot_take_changes_nothing() {
     add_fails(&model, outside, "outside");
     assert_eq!(std::fs::read(&model).unwrap(), before);
 }
+
+/// Six `mufc add` processes on one store at once: four add records of
+/// their own, two the same records. Each of the four lands, exactly one
+/// of the two does (the other is refused: the records are held), no
+/// request is lost or applied twice, and the model equals retraining.
+#[test]
+fn six_mufc_add_processes_at_once_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fitted(dir.path(), Some("200"));
+    // Rows 100..116 in four files of four, each of one client; rows
+    // 116..120 in the file two processes share.
+    let files: Vec<String> = (0..4)
+        .map(|i| {
+            csv(
+                dir.path(),
+                &format!("own-{i}.csv"),
+                100 + 4 * i..104 + 4 * i,
+            )
+        })
+        .collect();
+    let shared = csv(dir.path(), "shared.csv", 116..120);
+    let all: Vec<&String> = files.iter().chain([&shared, &shared]).collect();
+    let children: Vec<_> = (all.iter())
+        .map(|data| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+                .args(["add", "--model", &model, "--data", data])
+                .args(["--client-column", "0", "--id-column", "1", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<i32> = (children.into_iter())
+        .map(|child| {
+            let o = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            let code = o.status.code().unwrap();
+            if code == 4 {
+                assert!(stderr.contains("is held already"), "{stderr}");
+            }
+            code
+        })
+        .collect();
+    assert!(codes[..4].iter().all(|&c| c == 0 || c == 3), "{codes:?}");
+    let refused = codes[4..].iter().filter(|&&c| c == 4).count();
+    assert_eq!(refused, 1, "{codes:?}");
+    let (_, i) = run(&["inspect", "--model", &model]);
+    assert_eq!(i["points"], 120, "{i}");
+    let (code, _) = run(&["forget", "--model", &model, "--flush"]);
+    assert!(code == 0, "{code}");
+    let (code, v) = run(&["verify", "--model", &model]);
+    assert_eq!((code, &v["outcome"]), (0, &Value::from("equal")), "{v}");
+}

@@ -15,48 +15,15 @@ use crate::record::RecordId;
 use crate::reports::ForgetReport;
 use crate::state::State;
 use crate::types::Centroid;
-use mufc::MufcError;
 
 mod added;
 mod applied;
 mod asked;
+mod job;
 
 use applied::{Applied, commit, outcome};
 use asked::Asked;
-
-/// What a call asks for.
-#[derive(Clone, Copy)]
-enum Job<'a> {
-    Records(&'a [RecordId]),
-    Client(&'a str),
-    Flush,
-    Overdue,
-    Add(&'a [crate::types::ClientRecords], crate::types::OnForgotten),
-}
-
-/// How far the centroids moved: the Hausdorff distance between the two
-/// sets (the largest distance from a centroid of either to the nearest
-/// of the other), so that it does not depend on the order the server's
-/// K-means lists them in; `None` when either set is empty.
-fn shift(before: &[Centroid], after: &[Centroid]) -> Option<f64> {
-    let dist = |a: &Centroid, b: &Centroid| {
-        a.coords
-            .iter()
-            .zip(&b.coords)
-            .map(|(x, y)| (x - y) * (x - y))
-            .sum::<f64>()
-            .sqrt()
-    };
-    let one_way = |from: &[Centroid], to: &[Centroid]| {
-        from.iter()
-            .map(|a| to.iter().map(|b| dist(a, b)).fold(f64::INFINITY, f64::min))
-            .fold(0.0, f64::max)
-    };
-    if before.is_empty() || after.is_empty() {
-        return None;
-    }
-    Some(one_way(before, after).max(one_way(after, before)))
-}
+use job::{Job, empty};
 
 impl Store {
     /// Forgets the records `ids` in one removal request (Algorithm 4,
@@ -197,10 +164,6 @@ impl Store {
     }
 }
 
-fn empty() -> StoreError {
-    StoreError::Mufc(MufcError::EmptyRequest)
-}
-
 impl StoreError {
     /// Whether this error is a refusal found before anything changed in
     /// memory (no reload needed).
@@ -252,15 +215,6 @@ fn serve(
     )))
 }
 
-/// "1 record", "3 records".
-pub(crate) fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 impl State {
     /// The server's centroids with their weights, in the data's
     /// coordinates.
@@ -287,7 +241,9 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::{Centroid, plural, shift};
+    use super::applied::shift;
+    use super::job::plural;
+    use crate::types::Centroid;
 
     fn c(x: f64, y: f64) -> Centroid {
         Centroid {

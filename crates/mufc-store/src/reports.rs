@@ -234,7 +234,8 @@ pub struct AuditEntry {
     /// later round); empty when deferred.
     pub applied: Vec<u64>,
     /// When the points were erased from the store (for a round applying
-    /// earlier requests, the earliest of their erasures).
+    /// earlier requests, the earliest of their erasures; for a row that
+    /// only adds records, when they were added).
     pub erased_at: u64,
     /// When the model stopped counting them (`None` while deferred).
     pub removed_at: Option<u64>,

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use seeding::{Dataset, PointId};
 
 use super::asked::{Asked, client_named};
-use super::{Job, empty, plural};
+use super::job::{Job, empty, plural};
 use crate::error::StoreError;
 use crate::handle::Store;
 use crate::reports::ForgetReport;

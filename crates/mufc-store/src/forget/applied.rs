@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, Transaction};
 
 use super::asked::Asked;
-use super::{empty, shift};
+use super::job::empty;
 use crate::commit::{Plan, write_plan};
 use crate::error::StoreError;
 use crate::reports::{ForgetOutcome, ForgetReport};
@@ -290,4 +290,28 @@ fn named_error(state: &State, e: MufcError) -> StoreError {
         },
         e => StoreError::Mufc(e),
     }
+}
+
+/// How far the centroids moved: the Hausdorff distance between the two
+/// sets (the largest distance from a centroid of either to the nearest
+/// of the other), so that it does not depend on the order the server's
+/// K-means lists them in; `None` when either set is empty.
+pub(super) fn shift(before: &[Centroid], after: &[Centroid]) -> Option<f64> {
+    let dist = |a: &Centroid, b: &Centroid| {
+        a.coords
+            .iter()
+            .zip(&b.coords)
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let one_way = |from: &[Centroid], to: &[Centroid]| {
+        from.iter()
+            .map(|a| to.iter().map(|b| dist(a, b)).fold(f64::INFINITY, f64::min))
+            .fold(0.0, f64::max)
+    };
+    if before.is_empty() || after.is_empty() {
+        return None;
+    }
+    Some(one_way(before, after).max(one_way(after, before)))
 }

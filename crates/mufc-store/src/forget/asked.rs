@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use rusqlite::Connection;
 use seeding::PointId;
 
-use super::{Job, plural};
+use super::job::{Job, plural};
 use crate::audit::journaled_at;
 use crate::error::StoreError;
 use crate::record::{ClientName, RecordId};
