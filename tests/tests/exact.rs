@@ -16,15 +16,7 @@ use rand::{Rng, RngExt};
 use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
-const MIX: Mixture = Mixture {
-    clients: 6,
-    per_client: 30,
-    dim: 2,
-    clusters: 4,
-    k_prime: 2,
-    spread: 0.2,
-    sigma: 0.08,
-};
+const MIX: Mixture = Mixture::SIX;
 
 fn clients(label: &str) -> Vec<(ClientId, Dataset)> {
     gaussian_clients(label, MIX)

@@ -13,25 +13,9 @@ use std::path::Path;
 use common::{fails_with, mufc};
 use serde_json::Value;
 
-/// Rows `client,id,x,y` for `rows`: row `r` lies in blob `r % 4`, on
-/// client `c(r / 4 % 4)`, with record id `1000 + 3 r`.
+/// Rows `rows` of [`common::store_rows_csv`], as `name` in `dir`.
 fn csv(dir: &Path, name: &str, rows: impl Iterator<Item = usize>) -> String {
-    let mut s = String::from("client,id,x,y\n");
-    for r in rows {
-        let b = r % 4;
-        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][b], [-0.3, -0.3, 0.3, 0.3][b]);
-        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
-        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
-        s.push_str(&format!(
-            "c{},{},{},{}\n",
-            r / 4 % 4,
-            1000 + 3 * r,
-            cx + dx,
-            cy + dy
-        ));
-    }
-    let path = dir.join(name);
-    std::fs::write(&path, s).unwrap();
+    let path = common::store_rows_csv(dir, name, rows);
     path.to_str().unwrap().to_string()
 }
 
@@ -52,22 +36,8 @@ fn run(args: &[&str]) -> (i32, Value) {
 fn fitted(dir: &Path, max_points: Option<&str>) -> String {
     let data = csv(dir, "data.csv", 0..100);
     let model = dir.join("model.mufc").to_str().unwrap().to_string();
-    let mut args = vec![
-        "fit",
-        "--data",
-        &data,
-        "--model",
-        &model,
-        "--client-column",
-        "0",
-        "--id-column",
-        "1",
-        "--k",
-        "4",
-        "--gamma",
-        "0.01",
-        "--quiet",
-    ];
+    let mut args = common::store_fit_args(&data, &model);
+    args.extend(["--gamma", "0.01"]);
     if let Some(n) = max_points {
         args.extend(["--max-points", n]);
     }
@@ -76,34 +46,22 @@ fn fitted(dir: &Path, max_points: Option<&str>) -> String {
     model
 }
 
-/// `mufc add` of `data`, which fails saying `needle`: its stderr.
-fn add_fails(model: &str, data: &str, needle: &str) -> String {
-    let args = [
-        "add",
-        "--model",
-        model,
-        "--data",
-        data,
-        "--client-column",
-        "0",
-        "--id-column",
-        "1",
-    ];
-    fails_with(&args, needle)
+/// The arguments of `mufc add` of `data` (client column 0, id column 1).
+fn add_args<'a>(model: &'a str, data: &'a str) -> Vec<&'a str> {
+    let columns = ["--client-column", "0", "--id-column", "1"];
+    let mut args = vec!["add", "--model", model, "--data", data];
+    args.extend(columns);
+    args
 }
 
+/// `mufc add` of `data`, which fails saying `needle`: its stderr.
+fn add_fails(model: &str, data: &str, needle: &str) -> String {
+    fails_with(&add_args(model, data), needle)
+}
+
+/// `mufc add` of `data` with `extra` options: the exit code and the JSON.
 fn add(model: &str, data: &str, extra: &[&str]) -> (i32, Value) {
-    let mut args = vec![
-        "add",
-        "--model",
-        model,
-        "--data",
-        data,
-        "--client-column",
-        "0",
-        "--id-column",
-        "1",
-    ];
+    let mut args = add_args(model, data);
     args.extend_from_slice(extra);
     run(&args)
 }

@@ -11,26 +11,9 @@ use std::path::{Path, PathBuf};
 use common::{fails_with, has_keys, mufc};
 use serde_json::Value;
 
-/// Rows `client,id,x,y`: row `r` lies in blob `r % 4` (four tight blobs
-/// inside the box), on client `c(r / 4 % 4)`, with record id `1000 + 3 r`.
+/// The 120 rows `client,id,x,y` ([`common::store_rows_csv`]).
 fn data_csv(dir: &Path) -> PathBuf {
-    let mut s = String::from("client,id,x,y\n");
-    for r in 0..120usize {
-        let b = r % 4;
-        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][b], [-0.3, -0.3, 0.3, 0.3][b]);
-        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
-        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
-        s.push_str(&format!(
-            "c{},{},{},{}\n",
-            r / 4 % 4,
-            1000 + 3 * r,
-            cx + dx,
-            cy + dy
-        ));
-    }
-    let path = dir.join("data.csv");
-    std::fs::write(&path, s).unwrap();
-    path
+    common::store_rows_csv(dir, "data.csv", 0..120)
 }
 
 /// Runs `mufc` with `args`, checking success; stdout.
@@ -53,20 +36,7 @@ fn json(args: &[&str]) -> Value {
 /// `mufc fit --json` of `data` (client column 0, id column 1, K = 4) into
 /// `model`, with `extra` options.
 fn fit_json(data: &str, model: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "fit",
-        "--data",
-        data,
-        "--model",
-        model,
-        "--client-column",
-        "0",
-        "--id-column",
-        "1",
-        "--k",
-        "4",
-        "--quiet",
-    ];
+    let mut args = common::store_fit_args(data, model);
     args.extend_from_slice(extra);
     json(&args)
 }

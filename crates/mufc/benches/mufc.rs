@@ -17,7 +17,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mufc::remote::{InProcess, RemoteServer};
 use mufc::{
     AdditionRequest, ClientId, Federation, FederationConfig, RemovalRequest, ServerPoints,
-    ServerSnapshot,
+    ServerSnapshot, ValidConfig,
 };
 use rand::RngExt;
 use seeding::{Dataset, PointId};
@@ -42,6 +42,44 @@ fn request(fed: &Federation, seed: bool, rng: &mut impl rand::Rng) -> RemovalReq
     RemovalRequest::points(c, vec![id])
 }
 
+/// A criterion group of this file.
+type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+/// `fit`: training on `data` from scratch.
+fn bench_fit(g: &mut Group<'_>, data: &[Dataset], config: &ValidConfig) {
+    g.bench_function("fit", |b| {
+        b.iter_batched(
+            || data.to_vec(),
+            |d| {
+                black_box(
+                    Federation::new(d, config)
+                        .expect("fit")
+                        .server()
+                        .total_count(),
+                )
+            },
+            BatchSize::LargeInput,
+        );
+    });
+}
+
+/// `name`: one random point removed from `fed` (a seed with `seed`).
+fn bench_removal(g: &mut Group<'_>, name: &str, fed: &Federation, seed: bool) {
+    let mut rng = testdata::rng(name);
+    g.bench_function(name, |b| {
+        b.iter_batched(
+            || (fed.clone(), request(fed, seed, &mut rng)),
+            // The federation is returned, so that dropping it is not
+            // timed.
+            |(mut f, r)| {
+                let report = f.remove(&r).expect("removal");
+                black_box((f, report))
+            },
+            BatchSize::LargeInput,
+        );
+    });
+}
+
 fn federation(c: &mut Criterion) {
     let data: Vec<Dataset> =
         seeding_testkit::mixtures::paper_gaussian_clients("mufc-bench", 100, 10, 10, 3000, 3);
@@ -61,35 +99,10 @@ fn federation(c: &mut Criterion) {
         ));
         g.sample_size(10);
         g.measurement_time(Duration::from_secs(8));
-        g.bench_function("fit", |b| {
-            b.iter_batched(
-                || data.clone(),
-                |d| {
-                    black_box(
-                        Federation::new(d, &config)
-                            .expect("fit")
-                            .server()
-                            .total_count(),
-                    )
-                },
-                BatchSize::LargeInput,
-            );
-        });
+        bench_fit(&mut g, &data, &config);
         let fed = Federation::new(data.clone(), &config).expect("fit");
         for (name, seed) in [("remove-non-seed", false), ("remove-seed", true)] {
-            let mut rng = testdata::rng(name);
-            g.bench_function(name, |b| {
-                b.iter_batched(
-                    || (fed.clone(), request(&fed, seed, &mut rng)),
-                    // The federation is returned, so that dropping it is
-                    // not timed.
-                    |(mut f, r)| {
-                        let report = f.remove(&r).expect("removal");
-                        black_box((f, report))
-                    },
-                    BatchSize::LargeInput,
-                );
-            });
+            bench_removal(&mut g, name, &fed, seed);
         }
         g.finish();
     }
@@ -184,31 +197,8 @@ fn arrivals(c: &mut Criterion) {
     let mut g = c.benchmark_group("mufc/arrivals/gaussian-n=30000,L=100,d=10,K=10,K'=3");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(8));
-    g.bench_function("fit", |b| {
-        b.iter_batched(
-            || data.clone(),
-            |d| {
-                black_box(
-                    Federation::new(d, &config)
-                        .expect("fit")
-                        .server()
-                        .total_count(),
-                )
-            },
-            BatchSize::LargeInput,
-        );
-    });
-    let mut rng = testdata::rng("mufc-bench-arrivals-remove");
-    g.bench_function("remove-non-seed", |b| {
-        b.iter_batched(
-            || (fed.clone(), request(&fed, false, &mut rng)),
-            |(mut f, r)| {
-                let report = f.remove(&r).expect("removal");
-                black_box((f, report))
-            },
-            BatchSize::LargeInput,
-        );
-    });
+    bench_fit(&mut g, &data, &config);
+    bench_removal(&mut g, "remove-non-seed", &fed, false);
     for (name, pool) in [("add-keeps-seeds", &keep), ("add-reseeds", &reseed)] {
         if pool.is_empty() {
             eprintln!("{name}: no candidate of 400 drawn");

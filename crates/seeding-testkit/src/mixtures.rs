@@ -111,6 +111,19 @@ impl Mixture {
         }
     }
 
+    /// Six clients of 30 points in 2-D from four components, two each:
+    /// the federation of the exactness tests (random removals, random
+    /// additions and removals).
+    pub const SIX: Self = Self {
+        clients: 6,
+        per_client: 30,
+        dim: 2,
+        clusters: 4,
+        k_prime: 2,
+        spread: 0.2,
+        sigma: 0.08,
+    };
+
     /// Three clients of 30 points in 2-D from two components, one each:
     /// the federation the persistence tests save and load.
     pub const TINY: Self = Self {

@@ -32,6 +32,33 @@ pub(crate) fn blobs_csv(dir: &Path) -> PathBuf {
     path
 }
 
+/// Rows `client,id,x,y` of the model-store tests, as `name` in `dir`:
+/// row `r` (of `rows`) lies in blob `r % 4` (four tight blobs inside the
+/// box), on client `c<r / 4 % 4>`, with record id `1000 + 3 r`.
+pub(crate) fn store_rows_csv(dir: &Path, name: &str, rows: impl Iterator<Item = usize>) -> PathBuf {
+    let mut s = String::from("client,id,x,y\n");
+    for r in rows {
+        let b = r % 4;
+        let (cx, cy) = ([-0.3, 0.3, -0.3, 0.3][b], [-0.3, -0.3, 0.3, 0.3][b]);
+        let dx = ((r * 7 + b * 3) % 13) as f64 / 130.0 - 0.05;
+        let dy = ((r * 5 + b) % 17) as f64 / 170.0 - 0.05;
+        let (client, id) = (r / 4 % 4, 1000 + 3 * r);
+        s.push_str(&format!("c{client},{id},{},{}\n", cx + dx, cy + dy));
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+/// The arguments of `mufc fit` of [`store_rows_csv`]'s `data` into
+/// `model`: client column 0, id column 1, K = 4, quietly.
+pub(crate) fn store_fit_args<'a>(data: &'a str, model: &'a str) -> Vec<&'a str> {
+    let columns = ["--client-column", "0", "--id-column", "1", "--k", "4"];
+    let mut args = vec!["fit", "--data", data, "--model", model, "--quiet"];
+    args.extend(columns);
+    args
+}
+
 /// Rows `client,id,x,y` in three blobs in 2-D, as `data.csv` in `dir`:
 /// row `r` is on client `c<r % clients>` (so rows interleave across the
 /// clients) with record id `id(r)`.
