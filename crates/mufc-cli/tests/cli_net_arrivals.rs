@@ -100,3 +100,66 @@ fn records_a_client_process_adds_give_the_model_of_training_on_them() {
     );
     assert_model(dir, all);
 }
+
+/// Two `mufc client add` processes at once at one client, each numbering
+/// its records itself (no id column): both are acknowledged, the ten
+/// records take ten distinct ids (the store numbers them inside each
+/// request's write), and the model is the in-process `Federation`'s on
+/// the records the client holds, bit for bit.
+#[test]
+fn two_client_add_processes_at_once_get_distinct_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = net::written_data(dir, "cli-net-arrivals-two", &NAMES);
+    // Client c starts with its first 30 points; two files of five arrive.
+    let later = all[2].ids()[30..].to_vec();
+    let mut present = all.clone();
+    present[2] = all[2].without(&later).unwrap();
+    write_csv(dir, "c", &present[2]);
+    write_csv(dir, "c-one", &all[2].only(&later[..5]).unwrap());
+    write_csv(dir, "c-two", &all[2].only(&later[5..]).unwrap());
+    let extra = ["--k", "3", "--seed", "12", "--max-points", "400"];
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    let spawn = |file: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mufc"))
+            .current_dir(dir)
+            .args(["client", "add", "--store", "c.db", "--data", file])
+            .args(["--wait", "60"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let children = [spawn("c-one.csv"), spawn("c-two.csv")];
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("5 records added, acknowledged"),
+            "{text}"
+        );
+    }
+    // The client holds forty points with forty distinct ids, the first
+    // thirty as trained and ten new ones numbered on from them.
+    let held = mufc_net::client_store::ClientStore::open(dir.join("c.db"))
+        .unwrap()
+        .data()
+        .unwrap();
+    let mut ids: Vec<u64> = held.ids().iter().map(|p| p.0).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..40).collect::<Vec<u64>>());
+    // The same points as the client's forty, whichever took which id.
+    let points = |d: &seeding::Dataset| {
+        let mut v: Vec<Vec<u64>> = (0..d.len())
+            .map(|i| d.point(i).iter().map(|x| x.to_bits()).collect())
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(points(&held), points(&all[2]));
+    let mut expected = present;
+    expected[2] = held;
+    assert_model(dir, expected);
+}
