@@ -7,11 +7,13 @@
 use crate::test_channels::Sketch;
 use proptest::prelude::*;
 use rand::RngExt;
+use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
 use crate::aggregation::masked_elements;
 use crate::{
-    ClientId, DecodeKind, Federation, FederationConfig, Masking, RemovalRequest, ValidConfig,
+    AdditionRequest, ClientId, DecodeKind, Federation, FederationConfig, Masking, RemovalRequest,
+    ValidConfig,
 };
 
 /// Twelve clients of 25 points, k = 2: the capacity t = k L = 24 leaves
@@ -62,7 +64,7 @@ fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
             .iter()
             .map(|c| {
                 // By point id: a removal may reorder a client's points.
-                let mut points: Vec<(seeding::PointId, Vec<u64>)> = (0..c.data().len())
+                let mut points: Vec<(PointId, Vec<u64>)> = (0..c.data().len())
                     .map(|p| {
                         let bits = c.data().point(p).iter().map(|x| x.to_bits()).collect();
                         (c.data().id(p), bits)
@@ -109,7 +111,7 @@ fn compare(a: &Federation, b: &Federation) -> Result<(), String> {
 }
 
 /// The federation retrained without the points `gone` removed so far.
-fn retrained(fed: &Federation, gone: &[(ClientId, seeding::PointId)]) -> Federation {
+fn retrained(fed: &Federation, gone: &[(ClientId, PointId)]) -> Federation {
     let rest = gaussian_clients("change-rounds", MIX)
         .into_iter()
         .enumerate()
@@ -326,6 +328,70 @@ fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
         if let Some(p) = &previous {
             for ((c, x), (_, y)) in m.iter().zip(p) {
                 assert_eq!(x.len(), y.len());
+                assert!(
+                    elements(x).iter().zip(elements(y)).all(|(u, v)| *u != v),
+                    "client {c}: a mask reused"
+                );
+            }
+        }
+        previous = Some(m);
+    }
+}
+
+/// A round that carries records that arrive is a removal's round to the
+/// server: a change round whose masks cancel only over every message,
+/// fresh each round, whichever way the two clients' points went (the
+/// rounds alternate additions and removals). What the server decodes is
+/// the sum of the two changes, as for a removal (docs/threat-model.md
+/// §2.2).
+#[test]
+fn an_addition_round_hides_which_clients_changed_as_a_removal_does() {
+    let data = gaussian_clients("change-rounds", MIX);
+    let total: usize = data.iter().map(Dataset::len).sum();
+    let config = (config(Sketch::Wide, Masking::Dealer).into_builder())
+        .max_points(total as u64 + 16)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::new(data, &config).unwrap();
+    let whole = fed.fit_report().bytes_per_client;
+    let mut rng = testdata::rng("addition-round-server");
+    let mut previous: Option<MaskedInputs> = None;
+    for round in 0..4usize {
+        let (a, b) = (fed.clients()[1].clone(), fed.clients()[7].clone());
+        let r = if round % 2 == 1 {
+            let copy = |c: &crate::Client| {
+                let d = c.data().only(&[c.data().id(round)]).unwrap();
+                let id = PointId(10_000 + round as u64);
+                Dataset::with_ids(d.points().clone(), vec![id]).unwrap()
+            };
+            let req = AdditionRequest::records(a.id(), copy(&a)).with_records(b.id(), copy(&b));
+            fed.add(&req).unwrap()
+        } else {
+            let req = RemovalRequest::points(a.id(), vec![a.data().id(round)])
+                .with_points(b.id(), vec![b.data().id(round)]);
+            fed.remove(&req).unwrap()
+        };
+        assert!(r.bytes_per_client < whole, "round {round} was whole");
+        let m = last_masked(&fed);
+        let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
+        assert_eq!(ids.len(), 13);
+        // Positive control: over every message the masks cancel.
+        assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
+        for _ in 0..200 {
+            let subset: Vec<ClientId> = (ids.iter().copied())
+                .filter(|_| rng.random_bool(0.5))
+                .collect();
+            if subset.is_empty() || subset.len() == ids.len() {
+                continue;
+            }
+            let s = subset_sum(&m, &subset);
+            assert!(
+                s.iter().all(|&x| x != 0),
+                "round {round}: the masks of {subset:?} cancel somewhere"
+            );
+        }
+        if let Some(p) = &previous {
+            for ((c, x), (_, y)) in m.iter().zip(p) {
                 assert!(
                     elements(x).iter().zip(elements(y)).all(|(u, v)| *u != v),
                     "client {c}: a mask reused"

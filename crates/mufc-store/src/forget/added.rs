@@ -25,8 +25,9 @@ impl Store {
     /// returns: each client learns its records at once (its points,
     /// seeding and histogram are rewritten with them), and the model
     /// update follows unless the privacy policy defers it, exactly as for
-    /// [`Self::forget`] (an addition and a removal look the same to the
-    /// server, docs/threat-model.md §2.2; the deadline applies, from the
+    /// [`Self::forget`] (the round is a removal's: the server decodes the
+    /// change of the sum of the updated clients' histograms,
+    /// docs/threat-model.md §2.2; the deadline applies, from the
     /// addition's time). After any sequence of additions and removals,
     /// the model equals training on the records the store holds, which
     /// [`Self::verify`] checks.

@@ -11,9 +11,10 @@ impl Federation {
     /// of Algorithm 3: a new point changes the seeding only if it wins a
     /// round of the race, and seeding resumes from that round; with full
     /// K-means, an exact update), then the round of [`Self::remove`] runs
-    /// under the same rules. A server cannot tell an addition's round
-    /// from a removal's, and the lone-update policy holds a lone addition
-    /// back as it holds a lone removal back (docs/threat-model.md §2.2):
+    /// under the same rules. The server decodes the change of the sum of
+    /// the updated clients' histograms, as for a removal, and the
+    /// lone-update policy holds a lone addition back as it holds a lone
+    /// removal back (docs/threat-model.md §2.2):
     /// the report's outcome is then
     /// [`RemovalOutcome::Deferred`](crate::RemovalOutcome::Deferred), the
     /// request waits in [`Self::pending_additions`], and a later request or

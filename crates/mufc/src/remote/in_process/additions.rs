@@ -29,8 +29,8 @@ impl InProcess {
     /// client it names learns its records at once (the insertion
     /// counterpart of Algorithm 3 with seeding, an exact update with full
     /// K-means), then every group whose changed clients are enough for the
-    /// lone-update policy runs one round, as for a removal: a server
-    /// cannot tell an addition's round from a removal's
+    /// lone-update policy runs one round, as for a removal: the server
+    /// decodes the change of the sum of the updated clients' histograms
     /// (docs/threat-model.md §2.2). The report's `removed_points` counts
     /// the points removals erased in the round (none for this request);
     /// its `reseeded` names the clients whose seeding the records changed.
