@@ -210,3 +210,40 @@ fn six_mufc_add_processes_at_once_lose_nothing() {
     let (code, v) = run(&["verify", "--model", &model]);
     assert_eq!((code, &v["outcome"]), (0, &Value::from("equal")), "{v}");
 }
+
+/// A store whose model was withdrawn (a client left below the minimum
+/// aggregate) takes additions at its clients alone: exit code 6, the
+/// records held, no model, and `verify` says withdrawn.
+#[test]
+fn a_withdrawn_store_takes_additions_at_its_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = csv(dir.path(), "data.csv", 0..100);
+    let model = dir.path().join("model.mufc").to_str().unwrap().to_string();
+    let mut args = common::store_fit_args(&data, &model);
+    args.extend([
+        "--gamma",
+        "0.01",
+        "--max-points",
+        "200",
+        "--min-clients",
+        "4",
+    ]);
+    assert_eq!(run(&args).0, 0);
+    let (code, _) = run(&["forget", "--model", &model, "--client", "c3"]);
+    assert_eq!(code, 6);
+    // Rows 100..104 lie on client c1.
+    let new = csv(dir.path(), "new.csv", 100..104);
+    let (code, j) = add(&model, &new, &[]);
+    assert_eq!(code, 6, "{j}");
+    assert_eq!(j["requests"][0]["added_points"], 4, "{j}");
+    assert_eq!(j["requests"][0]["outcome"], "withdrawn", "{j}");
+    let text =
+        String::from_utf8(mufc(&add_args(&model, &csv(dir.path(), "more.csv", 104..108))).stdout)
+            .unwrap();
+    assert!(text.contains("added; the store serves no model"), "{text}");
+    let (code, v) = run(&["verify", "--model", &model]);
+    assert_eq!((code, &v["outcome"]), (6, &Value::from("withdrawn")), "{v}");
+    let (_, i) = run(&["inspect", "--model", &model]);
+    // c3 held 24 of the 100 points.
+    assert_eq!(i["points"], 76 + 8, "{i}");
+}

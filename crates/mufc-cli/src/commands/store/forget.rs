@@ -322,6 +322,9 @@ fn describe(r: &ForgetReport) -> String {
     let outcome = match (&r.outcome, r.overdue) {
         (ForgetOutcome::Deferred { .. }, _) if r.added_points > 0 => "added; model update deferred",
         (ForgetOutcome::Deferred { .. }, _) => "erased; model update deferred",
+        (ForgetOutcome::Withdrawn(_), _) if r.added_points > 0 => {
+            "added; the store serves no model (too few clients left)"
+        }
         (ForgetOutcome::Withdrawn(_), _) => "erased; model withdrawn (too few clients left)",
         (_, true) => "model update applied (deadline passed)",
         _ => "applied",
