@@ -371,3 +371,79 @@ fn a_deferred_addition_runs_at_its_deadline() {
     assert!(store.federation().pending_additions().is_empty());
     assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
 }
+
+/// Months of requests: 400 additions and removals of one to three records
+/// at random (new records near old ones, under new ids; a removal never
+/// takes a client below eight records), the store reopened every 25
+/// requests and its clients checked against training from scratch; at the
+/// end, once flushed, the whole model equals it and `verify` says equal.
+#[test]
+fn four_hundred_additions_and_removals_stay_exact() {
+    let all = all_records("store-additions-soak");
+    let mut rng = testdata::rng("store-additions-soak");
+    let held: Vec<&Record> = all.iter().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.mufc");
+    let config = config(all.len() as u64 + 100);
+    let (mut store, _) =
+        Store::fit(&path, client_records(&held), &config, &FitOptions::new()).unwrap();
+    let mut present: Vec<Record> = all.clone();
+    let mut next = 0u64;
+    let mut deferred = 0;
+    for step in 0..400 {
+        if rng.random_bool(0.5) {
+            let n = rng.random_range(1..=3);
+            let mut batch = Vec::new();
+            for _ in 0..n {
+                let src = present[rng.random_range(0..present.len())].clone();
+                let jitter = (next % 7) as f64 * 1e-3;
+                next += 1;
+                batch.push(Record {
+                    client: src.client,
+                    id: RecordId::parse(&format!("N-{next}")).unwrap(),
+                    coords: vec![src.coords[0] + jitter, src.coords[1]],
+                });
+            }
+            let refs: Vec<&Record> = batch.iter().collect();
+            let r = store
+                .add(&client_records(&refs), OnForgotten::Refuse)
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
+            deferred += usize::from(r.outcome.is_deferred());
+            present.extend(batch);
+        } else {
+            let n = rng.random_range(1..=3);
+            let mut gone = Vec::new();
+            for _ in 0..n {
+                let i = rng.random_range(0..present.len());
+                let c = present[i].client;
+                if present.iter().filter(|r| r.client == c).count() > 8 {
+                    gone.push(present.swap_remove(i).id);
+                }
+            }
+            if gone.is_empty() {
+                continue;
+            }
+            let r = store
+                .forget(&gone)
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
+            deferred += usize::from(r.outcome.is_deferred());
+        }
+        if step % 25 == 0 {
+            store = Store::open(&path).unwrap();
+            let refs: Vec<&Record> = present.iter().collect();
+            let now = retrained(&store, &refs);
+            compare_clients(store.federation(), &now)
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
+            assert_ne!(
+                store.verify().unwrap().outcome(),
+                VerifyOutcome::Differs,
+                "step {step}"
+            );
+        }
+    }
+    store.flush().unwrap();
+    let refs: Vec<&Record> = present.iter().collect();
+    compare(store.federation(), &retrained(&store, &refs)).unwrap();
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    assert!(deferred > 0, "no request waited");
+}
