@@ -165,33 +165,23 @@ fn two_client_add_processes_at_once_get_distinct_ids() {
 }
 
 /// A site down at an addition: the round runs without it (SecAgg planned
-/// for a quarter of the sites dropping out), the model lacks its data and
-/// says so, and when it returns a catch-up round brings it back: the model
-/// is then the in-process federation's on every record present, the
-/// added ones included.
+/// for a quarter of the sites dropping out), and when it returns a
+/// catch-up round brings its data back: the model is then the in-process
+/// federation's on every record present, the added ones included.
 #[test]
 fn a_site_down_at_an_addition_is_caught_up_when_it_returns() {
-    const ROSTER: [&str; 4] = ["a", "b", "c", "d"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let all = net::written_data(dir, "cli-net-arrivals-down", &ROSTER);
+    let all = net::written_data(dir, "cli-net-arrivals-down", &net::FOUR_SITES);
     // Site a starts with its first 30 points; the other 10 arrive.
     let later = all[0].ids()[30..].to_vec();
     let mut present = all.clone();
     present[0] = all[0].without(&later).unwrap();
     write_csv(dir, "a", &present[0]);
     write_csv(dir, "a-more", &all[0].only(&later).unwrap());
-    let extra = [
-        "--k",
-        "3",
-        "--join-timeout",
-        "2",
-        "--dropout",
-        "0.25",
-        "--max-points",
-        "400",
-    ];
-    let mut fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
+    let extra = [&net::ONE_MAY_DROP[..], &["--max-points", "400"]].concat();
+    let sites = net::FOUR_SITES;
+    let mut fed = Processes::start(dir, &sites, &sites, &extra, |_| None);
     fed.server.wait_for(|l| l.starts_with("model trained"));
     assert_model(dir, present);
     // d goes down; a's records arrive.
@@ -204,13 +194,6 @@ fn a_site_down_at_an_addition_is_caught_up_when_it_returns() {
     let committed = fed.server.wait_for(|l| l.starts_with("round 1 committed"));
     assert!(committed.contains("included 0,1,2, dropped"), "{committed}");
     // d comes back: a catch-up round brings its data back at once.
-    let seen = fed.server.log().len();
-    let args = net::client_args(fed.port, &fed.certs, "d");
-    let _d = net::Proc::start("d", dir, &args, &[]);
-    fed.server.wait_for_after(seen, |l| {
-        l.starts_with("round 2 ")
-            && l.contains(" committed")
-            && l.contains("included 0,1,2,3, dropped")
-    });
+    let _d = net::bring_back(&fed, dir, "d", 2);
     assert_model(dir, all);
 }

@@ -85,14 +85,12 @@ fn clients_refuse_a_ring_that_leaves_out_a_client_of_the_last_sum() {
 
 #[test]
 fn a_site_down_at_a_removal_is_named_in_the_ring_and_caught_up_when_it_returns() {
-    const ROSTER: [&str; 4] = ["a", "b", "c", "d"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = net::written_data(dir, "cli-net-catch-up", &ROSTER);
-    // A protocol planned for a quarter of the clients dropping out: one
-    // site of four may be missing from a round.
-    let extra = ["--k", "3", "--join-timeout", "2", "--dropout", "0.25"];
-    let mut fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
+    let sites = net::FOUR_SITES;
+    let data = net::written_data(dir, "cli-net-catch-up", &sites);
+    let extra = net::ONE_MAY_DROP;
+    let mut fed = Processes::start(dir, &sites, &sites, &extra, |_| None);
     fed.server.wait_for(|l| l.starts_with("model trained"));
     // d goes down; a forgets a record.
     fed.clients[3].kill();
@@ -117,13 +115,7 @@ fn a_site_down_at_a_removal_is_named_in_the_ring_and_caught_up_when_it_returns()
         "{j}"
     );
     // d comes back: a catch-up round brings its data back at once.
-    let seen = fed.server.log().len();
-    let _d = Proc::start("d", dir, &net::client_args(fed.port, &fed.certs, "d"), &[]);
-    fed.server.wait_for_after(seen, |l| {
-        l.starts_with("round 2 ")
-            && l.contains(" committed")
-            && l.contains("included 0,1,2,3, dropped")
-    });
+    let _d = net::bring_back(&fed, dir, "d", 2);
     let mut present = data;
     present[0] = present[0].without(&[PointId(3)]).unwrap();
     assert_model(dir, present);
@@ -137,21 +129,12 @@ fn a_site_down_at_a_removal_is_named_in_the_ring_and_caught_up_when_it_returns()
 /// every record present.
 #[test]
 fn a_catch_up_round_serves_the_requests_waiting_for_it() {
-    const ROSTER: [&str; 4] = ["a", "b", "c", "d"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let data = net::written_data(dir, "cli-net-catch-up-requests", &ROSTER);
-    let extra = [
-        "--k",
-        "3",
-        "--join-timeout",
-        "2",
-        "--dropout",
-        "0.25",
-        "--min-updating-clients",
-        "2",
-    ];
-    let mut fed = Processes::start(dir, &ROSTER, &ROSTER, &extra, |_| None);
+    let sites = net::FOUR_SITES;
+    let data = net::written_data(dir, "cli-net-catch-up-requests", &sites);
+    let extra = [&net::ONE_MAY_DROP[..], &["--min-updating-clients", "2"]].concat();
+    let mut fed = Processes::start(dir, &sites, &sites, &extra, |_| None);
     fed.server.wait_for(|l| l.starts_with("model trained"));
     fed.clients[3].kill();
     // d's operator asks with its client down: recorded, not yet applied.

@@ -6,7 +6,7 @@
 
 use crate::test_channels::Sketch;
 use proptest::prelude::*;
-use rand::RngExt;
+use rand::{Rng, RngExt};
 use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
@@ -278,6 +278,86 @@ fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
     sum
 }
 
+/// Four change rounds of clients 1 and 7 (additions in the rounds `add`
+/// accepts, removals in the others), each attacked by the curious server
+/// of [`server_sees_only_the_sum`] with subsets drawn from `label`'s
+/// stream.
+fn four_change_rounds(fed: &mut Federation, label: &str, add: impl Fn(usize) -> bool) {
+    let whole = fed.fit_report().bytes_per_client;
+    let mut rng = testdata::rng(label);
+    let mut previous: Option<MaskedInputs> = None;
+    for round in 0..4usize {
+        let r = two_change(fed, round, add(round));
+        assert!(r.bytes_per_client < whole, "round {round} was whole");
+        previous = Some(server_sees_only_the_sum(
+            fed,
+            previous.as_ref(),
+            &mut rng,
+            round,
+        ));
+    }
+}
+
+/// Clients 1 and 7 change in request `round`: each loses its point at
+/// position `round`, or, with `add`, gains a copy of it under a new id.
+fn two_change(fed: &mut Federation, round: usize, add: bool) -> crate::RemovalReport {
+    let (a, b) = (fed.clients()[1].clone(), fed.clients()[7].clone());
+    if add {
+        let copy = |c: &crate::Client| {
+            let d = c.data().only(&[c.data().id(round)]).unwrap();
+            let id = PointId(10_000 + round as u64);
+            Dataset::with_ids(d.points().clone(), vec![id]).unwrap()
+        };
+        let req = AdditionRequest::records(a.id(), copy(&a)).with_records(b.id(), copy(&b));
+        fed.add(&req).unwrap()
+    } else {
+        let req = RemovalRequest::points(a.id(), vec![a.data().id(round)])
+            .with_points(b.id(), vec![b.data().id(round)]);
+        fed.remove(&req).unwrap()
+    }
+}
+
+/// What a curious server tries on the last change round's messages: the
+/// twelve clients' and the dealer's correction (the pseudo-client
+/// `u64::MAX`), which it receives too. Over every message the masks
+/// cancel, leaving the sum of the changes (not zero: a positive
+/// control); over any proper subset of 200 drawn at random they cancel
+/// nowhere; and every element of every message differs from `previous`
+/// round's (fresh masks; same length: same t'). Returns the messages.
+fn server_sees_only_the_sum(
+    fed: &Federation,
+    previous: Option<&MaskedInputs>,
+    rng: &mut impl Rng,
+    round: usize,
+) -> MaskedInputs {
+    let m = last_masked(fed);
+    let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
+    assert_eq!(ids.len(), 13);
+    assert!(ids.contains(&ClientId(u64::MAX)));
+    assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
+    for _ in 0..200 {
+        let subset: Vec<ClientId> = (ids.iter().copied())
+            .filter(|_| rng.random_bool(0.5))
+            .collect();
+        if subset.is_empty() || subset.len() == ids.len() {
+            continue;
+        }
+        let s = subset_sum(&m, &subset);
+        assert!(
+            s.iter().all(|&x| x != 0),
+            "round {round}: the masks of {subset:?} cancel somewhere"
+        );
+    }
+    for ((c, x), (_, y)) in previous.into_iter().flat_map(|p| m.iter().zip(p)) {
+        assert_eq!(x.len(), y.len());
+        assert!(
+            elements(x).iter().zip(elements(y)).all(|(u, v)| *u != v),
+            "client {c}: a mask reused"
+        );
+    }
+    m
+}
+
 /// The server of a change round sees every masked message (and the
 /// dealer's correction) and tries to learn which clients changed: it sums
 /// a subset of them, drawn at random, hoping the masks cancel there and
@@ -290,52 +370,7 @@ fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
 fn a_change_round_hides_which_clients_changed_and_never_reuses_masks() {
     let data = gaussian_clients("change-rounds", MIX);
     let mut fed = Federation::new(data, &config(Sketch::Wide, Masking::Dealer)).unwrap();
-    let whole = fed.fit_report().bytes_per_client;
-    let mut rng = testdata::rng("change-round-server");
-    let mut previous: Option<MaskedInputs> = None;
-    for round in 0..4usize {
-        let (a, b) = (fed.clients()[1].clone(), fed.clients()[7].clone());
-        let req = RemovalRequest::points(a.id(), vec![a.data().id(round)])
-            .with_points(b.id(), vec![b.data().id(round)]);
-        let r = fed.remove(&req).unwrap();
-        assert!(r.bytes_per_client < whole, "round {round} was whole");
-        let m = last_masked(&fed);
-        // The twelve clients' messages and the dealer's correction (the
-        // pseudo-client u64::MAX), which the server receives too.
-        let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
-        assert_eq!(ids.len(), 13);
-        assert!(ids.contains(&ClientId(u64::MAX)));
-        // Positive control: over every message the masks cancel, leaving
-        // the sum of the changes (two points left: not zero).
-        assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
-        for _ in 0..200 {
-            let subset: Vec<ClientId> = ids
-                .iter()
-                .copied()
-                .filter(|_| rng.random_bool(0.5))
-                .collect();
-            if subset.is_empty() || subset.len() == ids.len() {
-                continue;
-            }
-            let s = subset_sum(&m, &subset);
-            assert!(
-                s.iter().all(|&x| x != 0),
-                "round {round}: the masks of {subset:?} cancel somewhere"
-            );
-        }
-        // Fresh masks: every element of every client's message differs
-        // from the last change round's (same length: same t').
-        if let Some(p) = &previous {
-            for ((c, x), (_, y)) in m.iter().zip(p) {
-                assert_eq!(x.len(), y.len());
-                assert!(
-                    elements(x).iter().zip(elements(y)).all(|(u, v)| *u != v),
-                    "client {c}: a mask reused"
-                );
-            }
-        }
-        previous = Some(m);
-    }
+    four_change_rounds(&mut fed, "change-round-server", |_| false);
 }
 
 /// A round that carries records that arrive is a removal's round to the
@@ -353,53 +388,7 @@ fn an_addition_round_hides_which_clients_changed_as_a_removal_does() {
         .validate()
         .unwrap();
     let mut fed = Federation::new(data, &config).unwrap();
-    let whole = fed.fit_report().bytes_per_client;
-    let mut rng = testdata::rng("addition-round-server");
-    let mut previous: Option<MaskedInputs> = None;
-    for round in 0..4usize {
-        let (a, b) = (fed.clients()[1].clone(), fed.clients()[7].clone());
-        let r = if round % 2 == 1 {
-            let copy = |c: &crate::Client| {
-                let d = c.data().only(&[c.data().id(round)]).unwrap();
-                let id = PointId(10_000 + round as u64);
-                Dataset::with_ids(d.points().clone(), vec![id]).unwrap()
-            };
-            let req = AdditionRequest::records(a.id(), copy(&a)).with_records(b.id(), copy(&b));
-            fed.add(&req).unwrap()
-        } else {
-            let req = RemovalRequest::points(a.id(), vec![a.data().id(round)])
-                .with_points(b.id(), vec![b.data().id(round)]);
-            fed.remove(&req).unwrap()
-        };
-        assert!(r.bytes_per_client < whole, "round {round} was whole");
-        let m = last_masked(&fed);
-        let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
-        assert_eq!(ids.len(), 13);
-        // Positive control: over every message the masks cancel.
-        assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
-        for _ in 0..200 {
-            let subset: Vec<ClientId> = (ids.iter().copied())
-                .filter(|_| rng.random_bool(0.5))
-                .collect();
-            if subset.is_empty() || subset.len() == ids.len() {
-                continue;
-            }
-            let s = subset_sum(&m, &subset);
-            assert!(
-                s.iter().all(|&x| x != 0),
-                "round {round}: the masks of {subset:?} cancel somewhere"
-            );
-        }
-        if let Some(p) = &previous {
-            for ((c, x), (_, y)) in m.iter().zip(p) {
-                assert!(
-                    elements(x).iter().zip(elements(y)).all(|(u, v)| *u != v),
-                    "client {c}: a mask reused"
-                );
-            }
-        }
-        previous = Some(m);
-    }
+    four_change_rounds(&mut fed, "addition-round-server", |round| round % 2 == 1);
 }
 
 /// After loading, the last sum is kept as counts (`restore_last`) and

@@ -427,3 +427,23 @@ impl Processes {
         }
     }
 }
+
+/// The catch-up tests' four sites.
+pub(crate) const FOUR_SITES: [&str; 4] = ["a", "b", "c", "d"];
+
+/// A protocol planned for a quarter of the clients dropping out (one site
+/// of four may miss a round), k = 3, and a short join timeout.
+pub(crate) const ONE_MAY_DROP: [&str; 6] = ["--k", "3", "--join-timeout", "2", "--dropout", "0.25"];
+
+/// Starts client `name` of `fed` again and waits for the catch-up round
+/// `round` that brings it back (committed with clients 0 to 3); the
+/// client's process, to keep alive.
+pub(crate) fn bring_back(fed: &Processes, dir: &Path, name: &str, round: u64) -> Proc {
+    let seen = fed.server.log().len();
+    let client = Proc::start(name, dir, &client_args(fed.port, &fed.certs, name), &[]);
+    let started = format!("round {round} ");
+    fed.server.wait_for_after(seen, |l| {
+        l.starts_with(&started) && l.contains(" committed") && l.contains("included 0,1,2,3,")
+    });
+    client
+}
