@@ -77,6 +77,24 @@ fn records_that_arrive_give_the_model_of_the_records_held() {
     assert_eq!(code, 3, "{j}");
     assert_eq!(j["requests"][0]["added_points"], 4);
     assert_eq!(j["requests"][0]["outcome"], "deferred");
+    let why = j["requests"][0]["deferred_reason"].as_str().unwrap();
+    assert!(
+        why.contains("added to the store") && why.contains("does not count the records"),
+        "{why}"
+    );
+    let pending = j["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{j}");
+    // The audit's row of an addition erased nothing: `-` in that column.
+    let out = mufc(&["inspect", "--model", &model]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row: Vec<&str> = (text.lines())
+        .find(|l| l.contains(" deferred "))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert!(
+        row.ends_with(&["deferred", "-", "-", "pending", "1", "->", "1"]),
+        "{text}"
+    );
     assert_eq!(j["points"], 104);
     let (code, v) = run(&["verify", "--model", &model]);
     assert_eq!((code, &v["outcome"]), (3, &Value::from("pending")), "{v}");
@@ -113,8 +131,13 @@ fn records_that_arrive_give_the_model_of_the_records_held() {
         "again.csv",
         [104, 105].into_iter().chain(112..120),
     );
-    let (code, j) = add(&model, &again, &["--skip-forgotten", "--flush"]);
-    assert_eq!(code, 0, "{j}");
+    let mut args = add_args(&model, &again);
+    args.extend(["--skip-forgotten", "--flush", "--json"]);
+    let out = mufc(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 record(s) left out"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &j["requests"][0];
     assert_eq!(
         (&r["added_points"], &r["skipped"]),

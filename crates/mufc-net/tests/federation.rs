@@ -221,25 +221,24 @@ impl Loopback {
 
     /// Client `c` forgets `ids`; waits for the acknowledgement.
     pub(crate) async fn forget(&mut self, c: usize, ids: &[PointId]) {
-        let (path, client) = &mut self.clients[c];
-        let request = ClientStore::open(&*path).unwrap().request(ids).unwrap();
-        until_client(client, |e| {
-            matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
-        })
-        .await;
-        assert!(matches!(
-            ClientStore::open(&*path).unwrap().status(request).unwrap(),
-            Some(RequestStatus::Acknowledged { .. })
-        ));
+        self.asked(c, |store| store.request(ids)).await;
     }
 
     /// Client `c` adds `records` (issue 29); waits for the
     /// acknowledgement.
     pub(crate) async fn add(&mut self, c: usize, records: &Dataset) {
+        self.asked(c, |store| store.request_records(records)).await;
+    }
+
+    /// Client `c`'s store records the request `ask` makes; waits until a
+    /// round acknowledges it, and checks the store says so.
+    async fn asked(
+        &mut self,
+        c: usize,
+        ask: impl FnOnce(&ClientStore) -> Result<u64, mufc_net::NetError>,
+    ) {
         let (path, client) = &mut self.clients[c];
-        let request = (ClientStore::open(&*path).unwrap())
-            .request_records(records)
-            .unwrap();
+        let request = ask(&ClientStore::open(&*path).unwrap()).unwrap();
         until_client(client, |e| {
             matches!(e, ClientEvent::RoundEnded { acknowledged, .. } if acknowledged.contains(&request))
         })

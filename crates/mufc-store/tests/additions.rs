@@ -447,3 +447,49 @@ fn four_hundred_additions_and_removals_stay_exact() {
     assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
     assert!(deferred > 0, "no request waited");
 }
+
+/// A lone addition waits; `flush` applies it (with no removal pending:
+/// the flush looks at every kind of request that waits), and the model
+/// then equals training on the records held.
+#[test]
+fn a_lone_addition_is_applied_by_a_flush() {
+    let all = all_records("store-additions-flush");
+    let (held, later): (Vec<&Record>, Vec<&Record>) = all.iter().partition(|r| index(r) != 2);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = fitted(dir.path(), &all, &held, &FitOptions::new());
+    let r = store
+        .add(&client_records(&[later[0]]), OnForgotten::Refuse)
+        .unwrap();
+    assert!(r.outcome.is_deferred());
+    assert!(store.pending().is_empty(), "no removal waits");
+    assert_eq!(store.pending_requests().len(), 1);
+    let flushed = store.flush().unwrap().expect("the addition waits");
+    assert_eq!(flushed.applied_requests, [1]);
+    assert!(store.pending_requests().is_empty());
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    assert!(store.flush().unwrap().is_none());
+}
+
+/// A process killed inside an addition's transaction, at each fault
+/// point, leaves the store as it was; the addition then goes through.
+#[test]
+fn an_addition_killed_inside_its_transaction_is_rolled_back_on_open() {
+    let all = all_records("store-additions-abort");
+    let (held, later): (Vec<&Record>, Vec<&Record>) = all.iter().partition(|r| index(r) % 10 != 4);
+    let two = client_records(&[later[0], later[later.len() - 1]]);
+    super::store_integrity::aborts_are_rolled_back_on_open(
+        "an_addition_killed_inside_its_transaction_is_rolled_back_on_open",
+        |dir| {
+            let (mut store, path) = fitted(dir, &all, &held, &FitOptions::new());
+            // A first request, so that the model is at version 2.
+            store
+                .add(
+                    &client_records(&[later[1], later[later.len() - 2]]),
+                    OnForgotten::Refuse,
+                )
+                .unwrap();
+            path
+        },
+        |store| store.add(&two, OnForgotten::Refuse),
+    );
+}

@@ -456,15 +456,25 @@ fn a_request_failing_inside_its_transaction_changes_nothing() {
     }
 }
 
-/// The child of [`an_abort_inside_the_transaction_is_rolled_back_on_open`]:
+/// The child of the abort tests ([`aborts_are_rolled_back_on_open`]):
 /// serves one request with [`FAULT_ENV`] set, and aborts inside it.
 const CHILD: &str = "MUFC_STORE_TEST_CHILD";
 
-#[test]
-fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
+/// A process killed at each fault point of `request`'s transaction
+/// leaves the store as it was (the hot journal is rolled back on open),
+/// and `request` can be served again. `test` is the calling test's name:
+/// the child process runs it with [`CHILD`] set, which serves `request`
+/// once on the store of the path given, and aborts. `fitted` writes the
+/// store in a directory, with one request served already (model version
+/// 2); `request` must apply its model update at once.
+pub(crate) fn aborts_are_rolled_back_on_open(
+    test: &str,
+    fitted: impl Fn(&Path) -> PathBuf,
+    request: impl Fn(&mut Store) -> Result<mufc_store::ForgetReport, StoreError>,
+) {
     if let Ok(path) = std::env::var(CHILD) {
         let mut store = Store::open(&path).unwrap();
-        let _ = store.forget(&[RecordId::from(2), RecordId::from(62)]);
+        let _ = request(&mut store);
         // Not reached when the fault aborts the process.
         std::process::exit(0);
     }
@@ -474,19 +484,12 @@ fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
     }
     for at in FaultPoint::ALL {
         let dir = tempfile::tempdir().unwrap();
-        let (mut store, path) = fitted(dir.path());
-        store
-            .forget(&[RecordId::from(1), RecordId::from(31)])
-            .unwrap();
-        drop(store);
+        let path = fitted(dir.path());
         let before = Store::open(&path).unwrap();
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             // A filter, not `--exact`: the test's full name carries the
             // module of the test binary it is linked into.
-            .args([
-                "an_abort_inside_the_transaction_is_rolled_back_on_open",
-                "--test-threads=1",
-            ])
+            .args([test, "--test-threads=1"])
             .env(CHILD, &path)
             .env(FAULT_ENV, at.name())
             .stdout(std::process::Stdio::null())
@@ -501,17 +504,32 @@ fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
         let after = Store::open(&path).unwrap();
         compare(after.federation(), before.federation()).unwrap();
         assert_eq!(after.model_version(), 2);
+        assert_eq!(after.num_points(), before.num_points());
         assert_eq!(after.history().unwrap(), before.history().unwrap());
         // The request can be served again; its commit deletes the journal
         // (a crash may leave a journal that is not hot, holding pages of
         // the committed state only: SQLite ignores it).
         drop(before);
         let mut after = after;
-        after
-            .forget(&[RecordId::from(2), RecordId::from(62)])
-            .unwrap();
+        request(&mut after).unwrap();
+        assert_eq!(after.model_version(), 3, "{at}");
         assert!(!Path::new(&journal).exists(), "{at}");
     }
+}
+
+#[test]
+fn an_abort_inside_the_transaction_is_rolled_back_on_open() {
+    aborts_are_rolled_back_on_open(
+        "an_abort_inside_the_transaction_is_rolled_back_on_open",
+        |dir| {
+            let (mut store, path) = fitted(dir);
+            store
+                .forget(&[RecordId::from(1), RecordId::from(31)])
+                .unwrap();
+            path
+        },
+        |store| store.forget(&[RecordId::from(2), RecordId::from(62)]),
+    );
 }
 
 /// The model store holds every record: it is created readable and

@@ -4,10 +4,11 @@
 //! inserter such as [`keep_seeds_inserter`] must be caught. Weights must be
 //! integers below 2^53, as for [`crate::seeding`].
 
-use proptest::prelude::*;
-use seeding::{Dataset, Enumerator, KMeansPlusPlus, Metric, PointId, SeedingParams};
+use seeding::{Dataset, Enumerator, KMeansPlusPlus, Metric, PointId};
 
-use crate::seeding::{Fitted, arb_small_dataset, distribution_after, fit_distribution, fit_paths};
+use crate::seeding::{
+    Fitted, distribution_after, fit_distribution, fit_paths, on_small_sets, small_sets,
+};
 
 /// An inserter under test: from a fitted state, the points that arrive and
 /// a sampler for its own random choices, the new ordered seed list.
@@ -73,13 +74,7 @@ pub fn check_small_insertions<M: Metric, I: Inserter<M> + ?Sized>(
     inserter: &I,
 ) -> Result<usize, String> {
     let retrained = fit_distribution(kpp, data);
-    let ids = data.ids();
-    let mut sets: Vec<Vec<PointId>> = ids.iter().map(|&a| vec![a]).collect();
-    for i in 0..ids.len() {
-        for j in i + 1..ids.len() {
-            sets.push(vec![ids[i], ids[j]]);
-        }
-    }
+    let sets = small_sets(data.ids());
     for set in &sets {
         let base = data.without(set).unwrap();
         let added = data.only(set).unwrap();
@@ -97,14 +92,7 @@ pub fn check_small_insertions<M: Metric, I: Inserter<M> + ?Sized>(
 /// The property: for random small point sets and k in 1..=3, insertion is
 /// exact for every added set of size 1 and 2.
 pub fn insertion_is_exact_on_small_sets<M: Metric + 'static>(metric: M, cases: u32) {
-    let config = proptest::test_runner::Config {
-        cases,
-        failure_persistence: None,
-        ..Default::default()
-    };
-    proptest::proptest!(config, |(data in arb_small_dataset(), k in 1usize..=3)| {
-        let kpp = KMeansPlusPlus::with_metric(SeedingParams::new(k).validate().unwrap(), metric.clone());
-        let res = check_small_insertions(&kpp, &data, &insertion::<M>);
-        prop_assert!(res.is_ok(), "{}", res.unwrap_err());
+    on_small_sets(metric, cases, |kpp, data| {
+        check_small_insertions(kpp, data, &insertion::<M>)
     });
 }

@@ -214,13 +214,7 @@ pub fn check_small_removals<M: Metric, U: Unlearner<M> + ?Sized>(
     let paths = fit_paths(kpp, data);
     let total: Rational = paths.iter().fold(Rational::zero(), |acc, (_, p)| &acc + p);
     assert_eq!(total, Rational::one(), "fit probabilities must add up to 1");
-    let ids = data.ids();
-    let mut sets: Vec<Vec<PointId>> = ids.iter().map(|&a| vec![a]).collect();
-    for i in 0..ids.len() {
-        for j in i + 1..ids.len() {
-            sets.push(vec![ids[i], ids[j]]);
-        }
-    }
+    let sets = small_sets(data.ids());
     for r in &sets {
         let retrained = fit_distribution(kpp, &data.without(r).unwrap());
         let unlearned = unlearn_distribution(&paths, r, unlearner);
@@ -263,9 +257,26 @@ pub fn arb_small_dataset() -> impl Strategy<Value = Dataset> {
         })
 }
 
-/// The property: for random small point sets and k in 1..=3, Algorithm 3
-/// is exact for every removal set of size 1 and 2.
-pub fn algorithm3_is_exact_on_small_sets<M: Metric + 'static>(metric: M, cases: u32) {
+/// Every set of one and of two of `ids`: the removals and additions the
+/// exact checks enumerate.
+pub fn small_sets(ids: &[PointId]) -> Vec<Vec<PointId>> {
+    let mut sets: Vec<Vec<PointId>> = ids.iter().map(|&a| vec![a]).collect();
+    for i in 0..ids.len() {
+        for j in i + 1..ids.len() {
+            sets.push(vec![ids[i], ids[j]]);
+        }
+    }
+    sets
+}
+
+/// Runs `check` (an exact check such as [`check_small_removals`]) on
+/// `cases` random small point sets with k in 1..=3, failing with its
+/// description of the first difference.
+pub fn on_small_sets<M: Metric + 'static>(
+    metric: M,
+    cases: u32,
+    check: impl Fn(&KMeansPlusPlus<M>, &Dataset) -> Result<usize, String>,
+) {
     let config = proptest::test_runner::Config {
         cases,
         failure_persistence: None,
@@ -273,8 +284,16 @@ pub fn algorithm3_is_exact_on_small_sets<M: Metric + 'static>(metric: M, cases: 
     };
     proptest::proptest!(config, |(data in arb_small_dataset(), k in 1usize..=3)| {
         let kpp = KMeansPlusPlus::with_metric(SeedingParams::new(k).validate().unwrap(), metric.clone());
-        let res = check_small_removals(&kpp, &data, &algorithm3::<M>);
+        let res = check(&kpp, &data);
         prop_assert!(res.is_ok(), "{}", res.unwrap_err());
+    });
+}
+
+/// The property: for random small point sets and k in 1..=3, Algorithm 3
+/// is exact for every removal set of size 1 and 2.
+pub fn algorithm3_is_exact_on_small_sets<M: Metric + 'static>(metric: M, cases: u32) {
+    on_small_sets(metric, cases, |kpp, data| {
+        check_small_removals(kpp, data, &algorithm3::<M>)
     });
 }
 

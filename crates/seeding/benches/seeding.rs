@@ -18,14 +18,20 @@ use seeding::{
     RngSampler, SeedingParams,
 };
 
+/// The paper's Gaussian set (n = 30000, d = 10, k = 10), the data of the
+/// seeding, insertion and exact benches.
+fn gaussian() -> Dataset {
+    seeding_testkit::seeding::paper_gaussian(&mut testdata::rng("bench-gaussian"), 10, 10, 3000)
+}
+
+/// K-means++ with k = 10.
+fn kpp_k10() -> KMeansPlusPlus {
+    KMeansPlusPlus::new(SeedingParams::new(10).validate().expect("k > 0"))
+}
+
 fn seeding(c: &mut Criterion) {
-    let data = seeding_testkit::seeding::paper_gaussian(
-        &mut testdata::rng("bench-gaussian"),
-        10,
-        10,
-        3000,
-    );
-    let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate().expect("k > 0"));
+    let data = gaussian();
+    let kpp = kpp_k10();
     let mut g = c.benchmark_group("seeding/kmeanspp");
     g.throughput(Throughput::Elements(data.len() as u64));
     g.bench_function(BenchmarkId::new("exp-race", "n=30000,d=10,k=10"), |b| {
@@ -92,13 +98,8 @@ fn seeding(c: &mut Criterion) {
 /// the Gaussian set without 256 random points, each of which arrives in
 /// turn.
 fn insertion(c: &mut Criterion) {
-    let data = seeding_testkit::seeding::paper_gaussian(
-        &mut testdata::rng("bench-gaussian"),
-        10,
-        10,
-        3000,
-    );
-    let kpp = KMeansPlusPlus::new(SeedingParams::new(10).validate().expect("k > 0"));
+    let data = gaussian();
+    let kpp = kpp_k10();
     let mut pick = testdata::rng("bench-insertion");
     // The fitted state is cloned outside the timed routine (its
     // storage then has no spare capacity: the timed insert copies the
@@ -243,12 +244,7 @@ fn distinct(rng: &mut impl Rng, ids: &[PointId], count: usize) -> Vec<PointId> {
 
 fn exact(c: &mut Criterion) {
     // The paper's Gaussian set, as the seeding benches.
-    let data = seeding_testkit::seeding::paper_gaussian(
-        &mut testdata::rng("bench-gaussian"),
-        10,
-        10,
-        3000,
-    );
+    let data = gaussian();
     let km = ExactKMeans::new(KMeansParams::new(10).validate().expect("valid parameters"));
     let fitted = km.fit(&data, 1).expect("valid data");
     eprintln!(

@@ -53,20 +53,14 @@ pub fn add(a: &AddArgs) -> Result<Report, CliError> {
     let served = Served::on(&mut store, a.flush, |store| {
         store.add(&clients, on_forgotten).map(Some).map_err(refusal)
     })?;
+    let skipped = served.skipped();
     let mut report = served.report("add", &a.model, &store, start);
-    if let Some(skipped) = report_skipped(&report) {
-        report.warnings.push(skipped);
+    if skipped > 0 {
+        report.warnings.push(format!(
+            "{skipped} record(s) left out: the store forgot them (--skip-forgotten)"
+        ));
     }
     Ok(report)
-}
-
-/// A warning naming how many records were skipped, if any.
-fn report_skipped(report: &Report) -> Option<String> {
-    let requests = report.json.get("requests")?.as_array()?;
-    let n: u64 = (requests.iter())
-        .filter_map(|r| r.get("skipped")?.as_u64())
-        .sum();
-    (n > 0).then(|| format!("{n} record(s) left out: the store forgot them (--skip-forgotten)"))
 }
 
 /// The records of `table` by client, in the model's coordinates, each

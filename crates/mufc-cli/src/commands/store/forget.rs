@@ -219,6 +219,11 @@ impl Served {
         }
     }
 
+    /// The records the requests served left out (the store forgot them).
+    pub(super) fn skipped(&self) -> usize {
+        self.reports.iter().map(|r| r.skipped.len()).sum()
+    }
+
     /// The request's own report.
     fn request(&mut self, r: ForgetReport) {
         self.deferred = r.outcome.is_deferred();
