@@ -215,7 +215,7 @@ fn a_bad_addition_changes_nothing() {
         Dataset::with_ids(DMatrix::from_element(dim, 1, x), vec![PointId(id)]).unwrap()
     };
     let taken = c.learn(&point(0.1, held.0)).unwrap_err();
-    assert!(matches!(taken, MufcError::Seeding(_)), "{taken}");
+    assert!(matches!(taken, MufcError::HeldPoint { .. }), "{taken}");
     let outside = c.learn(&point(0.75, 5000)).unwrap_err();
     assert!(matches!(outside, MufcError::OutsideBox { .. }), "{outside}");
     let flat = Dataset::with_ids(DMatrix::from_element(dim + 1, 1, 0.0), vec![PointId(5001)]);

@@ -75,8 +75,8 @@ impl RemoteClient {
     /// # Errors
     ///
     /// [`MufcError::EmptyRequest`] for no record;
-    /// [`MufcError::DimensionMismatch`]; [`MufcError::Seeding`] for an id
-    /// the client holds already; [`MufcError::OutsideBox`] for a record
+    /// [`MufcError::DimensionMismatch`]; [`MufcError::HeldPoint`] for an
+    /// id the client holds already; [`MufcError::OutsideBox`] for a record
     /// outside the grid's box; [`MufcError::InvalidConfig`] when the
     /// client alone would pass the federation's `max_points`.
     ///
@@ -111,6 +111,12 @@ impl RemoteClient {
     pub(crate) fn learning(&self, records: &Dataset) -> MufcResult<(Staged, bool)> {
         if records.is_empty() {
             return Err(MufcError::EmptyRequest);
+        }
+        if let Some(&id) = records.ids().iter().find(|&&id| self.data().contains(id)) {
+            return Err(MufcError::HeldPoint {
+                client: self.id,
+                id,
+            });
         }
         let t = match &self.state {
             State::Waiting(data) => {

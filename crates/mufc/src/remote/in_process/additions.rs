@@ -111,12 +111,6 @@ impl InProcess {
                     false => MufcError::UnknownClient(*c),
                 });
             }
-            if records.is_empty() {
-                return Err(MufcError::EmptyRequest);
-            }
-            if let Some(&id) = records.ids().iter().find(|&&id| client.data().contains(id)) {
-                return Err(MufcError::HeldPoint { client: *c, id });
-            }
             // An id a pending removal erased names that point until its
             // round runs (a saved federation checks that it is gone).
             let erased = |id: &PointId| {
