@@ -42,8 +42,8 @@ impl ClientStore {
     /// ```
     pub fn request_records(&self, records: &Dataset) -> Result<u64, NetError> {
         let (number, _) = self.record(|conn| {
-            let fresh = Self::checked_records(conn, records)?;
-            if let Some(id) = records.ids().iter().find(|id| !fresh.contains(id)) {
+            let named = Self::checked_records(conn, records)?;
+            if let Some(id) = records.ids().iter().find(|id| named.contains(id)) {
                 return Err(format!(
                     "record id {id} is held by the client, was forgotten by it, or is named \
                      by a pending addition"
@@ -84,8 +84,7 @@ impl ClientStore {
     /// ```
     pub fn request_new_records(&self, points: &Dataset) -> Result<(u64, Vec<PointId>), NetError> {
         self.record(|conn| {
-            Self::checked_records(conn, points)?;
-            let named = Self::named_ids(conn)?;
+            let named = Self::checked_records(conn, points)?;
             let first = match named.iter().map(|p| p.0).max() {
                 None => 0,
                 Some(top) => top.checked_add(1).ok_or("an id is u64::MAX")?,
@@ -105,8 +104,8 @@ impl ClientStore {
     }
 
     /// Checks records against the store as `conn` reads it (not empty, of
-    /// the points' dimension) and gives the ids the store never named:
-    /// those an addition may take.
+    /// the points' dimension) and gives the ids the store ever named: an
+    /// addition may take none of them.
     fn checked_records(
         conn: &rusqlite::Connection,
         records: &Dataset,
@@ -121,13 +120,7 @@ impl ClientStore {
                 records.dim()
             ));
         }
-        let named: HashSet<PointId> = Self::named_ids(conn)?.into_iter().collect();
-        Ok(records
-            .ids()
-            .iter()
-            .copied()
-            .filter(|id| !named.contains(id))
-            .collect())
+        Ok(Self::named_ids(conn)?.into_iter().collect())
     }
 }
 
