@@ -1,6 +1,6 @@
 //! Records that arrive (issue 29), at the federation level: random
 //! interleavings of additions and removals (points, seeds, batches, whole
-//! clients), flat and with groups, in several modes, with the federation
+//! clients, new clients joining), flat and with groups, in several modes, with the federation
 //! saved and loaded between some requests. After every request the
 //! clients equal training from scratch on the records they hold, and,
 //! once nothing waits, the model equals training from scratch on the
@@ -17,7 +17,14 @@ use rand::{Rng, RngExt};
 use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
-const MIX: Mixture = Mixture::SIX;
+/// Eight clients: six train, two join later.
+const MIX: Mixture = Mixture {
+    clients: 8,
+    ..Mixture::SIX
+};
+
+/// The clients that train; the others join later.
+const TRAINED: usize = 6;
 
 /// The modes: the defaults, the paper's seeding clients (where an added
 /// point may win a round of the race), full K-means, pairwise masks, the
@@ -46,11 +53,24 @@ fn modes() -> Vec<(&'static str, FederationConfig)> {
 }
 
 /// The clients, each with about a quarter of its records held back to
-/// arrive later: (trained on, held back).
-fn split<R: Rng>(label: &str, rng: &mut R) -> (Vec<(ClientId, Dataset)>, Vec<Dataset>) {
+/// arrive later, and those that join later with all of theirs: (trained
+/// on, held back (none for a new client), new clients).
+type Split = (
+    Vec<(ClientId, Dataset)>,
+    Vec<Dataset>,
+    Vec<(ClientId, Dataset)>,
+);
+
+fn split<R: Rng>(label: &str, rng: &mut R) -> Split {
     let mut trained = Vec::new();
     let mut held = Vec::new();
+    let mut joining = Vec::new();
     for (i, d) in gaussian_clients(label, MIX).into_iter().enumerate() {
+        if i >= TRAINED {
+            held.push(Dataset::empty(d.dim()).unwrap());
+            joining.push((ClientId(i as u64), d));
+            continue;
+        }
         let later: Vec<PointId> = (d.ids().iter())
             .filter(|_| rng.random_bool(0.25))
             .copied()
@@ -58,7 +78,7 @@ fn split<R: Rng>(label: &str, rng: &mut R) -> (Vec<(ClientId, Dataset)>, Vec<Dat
         held.push(d.only(&later).unwrap());
         trained.push((ClientId(i as u64), d.without(&later).unwrap()));
     }
-    (trained, held)
+    (trained, held, joining)
 }
 
 /// One random request against `view` (the records the clients hold): an
@@ -72,13 +92,20 @@ enum Request {
 fn random_request<R: Rng>(
     fed: &Federation,
     view: &[(ClientId, Dataset)],
-    held: &mut [Dataset],
+    (held, joining): (&mut [Dataset], &mut Vec<(ClientId, Dataset)>),
     rng: &mut R,
 ) -> Request {
     let live: Vec<usize> = (0..view.len()).filter(|&i| !view[i].1.is_empty()).collect();
     let pick = |rng: &mut R, n: usize| rng.random_range(0..n);
     if rng.random_bool(0.5) {
         let mut request = AdditionRequest::new();
+        // A new client joins (flat federations: a new client's group is
+        // not built yet), alone or with records for others.
+        let flat = fed.config().topology() == Topology::Flat;
+        if flat && !joining.is_empty() && rng.random_bool(0.3) {
+            let (c, d) = joining.remove(0);
+            request = request.with_new_client(c, d);
+        }
         for _ in 0..rng.random_range(1..=2) {
             let i = live[pick(rng, live.len())];
             let ids: Vec<PointId> = (0..rng.random_range(1..=3))
@@ -129,8 +156,12 @@ fn random_request<R: Rng>(
     })
 }
 
-/// `view` after `request`.
-fn apply(view: &mut [(ClientId, Dataset)], request: &Request) {
+/// `view` after `request` (a new client comes last: it has the largest
+/// id yet).
+fn apply(view: &mut Vec<(ClientId, Dataset)>, request: &Request) {
+    if let Request::Add(r) = request {
+        view.extend(r.new_clients().iter().cloned());
+    }
     for (c, d) in view.iter_mut() {
         match request {
             Request::Add(r) => {
@@ -161,13 +192,14 @@ fn present(view: &[(ClientId, Dataset)]) -> Vec<(ClientId, Dataset)> {
 fn random_additions_and_removals_equal_retraining_bit_for_bit() {
     let mut waited = 0;
     let mut reseeded = 0;
+    let mut joined = 0;
     for min_updating in [1, mufc::DEFAULT_MIN_UPDATING_CLIENTS] {
         for (what, config) in modes() {
             for seq in 0..3u64 {
                 let what = format!("{what}, min updating {min_updating}, sequence {seq}");
                 let mut rng = testdata::rng(&format!("arrivals-{what}"));
-                let (trained, mut held) = split(&format!("arrivals-{seq}"), &mut rng);
-                let all: u64 = (trained.iter().map(|(_, d)| d.len()))
+                let (trained, mut held, mut joining) = split(&format!("arrivals-{seq}"), &mut rng);
+                let all: u64 = (trained.iter().chain(&joining).map(|(_, d)| d.len()))
                     .chain(held.iter().map(Dataset::len))
                     .sum::<usize>() as u64;
                 let config = (config.clone().seed(seq))
@@ -180,7 +212,11 @@ fn random_additions_and_removals_equal_retraining_bit_for_bit() {
                 let mut view = trained.clone();
                 let mut applied = trained;
                 for step in 0..10 {
-                    let request = random_request(&fed, &view, &mut held, &mut rng);
+                    let mine = (&mut held[..], &mut joining);
+                    let request = random_request(&fed, &view, mine, &mut rng);
+                    if let Request::Add(r) = &request {
+                        joined += r.new_clients().len();
+                    }
                     let report = match &request {
                         Request::Add(r) => fed.add(r),
                         Request::Remove(r) => fed.remove(r),
@@ -225,11 +261,11 @@ fn random_additions_and_removals_equal_retraining_bit_for_bit() {
             }
         }
     }
-    // Not vacuous: some additions waited for another client, and some
-    // changed a seeding.
+    // Not vacuous: some additions waited for another client, some
+    // changed a seeding, some brought new clients.
     assert!(
-        waited > 0 && reseeded > 0,
-        "{waited} waited, {reseeded} reseeded"
+        waited > 0 && reseeded > 0 && joined > 0,
+        "{waited} waited, {reseeded} reseeded, {joined} joined"
     );
 }
 
@@ -237,7 +273,7 @@ fn random_additions_and_removals_equal_retraining_bit_for_bit() {
 /// points than it holds.
 fn with_room(label: &str, room: u64) -> Federation {
     let mut rng = testdata::rng(label);
-    let (trained, _) = split(label, &mut rng);
+    let (trained, _, _) = split(label, &mut rng);
     let held: u64 = trained.iter().map(|(_, d)| d.len() as u64).sum();
     let config = FederationConfig::new(3)
         .gamma(0.05)
@@ -359,7 +395,7 @@ fn an_addition_may_not_take_the_id_a_pending_removal_names() {
 #[test]
 fn additions_for_a_client_that_left_and_a_withdrawn_model() {
     let mut rng = testdata::rng("arrivals-left");
-    let (trained, held) = split("arrivals-left", &mut rng);
+    let (trained, held, _) = split("arrivals-left", &mut rng);
     let all: u64 = (trained.iter().map(|(_, d)| d.len()))
         .chain(held.iter().map(Dataset::len))
         .sum::<usize>() as u64;
@@ -408,4 +444,118 @@ fn additions_for_a_client_that_left_and_a_withdrawn_model() {
             .data()
             .contains(held[0].ids()[0])
     );
+}
+
+/// A join the federation cannot take is refused, and the federation is
+/// as it was, byte for byte: an id on the roster (a member's, or one that
+/// left: an id names one client for good), twice the same new client, no
+/// records, records outside the grid's box or of another dimension,
+/// beyond the bound on points, or into a federation with groups.
+#[test]
+fn a_bad_join_changes_nothing() {
+    let mut rng = testdata::rng("arrivals-bad-join");
+    let (trained, _, joining) = split("arrivals-bad-join", &mut rng);
+    let newcomer = joining[0].1.clone();
+    let held: u64 = trained.iter().map(|(_, d)| d.len() as u64).sum();
+    let config = FederationConfig::new(3).gamma(0.05);
+    let roomy = config.clone().max_points(held + 40).validate().unwrap();
+    let mut fed = Federation::with_ids(trained.clone(), &roomy).unwrap();
+    fed.remove(&RemovalRequest::clients(vec![ClientId(5)]))
+        .unwrap();
+    fed.flush().unwrap();
+    let before = fed.to_bytes().unwrap();
+    let join = |c: u64, d: Dataset| AdditionRequest::new_client(ClientId(c), d);
+    let flat = Dataset::with_ids(DMatrix::from_element(3, 1, 0.0), vec![PointId(0)]).unwrap();
+    let cases = [
+        (join(1, newcomer.clone()), "client 1 is or was a member"),
+        (join(5, newcomer.clone()), "client 5 is or was a member"),
+        (
+            join(9, newcomer.clone()).with_new_client(ClientId(9), newcomer.clone()),
+            "client 9 is named twice",
+        ),
+        (join(9, Dataset::empty(2).unwrap()), "the request is empty"),
+        (join(9, one(0.75, 0)), "outside"),
+        (join(9, flat), "dimension"),
+        (
+            join(9, newcomer.clone())
+                .with_new_client(ClientId(10), newcomer.clone())
+                .with_new_client(ClientId(11), newcomer.clone()),
+            "beyond the bound",
+        ),
+    ];
+    for (request, expected) in cases {
+        let err = fed.add(&request).unwrap_err().to_string();
+        assert!(err.contains(expected), "{expected}: {err}");
+        assert_eq!(fed.to_bytes().unwrap(), before, "{request:?}");
+    }
+    // With groups: not built yet, and said so.
+    let grouped = (config.clone().max_points(held + 100))
+        .topology(Topology::Groups { size: 3 })
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(trained.clone(), &grouped).unwrap();
+    let before = fed.to_bytes().unwrap();
+    let err = fed.add(&join(9, newcomer.clone())).unwrap_err();
+    assert!(matches!(err, MufcError::TopologyUnsupported(_)), "{err}");
+    assert_eq!(fed.to_bytes().unwrap(), before);
+    // A withdrawn model: no round runs there again.
+    let strict = config
+        .max_points(held + 100)
+        .min_clients(6)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(trained, &strict).unwrap();
+    fed.remove(&RemovalRequest::clients(vec![ClientId(0)]))
+        .unwrap();
+    assert!(fed.withdrawal().is_some());
+    let before = fed.to_bytes().unwrap();
+    let err = fed.add(&join(9, newcomer)).unwrap_err();
+    assert_eq!(err, MufcError::Withdrawn { request: 1 });
+    assert_eq!(fed.to_bytes().unwrap(), before);
+}
+
+/// A lone join waits under the lone-update policy (its round would show
+/// the server the new client's whole histogram), saved and loaded while
+/// it waits; another client's change runs one round for both, at the new
+/// capacity, and the model is then retraining's on every record.
+#[test]
+fn a_lone_join_waits_for_another_change_and_then_equals_retraining() {
+    let mut rng = testdata::rng("arrivals-lone-join");
+    let (trained, held, joining) = split("arrivals-lone-join", &mut rng);
+    let all: u64 = (trained.iter().chain(&joining).map(|(_, d)| d.len()))
+        .chain(held.iter().map(Dataset::len))
+        .sum::<usize>() as u64;
+    let config = FederationConfig::new(3)
+        .gamma(0.05)
+        .max_points(all)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(trained.clone(), &config).unwrap();
+    let before = fed.fit_report().sketch.clone().unwrap().capacity;
+    let (c, d) = joining[0].clone();
+    let report = fed.add(&AdditionRequest::new_client(c, d.clone())).unwrap();
+    assert!(report.outcome.is_deferred(), "{:?}", report.outcome);
+    assert_eq!(fed.pending_clients(), [c]);
+    let model = Federation::with_ids(trained.clone(), fed.config()).unwrap();
+    compare_model(&fed, &model).unwrap();
+    // Saved and loaded while the join waits.
+    let mut fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+    assert_eq!(fed.pending_additions()[0].named().collect::<Vec<_>>(), [c]);
+    let records = held[0].only(&held[0].ids()[..1]).unwrap();
+    let report = fed
+        .add(&AdditionRequest::records(ClientId(0), records.clone()))
+        .unwrap();
+    assert_eq!(report.requests, [1, 2]);
+    assert!(fed.pending_clients().is_empty());
+    let mut all = trained;
+    all[0].1.append(&records).unwrap();
+    all.push((c, d));
+    let retrained = Federation::with_ids(all, fed.config()).unwrap();
+    compare(&fed, &retrained).unwrap();
+    let saved = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+    for f in [&fed, &saved] {
+        let grown = f.fit_report().sketch.clone().unwrap().capacity;
+        assert_eq!(grown, before + fed.config().client_k());
+    }
+    compare(&saved, &retrained).unwrap();
 }

@@ -394,6 +394,18 @@ impl Aggregation {
         Ok(())
     }
 
+    /// Takes over from `before`, the aggregation of the same federation
+    /// before clients joined (this one is sized for the new roster): its
+    /// round counter goes on, so no round's secrets are drawn twice, and
+    /// its last sum is `counts`, kept as counts. No round is committed at
+    /// this capacity yet: the next round is whole.
+    pub(crate) fn continuing(&mut self, before: &Self, counts: &BTreeMap<BigUint, u64>) {
+        self.round = before.round;
+        self.committed = None;
+        self.scheme.last = None;
+        self.scheme.restored = self.scheme.delta.is_some().then(|| counts.clone());
+    }
+
     /// Sets the last aggregate to the sketch of `counts` (after loading:
     /// the sum of the masked messages of a round is exactly this sketch).
     /// Kept as counts, encoded when a whole round needs the sketch.

@@ -317,8 +317,8 @@ fn two_change(fed: &mut Federation, round: usize, add: bool) -> crate::RemovalRe
     }
 }
 
-/// What a curious server tries on the last change round's messages: the
-/// twelve clients' and the dealer's correction (the pseudo-client
+/// What a curious server tries on the last round's messages: every
+/// client's and the dealer's correction (the pseudo-client
 /// `u64::MAX`), which it receives too. Over every message the masks
 /// cancel, leaving the sum of the changes (not zero: a positive
 /// control); over any proper subset of 200 drawn at random they cancel
@@ -332,7 +332,7 @@ fn server_sees_only_the_sum(
 ) -> MaskedInputs {
     let m = last_masked(fed);
     let ids: Vec<ClientId> = m.iter().map(|(c, _)| *c).collect();
-    assert_eq!(ids.len(), 13);
+    assert_eq!(ids.len(), fed.clients().len() + 1);
     assert!(ids.contains(&ClientId(u64::MAX)));
     assert!(subset_sum(&m, &ids).iter().any(|&x| x != 0));
     for _ in 0..200 {
@@ -389,6 +389,51 @@ fn an_addition_round_hides_which_clients_changed_as_a_removal_does() {
         .unwrap();
     let mut fed = Federation::new(data, &config).unwrap();
     four_change_rounds(&mut fed, "addition-round-server", |round| round % 2 == 1);
+}
+
+/// A join's round is whole, at the capacity the new client brought, and
+/// carries the new client's whole histogram: a lone join waits (its round
+/// would show the server that histogram), and is flushed only with a
+/// warning. With another client's change in the round, the curious server
+/// of [`server_sees_only_the_sum`] learns the sum alone, as in a removal's
+/// round; so too in the change round after it, at the new capacity.
+#[test]
+fn a_join_round_hides_the_new_client_as_a_removal_round_hides_a_removal() {
+    let data = gaussian_clients("change-rounds", MIX);
+    let newcomer = gaussian_clients("change-rounds-join", MIX).remove(0);
+    let total = data
+        .iter()
+        .chain([&newcomer])
+        .map(Dataset::len)
+        .sum::<usize>();
+    let config = (config(Sketch::Wide, Masking::Dealer).into_builder())
+        .max_points(total as u64 + 16)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::new(data, &config).unwrap();
+    let mut flushed = fed.clone();
+    let joining = AdditionRequest::new_client(ClientId(12), newcomer);
+    let lone = fed.add(&joining).unwrap();
+    assert!(lone.outcome.is_deferred(), "{:?}", lone.outcome);
+    flushed.add(&joining).unwrap();
+    let warned = flushed.flush().unwrap().unwrap();
+    assert!(warned.privacy_warning.is_some(), "{warned:?}");
+    // Client 1 gains a copy of a point: one round for both.
+    let a = fed.clients()[1].clone();
+    let copy = a.data().only(&[a.data().id(0)]).unwrap();
+    let copy = Dataset::with_ids(copy.points().clone(), vec![PointId(10_000)]).unwrap();
+    let both = fed.add(&AdditionRequest::records(a.id(), copy)).unwrap();
+    assert_eq!(both.updated_clients, [ClientId(1), ClientId(12)]);
+    assert!(both.privacy_warning.is_none());
+    assert_eq!(fed.clients().len(), 13);
+    let mut rng = testdata::rng("join-round-server");
+    server_sees_only_the_sum(&fed, None, &mut rng, 0);
+    let after = two_change(&mut fed, 1, false);
+    assert!(
+        after.bytes_per_client < both.bytes_per_client,
+        "not a change round"
+    );
+    server_sees_only_the_sum(&fed, None, &mut rng, 1);
 }
 
 /// After loading, the last sum is kept as counts (`restore_last`) and

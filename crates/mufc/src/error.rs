@@ -81,8 +81,8 @@ pub enum MufcError {
     /// A removal request names a client that is not in the federation.
     #[error("client {0} is not in the federation")]
     UnknownClient(ClientId),
-    /// A removal request names a client twice.
-    #[error("client {0} is named twice in one removal request")]
+    /// A request (a removal, an addition) names a client twice.
+    #[error("client {0} is named twice in one request")]
     RepeatedClient(ClientId),
     /// A removal request names a point that the client does not hold.
     #[error("point {id} is not held by client {client}")]
@@ -255,6 +255,23 @@ pub enum MufcError {
     /// The server has no model (every client was removed).
     #[error("the server has no model: every client was removed")]
     NoServerModel,
+    /// A new client ([`AdditionRequest::new_client`](crate::AdditionRequest::new_client))
+    /// with the id of a member, or of a client that left: an id names one
+    /// client for good. Nothing changed.
+    #[error("client {0} is or was a member of the federation: a new client needs an id of its own")]
+    MemberId(ClientId),
+    /// A client may not join a federation whose model was withdrawn
+    /// (too few clients were left for the smallest aggregate,
+    /// docs/threat-model.md P4): no round runs there again, so train a
+    /// new federation. Nothing changed.
+    #[error(
+        "the federation's model was withdrawn after request {request} (too few clients left): \
+         no client joins it; train a new federation"
+    )]
+    Withdrawn {
+        /// The request that withdrew the model.
+        request: u64,
+    },
     /// An error of `seeding`.
     #[error(transparent)]
     Seeding(#[from] SeedingError),

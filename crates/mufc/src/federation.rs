@@ -164,6 +164,11 @@ impl Federation {
             self.involvement = Some(who);
         }
         self.refresh_layout();
+        // Clients that joined made the sketch larger (issue 29): the
+        // report names the one the federation sums with.
+        if let Some(sketch) = self.parties.server().fit_report().map(|r| &r.sketch) {
+            self.fit_report.sketch.clone_from(sketch);
+        }
     }
 
     /// The configuration, with `gamma` and `max_points` resolved: build a

@@ -117,6 +117,7 @@ mod agreement;
 mod client;
 mod dealer;
 pub(crate) mod in_process;
+mod membership;
 mod plain;
 mod server;
 

@@ -137,9 +137,12 @@ pub struct PendingRequest {
 }
 
 /// Records that arrive (the counterpart of a [`RemovalRequest`]): new
-/// points for clients of the federation, served in one round
+/// points for clients of the federation, and new clients with their
+/// points, served in one round
 /// ([`Federation::add`](crate::Federation::add)). Each client's records are
-/// a [`Dataset`] whose ids it does not hold yet.
+/// a [`Dataset`] whose ids it does not hold yet. A new client is named
+/// apart ([`Self::new_client`]), so that a mistyped id is an error, not a
+/// member.
 ///
 /// # Example
 ///
@@ -154,11 +157,20 @@ pub struct PendingRequest {
 /// assert_eq!(request.num_points(), 3);
 /// assert_eq!(request.named().collect::<Vec<_>>(), [ClientId(0), ClientId(2)]);
 /// assert!(AdditionRequest::new().is_empty());
+///
+/// // Client 7 joins the federation with its records.
+/// let seven = Dataset::new(DMatrix::from_column_slice(2, 2, &[0.2, 0.2, -0.3, 0.1]))?;
+/// let joining = request.with_new_client(ClientId(7), seven);
+/// assert_eq!(joining.num_points(), 5);
+/// assert_eq!(joining.new_clients()[0].0, ClientId(7));
+/// assert_eq!(joining.named().collect::<Vec<_>>(), [ClientId(0), ClientId(2), ClientId(7)]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AdditionRequest {
     records: Vec<(ClientId, Dataset)>,
+    /// The clients that join with the request, each with its records.
+    joining: Vec<(ClientId, Dataset)>,
 }
 
 impl AdditionRequest {
@@ -179,25 +191,50 @@ impl AdditionRequest {
         self
     }
 
-    /// The records, per client, as given.
+    /// `client`, new to the federation, joining it with `records` (its
+    /// first; it trains on them as it would have at training).
+    pub fn new_client(client: ClientId, records: Dataset) -> Self {
+        Self::new().with_new_client(client, records)
+    }
+
+    /// This request plus the new client `client` with `records`.
+    #[must_use]
+    pub fn with_new_client(mut self, client: ClientId, records: Dataset) -> Self {
+        self.joining.push((client, records));
+        self
+    }
+
+    /// The records for clients of the federation, per client, as given.
     pub fn entries(&self) -> &[(ClientId, Dataset)] {
         &self.records
     }
 
-    /// The number of records (points, not weights).
+    /// The new clients, each with its records, as given.
+    pub fn new_clients(&self) -> &[(ClientId, Dataset)] {
+        &self.joining
+    }
+
+    /// Every entry: the records for clients of the federation, then the
+    /// new clients'.
+    pub(crate) fn all_entries(&self) -> impl Iterator<Item = &(ClientId, Dataset)> {
+        self.records.iter().chain(&self.joining)
+    }
+
+    /// The number of records (points, not weights), the new clients'
+    /// included.
     pub fn num_points(&self) -> usize {
-        self.records.iter().map(|(_, d)| d.len()).sum()
+        self.all_entries().map(|(_, d)| d.len()).sum()
     }
 
     /// Whether the request holds no record.
     pub fn is_empty(&self) -> bool {
-        self.records.iter().all(|(_, d)| d.is_empty())
+        self.all_entries().all(|(_, d)| d.is_empty())
     }
 
-    /// Every client the request names, in its order (a client may come
-    /// twice: serving it is then an error).
+    /// Every client the request names, in its order, the new clients
+    /// last (a client may come twice: serving it is then an error).
     pub fn named(&self) -> impl Iterator<Item = ClientId> + '_ {
-        self.records.iter().map(|(c, _)| *c)
+        self.all_entries().map(|(c, _)| *c)
     }
 }
 

@@ -32,6 +32,18 @@ impl Federation {
     /// ([`FederationConfig::max_points`](crate::FederationConfig::max_points):
     /// train with a larger one to leave room).
     ///
+    /// **New clients** ([`AdditionRequest::new_client`]) join with their
+    /// records: each trains as it would have at training, every member
+    /// takes the setup with it on the roster and `client_k` more bins of
+    /// sketch capacity, and the next round is a whole one at that capacity
+    /// (every member sends its histogram). A join is an update like any
+    /// other for the lone-update policy: a lone join waits, since its
+    /// round would show the server the new client's whole histogram. An
+    /// id names one client for good (a member's, or one that left, is
+    /// refused), and clients join only a flat federation for now
+    /// ([`MufcError::TopologyUnsupported`](crate::MufcError::TopologyUnsupported)
+    /// with groups).
+    ///
     /// # Errors
     ///
     /// As [`InProcess::add`](crate::remote::InProcess::add): an error in
@@ -62,10 +74,21 @@ impl Federation {
     /// assert_eq!(report.requests, vec![1, 2]);
     /// assert_eq!(fed.server().total_count(), 92);
     ///
+    /// // A new client joins with its records, and a member adds one: one
+    /// // whole round at the new capacity.
+    /// let joining = Dataset::new(DMatrix::from_fn(2, 20, |r, c| ((c * 5 + r * 3) % 11) as f64 / 40.0))?;
+    /// let request = AdditionRequest::new_client(ClientId(3), joining.clone())
+    ///     .with_records(ClientId(2), new(30, 0.0)?);
+    /// let report = fed.add(&request)?;
+    /// assert_eq!(report.updated_clients, [ClientId(2), ClientId(3)]);
+    /// assert_eq!(fed.server().total_count(), 113);
+    ///
     /// // The same as training on the records present.
     /// let mut all = clients;
     /// all[0].append(&new(30, 0.2)?)?;
     /// all[1].append(&new(30, -0.1)?)?;
+    /// all[2].append(&new(30, 0.0)?)?;
+    /// all.push(joining);
     /// let retrained = Federation::new(all, fed.config())?;
     /// assert_eq!(fed.server().counts(), retrained.server().counts());
     /// assert_eq!(fed.server().centroids(), retrained.server().centroids());

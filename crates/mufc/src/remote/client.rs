@@ -9,6 +9,7 @@ use syndrome_agg::masking::dealer::SealKey;
 
 use num_bigint::BigUint;
 
+mod admitted;
 mod changes;
 mod kept;
 mod round;

@@ -182,6 +182,38 @@ impl RemoteDealer {
         }
     }
 
+    /// Shares `key` with client `id`, new to the federation, and takes
+    /// `setup`, the federation's with it admitted: a dealer pinned to the
+    /// setup of its first deal takes only that setup with clients joined
+    /// ([`RemoteSetup::admitted_since`]), and deals at the new capacity
+    /// from then on. Unchanged on an error.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::RoundRefused`] (round 0) for a setup that is not the
+    /// pinned one with clients admitted; the aggregation's errors.
+    pub(crate) fn admit(
+        &mut self,
+        id: ClientId,
+        key: SealKey,
+        setup: &RemoteSetup,
+    ) -> MufcResult<()> {
+        if let Some((pinned, _)) = &self.pinned {
+            setup
+                .admitted_since(pinned)
+                .map_err(|why| MufcError::RoundRefused {
+                    round: 0,
+                    reason: format!("the dealer keeps its setup: {why}"),
+                })?;
+            let fresh = setup.aggregation(&setup.parts()?)?.ok_or_else(|| {
+                MufcError::Remote("the plain mode has no dealer: it masks nothing".into())
+            })?;
+            self.pinned = Some((setup.clone(), fresh));
+        }
+        self.keys.insert(id, key);
+        Ok(())
+    }
+
     /// The keys of the round's ring, once the ring is checked against the
     /// roster and the groups (anchored at its first client).
     fn ring_keys(&self, announcement: &Announcement) -> MufcResult<BTreeMap<ClientId, SealKey>> {

@@ -413,19 +413,25 @@ fn pair_with_a_dealer(
     deterministic: bool,
 ) -> MufcResult<RemoteDealer> {
     let own = MaskKeyPair::generate(&mut rand::rng());
-    // One key from the operating system, and each pair's derived from it
-    // under the pair's name, as a round derives its secrets.
-    let secrets = RoundSecrets::new(SecretSource::Fresh, 0)?;
     let mut keys = BTreeMap::new();
     for c in clients.iter_mut() {
-        let id = c.id();
-        let key = || SealKey::from_secret_bytes(secrets.secret("dealer-pair", id.0));
-        c.pair_with_dealer_key(key());
-        keys.insert(id, key());
+        let key = dealer_key(c.id())?;
+        c.pair_with_dealer_key(key.clone());
+        keys.insert(c.id(), key);
     }
     let dealer = RemoteDealer::with_keys(own.public_key(), keys);
     Ok(match deterministic {
         true => dealer.allowing_deterministic_masks(),
         false => dealer,
     })
+}
+
+/// The key client `id` shares with the dealer, drawn from the operating
+/// system (a key from it, derived under the pair's name as a round derives
+/// its secrets).
+fn dealer_key(id: ClientId) -> MufcResult<SealKey> {
+    let secrets = RoundSecrets::new(SecretSource::Fresh, 0)?;
+    Ok(SealKey::from_secret_bytes(
+        secrets.secret("dealer-pair", id.0),
+    ))
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 mod finish;
+mod joins;
 mod round;
 mod saved;
 

@@ -1,18 +1,28 @@
 //! The additions the parties' driver serves (issue 29): records for
-//! clients of the federation, checked whole, learned at once by the
-//! clients they name, then served by the rounds a removal runs (the
-//! lone-update policy holds them back the same way).
+//! clients of the federation and new clients with theirs, checked whole,
+//! learned at once by the clients they name (a new client trains, every
+//! member takes the setup that admits it), then served by the rounds a
+//! removal runs (the lone-update policy holds them back the same way).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::{Duration, Instant};
 
 use seeding::PointId;
 
-use super::InProcess;
+use super::{InProcess, Waiting, as_configured, dealer_key};
 use crate::remote::client::Staged;
+use crate::remote::{RemoteClient, RemoteServer};
 use crate::{
     AdditionRequest, ClientId, ConfigParam, MufcError, MufcResult, PendingAddition, RemovalReport,
 };
+
+/// The parties once an addition's new clients joined: the server that
+/// admits them, each new client trained, and its training time.
+struct Joined {
+    server: RemoteServer,
+    clients: Vec<RemoteClient>,
+    trained: Vec<(ClientId, Duration)>,
+}
 
 /// A client an addition names, having learned: its points and
 /// clustering after (staged), whether its seeding changed, and its own
@@ -35,11 +45,22 @@ impl InProcess {
     /// the points removals erased in the round (none for this request);
     /// its `reseeded` names the clients whose seeding the records changed.
     ///
+    /// A new client ([`AdditionRequest::new_client`]) trains on its
+    /// records in the setup that admits it
+    /// ([`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting)),
+    /// which every member and the dealer take; the server's next round is
+    /// whole, at the new capacity (`RemoteServer::admitting`).
+    ///
     /// # Errors
     ///
     /// With nothing changed: [`MufcError::EmptyRequest`],
-    /// [`MufcError::UnknownClient`] (not in the roster, or left whole),
-    /// [`MufcError::RepeatedClient`], [`MufcError::AlreadyPending`] (a
+    /// [`MufcError::UnknownClient`] (records for a client not in the
+    /// roster, or left whole), [`MufcError::MemberId`] (a new client with
+    /// the id of a member or of one that left),
+    /// [`MufcError::EmptyClient`] (a new client with no records beside
+    /// others' records), [`MufcError::Withdrawn`] (a new client for a
+    /// withdrawn model), [`MufcError::TopologyUnsupported`] (a new client
+    /// with groups), [`MufcError::RepeatedClient`], [`MufcError::AlreadyPending`] (a
     /// client whose whole removal waits, or an id a pending removal
     /// names: it names that point until its round runs),
     /// [`MufcError::HeldPoint`],
@@ -51,11 +72,19 @@ impl InProcess {
     pub fn add(&mut self, request: &AdditionRequest) -> MufcResult<RemovalReport> {
         let wall = Instant::now();
         let learned = self.learned(request)?;
+        let joined = self.joined(request)?;
         self.last.clear();
         self.requests += 1;
         let number = self.requests;
-        let named: BTreeSet<ClientId> = learned.keys().copied().collect();
+        let mut named: BTreeSet<ClientId> = learned.keys().copied().collect();
         let mut own = BTreeMap::new();
+        if let Some(joined) = joined {
+            for (c, took) in &joined.trained {
+                named.insert(*c);
+                own.insert(*c, *took);
+            }
+            self.admit(joined)?;
+        }
         for (id, l) in learned {
             let w = self.waiting.entry(id).or_default();
             w.reseeded |= l.reseeded;
@@ -65,7 +94,7 @@ impl InProcess {
                 client.take(l.staged);
             }
         }
-        let points = (request.entries().iter())
+        let points = (request.all_entries())
             .map(|(c, d)| (*c, d.ids().to_vec()))
             .collect();
         self.additions.push(PendingAddition { number, points });
@@ -126,7 +155,9 @@ impl InProcess {
             }
             added = added.saturating_add(u128::from(records.total_weight()));
         }
-        self.check_room(added)?;
+        let joining = request.new_clients().iter();
+        let joining = joining.map(|(_, d)| u128::from(d.total_weight()));
+        self.check_room(joining.fold(added, u128::saturating_add))?;
         (request.entries().iter())
             .map(|(c, records)| {
                 let start = Instant::now();
@@ -142,6 +173,84 @@ impl InProcess {
                 ))
             })
             .collect()
+    }
+
+    /// The server and the new clients once the request's new clients
+    /// joined, each trained on its records, with its training time: the
+    /// driver's parties unchanged (`None` when none joins).
+    fn joined(&self, request: &AdditionRequest) -> MufcResult<Option<Joined>> {
+        let joining = request.new_clients();
+        if joining.is_empty() {
+            return Ok(None);
+        }
+        if let Some(w) = &self.withdrawn {
+            return Err(MufcError::Withdrawn { request: w.request });
+        }
+        let ids: Vec<ClientId> = joining.iter().map(|(c, _)| *c).collect();
+        // An id on the roster (a client that left keeps its place): no
+        // new client. (One the request also gives records to is unknown
+        // there, refused before.)
+        if let Some(c) = ids.iter().find(|c| self.at(**c).is_ok()) {
+            return Err(MufcError::MemberId(*c));
+        }
+        let mut seen = BTreeSet::new();
+        if let Some(c) = ids.iter().find(|c| !seen.insert(**c)) {
+            return Err(MufcError::RepeatedClient(*c));
+        }
+        let server = self.server.admitting(&ids)?;
+        let config = server.setup().config();
+        let clients = joining
+            .iter()
+            .map(|(c, records)| {
+                let start = Instant::now();
+                let client = RemoteClient::joining(*c, records.clone(), server.setup())?;
+                Ok((as_configured(client, config), start.elapsed()))
+            })
+            .collect::<MufcResult<Vec<_>>>()?;
+        // Every member takes the new setup: checked here, so that taking
+        // it below cannot fail half-way.
+        for c in &self.clients {
+            if let Some(setup) = c.setup() {
+                (server.setup().admitted_since(setup)).map_err(MufcError::Remote)?;
+            }
+        }
+        let trained = clients.iter().map(|(c, t)| (c.id(), *t)).collect();
+        let clients = clients.into_iter().map(|(c, _)| c).collect();
+        Ok(Some(Joined {
+            server,
+            clients,
+            trained,
+        }))
+    }
+
+    /// Admits the clients `joined` names: the dealer shares a key with
+    /// each (dealt masks), every member takes the new setup, the server is
+    /// the one that admits them, and each new client waits for its first
+    /// round (the lone-update policy holds a lone join back: its round
+    /// would show the server the new client's histogram).
+    fn admit(&mut self, joined: Joined) -> MufcResult<()> {
+        let Joined {
+            server, clients, ..
+        } = joined;
+        let setup = server.setup().clone();
+        let mut clients = clients;
+        if let Some(dealer) = &mut self.dealer {
+            for c in &mut clients {
+                let key = dealer_key(c.id())?;
+                dealer.admit(c.id(), key.clone(), &setup)?;
+                c.pair_with_dealer_key(key);
+            }
+        }
+        for c in &mut self.clients {
+            c.adopt(&setup)?;
+        }
+        self.server = server;
+        for c in clients {
+            self.waiting.insert(c.id(), Waiting::default());
+            let at = self.clients.partition_point(|x| x.id() < c.id());
+            self.clients.insert(at, c);
+        }
+        Ok(())
     }
 
     /// Checks that the federation's sums, sized at training for at most

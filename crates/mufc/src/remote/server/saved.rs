@@ -131,10 +131,16 @@ impl RemoteServer {
 
     /// [`Self::describe`] with the training report `fit_report` (a
     /// driver's, with the other parties' costs).
+    /// The report's sketch is the one the server sums with now: clients
+    /// that joined since training (issue 29) made it larger.
     pub(crate) fn describe_as(&self, book: RequestBook, fit_report: &FitReport) -> ServerSnapshot {
         let rounds = self.masked_rounds();
         let tree = self.tree.as_ref().map(Tree::saved);
         let shape = (&self.setup.config, self.setup.dim);
-        ServerSnapshot::describing(shape, &self.server, fit_report, (rounds, tree), book)
+        let mut report = fit_report.clone();
+        if let Some(a) = &self.aggregation {
+            report.sketch = Some(a.info());
+        }
+        ServerSnapshot::describing(shape, &self.server, &report, (rounds, tree), book)
     }
 }
