@@ -270,3 +270,41 @@ fn a_withdrawn_store_takes_additions_at_its_clients() {
     // c3 held 24 of the 100 points.
     assert_eq!(i["points"], 76 + 8, "{i}");
 }
+
+/// A new site joins with `--new-clients`: without it the name is refused
+/// as unknown, nothing changed; with it the lone join waits (its round
+/// would show the server the new site's histogram), and the next
+/// client's records run one round for both; the model then equals
+/// retraining on every record held (`mufc verify`), and the audit names
+/// the new site.
+#[test]
+fn a_new_site_joins_with_new_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fitted(dir.path(), Some("200"));
+    // Rows 100..104 are client c1's: renamed, a new site's.
+    let rows = csv(dir.path(), "site.csv", 100..104);
+    let text = std::fs::read_to_string(&rows)
+        .unwrap()
+        .replace("c1,", "north,");
+    std::fs::write(&rows, text).unwrap();
+    let before = std::fs::read(&model).unwrap();
+    let err = add_fails(&model, &rows, "unknown client north");
+    assert!(err.contains("nothing changed"), "{err}");
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+    let (code, j) = add(&model, &rows, &["--new-clients"]);
+    assert_eq!(code, 3, "{j}");
+    assert_eq!(j["requests"][0]["added_points"], 4);
+    assert_eq!(j["requests"][0]["clients"], serde_json::json!(["north"]));
+    let (code, v) = run(&["verify", "--model", &model]);
+    assert_eq!((code, &v["outcome"]), (3, &Value::from("pending")), "{v}");
+    // Rows 104..112 lie on clients c2 and c3: the round runs for all.
+    let more = csv(dir.path(), "more.csv", 104..112);
+    let (code, j) = add(&model, &more, &[]);
+    assert_eq!(code, 0, "{j}");
+    assert_eq!(j["points"], 112);
+    let (code, v) = run(&["verify", "--model", &model]);
+    assert_eq!((code, &v["outcome"]), (0, &Value::from("equal")), "{v}");
+    let out = mufc(&["inspect", "--model", &model]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("north"), "{text}");
+}

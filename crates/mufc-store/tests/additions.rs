@@ -104,27 +104,40 @@ fn retrained(store: &Store, present: &[&Record]) -> Federation {
 
 #[test]
 fn random_additions_and_removals_equal_retraining_and_survive_reopening() {
-    let mut waited = 0;
+    let (mut waited, mut joins) = (0, 0);
+    // The last client joins later, with its first batch of records.
+    let newcomer = Mixture::SMALL.clients as u64 - 1;
     for seq in 0..4u64 {
         let mut rng = testdata::rng(&format!("store-additions-{seq}"));
         let all = all_records(&format!("store-additions-{seq}"));
-        let (mut held, mut later): (Vec<&Record>, Vec<&Record>) =
-            all.iter().partition(|_| rng.random_bool(0.75));
+        let (mut held, mut later): (Vec<&Record>, Vec<&Record>) = all
+            .iter()
+            .partition(|r| r.client != newcomer && rng.random_bool(0.75));
         let dir = tempfile::tempdir().unwrap();
         let (mut store, path) = fitted(dir.path(), &all, &held, &FitOptions::new());
+        let mut joined = false;
         for step in 0..12 {
             let what = format!("sequence {seq}, step {step}");
-            // Records arrive for clients that still hold some.
-            let live = |r: &&Record| held.iter().any(|h| h.client == r.client);
+            // Records arrive for clients that still hold some, and for
+            // the new client until it joined.
+            let live = |r: &&Record| {
+                held.iter().any(|h| h.client == r.client) || (r.client == newcomer && !joined)
+            };
             later.retain(live);
             if rng.random_bool(0.5) && !later.is_empty() {
                 let n = rng.random_range(1..=4).min(later.len());
                 let batch: Vec<&Record> = (0..n)
                     .map(|_| later.swap_remove(rng.random_range(0..later.len())))
                     .collect();
-                let r = store.add(&client_records(&batch), OnForgotten::Refuse);
+                let joins_now = !joined && batch.iter().any(|r| r.client == newcomer);
+                let r = match joins_now {
+                    true => store.add_admitting(&client_records(&batch), OnForgotten::Refuse),
+                    false => store.add(&client_records(&batch), OnForgotten::Refuse),
+                };
                 let r = r.unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert_eq!(r.added_points, n, "{what}");
+                joined |= joins_now;
+                joins += usize::from(joins_now);
                 held.extend(batch);
             } else {
                 let n = rng.random_range(1..=3).min(held.len() - 1);
@@ -161,6 +174,7 @@ fn random_additions_and_removals_equal_retraining_and_survive_reopening() {
         }
     }
     assert!(waited > 0, "no addition or removal waited");
+    assert!(joins > 0, "no client joined");
 }
 
 /// What an addition journals and audits: a deferred row with the records
@@ -491,5 +505,135 @@ fn an_addition_killed_inside_its_transaction_is_rolled_back_on_open() {
             path
         },
         |store| store.add(&two, OnForgotten::Refuse),
+    );
+}
+
+/// Client 3's records as a new client's, named `name`, with record ids
+/// of their own (`J-i`): a site that joins with data like client 3's.
+fn newcomer_records(all: &[Record], name: &str) -> Vec<ClientRecords> {
+    let rs: Vec<&Record> = all.iter().filter(|r| r.client == 3).collect();
+    let c = client_records(&rs).remove(0);
+    let ids = (0..c.records().len())
+        .map(|i| RecordId::parse(&format!("J-{i}")).unwrap())
+        .collect();
+    let name = ClientName::new(name).unwrap();
+    vec![ClientRecords::new(name, c.data().clone(), ids).unwrap()]
+}
+
+/// Every record but client 0's last, which arrives with a join (so that
+/// the join's round runs), and that record.
+fn but_one(all: &[Record]) -> (Vec<&Record>, Vec<ClientRecords>) {
+    let last = |r: &&Record| r.client == 0 && index(r) == 29;
+    let held = all.iter().filter(|r| !last(r)).collect();
+    let one = all.iter().filter(last).collect::<Vec<_>>();
+    (held, client_records(&one))
+}
+
+/// A join the store cannot take changes nothing, the file byte for byte:
+/// an unknown name through `add` (only `add_admitting` admits), the name
+/// of a client that left (a name names one client for good), a new name
+/// twice, a federation with groups. A join failing inside its
+/// transaction leaves neither the file nor the handle's names changed;
+/// it then goes through: a lone join waits, a flush applies it.
+#[test]
+fn a_bad_or_failed_join_changes_nothing() {
+    let all = all_records("store-joins-bad");
+    let (held, _) = but_one(&all);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = fitted(dir.path(), &all, &held, &FitOptions::new());
+    store.forget_client("2").unwrap();
+    store.flush().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let north = newcomer_records(&all, "north");
+    let twice = [north.clone(), newcomer_records(&all, "north")].concat();
+    let cases: Vec<(Vec<ClientRecords>, bool, &str)> = vec![
+        (north.clone(), false, "unknown client north"),
+        (
+            newcomer_records(&all, "2"),
+            true,
+            "client 2 was already forgotten",
+        ),
+        (twice, true, "occurs twice"),
+    ];
+    for (clients, join, expected) in cases {
+        let err = match join {
+            true => store.add_admitting(&clients, OnForgotten::Refuse),
+            false => store.add(&clients, OnForgotten::Refuse),
+        };
+        let err = err.unwrap_err();
+        assert!(err.to_string().contains(expected), "{expected}: {err}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{expected}");
+    }
+    for at in FaultPoint::ALL {
+        store.inject_fault(Some(at));
+        let err = store
+            .add_admitting(&north, OnForgotten::Refuse)
+            .unwrap_err();
+        assert!(
+            matches!(err, StoreError::InjectedFault(p) if p == at),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{at}");
+        assert!(
+            !store.client_names().iter().any(|n| n.as_str() == "north"),
+            "{at}"
+        );
+    }
+    store.inject_fault(None);
+    let r = store.add_admitting(&north, OnForgotten::Refuse).unwrap();
+    assert!(r.outcome.is_deferred(), "a lone join waits");
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Pending);
+    store.flush().unwrap();
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    let reopened = Store::open(&path).unwrap();
+    assert!(
+        reopened
+            .client_names()
+            .iter()
+            .any(|n| n.as_str() == "north")
+    );
+    // With groups: refused, said so.
+    let dir = tempfile::tempdir().unwrap();
+    let grouped = FederationConfig::new(3)
+        .gamma(0.1)
+        .max_points(all.len() as u64 + 30)
+        .topology(mufc::Topology::Groups { size: 3 })
+        .validate()
+        .unwrap();
+    let path = dir.path().join("grouped.mufc");
+    let (mut store, _) =
+        Store::fit(&path, client_records(&held), &grouped, &FitOptions::new()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let err = store
+        .add_admitting(&north, OnForgotten::Refuse)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("not supported with groups"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+/// A process killed inside a join's transaction, at each fault point,
+/// leaves the store as it was; the join then goes through.
+#[test]
+fn a_join_killed_inside_its_transaction_is_rolled_back_on_open() {
+    let all = all_records("store-joins-abort");
+    let (held, one) = but_one(&all);
+    let north = [newcomer_records(&all, "north"), one].concat();
+    super::store_integrity::aborts_are_rolled_back_on_open(
+        "a_join_killed_inside_its_transaction_is_rolled_back_on_open",
+        |dir| {
+            // Room for the new client's records.
+            let path = dir.join("model.mufc");
+            let config = config(all.len() as u64 + 30);
+            let held = client_records(&held);
+            let (mut store, _) = Store::fit(&path, held, &config, &FitOptions::new()).unwrap();
+            store
+                .forget(&[all[0].id.clone(), all[40].id.clone()])
+                .unwrap();
+            path
+        },
+        |store| store.add_admitting(&north, OnForgotten::Refuse),
     );
 }

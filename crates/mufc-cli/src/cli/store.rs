@@ -183,6 +183,12 @@ pub struct AddArgs {
     /// of refusing the request.
     #[arg(long)]
     pub skip_forgotten: bool,
+    /// A client name the store does not know is a new client that joins
+    /// the federation with its records (default: refused as unknown, so
+    /// that a mistyped name adds no member). A name the store held once
+    /// does not come back; clients join only a model without groups.
+    #[arg(long)]
+    pub new_clients: bool,
     /// Then apply every pending model update now, even when the round
     /// changes a single client's message (a warning says what the server
     /// learns). Default: a lone client's update waits, as a removal's.

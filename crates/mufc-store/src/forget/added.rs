@@ -91,7 +91,59 @@ impl Store {
         clients: &[ClientRecords],
         on_forgotten: OnForgotten,
     ) -> Result<ForgetReport, StoreError> {
-        self.serve(Job::Add(clients, on_forgotten))
+        self.serve(Job::Add(clients, on_forgotten, false))
+            .and_then(|r| r.ok_or_else(empty))
+    }
+
+    /// [`Self::add`], where a name the store does not know is a new
+    /// client that joins the federation with its records
+    /// ([`AdditionRequest::new_client`]): it trains on them as it would
+    /// have at training, and the round that brings it is whole, at a
+    /// sketch capacity larger by the clients' `k` (the sums were sized
+    /// per client at training). A join is an update like any other for
+    /// the privacy policy: a lone join waits (its round would show the
+    /// server the new client's whole histogram), and the deadline applies.
+    /// The store numbers a new client after every client it ever held, and
+    /// a name it held once (a client that left) does not come back:
+    /// [`StoreError::ClientForgotten`]. Clients join only a federation
+    /// without groups.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::add`] (for a name the store held and that left,
+    /// [`StoreError::ClientForgotten`]), and [`StoreError::Mufc`] with
+    /// [`mufc::MufcError::TopologyUnsupported`] with groups.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::FederationConfig;
+    /// use mufc_store::{ClientName, ClientRecords, FitOptions, OnForgotten, RecordId, Store};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let points = |l: usize, n: usize| Dataset::new(DMatrix::from_fn(2, n, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2));
+    /// let clients: Vec<Dataset> = (0..3).map(|l| points(l, 30)).collect::<Result<_, _>>()?;
+    /// let dir = tempfile::tempdir()?;
+    /// let config = FederationConfig::new(2).gamma(0.1).max_points(200).validate()?;
+    /// let (mut store, _) = Store::fit(dir.path().join("m.mufc"), ClientRecords::numbered(clients), &config, &FitOptions::new())?;
+    /// // A new site with 20 records, and one more record at site 0: one round.
+    /// let ids = |p: &str, n: usize| (0..n).map(|i| RecordId::parse(&format!("{p}-{i}"))).collect::<Result<Vec<_>, _>>();
+    /// let site = ClientRecords::new(ClientName::new("north")?, points(3, 20)?, ids("N", 20)?)?;
+    /// let more = ClientRecords::new(ClientName::new("0")?, points(4, 1)?, ids("Z", 1)?)?;
+    /// let report = store.add_admitting(&[site, more], OnForgotten::Refuse)?;
+    /// assert!(!report.outcome.is_deferred());
+    /// assert_eq!(store.num_points(), 111);
+    /// assert!(store.client_names().iter().any(|n| n.as_str() == "north"));
+    /// assert!(store.verify()?.differences.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_admitting(
+        &mut self,
+        clients: &[ClientRecords],
+        on_forgotten: OnForgotten,
+    ) -> Result<ForgetReport, StoreError> {
+        self.serve(Job::Add(clients, on_forgotten, true))
             .and_then(|r| r.ok_or_else(empty))
     }
 }
@@ -103,14 +155,32 @@ impl Asked {
         tx: &Connection,
         state: &State,
         clients: &[ClientRecords],
-        on_forgotten: OnForgotten,
+        (on_forgotten, join): (OnForgotten, bool),
     ) -> Result<Self, StoreError> {
         let mut seen = HashSet::new();
         let mut named = HashSet::new();
         let mut skipped = Vec::new();
         let mut kept = Vec::new();
+        let mut joined = Vec::new();
+        // A new client's number: after every client the store ever held
+        // (a number names one client for good).
+        let mut next = (state.names.keys().chain(&state.fed.client_ids()))
+            .map(|c| c.0.saturating_add(1))
+            .max()
+            .unwrap_or(0);
         for c in clients {
-            let id = client_named(tx, state, c.name().as_str())?;
+            if joined.iter().any(|(_, n)| n == c.name()) {
+                return Err(StoreError::DuplicateClient(c.name().clone()));
+            }
+            let id = match state.by_name.get(c.name()) {
+                None if join => {
+                    let id = ClientId(next);
+                    next = next.saturating_add(1);
+                    joined.push((id, c.name().clone()));
+                    id
+                }
+                _ => client_named(tx, state, c.name().as_str())?,
+            };
             if !named.insert(id) {
                 return Err(StoreError::DuplicateClient(c.name().clone()));
             }
@@ -155,20 +225,26 @@ impl Asked {
                     added.push((r.clone(), id, point));
                 }
             }
-            request = request.with_records(id, data);
+            request = match joined.iter().any(|(j, _)| *j == id) {
+                true => request.with_new_client(id, data),
+                false => request.with_records(id, data),
+            };
         }
+        // A new client whose every record the store forgot brings none.
+        joined.retain(|(j, _)| request.new_clients().iter().any(|(c, _)| c == j));
         let n = added.len();
+        let clients = plural(request.named().count(), "client");
         Ok(Self {
             kind: "add",
-            named: format!(
-                "{} of {}",
-                plural(n, "record"),
-                plural(request.entries().len(), "client")
-            ),
+            named: match joined.len() {
+                0 => format!("{} of {clients}", plural(n, "record")),
+                j => format!("{} of {clients}, {} new", plural(n, "record"), j),
+            },
             records: n,
             addition: Some(request),
             added,
             skipped,
+            joined,
             ..Self::default()
         })
     }

@@ -150,6 +150,12 @@ pub(super) fn commit(
     done: &Applied,
     time: u64,
 ) -> Result<Duration, StoreError> {
+    // The new clients' names go into the server row: a failed write
+    // reloads the state (`Store::serve`), and they are gone again.
+    for (c, name) in &asked.joined {
+        state.names.insert(*c, name.clone());
+        state.by_name.insert(name.clone(), *c);
+    }
     let plan = plan(state, asked, done, time);
     let records_digest = plan.records_digest;
     let start = Instant::now();

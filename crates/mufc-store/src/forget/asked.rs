@@ -36,6 +36,9 @@ pub(super) struct Asked {
     pub(super) added: Vec<(RecordId, ClientId, PointId)>,
     /// The records the addition left out: the store forgot them.
     pub(super) skipped: Vec<crate::reports::Forgotten>,
+    /// The clients the addition brings, by the numbers the store gives
+    /// them, with their names.
+    pub(super) joined: Vec<(ClientId, ClientName)>,
 }
 
 impl Asked {
@@ -55,7 +58,7 @@ impl Asked {
                 ..Self::default()
             })),
             Job::Overdue => Self::overdue(tx, state, time),
-            Job::Add(clients, on) => Self::addition(tx, state, clients, on).map(Some),
+            Job::Add(clients, on, join) => Self::addition(tx, state, clients, (on, join)).map(Some),
         }
     }
 

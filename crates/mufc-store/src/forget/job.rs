@@ -13,7 +13,13 @@ pub(super) enum Job<'a> {
     Client(&'a str),
     Flush,
     Overdue,
-    Add(&'a [crate::types::ClientRecords], crate::types::OnForgotten),
+    /// Records to add; with `true`, a name the store does not know joins
+    /// as a new client.
+    Add(
+        &'a [crate::types::ClientRecords],
+        crate::types::OnForgotten,
+        bool,
+    ),
 }
 
 /// The error of a call that found nothing to do where it must.

@@ -1,6 +1,8 @@
 //! `mufc add`: records that arrive, added to clients of the store
-//! ([`Store::add`]), after the pending model updates whose deadline
-//! passed ([`Store::apply_overdue`]), as `mufc forget` serves a removal.
+//! ([`Store::add`]; with `--new-clients`, new clients join with theirs,
+//! [`Store::add_admitting`]), after the pending model updates whose
+//! deadline passed ([`Store::apply_overdue`]), as `mufc forget` serves a
+//! removal.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -51,7 +53,11 @@ pub fn add(a: &AddArgs) -> Result<Report, CliError> {
         false => OnForgotten::Refuse,
     };
     let served = Served::on(&mut store, a.flush, |store| {
-        store.add(&clients, on_forgotten).map(Some).map_err(refusal)
+        let added = match a.new_clients {
+            true => store.add_admitting(&clients, on_forgotten),
+            false => store.add(&clients, on_forgotten),
+        };
+        added.map(Some).map_err(refusal)
     })?;
     let skipped = served.skipped();
     let mut report = served.report("add", &a.model, &store, start);

@@ -54,6 +54,10 @@ pub(super) fn refusal(e: StoreError) -> CliError {
                     | MufcError::HeldPoint { .. }
                     | MufcError::OutsideBox { .. }
                     | MufcError::DimensionMismatch { .. }
+                    | MufcError::MemberId(_)
+                    | MufcError::EmptyClient(_)
+                    | MufcError::TopologyUnsupported(_)
+                    | MufcError::Withdrawn { .. }
                     | MufcError::InvalidConfig {
                         param: mufc::ConfigParam::MaxPoints,
                         ..
