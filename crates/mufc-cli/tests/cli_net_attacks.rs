@@ -115,6 +115,8 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
                         said.send(Said::Trained).unwrap();
                     }
                 }
+                // No client joins in this federation.
+                Down::Admission(_) => {}
             }
         }
     });

@@ -69,7 +69,12 @@ pub fn start_client(
     creds: crate::tls::ClientCredentials,
 ) -> Result<ClientHandle, NetError> {
     let store = Holding::open(&options.store, options.first_start.as_ref())?;
-    let firsts = crate::endorse::FirstMessages::new(&creds.ca_pem, options.roster.clone())?;
+    let mut firsts = crate::endorse::FirstMessages::new(&creds.ca_pem, options.roster.clone())?;
+    // The clients admitted since training that this client checked: its
+    // federation file's roster may not name them (issue 29).
+    if let Some(stored) = store.store() {
+        firsts.admit(&stored.admitted()?)?;
+    }
     let (report, events) = mpsc::unbounded_channel();
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
     let task = tokio::spawn(run(options, creds, firsts, store, report, shutdown_rx));
@@ -82,7 +87,7 @@ pub fn start_client(
 async fn run(
     options: ClientOptions,
     creds: crate::tls::ClientCredentials,
-    firsts: crate::endorse::FirstMessages,
+    mut firsts: crate::endorse::FirstMessages,
     mut store: Holding,
     report: mpsc::UnboundedSender<ClientEvent>,
     mut shutdown: oneshot::Receiver<()>,
@@ -97,7 +102,7 @@ async fn run(
         let mut welcomed = false;
         let outcome = tokio::select! {
             _ = &mut shutdown => return Ok(()),
-            r = session(&options, &creds, &firsts, &mut store, &report, &mut party, &mut welcomed) => r,
+            r = session(&options, &creds, &mut firsts, &mut store, &report, &mut party, &mut welcomed) => r,
         };
         if welcomed {
             wait = options.reconnect;

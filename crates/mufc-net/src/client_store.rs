@@ -5,7 +5,7 @@
 //!
 //! | table      | one row per        | contents                                                  |
 //! |------------|--------------------|-----------------------------------------------------------|
-//! | `meta`     | setting            | `name` (the client's name), `created`                     |
+//! | `meta`     | setting            | `name` (the client's name), `created`, `admitted` (clients admitted after training) |
 //! | `state`    | store (`id = 1`)   | `state`: id, points, setup, seeds, sessions (postcard); `sha256` |
 //! | `requests` | request            | `request`, `time`, `points` (ids), `status`, `round`, `detail`, `records` (an addition's, postcard); `sha256` |
 //!
@@ -39,8 +39,10 @@ use sha2::{Digest, Sha256};
 use crate::NetError;
 
 mod additions;
+mod members;
 mod requests;
 
+pub use members::Member;
 pub use requests::Asked;
 pub(crate) mod reservation;
 mod state;

@@ -176,6 +176,32 @@ fn verify_with(ee: &webpki::EndEntityCert<'_>, signed: &Signed) -> Result<(), St
     }
 }
 
+/// Checks that `ee` is a client's certificate of the authority `anchor`,
+/// valid now, and with `name` that it names that client.
+fn client_cert(
+    ee: &webpki::EndEntityCert<'_>,
+    anchor: &rustls::pki_types::TrustAnchor<'_>,
+    (algs, now): (&WebPkiSupportedAlgorithms, UnixTime),
+    name: Option<&str>,
+) -> Result<(), String> {
+    ee.verify_for_usage(
+        algs.all,
+        std::slice::from_ref(anchor),
+        &[],
+        now,
+        webpki::KeyUsage::client_auth(),
+        None,
+        None,
+    )
+    .map_err(|err| format!("its certificate is not a client's of the federation: {err}"))?;
+    let Some(name) = name else { return Ok(()) };
+    let dns = client_dns_name(name).map_err(|e| e.to_string())?;
+    let server_name =
+        ServerName::try_from(dns.as_str()).map_err(|_| "not a DNS name".to_string())?;
+    ee.verify_is_valid_for_subject_name(&server_name)
+        .map_err(|_| format!("its certificate is not {name}'s"))
+}
+
 /// A client's check of the signed first messages the server relays with
 /// a key directory: each certificate issued by the federation's
 /// authority for client authentication and valid now; each naming the
@@ -186,6 +212,9 @@ fn verify_with(ee: &webpki::EndEntityCert<'_>, signed: &Signed) -> Result<(), St
 pub struct FirstMessages {
     ca: CertificateDer<'static>,
     roster: Option<Vec<String>>,
+    /// The clients admitted after training that passed [`Self::admit`]
+    /// (what tells them without a roster).
+    admitted: BTreeSet<ClientId>,
 }
 
 impl FirstMessages {
@@ -212,7 +241,114 @@ impl FirstMessages {
             what: "the authority's certificate",
             reason: e.to_string(),
         })?;
-        Ok(Self { ca, roster })
+        Ok(Self {
+            ca,
+            roster,
+            admitted: BTreeSet::new(),
+        })
+    }
+
+    /// Admits `members`, the clients the server says joined after
+    /// training (issue 29), as `(id, name, certificate DER)` in the order
+    /// they joined: a member the roster names already must be named there
+    /// as given; each new one must come next (its id the roster's length),
+    /// carry a name the roster does not hold, and a certificate of the
+    /// federation's authority for client authentication that names it.
+    /// Its name then goes on the roster, so that its signed messages check.
+    /// Returns the ids the roster gained. Without a roster (no federation
+    /// file) each certificate is checked alone.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Protocol`] naming the first member that fails a check
+    /// (the roster is unchanged then).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::ClientId;
+    /// use mufc_net::certs::FederationCa;
+    /// use mufc_net::endorse::FirstMessages;
+    /// use rustls::pki_types::pem::PemObject;
+    ///
+    /// let ca = FederationCa::new("test")?;
+    /// let der = |pem: &str| rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap().to_vec();
+    /// let north = der(&ca.issue_client("north")?.cert_pem);
+    /// let mut check = FirstMessages::new(ca.cert_pem(), Some(vec!["a".into(), "b".into()]))?;
+    /// // Not next on the roster, another name's certificate, another
+    /// // authority's certificate, a name on the roster: refused.
+    /// assert!(check.admit(&[(ClientId(3), "north".into(), north.clone())]).is_err());
+    /// assert!(check.admit(&[(ClientId(2), "south".into(), north.clone())]).is_err());
+    /// let forged = der(&FederationCa::new("test")?.issue_client("north")?.cert_pem);
+    /// assert!(check.admit(&[(ClientId(2), "north".into(), forged)]).is_err());
+    /// let a_again = der(&ca.issue_client("a")?.cert_pem);
+    /// assert!(check.admit(&[(ClientId(2), "a".into(), a_again)]).is_err());
+    /// assert_eq!(check.roster_len(), Some(2));
+    /// assert_eq!(check.admit(&[(ClientId(2), "north".into(), north.clone())])?, [ClientId(2)]);
+    /// // Heard again: nothing new.
+    /// assert!(check.admit(&[(ClientId(2), "north".into(), north)])?.is_empty());
+    /// assert_eq!(check.roster_len(), Some(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn admit(
+        &mut self,
+        members: &[(ClientId, String, Vec<u8>)],
+    ) -> Result<Vec<ClientId>, NetError> {
+        let anchor = webpki::anchor_from_trusted_cert(&self.ca).map_err(|e| NetError::Pem {
+            what: "the authority's certificate",
+            reason: e.to_string(),
+        })?;
+        let algs = algorithms();
+        let now = UnixTime::now();
+        let mut roster = self.roster.clone();
+        let mut gained = Vec::new();
+        for (id, name, cert) in members {
+            let refuse = |why: String| {
+                NetError::Protocol(format!(
+                    "the admission of client {id} ({name}) is refused: {why}"
+                ))
+            };
+            let der = CertificateDer::from(cert.as_slice());
+            let ee = webpki::EndEntityCert::try_from(&der)
+                .map_err(|err| refuse(format!("its certificate does not parse: {err}")))?;
+            client_cert(&ee, &anchor, (&algs, now), Some(name)).map_err(refuse)?;
+            let Some(roster) = &mut roster else {
+                if !self.admitted.contains(id) {
+                    gained.push(*id);
+                }
+                continue;
+            };
+            let at = usize::try_from(id.0).unwrap_or(usize::MAX);
+            match roster.get(at) {
+                Some(known) if known == name => continue,
+                Some(known) => return Err(refuse(format!("the roster names {known} there"))),
+                None if at != roster.len() => {
+                    return Err(refuse(format!("the next client joins as {}", roster.len())));
+                }
+                None if roster.contains(name) => {
+                    return Err(refuse("the roster names it already".into()));
+                }
+                None => {
+                    roster.push(name.clone());
+                    gained.push(*id);
+                }
+            }
+        }
+        self.roster = roster;
+        self.admitted.extend(members.iter().map(|(id, _, _)| *id));
+        Ok(gained)
+    }
+
+    /// Whether client `id` was admitted after training and passed
+    /// [`Self::admit`].
+    pub fn admitted(&self, id: ClientId) -> bool {
+        self.admitted.contains(&id)
+    }
+
+    /// The number of clients on the roster, the admitted ones included
+    /// (`None` without a roster).
+    pub fn roster_len(&self) -> Option<usize> {
+        self.roster.as_ref().map(Vec::len)
     }
 
     /// Checks every endorsement and returns the first messages by client.
@@ -240,30 +376,13 @@ impl FirstMessages {
             let der = CertificateDer::from(e.certificate.as_slice());
             let ee = webpki::EndEntityCert::try_from(&der)
                 .map_err(|err| refuse(format!("its certificate does not parse: {err}")))?;
-            ee.verify_for_usage(
-                algs.all,
-                std::slice::from_ref(&anchor),
-                &[],
-                now,
-                webpki::KeyUsage::client_auth(),
-                None,
-                None,
-            )
-            .map_err(|err| {
-                refuse(format!(
-                    "its certificate is not a client's of the federation: {err}"
-                ))
-            })?;
+            client_cert(&ee, &anchor, (&algs, now), None).map_err(refuse)?;
             match &self.roster {
                 Some(roster) => {
                     let name = (usize::try_from(id.0).ok())
                         .and_then(|i| roster.get(i))
                         .ok_or_else(|| refuse("the roster has no such client".into()))?;
-                    let dns = client_dns_name(name)?;
-                    let server_name = ServerName::try_from(dns.as_str())
-                        .map_err(|_| refuse("not a DNS name".into()))?;
-                    ee.verify_is_valid_for_subject_name(&server_name)
-                        .map_err(|_| refuse(format!("its certificate is not {name}'s")))?;
+                    client_cert(&ee, &anchor, (&algs, now), Some(name)).map_err(refuse)?;
                 }
                 None => {
                     if !certs.insert(crate::revocation::fingerprint(&e.certificate)) {

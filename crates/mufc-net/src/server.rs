@@ -84,6 +84,13 @@ pub struct ServerOptions {
     /// Hello, and its open session closed before the next round. `None`:
     /// no certificate is revoked.
     pub revoked: Option<PathBuf>,
+    /// Whether a client whose name is not on the roster joins the trained
+    /// federation (issue 29): its certificate from the federation's
+    /// authority is its admission, which every member checks before it
+    /// takes the setup that admits it. Its first round is whole, and waits
+    /// for the lone-update policy like a request. `false` by default: such
+    /// a client is refused.
+    pub admit_new_clients: bool,
 }
 
 impl ServerOptions {
@@ -102,6 +109,7 @@ impl ServerOptions {
             agreement: None,
             max_defer: mufc_store::DEFAULT_MAX_DEFER,
             revoked: None,
+            admit_new_clients: false,
         }
     }
 }
@@ -122,6 +130,15 @@ pub enum ServerEvent {
     /// first start, kept next to the store, was read back (the clients
     /// that joined a round accept no other), and training goes on.
     SetupRestored,
+    /// A client new to the roster joined the trained federation (issue
+    /// 29): it is on the roster from now on, and its first round waits
+    /// for the lone-update policy.
+    Admitted {
+        /// Its id.
+        id: ClientId,
+        /// Its name.
+        name: String,
+    },
     /// A client of the roster opened a session.
     Connected {
         /// The client.
@@ -219,6 +236,15 @@ enum Event {
         conn: u64,
         body: ClientBody,
     },
+    /// A client whose name is not on the roster asks to join (with
+    /// [`ServerOptions::admit_new_clients`]): the coordinator answers with
+    /// its id, or why not.
+    Joining {
+        name: String,
+        registration: Registration,
+        certificate: Vec<u8>,
+        reply: oneshot::Sender<Result<ClientId, Status>>,
+    },
     Gone {
         id: ClientId,
         conn: u64,
@@ -311,6 +337,7 @@ pub async fn start_server(
         next_conn: AtomicU64::new(0),
         hello_timeout: options.hello_timeout,
         stores,
+        admit_new: options.admit_new_clients,
     };
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
     let _ = report.send(ServerEvent::Listening(addr));

@@ -87,7 +87,7 @@ pub(crate) struct Loopback {
     pub(crate) clients: Vec<(PathBuf, ClientHandle)>,
     /// What starts the server again ([`Self::restart_server`]).
     server_tls: Arc<rustls::ServerConfig>,
-    server_options: ServerOptions,
+    pub(crate) server_options: ServerOptions,
     /// What issues a client's certificate, and the server's address.
     pub(crate) ca: FederationCa,
     pub(crate) addr: String,
@@ -156,7 +156,7 @@ impl Loopback {
     }
 
     /// [`Self::start`], then waits for the training round to commit.
-    async fn trained(config: mufc::ValidConfig, data: &[Dataset]) -> Self {
+    pub(crate) async fn trained(config: mufc::ValidConfig, data: &[Dataset]) -> Self {
         let mut fed = Self::start(config, data).await;
         until_server(
             &mut fed.server,
@@ -180,7 +180,7 @@ impl Loopback {
 
     /// Stops the server, runs `while_down` with the clients, and starts
     /// the server again on the same address and store.
-    async fn restart_server(
+    pub(crate) async fn restart_server(
         self,
         while_down: impl AsyncFnOnce(&mut [(PathBuf, ClientHandle)]),
     ) -> Self {

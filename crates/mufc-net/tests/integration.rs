@@ -7,4 +7,5 @@ mod client_store;
 mod dealer;
 mod federation;
 mod handshake;
+mod joins;
 mod parties;

@@ -9,6 +9,7 @@
     clippy::arithmetic_side_effects
 )]
 
+mod admissions;
 mod audit;
 mod commit;
 mod digest;
@@ -32,6 +33,7 @@ mod words;
 #[cfg(test)]
 mod stored_clusters_tests;
 
+pub use admissions::AdmittedClient;
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;

@@ -175,6 +175,13 @@ pub struct ServerArgs {
     /// whenever it changes [default: DIR/revoked.txt].
     #[arg(long, value_name = "FILE")]
     pub revocation_list: Option<PathBuf>,
+    /// A client whose name is not on the roster joins the trained
+    /// federation with its certificate from the federation's authority
+    /// (`mufc certs --clients NAME --join` issues it): it goes on the
+    /// roster, and its first round waits for the lone-update policy.
+    /// Default: refused. Not with groups or dealt masks yet.
+    #[arg(long)]
+    pub admit_new_clients: bool,
 }
 
 /// Options of `mufc client`.

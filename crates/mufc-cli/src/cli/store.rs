@@ -316,6 +316,13 @@ pub struct CertsArgs {
     /// Overwrite certificates that exist (never the authority's key).
     #[arg(long)]
     pub force: bool,
+    /// The clients issued now join the trained federation (issue 29):
+    /// their names are appended to the roster of the directory's
+    /// federation file, which the new clients use. The members keep
+    /// theirs: they check each new client's certificate when the server
+    /// (started with --admit-new-clients) admits it.
+    #[arg(long)]
+    pub join: bool,
     /// How many days the certificates written now are valid for, from
     /// now (1 to 3660): issue new ones before they expire.
     #[arg(long, value_name = "DAYS", default_value_t = 365)]

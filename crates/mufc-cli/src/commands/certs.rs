@@ -173,7 +173,9 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
     // write it again with this run's clients).
     let fed_path = dir.join("federation.json");
     let mut warnings = Vec::new();
-    if !a.clients.is_empty() && (a.force || !fed_path.exists()) {
+    if a.join {
+        join_roster(a, &fed_path, &mut written)?;
+    } else if !a.clients.is_empty() && (a.force || !fed_path.exists()) {
         write_federation_file(a, &ca, fed_path, &mut written)?;
     } else if !a.clients.is_empty() {
         warnings.push(format!(
@@ -192,6 +194,46 @@ pub(crate) fn certs(a: &CertsArgs) -> Result<Report, CliError> {
         ));
     }
     Ok(report(a, &written, warnings))
+}
+
+/// Appends the clients issued now to the roster of the federation file
+/// at `fed_path` (`--join`): every other field stays.
+fn join_roster(
+    a: &CertsArgs,
+    fed_path: &Path,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<(), CliError> {
+    let invalid = |reason: &'static str| CliError::InvalidParameter {
+        name: "join",
+        value: a.clients.join(","),
+        reason,
+    };
+    if a.clients.is_empty() {
+        return Err(invalid("name the clients that join with --clients"));
+    }
+    let text = std::fs::read_to_string(fed_path).map_err(|e| CliError::io(fed_path, &e))?;
+    let mut file = FederationFile::parse(&text)?;
+    if file.mask_keys.is_some() {
+        return Err(invalid(
+            "with dealt masks the dealer pins every client's mask key; clients cannot join yet",
+        ));
+    }
+    for c in &a.clients {
+        if file.roster.contains(c) {
+            return Err(invalid(
+                "a client that joins needs a name not on the roster",
+            ));
+        }
+        file.roster.push(c.clone());
+    }
+    let text = file.to_json()?;
+    FederationFile::parse(&text)?;
+    write(fed_path, &text, true, false)?;
+    written.push((
+        format!("federation file, {} joined", a.clients.join(", ")),
+        fed_path.to_path_buf(),
+    ));
+    Ok(())
 }
 
 /// The federation's authority: read from `ca-key.pem`, or made and

@@ -145,6 +145,7 @@ fn set_limits(options: &mut ServerOptions, a: &ServerArgs) -> Result<(), CliErro
     }
     options.step_timeout = seconds("step timeout", a.step_timeout)?;
     options.join_timeout = seconds("join timeout", a.join_timeout)?;
+    options.admit_new_clients = a.admit_new_clients;
     options.max_defer = seconds("max defer", a.max_defer)?;
     if options.max_defer > mufc_store::MAX_DEFER {
         return Err(CliError::InvalidParameter {

@@ -90,6 +90,8 @@ impl Honest {
                 }
                 None
             }
+            // The member takes no setup that admits clients.
+            Down::Admission(_) => None,
         }
     }
 }

@@ -89,6 +89,13 @@ impl ClientOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientEvent {
+    /// The server said clients joined after training, and their
+    /// certificates checked (issue 29): the client takes a setup that
+    /// admits them.
+    Admitted {
+        /// The clients new to this client.
+        ids: Vec<ClientId>,
+    },
     /// The server welcomed the client.
     Connected {
         /// Its id in the federation.

@@ -33,8 +33,9 @@ struct Session<'a> {
     current: Option<(ClientRound, Vec<u64>, usize)>,
     /// The client's signing key.
     endorser: &'a crate::endorse::Endorser,
-    /// The check of its peers' signed messages.
-    firsts: &'a crate::endorse::FirstMessages,
+    /// The check of its peers' signed messages, and of the clients
+    /// admitted after training.
+    firsts: &'a mut crate::endorse::FirstMessages,
     /// Its pairing with the dealer, with dealt masks.
     dealer: Option<&'a crate::dealer::DealerPairing>,
 }
@@ -42,7 +43,7 @@ struct Session<'a> {
 pub(super) async fn session(
     options: &ClientOptions,
     creds: &crate::tls::ClientCredentials,
-    firsts: &crate::endorse::FirstMessages,
+    firsts: &mut crate::endorse::FirstMessages,
     store: &mut Holding,
     report: &mpsc::UnboundedSender<ClientEvent>,
     party: &mut Option<RemoteClient>,
@@ -131,6 +132,34 @@ impl Session<'_> {
             ServerBody::Secagg(bytes) => self.step(bytes, None).await?,
             ServerBody::Directory(d) => self.step(d.secagg, Some(d.firsts)).await?,
             ServerBody::End(end) => self.end(&end)?,
+            ServerBody::Admission(a) => self.admission(a)?,
+        }
+        Ok(())
+    }
+
+    /// Checks the clients the server says joined after training (issue
+    /// 29): each one's certificate from the federation's authority, its
+    /// name new to the roster, its place next on it
+    /// ([`crate::endorse::FirstMessages::admit`]). Those that pass go on
+    /// the roster and into the store; a member takes a setup that admits
+    /// only clients so checked. An admission that fails changes nothing,
+    /// and the round that would admit them is refused.
+    fn admission(&mut self, a: crate::proto::Admission) -> Result<(), NetError> {
+        let members: Vec<crate::client_store::Member> = (a.members.into_iter())
+            .map(|m| (ClientId(m.client_id), m.name, m.certificate))
+            .collect();
+        match self.firsts.admit(&members) {
+            Ok(gained) if gained.is_empty() => {}
+            Ok(gained) => {
+                self.holding.stored()?.save_admitted(&members)?;
+                let _ = self.report.send(ClientEvent::Admitted { ids: gained });
+            }
+            Err(e) => {
+                let _ = self.report.send(ClientEvent::RefusedRound {
+                    round: 0,
+                    reason: e.to_string(),
+                });
+            }
         }
         Ok(())
     }
@@ -234,8 +263,12 @@ impl Session<'_> {
             return Ok(());
         };
         if let Some(a) = self.agreement {
-            party.agree(a.clone());
+            // The clients admitted since the agreement was written count.
+            let mut a = a.clone();
+            a.clients = a.clients.max(self.firsts.roster_len().unwrap_or(0));
+            party.agree(a);
         }
+        self.adopt_admitting(&mut party, bytes);
         let bytes = bytes.to_vec();
         let (party, joined) = off_runtime(party, move |client: &mut RemoteClient| {
             Announcement::from_bytes(&bytes).and_then(|a| {
@@ -283,6 +316,31 @@ impl Session<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Takes the setup of the announcement `bytes` when it is the
+    /// client's own with clients admitted that the client checked
+    /// ([`Self::admission`]; issue 29). Any other setup is left to the
+    /// join, which refuses it.
+    fn adopt_admitting(&self, party: &mut RemoteClient, bytes: &[u8]) {
+        let Ok(announced) = Announcement::from_bytes(bytes) else {
+            return;
+        };
+        let Some(own) = party.setup() else { return };
+        if *own == announced.setup {
+            return;
+        }
+        let checked = |c: &ClientId| {
+            let at = usize::try_from(c.0).unwrap_or(usize::MAX);
+            self.firsts.roster_len().is_some_and(|n| at < n) || self.firsts.admitted(*c)
+        };
+        if let Ok(joined) = announced.setup.admitted_since(own)
+            && joined.iter().all(checked)
+        {
+            // A setup that does not build leaves the client as it was, and
+            // the join refuses the round.
+            let _ = party.adopt(&announced.setup);
+        }
     }
 
     fn end(&mut self, end: &RoundEnd) -> Result<(), NetError> {

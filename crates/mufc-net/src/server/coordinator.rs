@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tonic::Status;
 
 mod dealer;
+mod joins;
 mod round;
 mod schedule;
 
@@ -81,6 +82,9 @@ pub(super) struct Coordinator {
     stalled: BTreeMap<usize, String>,
     /// The dealer's session (dealt masks), if it is connected.
     dealer: Option<dealer::DealerSession>,
+    /// The clients admitted after training, in the order they joined
+    /// (`joins.rs`; kept in the store).
+    admitted: Vec<mufc_store::AdmittedClient>,
 }
 
 impl Coordinator {
@@ -92,7 +96,9 @@ impl Coordinator {
         stores: Arc<std::sync::Mutex<ClientStores>>,
         revoked: Arc<std::sync::Mutex<crate::revocation::Watched>>,
     ) -> Result<Self, NetError> {
+        let mut options = options;
         let mut roster = options.roster.clone();
+        let mut admitted = Vec::new();
         let (remote, store) = if options.store.exists() {
             let store = Store::open(&options.store)?;
             let stored = store.roster()?.ok_or_else(|| {
@@ -101,7 +107,17 @@ impl Coordinator {
                     options.store.display()
                 ))
             })?;
-            check_roster(&roster, &stored, "the store's")?;
+            admitted = store.admitted()?;
+            // The clients admitted since training follow the roster the
+            // server was started with (the federation file's, which may
+            // name them already).
+            let first = stored.len().saturating_sub(admitted.len());
+            if roster.len() < first || !stored.starts_with(&roster) {
+                check_roster(&roster, &stored, "the store's")?;
+            }
+            if let Some(a) = &mut options.agreement {
+                a.clients = a.clients.max(stored.len());
+            }
             roster = stored;
             let ids = (0..roster.len() as u64).map(ClientId).collect();
             let remote = RemoteServer::from_snapshot(store.server_snapshot(), ids)?;
@@ -126,7 +142,7 @@ impl Coordinator {
         if roster.is_empty() {
             return Err(NetError::Protocol("the roster names no client".into()));
         }
-        Ok(Self {
+        let mut coordinator = Self {
             options,
             roster,
             remote,
@@ -142,7 +158,10 @@ impl Coordinator {
             caught_up: BTreeMap::new(),
             stalled: BTreeMap::new(),
             dealer: None,
-        })
+            admitted,
+        };
+        coordinator.requeue_joining();
+        Ok(coordinator)
     }
 
     pub(super) fn roster(&self) -> &[String] {
@@ -227,6 +246,14 @@ impl Coordinator {
                 }
             }
             Event::Gone { id, conn } => self.gone(id, conn),
+            Event::Joining {
+                name,
+                registration,
+                certificate,
+                reply,
+            } => {
+                let _ = reply.send(self.joining(&name, &registration, certificate));
+            }
             ev @ (Event::DealerConnected { .. }
             | Event::Dealt { .. }
             | Event::DealerGone { .. }) => {

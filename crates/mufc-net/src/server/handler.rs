@@ -39,6 +39,9 @@ pub(super) struct Handler {
     pub(super) stores: Arc<std::sync::Mutex<ClientStores>>,
     /// The revocation list (shared with the coordinator).
     pub(super) revoked: Arc<std::sync::Mutex<Watched>>,
+    /// Whether a name not on the roster may join
+    /// ([`super::ServerOptions::admit_new_clients`]).
+    pub(super) admit_new: bool,
 }
 
 /// The most coordinates a point may have across processes: far beyond
@@ -119,12 +122,14 @@ impl Handler {
         Ok(fp)
     }
 
-    /// The client a session's Hello and certificates name, or why not.
+    /// The client a session's Hello and certificates name, or why not;
+    /// with its name when it is not on the roster the server started with
+    /// (with [`super::ServerOptions::admit_new_clients`]).
     fn identify(
         &self,
         certs: Option<&[rustls::pki_types::CertificateDer<'static>]>,
         first: Option<ClientMessage>,
-    ) -> Result<(Registration, Fingerprint, Vec<u8>), Status> {
+    ) -> Result<(Registration, Fingerprint, Vec<u8>, Option<String>), Status> {
         let Some(ClientMessage {
             body: Some(ClientBody::Hello(hello)),
         }) = first
@@ -136,11 +141,14 @@ impl Handler {
             authenticate(certs, &hello.name).map_err(|e| Status::unauthenticated(e.to_string()))?;
         // `authenticate` found the end-entity certificate.
         let fp = self.not_revoked(certs, &name)?;
-        let pos = self
-            .roster
-            .iter()
-            .position(|n| *n == name)
-            .ok_or_else(|| Status::permission_denied(format!("{name} is not in the roster")))?;
+        // A name not on the roster the server started with may be one
+        // admitted since, or one asking to join: the coordinator decides.
+        let pos = self.roster.iter().position(|n| *n == name);
+        if pos.is_none() && !self.admit_new {
+            return Err(Status::permission_denied(format!(
+                "{name} is not in the roster"
+            )));
+        }
         // A new store under an old name would bring forgotten records
         // back. The file is written under the lock: a first session is
         // kept before it is welcomed.
@@ -153,7 +161,8 @@ impl Handler {
             .admit(&name, identity)
             .map_err(Status::failed_precondition)?;
         let registration = Registration {
-            id: ClientId(pos as u64),
+            // Named by the coordinator for a name not on the roster.
+            id: ClientId(pos.map_or(u64::MAX, |p| p as u64)),
             points: hello.points,
             dim: usize::try_from(hello.dim).unwrap_or(usize::MAX),
             scale: hello.scale.max(1),
@@ -161,7 +170,42 @@ impl Handler {
         let certificate = certs
             .and_then(<[_]>::first)
             .map_or_else(Vec::new, |c| c.as_ref().to_vec());
-        Ok((registration, fp, certificate))
+        let joining = pos.is_none().then_some(name);
+        Ok((registration, fp, certificate, joining))
+    }
+
+    /// The id the coordinator gives client `name`, not on the roster the
+    /// server started with: its own if it was admitted since, a new one if
+    /// it joins now, or why not (its store's record is released then:
+    /// nothing of it is in a model).
+    async fn admitted(
+        &self,
+        name: String,
+        registration: Registration,
+        certificate: Vec<u8>,
+    ) -> Result<ClientId, Status> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let asked = Event::Joining {
+            name: name.clone(),
+            registration,
+            certificate,
+            reply,
+        };
+        let stopping = || Status::unavailable("the server is stopping");
+        self.events.send(asked).await.map_err(|_| stopping())?;
+        let answer = answer.await.map_err(|_| stopping())?;
+        // Refused for good, not only until the round running ends.
+        if answer
+            .as_ref()
+            .is_err_and(|s| s.code() != tonic::Code::Unavailable)
+        {
+            let _ = self
+                .stores
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .release(&name);
+        }
+        answer
     }
 }
 
@@ -254,16 +298,26 @@ impl Federation for Handler {
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(Status::deadline_exceeded("no Hello in time")),
         };
-        let (registration, fingerprint, certificate) =
-            match self.identify(certs.as_deref().map(Vec::as_slice), first) {
-                Ok(r) => r,
-                Err(status) => {
-                    let _ = self.report.send(ServerEvent::Refused {
-                        reason: status.message().to_string(),
-                    });
-                    return Err(status);
-                }
-            };
+        let identified = match self.identify(certs.as_deref().map(Vec::as_slice), first) {
+            Ok((mut registration, fp, certificate, Some(name))) => self
+                .admitted(name, registration, certificate.clone())
+                .await
+                .map(|id| {
+                    registration.id = id;
+                    (registration, fp, certificate)
+                }),
+            Ok((registration, fp, certificate, None)) => Ok((registration, fp, certificate)),
+            Err(status) => Err(status),
+        };
+        let (registration, fingerprint, certificate) = match identified {
+            Ok(r) => r,
+            Err(status) => {
+                let _ = self.report.send(ServerEvent::Refused {
+                    reason: status.message().to_string(),
+                });
+                return Err(status);
+            }
+        };
         let id = registration.id;
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(OUTBOX);

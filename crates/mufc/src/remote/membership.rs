@@ -76,7 +76,21 @@ impl RemoteSetup {
     /// Why it is not: another configuration, dimension or groups, a
     /// client of `before` missing, or a capacity other than `client_k`
     /// bins more for each new client.
-    pub(crate) fn admitted_since(&self, before: &Self) -> Result<Vec<ClientId>, String> {
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{Registration, RemoteSetup};
+    /// use mufc::{ClientId, FederationConfig};
+    ///
+    /// let regs: Vec<Registration> = (0..3).map(|i| Registration { id: ClientId(i), points: 50, dim: 2, scale: 1 }).collect();
+    /// let setup = RemoteSetup::new(&FederationConfig::new(2).validate()?, &regs)?;
+    /// let grown = setup.admitting(&[ClientId(3)])?;
+    /// assert_eq!(grown.admitted_since(&setup), Ok(vec![ClientId(3)]));
+    /// assert!(setup.admitted_since(&grown).is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn admitted_since(&self, before: &Self) -> Result<Vec<ClientId>, String> {
         if self.config != before.config || self.dim != before.dim {
             return Err("its configuration or dimension differs from the federation's".into());
         }

@@ -163,6 +163,13 @@ impl Coordinator {
                     let _ = self.report.send(ServerEvent::Rejected { id, reason });
                 }
             }
+            // The setup may not change under a round: the client comes
+            // back once it ended.
+            Event::Joining { name, reply, .. } => {
+                let _ = reply.send(Err(Status::unavailable(format!(
+                    "{name} joins once the round running ends"
+                ))));
+            }
             other => self.idle(other),
         }
     }
@@ -228,7 +235,13 @@ impl Coordinator {
             changes: round.spec().sends != mufc::remote::Sends::Histograms,
         });
         let announcement = announcement.to_bytes()?;
+        // The admitted clients' certificates first: a member takes a setup
+        // that admits new clients only once it checked them.
+        let admission = self.admission();
         for id in &clients {
+            if let Some(a) = &admission {
+                self.send(*id, ServerBody::Admission(a.clone()));
+            }
             self.send(*id, ServerBody::Announcement(announcement.clone()));
         }
         let state = InRound {

@@ -90,8 +90,12 @@ impl Coordinator {
             }
             let included = remote.included(group);
             let removal = self.removal_due(remote, members, everyone);
+            // A client that joined waits for its request's round (the
+            // lone-update policy), never for a catch-up of its own.
+            let joining = self.joining_members();
             let catch_up: Vec<ClientId> = (connected.iter().copied())
                 .filter(|c| !included.contains(c) && self.caught_up.get(c) != self.conn_of(*c))
+                .filter(|c| !joining.contains(c))
                 .collect();
             if !removal && catch_up.is_empty() {
                 continue;
@@ -152,7 +156,7 @@ impl Coordinator {
     }
 
     /// Whether the federation's rounds are dealt (`--masking dealer`).
-    fn needs_dealer(&self) -> bool {
+    pub(super) fn needs_dealer(&self) -> bool {
         (self.remote.as_ref())
             .and_then(|r| r.setup().config().channel().as_scma())
             .is_some_and(|s| s.masks() == mufc::Masks::Dealer)

@@ -49,7 +49,34 @@ impl RemoteClient {
     /// client not trained yet, or a setup that is not its own with clients
     /// admitted ([`RemoteSetup::admitted_since`]); the aggregation's
     /// errors for the new capacity.
-    pub(crate) fn adopt(&mut self, setup: &RemoteSetup) -> MufcResult<()> {
+    ///
+    /// Across processes the client's operator decides whom it admits: a
+    /// driver calls this only for a setup whose new clients it checked
+    /// (`mufc-net` checks each new client's certificate against the
+    /// federation's authority first), since [`Self::join`] refuses any
+    /// setup but the client's own.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{InProcess, RemoteClient};
+    /// use mufc::{ClientId, FederationConfig};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let parties = InProcess::train(data, &FederationConfig::new(2).seed(5).validate()?)?;
+    /// let mut client: RemoteClient = parties.clients()[0].clone();
+    /// let own = client.setup().cloned().unwrap();
+    /// client.adopt(&own.admitting(&[ClientId(7)])?)?;
+    /// assert_eq!(client.setup().unwrap().roster().len(), 4);
+    /// // Not the setup with a client dropped.
+    /// assert!(client.adopt(&own).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn adopt(&mut self, setup: &RemoteSetup) -> MufcResult<()> {
         let refuse = |reason: String| MufcError::RoundRefused { round: 0, reason };
         let State::Trained(t) = &mut self.state else {
             return Err(refuse(

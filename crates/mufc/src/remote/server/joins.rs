@@ -7,6 +7,42 @@ use crate::aggregation::Aggregation;
 use crate::{ClientId, MufcError, MufcResult};
 
 impl RemoteServer {
+    /// Admits the clients `joining` to the trained federation: the server
+    /// of [`Self::admitting`] replaces this one. Its next round that
+    /// names them is whole; each member takes the new setup
+    /// ([`RemoteClient::adopt`](crate::remote::RemoteClient::adopt)) once
+    /// its operator's checks of the new clients pass. Unchanged on an
+    /// error.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::admitting`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{InProcess, RemoteServer};
+    /// use mufc::{ClientId, FederationConfig};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let parties = InProcess::train(data, &FederationConfig::new(2).seed(5).validate()?)?;
+    /// let mut server: RemoteServer = parties.server().clone();
+    /// let before = server.setup().capacity();
+    /// server.admit(&[ClientId(3)])?;
+    /// assert_eq!(server.setup().roster().len(), 4);
+    /// assert_eq!(server.setup().capacity(), before + server.setup().config().client_k());
+    /// assert!(server.admit(&[ClientId(3)]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn admit(&mut self, joining: &[ClientId]) -> MufcResult<()> {
+        *self = self.admitting(joining)?;
+        Ok(())
+    }
+
     /// The server with the clients `joining` on its roster
     /// ([`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting)):
     /// its aggregation sized for the new capacity, with the same round

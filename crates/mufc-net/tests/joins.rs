@@ -1,0 +1,98 @@
+//! A client that joins the trained federation over loopback (issue 29):
+//! with `admit_new_clients`, a client whose name is not on the roster,
+//! holding a certificate of the federation's authority, is admitted; its
+//! first round is whole and the model is then the in-process federation's
+//! on every client's records, bit for bit; a later removal and a server
+//! restart keep it exact. Without the option it is refused, and a
+//! certificate of another authority never joins.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions};
+use mufc_net::client_store::ClientStore;
+use mufc_net::server::ServerEvent;
+use seeding::Dataset;
+
+use super::federation::{Loopback, assert_stored_model, data, until_server};
+
+/// Six clients' data: five train, the sixth joins; room for all.
+fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
+    let total: usize = all.iter().map(Dataset::len).sum();
+    FederationConfig::new(3)
+        .channel(Channel::scma(masks))
+        .min_updating_clients(1)
+        .max_points(total as u64)
+        .seed(11)
+        .validate()
+        .unwrap()
+}
+
+/// Starts client `c5` on a new store of `data`, and waits until the
+/// server admitted it and a round that includes it committed.
+async fn join_c5(fed: &mut Loopback, data: &Dataset) {
+    let path = fed.store.with_file_name("c5.db");
+    ClientStore::create(&path, "c5", data).unwrap();
+    let c5 = fed.start_client("c5", &path);
+    fed.clients.push((path, c5));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Admitted { id, name } if *id == ClientId(5) && name == "c5"),
+    )
+    .await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(5))),
+    )
+    .await;
+}
+
+async fn a_client_joins(masks: Masks) {
+    let all = data(6);
+    let mut fed = Loopback::trained(config(masks, &all), &all[..5]).await;
+    assert_stored_model(&fed.store, &all[..5]);
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    join_c5(&mut fed, &all[5]).await;
+    assert_stored_model(&fed.store, &all);
+    // A member forgets a point: exact on the six clients.
+    let gone = all[1].id(3);
+    fed.forget(1, &[gone]).await;
+    let mut rest = all.clone();
+    rest[1] = rest[1].without(&[gone]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    // Restarted, the server knows the new client (the roster it was
+    // started with does not name it), which forgets a point too.
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let gone = all[5].id(0);
+    fed.forget(5, &[gone]).await;
+    rest[5] = rest[5].without(&[gone]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    fed.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_joins_a_trained_federation_exactly() {
+    a_client_joins(Masks::SecAgg(SecAggOptions::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_joins_with_pairwise_masks_exactly() {
+    a_client_joins(Masks::Pairwise).await;
+}
+
+/// Without `admit_new_clients` a name not on the roster is refused, and
+/// nothing changes: the model is the five clients'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_not_on_the_roster_is_refused_without_admission() {
+    let all = data(6);
+    let mut fed = Loopback::trained(config(Masks::Pairwise, &all), &all[..5]).await;
+    let path = fed.store.with_file_name("c5.db");
+    ClientStore::create(&path, "c5", &all[5]).unwrap();
+    let c5 = fed.start_client("c5", &path);
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Refused { reason } if reason.contains("c5 is not in the roster"))
+    })
+    .await;
+    let _ = c5.stop().await;
+    assert_stored_model(&fed.store, &all[..5]);
+    fed.stop().await;
+}

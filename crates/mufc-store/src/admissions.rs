@@ -1,0 +1,196 @@
+//! Clients admitted to a federation served across processes after its
+//! training (issue 29): the server's store keeps each one's name on the
+//! roster, its certificate (the members check it before they take a setup
+//! that admits it) and when it joined, written with the server's state in
+//! one transaction.
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{begin, write_audit, write_journal};
+use crate::error::StoreError;
+use crate::handle::{Store, unix_now, write_server_of};
+use crate::record::ClientName;
+use crate::reports::{AuditEntry, AuditOutcome};
+use mufc::{ClientId, Federation, ServerSnapshot};
+
+/// A client admitted after training: its id (its place on the roster),
+/// its name, its certificate (DER, from the federation's authority) and
+/// when it joined (Unix seconds).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdmittedClient {
+    /// Its id: the roster's length when it joined.
+    pub id: ClientId,
+    /// Its name (its certificate's).
+    pub name: String,
+    /// Its certificate, DER.
+    pub certificate: Vec<u8>,
+    /// When it was admitted, Unix seconds.
+    pub time: u64,
+}
+
+impl Store {
+    /// Admits `client` to the federation this server's store serves: its
+    /// name goes on the roster (at the end: its id is the roster's
+    /// length), `server` (the server's state once it admitted it,
+    /// [`RemoteServer::admit`](mufc::remote::RemoteServer::admit))
+    /// replaces the server row, and the journal and the audit log say it
+    /// joined and waits for its first round, in one transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a store that is not a server's (no
+    /// roster), [`StoreError::DuplicateClient`] for a name on the roster,
+    /// [`StoreError::Mufc`] for an id that is not the roster's length or a
+    /// snapshot that does not load; [`StoreError::Stale`] if another
+    /// connection wrote since this store was read; [`StoreError::Database`]
+    /// (nothing is written then).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::InProcess;
+    /// use mufc::{ClientId, FederationConfig};
+    /// use mufc_store::{AdmittedClient, IfExists, Store};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let parties = InProcess::train(data, &FederationConfig::new(2).seed(5).validate()?)?;
+    /// let mut server = parties.server().clone();
+    /// let dir = tempfile::tempdir()?;
+    /// let roster: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    /// let mut store = Store::create_serving(dir.path().join("s.db"), server.snapshot()?, &roster, IfExists::Refuse)?;
+    /// server.admit(&[ClientId(3)])?;
+    /// let north = AdmittedClient { id: ClientId(3), name: "north".into(), certificate: vec![1, 2], time: 0 };
+    /// store.admit_serving(server.snapshot()?, north.clone())?;
+    /// assert_eq!(store.roster()?.unwrap(), ["a", "b", "c", "north"]);
+    /// assert_eq!(store.admitted()?, [north.clone()]);
+    /// // Reopened: the same, and the same name refused.
+    /// let mut again = Store::open(dir.path().join("s.db"))?;
+    /// assert_eq!((again.roster()?.unwrap().len(), again.admitted()?), (4, vec![north.clone()]));
+    /// assert!(again.admit_serving(server.snapshot()?, AdmittedClient { id: ClientId(4), ..north }).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn admit_serving(
+        &mut self,
+        server: ServerSnapshot,
+        client: AdmittedClient,
+    ) -> Result<(), StoreError> {
+        let mut roster = self
+            .roster()?
+            .ok_or_else(|| StoreError::corrupt("the store is not a server's: it has no roster"))?;
+        let name = ClientName::new(&client.name)?;
+        if roster.contains(&client.name) {
+            return Err(StoreError::DuplicateClient(name));
+        }
+        if client.id != ClientId(roster.len() as u64) {
+            return Err(StoreError::Mufc(mufc::MufcError::UnknownClient(client.id)));
+        }
+        let fed = Federation::from_snapshot(server, Vec::new())?;
+        roster.push(client.name.clone());
+        let mut admitted = self.admitted()?;
+        admitted.push(client.clone());
+        let time = unix_now();
+        // The server row names the new client: the name is in the state
+        // while it is written, and taken out again if the write fails.
+        self.state.names.insert(client.id, name.clone());
+        let written = self.write_admission(&fed, &client, (&roster, &admitted), time);
+        match written {
+            Ok(journal) => {
+                self.state.last_entry = journal;
+                self.state.by_name.insert(name, client.id);
+            }
+            Err(e) => {
+                self.state.names.remove(&client.id);
+                return Err(e);
+            }
+        }
+        self.state.fed = fed;
+        Ok(())
+    }
+
+    /// Writes the admission of `client` in one transaction: the journal
+    /// entry, the server row of `fed` (the state names the client), the
+    /// roster and the admitted clients, the audit row; returns the
+    /// journal entry.
+    fn write_admission(
+        &self,
+        fed: &Federation,
+        client: &AdmittedClient,
+        (roster, admitted): (&[String], &[AdmittedClient]),
+        time: u64,
+    ) -> Result<i64, StoreError> {
+        let name = self.state.name(client.id);
+        let version = self.state.model_version;
+        let tx = begin(&self.conn, self.state.mark())?;
+        let journal = write_journal(&tx, 0, time, "join", &format!("client {}", client.id))?;
+        write_server_of(&tx, fed, &self.state, version, self.state.records_digest)?;
+        put_meta(&tx, "roster", &roster)?;
+        put_meta(&tx, "admitted", &admitted)?;
+        write_audit(
+            &tx,
+            &AuditEntry {
+                request: 0,
+                time,
+                client: name,
+                points: 0,
+                whole_client: false,
+                reseeded: false,
+                // It waits for its first round.
+                outcome: AuditOutcome::Deferred,
+                applied: Vec::new(),
+                erased_at: time,
+                removed_at: None,
+                version_before: version,
+                version_after: version,
+                warning: None,
+                added: 0,
+            },
+        )?;
+        tx.commit().map_err(StoreError::db("committing"))?;
+        Ok(journal)
+    }
+
+    /// The clients admitted after training, in the order they joined
+    /// (none for a store of a federation run in one process).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a list that does not parse.
+    pub fn admitted(&self) -> Result<Vec<AdmittedClient>, StoreError> {
+        let blob: Option<Vec<u8>> =
+            match self
+                .conn
+                .query_row("SELECT value FROM meta WHERE key = 'admitted'", [], |r| {
+                    r.get(0)
+                }) {
+                Ok(b) => Some(b),
+                Err(rusqlite::Error::QueryReturnedNoRows) => None,
+                Err(e) => return Err(StoreError::db("reading the admitted clients")(e)),
+            };
+        blob.map_or(Ok(Vec::new()), |b| {
+            postcard::from_bytes(&b)
+                .map_err(|e| StoreError::corrupt(format!("the admitted clients do not parse: {e}")))
+        })
+    }
+}
+
+/// Writes `value` under `key` in `meta`, replacing it.
+fn put_meta<T: Serialize>(
+    tx: &rusqlite::Connection,
+    key: &str,
+    value: &T,
+) -> Result<(), StoreError> {
+    let blob = postcard::to_allocvec(value).map_err(|e| StoreError::Database {
+        context: "writing the metadata",
+        source: e.to_string().into(),
+    })?;
+    tx.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        rusqlite::params![key, blob],
+    )
+    .map_err(StoreError::db("writing the metadata"))?;
+    Ok(())
+}
