@@ -21,6 +21,7 @@ mod cli_net_dealer;
 mod cli_net_directory;
 mod cli_net_erasure;
 mod cli_net_faults;
+mod cli_net_joins;
 mod cli_net_membership;
 mod cli_net_policy;
 mod cli_net_revocation;

@@ -68,6 +68,12 @@ pub(super) fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "connected", "client": id.0, "name": name }),
             format!("client {id} ({name}) connected"),
         ),
+        ServerEvent::Admitted { id, name } => (
+            json!({ "event": "admitted", "client": id.0, "name": name }),
+            format!(
+                "client {id} ({name}) admitted: it joins the federation, its first round waits                  for the lone-update policy"
+            ),
+        ),
         ServerEvent::Disconnected { id, name } => (
             json!({ "event": "disconnected", "client": id.0, "name": name }),
             format!("client {id} ({name}) disconnected"),
@@ -200,6 +206,16 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
         ClientEvent::Joined { round } => (
             json!({ "event": "joined", "round": round }),
             format!("joined round {round}"),
+        ),
+        ClientEvent::Admitted { ids } => (
+            json!({ "event": "admitted", "clients": ids.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            format!(
+                "the federation admitted client(s) {} (their certificates checked)",
+                ids.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ),
         ClientEvent::RefusedRound { round, reason } => (
             json!({ "event": "refused_round", "round": round, "reason": reason }),

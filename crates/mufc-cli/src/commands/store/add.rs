@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use mufc_store::{ClientName, ClientRecords, OnForgotten, RecordId, Store};
+use mufc_store::{ClientName, ClientRecords, OnForgotten, RecordId, Store, StoreError};
 use nalgebra::DMatrix;
 use seeding::Dataset;
 
@@ -57,7 +57,14 @@ pub fn add(a: &AddArgs) -> Result<Report, CliError> {
             true => store.add_admitting(&clients, on_forgotten),
             false => store.add(&clients, on_forgotten),
         };
-        added.map(Some).map_err(refusal)
+        added.map(Some).map_err(|e| match e {
+            // A name the store does not know may be a new client's.
+            StoreError::UnknownClient { name, known } => refusal(StoreError::UnknownClient {
+                name,
+                known: format!("{known}; pass --new-clients if it is a new client that joins"),
+            }),
+            e => refusal(e),
+        })
     })?;
     let skipped = served.skipped();
     let mut report = served.report("add", &a.model, &store, start);

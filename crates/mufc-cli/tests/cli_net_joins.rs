@@ -1,0 +1,83 @@
+//! A client that joins a trained federation, across processes (issue 29):
+//! the authority issues its certificate and appends it to the federation
+//! file (`mufc certs --join`); the server, started with
+//! `--admit-new-clients`, admits it; the running members, whose federation
+//! file does not name it, check its certificate and take the setup that
+//! admits it; the model is then the in-process `Federation`'s on every
+//! client's records, bit for bit. A member restarted afterwards, and a
+//! removal at the new client, keep it so.
+#![cfg(all(unix, feature = "net"))]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use crate::common::net;
+
+use std::process::Command;
+
+use net::{Proc, Processes, assert_model};
+
+const SITES: [&str; 4] = ["a", "b", "c", "d"];
+
+#[test]
+fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = net::written_data(dir, "cli-net-joins", &["a", "b", "c", "d", "e"]);
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "13",
+        "--max-points",
+        "400",
+        "--admit-new-clients",
+    ];
+    let mut fed = Processes::start(dir, &SITES, &SITES, &extra, |_| None);
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    assert_model(dir, all[..4].to_vec());
+
+    // The authority issues e's certificate and appends it to the
+    // federation file, which e starts with (the members hold the old one).
+    let status = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .args(["certs", "--out-dir"])
+        .arg(&fed.certs)
+        .args([
+            "--federation",
+            "hospitals",
+            "--clients",
+            "e",
+            "--join",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(fed.certs.join("federation.json")).unwrap();
+    assert!(text.contains("\"e\""), "{text}");
+    let e = Proc::start("e", dir, &net::client_args(fed.port, &fed.certs, "e"), &[]);
+    fed.server.wait_for(|l| l.contains("client 4 (e) admitted"));
+    fed.server
+        .wait_for(|l| l.contains(" committed") && l.contains("included 0,1,2,3,4"));
+    assert_model(dir, all.clone());
+    assert!(
+        fed.clients[0]
+            .log()
+            .iter()
+            .any(|l| l.contains("admitted client(s) 4")),
+        "{:?}",
+        fed.clients[0].log()
+    );
+
+    // A member restarted from its store, then a removal at the new site.
+    fed.clients[0].kill();
+    let a = Proc::start("a", dir, &net::client_args(fed.port, &fed.certs, "a"), &[]);
+    a.wait_for(|l| l.contains("connected as client 0"));
+    net::forget(dir, "e", "3");
+    let mut rest = all;
+    rest[4] = rest[4].without(&[seeding::PointId(3)]).unwrap();
+    assert_model(dir, rest.clone());
+    net::forget(dir, "a", "5");
+    rest[0] = rest[0].without(&[seeding::PointId(5)]).unwrap();
+    assert_model(dir, rest);
+    drop((a, e));
+}
