@@ -75,7 +75,7 @@ fn the_deployment_walkthrough_runs_as_written() {
     assert_eq!(
         names,
         [
-            "certs", "server", "client", "client", "client", "client", "client", "client",
+            "certs", "server", "client", "client", "client", "client", "client", "client", "certs",
             "inspect", "export", "predict"
         ],
         "the walkthrough's commands changed: update this test with it"
@@ -131,6 +131,15 @@ fn the_deployment_walkthrough_runs_as_written() {
         }
         if cmd[0] == "inspect" {
             assert!(text.contains("audit history"), "{text}");
+        }
+        if cmd[0] == "certs" && cmd.contains(&"--join".to_string()) {
+            // Section 4c: the federation file now names Riverside last.
+            let file = std::fs::read_to_string(dir.join("certs/federation.json")).unwrap();
+            let file: serde_json::Value = serde_json::from_str(&file).unwrap();
+            assert_eq!(
+                file["roster"].as_array().unwrap().last().unwrap(),
+                "riverside"
+            );
         }
         if cmd[0] == "predict" {
             predicted = text;
