@@ -7,8 +7,10 @@ use crate::aggregation::Aggregation;
 use crate::{ClientId, MufcError, MufcResult};
 
 impl RemoteServer {
-    /// Admits the clients `joining` to the trained federation: the server
-    /// of [`Self::admitting`] replaces this one. Its next round that
+    /// Admits the clients `joining` to the trained federation: its setup
+    /// takes them ([`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting)),
+    /// its aggregation is sized for the new capacity with the same round
+    /// counter and its last sum the model's counts. Its next round that
     /// names them is whole; each member takes the new setup
     /// ([`RemoteClient::adopt`](crate::remote::RemoteClient::adopt)) once
     /// its operator's checks of the new clients pass. Unchanged on an
@@ -16,7 +18,10 @@ impl RemoteServer {
     ///
     /// # Errors
     ///
-    /// As [`Self::admitting`].
+    /// [`MufcError::NoServerModel`] before the model is trained or once
+    /// it is withdrawn; those of
+    /// [`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting);
+    /// the aggregation's.
     ///
     /// # Example
     ///
