@@ -13,7 +13,8 @@ mod topology;
 
 pub use bounds::Bounds;
 pub use net::{
-    ClientAction, ClientAddArgs, ClientArgs, ClientForgetArgs, DealerArgs, ServerArgs, TlsArgs,
+    ClientAction, ClientAddArgs, ClientArgs, ClientForgetArgs, ClientLeaveArgs, DealerArgs,
+    ServerArgs, TlsArgs,
 };
 pub use privacy::{Privacy, channel};
 pub use store::{
@@ -154,6 +155,7 @@ impl Command {
             Self::Client(a) => Some(match &a.action {
                 Some(ClientAction::Forget(f)) => &f.out,
                 Some(ClientAction::Add(f)) => &f.out,
+                Some(ClientAction::Leave(f)) => &f.out,
                 None => &a.out,
             }),
             Self::Dealer(a) => Some(&a.out),

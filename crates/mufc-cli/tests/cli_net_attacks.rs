@@ -115,8 +115,8 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
                         said.send(Said::Trained).unwrap();
                     }
                 }
-                // No client joins in this federation.
-                Down::Admission(_) => {}
+                // No client joins or leaves in this federation.
+                Down::Admission(_) | Down::Departures(_) => {}
             }
         }
     });

@@ -78,6 +78,33 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
     assert_model(dir, rest.clone());
     net::forget(dir, "a", "5");
     rest[0] = rest[0].without(&[seeding::PointId(5)]).unwrap();
-    assert_model(dir, rest);
+    assert_model(dir, rest.clone());
+
+    // Site b leaves: its whole removal, then its signed leave; the server
+    // keeps it and the members run their rings without b.
+    let out = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["client", "leave", "--store", "b.db", "--wait", "60"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && text.contains("left the federation"), "{text}");
+    fed.server.wait_for(|l| l.contains("client 1 (b) left the federation"));
+    assert!(fed.clients[1].exits_within(net::LIMIT), "b stops once it left");
+    rest[1] = rest[1].without(rest[1].ids()).unwrap();
+    let remaining: Vec<_> = rest.iter().filter(|d| !d.is_empty()).cloned().collect();
+    assert_model(dir, remaining.clone());
+    net::forget(dir, "c", "2");
+    let mut remaining = remaining;
+    remaining[1] = remaining[1].without(&[seeding::PointId(2)]).unwrap();
+    assert_model(dir, remaining);
+    // Its store runs no client again.
+    let again = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(net::client_args(fed.port, &fed.certs, "b"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success() && said.contains("left the federation"), "{said}");
     drop((a, e));
 }

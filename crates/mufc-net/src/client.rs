@@ -69,6 +69,15 @@ pub fn start_client(
     creds: crate::tls::ClientCredentials,
 ) -> Result<ClientHandle, NetError> {
     let store = Holding::open(&options.store, options.first_start.as_ref())?;
+    if let Some(s) = store.store()
+        && s.left()?
+    {
+        return Err(NetError::ClientStore {
+            path: options.store,
+            reason: "this client left the federation (mufc client leave): it holds no point                      and takes part in no round again"
+                .into(),
+        });
+    }
     let mut firsts = crate::endorse::FirstMessages::new(&creds.ca_pem, options.roster.clone())?;
     // The clients admitted since training that this client checked: its
     // federation file's roster may not name them (issue 29).
@@ -106,6 +115,10 @@ async fn run(
         };
         if welcomed {
             wait = options.reconnect;
+        }
+        if store.store().is_some_and(|s| s.left().unwrap_or(false)) {
+            let _ = report.send(ClientEvent::Left);
+            return Ok(());
         }
         let reason = match outcome {
             Ok(()) => "the server closed the session".to_string(),

@@ -39,6 +39,7 @@ use sha2::{Digest, Sha256};
 use crate::NetError;
 
 mod additions;
+mod leaving;
 mod members;
 mod requests;
 

@@ -48,7 +48,7 @@ const SCHEMES: [SignatureScheme; 5] = [
     SignatureScheme::RSA_PSS_SHA384,
 ];
 
-fn algorithms() -> WebPkiSupportedAlgorithms {
+pub(crate) fn algorithms() -> WebPkiSupportedAlgorithms {
     rustls::crypto::ring::default_provider().signature_verification_algorithms
 }
 
@@ -122,14 +122,20 @@ impl Endorser {
     /// [`NetError::Tls`] if the key offers none of the schemes, or the
     /// signature fails.
     pub fn sign(&self, message: &[u8]) -> Result<Signed, NetError> {
+        self.sign_in(CONTEXT, message)
+    }
+
+    /// `message` signed over `context` then `message`: each purpose has a
+    /// context of its own ([`CONTEXT`], a leave's).
+    pub(crate) fn sign_in(&self, context: &[u8], message: &[u8]) -> Result<Signed, NetError> {
         let signer = self.key.choose_scheme(&SCHEMES).ok_or(NetError::Tls {
             what: "the signing key",
             reason: "it signs with none of Ed25519, ECDSA P-256/P-384, RSA-PSS".into(),
         })?;
         let signature = signer
-            .sign(&[CONTEXT, message].concat())
+            .sign(&[context, message].concat())
             .map_err(|e| NetError::Tls {
-                what: "signing a first message",
+                what: "signing a message",
                 reason: e.to_string(),
             })?;
         Ok(Signed {
@@ -155,6 +161,16 @@ pub fn verify(cert: &[u8], signed: &Signed) -> Result<(), String> {
 
 /// [`verify`] with the certificate parsed.
 fn verify_with(ee: &webpki::EndEntityCert<'_>, signed: &Signed) -> Result<(), String> {
+    verify_in(ee, signed, CONTEXT)
+}
+
+/// Checks `signed`, made over `context` then its message, against the
+/// key of `ee`.
+pub(crate) fn verify_in(
+    ee: &webpki::EndEntityCert<'_>,
+    signed: &Signed,
+    context: &[u8],
+) -> Result<(), String> {
     let scheme = u16::try_from(signed.scheme)
         .map(SignatureScheme::from)
         .map_err(|_| "an unknown signature scheme".to_string())?;
@@ -165,7 +181,7 @@ fn verify_with(ee: &webpki::EndEntityCert<'_>, signed: &Signed) -> Result<(), St
     let candidates = (algs.mapping.iter())
         .find(|(s, _)| *s == scheme)
         .map_or(&[][..], |(_, a)| *a);
-    let msg = [CONTEXT, &signed.message].concat();
+    let msg = [context, &signed.message].concat();
     if candidates
         .iter()
         .any(|alg| ee.verify_signature(*alg, &msg, &signed.signature).is_ok())
@@ -178,7 +194,7 @@ fn verify_with(ee: &webpki::EndEntityCert<'_>, signed: &Signed) -> Result<(), St
 
 /// Checks that `ee` is a client's certificate of the authority `anchor`,
 /// valid now, and with `name` that it names that client.
-fn client_cert(
+pub(crate) fn client_cert(
     ee: &webpki::EndEntityCert<'_>,
     anchor: &rustls::pki_types::TrustAnchor<'_>,
     (algs, now): (&WebPkiSupportedAlgorithms, UnixTime),
@@ -343,6 +359,18 @@ impl FirstMessages {
     /// [`Self::admit`].
     pub fn admitted(&self, id: ClientId) -> bool {
         self.admitted.contains(&id)
+    }
+
+    /// The authority's certificate.
+    pub(crate) fn ca(&self) -> &CertificateDer<'static> {
+        &self.ca
+    }
+
+    /// The roster's name of client `id` (`None` without a roster, or for
+    /// an id beyond it).
+    pub(crate) fn name_of(&self, id: ClientId) -> Option<&str> {
+        let at = usize::try_from(id.0).ok()?;
+        self.roster.as_ref()?.get(at).map(String::as_str)
     }
 
     /// The number of clients on the roster, the admitted ones included

@@ -4,6 +4,7 @@ pub mod certs;
 pub mod client;
 pub mod client_store;
 pub mod dealer;
+pub mod departure;
 pub mod endorse;
 mod error;
 pub mod fault;

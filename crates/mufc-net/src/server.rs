@@ -139,6 +139,14 @@ pub enum ServerEvent {
         /// Its name.
         name: String,
     },
+    /// A client left the federation (issue 29): its signed leave checked,
+    /// kept in the store, its session closed; no later ring names it.
+    Left {
+        /// The client.
+        id: ClientId,
+        /// Its name.
+        name: String,
+    },
     /// A client of the roster opened a session.
     Connected {
         /// The client.

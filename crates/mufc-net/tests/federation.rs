@@ -169,13 +169,22 @@ impl Loopback {
     /// Starts client `name` (a certificate of its own) on the store
     /// `path`.
     pub(crate) fn start_client(&self, name: &str, path: &Path) -> ClientHandle {
+        self.start_client_result(name, path).unwrap()
+    }
+
+    /// [`Self::start_client`], or why the client does not start.
+    pub(crate) fn start_client_result(
+        &self,
+        name: &str,
+        path: &Path,
+    ) -> Result<ClientHandle, mufc_net::NetError> {
         let cert = self.ca.issue_client(name).unwrap();
         let tls = client_credentials(self.ca.cert_pem(), &cert.cert_pem, &cert.key_pem).unwrap();
         let mut options = ClientOptions::new(&self.addr, path);
         options.poll = Duration::from_millis(50);
         let at: usize = name.trim_start_matches('c').parse().unwrap();
         options.dealer = self.pairings.get(at).cloned();
-        start_client(options, tls).unwrap()
+        start_client(options, tls)
     }
 
     /// Stops the server, runs `while_down` with the clients, and starts

@@ -8,11 +8,12 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions};
+use mufc_net::client::ClientEvent;
 use mufc_net::client_store::ClientStore;
 use mufc_net::server::ServerEvent;
 use seeding::Dataset;
 
-use super::federation::{Loopback, assert_stored_model, data, until_server};
+use super::federation::{Loopback, assert_stored_model, data, until_client, until_server};
 
 /// Six clients' data: five train, the sixth joins; room for all.
 fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
@@ -94,5 +95,51 @@ async fn a_client_not_on_the_roster_is_refused_without_admission() {
     .await;
     let _ = c5.stop().await;
     assert_stored_model(&fed.store, &all[..5]);
+    fed.stop().await;
+}
+
+/// A client leaves (issue 29): its whole removal's round commits, it
+/// signs its leave, the server keeps it and closes the session, and the
+/// client stops. With pairwise masks every member of a ring must answer:
+/// the next removal runs without the leaver only because every member
+/// checked its leave. The model equals the in-process fit on the clients
+/// that remain, before and after a server restart, and the store it left
+/// refuses to run again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaves_and_the_rings_go_on_without_it() {
+    let all = data(5);
+    let mut fed = Loopback::trained(config(Masks::Pairwise, &all), &all).await;
+    let (path, _) = &fed.clients[4];
+    let store = ClientStore::open(path).unwrap();
+    store.request_leave().unwrap();
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(4)),
+    )
+    .await;
+    let (path, mut leaver) = fed.clients.pop().unwrap();
+    until_client(&mut leaver, |e| matches!(e, ClientEvent::Left)).await;
+    leaver.stop().await.unwrap();
+    assert!(ClientStore::open(&path).unwrap().left().unwrap());
+    assert_stored_model(&fed.store, &all[..4]);
+    // A removal at a member: a pairwise ring of the four that remain.
+    let gone = all[1].id(3);
+    fed.forget(1, &[gone]).await;
+    let mut rest = all[..4].to_vec();
+    rest[1] = rest[1].without(&[gone]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let gone = all[2].id(0);
+    fed.forget(2, &[gone]).await;
+    rest[2] = rest[2].without(&[gone]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    // The store that left runs no client again.
+    let again = fed.start_client_result("c4", &path);
+    assert!(
+        again
+            .unwrap_err()
+            .to_string()
+            .contains("left the federation")
+    );
     fed.stop().await;
 }

@@ -1,8 +1,10 @@
-//! Clients admitted to a federation served across processes after its
-//! training (issue 29): the server's store keeps each one's name on the
-//! roster, its certificate (the members check it before they take a setup
-//! that admits it) and when it joined, written with the server's state in
-//! one transaction.
+//! The roster's changes in the store of a federation served across
+//! processes (issue 29): each client admitted after training (its name on
+//! the roster, its certificate, which the members check before they take a
+//! setup that admits it, and when it joined), and each client that left
+//! (its certificate and its signed leave, which the members check before
+//! they run rings without it), written with the server's state in one
+//! transaction.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +27,22 @@ pub struct AdmittedClient {
     /// Its certificate, DER.
     pub certificate: Vec<u8>,
     /// When it was admitted, Unix seconds.
+    pub time: u64,
+}
+
+/// A client that left after training, with the proof of it the members
+/// check: its certificate (DER) and its leave statement as the caller
+/// encodes it (opaque here; `mufc-net` keeps the signed statement), and
+/// when it left (Unix seconds).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepartedClient {
+    /// Its id.
+    pub id: ClientId,
+    /// Its certificate, DER.
+    pub certificate: Vec<u8>,
+    /// Its leave statement, signed, as the caller encodes it.
+    pub leave: Vec<u8>,
+    /// When it left, Unix seconds.
     pub time: u64,
 }
 
@@ -96,8 +114,17 @@ impl Store {
         // The server row names the new client: the name is in the state
         // while it is written, and taken out again if the write fails.
         self.state.names.insert(client.id, name.clone());
-        let written = self.write_admission(&fed, &client, (&roster, &admitted), time);
-        match written {
+        let metas = [
+            ("roster", encode(&roster)?),
+            ("admitted", encode(&admitted)?),
+        ];
+        let change = Change {
+            id: client.id,
+            kind: "join",
+            outcome: AuditOutcome::Deferred,
+            time,
+        };
+        match self.write_change(&fed, &change, &metas) {
             Ok(journal) => {
                 self.state.last_entry = journal;
                 self.state.by_name.insert(name, client.id);
@@ -111,38 +138,93 @@ impl Store {
         Ok(())
     }
 
-    /// Writes the admission of `client` in one transaction: the journal
+    /// Notes that `client` left the federation this server's store serves
+    /// (after its whole removal's round committed): `server` (the server's
+    /// state once it noted it, [`RemoteServer::leave`](mufc::remote::RemoteServer::leave))
+    /// replaces the server row, the leave is kept with its proof
+    /// ([`Self::departed`]), and the journal and the audit log say it left,
+    /// in one transaction. The client stays on the roster.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a store that is not a server's;
+    /// [`StoreError::Mufc`] for a client not on the roster, or a snapshot
+    /// that does not load; [`StoreError::Stale`]; [`StoreError::Database`]
+    /// (nothing is written then).
+    pub fn leave_serving(
+        &mut self,
+        server: ServerSnapshot,
+        client: DepartedClient,
+    ) -> Result<(), StoreError> {
+        let roster = self
+            .roster()?
+            .ok_or_else(|| StoreError::corrupt("the store is not a server's: it has no roster"))?;
+        if usize::try_from(client.id.0).map_or(true, |i| i >= roster.len()) {
+            return Err(StoreError::Mufc(mufc::MufcError::UnknownClient(client.id)));
+        }
+        let fed = Federation::from_snapshot(server, Vec::new())?;
+        let mut departed = self.departed()?;
+        if departed.iter().any(|d| d.id == client.id) {
+            return Ok(());
+        }
+        departed.push(client.clone());
+        let change = Change {
+            id: client.id,
+            kind: "leave",
+            outcome: AuditOutcome::Applied,
+            time: unix_now(),
+        };
+        let journal = self.write_change(&fed, &change, &[("departed", encode(&departed)?)])?;
+        self.state.last_entry = journal;
+        self.state.fed = fed;
+        Ok(())
+    }
+
+    /// The clients that left after training, in the order they left.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a list that does not parse.
+    pub fn departed(&self) -> Result<Vec<DepartedClient>, StoreError> {
+        self.meta_list("departed", "the clients that left")
+    }
+
+    /// Writes a change of the roster in one transaction: the journal
     /// entry, the server row of `fed` (the state names the client), the
-    /// roster and the admitted clients, the audit row; returns the
-    /// journal entry.
-    fn write_admission(
+    /// `meta` rows `metas`, the client's audit row; returns the journal
+    /// entry.
+    fn write_change(
         &self,
         fed: &Federation,
-        client: &AdmittedClient,
-        (roster, admitted): (&[String], &[AdmittedClient]),
-        time: u64,
+        change: &Change,
+        metas: &[(&str, Vec<u8>)],
     ) -> Result<i64, StoreError> {
-        let name = self.state.name(client.id);
+        let name = self.state.name(change.id);
         let version = self.state.model_version;
         let tx = begin(&self.conn, self.state.mark())?;
-        let journal = write_journal(&tx, 0, time, "join", &format!("client {}", client.id))?;
+        let named = format!("client {}", change.id);
+        let journal = write_journal(&tx, 0, change.time, change.kind, &named)?;
         write_server_of(&tx, fed, &self.state, version, self.state.records_digest)?;
-        put_meta(&tx, "roster", &roster)?;
-        put_meta(&tx, "admitted", &admitted)?;
+        for (key, blob) in metas {
+            tx.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                rusqlite::params![key, blob],
+            )
+            .map_err(StoreError::db("writing the metadata"))?;
+        }
         write_audit(
             &tx,
             &AuditEntry {
                 request: 0,
-                time,
+                time: change.time,
                 client: name,
                 points: 0,
-                whole_client: false,
+                whole_client: change.kind == "leave",
                 reseeded: false,
-                // It waits for its first round.
-                outcome: AuditOutcome::Deferred,
+                outcome: change.outcome,
                 applied: Vec::new(),
-                erased_at: time,
-                removed_at: None,
+                erased_at: change.time,
+                removed_at: (change.kind == "leave").then_some(change.time),
                 version_before: version,
                 version_after: version,
                 warning: None,
@@ -160,37 +242,45 @@ impl Store {
     ///
     /// [`StoreError::Corrupt`] for a list that does not parse.
     pub fn admitted(&self) -> Result<Vec<AdmittedClient>, StoreError> {
+        self.meta_list("admitted", "the admitted clients")
+    }
+
+    /// The list kept under `key` in `meta` (`what`, for errors); empty
+    /// when there is none.
+    fn meta_list<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        what: &str,
+    ) -> Result<Vec<T>, StoreError> {
         let blob: Option<Vec<u8>> =
             match self
                 .conn
-                .query_row("SELECT value FROM meta WHERE key = 'admitted'", [], |r| {
-                    r.get(0)
-                }) {
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            {
                 Ok(b) => Some(b),
                 Err(rusqlite::Error::QueryReturnedNoRows) => None,
-                Err(e) => return Err(StoreError::db("reading the admitted clients")(e)),
+                Err(e) => return Err(StoreError::db("reading the metadata")(e)),
             };
         blob.map_or(Ok(Vec::new()), |b| {
             postcard::from_bytes(&b)
-                .map_err(|e| StoreError::corrupt(format!("the admitted clients do not parse: {e}")))
+                .map_err(|e| StoreError::corrupt(format!("{what} do not parse: {e}")))
         })
     }
 }
 
-/// Writes `value` under `key` in `meta`, replacing it.
-fn put_meta<T: Serialize>(
-    tx: &rusqlite::Connection,
-    key: &str,
-    value: &T,
-) -> Result<(), StoreError> {
-    let blob = postcard::to_allocvec(value).map_err(|e| StoreError::Database {
+/// A change of the roster, as the journal and the audit log name it.
+struct Change {
+    id: ClientId,
+    /// `join` or `leave`.
+    kind: &'static str,
+    outcome: AuditOutcome,
+    time: u64,
+}
+
+/// `value` in `meta`'s encoding (postcard).
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
+    postcard::to_allocvec(value).map_err(|e| StoreError::Database {
         context: "writing the metadata",
         source: e.to_string().into(),
-    })?;
-    tx.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-        rusqlite::params![key, blob],
-    )
-    .map_err(StoreError::db("writing the metadata"))?;
-    Ok(())
+    })
 }

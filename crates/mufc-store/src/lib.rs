@@ -33,7 +33,7 @@ mod words;
 #[cfg(test)]
 mod stored_clusters_tests;
 
-pub use admissions::AdmittedClient;
+pub use admissions::{AdmittedClient, DepartedClient};
 pub use error::StoreError;
 pub use fault::{FAULT_ENV, FaultPoint, WAIT_SUFFIX, WAITING};
 pub use handle::Store;

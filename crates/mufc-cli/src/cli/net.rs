@@ -263,6 +263,32 @@ pub enum ClientAction {
     /// committed at the server; the model is then training's on every
     /// record present.
     Add(ClientAddArgs),
+    /// Ask the running client to leave the federation (issue 29): it
+    /// forgets every point it holds (its whole removal), and once that
+    /// round committed it signs its leave, which the server keeps and
+    /// relays so that the members run their rings without it; the client
+    /// then stops, and never runs on this store again.
+    Leave(ClientLeaveArgs),
+}
+
+/// Options of `mufc client leave`.
+#[derive(Clone, Debug, Args)]
+pub struct ClientLeaveArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: StoreOutput,
+    /// The client's store.
+    #[arg(long, value_name = "STORE")]
+    pub store: PathBuf,
+    /// Seconds to wait until the server took the leave (0: do not wait;
+    /// the running client leaves all the same).
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "SECS",
+        default_value_t = 120.0
+    )]
+    pub wait: f64,
 }
 
 /// Options of `mufc client add`.

@@ -235,6 +235,7 @@ pub fn client(a: &ClientArgs) -> Result<Report, CliError> {
     match &a.action {
         Some(ClientAction::Forget(f)) => return super::net_requests::forget(f),
         Some(ClientAction::Add(f)) => return super::net_requests::add(f),
+        Some(ClientAction::Leave(f)) => return super::net_requests::leave(f),
         None => {}
     }
     let log = Logger::from_env(a.out.json)?;

@@ -68,6 +68,12 @@ pub(super) fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "connected", "client": id.0, "name": name }),
             format!("client {id} ({name}) connected"),
         ),
+        ServerEvent::Left { id, name } => (
+            json!({ "event": "left", "client": id.0, "name": name }),
+            format!(
+                "client {id} ({name}) left the federation: its signed leave is kept, and no                  later round names it"
+            ),
+        ),
         ServerEvent::Admitted { id, name } => (
             json!({ "event": "admitted", "client": id.0, "name": name }),
             format!(
@@ -206,6 +212,20 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
         ClientEvent::Joined { round } => (
             json!({ "event": "joined", "round": round }),
             format!("joined round {round}"),
+        ),
+        ClientEvent::Departed { ids } => (
+            json!({ "event": "departed", "clients": ids.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            format!(
+                "client(s) {} left the federation (their signed leaves checked)",
+                ids.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        ClientEvent::Left => (
+            json!({ "event": "left" }),
+            "left the federation: the server took the leave; this client stops".to_string(),
         ),
         ClientEvent::Admitted { ids } => (
             json!({ "event": "admitted", "clients": ids.iter().map(|c| c.0).collect::<Vec<_>>() }),

@@ -1,6 +1,7 @@
-//! `mufc client forget` and `mufc client add`: a request recorded in the
-//! client's store, which the running client applies, then waited for
-//! until a round that included the client committed at the server.
+//! `mufc client forget`, `mufc client add` and `mufc client leave`: a
+//! request recorded in the client's store, which the running client
+//! applies, then waited for until a round that included the client
+//! committed at the server (for a leave, until the server took it).
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use serde_json::json;
 
 use super::net_files::{chosen_bounds, federation_file, seconds};
 use crate::CliError;
-use crate::cli::{ClientAddArgs, ClientForgetArgs};
+use crate::cli::{ClientAddArgs, ClientForgetArgs, ClientLeaveArgs};
 use crate::data::{LoadOptions, load};
 use crate::output::{Report, count};
 
@@ -83,6 +84,40 @@ pub(super) fn add(f: &ClientAddArgs) -> Result<Report, CliError> {
     };
     let done = format!("{} added", count(records.len() as u64, "record"));
     served(&store, request, f.wait, "client add", &done)
+}
+
+/// `mufc client leave` (issue 29): the whole removal and the leave
+/// recorded at once, then waited for until the server took the leave.
+pub(super) fn leave(f: &ClientLeaveArgs) -> Result<Report, CliError> {
+    let store = existing(&f.store, "its records are in no model yet")?;
+    let request = store.request_leave()?;
+    let wait = seconds("wait", f.wait)?;
+    let start = std::time::Instant::now();
+    while !store.left()? && start.elapsed() < wait {
+        if let Some(RequestStatus::Refused { reason }) =
+            request.map(|r| store.status(r)).transpose()?.flatten()
+        {
+            return Err(CliError::Store(format!(
+                "the leave's removal was refused: {reason}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = store.left()?;
+    let text = match left {
+        true => "left the federation: every point forgotten, the model counts none of them,                  and the members run their rounds without this client"
+            .to_string(),
+        false => format!(
+            "leave recorded; the running client leaves once its removal's round committed              (`mufc client leave` waited {:.0} s: is the client running?)",
+            wait.as_secs_f64()
+        ),
+    };
+    Ok(Report {
+        json: json!({ "command": "client leave", "request": request, "left": left }),
+        text,
+        warnings: Vec::new(),
+        exit: 0,
+    })
 }
 
 /// Waits up to `wait` seconds for `request` to be acknowledged or

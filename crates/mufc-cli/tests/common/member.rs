@@ -90,8 +90,9 @@ impl Honest {
                 }
                 None
             }
-            // The member takes no setup that admits clients.
-            Down::Admission(_) => None,
+            // The member takes no setup that admits clients, and keeps
+            // every client of its last sum in its rings.
+            Down::Admission(_) | Down::Departures(_) => None,
         }
     }
 }

@@ -89,6 +89,15 @@ impl ClientOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientEvent {
+    /// The server said clients left, and their signed leaves checked
+    /// (issue 29): the client runs rings without them.
+    Departed {
+        /// The clients new to this client's list of those gone.
+        ids: Vec<ClientId>,
+    },
+    /// This client left the federation (`mufc client leave`): the server
+    /// took its leave, and the client stops.
+    Left,
     /// The server said clients joined after training, and their
     /// certificates checked (issue 29): the client takes a setup that
     /// admits them.

@@ -38,6 +38,9 @@ struct Session<'a> {
     firsts: &'a mut crate::endorse::FirstMessages,
     /// Its pairing with the dealer, with dealt masks.
     dealer: Option<&'a crate::dealer::DealerPairing>,
+    /// Whether the client sent its leave in this session (issue 29): the
+    /// server closes the session once it took it.
+    leave_sent: bool,
 }
 
 pub(super) async fn session(
@@ -77,6 +80,7 @@ pub(super) async fn session(
         endorser: &creds.endorser,
         firsts,
         dealer: options.dealer.as_ref(),
+        leave_sent: false,
     };
     let mut poll = tokio::time::interval(options.poll);
     loop {
@@ -87,7 +91,13 @@ pub(super) async fn session(
                         s.on_message(body).await?;
                     }
                 }
-                Ok(None) => return Ok(()),
+                Ok(None) => {
+                    // The server closes a session whose leave it took.
+                    if s.leave_sent {
+                        s.holding.stored()?.set_left()?;
+                    }
+                    return Ok(());
+                }
                 Err(status) => return Err(crate::transport::status_error(&status)),
             },
             _ = poll.tick() => s.serve_requests().await?,
@@ -127,13 +137,76 @@ impl Session<'_> {
                 for request in store.unacknowledged()? {
                     send(&self.outbox, forget_message(store, request)?).await?;
                 }
+                self.leave_if_due().await?;
             }
             ServerBody::Announcement(bytes) => self.join(&bytes).await?,
             ServerBody::Secagg(bytes) => self.step(bytes, None).await?,
             ServerBody::Directory(d) => self.step(d.secagg, Some(d.firsts)).await?,
             ServerBody::End(end) => self.end(&end)?,
             ServerBody::Admission(a) => self.admission(a)?,
+            ServerBody::Departures(d) => self.departures(d)?,
         }
+        if self.current.is_none() {
+            self.leave_if_due().await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the client's signed leave once it is due (issue 29): the
+    /// client is leaving, holds no point, and its whole removal's round
+    /// committed. Once.
+    async fn leave_if_due(&mut self) -> Result<(), NetError> {
+        let Some(id) = self.party.as_ref().map(RemoteClient::id) else {
+            return Ok(());
+        };
+        if self.leave_sent || !self.holding.stored()?.leave_due()? {
+            return Ok(());
+        }
+        let signed = self.endorser.sign_leave(id)?;
+        send(&self.outbox, ClientBody::Leave(signed)).await?;
+        self.leave_sent = true;
+        Ok(())
+    }
+
+    /// Checks the clients the server says left (issue 29): each one's
+    /// certificate from the federation's authority and its signed leave
+    /// ([`crate::departure::check_departures`]); then the client runs
+    /// rings without them ([`RemoteClient::accept_leave`]), kept in its
+    /// store. A departure that fails changes nothing, and a ring without
+    /// that client is refused as before.
+    fn departures(&mut self, d: crate::proto::Departures) -> Result<(), NetError> {
+        let members: Vec<(ClientId, Option<crate::proto::Signed>, Vec<u8>)> =
+            (d.members.into_iter())
+                .map(|m| (ClientId(m.client_id), m.leave, m.certificate))
+                .collect();
+        let (Some(party), checked) = (
+            self.party.as_mut(),
+            crate::departure::check_departures(self.firsts, &members),
+        ) else {
+            return Ok(());
+        };
+        let ids = match checked {
+            Ok(ids) => ids,
+            Err(e) => {
+                let _ = self.report.send(ClientEvent::RefusedRound {
+                    round: 0,
+                    reason: e.to_string(),
+                });
+                return Ok(());
+            }
+        };
+        let gone: Vec<ClientId> = ids
+            .into_iter()
+            .filter(|c| party.last_sum().contains(c))
+            .collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
+        for c in &gone {
+            party.accept_leave(*c);
+        }
+        self.holding.stored()?.save(party)?;
+        let _ = self.report.send(ClientEvent::Departed { ids: gone });
         Ok(())
     }
 

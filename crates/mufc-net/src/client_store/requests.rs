@@ -256,6 +256,17 @@ impl ClientStore {
         Ok((number, ids))
     }
 
+    /// The ids the pending additions name, as `conn` reads them.
+    pub(super) fn pending_addition_ids(conn: &Connection) -> Result<Vec<PointId>, String> {
+        let mut ids = Vec::new();
+        for row in Self::requests_in(conn, "status = 'pending'", [])? {
+            if row.records.is_some() {
+                ids.extend(row.ids().map_err(|e| e.to_string())?);
+            }
+        }
+        Ok(ids)
+    }
+
     /// Every id the store names as `conn` reads it: its points' and every
     /// request's (forgotten points and pending additions included).
     pub(super) fn named_ids(conn: &Connection) -> Result<Vec<PointId>, String> {

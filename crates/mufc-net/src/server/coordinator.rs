@@ -19,6 +19,7 @@ use tonic::Status;
 
 mod dealer;
 mod joins;
+mod leaves;
 mod round;
 mod schedule;
 
@@ -85,6 +86,11 @@ pub(super) struct Coordinator {
     /// The clients admitted after training, in the order they joined
     /// (`joins.rs`; kept in the store).
     admitted: Vec<mufc_store::AdmittedClient>,
+    /// The clients that left, in the order they left (`leaves.rs`; kept
+    /// in the store).
+    departed: Vec<mufc_store::DepartedClient>,
+    /// The leaves heard during a round, taken once it ended.
+    deferred_leaves: Vec<(ClientId, u64, crate::proto::Signed)>,
 }
 
 impl Coordinator {
@@ -99,6 +105,7 @@ impl Coordinator {
         let mut options = options;
         let mut roster = options.roster.clone();
         let mut admitted = Vec::new();
+        let mut departed = Vec::new();
         let (remote, store) = if options.store.exists() {
             let store = Store::open(&options.store)?;
             let stored = store.roster()?.ok_or_else(|| {
@@ -108,6 +115,7 @@ impl Coordinator {
                 ))
             })?;
             admitted = store.admitted()?;
+            departed = store.departed()?;
             // The clients admitted since training follow the roster the
             // server was started with (the federation file's, which may
             // name them already).
@@ -159,6 +167,8 @@ impl Coordinator {
             stalled: BTreeMap::new(),
             dealer: None,
             admitted,
+            departed,
+            deferred_leaves: Vec::new(),
         };
         coordinator.requeue_joining();
         Ok(coordinator)
@@ -176,6 +186,7 @@ impl Coordinator {
             {
                 self.set_up()?;
             }
+            self.take_deferred_leaves();
             // The revocation list is read before a round, not at every
             // event: a revoked client takes part in no round.
             let next = self.next().and_then(|_| {
@@ -239,10 +250,12 @@ impl Coordinator {
                 outbox,
             } => self.connected(conn, fingerprint, certificate, registration, outbox),
             Event::Message { id, conn, body } => {
-                if self.sessions.get(&id).is_some_and(|s| s.conn == conn)
-                    && let ClientBody::Forget(f) = body
-                {
-                    self.queue_forget(id, &f);
+                if self.sessions.get(&id).is_some_and(|s| s.conn == conn) {
+                    match body {
+                        ClientBody::Forget(f) => self.queue_forget(id, &f),
+                        ClientBody::Leave(signed) => self.leaving(id, conn, &signed),
+                        _ => {}
+                    }
                 }
             }
             Event::Gone { id, conn } => self.gone(id, conn),
@@ -270,6 +283,13 @@ impl Coordinator {
         outbox: mpsc::Sender<Result<ServerMessage, Status>>,
     ) {
         let id = registration.id;
+        if self.departed.iter().any(|d| d.id == id) {
+            let name = self.name_of(id);
+            let reason = format!("{name} left the federation: it takes part in no round again");
+            let _ = outbox.try_send(Err(Status::permission_denied(reason.clone())));
+            let _ = self.report.send(ServerEvent::Refused { reason });
+            return;
+        }
         self.sessions.insert(
             id,
             Session {

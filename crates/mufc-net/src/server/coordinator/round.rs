@@ -157,6 +157,12 @@ impl Coordinator {
                         state.refused.insert(id);
                         Err(format!("refused round {}: {}", r.round, r.reason))
                     }
+                    // The round's sum may still name the client: its leave
+                    // is taken once the round ended.
+                    ClientBody::Leave(signed) => {
+                        self.deferred_leaves.push((id, conn, signed));
+                        Ok(())
+                    }
                     ClientBody::Hello(_) => Ok(()),
                 };
                 if let Err(reason) = received {
@@ -238,9 +244,13 @@ impl Coordinator {
         // The admitted clients' certificates first: a member takes a setup
         // that admits new clients only once it checked them.
         let admission = self.admission();
+        let departures = self.departures();
         for id in &clients {
             if let Some(a) = &admission {
                 self.send(*id, ServerBody::Admission(a.clone()));
+            }
+            if let Some(d) = &departures {
+                self.send(*id, ServerBody::Departures(d.clone()));
             }
             self.send(*id, ServerBody::Announcement(announcement.clone()));
         }

@@ -75,7 +75,10 @@ impl Coordinator {
             let connected: Vec<ClientId> = (members.iter().copied())
                 .filter(|c| self.sessions.contains_key(c))
                 .collect();
-            let everyone = connected.len() == members.len();
+            // A client that left is not waited for.
+            let departed = self.departed_ids();
+            let present = members.iter().filter(|c| !departed.contains(c)).count();
+            let everyone = connected.len() == present;
             if !remote.group_trained(group) {
                 // Training waits for the whole group.
                 if everyone && !members.is_empty() {

@@ -1,6 +1,7 @@
-//! A client's side of a join (issue 29): a new client trained in the
-//! federation it joins, and a member taking the setup that admits new
-//! clients.
+//! A client's side of the roster's changes (issue 29): a new client
+//! trained in the federation it joins, a member taking the setup that
+//! admits new clients, and a member taking a client that left off the
+//! clients its rings must name.
 
 use seeding::Dataset;
 
@@ -92,5 +93,31 @@ impl RemoteClient {
         t.setup = setup.clone();
         t.aggregation = aggregation;
         Ok(())
+    }
+
+    /// Takes client `id`, which left the federation, off the clients the
+    /// client's later rings must name (its last sum's, issue 28, item 5):
+    /// a ring without it is joined again. A driver calls it only once it
+    /// checked that `id` itself said it left after its whole removal's
+    /// round committed (`mufc-net` checks its signed leave statement), so
+    /// that the last input of `id` in any sum was empty and a sum without
+    /// it tells the server nothing more.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::ClientId;
+    /// use mufc::remote::RemoteClient;
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data = Dataset::new(DMatrix::from_element(2, 4, 0.1))?;
+    /// let mut client = RemoteClient::new(ClientId(0), data)?.with_last_sum(vec![ClientId(0), ClientId(1), ClientId(2)]);
+    /// client.accept_leave(ClientId(2));
+    /// assert_eq!(client.last_sum(), [ClientId(0), ClientId(1)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn accept_leave(&mut self, id: ClientId) {
+        self.last_sum.retain(|c| *c != id);
     }
 }

@@ -1,6 +1,7 @@
-//! Clients admitted to a trained federation (issue 29): the server's
-//! roster grows, its aggregation is sized for it, and its round counter
-//! and last sum go on.
+//! The roster's changes at the server (issue 29): clients admitted to a
+//! trained federation (the roster grows, the aggregation is sized for it,
+//! its round counter and last sum go on), and clients that left (no later
+//! ring needs them).
 
 use super::RemoteServer;
 use crate::aggregation::Aggregation;
@@ -88,5 +89,56 @@ impl RemoteServer {
             fit_report,
             ..self.clone()
         })
+    }
+
+    /// Notes that the clients `gone` left the federation after their
+    /// whole removal's round committed (their last input in the sum was
+    /// empty): no later ring needs to name them, and the server's list of
+    /// the clients its model includes loses them. They stay on the roster
+    /// (an id names one client for good), and the sketch capacity stays.
+    ///
+    /// The withdrawal of the model when too few clients remain
+    /// (docs/threat-model.md P4) is the driver's to decide: across
+    /// processes it is not built yet (a round of fewer clients than the
+    /// smallest aggregate is refused at its start all the same).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::NoServerModel`] before the model is trained;
+    /// [`MufcError::UnknownClient`] for a client not on the roster;
+    /// [`MufcError::TopologyUnsupported`] with groups.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{InProcess, RemoteServer};
+    /// use mufc::{ClientId, FederationConfig, RemovalRequest};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..4)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2).seed(5).min_updating_clients(1).validate()?;
+    /// let mut parties = InProcess::train(data, &config)?;
+    /// parties.remove(&RemovalRequest::clients(vec![ClientId(3)]))?;
+    /// let mut server: RemoteServer = parties.server().clone();
+    /// server.leave(&[ClientId(3)])?;
+    /// assert_eq!(server.included(0), [0, 1, 2].map(ClientId));
+    /// assert!(server.leave(&[ClientId(9)]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn leave(&mut self, gone: &[ClientId]) -> MufcResult<()> {
+        if self.tree.is_some() {
+            return Err(MufcError::TopologyUnsupported(
+                "a client leaving across processes",
+            ));
+        }
+        if let Some(c) = gone.iter().find(|c| !self.setup.roster().contains(c)) {
+            return Err(MufcError::UnknownClient(*c));
+        }
+        let report = self.fit_report.as_mut().ok_or(MufcError::NoServerModel)?;
+        report.included.retain(|c| !gone.contains(c));
+        Ok(())
     }
 }
