@@ -13,7 +13,8 @@ use crate::common::net;
 
 use std::process::Command;
 
-use net::{Proc, Processes, assert_model};
+use mufc::ClientId;
+use net::{Proc, Processes, assert_model, assert_model_of};
 
 const SITES: [&str; 4] = ["a", "b", "c", "d"];
 
@@ -88,16 +89,23 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success() && text.contains("left the federation"), "{text}");
-    fed.server.wait_for(|l| l.contains("client 1 (b) left the federation"));
-    assert!(fed.clients[1].exits_within(net::LIMIT), "b stops once it left");
-    rest[1] = rest[1].without(rest[1].ids()).unwrap();
-    let remaining: Vec<_> = rest.iter().filter(|d| !d.is_empty()).cloned().collect();
-    assert_model(dir, remaining.clone());
+    assert!(
+        out.status.success() && text.contains("left the federation"),
+        "{text}"
+    );
+    fed.server
+        .wait_for(|l| l.contains("client 1 (b) left the federation"));
+    assert!(
+        fed.clients[1].exits_within(net::LIMIT),
+        "b stops once it left"
+    );
+    // The others keep their ids (a client's training depends on it).
+    let mut remaining: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(rest).collect();
+    remaining.remove(1);
+    assert_model_of(dir, remaining.clone());
     net::forget(dir, "c", "2");
-    let mut remaining = remaining;
-    remaining[1] = remaining[1].without(&[seeding::PointId(2)]).unwrap();
-    assert_model(dir, remaining);
+    remaining[1].1 = remaining[1].1.without(&[seeding::PointId(2)]).unwrap();
+    assert_model_of(dir, remaining);
     // Its store runs no client again.
     let again = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .current_dir(dir)
@@ -105,6 +113,9 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&again.stderr);
-    assert!(!again.status.success() && said.contains("left the federation"), "{said}");
+    assert!(
+        !again.status.success() && said.contains("left the federation"),
+        "{said}"
+    );
     drop((a, e));
 }

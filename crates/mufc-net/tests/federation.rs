@@ -284,10 +284,17 @@ async fn next_round_changes(server: &mut ServerHandle) -> Option<bool> {
 /// in-process federation's on `data` with the stored configuration, bit
 /// for bit, and the server holds no point.
 pub(crate) fn assert_stored_model(store: &Path, data: &[Dataset]) {
+    let ids = (0..data.len() as u64).map(ClientId);
+    assert_stored_model_of(store, ids.zip(data.iter().cloned()).collect());
+}
+
+/// [`assert_stored_model`] with each client's id (a client's training
+/// depends on it: after a client left, the others keep theirs).
+pub(crate) fn assert_stored_model_of(store: &Path, data: Vec<(ClientId, Dataset)>) {
     let stored = Store::open(store).unwrap();
     let stored = stored.federation();
     assert!(stored.clients().is_empty(), "the server holds no point");
-    let fed = Federation::new(data.to_vec(), stored.config()).unwrap();
+    let fed = Federation::with_ids(data, stored.config()).unwrap();
     let nodes = fed.layout().map_or(1, |l| l.nodes());
     assert_eq!(stored.layout(), fed.layout());
     for n in 0..nodes {

@@ -13,7 +13,9 @@ use mufc_net::client_store::ClientStore;
 use mufc_net::server::ServerEvent;
 use seeding::Dataset;
 
-use super::federation::{Loopback, assert_stored_model, data, until_client, until_server};
+use super::federation::{
+    Loopback, assert_stored_model, assert_stored_model_of, data, until_client, until_server,
+};
 
 /// Six clients' data: five train, the sixth joins; room for all.
 fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
@@ -141,5 +143,42 @@ async fn a_client_leaves_and_the_rings_go_on_without_it() {
             .to_string()
             .contains("left the federation")
     );
+    fed.stop().await;
+}
+
+/// Issue 29's whole story over loopback: five clients train (one with
+/// only part of its records), the records that arrive are added, a sixth
+/// client joins, one leaves; after each step the model equals the
+/// in-process federation's fit on the records present, bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_arrive_a_client_joins_another_leaves_and_the_model_stays_exact() {
+    let all = data(6);
+    let mut present = all[..5].to_vec();
+    let later: Vec<_> = all[2].ids()[20..].to_vec();
+    present[2] = all[2].without(&later).unwrap();
+    let mut fed =
+        Loopback::trained(config(Masks::SecAgg(SecAggOptions::new()), &all), &present).await;
+    assert_stored_model(&fed.store, &present);
+    fed.add(2, &all[2].only(&later).unwrap()).await;
+    present[2] = all[2].clone();
+    assert_stored_model(&fed.store, &present);
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    join_c5(&mut fed, &all[5]).await;
+    present.push(all[5].clone());
+    assert_stored_model(&fed.store, &present);
+    let (path, _) = &fed.clients[3];
+    ClientStore::open(path).unwrap().request_leave().unwrap();
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(3)),
+    )
+    .await;
+    let kept: Vec<(ClientId, Dataset)> = (0u64..)
+        .map(ClientId)
+        .zip(present)
+        .filter(|(c, _)| *c != ClientId(3))
+        .collect();
+    assert_stored_model_of(&fed.store, kept);
     fed.stop().await;
 }

@@ -354,6 +354,13 @@ pub(crate) fn client_args(port: u16, certs: &Path, name: &str) -> Vec<String> {
 /// with groups, every node's model (the root's, the groups' and the inner
 /// nodes'), bit for bit.
 pub(crate) fn assert_model(dir: &Path, data: Vec<Dataset>) {
+    let ids = (0..data.len() as u64).map(mufc::ClientId);
+    assert_model_of(dir, ids.zip(data).collect());
+}
+
+/// [`assert_model`] with each client's id (a client's training depends on
+/// it: after a client left, the others keep theirs).
+pub(crate) fn assert_model_of(dir: &Path, data: Vec<(mufc::ClientId, Dataset)>) {
     let stored = Store::open(dir.join("server.db")).unwrap();
     let stored = stored.federation();
     assert!(stored.clients().is_empty(), "no client point at the server");
@@ -366,7 +373,7 @@ pub(crate) fn assert_model(dir: &Path, data: Vec<Dataset>) {
         .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
         .validate()
         .unwrap();
-    let fed = Federation::new(data, &config).unwrap();
+    let fed = Federation::with_ids(data, &config).unwrap();
     assert_eq!(stored.layout(), fed.layout());
     let mut nodes = vec![(stored.server(), fed.server())];
     if let Some(layout) = fed.layout() {
