@@ -133,13 +133,7 @@ fn the_deployment_walkthrough_runs_as_written() {
             assert!(text.contains("audit history"), "{text}");
         }
         if cmd[0] == "certs" && cmd.contains(&"--join".to_string()) {
-            // Section 4c: the federation file now names Riverside last.
-            let file = std::fs::read_to_string(dir.join("certs/federation.json")).unwrap();
-            let file: serde_json::Value = serde_json::from_str(&file).unwrap();
-            assert_eq!(
-                file["roster"].as_array().unwrap().last().unwrap(),
-                "riverside"
-            );
+            assert_joined(dir, "riverside");
         }
         if cmd[0] == "predict" {
             predicted = text;
@@ -164,4 +158,11 @@ fn the_deployment_walkthrough_runs_as_written() {
         .unwrap();
     let got: Vec<usize> = predicted.lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(got, want, "{predicted}");
+}
+
+/// Section 4c: the federation file now names `name` last.
+fn assert_joined(dir: &Path, name: &str) {
+    let file = std::fs::read_to_string(dir.join("certs/federation.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&file).unwrap();
+    assert_eq!(file["roster"].as_array().unwrap().last().unwrap(), name);
 }

@@ -36,25 +36,7 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
     fed.server.wait_for(|l| l.contains("committed (training)"));
     assert_model(dir, all[..4].to_vec());
 
-    // The authority issues e's certificate and appends it to the
-    // federation file, which e starts with (the members hold the old one).
-    let status = Command::new(env!("CARGO_BIN_EXE_mufc"))
-        .args(["certs", "--out-dir"])
-        .arg(&fed.certs)
-        .args([
-            "--federation",
-            "hospitals",
-            "--clients",
-            "e",
-            "--join",
-            "-q",
-        ])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let text = std::fs::read_to_string(fed.certs.join("federation.json")).unwrap();
-    assert!(text.contains("\"e\""), "{text}");
+    join_roster(&fed.certs, "e");
     let e = Proc::start("e", dir, &net::client_args(fed.port, &fed.certs, "e"), &[]);
     fed.server.wait_for(|l| l.contains("client 4 (e) admitted"));
     fed.server
@@ -64,7 +46,7 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
         fed.clients[0]
             .log()
             .iter()
-            .any(|l| l.contains("admitted client(s) 4")),
+            .any(|l| l.contains("client(s) 4 joined the federation")),
         "{:?}",
         fed.clients[0].log()
     );
@@ -83,6 +65,44 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
 
     // Site b leaves: its whole removal, then its signed leave; the server
     // keeps it and the members run their rings without b.
+    leave_b(dir, &mut fed);
+    // The others keep their ids (a client's training depends on it).
+    let mut remaining: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(rest).collect();
+    remaining.remove(1);
+    assert_model_of(dir, remaining.clone());
+    net::forget(dir, "c", "2");
+    remaining[1].1 = remaining[1].1.without(&[seeding::PointId(2)]).unwrap();
+    assert_model_of(dir, remaining);
+    drop((a, e));
+}
+
+/// The authority issues `name`'s certificate in `certs` and appends it to
+/// the federation file (`mufc certs --join`), which `name` starts with (the
+/// members hold the old one).
+fn join_roster(certs: &std::path::Path, name: &str) {
+    let status = Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .args(["certs", "--out-dir"])
+        .arg(certs)
+        .args([
+            "--federation",
+            "hospitals",
+            "--clients",
+            name,
+            "--join",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(certs.join("federation.json")).unwrap();
+    assert!(text.contains(&format!("\"{name}\"")), "{text}");
+}
+
+/// Site b leaves with `mufc client leave`: the command says so once the
+/// server took the leave, the server says so, b's client stops, and its
+/// store runs no client again.
+fn leave_b(dir: &std::path::Path, fed: &mut Processes) {
     let out = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .current_dir(dir)
         .args(["client", "leave", "--store", "b.db", "--wait", "60"])
@@ -99,14 +119,6 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
         fed.clients[1].exits_within(net::LIMIT),
         "b stops once it left"
     );
-    // The others keep their ids (a client's training depends on it).
-    let mut remaining: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(rest).collect();
-    remaining.remove(1);
-    assert_model_of(dir, remaining.clone());
-    net::forget(dir, "c", "2");
-    remaining[1].1 = remaining[1].1.without(&[seeding::PointId(2)]).unwrap();
-    assert_model_of(dir, remaining);
-    // Its store runs no client again.
     let again = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .current_dir(dir)
         .args(net::client_args(fed.port, &fed.certs, "b"))
@@ -117,5 +129,4 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
         !again.status.success() && said.contains("left the federation"),
         "{said}"
     );
-    drop((a, e));
 }

@@ -125,10 +125,7 @@ pub fn check_departures(
     firsts: &FirstMessages,
     members: &[(ClientId, Option<Signed>, Vec<u8>)],
 ) -> Result<Vec<ClientId>, NetError> {
-    let anchor = webpki::anchor_from_trusted_cert(firsts.ca()).map_err(|e| NetError::Pem {
-        what: "the authority's certificate",
-        reason: e.to_string(),
-    })?;
+    let anchor = firsts.anchor()?;
     let algs = algorithms();
     let now = UnixTime::now();
     let mut ids = Vec::with_capacity(members.len());

@@ -310,10 +310,7 @@ impl FirstMessages {
         &mut self,
         members: &[(ClientId, String, Vec<u8>)],
     ) -> Result<Vec<ClientId>, NetError> {
-        let anchor = webpki::anchor_from_trusted_cert(&self.ca).map_err(|e| NetError::Pem {
-            what: "the authority's certificate",
-            reason: e.to_string(),
-        })?;
+        let anchor = self.anchor()?;
         let algs = algorithms();
         let now = UnixTime::now();
         let mut roster = self.roster.clone();
@@ -361,9 +358,12 @@ impl FirstMessages {
         self.admitted.contains(&id)
     }
 
-    /// The authority's certificate.
-    pub(crate) fn ca(&self) -> &CertificateDer<'static> {
-        &self.ca
+    /// The authority's certificate as the trust anchor of the checks.
+    pub(crate) fn anchor(&self) -> Result<rustls::pki_types::TrustAnchor<'_>, NetError> {
+        webpki::anchor_from_trusted_cert(&self.ca).map_err(|e| NetError::Pem {
+            what: "the authority's certificate",
+            reason: e.to_string(),
+        })
     }
 
     /// The roster's name of client `id` (`None` without a roster, or for
@@ -386,10 +386,7 @@ impl FirstMessages {
     /// [`NetError::Protocol`] naming the first endorsement that fails a
     /// check, or a client endorsed twice.
     pub fn check(&self, endorsed: &[Endorsed]) -> Result<BTreeMap<ClientId, Vec<u8>>, NetError> {
-        let anchor = webpki::anchor_from_trusted_cert(&self.ca).map_err(|e| NetError::Pem {
-            what: "the authority's certificate",
-            reason: e.to_string(),
-        })?;
+        let anchor = self.anchor()?;
         let algs = algorithms();
         let now = UnixTime::now();
         let mut firsts = BTreeMap::new();

@@ -203,6 +203,16 @@ fn round_failed(round: Option<u64>, group: Option<usize>, reason: &str) -> (Valu
     )
 }
 
+/// A change of the roster a client heard of (issue 29): `event`, the
+/// clients `ids`, and what happened to them.
+fn roster_change(event: &str, ids: &[ClientId], what: &str) -> (Value, String) {
+    let list: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    (
+        json!({ "event": event, "clients": ids.iter().map(|c| c.0).collect::<Vec<_>>() }),
+        format!("client(s) {} {what}", list.join(", ")),
+    )
+}
+
 pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
     match ev {
         ClientEvent::Connected { id } => (
@@ -213,29 +223,19 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
             json!({ "event": "joined", "round": round }),
             format!("joined round {round}"),
         ),
-        ClientEvent::Departed { ids } => (
-            json!({ "event": "departed", "clients": ids.iter().map(|c| c.0).collect::<Vec<_>>() }),
-            format!(
-                "client(s) {} left the federation (their signed leaves checked)",
-                ids.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        ClientEvent::Departed { ids } => roster_change(
+            "departed",
+            ids,
+            "left the federation (their signed leaves checked)",
         ),
         ClientEvent::Left => (
             json!({ "event": "left" }),
             "left the federation: the server took the leave; this client stops".to_string(),
         ),
-        ClientEvent::Admitted { ids } => (
-            json!({ "event": "admitted", "clients": ids.iter().map(|c| c.0).collect::<Vec<_>>() }),
-            format!(
-                "the federation admitted client(s) {} (their certificates checked)",
-                ids.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        ClientEvent::Admitted { ids } => roster_change(
+            "admitted",
+            ids,
+            "joined the federation (their certificates checked)",
         ),
         ClientEvent::RefusedRound { round, reason } => (
             json!({ "event": "refused_round", "round": round, "reason": reason }),

@@ -13,6 +13,7 @@ use super::asked::{Asked, client_named};
 use super::job::{Job, empty, plural};
 use crate::error::StoreError;
 use crate::handle::Store;
+use crate::record::{ClientName, RecordId};
 use crate::reports::ForgetReport;
 use crate::state::State;
 use crate::tombstone::lookup;
@@ -161,49 +162,16 @@ impl Asked {
         let mut named = HashSet::new();
         let mut skipped = Vec::new();
         let mut kept = Vec::new();
-        let mut joined = Vec::new();
-        // A new client's number: after every client the store ever held
-        // (a number names one client for good).
-        let mut next = (state.names.keys().chain(&state.fed.client_ids()))
-            .map(|c| c.0.saturating_add(1))
-            .max()
-            .unwrap_or(0);
+        let mut joining = Joining::after(state, join);
         for c in clients {
-            if joined.iter().any(|(_, n)| n == c.name()) {
-                return Err(StoreError::DuplicateClient(c.name().clone()));
-            }
-            let id = match state.by_name.get(c.name()) {
-                None if join => {
-                    let id = ClientId(next);
-                    next = next.saturating_add(1);
-                    joined.push((id, c.name().clone()));
-                    id
-                }
-                _ => client_named(tx, state, c.name().as_str())?,
-            };
+            let id = joining.id_of(tx, state, c)?;
             if !named.insert(id) {
                 return Err(StoreError::DuplicateClient(c.name().clone()));
             }
-            let mut keep = Vec::new();
-            for (pos, r) in c.records().iter().enumerate() {
-                if !seen.insert(r) {
-                    return Err(StoreError::DuplicateRecord(r.clone()));
-                }
-                if let Some(&(held, _)) = state.records.get(r) {
-                    return Err(StoreError::RecordHeld {
-                        id: r.clone(),
-                        client: state.name(held),
-                    });
-                }
-                match lookup(tx, &state.secret, r, |x| {
-                    state.names.get(&ClientId(x)).cloned()
-                })? {
-                    Some(f) => skipped.push(f),
-                    None => keep.push(pos),
-                }
-            }
+            let keep = kept_records(tx, state, c, &mut seen, &mut skipped)?;
             kept.push((id, c, keep));
         }
+        let mut joined = joining.joined;
         if seen.is_empty() {
             return Err(StoreError::Mufc(mufc::MufcError::EmptyRequest));
         }
@@ -248,6 +216,80 @@ impl Asked {
             ..Self::default()
         })
     }
+}
+
+/// The clients an addition brings (with a join allowed): each name the
+/// store does not know gets the next number after every client the store
+/// ever held (a number names one client for good).
+struct Joining {
+    join: bool,
+    next: u64,
+    joined: Vec<(ClientId, ClientName)>,
+}
+
+impl Joining {
+    fn after(state: &State, join: bool) -> Self {
+        let next = (state.names.keys().chain(&state.fed.client_ids()))
+            .map(|c| c.0.saturating_add(1))
+            .max()
+            .unwrap_or(0);
+        Self {
+            join,
+            next,
+            joined: Vec::new(),
+        }
+    }
+
+    /// The client `c` names: one the store holds, or (joining) a new one.
+    fn id_of(
+        &mut self,
+        tx: &Connection,
+        state: &State,
+        c: &ClientRecords,
+    ) -> Result<ClientId, StoreError> {
+        if self.joined.iter().any(|(_, n)| n == c.name()) {
+            return Err(StoreError::DuplicateClient(c.name().clone()));
+        }
+        match state.by_name.get(c.name()) {
+            None if self.join => {
+                let id = ClientId(self.next);
+                self.next = self.next.saturating_add(1);
+                self.joined.push((id, c.name().clone()));
+                Ok(id)
+            }
+            _ => client_named(tx, state, c.name().as_str()),
+        }
+    }
+}
+
+/// The positions of `c`'s records to add: each new to the request
+/// (`seen`) and not held by the store; those it forgot go to `skipped`.
+fn kept_records<'a>(
+    tx: &Connection,
+    state: &State,
+    c: &'a ClientRecords,
+    seen: &mut HashSet<&'a RecordId>,
+    skipped: &mut Vec<crate::reports::Forgotten>,
+) -> Result<Vec<usize>, StoreError> {
+    let mut keep = Vec::new();
+    for (pos, r) in c.records().iter().enumerate() {
+        if !seen.insert(r) {
+            return Err(StoreError::DuplicateRecord(r.clone()));
+        }
+        if let Some(&(held, _)) = state.records.get(r) {
+            return Err(StoreError::RecordHeld {
+                id: r.clone(),
+                client: state.name(held),
+            });
+        }
+        match lookup(tx, &state.secret, r, |x| {
+            state.names.get(&ClientId(x)).cloned()
+        })? {
+            Some(f) => skipped.push(f),
+            None => keep.push(pos),
+        }
+    }
+    Ok(keep)
 }
 
 /// The points of `c` at `keep` as client `id`'s new points, numbered on
