@@ -182,3 +182,51 @@ async fn records_arrive_a_client_joins_another_leaves_and_the_model_stays_exact(
     assert_stored_model_of(&fed.store, kept);
     fed.stop().await;
 }
+
+/// A lone join waits for the lone-update policy across processes, as a
+/// lone removal does, through a server restart (a join is never a
+/// catch-up round, which would run alone and show the server the new
+/// client's whole histogram); a member's request then runs one round for
+/// both, and the model equals the in-process fit on every client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_join_waits_for_another_request_across_a_restart() {
+    let all = data(6);
+    let total: usize = all.iter().map(Dataset::len).sum();
+    let config = FederationConfig::new(3)
+        .channel(Channel::scma(Masks::Pairwise))
+        .min_updating_clients(2)
+        .max_points(total as u64)
+        .seed(11)
+        .validate()
+        .unwrap();
+    let mut fed = Loopback::trained(config, &all[..5]).await;
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let path = fed.store.with_file_name("c5.db");
+    ClientStore::create(&path, "c5", &all[5]).unwrap();
+    let c5 = fed.start_client("c5", &path);
+    fed.clients.push((path, c5));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Deferred { id, .. } if *id == ClientId(5)),
+    )
+    .await;
+    // No round runs for the join alone, before or after a restart.
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let quiet = tokio::time::timeout(std::time::Duration::from_secs(2), async {
+        until_server(&mut fed.server, |e| {
+            matches!(e, ServerEvent::RoundStarted { .. })
+        })
+        .await;
+    })
+    .await;
+    assert!(quiet.is_err(), "a round ran for the lone join");
+    assert_stored_model(&fed.store, &all[..5]);
+    // A member's removal: one round for both.
+    let gone = all[0].id(1);
+    fed.forget(0, &[gone]).await;
+    let mut rest = all.clone();
+    rest[0] = rest[0].without(&[gone]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    fed.stop().await;
+}
