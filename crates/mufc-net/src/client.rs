@@ -123,6 +123,17 @@ async fn run(
         let reason = match outcome {
             Ok(()) => "the server closed the session".to_string(),
             Err(e) if crate::transport::fatal(&e) => {
+                // A leaving client whose leave the server took before the
+                // client could note it (it stopped in between) is refused
+                // as one that left: it notes it now.
+                if let Some(s) = store.store()
+                    && s.leaving()?
+                    && e.to_string().contains(crate::server::LEFT_REFUSAL)
+                {
+                    s.set_left()?;
+                    let _ = report.send(ClientEvent::Left);
+                    return Ok(());
+                }
                 // Refused before any welcome: a first start leaves no file.
                 store.refused();
                 return Err(e);

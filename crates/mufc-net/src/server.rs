@@ -39,6 +39,10 @@ use crate::proto::ServerMessage;
 use crate::proto::client_message::Body as ClientBody;
 use crate::running::Running;
 
+/// What the server says to a client that left (issue 29) when it comes
+/// back: the client, if it was leaving, notes that it left.
+pub const LEFT_REFUSAL: &str = "left the federation: it takes part in no round again";
+
 /// How the server runs.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {

@@ -143,6 +143,16 @@ async fn a_client_leaves_and_the_rings_go_on_without_it() {
             .to_string()
             .contains("left the federation")
     );
+    // A client stopped after the server took its leave, before it noted
+    // it: the server refuses it as one that left, and it notes it then.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("DELETE FROM meta WHERE key = 'left'", [])
+        .unwrap();
+    drop(conn);
+    let mut again = fed.start_client("c4", &path);
+    until_client(&mut again, |e| matches!(e, ClientEvent::Left)).await;
+    again.stop().await.unwrap();
+    assert!(ClientStore::open(&path).unwrap().left().unwrap());
     fed.stop().await;
 }
 

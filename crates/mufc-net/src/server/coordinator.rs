@@ -285,7 +285,7 @@ impl Coordinator {
         let id = registration.id;
         if self.departed.iter().any(|d| d.id == id) {
             let name = self.name_of(id);
-            let reason = format!("{name} left the federation: it takes part in no round again");
+            let reason = format!("{name} {}", super::LEFT_REFUSAL);
             let _ = outbox.try_send(Err(Status::permission_denied(reason.clone())));
             let _ = self.report.send(ServerEvent::Refused { reason });
             return;
