@@ -256,8 +256,12 @@ pub enum MufcError {
     #[error("the server has no model: every client was removed")]
     NoServerModel,
     /// A new client ([`AdditionRequest::new_client`](crate::AdditionRequest::new_client))
-    /// with the id of a member, or of a client that left: an id names one
-    /// client for good. Nothing changed.
+    /// with the id of a client on the roster: a member's, or one that left
+    /// whole while the federation stayed in memory. Nothing changed. A
+    /// federation saved and loaded keeps no client that left on its
+    /// roster, so its id is not refused there: the model store
+    /// (`mufc-store`) and the deployment keep every name and never give a
+    /// number twice.
     #[error("client {0} is or was a member of the federation: a new client needs an id of its own")]
     MemberId(ClientId),
     /// A client may not join a federation whose model was withdrawn

@@ -38,9 +38,11 @@ impl Federation {
     /// sketch capacity, and the next round is a whole one at that capacity
     /// (every member sends its histogram). A join is an update like any
     /// other for the lone-update policy: a lone join waits, since its
-    /// round would show the server the new client's whole histogram. An
-    /// id names one client for good (a member's, or one that left, is
-    /// refused), and clients join only a flat federation for now
+    /// round would show the server the new client's whole histogram. The
+    /// id of a client on the roster is refused
+    /// ([`MufcError::MemberId`](crate::MufcError::MemberId), which says
+    /// what a saved federation forgets), and clients join only a flat
+    /// federation for now
     /// ([`MufcError::TopologyUnsupported`](crate::MufcError::TopologyUnsupported)
     /// with groups).
     ///

@@ -20,8 +20,9 @@ impl RemoteSetup {
     /// # Errors
     ///
     /// [`MufcError::NoClients`] for none; [`MufcError::DuplicateClient`]
-    /// for a client already on the roster (a client that left keeps its
-    /// place there: an id is never given twice) or named twice;
+    /// for a client already on the roster (across processes a client
+    /// that left keeps its place there, so an id is never given twice) or
+    /// named twice;
     /// [`MufcError::TopologyUnsupported`] with groups (a new client's
     /// group, and a full group's split, are not built yet).
     ///

@@ -56,7 +56,7 @@ impl InProcess {
     /// With nothing changed: [`MufcError::EmptyRequest`],
     /// [`MufcError::UnknownClient`] (records for a client not in the
     /// roster, or left whole), [`MufcError::MemberId`] (a new client with
-    /// the id of a member or of one that left),
+    /// the id of a client on the roster),
     /// [`MufcError::EmptyClient`] (a new client with no records beside
     /// others' records), [`MufcError::Withdrawn`] (a new client for a
     /// withdrawn model), [`MufcError::TopologyUnsupported`] (a new client
