@@ -14,7 +14,6 @@
 //! drop only a client that left, whose last input was empty.
 
 use mufc::ClientId;
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, UnixTime};
 
 use crate::NetError;
@@ -43,9 +42,10 @@ impl Endorser {
     }
 }
 
-/// Checks that `signed` is client `id`'s leave statement, signed with the
-/// key of `cert` (DER), a client certificate of the authority `ca` that
-/// names `name` when given (the roster's name for `id`).
+/// Checks only that `signed` is client `id`'s leave statement signed with
+/// the key of `cert` (DER): what the server checks, whose TLS handshake
+/// already checked the certificate against the authority (a member checks
+/// that too: [`check_departures`]).
 ///
 /// # Errors
 ///
@@ -56,60 +56,36 @@ impl Endorser {
 /// ```
 /// use mufc::ClientId;
 /// use mufc_net::certs::FederationCa;
-/// use mufc_net::departure::check_leave;
+/// use mufc_net::departure::verify_leave;
 /// use mufc_net::endorse::Endorser;
 /// use rustls::pki_types::pem::PemObject;
 ///
 /// let ca = FederationCa::new("test")?;
 /// let a = ca.issue_client("a")?;
 /// let cert = rustls::pki_types::CertificateDer::from_pem_slice(a.cert_pem.as_bytes()).unwrap().to_vec();
-/// let leave = Endorser::from_key_pem(&a.key_pem)?.sign_leave(ClientId(0))?;
-/// assert!(check_leave(ca.cert_pem(), &cert, Some("a"), ClientId(0), &leave).is_ok());
-/// // Not another client's leave, nor one named for another.
-/// assert!(check_leave(ca.cert_pem(), &cert, Some("b"), ClientId(0), &leave).is_err());
-/// assert!(check_leave(ca.cert_pem(), &cert, Some("a"), ClientId(1), &leave).is_err());
-/// // A first message of a round is not a leave, whatever it holds.
-/// let first = Endorser::from_key_pem(&a.key_pem)?.sign(&0u64.to_le_bytes())?;
-/// assert!(check_leave(ca.cert_pem(), &cert, Some("a"), ClientId(0), &first).is_err());
+/// let signer = Endorser::from_key_pem(&a.key_pem)?;
+/// let leave = signer.sign_leave(ClientId(0))?;
+/// assert!(verify_leave(&cert, ClientId(0), &leave).is_ok());
+/// // Not another client's leave; a first message of a round is no leave.
+/// assert!(verify_leave(&cert, ClientId(1), &leave).is_err());
+/// let first = signer.sign(&0u64.to_le_bytes())?;
+/// assert!(verify_leave(&cert, ClientId(0), &first).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn check_leave(
-    ca_pem: &str,
-    cert: &[u8],
-    name: Option<&str>,
-    id: ClientId,
-    signed: &Signed,
-) -> Result<(), String> {
-    let ca = CertificateDer::pem_slice_iter(ca_pem.as_bytes())
-        .next()
-        .ok_or_else(|| "the authority's certificate is missing".to_string())?
-        .map_err(|e| e.to_string())?;
-    let anchor = webpki::anchor_from_trusted_cert(&ca).map_err(|e| e.to_string())?;
-    let der = CertificateDer::from(cert);
-    let ee = webpki::EndEntityCert::try_from(&der)
-        .map_err(|e| format!("its certificate does not parse: {e}"))?;
-    client_cert(&ee, &anchor, (&algorithms(), UnixTime::now()), name)?;
-    if signed.message != statement(id) {
-        return Err(format!("the statement is not client {id}'s"));
-    }
-    verify_in(&ee, signed, LEAVE_CONTEXT)
-}
-
-/// Checks only that `signed` is client `id`'s leave statement signed with
-/// the key of `cert` (DER): what the server checks, whose TLS handshake
-/// already checked the certificate against the authority.
-///
-/// # Errors
-///
-/// The reason, as text.
 pub fn verify_leave(cert: &[u8], id: ClientId, signed: &Signed) -> Result<(), String> {
     let der = CertificateDer::from(cert);
     let ee = webpki::EndEntityCert::try_from(&der)
         .map_err(|e| format!("its certificate does not parse: {e}"))?;
+    leave_of(&ee, id, signed)
+}
+
+/// Checks that `signed` is client `id`'s leave statement, signed with the
+/// key of `ee` under the leave's context.
+fn leave_of(ee: &webpki::EndEntityCert<'_>, id: ClientId, signed: &Signed) -> Result<(), String> {
     if signed.message != statement(id) {
         return Err(format!("the statement is not client {id}'s"));
     }
-    verify_in(&ee, signed, LEAVE_CONTEXT)
+    verify_in(ee, signed, LEAVE_CONTEXT)
 }
 
 /// Checks every departure the server relays (`(id, signed leave,
@@ -139,10 +115,7 @@ pub fn check_departures(
         let signed = signed
             .as_ref()
             .ok_or_else(|| refuse("no signature".into()))?;
-        if signed.message != statement(*id) {
-            return Err(refuse(format!("the statement is not client {id}'s")));
-        }
-        verify_in(&ee, signed, LEAVE_CONTEXT).map_err(refuse)?;
+        leave_of(&ee, *id, signed).map_err(refuse)?;
         ids.push(*id);
     }
     Ok(ids)

@@ -321,31 +321,30 @@ impl FirstMessages {
                     "the admission of client {id} ({name}) is refused: {why}"
                 ))
             };
+            // A client checked before is not checked again (the server
+            // sends every admission with every announcement).
+            let at = usize::try_from(id.0).unwrap_or(usize::MAX);
+            match roster.as_ref().map(|r| r.get(at)) {
+                Some(Some(known)) if known == name => continue,
+                Some(Some(known)) => return Err(refuse(format!("the roster names {known} there"))),
+                Some(None) if roster.as_ref().is_some_and(|r| r.contains(name)) => {
+                    return Err(refuse("the roster names it already".into()));
+                }
+                None if self.admitted.contains(id) => continue,
+                _ => {}
+            }
+            let next = roster.as_ref().map_or(at, Vec::len);
+            if at != next {
+                return Err(refuse(format!("the next client joins as {next}")));
+            }
             let der = CertificateDer::from(cert.as_slice());
             let ee = webpki::EndEntityCert::try_from(&der)
                 .map_err(|err| refuse(format!("its certificate does not parse: {err}")))?;
             client_cert(&ee, &anchor, (&algs, now), Some(name)).map_err(refuse)?;
-            let Some(roster) = &mut roster else {
-                if !self.admitted.contains(id) {
-                    gained.push(*id);
-                }
-                continue;
-            };
-            let at = usize::try_from(id.0).unwrap_or(usize::MAX);
-            match roster.get(at) {
-                Some(known) if known == name => continue,
-                Some(known) => return Err(refuse(format!("the roster names {known} there"))),
-                None if at != roster.len() => {
-                    return Err(refuse(format!("the next client joins as {}", roster.len())));
-                }
-                None if roster.contains(name) => {
-                    return Err(refuse("the roster names it already".into()));
-                }
-                None => {
-                    roster.push(name.clone());
-                    gained.push(*id);
-                }
+            if let Some(r) = &mut roster {
+                r.push(name.clone());
             }
+            gained.push(*id);
         }
         self.roster = roster;
         self.admitted.extend(members.iter().map(|(id, _, _)| *id));

@@ -175,17 +175,21 @@ impl Session<'_> {
     /// store. A departure that fails changes nothing, and a ring without
     /// that client is refused as before.
     fn departures(&mut self, d: crate::proto::Departures) -> Result<(), NetError> {
+        let Some(party) = self.party.as_mut() else {
+            return Ok(());
+        };
+        // Only the leaves of clients still in the last sum matter: the
+        // others were taken before (the server sends every leave with
+        // every announcement), and are not checked again.
         let members: Vec<(ClientId, Option<crate::proto::Signed>, Vec<u8>)> =
             (d.members.into_iter())
                 .map(|m| (ClientId(m.client_id), m.leave, m.certificate))
+                .filter(|(c, _, _)| party.last_sum().contains(c))
                 .collect();
-        let (Some(party), checked) = (
-            self.party.as_mut(),
-            crate::departure::check_departures(self.firsts, &members),
-        ) else {
+        if members.is_empty() {
             return Ok(());
-        };
-        let ids = match checked {
+        }
+        let gone = match crate::departure::check_departures(self.firsts, &members) {
             Ok(ids) => ids,
             Err(e) => {
                 let _ = self.report.send(ClientEvent::RefusedRound {
@@ -195,13 +199,6 @@ impl Session<'_> {
                 return Ok(());
             }
         };
-        let gone: Vec<ClientId> = ids
-            .into_iter()
-            .filter(|c| party.last_sum().contains(c))
-            .collect();
-        if gone.is_empty() {
-            return Ok(());
-        }
         for c in &gone {
             party.accept_leave(*c);
         }

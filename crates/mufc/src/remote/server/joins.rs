@@ -45,7 +45,10 @@ impl RemoteServer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn admit(&mut self, joining: &[ClientId]) -> MufcResult<()> {
-        *self = self.admitting(joining)?;
+        let (setup, aggregation, fit_report) = self.admitted(joining)?;
+        self.setup = setup;
+        self.aggregation = aggregation;
+        self.fit_report = fit_report;
         Ok(())
     }
 
@@ -65,6 +68,23 @@ impl RemoteServer {
     /// [`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting);
     /// the aggregation's (the parameters for the new capacity).
     pub(crate) fn admitting(&self, joining: &[ClientId]) -> MufcResult<Self> {
+        let mut admitted = self.clone();
+        admitted.admit(joining)?;
+        Ok(admitted)
+    }
+
+    /// The parts [`Self::admit`] replaces: the setup with `joining`, the
+    /// aggregation sized for it (its round counter and last sum this
+    /// one's), and the training report naming the new sketch; built
+    /// without changing the server.
+    fn admitted(
+        &self,
+        joining: &[ClientId],
+    ) -> MufcResult<(
+        crate::remote::RemoteSetup,
+        Option<Aggregation>,
+        Option<crate::FitReport>,
+    )> {
         if self.fit_report.is_none() || self.withdrawn.is_some() {
             return Err(MufcError::NoServerModel);
         }
@@ -83,12 +103,7 @@ impl RemoteServer {
         if let Some(r) = &mut fit_report {
             r.sketch = aggregation.as_ref().map(Aggregation::info);
         }
-        Ok(Self {
-            setup,
-            aggregation,
-            fit_report,
-            ..self.clone()
-        })
+        Ok((setup, aggregation, fit_report))
     }
 
     /// Notes that the clients `gone` left the federation after their
