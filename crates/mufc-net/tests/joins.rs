@@ -240,3 +240,88 @@ async fn a_lone_join_waits_for_another_request_across_a_restart() {
     assert_stored_model(&fed.store, &rest);
     fed.stop().await;
 }
+
+/// A member offline when a client joins (issue 29): the join's round runs
+/// without it (a SecAgg dropout), and when it comes back it checks the
+/// admission it missed, takes the setup that admits the new client, and
+/// its catch-up round brings its data back; the model is then the
+/// in-process fit on all six clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_offline_at_a_join_takes_the_new_setup_when_it_comes_back() {
+    let all = data(6);
+    let total: usize = all.iter().map(Dataset::len).sum();
+    let config = FederationConfig::new(3)
+        .channel(Channel::scma(Masks::SecAgg(
+            SecAggOptions::new().dropout(0.25),
+        )))
+        .min_updating_clients(1)
+        .max_points(total as u64)
+        .seed(11)
+        .validate()
+        .unwrap();
+    let mut fed = Loopback::trained(config, &all[..5]).await;
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    // Client c0 is offline while c5 joins.
+    let (path0, c0) = fed.clients.remove(0);
+    c0.stop().await.unwrap();
+    join_c5(&mut fed, &all[5]).await;
+    let c0 = fed.start_client("c0", &path0);
+    fed.clients.insert(0, (path0, c0));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(0))),
+    )
+    .await;
+    // The in-process fit, with no dropout simulated (every client
+    // answered the last round).
+    let stored = mufc_store::Store::open(&fed.store).unwrap();
+    let config = (stored.config().clone().into_builder())
+        .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+        .validate()
+        .unwrap();
+    let fit = mufc::Federation::new(all.clone(), &config).unwrap();
+    let model = stored.federation().server();
+    assert_eq!(model.counts(), fit.server().counts());
+    assert_eq!(model.centroids(), fit.server().centroids());
+    fed.stop().await;
+}
+
+/// Two clients join at once (two sessions asking together): each gets an
+/// id of its own, in the order the server took them, and the model is
+/// then the in-process fit on all seven clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_join_at_once() {
+    let all = data(7);
+    let mut fed = Loopback::trained(config(Masks::Pairwise, &all), &all[..5]).await;
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    for (i, name) in [(5, "c5"), (6, "c6")] {
+        let path = fed.store.with_file_name(format!("{name}.db"));
+        ClientStore::create(&path, name, &all[i]).unwrap();
+        let client = fed.start_client(name, &path);
+        fed.clients.push((path, client));
+    }
+    let mut admitted = std::collections::BTreeMap::new();
+    until_server(&mut fed.server, |e| {
+        if let ServerEvent::Admitted { id, name } = e {
+            admitted.insert(name.clone(), *id);
+        }
+        matches!(e, ServerEvent::RoundCommitted(r)
+            if r.included.contains(&ClientId(5)) && r.included.contains(&ClientId(6)))
+    })
+    .await;
+    // The ids follow the order of admission; the data follows the ids.
+    let mut present = all[..5].to_vec();
+    let mut joined: Vec<(ClientId, usize)> = [("c5", 5), ("c6", 6)]
+        .map(|(n, i)| (admitted[n], i))
+        .to_vec();
+    joined.sort_unstable();
+    assert_eq!(
+        joined.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        [ClientId(5), ClientId(6)]
+    );
+    present.extend(joined.iter().map(|(_, i)| all[*i].clone()));
+    assert_stored_model(&fed.store, &present);
+    fed.stop().await;
+}
