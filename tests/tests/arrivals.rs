@@ -99,10 +99,9 @@ fn random_request<R: Rng>(
     let pick = |rng: &mut R, n: usize| rng.random_range(0..n);
     if rng.random_bool(0.5) {
         let mut request = AdditionRequest::new();
-        // A new client joins (flat federations: a new client's group is
-        // not built yet), alone or with records for others.
-        let flat = fed.config().topology() == Topology::Flat;
-        if flat && !joining.is_empty() && rng.random_bool(0.3) {
+        // A new client joins (with groups, the smallest group takes it),
+        // alone or with records for others.
+        if !joining.is_empty() && rng.random_bool(0.3) {
             let (c, d) = joining.remove(0);
             request = request.with_new_client(c, d);
         }
@@ -188,6 +187,18 @@ fn present(view: &[(ClientId, Dataset)]) -> Vec<(ClientId, Dataset)> {
         .collect()
 }
 
+/// The federation trained from scratch on the records `view` holds: in
+/// `fed`'s groups, which joins changed (whole clients do not leave with
+/// groups here).
+fn retrained(fed: &Federation, view: &[(ClientId, Dataset)]) -> Federation {
+    let present = present(view);
+    match fed.layout() {
+        Some(layout) => Federation::with_layout(present, fed.config(), layout.clone()),
+        None => Federation::with_ids(present, fed.config()),
+    }
+    .unwrap()
+}
+
 #[test]
 fn random_additions_and_removals_equal_retraining_bit_for_bit() {
     let mut waited = 0;
@@ -231,7 +242,7 @@ fn random_additions_and_removals_equal_retraining_bit_for_bit() {
                     if !waits {
                         applied.clone_from(&view);
                     }
-                    let now = Federation::with_ids(present(&view), fed.config()).unwrap();
+                    let now = retrained(&fed, &view);
                     let checked = match (waits, grouped) {
                         (false, false) => compare(&fed, &now),
                         (false, true) => compare_tree(&fed, &now),
@@ -252,7 +263,7 @@ fn random_additions_and_removals_equal_retraining_bit_for_bit() {
                 if let Some(report) = fed.flush().unwrap() {
                     assert!(!report.requests.is_empty(), "{what}");
                 }
-                let now = Federation::with_ids(present(&view), fed.config()).unwrap();
+                let now = retrained(&fed, &view);
                 let checked = match grouped {
                     true => compare_tree(&fed, &now),
                     false => compare(&fed, &now),
@@ -450,7 +461,7 @@ fn additions_for_a_client_that_left_and_a_withdrawn_model() {
 /// as it was, byte for byte: an id on the roster (a member's, or one that
 /// left: an id names one client for good), twice the same new client, no
 /// records, records outside the grid's box or of another dimension,
-/// beyond the bound on points, or into a federation with groups.
+/// beyond the bound on points; flat and with groups.
 #[test]
 fn a_bad_join_changes_nothing() {
     let mut rng = testdata::rng("arrivals-bad-join");
@@ -458,46 +469,17 @@ fn a_bad_join_changes_nothing() {
     let newcomer = joining[0].1.clone();
     let held: u64 = trained.iter().map(|(_, d)| d.len() as u64).sum();
     let config = FederationConfig::new(3).gamma(0.05);
-    let roomy = config.clone().max_points(held + 40).validate().unwrap();
-    let mut fed = Federation::with_ids(trained.clone(), &roomy).unwrap();
-    fed.remove(&RemovalRequest::clients(vec![ClientId(5)]))
-        .unwrap();
-    fed.flush().unwrap();
-    let before = fed.to_bytes().unwrap();
-    let join = |c: u64, d: Dataset| AdditionRequest::new_client(ClientId(c), d);
-    let flat = Dataset::with_ids(DMatrix::from_element(3, 1, 0.0), vec![PointId(0)]).unwrap();
-    let cases = [
-        (join(1, newcomer.clone()), "client 1 is or was a member"),
-        (join(5, newcomer.clone()), "client 5 is or was a member"),
-        (
-            join(9, newcomer.clone()).with_new_client(ClientId(9), newcomer.clone()),
-            "client 9 is named twice",
-        ),
-        (join(9, Dataset::empty(2).unwrap()), "the request is empty"),
-        (join(9, one(0.75, 0)), "outside"),
-        (join(9, flat), "dimension"),
-        (
-            join(9, newcomer.clone())
-                .with_new_client(ClientId(10), newcomer.clone())
-                .with_new_client(ClientId(11), newcomer.clone()),
-            "beyond the bound",
-        ),
-    ];
-    for (request, expected) in cases {
-        let err = fed.add(&request).unwrap_err().to_string();
-        assert!(err.contains(expected), "{expected}: {err}");
-        assert_eq!(fed.to_bytes().unwrap(), before, "{request:?}");
+    // Groups of three: client 5 leaves one of them with two.
+    let grouped = (config.clone().min_clients(2)).topology(Topology::Groups { size: 3 });
+    for layout in [config.clone(), grouped] {
+        let roomy = layout.max_points(held + 40).validate().unwrap();
+        let mut fed = Federation::with_ids(trained.clone(), &roomy).unwrap();
+        fed.remove(&RemovalRequest::clients(vec![ClientId(5)]))
+            .unwrap();
+        fed.flush().unwrap();
+        assert!(fed.withdrawal().is_none());
+        bad_joins_change_nothing(&mut fed, &newcomer);
     }
-    // With groups: not built yet, and said so.
-    let grouped = (config.clone().max_points(held + 100))
-        .topology(Topology::Groups { size: 3 })
-        .validate()
-        .unwrap();
-    let mut fed = Federation::with_ids(trained.clone(), &grouped).unwrap();
-    let before = fed.to_bytes().unwrap();
-    let err = fed.add(&join(9, newcomer.clone())).unwrap_err();
-    assert!(matches!(err, MufcError::TopologyUnsupported(_)), "{err}");
-    assert_eq!(fed.to_bytes().unwrap(), before);
     // A withdrawn model: no round runs there again.
     let strict = config
         .max_points(held + 100)
@@ -509,7 +491,7 @@ fn a_bad_join_changes_nothing() {
         .unwrap();
     assert!(fed.withdrawal().is_some());
     let before = fed.to_bytes().unwrap();
-    let err = fed.add(&join(9, newcomer)).unwrap_err();
+    let err = (fed.add(&AdditionRequest::new_client(ClientId(9), newcomer))).unwrap_err();
     assert_eq!(err, MufcError::Withdrawn { request: 1 });
     assert_eq!(fed.to_bytes().unwrap(), before);
 }
@@ -558,4 +540,34 @@ fn a_lone_join_waits_for_another_change_and_then_equals_retraining() {
         assert_eq!(grown, before + fed.config().client_k());
     }
     compare(&saved, &retrained).unwrap();
+}
+
+/// Every bad join of [`a_bad_join_changes_nothing`] against `fed` (six
+/// clients trained, client 5 left, room for 40 more points).
+fn bad_joins_change_nothing(fed: &mut Federation, newcomer: &Dataset) {
+    let before = fed.to_bytes().unwrap();
+    let join = |c: u64, d: Dataset| AdditionRequest::new_client(ClientId(c), d);
+    let flat = Dataset::with_ids(DMatrix::from_element(3, 1, 0.0), vec![PointId(0)]).unwrap();
+    let cases = [
+        (join(1, newcomer.clone()), "client 1 is or was a member"),
+        (join(5, newcomer.clone()), "client 5 is or was a member"),
+        (
+            join(9, newcomer.clone()).with_new_client(ClientId(9), newcomer.clone()),
+            "client 9 is named twice",
+        ),
+        (join(9, Dataset::empty(2).unwrap()), "the request is empty"),
+        (join(9, one(0.75, 0)), "outside"),
+        (join(9, flat), "dimension"),
+        (
+            join(9, newcomer.clone())
+                .with_new_client(ClientId(10), newcomer.clone())
+                .with_new_client(ClientId(11), newcomer.clone()),
+            "beyond the bound",
+        ),
+    ];
+    for (request, expected) in cases {
+        let err = fed.add(&request).unwrap_err().to_string();
+        assert!(err.contains(expected), "{expected}: {err}");
+        assert_eq!(fed.to_bytes().unwrap(), before, "{request:?}");
+    }
 }

@@ -4,6 +4,7 @@
 //! needs its `mod` line here.
 
 mod arrivals;
+mod arrivals_groups;
 mod distribution;
 mod doc_citations;
 mod e2e;

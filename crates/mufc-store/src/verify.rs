@@ -272,7 +272,13 @@ impl Store {
         let retrained = if data.is_empty() {
             None
         } else {
-            Some(Federation::with_ids(data, served.config())?)
+            // In the served groups: joins place new clients and split
+            // full groups (docs/architecture.md), so the groups are the
+            // federation's history, not the topology's drawing anew.
+            Some(match served.layout() {
+                Some(layout) => Federation::with_layout(data, served.config(), layout.clone())?,
+                None => Federation::with_ids(data, served.config())?,
+            })
         };
         let mut differences = Vec::new();
         let removals = served.pending().iter().map(|p| p.number);

@@ -532,9 +532,10 @@ fn but_one(all: &[Record]) -> (Vec<&Record>, Vec<ClientRecords>) {
 /// A join the store cannot take changes nothing, the file byte for byte:
 /// an unknown name through `add` (only `add_admitting` admits), the name
 /// of a client that left (a name names one client for good), a new name
-/// twice, a federation with groups. A join failing inside its
-/// transaction leaves neither the file nor the handle's names changed;
-/// it then goes through: a lone join waits, a flush applies it.
+/// twice. A join failing inside its transaction leaves neither the file
+/// nor the handle's names changed; it then goes through: a lone join
+/// waits, a flush applies it. With groups a new site joins the smallest
+/// group, verified against retraining in the store's groups.
 #[test]
 fn a_bad_or_failed_join_changes_nothing() {
     let all = all_records("store-joins-bad");
@@ -592,26 +593,28 @@ fn a_bad_or_failed_join_changes_nothing() {
             .iter()
             .any(|n| n.as_str() == "north")
     );
-    // With groups: refused, said so.
+    // With groups: the smallest group takes the new site, and the
+    // store verifies against retraining in its groups, also reopened.
     let dir = tempfile::tempdir().unwrap();
     let grouped = FederationConfig::new(3)
         .gamma(0.1)
         .max_points(all.len() as u64 + 30)
-        .topology(mufc::Topology::Groups { size: 3 })
+        .min_updating_clients(1)
+        .topology(mufc::Topology::Groups { size: 2 })
+        .min_clients(2)
         .validate()
         .unwrap();
     let path = dir.path().join("grouped.mufc");
     let (mut store, _) =
         Store::fit(&path, client_records(&held), &grouped, &FitOptions::new()).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    let err = store
-        .add_admitting(&north, OnForgotten::Refuse)
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("not supported with groups"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let groups = store.federation().layout().unwrap().groups().len();
+    store.add_admitting(&north, OnForgotten::Refuse).unwrap();
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    let reopened = Store::open(&path).unwrap();
+    assert_eq!(reopened.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    let layout = reopened.federation().layout().unwrap();
+    assert_eq!(layout.groups().len(), groups);
+    assert_eq!(layout.clients().len(), 5);
 }
 
 /// A process killed inside a join's transaction, at each fault point,

@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 
 use crate::{ClientId, MufcError, MufcResult, Topology};
 
+mod regroup;
+
 /// A node of a [`Layout`]: nodes `0..groups` are the groups (the leaves),
 /// the others aggregate their children; the last one is the root.
 ///

@@ -17,6 +17,8 @@ mod mask_freshness_tests;
 mod objective;
 mod par;
 mod persist;
+#[cfg(test)]
+mod regroup_tests;
 pub mod remote;
 mod report;
 mod request;

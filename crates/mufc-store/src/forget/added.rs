@@ -106,14 +106,15 @@ impl Store {
     /// server the new client's whole histogram), and the deadline applies.
     /// The store numbers a new client after every client it ever held, and
     /// a name it held once (a client that left) does not come back:
-    /// [`StoreError::ClientForgotten`]. Clients join only a federation
-    /// without groups.
+    /// [`StoreError::ClientForgotten`]. With groups the new client goes to
+    /// the group with the fewest clients, and a group grown full splits
+    /// ([`mufc::Federation::add`]); [`Self::verify`] retrains in the
+    /// store's groups.
     ///
     /// # Errors
     ///
     /// As [`Self::add`] (for a name the store held and that left,
-    /// [`StoreError::ClientForgotten`]), and [`StoreError::Mufc`] with
-    /// [`mufc::MufcError::TopologyUnsupported`] with groups.
+    /// [`StoreError::ClientForgotten`]).
     ///
     /// # Example
     ///

@@ -41,10 +41,15 @@ impl Federation {
     /// round would show the server the new client's whole histogram. The
     /// id of a client on the roster is refused
     /// ([`MufcError::MemberId`](crate::MufcError::MemberId), which says
-    /// what a saved federation forgets), and clients join only a flat
-    /// federation for now
-    /// ([`MufcError::TopologyUnsupported`](crate::MufcError::TopologyUnsupported)
-    /// with groups).
+    /// what a saved federation forgets). With groups each new client goes
+    /// to the group with the fewest clients present
+    /// ([`Layout::absorbing`](crate::Layout::absorbing)), and a group that
+    /// holds twice the smallest size a group may have (the topology's
+    /// size, at least `min_clients`) splits in two when its next round
+    /// runs ([`Layout::split`](crate::Layout::split)): both halves run a
+    /// whole round in that request, and the model equals retraining in the
+    /// groups the joins made ([`Self::layout`],
+    /// [`Self::with_layout`]).
     ///
     /// # Errors
     ///

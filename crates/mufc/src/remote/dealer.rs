@@ -198,9 +198,23 @@ impl RemoteDealer {
         key: SealKey,
         setup: &RemoteSetup,
     ) -> MufcResult<()> {
+        self.take(setup)?;
+        self.keys.insert(id, key);
+        Ok(())
+    }
+
+    /// Takes `setup`, the federation's with a group split in two or
+    /// clients admitted ([`RemoteSetup::taken_since`]), when the dealer
+    /// is pinned to a setup; it deals in the new groups from then on.
+    /// Unchanged on an error.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::admit`].
+    pub(crate) fn take(&mut self, setup: &RemoteSetup) -> MufcResult<()> {
         if let Some((pinned, _)) = &self.pinned {
             setup
-                .admitted_since(pinned)
+                .taken_since(pinned)
                 .map_err(|why| MufcError::RoundRefused {
                     round: 0,
                     reason: format!("the dealer keeps its setup: {why}"),
@@ -210,7 +224,6 @@ impl RemoteDealer {
             })?;
             self.pinned = Some((setup.clone(), fresh));
         }
-        self.keys.insert(id, key);
         Ok(())
     }
 

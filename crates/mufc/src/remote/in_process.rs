@@ -6,6 +6,7 @@
 //! committed (the shape of `syndrome_agg::secagg::transport::InProcess`).
 
 mod additions;
+mod regroup;
 mod reports;
 mod requests;
 mod round;
@@ -119,6 +120,9 @@ pub struct InProcess {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Injected {
     pub(crate) fail_next: bool,
+    /// With `fail_next`, the rounds to let commit before the one that
+    /// fails.
+    pub(crate) pass_first: usize,
     /// The failed round's number and what it received.
     pub(crate) failed: Option<(u64, Received)>,
 }
@@ -381,6 +385,15 @@ impl InProcess {
         self.clients
             .get(self.at(id)?)
             .ok_or(MufcError::UnknownClient(id))
+    }
+
+    /// The clients that hold no point (they left, or their leave's round
+    /// waits): they count for no group's size.
+    fn emptied(&self) -> std::collections::BTreeSet<ClientId> {
+        (self.clients.iter())
+            .filter(|c| c.data().is_empty())
+            .map(RemoteClient::id)
+            .collect()
     }
 
     fn at(&self, id: ClientId) -> MufcResult<usize> {

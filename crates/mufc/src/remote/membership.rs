@@ -7,24 +7,30 @@
 //! resolved parameter stay those of training (a retraining on the same
 //! records with the resolved configuration gives the same model); the
 //! roster gains the new clients, and the sketch capacity `client_k` bins
-//! for each, so the next sum is a whole one at the new capacity.
+//! for each, so the next sum is a whole one at the new capacity. With
+//! groups, each new client goes to a group (`Layout::absorbing`), and in
+//! one process a group grown full splits in two (`RemoteSetup::split`);
+//! across processes each client accepts only its topology's groups of
+//! the roster, so joins there are refused with groups.
+
+use std::collections::BTreeSet;
 
 use super::RemoteSetup;
 use crate::ids::in_order;
-use crate::{ClientId, MufcError, MufcResult};
+use crate::{ClientId, Layout, MufcError, MufcResult};
 
 impl RemoteSetup {
     /// The setup with the clients `joining` on the roster and `client_k`
-    /// more bins of sketch capacity for each; every other part unchanged.
+    /// more bins of sketch capacity for each, and with groups each in the
+    /// group with the fewest clients ([`Layout::absorbing`]); every other
+    /// part unchanged.
     ///
     /// # Errors
     ///
     /// [`MufcError::NoClients`] for none; [`MufcError::DuplicateClient`]
     /// for a client already on the roster (across processes a client
     /// that left keeps its place there, so an id is never given twice) or
-    /// named twice;
-    /// [`MufcError::TopologyUnsupported`] with groups (a new client's
-    /// group, and a full group's split, are not built yet).
+    /// named twice.
     ///
     /// # Example
     ///
@@ -42,13 +48,18 @@ impl RemoteSetup {
     /// # Ok::<(), MufcError>(())
     /// ```
     pub fn admitting(&self, joining: &[ClientId]) -> MufcResult<Self> {
+        self.admitting_with(joining, &BTreeSet::new())
+    }
+
+    /// [`Self::admitting`], with groups counting only the clients not in
+    /// `gone` (those that left) when it picks a new client's group.
+    pub(crate) fn admitting_with(
+        &self,
+        joining: &[ClientId],
+        gone: &BTreeSet<ClientId>,
+    ) -> MufcResult<Self> {
         if joining.is_empty() {
             return Err(MufcError::NoClients);
-        }
-        if self.layout.is_some() {
-            return Err(MufcError::TopologyUnsupported(
-                "a client joining a trained federation",
-            ));
         }
         let mut roster = self.roster.clone();
         for &c in joining {
@@ -58,13 +69,69 @@ impl RemoteSetup {
             }
         }
         let more = self.config.client_k().saturating_mul(joining.len());
+        let layout = (self.layout.as_ref())
+            .map(|l| l.absorbing(joining, gone))
+            .transpose()?;
         Ok(Self {
             config: self.config.clone(),
             dim: self.dim,
             roster,
-            layout: None,
+            layout,
             capacity: self.capacity.saturating_add(more),
         })
+    }
+
+    /// The setup with group `g` split in two ([`Layout::split`]): the
+    /// roster, the capacity and every other part unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] without groups, or as
+    /// [`Layout::split`].
+    pub(crate) fn split(&self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        let layout = (self.layout.as_ref())
+            .ok_or_else(|| MufcError::InvalidLayout("a federation without groups".into()))?;
+        Ok(Self {
+            layout: Some(layout.split(g, gone)?),
+            ..self.clone()
+        })
+    }
+
+    /// How this setup follows from `before`, if it is `before` with
+    /// clients admitted ([`Self::admitted_since`]) or with one group split
+    /// ([`Self::split`]): the check a client, or the dealer, makes before
+    /// it takes a new setup.
+    pub(crate) fn taken_since(&self, before: &Self) -> Result<(), String> {
+        match self.split_since(before) {
+            Some(_) => Ok(()),
+            None => self.admitted_since(before).map(|_| ()),
+        }
+    }
+
+    /// The group of `before` this setup split, if it is `before` with one
+    /// group split in two and nothing else changed.
+    fn split_since(&self, before: &Self) -> Option<usize> {
+        let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
+            return None;
+        };
+        let same = self.config == before.config
+            && self.dim == before.dim
+            && self.roster == before.roster
+            && self.capacity == before.capacity
+            && after.fan_out() == old.fan_out()
+            && after.groups().len() == old.groups().len() + 1;
+        if !same {
+            return None;
+        }
+        let (new, kept) = after.groups().split_last()?;
+        let changed: Vec<usize> = (0..old.groups().len())
+            .filter(|&g| kept[g] != old.groups()[g])
+            .collect();
+        let [g] = changed[..] else { return None };
+        let mut rejoined: Vec<ClientId> = kept[g].iter().chain(new).copied().collect();
+        rejoined.sort_unstable();
+        let min = self.config.min_clients();
+        (rejoined == old.groups()[g] && new.len() >= min && kept[g].len() >= min).then_some(g)
     }
 
     /// The clients this setup admitted into `before`, if it is `before`
@@ -74,9 +141,10 @@ impl RemoteSetup {
     ///
     /// # Errors
     ///
-    /// Why it is not: another configuration, dimension or groups, a
-    /// client of `before` missing, or a capacity other than `client_k`
-    /// bins more for each new client.
+    /// Why it is not: another configuration or dimension, a client of
+    /// `before` missing, a capacity other than `client_k` bins more for
+    /// each new client, or groups other than `before`'s with each new
+    /// client in one of them.
     ///
     /// # Example
     ///
@@ -94,9 +162,6 @@ impl RemoteSetup {
     pub fn admitted_since(&self, before: &Self) -> Result<Vec<ClientId>, String> {
         if self.config != before.config || self.dim != before.dim {
             return Err("its configuration or dimension differs from the federation's".into());
-        }
-        if self.layout.is_some() || before.layout.is_some() {
-            return Err("clients join only a federation without groups".into());
         }
         let ours = in_order(&self.roster);
         let theirs = in_order(&before.roster);
@@ -117,7 +182,38 @@ impl RemoteSetup {
                 joined.len()
             ));
         }
+        check_absorbed(self.layout.as_ref(), before.layout.as_ref(), &joined)?;
         Ok(joined)
+    }
+}
+
+/// Checks that the groups `after` are `before`'s with each client of
+/// `joined` added to one of them, and nothing else changed.
+fn check_absorbed(
+    after: Option<&Layout>,
+    before: Option<&Layout>,
+    joined: &[ClientId],
+) -> Result<(), String> {
+    let (after, before) = match (after, before) {
+        (None, None) => return Ok(()),
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err("its groups differ from the federation's".into()),
+    };
+    if after.groups().len() != before.groups().len() || after.fan_out() != before.fan_out() {
+        return Err("its groups are not the federation's with new clients".into());
+    }
+    for (new, old) in after.groups().iter().zip(before.groups()) {
+        let kept: Vec<ClientId> = (new.iter())
+            .filter(|c| joined.binary_search(c).is_err())
+            .copied()
+            .collect();
+        if kept != *old {
+            return Err("its groups move a client of the federation".into());
+        }
+    }
+    match joined.iter().find(|c| after.group_of(**c).is_none()) {
+        Some(c) => Err(format!("new client {c} is in no group")),
+        None => Ok(()),
     }
 }
 

@@ -30,6 +30,7 @@ use crate::server::decode::Decoded;
 use crate::server::{InputChange, ServerPlan};
 use crate::{ClientId, MufcResult, Server, ServerUpdate, par};
 
+mod regroup;
 mod remote;
 pub(crate) use remote::FinishedRound;
 mod saved;

@@ -37,7 +37,9 @@ impl RemoteClient {
     }
 
     /// Takes `setup`, the federation's setup with new clients admitted
-    /// ([`RemoteSetup::admitting`]) and nothing else changed: the client
+    /// ([`RemoteSetup::admitting`]), or with groups one group split in
+    /// two (in one process, as a group grows full), and nothing else
+    /// changed: the client
     /// sums at the new capacity from its next round on, which is whole
     /// (its kept sketch has the old parameters, so that round encodes its
     /// histogram afresh: `sketch_of`). Its points,
@@ -84,9 +86,12 @@ impl RemoteClient {
                 "the client is not trained: it takes any setup at its first round".into(),
             ));
         };
-        setup.admitted_since(&t.setup).map_err(|why| {
+        // After a split the clients that moved sum in their own group: a
+        // ring of this client's group leaves them out, and the ring check
+        // asks only for the last sum's clients of the client's own group.
+        setup.taken_since(&t.setup).map_err(|why| {
             refuse(format!(
-                "the new setup is not the federation's with clients admitted: {why}"
+                "the new setup is not the federation's with clients admitted or a group split: {why}"
             ))
         })?;
         let aggregation = setup.aggregation(&setup.parts()?)?;

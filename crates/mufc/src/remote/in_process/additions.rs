@@ -49,7 +49,10 @@ impl InProcess {
     /// records in the setup that admits it
     /// ([`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting)),
     /// which every member and the dealer take; the server's next round is
-    /// whole, at the new capacity (`RemoteServer::admitting`).
+    /// whole, at the new capacity (`RemoteServer::admitting`). With
+    /// groups the new client goes to the group with the fewest clients
+    /// present, and a group grown full splits before its round
+    /// (`InProcess::split_full`).
     ///
     /// # Errors
     ///
@@ -59,8 +62,7 @@ impl InProcess {
     /// the id of a client on the roster),
     /// [`MufcError::EmptyClient`] (a new client with no records beside
     /// others' records), [`MufcError::Withdrawn`] (a new client for a
-    /// withdrawn model), [`MufcError::TopologyUnsupported`] (a new client
-    /// with groups), [`MufcError::RepeatedClient`], [`MufcError::AlreadyPending`] (a
+    /// withdrawn model), [`MufcError::RepeatedClient`], [`MufcError::AlreadyPending`] (a
     /// client whose whole removal waits, or an id a pending removal
     /// names: it names that point until its round runs),
     /// [`MufcError::HeldPoint`],
@@ -197,7 +199,7 @@ impl InProcess {
         if let Some(c) = ids.iter().find(|c| !seen.insert(**c)) {
             return Err(MufcError::RepeatedClient(*c));
         }
-        let server = self.server.admitting(&ids)?;
+        let server = self.server.admitting(&ids, &self.emptied())?;
         let config = server.setup().config();
         let clients = joining
             .iter()

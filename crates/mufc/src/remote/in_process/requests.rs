@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use seeding::PointId;
 
 use super::InProcess;
+use super::regroup::Ready;
 use crate::remote::RemoteClient;
 use crate::remote::client::Staged;
 use crate::state::{check_request, still_added, still_pending};
@@ -28,10 +29,6 @@ struct Forgot {
     reseeded: bool,
     own: Duration,
 }
-
-/// The groups that run a round, each with its clients that changed, in
-/// group order.
-type Ready = Vec<(usize, Vec<ClientId>)>;
 
 impl InProcess {
     /// Serves a removal request (Algorithm 4) and reports it as
@@ -273,16 +270,23 @@ impl InProcess {
     fn ready(&self, forced: Option<&BTreeSet<usize>>, named: &BTreeSet<ClientId>) -> Option<Ready> {
         let config = self.server.setup().config();
         let plain = config.channel() == &Channel::Plain;
+        // A group left regrouped by a split whose rounds did not all
+        // commit runs whatever the policy: the policy allowed the split.
+        let regrouped = self.server.regrouped(&self.emptied());
         let ready: Ready = (self.server.groups().iter().enumerate())
             .filter_map(|(g, members)| {
                 let updated: Vec<ClientId> = (members.iter().copied())
                     .filter(|c| self.waiting.contains_key(c))
                     .collect();
-                let runs = match forced {
-                    Some(groups) => groups.contains(&g),
-                    None => plain || config.updates_enough(members.len(), updated.len()),
-                };
-                (!updated.is_empty() && runs).then_some((g, updated))
+                let runs = regrouped.contains(&g)
+                    || match forced {
+                        Some(groups) => groups.contains(&g) && !updated.is_empty(),
+                        None => {
+                            !updated.is_empty()
+                                && (plain || config.updates_enough(members.len(), updated.len()))
+                        }
+                    };
+                runs.then_some((g, updated))
             })
             .collect();
         let held = |c: &ClientId| !ready.iter().any(|(_, u)| u.contains(c));
@@ -329,43 +333,60 @@ impl InProcess {
         wall: Instant,
         own: &BTreeMap<ClientId, Duration>,
     ) -> MufcResult<RemovalReport> {
-        let runs = |c: ClientId| ready.iter().any(|(_, u)| u.contains(&c));
+        let batches = self.split_full(ready)?;
+        let runs = |c: ClientId| batches.iter().flatten().any(|(_, u)| u.contains(&c));
         let numbers = self.numbers_of(runs);
-        let plain = self.server.setup().config().channel() == &Channel::Plain;
         let mut done = BTreeMap::new();
         let mut parts = Vec::new();
-        for (g, updated) in ready {
-            let members = &self.server.groups()[g];
-            // In the plain mode the clients that changed send alone (the
-            // server holds the others' centroids). Else every member
-            // sends, those that left too, with nothing: a client refuses a
-            // ring that omits a client of its last sum (the server could
-            // difference the two), and a leave is not announced to the
-            // others (issue 29).
-            let ring = if plain {
-                updated.clone()
-            } else {
-                members.clone()
-            };
-            // A change round whose sum did not decode is tried once more,
-            // as `mufc-net`'s scheduler does: the server then runs a
-            // whole round (a round failed since its last commit).
-            let round = match self.round(&ring, Some(updated.len())) {
-                Err(MufcError::ChangeUndecoded { .. }) => self.round(&ring, Some(updated.len()))?,
-                r => r?,
-            };
-            self.last.push(round);
-            for c in &updated {
-                if let Some(w) = self.waiting.remove(c) {
-                    done.insert(*c, w);
+        for batch in batches {
+            let rounds = match &batch[..] {
+                [(g, updated)] => vec![self.group_round(*g, updated)?],
+                // The halves of a split group: whole rounds, every member.
+                _ => {
+                    let groups = self.server.groups();
+                    let rings: Vec<Vec<ClientId>> =
+                        batch.iter().map(|(g, _)| groups[*g].clone()).collect();
+                    self.rounds_together(&rings)?
                 }
+            };
+            self.last.extend(rounds);
+            for (_, updated) in batch {
+                for c in &updated {
+                    if let Some(w) = self.waiting.remove(c) {
+                        done.insert(*c, w);
+                    }
+                }
+                let pending = std::mem::take(&mut self.pending);
+                self.pending = still_pending(pending, |c| updated.contains(&c));
+                let additions = std::mem::take(&mut self.additions);
+                self.additions = still_added(additions, |c| updated.contains(&c));
+                parts.push(updated);
             }
-            let pending = std::mem::take(&mut self.pending);
-            self.pending = still_pending(pending, |c| updated.contains(&c));
-            let additions = std::mem::take(&mut self.additions);
-            self.additions = still_added(additions, |c| updated.contains(&c));
-            parts.push(updated);
         }
         Ok(self.applied(number, numbers, &parts, &done, (wall, own)))
+    }
+    /// The round of group `g` with its clients `updated` that changed: a
+    /// change round where the server runs one, else whole.
+    fn group_round(&mut self, g: usize, updated: &[ClientId]) -> MufcResult<super::DrivenRound> {
+        let plain = self.server.setup().config().channel() == &Channel::Plain;
+        // In the plain mode the clients that changed send alone (the
+        // server holds the others' centroids). Else every member sends,
+        // those that left too, with nothing: a client refuses a ring that
+        // omits a client of its last sum (the server could difference the
+        // two), and a leave is not announced to the others (issue 29).
+        let ring = match plain {
+            true => updated.to_vec(),
+            false => self.server.groups()[g].clone(),
+        };
+        // A group that runs only because a split regrouped it has no
+        // change round: its sum is a new one.
+        let changed = (!updated.is_empty()).then_some(updated.len());
+        // A change round whose sum did not decode is tried once more, as
+        // `mufc-net`'s scheduler does: the server then runs a whole round
+        // (a round failed since its last commit).
+        match self.round(&ring, changed) {
+            Err(MufcError::ChangeUndecoded { .. }) => self.round(&ring, changed),
+            r => r,
+        }
     }
 }

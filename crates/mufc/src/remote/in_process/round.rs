@@ -9,11 +9,19 @@ use std::time::{Duration, Instant};
 
 use super::{DrivenRound, InProcess, PartyCosts};
 use crate::ids::in_order;
-use crate::remote::{Announcement, ClientRound, RemoteClient, RoundStep};
+use crate::remote::{Announcement, ClientRound, RemoteClient, RoundStep, ServerRound};
 use crate::{ClientId, MufcError, MufcResult, SecAggStep, par};
 
 /// A member's half of a round, its first message and the time it took.
 type Joined = (ClientId, (ClientRound, Option<Vec<u8>>), Duration);
+
+/// A round whose messages are all in, before the server finishes it.
+struct Collected {
+    round: ServerRound,
+    halves: BTreeMap<ClientId, ClientRound>,
+    costs: PartyCosts,
+    received: Vec<(ClientId, Vec<u8>)>,
+}
 
 impl InProcess {
     /// One round of the clients `members` (a group's, or in the plain
@@ -27,6 +35,28 @@ impl InProcess {
         members: &[ClientId],
         updated: Option<usize>,
     ) -> MufcResult<DrivenRound> {
+        let collected = self.collect(members, updated)?;
+        self.finish(collected)
+    }
+
+    /// The rounds of the groups `rings` (each its clients, whole rounds),
+    /// every message of each collected before any finishes: the two
+    /// halves of a split group commit together, so that a failure while
+    /// collecting leaves every client in exactly one group's sum.
+    pub(super) fn rounds_together(
+        &mut self,
+        rings: &[Vec<ClientId>],
+    ) -> MufcResult<Vec<DrivenRound>> {
+        let mut collected = Vec::with_capacity(rings.len());
+        for ring in rings {
+            collected.push(self.collect(ring, None)?);
+        }
+        collected.into_iter().map(|c| self.finish(c)).collect()
+    }
+
+    /// A round up to the unmasked sum: every message the server needs is
+    /// in, nothing committed.
+    fn collect(&mut self, members: &[ClientId], updated: Option<usize>) -> MufcResult<Collected> {
         let (announcement, mut round) = match updated {
             Some(u) => self.server.start_change_round(members, u)?,
             None => self.server.start_round(members)?,
@@ -83,10 +113,29 @@ impl InProcess {
             }
         }
         #[cfg(test)]
-        if std::mem::take(&mut self.injected.fail_next) {
+        if self.injected.fail_next && self.injected.pass_first > 0 {
+            self.injected.pass_first -= 1;
+        } else if std::mem::take(&mut self.injected.fail_next) {
             self.injected.failed = Some((number, received));
             return Err(MufcError::Remote("injected failure after masking".into()));
         }
+        Ok(Collected {
+            round,
+            halves,
+            costs,
+            received,
+        })
+    }
+
+    /// Finishes a collected round: the server commits its sum, and the
+    /// members it included commit their half.
+    fn finish(&mut self, collected: Collected) -> MufcResult<DrivenRound> {
+        let Collected {
+            round,
+            halves,
+            costs,
+            received,
+        } = collected;
         let report = self.server.finish_round(round)?;
         self.commit_members(halves, &report.included)?;
         Ok(DrivenRound {

@@ -3,6 +3,8 @@
 //! its round counter and last sum go on), and clients that left (no later
 //! ring needs them).
 
+use std::collections::BTreeSet;
+
 use super::RemoteServer;
 use crate::aggregation::Aggregation;
 use crate::{ClientId, MufcError, MufcResult};
@@ -45,10 +47,25 @@ impl RemoteServer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn admit(&mut self, joining: &[ClientId]) -> MufcResult<()> {
-        let (setup, aggregation, fit_report) = self.admitted(joining)?;
+        self.admit_with(joining, &BTreeSet::new())
+    }
+
+    /// [`Self::admit`], with groups placing each new client by the
+    /// clients not in `gone` ([`RemoteSetup::admitting_with`](crate::remote::RemoteSetup::admitting_with)).
+    fn admit_with(&mut self, joining: &[ClientId], gone: &BTreeSet<ClientId>) -> MufcResult<()> {
+        let (setup, aggregation, fit_report) = self.admitted(joining, gone)?;
+        let tree = match &self.tree {
+            Some(tree) => {
+                let layout = (setup.layout().cloned())
+                    .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
+                Some(tree.admitting(&setup.parts()?, layout, setup.capacity())?)
+            }
+            None => None,
+        };
         self.setup = setup;
         self.aggregation = aggregation;
         self.fit_report = fit_report;
+        self.tree = tree;
         Ok(())
     }
 
@@ -67,10 +84,53 @@ impl RemoteServer {
     /// it is withdrawn; those of
     /// [`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting);
     /// the aggregation's (the parameters for the new capacity).
-    pub(crate) fn admitting(&self, joining: &[ClientId]) -> MufcResult<Self> {
+    pub(crate) fn admitting(
+        &self,
+        joining: &[ClientId],
+        gone: &BTreeSet<ClientId>,
+    ) -> MufcResult<Self> {
         let mut admitted = self.clone();
-        admitted.admit(joining)?;
+        admitted.admit_with(joining, gone)?;
         Ok(admitted)
+    }
+
+    /// Whether group `g` holds enough clients not in `gone` to split in
+    /// two groups of the smallest size a group may have: the topology's
+    /// group size, and at least the minimum aggregate
+    /// ([`Layout::is_full`](crate::Layout)).
+    pub(crate) fn is_full(&self, g: usize, gone: &BTreeSet<ClientId>) -> bool {
+        let config = self.setup.config();
+        let Some(size) = config.topology().group_size() else {
+            return false;
+        };
+        let smallest = size.max(config.min_clients());
+        (self.layout()).is_some_and(|l| l.is_full(g, smallest, gone))
+    }
+
+    /// Splits group `g` in two ([`RemoteSetup::split`](crate::remote::RemoteSetup::split)):
+    /// the setup takes the new layout, the groups' state follows
+    /// (`Tree::split`); the two groups' next rounds are whole, and until
+    /// both committed they are [`Self::regrouped`]. Unchanged on an error.
+    pub(crate) fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
+        let tree = self
+            .tree
+            .as_ref()
+            .ok_or(MufcError::TopologyUnsupported("a split without groups"))?;
+        let setup = self.setup.split(g, gone)?;
+        let layout = (setup.layout().cloned())
+            .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
+        let tree = tree.split(&setup.parts()?, g, layout, setup.capacity())?;
+        self.setup = setup;
+        self.tree = Some(tree);
+        Ok(())
+    }
+
+    /// The groups that must run a whole round since a split, whatever
+    /// the lone-update policy (`Tree::regrouped`); none when flat.
+    pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
+        self.tree
+            .as_ref()
+            .map_or_else(Vec::new, |t| t.regrouped(gone))
     }
 
     /// The parts [`Self::admit`] replaces: the setup with `joining`, the
@@ -80,6 +140,7 @@ impl RemoteServer {
     fn admitted(
         &self,
         joining: &[ClientId],
+        gone: &BTreeSet<ClientId>,
     ) -> MufcResult<(
         crate::remote::RemoteSetup,
         Option<Aggregation>,
@@ -88,7 +149,7 @@ impl RemoteServer {
         if self.fit_report.is_none() || self.withdrawn.is_some() {
             return Err(MufcError::NoServerModel);
         }
-        let setup = self.setup.admitting(joining)?;
+        let setup = self.setup.admitting_with(joining, gone)?;
         let aggregation = match &self.aggregation {
             Some(before) => {
                 let mut fresh = (setup.aggregation(&setup.parts()?)?).ok_or_else(|| {

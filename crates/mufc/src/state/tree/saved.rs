@@ -79,13 +79,19 @@ impl Tree {
             .map_err(|e| bad(e.to_string()))?;
         let mut groups = Vec::with_capacity(saved.groups.len());
         let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
+        // A group may hold a client of another group in its sum: the
+        // group was split, and the round of the half that lost it has not
+        // committed yet (`Tree::regrouped`). No client is in two sums.
+        let mut summed = BTreeSet::new();
+        let roster = layout.clients();
         for (g, (stored, ids)) in saved.groups.into_iter().zip(layout.groups()).enumerate() {
-            if let Some(c) = stored
-                .included
-                .iter()
-                .find(|c| ids.binary_search(c).is_err())
+            if let Some(c) = (stored.included.iter())
+                .find(|c| ids.binary_search(c).is_err() && roster.binary_search(c).is_err())
             {
-                return Err(bad(format!("group {g} includes client {c}, not its own")));
+                return Err(bad(format!("group {g} includes client {c}, of no group")));
+            }
+            if let Some(c) = stored.included.iter().find(|c| !summed.insert(**c)) {
+                return Err(bad(format!("client {c} is in two groups' sums")));
             }
             let counts: BTreeMap<BigUint, u64> = stored.counts.iter().cloned().collect();
             if counts.len() != stored.counts.len() || counts.values().any(|&c| c == 0) {

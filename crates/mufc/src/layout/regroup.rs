@@ -1,0 +1,243 @@
+//! How the groups change as clients join (issue 29): a new client goes
+//! to the group with the fewest clients present, and a group that comes
+//! to hold twice the smallest size a group may have splits in two.
+//!
+//! Why these rules: a group's sum is what the server decodes, so every
+//! group must keep at least the minimum aggregate (`min_clients`,
+//! docs/threat-model.md P4) and the size the topology asks for; the
+//! smallest group takes a newcomer so that the groups stay even, and a
+//! split at twice the smallest size gives two halves that each meet it.
+//! The rules are deterministic: the layout after any sequence of joins is
+//! a function of the layout before and the clients that left, so that a
+//! retraining in that layout ([`Federation::with_layout`](crate::Federation::with_layout))
+//! is the reference the model equals.
+
+use std::collections::BTreeSet;
+
+use super::Layout;
+use crate::{ClientId, MufcError, MufcResult};
+
+impl Layout {
+    /// The layout with each client of `joining` (in id order) in the group
+    /// that holds the fewest clients not in `gone` (the first such group
+    /// on a tie), among the groups that hold one. The shape stays: no group
+    /// is added here (a group that grows too large splits when its next
+    /// round runs, [`Self::split`]).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] for a client of `joining` already in
+    /// a group, or named twice.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Layout};
+    /// use std::collections::BTreeSet;
+    ///
+    /// let ids = |r: std::ops::Range<u64>| r.map(ClientId).collect::<Vec<_>>();
+    /// let layout = Layout::from_groups(vec![ids(0..4), ids(4..7)], None)?;
+    /// let grown = layout.absorbing(&[ClientId(9)], &BTreeSet::new())?;
+    /// assert_eq!(grown.groups()[1], [4, 5, 6, 9].map(ClientId));
+    /// // Clients that left do not count: the first group holds two now.
+    /// let gone = BTreeSet::from([ClientId(0), ClientId(1)]);
+    /// assert_eq!(layout.absorbing(&[ClientId(9)], &gone)?.groups()[0], [0, 1, 2, 3, 9].map(ClientId));
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn absorbing(&self, joining: &[ClientId], gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        let mut joining = joining.to_vec();
+        joining.sort_unstable();
+        if let Some(w) = joining.windows(2).find(|w| w[0] == w[1]) {
+            return Err(MufcError::InvalidLayout(format!(
+                "client {} joins twice",
+                w[0]
+            )));
+        }
+        let mut groups = self.groups.clone();
+        for c in joining {
+            if self.group_of(c).is_some() {
+                return Err(MufcError::InvalidLayout(format!(
+                    "client {c} is in a group already"
+                )));
+            }
+            let present = |g: &Vec<ClientId>| g.iter().filter(|x| !gone.contains(x)).count();
+            // The fewest present, among the groups with some; the first on
+            // a tie (`min_by_key` keeps the first minimum).
+            let target = (groups.iter().enumerate())
+                .filter(|(_, g)| present(g) > 0)
+                .min_by_key(|(_, g)| present(g))
+                .map_or(0, |(i, _)| i);
+            let at = groups[target].partition_point(|x| *x < c);
+            groups[target].insert(at, c);
+        }
+        Ok(Self {
+            groups,
+            parents: self.parents.clone(),
+            fan_out: self.fan_out,
+        })
+    }
+
+    /// Whether group `g` holds at least `2 * smallest` clients not in
+    /// `gone`, so that it splits into two groups of at least `smallest`
+    /// ([`Self::split`]). `false` out of range.
+    pub(crate) fn is_full(&self, g: usize, smallest: usize, gone: &BTreeSet<ClientId>) -> bool {
+        (self.groups.get(g)).is_some_and(|ids| {
+            let present = ids.iter().filter(|c| !gone.contains(c)).count();
+            present >= smallest.max(1).saturating_mul(2)
+        })
+    }
+
+    /// The layout with group `g` split in two: of its clients not in
+    /// `gone`, in id order, the first half stays (with the clients of
+    /// `gone`, which send nothing) and the second half forms a new group,
+    /// the last one; the nodes above the groups are laid out again for the
+    /// new number of groups (the inner nodes are numbered after the
+    /// groups, so they are renumbered).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] for a group out of range, or one with
+    /// fewer than two clients not in `gone`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::{ClientId, Layout};
+    /// use std::collections::BTreeSet;
+    ///
+    /// let ids = |r: std::ops::Range<u64>| r.map(ClientId).collect::<Vec<_>>();
+    /// let layout = Layout::from_groups(vec![ids(0..3), ids(3..9)], Some(2))?;
+    /// let gone = BTreeSet::from([ClientId(3)]);
+    /// let split = layout.split(1, &gone)?;
+    /// // Of 4 to 8 (3 left), 4 and 5 stay with 3; 6 to 8 form a new group.
+    /// assert_eq!(split.groups(), [ids(0..3), ids(3..6), ids(6..9)]);
+    /// assert_eq!(split.nodes(), 6); // three groups, two inner nodes, the root
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn split(&self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        let ids = (self.groups.get(g))
+            .ok_or_else(|| MufcError::InvalidLayout(format!("no group {g}")))?;
+        let present: Vec<ClientId> = ids.iter().filter(|c| !gone.contains(c)).copied().collect();
+        if present.len() < 2 {
+            return Err(MufcError::InvalidLayout(format!(
+                "group {g} holds fewer than two clients to split"
+            )));
+        }
+        let moving: BTreeSet<ClientId> = present[present.len() / 2..].iter().copied().collect();
+        let mut groups = self.groups.clone();
+        groups[g].retain(|c| !moving.contains(c));
+        groups.push(moving.into_iter().collect());
+        Ok(Self::shaped(groups, self.fan_out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NodeId, Topology};
+
+    fn ids(r: std::ops::Range<u64>) -> Vec<ClientId> {
+        r.map(ClientId).collect()
+    }
+
+    #[test]
+    fn joins_keep_every_group_between_the_smallest_size_and_twice_it() {
+        // From every trained layout of groups of `b`, clients join one by
+        // one; a full group splits at once. Every group keeps at least `b`
+        // clients and fewer than `2b`, every client is in one group, and
+        // the groups above stay a tree.
+        for b in 2..5usize {
+            for trained in b as u64..(4 * b as u64) {
+                let topology = Topology::Tree {
+                    group_size: b,
+                    fan_out: 2,
+                };
+                let mut layout = Layout::new(&ids(0..trained), topology);
+                let none = BTreeSet::new();
+                for c in trained..trained + 3 * b as u64 {
+                    layout = layout.absorbing(&[ClientId(c)], &none).unwrap();
+                    let g = layout.group_of(ClientId(c)).unwrap();
+                    if layout.is_full(g, b, &none) {
+                        layout = layout.split(g, &none).unwrap();
+                    }
+                    assert_eq!(layout.clients(), ids(0..c + 1));
+                    for members in layout.groups() {
+                        assert!((b..2 * b).contains(&members.len()), "{b} {trained} {c}");
+                    }
+                    let root = layout.root();
+                    for n in 0..root.0 {
+                        assert!(layout.parent(NodeId(n)).is_some_and(|p| p.0 > n));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_newcomer_goes_to_the_smallest_group_counting_only_clients_present() {
+        let layout = Layout::from_groups(vec![ids(0..3), ids(3..7), ids(7..9)], None).unwrap();
+        let none = BTreeSet::new();
+        assert_eq!(
+            layout
+                .absorbing(&[ClientId(20)], &none)
+                .unwrap()
+                .group_of(ClientId(20)),
+            Some(2)
+        );
+        // Two leave the first group: it is the smallest now.
+        let gone = BTreeSet::from([ClientId(0), ClientId(1)]);
+        assert_eq!(
+            layout
+                .absorbing(&[ClientId(20)], &gone)
+                .unwrap()
+                .group_of(ClientId(20)),
+            Some(0)
+        );
+        // A group every client of which left takes no one.
+        let emptied = BTreeSet::from([ClientId(7), ClientId(8)]);
+        assert_eq!(
+            layout
+                .absorbing(&[ClientId(20)], &emptied)
+                .unwrap()
+                .group_of(ClientId(20)),
+            Some(0)
+        );
+        // Two newcomers spread over the two smallest.
+        let two = layout
+            .absorbing(&[ClientId(21), ClientId(20)], &none)
+            .unwrap();
+        assert_eq!(
+            (two.group_of(ClientId(20)), two.group_of(ClientId(21))),
+            (Some(2), Some(0))
+        );
+        assert!(layout.absorbing(&[ClientId(1)], &none).is_err());
+        assert!(
+            layout
+                .absorbing(&[ClientId(20), ClientId(20)], &none)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_split_keeps_the_clients_that_left_in_the_half_that_stays() {
+        let layout = Layout::from_groups(vec![ids(0..7)], None).unwrap();
+        let gone = BTreeSet::from([ClientId(5)]);
+        assert!(layout.is_full(0, 3, &gone));
+        assert!(!layout.is_full(0, 4, &gone));
+        let split = layout.split(0, &gone).unwrap();
+        assert_eq!(
+            split.groups(),
+            [
+                vec![0, 1, 2, 5]
+                    .into_iter()
+                    .map(ClientId)
+                    .collect::<Vec<_>>(),
+                vec![ClientId(3), ClientId(4), ClientId(6)]
+            ]
+        );
+        assert_eq!(split.root(), NodeId(2));
+        assert!(layout.split(1, &gone).is_err());
+        let lone = Layout::from_groups(vec![ids(0..2)], None).unwrap();
+        assert!(lone.split(0, &BTreeSet::from([ClientId(0)])).is_err());
+    }
+}

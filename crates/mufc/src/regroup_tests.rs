@@ -1,0 +1,89 @@
+//! A split whose rounds do not both commit (issue 29): the group that
+//! grew full is split, then the round of either half fails. The state
+//! left is saved and loaded as it is, the halves are left regrouped, and
+//! the next flush runs both (whatever the lone-update policy, which
+//! allowed the split) so that every node's model equals retraining in the
+//! new layout.
+#![allow(clippy::unwrap_used)]
+
+use seeding::Dataset;
+use seeding_testkit::mixtures::{Mixture, gaussian_clients};
+
+use crate::{
+    AdditionRequest, ClientId, Federation, FederationConfig, MufcError, NodeId, Topology,
+    ValidConfig,
+};
+
+const MIX: Mixture = Mixture {
+    clients: 7,
+    ..Mixture::SMALL
+};
+
+fn config() -> ValidConfig {
+    FederationConfig::new(3)
+        .gamma(0.05)
+        .min_clients(2)
+        .min_updating_clients(1)
+        .topology(Topology::Tree {
+            group_size: 2,
+            fan_out: 2,
+        })
+        .max_points((MIX.clients * MIX.per_client) as u64)
+        .validate()
+        .unwrap()
+}
+
+/// Every node's counts and centroids in `fed` equal `other`'s.
+fn same_nodes(fed: &Federation, other: &Federation, what: &str) {
+    let layout = fed.layout().unwrap();
+    assert_eq!(Some(layout), other.layout(), "{what}");
+    for n in 0..layout.nodes() {
+        let (a, b) = (fed.node(NodeId(n)).unwrap(), other.node(NodeId(n)).unwrap());
+        assert_eq!(a.counts(), b.counts(), "{what}: node {n}");
+        assert_eq!(a.centroids(), b.centroids(), "{what}: node {n}");
+    }
+}
+
+#[test]
+fn a_split_whose_half_failed_is_finished_by_the_next_flush_and_survives_a_reload() {
+    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("regroup-failed", MIX).into_iter())
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect();
+    for failing in 0..2 {
+        let what = format!("the split's round {failing} fails");
+        let mut fed = Federation::with_ids(data[..4].to_vec(), &config()).unwrap();
+        // Groups [0 1] [2 3]; 4 joins the first, 5 the second.
+        for (c, d) in &data[4..6] {
+            fed.add(&AdditionRequest::new_client(*c, d.clone()))
+                .unwrap();
+        }
+        assert_eq!(fed.layout().unwrap().groups().len(), 2, "{what}");
+        // 6 joins the first, which holds four: it splits, and a round fails.
+        fed.parties_mut().injected.fail_next = true;
+        fed.parties_mut().injected.pass_first = failing;
+        let (c, d) = &data[6];
+        let err = fed
+            .add(&AdditionRequest::new_client(*c, d.clone()))
+            .unwrap_err();
+        assert!(matches!(err, MufcError::Remote(_)), "{what}: {err}");
+        let layout = fed.layout().unwrap().clone();
+        assert_eq!(layout.groups()[0], [ClientId(0), ClientId(1)], "{what}");
+        assert_eq!(layout.groups()[2], [ClientId(4), ClientId(6)], "{what}");
+        let gone = Default::default();
+        assert!(
+            !fed.parties().server().regrouped(&gone).is_empty(),
+            "{what}"
+        );
+        // The two halves' rounds commit together: neither did, and the
+        // root holds every client but the new one, once, as retraining
+        // without it (the join waits; the halves' models are behind).
+        let before = Federation::with_ids(data[..6].to_vec(), fed.config()).unwrap();
+        assert_eq!(fed.server().counts(), before.server().counts(), "{what}");
+        let retrained = Federation::with_layout(data.clone(), fed.config(), layout).unwrap();
+        let mut fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+        assert!(fed.flush().unwrap().is_some(), "{what}");
+        assert!(fed.parties().server().regrouped(&gone).is_empty(), "{what}");
+        same_nodes(&fed, &retrained, &what);
+    }
+}

@@ -1,0 +1,102 @@
+//! The groups' state as the layout changes (issue 29): every group's
+//! aggregation sized for clients that joined, and a full group split in
+//! two with the tree above laid out again.
+
+use std::collections::BTreeSet;
+
+use super::super::setup::Setup;
+use super::{Group, Tree, fit_inner, group_aggregation};
+use crate::layout::Layout;
+use crate::{ClientId, MufcError, MufcResult};
+
+impl Tree {
+    /// The groups once clients joined into `layout` (the same shape, with
+    /// new members, [`Layout::absorbing`]): each group's aggregation built
+    /// for its members at the new `capacity`, its round counter going on
+    /// and its last sum its model's counts, so that its next round is
+    /// whole; the models unchanged.
+    pub(crate) fn admitting(
+        &self,
+        setup: &Setup,
+        layout: Layout,
+        capacity: usize,
+    ) -> MufcResult<Self> {
+        if layout.groups().len() != self.groups.len() {
+            return Err(MufcError::InvalidLayout(
+                "clients that join add no group".into(),
+            ));
+        }
+        let mut groups = Vec::with_capacity(self.groups.len());
+        for (g, (ids, before)) in layout.groups().iter().zip(&self.groups).enumerate() {
+            let mut aggregation = group_aggregation(setup, g, ids, Some(capacity))?;
+            aggregation.continuing(&before.aggregation, self.nodes[g].counts());
+            groups.push(Group {
+                aggregation,
+                included: before.included.clone(),
+            });
+        }
+        Ok(Self {
+            layout,
+            groups,
+            nodes: self.nodes.clone(),
+        })
+    }
+
+    /// The groups with group `g` split as `layout` says ([`Layout::split`]:
+    /// the new group is the last): `g`'s aggregation built for the members
+    /// it keeps (its counter going on, its last sum its model's counts), a
+    /// new group with no sum and an empty model, and the inner nodes fit
+    /// again over the new shape. The root's counts are unchanged, and so
+    /// is every group's model: the clients that moved stay in `g`'s sum
+    /// until the two groups' rounds run ([`Self::regrouped`]).
+    pub(crate) fn split(
+        &self,
+        setup: &Setup,
+        g: usize,
+        layout: Layout,
+        capacity: usize,
+    ) -> MufcResult<Self> {
+        let n = self.groups.len();
+        if layout.groups().len() != n + 1 || g >= n {
+            return Err(MufcError::InvalidLayout(format!(
+                "group {g} of {n} does not split into {} groups",
+                layout.groups().len()
+            )));
+        }
+        let mut groups = self.groups.clone();
+        let mut kept = group_aggregation(setup, g, &layout.groups()[g], Some(capacity))?;
+        kept.continuing(&self.groups[g].aggregation, self.nodes[g].counts());
+        groups[g].aggregation = kept;
+        groups.push(Group {
+            aggregation: group_aggregation(setup, n, &layout.groups()[n], Some(capacity))?,
+            included: Vec::new(),
+        });
+        let mut nodes = self.nodes[..n].to_vec();
+        nodes.push(setup.server()?);
+        fit_inner(setup, &layout, &mut nodes)?;
+        Ok(Self {
+            layout,
+            groups,
+            nodes,
+        })
+    }
+
+    /// The groups whose sum does not match their members since a split,
+    /// present clients being those not in `gone`: one that holds a client
+    /// of another group, or one that never summed and has a present
+    /// member. Each must run a whole round, whatever the lone-update
+    /// policy: the split was served by a round the policy allowed, whose
+    /// two groups' rounds did not both commit.
+    pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
+        let groups = self.layout.groups();
+        (0..groups.len())
+            .filter(|&g| {
+                let foreign =
+                    (self.groups[g].included.iter()).any(|c| groups[g].binary_search(c).is_err());
+                let unsummed = self.groups[g].included.is_empty()
+                    && groups[g].iter().any(|c| !gone.contains(c));
+                foreign || unsummed
+            })
+            .collect()
+    }
+}
