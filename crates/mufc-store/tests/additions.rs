@@ -535,7 +535,8 @@ fn but_one(all: &[Record]) -> (Vec<&Record>, Vec<ClientRecords>) {
 /// twice. A join failing inside its transaction leaves neither the file
 /// nor the handle's names changed; it then goes through: a lone join
 /// waits, a flush applies it. With groups a new site joins the smallest
-/// group, verified against retraining in the store's groups.
+/// group, and a site leaving a group of two merges the other into it,
+/// each verified against retraining in the store's groups.
 #[test]
 fn a_bad_or_failed_join_changes_nothing() {
     let all = all_records("store-joins-bad");
@@ -615,6 +616,21 @@ fn a_bad_or_failed_join_changes_nothing() {
     let layout = reopened.federation().layout().unwrap();
     assert_eq!(layout.groups().len(), groups);
     assert_eq!(layout.clients().len(), 5);
+    // A client of the group of two leaves: the one left merges into the
+    // other group, and the store verifies in the merged groups.
+    let mut store = reopened;
+    let group = store.federation().layout().unwrap().groups()[1].clone();
+    assert_eq!(group.len(), 2);
+    let ids = store.federation().client_ids();
+    let at = ids.iter().position(|c| *c == group[0]).unwrap();
+    let name = store.client_names()[at].clone();
+    store.forget_client(name.as_str()).unwrap();
+    let layout = store.federation().layout().unwrap().clone();
+    assert!(layout.groups()[1].is_empty(), "{layout:?}");
+    assert_eq!(layout.groups()[0].len(), 4);
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
+    let reopened = Store::open(&path).unwrap();
+    assert_eq!(reopened.verify().unwrap().outcome(), VerifyOutcome::Equal);
 }
 
 /// A process killed inside a join's transaction, at each fault point,

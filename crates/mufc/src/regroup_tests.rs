@@ -87,3 +87,33 @@ fn a_split_whose_half_failed_is_finished_by_the_next_flush_and_survives_a_reload
         same_nodes(&fed, &retrained, &what);
     }
 }
+
+#[test]
+fn a_merge_whose_round_failed_is_finished_by_the_next_flush_and_survives_a_reload() {
+    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("regroup-merge", MIX).into_iter())
+        .take(6)
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect();
+    let mut fed = Federation::with_ids(data.clone(), &config()).unwrap();
+    // Groups [0 1] [2 3] [4 5]: client 0 leaves, client 1 moves to the
+    // first group of at least two, and the merge's round fails.
+    fed.parties_mut().injected.fail_next = true;
+    let err = fed
+        .remove(&crate::RemovalRequest::clients(vec![ClientId(0)]))
+        .unwrap_err();
+    assert!(matches!(err, MufcError::Remote(_)), "{err}");
+    let layout = fed.parties().server().layout().unwrap().clone();
+    assert_eq!(layout.groups()[1], [1, 2, 3].map(ClientId));
+    let gone = std::collections::BTreeSet::from([ClientId(0)]);
+    assert_eq!(fed.parties().server().regrouped(&gone), [0, 1]);
+    // Client 1's data is in group 0's sum still, once.
+    let before = Federation::with_ids(data.clone(), fed.config()).unwrap();
+    assert_eq!(fed.server().counts(), before.server().counts());
+    let mut fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+    assert!(fed.flush().unwrap().is_some());
+    let layout = fed.layout().unwrap().clone();
+    assert!(layout.groups()[0].is_empty(), "{layout:?}");
+    let retrained = Federation::with_layout(data[1..].to_vec(), fed.config(), layout).unwrap();
+    same_nodes(&fed, &retrained, "merged after a failed round");
+}

@@ -381,6 +381,19 @@ impl RemoteSetup {
         Ok(self)
     }
 
+    /// [`Self::with_layout`] for the groups of a saved state: a group
+    /// below the minimum is allowed when it can merge into another (its
+    /// merge waits for its round, `Layout::check_mergeable`).
+    pub(crate) fn with_saved_groups(mut self, layout: Layout) -> MufcResult<Self> {
+        if self.config.channel() == &crate::Channel::Plain {
+            return Err(crate::config::groups_need_scma());
+        }
+        layout.check_clients(&self.roster)?;
+        layout.check_mergeable(self.config.min_clients(), &BTreeSet::new())?;
+        self.layout = Some(layout);
+        Ok(self)
+    }
+
     /// The groups: those given ([`Self::with_layout`]), else with
     /// [`Topology::Groups`](crate::Topology::Groups) or
     /// [`Topology::Tree`](crate::Topology::Tree) the layout the

@@ -44,7 +44,10 @@ impl Federation {
     /// **Below the minimum aggregate the model is withdrawn.** A request
     /// that would leave fewer clients than
     /// [`FederationConfig::min_clients`](crate::FederationConfig::min_clients)
-    /// (in a group, with groups), but some, is served all the same: its
+    /// (with groups: in a group that no other group of at least that many
+    /// can take; a group that one can take merges into it when its round
+    /// runs, its clients counted as changed there for the lone-update
+    /// policy), but some, is served all the same: its
     /// points are erased from the clients at once, and since no aggregate
     /// of the clients left may be decoded (docs/threat-model.md P4) and the
     /// old one counts the erased points, the server drops its counts and

@@ -131,6 +131,78 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// The group clients of group `h` move to when fewer than
+    /// `min_clients` of its clients are not in `gone`, but some: the group
+    /// other than `h` with the fewest such clients among those with at
+    /// least `min_clients` (the first on a tie). `None` when `h` is not
+    /// below the minimum, or no group can take its clients.
+    pub(crate) fn merge_target(
+        &self,
+        h: usize,
+        min_clients: usize,
+        gone: &BTreeSet<ClientId>,
+    ) -> Option<usize> {
+        let present = |g: &Vec<ClientId>| g.iter().filter(|c| !gone.contains(c)).count();
+        let left = present(self.groups.get(h)?);
+        if left == 0 || left >= min_clients {
+            return None;
+        }
+        (self.groups.iter().enumerate())
+            .filter(|(g, ids)| *g != h && present(ids) >= min_clients)
+            .min_by_key(|(_, ids)| present(ids))
+            .map(|(g, _)| g)
+    }
+
+    /// The layout with the clients of group `h` not in `gone` moved to
+    /// group `m` (those of `gone`, which send nothing, stay); the shape
+    /// stays.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] for a group out of range, or `h`
+    /// and `m` the same.
+    pub(crate) fn merge(&self, h: usize, m: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        if h == m || h >= self.groups.len() || m >= self.groups.len() {
+            return Err(MufcError::InvalidLayout(format!(
+                "group {h} does not merge into group {m}"
+            )));
+        }
+        let mut groups = self.groups.clone();
+        let (moving, stay): (Vec<ClientId>, Vec<ClientId>) =
+            groups[h].iter().partition(|c| !gone.contains(c));
+        groups[h] = stay;
+        groups[m].extend(moving);
+        groups[m].sort_unstable();
+        Ok(Self {
+            groups,
+            parents: self.parents.clone(),
+            fan_out: self.fan_out,
+        })
+    }
+
+    /// Refuses a layout in which a group would hold fewer than
+    /// `min_clients` clients not in `gone`, but some, and could not merge
+    /// into another ([`Self::merge_target`]).
+    pub(crate) fn check_mergeable(
+        &self,
+        min_clients: usize,
+        gone: &BTreeSet<ClientId>,
+    ) -> MufcResult<()> {
+        for (g, ids) in self.groups.iter().enumerate() {
+            let left = ids.iter().filter(|c| !gone.contains(c)).count();
+            if left > 0 && left < min_clients && self.merge_target(g, min_clients, gone).is_none() {
+                return Err(MufcError::GroupTooSmall {
+                    group: g,
+                    clients: left,
+                    min_clients,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,6 +288,37 @@ mod tests {
                 .absorbing(&[ClientId(20), ClientId(20)], &none)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_group_below_the_minimum_merges_into_the_smallest_that_meets_it() {
+        let layout =
+            Layout::from_groups(vec![ids(0..3), ids(3..7), ids(7..10), ids(10..12)], None).unwrap();
+        let gone = BTreeSet::from([ClientId(0)]);
+        // Group 0 keeps two of three: the smallest group of at least three
+        // is group 2 (group 3 holds two, group 1 four).
+        assert_eq!(layout.merge_target(0, 3, &gone), Some(2));
+        assert_eq!(layout.merge_target(1, 3, &gone), None);
+        assert_eq!(layout.merge_target(3, 3, &gone), Some(2));
+        let merged = layout.merge(0, 2, &gone).unwrap();
+        assert_eq!(merged.groups()[0], [ClientId(0)]);
+        assert_eq!(merged.groups()[2], [1, 2, 7, 8, 9].map(ClientId));
+        assert_eq!(merged.nodes(), layout.nodes());
+        assert!(layout.check_mergeable(3, &gone).is_ok());
+        assert!(layout.check_sizes(3, &gone).is_err());
+        // Nowhere to go: every other group is below the minimum too.
+        let two = Layout::from_groups(vec![ids(0..3), ids(3..6)], None).unwrap();
+        let both = BTreeSet::from([ClientId(0), ClientId(3)]);
+        assert!(matches!(
+            two.check_mergeable(3, &both),
+            Err(MufcError::GroupTooSmall {
+                group: 0,
+                clients: 2,
+                ..
+            })
+        ));
+        assert!(layout.merge(1, 1, &gone).is_err());
+        assert!(layout.merge(0, 9, &gone).is_err());
     }
 
     #[test]

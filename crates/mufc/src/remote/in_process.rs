@@ -329,6 +329,11 @@ impl InProcess {
         };
         for g in 0..driver.server.groups().len() {
             let members = driver.server.groups()[g].clone();
+            // A layout may hold an empty group (one whose clients all
+            // left or moved, retrained): it sums nothing.
+            if members.is_empty() {
+                continue;
+            }
             let round = driver.round(&members, None)?;
             driver.training.push(round);
         }

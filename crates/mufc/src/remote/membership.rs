@@ -97,15 +97,63 @@ impl RemoteSetup {
         })
     }
 
+    /// The setup with the clients of group `h` not in `gone` moved to
+    /// group `m` (`Layout::merge`): the roster, the capacity and every
+    /// other part unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] without groups, or as `Layout::merge`.
+    pub(crate) fn merge(&self, h: usize, m: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        let layout = (self.layout.as_ref())
+            .ok_or_else(|| MufcError::InvalidLayout("a federation without groups".into()))?;
+        Ok(Self {
+            layout: Some(layout.merge(h, m, gone)?),
+            ..self.clone()
+        })
+    }
+
     /// How this setup follows from `before`, if it is `before` with
-    /// clients admitted ([`Self::admitted_since`]) or with one group split
-    /// ([`Self::split`]): the check a client, or the dealer, makes before
+    /// clients admitted ([`Self::admitted_since`]), with one group split
+    /// ([`Self::split`]) or with one group's clients moved to another
+    /// ([`Self::merge`]): the check a client, or the dealer, makes before
     /// it takes a new setup.
     pub(crate) fn taken_since(&self, before: &Self) -> Result<(), String> {
-        match self.split_since(before) {
-            Some(_) => Ok(()),
-            None => self.admitted_since(before).map(|_| ()),
+        if self.split_since(before).is_some() || self.merged_since(before) {
+            return Ok(());
         }
+        self.admitted_since(before).map(|_| ())
+    }
+
+    /// Whether this setup is `before` with some clients of one group
+    /// moved to one other group, and nothing else changed.
+    fn merged_since(&self, before: &Self) -> bool {
+        let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
+            return false;
+        };
+        let same = self.config == before.config
+            && self.dim == before.dim
+            && self.roster == before.roster
+            && self.capacity == before.capacity
+            && after.fan_out() == old.fan_out()
+            && after.groups().len() == old.groups().len();
+        let changed: Vec<usize> = (0..old.groups().len())
+            .filter(|&g| after.groups()[g] != old.groups()[g])
+            .collect();
+        let [a, b] = changed[..] else { return false };
+        // One group lost clients, the other gained exactly them.
+        let moved = |from: &[ClientId], to: &[ClientId], grown: &[ClientId], kept: &[ClientId]| {
+            let gone: Vec<ClientId> = (from.iter())
+                .filter(|c| kept.binary_search(c).is_err())
+                .copied()
+                .collect();
+            let mut all: Vec<ClientId> = to.iter().chain(&gone).copied().collect();
+            all.sort_unstable();
+            !gone.is_empty() && kept.iter().all(|c| from.contains(c)) && all == grown
+        };
+        let (ga, gb) = (&old.groups()[a], &old.groups()[b]);
+        let (na, nb) = (&after.groups()[a], &after.groups()[b]);
+        same && (moved(ga, gb, nb, na) || moved(gb, ga, na, nb))
     }
 
     /// The group of `before` this setup split, if it is `before` with one

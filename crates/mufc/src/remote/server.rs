@@ -6,6 +6,7 @@ use std::time::Instant;
 
 mod finish;
 mod joins;
+mod regroup;
 mod round;
 mod saved;
 
@@ -104,8 +105,9 @@ impl RemoteServer {
     /// The withdrawal (docs/threat-model.md P4) that the clients `gone`
     /// call for by request `request`: every client of the roster that
     /// holds no point, those the request empties among them. Fewer than
-    /// the minimum aggregate left with points, in a group (with groups)
-    /// or in the roster, but some, withdraw the model. The server party
+    /// the minimum aggregate left with points, in a group that no other
+    /// group can take (with groups: one that can merges into it), or in
+    /// the roster, but some, withdraw the model. The server party
     /// decides it from its roster and groups alone, so that a driver need
     /// only tell it who left: in one process the request names them;
     /// across processes the leave message is issue 29's.

@@ -10,9 +10,11 @@ use crate::{ClientId, Layout, MufcError, MufcResult, Withdrawal};
 
 /// Refuses a removal that leaves fewer clients with points than the
 /// policy's minimum aggregate, but some (docs/threat-model.md P4): in a
-/// group of `layout`, or among the `remaining` clients. `gone`: every
-/// client that left, with this removal's. The federation in one process
-/// and the parties' driver check alike.
+/// group of `layout` that cannot merge into another
+/// (`Layout::check_mergeable`: a group that can, merges when its round
+/// runs), or among the `remaining` clients. `gone`: every client that
+/// left, with this removal's. The federation in one process and the
+/// parties' driver check alike.
 pub(crate) fn check_remaining(
     layout: Option<&Layout>,
     min_clients: usize,
@@ -20,7 +22,7 @@ pub(crate) fn check_remaining(
     remaining: usize,
 ) -> MufcResult<()> {
     if let Some(layout) = layout {
-        layout.check_sizes(min_clients, gone)?;
+        layout.check_mergeable(min_clients, gone)?;
     }
     if remaining > 0 && remaining < min_clients {
         return Err(MufcError::TooFewClients {

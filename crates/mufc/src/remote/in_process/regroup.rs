@@ -10,38 +10,67 @@
 //! the policy did not allow, and each half is a sum of at least the
 //! minimum aggregate (P4).
 
-use std::collections::BTreeSet;
-
-use super::InProcess;
+use super::{DrivenRound, InProcess};
+use crate::remote::{RemoteServer, RemoteSetup};
 use crate::{ClientId, MufcError, MufcResult};
 
 /// The groups that run a round, each with its clients that changed.
 pub(super) type Ready = Vec<(usize, Vec<ClientId>)>;
 
-/// Groups whose rounds run together: one, or the two halves of a split.
+/// Groups whose rounds run together: one; the two halves of a split; a
+/// group emptied by a merge and the group that took its clients.
 pub(super) type Batch = Ready;
 
 impl InProcess {
-    /// `ready` in batches, every full group split first
-    /// ([`Self::split_group`]): its batch is the group with its changed
-    /// clients that stay and the new group (the last) with those that
-    /// moved, whose rounds commit together. The groups a split left
-    /// regrouped (its rounds did not commit) run together too.
-    pub(super) fn split_full(&mut self, ready: Ready) -> MufcResult<Vec<Batch>> {
+    /// `ready` in batches of groups whose rounds commit together. A group
+    /// left with fewer clients than the minimum aggregate merges first
+    /// ([`Self::take_new_groups`] with `Layout::merge`): its batch is the
+    /// group, emptied, and the group that takes its clients, whose round
+    /// is whole. A full group splits ([`Layout::split`](crate::Layout::split)):
+    /// its batch is the group with its changed clients that stay and the
+    /// new group (the last) with those that moved. The groups a split or
+    /// merge left regrouped (its rounds did not commit) run together too.
+    pub(super) fn batches(&mut self, ready: Ready) -> MufcResult<Vec<Batch>> {
         let gone = self.emptied();
         let regrouped = self.server.regrouped(&gone);
         let (unfinished, ready): (Ready, Ready) =
             ready.into_iter().partition(|(g, _)| regrouped.contains(g));
-        let mut batches = Vec::with_capacity(ready.len() + 1);
+        let mut batches: Vec<Batch> = Vec::with_capacity(ready.len() + 1);
         if !unfinished.is_empty() {
             batches.push(unfinished);
+        }
+        let (merging, ready): (Ready, Ready) =
+            (ready.into_iter()).partition(|(g, _)| self.server.merge_target(*g, &gone).is_some());
+        let mut ready = ready;
+        for (h, updated) in merging {
+            let Some(m) = self.server.merge_target(h, &gone) else {
+                continue;
+            };
+            let setup = self.server.setup().merge(h, m, &gone)?;
+            self.take_new_groups(&setup, |server| server.merge(h, m, &gone))?;
+            let groups = self.server.groups();
+            let (stay, _): (Vec<ClientId>, Vec<ClientId>) =
+                updated.into_iter().partition(|c| groups[h].contains(c));
+            let waits = |c: &&ClientId| self.waiting.contains_key(c);
+            let grown: Vec<ClientId> = groups[m].iter().filter(waits).copied().collect();
+            // The group that takes the clients runs once, in this batch.
+            ready.retain(|(g, _)| *g != m);
+            let into = batches.iter_mut().find(|b| b.iter().any(|(g, _)| *g == m));
+            match into {
+                Some(batch) => {
+                    batch.retain(|(g, _)| *g != m);
+                    batch.extend([(h, stay), (m, grown)]);
+                }
+                None => batches.push(vec![(h, stay), (m, grown)]),
+            }
         }
         for (g, updated) in ready {
             if !self.server.is_full(g, &gone) {
                 batches.push(vec![(g, updated)]);
                 continue;
             }
-            self.split_group(g, &gone)?;
+            let setup = self.server.setup().split(g, &gone)?;
+            self.take_new_groups(&setup, |server| server.split(g, &gone))?;
             let groups = self.server.groups();
             let n = groups.len() - 1;
             let (moved, stay) = updated.into_iter().partition(|c| groups[n].contains(c));
@@ -50,23 +79,85 @@ impl InProcess {
         Ok(batches)
     }
 
-    /// Splits group `g` (the clients of `gone` count for no size): each
-    /// client and the dealer is checked to take the new setup, then the
-    /// server splits, and every party takes it.
-    fn split_group(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
-        let setup = self.server.setup().split(g, gone)?;
+    /// `ready` with the group each merging group's clients move to, with
+    /// its waiting clients: it runs in the merge's batch, whether or not
+    /// it was ready alone ([`Self::merge_allowed`] counted its changes).
+    pub(super) fn with_merge_targets(&self, mut ready: Ready) -> Ready {
+        let gone = self.emptied();
+        let targets: Vec<usize> = (ready.iter())
+            .filter_map(|(h, _)| self.server.merge_target(*h, &gone))
+            .collect();
+        for m in targets {
+            if ready.iter().all(|(g, _)| *g != m) {
+                let waits = |c: &&ClientId| self.waiting.contains_key(c);
+                let members = &self.server.groups()[m];
+                ready.push((m, members.iter().filter(waits).copied().collect()));
+            }
+        }
+        ready.sort_by_key(|(g, _)| *g);
+        ready
+    }
+
+    /// Whether the round of group `h`, whose clients would merge into
+    /// another, may run under the lone-update policy: the clients that
+    /// move enter the other group's sum as new clients do, so they count
+    /// as changed there with that group's own (docs/threat-model.md U3).
+    /// `true` for a group that does not merge.
+    pub(super) fn merge_allowed(&self, h: usize) -> bool {
+        let gone = self.emptied();
+        let Some(m) = self.server.merge_target(h, &gone) else {
+            return true;
+        };
+        let groups = self.server.groups();
+        let moved = groups[h].iter().filter(|c| !gone.contains(c)).count();
+        let waiting = groups[m]
+            .iter()
+            .filter(|c| self.waiting.contains_key(c))
+            .count();
+        let config = self.server.setup().config();
+        config.updates_enough(groups[m].len() + moved, moved + waiting)
+    }
+
+    /// Takes the groups of `setup`, the federation's with a group split or
+    /// merged: each client and the dealer is checked to take it, then the
+    /// server changes as `change` says, and every party takes it.
+    fn take_new_groups(
+        &mut self,
+        setup: &RemoteSetup,
+        change: impl FnOnce(&mut RemoteServer) -> MufcResult<()>,
+    ) -> MufcResult<()> {
         for c in &self.clients {
             if let Some(own) = c.setup() {
                 setup.taken_since(own).map_err(MufcError::Remote)?;
             }
         }
-        self.server.split(g, gone)?;
+        change(&mut self.server)?;
         if let Some(dealer) = &mut self.dealer {
-            dealer.take(&setup)?;
+            dealer.take(setup)?;
         }
         for c in &mut self.clients {
-            c.adopt(&setup)?;
+            c.adopt(setup)?;
         }
         Ok(())
+    }
+
+    /// Runs a batch of groups: one group's round as a removal runs it;
+    /// several groups' whole rounds collected before any commits, then
+    /// every group of the batch with no client left holding points
+    /// emptied (its clients moved to another group of the batch).
+    pub(super) fn run_batch(&mut self, batch: &Batch) -> MufcResult<Vec<DrivenRound>> {
+        if let [(g, updated)] = &batch[..] {
+            return Ok(vec![self.group_round(*g, updated)?]);
+        }
+        let gone = self.emptied();
+        let groups = self.server.groups();
+        let (rings, empties): (Vec<usize>, Vec<usize>) = (batch.iter().map(|(g, _)| *g))
+            .partition(|g| groups[*g].iter().any(|c| !gone.contains(c)));
+        let rings: Vec<Vec<ClientId>> = rings.iter().map(|g| groups[*g].clone()).collect();
+        let rounds = self.rounds_together(&rings)?;
+        for h in empties {
+            self.server.empty_group(h)?;
+        }
+        Ok(rounds)
     }
 }

@@ -51,7 +51,9 @@ impl InProcess {
     /// error in it nothing changes. A client removed whole has left: it
     /// stays in the roster with no point, and a request that would leave
     /// fewer than [`ValidConfig::min_clients`](crate::ValidConfig::min_clients)
-    /// clients with points (in a group, with groups) withdraws the model
+    /// clients with points (with groups: in a group that no other can
+    /// take, `Layout::check_mergeable`; one that can merges when its round
+    /// runs) withdraws the model
     /// (docs/threat-model.md P4, [`RemovalOutcome::Withdrawn`](crate::RemovalOutcome::Withdrawn)): the
     /// clients forget, no round runs, the server forgets its model
     /// ([`Self::withdrawal`]), and every later request is served by the
@@ -284,11 +286,13 @@ impl InProcess {
                         None => {
                             !updated.is_empty()
                                 && (plain || config.updates_enough(members.len(), updated.len()))
+                                && self.merge_allowed(g)
                         }
                     };
                 runs.then_some((g, updated))
             })
             .collect();
+        let ready = self.with_merge_targets(ready);
         let held = |c: &ClientId| !ready.iter().any(|(_, u)| u.contains(c));
         (!named.iter().any(held)).then_some(ready)
     }
@@ -333,22 +337,13 @@ impl InProcess {
         wall: Instant,
         own: &BTreeMap<ClientId, Duration>,
     ) -> MufcResult<RemovalReport> {
-        let batches = self.split_full(ready)?;
+        let batches = self.batches(ready)?;
         let runs = |c: ClientId| batches.iter().flatten().any(|(_, u)| u.contains(&c));
         let numbers = self.numbers_of(runs);
         let mut done = BTreeMap::new();
         let mut parts = Vec::new();
         for batch in batches {
-            let rounds = match &batch[..] {
-                [(g, updated)] => vec![self.group_round(*g, updated)?],
-                // The halves of a split group: whole rounds, every member.
-                _ => {
-                    let groups = self.server.groups();
-                    let rings: Vec<Vec<ClientId>> =
-                        batch.iter().map(|(g, _)| groups[*g].clone()).collect();
-                    self.rounds_together(&rings)?
-                }
-            };
+            let rounds = self.run_batch(&batch)?;
             self.last.extend(rounds);
             for (_, updated) in batch {
                 for c in &updated {
@@ -367,7 +362,11 @@ impl InProcess {
     }
     /// The round of group `g` with its clients `updated` that changed: a
     /// change round where the server runs one, else whole.
-    fn group_round(&mut self, g: usize, updated: &[ClientId]) -> MufcResult<super::DrivenRound> {
+    pub(super) fn group_round(
+        &mut self,
+        g: usize,
+        updated: &[ClientId],
+    ) -> MufcResult<super::DrivenRound> {
         let plain = self.server.setup().config().channel() == &Channel::Plain;
         // In the plain mode the clients that changed send alone (the
         // server holds the others' centroids). Else every member sends,

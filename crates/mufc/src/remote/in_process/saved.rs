@@ -302,7 +302,7 @@ pub(crate) fn with_saved_layout(
     let corrupt = |reason: String| PersistError::Corrupt { reason }.into();
     match layout {
         Some(l) if setup.layout() != Some(&l) => setup
-            .with_layout(l)
+            .with_saved_groups(l)
             .map_err(|e| corrupt(format!("the saved groups: {e}"))),
         None if setup.layout().is_some() => Err(corrupt(
             "the snapshot has no groups where its topology has".into(),

@@ -94,45 +94,6 @@ impl RemoteServer {
         Ok(admitted)
     }
 
-    /// Whether group `g` holds enough clients not in `gone` to split in
-    /// two groups of the smallest size a group may have: the topology's
-    /// group size, and at least the minimum aggregate
-    /// ([`Layout::is_full`](crate::Layout)).
-    pub(crate) fn is_full(&self, g: usize, gone: &BTreeSet<ClientId>) -> bool {
-        let config = self.setup.config();
-        let Some(size) = config.topology().group_size() else {
-            return false;
-        };
-        let smallest = size.max(config.min_clients());
-        (self.layout()).is_some_and(|l| l.is_full(g, smallest, gone))
-    }
-
-    /// Splits group `g` in two ([`RemoteSetup::split`](crate::remote::RemoteSetup::split)):
-    /// the setup takes the new layout, the groups' state follows
-    /// (`Tree::split`); the two groups' next rounds are whole, and until
-    /// both committed they are [`Self::regrouped`]. Unchanged on an error.
-    pub(crate) fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
-        let tree = self
-            .tree
-            .as_ref()
-            .ok_or(MufcError::TopologyUnsupported("a split without groups"))?;
-        let setup = self.setup.split(g, gone)?;
-        let layout = (setup.layout().cloned())
-            .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
-        let tree = tree.split(&setup.parts()?, g, layout, setup.capacity())?;
-        self.setup = setup;
-        self.tree = Some(tree);
-        Ok(())
-    }
-
-    /// The groups that must run a whole round since a split, whatever
-    /// the lone-update policy (`Tree::regrouped`); none when flat.
-    pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
-        self.tree
-            .as_ref()
-            .map_or_else(Vec::new, |t| t.regrouped(gone))
-    }
-
     /// The parts [`Self::admit`] replaces: the setup with `joining`, the
     /// aggregation sized for it (its round counter and last sum this
     /// one's), and the training report naming the new sketch; built

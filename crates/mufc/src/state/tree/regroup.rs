@@ -4,10 +4,14 @@
 
 use std::collections::BTreeSet;
 
+use std::collections::BTreeMap;
+
 use super::super::setup::Setup;
-use super::{Group, Tree, fit_inner, group_aggregation};
+use super::{Group, Tree, delta_of, fit_inner, group_aggregation};
 use crate::layout::Layout;
-use crate::{ClientId, MufcError, MufcResult};
+use crate::server::InputChange;
+use crate::server::decode::Decoded;
+use crate::{ClientId, MufcError, MufcResult, Server, ServerUpdate};
 
 impl Tree {
     /// The groups once clients joined into `layout` (the same shape, with
@@ -81,21 +85,80 @@ impl Tree {
         })
     }
 
-    /// The groups whose sum does not match their members since a split,
-    /// present clients being those not in `gone`: one that holds a client
-    /// of another group, or one that never summed and has a present
-    /// member. Each must run a whole round, whatever the lone-update
-    /// policy: the split was served by a round the policy allowed, whose
-    /// two groups' rounds did not both commit.
+    /// The groups with group `h`'s present clients moved to group `m` as
+    /// `layout` says (`Layout::merge`): `m`'s aggregation built for its
+    /// members (its counter going on, its last sum its model's counts), so
+    /// that its next round is whole; every model unchanged until that
+    /// round and `h`'s emptying ([`Self::empty_group`]) commit.
+    pub(crate) fn merging(
+        &self,
+        setup: &Setup,
+        m: usize,
+        layout: Layout,
+        capacity: usize,
+    ) -> MufcResult<Self> {
+        if layout.groups().len() != self.groups.len() || m >= self.groups.len() {
+            return Err(MufcError::InvalidLayout(format!(
+                "no merge into group {m} of {}",
+                self.groups.len()
+            )));
+        }
+        let mut groups = self.groups.clone();
+        let mut grown = group_aggregation(setup, m, &layout.groups()[m], Some(capacity))?;
+        grown.continuing(&self.groups[m].aggregation, self.nodes[m].counts());
+        groups[m].aggregation = grown;
+        Ok(Self {
+            layout,
+            groups,
+            nodes: self.nodes.clone(),
+        })
+    }
+
+    /// Empties group `h`, whose clients with points all moved to another
+    /// group (the others left, with nothing to send): its model forgets
+    /// its counts, the models on its path lose them, and its sum holds no
+    /// client. Nothing is decoded: the server knows the sum of clients
+    /// with no points. Gives the root's update.
+    pub(crate) fn empty_group(
+        &mut self,
+        root: &mut Server,
+        h: usize,
+        parallel: bool,
+    ) -> MufcResult<ServerUpdate> {
+        let leaf = (self.nodes.get(h)).ok_or_else(|| MufcError::Remote(format!("no group {h}")))?;
+        let empty = Decoded::Full(Vec::new());
+        let delta = delta_of(leaf, &empty);
+        let plan = leaf.plan(InputChange::Counts(empty))?;
+        let update = self.update_paths(
+            root,
+            &BTreeSet::from([h]),
+            BTreeMap::from([(h, delta)]),
+            vec![(h, plan)],
+            parallel,
+        )?;
+        self.groups[h].included.clear();
+        Ok(update)
+    }
+
+    /// The groups whose sum does not match their members since a split or
+    /// a merge, present clients being those not in `gone`: one that holds
+    /// a client of another group, one with a present member another
+    /// group's sum holds, or one that never summed and has a present
+    /// member. Each must run a whole round (or, with no present member,
+    /// be emptied), whatever the lone-update policy: the change was served
+    /// by a round the policy allowed, whose groups did not all commit.
     pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
         let groups = self.layout.groups();
+        let summed_by = |c: &ClientId| (self.groups.iter()).position(|g| g.included.contains(c));
         (0..groups.len())
             .filter(|&g| {
                 let foreign =
                     (self.groups[g].included.iter()).any(|c| groups[g].binary_search(c).is_err());
+                let elsewhere = (groups[g].iter())
+                    .any(|c| !gone.contains(c) && summed_by(c).is_some_and(|h| h != g));
                 let unsummed = self.groups[g].included.is_empty()
                     && groups[g].iter().any(|c| !gone.contains(c));
-                foreign || unsummed
+                foreign || elsewhere || unsummed
             })
             .collect()
     }

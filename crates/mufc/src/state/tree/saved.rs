@@ -74,8 +74,10 @@ impl Tree {
             ids.sort_unstable();
             layout.check_clients(&ids).map_err(|e| bad(e.to_string()))?;
         }
+        // A group below the minimum waits to merge into another (its
+        // round is held back by the lone-update policy).
         layout
-            .check_sizes(setup.config.min_clients(), &left)
+            .check_mergeable(setup.config.min_clients(), &left)
             .map_err(|e| bad(e.to_string()))?;
         let mut groups = Vec::with_capacity(saved.groups.len());
         let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
