@@ -10,11 +10,14 @@
 //! and leaves made, bit for bit.
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
+
 use mufc::{
-    AdditionRequest, Channel, ClientId, Federation, FederationConfig, Masks, RemovalRequest,
-    SecAggOptions, Topology,
+    AdditionRequest, Channel, ClientId, Federation, FederationConfig, Masks, MufcResult, NodeId,
+    RemovalReport, RemovalRequest, SecAggOptions, Topology,
 };
 use mufc_testkit::{compare_clients, compare_tree};
+use num_bigint::BigUint;
 use rand::RngExt;
 use seeding::{Dataset, PointId};
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
@@ -64,7 +67,7 @@ fn retrained(fed: &Federation, view: &[(ClientId, Dataset)]) -> Federation {
 }
 
 #[test]
-fn joins_absorb_and_split_groups_and_equal_retraining_in_their_layout() {
+fn joins_and_leaves_split_and_merge_groups_and_equal_retraining_in_their_layout() {
     let (mut splits, mut merges, mut withdrawn) = (0, 0, 0);
     let mut waited = 0;
     for min_updating in [1, 2] {
@@ -87,37 +90,8 @@ fn joins_absorb_and_split_groups_and_equal_retraining_in_their_layout() {
             let groups_at_fit = fed.layout().unwrap().groups().len();
             let mut view = trained;
             for step in 0..14 {
-                let live = view.len();
-                let (c, d) = view[rng.random_range(0..live)].clone();
                 let before = fed.layout().unwrap().clone();
-                let spare = view.len() > fed.config().min_clients() + 2;
-                let report = if spare && rng.random_bool(0.15) {
-                    // A whole client leaves: its group may fall below the
-                    // minimum and merge into another.
-                    view.retain(|(x, _)| *x != c);
-                    fed.remove(&RemovalRequest::clients(vec![c]))
-                } else if !joining.is_empty() && rng.random_bool(0.6) {
-                    let (n, records) = joining.remove(0);
-                    view.push((n, records.clone()));
-                    let mut request = AdditionRequest::new_client(n, records);
-                    // Now and then with a removal's worth of change
-                    // elsewhere: records move between clients' views.
-                    if rng.random_bool(0.3) && d.len() > 3 {
-                        let id = d.ids()[rng.random_range(0..d.len())];
-                        let moved = d.only(&[id]).unwrap();
-                        let fresh = PointId(10_000 + step);
-                        let again = Dataset::with_ids(moved.points().clone(), vec![fresh]).unwrap();
-                        request = request.with_records(c, again.clone());
-                        let at = view.iter().position(|(x, _)| *x == c).unwrap();
-                        view[at].1.append(&again).unwrap();
-                    }
-                    fed.add(&request)
-                } else {
-                    let id = d.ids()[rng.random_range(0..d.len())];
-                    let at = view.iter().position(|(x, _)| *x == c).unwrap();
-                    view[at].1 = d.without(&[id]).unwrap();
-                    fed.remove(&RemovalRequest::points(c, vec![id]))
-                };
+                let report = random_request(&mut fed, &mut view, &mut joining, &mut rng, step);
                 let report = report.unwrap_or_else(|e| panic!("{what}, step {step}: {e}"));
                 if report.outcome.is_withdrawn() {
                     // Two groups below the minimum at once: tested in
@@ -125,27 +99,18 @@ fn joins_absorb_and_split_groups_and_equal_retraining_in_their_layout() {
                     withdrawn += 1;
                     break;
                 }
-                view.sort_by_key(|(c, _)| *c);
                 let after = fed.layout().unwrap();
                 merges += usize::from(view.iter().any(|(c, _)| {
                     let (was, is) = (before.group_of(*c), after.group_of(*c));
                     was.is_some_and(|w| is.is_some_and(|i| i != w && i < before.groups().len()))
                 }));
-                let waits = report.outcome.is_deferred()
-                    || !fed.pending().is_empty()
-                    || !fed.pending_additions().is_empty();
-                waited += usize::from(waits);
-                // While a request waits, a group may be below the
-                // minimum until it merges: only the clients compare (they
-                // train alike in any groups).
-                let checked = match waits {
-                    false => compare_tree(&fed, &retrained(&fed, &view)),
-                    true => compare_clients(
-                        &fed,
-                        &Federation::with_ids(view.clone(), fed.config()).unwrap(),
-                    ),
-                };
-                checked.unwrap_or_else(|e| panic!("{what}, step {step}: {e}"));
+                waited += usize::from(check(
+                    &fed,
+                    &view,
+                    report.outcome.is_deferred(),
+                    &what,
+                    step,
+                ));
                 if rng.random_bool(0.3) {
                     fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
                 }
@@ -175,6 +140,71 @@ fn joins_absorb_and_split_groups_and_equal_retraining_in_their_layout() {
     );
 }
 
+/// One random request against `view` (the records the clients hold),
+/// applied to `view` too: a whole client leaves (while enough are left),
+/// a client of `joining` joins (now and then with a record for another
+/// client), or a point is removed.
+fn random_request(
+    fed: &mut Federation,
+    view: &mut Vec<(ClientId, Dataset)>,
+    joining: &mut Vec<(ClientId, Dataset)>,
+    rng: &mut impl RngExt,
+    step: u64,
+) -> MufcResult<RemovalReport> {
+    let (c, d) = view[rng.random_range(0..view.len())].clone();
+    let at = view.iter().position(|(x, _)| *x == c).unwrap();
+    let spare = view.len() > fed.config().min_clients() + 2;
+    if spare && rng.random_bool(0.15) {
+        // A whole client leaves: its group may fall below the minimum and
+        // merge into another.
+        view.remove(at);
+        return fed.remove(&RemovalRequest::clients(vec![c]));
+    }
+    if !joining.is_empty() && rng.random_bool(0.6) {
+        let (n, records) = joining.remove(0);
+        let mut request = AdditionRequest::new_client(n, records.clone());
+        // Now and then with a record that arrives for another client: a
+        // copy of one of its points under a new id.
+        if rng.random_bool(0.3) && d.len() > 3 {
+            let copy = d.only(&[d.ids()[rng.random_range(0..d.len())]]).unwrap();
+            let again = Dataset::with_ids(copy.points().clone(), vec![PointId(10_000 + step)]);
+            let again = again.unwrap();
+            request = request.with_records(c, again.clone());
+            view[at].1.append(&again).unwrap();
+        }
+        view.push((n, records));
+        view.sort_by_key(|(c, _)| *c);
+        return fed.add(&request);
+    }
+    let id = d.ids()[rng.random_range(0..d.len())];
+    view[at].1 = d.without(&[id]).unwrap();
+    fed.remove(&RemovalRequest::points(c, vec![id]))
+}
+
+/// Checks `fed` against retraining on `view` after a request (`deferred`
+/// if its report says it waits): once nothing waits, every node's model
+/// in `fed`'s groups; while a request waits, a group may be below the
+/// minimum until it merges, so only the clients (they train alike in any
+/// groups). Whether something waits.
+fn check(
+    fed: &Federation,
+    view: &[(ClientId, Dataset)],
+    deferred: bool,
+    what: &str,
+    step: u64,
+) -> bool {
+    let waits = deferred || !fed.pending().is_empty() || !fed.pending_additions().is_empty();
+    let checked = match waits {
+        false => compare_tree(fed, &retrained(fed, view)),
+        true => compare_clients(
+            fed,
+            &Federation::with_ids(view.to_vec(), fed.config()).unwrap(),
+        ),
+    };
+    checked.unwrap_or_else(|e| panic!("{what}, step {step}: {e}"));
+    waits
+}
+
 /// A merge waits for the lone-update policy on both groups: the leave's
 /// group needs enough changes of its own, and the clients that move enter
 /// the other group's sum as new clients do, so they count as changed
@@ -182,7 +212,9 @@ fn joins_absorb_and_split_groups_and_equal_retraining_in_their_layout() {
 /// show the server its whole histogram (the other group's sum less its
 /// last), so the merge waits for a change in the group that takes it;
 /// then one round serves both, and the model equals retraining in the
-/// merged groups.
+/// merged groups. A curious server that subtracts that group's sums gets
+/// the moved client's histogram plus the other change, never the moved
+/// client's alone.
 #[test]
 fn a_merge_waits_until_the_client_that_moves_is_not_alone() {
     let data: Vec<(ClientId, Dataset)> = (gaussian_clients("arrivals-merge", MIX).into_iter())
@@ -208,10 +240,27 @@ fn a_merge_waits_until_the_client_that_moves_is_not_alone() {
     // A change in the group that takes client 2 (group 1, the smallest of
     // at least three): one round for the merge and the change.
     let (c, d) = &data[4];
+    let group_sum = |f: &Federation| f.node(NodeId(1)).unwrap().counts().clone();
+    let (sum_before, four_before) = (group_sum(&fed), histogram(&fed, *c));
     let report = fed
         .remove(&RemovalRequest::points(*c, vec![d.id(0)]))
         .unwrap();
     assert_eq!(report.requests, [1, 2]);
+    assert!(report.privacy_warning.is_none());
+    // The curious server subtracts group 1's sums: it gets client 2's
+    // histogram plus client 4's change, never client 2's alone.
+    let seen = difference(&group_sum(&fed), &sum_before);
+    let two = difference(&histogram(&fed, ClientId(2)), &BTreeMap::new());
+    let change = difference(&histogram(&fed, *c), &four_before);
+    assert!(!change.is_empty());
+    assert_ne!(seen, two);
+    assert_eq!(
+        seen,
+        difference(
+            &add(&histogram(&fed, ClientId(2)), &histogram(&fed, *c)),
+            &four_before
+        )
+    );
     let layout = fed.layout().unwrap().clone();
     assert!(layout.groups()[0].is_empty(), "{layout:?}");
     assert_eq!(layout.groups()[1], [2, 3, 4, 5].map(ClientId));
@@ -220,4 +269,31 @@ fn a_merge_waits_until_the_client_that_moves_is_not_alone() {
     compare_tree(&fed, &retrained(&fed, &now)).unwrap();
     let saved = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
     compare_tree(&saved, &retrained(&fed, &now)).unwrap();
+}
+
+/// Client `c`'s histogram, as counts by bin.
+fn histogram(fed: &Federation, c: ClientId) -> BTreeMap<BigUint, u64> {
+    fed.client(c).unwrap().histogram().iter().cloned().collect()
+}
+
+/// `a + b`, by bin.
+fn add(a: &BTreeMap<BigUint, u64>, b: &BTreeMap<BigUint, u64>) -> BTreeMap<BigUint, u64> {
+    let mut sum = a.clone();
+    for (bin, n) in b {
+        *sum.entry(bin.clone()).or_default() += n;
+    }
+    sum
+}
+
+/// `a - b`, by bin, the bins that differ.
+fn difference(a: &BTreeMap<BigUint, u64>, b: &BTreeMap<BigUint, u64>) -> BTreeMap<BigUint, i128> {
+    let mut d: BTreeMap<BigUint, i128> = BTreeMap::new();
+    for (bin, n) in a {
+        *d.entry(bin.clone()).or_default() += i128::from(*n);
+    }
+    for (bin, n) in b {
+        *d.entry(bin.clone()).or_default() -= i128::from(*n);
+    }
+    d.retain(|_, n| *n != 0);
+    d
 }

@@ -297,7 +297,7 @@ fn a_removal_involves_only_its_group_and_the_nodes_on_its_path() {
 }
 
 #[test]
-fn a_group_below_the_minimum_merges_and_the_model_is_withdrawn_only_when_none_can_take_it() {
+fn a_group_below_the_minimum_merges_into_one_that_meets_it() {
     let topology = Topology::Groups { size: 3 };
     let grouped = config(Channel::scma(Masks::Dealer), topology);
     let trained = Federation::with_ids(data(), &grouped).unwrap();
@@ -308,7 +308,7 @@ fn a_group_below_the_minimum_merges_and_the_model_is_withdrawn_only_when_none_ca
     // the round runs. Alone, the leave waits for the lone-update policy
     // (the two clients that move count as changed there: enough, but the
     // leave's own group holds one change); the flush runs it.
-    let mut fed = trained.clone();
+    let mut fed = trained;
     let report = fed
         .remove(&RemovalRequest::clients(vec![group[0]]))
         .unwrap();
@@ -325,9 +325,19 @@ fn a_group_below_the_minimum_merges_and_the_model_is_withdrawn_only_when_none_ca
     compare_tree(&fed, &retrained).unwrap();
     check_nodes(&fed);
     assert!(fed.node(NodeId(0)).unwrap().counts().is_empty());
-    // Two groups, each left with two at once: neither can take the
-    // other's, so the points are erased, no group decodes again, and the
-    // model is withdrawn.
+}
+
+/// Two groups, each left with two at once: neither can take the other's
+/// clients, so the points are erased, no group decodes again, and the
+/// model is withdrawn; a group whose every client leaves aggregates
+/// nothing; explicit groups too small, or not naming every client once,
+/// are refused.
+#[test]
+fn groups_that_none_can_take_withdraw_the_model_and_bad_layouts_are_refused() {
+    let topology = Topology::Groups { size: 3 };
+    let grouped = config(Channel::scma(Masks::Dealer), topology);
+    let trained = Federation::with_ids(data(), &grouped).unwrap();
+    let group = trained.layout().unwrap().groups()[0].clone();
     let halves = Layout::from_groups(
         vec![
             (0..6).map(ClientId).collect(),

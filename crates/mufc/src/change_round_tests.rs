@@ -233,11 +233,11 @@ fn rounds_that_cannot_carry_changes_are_whole() {
 }
 
 /// The masked elements each party sent in a round, by sender.
-type MaskedInputs = Vec<(ClientId, Vec<u8>)>;
+pub(crate) type MaskedInputs = Vec<(ClientId, Vec<u8>)>;
 
 /// The elements of recorded masked bytes, as integers (wide keys work in
 /// GF(27 * 2^59 + 1): eight little-endian bytes each).
-fn elements(v: &[u8]) -> Vec<u128> {
+pub(crate) fn elements(v: &[u8]) -> Vec<u128> {
     v.chunks(8)
         .map(|e| {
             let mut b = [0u8; 16];
@@ -261,7 +261,7 @@ fn last_masked(fed: &Federation) -> MaskedInputs {
 const P: u128 = 27 * (1 << 59) + 1;
 
 /// The element-wise sum modulo `P` of the masked vectors of `clients`.
-fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
+pub(crate) fn subset_sum(m: &MaskedInputs, clients: &[ClientId]) -> Vec<u128> {
     let mut sum: Vec<u128> = Vec::new();
     for (c, v) in m {
         if !clients.contains(c) {

@@ -6,11 +6,15 @@
 //! new layout.
 #![allow(clippy::unwrap_used)]
 
+use rand::RngExt;
 use seeding::Dataset;
 use seeding_testkit::mixtures::{Mixture, gaussian_clients};
 
+use crate::aggregation::{masked_elements, masked_message};
+use crate::change_round_tests::{MaskedInputs, subset_sum};
+use crate::test_channels::Sketch;
 use crate::{
-    AdditionRequest, ClientId, Federation, FederationConfig, MufcError, NodeId, Topology,
+    AdditionRequest, ClientId, Federation, FederationConfig, Masking, MufcError, NodeId, Topology,
     ValidConfig,
 };
 
@@ -116,4 +120,87 @@ fn a_merge_whose_round_failed_is_finished_by_the_next_flush_and_survives_a_reloa
     assert!(layout.groups()[0].is_empty(), "{layout:?}");
     let retrained = Federation::with_layout(data[1..].to_vec(), fed.config(), layout).unwrap();
     same_nodes(&fed, &retrained, "merged after a failed round");
+}
+
+/// The messages of a driven round as a curious server holds them: each
+/// client's masked elements and the dealer's correction (the
+/// pseudo-client `u64::MAX`), tagged with the round so that two rounds'
+/// messages stay apart.
+fn masked_of(round: &crate::remote::DrivenRound, tag: u64) -> MaskedInputs {
+    (round.received.iter())
+        .filter_map(|(c, b)| {
+            let elements = masked_elements(&masked_message(*c, b)?)?;
+            Some((ClientId(c.0.wrapping_add(tag)), elements))
+        })
+        .collect()
+}
+
+/// The server of a split's two rounds (dealt masks) sees every message of
+/// both halves and tries to learn less than a half's sum: it sums random
+/// sets of messages of one half, or of both that are not both halves
+/// whole. The masks cancel over each half's messages (the half's sum, not
+/// zero: a positive control) and over nothing else drawn.
+#[test]
+fn a_curious_server_learns_each_half_of_a_split_and_no_part_of_one() {
+    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("regroup-curious", MIX).into_iter())
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect();
+    let config = (config().into_builder())
+        .channel(crate::test_channels::channel(Sketch::Wide, Masking::Dealer))
+        .run(crate::RunOptions::new().record_messages(true))
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(data[..4].to_vec(), &config).unwrap();
+    for (c, d) in &data[4..6] {
+        fed.add(&AdditionRequest::new_client(*c, d.clone()))
+            .unwrap();
+    }
+    // The third join splits the first group: its two halves run together.
+    // A twin federation does the same under masks of its own.
+    let mut twin = fed.clone();
+    let (c, d) = &data[6];
+    for f in [&mut fed, &mut twin] {
+        f.add(&AdditionRequest::new_client(*c, d.clone())).unwrap();
+    }
+    let halves_of = |f: &Federation| {
+        let rounds = f.parties().last_rounds();
+        let groups: Vec<Option<usize>> = rounds.iter().map(|r| r.report.group).collect();
+        assert_eq!(groups, [Some(0), Some(2)]);
+        // The second round's messages tagged apart (ids + 2^32).
+        [masked_of(&rounds[0], 0), masked_of(&rounds[1], 1 << 32)]
+    };
+    let (halves, twins) = (halves_of(&fed), halves_of(&twin));
+    let all: MaskedInputs = halves.iter().flatten().cloned().collect();
+    let ids = |m: &MaskedInputs| m.iter().map(|(c, _)| *c).collect::<Vec<_>>();
+    for (half, twin) in halves.iter().zip(&twins) {
+        // Each half's two clients and the dealer's correction, masked
+        // apart from the twin's; over all three the masks cancel: the
+        // half's sum is its histograms' sketch, the twin's.
+        assert_eq!(half.len(), 3);
+        assert_ne!(half, twin);
+        let sum = subset_sum(half, &ids(half));
+        assert!(sum.iter().any(|&x| x != 0));
+        assert_eq!(sum, subset_sum(twin, &ids(twin)));
+    }
+    let mut rng = testdata::rng("regroup-curious-server");
+    let everyone = ids(&all);
+    let mut drawn = 0;
+    while drawn < 300 {
+        let subset: Vec<ClientId> = (everyone.iter().copied())
+            .filter(|_| rng.random_bool(0.5))
+            .collect();
+        let whole = |h: &MaskedInputs| ids(h).iter().all(|c| subset.contains(c));
+        let none = |h: &MaskedInputs| ids(h).iter().all(|c| !subset.contains(c));
+        // A union of whole halves is a sum the server may decode.
+        if halves.iter().all(|h| whole(h) || none(h)) {
+            continue;
+        }
+        drawn += 1;
+        let s = subset_sum(&all, &subset);
+        assert!(
+            s.iter().all(|&x| x != 0),
+            "the masks of {subset:?} cancel somewhere"
+        );
+    }
 }

@@ -169,7 +169,8 @@ fn the_driver_counts_the_messages_and_bytes_the_report_gives() {
 }
 
 /// A client removed whole that leaves fewer than `min_clients` clients
-/// with points (in its group, with groups) withdraws the model, for every
+/// with points withdraws the model (with groups: a client of each of the
+/// two groups, so that neither can take the other's clients), for every
 /// mask source and topology; the next request is served by the clients
 /// alone, with no round.
 #[test]
@@ -196,8 +197,11 @@ fn a_client_leaving_below_the_minimum_withdraws_the_model() {
                 .unwrap();
             let mut parties = InProcess::train(data, &config).unwrap();
             let rounds = parties.server().rounds();
-            let leave = RemovalRequest::clients(vec![ClientId(1)]);
-            let report = serve(&mut parties, &leave, &what);
+            let leaving = match topology {
+                Topology::Flat => vec![ClientId(1)],
+                _ => vec![ClientId(1), ClientId(4)],
+            };
+            let report = serve(&mut parties, &RemovalRequest::clients(leaving), &what);
             assert!(report.outcome.is_withdrawn(), "{what}");
             assert!(parties.last_rounds().is_empty(), "{what}");
             assert!(parties.withdrawal().is_some(), "{what}");

@@ -47,12 +47,18 @@ impl InProcess {
                 continue;
             };
             let setup = self.server.setup().merge(h, m, &gone)?;
+            let moved: Vec<ClientId> = (self.server.groups()[h].iter())
+                .filter(|c| !gone.contains(c))
+                .copied()
+                .collect();
             self.take_new_groups(&setup, |server| server.merge(h, m, &gone))?;
             let groups = self.server.groups();
             let (stay, _): (Vec<ClientId>, Vec<ClientId>) =
                 updated.into_iter().partition(|c| groups[h].contains(c));
-            let waits = |c: &&ClientId| self.waiting.contains_key(c);
-            let grown: Vec<ClientId> = groups[m].iter().filter(waits).copied().collect();
+            // The clients that moved count as changed in the group that
+            // takes them (for the report's lone-update warning too).
+            let changed = |c: &&ClientId| self.waiting.contains_key(c) || moved.contains(c);
+            let grown: Vec<ClientId> = groups[m].iter().filter(changed).copied().collect();
             // The group that takes the clients runs once, in this batch.
             ready.retain(|(g, _)| *g != m);
             let into = batches.iter_mut().find(|b| b.iter().any(|(g, _)| *g == m));

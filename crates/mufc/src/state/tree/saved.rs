@@ -81,39 +81,11 @@ impl Tree {
             .map_err(|e| bad(e.to_string()))?;
         let mut groups = Vec::with_capacity(saved.groups.len());
         let mut nodes = Vec::with_capacity(layout.nodes().saturating_sub(1));
-        // A group may hold a client of another group in its sum: the
-        // group was split, and the round of the half that lost it has not
-        // committed yet (`Tree::regrouped`). No client is in two sums.
         let mut summed = BTreeSet::new();
         let roster = layout.clients();
+        let book = (clients, unsent);
         for (g, (stored, ids)) in saved.groups.into_iter().zip(layout.groups()).enumerate() {
-            if let Some(c) = (stored.included.iter())
-                .find(|c| ids.binary_search(c).is_err() && roster.binary_search(c).is_err())
-            {
-                return Err(bad(format!("group {g} includes client {c}, of no group")));
-            }
-            if let Some(c) = stored.included.iter().find(|c| !summed.insert(**c)) {
-                return Err(bad(format!("client {c} is in two groups' sums")));
-            }
-            let counts: BTreeMap<BigUint, u64> = stored.counts.iter().cloned().collect();
-            if counts.len() != stored.counts.len() || counts.values().any(|&c| c == 0) {
-                return Err(bad(format!(
-                    "group {g}'s counts repeat a bin or hold a zero"
-                )));
-            }
-            if !clients.is_empty() {
-                let included: BTreeSet<ClientId> = stored.included.iter().copied().collect();
-                if included.len() != stored.included.len() {
-                    return Err(bad(format!("group {g} includes a client twice")));
-                }
-                if crate::persist::included_sum(clients, unsent, &included).as_ref()
-                    != Some(&counts)
-                {
-                    return Err(bad(format!(
-                        "group {g}'s counts are not the sum of its included clients' histograms"
-                    )));
-                }
-            }
+            let counts = check_group(g, &stored, (ids, &roster), &mut summed, book).map_err(bad)?;
             let mut aggregation = group_aggregation(setup, g, ids, capacity)?;
             aggregation.restore_last(&counts)?;
             aggregation.set_rounds(stored.rounds);
@@ -133,4 +105,44 @@ impl Tree {
         };
         Ok((tree, root))
     }
+}
+
+/// Checks saved group `g` (its members `ids`, every client of the layout
+/// `roster`) and gives its counts: a group may hold a client of another
+/// group in its sum (the group was split or merged, and the round of the
+/// other group has not committed yet, `Tree::regrouped`), but no client
+/// of no group, and no client is in two sums (`summed` collects them);
+/// its counts hold no bin twice and no zero, and when the clients are
+/// there (`book`: in id order, with what each has not sent) are the sum
+/// of its included clients' histograms.
+fn check_group(
+    g: usize,
+    stored: &SavedGroup,
+    (ids, roster): (&[ClientId], &[ClientId]),
+    summed: &mut BTreeSet<ClientId>,
+    (clients, unsent): (&[Client], &BTreeMap<ClientId, crate::state::unsent::Unsent>),
+) -> Result<BTreeMap<BigUint, u64>, String> {
+    let of_no_group =
+        |c: &&ClientId| ids.binary_search(c).is_err() && roster.binary_search(c).is_err();
+    if let Some(c) = stored.included.iter().find(of_no_group) {
+        return Err(format!("group {g} includes client {c}, of no group"));
+    }
+    if let Some(c) = stored.included.iter().find(|c| !summed.insert(**c)) {
+        return Err(format!(
+            "client {c} is in two groups' sums, or twice in one"
+        ));
+    }
+    let counts: BTreeMap<BigUint, u64> = stored.counts.iter().cloned().collect();
+    if counts.len() != stored.counts.len() || counts.values().any(|&c| c == 0) {
+        return Err(format!("group {g}'s counts repeat a bin or hold a zero"));
+    }
+    let included: BTreeSet<ClientId> = stored.included.iter().copied().collect();
+    if !clients.is_empty()
+        && crate::persist::included_sum(clients, unsent, &included).as_ref() != Some(&counts)
+    {
+        return Err(format!(
+            "group {g}'s counts are not the sum of its included clients' histograms"
+        ));
+    }
+    Ok(counts)
 }
