@@ -11,6 +11,8 @@
 use std::sync::Arc;
 
 use mufc::{Channel, ClientId, FederationConfig, Masks};
+use mufc_net::client::ClientEvent;
+use mufc_net::client_store::ClientStore;
 use mufc_net::dealer::{DealerEvent, DealerHandle, DealerOptions, DealerPairing, start_dealer};
 use mufc_net::proto::dealer_message::Body as DealerBody;
 use mufc_net::proto::{DealerHello, DealerMessage};
@@ -20,7 +22,7 @@ use seeding::PointId;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_server};
+use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_client, until_server};
 
 /// The dealer's key pair and each client's, from the operating system.
 pub(crate) struct Keys {
@@ -198,7 +200,7 @@ async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
     })
     .await;
     let path = fed.clients[1].0.clone();
-    let request = mufc_net::client_store::ClientStore::open(&path)
+    let request = ClientStore::open(&path)
         .unwrap()
         .request(&[PointId(5)])
         .unwrap();
@@ -240,10 +242,7 @@ async fn a_round_waits_for_the_dealer_and_changes_nothing_without_it() {
     .await
     .unwrap();
     assert_stored_model(&fed.store, &rest);
-    let status = mufc_net::client_store::ClientStore::open(&path)
-        .unwrap()
-        .status(request)
-        .unwrap();
+    let status = ClientStore::open(&path).unwrap().status(request).unwrap();
     assert!(
         matches!(
             status,
@@ -275,7 +274,7 @@ async fn a_dealer_revoked_while_connected_deals_no_further_round() {
     });
     std::fs::write(&fed.revoked, list.to_text()).unwrap();
     let path = fed.clients[1].0.clone();
-    mufc_net::client_store::ClientStore::open(&path)
+    ClientStore::open(&path)
         .unwrap()
         .request(&[PointId(5)])
         .unwrap();
@@ -380,4 +379,32 @@ async fn only_the_dealers_certificate_opens_the_dealers_session() {
 fn pem_der(pem: &str) -> rustls::pki_types::CertificateDer<'static> {
     use rustls::pki_types::pem::PemObject;
     rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()
+}
+
+/// A client leaves a dealt federation (issue 29): its whole removal's
+/// round is dealt, the server takes its signed leave, and the dealer then
+/// deals the rings of the clients that remain; the model equals the
+/// in-process fit on them after the leave and after a member's removal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaves_a_dealt_federation_exactly() {
+    let data = data(5);
+    let keys = Keys::new(data.len());
+    let (mut fed, dealer) = keys.trained(&data).await;
+    let (path, _) = &fed.clients[4];
+    ClientStore::open(path).unwrap().request_leave().unwrap();
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(4)),
+    )
+    .await;
+    let (_, mut leaver) = fed.clients.pop().unwrap();
+    until_client(&mut leaver, |e| matches!(e, ClientEvent::Left)).await;
+    leaver.stop().await.unwrap();
+    assert_stored_model(&fed.store, &data[..4]);
+    fed.forget(1, &[PointId(3)]).await;
+    let mut rest = data[..4].to_vec();
+    rest[1] = rest[1].without(&[PointId(3)]).unwrap();
+    assert_stored_model(&fed.store, &rest);
+    dealer.stop().await.unwrap();
+    fed.stop().await;
 }

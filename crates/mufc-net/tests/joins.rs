@@ -325,3 +325,69 @@ async fn two_clients_join_at_once() {
     assert_stored_model(&fed.store, &present);
     fed.stop().await;
 }
+
+/// With pairwise masks every member of a ring must answer: a client that
+/// joins while a member is offline is admitted, but no round runs
+/// without that member (the model stays the five clients'); once it is
+/// back, one round includes both and the model is the in-process fit on
+/// the six clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairwise_join_waits_for_a_member_that_is_offline() {
+    let all = data(6);
+    let mut fed = Loopback::trained(config(Masks::Pairwise, &all), &all[..5]).await;
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let (path0, c0) = fed.clients.remove(0);
+    c0.stop().await.unwrap();
+    let path = fed.store.with_file_name("c5.db");
+    ClientStore::create(&path, "c5", &all[5]).unwrap();
+    let c5 = fed.start_client("c5", &path);
+    fed.clients.push((path, c5));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Admitted { id, .. } if *id == ClientId(5)),
+    )
+    .await;
+    assert_stored_model(&fed.store, &all[..5]);
+    let c0 = fed.start_client("c0", &path0);
+    fed.clients.insert(0, (path0, c0));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.len() == 6),
+    )
+    .await;
+    assert_stored_model(&fed.store, &all);
+    fed.stop().await;
+}
+
+/// A client joins while another leaves (SecAgg): the leave's round and
+/// the join's are served as they come, and the model is then the
+/// in-process fit on the clients that remain, each under its own id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_joins_while_another_leaves() {
+    let all = data(6);
+    let secagg = Masks::SecAgg(SecAggOptions::new());
+    let mut fed = Loopback::trained(config(secagg, &all), &all[..5]).await;
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let (leaving, _) = &fed.clients[4];
+    ClientStore::open(leaving).unwrap().request_leave().unwrap();
+    let path = fed.store.with_file_name("c5.db");
+    ClientStore::create(&path, "c5", &all[5]).unwrap();
+    let c5 = fed.start_client("c5", &path);
+    fed.clients.push((path, c5));
+    let (mut left, mut joined) = (false, false);
+    until_server(&mut fed.server, |e| {
+        left |= matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(4));
+        joined |= matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(5)));
+        left && joined
+    })
+    .await;
+    let kept: Vec<(ClientId, Dataset)> = (0u64..)
+        .map(ClientId)
+        .zip(all)
+        .filter(|(c, _)| *c != ClientId(4))
+        .collect();
+    assert_stored_model_of(&fed.store, kept);
+    fed.stop().await;
+}
