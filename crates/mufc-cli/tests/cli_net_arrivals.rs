@@ -5,7 +5,8 @@
 //! every record present, bit for bit (with pairwise masks, by a change
 //! round). Records with an id the client held, outside the model's box,
 //! or past the federation's bound are refused with a clear error and
-//! change nothing.
+//! change nothing. A lone addition waits for the lone-update policy, and
+//! its deadline serves it.
 #![cfg(all(unix, feature = "net"))]
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
@@ -195,5 +196,48 @@ fn a_site_down_at_an_addition_is_caught_up_when_it_returns() {
     assert!(committed.contains("included 0,1,2, dropped"), "{committed}");
     // d comes back: a catch-up round brings its data back at once.
     let _d = net::bring_back(&fed, dir, "d", 2);
+    assert_model(dir, all);
+}
+
+/// A lone addition waits for the lone-update policy across processes as a
+/// lone removal does (its round would show the server the records' bins),
+/// and is served alone once `--max-defer` (3 s) has passed; the model is
+/// then the in-process fit on every record.
+#[test]
+fn a_lone_addition_waits_for_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = net::written_data(dir, "cli-net-arrivals-deadline", &NAMES);
+    let later: Vec<PointId> = all[2].ids()[30..].to_vec();
+    let mut present = all.clone();
+    present[2] = all[2].without(&later).unwrap();
+    write_csv(dir, "c", &present[2]);
+    write_csv(dir, "c-more", &all[2].only(&later).unwrap());
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "13",
+        "--max-points",
+        "400",
+        "--min-updating-clients",
+        "2",
+        "--max-defer",
+        "3",
+    ];
+    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    fed.server.wait_for(|l| l.contains("committed (training)"));
+    let start = std::time::Instant::now();
+    let (ok, text) = add(dir, "c", "c-more.csv", &[]);
+    assert!(ok && text.contains("acknowledged in round 1"), "{text}");
+    assert!(start.elapsed() >= std::time::Duration::from_secs(3));
+    let log = fed.server.log();
+    let deferred = log
+        .iter()
+        .find(|l| l.starts_with("request of client 2 deferred"));
+    assert!(
+        deferred.is_some_and(|l| l.contains("lone-update policy")),
+        "{log:?}"
+    );
     assert_model(dir, all);
 }
