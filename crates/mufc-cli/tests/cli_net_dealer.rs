@@ -290,3 +290,67 @@ fn a_dealer_with_a_key_the_file_does_not_pin_refuses_to_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not the dealer's"), "{err}");
 }
+
+/// A site joins a dealt federation (issue 29): `mufc certs --join` issues
+/// its certificate and its mask key and pins the key's public half in the
+/// federation file, which the running dealer reads again when the round
+/// names the new client; the server admits it, the dealer deals its whole
+/// round, and the model equals the in-process fit on the six sites.
+#[test]
+fn a_site_joins_a_dealt_federation_and_the_dealer_deals_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = written_data(dir, "cli-net-dealer-join", &["a", "b", "c", "d", "e", "f"]);
+    let options = ["--masking", "dealer", "--min-updating-clients", "1"];
+    let certs = certs_with(dir, "certs", "hospitals", &NAMES, &options);
+    let port = free_port();
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "17",
+        "--masking",
+        "dealer",
+        "--max-points",
+        "500",
+        "--admit-new-clients",
+    ];
+    let server = Proc::start(
+        "server",
+        dir,
+        &server_args(port, &certs, &NAMES, &extra),
+        &[],
+    );
+    server.wait_for(|l| l.starts_with("listening on"));
+    let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), &[]);
+    server.wait_for(|l| l.contains("the dealer connected"));
+    let _clients: Vec<Proc> = (NAMES.iter())
+        .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
+        .collect();
+    server.wait_for(|l| l.contains("committed (training)"));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mufc"))
+        .current_dir(dir)
+        .args(["certs", "--out-dir", "certs", "--federation", "hospitals"])
+        .args(["--clients", "f", "--join", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = mufc_net::federation_file::FederationFile::read(&certs.join("federation.json"));
+    let keys = file.unwrap().client_mask_keys().unwrap();
+    assert_eq!(keys.len(), 6);
+    let mode = std::fs::metadata(certs.join("client-f-mask.key"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    let _f = Proc::start("f", dir, &client_args(port, &certs, "f"), &[]);
+    server.wait_for(|l| l.contains("client 5 (f) admitted"));
+    server.wait_for(|l| l.contains(" committed") && l.contains("included 0,1,2,3,4,5"));
+    dealer.wait_for(|l| l.contains("dealt round 1"));
+    assert_model(dir, all);
+}

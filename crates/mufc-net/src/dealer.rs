@@ -86,6 +86,40 @@ pub struct DealerOptions {
     pub keepalive: Duration,
     /// The largest message accepted or sent.
     pub max_message: usize,
+    /// Where to look for the keys of clients that join after the dealer
+    /// started (issue 29): asked when a round's roster names a client the
+    /// dealer shares no key with. `None`: the dealer deals for the
+    /// clients of [`Self::clients`] only.
+    pub later_keys: Option<KeySource>,
+}
+
+/// The keys of clients pinned after the dealer started, as its operator
+/// pins them: `mufc dealer` reads its federation file again, which
+/// `mufc certs --join` extends. Each key the source gives for a client
+/// the dealer does not know is pinned ([`RemoteDealer::pin_client`]); a
+/// key for a client it knows is ignored (a pinned key never changes).
+#[derive(Clone)]
+pub struct KeySource(
+    Arc<dyn Fn() -> Result<BTreeMap<ClientId, MaskPublicKey>, String> + Send + Sync>,
+);
+
+impl KeySource {
+    /// A source that calls `read` for every client's pinned key.
+    pub fn new(
+        read: impl Fn() -> Result<BTreeMap<ClientId, MaskPublicKey>, String> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Arc::new(read))
+    }
+
+    fn read(&self) -> Result<BTreeMap<ClientId, MaskPublicKey>, String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeySource(..)")
+    }
 }
 
 impl DealerOptions {
@@ -99,6 +133,7 @@ impl DealerOptions {
             max_reconnect: Duration::from_secs(30),
             keepalive: crate::transport::KEEPALIVE,
             max_message: crate::transport::MAX_MESSAGE,
+            later_keys: None,
         }
     }
 }
@@ -170,9 +205,11 @@ pub fn start_dealer(
     if let Some(a) = &options.agreement {
         dealer.agree(a.clone());
     }
+    // Kept to agree the keys of clients that join.
+    let own = Arc::new(MaskKeyPair::from_secret_bytes(*key.secret_bytes()));
     let (report, events) = mpsc::unbounded_channel();
     let (shutdown_tx, shutdown_rx) = oneshot::channel();
-    let task = tokio::spawn(run(options, tls, dealer, report, shutdown_rx));
+    let task = tokio::spawn(run(options, tls, (dealer, own), report, shutdown_rx));
     Ok(DealerHandle {
         events,
         running: Running::new("dealer", shutdown_tx, task),
@@ -182,7 +219,7 @@ pub fn start_dealer(
 async fn run(
     options: DealerOptions,
     tls: Arc<rustls::ClientConfig>,
-    dealer: RemoteDealer,
+    (dealer, own): (RemoteDealer, Arc<MaskKeyPair>),
     report: mpsc::UnboundedSender<DealerEvent>,
     mut shutdown: oneshot::Receiver<()>,
 ) -> Result<(), NetError> {
@@ -192,7 +229,7 @@ async fn run(
         let mut taken = false;
         let outcome = tokio::select! {
             _ = &mut shutdown => return Ok(()),
-            r = session(&options, &tls, &mut dealer, &report, &mut taken) => r,
+            r = session(&options, &tls, (&mut dealer, &own), &report, &mut taken) => r,
         };
         // A server that took the session was up: the next wait starts
         // short again, however the session ended.
@@ -220,7 +257,7 @@ async fn run(
 async fn session(
     options: &DealerOptions,
     tls: &Arc<rustls::ClientConfig>,
-    dealer: &mut Option<RemoteDealer>,
+    (dealer, own): (&mut Option<RemoteDealer>, &Arc<MaskKeyPair>),
     report: &mpsc::UnboundedSender<DealerEvent>,
     taken: &mut bool,
 ) -> Result<(), NetError> {
@@ -257,7 +294,8 @@ async fn session(
         let held = dealer
             .take()
             .ok_or_else(|| NetError::Protocol("the dealer's state was lost".into()))?;
-        let (back, dealt) = off_runtime(held, move |d| answer(d, &request)).await;
+        let later = options.later_keys.clone().map(|s| (own.clone(), s));
+        let (back, dealt) = off_runtime(held, move |d| answer(d, &request, later)).await;
         *dealer = Some(back);
         let outcome = match dealt {
             Ok(bytes) => {
@@ -282,9 +320,19 @@ async fn session(
 }
 
 /// The deal of `request`: its announcement parsed and checked to be of
-/// the round the request names, then dealt.
-fn answer(dealer: &mut RemoteDealer, request: &DealRequest) -> Result<Vec<u8>, mufc::MufcError> {
+/// the round the request names, then dealt. With `later` (the dealer's
+/// key pair and where its operator pins keys since), a roster that names
+/// a client the dealer shares no key with first pins the keys the source
+/// gives for clients it does not know.
+fn answer(
+    dealer: &mut RemoteDealer,
+    request: &DealRequest,
+    later: Option<(Arc<MaskKeyPair>, KeySource)>,
+) -> Result<Vec<u8>, mufc::MufcError> {
     let announcement = Announcement::from_bytes(&request.announcement)?;
+    if let Some((own, source)) = later {
+        pin_later_keys(dealer, &announcement, &own, &source)?;
+    }
     if announcement.spec.round != request.round {
         return Err(mufc::MufcError::RoundRefused {
             round: request.round,
@@ -302,4 +350,31 @@ async fn send(outbox: &mpsc::Sender<DealerMessage>, body: Body) -> Result<(), Ne
         .send(DealerMessage { body: Some(body) })
         .await
         .map_err(|_| NetError::Transport("the session closed".into()))
+}
+
+/// Pins the keys `source` gives for the clients of `announcement`'s
+/// roster the dealer shares no key with (clients that joined): the others
+/// it gives are ignored, and a roster whose new clients the source does
+/// not name is left to the deal to refuse.
+fn pin_later_keys(
+    dealer: &mut RemoteDealer,
+    announcement: &Announcement,
+    own: &MaskKeyPair,
+    source: &KeySource,
+) -> Result<(), mufc::MufcError> {
+    let known: std::collections::BTreeSet<ClientId> = dealer.clients().collect();
+    let roster = announcement.setup.roster();
+    if roster.iter().all(|c| known.contains(c)) {
+        return Ok(());
+    }
+    let keys = source.read().map_err(|why| {
+        mufc::MufcError::Remote(format!("the dealer cannot read its pinned keys: {why}"))
+    })?;
+    for (id, key) in keys
+        .iter()
+        .filter(|(c, _)| !known.contains(c) && roster.contains(c))
+    {
+        dealer.pin_client(own, *id, key)?;
+    }
+    Ok(())
 }

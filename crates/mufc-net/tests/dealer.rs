@@ -13,7 +13,9 @@ use std::sync::Arc;
 use mufc::{Channel, ClientId, FederationConfig, Masks};
 use mufc_net::client::ClientEvent;
 use mufc_net::client_store::ClientStore;
-use mufc_net::dealer::{DealerEvent, DealerHandle, DealerOptions, DealerPairing, start_dealer};
+use mufc_net::dealer::{
+    DealerEvent, DealerHandle, DealerOptions, DealerPairing, KeySource, start_dealer,
+};
 use mufc_net::proto::dealer_message::Body as DealerBody;
 use mufc_net::proto::{DealerHello, DealerMessage};
 use mufc_net::server::ServerEvent;
@@ -51,7 +53,19 @@ impl Keys {
     /// Starts the dealer of `fed` (its certificate from `fed`'s
     /// authority) and waits until the server took its session.
     async fn start_dealer(&self, fed: &mut Loopback) -> DealerHandle {
+        self.start_dealer_with(fed, self.clients.len(), None).await
+    }
+
+    /// [`Self::start_dealer`] with the keys of the first `pinned` clients,
+    /// and `later` the source of those pinned since.
+    async fn start_dealer_with(
+        &self,
+        fed: &mut Loopback,
+        pinned: usize,
+        later: Option<KeySource>,
+    ) -> DealerHandle {
         let public = (self.clients.iter().enumerate())
+            .take(pinned)
             .map(|(i, k)| (ClientId(i as u64), k.public_key()))
             .collect();
         let cert = fed.ca.issue_dealer().unwrap();
@@ -59,6 +73,7 @@ impl Keys {
         fed.dealer_cert = Some(cert.cert_pem.clone());
         let mut options = DealerOptions::new(&fed.addr, public);
         options.reconnect = std::time::Duration::from_millis(100);
+        options.later_keys = later;
         let mut dealer = start_dealer(options, &self.dealer, tls).unwrap();
         tokio::time::timeout(LIMIT, async {
             assert_eq!(dealer.next_event().await, Some(DealerEvent::Connected));
@@ -405,6 +420,83 @@ async fn a_client_leaves_a_dealt_federation_exactly() {
     let mut rest = data[..4].to_vec();
     rest[1] = rest[1].without(&[PointId(3)]).unwrap();
     assert_stored_model(&fed.store, &rest);
+    dealer.stop().await.unwrap();
+    fed.stop().await;
+}
+
+/// A client joins a dealt federation (issue 29): the dealer started with
+/// the five clients' keys; the sixth's is pinned since (its operator's
+/// federation file grew), so the dealer takes the setup that admits it
+/// and deals its whole round; the model is the in-process fit on six. A
+/// dealer whose operator pinned no key for it refuses that setup, and
+/// nothing changes until one that has the key deals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
+    let all = data(6);
+    let keys = Keys::new(all.len());
+    let total: usize = all.iter().map(seeding::Dataset::len).sum();
+    let config = (dealt_config().into_builder())
+        .max_points(total as u64)
+        .validate()
+        .unwrap();
+    // Started with the five keys and no source of later ones.
+    let mut blind = None;
+    let mut fed = Loopback::start_with(config, &all[..5], keys.pairings(), async |fed| {
+        blind = Some(keys.start_dealer_with(fed, 5, None).await);
+    })
+    .await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let path = fed.store.with_file_name("c5.db");
+    ClientStore::create(&path, "c5", &all[5]).unwrap();
+    let c5 = fed.start_client("c5", &path);
+    fed.clients.push((path, c5));
+    let mut blind = blind.unwrap();
+    let refused = tokio::time::timeout(LIMIT, async {
+        loop {
+            match blind.next_event().await {
+                Some(DealerEvent::Refused { reason, .. }) => break reason,
+                Some(_) => {}
+                None => panic!("the dealer stopped"),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(refused.contains("has not pinned"), "{refused}");
+    assert_stored_model(&fed.store, &all[..5]);
+    blind.stop().await.unwrap();
+    // The rounds it refused failed, each with its reason, until the
+    // server saw it go; none other fails.
+    tokio::time::timeout(LIMIT, async {
+        loop {
+            match fed.server.next_event().await.expect("the server stopped") {
+                ServerEvent::RoundFailed { reason, .. } => {
+                    assert!(reason.contains("has not pinned"), "{reason}");
+                }
+                ServerEvent::DealerDisconnected => break,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap();
+    // Its operator pins the sixth key: a dealer that reads it deals.
+    let public: std::collections::BTreeMap<ClientId, _> = (keys.clients.iter().enumerate())
+        .map(|(i, k)| (ClientId(i as u64), k.public_key()))
+        .collect();
+    let source = KeySource::new(move || Ok(public.clone()));
+    let dealer = keys.start_dealer_with(&mut fed, 5, Some(source)).await;
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(5))),
+    )
+    .await;
+    assert_stored_model(&fed.store, &all);
     dealer.stop().await.unwrap();
     fed.stop().await;
 }

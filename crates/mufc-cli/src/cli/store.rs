@@ -320,7 +320,9 @@ pub struct CertsArgs {
     /// their names are appended to the roster of the directory's
     /// federation file, which the new clients use. The members keep
     /// theirs: they check each new client's certificate when the server
-    /// (started with --admit-new-clients) admits it.
+    /// (started with --admit-new-clients) admits it. With dealt masks each
+    /// new client's mask key is written too and pinned in the file, which
+    /// the running dealer reads again.
     #[arg(long)]
     pub join: bool,
     /// How many days the certificates written now are valid for, from

@@ -118,29 +118,51 @@ fn dealt_keys(
     force: bool,
     written: &mut Vec<(String, PathBuf)>,
 ) -> Result<mufc_net::federation_file::MaskKeys, CliError> {
-    use mufc_net::dealer::MaskKeyPair;
-    use mufc_net::federation_file::HexKey;
-    let mut fresh = |file: String, what: String| -> Result<HexKey, CliError> {
-        let pair = MaskKeyPair::generate(&mut rand::rng());
-        let text = zeroize::Zeroizing::new(format!("{}\n", hex::encode(*pair.secret_bytes())));
-        let path = dir.join(file);
-        write(&path, &text, force, true)?;
-        written.push((what, path));
-        Ok(HexKey(pair.public_key()))
-    };
-    let dealer = fresh(
-        "dealer-mask.key".into(),
-        "dealer's mask key (secret)".into(),
+    let dealer = fresh_mask_key(
+        dir,
+        (
+            "dealer-mask.key".into(),
+            "dealer's mask key (secret)".into(),
+        ),
+        force,
+        written,
     )?;
     let clients = (clients.iter())
-        .map(|c| {
-            fresh(
-                format!("client-{c}-mask.key"),
-                format!("client {c} mask key (secret)"),
-            )
-        })
+        .map(|c| client_mask_key(dir, c, force, written))
         .collect::<Result<_, _>>()?;
     Ok(mufc_net::federation_file::MaskKeys { dealer, clients })
+}
+
+/// Client `name`'s long-term X25519 key pair of dealt masks, fresh:
+/// written to `client-<name>-mask.key` (secret); its public key returned
+/// for the federation file to pin.
+fn client_mask_key(
+    dir: &Path,
+    name: &str,
+    force: bool,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<mufc_net::federation_file::HexKey, CliError> {
+    let file = (
+        format!("client-{name}-mask.key"),
+        format!("client {name} mask key (secret)"),
+    );
+    fresh_mask_key(dir, file, force, written)
+}
+
+/// A key pair fresh from the operating system, its secret written to
+/// `file` in `dir` (named `what` in the report): its public key.
+fn fresh_mask_key(
+    dir: &Path,
+    (file, what): (String, String),
+    force: bool,
+    written: &mut Vec<(String, PathBuf)>,
+) -> Result<mufc_net::federation_file::HexKey, CliError> {
+    let pair = mufc_net::dealer::MaskKeyPair::generate(&mut rand::rng());
+    let text = zeroize::Zeroizing::new(format!("{}\n", hex::encode(*pair.secret_bytes())));
+    let path = dir.join(file);
+    write(&path, &text, force, true)?;
+    written.push((what, path));
+    Ok(mufc_net::federation_file::HexKey(pair.public_key()))
 }
 
 /// `mufc certs`.
@@ -213,19 +235,22 @@ fn join_roster(
     }
     let text = std::fs::read_to_string(fed_path).map_err(|e| CliError::io(fed_path, &e))?;
     let mut file = FederationFile::parse(&text)?;
-    if file.mask_keys.is_some() {
-        return Err(invalid(
-            "with dealt masks the dealer pins every client's mask key; clients cannot join yet",
-        ));
-    }
     for c in &a.clients {
         if file.roster.contains(c) {
             return Err(invalid(
                 "a client that joins needs a name not on the roster",
             ));
         }
-        file.roster.push(c.clone());
     }
+    // With dealt masks each new client gets its long-term key pair, and
+    // the file pins its public key (the dealer reads the file again).
+    if let Some(keys) = &mut file.mask_keys {
+        for c in &a.clients {
+            keys.clients
+                .push(client_mask_key(&a.out_dir, c, a.force, written)?);
+        }
+    }
+    file.roster.extend(a.clients.iter().cloned());
     let text = file.to_json()?;
     FederationFile::parse(&text)?;
     write(fed_path, &text, true, false)?;

@@ -3,15 +3,19 @@
 //! pinned public key and the agreement), its certificate and its secret
 //! key, connects to the server and deals every round until interrupted,
 //! printing one line per event (one JSON object per line with `--json`).
+//! A client that joins (`mufc certs --join` pins its key in the file) is
+//! dealt for once the file names it: the dealer reads the file again
+//! when a round's roster names a client it does not know.
 
 use serde_json::{Value, json};
 
 use super::log_lines::{Level, Logger, follow};
-use super::net_files::{federation_file, mask_key, pems, ping_interval, runtime};
+use super::net_files::{federation_file, federation_path, mask_key, pems, ping_interval, runtime};
 use crate::CliError;
 use crate::cli::DealerArgs;
 use crate::output::Report;
-use mufc_net::dealer::{DealerEvent, DealerOptions, start_dealer};
+use mufc_net::dealer::{DealerEvent, DealerOptions, KeySource, start_dealer};
+use mufc_net::federation_file::FederationFile;
 
 fn dealer_event(ev: &DealerEvent) -> (Value, String) {
     match ev {
@@ -80,6 +84,15 @@ pub fn dealer(a: &DealerArgs) -> Result<Report, CliError> {
         let mut options = DealerOptions::new(&a.server, clients);
         options.agreement = Some(file.agreement());
         options.keepalive = keepalive;
+        // Clients that join after the dealer started: `mufc certs --join`
+        // pins their keys in the same file, read again when a round names
+        // a client the dealer does not know (issue 29).
+        if let Some(path) = federation_path(&a.tls) {
+            options.later_keys = Some(KeySource::new(move || {
+                let file = FederationFile::read(&path).map_err(|e| e.to_string())?;
+                (file.client_mask_keys()).ok_or_else(|| "it pins no dealt masks".to_string())
+            }));
+        }
         let mut handle = start_dealer(options, &own, tls)?;
         let mut dealt = 0u64;
         follow(

@@ -66,13 +66,18 @@ pub(super) fn pems(tls: &TlsArgs, stem: &str) -> Result<[String; 3], CliError> {
 pub(super) fn federation_file(
     tls: &TlsArgs,
 ) -> Result<Option<mufc_net::federation_file::FederationFile>, CliError> {
-    let path = tls.federation_file.clone().or_else(|| {
-        let p = tls.certs.as_ref()?.join("federation.json");
-        p.exists().then_some(p)
-    });
-    Ok(path
+    Ok(federation_path(tls)
         .map(|p| mufc_net::federation_file::FederationFile::read(&p))
         .transpose()?)
+}
+
+/// Where the federation file is: `--federation-file`, or `federation.json`
+/// in the `--certs` directory when it exists.
+pub(super) fn federation_path(tls: &TlsArgs) -> Option<PathBuf> {
+    tls.federation_file.clone().or_else(|| {
+        let p = tls.certs.as_ref()?.join("federation.json");
+        p.exists().then_some(p)
+    })
 }
 
 /// A party's long-term X25519 key pair for dealt masks, from its secret

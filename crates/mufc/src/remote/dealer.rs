@@ -32,7 +32,9 @@ use crate::{ClientId, MufcError, MufcResult};
 /// - with groups, a ring across groups;
 /// - a setup outside its [`Agreement`], if it holds one, and any setup
 ///   other than the one of its first deal (a server cannot lower the
-///   minimum aggregate halfway);
+///   minimum aggregate halfway), but that setup with clients admitted
+///   whose keys the dealer's operator pinned since
+///   ([`Self::pin_client`], issue 29);
 /// - a request that does not name exactly the announced ring.
 ///
 /// The dealer keeps no record of its deals: each draws fresh seeds, so two
@@ -153,14 +155,23 @@ impl RemoteDealer {
                     .into(),
             ));
         }
-        if let Some(a) = &self.agreement {
+        // A setup that admits clients whose keys the dealer's operator
+        // pinned since (issue 29) is taken, as each member takes it once
+        // it checked the new clients: the roster grows by them.
+        let admitted = self.admitted_in(setup).map_err(refuse)?;
+        let mut agreement = self.agreement.clone();
+        if let Some(a) = &mut agreement {
+            if admitted {
+                a.clients = a.clients.max(setup.roster().len());
+            }
             a.check_setup(setup)
                 .map_err(|why| refuse(format!("outside the agreement: {why}")))?;
         }
-        if self
-            .pinned
-            .as_ref()
-            .is_some_and(|(pinned, _)| pinned != setup)
+        if !admitted
+            && self
+                .pinned
+                .as_ref()
+                .is_some_and(|(pinned, _)| pinned != setup)
         {
             return Err(refuse(
                 "the federation's setup is not the one of the dealer's first deal".into(),
@@ -170,16 +181,93 @@ impl RemoteDealer {
         // The pinned aggregation keeps the change rounds' parameters it
         // built (validating them may search a prime): built once.
         match &mut self.pinned {
-            Some((_, aggregation)) => Ok(aggregation.deal_remote(spec, keys)?.handle(request)?),
-            None => {
+            Some((_, aggregation)) if !admitted => {
+                Ok(aggregation.deal_remote(spec, keys)?.handle(request)?)
+            }
+            _ => {
                 let mut fresh = setup.aggregation(&setup.parts()?)?.ok_or_else(|| {
                     MufcError::Remote("the plain mode has no dealer: it masks nothing".into())
                 })?;
                 let answer = fresh.deal_remote(spec, keys)?.handle(request)?;
                 self.pinned = Some((setup.clone(), fresh));
+                self.agreement = agreement;
                 Ok(answer)
             }
         }
+    }
+
+    /// Whether `setup` is the pinned one with clients admitted, each of
+    /// whom the dealer shares a key with ([`Self::pin_client`]); `false`
+    /// for the pinned setup itself, before a first deal, or a setup that
+    /// is no admission (refused as another setup).
+    ///
+    /// # Errors
+    ///
+    /// Why not, for an admission of a client the dealer has no key for.
+    fn admitted_in(&self, setup: &RemoteSetup) -> Result<bool, String> {
+        let Some((pinned, _)) = &self.pinned else {
+            return Ok(false);
+        };
+        if pinned == setup {
+            return Ok(false);
+        }
+        let Ok(joined) = setup.admitted_since(pinned) else {
+            return Ok(false);
+        };
+        match joined.iter().find(|c| !self.keys.contains_key(c)) {
+            Some(c) => Err(format!(
+                "the setup admits client {c}, whose key the dealer's operator has not pinned"
+            )),
+            None => Ok(!joined.is_empty()),
+        }
+    }
+
+    /// Shares a key with client `id`, which joins after training (issue
+    /// 29): its long-term public key `key`, pinned out of band as the
+    /// first clients' were (the federation file `mufc certs --join`
+    /// extends), agreed with the dealer's own key pair `own`. The dealer
+    /// deals for it once a setup admits it.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::Remote`] when `own` is not the dealer's key pair;
+    /// [`MufcError::DuplicateClient`] for a client the dealer shares a
+    /// key with already; [`MufcError::Sketch`] for a low-order key.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mufc::remote::RemoteDealer;
+    /// use mufc::ClientId;
+    /// use syndrome_agg::masking::pairwise::MaskKeyPair;
+    ///
+    /// let own = MaskKeyPair::generate(&mut rand::rng());
+    /// let client = |_| MaskKeyPair::generate(&mut rand::rng()).public_key();
+    /// let first: BTreeMap<ClientId, _> = (0..3).map(|i| (ClientId(i), client(i))).collect();
+    /// let mut dealer = RemoteDealer::new(&own, &first)?;
+    /// dealer.pin_client(&own, ClientId(3), &client(3))?;
+    /// assert_eq!(dealer.clients().count(), 4);
+    /// assert!(dealer.pin_client(&own, ClientId(3), &client(3)).is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn pin_client(
+        &mut self,
+        own: &MaskKeyPair,
+        id: ClientId,
+        key: &MaskPublicKey,
+    ) -> MufcResult<()> {
+        if own.public_key() != self.public {
+            return Err(MufcError::Remote(
+                "the key pair given is not the dealer's".into(),
+            ));
+        }
+        if self.keys.contains_key(&id) {
+            return Err(MufcError::DuplicateClient(id));
+        }
+        let agreed = SealKey::agree(own, id.0, key)?;
+        self.keys.insert(id, agreed);
+        Ok(())
     }
 
     /// Shares `key` with client `id`, new to the federation, and takes

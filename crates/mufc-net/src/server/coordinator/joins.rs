@@ -28,7 +28,7 @@ impl Coordinator {
     ///
     /// The status the session is refused with: unavailable while a round
     /// runs (the client comes back), failed precondition for a federation
-    /// not trained, with groups or dealt masks, for a registration outside
+    /// not trained, with groups, for a registration outside
     /// the agreement, of another dimension, of no point or past the bound
     /// on points; internal if the store cannot write it.
     pub(super) fn joining(
@@ -88,7 +88,7 @@ impl Coordinator {
     }
 
     /// Why `registration` may not join the federation of `remote`, if
-    /// so: groups or dealt masks (not built yet), no point, another
+    /// so: groups (not built yet), no point, another
     /// dimension, a claim beyond the agreement, past the bound on points.
     fn check_joining(
         &self,
@@ -98,13 +98,6 @@ impl Coordinator {
         let setup = remote.setup();
         if setup.config().topology() != mufc::Topology::Flat {
             return Err("clients join only a federation without groups".into());
-        }
-        if self.needs_dealer() {
-            return Err(
-                "with dealt masks the dealer pins the clients' keys from the federation file, \
-                 which a client joining cannot change yet"
-                    .into(),
-            );
         }
         if registration.points == 0 {
             return Err("it registered no point".into());
