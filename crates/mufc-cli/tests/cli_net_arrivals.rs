@@ -38,30 +38,35 @@ fn add(dir: &std::path::Path, client: &str, file: &str, extra: &[&str]) -> (bool
     (out.status.success(), text)
 }
 
-#[test]
-fn records_a_client_process_adds_give_the_model_of_training_on_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let dir = dir.path();
-    let all = net::written_data(dir, "cli-net-arrivals", &NAMES);
-    // Client c starts with its first 30 points; the other 10 arrive.
+/// The five clients of `label` started with `extra` server options (and
+/// `--k 3 --max-points 400`), client c with its first 30 points (the
+/// other 10 written to `c-more.csv`, to arrive), once trained: every
+/// client's data, the data they trained on, and the processes.
+fn trained_without_later(
+    dir: &std::path::Path,
+    label: &str,
+    extra: &[&str],
+) -> (Vec<seeding::Dataset>, Vec<seeding::Dataset>, Processes) {
+    let all = net::written_data(dir, label, &NAMES);
     let later: Vec<PointId> = all[2].ids()[30..].to_vec();
     let mut present = all.clone();
     present[2] = all[2].without(&later).unwrap();
     write_csv(dir, "c", &present[2]);
     write_csv(dir, "c-more", &all[2].only(&later).unwrap());
-    let extra = [
-        "--k",
-        "3",
-        "--seed",
-        "11",
-        "--masking",
-        "pairwise",
-        "--max-points",
-        "400",
-    ];
-    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
+    let mut options = vec!["--k", "3", "--max-points", "400"];
+    options.extend_from_slice(extra);
+    let fed = Processes::start(dir, &NAMES, &NAMES, &options, |_| None);
     fed.server.wait_for(|l| l.contains("committed (training)"));
-    assert_model(dir, present.clone());
+    (all, present, fed)
+}
+
+#[test]
+fn records_a_client_process_adds_give_the_model_of_training_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let extra = ["--seed", "11", "--masking", "pairwise"];
+    let (all, present, fed) = trained_without_later(dir, "cli-net-arrivals", &extra);
+    assert_model(dir, present);
 
     // The records, numbered on from the client's largest id: 30..40.
     let (ok, text) = add(dir, "c", "c-more.csv", &[]);
@@ -207,26 +212,15 @@ fn a_site_down_at_an_addition_is_caught_up_when_it_returns() {
 fn a_lone_addition_waits_for_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let all = net::written_data(dir, "cli-net-arrivals-deadline", &NAMES);
-    let later: Vec<PointId> = all[2].ids()[30..].to_vec();
-    let mut present = all.clone();
-    present[2] = all[2].without(&later).unwrap();
-    write_csv(dir, "c", &present[2]);
-    write_csv(dir, "c-more", &all[2].only(&later).unwrap());
     let extra = [
-        "--k",
-        "3",
         "--seed",
         "13",
-        "--max-points",
-        "400",
         "--min-updating-clients",
         "2",
         "--max-defer",
         "3",
     ];
-    let fed = Processes::start(dir, &NAMES, &NAMES, &extra, |_| None);
-    fed.server.wait_for(|l| l.contains("committed (training)"));
+    let (all, _, fed) = trained_without_later(dir, "cli-net-arrivals-deadline", &extra);
     let start = std::time::Instant::now();
     let (ok, text) = add(dir, "c", "c-more.csv", &[]);
     assert!(ok && text.contains("acknowledged in round 1"), "{text}");

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use mufc::{Channel, ClientId, FederationConfig, Masks};
-use mufc_net::client::ClientEvent;
 use mufc_net::client_store::ClientStore;
 use mufc_net::dealer::{
     DealerEvent, DealerHandle, DealerOptions, DealerPairing, KeySource, start_dealer,
@@ -24,7 +23,7 @@ use seeding::PointId;
 use syndrome_agg::masking::pairwise::MaskKeyPair;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_client, until_server};
+use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_server};
 
 /// The dealer's key pair and each client's, from the operating system.
 pub(crate) struct Keys {
@@ -405,16 +404,7 @@ async fn a_client_leaves_a_dealt_federation_exactly() {
     let data = data(5);
     let keys = Keys::new(data.len());
     let (mut fed, dealer) = keys.trained(&data).await;
-    let (path, _) = &fed.clients[4];
-    ClientStore::open(path).unwrap().request_leave().unwrap();
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(4)),
-    )
-    .await;
-    let (_, mut leaver) = fed.clients.pop().unwrap();
-    until_client(&mut leaver, |e| matches!(e, ClientEvent::Left)).await;
-    leaver.stop().await.unwrap();
+    let _ = fed.leave(4).await;
     assert_stored_model(&fed.store, &data[..4]);
     fed.forget(1, &[PointId(3)]).await;
     let mut rest = data[..4].to_vec();
@@ -451,10 +441,7 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
     .await;
     fed.server_options.admit_new_clients = true;
     let mut fed = fed.restart_server(async |_| {}).await;
-    let path = fed.store.with_file_name("c5.db");
-    ClientStore::create(&path, "c5", &all[5]).unwrap();
-    let c5 = fed.start_client("c5", &path);
-    fed.clients.push((path, c5));
+    fed.start_new_client("c5", &all[5]);
     let mut blind = blind.unwrap();
     let refused = tokio::time::timeout(LIMIT, async {
         loop {

@@ -228,6 +228,35 @@ impl Loopback {
         }
     }
 
+    /// Starts client `name` (`c<i>`), new to the federation, on a new
+    /// store of `data` (issue 29), last of [`Self::clients`].
+    pub(crate) fn start_new_client(&mut self, name: &str, data: &Dataset) {
+        let path = self.store.with_file_name(format!("{name}.db"));
+        ClientStore::create(&path, name, data).unwrap();
+        let client = self.start_client(name, &path);
+        self.clients.push((path, client));
+    }
+
+    /// Client `c` (at that place of [`Self::clients`], client id `c`)
+    /// leaves with `mufc client leave`'s request (issue 29): waits until
+    /// the server took its leave and the client noted it and stopped, and
+    /// takes it off the clients: its store's path.
+    pub(crate) async fn leave(&mut self, c: usize) -> PathBuf {
+        let (path, _) = &self.clients[c];
+        ClientStore::open(path).unwrap().request_leave().unwrap();
+        let id = ClientId(c as u64);
+        until_server(
+            &mut self.server,
+            |e| matches!(e, ServerEvent::Left { id: l, .. } if *l == id),
+        )
+        .await;
+        let (path, mut leaver) = self.clients.remove(c);
+        until_client(&mut leaver, |e| matches!(e, ClientEvent::Left)).await;
+        leaver.stop().await.unwrap();
+        assert!(ClientStore::open(&path).unwrap().left().unwrap());
+        path
+    }
+
     /// Client `c` forgets `ids`; waits for the acknowledgement.
     pub(crate) async fn forget(&mut self, c: usize, ids: &[PointId]) {
         self.asked(c, |store| store.request(ids)).await;

@@ -32,10 +32,7 @@ fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
 /// Starts client `c5` on a new store of `data`, and waits until the
 /// server admitted it and a round that includes it committed.
 async fn join_c5(fed: &mut Loopback, data: &Dataset) {
-    let path = fed.store.with_file_name("c5.db");
-    ClientStore::create(&path, "c5", data).unwrap();
-    let c5 = fed.start_client("c5", &path);
-    fed.clients.push((path, c5));
+    fed.start_new_client("c5", data);
     until_server(
         &mut fed.server,
         |e| matches!(e, ServerEvent::Admitted { id, name } if *id == ClientId(5) && name == "c5"),
@@ -111,18 +108,7 @@ async fn a_client_not_on_the_roster_is_refused_without_admission() {
 async fn a_client_leaves_and_the_rings_go_on_without_it() {
     let all = data(5);
     let mut fed = Loopback::trained(config(Masks::Pairwise, &all), &all).await;
-    let (path, _) = &fed.clients[4];
-    let store = ClientStore::open(path).unwrap();
-    store.request_leave().unwrap();
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(4)),
-    )
-    .await;
-    let (path, mut leaver) = fed.clients.pop().unwrap();
-    until_client(&mut leaver, |e| matches!(e, ClientEvent::Left)).await;
-    leaver.stop().await.unwrap();
-    assert!(ClientStore::open(&path).unwrap().left().unwrap());
+    let path = fed.leave(4).await;
     assert_stored_model(&fed.store, &all[..4]);
     // A removal at a member: a pairwise ring of the four that remain.
     let gone = all[1].id(3);
@@ -212,10 +198,7 @@ async fn a_lone_join_waits_for_another_request_across_a_restart() {
     let mut fed = Loopback::trained(config, &all[..5]).await;
     fed.server_options.admit_new_clients = true;
     let mut fed = fed.restart_server(async |_| {}).await;
-    let path = fed.store.with_file_name("c5.db");
-    ClientStore::create(&path, "c5", &all[5]).unwrap();
-    let c5 = fed.start_client("c5", &path);
-    fed.clients.push((path, c5));
+    fed.start_new_client("c5", &all[5]);
     until_server(
         &mut fed.server,
         |e| matches!(e, ServerEvent::Deferred { id, .. } if *id == ClientId(5)),
@@ -297,10 +280,7 @@ async fn two_clients_join_at_once() {
     fed.server_options.admit_new_clients = true;
     let mut fed = fed.restart_server(async |_| {}).await;
     for (i, name) in [(5, "c5"), (6, "c6")] {
-        let path = fed.store.with_file_name(format!("{name}.db"));
-        ClientStore::create(&path, name, &all[i]).unwrap();
-        let client = fed.start_client(name, &path);
-        fed.clients.push((path, client));
+        fed.start_new_client(name, &all[i]);
     }
     let mut admitted = std::collections::BTreeMap::new();
     until_server(&mut fed.server, |e| {
@@ -339,10 +319,7 @@ async fn a_pairwise_join_waits_for_a_member_that_is_offline() {
     let mut fed = fed.restart_server(async |_| {}).await;
     let (path0, c0) = fed.clients.remove(0);
     c0.stop().await.unwrap();
-    let path = fed.store.with_file_name("c5.db");
-    ClientStore::create(&path, "c5", &all[5]).unwrap();
-    let c5 = fed.start_client("c5", &path);
-    fed.clients.push((path, c5));
+    fed.start_new_client("c5", &all[5]);
     until_server(
         &mut fed.server,
         |e| matches!(e, ServerEvent::Admitted { id, .. } if *id == ClientId(5)),
@@ -372,10 +349,7 @@ async fn a_client_joins_while_another_leaves() {
     let mut fed = fed.restart_server(async |_| {}).await;
     let (leaving, _) = &fed.clients[4];
     ClientStore::open(leaving).unwrap().request_leave().unwrap();
-    let path = fed.store.with_file_name("c5.db");
-    ClientStore::create(&path, "c5", &all[5]).unwrap();
-    let c5 = fed.start_client("c5", &path);
-    fed.clients.push((path, c5));
+    fed.start_new_client("c5", &all[5]);
     let (mut left, mut joined) = (false, false);
     until_server(&mut fed.server, |e| {
         left |= matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(4));

@@ -272,9 +272,19 @@ impl Layout {
         min_clients: usize,
         gone: &BTreeSet<ClientId>,
     ) -> MufcResult<()> {
+        self.check_sizes_but(min_clients, gone, |_| false)
+    }
+
+    /// [`Self::check_sizes`], but for the groups `excused` accepts.
+    pub(crate) fn check_sizes_but(
+        &self,
+        min_clients: usize,
+        gone: &BTreeSet<ClientId>,
+        excused: impl Fn(usize) -> bool,
+    ) -> MufcResult<()> {
         for (g, ids) in self.groups.iter().enumerate() {
             let left = ids.iter().filter(|c| !gone.contains(c)).count();
-            if left > 0 && left < min_clients {
+            if left > 0 && left < min_clients && !excused(g) {
                 return Err(MufcError::GroupTooSmall {
                     group: g,
                     clients: left,

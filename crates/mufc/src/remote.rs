@@ -371,25 +371,29 @@ impl RemoteSetup {
     /// assert!(setup.with_layout(short).is_err());
     /// # Ok::<(), mufc::MufcError>(())
     /// ```
-    pub fn with_layout(mut self, layout: Layout) -> MufcResult<Self> {
-        if self.config.channel() == &crate::Channel::Plain {
-            return Err(crate::config::groups_need_scma());
-        }
-        layout.check_clients(&self.roster)?;
-        layout.check_sizes(self.config.min_clients(), &BTreeSet::new())?;
-        self.layout = Some(layout);
-        Ok(self)
+    pub fn with_layout(self, layout: Layout) -> MufcResult<Self> {
+        self.with_groups(layout, Layout::check_sizes)
     }
 
     /// [`Self::with_layout`] for the groups of a saved state: a group
     /// below the minimum is allowed when it can merge into another (its
     /// merge waits for its round, `Layout::check_mergeable`).
-    pub(crate) fn with_saved_groups(mut self, layout: Layout) -> MufcResult<Self> {
+    pub(crate) fn with_saved_groups(self, layout: Layout) -> MufcResult<Self> {
+        self.with_groups(layout, Layout::check_mergeable)
+    }
+
+    /// The setup with the groups `layout`, once it names the roster and
+    /// `sizes` accepts its groups' sizes under the minimum aggregate.
+    fn with_groups(
+        mut self,
+        layout: Layout,
+        sizes: impl Fn(&Layout, usize, &BTreeSet<ClientId>) -> MufcResult<()>,
+    ) -> MufcResult<Self> {
         if self.config.channel() == &crate::Channel::Plain {
             return Err(crate::config::groups_need_scma());
         }
         layout.check_clients(&self.roster)?;
-        layout.check_mergeable(self.config.min_clients(), &BTreeSet::new())?;
+        sizes(&layout, self.config.min_clients(), &BTreeSet::new())?;
         self.layout = Some(layout);
         Ok(self)
     }

@@ -189,17 +189,9 @@ impl Layout {
         min_clients: usize,
         gone: &BTreeSet<ClientId>,
     ) -> MufcResult<()> {
-        for (g, ids) in self.groups.iter().enumerate() {
-            let left = ids.iter().filter(|c| !gone.contains(c)).count();
-            if left > 0 && left < min_clients && self.merge_target(g, min_clients, gone).is_none() {
-                return Err(MufcError::GroupTooSmall {
-                    group: g,
-                    clients: left,
-                    min_clients,
-                });
-            }
-        }
-        Ok(())
+        self.check_sizes_but(min_clients, gone, |g| {
+            self.merge_target(g, min_clients, gone).is_some()
+        })
     }
 }
 

@@ -125,18 +125,24 @@ impl RemoteSetup {
         self.admitted_since(before).map(|_| ())
     }
 
+    /// Whether this setup is `before` but for the groups (the same
+    /// configuration, dimension, roster, capacity and fan-out).
+    fn same_but_groups(&self, before: &Self) -> bool {
+        let fan_out = |s: &Self| s.layout.as_ref().map(Layout::fan_out);
+        self.config == before.config
+            && self.dim == before.dim
+            && self.roster == before.roster
+            && self.capacity == before.capacity
+            && fan_out(self) == fan_out(before)
+    }
+
     /// Whether this setup is `before` with some clients of one group
     /// moved to one other group, and nothing else changed.
     fn merged_since(&self, before: &Self) -> bool {
         let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
             return false;
         };
-        let same = self.config == before.config
-            && self.dim == before.dim
-            && self.roster == before.roster
-            && self.capacity == before.capacity
-            && after.fan_out() == old.fan_out()
-            && after.groups().len() == old.groups().len();
+        let same = self.same_but_groups(before) && after.groups().len() == old.groups().len();
         let changed: Vec<usize> = (0..old.groups().len())
             .filter(|&g| after.groups()[g] != old.groups()[g])
             .collect();
@@ -162,13 +168,7 @@ impl RemoteSetup {
         let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
             return None;
         };
-        let same = self.config == before.config
-            && self.dim == before.dim
-            && self.roster == before.roster
-            && self.capacity == before.capacity
-            && after.fan_out() == old.fan_out()
-            && after.groups().len() == old.groups().len() + 1;
-        if !same {
+        if !self.same_but_groups(before) || after.groups().len() != old.groups().len() + 1 {
             return None;
         }
         let (new, kept) = after.groups().split_last()?;

@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 
 use super::RemoteServer;
-use crate::{ClientId, MufcError, MufcResult, ServerUpdate};
+use crate::state::setup::Setup;
+use crate::state::tree::Tree;
+use crate::{ClientId, Layout, MufcError, MufcResult, ServerUpdate};
 
 impl RemoteServer {
     /// Whether group `g` holds enough clients not in `gone` to split in
@@ -27,14 +29,26 @@ impl RemoteServer {
     /// (`Tree::split`); the two groups' next rounds are whole, and until
     /// both committed they are [`Self::regrouped`]. Unchanged on an error.
     pub(crate) fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
-        let tree = self
-            .tree
-            .as_ref()
-            .ok_or(MufcError::TopologyUnsupported("a split without groups"))?;
         let setup = self.setup.split(g, gone)?;
+        self.regroup(setup, |tree, parts, layout, capacity| {
+            tree.split(parts, g, layout, capacity)
+        })
+    }
+
+    /// Takes `setup`, the federation's with its groups changed, and the
+    /// groups' state `change` makes of the tree for the new layout (with
+    /// the setup's parts and capacity). Unchanged on an error.
+    fn regroup(
+        &mut self,
+        setup: crate::remote::RemoteSetup,
+        change: impl FnOnce(&Tree, &Setup, Layout, usize) -> MufcResult<Tree>,
+    ) -> MufcResult<()> {
+        let tree = (self.tree.as_ref()).ok_or(MufcError::TopologyUnsupported(
+            "groups that change, without groups",
+        ))?;
         let layout = (setup.layout().cloned())
             .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
-        let tree = tree.split(&setup.parts()?, g, layout, setup.capacity())?;
+        let tree = change(tree, &setup.parts()?, layout, setup.capacity())?;
         self.setup = setup;
         self.tree = Some(tree);
         Ok(())
@@ -67,15 +81,10 @@ impl RemoteServer {
         m: usize,
         gone: &BTreeSet<ClientId>,
     ) -> MufcResult<()> {
-        let tree =
-            (self.tree.as_ref()).ok_or(MufcError::TopologyUnsupported("a merge without groups"))?;
         let setup = self.setup.merge(h, m, gone)?;
-        let layout = (setup.layout().cloned())
-            .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
-        let tree = tree.merging(&setup.parts()?, m, layout, setup.capacity())?;
-        self.setup = setup;
-        self.tree = Some(tree);
-        Ok(())
+        self.regroup(setup, |tree, parts, layout, capacity| {
+            tree.merging(parts, m, layout, capacity)
+        })
     }
 
     /// Empties group `h`, every client of which with points moved to

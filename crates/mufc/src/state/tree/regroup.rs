@@ -1,15 +1,13 @@
 //! The groups' state as the layout changes (issue 29): every group's
-//! aggregation sized for clients that joined, and a full group split in
-//! two with the tree above laid out again.
+//! aggregation sized for clients that joined, a full group split in two
+//! with the tree above laid out again, and a group's clients moved to
+//! another with the group emptied.
 
 use std::collections::BTreeSet;
 
-use std::collections::BTreeMap;
-
 use super::super::setup::Setup;
-use super::{Group, Tree, delta_of, fit_inner, group_aggregation};
+use super::{Group, Tree, fit_inner, group_aggregation};
 use crate::layout::Layout;
-use crate::server::InputChange;
 use crate::server::decode::Decoded;
 use crate::{ClientId, MufcError, MufcResult, Server, ServerUpdate};
 
@@ -125,17 +123,7 @@ impl Tree {
         h: usize,
         parallel: bool,
     ) -> MufcResult<ServerUpdate> {
-        let leaf = (self.nodes.get(h)).ok_or_else(|| MufcError::Remote(format!("no group {h}")))?;
-        let empty = Decoded::Full(Vec::new());
-        let delta = delta_of(leaf, &empty);
-        let plan = leaf.plan(InputChange::Counts(empty))?;
-        let update = self.update_paths(
-            root,
-            &BTreeSet::from([h]),
-            BTreeMap::from([(h, delta)]),
-            vec![(h, plan)],
-            parallel,
-        )?;
+        let update = self.set_group(root, h, Decoded::Full(Vec::new()), parallel)?;
         self.groups[h].included.clear();
         Ok(update)
     }

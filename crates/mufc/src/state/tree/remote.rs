@@ -123,22 +123,32 @@ impl Tree {
             round,
             included,
         } = finished;
-        let leaf = self
-            .nodes
-            .get(g)
-            .ok_or_else(|| MufcError::Remote(format!("no group {g}")))?;
+        let update = self.set_group(root, g, decoded, parallel)?;
+        let group = &mut self.groups[g];
+        group.aggregation.commit_remote(pending, round);
+        group.included = included;
+        Ok(update)
+    }
+
+    /// Sets group `g`'s model to the `decoded` sum (or difference), and
+    /// the models on its path to the root by the change, the root last:
+    /// gives the root's update.
+    pub(super) fn set_group(
+        &mut self,
+        root: &mut Server,
+        g: usize,
+        decoded: Decoded,
+        parallel: bool,
+    ) -> MufcResult<ServerUpdate> {
+        let leaf = (self.nodes.get(g)).ok_or_else(|| MufcError::Remote(format!("no group {g}")))?;
         let delta = delta_of(leaf, &decoded);
         let plan = leaf.plan(InputChange::Counts(decoded))?;
-        let update = self.update_paths(
+        self.update_paths(
             root,
             &BTreeSet::from([g]),
             BTreeMap::from([(g, delta)]),
             vec![(g, plan)],
             parallel,
-        )?;
-        let group = &mut self.groups[g];
-        group.aggregation.commit_remote(pending, round);
-        group.included = included;
-        Ok(update)
+        )
     }
 }
