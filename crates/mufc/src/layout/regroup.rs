@@ -237,6 +237,57 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Random joins and leaves from a layout of groups of `b` to
+        /// `2b - 1`: a newcomer goes to the smallest group, a full group
+        /// splits, a group a leave takes below the minimum `b` merges into
+        /// one that meets it (when one can). After every step every client
+        /// is in one group, and every group holds no present client or at
+        /// least `b` (or the one group left below it had nowhere to go,
+        /// which the federation answers by withdrawing its model).
+        #[test]
+        fn joins_and_leaves_keep_every_group_empty_or_of_the_smallest_size(
+            b in 2usize..5,
+            trained in 4u64..16,
+            steps in proptest::collection::vec((proptest::bool::ANY, 0usize..64), 1..40),
+        ) {
+            let trained = trained.max(b as u64);
+            let mut layout = Layout::new(&ids(0..trained), Topology::Groups { size: b });
+            let mut gone = BTreeSet::new();
+            let mut next = trained;
+            for (join, pick) in steps {
+                let present: Vec<ClientId> =
+                    layout.clients().into_iter().filter(|c| !gone.contains(c)).collect();
+                if join || present.len() <= b {
+                    layout = layout.absorbing(&[ClientId(next)], &gone).unwrap();
+                    let g = layout.group_of(ClientId(next)).unwrap();
+                    if layout.is_full(g, b, &gone) {
+                        layout = layout.split(g, &gone).unwrap();
+                    }
+                    next += 1;
+                } else {
+                    let c = present[pick % present.len()];
+                    gone.insert(c);
+                    let h = layout.group_of(c).unwrap();
+                    if let Some(m) = layout.merge_target(h, b, &gone) {
+                        layout = layout.merge(h, m, &gone).unwrap();
+                    }
+                }
+                proptest::prop_assert_eq!(layout.clients(), ids(0..next));
+                let small: Vec<usize> = (0..layout.groups().len())
+                    .filter(|&g| {
+                        let n = layout.groups()[g].iter().filter(|c| !gone.contains(c)).count();
+                        n > 0 && n < b
+                    })
+                    .collect();
+                for &g in &small {
+                    proptest::prop_assert!(layout.merge_target(g, b, &gone).is_none());
+                }
+                proptest::prop_assert_eq!(small.is_empty(), layout.check_mergeable(b, &gone).is_ok());
+            }
+        }
+    }
+
     #[test]
     fn a_newcomer_goes_to_the_smallest_group_counting_only_clients_present() {
         let layout = Layout::from_groups(vec![ids(0..3), ids(3..7), ids(7..9)], None).unwrap();
