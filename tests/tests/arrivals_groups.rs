@@ -297,3 +297,37 @@ fn difference(a: &BTreeMap<BigUint, u64>, b: &BTreeMap<BigUint, u64>) -> BTreeMa
     d.retain(|_, n| *n != 0);
     d
 }
+
+/// After a merge, the emptied group stays (saved without the clients that
+/// left, it is an empty group), and a client that joins later goes to a
+/// group with clients, under each mask source, exact in the groups made.
+#[test]
+fn a_join_after_a_merge_goes_to_a_group_with_clients() {
+    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("arrivals-merge-join", MIX).into_iter())
+        .take(7)
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect();
+    for (what, config) in configs() {
+        let config = (config.min_updating_clients(1))
+            .max_points((MIX.clients * MIX.per_client) as u64)
+            .validate()
+            .unwrap();
+        // Groups [0 1] [2 3] [4 5]: client 0 leaves client 1 alone, which
+        // moves to group 1.
+        let mut fed = Federation::with_ids(data[..6].to_vec(), &config).unwrap();
+        fed.remove(&RemovalRequest::clients(vec![ClientId(0)]))
+            .unwrap();
+        let mut fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+        let layout = fed.layout().unwrap().clone();
+        assert!(layout.groups()[0].is_empty(), "{what}: {layout:?}");
+        assert_eq!(layout.groups()[1], [1, 2, 3].map(ClientId), "{what}");
+        let (c, d) = data[6].clone();
+        fed.add(&AdditionRequest::new_client(c, d)).unwrap();
+        let layout = fed.layout().unwrap();
+        let g = layout.group_of(c).unwrap();
+        assert!(layout.groups()[g].len() > 1, "{what}: {layout:?}");
+        let present: Vec<(ClientId, Dataset)> = data[1..].to_vec();
+        compare_tree(&fed, &retrained(&fed, &present)).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+}

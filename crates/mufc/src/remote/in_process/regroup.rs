@@ -32,13 +32,9 @@ impl InProcess {
     /// merge left regrouped (its rounds did not commit) run together too.
     pub(super) fn batches(&mut self, ready: Ready) -> MufcResult<Vec<Batch>> {
         let gone = self.emptied();
-        let regrouped = self.server.regrouped(&gone);
-        let (unfinished, ready): (Ready, Ready) =
-            ready.into_iter().partition(|(g, _)| regrouped.contains(g));
         let mut batches: Vec<Batch> = Vec::with_capacity(ready.len() + 1);
-        if !unfinished.is_empty() {
-            batches.push(unfinished);
-        }
+        // Merges first: a group below the minimum runs no round of its own,
+        // even one a failed split or merge left regrouped.
         let (merging, ready): (Ready, Ready) =
             (ready.into_iter()).partition(|(g, _)| self.server.merge_target(*g, &gone).is_some());
         let mut ready = ready;
@@ -69,6 +65,12 @@ impl InProcess {
                 }
                 None => batches.push(vec![(h, stay), (m, grown)]),
             }
+        }
+        let regrouped = self.server.regrouped(&gone);
+        let (unfinished, ready): (Ready, Ready) =
+            ready.into_iter().partition(|(g, _)| regrouped.contains(g));
+        if !unfinished.is_empty() {
+            batches.push(unfinished);
         }
         for (g, updated) in ready {
             if !self.server.is_full(g, &gone) {
