@@ -331,3 +331,31 @@ fn a_join_after_a_merge_goes_to_a_group_with_clients() {
         compare_tree(&fed, &retrained(&fed, &present)).unwrap_or_else(|e| panic!("{what}: {e}"));
     }
 }
+
+/// Two sites that join in one request go together to the smallest group:
+/// under the default lone-update policy (two changed clients) their round
+/// runs at once, as one group's change of two clients; spread over two
+/// groups each would have waited alone. Exact in the groups made.
+#[test]
+fn two_sites_joining_together_share_a_group_and_are_served_at_once() {
+    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("arrivals-two-join", MIX).into_iter())
+        .take(8)
+        .enumerate()
+        .map(|(i, d)| (ClientId(i as u64), d))
+        .collect();
+    let config = FederationConfig::new(3)
+        .gamma(0.05)
+        .topology(Topology::Groups { size: 3 })
+        .max_points((MIX.clients * MIX.per_client) as u64)
+        .validate()
+        .unwrap();
+    let mut fed = Federation::with_ids(data[..6].to_vec(), &config).unwrap();
+    let request = AdditionRequest::new_client(ClientId(6), data[6].1.clone())
+        .with_new_client(ClientId(7), data[7].1.clone());
+    let report = fed.add(&request).unwrap();
+    assert!(!report.outcome.is_deferred(), "{:?}", report.outcome);
+    assert!(report.privacy_warning.is_none());
+    let layout = fed.layout().unwrap();
+    assert_eq!(layout.group_of(ClientId(6)), layout.group_of(ClientId(7)));
+    compare_tree(&fed, &retrained(&fed, &data)).unwrap();
+}

@@ -41,8 +41,8 @@ impl Federation {
     /// round would show the server the new client's whole histogram. The
     /// id of a client on the roster is refused
     /// ([`MufcError::MemberId`](crate::MufcError::MemberId), which says
-    /// what a saved federation forgets). With groups each new client goes
-    /// to the group with the fewest clients present
+    /// what a saved federation forgets). With groups the new clients of a
+    /// request go together to the group with the fewest clients present
     /// ([`Layout::absorbing`](crate::Layout::absorbing)), and a group that
     /// holds twice the smallest size a group may have (the topology's
     /// size, at least `min_clients`) splits in two when its next round

@@ -18,9 +18,12 @@ use super::Layout;
 use crate::{ClientId, MufcError, MufcResult};
 
 impl Layout {
-    /// The layout with each client of `joining` (in id order) in the group
-    /// that holds the fewest clients not in `gone` (the first such group
-    /// on a tie), among the groups that hold one. The shape stays: no group
+    /// The layout with the clients of `joining` in the group that holds
+    /// the fewest clients not in `gone` (the first such group on a tie),
+    /// among the groups that hold one. They join together: clients that
+    /// join in one request change one group's sum, so that the
+    /// lone-update policy counts them together there (spread over groups,
+    /// each would be a lone update of its own). The shape stays: no group
     /// is added here (a group that grows too large splits when its next
     /// round runs, [`Self::split`]).
     ///
@@ -53,23 +56,21 @@ impl Layout {
                 w[0]
             )));
         }
-        let mut groups = self.groups.clone();
-        for c in joining {
-            if self.group_of(c).is_some() {
-                return Err(MufcError::InvalidLayout(format!(
-                    "client {c} is in a group already"
-                )));
-            }
-            let present = |g: &Vec<ClientId>| g.iter().filter(|x| !gone.contains(x)).count();
-            // The fewest present, among the groups with some; the first on
-            // a tie (`min_by_key` keeps the first minimum).
-            let target = (groups.iter().enumerate())
-                .filter(|(_, g)| present(g) > 0)
-                .min_by_key(|(_, g)| present(g))
-                .map_or(0, |(i, _)| i);
-            let at = groups[target].partition_point(|x| *x < c);
-            groups[target].insert(at, c);
+        if let Some(c) = joining.iter().find(|c| self.group_of(**c).is_some()) {
+            return Err(MufcError::InvalidLayout(format!(
+                "client {c} is in a group already"
+            )));
         }
+        let present = |g: &Vec<ClientId>| g.iter().filter(|x| !gone.contains(x)).count();
+        // The fewest present, among the groups with some; the first on a
+        // tie (`min_by_key` keeps the first minimum).
+        let target = (self.groups.iter().enumerate())
+            .filter(|(_, g)| present(g) > 0)
+            .min_by_key(|(_, g)| present(g))
+            .map_or(0, |(i, _)| i);
+        let mut groups = self.groups.clone();
+        groups[target].extend(joining);
+        groups[target].sort_unstable();
         Ok(Self {
             groups,
             parents: self.parents.clone(),
@@ -317,13 +318,13 @@ mod tests {
                 .group_of(ClientId(20)),
             Some(0)
         );
-        // Two newcomers spread over the two smallest.
+        // Two newcomers of one request go together to the smallest.
         let two = layout
             .absorbing(&[ClientId(21), ClientId(20)], &none)
             .unwrap();
         assert_eq!(
             (two.group_of(ClientId(20)), two.group_of(ClientId(21))),
-            (Some(2), Some(0))
+            (Some(2), Some(2))
         );
         assert!(layout.absorbing(&[ClientId(1)], &none).is_err());
         assert!(

@@ -8,7 +8,7 @@
 //! records with the resolved configuration gives the same model); the
 //! roster gains the new clients, and the sketch capacity `client_k` bins
 //! for each, so the next sum is a whole one at the new capacity. With
-//! groups, each new client goes to a group (`Layout::absorbing`), and in
+//! groups, the new clients go to a group (`Layout::absorbing`), and in
 //! one process a group grown full splits in two (`RemoteSetup::split`);
 //! across processes each client accepts only its topology's groups of
 //! the roster, so joins there are refused with groups.
@@ -21,7 +21,7 @@ use crate::{ClientId, Layout, MufcError, MufcResult};
 
 impl RemoteSetup {
     /// The setup with the clients `joining` on the roster and `client_k`
-    /// more bins of sketch capacity for each, and with groups each in the
+    /// more bins of sketch capacity for each, and with groups all in the
     /// group with the fewest clients ([`Layout::absorbing`]); every other
     /// part unchanged.
     ///

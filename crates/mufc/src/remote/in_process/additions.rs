@@ -50,7 +50,7 @@ impl InProcess {
     /// ([`RemoteSetup::admitting`](crate::remote::RemoteSetup::admitting)),
     /// which every member and the dealer take; the server's next round is
     /// whole, at the new capacity (`RemoteServer::admitting`). With
-    /// groups the new client goes to the group with the fewest clients
+    /// groups the new clients go to the group with the fewest clients
     /// present, and a group grown full splits before its round
     /// (`InProcess::split_full`).
     ///
