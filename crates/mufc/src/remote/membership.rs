@@ -89,12 +89,7 @@ impl RemoteSetup {
     /// [`MufcError::InvalidLayout`] without groups, or as
     /// [`Layout::split`].
     pub(crate) fn split(&self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
-        let layout = (self.layout.as_ref())
-            .ok_or_else(|| MufcError::InvalidLayout("a federation without groups".into()))?;
-        Ok(Self {
-            layout: Some(layout.split(g, gone)?),
-            ..self.clone()
-        })
+        self.regrouped(|l| l.split(g, gone))
     }
 
     /// The setup with the clients of group `h` not in `gone` moved to
@@ -105,10 +100,16 @@ impl RemoteSetup {
     ///
     /// [`MufcError::InvalidLayout`] without groups, or as `Layout::merge`.
     pub(crate) fn merge(&self, h: usize, m: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        self.regrouped(|l| l.merge(h, m, gone))
+    }
+
+    /// The setup with the groups `change` makes of its own, every other
+    /// part unchanged; [`MufcError::InvalidLayout`] without groups.
+    fn regrouped(&self, change: impl FnOnce(&Layout) -> MufcResult<Layout>) -> MufcResult<Self> {
         let layout = (self.layout.as_ref())
             .ok_or_else(|| MufcError::InvalidLayout("a federation without groups".into()))?;
         Ok(Self {
-            layout: Some(layout.merge(h, m, gone)?),
+            layout: Some(change(layout)?),
             ..self.clone()
         })
     }
@@ -119,7 +120,7 @@ impl RemoteSetup {
     /// ([`Self::merge`]): the check a client, or the dealer, makes before
     /// it takes a new setup.
     pub(crate) fn taken_since(&self, before: &Self) -> Result<(), String> {
-        if self.split_since(before).is_some() || self.merged_since(before) {
+        if self.split_since(before) || self.merged_since(before) {
             return Ok(());
         }
         self.admitted_since(before).map(|_| ())
@@ -162,24 +163,26 @@ impl RemoteSetup {
         same && (moved(ga, gb, nb, na) || moved(gb, ga, na, nb))
     }
 
-    /// The group of `before` this setup split, if it is `before` with one
-    /// group split in two and nothing else changed.
-    fn split_since(&self, before: &Self) -> Option<usize> {
+    /// Whether this setup is `before` with one group split in two and
+    /// nothing else changed.
+    fn split_since(&self, before: &Self) -> bool {
         let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
-            return None;
+            return false;
         };
         if !self.same_but_groups(before) || after.groups().len() != old.groups().len() + 1 {
-            return None;
+            return false;
         }
-        let (new, kept) = after.groups().split_last()?;
+        let Some((new, kept)) = after.groups().split_last() else {
+            return false;
+        };
         let changed: Vec<usize> = (0..old.groups().len())
             .filter(|&g| kept[g] != old.groups()[g])
             .collect();
-        let [g] = changed[..] else { return None };
+        let [g] = changed[..] else { return false };
         let mut rejoined: Vec<ClientId> = kept[g].iter().chain(new).copied().collect();
         rejoined.sort_unstable();
         let min = self.config.min_clients();
-        (rejoined == old.groups()[g] && new.len() >= min && kept[g].len() >= min).then_some(g)
+        rejoined == old.groups()[g] && new.len() >= min && kept[g].len() >= min
     }
 
     /// The clients this setup admitted into `before`, if it is `before`

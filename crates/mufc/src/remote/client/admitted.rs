@@ -38,7 +38,8 @@ impl RemoteClient {
 
     /// Takes `setup`, the federation's setup with new clients admitted
     /// ([`RemoteSetup::admitting`]), or with groups one group split in
-    /// two (in one process, as a group grows full), and nothing else
+    /// two or one group's clients moved to another (in one process, as a
+    /// group grows full or falls below the minimum), and nothing else
     /// changed: the client
     /// sums at the new capacity from its next round on, which is whole
     /// (its kept sketch has the old parameters, so that round encodes its
@@ -86,12 +87,14 @@ impl RemoteClient {
                 "the client is not trained: it takes any setup at its first round".into(),
             ));
         };
-        // After a split the clients that moved sum in their own group: a
-        // ring of this client's group leaves them out, and the ring check
-        // asks only for the last sum's clients of the client's own group.
+        // After a split or a merge the clients that moved sum in their own
+        // group: a ring of this client's group leaves them out, and the
+        // ring check asks only for the last sum's clients of the client's
+        // own group.
         setup.taken_since(&t.setup).map_err(|why| {
             refuse(format!(
-                "the new setup is not the federation's with clients admitted or a group split: {why}"
+                "the new setup is not the federation's with clients admitted, a group split or \
+                 groups merged: {why}"
             ))
         })?;
         let aggregation = setup.aggregation(&setup.parts()?)?;

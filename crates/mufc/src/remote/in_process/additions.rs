@@ -52,7 +52,7 @@ impl InProcess {
     /// whole, at the new capacity (`RemoteServer::admitting`). With
     /// groups the new clients go to the group with the fewest clients
     /// present, and a group grown full splits before its round
-    /// (`InProcess::split_full`).
+    /// (`InProcess::batches`).
     ///
     /// # Errors
     ///

@@ -9,6 +9,14 @@
 //! to that group's, so splitting at the round shows the server nothing
 //! the policy did not allow, and each half is a sum of at least the
 //! minimum aggregate (P4).
+//!
+//! Groups that a leave takes below the minimum aggregate merge the same
+//! way, at their round: the clients left move to the smallest group that
+//! meets the minimum, which runs a whole round, and the emptied group's
+//! model is set to nothing in the same batch; the moved clients count as
+//! changed there for the policy (`merge_allowed`).
+
+use std::collections::BTreeSet;
 
 use super::{DrivenRound, InProcess};
 use crate::remote::{RemoteServer, RemoteSetup};
@@ -90,10 +98,9 @@ impl InProcess {
     /// `ready` with the group each merging group's clients move to, with
     /// its waiting clients: it runs in the merge's batch, whether or not
     /// it was ready alone ([`Self::merge_allowed`] counted its changes).
-    pub(super) fn with_merge_targets(&self, mut ready: Ready) -> Ready {
-        let gone = self.emptied();
+    pub(super) fn with_merge_targets(&self, mut ready: Ready, gone: &BTreeSet<ClientId>) -> Ready {
         let targets: Vec<usize> = (ready.iter())
-            .filter_map(|(h, _)| self.server.merge_target(*h, &gone))
+            .filter_map(|(h, _)| self.server.merge_target(*h, gone))
             .collect();
         for m in targets {
             if ready.iter().all(|(g, _)| *g != m) {
@@ -111,9 +118,8 @@ impl InProcess {
     /// move enter the other group's sum as new clients do, so they count
     /// as changed there with that group's own (docs/threat-model.md U3).
     /// `true` for a group that does not merge.
-    pub(super) fn merge_allowed(&self, h: usize) -> bool {
-        let gone = self.emptied();
-        let Some(m) = self.server.merge_target(h, &gone) else {
+    pub(super) fn merge_allowed(&self, h: usize, gone: &BTreeSet<ClientId>) -> bool {
+        let Some(m) = self.server.merge_target(h, gone) else {
             return true;
         };
         let groups = self.server.groups();

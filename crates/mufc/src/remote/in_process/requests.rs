@@ -274,7 +274,8 @@ impl InProcess {
         let plain = config.channel() == &Channel::Plain;
         // A group left regrouped by a split whose rounds did not all
         // commit runs whatever the policy: the policy allowed the split.
-        let regrouped = self.server.regrouped(&self.emptied());
+        let gone = self.emptied();
+        let regrouped = self.server.regrouped(&gone);
         let ready: Ready = (self.server.groups().iter().enumerate())
             .filter_map(|(g, members)| {
                 let updated: Vec<ClientId> = (members.iter().copied())
@@ -286,13 +287,13 @@ impl InProcess {
                         None => {
                             !updated.is_empty()
                                 && (plain || config.updates_enough(members.len(), updated.len()))
-                                && self.merge_allowed(g)
+                                && self.merge_allowed(g, &gone)
                         }
                     };
                 runs.then_some((g, updated))
             })
             .collect();
-        let ready = self.with_merge_targets(ready);
+        let ready = self.with_merge_targets(ready, &gone);
         let held = |c: &ClientId| !ready.iter().any(|(_, u)| u.contains(c));
         (!named.iter().any(held)).then_some(ready)
     }

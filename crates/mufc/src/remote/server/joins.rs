@@ -54,14 +54,9 @@ impl RemoteServer {
     /// clients not in `gone` ([`RemoteSetup::admitting_with`](crate::remote::RemoteSetup::admitting_with)).
     fn admit_with(&mut self, joining: &[ClientId], gone: &BTreeSet<ClientId>) -> MufcResult<()> {
         let (setup, aggregation, fit_report) = self.admitted(joining, gone)?;
-        let tree = match &self.tree {
-            Some(tree) => {
-                let layout = (setup.layout().cloned())
-                    .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
-                Some(tree.admitting(&setup.parts()?, layout, setup.capacity())?)
-            }
-            None => None,
-        };
+        let tree = self.tree_for(&setup, |tree, parts, layout, capacity| {
+            tree.admitting(parts, layout, capacity)
+        })?;
         self.setup = setup;
         self.aggregation = aggregation;
         self.fit_report = fit_report;

@@ -43,15 +43,30 @@ impl RemoteServer {
         setup: crate::remote::RemoteSetup,
         change: impl FnOnce(&Tree, &Setup, Layout, usize) -> MufcResult<Tree>,
     ) -> MufcResult<()> {
-        let tree = (self.tree.as_ref()).ok_or(MufcError::TopologyUnsupported(
-            "groups that change, without groups",
-        ))?;
-        let layout = (setup.layout().cloned())
-            .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
-        let tree = change(tree, &setup.parts()?, layout, setup.capacity())?;
+        let tree = self
+            .tree_for(&setup, change)?
+            .ok_or(MufcError::TopologyUnsupported(
+                "groups that change, without groups",
+            ))?;
         self.setup = setup;
         self.tree = Some(tree);
         Ok(())
+    }
+
+    /// The groups' state `change` makes of the tree for `setup`'s layout
+    /// (with its parts and capacity), built without changing the server;
+    /// `None` when flat.
+    pub(super) fn tree_for(
+        &self,
+        setup: &crate::remote::RemoteSetup,
+        change: impl FnOnce(&Tree, &Setup, Layout, usize) -> MufcResult<Tree>,
+    ) -> MufcResult<Option<Tree>> {
+        let Some(tree) = &self.tree else {
+            return Ok(None);
+        };
+        let layout = (setup.layout().cloned())
+            .ok_or_else(|| MufcError::InvalidLayout("no groups".into()))?;
+        change(tree, &setup.parts()?, layout, setup.capacity()).map(Some)
     }
 
     /// The groups that must run a whole round since a split, whatever

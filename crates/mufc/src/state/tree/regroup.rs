@@ -3,10 +3,11 @@
 //! with the tree above laid out again, and a group's clients moved to
 //! another with the group emptied.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::setup::Setup;
 use super::{Group, Tree, fit_inner, group_aggregation};
+use crate::aggregation::Aggregation;
 use crate::layout::Layout;
 use crate::server::decode::Decoded;
 use crate::{ClientId, MufcError, MufcResult, Server, ServerUpdate};
@@ -29,11 +30,9 @@ impl Tree {
             ));
         }
         let mut groups = Vec::with_capacity(self.groups.len());
-        for (g, (ids, before)) in layout.groups().iter().zip(&self.groups).enumerate() {
-            let mut aggregation = group_aggregation(setup, g, ids, Some(capacity))?;
-            aggregation.continuing(&before.aggregation, self.nodes[g].counts());
+        for (g, before) in self.groups.iter().enumerate() {
             groups.push(Group {
-                aggregation,
+                aggregation: self.going_on(setup, g, &layout, capacity)?,
                 included: before.included.clone(),
             });
         }
@@ -66,9 +65,7 @@ impl Tree {
             )));
         }
         let mut groups = self.groups.clone();
-        let mut kept = group_aggregation(setup, g, &layout.groups()[g], Some(capacity))?;
-        kept.continuing(&self.groups[g].aggregation, self.nodes[g].counts());
-        groups[g].aggregation = kept;
+        groups[g].aggregation = self.going_on(setup, g, &layout, capacity)?;
         groups.push(Group {
             aggregation: group_aggregation(setup, n, &layout.groups()[n], Some(capacity))?,
             included: Vec::new(),
@@ -102,14 +99,28 @@ impl Tree {
             )));
         }
         let mut groups = self.groups.clone();
-        let mut grown = group_aggregation(setup, m, &layout.groups()[m], Some(capacity))?;
-        grown.continuing(&self.groups[m].aggregation, self.nodes[m].counts());
-        groups[m].aggregation = grown;
+        groups[m].aggregation = self.going_on(setup, m, &layout, capacity)?;
         Ok(Self {
             layout,
             groups,
             nodes: self.nodes.clone(),
         })
+    }
+
+    /// Group `g`'s aggregation for its members in `layout` at `capacity`,
+    /// going on from its aggregation now: its round counter goes on (no
+    /// round's secrets are drawn twice) and its last sum is its model's
+    /// counts, so that its next round is whole.
+    fn going_on(
+        &self,
+        setup: &Setup,
+        g: usize,
+        layout: &Layout,
+        capacity: usize,
+    ) -> MufcResult<Aggregation> {
+        let mut fresh = group_aggregation(setup, g, &layout.groups()[g], Some(capacity))?;
+        fresh.continuing(&self.groups[g].aggregation, self.nodes[g].counts());
+        Ok(fresh)
     }
 
     /// Empties group `h`, whose clients with points all moved to another
@@ -137,7 +148,11 @@ impl Tree {
     /// by a round the policy allowed, whose groups did not all commit.
     pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
         let groups = self.layout.groups();
-        let summed_by = |c: &ClientId| (self.groups.iter()).position(|g| g.included.contains(c));
+        // Which group's sum holds each client: one walk of the sums.
+        let summed: BTreeMap<ClientId, usize> = (self.groups.iter().enumerate())
+            .flat_map(|(g, group)| group.included.iter().map(move |c| (*c, g)))
+            .collect();
+        let summed_by = |c: &ClientId| summed.get(c).copied();
         (0..groups.len())
             .filter(|&g| {
                 let foreign =
