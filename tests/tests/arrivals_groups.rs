@@ -16,7 +16,7 @@ use mufc::{
     AdditionRequest, Channel, ClientId, Federation, FederationConfig, Masks, MufcResult, NodeId,
     RemovalReport, RemovalRequest, SecAggOptions, Topology,
 };
-use mufc_testkit::{compare_clients, compare_tree};
+use mufc_testkit::{compare_clients, compare_tree, numbered};
 use num_bigint::BigUint;
 use rand::RngExt;
 use seeding::{Dataset, PointId};
@@ -217,11 +217,8 @@ fn check(
 /// client's alone.
 #[test]
 fn a_merge_waits_until_the_client_that_moves_is_not_alone() {
-    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("arrivals-merge", MIX).into_iter())
-        .take(9)
-        .enumerate()
-        .map(|(i, d)| (ClientId(i as u64), d))
-        .collect();
+    let mut data = numbered(gaussian_clients("arrivals-merge", MIX));
+    data.truncate(9);
     let config = FederationConfig::new(3)
         .gamma(0.05)
         .topology(Topology::Groups { size: 3 })
@@ -303,11 +300,8 @@ fn difference(a: &BTreeMap<BigUint, u64>, b: &BTreeMap<BigUint, u64>) -> BTreeMa
 /// group with clients, under each mask source, exact in the groups made.
 #[test]
 fn a_join_after_a_merge_goes_to_a_group_with_clients() {
-    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("arrivals-merge-join", MIX).into_iter())
-        .take(7)
-        .enumerate()
-        .map(|(i, d)| (ClientId(i as u64), d))
-        .collect();
+    let mut data = numbered(gaussian_clients("arrivals-merge-join", MIX));
+    data.truncate(7);
     for (what, config) in configs() {
         let config = (config.min_updating_clients(1))
             .max_points((MIX.clients * MIX.per_client) as u64)
@@ -338,11 +332,8 @@ fn a_join_after_a_merge_goes_to_a_group_with_clients() {
 /// groups each would have waited alone. Exact in the groups made.
 #[test]
 fn two_sites_joining_together_share_a_group_and_are_served_at_once() {
-    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("arrivals-two-join", MIX).into_iter())
-        .take(8)
-        .enumerate()
-        .map(|(i, d)| (ClientId(i as u64), d))
-        .collect();
+    let mut data = numbered(gaussian_clients("arrivals-two-join", MIX));
+    data.truncate(8);
     let config = FederationConfig::new(3)
         .gamma(0.05)
         .topology(Topology::Groups { size: 3 })

@@ -138,8 +138,11 @@ fn masked_of(round: &crate::remote::DrivenRound, tag: u64) -> MaskedInputs {
 /// The server of a split's two rounds (dealt masks) sees every message of
 /// both halves and tries to learn less than a half's sum: it sums random
 /// sets of messages of one half, or of both that are not both halves
-/// whole. The masks cancel over each half's messages (the half's sum, not
-/// zero: a positive control) and over nothing else drawn.
+/// whole. A twin federation in the same state runs the same split under
+/// masks of its own: where masks cancel, the two sums are the same plain
+/// sum. They are over each half and over unions of whole halves (a
+/// positive control), and differ in every element over every other set
+/// drawn.
 #[test]
 fn a_curious_server_learns_each_half_of_a_split_and_no_part_of_one() {
     let data: Vec<(ClientId, Dataset)> = (gaussian_clients("regroup-curious", MIX).into_iter())
@@ -183,24 +186,67 @@ fn a_curious_server_learns_each_half_of_a_split_and_no_part_of_one() {
         assert!(sum.iter().any(|&x| x != 0));
         assert_eq!(sum, subset_sum(twin, &ids(twin)));
     }
+    // The server draws sets of messages and sums them, hoping the masks
+    // cancel and leave the plain sum of those clients' sketches: that sum
+    // would be the same in the twin, whose clients hold the same
+    // histograms. Over a union of whole halves it is (a sum the server
+    // may decode); over any other set no element is.
+    let twin_all: MaskedInputs = twins.iter().flatten().cloned().collect();
     let mut rng = testdata::rng("regroup-curious-server");
     let everyone = ids(&all);
-    let mut drawn = 0;
+    let (mut drawn, mut unions) = (0, 0);
     while drawn < 300 {
         let subset: Vec<ClientId> = (everyone.iter().copied())
             .filter(|_| rng.random_bool(0.5))
             .collect();
         let whole = |h: &MaskedInputs| ids(h).iter().all(|c| subset.contains(c));
         let none = |h: &MaskedInputs| ids(h).iter().all(|c| !subset.contains(c));
-        // A union of whole halves is a sum the server may decode.
+        let (ours, theirs) = (subset_sum(&all, &subset), subset_sum(&twin_all, &subset));
         if halves.iter().all(|h| whole(h) || none(h)) {
+            assert_eq!(ours, theirs, "a union of whole halves: {subset:?}");
+            unions += 1;
             continue;
         }
         drawn += 1;
-        let s = subset_sum(&all, &subset);
         assert!(
-            s.iter().all(|&x| x != 0),
+            ours.iter().zip(&theirs).all(|(a, b)| a != b),
             "the masks of {subset:?} cancel somewhere"
         );
     }
+    assert!(unions > 0);
+}
+
+/// A group that a failed split left regrouped, and that a leave then
+/// takes below the minimum, merges: its own round would decode the sum of
+/// the one client left (a ring of it and the leaver, who sends nothing).
+/// The split group's other half takes that client, and every node's model
+/// equals retraining in the groups made.
+#[test]
+fn a_regrouped_group_below_the_minimum_merges_rather_than_runs() {
+    let data: Vec<(ClientId, Dataset)> = (gaussian_clients("regroup-merge-regrouped", MIX)
+        .into_iter())
+    .enumerate()
+    .map(|(i, d)| (ClientId(i as u64), d))
+    .collect();
+    let mut fed = Federation::with_ids(data[..4].to_vec(), &config()).unwrap();
+    // Groups [0 1] [2 3]; 4 and 5 join; 6 joins group 0, which splits
+    // into [0 1] and [4 6], and the split's round fails.
+    for (c, d) in &data[4..6] {
+        fed.add(&AdditionRequest::new_client(*c, d.clone()))
+            .unwrap();
+    }
+    fed.parties_mut().injected.fail_next = true;
+    let (c, d) = &data[6];
+    fed.add(&AdditionRequest::new_client(*c, d.clone()))
+        .unwrap_err();
+    let none = Default::default();
+    assert_eq!(fed.parties().server().regrouped(&none), [0, 2]);
+    // Client 0 leaves: group 0 keeps client 1 alone.
+    fed.remove(&crate::RemovalRequest::clients(vec![ClientId(0)]))
+        .unwrap();
+    let layout = fed.layout().unwrap().clone();
+    assert!(layout.groups()[0].is_empty(), "{layout:?}");
+    assert_eq!(layout.groups()[2], [1, 4, 6].map(ClientId));
+    let retrained = Federation::with_layout(data[1..].to_vec(), fed.config(), layout).unwrap();
+    same_nodes(&fed, &retrained, "merged from a regrouped group");
 }

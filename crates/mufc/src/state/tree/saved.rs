@@ -146,3 +146,58 @@ fn check_group(
     }
     Ok(counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(members: &[u64], included: &[u64]) -> SavedGroup {
+        SavedGroup {
+            members: members.iter().copied().map(ClientId).collect(),
+            rounds: 1,
+            included: included.iter().copied().map(ClientId).collect(),
+            counts: vec![(BigUint::from(7u8), 2)],
+        }
+    }
+
+    /// The saved groups' sums as `Tree::restore` checks them, group by
+    /// group: a group's sum may hold a client of another group (a split
+    /// or merge whose other round has not committed), never a client of
+    /// no group, and no client is in two sums (or twice in one).
+    #[test]
+    fn a_client_is_in_one_sum_at_the_most() {
+        let roster: Vec<ClientId> = (0..6).map(ClientId).collect();
+        let check = |groups: &[SavedGroup]| {
+            let mut summed = BTreeSet::new();
+            groups.iter().enumerate().try_for_each(|(g, stored)| {
+                let ids = stored.members.clone();
+                check_group(
+                    g,
+                    stored,
+                    (&ids, &roster),
+                    &mut summed,
+                    (&[], &BTreeMap::new()),
+                )
+                .map(drop)
+            })
+        };
+        // A split's kept half still holds the moved clients 4 and 5.
+        assert!(
+            check(&[
+                group(&[0, 1, 2, 3], &[0, 1, 2, 3, 4, 5]),
+                group(&[4, 5], &[])
+            ])
+            .is_ok()
+        );
+        // Once the other half summed them too, they would count twice.
+        let twice = check(&[
+            group(&[0, 1, 2, 3], &[0, 1, 2, 3, 4, 5]),
+            group(&[4, 5], &[4, 5]),
+        ]);
+        assert!(twice.is_err_and(|e| e.contains("two groups' sums")));
+        let repeated = check(&[group(&[0, 1, 2], &[0, 1, 1])]);
+        assert!(repeated.is_err_and(|e| e.contains("twice in one")));
+        let stranger = check(&[group(&[0, 1, 2], &[0, 1, 9])]);
+        assert!(stranger.is_err_and(|e| e.contains("of no group")));
+    }
+}
