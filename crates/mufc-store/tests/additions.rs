@@ -514,7 +514,7 @@ fn newcomer_records(all: &[Record], name: &str) -> Vec<ClientRecords> {
     let rs: Vec<&Record> = all.iter().filter(|r| r.client == 3).collect();
     let c = client_records(&rs).remove(0);
     let ids = (0..c.records().len())
-        .map(|i| RecordId::parse(&format!("J-{i}")).unwrap())
+        .map(|i| RecordId::parse(&format!("J-{name}-{i}")).unwrap())
         .collect();
     let name = ClientName::new(name).unwrap();
     vec![ClientRecords::new(name, c.data().clone(), ids).unwrap()]
@@ -661,4 +661,57 @@ fn a_join_killed_inside_its_transaction_is_rolled_back_on_open() {
         },
         |store| store.add_admitting(&north, OnForgotten::Refuse),
     );
+}
+
+/// Two handles on one grouped store at once, each bringing two new sites
+/// one after the other while the other writes: every site gets a number
+/// of its own, the groups absorb and split as the joins come, and the
+/// store verifies equal to retraining in its groups, also reopened.
+#[test]
+fn two_handles_joining_a_grouped_store_at_once_lose_nothing() {
+    let all = all_records("store-joins-groups-race");
+    let (held, _) = but_one(&all);
+    let dir = tempfile::tempdir().unwrap();
+    let grouped = FederationConfig::new(3)
+        .gamma(0.1)
+        .max_points(all.len() as u64 + 200)
+        .min_updating_clients(1)
+        .topology(mufc::Topology::Groups { size: 2 })
+        .min_clients(2)
+        .validate()
+        .unwrap();
+    let path = dir.path().join("grouped.mufc");
+    let (store, _) =
+        Store::fit(&path, client_records(&held), &grouped, &FitOptions::new()).unwrap();
+    let groups_at_fit = store.federation().layout().unwrap().groups().len();
+    drop(store);
+    let sites = [["north", "south"], ["east", "west"]];
+    std::thread::scope(|s| {
+        for names in &sites {
+            let (path, all) = (path.clone(), &all);
+            s.spawn(move || {
+                let mut store = Store::open(&path).unwrap();
+                for name in names {
+                    let site = newcomer_records(all, name);
+                    store.add_admitting(&site, OnForgotten::Refuse).unwrap();
+                }
+            });
+        }
+    });
+    let store = Store::open(&path).unwrap();
+    let names: Vec<String> = store.client_names().iter().map(|n| n.to_string()).collect();
+    for name in sites.iter().flatten() {
+        assert!(names.iter().any(|n| n == name), "{names:?}");
+    }
+    let layout = store.federation().layout().unwrap();
+    assert_eq!(layout.clients().len(), 8);
+    assert!(
+        layout.groups().len() > groups_at_fit,
+        "no group split: {layout:?}"
+    );
+    assert!(
+        layout.groups().iter().all(|g| (2..4).contains(&g.len())),
+        "{layout:?}"
+    );
+    assert_eq!(store.verify().unwrap().outcome(), VerifyOutcome::Equal);
 }
