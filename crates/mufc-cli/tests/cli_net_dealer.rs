@@ -78,17 +78,7 @@ impl Dealt {
             &["--masking", "dealer", "--min-updating-clients", "1"],
         );
         inspect(&certs);
-        let port = free_port();
-        let extra = ["--k", "3", "--seed", seed, "--masking", "dealer"];
-        let server = Proc::start(
-            "server",
-            dir,
-            &server_args(port, &certs, &NAMES, &extra),
-            &[],
-        );
-        server.wait_for(|l| l.starts_with("listening on"));
-        let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), dealer_env);
-        server.wait_for(|l| l.contains("the dealer connected"));
+        let (port, server, dealer) = server_and_dealer(dir, &certs, &["--seed", seed], dealer_env);
         let clients = (NAMES.iter())
             .map(|n| {
                 let env: Vec<_> = fault(n)
@@ -108,6 +98,25 @@ impl Dealt {
             _clients: clients,
         }
     }
+}
+
+/// A server of the five clients with dealt masks (and `extra` options)
+/// and its dealer (with `dealer_env`), once the dealer connected: the
+/// server's port and both processes.
+fn server_and_dealer(
+    dir: &Path,
+    certs: &Path,
+    extra: &[&str],
+    dealer_env: &[(&str, &str)],
+) -> (u16, Proc, Proc) {
+    let port = free_port();
+    let mut args = vec!["--k", "3", "--masking", "dealer"];
+    args.extend_from_slice(extra);
+    let server = Proc::start("server", dir, &server_args(port, certs, &NAMES, &args), &[]);
+    server.wait_for(|l| l.starts_with("listening on"));
+    let dealer = Proc::start("dealer", dir, &dealer_args(port, certs), dealer_env);
+    server.wait_for(|l| l.contains("the dealer connected"));
+    (port, server, dealer)
 }
 
 #[test]
@@ -303,27 +312,8 @@ fn a_site_joins_a_dealt_federation_and_the_dealer_deals_for_it() {
     let all = written_data(dir, "cli-net-dealer-join", &["a", "b", "c", "d", "e", "f"]);
     let options = ["--masking", "dealer", "--min-updating-clients", "1"];
     let certs = certs_with(dir, "certs", "hospitals", &NAMES, &options);
-    let port = free_port();
-    let extra = [
-        "--k",
-        "3",
-        "--seed",
-        "17",
-        "--masking",
-        "dealer",
-        "--max-points",
-        "500",
-        "--admit-new-clients",
-    ];
-    let server = Proc::start(
-        "server",
-        dir,
-        &server_args(port, &certs, &NAMES, &extra),
-        &[],
-    );
-    server.wait_for(|l| l.starts_with("listening on"));
-    let dealer = Proc::start("dealer", dir, &dealer_args(port, &certs), &[]);
-    server.wait_for(|l| l.contains("the dealer connected"));
+    let extra = ["--seed", "17", "--max-points", "500", "--admit-new-clients"];
+    let (port, server, dealer) = server_and_dealer(dir, &certs, &extra, &[]);
     let _clients: Vec<Proc> = (NAMES.iter())
         .map(|n| Proc::start(n, dir, &client_args(port, &certs, n), &[]))
         .collect();
