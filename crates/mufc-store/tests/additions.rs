@@ -594,6 +594,19 @@ fn a_bad_or_failed_join_changes_nothing() {
     );
 }
 
+/// Groups of two (and a minimum aggregate of two), every request served
+/// at once, room for `max_points` points.
+fn grouped_config(max_points: u64) -> ValidConfig {
+    FederationConfig::new(3)
+        .gamma(0.1)
+        .max_points(max_points)
+        .min_updating_clients(1)
+        .topology(mufc::Topology::Groups { size: 2 })
+        .min_clients(2)
+        .validate()
+        .unwrap()
+}
+
 /// With groups a new site joins the smallest group, and a site leaving a
 /// group of two merges the other into the group that takes it; the store
 /// verifies each against retraining in its groups, also reopened.
@@ -603,14 +616,7 @@ fn a_site_joins_a_grouped_store_and_a_leave_merges_its_group() {
     let (held, _) = but_one(&all);
     let north = newcomer_records(&all, "north");
     let dir = tempfile::tempdir().unwrap();
-    let grouped = FederationConfig::new(3)
-        .gamma(0.1)
-        .max_points(all.len() as u64 + 30)
-        .min_updating_clients(1)
-        .topology(mufc::Topology::Groups { size: 2 })
-        .min_clients(2)
-        .validate()
-        .unwrap();
+    let grouped = grouped_config(all.len() as u64 + 30);
     let path = dir.path().join("grouped.mufc");
     let (mut store, _) =
         Store::fit(&path, client_records(&held), &grouped, &FitOptions::new()).unwrap();
@@ -672,14 +678,7 @@ fn two_handles_joining_a_grouped_store_at_once_lose_nothing() {
     let all = all_records("store-joins-groups-race");
     let (held, _) = but_one(&all);
     let dir = tempfile::tempdir().unwrap();
-    let grouped = FederationConfig::new(3)
-        .gamma(0.1)
-        .max_points(all.len() as u64 + 200)
-        .min_updating_clients(1)
-        .topology(mufc::Topology::Groups { size: 2 })
-        .min_clients(2)
-        .validate()
-        .unwrap();
+    let grouped = grouped_config(all.len() as u64 + 200);
     let path = dir.path().join("grouped.mufc");
     let (store, _) =
         Store::fit(&path, client_records(&held), &grouped, &FitOptions::new()).unwrap();
