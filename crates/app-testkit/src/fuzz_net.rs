@@ -158,6 +158,7 @@ pub(crate) fn client_seeds() -> Vec<(&'static str, Vec<u8>)> {
             msg(Up::Forget(Forget {
                 request: 17,
                 asked_at: 0,
+                empties: true,
             })),
         ),
         (

@@ -72,6 +72,7 @@ fn mallory(port: u16, certs: PathBuf, data: Dataset, attack: Attack, said: std_m
                         tx.send(up(Up::Forget(Forget {
                             request,
                             asked_at: 0,
+                            empties: false,
                         })))
                         .await
                         .unwrap();

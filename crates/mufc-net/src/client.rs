@@ -74,7 +74,8 @@ pub fn start_client(
     {
         return Err(NetError::ClientStore {
             path: options.store,
-            reason: "this client left the federation (mufc client leave): it holds no point                      and takes part in no round again"
+            reason: "this client left the federation (mufc client leave): it holds no point \
+                     and takes part in no round again"
                 .into(),
         });
     }

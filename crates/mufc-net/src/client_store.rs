@@ -86,6 +86,13 @@ pub enum RequestStatus {
         /// The round.
         round: u64,
     },
+    /// The server withdrew its model (docs/threat-model.md P4: too few
+    /// clients with points were left): no model counts the points, and
+    /// no round will run.
+    Withdrawn {
+        /// Why, as the server said it.
+        reason: String,
+    },
     /// The client refused it.
     Refused {
         /// Why.

@@ -143,6 +143,11 @@ pub enum ServerEvent {
         /// Its name.
         name: String,
     },
+    /// The model is withdrawn (docs/threat-model.md P4): the clients
+    /// left with points are fewer than the minimum aggregate but some, so
+    /// no sum of theirs may be decoded. Kept in the store; the clients
+    /// hear it, and no round runs again.
+    Withdrawn(mufc::Withdrawal),
     /// A client left the federation (issue 29): its signed leave checked,
     /// kept in the store, its session closed; no later ring names it.
     Left {

@@ -9,3 +9,4 @@ mod federation;
 mod handshake;
 mod joins;
 mod parties;
+mod withdrawal;

@@ -189,6 +189,54 @@ impl Store {
         self.meta_list("departed", "the clients that left")
     }
 
+    /// Keeps the clients of a server's store that said they hold no point
+    /// (docs/threat-model.md P4: they count out of the minimum aggregate
+    /// until they say otherwise), so that a server restarted knows them
+    /// before they connect again.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a store that is not a server's;
+    /// [`StoreError::Database`] if writing fails (nothing is written).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use mufc::ClientId;
+    /// use mufc_store::Store;
+    ///
+    /// let mut store = Store::open("server.db")?;
+    /// store.set_emptied(&[ClientId(3)])?;
+    /// assert_eq!(store.emptied()?, [ClientId(3)]);
+    /// # Ok::<(), mufc_store::StoreError>(())
+    /// ```
+    pub fn set_emptied(&mut self, ids: &[ClientId]) -> Result<(), StoreError> {
+        if self.roster()?.is_none() {
+            return Err(StoreError::corrupt(
+                "the store is not a server's: it has no roster",
+            ));
+        }
+        let list: Vec<u64> = ids.iter().map(|c| c.0).collect();
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('emptied', ?1)",
+                rusqlite::params![encode(&list)?],
+            )
+            .map_err(StoreError::db("writing the metadata"))?;
+        Ok(())
+    }
+
+    /// The clients of a server's store that said they hold no point
+    /// ([`Self::set_emptied`]), in id order.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Corrupt`] for a list that does not parse.
+    pub fn emptied(&self) -> Result<Vec<ClientId>, StoreError> {
+        let list: Vec<u64> = self.meta_list("emptied", "the clients that hold no point")?;
+        Ok(list.into_iter().map(ClientId).collect())
+    }
+
     /// Writes a change of the roster in one transaction: the journal
     /// entry, the server row of `fed` (the state names the client), the
     /// `meta` rows `metas`, the client's audit row; returns the journal

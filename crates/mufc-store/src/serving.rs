@@ -115,23 +115,72 @@ impl Store {
         entry: &RoundEntry,
     ) -> Result<(), StoreError> {
         let fed = Federation::from_snapshot(server, Vec::new())?;
-        let time = unix_now();
-        let version_before = self.state.model_version;
-        let version_after = version_before.saturating_add(1);
         let named = format!(
             "round {}; requests {}; included {}; dropped {}",
             entry.round,
-            entry
-                .requests
-                .iter()
-                .map(|(c, r)| format!("{c}:{r}"))
-                .collect::<Vec<_>>()
-                .join(","),
+            requests(&entry.requests),
             ids(&entry.included),
             ids(&entry.dropped)
         );
+        let served = (entry.requests.iter()).map(|&(c, r)| {
+            // Requests of clients the round left out wait for the next.
+            let outcome = if entry.included.contains(&c) {
+                AuditOutcome::Applied
+            } else {
+                AuditOutcome::Deferred
+            };
+            (c, r, outcome)
+        });
+        self.commit_serving(fed, (entry.round, "round", &named, true), served)
+    }
+
+    /// Commits the withdrawal of a server's model across processes
+    /// (docs/threat-model.md P4: the clients left with points are fewer
+    /// than the minimum aggregate): `server` (the withdrawn server's
+    /// state, [`RemoteServer::withdraw_if_too_few`](mufc::remote::RemoteServer::withdraw_if_too_few))
+    /// replaces the server row, with one journal entry and one audit row
+    /// (`withdrawn`) per request it served, `requests` (a client and its
+    /// own number), in one transaction; the model version moves on. The
+    /// store answers `predict` and `export` with the withdrawal from then on.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Mufc`] for a snapshot that does not load or is not
+    /// withdrawn (nothing is written); as [`Store::commit_round`]
+    /// otherwise.
+    pub fn withdraw_serving(
+        &mut self,
+        server: ServerSnapshot,
+        requests_served: &[(ClientId, u64)],
+    ) -> Result<(), StoreError> {
+        let fed = Federation::from_snapshot(server, Vec::new())?;
+        let Some(w) = fed.withdrawal() else {
+            return Err(StoreError::Mufc(mufc::MufcError::Remote(
+                "the server's state to commit as withdrawn is not withdrawn".into(),
+            )));
+        };
+        let named = format!("{w}; requests {}", requests(requests_served));
+        let served = (requests_served.iter()).map(|&(c, r)| (c, r, AuditOutcome::Withdrawn));
+        // A request served by a model withdrawn before changes no model.
+        let bump = self.state.fed.withdrawal().is_none();
+        self.commit_serving(fed, (0, "withdrawn", &named, bump), served)
+    }
+
+    /// Writes the server row of `fed`, the journal entry `(round, kind,
+    /// named)` and one audit row per request `served` (a client, its own
+    /// number, the outcome), in one transaction; the model version moves
+    /// on when `bump` says the model changed.
+    fn commit_serving(
+        &mut self,
+        fed: Federation,
+        (round, kind, named, bump): (u64, &str, &str, bool),
+        served: impl Iterator<Item = (ClientId, u64, AuditOutcome)>,
+    ) -> Result<(), StoreError> {
+        let time = unix_now();
+        let version_before = self.state.model_version;
+        let version_after = version_before.saturating_add(u64::from(bump));
         let tx = begin(&self.conn, self.state.mark())?;
-        let journal = write_journal(&tx, entry.round, time, "round", &named)?;
+        let journal = write_journal(&tx, round, time, kind, named)?;
         write_server_of(
             &tx,
             &fed,
@@ -139,25 +188,21 @@ impl Store {
             version_after,
             self.state.records_digest,
         )?;
-        for (client, request) in &entry.requests {
+        for (client, request, outcome) in served {
             // A client's points are its own: the server knows only that
             // its request was served (or waits for the next round).
-            let applied = entry.included.contains(client);
+            let applied = outcome != AuditOutcome::Deferred;
             write_audit(
                 &tx,
                 &AuditEntry {
-                    request: *request,
+                    request,
                     time,
-                    client: self.state.name(*client),
+                    client: self.state.name(client),
                     points: 0,
                     whole_client: false,
                     reseeded: false,
-                    outcome: if applied {
-                        AuditOutcome::Applied
-                    } else {
-                        AuditOutcome::Deferred
-                    },
-                    applied: if applied { vec![*request] } else { Vec::new() },
+                    outcome,
+                    applied: if applied { vec![request] } else { Vec::new() },
                     // The client erased the points itself when it asked.
                     erased_at: time,
                     removed_at: applied.then_some(time),
@@ -175,6 +220,13 @@ impl Store {
         self.state.fed = fed;
         Ok(())
     }
+}
+
+/// Requests as the journal names them: `client:number`, comma-separated.
+fn requests(v: &[(ClientId, u64)]) -> String {
+    (v.iter().map(|(c, r)| format!("{c}:{r}")))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]

@@ -33,7 +33,8 @@ pub(super) fn server_level(ev: &ServerEvent) -> Level {
         ServerEvent::Refused { .. }
         | ServerEvent::Disconnected { .. }
         | ServerEvent::Rejected { .. }
-        | ServerEvent::RoundFailed { .. } => Level::Warn,
+        | ServerEvent::RoundFailed { .. }
+        | ServerEvent::Withdrawn(_) => Level::Warn,
         _ => Level::Info,
     }
 }
@@ -45,7 +46,8 @@ pub(super) fn client_level(ev: &ClientEvent) -> Level {
         ClientEvent::RefusedRound { .. }
         | ClientEvent::RoundError { .. }
         | ClientEvent::RequestRefused { .. }
-        | ClientEvent::Disconnected { .. } => Level::Warn,
+        | ClientEvent::Disconnected { .. }
+        | ClientEvent::Withdrawn { .. } => Level::Warn,
         _ => Level::Info,
     }
 }
@@ -68,16 +70,22 @@ pub(super) fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "connected", "client": id.0, "name": name }),
             format!("client {id} ({name}) connected"),
         ),
+        ServerEvent::Withdrawn(w) => (
+            json!({ "event": "withdrawn", "request": w.request, "clients": w.clients, "min_clients": w.min_clients, "group": w.group }),
+            format!("the model is withdrawn: {w}; no round runs again"),
+        ),
         ServerEvent::Left { id, name } => (
             json!({ "event": "left", "client": id.0, "name": name }),
             format!(
-                "client {id} ({name}) left the federation: its signed leave is kept, and no                  later round names it"
+                "client {id} ({name}) left the federation: its signed leave is kept, and no \
+                 later round names it"
             ),
         ),
         ServerEvent::Admitted { id, name } => (
             json!({ "event": "admitted", "client": id.0, "name": name }),
             format!(
-                "client {id} ({name}) admitted: it joins the federation, its first round waits                  for the lone-update policy"
+                "client {id} ({name}) admitted: it joins the federation, its first round waits \
+                 for the lone-update policy"
             ),
         ),
         ServerEvent::Disconnected { id, name } => (
@@ -231,6 +239,22 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
         ClientEvent::Left => (
             json!({ "event": "left" }),
             "left the federation: the server took the leave; this client stops".to_string(),
+        ),
+        ClientEvent::Withdrawn {
+            reason,
+            acknowledged,
+        } => (
+            json!({ "event": "withdrawn", "reason": reason, "acknowledged": acknowledged }),
+            format!(
+                "the server withdrew its model: {reason}; requests {} served, no round runs again",
+                if acknowledged.is_empty() {
+                    "-".to_string()
+                } else {
+                    (acknowledged.iter().map(u64::to_string))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                }
+            ),
         ),
         ClientEvent::Admitted { ids } => roster_change(
             "admitted",

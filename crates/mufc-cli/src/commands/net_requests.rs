@@ -104,11 +104,32 @@ pub(super) fn leave(f: &ClientLeaveArgs) -> Result<Report, CliError> {
         std::thread::sleep(Duration::from_millis(100));
     }
     let left = store.left()?;
+    // Served by the model's withdrawal (docs/threat-model.md P4): said,
+    // with the exit code of a withdrawn model.
+    if let Some(RequestStatus::Withdrawn { reason }) =
+        request.map(|r| store.status(r)).transpose()?.flatten()
+    {
+        return Ok(Report {
+            json: json!({ "command": "client leave", "request": request, "left": left, "withdrawn": reason }),
+            text: format!(
+                "{}; the server withdrew its model: {reason}",
+                if left {
+                    "left the federation"
+                } else {
+                    "leave recorded, not yet taken"
+                }
+            ),
+            warnings: Vec::new(),
+            exit: crate::exit::WITHDRAWN,
+        });
+    }
     let text = match left {
-        true => "left the federation: every point forgotten, the model counts none of them,                  and the members run their rounds without this client"
+        true => "left the federation: every point forgotten, the model counts none of them, \
+                 and the members run their rounds without this client"
             .to_string(),
         false => format!(
-            "leave recorded; the running client leaves once its removal's round committed              (`mufc client leave` waited {:.0} s: is the client running?)",
+            "leave recorded; the running client leaves once its removal's round committed \
+             (`mufc client leave` waited {:.0} s: is the client running?)",
             wait.as_secs_f64()
         ),
     };
@@ -136,7 +157,11 @@ fn served(
         let status = store.status(request)?;
         let over = matches!(
             status,
-            Some(RequestStatus::Acknowledged { .. } | RequestStatus::Refused { .. })
+            Some(
+                RequestStatus::Acknowledged { .. }
+                    | RequestStatus::Refused { .. }
+                    | RequestStatus::Withdrawn { .. }
+            )
         );
         if over || start.elapsed() >= wait {
             break status;
@@ -153,6 +178,13 @@ fn served(
         Some(RequestStatus::Refused { reason }) => Err(CliError::Store(format!(
             "request {request} refused: {reason}"
         ))),
+        // Served: no model counts the points, and none will.
+        Some(RequestStatus::Withdrawn { reason }) => Ok(Report {
+            json: json!({ "command": command, "request": request, "acknowledged": true, "withdrawn": reason }),
+            text: format!("request {request}: {done}; the server withdrew its model: {reason}"),
+            warnings: Vec::new(),
+            exit: crate::exit::WITHDRAWN,
+        }),
         other => {
             let state = match other {
                 Some(RequestStatus::Applied) => {

@@ -98,6 +98,16 @@ pub enum ClientEvent {
     /// This client left the federation (`mufc client leave`): the server
     /// took its leave, and the client stops.
     Left,
+    /// The server withdrew its model (docs/threat-model.md P4: too few
+    /// clients with points were left): the requests the client made are
+    /// served, no model counts their points, and no round runs again.
+    Withdrawn {
+        /// Why, as the server said it.
+        reason: String,
+        /// The requests this message served (applied, not yet
+        /// acknowledged before).
+        acknowledged: Vec<u64>,
+    },
     /// The server said clients joined after training, and their
     /// certificates checked (issue 29): the client takes a setup that
     /// admits them.

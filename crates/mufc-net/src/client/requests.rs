@@ -93,10 +93,17 @@ pub(super) fn told_the_server(e: &mufc::MufcError) -> String {
 
 /// The message asking the server for a round for `request`, with when
 /// it was asked (the lone-update deadline counts from then, across
-/// server restarts).
+/// server restarts), and whether the client holds no point now (the
+/// server counts it out of the minimum aggregate, docs/threat-model.md
+/// P4).
 pub(super) fn forget_message(store: &ClientStore, request: u64) -> Result<ClientBody, NetError> {
     let asked_at = store.asked_at(request)?.unwrap_or(0);
-    Ok(ClientBody::Forget(Forget { request, asked_at }))
+    let empties = store.data()?.is_empty();
+    Ok(ClientBody::Forget(Forget {
+        request,
+        asked_at,
+        empties,
+    }))
 }
 
 #[cfg(test)]

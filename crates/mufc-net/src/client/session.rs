@@ -145,6 +145,7 @@ impl Session<'_> {
             ServerBody::End(end) => self.end(&end)?,
             ServerBody::Admission(a) => self.admission(a)?,
             ServerBody::Departures(d) => self.departures(d)?,
+            ServerBody::Withdrawn(w) => self.withdrawn(&w.reason)?,
         }
         if self.current.is_none() {
             self.leave_if_due().await?;
@@ -165,6 +166,21 @@ impl Session<'_> {
         let signed = self.endorser.sign_leave(id)?;
         send(&self.outbox, ClientBody::Leave(signed)).await?;
         self.leave_sent = true;
+        Ok(())
+    }
+
+    /// The server withdrew its model (docs/threat-model.md P4): every
+    /// request applied and not yet acknowledged is served (no model
+    /// counts its points), and no round runs again. A client that leaves
+    /// sends its leave next.
+    fn withdrawn(&mut self, reason: &str) -> Result<(), NetError> {
+        let store = self.holding.stored()?;
+        let acknowledged = store.acknowledge_withdrawn(reason)?;
+        self.current = None;
+        let _ = self.report.send(ClientEvent::Withdrawn {
+            reason: reason.to_string(),
+            acknowledged,
+        });
         Ok(())
     }
 

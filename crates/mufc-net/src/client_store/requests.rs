@@ -443,6 +443,37 @@ impl ClientStore {
         tx.commit().map_err(fail)
     }
 
+    /// Acknowledges every request applied and not yet acknowledged, as
+    /// served by the server's withdrawal of its model for `reason`
+    /// (docs/threat-model.md P4): no model counts their points, and no
+    /// round will. Kept as acknowledged with no round, the reason as the
+    /// detail ([`RequestStatus::Withdrawn`]). Returns them, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::ClientStore`] if writing fails (nothing changes).
+    pub fn acknowledge_withdrawn(&self, reason: &str) -> Result<Vec<u64>, NetError> {
+        let fail = |e: rusqlite::Error| self.error("acknowledging", e);
+        let conn = self.db();
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)
+            .map_err(fail)?;
+        let served: Vec<u64> = Self::requests_in(&tx, "status = 'applied'", [])
+            .map_err(|e| self.error("reading the requests", e))?
+            .into_iter()
+            .map(|row| u64::try_from(row.request).unwrap_or(0))
+            .collect();
+        for r in &served {
+            Self::update_request(&tx, *r, |row| {
+                row.status = "acknowledged".into();
+                row.round = None;
+                row.detail = reason.to_string();
+            })
+            .map_err(|e| self.error("acknowledging", e))?;
+        }
+        tx.commit().map_err(fail)?;
+        Ok(served)
+    }
+
     /// Where `request` stands (`None` for no such request).
     ///
     /// # Errors
@@ -460,6 +491,8 @@ impl ClientStore {
              }| match status.as_str() {
                 "pending" => RequestStatus::Pending,
                 "applied" => RequestStatus::Applied,
+                // Served by the model's withdrawal: no round.
+                "acknowledged" if round.is_none() => RequestStatus::Withdrawn { reason: detail },
                 "acknowledged" => RequestStatus::Acknowledged {
                     round: round.and_then(|r| u64::try_from(r).ok()).unwrap_or(0),
                 },

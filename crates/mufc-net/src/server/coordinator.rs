@@ -7,7 +7,7 @@
 //! are connected, and a removal is a round of the requester's group. Only
 //! the group's members hear of the round, and the others go on idle.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use mufc::ClientId;
@@ -22,6 +22,7 @@ mod joins;
 mod leaves;
 mod round;
 mod schedule;
+mod withdrawal;
 
 use super::stores::ClientStores;
 use super::{Event, ServerEvent, ServerOptions, pending_setup};
@@ -91,6 +92,9 @@ pub(super) struct Coordinator {
     departed: Vec<mufc_store::DepartedClient>,
     /// The leaves heard during a round, taken once it ended.
     deferred_leaves: Vec<(ClientId, u64, crate::proto::Signed)>,
+    /// The clients that said they hold no point (`withdrawal.rs`): out
+    /// of the minimum aggregate's count, as those that left.
+    emptied: BTreeSet<ClientId>,
 }
 
 impl Coordinator {
@@ -106,6 +110,7 @@ impl Coordinator {
         let mut roster = options.roster.clone();
         let mut admitted = Vec::new();
         let mut departed = Vec::new();
+        let mut emptied = BTreeSet::new();
         let (remote, store) = if options.store.exists() {
             let store = Store::open(&options.store)?;
             let stored = store.roster()?.ok_or_else(|| {
@@ -116,6 +121,7 @@ impl Coordinator {
             })?;
             admitted = store.admitted()?;
             departed = store.departed()?;
+            emptied = store.emptied()?.into_iter().collect();
             // The clients admitted since training follow the roster the
             // server was started with (the federation file's, which may
             // name them already).
@@ -169,6 +175,7 @@ impl Coordinator {
             admitted,
             departed,
             deferred_leaves: Vec::new(),
+            emptied,
         };
         coordinator.requeue_joining();
         Ok(coordinator)
@@ -300,6 +307,7 @@ impl Coordinator {
             },
         );
         self.registrations.insert(id, registration);
+        self.note_points(id, registration.points == 0);
         let name = self.name_of(id);
         let _ = self.report.send(ServerEvent::Connected { id, name });
         let rounds = self.remote.as_ref().map_or(0, RemoteServer::rounds);

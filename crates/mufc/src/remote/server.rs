@@ -43,9 +43,9 @@ pub struct RemoteServer {
     /// The training rounds' times so far (one round when flat, one per
     /// group otherwise): the fit report's once the model is trained.
     training_times: StageTimes,
-    /// The rounds started before the model was withdrawn, once it was
-    /// ([`Self::withdraw`]): the counter never goes back.
-    withdrawn: Option<u64>,
+    /// Why the model was withdrawn, once it was ([`Self::withdraw`]),
+    /// with the rounds started before: the counter never goes back.
+    withdrawn: Option<Withdrawal>,
 }
 
 impl RemoteServer {
@@ -90,14 +90,14 @@ impl RemoteServer {
         &self.setup
     }
 
-    /// Withdraws the model: the clients left too few of the minimum
-    /// aggregate (docs/threat-model.md P4), so the server forgets its
-    /// counts and centroids, every node's and the groups' last sums, and
-    /// runs no more rounds, as [`Self::withdrawal_if_gone`] calls for.
-    /// The in-process driver calls it, as it knows which clients left;
-    /// across processes a client's leave is issue 29's.
-    pub(crate) fn withdraw(&mut self) {
-        self.withdrawn = Some(self.rounds());
+    /// Withdraws the model for `w`: the clients left too few of the
+    /// minimum aggregate (docs/threat-model.md P4), so the server forgets
+    /// its counts and centroids, every node's and the groups' last sums,
+    /// and runs no more rounds. The in-process driver calls it with
+    /// [`Self::withdrawal_if_gone`]'s answer; across processes a driver
+    /// calls [`Self::withdraw_if_too_few`].
+    pub(crate) fn withdraw(&mut self, w: Withdrawal) {
+        self.withdrawn = Some(w);
         self.server.clear();
         self.tree = None;
     }
@@ -109,17 +109,96 @@ impl RemoteServer {
     /// group can take (with groups: one that can merges into it), or in
     /// the roster, but some, withdraw the model. The server party
     /// decides it from its roster and groups alone, so that a driver need
-    /// only tell it who left: in one process the request names them;
-    /// across processes the leave message is issue 29's.
+    /// only tell it who left: in one process the request names them.
     pub(crate) fn withdrawal_if_gone(
         &self,
         gone: &BTreeSet<ClientId>,
         request: u64,
     ) -> Option<Withdrawal> {
+        self.withdrawal_with(gone, request, true)
+    }
+
+    /// The withdrawal (docs/threat-model.md P4) that the clients `gone`
+    /// call for across processes, where the driver hears who holds no
+    /// point from the clients themselves (those that left, and those
+    /// that said, with a request or when they connected, that they hold
+    /// none): fewer than the minimum aggregate left with points in the
+    /// roster, or in a group, but some. Groups do not merge across
+    /// processes, so a group so left withdraws the model. `request`
+    /// names the request that emptied the last client (across
+    /// processes, that client's own number for it). `None` once the
+    /// model is withdrawn: it is withdrawn once.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeSet;
+    /// use mufc::remote::InProcess;
+    /// use mufc::{ClientId, FederationConfig};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..3)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2).seed(5).min_clients(2).validate()?;
+    /// let mut server = InProcess::train(data, &config)?.server().clone();
+    /// // One client holding no point leaves two: the minimum.
+    /// assert!(server.withdraw_if_too_few(&BTreeSet::from([ClientId(2)]), 1).is_none());
+    /// // Two leave one: its histogram would be the sum.
+    /// let gone = BTreeSet::from([ClientId(1), ClientId(2)]);
+    /// let w = server.withdraw_if_too_few(&gone, 4).unwrap();
+    /// assert_eq!((w.request, w.clients, w.min_clients), (4, 1, 2));
+    /// assert!(server.is_withdrawn() && server.withdrawal() == Some(&w));
+    /// assert!(server.start_round(&[ClientId(0)]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn withdraw_if_too_few(
+        &mut self,
+        gone: &BTreeSet<ClientId>,
+        request: u64,
+    ) -> Option<Withdrawal> {
+        let w = self.withdrawal_for(gone, request)?;
+        self.withdraw(w.clone());
+        Some(w)
+    }
+
+    /// The withdrawal [`Self::withdraw_if_too_few`] would make, without
+    /// making it: a driver checks it before it decodes a round's sum.
+    pub fn withdrawal_for(&self, gone: &BTreeSet<ClientId>, request: u64) -> Option<Withdrawal> {
+        if self.withdrawn.is_some() || self.fit_report.is_none() {
+            return None;
+        }
+        self.withdrawal_with(gone, request, false)
+    }
+
+    /// [`Self::withdrawal_if_gone`], with groups that may `merge` or not.
+    fn withdrawal_with(
+        &self,
+        gone: &BTreeSet<ClientId>,
+        request: u64,
+        merge: bool,
+    ) -> Option<Withdrawal> {
         let min_clients = self.setup.config().min_clients();
+        let gone: BTreeSet<ClientId> = (gone.iter().copied())
+            .filter(|c| self.setup.roster().contains(c))
+            .collect();
         let remaining = self.setup.roster().len().saturating_sub(gone.len());
-        let refusal = check_remaining(self.setup.layout(), min_clients, gone, remaining).err()?;
+        let layout = self.setup.layout();
+        let refusal = match (layout, merge) {
+            (Some(l), false) => l.check_sizes(min_clients, &gone).err(),
+            _ => None,
+        };
+        let refusal = match refusal {
+            Some(r) => r,
+            None => check_remaining(layout, min_clients, &gone, remaining).err()?,
+        };
         withdrawal_after(&refusal, request, self.rounds())
+    }
+
+    /// Why the model was withdrawn, if it was.
+    pub fn withdrawal(&self) -> Option<&Withdrawal> {
+        self.withdrawn.as_ref()
     }
 
     /// Whether the model was withdrawn.
@@ -257,8 +336,8 @@ impl RemoteServer {
     /// The number of rounds started so far (failed ones included; every
     /// group's, with groups).
     pub fn rounds(&self) -> u64 {
-        if let Some(rounds) = self.withdrawn {
-            return rounds;
+        if let Some(w) = &self.withdrawn {
+            return w.rounds;
         }
         self.tree
             .as_ref()
@@ -411,8 +490,8 @@ impl RemoteServer {
     /// The masked rounds started, as a saved state keeps them (the plain
     /// mode's are not: it has no masks to keep fresh).
     pub(crate) fn masked_rounds(&self) -> u64 {
-        match (self.withdrawn, &self.tree, &self.aggregation) {
-            (Some(rounds), _, _) => rounds,
+        match (&self.withdrawn, &self.tree, &self.aggregation) {
+            (Some(w), _, _) => w.rounds,
             (None, Some(t), _) => t.rounds(),
             (None, None, Some(a)) => a.rounds(),
             (None, None, None) => 0,

@@ -49,7 +49,7 @@ fn a_server_resumes_from_its_snapshot_and_serves_the_next_round_exactly() {
 /// served: an empty roster, the snapshot of a plain-mode federation (no
 /// aggregate), that of an in-process federation whose request waits for
 /// its clients (the waiting points are the clients', which a server never
-/// holds), and that of a withdrawn model.
+/// holds).
 #[test]
 fn a_snapshot_that_is_no_servers_is_refused() {
     let data = gaussian_clients("remote-snapshot-refused", Mixture::SMALL);
@@ -68,23 +68,59 @@ fn a_snapshot_that_is_no_servers_is_refused() {
     let err = RemoteServer::from_snapshot(fed.server_snapshot(), ids.clone()).unwrap_err();
     assert!(matches!(err, MufcError::Remote(_)), "{err}");
 
-    let mut fed = Federation::new(data.clone(), &config).unwrap();
+    let mut fed = Federation::new(data, &config).unwrap();
     let lone = RemovalRequest::points(ClientId(0), vec![PointId(0)]);
     fed.remove(&lone).unwrap();
     assert!(!fed.pending().is_empty(), "a lone request waits");
-    let err = RemoteServer::from_snapshot(fed.server_snapshot(), ids.clone()).unwrap_err();
+    let err = RemoteServer::from_snapshot(fed.server_snapshot(), ids).unwrap_err();
     assert!(matches!(err, MufcError::Persistence(_)), "{err}");
+}
 
-    // Every client but one leaves: below the minimum aggregate, the
-    // model is withdrawn.
+/// A server whose model was withdrawn (docs/threat-model.md P4) keeps it
+/// withdrawn through its snapshot, as a store writes it: restarted, it
+/// runs no round, keeps the withdrawal and its round counter, notes a
+/// leave and snapshots again; the withdrawal is decided once. The
+/// snapshot of a federation withdrawn in one process resumes as a
+/// withdrawn server too.
+#[test]
+fn a_withdrawn_server_stays_withdrawn_through_its_snapshot() {
+    let data = gaussian_clients("remote-snapshot-withdrawn", Mixture::SMALL);
+    let config = config(2, 0.0, 2, 33);
+    let ids: Vec<ClientId> = (0..data.len() as u64).map(ClientId).collect();
+    let (mut server, mut clients) = federation(&data, &config);
+    run_round(&mut server, &mut clients, &BTreeMap::new()).unwrap();
+    let rounds = server.rounds();
+    // One client holding no point leaves enough; all but one do not.
+    let one: BTreeSet<ClientId> = ids[1..2].iter().copied().collect();
+    assert!(server.withdraw_if_too_few(&one, 3).is_none());
+    let gone: BTreeSet<ClientId> = ids[1..].iter().copied().collect();
+    let w = server.withdraw_if_too_few(&gone, 4).unwrap();
+    assert_eq!((w.request, w.clients, w.min_clients), (4, 1, 2));
+    assert!(server.server().counts().is_empty());
+    assert!(server.withdraw_if_too_few(&gone, 5).is_none(), "once");
+    assert_eq!(server.withdrawal(), Some(&w));
+
+    let bytes = postcard::to_allocvec(&server.snapshot().unwrap()).unwrap();
+    let kept: ServerSnapshot = postcard::from_bytes(&bytes).unwrap();
+    let mut resumed = RemoteServer::from_snapshot(kept, ids.clone()).unwrap();
+    assert_eq!(resumed.withdrawal(), Some(&w));
+    assert_eq!(resumed.rounds(), rounds);
+    let err = resumed.start_round(&ids).unwrap_err();
+    assert!(err.to_string().contains("withdrawn"), "{err}");
+    resumed.leave(&ids[1..2]).unwrap();
+    let again = resumed.snapshot().unwrap();
+    // A store checks a server's row as a federation with no client.
+    let fed = Federation::from_snapshot(again.clone(), Vec::new()).unwrap();
+    assert_eq!(fed.withdrawal(), Some(&w));
+    let back = RemoteServer::from_snapshot(again, ids.clone()).unwrap();
+    assert_eq!(back.withdrawal(), Some(&w));
+
     let mut fed = Federation::new(data, &config).unwrap();
     let report = fed
         .remove(&RemovalRequest::clients(ids[1..].to_vec()))
         .unwrap();
     assert!(report.outcome.is_withdrawn(), "{:?}", report.outcome);
-    let err = RemoteServer::from_snapshot(fed.server_snapshot(), ids).unwrap_err();
-    assert!(
-        matches!(&err, MufcError::Remote(m) if m.contains("withdrawn")),
-        "{err}"
-    );
+    let mut resumed = RemoteServer::from_snapshot(fed.server_snapshot(), ids.clone()).unwrap();
+    assert_eq!(resumed.withdrawal(), fed.withdrawal());
+    assert!(resumed.start_round(&ids).is_err());
 }

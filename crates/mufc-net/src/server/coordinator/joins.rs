@@ -52,6 +52,9 @@ impl Coordinator {
                     "{name} is not on the roster, and a client joins only a trained federation"
                 ))
             })?;
+        if let Some(w) = remote.withdrawal() {
+            return Err(refuse(format!("the model is withdrawn ({w})")));
+        }
         self.check_joining(remote, registration).map_err(refuse)?;
         let mut admitted = remote.clone();
         admitted.admit(&[id]).map_err(|e| refuse(e.to_string()))?;

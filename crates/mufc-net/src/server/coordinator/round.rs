@@ -280,6 +280,13 @@ impl Coordinator {
     ) -> (ServerRound, Result<(), MufcError>) {
         loop {
             self.collect(&mut round, &mut open.state).await;
+            // A client of the ring may have said it holds no point now
+            // (its request comes before its message, on its one stream):
+            // no sum of fewer clients with points is unmasked
+            // (docs/threat-model.md P4).
+            if let Some(why) = self.too_few_with_points(&round) {
+                return (round, Err(MufcError::Remote(why)));
+            }
             let directory = at_keys(&round);
             let (back, advanced) = off_runtime(round, ServerRound::advance).await;
             round = back;

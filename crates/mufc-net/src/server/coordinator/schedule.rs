@@ -65,7 +65,9 @@ impl Coordinator {
     /// once for each reason, as a round of that group that could not
     /// start.
     pub(super) fn next(&mut self) -> Option<Next> {
-        if !self.may_retry() {
+        // Never a round of fewer clients with points than the minimum
+        // aggregate (docs/threat-model.md P4, `withdrawal.rs`).
+        if self.withdrawn_or_due() || !self.may_retry() {
             return None;
         }
         let remote = self.remote.as_ref()?;
@@ -204,7 +206,15 @@ impl Coordinator {
     /// back: a restarted server, which hears of the request again, does
     /// not start the lone-update deadline again. A time in the future, or
     /// none, counts as now.
+    ///
+    /// Whether the client holds no point once the request is applied is
+    /// noted first (`withdrawal.rs`); once the model is withdrawn, the
+    /// request is served at once and not queued.
     pub(super) fn queue_forget(&mut self, client: ClientId, f: &crate::proto::Forget) {
+        self.note_points(client, f.empties);
+        if self.served_by_withdrawal(client, f.request) {
+            return;
+        }
         let now_unix = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());

@@ -132,7 +132,7 @@ impl InProcess {
             .collect();
         requests.sort_unstable();
         let server = if now {
-            self.server.withdraw();
+            self.server.withdraw(w.clone());
             self.withdrawn = Some(w.clone());
             ServerUpdate::Cleared
         } else {

@@ -206,7 +206,9 @@ impl InProcess {
             check_groups(&setup, saved, &loaded, &book)?;
         }
         let server = match &book.withdrawn {
-            Some(w) => RemoteServer::withdrawn_after(setup.clone(), w.rounds)?,
+            Some(w) => {
+                RemoteServer::withdrawn_with(setup.clone(), w.clone(), parts.fit_report.clone())?
+            }
             None => RemoteServer::resumed(setup.clone(), parts),
         };
         // A server's state alone holds no client party.

@@ -7,7 +7,7 @@ use crate::persist::Restored;
 use crate::remote::{RemoteServer, RemoteSetup};
 use crate::state::RequestBook;
 use crate::state::tree::Tree;
-use crate::{ClientId, FitReport, MufcError, MufcResult, ServerSnapshot, StageTimes};
+use crate::{ClientId, FitReport, MufcError, MufcResult, ServerSnapshot, StageTimes, Withdrawal};
 
 impl RemoteServer {
     /// The server of a trained federation, resumed from what a store
@@ -22,7 +22,7 @@ impl RemoteServer {
     ///
     /// [`MufcError::NoClients`](crate::MufcError::NoClients) for an empty roster;
     /// [`MufcError::Remote`](crate::MufcError::Remote) for the snapshot of a federation run in one
-    /// process with no aggregate (the plain mode) or a withdrawn model;
+    /// process with no aggregate (the plain mode);
     /// the errors of [`Federation::from_snapshot`](crate::Federation::from_snapshot) (among them a
     /// snapshot whose requests wait for clients' points: a server holds
     /// none).
@@ -47,15 +47,11 @@ impl RemoteServer {
             return Err(MufcError::NoClients);
         }
         let parts = snapshot.restore(Vec::new(), BTreeMap::new())?;
-        // A server never withdraws its model (its clients' requests are
-        // theirs to hold back), and requests that wait name clients' points,
-        // which the restore refused above with no client to hold them.
-        if parts.book.withdrawn.is_some() {
-            return Err(MufcError::Remote(
-                "the snapshot is of a federation run in one process whose model is withdrawn, \
-                 not of a server's"
-                    .into(),
-            ));
+        let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
+        // A withdrawn model stays withdrawn (docs/threat-model.md P4): the
+        // server runs no round again.
+        if let Some(w) = parts.book.withdrawn {
+            return Self::withdrawn_with(setup, w, parts.fit_report);
         }
         if parts.aggregation.is_none() {
             // Its points are its clients' centroids, which a snapshot
@@ -66,7 +62,6 @@ impl RemoteServer {
                     .into(),
             ));
         }
-        let setup = RemoteSetup::of_roster(parts.setup.config.clone(), parts.setup.dim, roster);
         Ok(Self::resumed(setup, parts))
     }
 
@@ -85,11 +80,16 @@ impl RemoteServer {
         }
     }
 
-    /// The server of `setup` whose model was withdrawn after `rounds`
-    /// rounds (restored: it runs none again).
-    pub(crate) fn withdrawn_after(setup: RemoteSetup, rounds: u64) -> MufcResult<Self> {
+    /// The server of `setup` whose model, trained as `fit_report` says,
+    /// was withdrawn for `w` (restored: it runs no round again).
+    pub(crate) fn withdrawn_with(
+        setup: RemoteSetup,
+        w: Withdrawal,
+        fit_report: FitReport,
+    ) -> MufcResult<Self> {
         let mut server = Self::new(setup)?;
-        server.withdrawn = Some(rounds);
+        server.withdrawn = Some(w);
+        server.fit_report = Some(fit_report);
         Ok(server)
     }
 
@@ -102,8 +102,13 @@ impl RemoteServer {
     /// [`MufcError::NoServerModel`](crate::MufcError::NoServerModel) before the first round committed (with
     /// groups, before every group's).
     pub fn snapshot(&self) -> MufcResult<ServerSnapshot> {
-        if self.withdrawn.is_some() {
-            return Err(MufcError::NoServerModel);
+        if let Some(w) = &self.withdrawn {
+            // Nothing of an aggregate: the withdrawal and the counter.
+            let book = RequestBook {
+                withdrawn: Some(w.clone()),
+                ..RequestBook::default()
+            };
+            return self.describe(book);
         }
         let snapshot = self.describe(RequestBook::default())?;
         let fit_report = self.fit_report.clone().ok_or(MufcError::NoServerModel)?;
