@@ -181,18 +181,11 @@ impl RemoteServer {
     ) -> Option<Withdrawal> {
         let min_clients = self.setup.config().min_clients();
         let gone: BTreeSet<ClientId> = (gone.iter().copied())
-            .filter(|c| self.setup.roster().contains(c))
+            .filter(|c| self.setup.roster().binary_search(c).is_ok())
             .collect();
         let remaining = self.setup.roster().len().saturating_sub(gone.len());
         let layout = self.setup.layout();
-        let refusal = match (layout, merge) {
-            (Some(l), false) => l.check_sizes(min_clients, &gone).err(),
-            _ => None,
-        };
-        let refusal = match refusal {
-            Some(r) => r,
-            None => check_remaining(layout, min_clients, &gone, remaining).err()?,
-        };
+        let refusal = check_remaining(layout, min_clients, &gone, (remaining, merge)).err()?;
         withdrawal_after(&refusal, request, self.rounds())
     }
 

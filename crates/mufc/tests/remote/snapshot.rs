@@ -124,3 +124,30 @@ fn a_withdrawn_server_stays_withdrawn_through_its_snapshot() {
     assert_eq!(resumed.withdrawal(), fed.withdrawal());
     assert!(resumed.start_round(&ids).is_err());
 }
+
+/// Across processes groups do not merge: a group that clients holding no
+/// point leave below the minimum withdraws the model, where in one
+/// process it would merge into the other group.
+#[test]
+fn across_processes_a_group_below_the_minimum_withdraws_the_model() {
+    let mix = Mixture {
+        clients: 6,
+        ..Mixture::SMALL
+    };
+    let data = with_ids(&gaussian_clients("remote-withdraw-groups", mix));
+    let config = FederationConfig::new(2)
+        .topology(mufc::Topology::Tree {
+            group_size: 3,
+            fan_out: 2,
+        })
+        .min_clients(3)
+        .seed(34)
+        .validate()
+        .unwrap();
+    let parties = mufc::remote::InProcess::train(data, &config).unwrap();
+    let server = parties.server();
+    let group = server.groups()[0].clone();
+    let gone: BTreeSet<ClientId> = group[..1].iter().copied().collect();
+    let w = server.withdrawal_for(&gone, 1).unwrap();
+    assert_eq!((w.group, w.clients, w.min_clients), (Some(0), 2, 3));
+}
