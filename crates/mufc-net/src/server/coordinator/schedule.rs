@@ -208,13 +208,10 @@ impl Coordinator {
     /// none, counts as now.
     ///
     /// Whether the client holds no point once the request is applied is
-    /// noted first (`withdrawal.rs`); once the model is withdrawn, the
-    /// request is served at once and not queued.
+    /// noted first (`withdrawal.rs`: once the model is withdrawn, the
+    /// queue is served by the withdrawal).
     pub(super) fn queue_forget(&mut self, client: ClientId, f: &crate::proto::Forget) {
         self.note_points(client, f.empties);
-        if self.served_by_withdrawal(client, f.request) {
-            return;
-        }
         let now_unix = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -253,7 +250,10 @@ impl Coordinator {
     /// Tells the operator when `client`'s new request waits for the
     /// lone-update policy.
     pub(super) fn report_deferred(&self, client: ClientId) {
-        let Some(remote) = &self.remote else { return };
+        // A withdrawn model serves every request, nothing waits.
+        let Some(remote) = self.remote.as_ref().filter(|r| !r.is_withdrawn()) else {
+            return;
+        };
         let Some(members) = remote.groups().iter().find(|g| g.contains(&client)) else {
             return;
         };

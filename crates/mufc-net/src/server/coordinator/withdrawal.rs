@@ -57,8 +57,13 @@ impl Coordinator {
     }
 
     /// The withdrawal the clients out of the sums call for now, if any
-    /// (the model trained, not yet withdrawn).
+    /// (the model trained, not yet withdrawn). Nothing to count while no
+    /// client is out: the roster and the groups met the minimum at fit
+    /// (this runs before every round, and at every event).
     pub(super) fn withdrawal_due(&self) -> Option<Withdrawal> {
+        if self.emptied.is_empty() && self.departed.is_empty() {
+            return None;
+        }
         let remote = self.remote.as_ref().filter(|r| r.is_trained())?;
         // The request that emptied a client last, as its client numbered
         // it (0 when a client said so when it connected).
@@ -101,89 +106,72 @@ impl Coordinator {
     }
 
     /// Whether no round may run because the model is withdrawn: already,
-    /// or now (then written to the store with every request waiting, and
-    /// told to every client connected), or due but not yet written (the
-    /// store refused; tried again after a pause).
+    /// or now, or due but not yet written (the store refused; tried again
+    /// after a pause). The requests waiting are served by the withdrawal:
+    /// audited in the store with it, then told to their clients (at the
+    /// withdrawal, to every client connected). Requests go on being
+    /// queued as before (one entry a client), and the queue is served at
+    /// most once a [`RETRY`]: a member that floods requests makes a few
+    /// writes a second, not one a message.
     pub(super) fn withdrawn_or_due(&mut self) -> bool {
-        if self.remote.as_ref().is_some_and(|r| r.is_withdrawn()) {
-            return true;
-        }
-        let Some(w) = self.withdrawal_due() else {
+        let before = self.remote.as_ref().and_then(|r| r.withdrawal()).cloned();
+        if before.is_none() && self.withdrawal_due().is_none() {
             return false;
-        };
-        if !self.may_retry() {
+        }
+        if (before.is_some() && self.queue.is_empty()) || !self.may_retry() {
             return true;
         }
         let served: Vec<(ClientId, u64)> =
             (self.queue.iter()).map(|q| (q.client, q.request)).collect();
-        if let Err(e) = self.write_withdrawal(&w, &served) {
-            self.retry_at = Some(Instant::now() + RETRY);
-            let _ = self.report.send(ServerEvent::RoundFailed {
-                round: None,
-                group: w.group,
-                reason: format!("the model must be withdrawn ({w}), but the store refused: {e}"),
-            });
-            return true;
-        }
+        let w = match self.write_withdrawal(&served) {
+            Ok(w) => w,
+            Err(e) => {
+                self.retry_at = Some(Instant::now() + RETRY);
+                let _ = self.report.send(ServerEvent::RoundFailed {
+                    round: None,
+                    group: None,
+                    reason: format!("the model's withdrawal could not be written: {e}"),
+                });
+                return true;
+            }
+        };
+        self.retry_at = Some(Instant::now() + RETRY);
         self.queue.clear();
-        let _ = self.report.send(ServerEvent::Withdrawn(w.clone()));
-        let ids: Vec<ClientId> = self.sessions.keys().copied().collect();
-        for id in ids {
+        let told: Vec<ClientId> = match before {
+            Some(_) => served.iter().map(|(c, _)| *c).collect(),
+            None => {
+                let _ = self.report.send(ServerEvent::Withdrawn(w.clone()));
+                self.sessions.keys().copied().collect()
+            }
+        };
+        for id in told {
             self.send(id, withdrawn(&w));
         }
         true
     }
 
-    /// Withdraws the model for `w`, serving the requests `served`: in the
-    /// store first, then in memory (a failure changes neither).
-    fn write_withdrawal(
-        &mut self,
-        w: &Withdrawal,
-        served: &[(ClientId, u64)],
-    ) -> Result<(), String> {
+    /// Serves the requests `served` by the model's withdrawal, withdrawing
+    /// it first if it is not yet: in the store first, then in memory (a
+    /// failure changes neither). The withdrawal.
+    fn write_withdrawal(&mut self, served: &[(ClientId, u64)]) -> Result<Withdrawal, String> {
         let remote = self.remote.as_ref().ok_or("no federation")?;
-        let mut after = remote.clone();
-        let done = after.withdraw_if_too_few(&self.out_of_sums(), w.request);
-        if done.as_ref() != Some(w) {
-            return Err("the withdrawal changed as it was written".into());
-        }
-        let snapshot = after.snapshot().map_err(|e| e.to_string())?;
-        let store = self.store.as_mut().ok_or("the server has no store yet")?;
-        store
-            .withdraw_serving(snapshot, served)
-            .map_err(|e| e.to_string())?;
-        self.remote = Some(after);
-        Ok(())
-    }
-
-    /// Serves client `client`'s request `request` once the model is
-    /// withdrawn: audited in the store, then acknowledged. Returns
-    /// whether the model is withdrawn (the request is not queued then;
-    /// one the store could not audit is heard again when the client
-    /// comes back).
-    pub(super) fn served_by_withdrawal(&mut self, client: ClientId, request: u64) -> bool {
-        let Some(w) = self.remote.as_ref().and_then(|r| r.withdrawal()).cloned() else {
-            return false;
-        };
-        let written =
-            match (&self.remote, &mut self.store) {
-                (Some(remote), Some(store)) => (remote.snapshot())
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| {
-                        (store.withdraw_serving(s, &[(client, request)])).map_err(|e| e.to_string())
-                    }),
-                _ => Err("the server has no store".into()),
-            };
-        match written {
-            Ok(()) => self.send(client, withdrawn(&w)),
-            Err(e) => {
-                let _ = self.report.send(ServerEvent::Rejected {
-                    id: client,
-                    reason: format!("its request {request} could not be audited: {e}"),
-                });
+        let (after, w) = match remote.withdrawal() {
+            Some(w) => (None, w.clone()),
+            None => {
+                let request = self.withdrawal_due().map_or(0, |w| w.request);
+                let mut after = remote.clone();
+                let w = (after.withdraw_if_too_few(&self.out_of_sums(), request))
+                    .ok_or("no withdrawal is due")?;
+                (Some(after), w)
             }
+        };
+        let snapshot = (after.as_ref().unwrap_or(remote).snapshot()).map_err(|e| e.to_string())?;
+        let store = self.store.as_mut().ok_or("the server has no store yet")?;
+        (store.withdraw_serving(snapshot, served)).map_err(|e| e.to_string())?;
+        if let Some(after) = after {
+            self.remote = Some(after);
         }
-        true
+        Ok(w)
     }
 }
 
