@@ -13,13 +13,15 @@ use super::log_lines::Level;
 use crate::output::count;
 
 fn ids(v: &[ClientId]) -> String {
+    numbers(&v.iter().map(|c| c.0).collect::<Vec<_>>())
+}
+
+/// Numbers comma-separated, `-` for none.
+fn numbers(v: &[u64]) -> String {
     if v.is_empty() {
         return "-".into();
     }
-    v.iter()
-        .map(|c| c.0.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    (v.iter().map(u64::to_string)).collect::<Vec<_>>().join(",")
 }
 
 /// ` of group G` with groups, nothing when flat.
@@ -247,13 +249,7 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
             json!({ "event": "withdrawn", "reason": reason, "acknowledged": acknowledged }),
             format!(
                 "the server withdrew its model: {reason}; requests {} served, no round runs again",
-                if acknowledged.is_empty() {
-                    "-".to_string()
-                } else {
-                    (acknowledged.iter().map(u64::to_string))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                }
+                numbers(acknowledged)
             ),
         ),
         ClientEvent::Admitted { ids } => roster_change(
