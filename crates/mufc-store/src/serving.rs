@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::audit::{begin, joined, write_audit, write_journal};
+use crate::audit::{begin, joined, sql, write_audit, write_journal};
 use crate::error::StoreError;
 use crate::handle::{NewStore, Store, unix_now, write_server_of};
 use crate::record::ClientName;
@@ -189,6 +189,13 @@ impl Store {
             self.state.records_digest,
         )?;
         for (client, request, outcome) in served {
+            // A client that did not hear its request was served by the
+            // withdrawal asks again: told again, audited once.
+            if outcome == AuditOutcome::Withdrawn
+                && audited(&tx, self.state.name(client).as_str(), request, outcome)?
+            {
+                continue;
+            }
             // A client's points are its own: the server knows only that
             // its request was served (or waits for the next round).
             let applied = outcome != AuditOutcome::Deferred;
@@ -220,6 +227,26 @@ impl Store {
         self.state.fed = fed;
         Ok(())
     }
+}
+
+/// Whether the audit log holds client `client`'s request `request` with
+/// `outcome` already.
+fn audited(
+    conn: &rusqlite::Connection,
+    client: &str,
+    request: u64,
+    outcome: AuditOutcome,
+) -> Result<bool, StoreError> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM audit WHERE client = ?1 AND request = ?2 AND outcome = ?3)",
+    )
+    .and_then(|mut s| {
+        s.query_row(
+            rusqlite::params![client, sql(request), outcome.name()],
+            |r| r.get(0),
+        )
+    })
+    .map_err(StoreError::db("reading the audit log"))
 }
 
 /// Requests as the journal names them: `client:number`, comma-separated.

@@ -4,5 +4,6 @@
 //! needs its `mod` line here.
 
 mod additions;
+mod serving;
 mod store;
 mod store_integrity;
