@@ -357,6 +357,12 @@ impl FirstMessages {
         self.admitted.contains(&id)
     }
 
+    /// The clients admitted after training that passed [`Self::admit`],
+    /// in id order.
+    pub fn admitted_ids(&self) -> Vec<ClientId> {
+        self.admitted.iter().copied().collect()
+    }
+
     /// The authority's certificate as the trust anchor of the checks.
     pub(crate) fn anchor(&self) -> Result<rustls::pki_types::TrustAnchor<'_>, NetError> {
         webpki::anchor_from_trusted_cert(&self.ca).map_err(|e| NetError::Pem {

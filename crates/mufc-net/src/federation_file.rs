@@ -174,6 +174,7 @@ impl FederationFile {
             max_client_points: self.max_client_points,
             policy: self.policy,
             topology: self.topology,
+            admitted: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@
 mod client_store;
 mod dealer;
 mod federation;
+mod groups;
 mod handshake;
 mod joins;
 mod parties;

@@ -409,12 +409,30 @@ impl RemoteSetup {
     }
 
     /// Whether the groups are those the configuration's topology gives the
-    /// roster (not a layout of the setup's own, [`Self::with_layout`]).
-    pub(crate) fn has_topology_layout(&self) -> bool {
-        match self.config.topology() {
-            crate::Topology::Flat => self.layout.is_none(),
-            t => self.layout.as_ref() == Some(&Layout::new(&self.roster, t)),
+    /// roster (not a layout of the setup's own, [`Self::with_layout`]),
+    /// but for the clients `admitted` after training: each of those sits
+    /// in one of the groups the topology gives the others, which are
+    /// otherwise unchanged (a join puts a new client in an existing group,
+    /// [`Self::admitting`]). A client with no history of the federation
+    /// checks a setup by this rule.
+    pub(crate) fn has_topology_layout_admitting(&self, admitted: &[ClientId]) -> bool {
+        let t = self.config.topology();
+        if t == crate::Topology::Flat {
+            return self.layout.is_none();
         }
+        let joined = in_order(admitted);
+        let trained: Vec<ClientId> = (self.roster.iter())
+            .filter(|c| joined.binary_search(c).is_err())
+            .copied()
+            .collect();
+        let joined: Vec<ClientId> = (joined.iter())
+            .filter(|c| self.roster.contains(c))
+            .copied()
+            .collect();
+        let before = (!trained.is_empty()).then(|| Layout::new(&trained, t));
+        before.is_some_and(|b| {
+            membership::check_absorbed(self.layout.as_ref(), Some(&b), &joined).is_ok()
+        })
     }
 
     /// Checks that the ring of `spec` names only clients of the roster,

@@ -352,6 +352,9 @@ impl Session<'_> {
             // The clients admitted since the agreement was written count.
             let mut a = a.clone();
             a.clients = a.clients.max(self.firsts.roster_len().unwrap_or(0));
+            // Each of them checked against the authority: with groups,
+            // they may sit in any group (`Agreement::admitted`).
+            a.admitted = self.firsts.admitted_ids();
             party.agree(a);
         }
         self.adopt_admitting(&mut party, bytes);

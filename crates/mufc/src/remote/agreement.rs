@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Registration, RemoteSetup};
-use crate::{Masking, MufcError, MufcResult, Topology, ValidConfig};
+use crate::{ClientId, Masking, MufcError, MufcResult, Topology, ValidConfig};
 
 /// The smallest grid step by default: 1/1024 of the box per axis, the
 /// coarsest step the default rule ever picks
@@ -68,6 +68,11 @@ pub struct Agreement {
     pub policy: Option<Policy>,
     /// The topology every setup must have (`None`: not agreed).
     pub topology: Option<Topology>,
+    /// The clients admitted after training that the party checked (issue
+    /// 29): a setup's groups may place each of them in any group, and
+    /// must otherwise be those the topology gives the other clients.
+    #[serde(default)]
+    pub admitted: Vec<ClientId>,
 }
 
 /// The privacy policy the parties agreed on (issue 28): how the clients
@@ -149,6 +154,7 @@ impl Agreement {
             max_client_points: DEFAULT_MAX_CLIENT_POINTS,
             policy: None,
             topology: None,
+            admitted: Vec::new(),
         }
     }
 
@@ -251,7 +257,13 @@ impl Agreement {
     /// number of clients or dimension, a finer grid step, a bound on the
     /// points beyond what the clients may claim together, or groups other
     /// than those the topology gives the roster (a layout of the server's
-    /// choosing could place a client among parties it controls).
+    /// choosing could place a client among parties it controls), but for
+    /// the clients [`Self::admitted`] since training, each in one of
+    /// those groups. A member that held the setup before also takes a new
+    /// one only as its own with clients admitted
+    /// ([`RemoteClient::adopt`](super::RemoteClient::adopt)): its group
+    /// never changes but by joins, so a ring a new client shares with an
+    /// honest member is that member's group.
     ///
     /// # Errors
     ///
@@ -290,10 +302,12 @@ impl Agreement {
                 s.roster().len()
             ));
         }
-        if !s.has_topology_layout() {
+        if !s.has_topology_layout_admitting(&self.admitted) {
             return Err(format!(
-                "the setup's groups {:?} are not those its topology gives the roster",
-                s.layout().map(crate::Layout::groups)
+                "the setup's groups {:?} are not those its topology gives the roster (with the \
+                 clients admitted since training {:?} in any group)",
+                s.layout().map(crate::Layout::groups),
+                self.admitted
             ));
         }
         let most = self.max_client_points.saturating_mul(self.clients as u64);
@@ -433,6 +447,55 @@ mod tests {
             let why = agreed.check_setup(&setup.unwrap()).unwrap_err();
             assert!(why.contains(what), "{what}: {why}");
         }
+    }
+
+    /// A client with no history of the federation (it joined after
+    /// training) checks the groups by the topology, with the clients
+    /// admitted since placed anywhere: a server that draws the groups at
+    /// random gets a setup past it only when every client trained in the
+    /// federation sits in the group the topology gives it.
+    #[test]
+    fn the_clients_admitted_since_training_sit_in_any_group_and_no_other_moves() {
+        let config = config()
+            .topology(Topology::Groups { size: 3 })
+            .min_clients(2)
+            .validate()
+            .unwrap();
+        let trained = Agreement::new(6)
+            .resolve(&config, &regs(6, 100, 2))
+            .unwrap();
+        let topology = trained.layout().unwrap().groups().to_vec();
+        // Client 1 left: the new client goes to the first group, where the
+        // topology would not put it.
+        let gone = std::collections::BTreeSet::from([ClientId(1)]);
+        let grown = trained.admitting_with(&[ClientId(6)], &gone).unwrap();
+        let mut agreed = Agreement::new(7);
+        assert!(agreed.check_setup(&grown).unwrap_err().contains("groups"));
+        agreed.admitted = vec![ClientId(6)];
+        assert!(agreed.check_setup(&grown).is_ok());
+        let mut rng = testdata::rng("agreement-admitted-groups");
+        let (mut passed, mut refused) = (0, 0);
+        for _ in 0..60 {
+            let mut groups = vec![Vec::new(), Vec::new()];
+            for c in 0..7 {
+                groups[rand::RngExt::random_range(&mut rng, 0..2)].push(ClientId(c));
+            }
+            let Ok(setup) = crate::Layout::from_groups(groups.clone(), None)
+                .and_then(|l| grown.clone().with_layout(l))
+            else {
+                continue;
+            };
+            let kept: Vec<Vec<ClientId>> = (groups.iter())
+                .map(|g| g.iter().copied().filter(|c| *c != ClientId(6)).collect())
+                .collect();
+            let honest = kept == topology;
+            assert_eq!(agreed.check_setup(&setup).is_ok(), honest, "{groups:?}");
+            if honest { passed += 1 } else { refused += 1 }
+        }
+        assert!(
+            passed > 0 && refused > 0,
+            "{passed} passed, {refused} refused"
+        );
     }
 
     /// The server's side: a configured step finer than agreed, a claim

@@ -158,11 +158,13 @@ impl RemoteDealer {
         // A setup that admits clients whose keys the dealer's operator
         // pinned since (issue 29) is taken, as each member takes it once
         // it checked the new clients: the roster grows by them.
-        let admitted = self.admitted_in(setup).map_err(refuse)?;
+        let joined = self.admitted_in(setup).map_err(refuse)?;
+        let admitted = !joined.is_empty();
         let mut agreement = self.agreement.clone();
         if let Some(a) = &mut agreement {
             if admitted {
                 a.clients = a.clients.max(setup.roster().len());
+                a.admitted.extend(joined);
             }
             a.check_setup(setup)
                 .map_err(|why| refuse(format!("outside the agreement: {why}")))?;
@@ -196,29 +198,30 @@ impl RemoteDealer {
         }
     }
 
-    /// Whether `setup` is the pinned one with clients admitted, each of
-    /// whom the dealer shares a key with ([`Self::pin_client`]); `false`
-    /// for the pinned setup itself, before a first deal, or a setup that
-    /// is no admission (refused as another setup).
+    /// The clients `setup` admits when it is the pinned one with clients
+    /// admitted, each of whom the dealer shares a key with
+    /// ([`Self::pin_client`]); none for the pinned setup itself, before a
+    /// first deal, or a setup that is no admission (refused as another
+    /// setup).
     ///
     /// # Errors
     ///
     /// Why not, for an admission of a client the dealer has no key for.
-    fn admitted_in(&self, setup: &RemoteSetup) -> Result<bool, String> {
+    fn admitted_in(&self, setup: &RemoteSetup) -> Result<Vec<ClientId>, String> {
         let Some((pinned, _)) = &self.pinned else {
-            return Ok(false);
+            return Ok(Vec::new());
         };
         if pinned == setup {
-            return Ok(false);
+            return Ok(Vec::new());
         }
         let Ok(joined) = setup.admitted_since(pinned) else {
-            return Ok(false);
+            return Ok(Vec::new());
         };
         match joined.iter().find(|c| !self.keys.contains_key(c)) {
             Some(c) => Err(format!(
                 "the setup admits client {c}, whose key the dealer's operator has not pinned"
             )),
-            None => Ok(!joined.is_empty()),
+            None => Ok(joined),
         }
     }
 

@@ -240,7 +240,7 @@ impl RemoteSetup {
 
 /// Checks that the groups `after` are `before`'s with each client of
 /// `joined` added to one of them, and nothing else changed.
-fn check_absorbed(
+pub(super) fn check_absorbed(
     after: Option<&Layout>,
     before: Option<&Layout>,
     joined: &[ClientId],

@@ -6,6 +6,8 @@
 //! announcement after it carries the admitted clients' certificates, which
 //! each member checks before it takes the setup that admits them.
 
+use std::collections::BTreeSet;
+
 use mufc::ClientId;
 use mufc::remote::Registration;
 use mufc_store::AdmittedClient;
@@ -28,7 +30,7 @@ impl Coordinator {
     ///
     /// The status the session is refused with: unavailable while a round
     /// runs (the client comes back), failed precondition for a federation
-    /// not trained, with groups, for a registration outside
+    /// not trained, for a registration outside
     /// the agreement, of another dimension, of no point or past the bound
     /// on points; internal if the store cannot write it.
     pub(super) fn joining(
@@ -56,8 +58,11 @@ impl Coordinator {
             return Err(refuse(format!("the model is withdrawn ({w})")));
         }
         self.check_joining(remote, registration).map_err(refuse)?;
+        // With groups the new client goes to the group with the fewest
+        // clients that hold points (groups do not split across
+        // processes: the group grows).
         let mut admitted = remote.clone();
-        admitted.admit(&[id]).map_err(|e| refuse(e.to_string()))?;
+        (admitted.admit_placed(&[id], &self.out_of_sums())).map_err(|e| refuse(e.to_string()))?;
         let snapshot = admitted.snapshot().map_err(|e| refuse(e.to_string()))?;
         let client = AdmittedClient {
             id,
@@ -91,7 +96,7 @@ impl Coordinator {
     }
 
     /// Why `registration` may not join the federation of `remote`, if
-    /// so: groups (not built yet), no point, another
+    /// so: no point, another
     /// dimension, a claim beyond the agreement, past the bound on points.
     fn check_joining(
         &self,
@@ -99,9 +104,6 @@ impl Coordinator {
         registration: &Registration,
     ) -> Result<(), String> {
         let setup = remote.setup();
-        if setup.config().topology() != mufc::Topology::Flat {
-            return Err("clients join only a federation without groups".into());
-        }
         if registration.points == 0 {
             return Err("it registered no point".into());
         }
@@ -141,7 +143,9 @@ impl Coordinator {
         let Some(remote) = &self.remote else {
             return Vec::new();
         };
-        let included = remote.included(0);
+        let groups = remote.groups();
+        let included: BTreeSet<ClientId> =
+            (0..groups.len()).flat_map(|g| remote.included(g)).collect();
         (self.admitted.iter())
             .map(|a| a.id)
             .filter(|c| !included.contains(c))

@@ -82,8 +82,9 @@ impl Coordinator {
             let present = members.iter().filter(|c| !departed.contains(c)).count();
             let everyone = connected.len() == present;
             if !remote.group_trained(group) {
-                // Training waits for the whole group.
-                if everyone && !members.is_empty() {
+                // Training waits for the whole group; a group every
+                // member of which left holds nothing to train.
+                if everyone && present > 0 {
                     found = Some(Next {
                         group,
                         ring: members.clone(),

@@ -50,7 +50,7 @@ impl Coordinator {
 
     /// The clients out of every sum's count: those that hold no point,
     /// and those that left.
-    fn out_of_sums(&self) -> BTreeSet<ClientId> {
+    pub(super) fn out_of_sums(&self) -> BTreeSet<ClientId> {
         let mut out = self.emptied.clone();
         out.extend(self.departed_ids());
         out

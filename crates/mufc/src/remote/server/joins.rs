@@ -47,12 +47,47 @@ impl RemoteServer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn admit(&mut self, joining: &[ClientId]) -> MufcResult<()> {
-        self.admit_with(joining, &BTreeSet::new())
+        self.admit_placed(joining, &BTreeSet::new())
     }
 
-    /// [`Self::admit`], with groups placing each new client by the
-    /// clients not in `gone` ([`RemoteSetup::admitting_with`](crate::remote::RemoteSetup::admitting_with)).
-    fn admit_with(&mut self, joining: &[ClientId], gone: &BTreeSet<ClientId>) -> MufcResult<()> {
+    /// [`Self::admit`], with groups placing each new client in the group
+    /// with the fewest clients not in `gone` (those that left or hold no
+    /// point): a group of absent clients does not take the new one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::admit`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeSet;
+    /// use mufc::remote::{InProcess, RemoteServer};
+    /// use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions, Topology};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..4)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2)
+    ///     .seed(5)
+    ///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    ///     .min_clients(1)
+    ///     .topology(Topology::Groups { size: 2 })
+    ///     .validate()?;
+    /// let mut server: RemoteServer = InProcess::train(data, &config)?.server().clone();
+    /// assert_eq!(server.groups(), [[0, 1].map(ClientId), [2, 3].map(ClientId)]);
+    /// // Client 0 left: its group is the smaller one.
+    /// server.admit_placed(&[ClientId(4)], &BTreeSet::from([ClientId(0)]))?;
+    /// assert_eq!(server.groups()[0], [0, 1, 4].map(ClientId));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn admit_placed(
+        &mut self,
+        joining: &[ClientId],
+        gone: &BTreeSet<ClientId>,
+    ) -> MufcResult<()> {
         let (setup, aggregation, fit_report) = self.admitted(joining, gone)?;
         let tree = self.tree_for(&setup, |tree, parts, layout, capacity| {
             tree.admitting(parts, layout, capacity)
@@ -85,7 +120,7 @@ impl RemoteServer {
         gone: &BTreeSet<ClientId>,
     ) -> MufcResult<Self> {
         let mut admitted = self.clone();
-        admitted.admit_with(joining, gone)?;
+        admitted.admit_placed(joining, gone)?;
         Ok(admitted)
     }
 
@@ -129,16 +164,16 @@ impl RemoteServer {
     /// the clients its model includes loses them. They stay on the roster
     /// (an id names one client for good), and the sketch capacity stays.
     ///
-    /// The withdrawal of the model when too few clients remain
-    /// (docs/threat-model.md P4) is the driver's to decide: across
-    /// processes it is not built yet (a round of fewer clients than the
-    /// smallest aggregate is refused at its start all the same).
+    /// With groups, the leaver stays in its group (groups do not merge
+    /// across processes) and its group's model loses it from the clients
+    /// it holds. The withdrawal of the model when too few clients remain
+    /// (docs/threat-model.md P4) is the driver's to decide before the
+    /// leaver's round ([`Self::withdraw_if_too_few`]).
     ///
     /// # Errors
     ///
     /// [`MufcError::NoServerModel`] before the model is trained;
-    /// [`MufcError::UnknownClient`] for a client not on the roster;
-    /// [`MufcError::TopologyUnsupported`] with groups.
+    /// [`MufcError::UnknownClient`] for a client not on the roster.
     ///
     /// # Example
     ///
@@ -161,16 +196,14 @@ impl RemoteServer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn leave(&mut self, gone: &[ClientId]) -> MufcResult<()> {
-        if self.tree.is_some() {
-            return Err(MufcError::TopologyUnsupported(
-                "a client leaving across processes",
-            ));
-        }
         if let Some(c) = gone.iter().find(|c| !self.setup.roster().contains(c)) {
             return Err(MufcError::UnknownClient(*c));
         }
         let report = self.fit_report.as_mut().ok_or(MufcError::NoServerModel)?;
         report.included.retain(|c| !gone.contains(c));
+        if let Some(tree) = &mut self.tree {
+            tree.left(gone);
+        }
         Ok(())
     }
 }

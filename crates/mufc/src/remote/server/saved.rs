@@ -53,6 +53,10 @@ impl RemoteServer {
         if let Some(w) = parts.book.withdrawn {
             return Self::withdrawn_with(setup, w, parts.fit_report);
         }
+        // The groups the server held (clients that joined sit in one of
+        // the topology's groups), not those the topology gives the roster.
+        let layout = parts.tree.as_ref().map(|t| t.layout().clone());
+        let setup = crate::remote::in_process::with_saved_layout(setup, layout)?;
         if parts.aggregation.is_none() {
             // Its points are its clients' centroids, which a snapshot
             // rebuilds from the clients (a federation run in one process).

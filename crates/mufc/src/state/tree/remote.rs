@@ -89,6 +89,15 @@ impl Tree {
         self.groups.get(g).map_or(&[], |group| &group.included)
     }
 
+    /// Takes the clients `gone` off every group's included clients: they
+    /// left after their whole removal's round committed, so each sum
+    /// holds nothing of theirs and no later ring names them.
+    pub(crate) fn left(&mut self, gone: &[ClientId]) {
+        for group in &mut self.groups {
+            group.included.retain(|c| !gone.contains(c));
+        }
+    }
+
     /// Group `g`'s aggregation, to read (`None` out of range).
     pub(crate) fn group_aggregation_ref(&self, g: usize) -> Option<&Aggregation> {
         self.groups.get(g).map(|group| &group.aggregation)

@@ -1,0 +1,121 @@
+//! Clients that leave and join a federation of groups over loopback
+//! (issue 29): the leaver's group goes on without it, a new client goes
+//! to the group with the fewest clients left, and after each step every
+//! node's model equals the in-process federation's fit on the records
+//! present in the groups the server holds, bit for bit, through a
+//! restart. Groups do not split or merge across processes: the group
+//! that takes the new client grows.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::Path;
+
+use mufc::{Channel, ClientId, Federation, FederationConfig, Layout, Masks, NodeId};
+use mufc::{SecAggOptions, Topology};
+use mufc_net::server::ServerEvent;
+use mufc_store::Store;
+use seeding::Dataset;
+
+use super::federation::{Loopback, data, until_server};
+
+/// Groups of three, of which two must remain; room for every record.
+fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
+    let total: usize = all.iter().map(Dataset::len).sum();
+    FederationConfig::new(3)
+        .channel(Channel::scma(masks))
+        .topology(Topology::Groups { size: 3 })
+        .min_clients(2)
+        .min_updating_clients(1)
+        .max_points(total as u64)
+        .seed(11)
+        .validate()
+        .unwrap()
+}
+
+/// Every node of the stored federation is the in-process federation's
+/// on `present` (each client's records by id) in the stored groups less
+/// the clients not present, bit for bit; returns the stored groups.
+fn assert_stored_groups(store: &Path, present: &[(ClientId, Dataset)]) -> Vec<Vec<ClientId>> {
+    let stored = Store::open(store).unwrap();
+    let stored = stored.federation();
+    let layout = stored.layout().unwrap().clone();
+    let ids: Vec<ClientId> = present.iter().map(|(c, _)| *c).collect();
+    let groups: Vec<Vec<ClientId>> = (layout.groups().iter())
+        .map(|g| g.iter().copied().filter(|c| ids.contains(c)).collect())
+        .collect();
+    let held = Layout::from_groups(groups, layout.fan_out()).unwrap();
+    let fed = Federation::with_layout(present.to_vec(), stored.config(), held).unwrap();
+    for n in 0..layout.nodes() {
+        let (mine, theirs) = (
+            stored.node(NodeId(n)).unwrap(),
+            fed.node(NodeId(n)).unwrap(),
+        );
+        assert_eq!(mine.counts(), theirs.counts(), "node {n}");
+        assert_eq!(mine.centroids(), theirs.centroids(), "node {n}");
+    }
+    layout.groups().to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_groups_a_client_leaves_another_joins_and_the_model_stays_exact() {
+    leaves_and_joins(Masks::SecAgg(SecAggOptions::new())).await;
+}
+
+/// The same with pairwise masks, where every member of a ring must
+/// answer: the leaver's group runs without it only because the server
+/// and every member took it off the group's sum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_groups_with_pairwise_masks_a_client_leaves_another_joins_exactly() {
+    leaves_and_joins(Masks::Pairwise).await;
+}
+
+async fn leaves_and_joins(masks: Masks) {
+    let all = data(7);
+    let mut fed =
+        Loopback::start_with(config(masks, &all), &all[..6], Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    let mut present: Vec<(ClientId, Dataset)> =
+        (0u64..).map(ClientId).zip(all[..6].to_vec()).collect();
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups, [[0, 1, 2].map(ClientId), [3, 4, 5].map(ClientId)]);
+
+    // Client 4 leaves: its group of two goes on (the minimum is two).
+    fed.leave(4).await;
+    present.retain(|(c, _)| *c != ClientId(4));
+    assert_stored_groups(&fed.store, &present);
+    // A removal in that group: a ring of the two left.
+    let gone = all[5].id(4);
+    fed.forget(4, &[gone]).await; // client 5, now at place 4
+    present[4].1 = present[4].1.without(&[gone]).unwrap();
+    assert_stored_groups(&fed.store, &present);
+
+    // A new client joins the group with the fewest clients left (the
+    // second: counted with the leaver, the groups are even, and the
+    // first would take it).
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    fed.start_new_client("c6", &all[6]);
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(6))),
+    )
+    .await;
+    present.push((ClientId(6), all[6].clone()));
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups[0], [0, 1, 2].map(ClientId));
+    assert_eq!(groups[1], [3, 4, 5, 6].map(ClientId));
+
+    // Restarted, the server keeps both; the new client and a client of
+    // the other group forget a point each.
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let gone = all[6].id(0);
+    fed.forget(5, &[gone]).await; // client 6, last
+    present[5].1 = present[5].1.without(&[gone]).unwrap();
+    let gone = all[1].id(2);
+    fed.forget(1, &[gone]).await;
+    present[1].1 = present[1].1.without(&[gone]).unwrap();
+    assert_stored_groups(&fed.store, &present);
+    fed.stop().await;
+}
