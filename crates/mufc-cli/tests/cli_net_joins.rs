@@ -14,7 +14,7 @@ use crate::common::net;
 use std::process::Command;
 
 use mufc::ClientId;
-use net::{Proc, Processes, assert_model, assert_model_of};
+use net::{Proc, Processes, assert_model, assert_model_in_groups, assert_model_of};
 
 const SITES: [&str; 4] = ["a", "b", "c", "d"];
 
@@ -76,6 +76,70 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
     drop((a, e));
 }
 
+/// The same in groups of three: site b leaves its group, and site g,
+/// admitted later, joins the group with the fewest sites left (where the
+/// topology would not put it). Every
+/// client holds the federation file's agreement: the members take the
+/// setup that admits g as theirs with g admitted, and g, which has no
+/// history, checks the groups by the topology with g anywhere. The
+/// model equals the in-process federation's in the groups the server
+/// holds, bit for bit.
+#[test]
+fn in_groups_a_site_leaves_another_joins_and_the_model_stays_exact() {
+    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = net::written_data(
+        dir,
+        "cli-net-joins-groups",
+        &["a", "b", "c", "d", "e", "f", "g"],
+    );
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "13",
+        "--max-points",
+        "2000",
+        "--min-clients",
+        "2",
+        "--topology",
+        "groups",
+        "--group-size",
+        "3",
+        "--admit-new-clients",
+    ];
+    let mut fed = Processes::start(dir, &SIX, &SIX, &extra, |_| None);
+    for g in [0, 1] {
+        fed.server
+            .wait_for(|l| l.starts_with(&format!("round 0 of group {g} committed (training)")));
+    }
+    let mut present: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(all[..6].to_vec()).collect();
+    assert_model_in_groups(dir, present.clone());
+
+    leave(dir, &mut fed, 1, "b");
+    present.remove(1);
+    assert_model_in_groups(dir, present.clone());
+
+    join_roster(&fed.certs, "g");
+    let g = Proc::start("g", dir, &net::client_args(fed.port, &fed.certs, "g"), &[]);
+    fed.server.wait_for(|l| l.contains("client 6 (g) admitted"));
+    fed.server
+        .wait_for(|l| l.contains(" committed") && l.contains("included 0,2,6"));
+    present.push((ClientId(6), all[6].clone()));
+    assert_model_in_groups(dir, present.clone());
+    let store = mufc_store::Store::open(dir.join("server.db")).unwrap();
+    let groups = store.federation().layout().unwrap().groups().to_vec();
+    assert_eq!(groups[0], [0, 1, 2, 6].map(ClientId));
+    assert_eq!(groups[1], [3, 4, 5].map(ClientId));
+
+    // The new site forgets a point: a round of its group, with a and c.
+    net::forget(dir, "g", "3");
+    present[5].1 = present[5].1.without(&[seeding::PointId(3)]).unwrap();
+    assert_model_in_groups(dir, present);
+    drop(g);
+}
+
 /// The authority issues `name`'s certificate in `certs` and appends it to
 /// the federation file (`mufc certs --join`), which `name` starts with (the
 /// members hold the old one).
@@ -103,9 +167,21 @@ fn join_roster(certs: &std::path::Path, name: &str) {
 /// server took the leave, the server says so, b's client stops, and its
 /// store runs no client again.
 fn leave_b(dir: &std::path::Path, fed: &mut Processes) {
+    leave(dir, fed, 1, "b");
+}
+
+/// Site `name`, client `id`, leaves as [`leave_b`] says.
+fn leave(dir: &std::path::Path, fed: &mut Processes, id: usize, name: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .current_dir(dir)
-        .args(["client", "leave", "--store", "b.db", "--wait", "60"])
+        .args([
+            "client",
+            "leave",
+            "--store",
+            &format!("{name}.db"),
+            "--wait",
+            "60",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -114,14 +190,14 @@ fn leave_b(dir: &std::path::Path, fed: &mut Processes) {
         "{text}"
     );
     fed.server
-        .wait_for(|l| l.contains("client 1 (b) left the federation"));
+        .wait_for(|l| l.contains(&format!("client {id} ({name}) left the federation")));
     assert!(
-        fed.clients[1].exits_within(net::LIMIT),
-        "b stops once it left"
+        fed.clients[id].exits_within(net::LIMIT),
+        "{name} stops once it left"
     );
     let again = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .current_dir(dir)
-        .args(net::client_args(fed.port, &fed.certs, "b"))
+        .args(net::client_args(fed.port, &fed.certs, name))
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&again.stderr);

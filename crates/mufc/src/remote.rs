@@ -343,8 +343,9 @@ impl RemoteSetup {
     /// The setup with the groups `layout` in place of the topology's: a
     /// layout of its own ([`Federation::with_layout`](crate::Federation::with_layout)).
     /// Across processes a client joins only the layout the topology gives
-    /// the roster ([`Agreement::check_setup`]): another one would have to
-    /// be agreed out of band, as the roster is.
+    /// the roster, with the clients admitted since training in any group
+    /// ([`Agreement::check_setup`]): another one would have to be agreed
+    /// out of band, as the roster is.
     ///
     /// # Errors
     ///

@@ -361,6 +361,19 @@ pub(crate) fn assert_model(dir: &Path, data: Vec<Dataset>) {
 /// [`assert_model`] with each client's id (a client's training depends on
 /// it: after a client left, the others keep theirs).
 pub(crate) fn assert_model_of(dir: &Path, data: Vec<(mufc::ClientId, Dataset)>) {
+    assert_model_with(dir, data, false);
+}
+
+/// [`assert_model_of`] in the groups the server holds, less the clients
+/// not in `data` (clients joined after training sit in a group the
+/// topology would not give them).
+pub(crate) fn assert_model_in_groups(dir: &Path, data: Vec<(mufc::ClientId, Dataset)>) {
+    assert_model_with(dir, data, true);
+}
+
+/// Every model of the server's store equals the in-process federation's
+/// on `data`, in the topology's groups or, when `held`, in the store's.
+fn assert_model_with(dir: &Path, data: Vec<(mufc::ClientId, Dataset)>, held: bool) {
     let stored = Store::open(dir.join("server.db")).unwrap();
     let stored = stored.federation();
     assert!(stored.clients().is_empty(), "no client point at the server");
@@ -373,8 +386,21 @@ pub(crate) fn assert_model_of(dir: &Path, data: Vec<(mufc::ClientId, Dataset)>) 
         .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
         .validate()
         .unwrap();
-    let fed = Federation::with_ids(data, &config).unwrap();
-    assert_eq!(stored.layout(), fed.layout());
+    let fed = match stored.layout().filter(|_| held) {
+        Some(layout) => {
+            let ids: Vec<mufc::ClientId> = data.iter().map(|(c, _)| *c).collect();
+            let groups = (layout.groups().iter())
+                .map(|g| g.iter().copied().filter(|c| ids.contains(c)).collect())
+                .collect();
+            let present = mufc::Layout::from_groups(groups, layout.fan_out()).unwrap();
+            Federation::with_layout(data, &config, present).unwrap()
+        }
+        None => {
+            let fed = Federation::with_ids(data, &config).unwrap();
+            assert_eq!(stored.layout(), fed.layout());
+            fed
+        }
+    };
     let mut nodes = vec![(stored.server(), fed.server())];
     if let Some(layout) = fed.layout() {
         nodes.extend((0..layout.nodes()).map(|n| {

@@ -10,8 +10,9 @@
 //! for each, so the next sum is a whole one at the new capacity. With
 //! groups, the new clients go to a group (`Layout::absorbing`), and in
 //! one process a group grown full splits in two (`RemoteSetup::split`);
-//! across processes each client accepts only its topology's groups of
-//! the roster, so joins there are refused with groups.
+//! across processes groups do not split (the group grows), and a client
+//! with no history checks the groups by the topology with the clients
+//! admitted since anywhere (`Agreement::admitted`).
 
 use std::collections::BTreeSet;
 

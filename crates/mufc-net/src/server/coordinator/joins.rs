@@ -1,7 +1,8 @@
 //! Clients that join the trained federation (issue 29, with
 //! [`ServerOptions::admit_new_clients`](crate::server::ServerOptions)):
 //! a name not on the roster, authenticated by a certificate of the
-//! federation's authority, is admitted at the end of the roster; the
+//! federation's authority, is admitted at the end of the roster (with
+//! groups, into the group with the fewest clients holding points); the
 //! admission is in the store before the client is welcomed, and every
 //! announcement after it carries the admitted clients' certificates, which
 //! each member checks before it takes the setup that admits them.
