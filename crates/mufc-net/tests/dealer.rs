@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use mufc::remote::Agreement;
 use mufc::{Channel, ClientId, FederationConfig, Masks};
 use mufc_net::client_store::ClientStore;
 use mufc_net::dealer::{
@@ -24,6 +25,7 @@ use syndrome_agg::masking::pairwise::MaskKeyPair;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_server};
+use crate::groups::assert_stored_groups;
 
 /// The dealer's key pair and each client's, from the operating system.
 pub(crate) struct Keys {
@@ -52,16 +54,19 @@ impl Keys {
     /// Starts the dealer of `fed` (its certificate from `fed`'s
     /// authority) and waits until the server took its session.
     async fn start_dealer(&self, fed: &mut Loopback) -> DealerHandle {
-        self.start_dealer_with(fed, self.clients.len(), None).await
+        self.start_dealer_with(fed, self.clients.len(), None, None)
+            .await
     }
 
     /// [`Self::start_dealer`] with the keys of the first `pinned` clients,
-    /// and `later` the source of those pinned since.
+    /// `later` the source of those pinned since, and the `agreement` it
+    /// holds the setups to.
     async fn start_dealer_with(
         &self,
         fed: &mut Loopback,
         pinned: usize,
         later: Option<KeySource>,
+        agreement: Option<Agreement>,
     ) -> DealerHandle {
         let public = (self.clients.iter().enumerate())
             .take(pinned)
@@ -73,6 +78,7 @@ impl Keys {
         let mut options = DealerOptions::new(&fed.addr, public);
         options.reconnect = std::time::Duration::from_millis(100);
         options.later_keys = later;
+        options.agreement = agreement;
         let mut dealer = start_dealer(options, &self.dealer, tls).unwrap();
         tokio::time::timeout(LIMIT, async {
             assert_eq!(dealer.next_event().await, Some(DealerEvent::Connected));
@@ -432,7 +438,7 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
     // Started with the five keys and no source of later ones.
     let mut blind = None;
     let mut fed = Loopback::start_with(config, &all[..5], keys.pairings(), async |fed| {
-        blind = Some(keys.start_dealer_with(fed, 5, None).await);
+        blind = Some(keys.start_dealer_with(fed, 5, None, None).await);
     })
     .await;
     until_server(&mut fed.server, |e| {
@@ -477,7 +483,9 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
         .map(|(i, k)| (ClientId(i as u64), k.public_key()))
         .collect();
     let source = KeySource::new(move || Ok(public.clone()));
-    let dealer = keys.start_dealer_with(&mut fed, 5, Some(source)).await;
+    let dealer = keys
+        .start_dealer_with(&mut fed, 5, Some(source), None)
+        .await;
     until_server(
         &mut fed.server,
         |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(5))),
@@ -485,5 +493,55 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
     .await;
     assert_stored_model(&fed.store, &all);
     dealer.stop().await.unwrap();
+    fed.stop().await;
+}
+
+/// With groups and dealt masks (issue 29): a client of the first group
+/// leaves, and a client that joins goes to that group, where the
+/// topology would not put it. The dealer holds the agreement: it takes
+/// the setup that admits the new client (its key pinned) as the
+/// agreement's groups with that client anywhere, and deals the group's
+/// whole round; every node's model is the in-process fit in the groups
+/// the server holds, bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() {
+    let all = data(7);
+    let keys = Keys::new(all.len());
+    let total: usize = all.iter().map(seeding::Dataset::len).sum();
+    let config = (dealt_config().into_builder())
+        .topology(mufc::Topology::Groups { size: 3 })
+        .min_clients(2)
+        .max_points(total as u64)
+        .validate()
+        .unwrap();
+    let mut dealer = None;
+    let mut fed = Loopback::start_with(config, &all[..6], keys.pairings(), async |fed| {
+        let agreed = Some(Agreement::new(6));
+        dealer = Some(keys.start_dealer_with(fed, 7, None, agreed).await);
+    })
+    .await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    let _ = fed.leave(1).await;
+    let mut present: Vec<(ClientId, seeding::Dataset)> = (0u64..)
+        .map(ClientId)
+        .zip(all[..6].to_vec())
+        .filter(|(c, _)| *c != ClientId(1))
+        .collect();
+    assert_stored_groups(&fed.store, &present);
+    fed.server_options.admit_new_clients = true;
+    let mut fed = fed.restart_server(async |_| {}).await;
+    fed.start_new_client("c6", &all[6]);
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(6))),
+    )
+    .await;
+    present.push((ClientId(6), all[6].clone()));
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups[0], [0, 1, 2, 6].map(ClientId));
+    dealer.unwrap().stop().await.unwrap();
     fed.stop().await;
 }

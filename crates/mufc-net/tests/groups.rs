@@ -34,7 +34,10 @@ fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
 /// Every node of the stored federation is the in-process federation's
 /// on `present` (each client's records by id) in the stored groups less
 /// the clients not present, bit for bit; returns the stored groups.
-fn assert_stored_groups(store: &Path, present: &[(ClientId, Dataset)]) -> Vec<Vec<ClientId>> {
+pub(crate) fn assert_stored_groups(
+    store: &Path,
+    present: &[(ClientId, Dataset)],
+) -> Vec<Vec<ClientId>> {
     let stored = Store::open(store).unwrap();
     let stored = stored.federation();
     let layout = stored.layout().unwrap().clone();
