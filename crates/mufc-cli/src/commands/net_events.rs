@@ -72,24 +72,6 @@ pub(super) fn server_event(ev: &ServerEvent) -> (Value, String) {
             json!({ "event": "connected", "client": id.0, "name": name }),
             format!("client {id} ({name}) connected"),
         ),
-        ServerEvent::Withdrawn(w) => (
-            json!({ "event": "withdrawn", "request": w.request, "clients": w.clients, "min_clients": w.min_clients, "group": w.group }),
-            format!("the model is withdrawn: {w}; no round runs again"),
-        ),
-        ServerEvent::Left { id, name } => (
-            json!({ "event": "left", "client": id.0, "name": name }),
-            format!(
-                "client {id} ({name}) left the federation: its signed leave is kept, and no \
-                 later round names it"
-            ),
-        ),
-        ServerEvent::Admitted { id, name } => (
-            json!({ "event": "admitted", "client": id.0, "name": name }),
-            format!(
-                "client {id} ({name}) admitted: it joins the federation, its first round waits \
-                 for the lone-update policy"
-            ),
-        ),
         ServerEvent::Disconnected { id, name } => (
             json!({ "event": "disconnected", "client": id.0, "name": name }),
             format!("client {id} ({name}) disconnected"),
@@ -132,11 +114,39 @@ pub(super) fn server_event(ev: &ServerEvent) -> (Value, String) {
             group,
             reason,
         } => round_failed(*round, *group, reason),
-        other => (
-            json!({ "event": "other", "detail": format!("{other:?}") }),
-            format!("{other:?}"),
-        ),
+        other => membership(other).unwrap_or_else(|| {
+            (
+                json!({ "event": "other", "detail": format!("{other:?}") }),
+                format!("{other:?}"),
+            )
+        }),
     }
+}
+
+/// The server's events of the federation's membership (issue 29): a
+/// client admitted or left, the model withdrawn; `None` for another.
+fn membership(ev: &ServerEvent) -> Option<(Value, String)> {
+    Some(match ev {
+        ServerEvent::Withdrawn(w) => (
+            json!({ "event": "withdrawn", "request": w.request, "clients": w.clients, "min_clients": w.min_clients, "group": w.group }),
+            format!("the model is withdrawn: {w}; no round runs again"),
+        ),
+        ServerEvent::Left { id, name } => (
+            json!({ "event": "left", "client": id.0, "name": name }),
+            format!(
+                "client {id} ({name}) left the federation: its signed leave is kept, and no \
+                 later round names it"
+            ),
+        ),
+        ServerEvent::Admitted { id, name } => (
+            json!({ "event": "admitted", "client": id.0, "name": name }),
+            format!(
+                "client {id} ({name}) admitted: it joins the federation, its first round waits \
+                 for the lone-update policy"
+            ),
+        ),
+        _ => return None,
+    })
 }
 
 /// A request deferred by the lone-update policy.
@@ -223,6 +233,40 @@ fn roster_change(event: &str, ids: &[ClientId], what: &str) -> (Value, String) {
     )
 }
 
+/// A round a client took part in ended: committed or failed, with it
+/// or without it, and the requests it acknowledged.
+fn round_ended(
+    round: u64,
+    committed: bool,
+    included: bool,
+    acknowledged: &[u64],
+) -> (Value, String) {
+    (
+        json!({ "event": "round_ended", "round": round, "committed": committed, "included": included, "acknowledged": acknowledged }),
+        format!(
+            "round {round} {}{}{}",
+            if committed { "committed" } else { "failed" },
+            if included { "" } else { " without this client" },
+            if acknowledged.is_empty() {
+                String::new()
+            } else {
+                format!(", acknowledging requests {acknowledged:?}")
+            }
+        ),
+    )
+}
+
+/// The server withdrew its model (P4): the client's requests it served.
+fn withdrawn(reason: &str, acknowledged: &[u64]) -> (Value, String) {
+    (
+        json!({ "event": "withdrawn", "reason": reason, "acknowledged": acknowledged }),
+        format!(
+            "the server withdrew its model: {reason}; requests {} served, no round runs again",
+            numbers(acknowledged)
+        ),
+    )
+}
+
 pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
     match ev {
         ClientEvent::Connected { id } => (
@@ -245,13 +289,7 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
         ClientEvent::Withdrawn {
             reason,
             acknowledged,
-        } => (
-            json!({ "event": "withdrawn", "reason": reason, "acknowledged": acknowledged }),
-            format!(
-                "the server withdrew its model: {reason}; requests {} served, no round runs again",
-                numbers(acknowledged)
-            ),
-        ),
+        } => withdrawn(reason, acknowledged),
         ClientEvent::Admitted { ids } => roster_change(
             "admitted",
             ids,
@@ -281,23 +319,7 @@ pub(super) fn client_event(ev: &ClientEvent) -> (Value, String) {
             committed,
             included,
             acknowledged,
-        } => (
-            json!({ "event": "round_ended", "round": round, "committed": committed, "included": included, "acknowledged": acknowledged }),
-            format!(
-                "round {round} {}{}{}",
-                if *committed { "committed" } else { "failed" },
-                if *included {
-                    ""
-                } else {
-                    " without this client"
-                },
-                if acknowledged.is_empty() {
-                    String::new()
-                } else {
-                    format!(", acknowledging requests {acknowledged:?}")
-                }
-            ),
-        ),
+        } => round_ended(*round, *committed, *included, acknowledged),
         ClientEvent::Disconnected { reason } => (
             json!({ "event": "disconnected", "reason": reason }),
             format!("disconnected: {reason}"),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use mufc::ClientId;
 use mufc::remote::{Registration, RemoteServer, RemoteSetup};
-use mufc_store::Store;
+use mufc_store::{AdmittedClient, DepartedClient, Store};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;
@@ -86,10 +86,10 @@ pub(super) struct Coordinator {
     dealer: Option<dealer::DealerSession>,
     /// The clients admitted after training, in the order they joined
     /// (`joins.rs`; kept in the store).
-    admitted: Vec<mufc_store::AdmittedClient>,
+    admitted: Vec<AdmittedClient>,
     /// The clients that left, in the order they left (`leaves.rs`; kept
     /// in the store).
-    departed: Vec<mufc_store::DepartedClient>,
+    departed: Vec<DepartedClient>,
     /// The leaves heard during a round, taken once it ended.
     deferred_leaves: Vec<(ClientId, u64, crate::proto::Signed)>,
     /// The clients that said they hold no point (`withdrawal.rs`): out
@@ -108,39 +108,10 @@ impl Coordinator {
     ) -> Result<Self, NetError> {
         let mut options = options;
         let mut roster = options.roster.clone();
-        let mut admitted = Vec::new();
-        let mut departed = Vec::new();
-        let mut emptied = BTreeSet::new();
+        let mut kept = Kept::default();
         let (remote, store) = if options.store.exists() {
-            let store = Store::open(&options.store)?;
-            let stored = store.roster()?.ok_or_else(|| {
-                NetError::Protocol(format!(
-                    "{} is the store of a federation run in one process, not a server's",
-                    options.store.display()
-                ))
-            })?;
-            admitted = store.admitted()?;
-            departed = store.departed()?;
-            emptied = store.emptied()?.into_iter().collect();
-            // The clients admitted since training follow the roster the
-            // server was started with (the federation file's, which may
-            // name them already).
-            let first = stored.len().saturating_sub(admitted.len());
-            if roster.len() < first || !stored.starts_with(&roster) {
-                check_roster(&roster, &stored, "the store's")?;
-            }
-            if let Some(a) = &mut options.agreement {
-                a.clients = a.clients.max(stored.len());
-            }
-            roster = stored;
-            let ids = (0..roster.len() as u64).map(ClientId).collect();
-            let remote = RemoteServer::from_snapshot(store.server_snapshot(), ids)?;
-            check_agreed(&options, remote.setup())?;
-            let _ = report.send(ServerEvent::Resumed {
-                rounds: remote.rounds(),
-            });
-            // A setup left from before training is superseded.
-            let _ = pending_setup::remove(&pending_setup::path_of(&options.store));
+            let (remote, store, k) = resume(&mut options, &mut roster, &report)?;
+            kept = k;
             (Some(remote), Some(store))
         } else if let Some((names, setup)) =
             pending_setup::read(&pending_setup::path_of(&options.store))?
@@ -172,10 +143,10 @@ impl Coordinator {
             caught_up: BTreeMap::new(),
             stalled: BTreeMap::new(),
             dealer: None,
-            admitted,
-            departed,
+            admitted: kept.admitted,
+            departed: kept.departed,
             deferred_leaves: Vec::new(),
-            emptied,
+            emptied: kept.emptied,
         };
         coordinator.requeue_joining();
         Ok(coordinator)
@@ -465,6 +436,58 @@ impl Coordinator {
 }
 
 /// Refuses to serve a setup (kept from before) outside the agreement.
+/// What a server's store keeps of the roster's changes (issue 29).
+#[derive(Default)]
+struct Kept {
+    admitted: Vec<AdmittedClient>,
+    departed: Vec<DepartedClient>,
+    emptied: BTreeSet<ClientId>,
+}
+
+/// The server resumed from its store at `options.store`: its state, the
+/// store, and the roster's changes it keeps. The roster becomes the
+/// store's (the one given must be its start), and the agreement counts
+/// the clients admitted since training, each in any group.
+fn resume(
+    options: &mut ServerOptions,
+    roster: &mut Vec<String>,
+    report: &mpsc::UnboundedSender<ServerEvent>,
+) -> Result<(RemoteServer, Store, Kept), NetError> {
+    let store = Store::open(&options.store)?;
+    let stored = store.roster()?.ok_or_else(|| {
+        NetError::Protocol(format!(
+            "{} is the store of a federation run in one process, not a server's",
+            options.store.display()
+        ))
+    })?;
+    let kept = Kept {
+        admitted: store.admitted()?,
+        departed: store.departed()?,
+        emptied: store.emptied()?.into_iter().collect(),
+    };
+    // The clients admitted since training follow the roster the server
+    // was started with (the federation file's, which may name them
+    // already).
+    let first = stored.len().saturating_sub(kept.admitted.len());
+    if roster.len() < first || !stored.starts_with(roster) {
+        check_roster(roster, &stored, "the store's")?;
+    }
+    if let Some(a) = &mut options.agreement {
+        a.clients = a.clients.max(stored.len());
+        a.admitted = kept.admitted.iter().map(|c| c.id).collect();
+    }
+    *roster = stored;
+    let ids = (0..roster.len() as u64).map(ClientId).collect();
+    let remote = RemoteServer::from_snapshot(store.server_snapshot(), ids)?;
+    check_agreed(options, remote.setup())?;
+    let _ = report.send(ServerEvent::Resumed {
+        rounds: remote.rounds(),
+    });
+    // A setup left from before training is superseded.
+    let _ = pending_setup::remove(&pending_setup::path_of(&options.store));
+    Ok((remote, store, kept))
+}
+
 fn check_agreed(options: &ServerOptions, setup: &RemoteSetup) -> Result<(), NetError> {
     match &options.agreement {
         Some(a) => a.check_setup(setup).map_err(|why| {

@@ -303,11 +303,15 @@ impl Agreement {
             ));
         }
         if !s.has_topology_layout_admitting(&self.admitted) {
+            let numbers = |ids: &[ClientId]| ids.iter().map(|c| c.0).collect::<Vec<_>>();
+            let groups = s
+                .layout()
+                .map(|l| l.groups().iter().map(|g| numbers(g)).collect::<Vec<_>>());
             return Err(format!(
                 "the setup's groups {:?} are not those its topology gives the roster (with the \
                  clients admitted since training {:?} in any group)",
-                s.layout().map(crate::Layout::groups),
-                self.admitted
+                groups.unwrap_or_default(),
+                numbers(&self.admitted)
             ));
         }
         let most = self.max_client_points.saturating_mul(self.clients as u64);

@@ -83,6 +83,7 @@ impl Coordinator {
         self.admitted.push(client);
         if let Some(a) = &mut self.options.agreement {
             a.clients = self.roster.len();
+            a.admitted.push(id);
         }
         let _ = self.report.send(ServerEvent::Admitted {
             id,
