@@ -116,7 +116,8 @@ fn mallory(port: u16, certs: std::path::PathBuf, data: Dataset, said: std_mpsc::
                     }
                 }
                 // No client joins or leaves in this federation.
-                Down::Admission(_) | Down::Departures(_) | Down::Withdrawn(_) => {}
+                Down::Admission(_) | Down::Departures(_) | Down::Withdrawn(_) | Down::Served(_) => {
+                }
             }
         }
     });

@@ -143,6 +143,50 @@ fn in_groups_a_site_leaves_another_joins_and_the_model_stays_exact() {
     drop(g);
 }
 
+/// A group that leaves take below the minimum aggregate merges across
+/// processes: sites b and c leave the group of a, b and c (minimum two),
+/// and a moves to the other group, whose whole round serves c's leave as
+/// the first group is emptied. Every client holds the federation file's
+/// agreement: the sites take the merged groups as theirs with one
+/// group's clients moved. The model equals the in-process fit in the
+/// groups the server holds, bit for bit, and a later removal at a keeps
+/// it so.
+#[test]
+fn in_groups_a_group_left_below_the_minimum_merges_across_processes() {
+    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let all = net::written_data(dir, "cli-net-merges", &SIX);
+    let extra = [
+        "--k",
+        "3",
+        "--seed",
+        "13",
+        "--min-clients",
+        "2",
+        "--topology",
+        "groups",
+        "--group-size",
+        "3",
+    ];
+    let mut fed = Processes::start(dir, &SIX, &SIX, &extra, |_| None);
+    fed.server
+        .wait_for(|l| l.starts_with("model trained after"));
+    let mut present: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(all).collect();
+    leave(dir, &mut fed, 1, "b");
+    leave(dir, &mut fed, 2, "c");
+    fed.server
+        .wait_for(|l| l.starts_with("group 0 fell below the minimum aggregate"));
+    present.retain(|(c, _)| ![1, 2].contains(&c.0));
+    assert_model_in_groups(dir, present.clone());
+    let store = mufc_store::Store::open(dir.join("server.db")).unwrap();
+    let groups = store.federation().layout().unwrap().groups().to_vec();
+    assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+    net::forget(dir, "a", "5");
+    present[0].1 = present[0].1.without(&[seeding::PointId(5)]).unwrap();
+    assert_model_in_groups(dir, present);
+}
+
 /// The authority issues `name`'s certificate in `certs` and appends it to
 /// the federation file (`mufc certs --join`), which `name` starts with (the
 /// members hold the old one).

@@ -148,6 +148,18 @@ pub enum ServerEvent {
     /// no sum of theirs may be decoded. Kept in the store; the clients
     /// hear it, and no round runs again.
     Withdrawn(mufc::Withdrawal),
+    /// A group left with fewer clients holding points than the minimum
+    /// aggregate merged into another (docs/threat-model.md P4): its
+    /// clients `moved` sum in group `into` from its next round, which is
+    /// whole; group `from` is emptied as that round commits.
+    Merged {
+        /// The group that fell below the minimum.
+        from: usize,
+        /// The group that takes its clients.
+        into: usize,
+        /// The clients that moved.
+        moved: Vec<ClientId>,
+    },
     /// A client left the federation (issue 29): its signed leave checked,
     /// kept in the store, its session closed; no later ring names it.
     Left {

@@ -545,3 +545,40 @@ async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() 
     dealer.unwrap().stop().await.unwrap();
     fed.stop().await;
 }
+
+/// With groups and dealt masks, a group that leaves take below the
+/// minimum merges (docs/threat-model.md P4): the dealer, holding the
+/// agreement, takes the merged groups as its pinned setup with one
+/// group's clients moved, and deals the whole round of the group that
+/// takes them; the model equals the in-process fit in the groups held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_groups_a_dealt_federation_merges_a_group_left_below_the_minimum() {
+    let all = data(6);
+    let keys = Keys::new(all.len());
+    let config = (dealt_config().into_builder())
+        .topology(mufc::Topology::Groups { size: 3 })
+        .min_clients(2)
+        .validate()
+        .unwrap();
+    let mut dealer = None;
+    let mut fed = Loopback::start_with(config, &all, keys.pairings(), async |fed| {
+        let agreed = Some(Agreement::new(6));
+        dealer = Some(keys.start_dealer_with(fed, 6, None, agreed).await);
+    })
+    .await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    let _ = fed.leave(1).await;
+    let _ = fed.leave(1).await; // client 2
+    let present: Vec<(ClientId, seeding::Dataset)> = (0u64..)
+        .map(ClientId)
+        .zip(all)
+        .filter(|(c, _)| ![1, 2].contains(&c.0))
+        .collect();
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+    dealer.unwrap().stop().await.unwrap();
+    fed.stop().await;
+}

@@ -50,6 +50,9 @@ pub(crate) async fn until_server(
     tokio::time::timeout(LIMIT, async {
         loop {
             let ev = server.next_event().await.expect("the server stopped");
+            if std::env::var("DBG_EVENTS").is_ok() {
+                eprintln!("EV {ev:?}");
+            }
             if let ServerEvent::RoundFailed { reason, .. } = &ev {
                 panic!("a round failed: {reason}");
             }
@@ -237,14 +240,15 @@ impl Loopback {
         self.clients.push((path, client));
     }
 
-    /// Client `c` (at that place of [`Self::clients`], client id `c`)
-    /// leaves with `mufc client leave`'s request (issue 29): waits until
-    /// the server took its leave and the client noted it and stopped, and
-    /// takes it off the clients: its store's path.
+    /// The client at place `c` of [`Self::clients`] (`c<id>`, its store
+    /// `c<id>.db`) leaves with `mufc client leave`'s request (issue 29):
+    /// waits until the server took its leave and the client noted it and
+    /// stopped, and takes it off the clients: its store's path.
     pub(crate) async fn leave(&mut self, c: usize) -> PathBuf {
         let (path, _) = &self.clients[c];
         ClientStore::open(path).unwrap().request_leave().unwrap();
-        let id = ClientId(c as u64);
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let id = ClientId(stem.trim_start_matches('c').parse().unwrap());
         until_server(
             &mut self.server,
             |e| matches!(e, ServerEvent::Left { id: l, .. } if *l == id),

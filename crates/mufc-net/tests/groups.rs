@@ -9,8 +9,9 @@
 
 use std::path::Path;
 
-use mufc::{Channel, ClientId, Federation, FederationConfig, Layout, Masks, NodeId};
+use mufc::{Channel, ClientId, Federation, FederationConfig, Masks, NodeId};
 use mufc::{SecAggOptions, Topology};
+use mufc_net::client_store::ClientStore;
 use mufc_net::server::ServerEvent;
 use mufc_store::Store;
 use seeding::Dataset;
@@ -41,11 +42,10 @@ pub(crate) fn assert_stored_groups(
     let stored = Store::open(store).unwrap();
     let stored = stored.federation();
     let layout = stored.layout().unwrap().clone();
-    let ids: Vec<ClientId> = present.iter().map(|(c, _)| *c).collect();
-    let groups: Vec<Vec<ClientId>> = (layout.groups().iter())
-        .map(|g| g.iter().copied().filter(|c| ids.contains(c)).collect())
+    let gone: Vec<ClientId> = (layout.clients().into_iter())
+        .filter(|c| !present.iter().any(|(p, _)| p == c))
         .collect();
-    let held = Layout::from_groups(groups, layout.fan_out()).unwrap();
+    let held = layout.without(&gone);
     let fed = Federation::with_layout(present.to_vec(), stored.config(), held).unwrap();
     for n in 0..layout.nodes() {
         let (mine, theirs) = (
@@ -120,5 +120,102 @@ async fn leaves_and_joins(masks: Masks) {
     fed.forget(1, &[gone]).await;
     present[1].1 = present[1].1.without(&[gone]).unwrap();
     assert_stored_groups(&fed.store, &present);
+    fed.stop().await;
+}
+
+/// A group that leaves take below the minimum aggregate merges across
+/// processes (docs/threat-model.md P4) instead of withdrawing the model:
+/// its last client moves to the other group, whose whole round runs, and
+/// the group is emptied as that round commits, which serves the leaver's
+/// request (it was in no round: the server tells it). The model equals
+/// the in-process fit in the groups the server holds, bit for bit,
+/// before and after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_groups_a_group_left_below_the_minimum_merges_into_another_exactly() {
+    merges(Masks::SecAgg(SecAggOptions::new())).await;
+}
+
+/// The same with pairwise masks: every member of the group that takes
+/// the moved client must answer, the moved one too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_groups_with_pairwise_masks_a_group_left_below_the_minimum_merges_exactly() {
+    merges(Masks::Pairwise).await;
+}
+
+async fn merges(masks: Masks) {
+    let all = data(6);
+    let mut fed = Loopback::start_with(config(masks, &all), &all, Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    let mut present: Vec<(ClientId, Dataset)> = (0u64..).map(ClientId).zip(all.clone()).collect();
+    // Client 1 leaves: its group keeps two, the minimum.
+    fed.leave(1).await;
+    present.retain(|(c, _)| *c != ClientId(1));
+    assert_stored_groups(&fed.store, &present);
+    // Client 2 leaves: its group would keep one, which moves.
+    fed.leave(1).await;
+    present.retain(|(c, _)| *c != ClientId(2));
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups[0], [1, 2].map(ClientId));
+    assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+    // The moved client and one of its new group forget a point each.
+    let gone = all[0].id(1);
+    fed.forget(0, &[gone]).await;
+    present[0].1 = present[0].1.without(&[gone]).unwrap();
+    assert_stored_groups(&fed.store, &present);
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let gone = all[4].id(2);
+    fed.forget(2, &[gone]).await; // client 4
+    present[2].1 = present[2].1.without(&[gone]).unwrap();
+    assert_stored_groups(&fed.store, &present);
+    fed.stop().await;
+}
+
+/// A merge is kept in the store before any client hears of it: a server
+/// restarted between the merge and the round of the group that takes
+/// the moved client (which waits for a member that is offline) resumes
+/// the merged groups, runs that round once the member is back, and
+/// serves the leave; the model equals the in-process fit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_kept_before_its_round_survives_a_server_restart() {
+    let all = data(6);
+    let secagg = Masks::SecAgg(SecAggOptions::new());
+    let mut fed = Loopback::start_with(config(secagg, &all), &all, Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    fed.leave(1).await;
+    // Client 5 goes offline; client 2 leaves: its group merges.
+    let (path5, c5) = fed.clients.remove(4);
+    c5.stop().await.unwrap();
+    let (path2, _) = &fed.clients[1];
+    ClientStore::open(path2).unwrap().request_leave().unwrap();
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Merged { from: 0, into: 1, moved } if *moved == [ClientId(0)]),
+    )
+    .await;
+    let kept = Store::open(&fed.store).unwrap();
+    let layout = kept.federation().layout().unwrap().clone();
+    assert_eq!(layout.groups()[1], [0, 3, 4, 5].map(ClientId));
+    drop(kept);
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let c5 = fed.start_client("c5", &path5);
+    fed.clients.push((path5, c5));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(2)),
+    )
+    .await;
+    let present: Vec<(ClientId, Dataset)> = (0u64..)
+        .map(ClientId)
+        .zip(all)
+        .filter(|(c, _)| ![1, 2].contains(&c.0))
+        .collect();
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
     fed.stop().await;
 }

@@ -31,6 +31,11 @@ pub struct RoundEntry {
     pub included: Vec<ClientId>,
     /// The clients that dropped out of the round.
     pub dropped: Vec<ClientId>,
+    /// The requests served by a group emptied as the round committed
+    /// (its clients with points moved into the round's group by a merge;
+    /// those left hold none): a client and its own number, as
+    /// [`Self::requests`].
+    pub emptied: Vec<(ClientId, u64)>,
 }
 
 fn ids(v: &[ClientId]) -> String {
@@ -115,13 +120,16 @@ impl Store {
         entry: &RoundEntry,
     ) -> Result<(), StoreError> {
         let fed = Federation::from_snapshot(server, Vec::new())?;
-        let named = format!(
+        let mut named = format!(
             "round {}; requests {}; included {}; dropped {}",
             entry.round,
             requests(&entry.requests),
             ids(&entry.included),
             ids(&entry.dropped)
         );
+        if !entry.emptied.is_empty() {
+            named.push_str(&format!("; emptied {}", requests(&entry.emptied)));
+        }
         let served = (entry.requests.iter()).map(|&(c, r)| {
             // Requests of clients the round left out wait for the next.
             let outcome = if entry.included.contains(&c) {
@@ -131,7 +139,30 @@ impl Store {
             };
             (c, r, outcome)
         });
+        let emptied = (entry.emptied.iter()).map(|&(c, r)| (c, r, AuditOutcome::Applied));
+        let served = served.chain(emptied);
         self.commit_serving(fed, (entry.round, "round", &named, true), served)
+    }
+
+    /// Commits a server's groups changed without a round across processes
+    /// (a group below the minimum aggregate merged into another,
+    /// [`RemoteServer::merge`](mufc::remote::RemoteServer::merge)):
+    /// `server` replaces the server row, with one journal entry
+    /// (`regrouped`, `what` its text); no model changed, so the model
+    /// version stays. Kept before any client hears of the new groups: a
+    /// server restarted then announces the groups its clients may hold.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Mufc`] for a snapshot that does not load (nothing is
+    /// written); as [`Store::commit_round`] otherwise.
+    pub fn regroup_serving(
+        &mut self,
+        server: ServerSnapshot,
+        what: &str,
+    ) -> Result<(), StoreError> {
+        let fed = Federation::from_snapshot(server, Vec::new())?;
+        self.commit_serving(fed, (0, "regrouped", what, false), std::iter::empty())
     }
 
     /// Commits the withdrawal of a server's model across processes

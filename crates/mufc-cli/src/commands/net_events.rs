@@ -145,6 +145,14 @@ fn membership(ev: &ServerEvent) -> Option<(Value, String)> {
                  for the lone-update policy"
             ),
         ),
+        ServerEvent::Merged { from, into, moved } => (
+            json!({ "event": "merged", "from": from, "into": into, "moved": moved.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            format!(
+                "group {from} fell below the minimum aggregate: its clients {} move to group \
+                 {into}, whose next round is whole; group {from} is emptied as it commits",
+                ids(moved)
+            ),
+        ),
         _ => return None,
     })
 }

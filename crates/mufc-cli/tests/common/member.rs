@@ -92,7 +92,7 @@ impl Honest {
             }
             // The member takes no setup that admits clients, and keeps
             // every client of its last sum in its rings.
-            Down::Admission(_) | Down::Departures(_) | Down::Withdrawn(_) => None,
+            Down::Admission(_) | Down::Departures(_) | Down::Withdrawn(_) | Down::Served(_) => None,
         }
     }
 }

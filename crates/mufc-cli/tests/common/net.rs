@@ -388,12 +388,10 @@ fn assert_model_with(dir: &Path, data: Vec<(mufc::ClientId, Dataset)>, held: boo
         .unwrap();
     let fed = match stored.layout().filter(|_| held) {
         Some(layout) => {
-            let ids: Vec<mufc::ClientId> = data.iter().map(|(c, _)| *c).collect();
-            let groups = (layout.groups().iter())
-                .map(|g| g.iter().copied().filter(|c| ids.contains(c)).collect())
+            let gone: Vec<mufc::ClientId> = (layout.clients().into_iter())
+                .filter(|c| !data.iter().any(|(p, _)| p == c))
                 .collect();
-            let present = mufc::Layout::from_groups(groups, layout.fan_out()).unwrap();
-            Federation::with_layout(data, &config, present).unwrap()
+            Federation::with_layout(data, &config, layout.without(&gone)).unwrap()
         }
         None => {
             let fed = Federation::with_ids(data, &config).unwrap();

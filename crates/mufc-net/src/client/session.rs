@@ -146,6 +146,7 @@ impl Session<'_> {
             ServerBody::Admission(a) => self.admission(a)?,
             ServerBody::Departures(d) => self.departures(d)?,
             ServerBody::Withdrawn(w) => self.withdrawn(&w.reason)?,
+            ServerBody::Served(s) => self.served(&s)?,
         }
         if self.current.is_none() {
             self.leave_if_due().await?;
@@ -180,6 +181,29 @@ impl Session<'_> {
         let _ = self.report.send(ClientEvent::Withdrawn {
             reason: reason.to_string(),
             acknowledged,
+        });
+        Ok(())
+    }
+
+    /// The server says round `served.round` served the client's requests
+    /// up to `served.request` without it (its group was emptied as the
+    /// round committed: the model holds none of its points): they are
+    /// acknowledged in that round. A client that leaves sends its leave
+    /// next.
+    fn served(&mut self, served: &crate::proto::Served) -> Result<(), NetError> {
+        let Some(client) = self.party.as_ref() else {
+            return Ok(());
+        };
+        let store = self.holding.stored()?;
+        let acks: Vec<u64> = (store.unacknowledged()?.into_iter())
+            .filter(|r| *r <= served.request)
+            .collect();
+        store.acknowledge(&acks, served.round, client)?;
+        let _ = self.report.send(ClientEvent::RoundEnded {
+            round: served.round,
+            committed: true,
+            included: false,
+            acknowledged: acks,
         });
         Ok(())
     }
@@ -409,8 +433,9 @@ impl Session<'_> {
 
     /// Takes the setup of the announcement `bytes` when it is the
     /// client's own with clients admitted that the client checked
-    /// ([`Self::admission`]; issue 29). Any other setup is left to the
-    /// join, which refuses it.
+    /// ([`Self::admission`]; issue 29), or with one group's clients moved
+    /// to another (`RemoteSetup::taken_since`). Any other setup is left
+    /// to the join, which refuses it.
     fn adopt_admitting(&self, party: &mut RemoteClient, bytes: &[u8]) {
         let Ok(announced) = Announcement::from_bytes(bytes) else {
             return;
@@ -423,9 +448,13 @@ impl Session<'_> {
             let at = usize::try_from(c.0).unwrap_or(usize::MAX);
             self.firsts.roster_len().is_some_and(|n| at < n) || self.firsts.admitted(*c)
         };
-        if let Ok(joined) = announced.setup.admitted_since(own)
-            && joined.iter().all(checked)
-        {
+        // Clients admitted, each checked; or one group's clients moved to
+        // another (a merge, as a group falls below the minimum aggregate).
+        let taken = match announced.setup.admitted_since(own) {
+            Ok(joined) => joined.iter().all(checked),
+            Err(_) => announced.setup.taken_since(own).is_ok(),
+        };
+        if taken {
             // A setup that does not build leaves the client as it was, and
             // the join refuses the round.
             let _ = party.adopt(&announced.setup);

@@ -160,8 +160,13 @@ impl RemoteDealer {
         // it checked the new clients: the roster grows by them.
         let joined = self.admitted_in(setup).map_err(refuse)?;
         let admitted = !joined.is_empty();
+        // One group's clients moved to another (a merge): the pinned setup
+        // was checked against the agreement, and nothing else changed.
+        let regrouped = !admitted
+            && (self.pinned.as_ref())
+                .is_some_and(|(p, _)| p != setup && setup.taken_since(p).is_ok());
         let mut agreement = self.agreement.clone();
-        if let Some(a) = &mut agreement {
+        if let Some(a) = agreement.as_mut().filter(|_| !regrouped) {
             if admitted {
                 a.clients = a.clients.max(setup.roster().len());
                 a.admitted.extend(joined);
@@ -169,6 +174,7 @@ impl RemoteDealer {
             a.check_setup(setup)
                 .map_err(|why| refuse(format!("outside the agreement: {why}")))?;
         }
+        let admitted = admitted || regrouped;
         if !admitted
             && self
                 .pinned

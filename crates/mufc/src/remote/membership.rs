@@ -120,7 +120,30 @@ impl RemoteSetup {
     /// ([`Self::split`]) or with one group's clients moved to another
     /// ([`Self::merge`]): the check a client, or the dealer, makes before
     /// it takes a new setup.
-    pub(crate) fn taken_since(&self, before: &Self) -> Result<(), String> {
+    ///
+    /// # Errors
+    ///
+    /// Why it is none of them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{Registration, RemoteSetup};
+    /// use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions, Topology};
+    ///
+    /// let regs: Vec<Registration> = (0..6).map(|i| Registration { id: ClientId(i), points: 50, dim: 2, scale: 1 }).collect();
+    /// let config = FederationConfig::new(2)
+    ///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    ///     .min_clients(2)
+    ///     .topology(Topology::Groups { size: 3 })
+    ///     .validate()?;
+    /// let setup = RemoteSetup::new(&config, &regs)?;
+    /// assert!(setup.admitting(&[ClientId(6)])?.taken_since(&setup).is_ok());
+    /// // Not back: a client of the federation would be missing.
+    /// assert!(setup.taken_since(&setup.admitting(&[ClientId(6)])?).is_err());
+    /// # Ok::<(), mufc::MufcError>(())
+    /// ```
+    pub fn taken_since(&self, before: &Self) -> Result<(), String> {
         if self.split_since(before) || self.merged_since(before) {
             return Ok(());
         }

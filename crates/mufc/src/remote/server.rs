@@ -115,7 +115,14 @@ impl RemoteServer {
         gone: &BTreeSet<ClientId>,
         request: u64,
     ) -> Option<Withdrawal> {
-        self.withdrawal_with(gone, request, true)
+        let min_clients = self.setup.config().min_clients();
+        let gone: BTreeSet<ClientId> = (gone.iter().copied())
+            .filter(|c| self.setup.roster().binary_search(c).is_ok())
+            .collect();
+        let remaining = self.setup.roster().len().saturating_sub(gone.len());
+        let layout = self.setup.layout();
+        let refusal = check_remaining(layout, min_clients, &gone, remaining).err()?;
+        withdrawal_after(&refusal, request, self.rounds())
     }
 
     /// The withdrawal (docs/threat-model.md P4) that the clients `gone`
@@ -123,8 +130,9 @@ impl RemoteServer {
     /// point from the clients themselves (those that left, and those
     /// that said, with a request or when they connected, that they hold
     /// none): fewer than the minimum aggregate left with points in the
-    /// roster, or in a group, but some. Groups do not merge across
-    /// processes, so a group so left withdraws the model. `request`
+    /// roster, or in a group that no other group can take in (a group
+    /// that one can take merges into it first, [`Self::merge_due`]), but
+    /// some. `request`
     /// names the request that emptied the last client (across
     /// processes, that client's own number for it). `None` once the
     /// model is withdrawn: it is withdrawn once.
@@ -169,24 +177,7 @@ impl RemoteServer {
         if self.withdrawn.is_some() || self.fit_report.is_none() {
             return None;
         }
-        self.withdrawal_with(gone, request, false)
-    }
-
-    /// [`Self::withdrawal_if_gone`], with groups that may `merge` or not.
-    fn withdrawal_with(
-        &self,
-        gone: &BTreeSet<ClientId>,
-        request: u64,
-        merge: bool,
-    ) -> Option<Withdrawal> {
-        let min_clients = self.setup.config().min_clients();
-        let gone: BTreeSet<ClientId> = (gone.iter().copied())
-            .filter(|c| self.setup.roster().binary_search(c).is_ok())
-            .collect();
-        let remaining = self.setup.roster().len().saturating_sub(gone.len());
-        let layout = self.setup.layout();
-        let refusal = check_remaining(layout, min_clients, &gone, (remaining, merge)).err()?;
-        withdrawal_after(&refusal, request, self.rounds())
+        self.withdrawal_if_gone(gone, request)
     }
 
     /// Why the model was withdrawn, if it was.

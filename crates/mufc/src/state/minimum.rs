@@ -10,21 +10,19 @@ use crate::{ClientId, Layout, MufcError, MufcResult, Withdrawal};
 
 /// Refuses a removal that leaves fewer clients with points than the
 /// policy's minimum aggregate, but some (docs/threat-model.md P4): in a
-/// group of `layout` that cannot merge into another (when `merges`,
-/// `Layout::check_mergeable`: a group that can, merges when its round
-/// runs; across processes groups do not merge), or among the `remaining`
-/// clients. `gone`: every client that left, with this removal's. The
-/// federation in one process and the parties' drivers check alike.
+/// group of `layout` that cannot merge into another
+/// (`Layout::check_mergeable`: a group that can, merges before its round
+/// runs), or among the `remaining` clients. `gone`: every client that
+/// left, with this removal's. The federation in one process and the
+/// parties' drivers, in one process or across, check alike.
 pub(crate) fn check_remaining(
     layout: Option<&Layout>,
     min_clients: usize,
     gone: &BTreeSet<ClientId>,
-    (remaining, merges): (usize, bool),
+    remaining: usize,
 ) -> MufcResult<()> {
-    match layout {
-        Some(l) if merges => l.check_mergeable(min_clients, gone)?,
-        Some(l) => l.check_sizes(min_clients, gone)?,
-        None => {}
+    if let Some(l) = layout {
+        l.check_mergeable(min_clients, gone)?;
     }
     if remaining > 0 && remaining < min_clients {
         return Err(MufcError::TooFewClients {

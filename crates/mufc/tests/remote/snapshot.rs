@@ -125,11 +125,11 @@ fn a_withdrawn_server_stays_withdrawn_through_its_snapshot() {
     assert!(resumed.start_round(&ids).is_err());
 }
 
-/// Across processes groups do not merge: a group that clients holding no
-/// point leave below the minimum withdraws the model, where in one
-/// process it would merge into the other group.
+/// Across processes a group that clients holding no point leave below
+/// the minimum merges into a group that meets it (no withdrawal); when
+/// no group can take it in, the model is withdrawn.
 #[test]
-fn across_processes_a_group_below_the_minimum_withdraws_the_model() {
+fn across_processes_a_group_below_the_minimum_merges_or_withdraws_the_model() {
     let mix = Mixture {
         clients: 6,
         ..Mixture::SMALL
@@ -146,8 +146,13 @@ fn across_processes_a_group_below_the_minimum_withdraws_the_model() {
         .unwrap();
     let parties = mufc::remote::InProcess::train(data, &config).unwrap();
     let server = parties.server();
-    let group = server.groups()[0].clone();
-    let gone: BTreeSet<ClientId> = group[..1].iter().copied().collect();
+    let groups = server.groups().to_vec();
+    let gone: BTreeSet<ClientId> = groups[0][..1].iter().copied().collect();
+    assert_eq!(server.withdrawal_for(&gone, 1), None);
+    assert_eq!(server.merge_due(&gone), Some((0, 1)));
+    // One client out of each group: neither can take the other in.
+    let gone: BTreeSet<ClientId> = [groups[0][0], groups[1][0]].into();
+    assert_eq!(server.merge_due(&gone), None);
     let w = server.withdrawal_for(&gone, 1).unwrap();
     assert_eq!((w.group, w.clients, w.min_clients), (Some(0), 2, 3));
 }

@@ -376,20 +376,44 @@ impl Coordinator {
         } = open;
         let remote = std::mem::take(&mut self.remote)
             .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        // A group whose clients moved into this one is emptied in the same
+        // commit (a merge, `withdrawal.rs`).
+        let (group, out) = (round.group().unwrap_or(0), self.out_of_sums());
         let (remote, finished) = off_runtime(remote, move |remote: &mut RemoteServer| {
-            driven.and_then(|()| remote.finish_round(round))
+            let report = driven.and_then(|()| remote.finish_round(round))?;
+            Ok::<_, MufcError>((report, remote.empty_merged(group, &out)))
         })
         .await;
         self.remote = Some(remote);
-        let report = match finished {
-            Ok(r) => r,
+        let (report, emptied) = match finished {
+            Ok((r, Ok(emptied))) => (r, emptied),
+            Ok((_, Err(e))) => {
+                // The round committed in memory, its merged group not
+                // emptied: back to the store's state.
+                self.reload()?;
+                self.failed(Some(number), label, &clients, &e.to_string(), served);
+                return Ok(());
+            }
             Err(e) => {
                 self.failed(Some(number), label, &clients, &e.to_string(), served);
                 return Ok(());
             }
         };
+        let members: Vec<ClientId> = (emptied.iter())
+            .flat_map(|h| {
+                self.remote()
+                    .map(|r| r.groups()[*h].clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let gone_served = self.take_requests(&members);
         let pairs: Vec<(ClientId, u64)> = served.iter().map(|q| (q.client, q.request)).collect();
-        if let Err(e) = self.persist(&report, &pairs) {
+        let gone_pairs: Vec<(ClientId, u64)> =
+            gone_served.iter().map(|q| (q.client, q.request)).collect();
+        if let Err(e) = self.persist(&report, &pairs, &gone_pairs) {
+            for q in gone_served {
+                self.queue_request(q);
+            }
             self.failed(
                 Some(number),
                 label,
@@ -413,6 +437,15 @@ impl Coordinator {
             detail: String::new(),
         };
         self.tell(&clients, &end);
+        for (id, request) in gone_pairs {
+            self.send(
+                id,
+                ServerBody::Served(crate::proto::Served {
+                    round: number,
+                    request,
+                }),
+            );
+        }
         self.close_silent(&clients, &included, &state);
         let trained_now = report.training && self.remote()?.is_trained();
         let _ = self.report.send(ServerEvent::RoundCommitted(report));
@@ -431,6 +464,7 @@ impl Coordinator {
         &mut self,
         report: &mufc::remote::RoundReport,
         served: &[(ClientId, u64)],
+        emptied: &[(ClientId, u64)],
     ) -> Result<(), NetError> {
         let remote = self
             .remote
@@ -457,19 +491,26 @@ impl Coordinator {
                     requests: served.to_vec(),
                     included: report.included.clone(),
                     dropped: report.dropped.iter().map(|(c, _)| *c).collect(),
+                    emptied: emptied.to_vec(),
                 },
             ),
         };
         if let Err(e) = written {
-            self.remote = match &self.store {
-                Some(s) => Some(RemoteServer::from_snapshot(
-                    s.server_snapshot(),
-                    (0..self.roster.len() as u64).map(ClientId).collect(),
-                )?),
-                None => None,
-            };
+            self.reload()?;
             return Err(e.into());
         }
+        Ok(())
+    }
+
+    /// The server's state back to its store's (none before the store).
+    fn reload(&mut self) -> Result<(), NetError> {
+        self.remote = match &self.store {
+            Some(s) => Some(RemoteServer::from_snapshot(
+                s.server_snapshot(),
+                (0..self.roster.len() as u64).map(ClientId).collect(),
+            )?),
+            None => None,
+        };
         Ok(())
     }
 

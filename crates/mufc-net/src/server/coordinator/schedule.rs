@@ -70,10 +70,22 @@ impl Coordinator {
         if self.withdrawn_or_due() || !self.may_retry() {
             return None;
         }
+        // A group below it merges into another first (`withdrawal.rs`).
+        self.merge_if_due();
         let remote = self.remote.as_ref()?;
+        let out = self.out_of_sums();
+        let regrouped = remote.regrouped(&out);
+        let merging = remote.merge_due(&out).map(|(h, _)| h);
         let mut stalled = Vec::new();
         let mut found = None;
         for (group, members) in remote.groups().iter().enumerate() {
+            // A group that waits for its merge runs no round of its own,
+            // nor does one whose clients all moved (emptied as the round
+            // of the group that took them commits).
+            let holding = members.iter().any(|c| !out.contains(c));
+            if merging == Some(group) || (regrouped.contains(&group) && !holding) {
+                continue;
+            }
             let connected: Vec<ClientId> = (members.iter().copied())
                 .filter(|c| self.sessions.contains_key(c))
                 .collect();
@@ -82,9 +94,10 @@ impl Coordinator {
             let present = members.iter().filter(|c| !departed.contains(c)).count();
             let everyone = connected.len() == present;
             if !remote.group_trained(group) {
-                // Training waits for the whole group; a group every
-                // member of which left holds nothing to train.
-                if everyone && present > 0 {
+                // Training waits for the whole group; a group none of
+                // whose members holds points (they left, or moved by a
+                // merge and it was emptied) has nothing to train.
+                if everyone && present > 0 && holding {
                     found = Some(Next {
                         group,
                         ring: members.clone(),
@@ -95,7 +108,11 @@ impl Coordinator {
                 continue;
             }
             let included = remote.included(group);
-            let removal = self.removal_due(remote, members, everyone);
+            // A group that took a merged group's clients runs its whole
+            // round once they are all connected, whatever the policy (the
+            // merge waited for it).
+            let removal = self.removal_due(remote, members, everyone)
+                || (regrouped.contains(&group) && everyone);
             // A client that joined waits for its request's round (the
             // lone-update policy), never for a catch-up of its own.
             let joining = self.joining_members();

@@ -175,6 +175,71 @@ impl Coordinator {
     }
 }
 
+impl Coordinator {
+    /// Merges a group left with fewer clients holding points than the
+    /// minimum aggregate into the smallest group that meets it
+    /// ([`RemoteServer::merge_due`](mufc::remote::RemoteServer::merge_due)),
+    /// instead of withdrawing the model: once the lone-update policy lets
+    /// the group that takes them change by that many clients (the moved
+    /// clients enter its sum as new ones do, with its own waiting
+    /// requests), or the oldest request of the group below waited the
+    /// policy's deadline. Kept in the store before any client hears of
+    /// it; the group that takes them then runs a whole round, and the
+    /// group below is emptied as it commits.
+    pub(super) fn merge_if_due(&mut self) {
+        let out = self.out_of_sums();
+        let Some(remote) = self.remote.as_ref() else {
+            return;
+        };
+        let Some((h, m)) = remote.merge_due(&out) else {
+            return;
+        };
+        let groups = remote.groups();
+        let moved: Vec<ClientId> = (groups[h].iter())
+            .filter(|c| !out.contains(c))
+            .copied()
+            .collect();
+        let waiting = (self.queue.iter())
+            .filter(|q| groups[m].contains(&q.client))
+            .count();
+        let oldest = (self.queue.iter())
+            .filter(|q| groups[h].contains(&q.client))
+            .map(|q| q.since)
+            .min();
+        let config = remote.setup().config();
+        let allowed = config.updates_enough(groups[m].len() + moved.len(), moved.len() + waiting)
+            || oldest.is_some_and(|t| t.elapsed() >= self.options.max_defer);
+        if !allowed {
+            return;
+        }
+        let mut after = remote.clone();
+        let what = format!("group {h} merged into group {m}: clients {moved:?} moved");
+        let kept = (after.merge(h, m, &out).map_err(|e| e.to_string()))
+            .and_then(|()| after.snapshot().map_err(|e| e.to_string()))
+            .and_then(|snapshot| {
+                let store = self.store.as_mut().ok_or("the server has no store yet")?;
+                (store.regroup_serving(snapshot, &what)).map_err(|e| e.to_string())
+            });
+        if let Err(reason) = kept {
+            self.retry_at = Some(Instant::now() + RETRY);
+            let _ = self.report.send(ServerEvent::RoundFailed {
+                round: None,
+                group: Some(h),
+                reason: format!(
+                    "the merge of group {h} into group {m} could not be kept: {reason}"
+                ),
+            });
+            return;
+        }
+        self.remote = Some(after);
+        let _ = self.report.send(ServerEvent::Merged {
+            from: h,
+            into: m,
+            moved,
+        });
+    }
+}
+
 /// The message telling a client the model is withdrawn for `w`.
 fn withdrawn(w: &Withdrawal) -> ServerBody {
     ServerBody::Withdrawn(Withdrawn {

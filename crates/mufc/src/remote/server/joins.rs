@@ -164,9 +164,8 @@ impl RemoteServer {
     /// the clients its model includes loses them. They stay on the roster
     /// (an id names one client for good), and the sketch capacity stays.
     ///
-    /// With groups, the leaver stays in its group (groups do not merge
-    /// across processes) and its group's model loses it from the clients
-    /// it holds. The withdrawal of the model when too few clients remain
+    /// With groups, the leaver stays in its group and its group's model
+    /// loses it from the clients it holds. The withdrawal of the model when too few clients remain
     /// (docs/threat-model.md P4) is the driver's to decide before the
     /// leaver's round ([`Self::withdraw_if_too_few`]).
     ///

@@ -69,9 +69,11 @@ impl RemoteServer {
         change(tree, &setup.parts()?, layout, setup.capacity()).map(Some)
     }
 
-    /// The groups that must run a whole round since a split, whatever
-    /// the lone-update policy (`Tree::regrouped`); none when flat.
-    pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
+    /// The groups that must run a whole round since a split or a merge,
+    /// whatever the lone-update policy, present clients being those not
+    /// in `gone`; none when flat. A driver runs their rounds before any
+    /// other of theirs.
+    pub fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
         self.tree
             .as_ref()
             .map_or_else(Vec::new, |t| t.regrouped(gone))
@@ -85,17 +87,90 @@ impl RemoteServer {
         self.layout()?.merge_target(h, min, gone)
     }
 
-    /// Moves group `h`'s present clients to group `m`
-    /// ([`RemoteSetup::merge`](crate::remote::RemoteSetup::merge)): the
-    /// setup takes the new layout, `m`'s next round is whole, and `h` is
-    /// emptied ([`Self::empty_group`]) once that round committed; until
-    /// then both are [`Self::regrouped`]. Unchanged on an error.
-    pub(crate) fn merge(
-        &mut self,
-        h: usize,
-        m: usize,
-        gone: &BTreeSet<ClientId>,
-    ) -> MufcResult<()> {
+    /// The merge a driver across processes runs before any round
+    /// (docs/threat-model.md P4): the first group `h` left with fewer
+    /// clients not in `gone` than the minimum aggregate, but some, and
+    /// the group `m` its clients move to (the smallest that meets the
+    /// minimum); `None` when no group must merge, or none can take it
+    /// (then [`Self::withdrawal_for`] withdraws the model).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeSet;
+    /// use mufc::remote::InProcess;
+    /// use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions, Topology};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..6)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2)
+    ///     .seed(5)
+    ///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    ///     .min_clients(2)
+    ///     .topology(Topology::Groups { size: 3 })
+    ///     .validate()?;
+    /// let mut server = InProcess::train(data, &config)?.server().clone();
+    /// // Two clients of the first group hold no point: its last one moves.
+    /// let gone = BTreeSet::from([ClientId(0), ClientId(1)]);
+    /// assert_eq!(server.merge_due(&gone), Some((0, 1)));
+    /// server.merge(0, 1, &gone)?;
+    /// assert_eq!(server.groups()[1], [2, 3, 4, 5].map(ClientId));
+    /// assert_eq!(server.regrouped(&gone), [0, 1]);
+    /// assert_eq!(server.merge_due(&gone), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn merge_due(&self, gone: &BTreeSet<ClientId>) -> Option<(usize, usize)> {
+        if self.withdrawn.is_some() || !self.is_trained() {
+            return None;
+        }
+        (0..self.groups().len()).find_map(|h| self.merge_target(h, gone).map(|m| (h, m)))
+    }
+
+    /// After group `g`'s round committed: empties every group that holds
+    /// no client outside `gone` and whose sum held a client of `g` that
+    /// this round included (its clients moved to `g` by a merge,
+    /// [`Self::merge`]), so that no client is in two groups' sums. Gives
+    /// the groups emptied; none when flat.
+    ///
+    /// # Errors
+    ///
+    /// As emptying a group (the models on its path updated).
+    pub fn empty_merged(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Vec<usize>> {
+        let Some(tree) = &self.tree else {
+            return Ok(Vec::new());
+        };
+        let groups = tree.layout().groups();
+        let took = tree.group_included(g);
+        let emptied: Vec<usize> = (0..groups.len())
+            .filter(|&h| h != g && groups[h].iter().all(|c| gone.contains(c)))
+            .filter(|&h| {
+                (tree.group_included(h).iter())
+                    .any(|c| took.contains(c) && groups[g].binary_search(c).is_ok())
+            })
+            .collect();
+        for h in &emptied {
+            self.empty_group(*h)?;
+        }
+        Ok(emptied)
+    }
+
+    /// Moves group `h`'s present clients (those not in `gone`) to group
+    /// `m` ([`RemoteSetup::merge`](crate::remote::RemoteSetup::merge)):
+    /// the setup takes the new layout, `m`'s next round is whole, and `h`
+    /// is emptied ([`Self::empty_merged`]) once that round committed;
+    /// until then both are [`Self::regrouped`]. Each client takes the new
+    /// setup as its own with one group's clients moved
+    /// ([`RemoteClient::adopt`](crate::remote::RemoteClient::adopt)).
+    /// Unchanged on an error.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] without groups, for a group out of
+    /// range or `h` and `m` the same.
+    pub fn merge(&mut self, h: usize, m: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
         let setup = self.setup.merge(h, m, gone)?;
         self.regroup(setup, |tree, parts, layout, capacity| {
             tree.merging(parts, m, layout, capacity)
