@@ -236,6 +236,13 @@ pub(crate) fn server_seeds() -> Vec<(&'static str, Vec<u8>)> {
                 detail: String::new(),
             })),
         ),
+        (
+            "served",
+            msg(Down::Served(mufc_net::proto::Served {
+                round: 2,
+                request: 1,
+            })),
+        ),
         ("announcement", msg(Down::Announcement(announce(0.01)))),
         (
             "announcement-fine-grid",

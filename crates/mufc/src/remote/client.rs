@@ -266,25 +266,10 @@ impl RemoteClient {
         &self.sessions
     }
 
-    /// Joins the round `announcement` describes: checks it (the client is
-    /// in the ring once; the ring names only clients of the roster, and
-    /// with groups only clients of the client's own group; the
-    /// protocol parameters are those the setup's configuration gives; the
-    /// setup is the one it trained in; the session is new to it), trains
-    /// on the first round, encodes its histogram and starts its part of
-    /// the protocol. Returns its half of the round and its first message
-    /// for the server: none in a dealt round, whose one message is the
-    /// answer ([`ClientRound::handle`]) to the client's sealed seed.
-    ///
-    /// # Errors
-    ///
-    /// [`MufcError::RoundRefused`] for a round the client must not join;
-    /// the training errors on the first round
-    /// ([`MufcError::OutsideBox`], [`MufcError::DimensionMismatch`], ...).
-    pub fn join(
-        &mut self,
-        announcement: &Announcement,
-    ) -> MufcResult<(ClientRound, Option<Vec<u8>>)> {
+    /// Refuses a round the client's operator did not allow, before
+    /// anything else: a replayed session, the plain mode, masks derived
+    /// from the federation seed, or a setup outside the agreement.
+    fn check_announced(&self, announcement: &Announcement) -> MufcResult<()> {
         let spec = &announcement.spec;
         let refuse = |reason: &str| MufcError::RoundRefused {
             round: spec.round,
@@ -320,6 +305,34 @@ impl RemoteClient {
             a.check_setup(&announcement.setup)
                 .map_err(|why| refuse(&format!("outside the agreement: {why}")))?;
         }
+        Ok(())
+    }
+
+    /// Joins the round `announcement` describes: checks it (the client is
+    /// in the ring once; the ring names only clients of the roster, and
+    /// with groups only clients of the client's own group; the
+    /// protocol parameters are those the setup's configuration gives; the
+    /// setup is the one it trained in; the session is new to it), trains
+    /// on the first round, encodes its histogram and starts its part of
+    /// the protocol. Returns its half of the round and its first message
+    /// for the server: none in a dealt round, whose one message is the
+    /// answer ([`ClientRound::handle`]) to the client's sealed seed.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::RoundRefused`] for a round the client must not join;
+    /// the training errors on the first round
+    /// ([`MufcError::OutsideBox`], [`MufcError::DimensionMismatch`], ...).
+    pub fn join(
+        &mut self,
+        announcement: &Announcement,
+    ) -> MufcResult<(ClientRound, Option<Vec<u8>>)> {
+        let spec = &announcement.spec;
+        let refuse = |reason: &str| MufcError::RoundRefused {
+            round: spec.round,
+            reason: reason.into(),
+        };
+        self.check_announced(announcement)?;
         self.check_ring(announcement)?;
         let training = self.train_on_first(announcement)?;
         let State::Trained(t) = &mut self.state else {

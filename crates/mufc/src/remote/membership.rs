@@ -117,9 +117,10 @@ impl RemoteSetup {
 
     /// How this setup follows from `before`, if it is `before` with
     /// clients admitted ([`Self::admitted_since`]), with one group split
-    /// ([`Self::split`]) or with one group's clients moved to another
-    /// ([`Self::merge`]): the check a client, or the dealer, makes before
-    /// it takes a new setup.
+    /// in two (its clients in id order, the second half a new last group)
+    /// or with one group's clients moved to another (a merge), and
+    /// nothing else changed: the check a client, or the dealer, makes
+    /// before it takes a new setup.
     ///
     /// # Errors
     ///

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use tonic::Status;
 
 use super::schedule::{Next, RETRY};
-use super::{Coordinator, Event, ServerEvent};
+use super::{Coordinator, Event, Queued, ServerEvent};
 use crate::NetError;
 use crate::proto::RoundEnd;
 use crate::proto::client_message::Body as ClientBody;
@@ -41,7 +41,7 @@ struct OpenRound {
     /// The ring: the clients the round was announced to.
     clients: Vec<ClientId>,
     /// The queued requests the round serves.
-    served: Vec<super::Queued>,
+    served: Vec<Queued>,
     /// The announcement's bytes (the dealer checks a deal against them).
     announcement: Vec<u8>,
     state: InRound,
@@ -374,39 +374,14 @@ impl Coordinator {
             state,
             ..
         } = open;
-        let remote = std::mem::take(&mut self.remote)
-            .ok_or_else(|| NetError::Protocol("no federation".into()))?;
-        // A group whose clients moved into this one is emptied in the same
-        // commit (a merge, `withdrawal.rs`).
-        let (group, out) = (round.group().unwrap_or(0), self.out_of_sums());
-        let (remote, finished) = off_runtime(remote, move |remote: &mut RemoteServer| {
-            let report = driven.and_then(|()| remote.finish_round(round))?;
-            Ok::<_, MufcError>((report, remote.empty_merged(group, &out)))
-        })
-        .await;
-        self.remote = Some(remote);
-        let (report, emptied) = match finished {
-            Ok((r, Ok(emptied))) => (r, emptied),
-            Ok((_, Err(e))) => {
-                // The round committed in memory, its merged group not
-                // emptied: back to the store's state.
-                self.reload()?;
-                self.failed(Some(number), label, &clients, &e.to_string(), served);
-                return Ok(());
-            }
+        let (report, emptied) = match self.finish(round, driven).await? {
+            Ok(x) => x,
             Err(e) => {
-                self.failed(Some(number), label, &clients, &e.to_string(), served);
+                self.failed(Some(number), label, &clients, &e, served);
                 return Ok(());
             }
         };
-        let members: Vec<ClientId> = (emptied.iter())
-            .flat_map(|h| {
-                self.remote()
-                    .map(|r| r.groups()[*h].clone())
-                    .unwrap_or_default()
-            })
-            .collect();
-        let gone_served = self.take_requests(&members);
+        let gone_served = self.emptied_requests(&emptied);
         let pairs: Vec<(ClientId, u64)> = served.iter().map(|q| (q.client, q.request)).collect();
         let gone_pairs: Vec<(ClientId, u64)> =
             gone_served.iter().map(|q| (q.client, q.request)).collect();
@@ -438,13 +413,11 @@ impl Coordinator {
         };
         self.tell(&clients, &end);
         for (id, request) in gone_pairs {
-            self.send(
-                id,
-                ServerBody::Served(crate::proto::Served {
-                    round: number,
-                    request,
-                }),
-            );
+            let served = crate::proto::Served {
+                round: number,
+                request,
+            };
+            self.send(id, ServerBody::Served(served));
         }
         self.close_silent(&clients, &included, &state);
         let trained_now = report.training && self.remote()?.is_trained();
@@ -454,6 +427,45 @@ impl Coordinator {
             let _ = self.report.send(ServerEvent::Trained { rounds });
         }
         Ok(())
+    }
+
+    /// Decodes the driven `round` and commits it in memory, emptying a
+    /// group whose clients moved into its group (a merge,
+    /// `withdrawal.rs`): its report and the groups emptied, or why it
+    /// failed (the server's state as before: the store's, when the
+    /// emptying failed after the round's commit).
+    async fn finish(
+        &mut self,
+        round: ServerRound,
+        driven: Result<(), MufcError>,
+    ) -> Result<Result<(mufc::remote::RoundReport, Vec<usize>), String>, NetError> {
+        let remote = std::mem::take(&mut self.remote)
+            .ok_or_else(|| NetError::Protocol("no federation".into()))?;
+        let (group, out) = (round.group().unwrap_or(0), self.out_of_sums());
+        let (remote, finished) = off_runtime(remote, move |remote: &mut RemoteServer| {
+            let report = driven.and_then(|()| remote.finish_round(round))?;
+            Ok::<_, MufcError>((report, remote.empty_merged(group, &out)))
+        })
+        .await;
+        self.remote = Some(remote);
+        match finished {
+            Ok((report, Ok(emptied))) => Ok(Ok((report, emptied))),
+            Ok((_, Err(e))) => {
+                self.reload()?;
+                Ok(Err(e.to_string()))
+            }
+            Err(e) => Ok(Err(e.to_string())),
+        }
+    }
+
+    /// The requests waiting at the clients of the groups `emptied`,
+    /// served by their emptying: taken off the queue.
+    fn emptied_requests(&mut self, emptied: &[usize]) -> Vec<Queued> {
+        let members: Vec<ClientId> = (emptied.iter())
+            .filter_map(|h| self.remote.as_ref()?.groups().get(*h).cloned())
+            .flatten()
+            .collect();
+        self.take_requests(&members)
     }
 
     /// Writes a committed round to the store (creating it once the model
@@ -522,7 +534,7 @@ impl Coordinator {
         group: Option<usize>,
         clients: &[ClientId],
         reason: &str,
-        served: Vec<super::Queued>,
+        served: Vec<Queued>,
     ) {
         for q in served {
             self.queue_request(q);

@@ -107,40 +107,18 @@ impl Coordinator {
                 }
                 continue;
             }
-            let included = remote.included(group);
             // A group that took a merged group's clients runs its whole
             // round once they are all connected, whatever the policy (the
             // merge waited for it).
-            let removal = self.removal_due(remote, members, everyone)
+            let due = self.removal_due(remote, members, everyone)
                 || (regrouped.contains(&group) && everyone);
-            // A client that joined waits for its request's round (the
-            // lone-update policy), never for a catch-up of its own.
-            let joining = self.joining_members();
-            let catch_up: Vec<ClientId> = (connected.iter().copied())
-                .filter(|c| !included.contains(c) && self.caught_up.get(c) != self.conn_of(*c))
-                .filter(|c| !joining.contains(c))
-                .collect();
-            if !removal && catch_up.is_empty() {
-                continue;
-            }
-            let mut ring: Vec<ClientId> = connected.clone();
-            ring.extend(included.iter().filter(|c| members.contains(c)));
-            ring.sort_unstable();
-            ring.dedup();
-            let needed = match remote.survivors_needed(group, ring.len()) {
-                Ok(n) => n,
-                Err(e) => {
-                    stalled.push((group, e.to_string()));
-                    continue;
+            match self.trained_round(remote, group, &connected, due) {
+                Some(Ok(next)) => {
+                    found = Some(next);
+                    break;
                 }
-            };
-            if connected.len() >= needed {
-                found = Some(Next {
-                    group,
-                    ring,
-                    catch_up,
-                });
-                break;
+                Some(Err(reason)) => stalled.push((group, reason)),
+                None => {}
             }
         }
         // Dealt masks need the dealer: a round started without it would
@@ -157,6 +135,43 @@ impl Coordinator {
             self.stalled.remove(&next.group);
         }
         found
+    }
+
+    /// The round trained group `group` should run now, with its members
+    /// `connected`, if any: its requests' (`due`), or a catch-up of
+    /// members its model lacks; `Err` with why its ring cannot run.
+    fn trained_round(
+        &self,
+        remote: &RemoteServer,
+        group: usize,
+        connected: &[ClientId],
+        due: bool,
+    ) -> Option<Result<Next, String>> {
+        let members = remote.groups().get(group)?;
+        let included = remote.included(group);
+        // A client that joined waits for its request's round (the
+        // lone-update policy), never for a catch-up of its own.
+        let joining = self.joining_members();
+        let catch_up: Vec<ClientId> = (connected.iter().copied())
+            .filter(|c| !included.contains(c) && self.caught_up.get(c) != self.conn_of(*c))
+            .filter(|c| !joining.contains(c))
+            .collect();
+        if !due && catch_up.is_empty() {
+            return None;
+        }
+        let mut ring: Vec<ClientId> = connected.to_vec();
+        ring.extend(included.iter().filter(|c| members.contains(c)));
+        ring.sort_unstable();
+        ring.dedup();
+        let needed = match remote.survivors_needed(group, ring.len()) {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        (connected.len() >= needed).then_some(Ok(Next {
+            group,
+            ring,
+            catch_up,
+        }))
     }
 
     /// Whether the requests of the group of `members` are due a round:

@@ -158,8 +158,7 @@ impl RemoteServer {
     }
 
     /// Moves group `h`'s present clients (those not in `gone`) to group
-    /// `m` ([`RemoteSetup::merge`](crate::remote::RemoteSetup::merge)):
-    /// the setup takes the new layout, `m`'s next round is whole, and `h`
+    /// `m` (the setup's `Layout::merge`): the setup takes the new layout, `m`'s next round is whole, and `h`
     /// is emptied ([`Self::empty_merged`]) once that round committed;
     /// until then both are [`Self::regrouped`]. Each client takes the new
     /// setup as its own with one group's clients moved
