@@ -18,6 +18,21 @@ use net::{Proc, Processes, assert_model, assert_model_in_groups, assert_model_of
 
 const SITES: [&str; 4] = ["a", "b", "c", "d"];
 
+/// Six sites in groups of three, of which two must remain.
+const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+const GROUPS: [&str; 10] = [
+    "--k",
+    "3",
+    "--seed",
+    "13",
+    "--min-clients",
+    "2",
+    "--topology",
+    "groups",
+    "--group-size",
+    "3",
+];
+
 #[test]
 fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
     let dir = tempfile::tempdir().unwrap();
@@ -87,25 +102,14 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
 #[test]
 fn in_groups_a_site_leaves_another_joins_and_the_model_stays_exact() {
     const SEVEN: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
-    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let all = net::written_data(dir, "cli-net-joins-groups", &SEVEN);
     let extra = [
-        "--k",
-        "3",
-        "--seed",
-        "13",
-        "--max-points",
-        "2000",
-        "--min-clients",
-        "2",
-        "--topology",
-        "groups",
-        "--group-size",
-        "3",
-        "--admit-new-clients",
-    ];
+        GROUPS.as_slice(),
+        &["--max-points", "2000", "--admit-new-clients"],
+    ]
+    .concat();
     let mut fed = Processes::start(dir, &SIX, &SIX, &extra, |_| None);
     for g in [0, 1] {
         fed.server
@@ -153,23 +157,10 @@ fn in_groups_a_site_leaves_another_joins_and_the_model_stays_exact() {
 /// it so.
 #[test]
 fn in_groups_a_group_left_below_the_minimum_merges_across_processes() {
-    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let all = net::written_data(dir, "cli-net-merges", &SIX);
-    let extra = [
-        "--k",
-        "3",
-        "--seed",
-        "13",
-        "--min-clients",
-        "2",
-        "--topology",
-        "groups",
-        "--group-size",
-        "3",
-    ];
-    let mut fed = Processes::start(dir, &SIX, &SIX, &extra, |_| None);
+    let mut fed = Processes::start(dir, &SIX, &SIX, &GROUPS, |_| None);
     fed.server
         .wait_for(|l| l.starts_with("model trained after"));
     let mut present: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(all).collect();

@@ -531,14 +531,7 @@ async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() 
         .filter(|(c, _)| *c != ClientId(1))
         .collect();
     assert_stored_groups(&fed.store, &present);
-    fed.server_options.admit_new_clients = true;
-    let mut fed = fed.restart_server(async |_| {}).await;
-    fed.start_new_client("c6", &all[6]);
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(6))),
-    )
-    .await;
+    let fed = fed.admitting("c6", ClientId(6), &all[6]).await;
     present.push((ClientId(6), all[6].clone()));
     let groups = assert_stored_groups(&fed.store, &present);
     assert_eq!(groups[0], [0, 1, 2, 6].map(ClientId));

@@ -261,6 +261,21 @@ impl Loopback {
         path
     }
 
+    /// Restarts the server admitting new clients, starts client `name`
+    /// (id `id`, new to the federation) on a new store of `data`, and
+    /// waits until a round that includes it committed.
+    pub(crate) async fn admitting(mut self, name: &str, id: ClientId, data: &Dataset) -> Self {
+        self.server_options.admit_new_clients = true;
+        let mut fed = self.restart_server(async |_| {}).await;
+        fed.start_new_client(name, data);
+        until_server(
+            &mut fed.server,
+            |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&id)),
+        )
+        .await;
+        fed
+    }
+
     /// Client `c` forgets `ids`; waits for the acknowledgement.
     pub(crate) async fn forget(&mut self, c: usize, ids: &[PointId]) {
         self.asked(c, |store| store.request(ids)).await;

@@ -97,14 +97,7 @@ async fn leaves_and_joins(masks: Masks) {
     // A new client joins the group with the fewest clients left (the
     // second: counted with the leaver, the groups are even, and the
     // first would take it).
-    fed.server_options.admit_new_clients = true;
-    let mut fed = fed.restart_server(async |_| {}).await;
-    fed.start_new_client("c6", &all[6]);
-    until_server(
-        &mut fed.server,
-        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(6))),
-    )
-    .await;
+    let fed = fed.admitting("c6", ClientId(6), &all[6]).await;
     present.push((ClientId(6), all[6].clone()));
     let groups = assert_stored_groups(&fed.store, &present);
     assert_eq!(groups[0], [0, 1, 2].map(ClientId));
