@@ -18,8 +18,10 @@ use net::{Proc, Processes, assert_model, assert_model_in_groups, assert_model_of
 
 const SITES: [&str; 4] = ["a", "b", "c", "d"];
 
-/// Six sites in groups of three, of which two must remain.
+/// Six sites in groups of three, of which two must remain; a seventh
+/// joins.
 const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+const SEVEN: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
 const GROUPS: [&str; 10] = [
     "--k",
     "3",
@@ -101,7 +103,6 @@ fn a_site_joins_a_trained_federation_and_the_model_stays_exact() {
 /// holds, bit for bit.
 #[test]
 fn in_groups_a_site_leaves_another_joins_and_the_model_stays_exact() {
-    const SEVEN: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let all = net::written_data(dir, "cli-net-joins-groups", &SEVEN);
@@ -159,11 +160,12 @@ fn in_groups_a_site_leaves_another_joins_and_the_model_stays_exact() {
 fn in_groups_a_group_left_below_the_minimum_merges_across_processes() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let all = net::written_data(dir, "cli-net-merges", &SIX);
+    let all = net::written_data(dir, "cli-net-merges", &SEVEN);
     let mut fed = Processes::start(dir, &SIX, &SIX, &GROUPS, |_| None);
     fed.server
         .wait_for(|l| l.starts_with("model trained after"));
-    let mut present: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(all).collect();
+    let mut present: Vec<(ClientId, _)> = (0u64..).map(ClientId).zip(all.clone()).collect();
+    present.truncate(6);
     leave(dir, &mut fed, 1, "b");
     leave(dir, &mut fed, 2, "c");
     fed.server
@@ -175,7 +177,22 @@ fn in_groups_a_group_left_below_the_minimum_merges_across_processes() {
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
     net::forget(dir, "a", "5");
     present[0].1 = present[0].1.without(&[seeding::PointId(5)]).unwrap();
+    assert_model_in_groups(dir, present.clone());
+
+    // Site g joins the merged federation: it checks the groups with one
+    // group's sites moved, and itself anywhere.
+    fed.server.kill();
+    let admit = [GROUPS.as_slice(), &["--admit-new-clients"]].concat();
+    let args = net::server_args(fed.port, &fed.certs, &SIX, &admit);
+    let server = Proc::start("restarted server", dir, &args, &[]);
+    server.wait_for(|l| l.starts_with("resumed from the store"));
+    join_roster(&fed.certs, "g");
+    let g = Proc::start("g", dir, &net::client_args(fed.port, &fed.certs, "g"), &[]);
+    server.wait_for(|l| l.contains("client 6 (g) admitted"));
+    server.wait_for(|l| l.contains(" committed") && l.contains("included 0,3,4,5,6,"));
+    present.push((ClientId(6), all[6].clone()));
     assert_model_in_groups(dir, present);
+    drop(g);
 }
 
 /// The authority issues `name`'s certificate in `certs` and appends it to

@@ -411,11 +411,13 @@ impl RemoteSetup {
 
     /// Whether the groups are those the configuration's topology gives the
     /// roster (not a layout of the setup's own, [`Self::with_layout`]),
-    /// but for the clients `admitted` after training: each of those sits
-    /// in one of the groups the topology gives the others, which are
-    /// otherwise unchanged (a join puts a new client in an existing group,
-    /// [`Self::admitting`]). A client with no history of the federation
-    /// checks a setup by this rule.
+    /// but for the clients `admitted` after training, each in one of the
+    /// groups the topology gives the others (a join puts a new client in
+    /// an existing group, [`Self::admitting`]), and for merges: the
+    /// clients of a topology group that are not in it any more are all in
+    /// one other group (a group below the minimum moves its clients left
+    /// together). A client with no history of the federation checks a
+    /// setup by this rule.
     pub(crate) fn has_topology_layout_admitting(&self, admitted: &[ClientId]) -> bool {
         let t = self.config.topology();
         if t == crate::Topology::Flat {
@@ -431,9 +433,10 @@ impl RemoteSetup {
             .copied()
             .collect();
         let before = (!trained.is_empty()).then(|| Layout::new(&trained, t));
-        before.is_some_and(|b| {
-            membership::check_absorbed(self.layout.as_ref(), Some(&b), &joined).is_ok()
-        })
+        match (before, &self.layout) {
+            (Some(b), Some(l)) => membership::check_merged_or_absorbed(l, &b, &joined).is_ok(),
+            _ => false,
+        }
     }
 
     /// Checks that the ring of `spec` names only clients of the roster,

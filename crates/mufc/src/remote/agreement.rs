@@ -455,9 +455,11 @@ mod tests {
 
     /// A client with no history of the federation (it joined after
     /// training) checks the groups by the topology, with the clients
-    /// admitted since placed anywhere: a server that draws the groups at
-    /// random gets a setup past it only when every client trained in the
-    /// federation sits in the group the topology gives it.
+    /// admitted since placed anywhere and the clients of a group that
+    /// merged all in one other group: a server that draws the groups at
+    /// random gets a setup past it only when every group the topology
+    /// gives the trained clients kept its clients, or moved some of them
+    /// to one other group together.
     #[test]
     fn the_clients_admitted_since_training_sit_in_any_group_and_no_other_moves() {
         let config = config()
@@ -465,41 +467,69 @@ mod tests {
             .min_clients(2)
             .validate()
             .unwrap();
-        let trained = Agreement::new(6)
-            .resolve(&config, &regs(6, 100, 2))
+        let trained = Agreement::new(9)
+            .resolve(&config, &regs(9, 100, 2))
             .unwrap();
         let topology = trained.layout().unwrap().groups().to_vec();
-        // Client 1 left: the new client goes to the first group, where the
-        // topology would not put it.
+        // Client 1 left: the three new clients go to the first group. The
+        // topology would give twelve clients four groups.
         let gone = std::collections::BTreeSet::from([ClientId(1)]);
-        let grown = trained.admitting_with(&[ClientId(6)], &gone).unwrap();
-        let mut agreed = Agreement::new(7);
+        let joined = [9, 10, 11].map(ClientId);
+        let grown = trained.admitting_with(&joined, &gone).unwrap();
+        let mut agreed = Agreement::new(12);
         assert!(agreed.check_setup(&grown).unwrap_err().contains("groups"));
-        agreed.admitted = vec![ClientId(6)];
+        agreed.admitted = joined.to_vec();
         assert!(agreed.check_setup(&grown).is_ok());
+        // The rule, written out: each topology group's clients stay, or
+        // go to one other group together.
+        let lawful = |groups: &[Vec<ClientId>]| {
+            topology.iter().enumerate().all(|(g, old)| {
+                let to: std::collections::BTreeSet<usize> = (old.iter())
+                    .map(|c| groups.iter().position(|n| n.contains(c)).unwrap())
+                    .filter(|h| *h != g)
+                    .collect();
+                to.len() <= 1
+            })
+        };
         let mut rng = testdata::rng("agreement-admitted-groups");
         let (mut passed, mut refused) = (0, 0);
-        for _ in 0..60 {
-            let mut groups = vec![Vec::new(), Vec::new()];
-            for c in 0..7 {
-                groups[rand::RngExt::random_range(&mut rng, 0..2)].push(ClientId(c));
+        for _ in 0..200 {
+            let mut groups = vec![Vec::new(), Vec::new(), Vec::new()];
+            for c in 0..12u64 {
+                // Mostly the topology's group, sometimes anywhere; the
+                // admitted client anywhere.
+                let r = rand::RngExt::random_range(&mut rng, 0..4usize);
+                let g = match c {
+                    9.. => r % 3,
+                    _ if r == 0 => rand::RngExt::random_range(&mut rng, 0..3),
+                    _ => (c / 3) as usize,
+                };
+                groups[g].push(ClientId(c));
             }
             let Ok(setup) = crate::Layout::from_groups(groups.clone(), None)
                 .and_then(|l| grown.clone().with_layout(l))
             else {
                 continue;
             };
-            let kept: Vec<Vec<ClientId>> = (groups.iter())
-                .map(|g| g.iter().copied().filter(|c| *c != ClientId(6)).collect())
-                .collect();
-            let honest = kept == topology;
+            let honest = lawful(&groups);
             assert_eq!(agreed.check_setup(&setup).is_ok(), honest, "{groups:?}");
             if honest { passed += 1 } else { refused += 1 }
         }
         assert!(
-            passed > 0 && refused > 0,
+            passed > 5 && refused > 5,
             "{passed} passed, {refused} refused"
         );
+        // Two merges in turn: the first group into the second, then the
+        // second (with the first's clients) into the third.
+        let ids = |r: std::ops::Range<u64>| r.map(ClientId).collect::<Vec<_>>();
+        let chained = vec![
+            vec![ClientId(1)],
+            vec![ClientId(4)],
+            [ids(0..1), ids(2..4), ids(5..12)].concat(),
+        ];
+        let layout = crate::Layout::from_groups(chained, None).unwrap();
+        let merged = grown.with_saved_groups(layout).unwrap();
+        assert!(agreed.check_setup(&merged).is_ok());
     }
 
     /// The server's side: a configured step finer than agreed, a claim

@@ -293,6 +293,52 @@ pub(super) fn check_absorbed(
     }
 }
 
+/// Checks that the groups `after` are `trained`'s (the topology's for the
+/// clients trained in the federation) after clients `joined` were added
+/// to any of them and groups merged: every client of a group of
+/// `trained` is in that group still or, if it moved, in the one group
+/// the moved clients of its group all went to (a merge moves a group's
+/// clients left together; merges may follow one another). The rule a
+/// client with no history of the federation checks its groups by.
+pub(super) fn check_merged_or_absorbed(
+    after: &Layout,
+    trained: &Layout,
+    joined: &[ClientId],
+) -> Result<(), String> {
+    if after.groups().len() != trained.groups().len() || after.fan_out() != trained.fan_out() {
+        return Err("its groups are not the federation's in number or shape".into());
+    }
+    for (g, old) in trained.groups().iter().enumerate() {
+        let moved_to: BTreeSet<usize> = (old.iter())
+            .filter_map(|c| after.group_of(*c))
+            .filter(|h| *h != g)
+            .collect();
+        if moved_to.len() > 1 {
+            return Err(format!(
+                "the clients of group {g} are spread over groups {moved_to:?}"
+            ));
+        }
+        if let Some(c) = old.iter().find(|c| after.group_of(**c).is_none()) {
+            return Err(format!("client {c} is in no group"));
+        }
+    }
+    let trained_clients = trained.clients();
+    for (g, new) in after.groups().iter().enumerate() {
+        let foreign = (new.iter()).find(|c| {
+            joined.binary_search(c).is_err() && trained_clients.binary_search(c).is_err()
+        });
+        if let Some(c) = foreign {
+            return Err(format!(
+                "group {g} names client {c}, neither trained nor admitted"
+            ));
+        }
+    }
+    match joined.iter().find(|c| after.group_of(**c).is_none()) {
+        Some(c) => Err(format!("new client {c} is in no group")),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
