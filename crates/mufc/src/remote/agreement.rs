@@ -481,14 +481,16 @@ mod tests {
         agreed.admitted = joined.to_vec();
         assert!(agreed.check_setup(&grown).is_ok());
         // The rule, written out: each topology group's clients stay, or
-        // go to one other group together.
+        // go to one other group together, and a group that lost some
+        // holds no other group's trained client.
         let lawful = |groups: &[Vec<ClientId>]| {
             topology.iter().enumerate().all(|(g, old)| {
                 let to: std::collections::BTreeSet<usize> = (old.iter())
                     .map(|c| groups.iter().position(|n| n.contains(c)).unwrap())
                     .filter(|h| *h != g)
                     .collect();
-                to.len() <= 1
+                let foreign = groups[g].iter().any(|c| c.0 < 9 && !old.contains(c));
+                to.len() <= 1 && (to.is_empty() || !foreign)
             })
         };
         let mut rng = testdata::rng("agreement-admitted-groups");

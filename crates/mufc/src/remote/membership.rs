@@ -298,8 +298,11 @@ pub(super) fn check_absorbed(
 /// to any of them and groups merged: every client of a group of
 /// `trained` is in that group still or, if it moved, in the one group
 /// the moved clients of its group all went to (a merge moves a group's
-/// clients left together; merges may follow one another). The rule a
-/// client with no history of the federation checks its groups by.
+/// clients left together; merges may follow one another), and a group
+/// that lost clients so holds no trained client of another group (a
+/// group merges away only once too few of its clients hold points, and
+/// then takes no other group's). The rule a client with no history of
+/// the federation checks its groups by.
 pub(super) fn check_merged_or_absorbed(
     after: &Layout,
     trained: &Layout,
@@ -316,6 +319,13 @@ pub(super) fn check_merged_or_absorbed(
         if moved_to.len() > 1 {
             return Err(format!(
                 "the clients of group {g} are spread over groups {moved_to:?}"
+            ));
+        }
+        let taken = (after.groups().get(g).into_iter().flatten())
+            .find(|c| joined.binary_search(c).is_err() && old.binary_search(c).is_err());
+        if let (Some(h), Some(c)) = (moved_to.first(), taken) {
+            return Err(format!(
+                "group {g} moved clients to group {h} and holds client {c} of another"
             ));
         }
         if let Some(c) = old.iter().find(|c| after.group_of(**c).is_none()) {
