@@ -212,3 +212,39 @@ async fn a_merge_kept_before_its_round_survives_a_server_restart() {
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
     fed.stop().await;
 }
+
+/// A member of the group that takes the moved client is offline: the
+/// merge's round runs at once all the same (the moved client's data is
+/// not in that group's model: a catch-up, with the absent member a
+/// dropout) and serves the leave, so an erasure does not wait for an
+/// absent member; when the member is back a catch-up round brings its
+/// data in, and the model equals the in-process fit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_round_runs_without_an_absent_member_of_the_taking_group() {
+    let all = data(6);
+    let secagg = Masks::SecAgg(SecAggOptions::new());
+    let mut fed = Loopback::start_with(config(secagg, &all), &all, Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    fed.leave(1).await;
+    let (path5, c5) = fed.clients.remove(4);
+    c5.stop().await.unwrap();
+    fed.leave(1).await; // client 2: served by the merge's round
+    let c5 = fed.start_client("c5", &path5);
+    fed.clients.push((path5, c5));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(5))),
+    )
+    .await;
+    let present: Vec<(ClientId, Dataset)> = (0u64..)
+        .map(ClientId)
+        .zip(all)
+        .filter(|(c, _)| ![1, 2].contains(&c.0))
+        .collect();
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+    fed.stop().await;
+}
