@@ -25,7 +25,7 @@ use syndrome_agg::masking::pairwise::MaskKeyPair;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::federation::{LIMIT, Loopback, assert_stored_model, data, until_server};
-use crate::groups::assert_stored_groups;
+use crate::groups::{assert_stored_groups, without};
 
 /// The dealer's key pair and each client's, from the operating system.
 pub(crate) struct Keys {
@@ -565,12 +565,7 @@ async fn with_groups_a_dealt_federation_merges_a_group_left_below_the_minimum() 
     .await;
     let _ = fed.leave(1).await;
     let _ = fed.leave(1).await; // client 2
-    let present: Vec<(ClientId, seeding::Dataset)> = (0u64..)
-        .map(ClientId)
-        .zip(all)
-        .filter(|(c, _)| ![1, 2].contains(&c.0))
-        .collect();
-    let groups = assert_stored_groups(&fed.store, &present);
+    let groups = assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
     dealer.unwrap().stop().await.unwrap();
     fed.stop().await;

@@ -32,6 +32,25 @@ fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
         .unwrap()
 }
 
+/// A federation of `all` over loopback, once every group trained.
+async fn trained(masks: Masks, all: &[Dataset]) -> Loopback {
+    let mut fed = Loopback::start_with(config(masks, all), all, Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    fed
+}
+
+/// Each client's records of `all` by id, but for the clients `gone`.
+pub(crate) fn without(all: &[Dataset], gone: &[u64]) -> Vec<(ClientId, Dataset)> {
+    (0u64..)
+        .map(ClientId)
+        .zip(all.iter().cloned())
+        .filter(|(c, _)| !gone.contains(&c.0))
+        .collect()
+}
+
 /// Every node of the stored federation is the in-process federation's
 /// on `present` (each client's records by id) in the stored groups less
 /// the clients not present, bit for bit; returns the stored groups.
@@ -137,11 +156,7 @@ async fn in_groups_with_pairwise_masks_a_group_left_below_the_minimum_merges_exa
 
 async fn merges(masks: Masks) {
     let all = data(6);
-    let mut fed = Loopback::start_with(config(masks, &all), &all, Vec::new(), async |_| {}).await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let mut fed = trained(masks, &all).await;
     let mut present: Vec<(ClientId, Dataset)> = (0u64..).map(ClientId).zip(all.clone()).collect();
     // Client 1 leaves: its group keeps two, the minimum.
     fed.leave(1).await;
@@ -166,25 +181,20 @@ async fn merges(masks: Masks) {
     fed.stop().await;
 }
 
-/// A merge is kept in the store before any client hears of it: a server
-/// restarted between the merge and the round of the group that takes
-/// the moved client (which waits for a member that is offline) resumes
-/// the merged groups, runs that round once the member is back, and
-/// serves the leave; the model equals the in-process fit.
+/// A merge is kept in the store before any client hears of it: the
+/// moved client is offline, so the round of the group that takes it
+/// waits (its catch-up cannot run); a server restarted then resumes the
+/// merged groups, runs that round once the client is back, and serves
+/// the leave; the model equals the in-process fit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merge_kept_before_its_round_survives_a_server_restart() {
     let all = data(6);
-    let secagg = Masks::SecAgg(SecAggOptions::new());
-    let mut fed = Loopback::start_with(config(secagg, &all), &all, Vec::new(), async |_| {}).await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let mut fed = trained(Masks::SecAgg(SecAggOptions::new()), &all).await;
     fed.leave(1).await;
-    // Client 5 goes offline; client 2 leaves: its group merges.
-    let (path5, c5) = fed.clients.remove(4);
-    c5.stop().await.unwrap();
-    let (path2, _) = &fed.clients[1];
+    // Client 0 goes offline; client 2 leaves: client 0 is moved.
+    let (path0, c0) = fed.clients.remove(0);
+    c0.stop().await.unwrap();
+    let (path2, _) = &fed.clients[0];
     ClientStore::open(path2).unwrap().request_leave().unwrap();
     until_server(
         &mut fed.server,
@@ -196,19 +206,14 @@ async fn a_merge_kept_before_its_round_survives_a_server_restart() {
     assert_eq!(layout.groups()[1], [0, 3, 4, 5].map(ClientId));
     drop(kept);
     let mut fed = fed.restart_server(async |_| {}).await;
-    let c5 = fed.start_client("c5", &path5);
-    fed.clients.push((path5, c5));
+    let c0 = fed.start_client("c0", &path0);
+    fed.clients.push((path0, c0));
     until_server(
         &mut fed.server,
         |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(2)),
     )
     .await;
-    let present: Vec<(ClientId, Dataset)> = (0u64..)
-        .map(ClientId)
-        .zip(all)
-        .filter(|(c, _)| ![1, 2].contains(&c.0))
-        .collect();
-    let groups = assert_stored_groups(&fed.store, &present);
+    let groups = assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
     fed.stop().await;
 }
@@ -222,12 +227,7 @@ async fn a_merge_kept_before_its_round_survives_a_server_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merge_round_runs_without_an_absent_member_of_the_taking_group() {
     let all = data(6);
-    let secagg = Masks::SecAgg(SecAggOptions::new());
-    let mut fed = Loopback::start_with(config(secagg, &all), &all, Vec::new(), async |_| {}).await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let mut fed = trained(Masks::SecAgg(SecAggOptions::new()), &all).await;
     fed.leave(1).await;
     let (path5, c5) = fed.clients.remove(4);
     c5.stop().await.unwrap();
@@ -239,12 +239,7 @@ async fn a_merge_round_runs_without_an_absent_member_of_the_taking_group() {
         |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(5))),
     )
     .await;
-    let present: Vec<(ClientId, Dataset)> = (0u64..)
-        .map(ClientId)
-        .zip(all)
-        .filter(|(c, _)| ![1, 2].contains(&c.0))
-        .collect();
-    let groups = assert_stored_groups(&fed.store, &present);
+    let groups = assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
     fed.stop().await;
 }

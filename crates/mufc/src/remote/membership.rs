@@ -265,7 +265,7 @@ impl RemoteSetup {
 
 /// Checks that the groups `after` are `before`'s with each client of
 /// `joined` added to one of them, and nothing else changed.
-pub(super) fn check_absorbed(
+fn check_absorbed(
     after: Option<&Layout>,
     before: Option<&Layout>,
     joined: &[ClientId],

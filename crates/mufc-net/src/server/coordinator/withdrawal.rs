@@ -199,15 +199,12 @@ impl Coordinator {
             .filter(|c| !out.contains(c))
             .copied()
             .collect();
-        let waiting = (self.queue.iter())
-            .filter(|q| groups[m].contains(&q.client))
-            .count();
         let oldest = (self.queue.iter())
             .filter(|q| groups[h].contains(&q.client))
             .map(|q| q.since)
             .min();
-        let config = remote.setup().config();
-        let allowed = config.updates_enough(groups[m].len() + moved.len(), moved.len() + waiting)
+        let waits = |c: &ClientId| self.queue.iter().any(|q| q.client == *c);
+        let allowed = remote.merge_allowed(h, m, &out, waits)
             || oldest.is_some_and(|t| t.elapsed() >= self.options.max_defer);
         if !allowed {
             return;

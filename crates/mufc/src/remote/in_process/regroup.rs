@@ -122,14 +122,8 @@ impl InProcess {
         let Some(m) = self.server.merge_target(h, gone) else {
             return true;
         };
-        let groups = self.server.groups();
-        let moved = groups[h].iter().filter(|c| !gone.contains(c)).count();
-        let waiting = groups[m]
-            .iter()
-            .filter(|c| self.waiting.contains_key(c))
-            .count();
-        let config = self.server.setup().config();
-        config.updates_enough(groups[m].len() + moved, moved + waiting)
+        let waits = |c: &ClientId| self.waiting.contains_key(c);
+        self.server.merge_allowed(h, m, gone, waits)
     }
 
     /// Takes the groups of `setup`, the federation's with a group split or

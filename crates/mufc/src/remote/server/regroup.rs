@@ -129,6 +129,28 @@ impl RemoteServer {
         (0..self.groups().len()).find_map(|h| self.merge_target(h, gone).map(|m| (h, m)))
     }
 
+    /// Whether group `h`'s clients not in `gone` may merge into group `m`
+    /// under the lone-update policy (docs/threat-model.md U3): they
+    /// enter `m`'s sum as new clients do, so they count as changed there
+    /// with `m`'s own clients that `waits` (their requests wait). Both
+    /// drivers ask it before a merge.
+    pub fn merge_allowed(
+        &self,
+        h: usize,
+        m: usize,
+        gone: &BTreeSet<ClientId>,
+        waits: impl Fn(&ClientId) -> bool,
+    ) -> bool {
+        let groups = self.groups();
+        let (Some(from), Some(into)) = (groups.get(h), groups.get(m)) else {
+            return false;
+        };
+        let moved = from.iter().filter(|c| !gone.contains(c)).count();
+        let waiting = into.iter().filter(|c| waits(c)).count();
+        let config = self.setup.config();
+        config.updates_enough(into.len() + moved, moved + waiting)
+    }
+
     /// After group `g`'s round committed: empties every group that holds
     /// no client outside `gone` and whose sum held a client of `g` that
     /// this round included (its clients moved to `g` by a merge,
