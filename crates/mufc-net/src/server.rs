@@ -160,6 +160,17 @@ pub enum ServerEvent {
         /// The clients that moved.
         moved: Vec<ClientId>,
     },
+    /// A group grown full by joins split in two (issue 29): its clients
+    /// `moved` form the new group `into`; both halves run a whole round,
+    /// stored in one commit.
+    Split {
+        /// The group that split.
+        group: usize,
+        /// The new group.
+        into: usize,
+        /// The clients that moved to it.
+        moved: Vec<ClientId>,
+    },
     /// A client left the federation (issue 29): its signed leave checked,
     /// kept in the store, its session closed; no later ring names it.
     Left {

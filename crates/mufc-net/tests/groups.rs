@@ -32,6 +32,21 @@ fn config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
         .unwrap()
 }
 
+/// Groups of two, both of which must remain: a group of four is full
+/// (twice the smallest group) and splits.
+fn split_config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
+    let total: usize = all.iter().map(Dataset::len).sum();
+    FederationConfig::new(3)
+        .channel(Channel::scma(masks))
+        .topology(Topology::Groups { size: 2 })
+        .min_clients(2)
+        .min_updating_clients(1)
+        .max_points(total as u64)
+        .seed(11)
+        .validate()
+        .unwrap()
+}
+
 /// A federation of `all` over loopback, once every group trained.
 async fn trained(masks: Masks, all: &[Dataset]) -> Loopback {
     let mut fed = Loopback::start_with(config(masks, all), all, Vec::new(), async |_| {}).await;
@@ -241,5 +256,60 @@ async fn a_merge_round_runs_without_an_absent_member_of_the_taking_group() {
     .await;
     let groups = assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+    fed.stop().await;
+}
+
+/// A group grown full by joins splits across processes (issue 29), as it
+/// does in one process: clients 4 and 6 join the first group of two
+/// (5 the second), so that at 6's round it holds four, twice the
+/// smallest group; its upper half (4, which its sum held, and 6) forms a
+/// new group, and both halves' whole rounds are stored in one commit.
+/// The model equals the in-process fit in the three groups, bit for bit,
+/// before and after a removal in the new group and a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_grown_full_by_joins_splits_across_processes_exactly() {
+    splits(Masks::SecAgg(SecAggOptions::new())).await;
+}
+
+/// The same with pairwise masks: each half's ring is its own, every
+/// member of it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_pairwise_masks_a_group_grown_full_by_joins_splits_exactly() {
+    splits(Masks::Pairwise).await;
+}
+
+async fn splits(masks: Masks) {
+    let all = data(7);
+    let config = split_config(masks, &all);
+    let mut fed = Loopback::start_with(config, &all[..4], Vec::new(), async |_| {}).await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    let mut present: Vec<(ClientId, Dataset)> =
+        (0u64..).map(ClientId).zip(all[..4].to_vec()).collect();
+    for (c, data) in (4u64..).zip(&all[4..]) {
+        fed = fed.admitting(&format!("c{c}"), ClientId(c), data).await;
+        present.push((ClientId(c), data.clone()));
+        let groups = assert_stored_groups(&fed.store, &present);
+        assert_eq!(groups.len(), if c < 6 { 2 } else { 3 }, "after {c} joined");
+    }
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(
+        groups,
+        [vec![0, 1], vec![2, 3, 5], vec![4, 6]]
+            .map(|g| g.into_iter().map(ClientId).collect::<Vec<_>>())
+    );
+    // Client 4, now in the new group, forgets a point; restarted, the
+    // server keeps the three groups, and client 0 forgets one.
+    let gone = all[4].id(1);
+    fed.forget(4, &[gone]).await;
+    present[4].1 = present[4].1.without(&[gone]).unwrap();
+    assert_stored_groups(&fed.store, &present);
+    let mut fed = fed.restart_server(async |_| {}).await;
+    let gone = all[0].id(3);
+    fed.forget(0, &[gone]).await;
+    present[0].1 = present[0].1.without(&[gone]).unwrap();
+    assert_eq!(assert_stored_groups(&fed.store, &present).len(), 3);
     fed.stop().await;
 }

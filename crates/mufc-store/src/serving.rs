@@ -106,6 +106,7 @@ impl Store {
     /// after it, [`RemoteServer::snapshot`](mufc::remote::RemoteServer::snapshot))
     /// replaces the server row, with one journal entry and one audit row
     /// per request served, in one transaction; the model version moves on.
+    /// [`Store::commit_rounds`] with one round.
     ///
     /// # Errors
     ///
@@ -119,29 +120,46 @@ impl Store {
         server: ServerSnapshot,
         entry: &RoundEntry,
     ) -> Result<(), StoreError> {
-        let fed = Federation::from_snapshot(server, Vec::new())?;
-        let mut named = format!(
-            "round {}; requests {}; included {}; dropped {}",
-            entry.round,
-            requests(&entry.requests),
-            ids(&entry.included),
-            ids(&entry.dropped)
-        );
-        if !entry.emptied.is_empty() {
-            named.push_str(&format!("; emptied {}", requests(&entry.emptied)));
+        self.commit_rounds(server, std::slice::from_ref(entry))
+    }
+
+    /// Commits rounds that must commit together (the two halves of a
+    /// group split across processes: either alone would leave the moved
+    /// clients in no sum, or in two): `server` replaces the server row
+    /// once, with a journal entry per round and an audit row per request
+    /// each served, in one transaction; the model version moves on once.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::commit_round`]; [`StoreError::Mufc`] for no round.
+    pub fn commit_rounds(
+        &mut self,
+        server: ServerSnapshot,
+        entries: &[RoundEntry],
+    ) -> Result<(), StoreError> {
+        if entries.is_empty() {
+            return Err(StoreError::Mufc(mufc::MufcError::Remote(
+                "no round to commit".into(),
+            )));
         }
-        let served = (entry.requests.iter()).map(|&(c, r)| {
-            // Requests of clients the round left out wait for the next.
-            let outcome = if entry.included.contains(&c) {
-                AuditOutcome::Applied
-            } else {
-                AuditOutcome::Deferred
-            };
-            (c, r, outcome)
+        let fed = Federation::from_snapshot(server, Vec::new())?;
+        let journal: Vec<(u64, &str, String)> = (entries.iter())
+            .map(|e| (e.round, "round", round_named(e)))
+            .collect();
+        let served = entries.iter().flat_map(|entry| {
+            let served = (entry.requests.iter()).map(|&(c, r)| {
+                // Requests of clients the round left out wait for the next.
+                let outcome = if entry.included.contains(&c) {
+                    AuditOutcome::Applied
+                } else {
+                    AuditOutcome::Deferred
+                };
+                (c, r, outcome)
+            });
+            let emptied = (entry.emptied.iter()).map(|&(c, r)| (c, r, AuditOutcome::Applied));
+            served.chain(emptied)
         });
-        let emptied = (entry.emptied.iter()).map(|&(c, r)| (c, r, AuditOutcome::Applied));
-        let served = served.chain(emptied);
-        self.commit_serving(fed, (entry.round, "round", &named, true), served)
+        self.commit_serving(fed, (&journal, true), served)
     }
 
     /// Commits a server's groups changed without a round across processes
@@ -162,7 +180,11 @@ impl Store {
         what: &str,
     ) -> Result<(), StoreError> {
         let fed = Federation::from_snapshot(server, Vec::new())?;
-        self.commit_serving(fed, (0, "regrouped", what, false), std::iter::empty())
+        self.commit_serving(
+            fed,
+            (&[(0, "regrouped", what.to_string())], false),
+            std::iter::empty(),
+        )
     }
 
     /// Commits the withdrawal of a server's model across processes
@@ -194,24 +216,27 @@ impl Store {
         let served = (requests_served.iter()).map(|&(c, r)| (c, r, AuditOutcome::Withdrawn));
         // A request served by a model withdrawn before changes no model.
         let bump = self.state.fed.withdrawal().is_none();
-        self.commit_serving(fed, (0, "withdrawn", &named, bump), served)
+        self.commit_serving(fed, (&[(0, "withdrawn", named)], bump), served)
     }
 
-    /// Writes the server row of `fed`, the journal entry `(round, kind,
-    /// named)` and one audit row per request `served` (a client, its own
-    /// number, the outcome), in one transaction; the model version moves
-    /// on when `bump` says the model changed.
+    /// Writes the server row of `fed`, the journal entries `(round, kind,
+    /// named)` (at least one) and one audit row per request `served` (a
+    /// client, its own number, the outcome), in one transaction; the
+    /// model version moves on when `bump` says the model changed.
     fn commit_serving(
         &mut self,
         fed: Federation,
-        (round, kind, named, bump): (u64, &str, &str, bool),
+        (entries, bump): (&[(u64, &str, String)], bool),
         served: impl Iterator<Item = (ClientId, u64, AuditOutcome)>,
     ) -> Result<(), StoreError> {
         let time = unix_now();
         let version_before = self.state.model_version;
         let version_after = version_before.saturating_add(u64::from(bump));
         let tx = begin(&self.conn, self.state.mark())?;
-        let journal = write_journal(&tx, round, time, kind, named)?;
+        let mut journal = self.state.last_entry;
+        for (round, kind, named) in entries {
+            journal = write_journal(&tx, *round, time, kind, named)?;
+        }
         write_server_of(
             &tx,
             &fed,
@@ -278,6 +303,21 @@ fn audited(
         )
     })
     .map_err(StoreError::db("reading the audit log"))
+}
+
+/// A round as the journal names it.
+fn round_named(entry: &RoundEntry) -> String {
+    let mut named = format!(
+        "round {}; requests {}; included {}; dropped {}",
+        entry.round,
+        requests(&entry.requests),
+        ids(&entry.included),
+        ids(&entry.dropped)
+    );
+    if !entry.emptied.is_empty() {
+        named.push_str(&format!("; emptied {}", requests(&entry.emptied)));
+    }
+    named
 }
 
 /// Requests as the journal names them: `client:number`, comma-separated.

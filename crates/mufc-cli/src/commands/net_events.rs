@@ -153,6 +153,14 @@ fn membership(ev: &ServerEvent) -> Option<(Value, String)> {
                 ids(moved)
             ),
         ),
+        ServerEvent::Split { group, into, moved } => (
+            json!({ "event": "split", "group": group, "into": into, "moved": moved.iter().map(|c| c.0).collect::<Vec<_>>() }),
+            format!(
+                "group {group} grew full: its clients {} form group {into}; both run a whole \
+                 round, stored together",
+                ids(moved)
+            ),
+        ),
         _ => return None,
     })
 }

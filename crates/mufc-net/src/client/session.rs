@@ -433,9 +433,9 @@ impl Session<'_> {
 
     /// Takes the setup of the announcement `bytes` when it is the
     /// client's own with clients admitted that the client checked
-    /// ([`Self::admission`]; issue 29), or with one group's clients moved
-    /// to another (`RemoteSetup::taken_since`). Any other setup is left
-    /// to the join, which refuses it.
+    /// ([`Self::admission`]; issue 29), with one group split or its
+    /// clients moved to another, or both (`RemoteSetup::joined_since`).
+    /// Any other setup is left to the join, which refuses it.
     fn adopt_admitting(&self, party: &mut RemoteClient, bytes: &[u8]) {
         let Ok(announced) = Announcement::from_bytes(bytes) else {
             return;
@@ -448,12 +448,10 @@ impl Session<'_> {
             let at = usize::try_from(c.0).unwrap_or(usize::MAX);
             self.firsts.roster_len().is_some_and(|n| at < n) || self.firsts.admitted(*c)
         };
-        // Clients admitted, each checked; or one group's clients moved to
-        // another (a merge, as a group falls below the minimum aggregate).
-        let taken = match announced.setup.admitted_since(own) {
-            Ok(joined) => joined.iter().all(checked),
-            Err(_) => announced.setup.taken_since(own).is_ok(),
-        };
+        // Clients admitted, each checked; one group split (grown full) or
+        // its clients moved to another (a merge, as a group falls below
+        // the minimum aggregate); or clients admitted, then either.
+        let taken = (announced.setup.joined_since(own)).is_ok_and(|j| j.iter().all(checked));
         if taken {
             // A setup that does not build leaves the client as it was, and
             // the join refuses the round.

@@ -22,6 +22,7 @@ mod joins;
 mod leaves;
 mod round;
 mod schedule;
+mod split;
 mod withdrawal;
 
 use super::stores::ClientStores;
@@ -181,7 +182,7 @@ impl Coordinator {
                 tokio::select! {
                     biased;
                     _ = &mut shutdown => return Ok(()),
-                    r = self.round(next) => r?,
+                    r = self.rounds(next) => r?,
                 }
                 continue;
             }

@@ -145,10 +145,70 @@ impl RemoteSetup {
     /// # Ok::<(), mufc::MufcError>(())
     /// ```
     pub fn taken_since(&self, before: &Self) -> Result<(), String> {
+        self.joined_since(before).map(|_| ())
+    }
+
+    /// The clients this setup admitted since `before`, if it follows from
+    /// `before` as [`Self::taken_since`] says, or with clients admitted
+    /// and then one group split or merged (a member that no round told of
+    /// the admission hears both at once: a group grown full by a new
+    /// client splits at its first round). Empty for a split or a merge
+    /// alone. A member checks each new client before it takes the setup.
+    ///
+    /// # Errors
+    ///
+    /// Why it follows in none of these ways.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::{Registration, RemoteSetup};
+    /// use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions, Topology};
+    ///
+    /// let regs: Vec<Registration> = (0..4).map(|i| Registration { id: ClientId(i), points: 50, dim: 2, scale: 1 }).collect();
+    /// let config = FederationConfig::new(2)
+    ///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    ///     .min_clients(2)
+    ///     .topology(Topology::Groups { size: 2 })
+    ///     .validate()?;
+    /// let setup = RemoteSetup::new(&config, &regs)?;
+    /// let grown = setup.admitting(&[ClientId(4), ClientId(5)])?;
+    /// assert_eq!(grown.joined_since(&setup), Ok(vec![ClientId(4), ClientId(5)]));
+    /// assert_eq!(grown.joined_since(&grown), Ok(vec![]));
+    /// assert!(setup.joined_since(&grown).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn joined_since(&self, before: &Self) -> Result<Vec<ClientId>, String> {
         if self.split_since(before) || self.merged_since(before) {
-            return Ok(());
+            return Ok(Vec::new());
         }
-        self.admitted_since(before).map(|_| ())
+        let why = match self.admitted_since(before) {
+            Ok(joined) => return Ok(joined),
+            Err(why) => why,
+        };
+        let theirs = in_order(&before.roster);
+        let joined: Vec<ClientId> = (in_order(&self.roster).iter().copied())
+            .filter(|c| theirs.binary_search(c).is_err())
+            .collect();
+        let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
+            return Err(why);
+        };
+        let admitted = (!joined.is_empty())
+            .then(|| before.admitting(&joined).ok())
+            .flatten();
+        if !admitted.is_some_and(|mid| self.same_but_groups(&mid)) {
+            return Err(why);
+        }
+        // The groups without the new clients: the old ones split or merged.
+        let stripped: Vec<Vec<ClientId>> = (after.groups().iter())
+            .map(|g| g.iter().filter(|c| !joined.contains(c)).copied().collect())
+            .collect();
+        let split = self.split_fits(after.groups(), split_of(&stripped, old.groups()));
+        if split || moved_between(&stripped, old.groups()) {
+            Ok(joined)
+        } else {
+            Err(why)
+        }
     }
 
     /// Whether this setup is `before` but for the groups (the same
@@ -168,24 +228,7 @@ impl RemoteSetup {
         let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
             return false;
         };
-        let same = self.same_but_groups(before) && after.groups().len() == old.groups().len();
-        let changed: Vec<usize> = (0..old.groups().len())
-            .filter(|&g| after.groups()[g] != old.groups()[g])
-            .collect();
-        let [a, b] = changed[..] else { return false };
-        // One group lost clients, the other gained exactly them.
-        let moved = |from: &[ClientId], to: &[ClientId], grown: &[ClientId], kept: &[ClientId]| {
-            let gone: Vec<ClientId> = (from.iter())
-                .filter(|c| kept.binary_search(c).is_err())
-                .copied()
-                .collect();
-            let mut all: Vec<ClientId> = to.iter().chain(&gone).copied().collect();
-            all.sort_unstable();
-            !gone.is_empty() && kept.iter().all(|c| from.contains(c)) && all == grown
-        };
-        let (ga, gb) = (&old.groups()[a], &old.groups()[b]);
-        let (na, nb) = (&after.groups()[a], &after.groups()[b]);
-        same && (moved(ga, gb, nb, na) || moved(gb, ga, na, nb))
+        self.same_but_groups(before) && moved_between(after.groups(), old.groups())
     }
 
     /// Whether this setup is `before` with one group split in two and
@@ -194,20 +237,17 @@ impl RemoteSetup {
         let (Some(after), Some(old)) = (&self.layout, &before.layout) else {
             return false;
         };
-        if !self.same_but_groups(before) || after.groups().len() != old.groups().len() + 1 {
-            return false;
-        }
-        let Some((new, kept)) = after.groups().split_last() else {
-            return false;
-        };
-        let changed: Vec<usize> = (0..old.groups().len())
-            .filter(|&g| kept[g] != old.groups()[g])
-            .collect();
-        let [g] = changed[..] else { return false };
-        let mut rejoined: Vec<ClientId> = kept[g].iter().chain(new).copied().collect();
-        rejoined.sort_unstable();
+        self.same_but_groups(before)
+            && self.split_fits(after.groups(), split_of(after.groups(), old.groups()))
+    }
+
+    /// Whether the split `split` ([`split_of`]) leaves `groups` (this
+    /// setup's) both at least the minimum aggregate: the new group, the
+    /// last, and the group that split, where known.
+    fn split_fits(&self, groups: &[Vec<ClientId>], split: Option<Option<usize>>) -> bool {
         let min = self.config.min_clients();
-        rejoined == old.groups()[g] && new.len() >= min && kept[g].len() >= min
+        let big = |g: Option<&Vec<ClientId>>| g.is_some_and(|g| g.len() >= min);
+        split.is_some_and(|g| big(groups.last()) && g.is_none_or(|g| big(groups.get(g))))
     }
 
     /// The clients this setup admitted into `before`, if it is `before`
@@ -260,6 +300,51 @@ impl RemoteSetup {
         }
         check_absorbed(self.layout.as_ref(), before.layout.as_ref(), &joined)?;
         Ok(joined)
+    }
+}
+
+/// Whether the groups `after` are `old` with some clients of one group
+/// moved to one other group, and nothing else changed.
+fn moved_between(after: &[Vec<ClientId>], old: &[Vec<ClientId>]) -> bool {
+    if after.len() != old.len() {
+        return false;
+    }
+    let changed: Vec<usize> = (0..old.len()).filter(|&g| after[g] != old[g]).collect();
+    let [a, b] = changed[..] else { return false };
+    // One group lost clients, the other gained exactly them.
+    let moved = |from: &[ClientId], to: &[ClientId], grown: &[ClientId], kept: &[ClientId]| {
+        let gone: Vec<ClientId> = (from.iter())
+            .filter(|c| kept.binary_search(c).is_err())
+            .copied()
+            .collect();
+        let mut all: Vec<ClientId> = to.iter().chain(&gone).copied().collect();
+        all.sort_unstable();
+        !gone.is_empty() && kept.iter().all(|c| from.contains(c)) && all == grown
+    };
+    let (ga, gb) = (&old[a], &old[b]);
+    let (na, nb) = (&after[a], &after[b]);
+    moved(ga, gb, nb, na) || moved(gb, ga, na, nb)
+}
+
+/// Whether the groups `after` are `old` with one group split in two (its
+/// clients in id order, the second part a new last group), and nothing
+/// else changed: `Some` with the group that split, or `Some(None)` when
+/// the new group is empty and no other changed (the groups of a setup
+/// stripped of the clients admitted: those that moved were all new).
+fn split_of(after: &[Vec<ClientId>], old: &[Vec<ClientId>]) -> Option<Option<usize>> {
+    if after.len() != old.len() + 1 {
+        return None;
+    }
+    let (new, kept) = after.split_last()?;
+    let changed: Vec<usize> = (0..old.len()).filter(|&g| kept[g] != old[g]).collect();
+    match changed[..] {
+        [] if new.is_empty() => Some(None),
+        [g] => {
+            let mut rejoined: Vec<ClientId> = kept[g].iter().chain(new).copied().collect();
+            rejoined.sort_unstable();
+            (rejoined == old[g]).then_some(Some(g))
+        }
+        _ => None,
     }
 }
 
@@ -392,5 +477,68 @@ mod tests {
         let mut moved = other.clone();
         moved.dim = 3;
         assert!(moved.admitted_since(&other).is_err());
+    }
+
+    /// A member that no round told of an admission hears it with the
+    /// split (or merge) it led to: it takes that, naming the new clients
+    /// to check, and nothing else (a setup that also moves an old
+    /// client, or lies about the capacity).
+    #[test]
+    fn clients_admitted_then_a_split_or_a_merge_are_taken_at_once() {
+        let groups = |size: usize, min: usize, n: u64| {
+            let regs: Vec<Registration> = (0..n)
+                .map(|i| Registration {
+                    id: ClientId(i),
+                    points: 40,
+                    dim: 2,
+                    scale: 1,
+                })
+                .collect();
+            let config = FederationConfig::new(2)
+                .min_clients(min)
+                .topology(crate::Topology::Groups { size })
+                .validate()
+                .expect("valid");
+            RemoteSetup::new(&config, &regs).expect("setup")
+        };
+        let none = BTreeSet::new();
+        let before = groups(2, 2, 4);
+        let grown = before
+            .admitting(&[ClientId(4), ClientId(6)])
+            .expect("admits");
+        let grown = grown.admitting(&[ClientId(5)]).expect("admits");
+        let g = grown
+            .layout()
+            .expect("groups")
+            .group_of(ClientId(4))
+            .expect("placed");
+        let split = grown.split(g, &none).expect("splits");
+        let joined = Ok([4, 5, 6].map(ClientId).to_vec());
+        assert_eq!(split.joined_since(&before), joined);
+        assert_eq!(split.joined_since(&grown), Ok(vec![]));
+        assert!(before.joined_since(&split).is_err());
+        // The same split with an old client swapped between two groups.
+        let mut swapped = split.clone();
+        let mut layout: Vec<Vec<ClientId>> = swapped.layout().expect("groups").groups().to_vec();
+        let other = 1 - g.min(1);
+        let (a, b) = (layout[g][0], layout[other][0]);
+        layout[g][0] = b;
+        layout[other][0] = a;
+        for group in &mut layout {
+            group.sort_unstable();
+        }
+        let fan_out = swapped.layout().expect("groups").fan_out();
+        swapped.layout = Some(Layout::from_groups(layout, fan_out).expect("layout"));
+        assert!(swapped.same_but_groups(&split));
+        assert!(swapped.joined_since(&before).is_err());
+        let mut lying = split;
+        lying.capacity += 1;
+        assert!(lying.joined_since(&before).is_err());
+        // Admitted, then a group below the minimum merged.
+        let before = groups(3, 2, 6);
+        let grown = before.admitting(&[ClientId(6)]).expect("admits");
+        let gone = BTreeSet::from([ClientId(0), ClientId(1)]);
+        let merged = grown.merge(0, 1, &gone).expect("merges");
+        assert_eq!(merged.joined_since(&before), Ok(vec![ClientId(6)]));
     }
 }

@@ -47,6 +47,15 @@ struct OpenRound {
     state: InRound,
 }
 
+/// A round decoded into the server's state in memory, not yet stored:
+/// its batch's other rounds may still fail.
+struct Finished {
+    open: OpenRound,
+    report: mufc::remote::RoundReport,
+    /// The groups emptied as it committed (a merge's).
+    emptied: Vec<usize>,
+}
+
 /// Whether `round` collects its first step, the clients' keys: the
 /// messages that must come signed, and whose answer is the directory.
 fn at_keys(round: &ServerRound) -> bool {
@@ -180,18 +189,80 @@ impl Coordinator {
         }
     }
 
-    /// Runs one round in `next`'s group with its connected members: it
-    /// opens ([`Self::open_round`]), collects each step until its deadline and
-    /// advances ([`Self::drive`]), then decodes, stores and tells the
-    /// clients ([`Self::conclude`]). A round that fails is reported to
-    /// them and retried later; an error here is fatal (the store cannot
+    /// Runs the rounds of `batch`, each in its group with its connected
+    /// members: each opens ([`Self::open_round`]), collects each step
+    /// until its deadline and advances ([`Self::drive`]), and is decoded
+    /// into the server's state in memory ([`Self::finish`]); once every
+    /// round of the batch is, they are stored in one commit and the
+    /// clients told ([`Self::conclude`]). A batch of more than one round
+    /// is the two halves of a split group (`split.rs`): either committed
+    /// alone would leave the clients that moved in no sum, or in two. A
+    /// round that fails fails its whole batch: the server's state goes
+    /// back to the store's, every round's clients hear it (none of them
+    /// committed: they commit when told), its requests wait, and the
+    /// batch is retried later. An error here is fatal (the store cannot
     /// be created).
-    pub(super) async fn round(&mut self, next: Next) -> Result<(), NetError> {
-        let Some((round, mut open)) = self.open_round(next)? else {
-            return Ok(());
-        };
-        let (round, driven) = self.drive(round, &mut open).await;
-        self.conclude(round, open, driven).await
+    pub(super) async fn rounds(&mut self, batch: Vec<Next>) -> Result<(), NetError> {
+        let mut finished = Vec::with_capacity(batch.len());
+        for next in batch {
+            // `None`: the round could not start (`open_round` said so).
+            let failed = match self.open_round(next)? {
+                None => None,
+                Some((round, mut open)) => {
+                    let (round, driven) = self.drive(round, &mut open).await;
+                    match self.finish(round, driven).await? {
+                        Ok((report, emptied)) => {
+                            finished.push(Finished {
+                                open,
+                                report,
+                                emptied,
+                            });
+                            continue;
+                        }
+                        Err(e) => Some((open, e)),
+                    }
+                }
+            };
+            return self.undo(finished, failed);
+        }
+        self.conclude(finished)
+    }
+
+    /// A batch one of whose rounds failed (`failed`, with why; `None` if
+    /// it could not start): the rounds of the batch decoded before it are
+    /// undone (the server's state back to the store's) and fail with it.
+    fn undo(
+        &mut self,
+        finished: Vec<Finished>,
+        failed: Option<(OpenRound, String)>,
+    ) -> Result<(), NetError> {
+        if !finished.is_empty() {
+            self.reload()?;
+        }
+        let why = failed.as_ref().map_or_else(
+            || "the split's other round could not start".to_string(),
+            |(open, e)| format!("the split's round {} failed: {e}", open.number),
+        );
+        for f in finished {
+            let OpenRound {
+                number,
+                label,
+                clients,
+                served,
+                ..
+            } = f.open;
+            self.failed(Some(number), label, &clients, &why, served);
+        }
+        if let Some((open, e)) = failed {
+            self.failed(
+                Some(open.number),
+                open.label,
+                &open.clients,
+                &e,
+                open.served,
+            );
+        }
+        Ok(())
     }
 
     /// Opens a round: the clients that catch up, the requests it serves
@@ -357,76 +428,83 @@ impl Coordinator {
         }
     }
 
-    /// Decodes a driven round, updates the model and stores the commit,
-    /// then tells the clients; a failure at any point is reported to them
-    /// and the round's requests wait.
-    async fn conclude(
-        &mut self,
-        round: ServerRound,
-        open: OpenRound,
-        driven: Result<(), MufcError>,
-    ) -> Result<(), NetError> {
-        let OpenRound {
-            number,
-            label,
-            clients,
-            served,
-            state,
-            ..
-        } = open;
-        let (report, emptied) = match self.finish(round, driven).await? {
-            Ok(x) => x,
-            Err(e) => {
-                self.failed(Some(number), label, &clients, &e, served);
-                return Ok(());
+    /// Stores the rounds `finished` (decoded into the server's state) in
+    /// one commit, then tells each round's clients; a failure to store is
+    /// reported to them and the rounds' requests wait.
+    fn conclude(&mut self, finished: Vec<Finished>) -> Result<(), NetError> {
+        let mut entries = Vec::with_capacity(finished.len());
+        let mut gone_served = Vec::with_capacity(finished.len());
+        for f in &finished {
+            let gone = self.emptied_requests(&f.emptied);
+            entries.push(RoundEntry {
+                round: f.report.round,
+                requests: f
+                    .open
+                    .served
+                    .iter()
+                    .map(|q| (q.client, q.request))
+                    .collect(),
+                included: f.report.included.clone(),
+                dropped: f.report.dropped.iter().map(|(c, _)| *c).collect(),
+                emptied: gone.iter().map(|q| (q.client, q.request)).collect(),
+            });
+            gone_served.push(gone);
+        }
+        let training = finished.iter().any(|f| f.report.training);
+        if let Err(e) = self.persist(&entries) {
+            for (f, gone) in finished.into_iter().zip(gone_served) {
+                for q in gone {
+                    self.queue_request(q);
+                }
+                let OpenRound {
+                    number,
+                    label,
+                    clients,
+                    served,
+                    ..
+                } = f.open;
+                let why = format!("the store refused the round: {e}");
+                self.failed(Some(number), label, &clients, &why, served);
             }
-        };
-        let gone_served = self.emptied_requests(&emptied);
-        let pairs: Vec<(ClientId, u64)> = served.iter().map(|q| (q.client, q.request)).collect();
-        let gone_pairs: Vec<(ClientId, u64)> =
-            gone_served.iter().map(|q| (q.client, q.request)).collect();
-        if let Err(e) = self.persist(&report, &pairs, &gone_pairs) {
-            for q in gone_served {
-                self.queue_request(q);
-            }
-            self.failed(
-                Some(number),
-                label,
-                &clients,
-                &format!("the store refused the round: {e}"),
-                served,
-            );
             return Ok(());
         }
+        for (f, entry) in finished.into_iter().zip(entries) {
+            self.told(f, &entry.emptied);
+        }
+        if training && self.remote()?.is_trained() {
+            let rounds = self.remote()?.rounds();
+            let _ = self.report.send(ServerEvent::Trained { rounds });
+        }
+        Ok(())
+    }
+
+    /// Tells a stored round's clients it committed, and the clients of
+    /// the groups its commit emptied that their requests (`emptied`) were
+    /// served; its requests of clients it left out wait for the next.
+    fn told(&mut self, f: Finished, emptied: &[(ClientId, u64)]) {
+        let Finished { open, report, .. } = f;
         let included: BTreeSet<ClientId> = report.included.iter().copied().collect();
-        // Requests of clients the round left out wait for the next one.
-        for q in served {
+        for q in open.served {
             if !included.contains(&q.client) {
                 self.queue_request(q);
             }
         }
         let end = RoundEnd {
-            round: number,
+            round: open.number,
             committed: true,
             included: report.included.iter().map(|c| c.0).collect(),
             detail: String::new(),
         };
-        self.tell(&clients, &end);
-        for (id, request) in gone_pairs {
+        self.tell(&open.clients, &end);
+        for &(id, request) in emptied {
             let served = crate::proto::Served {
-                round: number,
+                round: open.number,
                 request,
             };
             self.send(id, ServerBody::Served(served));
         }
-        self.close_silent(&clients, &included, &state);
-        let trained_now = report.training && self.remote()?.is_trained();
+        self.close_silent(&open.clients, &included, &open.state);
         let _ = self.report.send(ServerEvent::RoundCommitted(report));
-        if trained_now {
-            let rounds = self.remote()?.rounds();
-            let _ = self.report.send(ServerEvent::Trained { rounds });
-        }
-        Ok(())
     }
 
     /// Decodes the driven `round` and commits it in memory, emptying a
@@ -468,16 +546,11 @@ impl Coordinator {
         self.take_requests(&members)
     }
 
-    /// Writes a committed round to the store (creating it once the model
-    /// is trained: with groups, after every group's first round; a server
-    /// stopped before trains its groups again); on an error the server's
-    /// state goes back to the store's.
-    pub(super) fn persist(
-        &mut self,
-        report: &mufc::remote::RoundReport,
-        served: &[(ClientId, u64)],
-        emptied: &[(ClientId, u64)],
-    ) -> Result<(), NetError> {
+    /// Writes committed rounds to the store, in one commit (creating it
+    /// once the model is trained: with groups, after every group's first
+    /// round; a server stopped before trains its groups again); on an
+    /// error the server's state goes back to the store's.
+    pub(super) fn persist(&mut self, entries: &[RoundEntry]) -> Result<(), NetError> {
         let remote = self
             .remote
             .as_ref()
@@ -496,16 +569,7 @@ impl Coordinator {
                         let _ = pending_setup::remove(&pending_setup::path_of(&self.options.store));
                     })
             }
-            Some(store) => store.commit_round(
-                server,
-                &RoundEntry {
-                    round: report.round,
-                    requests: served.to_vec(),
-                    included: report.included.clone(),
-                    dropped: report.dropped.iter().map(|(c, _)| *c).collect(),
-                    emptied: emptied.to_vec(),
-                },
-            ),
+            Some(store) => store.commit_rounds(server, entries),
         };
         if let Err(e) = written {
             self.reload()?;

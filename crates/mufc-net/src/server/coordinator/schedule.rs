@@ -22,6 +22,17 @@ pub(super) struct Next {
     pub(super) catch_up: Vec<ClientId>,
 }
 
+impl Next {
+    /// A round of `ring` in `group` that brings no member back.
+    pub(super) fn whole(group: usize, ring: Vec<ClientId>) -> Self {
+        Self {
+            group,
+            ring,
+            catch_up: Vec::new(),
+        }
+    }
+}
+
 impl Coordinator {
     /// Says why each group of `stalled` cannot run its ring, once per
     /// reason (as a round of that group that could not start).
@@ -64,7 +75,11 @@ impl Coordinator {
     /// parameters refuse its size) waits too, and the server says why,
     /// once for each reason, as a round of that group that could not
     /// start.
-    pub(super) fn next(&mut self) -> Option<Next> {
+    ///
+    /// A group whose round of requests is due with every member connected
+    /// and that grew full splits first (`split.rs`); the two halves' rounds
+    /// then run as one batch, before any other of theirs.
+    pub(super) fn next(&mut self) -> Option<Vec<Next>> {
         // Never a round of fewer clients with points than the minimum
         // aggregate (docs/threat-model.md P4, `withdrawal.rs`).
         if self.withdrawn_or_due() || !self.may_retry() {
@@ -73,17 +88,62 @@ impl Coordinator {
         // A group below it merges into another first (`withdrawal.rs`).
         self.merge_if_due();
         let remote = self.remote.as_ref()?;
+        let halves = self.split_halves(remote);
+        let (found, mut stalled) = match self.split_rounds(remote, &halves) {
+            Some(batch) if !halves.is_empty() => (Some(batch), Vec::new()),
+            _ => {
+                let (found, stalled, full) = self.group_round(remote, &halves);
+                if let Some(g) = full {
+                    // Split, then the halves' batch (or, if its moved
+                    // clients never summed, the new group's round alone).
+                    return if self.split_group(g) {
+                        self.next()
+                    } else {
+                        None
+                    };
+                }
+                (found.map(|n| vec![n]), stalled)
+            }
+        };
+        // Dealt masks need the dealer: a round started without it would
+        // only fail, and consume a round number, every retry.
+        let found = match found {
+            Some(batch) if self.needs_dealer() && self.dealer.is_none() => {
+                stalled.push((batch[0].group, "the dealer is not connected".into()));
+                None
+            }
+            found => found,
+        };
+        self.say_stalled(stalled);
+        for next in found.iter().flatten() {
+            self.stalled.remove(&next.group);
+        }
+        found
+    }
+
+    /// The first group's round that should start now (but for the
+    /// groups of a split's `halves`), with the groups whose ring cannot
+    /// run and why; or the group that must split first (its round due,
+    /// every member connected, full).
+    fn group_round(
+        &self,
+        remote: &RemoteServer,
+        halves: &[usize],
+    ) -> (Option<Next>, Vec<(usize, String)>, Option<usize>) {
         let out = self.out_of_sums();
         let regrouped = remote.regrouped(&out);
         let merging = remote.merge_due(&out).map(|(h, _)| h);
         let mut stalled = Vec::new();
-        let mut found = None;
         for (group, members) in remote.groups().iter().enumerate() {
             // A group that waits for its merge runs no round of its own,
             // nor does one whose clients all moved (emptied as the round
-            // of the group that took them commits).
+            // of the group that took them commits), nor the half of a
+            // split (its batch runs both).
             let holding = members.iter().any(|c| !out.contains(c));
-            if merging == Some(group) || (regrouped.contains(&group) && !holding) {
+            if merging == Some(group)
+                || (regrouped.contains(&group) && !holding)
+                || halves.contains(&group)
+            {
                 continue;
             }
             let connected: Vec<ClientId> = (members.iter().copied())
@@ -98,43 +158,26 @@ impl Coordinator {
                 // whose members holds points (they left, or moved by a
                 // merge and it was emptied) has nothing to train.
                 if everyone && present > 0 && holding {
-                    found = Some(Next {
-                        group,
-                        ring: members.clone(),
-                        catch_up: Vec::new(),
-                    });
-                    break;
+                    let ring = members.clone();
+                    return (Some(Next::whole(group, ring)), stalled, None);
                 }
                 continue;
+            }
+            let requested = self.removal_due(remote, members, everyone);
+            if requested && everyone && remote.is_full(group, &out) && !regrouped.contains(&group) {
+                return (None, stalled, Some(group));
             }
             // A group that took a merged group's clients runs its whole
             // round once they are all connected, whatever the policy (the
             // merge waited for it).
-            let due = self.removal_due(remote, members, everyone)
-                || (regrouped.contains(&group) && everyone);
+            let due = requested || (regrouped.contains(&group) && everyone);
             match self.trained_round(remote, group, &connected, due) {
-                Some(Ok(next)) => {
-                    found = Some(next);
-                    break;
-                }
+                Some(Ok(next)) => return (Some(next), stalled, None),
                 Some(Err(reason)) => stalled.push((group, reason)),
                 None => {}
             }
         }
-        // Dealt masks need the dealer: a round started without it would
-        // only fail, and consume a round number, every retry.
-        if let Some(next) = &found
-            && self.needs_dealer()
-            && self.dealer.is_none()
-        {
-            stalled.push((next.group, "the dealer is not connected".into()));
-            found = None;
-        }
-        self.say_stalled(stalled);
-        if let Some(next) = &found {
-            self.stalled.remove(&next.group);
-        }
-        found
+        (None, stalled, None)
     }
 
     /// The round trained group `group` should run now, with its members

@@ -14,8 +14,9 @@ impl RemoteServer {
     /// Whether group `g` holds enough clients not in `gone` to split in
     /// two groups of the smallest size a group may have: the topology's
     /// group size, and at least the minimum aggregate
-    /// ([`Layout::is_full`](crate::Layout)).
-    pub(crate) fn is_full(&self, g: usize, gone: &BTreeSet<ClientId>) -> bool {
+    /// ([`Layout::is_full`](crate::Layout)). A driver splits such a group
+    /// ([`Self::split`]) before a round of its requests runs.
+    pub fn is_full(&self, g: usize, gone: &BTreeSet<ClientId>) -> bool {
         let config = self.setup.config();
         let Some(size) = config.topology().group_size() else {
             return false;
@@ -27,8 +28,52 @@ impl RemoteServer {
     /// Splits group `g` in two ([`RemoteSetup::split`](crate::remote::RemoteSetup::split)):
     /// the setup takes the new layout, the groups' state follows
     /// (`Tree::split`); the two groups' next rounds are whole, and until
-    /// both committed they are [`Self::regrouped`]. Unchanged on an error.
-    pub(crate) fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
+    /// both committed they are [`Self::regrouped`]: a driver runs them
+    /// together, and commits neither before both are decoded (in one
+    /// process `InProcess` collects both; across processes the
+    /// coordinator holds the first decoded in memory). Every model is
+    /// unchanged by the split itself. Unchanged on an error.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] without groups, for a group out of
+    /// range or one too small to split.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::BTreeSet;
+    /// use mufc::remote::InProcess;
+    /// use mufc::{Channel, ClientId, FederationConfig, Masks, SecAggOptions, Topology};
+    /// use nalgebra::DMatrix;
+    /// use seeding::Dataset;
+    ///
+    /// let data: Vec<(ClientId, Dataset)> = (0..4)
+    ///     .map(|l| Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * (3 + l) + r * 7) % 17) as f64 / 40.0 - 0.2)).map(|d| (ClientId(l as u64), d)))
+    ///     .collect::<Result<_, _>>()?;
+    /// let config = FederationConfig::new(2)
+    ///     .seed(5)
+    ///     .channel(Channel::scma(Masks::SecAgg(SecAggOptions::new())))
+    ///     .min_clients(2)
+    ///     .topology(Topology::Groups { size: 2 })
+    ///     .validate()?;
+    /// let mut server = InProcess::train(data, &config)?.server().clone();
+    /// let none = BTreeSet::new();
+    /// // Two clients join the first group: four is twice the smallest group.
+    /// server.admit_placed(&[ClientId(4)], &BTreeSet::from([ClientId(2), ClientId(3)]))?;
+    /// assert!(!server.is_full(0, &none));
+    /// server.admit_placed(&[ClientId(5)], &BTreeSet::from([ClientId(2), ClientId(3)]))?;
+    /// assert!(server.is_full(0, &none));
+    /// server.split(0, &none)?;
+    /// assert_eq!(server.groups().len(), 3);
+    /// // The upper half, 4 and 5 (in no sum yet), form the new group: only
+    /// // its round must run. Had they summed in group 0, both would.
+    /// assert_eq!(server.groups()[0], [0, 1].map(ClientId));
+    /// assert_eq!(server.groups()[2], [4, 5].map(ClientId));
+    /// assert_eq!(server.regrouped(&none), [2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
         let setup = self.setup.split(g, gone)?;
         self.regroup(setup, |tree, parts, layout, capacity| {
             tree.split(parts, g, layout, capacity)
