@@ -260,11 +260,14 @@ async fn a_merge_round_runs_without_an_absent_member_of_the_taking_group() {
 }
 
 /// A group grown full by joins splits across processes (issue 29), as it
-/// does in one process: clients 4 and 6 join the first group of two
-/// (5 the second), so that at 6's round it holds four, twice the
-/// smallest group; its upper half (4, which its sum held, and 6) forms a
-/// new group, and both halves' whole rounds are stored in one commit.
-/// The model equals the in-process fit in the three groups, bit for bit,
+/// does in one process. New clients go to the group with the fewest
+/// (4, 6 and 8 to the first group of two, 5 and 7 to the second). At 6's
+/// round the first holds four, twice the smallest group, but no split
+/// is safe: the server would see its last sum less the half that stays,
+/// the sum of fewer than two clients (`RemoteServer::split_moving`), so
+/// it grows. At 8's round, 4 and 6 (in its sum) and 8 (new) form a new
+/// group, and both halves' whole rounds are stored in one commit. The
+/// model equals the in-process fit in the three groups, bit for bit,
 /// before and after a removal in the new group and a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_grown_full_by_joins_splits_across_processes_exactly() {
@@ -279,7 +282,7 @@ async fn with_pairwise_masks_a_group_grown_full_by_joins_splits_exactly() {
 }
 
 async fn splits(masks: Masks) {
-    let all = data(7);
+    let all = data(9);
     let config = split_config(masks, &all);
     let mut fed = Loopback::start_with(config, &all[..4], Vec::new(), async |_| {}).await;
     until_server(&mut fed.server, |e| {
@@ -292,12 +295,12 @@ async fn splits(masks: Masks) {
         fed = fed.admitting(&format!("c{c}"), ClientId(c), data).await;
         present.push((ClientId(c), data.clone()));
         let groups = assert_stored_groups(&fed.store, &present);
-        assert_eq!(groups.len(), if c < 6 { 2 } else { 3 }, "after {c} joined");
+        assert_eq!(groups.len(), if c < 8 { 2 } else { 3 }, "after {c} joined");
     }
     let groups = assert_stored_groups(&fed.store, &present);
     assert_eq!(
         groups,
-        [vec![0, 1], vec![2, 3, 5], vec![4, 6]]
+        [vec![0, 1], vec![2, 3, 5, 7], vec![4, 6, 8]]
             .map(|g| g.into_iter().map(ClientId).collect::<Vec<_>>())
     );
     // Client 4, now in the new group, forgets a point; restarted, the

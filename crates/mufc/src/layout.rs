@@ -7,6 +7,8 @@ use crate::{ClientId, MufcError, MufcResult, Topology};
 
 mod regroup;
 
+pub(crate) use regroup::split_moving;
+
 /// A node of a [`Layout`]: nodes `0..groups` are the groups (the leaves),
 /// the others aggregate their children; the last one is the root.
 ///

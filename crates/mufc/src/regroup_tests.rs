@@ -19,7 +19,7 @@ use crate::{
 };
 
 const MIX: Mixture = Mixture {
-    clients: 7,
+    clients: 9,
     ..Mixture::SMALL
 };
 
@@ -57,23 +57,25 @@ fn a_split_whose_half_failed_is_finished_by_the_next_flush_and_survives_a_reload
     for failing in 0..2 {
         let what = format!("the split's round {failing} fails");
         let mut fed = Federation::with_ids(data[..4].to_vec(), &config()).unwrap();
-        // Groups [0 1] [2 3]; 4 joins the first, 5 the second.
-        for (c, d) in &data[4..6] {
+        // Groups [0 1] [2 3]; 4 and 6 join the first, 5 and 7 the second.
+        // At four, the first is full, but no split is safe (the server
+        // would learn 4's histogram: `RemoteServer::split_moving`).
+        for (c, d) in &data[4..8] {
             fed.add(&AdditionRequest::new_client(*c, d.clone()))
                 .unwrap();
         }
         assert_eq!(fed.layout().unwrap().groups().len(), 2, "{what}");
-        // 6 joins the first, which holds four: it splits, and a round fails.
+        // 8 joins the first: 4, 6 and 8 move, and a round fails.
         fed.parties_mut().injected.fail_next = true;
         fed.parties_mut().injected.pass_first = failing;
-        let (c, d) = &data[6];
+        let (c, d) = &data[8];
         let err = fed
             .add(&AdditionRequest::new_client(*c, d.clone()))
             .unwrap_err();
         assert!(matches!(err, MufcError::Remote(_)), "{what}: {err}");
         let layout = fed.layout().unwrap().clone();
         assert_eq!(layout.groups()[0], [ClientId(0), ClientId(1)], "{what}");
-        assert_eq!(layout.groups()[2], [ClientId(4), ClientId(6)], "{what}");
+        assert_eq!(layout.groups()[2], [4, 6, 8].map(ClientId), "{what}");
         let gone = Default::default();
         assert!(
             !fed.parties().server().regrouped(&gone).is_empty(),
@@ -82,7 +84,7 @@ fn a_split_whose_half_failed_is_finished_by_the_next_flush_and_survives_a_reload
         // The two halves' rounds commit together: neither did, and the
         // root holds every client but the new one, once, as retraining
         // without it (the join waits; the halves' models are behind).
-        let before = Federation::with_ids(data[..6].to_vec(), fed.config()).unwrap();
+        let before = Federation::with_ids(data[..8].to_vec(), fed.config()).unwrap();
         assert_eq!(fed.server().counts(), before.server().counts(), "{what}");
         let retrained = Federation::with_layout(data.clone(), fed.config(), layout).unwrap();
         let mut fed = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
@@ -155,14 +157,14 @@ fn a_curious_server_learns_each_half_of_a_split_and_no_part_of_one() {
         .validate()
         .unwrap();
     let mut fed = Federation::with_ids(data[..4].to_vec(), &config).unwrap();
-    for (c, d) in &data[4..6] {
+    for (c, d) in &data[4..8] {
         fed.add(&AdditionRequest::new_client(*c, d.clone()))
             .unwrap();
     }
-    // The third join splits the first group: its two halves run together.
+    // The fifth join splits the first group: its two halves run together.
     // A twin federation does the same under masks of its own.
     let mut twin = fed.clone();
-    let (c, d) = &data[6];
+    let (c, d) = &data[8];
     for f in [&mut fed, &mut twin] {
         f.add(&AdditionRequest::new_client(*c, d.clone())).unwrap();
     }
@@ -177,10 +179,11 @@ fn a_curious_server_learns_each_half_of_a_split_and_no_part_of_one() {
     let all: MaskedInputs = halves.iter().flatten().cloned().collect();
     let ids = |m: &MaskedInputs| m.iter().map(|(c, _)| *c).collect::<Vec<_>>();
     for (half, twin) in halves.iter().zip(&twins) {
-        // Each half's two clients and the dealer's correction, masked
-        // apart from the twin's; over all three the masks cancel: the
-        // half's sum is its histograms' sketch, the twin's.
-        assert_eq!(half.len(), 3);
+        // Each half's clients (two, then three) and the dealer's
+        // correction, masked apart from the twin's; over all of them the
+        // masks cancel: the half's sum is its histograms' sketch, the
+        // twin's.
+        assert!(half.len() == 3 || half.len() == 4);
         assert_ne!(half, twin);
         let sum = subset_sum(half, &ids(half));
         assert!(sum.iter().any(|&x| x != 0));
@@ -229,14 +232,14 @@ fn a_regrouped_group_below_the_minimum_merges_rather_than_runs() {
     .map(|(i, d)| (ClientId(i as u64), d))
     .collect();
     let mut fed = Federation::with_ids(data[..4].to_vec(), &config()).unwrap();
-    // Groups [0 1] [2 3]; 4 and 5 join; 6 joins group 0, which splits
-    // into [0 1] and [4 6], and the split's round fails.
-    for (c, d) in &data[4..6] {
+    // Groups [0 1] [2 3]; 4 to 7 join; 8 joins group 0, which splits
+    // into [0 1] and [4 6 8], and the split's round fails.
+    for (c, d) in &data[4..8] {
         fed.add(&AdditionRequest::new_client(*c, d.clone()))
             .unwrap();
     }
     fed.parties_mut().injected.fail_next = true;
-    let (c, d) = &data[6];
+    let (c, d) = &data[8];
     fed.add(&AdditionRequest::new_client(*c, d.clone()))
         .unwrap_err();
     let none = Default::default();
@@ -246,7 +249,7 @@ fn a_regrouped_group_below_the_minimum_merges_rather_than_runs() {
         .unwrap();
     let layout = fed.layout().unwrap().clone();
     assert!(layout.groups()[0].is_empty(), "{layout:?}");
-    assert_eq!(layout.groups()[2], [1, 4, 6].map(ClientId));
+    assert_eq!(layout.groups()[2], [1, 4, 6, 8].map(ClientId));
     let retrained = Federation::with_layout(data[1..].to_vec(), fed.config(), layout).unwrap();
     same_nodes(&fed, &retrained, "merged from a regrouped group");
 }

@@ -81,6 +81,7 @@ impl Layout {
     /// Whether group `g` holds at least `2 * smallest` clients not in
     /// `gone`, so that it splits into two groups of at least `smallest`
     /// ([`Self::split`]). `false` out of range.
+    #[cfg(test)]
     pub(crate) fn is_full(&self, g: usize, smallest: usize, gone: &BTreeSet<ClientId>) -> bool {
         (self.groups.get(g)).is_some_and(|ids| {
             let present = ids.iter().filter(|c| !gone.contains(c)).count();
@@ -125,11 +126,56 @@ impl Layout {
             )));
         }
         let moving: BTreeSet<ClientId> = present[present.len() / 2..].iter().copied().collect();
+        self.split_moving(g, &moving)
+    }
+
+    /// The layout with the clients `moving` of group `g` in a new group,
+    /// the last (the inner nodes laid out again, as [`Self::split`]).
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] for a group out of range, `moving`
+    /// empty, not all of group `g`, or all of it.
+    pub(crate) fn split_moving(&self, g: usize, moving: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        let ids = (self.groups.get(g))
+            .ok_or_else(|| MufcError::InvalidLayout(format!("no group {g}")))?;
+        let all_in = moving.iter().all(|c| ids.binary_search(c).is_ok());
+        if moving.is_empty() || !all_in || moving.len() >= ids.len() {
+            return Err(MufcError::InvalidLayout(format!(
+                "group {g} does not split with clients {moving:?} moving"
+            )));
+        }
         let mut groups = self.groups.clone();
         groups[g].retain(|c| !moving.contains(c));
-        groups.push(moving.into_iter().collect());
+        groups.push(moving.iter().copied().collect());
         Ok(Self::shaped(groups, self.fan_out))
     }
+}
+
+/// The clients that form a new group when a group splits, of its present
+/// clients `summed` (in its last sum, in id order) and `new` (not yet in
+/// it): `None` when the group holds fewer than `2 * smallest`, or when
+/// no split keeps every sum the server can take apart at least `min`
+/// clients (the rule `RemoteServer::split_moving` documents): every new
+/// client moves, with none of `summed` when the new are `smallest` or
+/// more, otherwise with the last `max(min, smallest - new)` of `summed`,
+/// provided `smallest` of them stay.
+pub(crate) fn split_moving(
+    summed: &[ClientId],
+    new: &[ClientId],
+    smallest: usize,
+    min: usize,
+) -> Option<BTreeSet<ClientId>> {
+    if summed.len() + new.len() < smallest.saturating_mul(2) {
+        return None;
+    }
+    let k = if new.len() >= smallest {
+        0
+    } else {
+        min.max(smallest - new.len())
+    };
+    let stays = summed.len().checked_sub(k)?;
+    (stays >= smallest).then(|| (new.iter().chain(&summed[stays..])).copied().collect())
 }
 
 impl Layout {
@@ -386,5 +432,70 @@ mod tests {
         assert!(layout.split(1, &gone).is_err());
         let lone = Layout::from_groups(vec![ids(0..2)], None).unwrap();
         assert!(lone.split(0, &BTreeSet::from([ClientId(0)])).is_err());
+    }
+
+    /// A curious server that holds a group's last sum and decodes both
+    /// halves of its split takes apart: the half that stays, the half
+    /// that moved, and the last sum less the half that stays (the moved
+    /// clients it held). Over every group of up to ten present clients,
+    /// every count of them new, every smallest size and minimum: the rule
+    /// never lets one of those be a sum of fewer than `min` clients (but
+    /// none), keeps every new client on one side (their sum is the
+    /// round's change, as the policy allowed), keeps both halves at least
+    /// `smallest`; and it splits whenever any such partition exists
+    /// (searched over every subset).
+    #[test]
+    fn a_split_shows_the_server_no_sum_of_fewer_than_the_minimum() {
+        let ids = |r: std::ops::Range<u64>| r.map(ClientId).collect::<Vec<_>>();
+        let safe = |summed: &[ClientId],
+                    moving: &BTreeSet<ClientId>,
+                    smallest: usize,
+                    min: usize,
+                    n: usize| {
+            let moved_summed = summed.iter().filter(|c| moving.contains(c)).count();
+            let stay_summed = summed.len() - moved_summed;
+            let stays = n - moving.len();
+            let at_least = |k: usize| k == 0 || k >= min;
+            moving.len() >= smallest
+                && stays >= smallest
+                && at_least(moved_summed)
+                && at_least(stay_summed)
+        };
+        let mut splits = 0;
+        for n in 2..=10u64 {
+            for new_count in 0..=n {
+                let summed = ids(0..n - new_count);
+                let new = ids(n - new_count..n);
+                for smallest in 1..=5 {
+                    for min in 1..=smallest {
+                        let n = n as usize;
+                        let got = split_moving(&summed, &new, smallest, min);
+                        // Every partition that moves every new client.
+                        let exists = (0..1u32 << summed.len()).any(|mask| {
+                            let moving: BTreeSet<ClientId> = (summed.iter().enumerate())
+                                .filter(|(i, _)| mask >> i & 1 == 1)
+                                .map(|(_, c)| *c)
+                                .chain(new.iter().copied())
+                                .collect();
+                            safe(&summed, &moving, smallest, min, n)
+                        });
+                        let what =
+                            format!("n {n}, new {new_count}, smallest {smallest}, min {min}");
+                        match got {
+                            Some(moving) => {
+                                splits += 1;
+                                assert!(
+                                    safe(&summed, &moving, smallest, min, n),
+                                    "{what}: {moving:?}"
+                                );
+                                assert!(new.iter().all(|c| moving.contains(c)), "{what}");
+                            }
+                            None => assert!(!exists, "{what}: a safe split exists"),
+                        }
+                    }
+                }
+            }
+        }
+        assert!(splits > 100, "{splits}");
     }
 }

@@ -82,15 +82,16 @@ impl RemoteSetup {
         })
     }
 
-    /// The setup with group `g` split in two ([`Layout::split`]): the
-    /// roster, the capacity and every other part unchanged.
+    /// The setup with the clients `moving` of group `g` in a new group
+    /// (`Layout::split_moving`): the roster, the capacity and every other
+    /// part unchanged.
     ///
     /// # Errors
     ///
     /// [`MufcError::InvalidLayout`] without groups, or as
-    /// [`Layout::split`].
-    pub(crate) fn split(&self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
-        self.regrouped(|l| l.split(g, gone))
+    /// `Layout::split_moving`.
+    pub(crate) fn split(&self, g: usize, moving: &BTreeSet<ClientId>) -> MufcResult<Self> {
+        self.regrouped(|l| l.split_moving(g, moving))
     }
 
     /// The setup with the clients of group `h` not in `gone` moved to
@@ -512,7 +513,11 @@ mod tests {
             .expect("groups")
             .group_of(ClientId(4))
             .expect("placed");
-        let split = grown.split(g, &none).expect("splits");
+        let upper = (grown.layout().expect("groups").split(g, &none)).expect("splits");
+        let moving: BTreeSet<ClientId> = (upper.groups().last().expect("new").iter())
+            .copied()
+            .collect();
+        let split = grown.split(g, &moving).expect("splits");
         let joined = Ok([4, 5, 6].map(ClientId).to_vec());
         assert_eq!(split.joined_since(&before), joined);
         assert_eq!(split.joined_since(&grown), Ok(vec![]));

@@ -85,7 +85,7 @@ impl InProcess {
                 batches.push(vec![(g, updated)]);
                 continue;
             }
-            let setup = self.server.setup().split(g, &gone)?;
+            let setup = self.server.split_setup(g, &gone)?;
             self.take_new_groups(&setup, |server| server.split(g, &gone))?;
             let groups = self.server.groups();
             let n = groups.len() - 1;

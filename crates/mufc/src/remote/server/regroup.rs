@@ -11,18 +11,45 @@ use crate::state::tree::Tree;
 use crate::{ClientId, Layout, MufcError, MufcResult, ServerUpdate};
 
 impl RemoteServer {
-    /// Whether group `g` holds enough clients not in `gone` to split in
-    /// two groups of the smallest size a group may have: the topology's
-    /// group size, and at least the minimum aggregate
-    /// ([`Layout::is_full`](crate::Layout)). A driver splits such a group
+    /// Whether group `g` is full and splits safely ([`Self::split_moving`]
+    /// names the clients that would move). A driver splits such a group
     /// ([`Self::split`]) before a round of its requests runs.
     pub fn is_full(&self, g: usize, gone: &BTreeSet<ClientId>) -> bool {
+        self.split_moving(g, gone).is_some()
+    }
+
+    /// The clients of group `g` that form a new group when it splits,
+    /// present clients being those not in `gone`; `None` when it does not
+    /// split: it holds fewer than twice the smallest size a group may
+    /// have (the topology's group size, at least the minimum aggregate
+    /// `min`), or no split shows the server no sum of fewer than `min`
+    /// clients.
+    ///
+    /// Why not any half: the server holds the group's last sum (of the
+    /// clients it included, `S`) and decodes both halves' sums; the last
+    /// sum less the half that stays is the sum of the clients of `S` that
+    /// moved (as they were), so they are none or at least `min`, and the
+    /// half that stays is at least the smallest size. The clients new to
+    /// the sum (joined, not yet included) all move: their sum is the
+    /// round's change the lone-update policy allowed. So the new group
+    /// is the new clients alone when they are enough; otherwise them
+    /// with the last `max(min, smallest - new)` of `S` by id, if what
+    /// stays of `S` is still the smallest size.
+    pub(crate) fn split_moving(
+        &self,
+        g: usize,
+        gone: &BTreeSet<ClientId>,
+    ) -> Option<BTreeSet<ClientId>> {
         let config = self.setup.config();
-        let Some(size) = config.topology().group_size() else {
-            return false;
-        };
-        let smallest = size.max(config.min_clients());
-        (self.layout()).is_some_and(|l| l.is_full(g, smallest, gone))
+        let size = config.topology().group_size()?;
+        let min = config.min_clients().max(1);
+        let smallest = size.max(min);
+        let members = self.groups().get(g)?.clone();
+        let present: Vec<ClientId> = members.into_iter().filter(|c| !gone.contains(c)).collect();
+        let included = self.included(g);
+        let (summed, new): (Vec<ClientId>, Vec<ClientId>) =
+            present.into_iter().partition(|c| included.contains(c));
+        crate::layout::split_moving(&summed, &new, smallest, min)
     }
 
     /// Splits group `g` in two ([`RemoteSetup::split`](crate::remote::RemoteSetup::split)):
@@ -74,10 +101,26 @@ impl RemoteServer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
-        let setup = self.setup.split(g, gone)?;
+        let setup = self.split_setup(g, gone)?;
         self.regroup(setup, |tree, parts, layout, capacity| {
             tree.split(parts, g, layout, capacity)
         })
+    }
+
+    /// The setup with group `g` split as [`Self::split_moving`] says, the
+    /// server unchanged: what each party checks before it takes it.
+    ///
+    /// # Errors
+    ///
+    /// [`MufcError::InvalidLayout`] when group `g` does not split.
+    pub(crate) fn split_setup(
+        &self,
+        g: usize,
+        gone: &BTreeSet<ClientId>,
+    ) -> MufcResult<crate::remote::RemoteSetup> {
+        let moving = (self.split_moving(g, gone))
+            .ok_or_else(|| MufcError::InvalidLayout(format!("group {g} does not split")))?;
+        self.setup.split(g, &moving)
     }
 
     /// Takes `setup`, the federation's with its groups changed, and the
