@@ -446,7 +446,6 @@ mod tests {
     /// (searched over every subset).
     #[test]
     fn a_split_shows_the_server_no_sum_of_fewer_than_the_minimum() {
-        let ids = |r: std::ops::Range<u64>| r.map(ClientId).collect::<Vec<_>>();
         let safe = |summed: &[ClientId],
                     moving: &BTreeSet<ClientId>,
                     smallest: usize,
@@ -462,13 +461,13 @@ mod tests {
                 && at_least(stay_summed)
         };
         let mut splits = 0;
-        for n in 2..=10u64 {
+        for n in 2..=10usize {
             for new_count in 0..=n {
-                let summed = ids(0..n - new_count);
-                let new = ids(n - new_count..n);
+                let summed: Vec<ClientId> =
+                    (0..n - new_count).map(|c| ClientId(c as u64)).collect();
+                let new: Vec<ClientId> = (n - new_count..n).map(|c| ClientId(c as u64)).collect();
                 for smallest in 1..=5 {
                     for min in 1..=smallest {
-                        let n = n as usize;
                         let got = split_moving(&summed, &new, smallest, min);
                         // Every partition that moves every new client.
                         let exists = (0..1u32 << summed.len()).any(|mask| {
