@@ -198,7 +198,7 @@ fn in_groups_a_group_left_below_the_minimum_merges_across_processes() {
 /// The authority issues `name`'s certificate in `certs` and appends it to
 /// the federation file (`mufc certs --join`), which `name` starts with (the
 /// members hold the old one).
-fn join_roster(certs: &std::path::Path, name: &str) {
+pub(crate) fn join_roster(certs: &std::path::Path, name: &str) {
     let status = Command::new(env!("CARGO_BIN_EXE_mufc"))
         .args(["certs", "--out-dir"])
         .arg(certs)

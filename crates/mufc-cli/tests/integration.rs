@@ -26,6 +26,7 @@ mod cli_net_membership;
 mod cli_net_policy;
 mod cli_net_revocation;
 mod cli_net_signatures;
+mod cli_net_splits;
 mod cli_privacy;
 mod cli_store;
 mod cli_topology;

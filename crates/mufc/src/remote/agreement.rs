@@ -494,16 +494,18 @@ mod tests {
             })
         };
         let mut rng = testdata::rng("agreement-admitted-groups");
-        let (mut passed, mut refused) = (0, 0);
-        for _ in 0..200 {
-            let mut groups = vec![Vec::new(), Vec::new(), Vec::new()];
+        let (mut passed, mut refused, mut split) = (0, 0, 0);
+        for _ in 0..300 {
+            // Half the layouts have a fourth group, as a split makes.
+            let slots = rand::RngExt::random_range(&mut rng, 3..5usize);
+            let mut groups = vec![Vec::new(); slots];
             for c in 0..12u64 {
                 // Mostly the topology's group, sometimes anywhere; the
                 // admitted client anywhere.
                 let r = rand::RngExt::random_range(&mut rng, 0..4usize);
                 let g = match c {
-                    9.. => r % 3,
-                    _ if r == 0 => rand::RngExt::random_range(&mut rng, 0..3),
+                    9.. => rand::RngExt::random_range(&mut rng, 0..slots),
+                    _ if r == 0 => rand::RngExt::random_range(&mut rng, 0..slots),
                     _ => (c / 3) as usize,
                 };
                 groups[g].push(ClientId(c));
@@ -515,11 +517,16 @@ mod tests {
             };
             let honest = lawful(&groups);
             assert_eq!(agreed.check_setup(&setup).is_ok(), honest, "{groups:?}");
-            if honest { passed += 1 } else { refused += 1 }
+            if honest {
+                passed += 1;
+                split += usize::from(slots == 4);
+            } else {
+                refused += 1;
+            }
         }
         assert!(
-            passed > 5 && refused > 5,
-            "{passed} passed, {refused} refused"
+            passed > 5 && refused > 5 && split > 2,
+            "{passed} passed ({split} with a fourth group), {refused} refused"
         );
         // Two merges in turn: the first group into the second, then the
         // second (with the first's clients) into the third.

@@ -381,10 +381,11 @@ fn check_absorbed(
 
 /// Checks that the groups `after` are `trained`'s (the topology's for the
 /// clients trained in the federation) after clients `joined` were added
-/// to any of them and groups merged: every client of a group of
+/// to any of them and groups merged or split: every client of a group of
 /// `trained` is in that group still or, if it moved, in the one group
 /// the moved clients of its group all went to (a merge moves a group's
-/// clients left together; merges may follow one another), and a group
+/// clients left together, a split part of them to a new group after the
+/// others; merges may follow one another), and a group
 /// that lost clients so holds no trained client of another group (a
 /// group merges away only once too few of its clients hold points, and
 /// then takes no other group's). The rule a client with no history of
@@ -394,7 +395,9 @@ pub(super) fn check_merged_or_absorbed(
     trained: &Layout,
     joined: &[ClientId],
 ) -> Result<(), String> {
-    if after.groups().len() != trained.groups().len() || after.fan_out() != trained.fan_out() {
+    // Splits add groups (each new one after the others); none goes away
+    // (a group merged away stays, emptied).
+    if after.groups().len() < trained.groups().len() || after.fan_out() != trained.fan_out() {
         return Err("its groups are not the federation's in number or shape".into());
     }
     for (g, old) in trained.groups().iter().enumerate() {
