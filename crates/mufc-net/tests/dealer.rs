@@ -570,3 +570,77 @@ async fn with_groups_a_dealt_federation_merges_a_group_left_below_the_minimum() 
     dealer.unwrap().stop().await.unwrap();
     fed.stop().await;
 }
+
+/// With groups and dealt masks, a group grown full by joins splits
+/// (issue 29): the dealer, holding the agreement, takes the setup that
+/// admits the newest client and splits its group at once, and deals both
+/// halves' whole rounds; the model equals the in-process fit in the
+/// three groups. A dealer whose operator did not pin the newest client's
+/// key refuses that setup, as it refuses an admission alone: the split
+/// does not carry a client past its check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_groups_a_dealt_federation_splits_a_group_grown_full() {
+    for pinned in [8, 9] {
+        dealt_split(pinned).await;
+    }
+}
+
+async fn dealt_split(pinned: usize) {
+    let all = data(9);
+    let keys = Keys::new(all.len());
+    let total: usize = all.iter().map(seeding::Dataset::len).sum();
+    let config = (dealt_config().into_builder())
+        .topology(mufc::Topology::Groups { size: 2 })
+        .min_clients(2)
+        .max_points(total as u64)
+        .validate()
+        .unwrap();
+    let mut dealer = None;
+    let mut fed = Loopback::start_with(config, &all[..4], keys.pairings(), async |fed| {
+        let agreed = Some(Agreement::new(4));
+        dealer = Some(keys.start_dealer_with(fed, pinned, None, agreed).await);
+    })
+    .await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    let mut present: Vec<(ClientId, seeding::Dataset)> =
+        (0u64..).map(ClientId).zip(all[..4].to_vec()).collect();
+    for (c, data) in (4u64..).zip(&all[4..8]) {
+        fed = fed.admitting(&format!("c{c}"), ClientId(c), data).await;
+        present.push((ClientId(c), data.clone()));
+    }
+    let mut dealer = dealer.unwrap();
+    if pinned == 8 {
+        let root = |store: &std::path::Path| {
+            let store = mufc_store::Store::open(store).unwrap();
+            store.federation().server().counts().clone()
+        };
+        let before = root(&fed.store);
+        fed = fed.restart_server(async |_| {}).await;
+        fed.start_new_client("c8", &all[8]);
+        let refused = tokio::time::timeout(LIMIT, async {
+            loop {
+                match dealer.next_event().await {
+                    Some(DealerEvent::Refused { reason, .. }) => break reason,
+                    Some(_) => {}
+                    None => panic!("the dealer stopped"),
+                }
+            }
+        })
+        .await
+        .unwrap();
+        assert!(refused.contains("has not pinned"), "{refused}");
+        // The split is kept, its rounds wait: the model is the one before.
+        assert_eq!(root(&fed.store), before);
+    } else {
+        fed = fed.admitting("c8", ClientId(8), &all[8]).await;
+        present.push((ClientId(8), all[8].clone()));
+        let groups = assert_stored_groups(&fed.store, &present);
+        assert_eq!(groups.len(), 3);
+        assert_eq!(groups[2], [4, 6, 8].map(ClientId));
+    }
+    dealer.stop().await.unwrap();
+    fed.stop().await;
+}

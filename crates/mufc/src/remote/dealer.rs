@@ -205,7 +205,8 @@ impl RemoteDealer {
     }
 
     /// The clients `setup` admits when it is the pinned one with clients
-    /// admitted, each of whom the dealer shares a key with
+    /// admitted (then maybe a group split or merged,
+    /// [`RemoteSetup::joined_since`]), each of whom the dealer shares a key with
     /// ([`Self::pin_client`]); none for the pinned setup itself, before a
     /// first deal, or a setup that is no admission (refused as another
     /// setup).
@@ -220,7 +221,9 @@ impl RemoteDealer {
         if pinned == setup {
             return Ok(Vec::new());
         }
-        let Ok(joined) = setup.admitted_since(pinned) else {
+        // Admitted alone, or then a group split or merged: the new
+        // clients are checked either way.
+        let Ok(joined) = setup.joined_since(pinned) else {
             return Ok(Vec::new());
         };
         match joined.iter().find(|c| !self.keys.contains_key(c)) {
