@@ -3,8 +3,8 @@
 //! to the group with the fewest clients left, and after each step every
 //! node's model equals the in-process federation's fit on the records
 //! present in the groups the server holds, bit for bit, through a
-//! restart. Groups do not split or merge across processes: the group
-//! that takes the new client grows.
+//! restart. A group left below the minimum merges, and a group grown
+//! full splits, as in one process.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::path::Path;

@@ -55,7 +55,8 @@ impl Coordinator {
         self.retry_at.is_none_or(|t| Instant::now() >= t)
     }
 
-    /// The round that should start now, if any: the first group, in
+    /// The rounds that should start now, if any (one; a split's two
+    /// halves, `split.rs`): the first group, in
     /// order, that has not trained and whose members are all connected;
     /// or that has a request (under the lone-update policy) and whose
     /// members are all connected or whose oldest request has waited the
