@@ -29,17 +29,25 @@ use crate::server::ServerEvent;
 
 impl Coordinator {
     /// The groups a split left regrouped whose rounds must run together:
-    /// more than one regrouped group holding points. Empty when there is
-    /// none, or only one (a merge's, or a split whose moved clients had
-    /// never summed: its round runs alone, as any other).
+    /// more than one regrouped group holding points whose sum holds a
+    /// client of another group, or with a member another group's sum
+    /// holds. Empty when there is none, or only one (a merge's, or a
+    /// split whose moved clients had never summed: its round runs alone,
+    /// as any other). Groups that never trained are regrouped too, but
+    /// linked to no other: each trains on its own.
     pub(super) fn split_halves(&self, remote: &RemoteServer) -> Vec<usize> {
         let out = self.out_of_sums();
         let groups = remote.groups();
+        let sums: Vec<Vec<ClientId>> = (0..groups.len()).map(|g| remote.included(g)).collect();
+        let summed_in = |c: &ClientId| sums.iter().position(|s| s.contains(c));
+        let linked = |g: usize, members: &[ClientId]| {
+            let foreign = sums[g].iter().any(|c| !members.contains(c));
+            let elsewhere = (members.iter()).any(|c| summed_in(c).is_some_and(|h| h != g));
+            foreign || elsewhere
+        };
         let halves: Vec<usize> = (remote.regrouped(&out).into_iter())
-            .filter(|g| {
-                groups
-                    .get(*g)
-                    .is_some_and(|m| m.iter().any(|c| !out.contains(c)))
+            .filter(|&g| {
+                (groups.get(g)).is_some_and(|m| m.iter().any(|c| !out.contains(c)) && linked(g, m))
             })
             .collect();
         if halves.len() > 1 { halves } else { Vec::new() }
