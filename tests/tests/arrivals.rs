@@ -459,7 +459,8 @@ fn additions_for_a_client_that_left_and_a_withdrawn_model() {
 
 /// A join the federation cannot take is refused, and the federation is
 /// as it was, byte for byte: an id on the roster (a member's, or one that
-/// left: an id names one client for good), twice the same new client, no
+/// left: an id names one client for good, also once saved and loaded),
+/// twice the same new client, no
 /// records, records outside the grid's box or of another dimension,
 /// beyond the bound on points; flat and with groups.
 #[test]
@@ -479,6 +480,9 @@ fn a_bad_join_changes_nothing() {
         fed.flush().unwrap();
         assert!(fed.withdrawal().is_none());
         bad_joins_change_nothing(&mut fed, &newcomer);
+        // Saved and loaded, the federation still knows that 5 left.
+        let mut loaded = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+        bad_joins_change_nothing(&mut loaded, &newcomer);
     }
     // A withdrawn model: no round runs there again.
     let strict = config

@@ -15,12 +15,12 @@
 //! against it (each group's counts against its included members'
 //! histograms, and the groups' sum against the root's).
 //!
-//! # File format, version 11
+//! # File format, version 12
 //!
 //! | offset       | bytes | contents                                              |
 //! |--------------|-------|-------------------------------------------------------|
 //! | 0            | 7     | magic `MUFCFED`                                       |
-//! | 7            | 1     | format version, `11`                                  |
+//! | 7            | 1     | format version, `12`                                  |
 //! | 8            | 8     | body length `n`, unsigned little endian               |
 //! | 16           | `n`   | body: the state, postcard                             |
 //! | 16 + `n`     | 32    | SHA-256 of bytes `0 .. 16 + n` (magic to body)        |

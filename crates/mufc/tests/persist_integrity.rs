@@ -39,7 +39,7 @@ fn saved() -> Vec<u8> {
 #[test]
 fn the_format_is_magic_version_length_body_checksum() {
     let bytes = saved();
-    assert_eq!(&bytes[..8], b"MUFCFED\x0b");
+    assert_eq!(&bytes[..8], b"MUFCFED\x0c");
     let mut len = [0u8; 8];
     len.copy_from_slice(&bytes[8..16]);
     let len = usize::try_from(u64::from_le_bytes(len)).unwrap();
@@ -64,7 +64,7 @@ fn every_flipped_bit_is_refused() {
             Err(MufcError::Persistence(_)) => assert!(i < 7 * 8, "bit {i}"),
             // The version byte.
             Err(MufcError::Persist(PersistError::UnsupportedVersion { found, .. })) => {
-                assert_eq!((i / 8, found), (7, 11 ^ (1 << (i % 8))), "bit {i}");
+                assert_eq!((i / 8, found), (7, 12 ^ (1 << (i % 8))), "bit {i}");
             }
             // The length field: too long is truncated, too short leaves
             // trailing bytes.
@@ -107,7 +107,7 @@ fn every_truncation_and_extension_is_refused() {
 #[test]
 fn older_and_newer_versions_are_refused_by_name() {
     let bytes = saved();
-    for version in [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 0xff] {
+    for version in [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 0xff] {
         let mut b = bytes.clone();
         b[7] = version;
         let err = Federation::from_bytes(&b).unwrap_err();
@@ -115,7 +115,7 @@ fn older_and_newer_versions_are_refused_by_name() {
             err,
             MufcError::Persist(PersistError::UnsupportedVersion {
                 found: version,
-                supported: 11
+                supported: 12
             })
         );
         let msg = err.to_string();

@@ -53,7 +53,8 @@ impl Federation {
     /// What [`Self::to_bytes`] stores.
     pub(crate) fn repr(&self) -> Repr {
         let history = self.history().to_vec();
-        (self.server_snapshot()).into_repr(self.parties().client_parts(), history)
+        let left = self.parties().left().into_iter().collect();
+        (self.server_snapshot()).into_repr(self.parties().client_parts(), history, left)
     }
 
     /// Saves the federation to a file ([`Self::to_bytes`]), atomically:
@@ -121,7 +122,7 @@ impl Federation {
     /// let a = Dataset::new(DMatrix::from_fn(2, 30, |r, c| ((c * 7 + r) % 10) as f64 / 25.0 - 0.2))?;
     /// let fed = Federation::new(vec![a], &FederationConfig::new(2).gamma(0.1).min_clients(1).validate()?)?;
     /// let mut bytes = fed.to_bytes()?;
-    /// assert_eq!(&bytes[..8], b"MUFCFED\x0b");
+    /// assert_eq!(&bytes[..8], b"MUFCFED\x0c");
     /// // One flipped bit: refused, never another federation.
     /// bytes[40] ^= 4;
     /// assert!(matches!(
@@ -175,8 +176,8 @@ impl Federation {
             setup = setup.with_capacity(c);
         }
         // A withdrawn model keeps no groups: its setup keeps the topology's.
-        if let Some(layout) = p.tree.as_ref().map(|t| t.layout().clone()) {
-            setup = with_saved_layout(setup, Some(layout))?;
+        if let Some(layout) = p.tree.as_ref().map(|t| t.layout()) {
+            setup = with_saved_layout(setup, Some(layout.clone()))?;
         }
         let waiting = p.book.pending.len().saturating_add(p.book.additions.len());
         let requests = (p.book.applied).saturating_add(waiting as u64);
@@ -188,7 +189,8 @@ impl Federation {
             && p.tree
                 .as_ref()
                 .is_some_and(|t| !t.layout().clients().is_empty());
-        let parties = InProcess::resumed(setup, p, requests, !server_only)?;
+        let left = p.left.clone();
+        let parties = InProcess::resumed(setup, p, requests, !server_only)?.with_left(left);
         Ok(Self::driving(parties, fit_report))
     }
 

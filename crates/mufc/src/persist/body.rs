@@ -56,4 +56,7 @@ pub(crate) struct Repr {
     pub(crate) withdrawn: Option<Withdrawal>,
     /// The additions whose rounds wait (version 11).
     pub(crate) additions: Vec<PendingAddition>,
+    /// The clients that left whole, in id order (version 12): an id
+    /// names one client for good, so a join may not take theirs.
+    pub(crate) left: Vec<ClientId>,
 }

@@ -8,6 +8,10 @@ use crate::{MufcError, MufcResult, PersistError};
 /// The magic that opens every saved federation (then the version byte).
 const MAGIC: &[u8; 7] = b"MUFCFED";
 
+/// Version 12: the ids of the clients that left whole, at the end of the
+/// body (a loaded federation let a join take one). A version 11 file is
+/// refused: its body ends before that field.
+///
 /// Version 11: the additions whose rounds wait (records that arrive,
 /// issue 29), at the end of the body. A version 10 file is refused: its
 /// body ends before that field.
@@ -53,7 +57,7 @@ const MAGIC: &[u8; 7] = b"MUFCFED";
 /// reports name dropped clients and the protocol's times, the
 /// configuration the dropout settings; version 1 had neither. Neither had
 /// a checksum.
-const VERSION: u8 = 11;
+const VERSION: u8 = 12;
 
 /// Magic, version and body length.
 const HEADER_LEN: usize = 16;

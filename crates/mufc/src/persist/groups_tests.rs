@@ -156,3 +156,47 @@ fn groups_dropped_from_a_file_whose_configuration_has_them_are_refused() {
         Err(MufcError::Persistence(_))
     ));
 }
+
+/// The ids of clients that left whole are saved (version 12): loaded,
+/// the federation refuses a join that takes one, as before the save. A
+/// forged list (out of order, or naming a client still there) is
+/// refused.
+#[test]
+fn the_ids_of_clients_that_left_are_kept_and_a_forged_list_is_refused() {
+    let mut fed = Federation::new(
+        gaussian_clients("persist-left", MIX),
+        &FederationConfig::new(2).seed(3).validate().unwrap(),
+    )
+    .unwrap();
+    let left = crate::ClientId(4);
+    fed.remove(&crate::RemovalRequest::clients(vec![left]))
+        .unwrap();
+    fed.flush().unwrap();
+    let repr = fed.repr();
+    assert_eq!(repr.left, [left]);
+    let mut loaded = Federation::from_bytes(&fed.to_bytes().unwrap()).unwrap();
+    let newcomer = gaussian_clients("persist-left-new", MIX).remove(0);
+    let err = loaded
+        .add(&crate::AdditionRequest::new_client(left, newcomer))
+        .unwrap_err();
+    assert!(err.to_string().contains("is or was a member"), "{err}");
+    assert_eq!(loaded.to_bytes().unwrap(), fed.to_bytes().unwrap());
+    let forged = |left: Vec<u64>| {
+        let mut repr = fed.repr();
+        repr.left = left.into_iter().map(crate::ClientId).collect();
+        Federation::from_bytes(&sealed(&repr).unwrap())
+    };
+    assert!(forged(vec![4]).is_ok());
+    for (bad, why) in [
+        (vec![4, 4], "strict id order"),
+        (vec![4, 3], "strict id order"),
+        (vec![2], "client 2 left and is still named"),
+        (vec![3, 4], "client 3 left and is still named"),
+    ] {
+        let err = forged(bad).unwrap_err();
+        assert!(
+            matches!(&err, MufcError::Persist(crate::PersistError::Corrupt { reason }) if reason.contains(why)),
+            "{why}: {err:?}"
+        );
+    }
+}

@@ -43,6 +43,9 @@ pub(crate) struct Restored {
     /// their clients, the withdrawal; `applied` counts the kept reports'
     /// requests.
     pub(crate) book: RequestBook,
+    /// The clients that left whole (a saved federation's, version 12):
+    /// no join takes their ids.
+    pub(crate) left: Vec<ClientId>,
 }
 
 /// Every check and rebuild of [`Federation::from_bytes`](crate::Federation::from_bytes) after the body is
@@ -103,6 +106,7 @@ pub(crate) fn restore(
             withdrawn: None,
             additions: r.additions,
         },
+        left: r.left,
     })
 }
 
@@ -174,6 +178,7 @@ fn restore_withdrawn(
             withdrawn: Some(w),
             additions: Vec::new(),
         },
+        left: r.left,
     })
 }
 
@@ -198,6 +203,19 @@ fn check_shape(r: &Repr) -> MufcResult<()> {
             "dimension {} with no client to check it against",
             r.dim
         )));
+    }
+    // A client that left has no data, no waiting message and no group: a
+    // file naming one as both would load it twice.
+    if r.left.windows(2).any(|w| w.first() >= w.get(1)) {
+        return Err(corrupt("the clients that left are not in strict id order"));
+    }
+    let present = (r.clients.iter().map(|(c, _, _)| c))
+        .chain(r.unsent.iter().map(|(c, _)| c))
+        .chain((r.tree.iter()).flat_map(|t| t.groups.iter().flat_map(|g| &g.members)));
+    for c in present {
+        if r.left.binary_search(c).is_ok() {
+            return Err(corrupt(format!("client {c} left and is still named")));
+        }
     }
     // Saving writes the capacity of the training report: a file whose two
     // copies disagree would load, then save something else.

@@ -141,6 +141,7 @@ impl ServerSnapshot {
         self,
         clients: Vec<ClientSnapshot>,
         history: Vec<RemovalReport>,
+        left: Vec<ClientId>,
     ) -> Repr {
         Repr {
             config: self.config,
@@ -156,6 +157,7 @@ impl ServerSnapshot {
             tree: self.tree,
             withdrawn: self.withdrawn,
             additions: self.additions,
+            left,
         }
     }
 
@@ -175,7 +177,8 @@ impl ServerSnapshot {
         }
         let applied = self.applied_requests;
         let history = std::mem::take(&mut self.history);
-        let mut parts = super::load::restore(self.into_repr(clients, history), clusters)?;
+        let mut parts =
+            super::load::restore(self.into_repr(clients, history, Vec::new()), clusters)?;
         let kept = parts.book.applied;
         if applied < kept {
             return Err(PersistError::Corrupt {

@@ -108,6 +108,10 @@ pub struct InProcess {
     requests: u64,
     /// Why the model was withdrawn, if it was.
     withdrawn: Option<Withdrawal>,
+    /// The clients that left whole before a saved federation was loaded
+    /// (the file keeps their ids alone, not their place in the roster):
+    /// no join takes their ids.
+    retired: std::collections::BTreeSet<ClientId>,
     /// A failure the tests inject, and what the failed round received.
     #[cfg(test)]
     pub(crate) injected: Injected,
@@ -324,6 +328,7 @@ impl InProcess {
             last: Vec::new(),
             requests: 0,
             withdrawn: None,
+            retired: std::collections::BTreeSet::new(),
             #[cfg(test)]
             injected: Injected::default(),
         };

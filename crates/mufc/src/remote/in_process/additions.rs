@@ -192,7 +192,8 @@ impl InProcess {
         // An id on the roster (a client that left keeps its place): no
         // new client. (One the request also gives records to is unknown
         // there, refused before.)
-        if let Some(c) = ids.iter().find(|c| self.at(**c).is_ok()) {
+        let taken = |c: &ClientId| self.at(*c).is_ok() || self.retired.contains(c);
+        if let Some(c) = ids.iter().find(|c| taken(c)) {
             return Err(MufcError::MemberId(*c));
         }
         let mut seen = BTreeSet::new();

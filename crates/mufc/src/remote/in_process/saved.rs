@@ -149,6 +149,21 @@ impl InProcess {
         }
     }
 
+    /// Every client that left whole: those whose leave a round applied
+    /// ([`Self::gone`]) and those a loaded file named as gone.
+    pub(crate) fn left(&self) -> BTreeSet<ClientId> {
+        let mut left = self.gone();
+        left.extend(&self.retired);
+        left
+    }
+
+    /// These parties with the clients `left` (a loaded file's) known to
+    /// have left whole.
+    pub(crate) fn with_left(mut self, left: Vec<ClientId>) -> Self {
+        self.retired.extend(left);
+        self
+    }
+
     /// The clients whose leave a round applied: a saved state's groups
     /// no longer hold them.
     pub(crate) fn gone(&self) -> BTreeSet<ClientId> {
@@ -258,6 +273,7 @@ impl InProcess {
             last: Vec::new(),
             requests,
             withdrawn: book.withdrawn,
+            retired: BTreeSet::new(),
             #[cfg(test)]
             injected: super::Injected::default(),
         })

@@ -124,6 +124,7 @@ impl RemoteServer {
             fit_report,
             tree: self.tree.clone(),
             book: RequestBook::default(),
+            left: Vec::new(),
         }))
     }
 
