@@ -46,7 +46,9 @@ impl Federation {
     /// ([`Layout::absorbing`](crate::Layout::absorbing)), and a group that
     /// holds twice the smallest size a group may have (the topology's
     /// size, at least `min_clients`) splits in two when its next round
-    /// runs ([`Layout::split`](crate::Layout::split)): both halves run a
+    /// runs, if it can without showing the server a sum of fewer than
+    /// `min_clients` clients
+    /// ([`RemoteServer::is_full`](crate::remote::RemoteServer::is_full)): both halves run a
     /// whole round in that request, and the model equals retraining in the
     /// groups the joins made ([`Self::layout`],
     /// [`Self::with_layout`]).

@@ -25,7 +25,7 @@ impl Layout {
     /// lone-update policy counts them together there (spread over groups,
     /// each would be a lone update of its own). The shape stays: no group
     /// is added here (a group that grows too large splits when its next
-    /// round runs, [`Self::split`]).
+    /// round runs, if it can safely: `RemoteServer::is_full`).
     ///
     /// # Errors
     ///
@@ -89,34 +89,18 @@ impl Layout {
         })
     }
 
-    /// The layout with group `g` split in two: of its clients not in
-    /// `gone`, in id order, the first half stays (with the clients of
-    /// `gone`, which send nothing) and the second half forms a new group,
-    /// the last one; the nodes above the groups are laid out again for the
-    /// new number of groups (the inner nodes are numbered after the
-    /// groups, so they are renumbered).
+    /// The layout with group `g` split in two by id: of its clients not
+    /// in `gone`, in id order, the first half stays (with the clients of
+    /// `gone`) and the second half forms a new group, the last one. The
+    /// layouts' own tests' rule; a federation splits by who its last sum
+    /// held (`RemoteServer::is_full`, [`Self::split_moving`]).
     ///
     /// # Errors
     ///
     /// [`MufcError::InvalidLayout`] for a group out of range, or one with
     /// fewer than two clients not in `gone`.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use mufc::{ClientId, Layout};
-    /// use std::collections::BTreeSet;
-    ///
-    /// let ids = |r: std::ops::Range<u64>| r.map(ClientId).collect::<Vec<_>>();
-    /// let layout = Layout::from_groups(vec![ids(0..3), ids(3..9)], Some(2))?;
-    /// let gone = BTreeSet::from([ClientId(3)]);
-    /// let split = layout.split(1, &gone)?;
-    /// // Of 4 to 8 (3 left), 4 and 5 stay with 3; 6 to 8 form a new group.
-    /// assert_eq!(split.groups(), [ids(0..3), ids(3..6), ids(6..9)]);
-    /// assert_eq!(split.nodes(), 6); // three groups, two inner nodes, the root
-    /// # Ok::<(), mufc::MufcError>(())
-    /// ```
-    pub fn split(&self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
+    #[cfg(test)]
+    pub(crate) fn split(&self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<Self> {
         let ids = (self.groups.get(g))
             .ok_or_else(|| MufcError::InvalidLayout(format!("no group {g}")))?;
         let present: Vec<ClientId> = ids.iter().filter(|c| !gone.contains(c)).copied().collect();
@@ -130,7 +114,9 @@ impl Layout {
     }
 
     /// The layout with the clients `moving` of group `g` in a new group,
-    /// the last (the inner nodes laid out again, as [`Self::split`]).
+    /// the last; the nodes above the groups are laid out again for the
+    /// new number of groups (the inner nodes are numbered after the
+    /// groups, so they are renumbered).
     ///
     /// # Errors
     ///

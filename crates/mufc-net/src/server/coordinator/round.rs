@@ -203,6 +203,8 @@ impl Coordinator {
     /// batch is retried later. An error here is fatal (the store cannot
     /// be created).
     pub(super) async fn rounds(&mut self, batch: Vec<Next>) -> Result<(), NetError> {
+        // A split's new group trains in its batch: the model was trained.
+        let trained_before = self.remote.as_ref().is_some_and(RemoteServer::is_trained);
         let mut finished = Vec::with_capacity(batch.len());
         for next in batch {
             // `None`: the round could not start (`open_round` said so).
@@ -225,7 +227,7 @@ impl Coordinator {
             };
             return self.undo(finished, failed);
         }
-        self.conclude(finished)
+        self.conclude(finished, trained_before)
     }
 
     /// A batch one of whose rounds failed (`failed`, with why; `None` if
@@ -431,7 +433,7 @@ impl Coordinator {
     /// Stores the rounds `finished` (decoded into the server's state) in
     /// one commit, then tells each round's clients; a failure to store is
     /// reported to them and the rounds' requests wait.
-    fn conclude(&mut self, finished: Vec<Finished>) -> Result<(), NetError> {
+    fn conclude(&mut self, finished: Vec<Finished>, trained_before: bool) -> Result<(), NetError> {
         let mut entries = Vec::with_capacity(finished.len());
         let mut gone_served = Vec::with_capacity(finished.len());
         for f in &finished {
@@ -471,7 +473,7 @@ impl Coordinator {
         for (f, entry) in finished.into_iter().zip(entries) {
             self.told(f, &entry.emptied);
         }
-        if training && self.remote()?.is_trained() {
+        if training && !trained_before && self.remote()?.is_trained() {
             let rounds = self.remote()?.rounds();
             let _ = self.report.send(ServerEvent::Trained { rounds });
         }

@@ -34,7 +34,7 @@ impl InProcess {
     /// left with fewer clients than the minimum aggregate merges first
     /// ([`Self::take_new_groups`] with `Layout::merge`): its batch is the
     /// group, emptied, and the group that takes its clients, whose round
-    /// is whole. A full group splits ([`Layout::split`](crate::Layout::split)):
+    /// is whole. A full group splits ([`RemoteServer::is_full`]):
     /// its batch is the group with its changed clients that stay and the
     /// new group (the last) with those that moved. The groups a split or
     /// merge left regrouped (its rounds did not commit) run together too.

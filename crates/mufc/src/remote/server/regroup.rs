@@ -11,9 +11,13 @@ use crate::state::tree::Tree;
 use crate::{ClientId, Layout, MufcError, MufcResult, ServerUpdate};
 
 impl RemoteServer {
-    /// Whether group `g` is full and splits safely ([`Self::split_moving`]
-    /// names the clients that would move). A driver splits such a group
-    /// ([`Self::split`]) before a round of its requests runs.
+    /// Whether group `g` (its clients not in `gone`) is full and splits
+    /// without showing the server a sum of fewer than `min_clients`
+    /// clients: it holds twice the smallest size a group may have, and
+    /// the clients not yet in its last sum can move to a new group with
+    /// none, or at least `min_clients`, of those in it, the smallest size
+    /// of them staying. A driver splits such a group ([`Self::split`])
+    /// before a round of its requests runs.
     pub fn is_full(&self, g: usize, gone: &BTreeSet<ClientId>) -> bool {
         self.split_moving(g, gone).is_some()
     }
@@ -52,7 +56,8 @@ impl RemoteServer {
         crate::layout::split_moving(&summed, &new, smallest, min)
     }
 
-    /// Splits group `g` in two ([`RemoteSetup::split`](crate::remote::RemoteSetup::split)):
+    /// Splits group `g` in two (the clients [`Self::is_full`] says move
+    /// form a new group, the last):
     /// the setup takes the new layout, the groups' state follows
     /// (`Tree::split`); the two groups' next rounds are whole, and until
     /// both committed they are [`Self::regrouped`]: a driver runs them

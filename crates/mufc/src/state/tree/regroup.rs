@@ -43,7 +43,7 @@ impl Tree {
         })
     }
 
-    /// The groups with group `g` split as `layout` says ([`Layout::split`]:
+    /// The groups with group `g` split as `layout` says (`Layout::split_moving`:
     /// the new group is the last): `g`'s aggregation built for the members
     /// it keeps (its counter going on, its last sum its model's counts), a
     /// new group with no sum and an empty model, and the inner nodes fit
