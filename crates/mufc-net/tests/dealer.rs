@@ -449,17 +449,7 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
     let mut fed = fed.restart_server(async |_| {}).await;
     fed.start_new_client("c5", &all[5]);
     let mut blind = blind.unwrap();
-    let refused = tokio::time::timeout(LIMIT, async {
-        loop {
-            match blind.next_event().await {
-                Some(DealerEvent::Refused { reason, .. }) => break reason,
-                Some(_) => {}
-                None => panic!("the dealer stopped"),
-            }
-        }
-    })
-    .await
-    .unwrap();
+    let refused = next_refusal(&mut blind).await;
     assert!(refused.contains("has not pinned"), "{refused}");
     assert_stored_model(&fed.store, &all[..5]);
     blind.stop().await.unwrap();
@@ -496,6 +486,53 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
     fed.stop().await;
 }
 
+/// The reason of the next round `dealer` refuses.
+async fn next_refusal(dealer: &mut DealerHandle) -> String {
+    tokio::time::timeout(LIMIT, async {
+        loop {
+            match dealer.next_event().await {
+                Some(DealerEvent::Refused { reason, .. }) => break reason,
+                Some(_) => {}
+                None => panic!("the dealer stopped"),
+            }
+        }
+    })
+    .await
+    .unwrap()
+}
+
+/// A dealt federation in groups of `size` (two must remain, room for
+/// every record of `all`) of the first `trained` clients of `all`, once
+/// trained, with a dealer holding the agreement that has the keys of the
+/// first `pinned` clients.
+async fn dealt_in_groups(
+    all: &[seeding::Dataset],
+    size: usize,
+    trained: usize,
+    pinned: usize,
+) -> (Loopback, DealerHandle) {
+    let keys = Keys::new(all.len());
+    let total: usize = all.iter().map(seeding::Dataset::len).sum();
+    let config = (dealt_config().into_builder())
+        .topology(mufc::Topology::Groups { size })
+        .min_clients(2)
+        .max_points(total as u64)
+        .validate()
+        .unwrap();
+    let mut dealer = None;
+    let roster = &all[..trained];
+    let mut fed = Loopback::start_with(config, roster, keys.pairings(), async |fed| {
+        let agreed = Some(Agreement::new(trained));
+        dealer = Some(keys.start_dealer_with(fed, pinned, None, agreed).await);
+    })
+    .await;
+    until_server(&mut fed.server, |e| {
+        matches!(e, ServerEvent::Trained { .. })
+    })
+    .await;
+    (fed, dealer.unwrap())
+}
+
 /// With groups and dealt masks (issue 29): a client of the first group
 /// leaves, and a client that joins goes to that group, where the
 /// topology would not put it. The dealer holds the agreement: it takes
@@ -506,24 +543,7 @@ async fn a_client_joins_a_dealt_federation_once_its_key_is_pinned() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() {
     let all = data(7);
-    let keys = Keys::new(all.len());
-    let total: usize = all.iter().map(seeding::Dataset::len).sum();
-    let config = (dealt_config().into_builder())
-        .topology(mufc::Topology::Groups { size: 3 })
-        .min_clients(2)
-        .max_points(total as u64)
-        .validate()
-        .unwrap();
-    let mut dealer = None;
-    let mut fed = Loopback::start_with(config, &all[..6], keys.pairings(), async |fed| {
-        let agreed = Some(Agreement::new(6));
-        dealer = Some(keys.start_dealer_with(fed, 7, None, agreed).await);
-    })
-    .await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let (mut fed, dealer) = dealt_in_groups(&all, 3, 6, 7).await;
     let _ = fed.leave(1).await;
     let mut present: Vec<(ClientId, seeding::Dataset)> = (0u64..)
         .map(ClientId)
@@ -535,7 +555,7 @@ async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() 
     present.push((ClientId(6), all[6].clone()));
     let groups = assert_stored_groups(&fed.store, &present);
     assert_eq!(groups[0], [0, 1, 2, 6].map(ClientId));
-    dealer.unwrap().stop().await.unwrap();
+    dealer.stop().await.unwrap();
     fed.stop().await;
 }
 
@@ -547,27 +567,12 @@ async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_groups_a_dealt_federation_merges_a_group_left_below_the_minimum() {
     let all = data(6);
-    let keys = Keys::new(all.len());
-    let config = (dealt_config().into_builder())
-        .topology(mufc::Topology::Groups { size: 3 })
-        .min_clients(2)
-        .validate()
-        .unwrap();
-    let mut dealer = None;
-    let mut fed = Loopback::start_with(config, &all, keys.pairings(), async |fed| {
-        let agreed = Some(Agreement::new(6));
-        dealer = Some(keys.start_dealer_with(fed, 6, None, agreed).await);
-    })
-    .await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let (mut fed, dealer) = dealt_in_groups(&all, 3, 6, 6).await;
     let _ = fed.leave(1).await;
     let _ = fed.leave(1).await; // client 2
     let groups = assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
     assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
-    dealer.unwrap().stop().await.unwrap();
+    dealer.stop().await.unwrap();
     fed.stop().await;
 }
 
@@ -587,31 +592,13 @@ async fn with_groups_a_dealt_federation_splits_a_group_grown_full() {
 
 async fn dealt_split(pinned: usize) {
     let all = data(9);
-    let keys = Keys::new(all.len());
-    let total: usize = all.iter().map(seeding::Dataset::len).sum();
-    let config = (dealt_config().into_builder())
-        .topology(mufc::Topology::Groups { size: 2 })
-        .min_clients(2)
-        .max_points(total as u64)
-        .validate()
-        .unwrap();
-    let mut dealer = None;
-    let mut fed = Loopback::start_with(config, &all[..4], keys.pairings(), async |fed| {
-        let agreed = Some(Agreement::new(4));
-        dealer = Some(keys.start_dealer_with(fed, pinned, None, agreed).await);
-    })
-    .await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let (mut fed, mut dealer) = dealt_in_groups(&all, 2, 4, pinned).await;
     let mut present: Vec<(ClientId, seeding::Dataset)> =
         (0u64..).map(ClientId).zip(all[..4].to_vec()).collect();
     for (c, data) in (4u64..).zip(&all[4..8]) {
         fed = fed.admitting(&format!("c{c}"), ClientId(c), data).await;
         present.push((ClientId(c), data.clone()));
     }
-    let mut dealer = dealer.unwrap();
     if pinned == 8 {
         let root = |store: &std::path::Path| {
             let store = mufc_store::Store::open(store).unwrap();
@@ -620,17 +607,7 @@ async fn dealt_split(pinned: usize) {
         let before = root(&fed.store);
         fed = fed.restart_server(async |_| {}).await;
         fed.start_new_client("c8", &all[8]);
-        let refused = tokio::time::timeout(LIMIT, async {
-            loop {
-                match dealer.next_event().await {
-                    Some(DealerEvent::Refused { reason, .. }) => break reason,
-                    Some(_) => {}
-                    None => panic!("the dealer stopped"),
-                }
-            }
-        })
-        .await
-        .unwrap();
+        let refused = next_refusal(&mut dealer).await;
         assert!(refused.contains("has not pinned"), "{refused}");
         // The split is kept, its rounds wait: the model is the one before.
         assert_eq!(root(&fed.store), before);

@@ -49,7 +49,13 @@ fn split_config(masks: Masks, all: &[Dataset]) -> mufc::ValidConfig {
 
 /// A federation of `all` over loopback, once every group trained.
 async fn trained(masks: Masks, all: &[Dataset]) -> Loopback {
-    let mut fed = Loopback::start_with(config(masks, all), all, Vec::new(), async |_| {}).await;
+    trained_with(config(masks, all), all).await
+}
+
+/// A federation of `data` configured by `config` over loopback, once
+/// every group trained.
+async fn trained_with(config: mufc::ValidConfig, data: &[Dataset]) -> Loopback {
+    let mut fed = Loopback::start_with(config, data, Vec::new(), async |_| {}).await;
     until_server(&mut fed.server, |e| {
         matches!(e, ServerEvent::Trained { .. })
     })
@@ -107,12 +113,7 @@ async fn in_groups_with_pairwise_masks_a_client_leaves_another_joins_exactly() {
 
 async fn leaves_and_joins(masks: Masks) {
     let all = data(7);
-    let mut fed =
-        Loopback::start_with(config(masks, &all), &all[..6], Vec::new(), async |_| {}).await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let mut fed = trained_with(config(masks, &all), &all[..6]).await;
     let mut present: Vec<(ClientId, Dataset)> =
         (0u64..).map(ClientId).zip(all[..6].to_vec()).collect();
     let groups = assert_stored_groups(&fed.store, &present);
@@ -283,12 +284,7 @@ async fn with_pairwise_masks_a_group_grown_full_by_joins_splits_exactly() {
 
 async fn splits(masks: Masks) {
     let all = data(9);
-    let config = split_config(masks, &all);
-    let mut fed = Loopback::start_with(config, &all[..4], Vec::new(), async |_| {}).await;
-    until_server(&mut fed.server, |e| {
-        matches!(e, ServerEvent::Trained { .. })
-    })
-    .await;
+    let mut fed = trained_with(split_config(masks, &all), &all[..4]).await;
     let mut present: Vec<(ClientId, Dataset)> =
         (0u64..).map(ClientId).zip(all[..4].to_vec()).collect();
     for (c, data) in (4u64..).zip(&all[4..]) {

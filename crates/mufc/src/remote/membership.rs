@@ -444,17 +444,21 @@ mod tests {
     use crate::FederationConfig;
     use crate::remote::Registration;
 
-    fn setup(n: u64) -> RemoteSetup {
-        let regs: Vec<Registration> = (0..n)
+    /// Clients 0 to `n` of 40 points in two dimensions.
+    fn regs(n: u64) -> Vec<Registration> {
+        (0..n)
             .map(|i| Registration {
                 id: ClientId(i),
                 points: 40,
                 dim: 2,
                 scale: 1,
             })
-            .collect();
+            .collect()
+    }
+
+    fn setup(n: u64) -> RemoteSetup {
         let config = FederationConfig::new(2).validate().expect("valid");
-        RemoteSetup::new(&config, &regs).expect("setup")
+        RemoteSetup::new(&config, &regs(n)).expect("setup")
     }
 
     #[test]
@@ -490,20 +494,12 @@ mod tests {
     #[test]
     fn clients_admitted_then_a_split_or_a_merge_are_taken_at_once() {
         let groups = |size: usize, min: usize, n: u64| {
-            let regs: Vec<Registration> = (0..n)
-                .map(|i| Registration {
-                    id: ClientId(i),
-                    points: 40,
-                    dim: 2,
-                    scale: 1,
-                })
-                .collect();
             let config = FederationConfig::new(2)
                 .min_clients(min)
                 .topology(crate::Topology::Groups { size })
                 .validate()
                 .expect("valid");
-            RemoteSetup::new(&config, &regs).expect("setup")
+            RemoteSetup::new(&config, &regs(n)).expect("setup")
         };
         let none = BTreeSet::new();
         let before = groups(2, 2, 4);

@@ -246,25 +246,24 @@ impl Coordinator {
             |(open, e)| format!("the split's round {} failed: {e}", open.number),
         );
         for f in finished {
-            let OpenRound {
-                number,
-                label,
-                clients,
-                served,
-                ..
-            } = f.open;
-            self.failed(Some(number), label, &clients, &why, served);
+            self.failed_open(f.open, &why);
         }
         if let Some((open, e)) = failed {
-            self.failed(
-                Some(open.number),
-                open.label,
-                &open.clients,
-                &e,
-                open.served,
-            );
+            self.failed_open(open, &e);
         }
         Ok(())
+    }
+
+    /// An opened round that failed for `why` ([`Self::failed`]).
+    fn failed_open(&mut self, open: OpenRound, why: &str) {
+        let OpenRound {
+            number,
+            label,
+            clients,
+            served,
+            ..
+        } = open;
+        self.failed(Some(number), label, &clients, why, served);
     }
 
     /// Opens a round: the clients that catch up, the requests it serves
@@ -458,15 +457,7 @@ impl Coordinator {
                 for q in gone {
                     self.queue_request(q);
                 }
-                let OpenRound {
-                    number,
-                    label,
-                    clients,
-                    served,
-                    ..
-                } = f.open;
-                let why = format!("the store refused the round: {e}");
-                self.failed(Some(number), label, &clients, &why, served);
+                self.failed_open(f.open, &format!("the store refused the round: {e}"));
             }
             return Ok(());
         }
