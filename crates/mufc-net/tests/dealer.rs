@@ -510,7 +510,7 @@ async fn dealt_in_groups(
     size: usize,
     trained: usize,
     pinned: usize,
-) -> (Loopback, DealerHandle) {
+) -> (Loopback, DealerHandle, Keys) {
     let keys = Keys::new(all.len());
     let total: usize = all.iter().map(seeding::Dataset::len).sum();
     let config = (dealt_config().into_builder())
@@ -530,7 +530,7 @@ async fn dealt_in_groups(
         matches!(e, ServerEvent::Trained { .. })
     })
     .await;
-    (fed, dealer.unwrap())
+    (fed, dealer.unwrap(), keys)
 }
 
 /// With groups and dealt masks (issue 29): a client of the first group
@@ -543,7 +543,7 @@ async fn dealt_in_groups(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() {
     let all = data(7);
-    let (mut fed, dealer) = dealt_in_groups(&all, 3, 6, 7).await;
+    let (mut fed, dealer, _) = dealt_in_groups(&all, 3, 6, 7).await;
     let _ = fed.leave(1).await;
     let mut present: Vec<(ClientId, seeding::Dataset)> = (0u64..)
         .map(ClientId)
@@ -567,7 +567,7 @@ async fn with_groups_a_dealt_federation_loses_a_client_and_admits_one_exactly() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_groups_a_dealt_federation_merges_a_group_left_below_the_minimum() {
     let all = data(6);
-    let (mut fed, dealer) = dealt_in_groups(&all, 3, 6, 6).await;
+    let (mut fed, dealer, _) = dealt_in_groups(&all, 3, 6, 6).await;
     let _ = fed.leave(1).await;
     let _ = fed.leave(1).await; // client 2
     let groups = assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
@@ -582,7 +582,9 @@ async fn with_groups_a_dealt_federation_merges_a_group_left_below_the_minimum() 
 /// halves' whole rounds; the model equals the in-process fit in the
 /// three groups. A dealer whose operator did not pin the newest client's
 /// key refuses that setup, as it refuses an admission alone: the split
-/// does not carry a client past its check.
+/// does not carry a client past its check. The split kept, its rounds
+/// waiting, a restarted server resumes both halves, which a dealer that
+/// reads the key deals.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_groups_a_dealt_federation_splits_a_group_grown_full() {
     for pinned in [8, 9] {
@@ -592,7 +594,7 @@ async fn with_groups_a_dealt_federation_splits_a_group_grown_full() {
 
 async fn dealt_split(pinned: usize) {
     let all = data(9);
-    let (mut fed, mut dealer) = dealt_in_groups(&all, 2, 4, pinned).await;
+    let (mut fed, mut dealer, keys) = dealt_in_groups(&all, 2, 4, pinned).await;
     let mut present: Vec<(ClientId, seeding::Dataset)> =
         (0u64..).map(ClientId).zip(all[..4].to_vec()).collect();
     for (c, data) in (4u64..).zip(&all[4..8]) {
@@ -611,13 +613,29 @@ async fn dealt_split(pinned: usize) {
         assert!(refused.contains("has not pinned"), "{refused}");
         // The split is kept, its rounds wait: the model is the one before.
         assert_eq!(root(&fed.store), before);
+        // A server restarted resumes the split's halves; a dealer that
+        // reads the new key deals both, and the model is exact.
+        dealer.stop().await.unwrap();
+        fed = fed.restart_server(async |_| {}).await;
+        let public: std::collections::BTreeMap<ClientId, _> = (keys.clients.iter().enumerate())
+            .map(|(i, k)| (ClientId(i as u64), k.public_key()))
+            .collect();
+        let source = KeySource::new(move || Ok(public.clone()));
+        dealer = keys
+            .start_dealer_with(&mut fed, 8, Some(source), None)
+            .await;
+        until_server(
+            &mut fed.server,
+            |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(8))),
+        )
+        .await;
     } else {
         fed = fed.admitting("c8", ClientId(8), &all[8]).await;
-        present.push((ClientId(8), all[8].clone()));
-        let groups = assert_stored_groups(&fed.store, &present);
-        assert_eq!(groups.len(), 3);
-        assert_eq!(groups[2], [4, 6, 8].map(ClientId));
     }
+    present.push((ClientId(8), all[8].clone()));
+    let groups = assert_stored_groups(&fed.store, &present);
+    assert_eq!(groups.len(), 3);
+    assert_eq!(groups[2], [4, 6, 8].map(ClientId));
     dealer.stop().await.unwrap();
     fed.stop().await;
 }
