@@ -312,3 +312,71 @@ async fn splits(masks: Masks) {
     assert_eq!(assert_stored_groups(&fed.store, &present).len(), 3);
     fed.stop().await;
 }
+
+/// The lone-update policy gates a merge across processes
+/// (docs/threat-model.md U3), as in one process: clients 1 and 2 leave
+/// their group of three at once, so client 0 must move into the other
+/// group, where it enters the sum as a new client does, one change where
+/// the policy asks for two. The merge waits for the deadline; or, in a
+/// second federation, for a request of the other group, which makes two.
+/// Either way the model then equals the in-process fit in the groups
+/// held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_waits_for_the_lone_update_policy_across_processes() {
+    let all = data(6);
+    for deadline in [true, false] {
+        let config = (config(Masks::SecAgg(SecAggOptions::new()), &all).into_builder())
+            .min_updating_clients(2)
+            .validate()
+            .unwrap();
+        let mut fed = trained_with(config, &all).await;
+        let wait = std::time::Duration::from_secs(if deadline { 4 } else { 600 });
+        fed.server_options.max_defer = wait;
+        let mut fed = fed.restart_server(async |_| {}).await;
+        let asked = std::time::Instant::now();
+        for c in [1, 2] {
+            ClientStore::open(&fed.clients[c].0)
+                .unwrap()
+                .request_leave()
+                .unwrap();
+        }
+        let mut present = without(&all, &[1, 2]);
+        if !deadline {
+            // Client 3 forgets a point: the other group's change, and the
+            // moved client's, make two.
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let gone = all[3].id(1);
+            ClientStore::open(&fed.clients[3].0)
+                .unwrap()
+                .request(&[gone])
+                .unwrap();
+            present[1].1 = present[1].1.without(&[gone]).unwrap();
+        }
+        until_server(&mut fed.server, |e| {
+            matches!(
+                e,
+                ServerEvent::Merged {
+                    from: 0,
+                    into: 1,
+                    ..
+                }
+            )
+        })
+        .await;
+        let waited = asked.elapsed();
+        if deadline {
+            assert!(waited >= std::time::Duration::from_secs(2), "{waited:?}");
+        } else {
+            assert!(waited < std::time::Duration::from_secs(60), "{waited:?}");
+        }
+        until_server(
+            &mut fed.server,
+            |e| matches!(e, ServerEvent::Left { id, .. } if *id == ClientId(2)),
+        )
+        .await;
+        // The leave was served by the merge's round, which took client 0.
+        let groups = assert_stored_groups(&fed.store, &present);
+        assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+        fed.stop().await;
+    }
+}
