@@ -380,3 +380,32 @@ async fn a_merge_waits_for_the_lone_update_policy_across_processes() {
         fed.stop().await;
     }
 }
+
+/// A merge's round does not wait for the client that moves (deletion
+/// goes on while a party is offline): clients 1 and 2 leave the group of
+/// 0, 1 and 2, and 0, which moves, is offline. Once the leave waited the
+/// join timeout, the taking group's round runs without 0, the first
+/// group is emptied and the leave is served: the model holds neither the
+/// leavers nor, until it is back, client 0, as an offline member's data
+/// waits for its catch-up. Back, 0 is caught up, and each time the model
+/// equals the in-process fit on the clients it holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_serves_the_leave_while_the_moved_client_is_offline() {
+    let all = data(6);
+    let mut fed = trained(Masks::SecAgg(SecAggOptions::new()), &all).await;
+    fed.leave(1).await;
+    let (path0, c0) = fed.clients.remove(0);
+    c0.stop().await.unwrap();
+    fed.leave(0).await; // client 2, served without client 0
+    let groups = assert_stored_groups(&fed.store, &without(&all, &[0, 1, 2]));
+    assert_eq!(groups[1], [0, 3, 4, 5].map(ClientId));
+    let c0 = fed.start_client("c0", &path0);
+    fed.clients.push((path0, c0));
+    until_server(
+        &mut fed.server,
+        |e| matches!(e, ServerEvent::RoundCommitted(r) if r.included.contains(&ClientId(0))),
+    )
+    .await;
+    assert_stored_groups(&fed.store, &without(&all, &[1, 2]));
+    fed.stop().await;
+}

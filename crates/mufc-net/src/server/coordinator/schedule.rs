@@ -170,8 +170,11 @@ impl Coordinator {
             }
             // A group that took a merged group's clients runs its whole
             // round once they are all connected, whatever the policy (the
-            // merge waited for it).
-            let due = requested || (regrouped.contains(&group) && everyone);
+            // merge waited for it), or once a request its round serves
+            // (the emptied group's) waited the join timeout: an absent
+            // member, the moved client too, does not hold an erasure back.
+            let waited = self.emptied_requests_waited(remote, &regrouped, &out);
+            let due = requested || (regrouped.contains(&group) && (everyone || waited));
             match self.trained_round(remote, group, &connected, due) {
                 Some(Ok(next)) => return (Some(next), stalled, None),
                 Some(Err(reason)) => stalled.push((group, reason)),
@@ -216,6 +219,25 @@ impl Coordinator {
             ring,
             catch_up,
         }))
+    }
+
+    /// Whether a request of a client of a group a merge left to be
+    /// emptied (regrouped, holding no point) waited the join timeout.
+    fn emptied_requests_waited(
+        &self,
+        remote: &RemoteServer,
+        regrouped: &[usize],
+        out: &std::collections::BTreeSet<ClientId>,
+    ) -> bool {
+        let groups = remote.groups();
+        let emptied: Vec<&ClientId> = (regrouped.iter())
+            .filter_map(|g| groups.get(*g))
+            .filter(|m| m.iter().all(|c| out.contains(c)))
+            .flatten()
+            .collect();
+        (self.queue.iter())
+            .filter(|q| emptied.contains(&&q.client))
+            .any(|q| q.since.elapsed() >= self.options.join_timeout)
     }
 
     /// Whether the requests of the group of `members` are due a round:

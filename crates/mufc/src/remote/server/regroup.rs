@@ -245,9 +245,11 @@ impl RemoteServer {
     }
 
     /// After group `g`'s round committed: empties every group that holds
-    /// no client outside `gone` and whose sum held a client of `g` that
-    /// this round included (its clients moved to `g` by a merge,
-    /// [`Self::merge`]), so that no client is in two groups' sums. Gives
+    /// no client outside `gone` and every client of whose sum not in
+    /// `gone` is now a member of `g` (its clients moved to `g` by a
+    /// merge, [`Self::merge`]), so that no client is in two groups' sums.
+    /// A moved client the round did not include (it was absent) is then
+    /// in no sum until its catch-up, as any absent member's data. Gives
     /// the groups emptied; none when flat.
     ///
     /// # Errors
@@ -258,12 +260,15 @@ impl RemoteServer {
             return Ok(Vec::new());
         };
         let groups = tree.layout().groups();
-        let took = tree.group_included(g);
+        // Every client of `h`'s sum that holds points moved to `g`, whose
+        // round just committed: one it did not include (absent) is out of
+        // the model until its catch-up, as any absent member's data.
         let emptied: Vec<usize> = (0..groups.len())
             .filter(|&h| h != g && groups[h].iter().all(|c| gone.contains(c)))
             .filter(|&h| {
-                (tree.group_included(h).iter())
-                    .any(|c| took.contains(c) && groups[g].binary_search(c).is_ok())
+                let moved = (tree.group_included(h).iter()).filter(|c| !gone.contains(c));
+                let mut moved = moved.peekable();
+                moved.peek().is_some() && moved.all(|c| groups[g].binary_search(c).is_ok())
             })
             .collect();
         for h in &emptied {
