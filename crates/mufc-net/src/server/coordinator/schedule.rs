@@ -89,10 +89,13 @@ impl Coordinator {
         // A group below it merges into another first (`withdrawal.rs`).
         self.merge_if_due();
         let remote = self.remote.as_ref()?;
-        let halves = self.split_halves(remote);
-        let (found, mut stalled) = match self.split_rounds(remote, &halves) {
-            Some(batch) if !halves.is_empty() => (Some(batch), Vec::new()),
-            _ => {
+        let halves = remote.split_halves(&self.out_of_sums());
+        let batch = (!halves.is_empty())
+            .then(|| self.split_rounds(remote, &halves))
+            .flatten();
+        let (found, mut stalled) = match batch {
+            Some(batch) => (Some(batch), Vec::new()),
+            None => {
                 let (found, stalled, full) = self.group_round(remote, &halves);
                 if let Some(g) = full {
                     // Split, then the halves' batch (or, if its moved

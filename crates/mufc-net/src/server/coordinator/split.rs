@@ -28,31 +28,6 @@ use super::schedule::{Next, RETRY};
 use crate::server::ServerEvent;
 
 impl Coordinator {
-    /// The groups a split left regrouped whose rounds must run together:
-    /// more than one regrouped group holding points whose sum holds a
-    /// client of another group, or with a member another group's sum
-    /// holds. Empty when there is none, or only one (a merge's, or a
-    /// split whose moved clients had never summed: its round runs alone,
-    /// as any other). Groups that never trained are regrouped too, but
-    /// linked to no other: each trains on its own.
-    pub(super) fn split_halves(&self, remote: &RemoteServer) -> Vec<usize> {
-        let out = self.out_of_sums();
-        let groups = remote.groups();
-        let sums: Vec<Vec<ClientId>> = (0..groups.len()).map(|g| remote.included(g)).collect();
-        let summed_in = |c: &ClientId| sums.iter().position(|s| s.contains(c));
-        let linked = |g: usize, members: &[ClientId]| {
-            let foreign = sums[g].iter().any(|c| !members.contains(c));
-            let elsewhere = (members.iter()).any(|c| summed_in(c).is_some_and(|h| h != g));
-            foreign || elsewhere
-        };
-        let halves: Vec<usize> = (remote.regrouped(&out).into_iter())
-            .filter(|&g| {
-                (groups.get(g)).is_some_and(|m| m.iter().any(|c| !out.contains(c)) && linked(g, m))
-            })
-            .collect();
-        if halves.len() > 1 { halves } else { Vec::new() }
-    }
-
     /// The rounds of the split's `halves` if they may run now: every
     /// member of both connected, or a request of theirs waited the join
     /// timeout and each half's connected members meet its ring's
@@ -98,41 +73,57 @@ impl Coordinator {
         Some(batch)
     }
 
-    /// Splits group `g` (full, its round due, every member connected):
-    /// the new groups are kept in the store first, then the operator
-    /// hears it. Whether it split; a failure is reported and the round
-    /// waits a little.
+    /// Splits group `g` (full, its round due, every member connected),
+    /// as [`Self::keep_regrouped`] keeps it. Whether it split.
     pub(super) fn split_group(&mut self, g: usize) -> bool {
         let out = self.out_of_sums();
+        self.keep_regrouped(g, &format!("the split of group {g}"), |after| {
+            after.split(g, &out)?;
+            let into = after.groups().len() - 1;
+            let moved = after.groups()[into].clone();
+            let what = format!("group {g} split: clients {moved:?} form group {into}");
+            let event = ServerEvent::Split {
+                group: g,
+                into,
+                moved,
+            };
+            Ok((what, event))
+        })
+    }
+
+    /// Changes the server's groups as `change` says (giving the journal's
+    /// words and the operator's event), kept in the store first, then
+    /// said; on a failure (of `doing`, about `group`) nothing changes, it
+    /// is reported and the next round waits a little. Whether it was
+    /// kept. Merges (`withdrawal.rs`) and splits go through it.
+    pub(super) fn keep_regrouped(
+        &mut self,
+        group: usize,
+        doing: &str,
+        change: impl FnOnce(&mut RemoteServer) -> Result<(String, ServerEvent), mufc::MufcError>,
+    ) -> bool {
         let Some(remote) = self.remote.as_ref() else {
             return false;
         };
         let mut after = remote.clone();
-        let kept = (after.split(g, &out).map_err(|e| e.to_string())).and_then(|()| {
-            let into = after.groups().len() - 1;
-            let moved = after.groups()[into].clone();
-            let what = format!("group {g} split: clients {moved:?} form group {into}");
+        let kept = (change(&mut after).map_err(|e| e.to_string())).and_then(|(what, event)| {
             let snapshot = after.snapshot().map_err(|e| e.to_string())?;
             let store = self.store.as_mut().ok_or("the server has no store yet")?;
             (store.regroup_serving(snapshot, &what)).map_err(|e| e.to_string())?;
-            Ok((into, moved))
+            Ok(event)
         });
         match kept {
-            Ok((into, moved)) => {
+            Ok(event) => {
                 self.remote = Some(after);
-                let _ = self.report.send(ServerEvent::Split {
-                    group: g,
-                    into,
-                    moved,
-                });
+                let _ = self.report.send(event);
                 true
             }
             Err(reason) => {
                 self.retry_at = Some(Instant::now() + RETRY);
                 let _ = self.report.send(ServerEvent::RoundFailed {
                     round: None,
-                    group: Some(g),
-                    reason: format!("the split of group {g} could not be kept: {reason}"),
+                    group: Some(group),
+                    reason: format!("{doing} could not be kept: {reason}"),
                 });
                 false
             }

@@ -209,30 +209,16 @@ impl Coordinator {
         if !allowed {
             return;
         }
-        let mut after = remote.clone();
-        let what = format!("group {h} merged into group {m}: clients {moved:?} moved");
-        let kept = (after.merge(h, m, &out).map_err(|e| e.to_string()))
-            .and_then(|()| after.snapshot().map_err(|e| e.to_string()))
-            .and_then(|snapshot| {
-                let store = self.store.as_mut().ok_or("the server has no store yet")?;
-                (store.regroup_serving(snapshot, &what)).map_err(|e| e.to_string())
-            });
-        if let Err(reason) = kept {
-            self.retry_at = Some(Instant::now() + RETRY);
-            let _ = self.report.send(ServerEvent::RoundFailed {
-                round: None,
-                group: Some(h),
-                reason: format!(
-                    "the merge of group {h} into group {m} could not be kept: {reason}"
-                ),
-            });
-            return;
-        }
-        self.remote = Some(after);
-        let _ = self.report.send(ServerEvent::Merged {
-            from: h,
-            into: m,
-            moved,
+        let doing = format!("the merge of group {h} into group {m}");
+        self.keep_regrouped(h, &doing, |after| {
+            after.merge(h, m, &out)?;
+            let what = format!("group {h} merged into group {m}: clients {moved:?} moved");
+            let event = ServerEvent::Merged {
+                from: h,
+                into: m,
+                moved,
+            };
+            Ok((what, event))
         });
     }
 }

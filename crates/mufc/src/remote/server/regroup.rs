@@ -103,6 +103,7 @@ impl RemoteServer {
     /// assert_eq!(server.groups()[0], [0, 1].map(ClientId));
     /// assert_eq!(server.groups()[2], [4, 5].map(ClientId));
     /// assert_eq!(server.regrouped(&none), [2]);
+    /// assert!(server.split_halves(&none).is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn split(&mut self, g: usize, gone: &BTreeSet<ClientId>) -> MufcResult<()> {
@@ -170,6 +171,27 @@ impl RemoteServer {
         self.tree
             .as_ref()
             .map_or_else(Vec::new, |t| t.regrouped(gone))
+    }
+
+    /// The groups a split left whose whole rounds must commit together,
+    /// present clients being those not in `gone`: the
+    /// [`Self::regrouped`] groups with a present client whose sums
+    /// involve another group's (one holds a client of another group, or
+    /// a member another group's sum holds), when there are more than one.
+    /// Empty otherwise: a merge's taking group, a split whose moved
+    /// clients had never summed, or groups that never trained each run
+    /// alone.
+    pub fn split_halves(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
+        let Some(tree) = &self.tree else {
+            return Vec::new();
+        };
+        let groups = tree.layout().groups();
+        let holding = |g: usize| groups[g].iter().any(|c| !gone.contains(c));
+        let halves: Vec<usize> = (tree.regrouped_linked(gone).into_iter())
+            .filter(|&(g, linked)| linked && holding(g))
+            .map(|(g, _)| g)
+            .collect();
+        if halves.len() > 1 { halves } else { Vec::new() }
     }
 
     /// The group the present clients of group `h` (those not in `gone`)

@@ -147,6 +147,17 @@ impl Tree {
     /// be emptied), whatever the lone-update policy: the change was served
     /// by a round the policy allowed, whose groups did not all commit.
     pub(crate) fn regrouped(&self, gone: &BTreeSet<ClientId>) -> Vec<usize> {
+        (self.regrouped_linked(gone).into_iter())
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// [`Self::regrouped`], each group with whether another group's sum
+    /// is involved (it holds a client of another group, or a present
+    /// member of it is in another's sum): such groups' rounds must
+    /// commit together (a split's two halves); a group that merely never
+    /// summed is not.
+    pub(crate) fn regrouped_linked(&self, gone: &BTreeSet<ClientId>) -> Vec<(usize, bool)> {
         let groups = self.layout.groups();
         // Which group's sum holds each client: one walk of the sums.
         let summed: BTreeMap<ClientId, usize> = (self.groups.iter().enumerate())
@@ -154,14 +165,15 @@ impl Tree {
             .collect();
         let summed_by = |c: &ClientId| summed.get(c).copied();
         (0..groups.len())
-            .filter(|&g| {
+            .filter_map(|g| {
                 let foreign =
                     (self.groups[g].included.iter()).any(|c| groups[g].binary_search(c).is_err());
                 let elsewhere = (groups[g].iter())
                     .any(|c| !gone.contains(c) && summed_by(c).is_some_and(|h| h != g));
                 let unsummed = self.groups[g].included.is_empty()
                     && groups[g].iter().any(|c| !gone.contains(c));
-                foreign || elsewhere || unsummed
+                let linked = foreign || elsewhere;
+                (linked || unsummed).then_some((g, linked))
             })
             .collect()
     }
