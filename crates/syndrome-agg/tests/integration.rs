@@ -12,3 +12,4 @@ mod partitioned;
 mod props;
 mod secagg_sketches;
 mod threats;
+mod wheel_kat;

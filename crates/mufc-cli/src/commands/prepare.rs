@@ -121,12 +121,15 @@ pub(super) fn invalid(name: &'static str, value: impl ToString, reason: &'static
 /// of loading ([`load`]), generating ([`GaussianMixture::sample`]) and
 /// splitting ([`Split`]).
 pub fn prepare(data: &DataArgs, fed: &FedArgs, seed: u64) -> Result<Prepared, CliError> {
-    prepare_with_ids(data, fed, seed, None).map(|(p, _)| p)
+    prepare_with_ids(data, fed, seed, None, None).map(|(p, _)| p)
 }
 
 /// As [`prepare`], with column `id_column` (0-based, counted in the file)
 /// of a data file read as each row's record id, verbatim, not a feature
-/// (`mufc fit --id-column`); the ids are returned by data row.
+/// (`mufc fit --id-column`); the ids are returned by data row. A `given`
+/// table (records a caller holds in memory, the Python estimator's) takes
+/// the place of `--data` and is read as a loaded file would be: scaled
+/// with `--scale`, split by its clients, its ids kept.
 ///
 /// # Errors
 ///
@@ -138,10 +141,14 @@ pub(crate) fn prepare_with_ids(
     fed: &FedArgs,
     seed: u64,
     id_column: Option<usize>,
+    given: Option<crate::data::Table>,
 ) -> Result<(Prepared, Option<Vec<String>>), CliError> {
     check_args(data, fed)?;
     let settings = fed.settings()?;
-    let loaded = source_table(data, seed, id_column)?;
+    let loaded = match given {
+        Some(table) => given_table(table, data.scale)?,
+        None => source_table(data, seed, id_column)?,
+    };
     let table = &loaded.table;
     let points = table.points().clone();
     let client_names = table
@@ -300,15 +307,25 @@ fn source_table(data: &DataArgs, seed: u64, id_column: Option<usize>) -> Result<
         id_column,
     };
     let table = load(path, &opts)?;
+    scaled_table(table, data.scale, &path.display().to_string())
+}
+
+/// A table given in memory, read as [`source_table`] reads a file.
+fn given_table(table: crate::data::Table, scale: bool) -> Result<Loaded, CliError> {
+    scaled_table(table, scale, "records given in memory")
+}
+
+/// A loaded table, scaled into the box when asked.
+fn scaled_table(table: crate::data::Table, scale: bool, source: &str) -> Result<Loaded, CliError> {
     let ids = table.ids().map(<[String]>::to_vec);
-    let (table, transform, scaled) = if data.scale {
+    let (table, transform, scaled) = if scale {
         let (scaled, t) = fit_into_box(table.points())?;
         (table.with_points(scaled)?, Some(t), ", scaled into the box")
     } else {
         (table, None, "")
     };
     Ok(Loaded {
-        source: format!("{}{scaled}", path.display()),
+        source: format!("{source}{scaled}"),
         table,
         true_labels: None,
         transform,

@@ -11,7 +11,7 @@ mod show;
 mod verify;
 
 pub use add::add;
-pub use fit::fit;
+pub use fit::{fit, fit_table};
 pub use forget::forget;
 pub use inspect::inspect;
 pub use read::{export, predict};

@@ -83,6 +83,38 @@ impl Table {
         })
     }
 
+    /// The same table with a record id for every point, kept as written
+    /// (a file's id column; `mufc fit` and the store check each id).
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::InvalidParameter`] when there is not one id per point.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc_cli::data::Table;
+    /// use nalgebra::DMatrix;
+    ///
+    /// let t = Table::new(DMatrix::from_element(1, 2, 0.25))?;
+    /// let t = t.with_ids(vec!["P-1".into(), "P-2".into()])?;
+    /// assert_eq!(t.ids(), Some(&["P-1".to_string(), "P-2".to_string()][..]));
+    /// # Ok::<(), mufc_cli::CliError>(())
+    /// ```
+    pub fn with_ids(self, ids: Vec<String>) -> Result<Self, CliError> {
+        if ids.len() != self.points.ncols() {
+            return Err(CliError::InvalidParameter {
+                name: "record ids",
+                value: ids.len().to_string(),
+                reason: "need one record id per point",
+            });
+        }
+        Ok(Self {
+            ids: Some(ids),
+            ..self
+        })
+    }
+
     /// The points, one per column.
     pub fn points(&self) -> &DMatrix<f64> {
         &self.points

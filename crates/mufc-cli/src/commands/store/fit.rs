@@ -13,6 +13,7 @@ use super::super::trials::{fed_config, trial_seed};
 use super::show::{centroid_table, centroids_json};
 use crate::CliError;
 use crate::cli::FitArgs;
+use crate::data::Table;
 use crate::federated::secs;
 use crate::output::{Report, TextTable};
 use crate::progress::Progress;
@@ -29,11 +30,63 @@ use crate::progress::Progress;
 /// existing file without `--force`, records the replaced store forgot
 /// without `--skip-forgotten`, ...).
 pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
+    fit_from(a, progress, None).map(|(report, _)| report)
+}
+
+/// `mufc fit` on records held in memory: `table` takes the place of
+/// `--data` (its clients name the clients, its ids the records, as a
+/// file's client and id columns would), and every other option means what
+/// it means to `mufc fit`. So the model is the one `mufc fit` writes for
+/// the same records in a file, bit for bit. The Python estimator
+/// (`MufcKMeans`) trains through this. Returns the report and the open
+/// store.
+///
+/// # Errors
+///
+/// As [`fit`].
+///
+/// # Example
+///
+/// ```
+/// use clap::Parser;
+/// use mufc_cli::cli::{Cli, Command};
+/// use mufc_cli::commands::fit_table;
+/// use mufc_cli::data::Table;
+/// use nalgebra::DMatrix;
+///
+/// let dir = tempfile::tempdir()?;
+/// let model = dir.path().join("model.db");
+/// let args = ["mufc", "fit", "--k", "2", "--scale", "--model", model.to_str().unwrap()];
+/// let Command::Fit(a) = Cli::try_parse_from(args)?.command else { unreachable!() };
+/// // Three clients of 20 points on a line, in two groups.
+/// let points = DMatrix::from_fn(1, 60, |_, c| (c % 2) as f64 * 10.0 + c as f64 / 100.0);
+/// let table = Table::with_clients(points, (0..60).map(|c| c / 20).collect())?;
+/// let (_, store) = fit_table(&a, table)?;
+/// assert_eq!(store.num_points(), 60);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fit_table(a: &FitArgs, table: Table) -> Result<(Report, Store), CliError> {
+    if a.id_column.is_some() || a.data.data.is_some() {
+        return Err(CliError::InvalidParameter {
+            name: "data",
+            value: "a table in memory".to_string(),
+            reason: "takes the place of --data and --id-column: give neither",
+        });
+    }
+    fit_from(a, false, Some(table))
+}
+
+/// [`fit`] from the options' data, or from a table given in memory.
+fn fit_from(
+    a: &FitArgs,
+    progress: bool,
+    given: Option<Table>,
+) -> Result<(Report, Store), CliError> {
     let seed = a.common.seed;
     let start = Instant::now();
     check_args(a)?;
     let mut bar = Progress::new(3, "fit", progress);
-    let (p, column) = prepare_with_ids(&a.data, &a.fed, seed, a.id_column)?;
+    let (p, column) = prepare_with_ids(&a.data, &a.fed, seed, a.id_column, given)?;
     let mut config = fed_config(&p, &a.fed, trial_seed(seed, 0))?;
     if let Some(n) = a.max_points {
         config = config.into_builder().max_points(n).validate()?;
@@ -56,12 +109,13 @@ pub fn fit(a: &FitArgs, progress: bool) -> Result<Report, CliError> {
     };
     let json = fitted.json()?;
     let text = fitted.text();
-    Ok(Report {
+    let report = Report {
         json,
         text,
         warnings: p.warnings,
         exit: 0,
-    })
+    };
+    Ok((report, store))
 }
 
 /// The checks made before the data is read.
