@@ -2,7 +2,7 @@
 //! store and the estimator's training (`model`), and sparse secure
 //! aggregation on its own (`agg`). The package's Python layer
 //! (`python/mufc`) builds the scikit-learn-style estimator on them; the
-//! Python tests (`tests/`, pytest) are this crate's tests.
+//! Python tests (`pytests/`, pytest) are this crate's tests.
 //!
 //! Every error of the Rust crates reaches Python as an exception of
 //! `errors`' hierarchy, with the Rust error's message.

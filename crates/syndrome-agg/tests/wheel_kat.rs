@@ -1,7 +1,7 @@
 //! Known answers shared with the Python wheel (`crates/mufc-py`): the
 //! messages of one round under pairwise masks and under dealt masks, from
 //! fixed keys, seeds and data, as hex in `vectors/wheel_kat.json`. The
-//! wheel's test (`crates/mufc-py/tests/test_known_answers.py`) builds the
+//! wheel's test (`crates/mufc-py/pytests/test_known_answers.py`) builds the
 //! same round through Python and must produce the same bytes, so that a
 //! Python party and a Rust party of one round interoperate.
 //! `MUFC_WRITE_KAT=1` rewrites the file (only for a deliberate change of
