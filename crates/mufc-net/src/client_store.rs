@@ -41,6 +41,7 @@ use crate::NetError;
 mod additions;
 mod leaving;
 mod members;
+mod replay;
 mod requests;
 
 pub use members::Member;

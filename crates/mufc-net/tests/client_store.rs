@@ -386,3 +386,44 @@ fn an_unwelcomed_client_takes_an_addition_in_its_store() {
     assert!(store.apply_unwelcomed(request + 1, &again).is_err());
     assert_eq!(store.data().unwrap(), held);
 }
+
+/// A stateless client's log of answers (the Python binding's): each step
+/// of a session is answered once; the same question and answer again is
+/// a replay, taken; another question, or another answer to the same, is
+/// refused; the log of a committed session goes, and the round key stays
+/// with the store across opens.
+#[test]
+fn a_step_of_a_session_is_answered_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Dataset::new(nalgebra::DMatrix::from_element(2, 3, 0.1)).unwrap();
+    let store = ClientStore::create(dir.path().join("c.db"), "site-a", &data).unwrap();
+    let key = store.round_key().unwrap();
+    let store = ClientStore::open(dir.path().join("c.db")).unwrap();
+    assert_eq!(store.round_key().unwrap(), key);
+    let other = ClientStore::create(dir.path().join("d.db"), "site-b", &data).unwrap();
+    assert_ne!(other.round_key().unwrap(), key);
+
+    let (s, t) = ([1u8; 32], [2u8; 32]);
+    store.answer_once(&s, 0, &[10; 32], &[20; 32]).unwrap();
+    store.answer_once(&s, 1, &[11; 32], &[21; 32]).unwrap();
+    // A replay: the same question, the same answer.
+    store.answer_once(&s, 0, &[10; 32], &[20; 32]).unwrap();
+    store.answer_once(&s, 1, &[11; 32], &[21; 32]).unwrap();
+    // Asked again otherwise, or answered otherwise: refused.
+    let asked = store.answer_once(&s, 1, &[99; 32], &[21; 32]).unwrap_err();
+    assert!(asked.to_string().contains("to another message"), "{asked}");
+    let answered = store.answer_once(&s, 1, &[11; 32], &[99; 32]).unwrap_err();
+    assert!(
+        answered.to_string().contains("changed mid-round"),
+        "{answered}"
+    );
+    // Another session is another log; the log survives a reopen.
+    store.answer_once(&t, 1, &[99; 32], &[98; 32]).unwrap();
+    let store = ClientStore::open(dir.path().join("c.db")).unwrap();
+    assert!(store.answer_once(&s, 1, &[99; 32], &[21; 32]).is_err());
+    // Once committed, the session's log goes (the client never joins it
+    // again: its sessions say so).
+    store.forget_answers(&s).unwrap();
+    store.answer_once(&s, 1, &[99; 32], &[21; 32]).unwrap();
+    store.answer_once(&t, 1, &[99; 32], &[98; 32]).unwrap();
+}

@@ -6,9 +6,10 @@ import doctest
 import mufc
 import mufc._estimator
 import mufc.agg
+import mufc.parties
 
 
 def test_the_docstring_examples_run():
-    for module in (mufc, mufc._estimator, mufc.agg):
+    for module in (mufc, mufc._estimator, mufc.agg, mufc.parties):
         failed, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failed == 0, module.__name__

@@ -13,6 +13,7 @@ mod agg;
 mod convert;
 mod errors;
 mod model;
+mod parties;
 
 /// The native module: its classes, functions and exceptions.
 #[pymodule]
@@ -21,5 +22,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     model::register(m)?;
     agg::register(m)?;
+    parties::register(m)?;
     Ok(())
 }

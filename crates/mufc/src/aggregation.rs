@@ -309,6 +309,12 @@ impl Aggregation {
         self
     }
 
+    /// Draws a client's round secrets from `key`, which it keeps
+    /// ([`SecretSource::Keyed`]; `RemoteClient::with_round_key`).
+    pub(crate) fn keep_round_key(&mut self, key: [u8; 32]) {
+        self.secrets = SecretSource::Keyed { key };
+    }
+
     /// The number of rounds started so far (failed ones included).
     pub(crate) fn rounds(&self) -> u64 {
         self.round

@@ -35,6 +35,8 @@ mod parties_rounds;
 mod parties_saved;
 #[path = "remote/parties_sketches.rs"]
 mod parties_sketches;
+#[path = "remote/replay.rs"]
+mod replay;
 #[path = "remote/snapshot.rs"]
 mod snapshot;
 

@@ -27,11 +27,12 @@ from mufc._native import (
     __version__,
 )
 from mufc._estimator import MufcKMeans
-from mufc import agg
+from mufc import agg, parties
 
 __all__ = [
     "MufcKMeans",
     "agg",
+    "parties",
     "MufcError",
     "ConfigError",
     "DataError",

@@ -364,7 +364,7 @@ impl Aggregation {
         let params = change.unwrap_or(&self.scheme.params);
         match (&spec.protocol, &self.masking) {
             (RoundProtocol::Pairwise, _) => {
-                let secrets = RoundSecrets::new(self.secrets, spec.round)?;
+                let secrets = RoundSecrets::of_session(self.secrets, &spec.session, spec.round)?;
                 let secret = secrets.secret("pairwise-key", input.id.0);
                 let mode = Mode::Pairwise(MaskKeyPair::from_secret_bytes(secret));
                 return FramedClient::join(spec, input, params, mode);
@@ -383,7 +383,7 @@ impl Aggregation {
         let join = JoinRound {
             spec,
             input,
-            secrets: &RoundSecrets::new(self.secrets, spec.round)?,
+            secrets: &RoundSecrets::of_session(self.secrets, &spec.session, spec.round)?,
             params: &self.scheme.params,
         };
         join.join()

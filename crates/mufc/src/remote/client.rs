@@ -54,6 +54,9 @@ pub struct RemoteClient {
     /// Whether the client's operator allowed masks derived from the
     /// federation seed ([`Self::allowing_deterministic_masks`]).
     deterministic: bool,
+    /// The key its round secrets derive from, if it keeps one
+    /// ([`Self::with_round_key`]).
+    round_key: Option<kept::RoundKey>,
 }
 
 #[derive(Clone, Debug)]
@@ -146,6 +149,7 @@ impl RemoteClient {
             sent: None,
             plain: false,
             deterministic: false,
+            round_key: None,
         }
     }
 
@@ -355,6 +359,9 @@ impl RemoteClient {
             self.sessions.insert(spec.session);
             return Ok((round, first));
         };
+        if let Some(key) = &self.round_key {
+            aggregation.keep_round_key(key.bytes());
+        }
         let (histogram, last) = match local {
             Local::Active(c) => (c.histogram(), c.encoded()),
             Local::Empty(_) => (&[][..], None),

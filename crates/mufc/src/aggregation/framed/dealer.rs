@@ -44,7 +44,9 @@ impl DealerKeys {
     pub(crate) fn new(source: SecretSource) -> MufcResult<Self> {
         let bytes = match source {
             SecretSource::Derived { seed } => derive_bytes(seed, "dealer-pairs", 0),
-            SecretSource::Fresh => RoundSecrets::new(source, 0)?.secret("dealer-pairs", 0),
+            SecretSource::Fresh | SecretSource::Keyed { .. } => {
+                RoundSecrets::new(source, 0)?.secret("dealer-pairs", 0)
+            }
         };
         Ok(Self(Zeroizing::new(bytes)))
     }

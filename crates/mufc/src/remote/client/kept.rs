@@ -154,4 +154,51 @@ impl RemoteClient {
     pub fn agreement(&self) -> Option<&Agreement> {
         self.agreement.as_ref()
     }
+
+    /// Draws the client's round secrets (its key pairs, masks and the
+    /// protocol's seeds) from `key`, a 32-byte secret it keeps, with each
+    /// round's session and number, instead of from the operating system
+    /// at each join. To anyone without the key they are as fresh: no two
+    /// rounds share a session, and the client joins none twice. To the
+    /// client they are the same on every replay of one round, so that a
+    /// client run as a new process for every message (a federated
+    /// framework's, the Python binding's) rebuilds its half of a round
+    /// from the round's messages. Its driver must then answer each step
+    /// of a session once (`mufc-net`'s `ClientStore::answer_once`): a half
+    /// rebuilt after the client's points changed would answer the masked
+    /// step otherwise under the same masks.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mufc::remote::RemoteClient;
+    /// use mufc::ClientId;
+    ///
+    /// let data = seeding::Dataset::new(nalgebra::DMatrix::from_column_slice(2, 2, &[0.1, 0.2, -0.3, 0.4]))?;
+    /// let client = RemoteClient::new(ClientId(0), data)?.with_round_key([7; 32]);
+    /// // The key is the client's secret: never printed.
+    /// assert!(!format!("{client:?}").contains("7, 7"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_round_key(mut self, key: [u8; 32]) -> Self {
+        self.round_key = Some(RoundKey(zeroize::Zeroizing::new(key)));
+        self
+    }
+}
+
+/// A kept round key: wiped on drop, never printed.
+#[derive(Clone)]
+pub(crate) struct RoundKey(zeroize::Zeroizing<[u8; 32]>);
+
+impl RoundKey {
+    pub(crate) fn bytes(&self) -> [u8; 32] {
+        *self.0
+    }
+}
+
+impl std::fmt::Debug for RoundKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoundKey(..)")
+    }
 }

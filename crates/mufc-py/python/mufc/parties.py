@@ -1,0 +1,109 @@
+"""The MUFC parties over bytes, for a federated framework to drive.
+
+The server's party (:class:`ServerParty`) is an object the driver keeps for
+the run. Each client's party is a set of stateless handlers over bytes
+(``client_create``, ``client_registration``, ``client_step``,
+``client_commit``, ``client_forget``) whose state is the client's own store,
+a path the caller gives: a framework may start a new client process for
+every message (Flower's deployment engine does).
+
+A client rebuilds its half of a round from the round's transcript (the
+announcement, then the server's message of each step so far), which the
+driver sends with every step: its round secrets derive from a key its
+store keeps, with the round's session, so every replay answers alike, and
+its store logs each answer, so that a step is answered once (a server
+asking again otherwise, or a client whose points changed mid-round, is
+refused). :func:`run_round` is the driver's loop; a framework supplies
+``send``, which carries a transcript to a client and returns its answer,
+or ``None`` when none came by the step's deadline (a dropout at that step).
+
+Example (four clients in one process, SecAgg):
+
+>>> import tempfile, os, numpy as np
+>>> from mufc import parties
+>>> rng = np.random.default_rng(0)
+>>> data = [rng.uniform(-0.4, 0.4, size=(30, 2)) for _ in range(4)]
+>>> tmp = tempfile.mkdtemp()
+>>> paths = {c: os.path.join(tmp, f"client-{c}.db") for c in range(4)}
+>>> for c, x in enumerate(data):
+...     parties.client_create(paths[c], f"site-{c}", x)
+>>> regs = [parties.client_registration(paths[c], c) for c in range(4)]
+>>> server = parties.ServerParty(regs, n_clusters=2, seed=5)
+>>> def send(c, transcript):
+...     return parties.client_step(paths[c], c, transcript)
+>>> def commit(c, transcript, included):
+...     parties.client_commit(paths[c], c, transcript, included)
+>>> report = parties.run_round(server, [0, 1, 2, 3], send, commit)
+>>> report["included"]
+[0, 1, 2, 3]
+>>> reference = parties.in_process_centroids(data, n_clusters=2, seed=5)
+>>> server.centroids().tobytes() == reference.tobytes()
+True
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from mufc._native import (
+    MufcError,
+    ServerParty,
+    client_commit,
+    client_create,
+    client_forget,
+    client_registration,
+    client_step,
+    in_process_centroids,
+)
+
+__all__ = [
+    "ServerParty",
+    "client_create",
+    "client_registration",
+    "client_step",
+    "client_commit",
+    "client_forget",
+    "in_process_centroids",
+    "run_round",
+]
+
+Send = Callable[[int, list], Optional[bytes]]
+Commit = Callable[[int, list, bool], None]
+
+
+def run_round(server: ServerParty, ids: list[int], send: Send, commit: Commit) -> dict:
+    """Runs one round of the clients ``ids`` on ``server``.
+
+    ``send(client, transcript)`` carries the round's transcript so far to a
+    client and returns its answer; ``None`` (or a ``MufcError`` raised by
+    the client) is a client that did not answer by the step's deadline,
+    which the server then leaves out from that step on. Once the server
+    finished the round, ``commit(client, transcript, included)`` tells each
+    client (a failure there is the client's to catch up on at its next
+    round). Returns ``{"included": [...], "dropped": [(client, step)]}``.
+    """
+    announcement = server.start_round(list(ids))
+    transcripts = {c: [announcement] for c in ids}
+
+    def ask(c: int) -> None:
+        try:
+            answer = send(c, transcripts[c])
+        except MufcError:
+            answer = None
+        if answer is not None:
+            server.receive(c, answer)
+
+    for c in ids:
+        ask(c)
+    while (step := server.advance()) is not None:
+        for c, message in step:
+            transcripts[c].append(message)
+            ask(c)
+    included, dropped = server.finish_round()
+    held = set(included)
+    for c in ids:
+        try:
+            commit(c, transcripts[c], c in held)
+        except MufcError:
+            pass
+    return {"included": included, "dropped": dropped}
