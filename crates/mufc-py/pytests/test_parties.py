@@ -57,6 +57,13 @@ def test_stateless_clients_reach_the_in_process_model_before_and_after_a_removal
     assert server.centroids().tobytes() == want.tobytes()
     before = parties.in_process_centroids(data, n_clusters=2, seed=5, masking=masking)
     assert want.tobytes() != before.tobytes()
+    # A second request: retraining is under the setup resolved at training
+    # (the clients' k and the bound follow the totals then).
+    parties.client_forget(paths[0], 0, [5])
+    parties.run_round(server, list(range(4)), send, commit)
+    gone[0] = [5]
+    want = parties.in_process_centroids(data, n_clusters=2, seed=5, masking=masking, forgotten=gone)
+    assert server.centroids().tobytes() == want.tobytes()
 
 
 def test_a_client_silent_at_a_step_is_a_dropout_at_that_step(tmp_path):

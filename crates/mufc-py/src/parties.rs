@@ -364,8 +364,9 @@ fn no_round() -> PyErr {
 /// The centroids (`k x d`) of the same parties driven in one process
 /// (`mufc::remote::InProcess`: the server's, and each client's with the
 /// records `clients[i]` as client `i`, less its points `forgotten[i]`,
-/// named by row), with the options of `ServerParty`: the model a driver
-/// of the parties must reach, bit for bit.
+/// named by row, under the setup resolved for all the records), with the
+/// options of `ServerParty`: the model a driver of the parties must reach,
+/// bit for bit.
 #[pyfunction]
 #[pyo3(signature = (clients, n_clusters, seed=0, masking="secagg", client_k=None, gamma=None, min_clients=None, min_updating_clients=None, forgotten=None))]
 #[allow(clippy::too_many_arguments)]
@@ -390,18 +391,33 @@ fn in_process_centroids<'py>(
         min_clients,
         min_updating_clients,
     )?;
-    let forgotten = forgotten.unwrap_or_default();
-    let data = clients
+    let bad = |e: seeding::SeedingError| DataError::new_err(e.to_string());
+    let full = clients
         .iter()
         .enumerate()
-        .map(|(i, a)| {
-            let bad = |e: seeding::SeedingError| DataError::new_err(e.to_string());
-            let mut d = Dataset::new(columns(a)).map_err(bad)?;
-            if let Some(gone) = forgotten.get(i) {
-                let gone: Vec<PointId> = gone.iter().copied().map(PointId).collect();
-                d = d.without(&gone).map_err(bad)?;
-            }
-            Ok((ClientId(i as u64), d))
+        .map(|(i, a)| Ok((ClientId(i as u64), Dataset::new(columns(a)).map_err(bad)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    // Retraining means the setup resolved at training (the grid, the
+    // clients' k, the bound that sizes the sums: they follow the totals
+    // the clients registered), on the points that remain.
+    let regs: Vec<Registration> = full
+        .iter()
+        .map(|(id, d)| Registration::surveying(*id, d))
+        .collect();
+    let config = RemoteSetup::new(&config, &regs)
+        .map_err(mufc_err)?
+        .config()
+        .clone();
+    let forgotten = forgotten.unwrap_or_default();
+    let data = full
+        .into_iter()
+        .enumerate()
+        .map(|(i, (id, d))| {
+            let gone: Vec<PointId> = forgotten
+                .get(i)
+                .map(|g| g.iter().copied().map(PointId).collect())
+                .unwrap_or_default();
+            Ok((id, d.without(&gone).map_err(bad)?))
         })
         .collect::<PyResult<Vec<_>>>()?;
     let parties = py

@@ -65,6 +65,7 @@ __all__ = [
     "client_forget",
     "in_process_centroids",
     "run_round",
+    "run_round_batched",
 ]
 
 Send = Callable[[int, list], Optional[bytes]]
@@ -106,4 +107,39 @@ def run_round(server: ServerParty, ids: list[int], send: Send, commit: Commit) -
             commit(c, transcripts[c], c in held)
         except MufcError:
             pass
+    return {"included": included, "dropped": dropped}
+
+
+SendAll = Callable[[dict], dict]
+CommitAll = Callable[[dict, set], None]
+
+
+def run_round_batched(
+    server: ServerParty, ids: list[int], send_all: SendAll, commit_all: CommitAll
+) -> dict:
+    """As :func:`run_round`, with a stage's messages sent at once:
+    ``send_all({client: transcript})`` returns ``{client: answer or
+    None}`` by the stage's deadline, and ``commit_all({client:
+    transcript}, included)`` tells every client of the round that it
+    finished (a framework's broadcast with a timeout)."""
+    announcement = server.start_round(list(ids))
+    transcripts = {c: [announcement] for c in ids}
+
+    def stage(asked: list[int]) -> None:
+        answers = send_all({c: transcripts[c] for c in asked})
+        for c in asked:
+            answer = answers.get(c)
+            if answer is not None:
+                try:
+                    server.receive(c, answer)
+                except MufcError:
+                    pass
+
+    stage(list(ids))
+    while (step := server.advance()) is not None:
+        for c, message in step:
+            transcripts[c].append(message)
+        stage([c for c, _ in step])
+    included, dropped = server.finish_round()
+    commit_all(transcripts, set(included))
     return {"included": included, "dropped": dropped}

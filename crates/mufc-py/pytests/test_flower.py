@@ -1,0 +1,138 @@
+"""MUFC on Flower's simulation engine: the ServerApp and ClientApp of
+`mufc.flower` train and serve forget requests; the model equals the same
+parties' in one process, bit for bit, and after a forget it equals
+retraining; a client failing at a stage is a dropout at that stage."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from mufc import parties
+
+if os.environ.get("MUFC_REQUIRE_FLOWER"):
+    import flwr  # noqa: F401  (CI: Flower must be there)
+flwr = pytest.importorskip("flwr")
+
+from flwr.simulation import run_simulation  # noqa: E402
+
+from mufc.flower import client_app, server_app  # noqa: E402
+
+
+def simulate(tmp_path, data, **settings):
+    for c, x in enumerate(data):
+        np.save(tmp_path / f"client-{c}.npy", x)
+    base = {
+        "data-dir": os.fspath(tmp_path),
+        "store-dir": os.fspath(tmp_path / "stores"),
+        "federation": "test",
+        "min-nodes": len(data),
+        "stage-timeout": 60.0,
+        "out": os.fspath(tmp_path / "model.npy"),
+    }
+    base.update(settings)
+    run_simulation(
+        server_app(base),
+        client_app(base),
+        num_supernodes=len(data),
+        backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}},
+    )
+    rounds = []
+    while (tmp_path / f"model.npy.{len(rounds)}.npy").exists():
+        rounds.append(np.load(tmp_path / f"model.npy.{len(rounds)}.npy"))
+    return rounds
+
+
+def records(n, seed, size=30):
+    rng = np.random.default_rng(seed)
+    return [
+        np.clip(rng.normal((c % 2) * 0.4 - 0.2, 0.08, size=(size, 2)), -0.5, 0.5)
+        for c in range(n)
+    ]
+
+
+@pytest.mark.parametrize("masking", ["secagg", "pairwise"])
+def test_flower_trains_and_forgets_exactly(tmp_path, masking):
+    data = records(4, 1)
+    forget = [{"1": [3, 7], "2": [0]}, {"0": [5]}]
+    rounds = simulate(
+        tmp_path, data, **{"n-clusters": 2, "seed": 5, "masking": masking, "forget": json.dumps(forget)}
+    )
+    assert len(rounds) == 3
+    opts = dict(n_clusters=2, seed=5, masking=masking)
+    assert rounds[0].tobytes() == parties.in_process_centroids(data, **opts).tobytes()
+    gone = [[], [3, 7], [0], []]
+    assert rounds[1].tobytes() == parties.in_process_centroids(data, forgotten=gone, **opts).tobytes()
+    gone[0] = [5]
+    assert rounds[2].tobytes() == parties.in_process_centroids(data, forgotten=gone, **opts).tobytes()
+
+
+def test_a_client_failing_at_a_stage_is_a_dropout_there(tmp_path, capfd):
+    data = records(5, 2)
+    # Client 4 fails from the masked input (stage 2) on: the round goes on
+    # without it (SecAgg tolerates it), and the model is the others'.
+    rounds = simulate(
+        tmp_path, data, **{"n-clusters": 2, "seed": 3, "masking": "secagg", "silent-from": '{"4": 2}'}
+    )
+    assert len(rounds) == 1
+    out = capfd.readouterr().out
+    assert "included [0, 1, 2, 3], dropped [(4, 'masked-input')]" in out, out
+
+
+def test_flwr_run_the_example_on_the_simulation_engine(tmp_path):
+    # The README's command: `flwr run examples/flower`, its records from
+    # make_data.py, in a Flower home of its own; the local SuperLink it
+    # starts is stopped afterwards. The model equals the parties' in one
+    # process, after training and after each round of forget requests.
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    example = ROOT / "examples" / "flower"
+    data = tmp_path / "data"
+    subprocess.run([sys.executable, example / "make_data.py", data], check=True, capture_output=True)
+    home = tmp_path / "flwr-home"
+    home.mkdir()
+    # Flower's own configuration: a local SuperLink that simulates the
+    # example's four SuperNodes.
+    (home / "config.toml").write_text(
+        '[superlink]\ndefault = "local-simulation"\n\n'
+        '[superlink.local-simulation]\naddress = ":local:"\noptions.num-supernodes = 4\n'
+    )
+    env = dict(os.environ, FLWR_HOME=os.fspath(home))
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    out = tmp_path / "model.npy"
+    overrides = f"data-dir='{data}' store-dir='{tmp_path / 'stores'}' out='{out}'"
+    before = set(_superlinks())
+    try:
+        run = subprocess.run(
+            ["flwr", "run", os.fspath(example), "--run-config", overrides, "--stream"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        for pid in set(_superlinks()) - before:
+            os.kill(pid, 15)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "mufc round 2: included [0, 1, 2, 3], dropped []" in run.stdout + run.stderr
+    clients = [np.load(data / f"client-{c}.npy") for c in range(4)]
+    opts = dict(n_clusters=3, seed=7, masking="secagg")
+    gone = [[], [3, 7], [0], []]
+    assert np.load(f"{out}.0.npy").tobytes() == parties.in_process_centroids(clients, **opts).tobytes()
+    want = parties.in_process_centroids(clients, forgotten=gone, **opts)
+    assert np.load(f"{out}.1.npy").tobytes() == want.tobytes()
+    gone[0] = [5]
+    want = parties.in_process_centroids(clients, forgotten=gone, **opts)
+    assert np.load(f"{out}.2.npy").tobytes() == want.tobytes()
+
+
+def _superlinks():
+    """The pids of the running local SuperLinks (`flwr run` starts one)."""
+    import subprocess
+
+    found = subprocess.run(["pgrep", "-f", "flower-superlink|flower-superexec"], capture_output=True, text=True)
+    return [int(p) for p in found.stdout.split()]
