@@ -34,7 +34,9 @@ the run configuration (``[tool.flwr.app.config]``, see
     fail every stage from that one on (0 is the announcement).
 ``out``
     Where the server writes the model's centroids after every round
-    (``.npy``; ``<out>`` is the last, ``<out>.<round>.npy`` each).
+    (``.npy``; ``<out>`` is the last, ``<out>.<round>.npy`` each), and
+    ``<out>.json``, each round's clients and wall time (its forget
+    requests included).
 
 No secret goes into Flower's records: a message carries the round's public
 transcript, a client's reply its protocol message.
@@ -208,15 +210,24 @@ def _main(settings: dict[str, Any], grid: Grid) -> None:
     ids = sorted(nodes.node_of)
     out = settings.get("out")
     rounds = [{}] + json.loads(settings.get("forget", "[]"))
+    timings = []
     for number, request in enumerate(rounds):
+        start = time.perf_counter()
         if request:
             nodes.ask({int(c): {"op": "forget", "ids": [int(i) for i in pts]} for c, pts in request.items()})
         report = _run_round(server, nodes, ids)
+        seconds = time.perf_counter() - start
         centroids = server.centroids()
+        timings.append({"round": number, "seconds": seconds, **report})
         if out:
             np.save(f"{out}.{number}.npy", centroids)
             np.save(os.fspath(out), centroids)
-        print(f"mufc round {number}: included {report['included']}, dropped {report['dropped']}")
+            with open(f"{out}.json", "w") as f:
+                json.dump({"rounds": timings}, f)
+        print(
+            f"mufc round {number}: included {report['included']}, dropped {report['dropped']}, "
+            f"{seconds:.3f} s"
+        )
 
 
 def server_app(settings: dict[str, Any] | None = None) -> ServerApp:
