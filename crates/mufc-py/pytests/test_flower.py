@@ -93,20 +93,15 @@ def test_flwr_run_the_example_on_the_simulation_engine(tmp_path):
     example = ROOT / "examples" / "flower"
     data = tmp_path / "data"
     subprocess.run([sys.executable, example / "make_data.py", data], check=True, capture_output=True)
-    home = tmp_path / "flwr-home"
-    home.mkdir()
-    # Flower's own configuration: a local SuperLink that simulates the
-    # example's four SuperNodes.
-    (home / "config.toml").write_text(
-        '[superlink]\ndefault = "local-simulation"\n\n'
-        '[superlink.local-simulation]\naddress = ":local:"\noptions.num-supernodes = 4\n'
-    )
-    env = dict(os.environ, FLWR_HOME=os.fspath(home))
+    # A Flower home of its own, set up as the README says.
+    env = dict(os.environ, FLWR_HOME=os.fspath(tmp_path / "flwr-home"))
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    before = set(_superlinks())
     out = tmp_path / "model.npy"
     overrides = f"data-dir='{data}' store-dir='{tmp_path / 'stores'}' out='{out}'"
-    before = set(_superlinks())
     try:
+        nodes = ["flwr", "federation", "simulation-config", "@none/default", "local", "--num-supernodes", "4"]
+        subprocess.run(nodes, env=env, capture_output=True, check=True, timeout=120)
         run = subprocess.run(
             ["flwr", "run", os.fspath(example), "--run-config", overrides, "--stream"],
             env=env,
@@ -116,7 +111,10 @@ def test_flwr_run_the_example_on_the_simulation_engine(tmp_path):
         )
     finally:
         for pid in set(_superlinks()) - before:
-            os.kill(pid, 15)
+            try:
+                os.kill(pid, 15)
+            except ProcessLookupError:
+                pass
     assert run.returncode == 0, run.stdout + run.stderr
     assert "mufc round 2: included [0, 1, 2, 3], dropped []" in run.stdout + run.stderr
     clients = [np.load(data / f"client-{c}.npy") for c in range(4)]
