@@ -93,6 +93,6 @@ for r, request in enumerate(forget):
     parties.run_round_batched(server, [0, 1, 2], send, commit)
     ours = time.perf_counter() - start
     flower = json.load(open(f"{work}/model.npy.json"))["rounds"][r]["seconds"]
-    same = np.load(f"{work}/model.npy.{r}.npy").tobytes() == parties.in_process_centroids(data, forgotten=gone, **opts).tobytes()
+    same = np.load(f"{work}/model.npy.{r}.npy").tobytes() == parties.in_process_centroids(data, gone, **opts).tobytes()
     print(f"round {r}: on Flower {flower:.3f} s, ours {ours:.3f} s, Flower's engine {flower - ours:.3f} s; model exact: {same}")
 PY

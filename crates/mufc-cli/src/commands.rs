@@ -44,6 +44,8 @@ pub use execute::execute;
 pub use net::{client, server};
 pub use prepare::{Prepared, prepare};
 pub use run::run;
-pub use store::{add, export, fit, fit_table, forget, inspect, predict, verify};
+pub use store::{
+    add, export, fit, fit_table, forget, inspect, predict, report_json, verification_json, verify,
+};
 pub use topologies::topologies;
 pub use unlearn::unlearn;

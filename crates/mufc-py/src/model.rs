@@ -7,12 +7,12 @@ use std::sync::Mutex;
 
 use clap::Parser;
 use mufc_cli::cli::{Cli, Command};
+use mufc_cli::commands::{report_json, verification_json};
 use mufc_cli::data::Table;
-use mufc_store::{ForgetOutcome, ForgetReport, RecordId, Store, Verification};
+use mufc_store::{RecordId, Store};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
-use serde_json::{Value, json};
 
 use crate::convert::columns;
 use crate::errors::{self, ConfigError, DataError, StoreError};
@@ -149,23 +149,30 @@ impl Model {
             .iter()
             .map(|id| RecordId::parse(id).map_err(|e| DataError::new_err(format!("{id:?}: {e}"))))
             .collect::<PyResult<Vec<_>>>()?;
-        let report = self.with(|s| py.detach(|| s.forget(&ids)).map_err(errors::store))?;
-        Ok(forget_json(&report).to_string())
+        let json = self.with(|s| {
+            let needed = s.config().min_updating_clients();
+            let report = py.detach(|| s.forget(&ids)).map_err(errors::store)?;
+            Ok(report_json(&report, needed).to_string())
+        })?;
+        Ok(json)
     }
 
     /// Runs the model update of every waiting request now, whatever the
     /// privacy policy says (`mufc forget --flush`); the report as JSON
     /// text, or `None` when nothing waited.
     fn flush(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let report = self.with(|s| py.detach(|| s.flush()).map_err(errors::store))?;
-        Ok(report.map(|r| forget_json(&r).to_string()))
+        self.with(|s| {
+            let needed = s.config().min_updating_clients();
+            let report = py.detach(|| s.flush()).map_err(errors::store)?;
+            Ok(report.map(|r| report_json(&r, needed).to_string()))
+        })
     }
 
     /// Retrains from the records the store holds and compares (`mufc
     /// verify`); the evidence as JSON text.
     fn verify(&self, py: Python<'_>) -> PyResult<String> {
         let v = self.with(|s| py.detach(move || s.verify()).map_err(errors::store))?;
-        Ok(verify_json(&v).to_string())
+        Ok(verification_json(&v).to_string())
     }
 
     fn __repr__(&self) -> PyResult<String> {
@@ -178,64 +185,4 @@ impl Model {
             ))
         })
     }
-}
-
-/// A request's report, as `mufc forget --json` names its parts.
-fn forget_json(r: &ForgetReport) -> Value {
-    let names = |v: &[mufc_store::ClientName]| -> Vec<String> {
-        v.iter().map(|c| c.as_str().to_string()).collect()
-    };
-    let (outcome, pending, needed, deadline) = match &r.outcome {
-        ForgetOutcome::Applied => ("applied", Vec::new(), None, None),
-        ForgetOutcome::Deferred {
-            pending_clients,
-            needed,
-            deadline,
-        } => (
-            "deferred",
-            names(pending_clients),
-            Some(*needed),
-            Some(*deadline),
-        ),
-        ForgetOutcome::Withdrawn(_) => ("withdrawn", Vec::new(), None, None),
-        _ => ("other", Vec::new(), None, None),
-    };
-    json!({
-        "request": r.request,
-        "outcome": outcome,
-        "erased_points": r.erased_points,
-        "removed_points": r.removed_points,
-        "clients": names(&r.clients),
-        "applied_requests": r.applied_requests,
-        "reseeded": names(&r.reseeded),
-        "removed_clients": names(&r.removed_clients),
-        "pending_clients": pending,
-        "needed": needed,
-        "deadline": deadline,
-        "centroid_shift": r.centroid_shift,
-        "version_before": r.version_before,
-        "version_after": r.version_after,
-        "privacy_warning": r.privacy_warning,
-    })
-}
-
-/// A verification, as `mufc verify --json` names its parts.
-fn verify_json(v: &Verification) -> Value {
-    let outcome = match v.outcome() {
-        mufc_store::VerifyOutcome::Equal => "equal",
-        mufc_store::VerifyOutcome::Pending => "pending",
-        mufc_store::VerifyOutcome::Differs => "differs",
-        mufc_store::VerifyOutcome::Withdrawn => "withdrawn",
-    };
-    json!({
-        "outcome": outcome,
-        "model_version": v.model_version,
-        "points": v.points,
-        "clients": v.clients,
-        "pending_requests": v.pending_requests,
-        "served_digest": v.served_digest,
-        "retrained_digest": v.retrained_digest,
-        "clients_digest": [v.clients_digest.0, v.clients_digest.1],
-        "differences": v.differences,
-    })
 }

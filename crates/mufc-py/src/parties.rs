@@ -43,7 +43,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(client_step, m)?)?;
     m.add_function(wrap_pyfunction!(client_commit, m)?)?;
     m.add_function(wrap_pyfunction!(client_forget, m)?)?;
-    m.add_function(wrap_pyfunction!(in_process_centroids, m)?)?;
+    m.add_function(wrap_pyfunction!(registration, m)?)?;
     Ok(())
 }
 
@@ -355,75 +355,53 @@ impl ServerParty {
     fn centroids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         centroid_rows(py, &self.server)
     }
+
+    /// The centroids (`k x d`) the same parties reach driven in one
+    /// process (`mufc::remote::InProcess`), under this server's setup (the
+    /// configuration it resolved from the registrations), each client `i`
+    /// holding `clients[i]` less its points `forgotten[i]` (named by row):
+    /// the model a driver of the parties must reach, bit for bit, and
+    /// retraining's after a removal.
+    #[pyo3(signature = (clients, forgotten=None))]
+    fn in_process_centroids<'py>(
+        &self,
+        py: Python<'py>,
+        clients: Vec<PyReadonlyArray2<'py, f64>>,
+        forgotten: Option<Vec<Vec<u64>>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let bad = |e: seeding::SeedingError| DataError::new_err(e.to_string());
+        let forgotten = forgotten.unwrap_or_default();
+        let data = clients
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let gone: Vec<PointId> = (forgotten.get(i))
+                    .map(|g| g.iter().copied().map(PointId).collect())
+                    .unwrap_or_default();
+                let d = Dataset::new(columns(a)).map_err(bad)?;
+                Ok((ClientId(i as u64), d.without(&gone).map_err(bad)?))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let config = self.server.setup().config().clone();
+        let parties = py
+            .detach(|| mufc::remote::InProcess::train(data, &config))
+            .map_err(mufc_err)?;
+        centroid_rows(py, parties.server())
+    }
 }
 
 fn no_round() -> PyErr {
     ProtocolError::new_err("no round in progress: start_round first")
 }
 
-/// The centroids (`k x d`) of the same parties driven in one process
-/// (`mufc::remote::InProcess`: the server's, and each client's with the
-/// records `clients[i]` as client `i`, less its points `forgotten[i]`,
-/// named by row, under the setup resolved for all the records), with the
-/// options of `ServerParty`: the model a driver of the parties must reach,
-/// bit for bit.
+/// What client `id` holding `points` (`n x d`) tells the server when it
+/// registers, `(id, points, dim, scale)`: `client_registration` without a
+/// store.
 #[pyfunction]
-#[pyo3(signature = (clients, n_clusters, seed=0, masking="secagg", client_k=None, gamma=None, min_clients=None, min_updating_clients=None, forgotten=None))]
-#[allow(clippy::too_many_arguments)]
-fn in_process_centroids<'py>(
-    py: Python<'py>,
-    clients: Vec<PyReadonlyArray2<'py, f64>>,
-    n_clusters: usize,
-    seed: u64,
-    masking: &str,
-    client_k: Option<usize>,
-    gamma: Option<f64>,
-    min_clients: Option<usize>,
-    min_updating_clients: Option<usize>,
-    forgotten: Option<Vec<Vec<u64>>>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let config = party_config(
-        n_clusters,
-        seed,
-        masking,
-        client_k,
-        gamma,
-        min_clients,
-        min_updating_clients,
-    )?;
-    let bad = |e: seeding::SeedingError| DataError::new_err(e.to_string());
-    let full = clients
-        .iter()
-        .enumerate()
-        .map(|(i, a)| Ok((ClientId(i as u64), Dataset::new(columns(a)).map_err(bad)?)))
-        .collect::<PyResult<Vec<_>>>()?;
-    // Retraining means the setup resolved at training (the grid, the
-    // clients' k, the bound that sizes the sums: they follow the totals
-    // the clients registered), on the points that remain.
-    let regs: Vec<Registration> = full
-        .iter()
-        .map(|(id, d)| Registration::surveying(*id, d))
-        .collect();
-    let config = RemoteSetup::new(&config, &regs)
-        .map_err(mufc_err)?
-        .config()
-        .clone();
-    let forgotten = forgotten.unwrap_or_default();
-    let data = full
-        .into_iter()
-        .enumerate()
-        .map(|(i, (id, d))| {
-            let gone: Vec<PointId> = forgotten
-                .get(i)
-                .map(|g| g.iter().copied().map(PointId).collect())
-                .unwrap_or_default();
-            Ok((id, d.without(&gone).map_err(bad)?))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let parties = py
-        .detach(|| mufc::remote::InProcess::train(data, &config))
-        .map_err(mufc_err)?;
-    centroid_rows(py, parties.server())
+fn registration(id: u64, points: PyReadonlyArray2<'_, f64>) -> PyResult<(u64, u64, usize, u32)> {
+    let data = Dataset::new(columns(&points)).map_err(|e| DataError::new_err(e.to_string()))?;
+    let r = Registration::surveying(ClientId(id), &data);
+    Ok((r.id.0, r.points, r.dim, r.scale))
 }
 
 /// A server party's centroids as a `k x d` array.

@@ -13,6 +13,7 @@ mod verify;
 pub use add::add;
 pub use fit::{fit, fit_table};
 pub use forget::forget;
+pub use forget::report_json;
 pub use inspect::inspect;
 pub use read::{export, predict};
-pub use verify::verify;
+pub use verify::{verification_json, verify};

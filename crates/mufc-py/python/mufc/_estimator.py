@@ -207,7 +207,8 @@ class MufcKMeans:
         """Forgets the records ``ids`` (one request): they are erased at
         once; the model's update runs now, or waits for another client's
         request when the privacy policy says so (``outcome`` is then
-        ``"deferred"``; ``flush`` runs it). Returns the request's report."""
+        ``"deferred"``; ``flush`` runs it). Returns the request's report,
+        as ``mufc forget --json`` writes it."""
         return json.loads(self._model().forget([str(i) for i in ids]))
 
     def flush(self) -> dict[str, Any] | None:
@@ -218,7 +219,8 @@ class MufcKMeans:
     def verify(self) -> dict[str, Any]:
         """Retrains from the records held and compares, bit for bit.
         ``outcome`` is ``"equal"``, ``"pending"`` (an update waits),
-        ``"withdrawn"`` or ``"differs"`` (with ``differences``)."""
+        ``"withdrawn"`` or ``"different"`` (with ``differences``); the
+        object is ``mufc verify --json``'s."""
         return json.loads(self._model().verify())
 
     def __repr__(self) -> str:

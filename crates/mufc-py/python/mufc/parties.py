@@ -43,7 +43,10 @@ True
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from mufc._native import (
     MufcError,
@@ -53,7 +56,7 @@ from mufc._native import (
     client_forget,
     client_registration,
     client_step,
-    in_process_centroids,
+    registration,
 )
 
 __all__ = [
@@ -64,11 +67,22 @@ __all__ = [
     "client_commit",
     "client_forget",
     "in_process_centroids",
+    "registration",
     "run_round",
     "run_round_batched",
 ]
 
 Send = Callable[[int, list], Optional[bytes]]
+
+
+def in_process_centroids(clients: list, forgotten: list | None = None, **options) -> "np.ndarray":
+    """The centroids (``k x d``) the same parties reach driven in one
+    process, for clients ``clients[i]`` less their points ``forgotten[i]``
+    (named by row), under the setup a :class:`ServerParty` with
+    ``options`` resolves from all the records: the model a driver must
+    reach, bit for bit, and retraining's after a removal."""
+    regs = [registration(c, x) for c, x in enumerate(clients)]
+    return ServerParty(regs, **options).in_process_centroids(clients, forgotten)
 Commit = Callable[[int, list, bool], None]
 
 

@@ -389,7 +389,10 @@ fn describe(r: &ForgetReport) -> String {
     s
 }
 
-fn report_json(r: &ForgetReport, needed: usize) -> Value {
+/// One request's report as `mufc forget --json` writes it (the Python
+/// estimator returns the same object); `needed` is the store's
+/// `--min-updating-clients`.
+pub fn report_json(r: &ForgetReport, needed: usize) -> Value {
     let (outcome, deadline) = match &r.outcome {
         ForgetOutcome::Deferred { deadline, .. } => ("deferred", Some(*deadline)),
         ForgetOutcome::Withdrawn(_) => ("withdrawn", None),

@@ -139,28 +139,38 @@ impl Evidence<'_> {
 
     /// `mufc verify --json`.
     fn json(&self) -> Value {
-        let v = self.v;
-        json!({
+        let mut out = json!({
             "command": "verify",
             "model": self.a.model.display().to_string(),
             "checked_at": self.now,
-            "outcome": match v.outcome() {
-                VerifyOutcome::Equal => "equal",
-                VerifyOutcome::Pending => "pending",
-                VerifyOutcome::Differs => "different",
-                VerifyOutcome::Withdrawn => "withdrawn",
-            },
-            "withdrawn": v.withdrawn.as_ref().map(ToString::to_string),
-            "model_version": v.model_version,
-            "points": v.points,
-            "clients": v.clients,
-            "pending_requests": v.pending_requests,
-            "served_digest": v.served_digest,
-            "retrained_digest": v.retrained_digest,
-            "served_clients_digest": v.clients_digest.0,
-            "retrained_clients_digest": v.clients_digest.1,
-            "differences": v.differences,
             "seconds": self.seconds,
-        })
+        });
+        if let (Value::Object(o), Value::Object(v)) = (&mut out, verification_json(self.v)) {
+            o.extend(v);
+        }
+        out
     }
+}
+
+/// A verification's evidence as `mufc verify --json` writes it (the
+/// Python estimator's `verify()` returns the same object).
+pub fn verification_json(v: &Verification) -> Value {
+    json!({
+        "outcome": match v.outcome() {
+            VerifyOutcome::Equal => "equal",
+            VerifyOutcome::Pending => "pending",
+            VerifyOutcome::Differs => "different",
+            VerifyOutcome::Withdrawn => "withdrawn",
+        },
+        "withdrawn": v.withdrawn.as_ref().map(ToString::to_string),
+        "model_version": v.model_version,
+        "points": v.points,
+        "clients": v.clients,
+        "pending_requests": v.pending_requests,
+        "served_digest": v.served_digest,
+        "retrained_digest": v.retrained_digest,
+        "served_clients_digest": v.clients_digest.0,
+        "retrained_clients_digest": v.clients_digest.1,
+        "differences": v.differences,
+    })
 }
