@@ -40,7 +40,7 @@ fn bytes32(what: &str, b: &[u8]) -> PyResult<[u8; 32]> {
 
 /// The round a message belongs to: the session's 32-byte id and the
 /// round number, never repeated within the session.
-fn context(session: &[u8], round: u64) -> PyResult<RoundContext> {
+pub(crate) fn context(session: &[u8], round: u64) -> PyResult<RoundContext> {
     Ok(RoundContext {
         session: SessionId(bytes32("session", session)?),
         round,
@@ -49,7 +49,7 @@ fn context(session: &[u8], round: u64) -> PyResult<RoundContext> {
 
 /// The generator of a draw: seeded (reproducible, for tests and known
 /// answers) or the operating system's.
-fn generator(seed: Option<&[u8]>) -> PyResult<ChaCha20Rng> {
+pub(crate) fn generator(seed: Option<&[u8]>) -> PyResult<ChaCha20Rng> {
     Ok(match seed {
         Some(s) => ChaCha20Rng::from_seed(bytes32("seed", s)?),
         None => ChaCha20Rng::from_rng(&mut rand::rng()),
@@ -64,6 +64,12 @@ fn generator(seed: Option<&[u8]>) -> PyResult<ChaCha20Rng> {
 #[derive(Debug)]
 pub(crate) struct SketchParams {
     params: ValidAnyParams,
+}
+
+impl SketchParams {
+    pub(crate) fn inner(&self) -> &ValidAnyParams {
+        &self.params
+    }
 }
 
 #[pymethods]
@@ -143,7 +149,7 @@ pub(crate) struct Sketch {
 }
 
 /// The entries of a decoded sum, as Python integers.
-fn entries<'py>(
+pub(crate) fn entries_of<'py>(
     py: Python<'py>,
     s: &AnySketch,
 ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
@@ -153,6 +159,12 @@ fn entries<'py>(
         .into_iter()
         .map(|(k, c)| Ok((to_int(py, &k)?, to_int(py, &c)?)))
         .collect()
+}
+
+impl Sketch {
+    pub(crate) fn inner(&self) -> &AnySketch {
+        &self.sketch
+    }
 }
 
 #[pymethods]
@@ -188,7 +200,7 @@ impl Sketch {
         &self,
         py: Python<'py>,
     ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
-        entries(py, &self.sketch)
+        entries_of(py, &self.sketch)
     }
 
     /// The message of client `client_id` in round `(session, round)`
@@ -398,7 +410,7 @@ impl Aggregator {
     ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
         let inner = self.inner.take().ok_or_else(finished)?;
         let sum = py.detach(move || inner.finish()).map_err(errors::sketch)?;
-        entries(py, &sum)
+        entries_of(py, &sum)
     }
 }
 

@@ -14,6 +14,7 @@ mod convert;
 mod errors;
 mod model;
 mod parties;
+mod secagg;
 
 /// The native module: its classes, functions and exceptions.
 #[pymodule]
@@ -23,5 +24,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     model::register(m)?;
     agg::register(m)?;
     parties::register(m)?;
+    secagg::register(m)?;
     Ok(())
 }

@@ -5,7 +5,9 @@ huge key domain; it sends the syndromes of its vector, masked so that one
 message alone is uniformly random, and the server decodes the exact sum,
 paying for the number of distinct keys of the sum, not for the domain.
 The bytes are those of the Rust crate ``syndrome-agg``: a Python party and
-a Rust party of one round interoperate.
+a Rust party of one round interoperate. When clients may drop out, the
+round runs SecAgg (:class:`SecAggClient`, :class:`SecAggServer`: Bonawitz
+et al. 2017 over the complete graph, every step bytes in and bytes out).
 
 Example (pairwise masks, three clients):
 
@@ -28,10 +30,21 @@ Example (pairwise masks, three clients):
 from mufc._native import (
     Aggregator,
     KeyPair,
+    SecAggClient,
+    SecAggServer,
     Sketch,
     SketchParams,
     deal,
     open_dealt_seed,
 )
 
-__all__ = ["SketchParams", "Sketch", "KeyPair", "Aggregator", "deal", "open_dealt_seed"]
+__all__ = [
+    "SketchParams",
+    "Sketch",
+    "KeyPair",
+    "Aggregator",
+    "deal",
+    "open_dealt_seed",
+    "SecAggClient",
+    "SecAggServer",
+]
