@@ -45,7 +45,8 @@ pub use net::{client, server};
 pub use prepare::{Prepared, prepare};
 pub use run::run;
 pub use store::{
-    add, export, fit, fit_table, forget, inspect, predict, report_json, verification_json, verify,
+    add, export, fit, fit_config_for_parties, fit_table, forget, inspect, predict, report_json,
+    verification_json, verify,
 };
 pub use topologies::topologies;
 pub use unlearn::unlearn;

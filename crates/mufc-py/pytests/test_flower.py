@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from mufc import parties
+from mufc import MufcKMeans, parties
 
 if os.environ.get("MUFC_REQUIRE_FLOWER"):
     import flwr  # noqa: F401  (CI: Flower must be there)
@@ -38,10 +38,8 @@ def simulate(tmp_path, data, **settings):
         num_supernodes=len(data),
         backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}},
     )
-    rounds = []
-    while (tmp_path / f"model.npy.{len(rounds)}.npy").exists():
-        rounds.append(np.load(tmp_path / f"model.npy.{len(rounds)}.npy"))
-    return rounds
+    found = sorted(tmp_path.glob("model.npy.*.npy"), key=lambda f: int(f.name.split(".")[2]))
+    return {int(f.name.split(".")[2]): np.load(f) for f in found}
 
 
 def records(n, seed, size=30):
@@ -55,17 +53,33 @@ def records(n, seed, size=30):
 @pytest.mark.parametrize("masking", ["secagg", "pairwise"])
 def test_flower_trains_and_forgets_exactly(tmp_path, masking):
     data = records(4, 1)
-    forget = [{"1": [3, 7], "2": [0]}, {"0": [5]}]
+    forget = [{"1": [3, 7], "2": [0]}, {"0": [5], "3": [1]}]
     rounds = simulate(
         tmp_path, data, **{"n-clusters": 2, "seed": 5, "masking": masking, "forget": json.dumps(forget)}
     )
-    assert len(rounds) == 3
+    assert sorted(rounds) == [0, 1, 2]
     opts = dict(n_clusters=2, seed=5, masking=masking)
     assert rounds[0].tobytes() == parties.in_process_centroids(data, **opts).tobytes()
     gone = [[], [3, 7], [0], []]
     assert rounds[1].tobytes() == parties.in_process_centroids(data, forgotten=gone, **opts).tobytes()
-    gone[0] = [5]
+    gone[0], gone[3] = [5], [1]
     assert rounds[2].tobytes() == parties.in_process_centroids(data, forgotten=gone, **opts).tobytes()
+
+
+def test_a_lone_request_waits_for_another_clients(tmp_path, capfd):
+    # Alone, client 0's round would tell the server its change (the
+    # lone-update policy): it waits, and the next request's round serves
+    # both.
+    data = records(4, 3)
+    forget = [{"0": [5]}, {"1": [2]}]
+    rounds = simulate(
+        tmp_path, data, **{"n-clusters": 2, "seed": 5, "masking": "secagg", "forget": json.dumps(forget)}
+    )
+    assert sorted(rounds) == [0, 2]
+    assert "mufc request 1: waits for requests of other clients (['0'])" in capfd.readouterr().out
+    gone = [[5], [2], [], []]
+    want = parties.in_process_centroids(data, forgotten=gone, n_clusters=2, seed=5, masking="secagg")
+    assert rounds[2].tobytes() == want.tobytes()
 
 
 def test_a_client_failing_at_a_stage_is_a_dropout_there(tmp_path, capfd):
@@ -75,12 +89,12 @@ def test_a_client_failing_at_a_stage_is_a_dropout_there(tmp_path, capfd):
     rounds = simulate(
         tmp_path, data, **{"n-clusters": 2, "seed": 3, "masking": "secagg", "silent-from": '{"4": 2}'}
     )
-    assert len(rounds) == 1
+    assert sorted(rounds) == [0]
     out = capfd.readouterr().out
     assert "included [0, 1, 2, 3], dropped [(4, 'masked-input')]" in out, out
 
 
-def test_flwr_run_the_example_on_the_simulation_engine(tmp_path):
+def test_flwr_run_the_example_on_the_simulation_engine(tmp_path, mufc_bin):
     # The README's command: `flwr run examples/flower`, its records from
     # make_data.py, in a Flower home of its own; the local SuperLink it
     # starts is stopped afterwards. The model equals the parties' in one
@@ -117,15 +131,18 @@ def test_flwr_run_the_example_on_the_simulation_engine(tmp_path):
                 pass
     assert run.returncode == 0, run.stdout + run.stderr
     assert "mufc round 2: included [0, 1, 2, 3], dropped []" in run.stdout + run.stderr
-    clients = [np.load(data / f"client-{c}.npy") for c in range(4)]
-    opts = dict(n_clusters=3, seed=7, masking="secagg")
-    gone = [[], [3, 7], [0], []]
-    assert np.load(f"{out}.0.npy").tobytes() == parties.in_process_centroids(clients, **opts).tobytes()
-    want = parties.in_process_centroids(clients, forgotten=gone, **opts)
-    assert np.load(f"{out}.1.npy").tobytes() == want.tobytes()
-    gone[0] = [5]
-    want = parties.in_process_centroids(clients, forgotten=gone, **opts)
-    assert np.load(f"{out}.2.npy").tobytes() == want.tobytes()
+    # `mufc fit` on the same records (records.csv, written beside the
+    # clients' files) with the same options, and the same requests: the
+    # same model, bit for bit, after training and after each request.
+    model = tmp_path / "cli.mufc"
+    fit = ["fit", "--data", data / "records.csv", "--client-column", "0", "--model", model]
+    subprocess.run([mufc_bin, *fit, "--k", "3", "--seed", "7", "--masking", "secagg"], check=True, capture_output=True)
+    assert np.load(f"{out}.0.npy").tobytes() == MufcKMeans.open(model).cluster_centers_.tobytes()
+    for r, ids in ((1, "63,67,120"), (2, "5,200")):
+        subprocess.run([mufc_bin, "forget", "--model", model, "--ids", ids], check=True, capture_output=True)
+        cli = MufcKMeans.open(model)
+        assert cli.verify()["outcome"] == "equal"
+        assert np.load(f"{out}.{r}.npy").tobytes() == cli.cluster_centers_.tobytes(), r
 
 
 def _superlinks():

@@ -111,10 +111,22 @@ fn replay(
 }
 
 /// Creates client `name`'s store at `path` with its records (`n x d`, in
-/// the quantizer's box).
+/// the quantizer's box), each named by `ids` (its data row, as `mufc fit`
+/// names a record without an id column; `0..n` by default).
 #[pyfunction]
-fn client_create(path: PathBuf, name: &str, points: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
-    let data = Dataset::new(columns(&points)).map_err(|e| DataError::new_err(e.to_string()))?;
+#[pyo3(signature = (path, name, points, ids=None))]
+fn client_create(
+    path: PathBuf,
+    name: &str,
+    points: PyReadonlyArray2<'_, f64>,
+    ids: Option<Vec<u64>>,
+) -> PyResult<()> {
+    let bad = |e: seeding::SeedingError| DataError::new_err(e.to_string());
+    let m = columns(&points);
+    let data = match ids {
+        Some(ids) => Dataset::with_ids(m, ids.into_iter().map(PointId).collect()).map_err(bad)?,
+        None => Dataset::new(m).map_err(bad)?,
+    };
     ClientStore::create(&path, name, &data).map_err(net_err)?;
     Ok(())
 }
@@ -185,6 +197,31 @@ fn client_forget(py: Python<'_>, path: PathBuf, id: u64, ids: Vec<u64>) -> PyRes
         store.save(&client).map_err(net_err)?;
         Ok(reseeded)
     })
+}
+
+/// Registrations as the parties take them.
+fn registered(registrations: Vec<(u64, u64, usize, u32)>) -> Vec<Registration> {
+    registrations
+        .into_iter()
+        .map(|(id, points, dim, scale)| Registration {
+            id: ClientId(id),
+            points,
+            dim,
+            scale,
+        })
+        .collect()
+}
+
+impl ServerParty {
+    /// The server of `regs` under `config`.
+    fn of(config: &ValidConfig, regs: &[Registration]) -> PyResult<Self> {
+        let setup = RemoteSetup::new(config, regs).map_err(mufc_err)?;
+        let server = RemoteServer::new(setup).map_err(mufc_err)?;
+        Ok(Self {
+            server,
+            round: None,
+        })
+    }
 }
 
 /// A step's messages, `(client id, bytes)`.
@@ -281,21 +318,36 @@ impl ServerParty {
             min_clients,
             min_updating_clients,
         )?;
-        let regs: Vec<Registration> = registrations
+        Self::of(&config, &registered(registrations))
+    }
+
+    /// The server of the clients `registrations` set up as `mufc fit
+    /// <options>` trains (its seed, preset and options; the records are
+    /// the clients'): with clients whose points carry their data rows as
+    /// ids (`client_create(..., ids=)`), the model is `mufc fit`'s on the
+    /// same records in a file, bit for bit.
+    #[staticmethod]
+    fn like_fit(
+        registrations: Vec<(u64, u64, usize, u32)>,
+        options: Vec<String>,
+    ) -> PyResult<Self> {
+        use clap::Parser;
+        let argv = ["mufc", "fit", "--model", "-"]
             .into_iter()
-            .map(|(id, points, dim, scale)| Registration {
-                id: ClientId(id),
-                points,
-                dim,
-                scale,
-            })
-            .collect();
-        let setup = RemoteSetup::new(&config, &regs).map_err(mufc_err)?;
-        let server = RemoteServer::new(setup).map_err(mufc_err)?;
-        Ok(Self {
-            server,
-            round: None,
-        })
+            .map(String::from)
+            .chain(options);
+        let cli = mufc_cli::cli::Cli::try_parse_from(argv)
+            .map_err(|e| ConfigError::new_err(e.to_string()))?;
+        let mufc_cli::cli::Command::Fit(args) = cli.command else {
+            return Err(ConfigError::new_err("not the options of `mufc fit`"));
+        };
+        let regs = registered(registrations);
+        let n = regs.iter().map(|r| r.points).sum::<u64>();
+        let d = regs.first().map_or(0, |r| r.dim);
+        let n = usize::try_from(n).map_err(|_| ConfigError::new_err("too many points"))?;
+        let config = mufc_cli::commands::fit_config_for_parties(&args, n, d, regs.len())
+            .map_err(crate::errors::cli)?;
+        Self::of(&config, &regs)
     }
 
     /// Starts a round of the clients `ids`: the announcement to send each.

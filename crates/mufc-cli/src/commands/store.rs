@@ -11,7 +11,7 @@ mod show;
 mod verify;
 
 pub use add::add;
-pub use fit::{fit, fit_table};
+pub use fit::{fit, fit_config_for_parties, fit_table};
 pub use forget::forget;
 pub use forget::report_json;
 pub use inspect::inspect;

@@ -11,7 +11,13 @@ the run configuration (``[tool.flwr.app.config]``, see
 
 ``data-dir``
     Where client ``p`` (the node's ``partition-id``) finds its records,
-    ``client-<p>.npy`` (``n x d``, in the quantizer's box ``[-1/2, 1/2]^d``).
+    ``client-<p>.npy`` (``n x d``, in the quantizer's box ``[-1/2, 1/2]^d``),
+    and, if there, their ids ``client-<p>.ids.npy`` (their rows in the
+    file ``mufc fit`` would read; ``0..n`` otherwise).
+``fit-options``
+    The server set up as ``mufc fit <fit-options>`` trains (``--k 3 --seed
+    7 --masking secagg``): with the ids above, the model is ``mufc fit``'s on
+    the same records, bit for bit. Without it, the options below.
 ``store-dir``
     Where each client keeps its store, one file per federation and
     partition (the client's own state: its records after forgetting, its
@@ -22,8 +28,11 @@ the run configuration (``[tool.flwr.app.config]``, see
 ``client-k``, ``gamma``, ``min-clients``, ``min-updating-clients``
     The federation's options (those of ``mufc server``).
 ``forget``
-    Forget requests, as JSON: a list of rounds, each ``{"<client>":
-    [point ids]}``; a round runs after each.
+    Forget requests, as JSON: a list, each ``{"<client>": [point ids]}``; a
+    round runs after each, unless the requests waiting name fewer clients
+    than ``min-updating-clients`` (2; the lone-update policy: such a round
+    would tell the server those clients' change), which then wait for the
+    next.
 ``min-nodes``
     How many nodes the server waits for before it registers them (2).
 ``stage-timeout``
@@ -46,6 +55,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from typing import Any
 
@@ -92,7 +102,9 @@ def _handle(settings: dict[str, Any], msg: Message, context: Context) -> Message
             if not os.path.exists(path):
                 data_dir = os.fspath(settings["data-dir"])
                 points = np.load(os.path.join(data_dir, f"client-{partition}.npy"))
-                parties.client_create(path, f"partition-{partition}", points)
+                ids_file = os.path.join(data_dir, f"client-{partition}.ids.npy")
+                ids = [int(i) for i in np.load(ids_file)] if os.path.exists(ids_file) else None
+                parties.client_create(path, f"partition-{partition}", points, ids)
             reply["registration"] = [int(v) for v in parties.client_registration(path, partition)]
         elif op == "step":
             answer = parties.client_step(path, partition, list(cfg["transcript"]))
@@ -199,22 +211,36 @@ def _main(settings: dict[str, Any], grid: Grid) -> None:
         cid, points, dim, scale = content["registration"]
         nodes.node_of[int(cid)] = node
         regs.append((int(cid), int(points), int(dim), int(scale)))
-    options = {k.replace("-", "_"): settings[k] for k in _OPTIONS if k in settings}
-    server = parties.ServerParty(
-        regs,
-        n_clusters=int(settings.get("n-clusters", 10)),
-        seed=int(settings.get("seed", 0)),
-        masking=str(settings.get("masking", "secagg")),
-        **options,
-    )
+    if "fit-options" in settings:
+        server = parties.ServerParty.like_fit(regs, shlex.split(str(settings["fit-options"])))
+    else:
+        options = {k.replace("-", "_"): settings[k] for k in _OPTIONS if k in settings}
+        server = parties.ServerParty(
+            regs,
+            n_clusters=int(settings.get("n-clusters", 10)),
+            seed=int(settings.get("seed", 0)),
+            masking=str(settings.get("masking", "secagg")),
+            **options,
+        )
     ids = sorted(nodes.node_of)
     out = settings.get("out")
     rounds = [{}] + json.loads(settings.get("forget", "[]"))
+    # The lone-update policy (docs/threat-model.md U3): a round that
+    # changes fewer clients' messages than this tells the server their
+    # change; such requests wait for others'.
+    least = int(settings.get("min-updating-clients", 2))
+    waiting: dict[str, list[int]] = {}
     timings = []
     for number, request in enumerate(rounds):
         start = time.perf_counter()
-        if request:
-            nodes.ask({int(c): {"op": "forget", "ids": [int(i) for i in pts]} for c, pts in request.items()})
+        for c, pts in request.items():
+            waiting.setdefault(str(c), []).extend(int(i) for i in pts)
+        if number > 0 and len(waiting) < least:
+            print(f"mufc request {number}: waits for requests of other clients ({sorted(waiting)})")
+            continue
+        if waiting:
+            nodes.ask({int(c): {"op": "forget", "ids": pts} for c, pts in waiting.items()})
+            waiting = {}
         report = _run_round(server, nodes, ids)
         seconds = time.perf_counter() - start
         centroids = server.centroids()

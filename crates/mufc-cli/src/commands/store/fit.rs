@@ -76,6 +76,51 @@ pub fn fit_table(a: &FitArgs, table: Table) -> Result<(Report, Store), CliError>
     fit_from(a, false, Some(table))
 }
 
+/// The configuration `mufc fit` with the options `a` trains with, for a
+/// federation of `clients` clients holding `n` points of dimension `d`
+/// that it does not read: clients that register with the parties instead
+/// (the Python binding's Flower app sets its server party up with it).
+/// The seed is trial 0's and gamma the preset's rule, as `mufc fit`'s; the
+/// clients' adaptive k is left to the setup, which resolves it from the
+/// clients' registrations by the rule `mufc fit` applies to its survey.
+/// So a driver of the parties whose clients number their points by their
+/// data rows reaches `mufc fit`'s model on the same records, bit for bit.
+///
+/// # Errors
+///
+/// The options' errors, as `mufc fit` reports them.
+///
+/// # Example
+///
+/// ```
+/// use clap::Parser;
+/// use mufc_cli::cli::{Cli, Command};
+/// use mufc_cli::commands::fit_config_for_parties;
+///
+/// let args = ["mufc", "fit", "--k", "3", "--seed", "7", "--model", "unused"];
+/// let Command::Fit(a) = Cli::try_parse_from(args)?.command else { unreachable!() };
+/// let config = fit_config_for_parties(&a, 240, 2, 4)?;
+/// // Gamma by the preset's rule for 240 points in d = 2; trial 0's seed.
+/// assert_eq!(config.gamma(), Some(1.0 / 1024.0));
+/// assert_ne!(config.seed(), 7);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fit_config_for_parties(
+    a: &FitArgs,
+    n: usize,
+    d: usize,
+    clients: usize,
+) -> Result<mufc::ValidConfig, CliError> {
+    let settings = a.fed.settings()?;
+    let gamma = (a.fed.gamma).unwrap_or_else(|| settings.gamma_rule().gamma(n as u64, d));
+    let seed = trial_seed(a.common.seed, 0);
+    let config = crate::federated::config(a.data.k, gamma, clients, &a.fed, seed)?;
+    Ok(match a.max_points {
+        Some(m) => config.into_builder().max_points(m).validate()?,
+        None => config,
+    })
+}
+
 /// [`fit`] from the options' data, or from a table given in memory.
 fn fit_from(
     a: &FitArgs,
