@@ -82,16 +82,26 @@ def test_a_lone_request_waits_for_another_clients(tmp_path, capfd):
     assert rounds[2].tobytes() == want.tobytes()
 
 
-def test_a_client_failing_at_a_stage_is_a_dropout_there(tmp_path, capfd):
+STAGES = ["advertise-keys", "share-keys", "masked-input", "consistency-check", "unmasking"]
+
+
+@pytest.mark.parametrize("stage", range(5))
+def test_a_client_failing_at_a_stage_is_a_dropout_there(tmp_path, capfd, stage):
     data = records(5, 2)
-    # Client 4 fails from the masked input (stage 2) on: the round goes on
-    # without it (SecAgg tolerates it), and the model is the others'.
+    # Client 4 fails from `stage` on: the round goes on without it (SecAgg
+    # tolerates it), and the model is that of the clients the sum holds.
     rounds = simulate(
-        tmp_path, data, **{"n-clusters": 2, "seed": 3, "masking": "secagg", "silent-from": '{"4": 2}'}
+        tmp_path,
+        data,
+        **{"n-clusters": 2, "seed": 3, "masking": "secagg", "silent-from": json.dumps({"4": stage})},
     )
     assert sorted(rounds) == [0]
+    held = [0, 1, 2, 3, 4] if stage >= 3 else [0, 1, 2, 3]
     out = capfd.readouterr().out
-    assert "included [0, 1, 2, 3], dropped [(4, 'masked-input')]" in out, out
+    assert f"included {held}, dropped [(4, '{STAGES[stage]}')]" in out, out
+    regs = [parties.registration(c, x) for c, x in enumerate(data)]
+    server = parties.ServerParty(regs, n_clusters=2, seed=3, masking="secagg")
+    assert rounds[0].tobytes() == server.in_process_centroids([data[c] for c in held]).tobytes()
 
 
 def test_flwr_run_the_example_on_the_simulation_engine(tmp_path, mufc_bin):

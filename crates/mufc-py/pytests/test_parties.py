@@ -66,15 +66,22 @@ def test_stateless_clients_reach_the_in_process_model_before_and_after_a_removal
     assert server.centroids().tobytes() == want.tobytes()
 
 
-def test_a_client_silent_at_a_step_is_a_dropout_at_that_step(tmp_path):
+STAGES = ["advertise-keys", "share-keys", "masked-input", "consistency-check", "unmasking"]
+
+
+@pytest.mark.parametrize("stage", range(5))
+def test_a_client_silent_from_any_stage_is_a_dropout_at_that_stage(tmp_path, stage):
     data, paths, regs = make(tmp_path, n=5)
     server = parties.ServerParty(regs, n_clusters=2, seed=3, masking="secagg")
-    # Client 4 answers the announcement and the key directory, then is
-    # silent from the masked input on.
-    send, commit = stateless(paths, silent=lambda c, step: c == 4 and step >= 2)
+    # Client 4 is silent from `stage` on (0 is its first message).
+    send, commit = stateless(paths, silent=lambda c, step: c == 4 and step >= stage)
     report = parties.run_round(server, list(range(5)), send, commit)
-    assert report["included"] == [0, 1, 2, 3]
-    assert [c for c, _ in report["dropped"]] == [4]
+    assert report["dropped"] == [(4, STAGES[stage])]
+    # A client that sent its masked input is in the sum (threat model D3).
+    held = [0, 1, 2, 3, 4] if stage >= 3 else [0, 1, 2, 3]
+    assert report["included"] == held
+    want = server.in_process_centroids([data[c] for c in held])
+    assert server.centroids().tobytes() == want.tobytes()
     # Back for the next round: the model is every client's again.
     send, commit = stateless(paths)
     report = parties.run_round(server, list(range(5)), send, commit)
