@@ -153,3 +153,21 @@ def test_bad_input_to_the_parties_raises_clear_errors(tmp_path):
     server = parties.ServerParty(regs, n_clusters=2)
     with pytest.raises(ProtocolError, match="no round"):
         server.advance()
+
+
+def test_a_handler_waits_for_another_on_the_same_store(tmp_path):
+    # Two messages of one node at once (a forget beside a commit) must not
+    # interleave their load and save: a handler holds the store's lock.
+    import fcntl
+    import threading
+
+    data, paths, regs = make(tmp_path)
+    done = threading.Event()
+    with open(paths[1] + ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        worker = threading.Thread(target=lambda: (parties.client_forget(paths[1], 1, [3]), done.set()))
+        worker.start()
+        assert not done.wait(0.5), "the forget ran while another handler held the store"
+        fcntl.flock(held, fcntl.LOCK_UN)
+    worker.join(10)
+    assert done.is_set()

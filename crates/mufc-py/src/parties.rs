@@ -252,45 +252,6 @@ impl std::fmt::Debug for ServerParty {
     }
 }
 
-/// The federation's configuration from the server's options (those of
-/// `mufc server`).
-fn party_config(
-    k: usize,
-    seed: u64,
-    masking: &str,
-    client_k: Option<usize>,
-    gamma: Option<f64>,
-    min_clients: Option<usize>,
-    min_updating_clients: Option<usize>,
-) -> PyResult<ValidConfig> {
-    let masks = match masking {
-        "secagg" => Masks::SecAgg(SecAggOptions::new()),
-        "pairwise" => Masks::Pairwise,
-        other => {
-            return Err(ConfigError::new_err(format!(
-                "masking {other:?}: a stateless federation takes \"secagg\" or \"pairwise\" \
-                 (dealt masks need a dealer party)"
-            )));
-        }
-    };
-    let mut config = FederationConfig::new(k)
-        .channel(Channel::scma(masks))
-        .seed(seed);
-    if let Some(k) = client_k {
-        config = config.client_k(k);
-    }
-    if let Some(g) = gamma {
-        config = config.gamma(g);
-    }
-    if let Some(n) = min_clients {
-        config = config.min_clients(n);
-    }
-    if let Some(n) = min_updating_clients {
-        config = config.min_updating_clients(n);
-    }
-    config.validate().map_err(mufc_err)
-}
-
 #[pymethods]
 impl ServerParty {
     /// The server of the clients `registrations` (`(id, points, dim,
@@ -309,15 +270,32 @@ impl ServerParty {
         min_clients: Option<usize>,
         min_updating_clients: Option<usize>,
     ) -> PyResult<Self> {
-        let config = party_config(
-            n_clusters,
-            seed,
-            masking,
-            client_k,
-            gamma,
-            min_clients,
-            min_updating_clients,
-        )?;
+        let masks = match masking {
+            "secagg" => Masks::SecAgg(SecAggOptions::new()),
+            "pairwise" => Masks::Pairwise,
+            other => {
+                return Err(ConfigError::new_err(format!(
+                    "masking {other:?}: a stateless federation takes \"secagg\" or \"pairwise\" \
+                     (dealt masks need a dealer party)"
+                )));
+            }
+        };
+        let mut builder = FederationConfig::new(n_clusters)
+            .channel(Channel::scma(masks))
+            .seed(seed);
+        if let Some(k) = client_k {
+            builder = builder.client_k(k);
+        }
+        if let Some(g) = gamma {
+            builder = builder.gamma(g);
+        }
+        if let Some(n) = min_clients {
+            builder = builder.min_clients(n);
+        }
+        if let Some(n) = min_updating_clients {
+            builder = builder.min_updating_clients(n);
+        }
+        let config = builder.validate().map_err(mufc_err)?;
         Self::of(&config, &registered(registrations))
     }
 

@@ -43,21 +43,55 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 if TYPE_CHECKING:
     import numpy as np
 
-from mufc._native import (
-    MufcError,
-    ServerParty,
-    client_commit,
-    client_create,
-    client_forget,
-    client_registration,
-    client_step,
-    registration,
-)
+import contextlib
+import functools
+import os
+
+from mufc import _native
+from mufc._native import MufcError, ServerParty, client_create, registration
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system
+    fcntl = None
+
+
+@contextlib.contextmanager
+def _exclusive(path) -> "Iterator[None]":
+    """Holds the client's store for one handler: a framework may run two
+    messages of one node at once (a forget beside a commit), and each
+    handler loads the client's state, changes it and saves it; unlocked,
+    the later save would undo the earlier (an erasure lost). An exclusive
+    `flock` on `<store>.lock`; on a system without it, none."""
+    if fcntl is None:
+        yield
+        return
+    with open(os.fspath(path) + ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _locked(handler):
+    @functools.wraps(handler)
+    def run(path, *args, **kwargs):
+        with _exclusive(path):
+            return handler(path, *args, **kwargs)
+
+    return run
+
+
+client_registration = _locked(_native.client_registration)
+client_step = _locked(_native.client_step)
+client_commit = _locked(_native.client_commit)
+client_forget = _locked(_native.client_forget)
 
 __all__ = [
     "ServerParty",
@@ -87,7 +121,8 @@ Commit = Callable[[int, list, bool], None]
 
 
 def run_round(server: ServerParty, ids: list[int], send: Send, commit: Commit) -> dict:
-    """Runs one round of the clients ``ids`` on ``server``.
+    """Runs one round of the clients ``ids`` on ``server``, one client at a
+    time (:func:`run_round_batched` with a step's messages sent in turn).
 
     ``send(client, transcript)`` carries the round's transcript so far to a
     client and returns its answer; ``None`` (or a ``MufcError`` raised by
@@ -97,31 +132,24 @@ def run_round(server: ServerParty, ids: list[int], send: Send, commit: Commit) -
     client (a failure there is the client's to catch up on at its next
     round). Returns ``{"included": [...], "dropped": [(client, step)]}``.
     """
-    announcement = server.start_round(list(ids))
-    transcripts = {c: [announcement] for c in ids}
 
-    def ask(c: int) -> None:
+    def answer(c: int, transcript: list) -> Optional[bytes]:
         try:
-            answer = send(c, transcripts[c])
+            return send(c, transcript)
         except MufcError:
-            answer = None
-        if answer is not None:
-            server.receive(c, answer)
+            return None
 
-    for c in ids:
-        ask(c)
-    while (step := server.advance()) is not None:
-        for c, message in step:
-            transcripts[c].append(message)
-            ask(c)
-    included, dropped = server.finish_round()
-    held = set(included)
-    for c in ids:
-        try:
-            commit(c, transcripts[c], c in held)
-        except MufcError:
-            pass
-    return {"included": included, "dropped": dropped}
+    def send_all(transcripts: dict) -> dict:
+        return {c: answer(c, t) for c, t in transcripts.items()}
+
+    def commit_all(transcripts: dict, included: set) -> None:
+        for c, t in transcripts.items():
+            try:
+                commit(c, t, c in included)
+            except MufcError:
+                pass
+
+    return run_round_batched(server, ids, send_all, commit_all)
 
 
 SendAll = Callable[[dict], dict]
