@@ -135,7 +135,7 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="ids"):
         km.fit(data, ids=[[1, 2]])
     dup = [list(range(len(x))) for x in data]
-    with pytest.raises(MufcError, match="0"):
+    with pytest.raises(MufcError, match="record id 0 occurs twice"):
         km.fit(data, ids=dup)
     with pytest.raises(ConfigError, match="no-such-option"):
         MufcKMeans(n_clusters=4, no_such_option=3).fit(data)

@@ -91,38 +91,39 @@ impl ClientStore {
         conn.execute(ANSWERS, [])
             .map_err(|e| self.error("making the log of answers", e))?;
         let step_i = i64::try_from(step).unwrap_or(i64::MAX);
-        let logged: Option<(Vec<u8>, Vec<u8>)> = conn
+        // Logged first, read back after: two processes answering the same
+        // step at once both compare with the one row that won.
+        conn.execute(
+            "INSERT INTO answers (session, step, asked, answered) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (session, step) DO NOTHING",
+            params![
+                session.as_slice(),
+                step_i,
+                asked.as_slice(),
+                answered.as_slice()
+            ],
+        )
+        .map_err(|e| self.error("logging an answer", e))?;
+        let (a, b): (Vec<u8>, Vec<u8>) = conn
             .query_row(
                 "SELECT asked, answered FROM answers WHERE session = ?1 AND step = ?2",
                 params![session.as_slice(), step_i],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()
             .map_err(|e| self.error("reading the log of answers", e))?;
-        match logged {
-            Some((a, b)) if a == asked.as_slice() && b == answered.as_slice() => Ok(()),
-            Some((a, _)) if a != asked.as_slice() => Err(NetError::Protocol(format!(
+        if a != asked.as_slice() {
+            return Err(NetError::Protocol(format!(
                 "step {step} of this session was answered already, to another message: \
                  a step is answered once"
-            ))),
-            Some(_) => Err(NetError::Protocol(format!(
+            )));
+        }
+        if b != answered.as_slice() {
+            return Err(NetError::Protocol(format!(
                 "step {step} of this session would be answered otherwise than it was (the \
                  client's points changed mid-round): a step is answered once"
-            ))),
-            None => {
-                conn.execute(
-                    "INSERT INTO answers (session, step, asked, answered) VALUES (?1, ?2, ?3, ?4)",
-                    params![
-                        session.as_slice(),
-                        step_i,
-                        asked.as_slice(),
-                        answered.as_slice()
-                    ],
-                )
-                .map_err(|e| self.error("logging an answer", e))?;
-                Ok(())
-            }
+            )));
         }
+        Ok(())
     }
 
     /// Drops the log of `session` (its round committed: the session is

@@ -56,6 +56,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 import time
 from typing import Any
 
@@ -156,10 +157,14 @@ class _Nodes:
         replies = self.grid.send_and_receive(messages, timeout=self.timeout)
         out: dict[int, dict] = {}
         for reply in replies:
+            # A failed reply is the client's dropout at this stage; the
+            # operator reads why on the server's output.
             if reply.has_error():
+                print(f"mufc: node {reply.metadata.src_node_id}: {reply.error.reason}", file=sys.stderr)
                 continue
             content = dict(reply.content["mufc"])
             if "error" in content:
+                print(f"mufc: client {content['client']}: {content['error']}", file=sys.stderr)
                 continue
             key = reply.metadata.src_node_id if by_node else int(content["client"])
             out[key] = content
