@@ -61,6 +61,7 @@ pub(crate) use eval::{horner_many, linear_product};
 pub use gcd::gcd;
 pub(crate) use gcd::gcd_slices;
 pub use powmod::pow_mod;
+pub use transform::Transform;
 
 /// A polynomial with coefficients of type `E` (elements of some [`Field`]),
 /// stored little-endian without trailing zeros.

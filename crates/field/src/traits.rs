@@ -209,7 +209,43 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     fn poly_mul(&self, a: &[Self::Elem], b: &[Self::Elem]) -> Vec<Self::Elem> {
         crate::poly::karatsuba::karatsuba(self, a, b)
     }
+
+    /// From this many terms [`minimal_recurrence`](crate::minimal_recurrence)
+    /// runs the half-GCD rather than Berlekamp-Massey. The crossover
+    /// depends on how fast [`poly_mul`](Self::poly_mul) is: 2048 by
+    /// default (measured on [`Goldilocks`](crate::Goldilocks)), 768 for an
+    /// [`Fp64`](crate::Fp64) with transforms in the field.
+    ///
+    /// ```
+    /// use field::{Field, Fp64, Goldilocks};
+    ///
+    /// assert_eq!(Goldilocks.half_gcd_threshold(), 2048);
+    /// assert_eq!(Fp64::proth().half_gcd_threshold(), 768);
+    /// ```
+    fn half_gcd_threshold(&self) -> usize {
+        DEFAULT_HALF_GCD_THRESHOLD
+    }
+
+    /// The butterflies of a number-theoretic transform of `v.len()` (a
+    /// power of two) points, in place, or `false` to leave them to the
+    /// generic code: forward, decimation in frequency (`(a + b, (a - b)
+    /// w)`, natural order in, bit-reversed out); inverse, decimation in
+    /// time (`(a + b w, a - b w)`), unscaled. Stage `h` (a span of `2h`)
+    /// reads its twiddles `w` from `table[h..2h]`. [`Fp64`](crate::Fp64)
+    /// runs them on its Montgomery words, vectorised where the CPU allows;
+    /// an override must compute exactly these butterflies (the transforms
+    /// are tested against the generic ones).
+    fn transform_stages(&self, v: &mut [Self::Elem], table: &[Self::Elem], forward: bool) -> bool {
+        let _ = (v, table, forward);
+        false
+    }
 }
+
+/// [`Field::half_gcd_threshold`]'s default: measured on Goldilocks
+/// (`locator/goldilocks` in the algorithms bench), Berlekamp-Massey and the
+/// half-GCD take the same time at 2048 syndromes, and the half-GCD is
+/// faster above.
+pub(crate) const DEFAULT_HALF_GCD_THRESHOLD: usize = 2048;
 
 /// A finite field: a [`Field`] with finitely many elements, so it has an
 /// order, a characteristic, uniform random elements and a fixed-width

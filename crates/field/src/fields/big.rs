@@ -89,7 +89,7 @@ impl BigPrime {
         &self.params.p
     }
 
-    fn p(&self) -> &BigUint {
+    pub(crate) fn p(&self) -> &BigUint {
         &self.params.p
     }
 }

@@ -4,6 +4,9 @@ use num_bigint::BigUint;
 use rand::Rng;
 
 use crate::fields::word;
+use crate::poly::ntt;
+
+mod transform;
 use crate::{Field, FieldError, FiniteField, primes};
 
 /// From this many coefficients in the shorter factor, an [`Fp64`] whose
@@ -17,6 +20,18 @@ use crate::{Field, FieldError, FiniteField, primes};
 /// [`Goldilocks`](crate::Goldilocks)'s crossover: Karatsuba's Montgomery
 /// products cost more there than the special reduction of `2^64 - 2^32 + 1`.
 const NTT_THRESHOLD: usize = 16;
+
+/// From this many coefficients in the shorter factor, an [`Fp64`] whose
+/// `p - 1` lacks the factors of two for transforms in the field multiplies
+/// polynomials by the multi-modular product (transforms modulo three primes
+/// below `2^50`, vectorised where the CPU allows, and an explicit CRT);
+/// below it, Karatsuba. Where the field has the roots, its own transforms
+/// (vectorised too) take half the multi-modular product's time at every
+/// length from 64 to 10^6 terms (measured over [`Fp64::proth`], the ignored
+/// test `ntt::timing::timing_multimodular_threshold`, docs/benchmarks.md),
+/// so they are used whenever they exist. The multi-modular product
+/// overtakes Karatsuba between 32 and 48 terms.
+const MULTIMODULAR_THRESHOLD: usize = 48;
 
 /// `27 * 2^59 + 1`, a Proth prime just below `2^64`: its multiplicative
 /// group has order `3^3 * 2^59`, so an [`Fp64`] over it multiplies
@@ -42,7 +57,7 @@ pub const P_PROTH: u64 = 0xd800_0000_0000_0001;
 /// [`FiniteField::to_u64`] on its context. The newtype exists so that the
 /// Montgomery representative is never mistaken for the value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Mont64(u64);
+pub struct Mont64(pub(crate) u64);
 
 /// GF(p) for any odd prime `p < 2^64` chosen at run time, with Montgomery
 /// multiplication (`R = 2^64`).
@@ -172,6 +187,21 @@ impl Fp64 {
         word::sub(th, mh, self.p)
     }
 
+    /// `x * 2^-64 mod p` for any `x < 2^128` (Montgomery reduction after
+    /// the high word is brought below `p`, which it already is whenever
+    /// `x < p 2^64`).
+    #[inline(always)]
+    pub(crate) fn reduce_wide(&self, x: u128) -> Mont64 {
+        #[allow(clippy::cast_possible_truncation)] // high word
+        let hi = (x >> 64) as u64;
+        let x = if hi < self.p {
+            x
+        } else {
+            (u128::from(hi % self.p) << 64) | (x & u128::from(u64::MAX))
+        };
+        Mont64(self.redc(x))
+    }
+
     #[inline(always)]
     fn to_mont(&self, v: u64) -> Mont64 {
         // v * r2 < 2^64 * p for any u64 v.
@@ -185,6 +215,30 @@ impl Fp64 {
 
     fn bits(&self) -> u32 {
         64 - self.p.leading_zeros()
+    }
+
+    /// `(p, p^-1 mod 2^64)`, for the transform kernels on Montgomery words.
+    fn montgomery(&self) -> (u64, u64) {
+        (self.p, self.p_inv)
+    }
+
+    /// The multi-modular product's CRT constants for this modulus, built
+    /// once per modulus and kept for the last few moduli used (an `Fp64`
+    /// is a `Copy` word and has no room for them).
+    pub(crate) fn crt_plan(&self) -> Option<std::sync::Arc<ntt::Plan<Mont64>>> {
+        use std::sync::{Arc, Mutex, PoisonError};
+        type Kept = Vec<(u64, Option<Arc<ntt::Plan<Mont64>>>)>;
+        static KEPT: Mutex<Kept> = Mutex::new(Vec::new());
+        let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = kept.iter().position(|e| e.0 == self.p) {
+            kept[..=i].rotate_right(1);
+            return kept[0].1.clone();
+        }
+        // Microseconds of work (k modular inverses): under the lock.
+        let plan = ntt::Plan::new(self, &BigUint::from(self.p)).map(Arc::new);
+        kept.insert(0, (self.p, plan.clone()));
+        kept.truncate(4);
+        plan
     }
 }
 
@@ -243,7 +297,39 @@ impl Field for Fp64 {
     fn from_biguint(&self, v: &BigUint) -> Mont64 {
         self.to_mont(u64::try_from(v % self.p).unwrap())
     }
+    /// 768 when the field has transforms of 2^12 points, the default
+    /// otherwise: over [`Fp64::proth`] the half-GCD takes 0.97 times
+    /// Berlekamp-Massey's time at 768 syndromes, 0.57 at 2048 (the ignored
+    /// test `hgcd::tests::timing_locator_threshold`, docs/benchmarks.md).
+    fn half_gcd_threshold(&self) -> usize {
+        if self.two_adicity >= 12 {
+            768
+        } else {
+            crate::traits::DEFAULT_HALF_GCD_THRESHOLD
+        }
+    }
+    /// The butterflies on the Montgomery words, vectorised with AVX-512 or
+    /// AVX2 where the CPU has them (`fields/fp64/transform.rs`).
+    fn transform_stages(&self, v: &mut [Mont64], table: &[Mont64], forward: bool) -> bool {
+        let (k, path) = (transform::Word::of(self), transform::Path::best());
+        if forward {
+            transform::forward(path, k, v, table);
+        } else {
+            transform::inverse(path, k, v, table);
+        }
+        true
+    }
     fn poly_mul(&self, a: &[Mont64], b: &[Mont64]) -> Vec<Mont64> {
+        let len = (a.len() + b.len()).saturating_sub(1);
+        let has_roots = len.next_power_of_two().trailing_zeros() <= self.two_adicity;
+        if !has_roots
+            && a.len().min(b.len()) >= MULTIMODULAR_THRESHOLD
+            && let Some(plan) = self.crt_plan()
+        {
+            // The Montgomery words themselves: their integer product is
+            // c R^2 (mod p), and one reduction leaves c R, c's word.
+            return plan.mul_words(a, b, |v| v.0, |x| self.reduce_wide(x));
+        }
         crate::poly::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
     }
     fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {

@@ -126,7 +126,7 @@ impl Field for Mersenne61 {
         }
         static PLAN: OnceLock<Option<ntt::Plan<u64>>> = OnceLock::new();
         match PLAN.get_or_init(|| ntt::Plan::new(self, &BigUint::from(P61))) {
-            Some(plan) => plan.mul_dot(self, a, b, |v, out| out.push(*v)),
+            Some(plan) => plan.mul_words(a, b, |v| *v, Self::reduce128),
             None => crate::poly::karatsuba_with(self, a, b, &Self::schoolbook),
         }
     }

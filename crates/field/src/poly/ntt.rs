@@ -1,20 +1,41 @@
 //! Multi-modular NTT multiplication with an explicit CRT modulo the field's
-//! prime: the polynomial product for fields with wide elements.
+//! prime: the polynomial product for every field whose own group has no
+//! large power-of-two subgroup, and for [`Fp64`](crate::Fp64) whatever its
+//! prime.
 //!
 //! The integer product of two polynomials with coefficients in `0..p` has
-//! coefficients below `n p^2`. It is computed modulo `K` word-sized primes
-//! `q_i = c_i 2^24 + 1` (each has `2^24`-th roots of unity, so each product
-//! is three number-theoretic transforms and a pointwise product), and each
-//! coefficient is reconstructed *directly modulo p* by the explicit Chinese
-//! remainder theorem: with `M = prod q_i` and
+//! coefficients below `n p^2`. It is computed modulo `K` primes
+//! `q_i = c_i 2^24 + 1` below `2^50` (each has `2^24`-th roots of unity, so
+//! each product is three number-theoretic transforms and a pointwise
+//! product), and each coefficient is reconstructed *directly modulo p* by
+//! the explicit Chinese remainder theorem: with `M = prod q_i` and
 //! `c_i = x_i (M/q_i)^-1 mod q_i`, the integer is
 //! `sum_i c_i (M/q_i) - t M` for `t = floor(sum_i c_i / q_i)`, which a
 //! double-precision sum gives exactly as long as the integer is below `M/2`.
 //! So the result modulo `p` is one lazy dot product of the `c_i` with the
 //! precomputed `(M/q_i) mod p`: `O(K)` word-by-element products per
-//! coefficient, no big-integer division. For a 1024-bit prime and degree
-//! 1000 this is several times faster than Kronecker substitution through
-//! `num-bigint`, whose largest algorithm is Toom-3.
+//! coefficient, no big-integer division.
+//!
+//! The transforms modulo each `q_i` run in one of two engines, which give
+//! the same residues (the tests compare them on every field):
+//!
+//! - **vectorised**: the `tfhe-ntt` crate's negacyclic transforms (a
+//!   product of fewer than `N` terms never wraps around `x^N + 1`), which
+//!   detect at run time what the CPU has: AVX-512 IFMA multiplies the
+//!   50-bit residues in 52-bit lanes, AVX2 and AVX-512 run Shoup
+//!   butterflies four or eight lanes at a time, and a portable path runs
+//!   elsewhere. Primes below `2^50` are what the IFMA path takes, which is
+//!   why the primes are that small (three of them still hold a product of
+//!   `2^21` terms of a 64-bit field).
+//! - **portable**: the transforms below, scalar Shoup butterflies with
+//!   Harvey's lazy reduction, for lengths beyond the plans kept and as the
+//!   reference the vectorised engine is tested against.
+//!
+//! For a 1024-bit prime and degree 1000 this is several times faster than
+//! Kronecker substitution through `num-bigint`, whose largest algorithm is
+//! Toom-3; for a 64-bit prime it is the product FLINT's `nmod_poly_mul`
+//! runs (small-prime transforms and a CRT), and docs/benchmarks.md
+//! compares the two.
 
 use std::sync::OnceLock;
 
@@ -22,8 +43,12 @@ use crate::Field;
 
 /// Transform lengths up to `2^MAX_LOG` are supported.
 const MAX_LOG: u32 = 24;
-/// The number of transform primes kept (enough for `p` of about 9000 bits).
-const MAX_PRIMES: usize = 300;
+/// The number of transform primes kept (enough for `p` of about 9700 bits:
+/// `49 * 400 > 2 * 9700 + MAX_LOG + 2`).
+const MAX_PRIMES: usize = 400;
+/// The transform primes are below `2^PRIME_BITS` (and above
+/// `2^(PRIME_BITS - 1)`).
+const PRIME_BITS: u32 = 50;
 
 /// A transform prime with its Montgomery constants (`R = 2^64`).
 #[derive(Clone, Debug)]
@@ -210,12 +235,12 @@ fn tables(i: usize, log: u32) -> Tables {
     t
 }
 
-/// The largest primes `c 2^MAX_LOG + 1` below `2^62`, found once.
+/// The largest primes `c 2^MAX_LOG + 1` below `2^PRIME_BITS`, found once.
 fn primes() -> &'static [Prime] {
     static PRIMES: OnceLock<Vec<Prime>> = OnceLock::new();
     PRIMES.get_or_init(|| {
         let mut out = Vec::with_capacity(MAX_PRIMES);
-        let mut c = ((1u64 << 62) - 1) >> MAX_LOG;
+        let mut c = ((1u64 << PRIME_BITS) - 1) >> MAX_LOG;
         while out.len() < MAX_PRIMES && c > 0 {
             let q = (c << MAX_LOG) + 1;
             if is_prime_u64(q)
@@ -303,9 +328,10 @@ impl<E: Clone> Plan<E> {
     pub(crate) fn new<F: Field<Elem = E>>(f: &F, modulus: &num_bigint::BigUint) -> Option<Self> {
         use num_bigint::BigUint;
         let elem_bits = modulus.bits();
-        // Below M/2 with M > 2^(61 k): 61 k > 2 bits + MAX_LOG + 1.
+        // Below M/2 with M > 2^((PRIME_BITS - 1) k):
+        // (PRIME_BITS - 1) k > 2 bits + MAX_LOG + 1.
         let need = 2 * elem_bits + u64::from(MAX_LOG) + 2;
-        let k = usize::try_from(need.div_ceil(61)).ok()?;
+        let k = usize::try_from(need.div_ceil(u64::from(PRIME_BITS - 1))).ok()?;
         let limbs = usize::try_from(elem_bits.div_ceil(64)).ok()?;
         let ps = primes();
         if k > ps.len() {
@@ -349,8 +375,20 @@ impl<E: Clone> Plan<E> {
         b: &[E],
         write: impl Fn(&E, &mut Vec<u64>),
     ) -> Vec<E> {
+        self.mul_dot_in(Engine::Vectorised, f, a, b, write)
+    }
+
+    /// [`mul_dot`](Self::mul_dot) with the residues from `engine`.
+    pub(crate) fn mul_dot_in<F: Field<Elem = E>>(
+        &self,
+        engine: Engine,
+        f: &F,
+        a: &[E],
+        b: &[E],
+        write: impl Fn(&E, &mut Vec<u64>),
+    ) -> Vec<E> {
         let mut c = vec![f.zero(); self.k + 1];
-        self.mul_with(a, b, write, |cs| {
+        self.mul_with(engine, a, b, write, |cs| {
             for (e, &v) in c.iter_mut().zip(cs) {
                 *e = f.from_u64(v);
             }
@@ -358,8 +396,43 @@ impl<E: Clone> Plan<E> {
         })
     }
 
+    /// `a * b` for fields of one-word elements (`write` gives the word):
+    /// the CRT sum `sum_i c_i (M/q_i mod p) + t (p - M mod p)` accumulated
+    /// in a `u128` (below `(k + 1) 2^(64 + PRIME_BITS)`, so for any `k`
+    /// kept) and handed to `reduce`, which takes any `u128` to its element:
+    /// one reduction per coefficient, no conversions.
+    pub(crate) fn mul_words(
+        &self,
+        a: &[E],
+        b: &[E],
+        word: impl Fn(&E) -> u64,
+        reduce: impl Fn(u128) -> E,
+    ) -> Vec<E> {
+        self.mul_words_in(Engine::Vectorised, a, b, word, reduce)
+    }
+
+    /// [`mul_words`](Self::mul_words) with the residues from `engine`.
+    pub(crate) fn mul_words_in(
+        &self,
+        engine: Engine,
+        a: &[E],
+        b: &[E],
+        word: impl Fn(&E) -> u64,
+        reduce: impl Fn(u128) -> E,
+    ) -> Vec<E> {
+        debug_assert_eq!(self.limbs, 1, "mul_words is for one-word fields");
+        let write = |e: &E, out: &mut Vec<u64>| out.push(word(e));
+        self.mul_with(engine, a, b, write, |cs| {
+            let sum = cs
+                .iter()
+                .zip(&self.crt_limbs)
+                .fold(0u128, |acc, (&c, &e)| acc + u128::from(c) * u128::from(e));
+            reduce(sum)
+        })
+    }
+
     /// `a * b` with the CRT sum accumulated in integer limbs (below
-    /// `(k + 1) 2^62 p`) and handed to `reduce`: for multi-word fields,
+    /// `(k + 1) 2^PRIME_BITS p`) and handed to `reduce`: for multi-word fields,
     /// one reduction per coefficient instead of `k` element products.
     pub(crate) fn mul_limbs(
         &self,
@@ -368,8 +441,20 @@ impl<E: Clone> Plan<E> {
         write: impl Fn(&E, &mut Vec<u64>),
         reduce: impl Fn(&[u64]) -> E,
     ) -> Vec<E> {
+        self.mul_limbs_in(Engine::Vectorised, a, b, write, reduce)
+    }
+
+    /// [`mul_limbs`](Self::mul_limbs) with the residues from `engine`.
+    pub(crate) fn mul_limbs_in(
+        &self,
+        engine: Engine,
+        a: &[E],
+        b: &[E],
+        write: impl Fn(&E, &mut Vec<u64>),
+        reduce: impl Fn(&[u64]) -> E,
+    ) -> Vec<E> {
         let mut acc = vec![0u64; self.limbs + 2];
-        self.mul_with(a, b, write, |cs| {
+        self.mul_with(engine, a, b, write, |cs| {
             acc.fill(0);
             for (&c, e) in cs.iter().zip(self.crt_limbs.chunks_exact(self.limbs)) {
                 mac(&mut acc, e, c);
@@ -384,14 +469,13 @@ impl<E: Clone> Plan<E> {
     /// quotient `t` of one output coefficient into the element.
     fn mul_with(
         &self,
+        engine: Engine,
         a: &[E],
         b: &[E],
         write: impl Fn(&E, &mut Vec<u64>),
         mut finish: impl FnMut(&[u64]) -> E,
     ) -> Vec<E> {
         let out_len = a.len() + b.len() - 1;
-        let log = usize::BITS - (out_len - 1).leading_zeros();
-        let n = 1usize << log;
         let square = core::ptr::eq(a, b);
         let la = limbs_of(a, self.limbs, &write);
         let lb = if square {
@@ -400,62 +484,169 @@ impl<E: Clone> Plan<E> {
             limbs_of(b, self.limbs, &write)
         };
         // residues[i][j]: coefficient j of the product modulo q_i, times
-        // n R^-1 (the pointwise products are Montgomery products), in
-        // [0, 2q).
-        let mut residues: Vec<Vec<u64>> = Vec::with_capacity(self.k);
-        for (i, p) in primes()[..self.k].iter().enumerate() {
-            let t = tables(i, log);
-            let (tw, itw) = (&t.0, &t.1);
-            let weights = limb_weights(p, self.limbs);
-            let mut fa = reduce_all(p, &la, self.limbs, &weights, n);
-            p.forward(&mut fa, tw);
-            if square {
-                for x in &mut fa {
-                    *x = p.mul(*x, *x);
-                }
-            } else {
-                let mut fb = reduce_all(p, &lb, self.limbs, &weights, n);
-                p.forward(&mut fb, tw);
-                for (x, y) in fa.iter_mut().zip(&fb) {
-                    *x = p.mul(*x, *y);
-                }
-            }
-            p.inverse(&mut fa, itw);
-            fa.truncate(out_len);
-            residues.push(fa);
-        }
-        // The CRT constants absorb n^-1 and the R^-1 of the pointwise
-        // products: one more Montgomery product with n^-1 (M/q_i)^-1 R^2
-        // leaves c_i = x_i (M/q_i)^-1 mod q_i in normal form.
-        let consts: Vec<u64> = primes()[..self.k]
+        // the constant consts[i] gives c_i (see `residues`).
+        let indices: Vec<usize> = (0..self.k).collect();
+        let limbs = self.limbs;
+        let per_prime = crate::par::map(&indices, out_len * self.k, |&i| {
+            residues(engine, i, out_len, &la, (!square).then_some(&lb[..]), limbs)
+        });
+        // Per prime, the normal-form constant s^-1 (M/q_i)^-1 that takes a
+        // residue (x_i times its scale s) to c_i, with its Shoup quotient.
+        let consts: Vec<(u64, u64)> = per_prime
             .iter()
+            .zip(primes())
             .zip(&self.crt_inv)
-            .map(|(p, &ci)| {
-                let n_inv = p.inv(p.to_mont(n as u64));
-                // n_inv is n^-1 R; times ci R^2 (to_mont twice) over R.
-                p.mul(n_inv, p.to_mont(p.to_mont(ci)))
-            })
+            .map(|((r, p), &ci)| p.shoup(p.redc(u128::from(p.mul(r.1, p.to_mont(ci))))))
             .collect();
         let mut c = vec![0u64; self.k + 1];
         (0..out_len)
             .map(|j| {
                 let mut frac = 0.0f64;
                 for (i, p) in primes()[..self.k].iter().enumerate() {
-                    let ci = p.mul(residues[i][j], consts[i]);
-                    frac += ci as f64 * self.recip[i];
+                    let (k, k_quot) = consts[i];
+                    let ci = p.mul_shoup(per_prime[i].0[j], k, k_quot);
+                    let ci = if ci >= p.q { ci - p.q } else { ci };
+                    // Through i64: ci < 2^50, and the signed conversion is
+                    // one instruction where the unsigned one is several.
+                    #[allow(clippy::cast_possible_wrap)]
+                    let ci_f = ci as i64 as f64;
+                    frac += ci_f * self.recip[i];
                     c[i] = ci;
                 }
                 // The integer is sum c_i M/q_i - t M with a fractional part
                 // below 1/2, so the sum of the fractions is t plus less
                 // than 1/2, up to rounding errors far below 1/4.
+                // t = round(frac - 1/4) = floor(frac + 1/4), and the cast
+                // floors a nonnegative value (no call to `round`, which is
+                // not inlined: it was a tenth of a product's time).
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 // a small nonnegative count below k
-                let t = (frac - 0.25).round().max(0.0) as u64;
+                let t = (frac + 0.25) as i64 as u64;
                 c[self.k] = t;
                 finish(&c)
             })
             .collect()
     }
+}
+
+/// Which transforms compute the residues of a product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// `tfhe-ntt`'s vectorised transforms where it has a plan for the
+    /// length, the portable ones otherwise.
+    Vectorised,
+    /// The scalar transforms of this module (which the vectorised engine
+    /// falls back to by itself), chosen by the tests that compare the two.
+    #[cfg(test)]
+    Portable,
+}
+
+/// The product modulo prime `i` of the polynomials given as `limbs` limbs
+/// per coefficient (`b` `None` to square `a`), as the residues times a
+/// scale `s`, in `[0, 2q)`, and the Montgomery form of `s^-1` (the
+/// portable transforms leave `s = n R^-1`, from the Montgomery pointwise
+/// products and the unscaled inverse; the vectorised ones leave `s = 1`).
+fn residues(
+    engine: Engine,
+    i: usize,
+    out_len: usize,
+    a: &[u64],
+    b: Option<&[u64]>,
+    limbs: usize,
+) -> (Vec<u64>, u64) {
+    let p = &primes()[i];
+    let weights = limb_weights(p, limbs);
+    let log = usize::BITS - (out_len - 1).leading_zeros();
+    if engine == Engine::Vectorised
+        && let Some(plan) = vectorised_plan(i, log)
+    {
+        let n = plan.ntt_size();
+        let mut fa = reduce_all(p, a, limbs, &weights, n);
+        plan.fwd(&mut fa);
+        match b {
+            Some(b) => {
+                let mut fb = reduce_all(p, b, limbs, &weights, n);
+                plan.fwd(&mut fb);
+                plan.mul_assign_normalize(&mut fa, &fb);
+            }
+            None => {
+                let fb = fa.clone();
+                plan.mul_assign_normalize(&mut fa, &fb);
+            }
+        }
+        plan.inv(&mut fa);
+        fa.truncate(out_len);
+        // Plain residues: the scale is one, whose Montgomery form is R.
+        return (fa, p.to_mont(1));
+    }
+    let n = 1usize << log;
+    let t = tables(i, log);
+    let (tw, itw) = (&t.0, &t.1);
+    let mut fa = reduce_all(p, a, limbs, &weights, n);
+    p.forward(&mut fa, tw);
+    match b {
+        Some(b) => {
+            let mut fb = reduce_all(p, b, limbs, &weights, n);
+            p.forward(&mut fb, tw);
+            for (x, y) in fa.iter_mut().zip(&fb) {
+                *x = p.mul(*x, *y);
+            }
+        }
+        None => {
+            for x in &mut fa {
+                *x = p.mul(*x, *x);
+            }
+        }
+    }
+    p.inverse(&mut fa, itw);
+    fa.truncate(out_len);
+    // The scale is n R^-1; its inverse is n^-1 R, whose Montgomery form
+    // is n^-1 R^2.
+    (fa, p.to_mont(p.inv(p.to_mont(n as u64))))
+}
+
+/// A `tfhe-ntt` plan for the negacyclic transforms of `2^log` points
+/// modulo prime `i`.
+type VectorPlan = std::sync::Arc<tfhe_ntt::prime64::Plan>;
+
+/// How many bytes of [`vectorised_plan`]s are kept: a plan of `N` points
+/// holds four tables of `N` words (twiddles and their Shoup quotients, both
+/// directions), and building one costs more than a transform of its
+/// length, so they are kept, most recently used first, up to this bound
+/// (the three primes of a 64-bit field's product of `2^20` terms take
+/// 192 MiB).
+const PLAN_CACHE_BYTES: usize = 256 << 20;
+
+/// The vectorised engine's plan for the transforms of `2^log` points (at
+/// least 16, its smallest) modulo prime `i`, or `None` if the length is
+/// beyond what the primes' roots allow (negacyclic transforms of `N` points
+/// need `2N` to divide `q - 1`).
+fn vectorised_plan(i: usize, log: u32) -> Option<VectorPlan> {
+    use std::sync::{Mutex, PoisonError};
+    static CACHE: Mutex<Vec<(usize, u32, VectorPlan)>> = Mutex::new(Vec::new());
+    let log = log.max(4);
+    if log >= MAX_LOG {
+        return None;
+    }
+    {
+        let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(hit) = cache.iter().position(|e| e.0 == i && e.1 == log) {
+            cache[..=hit].rotate_right(1);
+            return Some(std::sync::Arc::clone(&cache[0].2));
+        }
+    }
+    // Built outside the lock: another thread's lookups go on meanwhile.
+    let plan = std::sync::Arc::new(tfhe_ntt::prime64::Plan::try_new(1 << log, primes()[i].q)?);
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if !cache.iter().any(|e| e.0 == i && e.1 == log) {
+        cache.insert(0, (i, log, std::sync::Arc::clone(&plan)));
+        let mut bytes = 0usize;
+        cache.retain(|e| {
+            bytes += 32 << e.1;
+            bytes <= PLAN_CACHE_BYTES
+        });
+    }
+    Some(plan)
 }
 
 /// `acc += e * c` on little-endian limbs (`acc` one limb longer than
@@ -511,8 +702,23 @@ fn limb_weights(p: &Prime, limbs: usize) -> Vec<u64> {
 /// the weights (below `2^94`) can be summed exactly in a `u128` and reduced
 /// once per element (the sum stays below `q 2^64` for fewer than `2^31`
 /// halves).
+///
+/// One-word elements take the shorter way: `x - floor(x floor(2^64/q) /
+/// 2^64) q` is below `2q` (Barrett's estimate is short by at most one `q`
+/// for `q < 2^63`), then one subtraction.
 fn reduce_all(p: &Prime, limbs: &[u64], per: usize, weights: &[u64], n: usize) -> Vec<u64> {
     let mut out = Vec::with_capacity(n);
+    if per == 1 {
+        let m = u64::MAX / p.q;
+        out.extend(limbs.iter().map(|&x| {
+            #[allow(clippy::cast_possible_truncation)] // high word
+            let est = ((u128::from(x) * u128::from(m)) >> 64) as u64;
+            let r = x - est * p.q;
+            if r >= p.q { r - p.q } else { r }
+        }));
+        out.resize(n, 0);
+        return out;
+    }
     for e in limbs.chunks_exact(per) {
         let mut acc = 0u128;
         for (&l, w) in e.iter().zip(weights.chunks_exact(2)) {
@@ -523,4 +729,136 @@ fn reduce_all(p: &Prime, limbs: &[u64], per: usize, weights: &[u64], n: usize) -
     }
     out.resize(n, 0);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BigPrime, FiniteField, Fp64, Mersenne61, Mersenne127};
+    use rand::SeedableRng;
+
+    /// Products by both engines, and squares, over lengths on both sides
+    /// of the vectorised plans' smallest (16 points) and of powers of two,
+    /// must be the same elements, and the same as Karatsuba's.
+    fn engines_agree<F: FiniteField>(
+        f: &F,
+        mul: impl Fn(Engine, &[F::Elem], &[F::Elem]) -> Vec<F::Elem>,
+    ) {
+        let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let sizes = [
+            (1, 1),
+            (3, 5),
+            (8, 9),
+            (16, 17),
+            (33, 31),
+            (100, 1),
+            (257, 256),
+            (1000, 3000),
+        ];
+        for &(la, lb) in &sizes {
+            let a: Vec<F::Elem> = (0..la).map(|_| f.random(rng)).collect();
+            let b: Vec<F::Elem> = (0..lb).map(|_| f.random(rng)).collect();
+            let fast = mul(Engine::Vectorised, &a, &b);
+            assert_eq!(fast, mul(Engine::Portable, &a, &b), "{la} x {lb}");
+            if la * lb <= 300_000 {
+                assert_eq!(fast, crate::poly::karatsuba(f, &a, &b), "{la} x {lb}");
+            }
+            // The square path (one transform) against the product path.
+            let sq = mul(Engine::Vectorised, &a, &a);
+            assert_eq!(sq, mul(Engine::Portable, &a, &a), "{la} squared");
+            assert_eq!(sq, mul(Engine::Vectorised, &a, &a.clone()), "{la} squared");
+        }
+    }
+
+    #[test]
+    fn vectorised_and_portable_engines_give_the_same_products() {
+        for f in [
+            Fp64::proth(),
+            Fp64::new(7).unwrap(),
+            Fp64::new(65_537).unwrap(),
+            Fp64::new(u64::MAX - 58).unwrap(),
+        ] {
+            let plan = f.crt_plan().unwrap();
+            engines_agree(&f, |e, a, b| {
+                plan.mul_words_in(e, a, b, |v| v.0, |x| f.reduce_wide(x))
+            });
+        }
+        let m61 = Mersenne61;
+        let plan = Plan::new(&m61, &num_bigint::BigUint::from(crate::P61)).unwrap();
+        engines_agree(&m61, |e, a, b| {
+            plan.mul_words_in(e, a, b, |v| *v, Mersenne61::reduce128)
+        });
+        let m127 = Mersenne127;
+        let plan = Plan::new(&m127, &num_bigint::BigUint::from(crate::P127)).unwrap();
+        engines_agree(&m127, |e, a, b| {
+            plan.mul_dot_in(e, &m127, a, b, |v, out| {
+                #[allow(clippy::cast_possible_truncation)] // the two words
+                out.extend([*v as u64, (*v >> 64) as u64]);
+            })
+        });
+        let big = BigPrime::new(testdata::known_primes::p256()).unwrap();
+        let plan = Plan::new(&big, big.p()).unwrap();
+        engines_agree(&big, |e, a, b| {
+            plan.mul_limbs_in(
+                e,
+                a,
+                b,
+                |v, out| out.extend(v.iter_u64_digits()),
+                |limbs| crate::poly::kronecker::from_limbs(limbs) % big.p(),
+            )
+        });
+    }
+}
+
+#[cfg(test)]
+mod timing {
+
+    use crate::{Field, FiniteField, Fp64};
+    use rand::SeedableRng;
+
+    /// The median of `samples` seconds, in microseconds.
+    fn median_us(samples: &mut [f64]) -> f64 {
+        samples.sort_by(f64::total_cmp);
+        samples[samples.len() / 2] * 1e6
+    }
+
+    /// The multi-modular product against the transforms in the field and
+    /// Karatsuba's over [`Fp64::proth`], two factors of `n` terms, medians
+    /// of 15 alternated rounds: for `Fp64`'s `MULTIMODULAR_THRESHOLD`.
+    /// Timing, not a test; the figures are in docs/benchmarks.md.
+    #[test]
+    #[ignore = "timing: cargo test -p field --release --lib -- --ignored --nocapture timing_"]
+    fn timing_multimodular_threshold() {
+        let f = Fp64::proth();
+        let plan = f.crt_plan().unwrap();
+        let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for n in [
+            16usize, 32, 48, 64, 96, 128, 256, 512, 1024, 2048, 4096, 10_000,
+        ] {
+            let a: Vec<_> = (0..n).map(|_| f.random(rng)).collect();
+            let b: Vec<_> = (0..n).map(|_| f.random(rng)).collect();
+            let reps = (1 << 16) / n;
+            let mut t = [Vec::new(), Vec::new(), Vec::new()];
+            for round in 0..15 {
+                for k in 0..3 {
+                    let which = (k + round) % 3;
+                    let start = std::time::Instant::now();
+                    for _ in 0..reps {
+                        std::hint::black_box(match which {
+                            0 => plan.mul_words(&a, &b, |v| v.0, |x| f.reduce_wide(x)),
+                            1 => crate::poly::transform::ntt_mul(&f, &a, &b).unwrap(),
+                            _ => crate::poly::karatsuba(&f, &a, &b),
+                        });
+                    }
+                    t[which].push(start.elapsed().as_secs_f64() / reps as f64);
+                }
+            }
+            let [mm, field, kara] = t.map(|mut v| median_us(&mut v));
+            println!(
+                "n={n}: multimodular {mm:.2} us, in-field {field:.2} us, karatsuba {kara:.2} us, in-field/multimodular {:.2}",
+                field / mm
+            );
+            let _ = f.zero();
+        }
+    }
 }

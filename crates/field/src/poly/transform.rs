@@ -77,6 +77,9 @@ impl<E: Clone> Ntt<E> {
     /// `w^bitrev(i)`.
     pub(crate) fn forward<F: Field<Elem = E>>(&self, f: &F, v: &mut [E]) {
         debug_assert_eq!(v.len(), self.len());
+        if f.transform_stages(v, &self.forward[..v.len()], true) {
+            return;
+        }
         let mut h = v.len() / 2;
         while h >= 1 {
             let tw = &self.forward[h..2 * h];
@@ -96,6 +99,17 @@ impl<E: Clone> Ntt<E> {
     /// order in, coefficients in natural order out.
     pub(crate) fn inverse<F: Field<Elem = E>>(&self, f: &F, v: &mut [E]) {
         debug_assert_eq!(v.len(), self.len());
+        if !f.transform_stages(v, &self.inverse[..v.len()], false) {
+            self.inverse_stages(f, v);
+        }
+        for x in v.iter_mut() {
+            *x = f.mul(x, &self.n_inv);
+        }
+    }
+
+    /// The butterflies of [`inverse`](Self::inverse), unscaled, for any
+    /// field.
+    fn inverse_stages<F: Field<Elem = E>>(&self, f: &F, v: &mut [E]) {
         let n = v.len();
         let mut h = 1;
         while h < n {
@@ -110,9 +124,6 @@ impl<E: Clone> Ntt<E> {
             }
             h *= 2;
         }
-        for x in v.iter_mut() {
-            *x = f.mul(x, &self.n_inv);
-        }
     }
 
     /// `v` zero-padded to the transform length and transformed.
@@ -123,6 +134,95 @@ impl<E: Clone> Ntt<E> {
         self.forward(f, &mut out);
         out
     }
+}
+
+/// The number-theoretic transform of length `2^log` in a field with roots
+/// of unity of that order: the kernel under [`mul`](crate::poly::mul) for
+/// [`Goldilocks`](crate::Goldilocks) and [`Fp64`](crate::Fp64) with a
+/// prime such as [`P_PROTH`](crate::P_PROTH), public so that it can be
+/// measured against other libraries' transforms.
+///
+/// [`forward`](Self::forward) takes coefficients in natural order and
+/// leaves the values in bit-reversed order (position `i` holds the value at
+/// `w^bitrev(i)` for the primitive root `w` of
+/// [`FiniteField::two_adic_root`]); [`inverse`](Self::inverse) takes them
+/// back, scaled, so that the two are inverse to each other.
+///
+/// ```
+/// use field::{Field, Fp64, poly::Transform};
+///
+/// let f = Fp64::proth();
+/// let t = Transform::new(&f, 3).expect("2^59 divides p - 1");
+/// let coeffs: Vec<_> = (1..=8).map(|i| f.from_u64(i)).collect();
+/// let mut v = coeffs.clone();
+/// t.forward(&f, &mut v);
+/// assert_eq!(v[0], f.from_u64(36)); // the value at w^0 = 1
+/// t.inverse(&f, &mut v);
+/// assert_eq!(v, coeffs);
+/// ```
+pub struct Transform<E>(Ntt<E>);
+
+impl<E> std::fmt::Debug for Transform<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transform")
+            .field("len", &(1usize << self.0.log))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Clone> Transform<E> {
+    /// The transforms of length `2^log`, or `None` if the field has no
+    /// primitive `2^log`-th root of unity.
+    pub fn new<F: FiniteField<Elem = E>>(f: &F, log: u32) -> Option<Self> {
+        Ntt::new(f, log).map(Self)
+    }
+
+    /// The transform length, `2^log`.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false: a transform has at least one point.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The values of the polynomial with coefficients `v` at the powers of
+    /// the root, in bit-reversed order, in place (over
+    /// [`Fp64`](crate::Fp64), vectorised where the CPU allows).
+    ///
+    /// # Panics
+    ///
+    /// If `v.len()` is not [`len`](Self::len).
+    pub fn forward<F: FiniteField<Elem = E>>(&self, f: &F, v: &mut [E]) {
+        assert_eq!(v.len(), self.len(), "a transform of {} points", self.len());
+        self.0.forward(f, v);
+    }
+
+    /// The inverse of [`forward`](Self::forward), in place.
+    ///
+    /// # Panics
+    ///
+    /// If `v.len()` is not [`len`](Self::len).
+    pub fn inverse<F: FiniteField<Elem = E>>(&self, f: &F, v: &mut [E]) {
+        assert_eq!(v.len(), self.len(), "a transform of {} points", self.len());
+        self.0.inverse(f, v);
+    }
+}
+
+/// The stage tables of the transforms of `2^log` points in `f`, forward
+/// and inverse, for the tests of fields' own butterflies.
+#[cfg(test)]
+pub(crate) fn stage_tables_for_tests<F: FiniteField>(
+    f: &F,
+    log: u32,
+) -> (Vec<F::Elem>, Vec<F::Elem>) {
+    let ntt = Ntt::new(f, log).expect("the field has the roots");
+    let n = ntt.len();
+    (
+        ntt.forward[..n.max(2)].to_vec(),
+        ntt.inverse[..n.max(2)].to_vec(),
+    )
 }
 
 /// A primitive `2^log`-th root of unity and `1/2^log`, if they exist.

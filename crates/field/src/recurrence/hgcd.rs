@@ -11,12 +11,6 @@ use crate::poly::{Poly, mul_slices, normalized, trim};
 use crate::recurrence::bm::{Recurrence, berlekamp_massey};
 use crate::{Field, FieldError};
 
-/// Below this many terms [`minimal_recurrence`] runs
-/// [`berlekamp_massey`], which is faster there: measured on Goldilocks
-/// (`locator/goldilocks` in the algorithms bench), the two take the same
-/// time at 2048 syndromes, and the half-GCD is faster above.
-pub(crate) const MINIMAL_RECURRENCE_THRESHOLD: usize = 2048;
-
 /// The shortest linear recurrence of `s`, by the half-GCD: the same
 /// [`Recurrence`] as [`berlekamp_massey`] whenever the linear complexity
 /// `L` of `s` satisfies `2L <= s.len()`, in `O(M(N) log N)` field
@@ -26,7 +20,8 @@ pub(crate) const MINIMAL_RECURRENCE_THRESHOLD: usize = 2048;
 /// This is the locator step, Algorithm 2, line 3 of the paper, for long
 /// syndrome sequences: with `2t` power sums of at most `t` nonzero terms,
 /// `2L <= 2t = N` always holds, so the result is Berlekamp-Massey's, the
-/// locator `prod_j (1 - x_j x)`. Below 2048 terms it simply calls
+/// locator `prod_j (1 - x_j x)`. Below [`Field::half_gcd_threshold`]
+/// terms (2048 by default) it simply calls
 /// [`berlekamp_massey`], which is faster there (the half-GCD's products
 /// only win when they are long transforms).
 ///
@@ -100,7 +95,7 @@ pub fn minimal_recurrence<F: Field>(
     s: &[F::Elem],
     max_length: usize,
 ) -> Result<Recurrence<F::Elem>, FieldError> {
-    minimal_recurrence_with(f, s, max_length, MINIMAL_RECURRENCE_THRESHOLD, HGCD_BASE)
+    minimal_recurrence_with(f, s, max_length, f.half_gcd_threshold(), HGCD_BASE)
 }
 
 /// [`minimal_recurrence`] with the thresholds as parameters (for tests

@@ -8,10 +8,11 @@ use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{MINIMAL_RECURRENCE_THRESHOLD, minimal_recurrence, minimal_recurrence_with};
+use super::{minimal_recurrence, minimal_recurrence_with};
 use crate::poly::euclid::gcd_euclid_slices;
 use crate::poly::half_gcd::{Matrix, fast_gcd, hgcd, hgcd_second_row};
 use crate::poly::{div_rem_slices, mul_slices, trim};
+use crate::traits::DEFAULT_HALF_GCD_THRESHOLD as MINIMAL_RECURRENCE_THRESHOLD;
 use crate::{
     Field, FieldError, FiniteField, Fp64, Goldilocks, Mersenne61, Poly, Recurrence,
     berlekamp_massey,
@@ -322,5 +323,40 @@ fn long_gcds_match_euclid() {
         trim(&f, &mut b);
         let want = gcd_euclid_slices(&f, a.clone(), b.clone());
         assert_eq!(crate::poly::gcd::gcd_slices(&f, a, b), want);
+    }
+}
+
+/// Berlekamp-Massey against the half-GCD (at two base degrees) on `2t`
+/// power sums over [`Fp64::proth`], medians of 9 alternated rounds: for
+/// the field's threshold. Timing, not a test; the figures are in
+/// docs/benchmarks.md.
+#[test]
+#[ignore = "timing: cargo test -p field --release --lib -- --ignored --nocapture timing_"]
+fn timing_locator_threshold() {
+    let f = Fp64::proth();
+    let rng = &mut ChaCha8Rng::seed_from_u64(9);
+    for t in [128usize, 256, 384, 512, 768, 1024, 1536] {
+        let s = power_sums(&f, rng, t, 2 * t);
+        let mut times = [Vec::new(), Vec::new(), Vec::new()];
+        for round in 0..9 {
+            for k in 0..3 {
+                let which = (k + round) % 3;
+                let start = std::time::Instant::now();
+                let rec = match which {
+                    0 => minimal_recurrence_with(&f, &s, t, usize::MAX, 128),
+                    1 => minimal_recurrence_with(&f, &s, t, 0, 128),
+                    _ => minimal_recurrence_with(&f, &s, t, 0, 64),
+                };
+                times[which].push(start.elapsed().as_secs_f64());
+                assert_eq!(rec.unwrap().length, t);
+            }
+        }
+        let [bm, h128, h64] = times.map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2] * 1e3
+        });
+        println!(
+            "t={t}: berlekamp-massey {bm:.3} ms, half-gcd base 128 {h128:.3} ms, base 64 {h64:.3} ms"
+        );
     }
 }
