@@ -239,6 +239,46 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
         let _ = (v, table, forward);
         false
     }
+
+    /// `a_i <- a_i b_i` for every `i` (over [`Fp64`](crate::Fp64),
+    /// vectorised where the CPU allows).
+    ///
+    /// # Panics
+    ///
+    /// If the slices differ in length.
+    ///
+    /// ```
+    /// use field::{Field, Fp64};
+    ///
+    /// let f = Fp64::proth();
+    /// let mut a: Vec<_> = (1..=9).map(|i| f.from_u64(i)).collect();
+    /// let b: Vec<_> = (1..=9).map(|i| f.from_u64(10 * i)).collect();
+    /// f.mul_each(&mut a, &b);
+    /// assert_eq!(a[8], f.from_u64(810));
+    /// ```
+    fn mul_each(&self, a: &mut [Self::Elem], b: &[Self::Elem]) {
+        assert_eq!(a.len(), b.len(), "mul_each of slices of different lengths");
+        for (x, y) in a.iter_mut().zip(b) {
+            self.mul_assign(x, y);
+        }
+    }
+
+    /// `a_i <- a_i c` for every `i` (over [`Fp64`](crate::Fp64),
+    /// vectorised where the CPU allows).
+    ///
+    /// ```
+    /// use field::{Field, Fp64};
+    ///
+    /// let f = Fp64::proth();
+    /// let mut a: Vec<_> = (1..=9).map(|i| f.from_u64(i)).collect();
+    /// f.scale_each(&mut a, &f.from_u64(3));
+    /// assert_eq!(a[8], f.from_u64(27));
+    /// ```
+    fn scale_each(&self, a: &mut [Self::Elem], c: &Self::Elem) {
+        for x in a.iter_mut() {
+            self.mul_assign(x, c);
+        }
+    }
 }
 
 /// [`Field::half_gcd_threshold`]'s default: measured on Goldilocks

@@ -311,13 +311,22 @@ impl Field for Fp64 {
     /// The butterflies on the Montgomery words, vectorised with AVX-512 or
     /// AVX2 where the CPU has them (`fields/fp64/transform.rs`).
     fn transform_stages(&self, v: &mut [Mont64], table: &[Mont64], forward: bool) -> bool {
-        let (k, path) = (transform::Word::of(self), transform::Path::best());
-        if forward {
-            transform::forward(path, k, v, table);
+        let job = if forward {
+            transform::Job::Forward(table)
         } else {
-            transform::inverse(path, k, v, table);
-        }
+            transform::Job::Inverse(table)
+        };
+        transform::run(transform::Path::best(), transform::Word::of(self), v, job);
         true
+    }
+    fn mul_each(&self, a: &mut [Mont64], b: &[Mont64]) {
+        assert_eq!(a.len(), b.len(), "mul_each of slices of different lengths");
+        let job = transform::Job::MulEach(b);
+        transform::run(transform::Path::best(), transform::Word::of(self), a, job);
+    }
+    fn scale_each(&self, a: &mut [Mont64], c: &Mont64) {
+        let job = transform::Job::Scale(*c);
+        transform::run(transform::Path::best(), transform::Word::of(self), a, job);
     }
     fn poly_mul(&self, a: &[Mont64], b: &[Mont64]) -> Vec<Mont64> {
         let len = (a.len() + b.len()).saturating_sub(1);

@@ -102,9 +102,7 @@ impl<E: Clone> Ntt<E> {
         if !f.transform_stages(v, &self.inverse[..v.len()], false) {
             self.inverse_stages(f, v);
         }
-        for x in v.iter_mut() {
-            *x = f.mul(x, &self.n_inv);
-        }
+        f.scale_each(v, &self.n_inv);
     }
 
     /// The butterflies of [`inverse`](Self::inverse), unscaled, for any
@@ -384,9 +382,7 @@ fn product<F: Field>(f: &F, ntt: &Ntt<F::Elem>, a: &[F::Elem], b: &[F::Elem]) ->
         || ntt.forward_padded(f, a),
         || ntt.forward_padded(f, b),
     );
-    for (x, y) in fa.iter_mut().zip(&fb) {
-        *x = f.mul(x, y);
-    }
+    f.mul_each(&mut fa, &fb);
     ntt.inverse(f, &mut fa);
     fa.truncate(len);
     fa

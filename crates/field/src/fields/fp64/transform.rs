@@ -95,52 +95,35 @@ impl Path {
     }
 }
 
-/// The forward transform (decimation in frequency, natural order in,
-/// bit-reversed out) with the stage tables `tw` (stage `h` reads
-/// `tw[h..2h]`).
-pub(crate) fn forward(path: Path, k: Word, v: &mut [Mont64], tw: &[Mont64]) {
-    match path {
-        Path::Portable => stages::<1, Scalar>(Scalar, k, v, tw, true),
-        #[cfg(target_arch = "x86_64")]
-        Path::Avx2 => match pulp::x86::V3::try_new() {
-            Some(simd) => simd.vectorize(Run::<4, x86::Avx2> {
-                lanes: x86::Avx2(simd),
-                k,
-                v,
-                tw,
-                forward: true,
-            }),
-            None => stages::<1, Scalar>(Scalar, k, v, tw, true),
-        },
-        #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => match pulp::x86::V4::try_new() {
-            Some(simd) => simd.vectorize(Run::<8, x86::Avx512> {
-                lanes: x86::Avx512(simd),
-                k,
-                v,
-                tw,
-                forward: true,
-            }),
-            None => stages::<1, Scalar>(Scalar, k, v, tw, true),
-        },
-    }
+/// What to run on the words `v`.
+#[derive(Clone, Copy)]
+pub(crate) enum Job<'a> {
+    /// The forward transform (decimation in frequency, natural order in,
+    /// bit-reversed out) with these stage tables (stage `h` reads
+    /// `tw[h..2h]`).
+    Forward(&'a [Mont64]),
+    /// The inverse transform (decimation in time, bit-reversed order in,
+    /// natural out), unscaled, with the inverse stage tables.
+    Inverse(&'a [Mont64]),
+    /// `v_i <- v_i b_i`.
+    MulEach(&'a [Mont64]),
+    /// `v_i <- v_i c`.
+    Scale(Mont64),
 }
 
-/// The inverse transform (decimation in time, bit-reversed order in,
-/// natural out), unscaled, with the inverse stage tables `itw`.
-pub(crate) fn inverse(path: Path, k: Word, v: &mut [Mont64], itw: &[Mont64]) {
+/// Runs `job` on `v` along `path` (the portable one if the CPU lacks it).
+pub(crate) fn run(path: Path, k: Word, v: &mut [Mont64], job: Job<'_>) {
     match path {
-        Path::Portable => stages::<1, Scalar>(Scalar, k, v, itw, false),
+        Path::Portable => exec::<1, Scalar>(Scalar, k, v, job),
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => match pulp::x86::V3::try_new() {
             Some(simd) => simd.vectorize(Run::<4, x86::Avx2> {
                 lanes: x86::Avx2(simd),
                 k,
                 v,
-                tw: itw,
-                forward: false,
+                job,
             }),
-            None => stages::<1, Scalar>(Scalar, k, v, itw, false),
+            None => exec::<1, Scalar>(Scalar, k, v, job),
         },
         #[cfg(target_arch = "x86_64")]
         Path::Avx512 => match pulp::x86::V4::try_new() {
@@ -148,10 +131,9 @@ pub(crate) fn inverse(path: Path, k: Word, v: &mut [Mont64], itw: &[Mont64]) {
                 lanes: x86::Avx512(simd),
                 k,
                 v,
-                tw: itw,
-                forward: false,
+                job,
             }),
-            None => stages::<1, Scalar>(Scalar, k, v, itw, false),
+            None => exec::<1, Scalar>(Scalar, k, v, job),
         },
     }
 }
@@ -165,6 +147,14 @@ trait Lanes<const N: usize>: Copy {
     fn sub(self, k: Word, a: Self::V, b: Self::V) -> Self::V;
     /// `a w R^-1 mod p` for the twiddles `w`.
     fn mul(self, k: Word, a: Self::V, w: Self::V) -> Self::V;
+    /// One stage of half-span `h < N` over all of `v`, if these lanes have
+    /// a way (lanes regrouped by shuffles); `false` leaves it to the scalar
+    /// loop.
+    #[inline(always)]
+    fn small_stage(self, k: Word, v: &mut [Mont64], t: &[Mont64], h: usize, forward: bool) -> bool {
+        let _ = (k, v, t, h, forward);
+        false
+    }
 }
 
 /// One lane: the portable path.
@@ -195,21 +185,65 @@ impl Lanes<1> for Scalar {
     }
 }
 
-/// The stages in the CPU features' context (`pulp` compiles the body with
+/// A job in the CPU features' context (`pulp` compiles the body with
 /// them enabled).
 struct Run<'a, const N: usize, L> {
     lanes: L,
     k: Word,
     v: &'a mut [Mont64],
-    tw: &'a [Mont64],
-    forward: bool,
+    job: Job<'a>,
 }
 
 impl<const N: usize, L: Lanes<N>> pulp::NullaryFnOnce for Run<'_, N, L> {
     type Output = ();
     #[inline(always)]
     fn call(self) {
-        stages::<N, L>(self.lanes, self.k, self.v, self.tw, self.forward);
+        exec::<N, L>(self.lanes, self.k, self.v, self.job);
+    }
+}
+
+#[inline(always)]
+fn exec<const N: usize, L: Lanes<N>>(lanes: L, k: Word, v: &mut [Mont64], job: Job<'_>) {
+    match job {
+        Job::Forward(tw) => stages::<N, L>(lanes, k, v, tw, true),
+        Job::Inverse(itw) => stages::<N, L>(lanes, k, v, itw, false),
+        Job::MulEach(b) => each::<N, L>(lanes, k, v, b, None),
+        Job::Scale(c) => each::<N, L>(lanes, k, v, &[], Some(c)),
+    }
+}
+
+/// `v_i <- v_i b_i`, or `v_i <- v_i c` when `c` is given.
+#[inline(always)]
+fn each<const N: usize, L: Lanes<N>>(
+    lanes: L,
+    k: Word,
+    v: &mut [Mont64],
+    b: &[Mont64],
+    c: Option<Mont64>,
+) {
+    let (head, tail) = pulp::as_arrays_mut::<N, _>(v);
+    match c {
+        Some(c) => {
+            let cv = lanes.load(&[c; N]);
+            for x in head {
+                let y = lanes.mul(k, lanes.load(x), cv);
+                lanes.store(x, y);
+            }
+            for x in tail {
+                *x = Mont64(Scalar.mul(k, x.0, c.0));
+            }
+        }
+        None => {
+            debug_assert_eq!(b.len(), head.len() * N + tail.len());
+            let (b_head, b_tail) = pulp::as_arrays::<N, _>(b);
+            for (x, y) in head.iter_mut().zip(b_head) {
+                let z = lanes.mul(k, lanes.load(x), lanes.load(y));
+                lanes.store(x, z);
+            }
+            for (x, y) in tail.iter_mut().zip(b_tail) {
+                *x = Mont64(Scalar.mul(k, x.0, y.0));
+            }
+        }
     }
 }
 
@@ -227,7 +261,11 @@ fn stages<const N: usize, L: Lanes<N>>(
     let mut h = if forward { n / 2 } else { 1 };
     while h >= 1 && h < n {
         let t = &tw[h..2 * h];
-        for chunk in v.chunks_exact_mut(2 * h) {
+        let small = h < N && lanes.small_stage(k, v, t, h, forward);
+        for chunk in v
+            .chunks_exact_mut(2 * h)
+            .take(if small { 0 } else { usize::MAX })
+        {
             let (lo, hi) = chunk.split_at_mut(h);
             if h >= N {
                 let lo = pulp::as_arrays_mut::<N, _>(lo).0;
@@ -236,7 +274,7 @@ fn stages<const N: usize, L: Lanes<N>>(
                 for ((a, b), w) in lo.iter_mut().zip(hi.iter_mut()).zip(t) {
                     butterfly(lanes, k, a, b, w, forward);
                 }
-            } else {
+            } else if !small {
                 for ((a, b), w) in lo.iter_mut().zip(hi.iter_mut()).zip(t) {
                     butterfly::<1, Scalar>(
                         Scalar,
@@ -322,7 +360,83 @@ mod x86 {
         }
     }
 
+    /// For a stage of half-span `h` in `{1, 2, 4}` over 16 words `A | B`
+    /// (`permutex2var` indices: `0..8` name `A`'s lanes, `8..16` `B`'s):
+    /// the positions of the butterflies' first and second operands, and
+    /// the inverse shuffles that put the results back into `A` and `B`.
+    #[allow(
+        clippy::cast_possible_wrap,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )] // lane indices below 16
+    fn shuffles(h: usize) -> ([i64; 8], [i64; 8], [i64; 8], [i64; 8]) {
+        let (mut lo, mut hi) = ([0i64; 8], [0i64; 8]);
+        let mut lane = 0;
+        for i in 0..16 {
+            if i % (2 * h) < h {
+                lo[lane] = i as i64;
+                hi[lane] = (i + h) as i64;
+                lane += 1;
+            }
+        }
+        // Results: lane l of S (index l) went to lo[l]; of D (index 8 + l)
+        // to hi[l].
+        let (mut back_a, mut back_b) = ([0i64; 8], [0i64; 8]);
+        for l in 0..8 {
+            for (pos, src) in [(lo[l], l as i64), (hi[l], 8 + l as i64)] {
+                if pos < 8 {
+                    back_a[pos as usize] = src;
+                } else {
+                    back_b[(pos - 8) as usize] = src;
+                }
+            }
+        }
+        (lo, hi, back_a, back_b)
+    }
+
     impl Lanes<8> for Avx512 {
+        #[inline(always)]
+        #[allow(
+            clippy::cast_possible_wrap,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )] // lane indices below 16
+        fn small_stage(
+            self,
+            k: Word,
+            v: &mut [Mont64],
+            t: &[Mont64],
+            h: usize,
+            forward: bool,
+        ) -> bool {
+            if !matches!(h, 1 | 2 | 4) || !v.len().is_multiple_of(16) {
+                return false;
+            }
+            let s = self.0.avx512f;
+            let (lo, hi, back_a, back_b) = shuffles(h);
+            // Lane l's twiddle: that of the first operand's offset in its
+            // span.
+            let w = self.load(&core::array::from_fn(|l| t[lo[l] as usize % (2 * h)]));
+            let [lo, hi, back_a, back_b]: [__m512i; 4] = [lo, hi, back_a, back_b].map(cast);
+            for pair in pulp::as_arrays_mut::<16, _>(v).0 {
+                let [a8, b8] = pulp::as_arrays_mut::<8, _>(pair).0 else {
+                    unreachable!("16 words are two arrays of 8")
+                };
+                let (a, b) = (self.load(a8), self.load(b8));
+                let x = s._mm512_permutex2var_epi64(a, lo, b);
+                let y = s._mm512_permutex2var_epi64(a, hi, b);
+                let (sum, dif) = if forward {
+                    (self.add(k, x, y), self.mul(k, self.sub(k, x, y), w))
+                } else {
+                    let u = self.mul(k, y, w);
+                    (self.add(k, x, u), self.sub(k, x, u))
+                };
+                self.store(a8, s._mm512_permutex2var_epi64(sum, back_a, dif));
+                self.store(b8, s._mm512_permutex2var_epi64(sum, back_b, dif));
+            }
+            true
+        }
+
         type V = __m512i;
         #[inline(always)]
         fn load(self, s: &[Mont64; 8]) -> __m512i {
@@ -468,6 +582,23 @@ mod tests {
     /// inverse, at every length from 1 to 2^12 points, over primes near
     /// 2^64, near 2^63 and small.
     #[test]
+    fn products_and_scaling_fill_the_tails() {
+        let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let f = Fp64::proth();
+        let k = Word::of(&f);
+        for len in 0..40 {
+            let a: Vec<Mont64> = (0..len).map(|_| f.random(rng)).collect();
+            let b: Vec<Mont64> = (0..len).map(|_| f.random(rng)).collect();
+            for path in Path::available() {
+                let mut got = a.clone();
+                run(path, k, &mut got, Job::MulEach(&b));
+                let want: Vec<Mont64> = a.iter().zip(&b).map(|(x, y)| f.mul(x, y)).collect();
+                assert_eq!(got, want, "{path:?}, {len}");
+            }
+        }
+    }
+
+    #[test]
     fn every_path_gives_the_portable_words() {
         let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let paths = Path::available();
@@ -483,9 +614,9 @@ mod tests {
                 let (tw, itw) = (&tw[..], &itw[..]);
                 let v: Vec<Mont64> = (0..1usize << log).map(|_| f.random(rng)).collect();
                 let mut want = v.clone();
-                forward(Path::Portable, k, &mut want, tw);
+                run(Path::Portable, k, &mut want, Job::Forward(tw));
                 let mut back = want.clone();
-                inverse(Path::Portable, k, &mut back, itw);
+                run(Path::Portable, k, &mut back, Job::Inverse(itw));
                 let n = f.from_u64(1 << log);
                 assert!(
                     back.iter().zip(&v).all(|(x, y)| *x == f.mul(y, &n)),
@@ -493,11 +624,24 @@ mod tests {
                 );
                 for &path in &paths {
                     let mut got = v.clone();
-                    forward(path, k, &mut got, tw);
+                    run(path, k, &mut got, Job::Forward(tw));
                     assert_eq!(got, want, "{path:?}, log {log}, p {}", f.modulus());
                     let mut got_back = want.clone();
-                    inverse(path, k, &mut got_back, itw);
+                    run(path, k, &mut got_back, Job::Inverse(itw));
                     assert_eq!(got_back, back, "{path:?} inverse, log {log}");
+                    // Products and scaling, lane by lane and in the tails.
+                    let mut prod = v.clone();
+                    run(path, k, &mut prod, Job::MulEach(&want));
+                    let expect: Vec<Mont64> =
+                        v.iter().zip(&want).map(|(x, y)| f.mul(x, y)).collect();
+                    assert_eq!(prod, expect, "{path:?} products, log {log}");
+                    let c = f.random(rng);
+                    let mut scaled = v.clone();
+                    run(path, k, &mut scaled, Job::Scale(c));
+                    assert!(
+                        scaled.iter().zip(&v).all(|(x, y)| *x == f.mul(y, &c)),
+                        "{path:?} scale"
+                    );
                 }
             }
         }
