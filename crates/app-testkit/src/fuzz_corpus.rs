@@ -33,6 +33,11 @@ pub const TARGETS: &[Target] = &[
     ),
     ("bm", "field_testkit::fuzz::bm", field_testkit::fuzz::bm),
     (
+        "poly_kernels",
+        "field_testkit::fuzz::poly_kernels",
+        field_testkit::fuzz::poly_kernels,
+    ),
+    (
         "find_roots",
         "field_testkit::fuzz::find_roots",
         field_testkit::fuzz::find_roots,
@@ -195,6 +200,14 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
                 "rationals",
                 vec![(5 << 2) | 3, 1, 2, 4, 8, 16, 32, 64, 0xfe],
             ),
+        ],
+        "poly_kernels" => vec![
+            ("proth-long", vec![0, 0xb0, 0x04, 0x58, 0x02, 1, 2, 3]),
+            ("proth-short", vec![4, 3, 0, 17, 0, 9]),
+            ("p1e9-multimodular", vec![1, 0x00, 0x02, 0x90, 0x01, 7]),
+            ("top-multimodular", vec![2, 0x40, 0x00, 0x41, 0x00, 8]),
+            ("m61", vec![3, 0x20, 0x03, 0x21, 0x03, 9]),
+            ("empty", vec![0]),
         ],
         "find_roots" => vec![
             ("gf7", vec![1 << 2, 6, 0, 1]),

@@ -188,3 +188,84 @@ pub fn find_roots(data: &[u8]) {
         }
     }
 }
+
+/// The polynomial product kernels on arbitrary input: the first byte picks
+/// the field (GF(27 * 2^59 + 1), whose products run on its vectorised
+/// transforms; GF(10^9 + 7) and GF(2^64 - 59), whose primes lack the
+/// roots, so their products run through the multi-modular engine; and
+/// GF(2^61 - 1)), the next four the two lengths (up to 1200 terms, which
+/// crosses every threshold of these fields), and the rest seeds the
+/// coefficients (so short inputs reach long products). Every product must
+/// equal Karatsuba's, and over the transform field a transform and its
+/// inverse give the input back, with the values of the forward transform
+/// those of the polynomial at the powers of the root.
+pub fn poly_kernels(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let len = |i: usize| {
+        usize::from(u16::from_le_bytes([
+            rest.get(i).copied().unwrap_or(0),
+            rest.get(i + 1).copied().unwrap_or(0),
+        ])) % 1201
+    };
+    let (la, lb) = (len(0), len(2));
+    let seed = rest.iter().skip(4).fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    match selector % 4 {
+        0 => products(&Fp64::proth(), la, lb, seed, true),
+        1 => products(&prime(1_000_000_007), la, lb, seed, false),
+        2 => products(&prime(u64::MAX - 58), la, lb, seed, false),
+        _ => products(&Mersenne61, la, lb, seed, false),
+    }
+}
+
+fn prime(p: u64) -> Fp64 {
+    Fp64::new(p).unwrap_or_else(|_| unreachable!("{p} is prime"))
+}
+
+fn products<F: FiniteField>(f: &F, la: usize, lb: usize, seed: u64, transform: bool) {
+    use rand::SeedableRng;
+    let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let a: Vec<F::Elem> = (0..la).map(|_| f.random(rng)).collect();
+    let b: Vec<F::Elem> = (0..lb).map(|_| f.random(rng)).collect();
+    let (pa, pb) = (
+        field::Poly::from_coeffs(f, a.clone()),
+        field::Poly::from_coeffs(f, b),
+    );
+    assert_eq!(
+        field::poly::mul(f, &pa, &pb),
+        field::poly::mul_karatsuba(f, &pa, &pb),
+        "{la} x {lb} terms"
+    );
+    if !transform || a.is_empty() {
+        return;
+    }
+    let log = a.len().next_power_of_two().trailing_zeros();
+    let Some(t) = field::poly::Transform::new(f, log) else {
+        return;
+    };
+    let mut v = a;
+    v.resize(t.len(), f.zero());
+    let coeffs = v.clone();
+    t.forward(f, &mut v);
+    // Position i holds the value at w^bitrev(i): check two positions.
+    let w = f
+        .two_adic_root(log)
+        .unwrap_or_else(|| unreachable!("the transform exists"));
+    for i in [0, t.len() - 1] {
+        let rev = if log == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - log)
+        };
+        let x = f.pow_u64(&w, rev as u64);
+        assert_eq!(
+            v[i],
+            field::poly::evaluate(f, &field::Poly::from_coeffs(f, coeffs.clone()), &x)
+        );
+    }
+    t.inverse(f, &mut v);
+    assert_eq!(v, coeffs, "inverse of forward, 2^{log} points");
+}

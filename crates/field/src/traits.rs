@@ -226,6 +226,15 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
         DEFAULT_HALF_GCD_THRESHOLD
     }
 
+    /// Above this many nodes
+    /// [`solve_transposed_vandermonde`](crate::solve_transposed_vandermonde)
+    /// evaluates by a remainder tree rather than Horner's rule:
+    /// [`FAST_SOLVE_THRESHOLD`](crate::FAST_SOLVE_THRESHOLD) by default, lower
+    /// for an [`Fp64`](crate::Fp64) with transforms in the field.
+    fn remainder_tree_threshold(&self) -> usize {
+        crate::FAST_SOLVE_THRESHOLD
+    }
+
     /// The butterflies of a number-theoretic transform of `v.len()` (a
     /// power of two) points, in place, or `false` to leave them to the
     /// generic code: forward, decimation in frequency (`(a + b, (a - b)

@@ -20,3 +20,13 @@ fn bm() {
 fn find_roots() {
     field_testkit::fuzz::replay("fuzz/find_roots", 600, 160, field_testkit::fuzz::find_roots);
 }
+
+#[test]
+fn poly_kernels() {
+    field_testkit::fuzz::replay(
+        "fuzz/poly_kernels",
+        150,
+        12,
+        field_testkit::fuzz::poly_kernels,
+    );
+}

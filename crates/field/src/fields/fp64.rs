@@ -308,6 +308,18 @@ impl Field for Fp64 {
             crate::traits::DEFAULT_HALF_GCD_THRESHOLD
         }
     }
+    /// 384 when the field has transforms of 2^12 points, the default
+    /// otherwise: over [`Fp64::proth`] the remainder tree takes 0.96 times
+    /// Horner's time at 384 nodes, 0.44 at 1024 (the ignored test
+    /// `vandermonde::timing::timing_remainder_tree_threshold`,
+    /// docs/benchmarks.md).
+    fn remainder_tree_threshold(&self) -> usize {
+        if self.two_adicity >= 12 {
+            384
+        } else {
+            crate::FAST_SOLVE_THRESHOLD
+        }
+    }
     /// The butterflies on the Montgomery words, vectorised with AVX-512 or
     /// AVX2 where the CPU has them (`fields/fp64/transform.rs`).
     fn transform_stages(&self, v: &mut [Mont64], table: &[Mont64], forward: bool) -> bool {

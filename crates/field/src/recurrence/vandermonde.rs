@@ -6,7 +6,8 @@ use crate::poly::multipoint::ProductTree;
 use crate::poly::{self, Poly, horner_many, mul_slices};
 
 /// Above this many nodes, [`solve_transposed_vandermonde`] evaluates by a
-/// remainder tree instead of Horner's rule. Measured with the tree forced
+/// remainder tree instead of Horner's rule, by default
+/// ([`Field::remainder_tree_threshold`]). Measured with the tree forced
 /// on and off (medians of five, 2026-11-24, docs/benchmarks.md): Horner's
 /// rule is faster up to 1024 nodes over `Fp64::proth()` (3.9 ms against
 /// 4.6 ms) and ties at 1024 over GF(2^61 - 1); the tree wins from 2048
@@ -121,8 +122,14 @@ impl<F: Field> TransposedVandermonde<F> {
     ///
     /// [`FieldError::RepeatedNodes`] if two nodes are equal.
     pub fn new(f: &F, nodes: &[F::Elem]) -> Result<Self, FieldError> {
+        Self::new_with(f, nodes, f.remainder_tree_threshold())
+    }
+
+    /// [`new`](Self::new) with the remainder tree above `threshold` nodes
+    /// (for the timing that chooses the fields' thresholds).
+    pub(crate) fn new_with(f: &F, nodes: &[F::Elem], threshold: usize) -> Result<Self, FieldError> {
         let m = nodes.len();
-        let tree = (m > FAST_SOLVE_THRESHOLD).then(|| ProductTree::new(f, nodes));
+        let tree = (m > threshold).then(|| ProductTree::new(f, nodes));
         let p = match &tree {
             Some(t) => Poly::from_coeffs(f, t.root().to_vec()),
             None => poly::from_roots(f, nodes),
@@ -245,4 +252,46 @@ fn horner_in_parallel<F: Field>(f: &F, c: &[F::Elem], xs: &[F::Elem]) -> Vec<F::
         horner_many(f, c, chunk)
     })
     .concat()
+}
+
+#[cfg(test)]
+mod timing {
+    use super::TransposedVandermonde;
+    use crate::{FiniteField, Fp64};
+    use rand::SeedableRng;
+
+    /// Horner's rule against the remainder tree for a transposed
+    /// Vandermonde solve of `m` nodes over [`Fp64::proth`], medians of 9
+    /// alternated rounds: for the field's `remainder_tree_threshold`.
+    /// Timing, not a test; the figures are in docs/benchmarks.md.
+    #[test]
+    #[ignore = "timing: cargo test -p field --release --lib -- --ignored --nocapture timing_"]
+    fn timing_remainder_tree_threshold() {
+        let f = Fp64::proth();
+        let rng = &mut rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for m in [128usize, 256, 384, 512, 768, 1024, 1536, 2048] {
+            let x: Vec<_> = (0..m).map(|_| f.random(rng)).collect();
+            let s: Vec<_> = (0..m).map(|_| f.random(rng)).collect();
+            let mut times = [Vec::new(), Vec::new()];
+            for round in 0..9 {
+                for k in 0..2 {
+                    let which = (k + round) % 2;
+                    let start = std::time::Instant::now();
+                    let threshold = if which == 0 { usize::MAX } else { 0 };
+                    let v = TransposedVandermonde::new_with(&f, &x, threshold)
+                        .and_then(|t| t.solve(&f, &s));
+                    times[which].push(start.elapsed().as_secs_f64());
+                    assert!(v.is_ok());
+                }
+            }
+            let [horner, tree] = times.map(|mut v| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2] * 1e3
+            });
+            println!(
+                "m={m}: horner {horner:.3} ms, remainder tree {tree:.3} ms, tree/horner {:.2}",
+                tree / horner
+            );
+        }
+    }
 }

@@ -247,8 +247,14 @@ fn each<const N: usize, L: Lanes<N>>(
     }
 }
 
-/// All the stages: spans of `2h` whose half `h` holds at least `N` words
-/// run `N` butterflies at a time, the smaller ones one at a time.
+/// Spans up to this many words run all their stages while they sit in
+/// the core's cache (256 KiB of L2 on the machines measured): a transform
+/// of `2^21` points makes eight passes over its 16 MiB instead of 21.
+const BLOCK: usize = 1 << 14;
+
+/// All the stages: the spans longer than [`BLOCK`] one stage at a time over
+/// all of `v` (first when forward, last when inverse), the rest block by
+/// block, so that those stages run in cache.
 #[inline(always)]
 fn stages<const N: usize, L: Lanes<N>>(
     lanes: L,
@@ -258,36 +264,73 @@ fn stages<const N: usize, L: Lanes<N>>(
     forward: bool,
 ) {
     let n = v.len();
-    let mut h = if forward { n / 2 } else { 1 };
-    while h >= 1 && h < n {
-        let t = &tw[h..2 * h];
-        let small = h < N && lanes.small_stage(k, v, t, h, forward);
-        for chunk in v
-            .chunks_exact_mut(2 * h)
-            .take(if small { 0 } else { usize::MAX })
-        {
-            let (lo, hi) = chunk.split_at_mut(h);
-            if h >= N {
-                let lo = pulp::as_arrays_mut::<N, _>(lo).0;
-                let hi = pulp::as_arrays_mut::<N, _>(hi).0;
-                let t = pulp::as_arrays::<N, _>(t).0;
-                for ((a, b), w) in lo.iter_mut().zip(hi.iter_mut()).zip(t) {
-                    butterfly(lanes, k, a, b, w, forward);
-                }
-            } else if !small {
-                for ((a, b), w) in lo.iter_mut().zip(hi.iter_mut()).zip(t) {
-                    butterfly::<1, Scalar>(
-                        Scalar,
-                        k,
-                        core::array::from_mut(a),
-                        core::array::from_mut(b),
-                        core::array::from_ref(w),
-                        forward,
-                    );
-                }
+    let block = BLOCK.min(n);
+    if forward {
+        let mut h = n / 2;
+        while h >= block {
+            stage(lanes, k, v, tw, h, true);
+            h /= 2;
+        }
+        for chunk in v.chunks_exact_mut(block.max(1)) {
+            let mut h = block / 2;
+            while h >= 1 {
+                stage(lanes, k, chunk, tw, h, true);
+                h /= 2;
             }
         }
-        h = if forward { h / 2 } else { h * 2 };
+    } else {
+        for chunk in v.chunks_exact_mut(block.max(1)) {
+            let mut h = 1;
+            while h < block {
+                stage(lanes, k, chunk, tw, h, false);
+                h *= 2;
+            }
+        }
+        let mut h = block;
+        while h < n {
+            stage(lanes, k, v, tw, h, false);
+            h *= 2;
+        }
+    }
+}
+
+/// One stage of half-span `h` over `v`: `N` butterflies at a time when
+/// `h` holds at least `N` words, else the lanes' shuffles or one at a
+/// time.
+#[inline(always)]
+fn stage<const N: usize, L: Lanes<N>>(
+    lanes: L,
+    k: Word,
+    v: &mut [Mont64],
+    tw: &[Mont64],
+    h: usize,
+    forward: bool,
+) {
+    let t = &tw[h..2 * h];
+    if h < N && lanes.small_stage(k, v, t, h, forward) {
+        return;
+    }
+    for chunk in v.chunks_exact_mut(2 * h) {
+        let (lo, hi) = chunk.split_at_mut(h);
+        if h >= N {
+            let lo = pulp::as_arrays_mut::<N, _>(lo).0;
+            let hi = pulp::as_arrays_mut::<N, _>(hi).0;
+            let t = pulp::as_arrays::<N, _>(t).0;
+            for ((a, b), w) in lo.iter_mut().zip(hi.iter_mut()).zip(t) {
+                butterfly(lanes, k, a, b, w, forward);
+            }
+        } else {
+            for ((a, b), w) in lo.iter_mut().zip(hi.iter_mut()).zip(t) {
+                butterfly::<1, Scalar>(
+                    Scalar,
+                    k,
+                    core::array::from_mut(a),
+                    core::array::from_mut(b),
+                    core::array::from_ref(w),
+                    forward,
+                );
+            }
+        }
     }
 }
 
@@ -609,7 +652,7 @@ mod tests {
             Fp64::new(7_340_033).unwrap(),
         ] {
             let k = Word::of(&f);
-            for log in 0..=12u32 {
+            for log in (0..=12u32).chain([15, 16]) {
                 let (tw, itw) = crate::poly::transform::stage_tables_for_tests(&f, log);
                 let (tw, itw) = (&tw[..], &itw[..]);
                 let v: Vec<Mont64> = (0..1usize << log).map(|_| f.random(rng)).collect();
