@@ -28,7 +28,7 @@ const NTT_THRESHOLD: usize = 16;
 /// below it, Karatsuba. Where the field has the roots, its own transforms
 /// (vectorised too) take half the multi-modular product's time at every
 /// length from 64 to 10^6 terms (measured over [`Fp64::proth`], the ignored
-/// test `ntt::timing::timing_multimodular_threshold`, docs/benchmarks.md),
+/// test `ntt::tests::timing::timing_multimodular_threshold`, docs/benchmarks.md),
 /// so they are used whenever they exist. The multi-modular product
 /// overtakes Karatsuba between 32 and 48 terms.
 const MULTIMODULAR_THRESHOLD: usize = 48;
