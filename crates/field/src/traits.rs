@@ -244,6 +244,11 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// runs them on its Montgomery words, vectorised where the CPU allows;
     /// an override must compute exactly these butterflies (the transforms
     /// are tested against the generic ones).
+    ///
+    /// # Panics
+    ///
+    /// Overrides may panic if `table` is shorter than `v`: the callers
+    /// are this crate's transforms, which pass their own tables.
     fn transform_stages(&self, v: &mut [Self::Elem], table: &[Self::Elem], forward: bool) -> bool {
         let _ = (v, table, forward);
         false

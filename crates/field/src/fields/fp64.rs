@@ -5,9 +5,9 @@ use rand::Rng;
 
 use crate::fields::word;
 use crate::poly::ntt;
+use crate::{Field, FieldError, FiniteField, primes};
 
 mod transform;
-use crate::{Field, FieldError, FiniteField, primes};
 
 /// From this many coefficients in the shorter factor, an [`Fp64`] whose
 /// `p - 1` has enough factors of two multiplies polynomials by transforms
