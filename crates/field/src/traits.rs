@@ -232,7 +232,7 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// [`FAST_SOLVE_THRESHOLD`](crate::FAST_SOLVE_THRESHOLD) by default, lower
     /// for an [`Fp64`](crate::Fp64) with transforms in the field.
     fn remainder_tree_threshold(&self) -> usize {
-        crate::FAST_SOLVE_THRESHOLD
+        DEFAULT_REMAINDER_TREE_THRESHOLD
     }
 
     /// The butterflies of a number-theoretic transform of `v.len()` (a
@@ -294,6 +294,11 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
         }
     }
 }
+
+/// [`Field::remainder_tree_threshold`]'s default, public as
+/// [`FAST_SOLVE_THRESHOLD`](crate::FAST_SOLVE_THRESHOLD) (defined here so
+/// that the trait does not reach into the Vandermonde module).
+pub(crate) const DEFAULT_REMAINDER_TREE_THRESHOLD: usize = 1536;
 
 /// [`Field::half_gcd_threshold`]'s default: measured on Goldilocks
 /// (`locator/goldilocks` in the algorithms bench), Berlekamp-Massey and the

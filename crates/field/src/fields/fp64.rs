@@ -317,7 +317,7 @@ impl Field for Fp64 {
         if self.two_adicity >= 12 {
             384
         } else {
-            crate::FAST_SOLVE_THRESHOLD
+            crate::traits::DEFAULT_REMAINDER_TREE_THRESHOLD
         }
     }
     /// The butterflies on the Montgomery words, vectorised with AVX-512 or

@@ -39,18 +39,9 @@
 
 mod primes;
 
-use primes::{Prime, primes, tables};
+use primes::{MAX_LOG, PRIME_BITS, Prime, primes, tables};
 
 use crate::Field;
-
-/// Transform lengths up to `2^MAX_LOG` are supported.
-const MAX_LOG: u32 = 24;
-/// The number of transform primes kept (enough for `p` of about 9700 bits:
-/// `49 * 400 > 2 * 9700 + MAX_LOG + 2`).
-const MAX_PRIMES: usize = 400;
-/// The transform primes are below `2^PRIME_BITS` (and above
-/// `2^(PRIME_BITS - 1)`).
-const PRIME_BITS: u32 = 50;
 
 /// What one field needs to multiply by NTT: the number of transform primes
 /// for its modulus, and the explicit-CRT constants as field elements.

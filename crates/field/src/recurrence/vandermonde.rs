@@ -12,7 +12,7 @@ use crate::poly::{self, Poly, horner_many, mul_slices};
 /// rule is faster up to 1024 nodes over `Fp64::proth()` (3.9 ms against
 /// 4.6 ms) and ties at 1024 over GF(2^61 - 1); the tree wins from 2048
 /// (11.3 ms against 15.0 ms, and 4.3x at 8192).
-pub const FAST_SOLVE_THRESHOLD: usize = 1536;
+pub const FAST_SOLVE_THRESHOLD: usize = crate::traits::DEFAULT_REMAINDER_TREE_THRESHOLD;
 use crate::{Field, FieldError};
 
 /// The `v` with `s_i = sum_j v_j x_j^(i-1)` for `i = 1..m`, given distinct

@@ -4,7 +4,14 @@
 
 use std::sync::OnceLock;
 
-use super::{MAX_LOG, MAX_PRIMES, PRIME_BITS};
+/// Transform lengths up to `2^MAX_LOG` are supported.
+pub(super) const MAX_LOG: u32 = 24;
+/// The number of transform primes kept (enough for `p` of about 9700 bits:
+/// `49 * 400 > 2 * 9700 + MAX_LOG + 2`).
+const MAX_PRIMES: usize = 400;
+/// The transform primes are below `2^PRIME_BITS` (and above
+/// `2^(PRIME_BITS - 1)`).
+pub(super) const PRIME_BITS: u32 = 50;
 
 /// A transform prime with its Montgomery constants (`R = 2^64`).
 #[derive(Clone, Debug)]
