@@ -341,17 +341,22 @@ impl Field for Fp64 {
         transform::run(transform::Path::best(), transform::Word::of(self), a, job);
     }
     fn poly_mul(&self, a: &[Mont64], b: &[Mont64]) -> Vec<Mont64> {
-        let len = (a.len() + b.len()).saturating_sub(1);
-        let has_roots = len.next_power_of_two().trailing_zeros() <= self.two_adicity;
-        if !has_roots
-            && a.len().min(b.len()) >= MULTIMODULAR_THRESHOLD
+        let shorter = a.len().min(b.len());
+        // Transforms in the field when it has the roots for this length
+        // (`ntt_mul` says so by `None`), else the multi-modular product.
+        if shorter >= NTT_THRESHOLD
+            && let Some(v) = crate::poly::transform::ntt_mul(self, a, b)
+        {
+            return v;
+        }
+        if shorter >= MULTIMODULAR_THRESHOLD
             && let Some(plan) = self.crt_plan()
         {
             // The Montgomery words themselves: their integer product is
             // c R^2 (mod p), and one reduction leaves c R, c's word.
             return plan.mul_words(a, b, |v| v.0, |x| self.reduce_wide(x));
         }
-        crate::poly::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
+        crate::poly::karatsuba(self, a, b)
     }
     fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {
         let n = a.len().min(b.len());
