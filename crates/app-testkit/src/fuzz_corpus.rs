@@ -226,9 +226,9 @@ pub fn seed_corpus(target: &str) -> Vec<(String, Vec<u8>)> {
             ),
         ],
         "sagg_large_decode" => vec![
-            // Shape 0 (t = 1100, r = 1), exactly t keys, uncorrupted.
-            ("half-gcd-exact", cat(&[&[4, 1], &le(1)])),
-            // Shape 1 (t = 1600: the remainder tree), t + 1 keys, r = 2.
+            // Shape 0 (the half-GCD, Horner's solve), r = 1, exactly t keys, uncorrupted.
+            ("half-gcd-exact", cat(&[&[6, 1], &le(1)])),
+            // Shape 1 (the remainder tree), r = 2, t + 1 keys.
             ("tree-over-capacity", cat(&[&[10, 3], &le(2)])),
             // Shape 2 (partitioned), fewer keys, two corruptions.
             (

@@ -30,8 +30,9 @@ fn m6_partitioned_decode() {
     );
 }
 
-/// Few inputs: each builds and decodes a sketch of capacity 1100 to 4000
-/// (the half-GCD, the remainder tree and the buckets' fast paths).
+/// Few inputs: each builds and decodes a sketch just large enough for the
+/// half-GCD, the remainder tree or the buckets' fast paths
+/// (`sagg_testkit::sagg::fuzz_large::shapes`).
 #[test]
 fn m6_large_decode() {
     replay(

@@ -1,12 +1,17 @@
 //! The fuzz body that reaches the decoders' fast paths
 //! (docs/threat-model.md M6): a sketch large enough for the half-GCD
-//! locator (above 2048 syndromes), the remainder-tree Vandermonde solve
-//! (above `FAST_SOLVE_THRESHOLD` keys) and Graeffe root finding, built
-//! from a few fuzz bytes and then corrupted by the rest.
+//! locator ([`Field::half_gcd_threshold`] syndromes and more), the
+//! remainder-tree Vandermonde solve (above
+//! [`Field::remainder_tree_threshold`] keys) and Graeffe root finding,
+//! built from a few fuzz bytes and then corrupted by the rest.
 //!
 //! The small bodies of [`super::fuzz`] draw every syndrome from the input,
 //! so their sketches stay below those thresholds; here the input chooses
-//! the shape, a seed for the keys and counts, and where to corrupt.
+//! the shape, a seed for the keys and counts, and where to corrupt. The
+//! shapes follow the decoder field's thresholds ([`shapes`]), so a
+//! threshold that moves moves the sketches with it: each is just large
+//! enough for its path, which keeps an execution as cheap as the paths
+//! allow.
 
 use field::{Field, Fp64, Mont64};
 use num_bigint::BigUint;
@@ -17,10 +22,43 @@ use syndrome_agg::{CountPolicy, LinearSketch, RawSketch, Sketch, SketchParams, S
 
 use super::fuzz::Bytes;
 
-/// Capacities: the half-GCD with Horner's solve, the half-GCD with the
-/// remainder tree, and a partitioned sketch of two buckets of about 2300
-/// (each bucket on the half-GCD).
-const SHAPES: [(usize, bool); 3] = [(1100, false), (1600, false), (4000, true)];
+/// One sketch shape of the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// The capacity `t` (of the whole aggregate when partitioned).
+    pub capacity: usize,
+    /// `Some(G)`: a partitioned sketch of `G` buckets.
+    pub buckets: Option<usize>,
+}
+
+/// The target's shapes over `f`, from its thresholds: `h` =
+/// [`Field::half_gcd_threshold`] syndromes, `k` =
+/// [`Field::remainder_tree_threshold`] keys.
+///
+/// 1. capacity `h / 2`: `2t + r >= h`, so the half-GCD locator, with the
+///    solve by Horner's rule while at most `k` keys are present;
+/// 2. capacity `max(h / 2, k) + 64`: the half-GCD with the remainder-tree
+///    solve when more than `k` keys are present;
+/// 3. a partitioned sketch of two buckets and capacity `h`: each bucket's
+///    capacity is above `h / 2`, so each bucket is on the half-GCD.
+pub fn shapes(f: &Fp64) -> [Shape; 3] {
+    let h = f.half_gcd_threshold();
+    let k = f.remainder_tree_threshold();
+    [
+        Shape {
+            capacity: h / 2,
+            buckets: None,
+        },
+        Shape {
+            capacity: (h / 2).max(k) + 64,
+            buckets: None,
+        },
+        Shape {
+            capacity: h,
+            buckets: Some(2),
+        },
+    ]
+}
 
 /// At most this many corrupted elements.
 const MAX_CORRUPT: usize = 8;
@@ -35,7 +73,10 @@ const MAX_CORRUPT: usize = 8;
 pub fn large_decode(data: &[u8]) {
     let mut b = Bytes(data);
     let head = b.byte();
-    let (t, partitioned) = SHAPES[usize::from(head) % SHAPES.len()];
+    let f = Fp64::proth();
+    let shapes = shapes(&f);
+    let shape = shapes[usize::from(head) % shapes.len()];
+    let t = shape.capacity;
     let r = usize::from(head / 4 % 3);
     let over = b.byte();
     let m = match over % 4 {
@@ -44,7 +85,6 @@ pub fn large_decode(data: &[u8]) {
         _ => t + 1 + usize::from(over / 4) % (r + 1),
     };
     let mut rng = ChaCha8Rng::seed_from_u64(b.u64());
-    let f = Fp64::proth();
     let domain = BigUint::from(1u64 << 40);
     let mut keys = std::collections::BTreeSet::new();
     while keys.len() < m {
@@ -60,8 +100,9 @@ pub fn large_decode(data: &[u8]) {
         corrupt.push((i, f.from_u64(b.u64())));
     }
     let counts = CountPolicy::unsigned(100 * m as u64);
-    if partitioned {
+    if let Some(buckets) = shape.buckets {
         let Ok(params) = PartitionParams::new(t, domain, [head; 32])
+            .with_buckets(buckets)
             .with_extra(r)
             .with_counts(counts)
             .validate(f)
@@ -160,5 +201,29 @@ fn check<S>(
             );
         }
         Err(e) => assert!(!exact, "a sum within capacity failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each shape reaches the path its doc names, at the thresholds the
+    /// decoder's field has now (a threshold that moves past a shape fails
+    /// here, not silently in the campaign).
+    #[test]
+    fn shapes_reach_the_fast_paths() {
+        let f = Fp64::proth();
+        let (h, k) = (f.half_gcd_threshold(), f.remainder_tree_threshold());
+        let [horner, tree, parts] = shapes(&f);
+        assert!(2 * horner.capacity >= h && horner.capacity <= k);
+        assert!(2 * tree.capacity >= h && tree.capacity > k);
+        let params = PartitionParams::new(parts.capacity, 1u64 << 40, [0; 32])
+            .with_buckets(parts.buckets.unwrap())
+            .with_extra(0)
+            .validate(f)
+            .unwrap();
+        assert_eq!(params.buckets(), 2);
+        assert!(2 * params.bucket_capacity() >= h);
     }
 }
