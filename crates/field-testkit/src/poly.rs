@@ -222,6 +222,41 @@ where
     }
 }
 
+/// [`Field::poly_mul_wrapped`], where the field has it, is the full
+/// product folded modulo `x^n - 1` (lengths below, at and above `n`, and
+/// factors that fold several times); a length that is not a power of two
+/// is declined.
+pub fn mul_wrapped_matches_folded<F: Field, S>(f: &F, sample: S, max_len: usize)
+where
+    S: Fn(&F, &mut ChaCha8Rng) -> F::Elem,
+{
+    let mut sizes = vec![
+        (1, 1, 1),
+        (16, 16, 16),
+        (20, 30, 32),
+        (64, 64, 128),
+        (100, 100, 64),
+        (300, 600, 512),
+        (1000, 17, 256),
+    ];
+    sizes.retain(|&(x, y, _)| x.max(y) <= max_len);
+    for (i, &(la, lb, n)) in sizes.iter().enumerate() {
+        let rng = &mut case_rng("poly/mul_wrapped_matches_folded", i);
+        let a: Vec<F::Elem> = (0..la).map(|_| sample(f, rng)).collect();
+        let b: Vec<F::Elem> = (0..lb).map(|_| sample(f, rng)).collect();
+        let Some(w) = f.poly_mul_wrapped(&a, &b, n) else {
+            continue;
+        };
+        let mut want = vec![f.zero(); n];
+        for (k, c) in f.poly_mul(&a, &b).iter().enumerate() {
+            f.add_assign(&mut want[k % n], c);
+        }
+        assert_eq!(w, want, "sizes {la} x {lb} modulo x^{n} - 1");
+    }
+    let ones = vec![f.one(); 64];
+    assert_eq!(f.poly_mul_wrapped(&ones, &ones, 48), None);
+}
+
 /// `a = q b + r` with `deg r < deg b`, across [`poly::NEWTON_THRESHOLD`];
 /// `rem` agrees; division by zero is an error; exact division recovers the
 /// factor.
@@ -485,6 +520,10 @@ macro_rules! poly_suite {
             #[test]
             fn mul_matches_naive() {
                 $crate::poly::mul_matches_naive(&$field, $sample, 3 * $max_len);
+            }
+            #[test]
+            fn mul_wrapped_matches_folded() {
+                $crate::poly::mul_wrapped_matches_folded(&$field, $sample, 3 * $max_len);
             }
             #[test]
             fn div_rem_roundtrip() {

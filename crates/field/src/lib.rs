@@ -3,6 +3,7 @@
 
 mod error;
 mod fields;
+mod finite;
 mod par;
 pub mod poly;
 mod recurrence;
@@ -18,6 +19,7 @@ pub use fields::fp64::{Fp64, Mont64, P_PROTH};
 pub use fields::goldilocks::{Goldilocks, P64};
 pub use fields::mersenne::{Mersenne61, Mersenne127, P61, P127};
 pub use fields::rational::{Rational, Rationals};
+pub use finite::FiniteField;
 pub use poly::Poly;
 pub use recurrence::bm::{Recurrence, berlekamp_massey};
 pub use recurrence::hgcd::minimal_recurrence;
@@ -26,4 +28,4 @@ pub use recurrence::vandermonde::{
 };
 pub use roots::find_roots;
 pub use roots::introots::integer_roots;
-pub use traits::{Field, FiniteField};
+pub use traits::Field;

@@ -3,10 +3,7 @@
 use core::fmt::Debug;
 
 use num_bigint::{BigInt, BigUint, Sign};
-use num_traits::{One, Zero};
-use rand::Rng;
 
-use crate::FieldError;
 use crate::poly::karatsuba::RingOps;
 
 /// A field, as a context object that knows its modulus; elements are plain
@@ -210,6 +207,105 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
         crate::poly::karatsuba::karatsuba(self, a, b)
     }
 
+    /// The product of `a` and `b` modulo `x^n - 1` for a power of two `n`
+    /// (`n` coefficients: the product's coefficient `i` lands at `i mod
+    /// n`), or `None` to leave the caller to a full [`poly_mul`](Self::poly_mul)
+    /// (the default, and every field without transforms of length `n`).
+    ///
+    /// A field that multiplies by its own transforms gets this product
+    /// from transforms of length `n`, where the full product needs the
+    /// next power of two above `a.len() + b.len() - 1`: up to half the
+    /// work. Division uses it where only a window of a product is
+    /// wanted (the remainder `a - q b`, whose degree is known to be
+    /// below `n`; the middle terms of a Newton step, where the wrapped
+    /// terms fall on coefficients already known).
+    ///
+    /// ```
+    /// use field::{Field, Fp64, Mersenne61};
+    ///
+    /// let f = Fp64::proth();
+    /// let a: Vec<_> = (1..=300).map(|i| f.from_u64(i)).collect();
+    /// let full = f.poly_mul(&a, &a);
+    /// let wrapped = f.poly_mul_wrapped(&a, &a, 512).expect("Fp64::proth has the roots");
+    /// for i in 0..512 {
+    ///     let mut c = full[i];
+    ///     if i + 512 < full.len() {
+    ///         f.add_assign(&mut c, &full[i + 512]);
+    ///     }
+    ///     assert_eq!(wrapped[i], c);
+    /// }
+    /// assert_eq!(Mersenne61.poly_mul_wrapped(&[1], &[1], 512), None);
+    /// ```
+    fn poly_mul_wrapped(
+        &self,
+        a: &[Self::Elem],
+        b: &[Self::Elem],
+        n: usize,
+    ) -> Option<Vec<Self::Elem>> {
+        let _ = (a, b, n);
+        None
+    }
+
+    /// `b` folded modulo `x^n - 1` and transformed, for `n` a power of
+    /// two, when the field multiplies by its own transforms of length `n`
+    /// (`None` otherwise, the default): a factor prepared once for many
+    /// products by [`poly_mul_transformed`](Self::poly_mul_transformed).
+    ///
+    /// Division by a fixed divisor keeps its divisor's and its inverse's
+    /// transforms this way, so each reduction transforms only what
+    /// changes (the remainder trees of [`poly::evaluate_many`](crate::poly::evaluate_many)
+    /// and of the decoders' solve, [`poly::pow_mod`](crate::poly::pow_mod)).
+    ///
+    /// ```
+    /// use field::{Field, Fp64, Goldilocks};
+    ///
+    /// let f = Fp64::proth();
+    /// let a: Vec<_> = (1..=100).map(|i| f.from_u64(i)).collect();
+    /// let b: Vec<_> = (1..=80).map(|i| f.from_u64(3 * i)).collect();
+    /// let b_hat = f.poly_transform(&b, 256).expect("Fp64::proth has the roots");
+    /// assert_eq!(f.poly_mul_transformed(&a, &b_hat), f.poly_mul_wrapped(&a, &b, 256));
+    /// assert_eq!(Goldilocks.poly_transform(&[1, 2], 48), None); // not a power of two
+    /// ```
+    fn poly_transform(&self, b: &[Self::Elem], n: usize) -> Option<Vec<Self::Elem>> {
+        let _ = (b, n);
+        None
+    }
+
+    /// `a b mod (x^n - 1)`, `n = b_hat.len()`, for `b_hat` from
+    /// [`poly_transform`](Self::poly_transform)`(b, n)`: `None` when the
+    /// field has no transform of that length (the default). Any `a`
+    /// length: `a` is folded first.
+    fn poly_mul_transformed(
+        &self,
+        a: &[Self::Elem],
+        b_hat: &[Self::Elem],
+    ) -> Option<Vec<Self::Elem>> {
+        let _ = (a, b_hat);
+        None
+    }
+
+    /// The coefficients back from `n = v_hat.len()` transformed values
+    /// (the inverse of [`poly_transform`](Self::poly_transform) on
+    /// polynomials of fewer than `n` terms), or `None` when the field has
+    /// no transform of that length (the default). Transforms are linear,
+    /// so a sum of products of transformed factors needs one inverse: the
+    /// half-GCD's 2x2 matrix products transform each entry once and
+    /// invert once per entry of the result.
+    ///
+    /// ```
+    /// use field::{Field, Fp64};
+    ///
+    /// let f = Fp64::proth();
+    /// let a: Vec<_> = (1..=100).map(|i| f.from_u64(i)).collect();
+    /// let a_hat = f.poly_transform(&a, 128).expect("Fp64::proth has the roots");
+    /// let back = f.poly_untransform(a_hat).expect("the same length");
+    /// assert_eq!(back[..100], a[..]);
+    /// ```
+    fn poly_untransform(&self, v_hat: Vec<Self::Elem>) -> Option<Vec<Self::Elem>> {
+        let _ = v_hat;
+        None
+    }
+
     /// From this many terms [`minimal_recurrence`](crate::minimal_recurrence)
     /// runs the half-GCD rather than Berlekamp-Massey. The crossover
     /// depends on how fast [`poly_mul`](Self::poly_mul) is: 2048 by
@@ -305,178 +401,6 @@ pub(crate) const DEFAULT_REMAINDER_TREE_THRESHOLD: usize = 1536;
 /// half-GCD take the same time at 2048 syndromes, and the half-GCD is
 /// faster above.
 pub(crate) const DEFAULT_HALF_GCD_THRESHOLD: usize = 2048;
-
-/// A finite field: a [`Field`] with finitely many elements, so it has an
-/// order, a characteristic, uniform random elements and a fixed-width
-/// canonical byte encoding.
-///
-/// Every implementation in this crate is a prime field `Z/pZ`, so
-/// [`order`](Self::order) equals [`characteristic`](Self::characteristic) and
-/// elements correspond one-to-one to the integers `0..p`
-/// ([`to_biguint`](Self::to_biguint)). The trait keeps both numbers so that an
-/// extension field can join later without changing callers that only need
-/// one of them.
-///
-/// # Encoding
-///
-/// An element encodes to exactly [`byte_len`](Self::byte_len) little-endian
-/// bytes of its canonical representative. Decoding rejects input of another
-/// length and values that are not below the modulus: an encoding is never
-/// reduced silently, so every element has exactly one encoding.
-///
-/// # Example
-///
-/// ```
-/// use field::{FiniteField, Mersenne127};
-/// use rand::SeedableRng;
-///
-/// let f = Mersenne127;
-/// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-/// let x = f.random(&mut rng);
-/// let bytes = f.to_bytes(&x);
-/// assert_eq!(bytes.len(), f.byte_len());
-/// assert_eq!(f.from_bytes(&bytes)?, x);
-/// assert_eq!(f.order(), f.characteristic());
-/// # Ok::<(), field::FieldError>(())
-/// ```
-pub trait FiniteField: Field {
-    /// The characteristic `p`.
-    fn characteristic(&self) -> BigUint;
-    /// The number of elements (`p` for the prime fields of this crate).
-    fn order(&self) -> BigUint {
-        self.characteristic()
-    }
-    /// The number of bits of the characteristic.
-    fn modulus_bits(&self) -> u64 {
-        self.characteristic().bits()
-    }
-    /// The canonical representative of `a`, in `0..p`.
-    fn to_biguint(&self, a: &Self::Elem) -> BigUint;
-    /// The canonical representative of `a` if it fits in a `u64`.
-    fn to_u64(&self, a: &Self::Elem) -> Option<u64> {
-        u64::try_from(self.to_biguint(a)).ok()
-    }
-    /// The centered representative of `a`: the integer congruent to `a` in
-    /// `(-p/2, p/2]`, for signed values stored in the field.
-    fn to_centered(&self, a: &Self::Elem) -> BigInt {
-        let p = self.characteristic();
-        let v = self.to_biguint(a);
-        if v.clone() << 1u32 > p {
-            BigInt::from_biguint(Sign::Minus, p - v)
-        } else {
-            BigInt::from(v)
-        }
-    }
-    /// A uniformly random element, by rejection sampling (no modulo bias).
-    fn random<R: Rng + ?Sized>(&self, rng: &mut R) -> Self::Elem {
-        let p = self.characteristic();
-        let bits = p.bits();
-        let nbytes = usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX);
-        let top_mask = if bits.is_multiple_of(8) {
-            0xff
-        } else {
-            (1u8 << (bits % 8)) - 1
-        };
-        let mut buf = vec![0u8; nbytes];
-        loop {
-            rng.fill_bytes(&mut buf);
-            if let Some(last) = buf.last_mut() {
-                *last &= top_mask;
-            }
-            let v = BigUint::from_bytes_le(&buf);
-            // Each draw succeeds with probability p / 2^bits > 1/2.
-            if v < p {
-                return self.from_biguint(&v);
-            }
-        }
-    }
-    /// The fixed width, in bytes, of the canonical encoding.
-    fn byte_len(&self) -> usize {
-        usize::try_from(self.modulus_bits().div_ceil(8)).unwrap_or(usize::MAX)
-    }
-    /// Appends the canonical little-endian encoding of `a`, exactly
-    /// [`byte_len`](Self::byte_len) bytes, to `out`.
-    fn write_bytes(&self, a: &Self::Elem, out: &mut Vec<u8>) {
-        let len = self.byte_len();
-        let mut bytes = self.to_biguint(a).to_bytes_le();
-        bytes.resize(len, 0);
-        out.extend_from_slice(&bytes);
-    }
-    /// The canonical little-endian encoding of `a`.
-    fn to_bytes(&self, a: &Self::Elem) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.byte_len());
-        self.write_bytes(a, &mut out);
-        out
-    }
-    /// Decodes a canonical encoding.
-    ///
-    /// # Errors
-    ///
-    /// [`FieldError::WrongLength`] unless `bytes` has exactly
-    /// [`byte_len`](Self::byte_len) bytes, and [`FieldError::NonCanonical`]
-    /// if the value is not below the modulus.
-    fn from_bytes(&self, bytes: &[u8]) -> Result<Self::Elem, FieldError> {
-        let expected = self.byte_len();
-        if bytes.len() != expected {
-            return Err(FieldError::WrongLength {
-                expected,
-                found: bytes.len(),
-            });
-        }
-        self.from_canonical(&BigUint::from_bytes_le(bytes))
-    }
-    /// The element whose canonical representative is `v`.
-    ///
-    /// # Errors
-    ///
-    /// [`FieldError::NonCanonical`] if `v` is not below the modulus.
-    fn from_canonical(&self, v: &BigUint) -> Result<Self::Elem, FieldError> {
-        if *v >= self.characteristic() {
-            return Err(FieldError::NonCanonical);
-        }
-        Ok(self.from_biguint(v))
-    }
-    /// `(p - 1) / 2` as a big integer, the exponent of Euler's criterion
-    /// used by equal-degree splitting.
-    fn half_order_minus_one(&self) -> BigUint {
-        (self.order() - BigUint::one()) >> 1u32
-    }
-    /// The largest `k` for which [`two_adic_root`](Self::two_adic_root)
-    /// gives primitive `2^k`-th roots of unity (at most the number of
-    /// factors of two in `q - 1`): transforms of length up to `2^k` run in
-    /// the field. The default, 0, offers none.
-    fn two_adicity(&self) -> u32 {
-        0
-    }
-    /// A primitive `2^log`-th root of unity, for `log <= two_adicity()`,
-    /// else `None`. The roots are consistent: the `2^log`-th root is the
-    /// square of the `2^(log+1)`-th one. Polynomial products by transforms
-    /// in the field and the tangent Graeffe root finder of
-    /// [`find_roots`](crate::find_roots) use them; the default offers none.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use field::{Field, FiniteField, Fp64, Mersenne61};
-    ///
-    /// let f = Fp64::proth(); // p - 1 = 27 * 2^59
-    /// assert_eq!(f.two_adicity(), 59);
-    /// let w = f.two_adic_root(10).unwrap();
-    /// assert_eq!(f.pow_u64(&w, 1 << 10), f.one());
-    /// assert_ne!(f.pow_u64(&w, 1 << 9), f.one());
-    /// assert_eq!(f.two_adic_root(11).map(|r| f.square(&r)), Some(w));
-    /// assert_eq!(Mersenne61.two_adic_root(1), None);
-    /// ```
-    fn two_adic_root(&self, log: u32) -> Option<Self::Elem> {
-        let _ = log;
-        None
-    }
-    /// Whether the field has at least `n + 1` elements, so that `0..=n`
-    /// map to distinct elements.
-    fn holds(&self, n: &BigUint) -> bool {
-        *n < self.characteristic() && !self.characteristic().is_zero()
-    }
-}
 
 // Karatsuba's method (a leaf module) sees a field through these.
 impl<F: Field> RingOps for F {

@@ -345,7 +345,7 @@ impl Field for Fp64 {
         // Transforms in the field when it has the roots for this length
         // (`ntt_mul` says so by `None`), else the multi-modular product.
         if shorter >= NTT_THRESHOLD
-            && let Some(v) = crate::poly::transform::ntt_mul(self, a, b)
+            && let Some(v) = crate::poly::transform::products::ntt_mul(self, a, b)
         {
             return v;
         }
@@ -357,6 +357,18 @@ impl Field for Fp64 {
             return plan.mul_words(a, b, |v| v.0, |x| self.reduce_wide(x));
         }
         crate::poly::karatsuba(self, a, b)
+    }
+    fn poly_mul_wrapped(&self, a: &[Mont64], b: &[Mont64], n: usize) -> Option<Vec<Mont64>> {
+        crate::poly::transform::products::ntt_mul_wrapped(self, a, b, n, NTT_THRESHOLD)
+    }
+    fn poly_transform(&self, b: &[Mont64], n: usize) -> Option<Vec<Mont64>> {
+        crate::poly::transform::products::ntt_transform(self, b, n, NTT_THRESHOLD)
+    }
+    fn poly_mul_transformed(&self, a: &[Mont64], b_hat: &[Mont64]) -> Option<Vec<Mont64>> {
+        crate::poly::transform::products::ntt_mul_transformed(self, a, b_hat)
+    }
+    fn poly_untransform(&self, v_hat: Vec<Mont64>) -> Option<Vec<Mont64>> {
+        crate::poly::transform::products::ntt_untransform(self, v_hat)
     }
     fn dot(&self, a: &[Mont64], b: &[Mont64]) -> Mont64 {
         let n = a.len().min(b.len());

@@ -137,7 +137,19 @@ impl Field for Goldilocks {
         u64::try_from(v % P64).unwrap()
     }
     fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
-        crate::poly::transform::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
+        crate::poly::transform::products::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
+    }
+    fn poly_mul_wrapped(&self, a: &[u64], b: &[u64], n: usize) -> Option<Vec<u64>> {
+        crate::poly::transform::products::ntt_mul_wrapped(self, a, b, n, NTT_THRESHOLD)
+    }
+    fn poly_transform(&self, b: &[u64], n: usize) -> Option<Vec<u64>> {
+        crate::poly::transform::products::ntt_transform(self, b, n, NTT_THRESHOLD)
+    }
+    fn poly_mul_transformed(&self, a: &[u64], b_hat: &[u64]) -> Option<Vec<u64>> {
+        crate::poly::transform::products::ntt_mul_transformed(self, a, b_hat)
+    }
+    fn poly_untransform(&self, v_hat: Vec<u64>) -> Option<Vec<u64>> {
+        crate::poly::transform::products::ntt_untransform(self, v_hat)
     }
 }
 
@@ -237,7 +249,7 @@ mod tests {
         ] {
             let a: Vec<u64> = (0..la).map(|_| next()).collect();
             let b: Vec<u64> = (0..lb).map(|_| next()).collect();
-            let by_ntt = crate::poly::transform::ntt_mul(&f, &a, &b).unwrap();
+            let by_ntt = crate::poly::transform::products::ntt_mul(&f, &a, &b).unwrap();
             assert_eq!(
                 by_ntt,
                 crate::poly::karatsuba::karatsuba(&f, &a, &b),

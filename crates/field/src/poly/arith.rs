@@ -132,3 +132,92 @@ pub(crate) fn mul_slices<F: Field>(f: &F, a: &[F::Elem], b: &[F::Elem]) -> Vec<F
     }
     f.poly_mul(a, b)
 }
+
+/// `v mod (x^n - 1)`: `n` coefficients, `v_i` added at `i mod n`.
+pub(crate) fn folded<F: Field>(f: &F, v: &[F::Elem], n: usize) -> Vec<F::Elem> {
+    let mut out: Vec<F::Elem> = v[..v.len().min(n)].to_vec();
+    out.resize(n, f.zero());
+    for chunk in v.chunks(n.max(1)).skip(1) {
+        for (o, c) in out.iter_mut().zip(chunk) {
+            f.add_assign(o, c);
+        }
+    }
+    out
+}
+
+/// The coefficients `lo..hi` of `a b` (zeros past its end): a middle
+/// product when `lo > 0`, a truncated one when `lo = 0`.
+///
+/// Modulo `x^N - 1` with `N >= hi` and `N >= len - lo` (`len` the
+/// product's length) a coefficient `k` in `lo..hi` gains only terms of
+/// degree `k + N >= len`, which are zero: so a field with
+/// [`Field::poly_mul_wrapped`] computes the window from transforms of
+/// length `N`, about half those of the full product when the window is
+/// in the middle (the Newton steps of division). Factors are first cut
+/// to `hi` terms, which the window cannot see past.
+pub(crate) fn mul_window<F: Field>(
+    f: &F,
+    a: &[F::Elem],
+    b: &[F::Elem],
+    lo: usize,
+    hi: usize,
+) -> Vec<F::Elem> {
+    let (a, b) = (&a[..a.len().min(hi)], &b[..b.len().min(hi)]);
+    let mut out = Vec::with_capacity(hi.saturating_sub(lo));
+    if !a.is_empty() && !b.is_empty() && lo < hi {
+        let len = a.len() + b.len() - 1;
+        let n = hi.max(len.saturating_sub(lo)).next_power_of_two();
+        let wrapped = if n < len.next_power_of_two() {
+            f.poly_mul_wrapped(a, b, n)
+        } else {
+            None
+        };
+        let full = wrapped.unwrap_or_else(|| f.poly_mul(a, b));
+        out.extend_from_slice(&full[lo.min(full.len())..hi.min(full.len())]);
+    }
+    out.resize(hi.saturating_sub(lo), f.zero());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Fp64, Goldilocks, Mersenne61};
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Every window of every product shape, against the full product:
+    /// windows reaching past the end, windows whose wrapped length is
+    /// set by `len - lo` rather than `hi`, truncated and middle ones.
+    fn windows<F: Field>(f: &F, wrapped_somewhere: bool) {
+        let rng = &mut ChaCha8Rng::seed_from_u64(31);
+        let mut wrapped = 0;
+        for case in 0..200 {
+            let la = rng.random_range(1..600usize);
+            let lb = rng.random_range(1..600usize);
+            let a: Vec<F::Elem> = (0..la).map(|_| f.from_u64(rng.random())).collect();
+            let b: Vec<F::Elem> = (0..lb).map(|_| f.from_u64(rng.random())).collect();
+            let full = f.poly_mul(&a, &b);
+            let len = full.len();
+            let lo = rng.random_range(0..len + 10);
+            let hi = lo + rng.random_range(0..len + 10 - lo);
+            let want: Vec<F::Elem> = (lo..hi)
+                .map(|k| full.get(k).cloned().unwrap_or_else(|| f.zero()))
+                .collect();
+            assert_eq!(mul_window(f, &a, &b, lo, hi), want, "case {case}");
+            let n = hi.max(len.saturating_sub(lo)).next_power_of_two();
+            if n < len.next_power_of_two() && f.poly_mul_wrapped(&a, &b, n).is_some() {
+                wrapped += 1;
+            }
+        }
+        assert_eq!(wrapped > 0, wrapped_somewhere, "{wrapped} windows wrapped");
+    }
+
+    #[test]
+    fn windows_match_the_full_product() {
+        windows(&Fp64::proth(), true);
+        windows(&Goldilocks, true);
+        windows(&Mersenne61, false);
+        windows(&Fp64::new(65_537).unwrap(), true);
+    }
+}

@@ -100,9 +100,10 @@ fn apply<F: Field>(
     x: &[F::Elem],
     y: &[F::Elem],
 ) -> (Vec<F::Elem>, Vec<F::Elem>) {
-    let first = add(f, mul(f, &m.a, x), &mul(f, &m.b, y));
-    let second = add(f, mul(f, &m.c, x), &mul(f, &m.d, y));
-    (first, second)
+    let left = [&m.a[..], &m.b, &m.c, &m.d];
+    let mut out = sums_of_products(f, &left, &[x, y], &[[(0, 0), (1, 1)], [(2, 0), (3, 1)]]);
+    let second = out.pop().unwrap_or_default();
+    (out.pop().unwrap_or_default(), second)
 }
 
 /// `X Y`; with `full` false only its second row (the first left empty).
@@ -112,20 +113,118 @@ fn mat_mul<F: Field>(
     y: &Matrix<F::Elem>,
     full: bool,
 ) -> Matrix<F::Elem> {
-    let (a, b) = if full {
-        (
-            add(f, mul(f, &x.a, &y.a), &mul(f, &x.b, &y.c)),
-            add(f, mul(f, &x.a, &y.b), &mul(f, &x.b, &y.d)),
+    let left = [&x.a[..], &x.b, &x.c, &x.d];
+    let right = [&y.a[..], &y.b, &y.c, &y.d];
+    // Entry (r, c) of X Y is X_r0 Y_0c + X_r1 Y_1c.
+    let second_row = [[(2, 0), (3, 2)], [(2, 1), (3, 3)]];
+    let first_row = [[(0, 0), (1, 2)], [(0, 1), (1, 3)]];
+    if full {
+        let [a, b, c, d]: [Vec<F::Elem>; 4] = sums_of_products(
+            f,
+            &left,
+            &right,
+            &[first_row[0], first_row[1], second_row[0], second_row[1]],
         )
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("four sums asked, four returned"));
+        Matrix { a, b, c, d }
     } else {
-        (Vec::new(), Vec::new())
-    };
-    Matrix {
-        a,
-        b,
-        c: add(f, mul(f, &x.c, &y.a), &mul(f, &x.d, &y.c)),
-        d: add(f, mul(f, &x.c, &y.b), &mul(f, &x.d, &y.d)),
+        let [c, d]: [Vec<F::Elem>; 2] = sums_of_products(f, &left, &right, &second_row)
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("two sums asked, two returned"));
+        Matrix {
+            a: Vec::new(),
+            b: Vec::new(),
+            c,
+            d,
+        }
     }
+}
+
+/// The sums `sum_(i, j) left_i right_j`, one per entry of `sums`
+/// (normalized), as [`apply`] and [`mat_mul`] need them.
+///
+/// Over a field with transforms ([`Field::poly_transform`]) each factor
+/// is transformed once, at one length that holds every product, the
+/// products and sums are taken pointwise, and each sum is transformed
+/// back once: a 2x2 matrix product costs 12 transforms where eight
+/// separate products cost 24. Otherwise (no transforms, factors too
+/// short for them, or a monomial factor, which is a shift) product by
+/// product.
+fn sums_of_products<F: Field, const K: usize>(
+    f: &F,
+    left: &[&[F::Elem]],
+    right: &[&[F::Elem]],
+    sums: &[[(usize, usize); K]],
+) -> Vec<Vec<F::Elem>> {
+    transformed_sums(f, left, right, sums).unwrap_or_else(|| {
+        sums.iter()
+            .map(|terms| {
+                terms.iter().fold(Vec::new(), |acc, &(i, j)| {
+                    add(f, acc, &mul(f, left[i], right[j]))
+                })
+            })
+            .collect()
+    })
+}
+
+/// [`sums_of_products`] by transforms, or `None` to leave it to products
+/// one by one.
+fn transformed_sums<F: Field, const K: usize>(
+    f: &F,
+    left: &[&[F::Elem]],
+    right: &[&[F::Elem]],
+    sums: &[[(usize, usize); K]],
+) -> Option<Vec<Vec<F::Elem>>> {
+    let live = |&&(i, j): &&(usize, usize)| !left[i].is_empty() && !right[j].is_empty();
+    let terms = || sums.iter().flatten().filter(live);
+    let monomial = |v: &[F::Elem]| v[..v.len() - 1].iter().all(|c| f.is_zero(c));
+    if terms().any(|&(i, j)| monomial(left[i]) || monomial(right[j])) {
+        return None;
+    }
+    let n = terms()
+        .map(|&(i, j)| left[i].len() + right[j].len() - 1)
+        .max()?
+        .next_power_of_two();
+    // Each factor some live term uses, transformed once (in parallel
+    // with the `parallel` feature); `None` for the others.
+    let hats = |side: &[&[F::Elem]], used: Vec<bool>| {
+        let jobs: Vec<(bool, &[F::Elem])> = used.into_iter().zip(side.iter().copied()).collect();
+        crate::par::map(&jobs, n, |&(used, v)| match used {
+            true => f.poly_transform(v, n).map(Some),
+            false => Some(None),
+        })
+        .into_iter()
+        .collect::<Option<Vec<Option<Vec<F::Elem>>>>>()
+    };
+    let used_left = (0..left.len()).map(|k| terms().any(|&(i, _)| i == k));
+    let used_right = (0..right.len()).map(|k| terms().any(|&(_, j)| j == k));
+    let left_hats = hats(left, used_left.collect())?;
+    let right_hats = hats(right, used_right.collect())?;
+    let mut out = Vec::with_capacity(sums.len());
+    for entry in sums {
+        let mut acc: Option<Vec<F::Elem>> = None;
+        for &(i, j) in entry.iter().filter(live) {
+            let (Some(l), Some(r)) = (&left_hats[i], &right_hats[j]) else {
+                return None;
+            };
+            let mut p = l.clone();
+            f.mul_each(&mut p, r);
+            match &mut acc {
+                Some(a) => a.iter_mut().zip(&p).for_each(|(x, y)| f.add_assign(x, y)),
+                None => acc = Some(p),
+            }
+        }
+        out.push(match acc {
+            Some(a) => {
+                let mut v = f.poly_untransform(a)?;
+                trim(f, &mut v);
+                v
+            }
+            None => Vec::new(),
+        });
+    }
+    Some(out)
 }
 
 /// `[[0, 1], [1, -q]] M`: one more Euclid step with quotient `q`.

@@ -2,9 +2,12 @@
 //! sums of a sparse vector, in `O(M(n) log n)` field operations where
 //! Horner's rule and running powers take `O(n^2)`.
 
+use std::sync::OnceLock;
+
 use crate::par;
 use crate::poly::{
-    Poly, add_power_sums, div_rem_slices, horner_many, inv_series, linear_product, mul_slices,
+    Modulus, Poly, add_power_sums, div_rem_slices, horner_many, inv_series, linear_product,
+    mul_slices,
 };
 use crate::{Field, FieldError};
 
@@ -16,8 +19,18 @@ const LEAF: usize = 32;
 /// zero holds one product per chunk of [`LEAF`] points, each level above
 /// the products of pairs of the one below (an odd last node moves up
 /// unchanged), the last level the product of all of them.
+///
+/// The nodes below the root are prepared as divisors ([`Modulus`]: the
+/// inverse of each reversed node and, over a field with transforms, the
+/// transforms of the node and of that inverse) the first time the tree
+/// evaluates, and kept: a second evaluation (the decoders' solve
+/// evaluates twice on one tree) divides by every node with one forward
+/// and one inverse transform per product, and no inverse to compute.
 pub(crate) struct ProductTree<E> {
     levels: Vec<Vec<Vec<E>>>,
+    /// `moduli[l][i]` is `levels[l][i]` prepared, for every level but
+    /// the root's.
+    moduli: OnceLock<Vec<Vec<Modulus<E>>>>,
 }
 
 impl<E: Clone + Send + Sync> ProductTree<E> {
@@ -33,7 +46,10 @@ impl<E: Clone + Send + Sync> ProductTree<E> {
             });
             levels.push(next);
         }
-        Self { levels }
+        Self {
+            levels,
+            moduli: OnceLock::new(),
+        }
     }
 
     /// `prod_j (x - x_j)`, monic of degree the number of points.
@@ -53,10 +69,29 @@ impl<E: Clone + Send + Sync> ProductTree<E> {
         let work = points.len();
         let mut rems: Vec<Vec<Vec<E>>> =
             vec![polys.iter().map(|a| remainder(f, a, self.root())).collect()];
-        for level in self.levels.iter().rev().skip(1) {
-            let nodes: Vec<(usize, &Vec<E>)> = level.iter().enumerate().collect();
+        let moduli = self.moduli.get_or_init(|| {
+            let below_root = &self.levels[..self.levels.len() - 1];
+            below_root
+                .iter()
+                .map(|level| {
+                    let nodes: Vec<(usize, &Vec<E>)> = level.iter().enumerate().collect();
+                    par::map(&nodes, work, |&(i, node)| {
+                        // A remainder modulo the parent has a quotient as
+                        // long as the sibling's degree; a node without a
+                        // sibling is its parent, and divides nothing.
+                        let sibling = level.get(i ^ 1).map_or(0, |s| s.len() - 1);
+                        Modulus::for_quotients(f, node.clone(), sibling)
+                    })
+                })
+                .collect()
+        });
+        for level in moduli.iter().rev() {
+            let nodes: Vec<(usize, &Modulus<E>)> = level.iter().enumerate().collect();
             rems = par::map(&nodes, work, |&(i, node)| {
-                rems[i / 2].iter().map(|r| remainder(f, r, node)).collect()
+                rems[i / 2]
+                    .iter()
+                    .map(|r| node.reduce(f, r.clone()))
+                    .collect()
             });
         }
         let chunks: Vec<(usize, &[E])> = points.chunks(LEAF).enumerate().collect();

@@ -113,7 +113,7 @@ mod timing {
                     for _ in 0..reps {
                         std::hint::black_box(match which {
                             0 => plan.mul_words(&a, &b, |v| v.0, |x| f.reduce_wide(x)),
-                            1 => crate::poly::transform::ntt_mul(&f, &a, &b).unwrap(),
+                            1 => crate::poly::transform::products::ntt_mul(&f, &a, &b).unwrap(),
                             _ => crate::poly::karatsuba(&f, &a, &b),
                         });
                     }
