@@ -25,6 +25,9 @@
 #    sketch) and FLINT's `decode FILE --repeat 1` (which checks its
 #    answer against the file).
 #
+# Each kernel runs once untimed before its K timed runs, on both sides
+# (the first large allocations of a process are fresh pages, which the
+# first timed kernel would otherwise pay alone).
 # Each program prints the median of its K (decode: 1) runs; the table
 # gives, per line, the median over the R alternations of those, and the
 # ratio ours / FLINT (above 1: ours is slower). Ours have no truncated

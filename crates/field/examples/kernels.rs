@@ -120,7 +120,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Runs `f` `repeat` times; its result of the last run, and the median
 /// wall-clock seconds.
+///
+/// One untimed run first, as FLINT's driver does: the first large
+/// allocations of a process are fresh pages from the system (glibc hands
+/// out big blocks by `mmap` until its threshold adapts), which is the
+/// process warming up, not the kernel.
 fn timed<T>(repeat: usize, mut f: impl FnMut() -> T) -> (T, f64) {
+    std::hint::black_box(f());
     let mut times = Vec::with_capacity(repeat);
     let mut out = None;
     for _ in 0..repeat {
