@@ -20,16 +20,21 @@ const LEAF: usize = 32;
 /// the products of pairs of the one below (an odd last node moves up
 /// unchanged), the last level the product of all of them.
 ///
-/// The nodes below the root are prepared as divisors ([`Modulus`]: the
-/// inverse of each reversed node and, over a field with transforms, the
-/// transforms of the node and of that inverse) the first time the tree
-/// evaluates, and kept: a second evaluation (the decoders' solve
-/// evaluates twice on one tree) divides by every node with one forward
-/// and one inverse transform per product, and no inverse to compute.
+/// An evaluation divides by the nodes below the root as prepared
+/// divisors ([`Modulus`]: the inverse of each reversed node and, over a
+/// field with transforms, the transforms of the node and of that
+/// inverse). A tree made [`keeping_divisors`](Self::keeping_divisors)
+/// keeps them from its first evaluation on: a second one (the decoders'
+/// solve evaluates twice on one tree) divides by every node with one
+/// forward and one inverse transform per product, and no inverse to
+/// compute. Kept, they take about five times the tree's memory; a tree
+/// evaluated once prepares one level at a time and drops it.
 pub(crate) struct ProductTree<E> {
     levels: Vec<Vec<Vec<E>>>,
+    /// Whether evaluations keep the prepared divisors.
+    keep: bool,
     /// `moduli[l][i]` is `levels[l][i]` prepared, for every level but
-    /// the root's.
+    /// the root's, once kept.
     moduli: OnceLock<Vec<Vec<Modulus<E>>>>,
 }
 
@@ -48,8 +53,27 @@ impl<E: Clone + Send + Sync> ProductTree<E> {
         }
         Self {
             levels,
+            keep: false,
             moduli: OnceLock::new(),
         }
+    }
+
+    /// The same tree, keeping its prepared divisors across evaluations.
+    pub(crate) fn keeping_divisors(mut self) -> Self {
+        self.keep = true;
+        self
+    }
+
+    /// Level `l`'s nodes prepared as divisors: a remainder modulo the
+    /// parent has a quotient as long as the sibling's degree; a node
+    /// without a sibling is its parent, and divides nothing.
+    fn prepare<F: Field<Elem = E>>(&self, f: &F, l: usize, work: usize) -> Vec<Modulus<E>> {
+        let level = &self.levels[l];
+        let nodes: Vec<(usize, &Vec<E>)> = level.iter().enumerate().collect();
+        par::map(&nodes, work, |&(i, node)| {
+            let sibling = level.get(i ^ 1).map_or(0, |s| s.len() - 1);
+            Modulus::for_quotients(f, node.clone(), sibling)
+        })
     }
 
     /// `prod_j (x - x_j)`, monic of degree the number of points.
@@ -69,23 +93,20 @@ impl<E: Clone + Send + Sync> ProductTree<E> {
         let work = points.len();
         let mut rems: Vec<Vec<Vec<E>>> =
             vec![polys.iter().map(|a| remainder(f, a, self.root())).collect()];
-        let moduli = self.moduli.get_or_init(|| {
-            let below_root = &self.levels[..self.levels.len() - 1];
-            below_root
-                .iter()
-                .map(|level| {
-                    let nodes: Vec<(usize, &Vec<E>)> = level.iter().enumerate().collect();
-                    par::map(&nodes, work, |&(i, node)| {
-                        // A remainder modulo the parent has a quotient as
-                        // long as the sibling's degree; a node without a
-                        // sibling is its parent, and divides nothing.
-                        let sibling = level.get(i ^ 1).map_or(0, |s| s.len() - 1);
-                        Modulus::for_quotients(f, node.clone(), sibling)
-                    })
-                })
-                .collect()
+        let below_root = self.levels.len() - 1;
+        let kept = self.keep.then(|| {
+            self.moduli
+                .get_or_init(|| (0..below_root).map(|l| self.prepare(f, l, work)).collect())
         });
-        for level in moduli.iter().rev() {
+        for l in (0..below_root).rev() {
+            let fresh;
+            let level = match kept {
+                Some(moduli) => &moduli[l],
+                None => {
+                    fresh = self.prepare(f, l, work);
+                    &fresh
+                }
+            };
             let nodes: Vec<(usize, &Modulus<E>)> = level.iter().enumerate().collect();
             rems = par::map(&nodes, work, |&(i, node)| {
                 rems[i / 2]

@@ -129,7 +129,7 @@ impl<F: Field> TransposedVandermonde<F> {
     /// (for the timing that chooses the fields' thresholds).
     pub(crate) fn new_with(f: &F, nodes: &[F::Elem], threshold: usize) -> Result<Self, FieldError> {
         let m = nodes.len();
-        let tree = (m > threshold).then(|| ProductTree::new(f, nodes));
+        let tree = (m > threshold).then(|| ProductTree::new(f, nodes).keeping_divisors());
         let p = match &tree {
             Some(t) => Poly::from_coeffs(f, t.root().to_vec()),
             None => poly::from_roots(f, nodes),
