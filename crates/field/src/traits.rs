@@ -210,7 +210,9 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// The product of `a` and `b` modulo `x^n - 1` for a power of two `n`
     /// (`n` coefficients: the product's coefficient `i` lands at `i mod
     /// n`), or `None` to leave the caller to a full [`poly_mul`](Self::poly_mul)
-    /// (the default, and every field without transforms of length `n`).
+    /// (every field without transforms of length `n`). The default is
+    /// [`poly_transform`](Self::poly_transform) of `b` and
+    /// [`poly_mul_transformed`](Self::poly_mul_transformed).
     ///
     /// A field that multiplies by its own transforms gets this product
     /// from transforms of length `n`, where the full product needs the
@@ -242,8 +244,10 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
         b: &[Self::Elem],
         n: usize,
     ) -> Option<Vec<Self::Elem>> {
-        let _ = (a, b, n);
-        None
+        // One factor transformed, then multiplied in: the fields with
+        // transforms implement only those two.
+        let b_hat = self.poly_transform(b, n)?;
+        self.poly_mul_transformed(a, &b_hat)
     }
 
     /// `b` folded modulo `x^n - 1` and transformed, for `n` a power of
@@ -263,7 +267,8 @@ pub trait Field: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// let a: Vec<_> = (1..=100).map(|i| f.from_u64(i)).collect();
     /// let b: Vec<_> = (1..=80).map(|i| f.from_u64(3 * i)).collect();
     /// let b_hat = f.poly_transform(&b, 256).expect("Fp64::proth has the roots");
-    /// assert_eq!(f.poly_mul_transformed(&a, &b_hat), f.poly_mul_wrapped(&a, &b, 256));
+    /// let product = f.poly_mul_transformed(&a, &b_hat).expect("the same length");
+    /// assert_eq!(product[..179], f.poly_mul(&a, &b)[..]); // 179 < 256 terms: nothing wraps
     /// assert_eq!(Goldilocks.poly_transform(&[1, 2], 48), None); // not a power of two
     /// ```
     fn poly_transform(&self, b: &[Self::Elem], n: usize) -> Option<Vec<Self::Elem>> {

@@ -358,9 +358,6 @@ impl Field for Fp64 {
         }
         crate::poly::karatsuba(self, a, b)
     }
-    fn poly_mul_wrapped(&self, a: &[Mont64], b: &[Mont64], n: usize) -> Option<Vec<Mont64>> {
-        crate::poly::transform::products::ntt_mul_wrapped(self, a, b, n, NTT_THRESHOLD)
-    }
     fn poly_transform(&self, b: &[Mont64], n: usize) -> Option<Vec<Mont64>> {
         crate::poly::transform::products::ntt_transform(self, b, n, NTT_THRESHOLD)
     }

@@ -139,9 +139,6 @@ impl Field for Goldilocks {
     fn poly_mul(&self, a: &[u64], b: &[u64]) -> Vec<u64> {
         crate::poly::transform::products::poly_mul_with_ntt(self, a, b, NTT_THRESHOLD)
     }
-    fn poly_mul_wrapped(&self, a: &[u64], b: &[u64], n: usize) -> Option<Vec<u64>> {
-        crate::poly::transform::products::ntt_mul_wrapped(self, a, b, n, NTT_THRESHOLD)
-    }
     fn poly_transform(&self, b: &[u64], n: usize) -> Option<Vec<u64>> {
         crate::poly::transform::products::ntt_transform(self, b, n, NTT_THRESHOLD)
     }

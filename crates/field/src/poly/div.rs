@@ -212,8 +212,9 @@ fn remainder_from_quotient<F: Field>(
 
 /// A monic modulus of degree `n >= 1`, prepared for many reductions of
 /// polynomials with at most `2n` coefficients (products of two reduced
-/// polynomials; remainders modulo a product tree's parent node): above [`NEWTON_THRESHOLD`] it keeps the inverse of its
-/// reversal, so every reduction costs two multiplications; over a field
+/// polynomials; remainders modulo a product tree's parent node): above
+/// [`NEWTON_THRESHOLD`] it keeps the inverse of its reversal, so every
+/// reduction costs two multiplications; over a field
 /// with transforms it also keeps the transforms of the modulus and of
 /// that inverse ([`Transforms`]), so each of the two multiplications
 /// transforms only the operand that changes.

@@ -41,11 +41,7 @@ impl<E: Clone> Matrix<E> {
 /// (the `x^N` of [`minimal_recurrence`](crate::minimal_recurrence), and its
 /// top parts down the first recursive calls) is a shift, not a transform.
 fn mul<F: Field>(f: &F, x: &[F::Elem], y: &[F::Elem]) -> Vec<F::Elem> {
-    let monomial = |v: &[F::Elem]| {
-        v.split_last()
-            .filter(|(_, low)| low.iter().all(|c| f.is_zero(c)))
-            .map(|(lead, low)| (lead.clone(), low.len()))
-    };
+    let monomial = |v: &[F::Elem]| monomial(f, v);
     let shifted = |(c, k): (F::Elem, usize), v: &[F::Elem]| {
         let mut out = vec![f.zero(); k];
         out.extend(v.iter().map(|vi| f.mul(vi, &c)));
@@ -63,6 +59,14 @@ fn mul<F: Field>(f: &F, x: &[F::Elem], y: &[F::Elem]) -> Vec<F::Elem> {
     let mut p = mul_slices(f, x, y);
     trim(f, &mut p);
     p
+}
+
+/// `c x^k` as `(c, k)` when `v` is a monomial (every coefficient but the
+/// last zero), else `None`.
+fn monomial<F: Field>(f: &F, v: &[F::Elem]) -> Option<(F::Elem, usize)> {
+    v.split_last()
+        .filter(|(_, low)| low.iter().all(|c| f.is_zero(c)))
+        .map(|(lead, low)| (lead.clone(), low.len()))
 }
 
 /// `x + y`, normalized (consumes `x` to reuse its buffer).
@@ -178,8 +182,8 @@ fn transformed_sums<F: Field, const K: usize>(
 ) -> Option<Vec<Vec<F::Elem>>> {
     let live = |&&(i, j): &&(usize, usize)| !left[i].is_empty() && !right[j].is_empty();
     let terms = || sums.iter().flatten().filter(live);
-    let monomial = |v: &[F::Elem]| v[..v.len() - 1].iter().all(|c| f.is_zero(c));
-    if terms().any(|&(i, j)| monomial(left[i]) || monomial(right[j])) {
+    let shift = |v: &[F::Elem]| monomial(f, v).is_some();
+    if terms().any(|&(i, j)| shift(left[i]) || shift(right[j])) {
         return None;
     }
     let n = terms()

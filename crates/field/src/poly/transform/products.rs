@@ -38,33 +38,6 @@ pub(super) fn product<F: Field>(
     fa
 }
 
-/// `a b mod (x^n - 1)` by transforms of length `n` (a power of two),
-/// each factor first folded modulo `x^n - 1`; `None` unless the shorter
-/// factor has at least `threshold` coefficients (below, a full product by
-/// Karatsuba's method is faster) and the field has a root of unity of
-/// order `n`. What [`Field::poly_mul_wrapped`] is for the fields with
-/// transforms.
-pub(crate) fn ntt_mul_wrapped<F: FiniteField>(
-    f: &F,
-    a: &[F::Elem],
-    b: &[F::Elem],
-    n: usize,
-    threshold: usize,
-) -> Option<Vec<F::Elem>> {
-    if !n.is_power_of_two() || a.len().min(b.len()) < threshold.max(1) {
-        return None;
-    }
-    let ntt = Ntt::new(f, n.trailing_zeros())?;
-    let (mut fa, fb) = crate::par::join(
-        n,
-        || forward_folded(f, &ntt, a),
-        || forward_folded(f, &ntt, b),
-    );
-    f.mul_each(&mut fa, &fb);
-    ntt.inverse(f, &mut fa);
-    Some(fa)
-}
-
 /// `v mod (x^n - 1)` transformed, `n = ntt.len()`.
 fn forward_folded<F: Field>(f: &F, ntt: &Ntt<F::Elem>, v: &[F::Elem]) -> Vec<F::Elem> {
     let mut out = folded(f, v, ntt.len());
